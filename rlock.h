@@ -246,7 +246,6 @@ typedef struct rlock_node {
     int want;             /* RLOCK_WANT_* while waiting */
     int replies_left;     /* replies still expected for this exchange */
     int auth_inflight;    /* the next reply answers AUTH */
-    int script;           /* rlock__SCRIPT_* in flight; for the EVAL fallback */
     int fell_back;        /* this exchange already fell back to EVAL */
     uint64_t deadline;    /* this exchange must finish by then */
     size_t tx_len, tx_off, rx_len;
@@ -340,6 +339,10 @@ typedef struct rlock_lock {
     /* operation in progress */
     int op;                   /* rlock__OP_* */
     int phase;                /* rlock__PH_* */
+    int script;               /* script the current round sends */
+    int retry;                /* after the cleanup round: retry (1) or report op_result */
+    unsigned node_mask;       /* nodes taking part in the current round */
+    long long op_ttl;         /* ttl the current op asks for */
     uint64_t round_start;
     uint64_t wait_end;        /* acquire: give up after this */
     uint64_t wake_at;         /* backoff: next round not before */
@@ -401,6 +404,12 @@ RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk);
 /* Votes (nodes that agreed) in the last round. */
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
 
+/* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
+ * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
+#define RLOCK_SCRIPT_COUNT 6
+RLOCKDEF const char *rlock_script_text(int id);
+RLOCKDEF const char *rlock_script_sha(int id);
+
 /* Derive an auxiliary key (fence counter, release channel) that hashes to
  * the same Redis Cluster slot as key: key + suffix when key has a hash tag,
  * "{key}" + suffix otherwise. Returns its length, or 0 when it does not fit
@@ -412,3 +421,1187 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
 }
 #endif
 #endif /* RLOCK_H */
+
+/* ======================================================================== */
+/* 6. Implementation                                                         */
+/* ======================================================================== */
+#ifdef RLOCK_IMPLEMENTATION
+#ifndef RLOCK_IMPLEMENTATION_INCLUDED
+#define RLOCK_IMPLEMENTATION_INCLUDED
+
+#include <string.h>
+#include <limits.h>
+
+#ifndef RLOCK_ASSERT
+#include <assert.h>
+#define RLOCK_ASSERT(x) assert(x)
+#endif
+
+/* ---- 6.1 Platform defaults (POSIX), each overridable by a macro --------- */
+#ifndef RLOCK_NO_POSIX
+#include <time.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#ifndef RLOCK_NO_THREAD_ID
+#include <pthread.h>
+#endif
+
+static uint64_t rlock__posix_now_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+static void rlock__posix_sleep_ms(uint32_t ms) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000u);
+    ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+/* /dev/urandom is on every POSIX system we target; getrandom() is not in
+ * older libcs. Opened per call: tokens are made once per acquire. */
+static int rlock__posix_random(unsigned char *buf, size_t n) {
+    size_t got = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    return got == n ? 0 : -1;
+}
+#ifndef RLOCK_NOW_MS
+#define RLOCK_NOW_MS() rlock__posix_now_ms()
+#endif
+#ifndef RLOCK_SLEEP_MS
+#define RLOCK_SLEEP_MS(ms) rlock__posix_sleep_ms(ms)
+#endif
+#ifndef RLOCK_RANDOM_BYTES
+#define RLOCK_RANDOM_BYTES(buf, n) rlock__posix_random((buf), (n))
+#endif
+#if !defined(RLOCK_THREAD_ID) && !defined(RLOCK_NO_THREAD_ID)
+static unsigned long rlock__posix_thread_id(void) {
+    /* pthread_t is opaque: fold its bytes instead of casting it. */
+    pthread_t self = pthread_self();
+    unsigned char b[sizeof(pthread_t)];
+    unsigned long h = 1469598103UL;
+    size_t i;
+    memcpy(b, &self, sizeof b);
+    for (i = 0; i < sizeof b; i++) h = (h ^ b[i]) * 16777619UL;
+    return h;
+}
+#define RLOCK_THREAD_ID() rlock__posix_thread_id()
+#endif
+#endif /* !RLOCK_NO_POSIX */
+
+#if !defined(RLOCK_NOW_MS) || !defined(RLOCK_SLEEP_MS) || !defined(RLOCK_RANDOM_BYTES)
+#error "RLOCK_NO_POSIX needs RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and RLOCK_RANDOM_BYTES(buf,n)"
+#endif
+#if !defined(RLOCK_THREAD_ID)
+#define RLOCK_THREAD_ID() 0UL
+#endif
+
+#ifdef RLOCK_LOG
+#define RLOCK__LOG(args) RLOCK_LOG args
+#else
+#define RLOCK__LOG(args) ((void)0)
+#endif
+
+/* Handle magics: catch uninitialised and destroyed handles. */
+#define RLOCK__MAGIC_NODE   0x524c4e31u
+#define RLOCK__MAGIC_CLIENT 0x524c4331u
+#define RLOCK__MAGIC_LOCK   0x524c4b31u
+
+/* ---- 6.2 Status names --------------------------------------------------- */
+RLOCKDEF const char *rlock_status_str(rlock_status st) {
+#ifdef RLOCK_NO_STATUS_STRINGS
+    (void)st;
+    return "";
+#else
+    static const char *const names[RLOCK_STATUS_COUNT] = {
+        "ok", "would block", "not acquired", "timeout", "lost", "not held",
+        "bad argument", "invalid state", "io error", "protocol error", "redis error",
+        "auth error", "wrong type", "foreign key", "no quorum", "random source failed",
+        "clock error"
+    };
+    if ((int)st < 0 || (int)st >= (int)RLOCK_STATUS_COUNT) return "unknown status";
+    return names[st];
+#endif
+}
+
+/* ---- 6.3 RESP codec ------------------------------------------------------ */
+
+/* Find the CRLF that ends the line starting at pos. 1: *eol = index of '\r';
+ * 0: incomplete; -1: a bare '\r' or '\n', or no CRLF within max_len. */
+static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size_t max_len,
+                            size_t *eol) {
+    size_t i;
+    for (i = pos; i < len; i++) {
+        if (b[i] == '\n') return -1;
+        if (b[i] == '\r') {
+            if (i + 1 >= len) break;
+            if (b[i + 1] != '\n') return -1;
+            *eol = i;
+            return 1;
+        }
+    }
+    return len >= max_len ? -1 : 0;
+}
+
+/* Strict decimal: optional '-', 1..19 digits, no overflow. */
+static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
+    size_t i = 0;
+    int neg = 0;
+    unsigned long long v = 0, lim;
+    if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
+    if (i == n) return -1;
+    lim = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
+    for (; i < n; i++) {
+        unsigned d;
+        if (s[i] < '0' || s[i] > '9') return -1;
+        d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10u) return -1;
+        v = v * 10u + d;
+    }
+    if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
+    else *out = (long long)v;
+    return 0;
+}
+
+/* Parse one value at *pos. Returns 1 done (*pos advanced), 0 incomplete,
+ * -1 malformed. Only top-level arrays record elements (into out). */
+static int rlock__resp_value(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
+                             int depth, rlock_resp_value *v, rlock_reply *out) {
+    size_t p = *pos, eol = 0;
+    long long n;
+    int r;
+    if (p >= len) return len >= max_len ? -1 : 0;
+    r = rlock__resp_line(b, len, p + 1, max_len, &eol);
+    if (r <= 0) return r;
+    switch (b[p]) {
+    case '+': case '-':
+        v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
+        v->str = (const char *)b + p + 1;
+        v->len = eol - p - 1;
+        *pos = eol + 2;
+        return 1;
+    case ':':
+        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
+        v->type = RLOCK_RESP_INTEGER;
+        v->integer = n;
+        *pos = eol + 2;
+        return 1;
+    case '$':
+        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
+        if (n == -1) { v->type = RLOCK_RESP_NIL; *pos = eol + 2; return 1; }
+        /* Bound the declared length before using it: it must fit in max_len. */
+        if (n < 0 || (unsigned long long)n > (unsigned long long)max_len ||
+            eol + 2 + (size_t)n + 2 > max_len) return -1;
+        if (eol + 2 + (size_t)n + 2 > len) return 0;
+        if (b[eol + 2 + (size_t)n] != '\r' || b[eol + 3 + (size_t)n] != '\n') return -1;
+        v->type = RLOCK_RESP_BULK;
+        v->str = (const char *)b + eol + 2;
+        v->len = (size_t)n;
+        *pos = eol + 2 + (size_t)n + 2;
+        return 1;
+    case '*': {
+        long long i;
+        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
+        if (n == -1) { v->type = RLOCK_RESP_NIL; *pos = eol + 2; return 1; }
+        /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
+         * cannot fit before looping over them. */
+        if (n < 0 || (unsigned long long)n > (unsigned long long)(max_len / 3u)) return -1;
+        if (depth >= RLOCK_RESP_MAX_DEPTH) return -1;
+        v->type = RLOCK_RESP_ARRAY;
+        v->integer = n;
+        p = eol + 2;
+        for (i = 0; i < n; i++) {
+            rlock_resp_value tmp, *ev = &tmp;
+            memset(&tmp, 0, sizeof tmp);
+            if (out && i < RLOCK_RESP_MAX_ELEMS) ev = &out->elem[i];
+            r = rlock__resp_value(b, len, &p, max_len, depth + 1, ev, NULL);
+            if (r <= 0) return r;
+        }
+        if (out) out->count = n;
+        *pos = p;
+        return 1;
+    }
+    default:
+        return -1; /* RESP3 and unknown type bytes: rlock never asks for them */
+    }
+}
+
+RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+    size_t pos = 0;
+    int r;
+    if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
+    memset(out, 0, sizeof *out);
+    r = rlock__resp_value(buf, len, &pos, max_len, 0, &out->v, out);
+    if (r <= 0) return r;
+    return (long)pos;
+}
+
+static size_t rlock__utoa(char *out, unsigned long long v) {
+    char tmp[24];
+    size_t n = 0, i;
+    do { tmp[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
+    for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
+                                  const char *const *argv, const size_t *argvlen) {
+    size_t pos = 0, n;
+    int i;
+    char num[24];
+    if (!out || argc <= 0 || !argv || !argvlen) return 0;
+    n = rlock__utoa(num, (unsigned long long)argc);
+    if (n + 3 > cap) return 0;
+    out[pos++] = '*';
+    memcpy(out + pos, num, n); pos += n;
+    out[pos++] = '\r'; out[pos++] = '\n';
+    for (i = 0; i < argc; i++) {
+        if (!argv[i] && argvlen[i]) return 0;
+        n = rlock__utoa(num, (unsigned long long)argvlen[i]);
+        /* written in this order so no sum can wrap: each term < cap - pos */
+        if (argvlen[i] > cap || n + 5 > cap - pos || argvlen[i] > cap - pos - n - 5) return 0;
+        out[pos++] = '$';
+        memcpy(out + pos, num, n); pos += n;
+        out[pos++] = '\r'; out[pos++] = '\n';
+        if (argvlen[i]) memcpy(out + pos, argv[i], argvlen[i]);
+        pos += argvlen[i];
+        out[pos++] = '\r'; out[pos++] = '\n';
+    }
+    return pos;
+}
+
+/* ---- 6.4 Lua scripts ----------------------------------------------------- */
+/* Each returns integers only, so replies stay tiny. The SHA1 of each text is
+ * fixed here (EVALSHA first, EVAL once on NOSCRIPT); tests check them with
+ * SCRIPT LOAD against a real server, so an edit that forgets the SHA fails. */
+enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
+       RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_REENTRANT_EXTEND, RLOCK__S_REENTRANT_RELEASE,
+       RLOCK__S_COUNT };
+
+/* acquire -> {1,1} granted | {0,pttl} held (pttl -1: no TTL, foreign key) */
+#define RLOCK__LUA_SIMPLE_ACQUIRE \
+    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return {1,1} end " \
+    "local t=redis.call('pttl',KEYS[1]) " \
+    "if redis.call('type',KEYS[1]).ok~='string' then " \
+    "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end return {0,t}"
+/* extend -> 1 extended | 0 not ours */
+#define RLOCK__LUA_SIMPLE_EXTEND \
+    "if redis.call('get',KEYS[1])==ARGV[1] then " \
+    "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
+/* release -> 1 deleted | 0 not ours (never a bare DEL) */
+#define RLOCK__LUA_SIMPLE_RELEASE \
+    "if redis.call('get',KEYS[1])==ARGV[1] then " \
+    "return redis.call('del',KEYS[1]) end return 0"
+/* acquire/re-enter -> {1,holds} | {0,pttl} */
+#define RLOCK__LUA_REENTRANT_ACQUIRE \
+    "local t=redis.call('type',KEYS[1]).ok " \
+    "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
+    "redis.call('pexpire',KEYS[1],ARGV[2]) return {1,c} end " \
+    "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "return {0,redis.call('pttl',KEYS[1])}"
+#define RLOCK__LUA_REENTRANT_EXTEND \
+    "if redis.call('hexists',KEYS[1],ARGV[1])==1 then " \
+    "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
+/* release -> holds left (>= 0; the key is gone at 0) | -1 not ours */
+#define RLOCK__LUA_REENTRANT_RELEASE \
+    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
+    "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
+    "redis.call('hdel',KEYS[1],ARGV[1]) return 0"
+
+static const char *const rlock__lua[RLOCK__S_COUNT] = {
+    RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
+    RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE
+};
+static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
+    "a0f36fa681889d84720f775ffcfcde6101c076d6", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
+    "fab5aabdaac7aab1eaa85bbed1724dee07d7744a", "590cd251cec5523a8ff033237e3a9bdbe9113005",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "db276b65cd1cc1c9805b92c93d86e954a805fc1c"
+};
+
+RLOCKDEF const char *rlock_script_text(int id) {
+    return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua[id] : NULL;
+}
+RLOCKDEF const char *rlock_script_sha(int id) {
+    return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua_sha[id] : NULL;
+}
+
+/* ---- 6.5 Connection layer: one request/reply exchange per node ---------- */
+enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_UP };
+enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE };
+
+static void rlock__set_err(rlock_node *n, const char *msg, size_t len) {
+    if (len >= sizeof n->err) len = sizeof n->err - 1;
+    memcpy(n->err, msg, len);
+    n->err[len] = '\0';
+}
+static void rlock__set_errz(rlock_node *n, const char *msg) { rlock__set_err(n, msg, strlen(msg)); }
+
+/* Drop the connection: after a timeout or a protocol error the byte stream
+ * can no longer be trusted (a late reply would answer the wrong command). */
+static void rlock__node_drop(rlock_node *n) {
+    if (n->conn == RLOCK__CONN_UP || n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND ||
+        n->io == RLOCK__IO_RECV) {
+        if (n->transport.close) n->transport.close(n->transport.ctx);
+    }
+    n->conn = RLOCK__CONN_DOWN;
+    n->rx_len = 0;
+    n->tx_len = n->tx_off = 0;
+}
+
+static int rlock__node_fail(rlock_node *n, rlock_status st, const char *why, int drop) {
+    if (why) rlock__set_errz(n, why);
+    if (drop) rlock__node_drop(n);
+    n->result = st;
+    n->io = RLOCK__IO_DONE;
+    n->want = 0;
+    return 1;
+}
+
+/* Map a Redis error reply to a status. Checked as substrings too because
+ * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
+static int rlock__has(const char *s, size_t n, const char *word) {
+    size_t w = strlen(word), i;
+    for (i = 0; i + w <= n; i++)
+        if (memcmp(s + i, word, w) == 0) return 1;
+    return 0;
+}
+static rlock_status rlock__map_error(const char *s, size_t n) {
+    if (rlock__has(s, n, "NOAUTH") || rlock__has(s, n, "WRONGPASS") || rlock__has(s, n, "NOPERM") ||
+        rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
+        return RLOCK_E_AUTH;
+    if (rlock__has(s, n, "WRONGTYPE")) return RLOCK_E_WRONGTYPE;
+    return RLOCK_E_REDIS;
+}
+
+/* Append AUTH [user] password. Returns 0 when it does not fit. */
+static size_t rlock__encode_auth(const rlock_node *n, unsigned char *out, size_t cap) {
+    const char *argv[3];
+    size_t lens[3];
+    int argc = 0;
+    argv[argc] = "AUTH"; lens[argc++] = 4;
+    if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
+    argv[argc] = n->password; lens[argc++] = strlen(n->password);
+    return rlock_resp_encode(out, cap, argc, argv, lens);
+}
+
+/* Encodes a lock's command for node n into out (EVAL when use_eval, else
+ * EVALSHA); returns its length or 0 when it does not fit. */
+typedef size_t (*rlock__encode_fn)(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
+                                   int use_eval);
+
+/* Start an exchange: AUTH first when the connection is down (pipelined with
+ * the command), then the command from enc. */
+static rlock_status rlock__node_begin(rlock_node *n, uint64_t deadline, rlock__encode_fn enc, void *arg) {
+    size_t len;
+    n->deadline = deadline;
+    n->tx_len = n->tx_off = 0;
+    n->want = 0;
+    n->fell_back = 0;
+    n->auth_inflight = 0;
+    n->replies_left = 1;
+    n->result = RLOCK_WOULD_BLOCK;
+    n->err[0] = '\0';
+    n->io = RLOCK__IO_SEND;
+    if (n->conn != RLOCK__CONN_UP) {
+        n->rx_len = 0;
+        n->io = RLOCK__IO_CONNECT;
+        if (n->password) {
+            n->tx_len = rlock__encode_auth(n, n->tx, sizeof n->tx);
+            if (n->tx_len == 0) {
+                rlock__node_fail(n, RLOCK_E_BADARG, "AUTH does not fit in RLOCK_TX_BUF", 0);
+                return RLOCK_E_BADARG;
+            }
+            n->auth_inflight = 1;
+            n->replies_left = 2;
+        }
+    }
+    len = enc(arg, n, n->tx + n->tx_len, sizeof n->tx - n->tx_len, 0);
+    if (len == 0) {
+        rlock__node_fail(n, RLOCK_E_BADARG, "command does not fit in RLOCK_TX_BUF", 0);
+        return RLOCK_E_BADARG;
+    }
+    n->tx_len += len;
+    return RLOCK_OK;
+}
+
+/* Handle one parsed reply. Returns 1 when the exchange is finished. */
+static int rlock__node_reply(rlock_node *n, const rlock_reply *r, rlock__encode_fn enc, void *arg) {
+    n->replies_left--;
+    if (n->auth_inflight) {
+        n->auth_inflight = 0;
+        if (r->v.type == RLOCK_RESP_ERROR) {
+            rlock__set_err(n, r->v.str, r->v.len);
+            return rlock__node_fail(n, RLOCK_E_AUTH, NULL, 1);
+        }
+        return 0;
+    }
+    if (r->v.type == RLOCK_RESP_ERROR && r->v.len >= 8 && memcmp(r->v.str, "NOSCRIPT", 8) == 0 &&
+        !n->fell_back && enc) {
+        /* The server lost its script cache (restart, SCRIPT FLUSH): send the
+         * body once with EVAL, which also caches it for the next EVALSHA. */
+        size_t len = enc(arg, n, n->tx, sizeof n->tx, 1);
+        if (len == 0) return rlock__node_fail(n, RLOCK_E_BADARG, "EVAL does not fit in RLOCK_TX_BUF", 0);
+        n->fell_back = 1;
+        n->tx_len = len;
+        n->tx_off = 0;
+        n->replies_left = 1;
+        n->io = RLOCK__IO_SEND;
+        return 0;
+    }
+    if (n->replies_left > 0) return 0;
+    n->reply = *r;
+    n->io = RLOCK__IO_DONE;
+    n->want = 0;
+    if (r->v.type == RLOCK_RESP_ERROR) {
+        rlock__set_err(n, r->v.str, r->v.len);
+        n->result = rlock__map_error(r->v.str, r->v.len);
+    } else {
+        n->result = RLOCK_OK;
+    }
+    return 1;
+}
+
+/* Move the exchange forward as far as the transport allows.
+ * Returns 1 when finished (n->result says how), 0 while waiting. */
+static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, void *arg) {
+    const rlock_transport *t = &n->transport;
+    for (;;) {
+        if (n->io == RLOCK__IO_DONE || n->io == RLOCK__IO_IDLE) return 1;
+        if (now >= n->deadline)
+            return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
+        switch (n->io) {
+        case RLOCK__IO_CONNECT: {
+            int r;
+            if (!t->connect) return rlock__node_fail(n, RLOCK_E_IO, "not connected (no connect hook)", 0);
+            r = t->connect(t->ctx);
+            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
+            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "connect failed", 1);
+            n->conn = RLOCK__CONN_UP;
+            n->reconnects++;
+            n->io = RLOCK__IO_SEND;
+            break;
+        }
+        case RLOCK__IO_SEND: {
+            size_t left = n->tx_len - n->tx_off;
+            long r = t->send(t->ctx, n->tx + n->tx_off, left);
+            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
+            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "send failed", 1);
+            if ((size_t)r > left) return rlock__node_fail(n, RLOCK_E_IO, "transport sent more than asked", 1);
+            n->tx_off += (size_t)r;
+            if (n->tx_off == n->tx_len) {
+                n->commands += (unsigned long)n->replies_left;
+                n->io = RLOCK__IO_RECV;
+            }
+            break;
+        }
+        case RLOCK__IO_RECV: {
+            rlock_reply rep;
+            long used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0;
+            long r;
+            if (used < 0) return rlock__node_fail(n, RLOCK_E_PROTOCOL, "malformed or oversized reply", 1);
+            if (used > 0) {
+                size_t rest = n->rx_len - (size_t)used;
+                if (!rlock__node_reply(n, &rep, enc, arg)) {
+                    memmove(n->rx, n->rx + used, rest);
+                    n->rx_len = rest;
+                    break;
+                }
+                /* Finished. More bytes than the replies we asked for means the
+                 * stream is out of step: never keep it. rx stays in place so
+                 * the reply's pointers remain valid until the next exchange. */
+                if (rest && n->conn == RLOCK__CONN_UP) {
+                    n->result = RLOCK_E_PROTOCOL;
+                    rlock__set_errz(n, "unexpected extra bytes after the reply");
+                    n->io = RLOCK__IO_RECV; /* so the drop below closes the transport */
+                    rlock__node_drop(n);
+                    n->io = RLOCK__IO_DONE;
+                }
+                return 1;
+            }
+            r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_READ; return 0; }
+            if (r == RLOCK_IO_CLOSED) return rlock__node_fail(n, RLOCK_E_IO, "connection closed by server", 1);
+            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "recv failed", 1);
+            if ((size_t)r > sizeof n->rx - n->rx_len)
+                return rlock__node_fail(n, RLOCK_E_IO, "transport returned more than asked", 1);
+            n->rx_len += (size_t)r;
+            break;
+        }
+        default:
+            return 1;
+        }
+    }
+}
+
+/* After an exchange finished, forget its reply bytes before the next one. */
+static void rlock__node_settle(rlock_node *n) {
+    if (n->io == RLOCK__IO_DONE) {
+        n->rx_len = 0;
+        n->io = RLOCK__IO_IDLE;
+    }
+}
+
+RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
+    if (!node || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
+    memset(node, 0, sizeof *node);
+    node->transport = *tr;
+    node->magic = RLOCK__MAGIC_NODE;
+    node->result = RLOCK_OK;
+    return RLOCK_OK;
+}
+RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
+    return node && node->magic == RLOCK__MAGIC_NODE ? node->result : RLOCK_E_BADARG;
+}
+RLOCKDEF const char *rlock_node_error(const rlock_node *node) {
+    return node && node->magic == RLOCK__MAGIC_NODE ? node->err : "";
+}
+RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
+    return node && node->magic == RLOCK__MAGIC_NODE ? node->commands : 0;
+}
+RLOCKDEF int rlock_node_wants(const rlock_node *node) {
+    if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
+    return (node->io == RLOCK__IO_CONNECT || node->io == RLOCK__IO_SEND || node->io == RLOCK__IO_RECV)
+               ? node->want : 0;
+}
+
+/* ---- 6.6 Client ---------------------------------------------------------- */
+static uint64_t rlock__now(const rlock_client *c) {
+    return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
+}
+static int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
+    return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
+                               : RLOCK_RANDOM_BYTES(buf, n);
+}
+static void rlock__sleep(const rlock_client *c, uint32_t ms) {
+    if (c->cfg.sleep_ms) c->cfg.sleep_ms(c->cfg.hook_user, ms);
+    else RLOCK_SLEEP_MS(ms);
+}
+static void rlock__hex(char *out, const unsigned char *b, size_t n) {
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+    for (i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+/* Defaults live here and only here; zero in a config means "default". */
+static void rlock__config_defaults(rlock_config *cfg) {
+    if (!cfg->backoff_min_ms) cfg->backoff_min_ms = 2;
+    if (!cfg->backoff_max_ms) cfg->backoff_max_ms = 128;
+    if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
+    if (!cfg->drift_permille) cfg->drift_permille = 10;
+}
+
+RLOCKDEF void rlock_config_init(rlock_config *cfg) {
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    rlock__config_defaults(cfg);
+}
+
+RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
+                                        const rlock_config *cfg) {
+    unsigned char id[8];
+    size_t i, j;
+    if (!c || !nodes || n == 0 || n > RLOCK_MAX_NODES) return RLOCK_E_BADARG;
+    for (i = 0; i < n; i++) {
+        if (nodes[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
+        /* Two entries on one connection would give one server two votes. */
+        for (j = 0; j < i; j++)
+            if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
+                return RLOCK_E_BADARG;
+    }
+    if (cfg && cfg->drift_permille >= 1000) return RLOCK_E_BADARG;
+    memset(c, 0, sizeof *c);
+    if (cfg) c->cfg = *cfg;
+    rlock__config_defaults(&c->cfg);
+    for (i = 0; i < n; i++) c->nodes[i] = &nodes[i];
+    c->n_nodes = n;
+    if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
+    rlock__hex(c->instance_id, id, sizeof id);
+    c->magic = RLOCK__MAGIC_CLIENT;
+    return RLOCK_OK;
+}
+
+static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
+
+RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
+    return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
+}
+
+/* Block until some node of c can make progress, or timeout_ms passes. With
+ * several nodes waiting we cannot wait on all at once through the vtable, so
+ * we probe each and then wait on one in short slices. */
+static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
+    size_t i, waiting = 0, first = 0;
+    int can_wait = 1;
+    for (i = 0; i < c->n_nodes; i++) {
+        int w = rlock_node_wants(c->nodes[i]);
+        if (!w) continue;
+        if (!c->nodes[i]->transport.wait) can_wait = 0;
+        if (waiting++ == 0) first = i;
+    }
+    if (waiting == 0) {
+        if (timeout_ms) rlock__sleep(c, timeout_ms);
+        return;
+    }
+    if (!can_wait) return; /* the transport blocks inside send/recv itself */
+    if (waiting == 1) {
+        rlock_node *n = c->nodes[first];
+        n->transport.wait(n->transport.ctx, n->want, timeout_ms);
+        return;
+    }
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        if (rlock_node_wants(n) && n->transport.wait(n->transport.ctx, n->want, 0) != 0) return;
+    }
+    {
+        rlock_node *n = c->nodes[first];
+        n->transport.wait(n->transport.ctx, n->want, timeout_ms < 1 ? timeout_ms : 1);
+    }
+}
+
+static size_t rlock__encode_ping(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
+                                 int use_eval) {
+    static const char *const argv[1] = { "PING" };
+    static const size_t lens[1] = { 4 };
+    (void)arg; (void)n; (void)use_eval;
+    return rlock_resp_encode(out, cap, 1, argv, lens);
+}
+
+RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
+    uint64_t start, now;
+    size_t i, up = 0, pending;
+    rlock_status first_err = RLOCK_OK;
+    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
+    if (c->busy) return RLOCK_E_STATE;
+    start = rlock__now(c);
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock__node_settle(c->nodes[i]);
+        rlock__node_begin(c->nodes[i], start + timeout_ms, rlock__encode_ping, NULL);
+    }
+    for (;;) {
+        now = rlock__now(c);
+        pending = 0;
+        for (i = 0; i < c->n_nodes; i++)
+            if (!rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
+        if (!pending) break;
+        rlock__client_wait(c, now < start + timeout_ms ? (uint32_t)(start + timeout_ms - now) : 0);
+    }
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) up++;
+        else if (first_err == RLOCK_OK) first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
+        rlock__node_settle(n);
+    }
+    if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
+}
+
+RLOCKDEF void rlock_client_close(rlock_client *c) {
+    size_t i;
+    if (!rlock__client_ok(c)) return;
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        int busy = n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV;
+        rlock__node_drop(n);
+        if (busy) rlock__node_fail(n, RLOCK_E_IO, "connection closed by rlock_client_close", 0);
+    }
+}
+
+/* ---- 6.7 Lock operations ------------------------------------------------- */
+enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
+enum { RLOCK__PH_ROUND = 1, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF };
+
+typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
+
+static int rlock__lock_ok(const rlock_lock *lk) {
+    return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
+}
+
+static long long rlock__drift(const rlock_lock *lk, long long ttl) {
+    return ttl * (long long)lk->client->cfg.drift_permille / 1000 + 2;
+}
+
+/* A TTL must be positive, within what rlock accepts, and leave validity
+ * after the drift and one node timeout. */
+static rlock_status rlock__check_ttl(const rlock_lock *lk, long long ttl) {
+    const rlock_config *cfg = &lk->client->cfg;
+    if (ttl <= 0 || ttl > RLOCK_MAX_TTL_MS) return RLOCK_E_BADARG;
+    if (ttl <= rlock__drift(lk, ttl)) return RLOCK_E_BADARG;
+    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl) return RLOCK_E_BADARG;
+    return RLOCK_OK;
+}
+
+static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
+    long long t = lk->client->cfg.node_timeout_ms;
+    if (t) return (uint32_t)t;
+    t = ttl / 10; /* "far below the TTL": the Redlock spec's own ratio */
+    if (t > 250) t = 250;
+    if (t < 5) t = 5;
+    return (uint32_t)t;
+}
+
+static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
+                                 int use_eval) {
+    const rlock_lock *lk = (const rlock_lock *)arg;
+    const char *argv[6];
+    size_t lens[6];
+    (void)n;
+    argv[0] = use_eval ? "EVAL" : "EVALSHA";
+    lens[0] = use_eval ? 4 : 7;
+    argv[1] = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script];
+    lens[1] = strlen(argv[1]);
+    argv[2] = "1"; lens[2] = 1;
+    argv[3] = lk->key; lens[3] = lk->key_len;
+    argv[4] = lk->owner; lens[4] = lk->owner_len;
+    argv[5] = lk->ttl_str; lens[5] = strlen(lk->ttl_str);
+    return rlock_resp_encode(out, cap, 6, argv, lens);
+}
+
+static int rlock__script_for(const rlock_lock *lk, int op) {
+    int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
+    return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
+}
+
+/* Send the script for `op` to every node in mask, all before any reply is
+ * read, so a round costs one round trip of the slowest node. */
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i;
+    lk->script = rlock__script_for(lk, op);
+    lk->round_start = now;
+    lk->node_mask = mask;
+    rlock__utoa(lk->ttl_str, (unsigned long long)ttl);
+    lk->node_timeout = rlock__node_timeout(lk, ttl);
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock__node_settle(c->nodes[i]);
+        if (mask & (1u << i)) rlock__node_begin(c->nodes[i], now + lk->node_timeout, rlock__encode_lock, lk);
+    }
+}
+
+static size_t rlock__round_pending(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i, pending = 0;
+    for (i = 0; i < c->n_nodes; i++)
+        if ((lk->node_mask & (1u << i)) && !rlock__node_drive(c->nodes[i], now, rlock__encode_lock, lk))
+            pending++;
+    return pending;
+}
+
+/* Read node i's answer as {flag, value} (acquire) or a single integer. */
+static int rlock__node_pair(const rlock_node *n, long long *flag, long long *value) {
+    const rlock_reply *r = &n->reply;
+    if (n->result != RLOCK_OK || r->v.type != RLOCK_RESP_ARRAY || r->count != 2 ||
+        r->elem[0].type != RLOCK_RESP_INTEGER || r->elem[1].type != RLOCK_RESP_INTEGER) return 0;
+    *flag = r->elem[0].integer;
+    *value = r->elem[1].integer;
+    return 1;
+}
+static int rlock__node_int(const rlock_node *n, long long *value) {
+    if (n->result != RLOCK_OK || n->reply.v.type != RLOCK_RESP_INTEGER) return 0;
+    *value = n->reply.v.integer;
+    return 1;
+}
+
+static rlock_status rlock__finish(rlock_lock *lk, rlock_status st) {
+    rlock_client *c = lk->client;
+    size_t i;
+    for (i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i]->io == RLOCK__IO_DONE) c->nodes[i]->io = RLOCK__IO_IDLE;
+    lk->op = RLOCK__OP_NONE;
+    lk->phase = 0;
+    c->busy = NULL;
+    return st;
+}
+
+/* The error to report when a round failed for reasons other than "held":
+ * the node's own status with one node, no-quorum with several. */
+static rlock_status rlock__round_error(const rlock_lock *lk) {
+    rlock_client *c = lk->client;
+    size_t i;
+    if (c->n_nodes == 1) {
+        rlock_status st = c->nodes[0]->result;
+        return st == RLOCK_OK ? RLOCK_E_PROTOCOL : st; /* OK here = a reply of the wrong shape */
+    }
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_status st = c->nodes[i]->result;
+        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN) return st;
+    }
+    return RLOCK_E_QUORUM;
+}
+
+static uint64_t rlock__prng(rlock_lock *lk) {
+    /* xorshift64*: jitter only, never tokens. Seeded from the secure source. */
+    unsigned long long x = lk->prng;
+    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    lk->prng = x;
+    return (uint64_t)(x * 2685821657736338717ULL);
+}
+
+/* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
+ * random value in [d/2, d], never past the holder's PTTL or our deadline. */
+static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
+    const rlock_config *cfg = &lk->client->cfg;
+    uint64_t d = cfg->backoff_min_ms, delay;
+    uint32_t shift = lk->attempts > 1 ? lk->attempts - 1 : 0;
+    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
+    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
+    delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
+    if (lk->holder_pttl >= 0 && (uint64_t)lk->holder_pttl + 1 < delay) delay = (uint64_t)lk->holder_pttl + 1;
+    if (now + delay > lk->wait_end) delay = lk->wait_end - now;
+    lk->wake_at = now + delay;
+    lk->phase = RLOCK__PH_BACKOFF;
+}
+
+static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i, granted = 0, refused = 0;
+    unsigned granted_mask = 0, unknown_mask = 0;
+    long long holds = 0, drift = rlock__drift(lk, lk->op_ttl);
+    rlock_status fatal = RLOCK_OK, final;
+    int retry;
+    lk->holder_pttl = -1;
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        long long flag, value;
+        if (rlock__node_pair(n, &flag, &value) && (flag == 0 || flag == 1)) {
+            if (flag == 1) { granted++; granted_mask |= 1u << i; if (!holds) holds = value; }
+            else if (value == -1) { n->result = RLOCK_E_FOREIGN; rlock__set_errz(n, "key exists without a TTL");
+                                    fatal = RLOCK_E_FOREIGN; }
+            else {
+                refused++;
+                if (lk->holder_pttl < 0 || value < lk->holder_pttl) lk->holder_pttl = value < 0 ? 0 : value;
+            }
+        } else {
+            if (n->result == RLOCK_OK) { n->result = RLOCK_E_PROTOCOL; rlock__set_errz(n, "unexpected reply to acquire"); }
+            if (n->result == RLOCK_E_AUTH || n->result == RLOCK_E_WRONGTYPE) fatal = n->result;
+            /* No answer (timeout, reset, garbage): the SET may have landed. A
+             * Redis error reply means the script did not write. */
+            if (n->result == RLOCK_E_IO || n->result == RLOCK_E_PROTOCOL) unknown_mask |= 1u << i;
+        }
+    }
+    lk->votes = granted;
+    if (now < lk->round_start) fatal = RLOCK_E_CLOCK;
+    else if (fatal == RLOCK_OK && granted >= rlock_client_quorum(c) &&
+             (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+        lk->state = RLOCK_STATE_HELD;
+        lk->ttl_ms = lk->op_ttl;
+        lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
+        lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : holds;
+        return rlock__finish(lk, RLOCK_OK);
+    }
+    /* Failed round. Decide what to report if we stop now. */
+    if (fatal != RLOCK_OK) final = fatal;
+    else if (refused > 0 || granted > 0) final = lk->wait_end > lk->round_start ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else final = rlock__round_error(lk);
+    retry = fatal == RLOCK_OK && now < lk->wait_end &&
+            (c->cfg.max_attempts == 0 || lk->attempts < c->cfg.max_attempts);
+    lk->op_result = final;
+    lk->retry = retry;
+    /* Release what we may hold: granted nodes, and nodes whose answer we never
+     * got (a late SET may have landed). A re-entry only undoes the holds it
+     * knows it added, so an unanswered node cannot lose a real hold. */
+    {
+        unsigned mask = granted_mask | (lk->state == RLOCK_STATE_HELD ? 0u : unknown_mask);
+        if (mask) {
+            rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op_ttl, now);
+            lk->phase = RLOCK__PH_CLEANUP;
+            return RLOCK_WOULD_BLOCK;
+        }
+    }
+    if (retry) { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
+    return rlock__finish(lk, final);
+}
+
+static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i, ok = 0, refused = 0, q = rlock_client_quorum(c);
+    long long drift = rlock__drift(lk, lk->op_ttl);
+    for (i = 0; i < c->n_nodes; i++) {
+        long long v;
+        if (rlock__node_int(c->nodes[i], &v)) { if (v == 1) ok++; else refused++; }
+    }
+    lk->votes = ok;
+    if (now < lk->round_start) return rlock__finish(lk, RLOCK_E_CLOCK);
+    /* Success needs the quorum inside the validity we had: after it ran out
+     * another client may have held the lock in between. */
+    if (ok >= q && now < lk->validity_end && (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+        lk->ttl_ms = lk->op_ttl;
+        lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
+        return rlock__finish(lk, RLOCK_OK);
+    }
+    if (refused > c->n_nodes - q || now >= lk->validity_end) {
+        lk->state = RLOCK_STATE_LOST;
+        return rlock__finish(lk, RLOCK_LOST);
+    }
+    return rlock__finish(lk, rlock__round_error(lk));
+}
+
+static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i, ok = 0, refused = 0, q = rlock_client_quorum(c);
+    long long left = -1;
+    (void)now;
+    for (i = 0; i < c->n_nodes; i++) {
+        long long v;
+        if (!rlock__node_int(c->nodes[i], &v)) continue;
+        if (lk->kind == RLOCK_KIND_SIMPLE ? v == 1 : v >= 0) {
+            ok++;
+            if (left < 0 || v > left) left = v; /* reentrant: holds left on the node */
+        } else refused++;
+    }
+    lk->votes = ok;
+    if (ok >= q) {
+        if (lk->kind == RLOCK_KIND_REENTRANT && left > 0) {
+            lk->holds = left;
+            return rlock__finish(lk, RLOCK_OK);
+        }
+        lk->holds = 0;
+        lk->state = RLOCK_STATE_IDLE;
+        return rlock__finish(lk, RLOCK_OK);
+    }
+    if (refused > c->n_nodes - q) {
+        lk->holds = 0;
+        lk->state = RLOCK_STATE_IDLE;
+        return rlock__finish(lk, RLOCK_LOST);
+    }
+    return rlock__finish(lk, rlock__round_error(lk)); /* unknown: state kept, release may be retried */
+}
+
+RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
+    uint64_t now;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->op == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    now = rlock__now(lk->client);
+    if (lk->phase == RLOCK__PH_BACKOFF) {
+        if (now < lk->wake_at) return RLOCK_WOULD_BLOCK;
+        lk->attempts++;
+        rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, lk->op_ttl, now);
+        lk->phase = RLOCK__PH_ROUND;
+    }
+    if (rlock__round_pending(lk, now)) return RLOCK_WOULD_BLOCK;
+    if (lk->phase == RLOCK__PH_CLEANUP) {
+        if (lk->retry) { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
+        return rlock__finish(lk, lk->op_result);
+    }
+    switch (lk->op) {
+    case RLOCK__OP_ACQUIRE: return rlock__acquire_round_done(lk, now);
+    case RLOCK__OP_EXTEND: return rlock__extend_round_done(lk, now);
+    default: return rlock__release_round_done(lk, now);
+    }
+}
+
+RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
+    uint64_t now, next = UINT64_MAX;
+    size_t i;
+    if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return 0;
+    now = rlock__now(lk->client);
+    if (lk->phase == RLOCK__PH_BACKOFF) next = lk->wake_at;
+    else
+        for (i = 0; i < lk->client->n_nodes; i++)
+            if (rlock_node_wants(lk->client->nodes[i]) && lk->client->nodes[i]->deadline < next)
+                next = lk->client->nodes[i]->deadline;
+    if (next == UINT64_MAX || next <= now) return 0;
+    return next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(next - now);
+}
+
+RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+    size_t i;
+    if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return;
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        rlock_node *n = lk->client->nodes[i];
+        if (rlock_node_wants(n) || n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV) {
+            rlock__node_drop(n);
+            rlock__node_fail(n, RLOCK_E_IO, "cancelled", 0);
+        }
+    }
+    rlock__finish(lk, RLOCK_OK);
+}
+
+/* Common checks of every *_begin; claims the client's connections. */
+static rlock_status rlock__begin(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->op != RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (lk->client->busy && lk->client->busy != lk) return RLOCK_E_STATE;
+    return RLOCK_OK;
+}
+
+RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    rlock_client *c;
+    uint64_t now;
+    rlock_status st = rlock__begin(lk);
+    if (st != RLOCK_OK) return st;
+    c = lk->client;
+    if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
+    if (lk->state != RLOCK_STATE_HELD) {
+        /* A fresh grant: new token (simple) or owner id (reentrant). */
+        unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
+        if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+        memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
+        if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
+        if (lk->kind == RLOCK_KIND_SIMPLE) {
+            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+            lk->owner_len = RLOCK_TOKEN_LEN;
+        } else if (c->cfg.owner) {
+            size_t len = strlen(c->cfg.owner);
+            if (len == 0 || len > RLOCK_MAX_OWNER_LEN) return RLOCK_E_BADARG;
+            memcpy(lk->owner, c->cfg.owner, len + 1);
+            lk->owner_len = len;
+        } else {
+            char num[24];
+            size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
+            memcpy(lk->owner, c->instance_id, 16);
+            lk->owner[16] = ':';
+            memcpy(lk->owner + 17, num, n + 1);
+            lk->owner_len = 17 + n;
+        }
+        lk->state = RLOCK_STATE_IDLE;
+        lk->holds = 0;
+    }
+    now = rlock__now(c);
+    lk->op = RLOCK__OP_ACQUIRE;
+    lk->op_ttl = ttl_ms;
+    lk->attempts = 1;
+    lk->retry = 0;
+    lk->holder_pttl = -1;
+    lk->wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
+    c->busy = lk;
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << c->n_nodes) - 1u, ttl_ms, now);
+    lk->phase = RLOCK__PH_ROUND;
+    return RLOCK_WOULD_BLOCK;
+}
+
+RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    rlock_status st = rlock__begin(lk);
+    if (st != RLOCK_OK) return st;
+    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+    if (rlock_validity_ms(lk) <= 0) { lk->state = RLOCK_STATE_LOST; return RLOCK_LOST; }
+    lk->op = RLOCK__OP_EXTEND;
+    lk->op_ttl = ttl_ms;
+    lk->client->busy = lk;
+    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, rlock__now(lk->client));
+    lk->phase = RLOCK__PH_ROUND;
+    return RLOCK_WOULD_BLOCK;
+}
+
+RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
+    rlock_status st = rlock__begin(lk);
+    if (st != RLOCK_OK) return st;
+    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+    /* A LOST lock is still released: the script is owner-checked, so it only
+     * removes what is still ours, and it tells us if anything was. */
+    lk->op = RLOCK__OP_RELEASE;
+    lk->op_ttl = lk->ttl_ms;
+    lk->client->busy = lk;
+    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms, rlock__now(lk->client));
+    lk->phase = RLOCK__PH_ROUND;
+    return RLOCK_WOULD_BLOCK;
+}
+
+/* The blocking calls: begin, then step and wait until done. */
+static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
+    while (st == RLOCK_WOULD_BLOCK) {
+        st = rlock_step(lk);
+        if (st == RLOCK_WOULD_BLOCK) rlock__client_wait(lk->client, rlock_next_timeout_ms(lk));
+    }
+    return st;
+}
+RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
+}
+RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
+    return rlock_acquire(lk, ttl_ms, 0);
+}
+RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms) {
+    return rlock__run(lk, rlock_extend_begin(lk, ttl_ms));
+}
+RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
+    return rlock__run(lk, rlock_release_begin(lk));
+}
+
+RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
+                                      size_t key_len, rlock_kind kind) {
+    if (!lk || !rlock__client_ok(c) || !key || key_len == 0 || key_len > RLOCK_MAX_KEY_LEN ||
+        (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT))
+        return RLOCK_E_BADARG;
+    memset(lk, 0, sizeof *lk);
+    lk->client = c;
+    lk->kind = kind;
+    memcpy(lk->key, key, key_len);
+    lk->key_len = key_len;
+    lk->state = RLOCK_STATE_IDLE;
+    lk->magic = RLOCK__MAGIC_LOCK;
+    return RLOCK_OK;
+}
+
+RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return;
+    if (lk->op != RLOCK__OP_NONE) rlock_cancel(lk);
+    memset(lk, 0, sizeof *lk);
+}
+
+RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->state : RLOCK_STATE_IDLE;
+}
+RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
+    uint64_t now;
+    if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
+    now = rlock__now(lk->client);
+    return now < lk->validity_end ? (long long)(lk->validity_end - now) : 0;
+}
+RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
+}
+RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->owner : "";
+}
+RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->votes : 0;
+}
+
+/* ---- 6.8 Keys ------------------------------------------------------------ */
+RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
+                              const char *suffix) {
+    size_t open = key_len, close = key_len, i, slen, need;
+    int tagged = 0;
+    if (!out || !key || !suffix || key_len == 0) return 0;
+    /* Redis Cluster hashes the bytes between the first '{' and the first '}'
+     * after it, when that span is non-empty. */
+    for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
+    for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
+    tagged = open < key_len && close < key_len && close > open + 1;
+    if (!tagged && memchr(key, '}', key_len)) return 0;
+    slen = strlen(suffix);
+    need = key_len + slen + (tagged ? 0 : 2);
+    if (need + 1 > cap) return 0;
+    if (tagged) {
+        memcpy(out, key, key_len);
+        memcpy(out + key_len, suffix, slen);
+    } else {
+        out[0] = '{';
+        memcpy(out + 1, key, key_len);
+        out[key_len + 1] = '}';
+        memcpy(out + key_len + 2, suffix, slen);
+    }
+    out[need] = '\0';
+    return need;
+}
+
+#endif /* RLOCK_IMPLEMENTATION_INCLUDED */
+#endif /* RLOCK_IMPLEMENTATION */
