@@ -447,12 +447,12 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
 #include <pthread.h>
 #endif
 
-static uint64_t rlock__posix_now_ms(void) {
+static uint64_t rlock__sys_now_ms(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
-static void rlock__posix_sleep_ms(uint32_t ms) {
+static void rlock__sys_sleep_ms(uint32_t ms) {
     struct timespec ts;
     ts.tv_sec = (time_t)(ms / 1000u);
     ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
@@ -460,7 +460,7 @@ static void rlock__posix_sleep_ms(uint32_t ms) {
 }
 /* /dev/urandom is on every POSIX system we target; getrandom() is not in
  * older libcs. Opened per call: tokens are made once per acquire. */
-static int rlock__posix_random(unsigned char *buf, size_t n) {
+static int rlock__sys_random(unsigned char *buf, size_t n) {
     size_t got = 0;
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -474,16 +474,16 @@ static int rlock__posix_random(unsigned char *buf, size_t n) {
     return got == n ? 0 : -1;
 }
 #ifndef RLOCK_NOW_MS
-#define RLOCK_NOW_MS() rlock__posix_now_ms()
+#define RLOCK_NOW_MS() rlock__sys_now_ms()
 #endif
 #ifndef RLOCK_SLEEP_MS
-#define RLOCK_SLEEP_MS(ms) rlock__posix_sleep_ms(ms)
+#define RLOCK_SLEEP_MS(ms) rlock__sys_sleep_ms(ms)
 #endif
 #ifndef RLOCK_RANDOM_BYTES
-#define RLOCK_RANDOM_BYTES(buf, n) rlock__posix_random((buf), (n))
+#define RLOCK_RANDOM_BYTES(buf, n) rlock__sys_random((buf), (n))
 #endif
 #if !defined(RLOCK_THREAD_ID) && !defined(RLOCK_NO_THREAD_ID)
-static unsigned long rlock__posix_thread_id(void) {
+static unsigned long rlock__sys_thread_id(void) {
     /* pthread_t is opaque: fold its bytes instead of casting it. */
     pthread_t self = pthread_self();
     unsigned char b[sizeof(pthread_t)];
@@ -493,7 +493,7 @@ static unsigned long rlock__posix_thread_id(void) {
     for (i = 0; i < sizeof b; i++) h = (h ^ b[i]) * 16777619UL;
     return h;
 }
-#define RLOCK_THREAD_ID() rlock__posix_thread_id()
+#define RLOCK_THREAD_ID() rlock__sys_thread_id()
 #endif
 #endif /* !RLOCK_NO_POSIX */
 
