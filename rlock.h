@@ -341,6 +341,7 @@ typedef struct rlock_lock {
     int phase;                /* rlock__PH_* */
     int script;               /* script the current round sends */
     int retry;                /* after the cleanup round: retry (1) or report op_result */
+    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
     unsigned node_mask;       /* nodes taking part in the current round */
     long long op_ttl;         /* ttl the current op asks for */
     uint64_t round_start;
@@ -812,9 +813,9 @@ static rlock_status rlock__node_begin(rlock_node *n, uint64_t deadline, rlock__e
     n->replies_left = 1;
     n->result = RLOCK_WOULD_BLOCK;
     n->err[0] = '\0';
+    n->rx_len = 0; /* bytes of the previous reply: never part of this one */
     n->io = RLOCK__IO_SEND;
     if (n->conn != RLOCK__CONN_UP) {
-        n->rx_len = 0;
         n->io = RLOCK__IO_CONNECT;
         if (n->password) {
             n->tx_len = rlock__encode_auth(n, n->tx, sizeof n->tx);
@@ -1219,8 +1220,7 @@ static int rlock__node_int(const rlock_node *n, long long *value) {
 static rlock_status rlock__finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
     size_t i;
-    for (i = 0; i < c->n_nodes; i++)
-        if (c->nodes[i]->io == RLOCK__IO_DONE) c->nodes[i]->io = RLOCK__IO_IDLE;
+    for (i = 0; i < c->n_nodes; i++) rlock__node_settle(c->nodes[i]);
     lk->op = RLOCK__OP_NONE;
     lk->phase = 0;
     c->busy = NULL;
@@ -1305,7 +1305,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     }
     /* Failed round. Decide what to report if we stop now. */
     if (fatal != RLOCK_OK) final = fatal;
-    else if (refused > 0 || granted > 0) final = lk->wait_end > lk->round_start ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else if (refused > 0 || granted > 0) final = lk->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(lk);
     retry = fatal == RLOCK_OK && now < lk->wait_end &&
             (c->cfg.max_attempts == 0 || lk->attempts < c->cfg.max_attempts);
@@ -1477,6 +1477,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     lk->op_ttl = ttl_ms;
     lk->attempts = 1;
     lk->retry = 0;
+    lk->timed = wait_ms > 0;
     lk->holder_pttl = -1;
     lk->wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
     c->busy = lk;
