@@ -73,7 +73,11 @@
 
 #ifndef RLOCKDEF
 #ifdef RLOCK_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOCKDEF static __attribute__((unused)) /* a unit may use only part of the API */
+#else
 #define RLOCKDEF static
+#endif
 #else
 #define RLOCKDEF extern
 #endif

@@ -1,0 +1,33 @@
+/* Compile test: the header with every option the Makefile passes (-D...),
+ * as C and as C++. Built in several configurations by `make compile-check`;
+ * running it checks that the configuration still works at the most basic level. */
+#ifdef RLOCK_NO_POSIX
+/* A target without POSIX supplies its own clock, sleep and random source. */
+#include <stdint.h>
+#include <stddef.h>
+static uint64_t fake_now;
+static uint64_t my_now_ms(void) { return fake_now += 1; }
+static void my_sleep_ms(uint32_t ms) { fake_now += ms; }
+static int my_random(unsigned char *b, size_t n) { size_t i; for (i = 0; i < n; i++) b[i] = (unsigned char)(i * 37u + 11u); return 0; }
+#define RLOCK_NOW_MS() my_now_ms()
+#define RLOCK_SLEEP_MS(ms) my_sleep_ms(ms)
+#define RLOCK_RANDOM_BYTES(b, n) my_random((b), (n))
+#endif
+#define RLOCK_IMPLEMENTATION
+#include "rlock.h"
+#include "rlock.h" /* a second include must be harmless */
+#include <stdio.h>
+#include <string.h>
+
+int main(void) {
+    rlock_reply r;
+    unsigned char buf[64];
+    const char *argv[2] = { "PING", "x" };
+    size_t lens[2] = { 4, 1 };
+    size_t n = rlock_resp_encode(buf, sizeof buf, 2, argv, lens);
+    int ok = n == 21 && memcmp(buf, "*2\r\n$4\r\nPING\r\n$1\r\nx\r\n", 21) == 0 &&
+             rlock_resp_parse((const unsigned char *)":7\r\n", 4, 64, &r) == 4 && r.v.integer == 7 &&
+             rlock_status_str(RLOCK_OK) != NULL;
+    printf("compile: %d passed, %d failed\n", ok ? 1 : 0, ok ? 0 : 1);
+    return ok ? 0 : 1;
+}
