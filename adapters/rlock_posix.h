@@ -1,0 +1,485 @@
+/* rlock_posix.h - POSIX sockets transport for rlock.h (TCP and unix sockets).
+ *
+ * WHAT
+ *   A ready-made rlock_transport over a non-blocking socket it owns: TCP
+ *   (IPv4/IPv6, numeric hosts or names) or AF_UNIX. Header-only, every
+ *   function static, no globals. Also exports the fd-level helpers
+ *   rlock_posix_fd_send/recv/wait, which adapters/rlock_hiredis.h reuses.
+ *
+ * USAGE
+ *   #include "adapters/rlock_posix.h"   <- FIRST, before any system header
+ *   rlock_posix_conn pc;  rlock_node node;
+ *   if (rlock_posix_init_tcp(&pc, "127.0.0.1", 6379, 1000) != 0) abort();
+ *   rlock_node_init(&node, rlock_posix_transport(&pc));   // pc must outlive node
+ *   ... use node with rlock_client_init() / locks; rlock connects lazily ...
+ *   rlock_client_close(&cl);  rlock_posix_close(&pc);      // close is idempotent
+ *   (rlock_posix_init_unix(&pc, "/run/redis.sock", 1000) for a unix socket.)
+ *
+ * INCLUDE ORDER
+ *   Under -std=c99 glibc hides getaddrinfo/poll/clock_gettime unless
+ *   _POSIX_C_SOURCE is defined before the first system header, so this header
+ *   defines it when it is not defined yet - which only works if it comes
+ *   first. It stops with an #error when glibc headers were already read
+ *   without it (or compile with -D_POSIX_C_SOURCE=200809L).
+ *
+ * BEHAVIOUR
+ *   send/recv/connect never block (MSG_DONTWAIT, non-blocking connect); only
+ *   wait() blocks, in poll(). send never raises SIGPIPE (MSG_NOSIGNAL, or
+ *   SO_NOSIGPIPE where that is what the platform has). connect() enforces
+ *   connect_timeout_ms itself as a wall-clock bound over all addresses a name
+ *   resolves to (0 means RLOCK_POSIX_DEFAULT_CONNECT_TIMEOUT_MS); wait() on a
+ *   connecting socket waits for writability, never past that bound. Caveat:
+ *   host names are resolved with getaddrinfo(), which may block on DNS; pass
+ *   a numeric address where that matters. The adapter allocates nothing
+ *   itself (getaddrinfo does, and is freed before connect() returns).
+ */
+#ifndef RLOCK_POSIX_H
+#define RLOCK_POSIX_H
+
+#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
+#  if defined(_FEATURES_H) || defined(__GLIBC__)
+#    error "rlock_posix.h: include it before any system header (glibc already hid the POSIX APIs), or compile with -D_POSIX_C_SOURCE=200809L"
+#  endif
+#  define _POSIX_C_SOURCE 200809L
+#endif
+/* macOS hides SO_NOSIGPIPE under plain _POSIX_C_SOURCE. */
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#  define _DARWIN_C_SOURCE 1
+#endif
+
+#include "../rlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#ifndef RLOCK_POSIX_DEFAULT_CONNECT_TIMEOUT_MS
+#define RLOCK_POSIX_DEFAULT_CONNECT_TIMEOUT_MS 1000u
+#endif
+
+/* Platform gaps: no MSG_NOSIGNAL (macOS) -> SO_NOSIGPIPE on the socket;
+ * no MSG_DONTWAIT -> only non-blocking sockets are safe (ours are). */
+#ifdef MSG_NOSIGNAL
+#define RLOCK__POSIX_NOSIGNAL MSG_NOSIGNAL
+#else
+#define RLOCK__POSIX_NOSIGNAL 0
+#endif
+#ifdef MSG_DONTWAIT
+#define RLOCK__POSIX_DONTWAIT MSG_DONTWAIT
+#else
+#define RLOCK__POSIX_DONTWAIT 0
+#endif
+
+/* Every function here is static; a program that uses only some of them must
+ * not get -Wunused-function for the others. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOCK__ADAPTER_FN static __attribute__((unused))
+#else
+#define RLOCK__ADAPTER_FN static
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rlock_posix_conn {
+    rlock_transport tr;            /* filled by init; hand it to rlock_node_init */
+    int fd;                        /* -1 when not connected */
+    int is_unix;                   /* 1: AF_UNIX path, 0: TCP host:port */
+    char host[256];
+    int port;
+    char path[108];
+    uint32_t connect_timeout_ms;   /* wall bound for one connect, all addresses */
+    int connecting;                /* non-blocking connect in progress on fd */
+    char err[128];                 /* last error text ("" when none) */
+    /* --- private --- */
+    uint64_t connect_start_ms;     /* monotonic ms when this connect began */
+    int addr_index;                /* getaddrinfo entry being tried */
+} rlock_posix_conn;
+
+/* ------------------------------------------------------------------------ */
+/* fd-level helpers (shared with rlock_hiredis.h)                            */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t rlock__posix_now_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Write up to len bytes without blocking, whatever the socket's mode.
+ * > 0 written, RLOCK_IO_WOULD_BLOCK, or RLOCK_IO_ERROR (errno tells why). */
+RLOCK__ADAPTER_FN long rlock_posix_fd_send(int fd, const unsigned char *buf, size_t len) {
+    ssize_t n;
+    if (fd < 0) { errno = EBADF; return RLOCK_IO_ERROR; }
+    if (len == 0) return RLOCK_IO_WOULD_BLOCK;
+    if (len > (size_t)LONG_MAX) len = (size_t)LONG_MAX;
+    do n = send(fd, buf, len, RLOCK__POSIX_NOSIGNAL | RLOCK__POSIX_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n >= 0) return (long)n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return RLOCK_IO_WOULD_BLOCK;
+    return RLOCK_IO_ERROR;
+}
+
+/* Read up to len bytes without blocking. > 0 read, RLOCK_IO_WOULD_BLOCK,
+ * RLOCK_IO_CLOSED on EOF, RLOCK_IO_ERROR (errno tells why). */
+RLOCK__ADAPTER_FN long rlock_posix_fd_recv(int fd, unsigned char *buf, size_t len) {
+    ssize_t n;
+    if (fd < 0) { errno = EBADF; return RLOCK_IO_ERROR; }
+    if (len == 0) return RLOCK_IO_WOULD_BLOCK; /* recv() of 0 bytes would look like EOF */
+    if (len > (size_t)LONG_MAX) len = (size_t)LONG_MAX;
+    do n = recv(fd, buf, len, RLOCK__POSIX_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n > 0) return (long)n;
+    if (n == 0) return RLOCK_IO_CLOSED;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return RLOCK_IO_WOULD_BLOCK;
+    return RLOCK_IO_ERROR;
+}
+
+/* poll() for RLOCK_WANT_READ/WRITE. > 0 ready - also on POLLERR/POLLHUP, so
+ * that the next send/recv reports the error - 0 timeout, < 0 error (bad fd).
+ * EINTR restarts with the time that is left. */
+RLOCK__ADAPTER_FN int rlock_posix_fd_wait(int fd, int want, uint32_t timeout_ms) {
+    uint64_t deadline = rlock__posix_now_ms() + timeout_ms;
+    struct pollfd p;
+    if (fd < 0) { errno = EBADF; return -1; }
+    for (;;) {
+        uint64_t now = rlock__posix_now_ms();
+        uint64_t left = now < deadline ? deadline - now : 0;
+        int r;
+        p.fd = fd;
+        p.events = (short)(((want & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           ((want & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        r = poll(&p, 1, left > (uint64_t)INT_MAX ? INT_MAX : (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) {
+            if (left > (uint64_t)INT_MAX) continue; /* very long waits: poll again */
+            return 0;
+        }
+        if (p.revents & POLLNVAL) { errno = EBADF; return -1; }
+        return 1;
+    }
+}
+
+/* Best effort: no SIGPIPE where MSG_NOSIGNAL is missing. */
+static void rlock__posix_nosigpipe(int fd) {
+#if !defined(MSG_NOSIGNAL) && defined(SO_NOSIGPIPE)
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#else
+    (void)fd;
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* The transport over an rlock_posix_conn                                    */
+/* ------------------------------------------------------------------------ */
+
+static void rlock__posix_seterr(rlock_posix_conn *c, const char *what, int errnum) {
+    if (errnum) snprintf(c->err, sizeof c->err, "%s: %s", what, strerror(errnum));
+    else snprintf(c->err, sizeof c->err, "%s", what);
+}
+
+/* "connect HOST:PORT: reason" (unix: "connect unix:PATH: reason"). */
+static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) {
+    if (c->is_unix)
+        snprintf(c->err, sizeof c->err, "connect %.100s: %s", c->host, strerror(errnum));
+    else
+        snprintf(c->err, sizeof c->err, "connect %.64s:%d: %s", c->host, c->port, strerror(errnum));
+}
+
+static void rlock__posix_drop(rlock_posix_conn *c) {
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+    c->connecting = 0;
+}
+
+static uint32_t rlock__posix_budget(const rlock_posix_conn *c) {
+    return c->connect_timeout_ms ? c->connect_timeout_ms : RLOCK_POSIX_DEFAULT_CONNECT_TIMEOUT_MS;
+}
+
+/* Milliseconds left of this connect's wall bound (0 when spent). */
+static uint64_t rlock__posix_connect_left(const rlock_posix_conn *c) {
+    uint64_t now = rlock__posix_now_ms(), end = c->connect_start_ms + rlock__posix_budget(c);
+    return now < end ? end - now : 0;
+}
+
+/* A non-blocking, close-on-exec stream socket; -1 with errno on failure. */
+static int rlock__posix_socket(int family) {
+    int fd, fl;
+#if defined(SOCK_NONBLOCK) && defined(SOCK_CLOEXEC)
+    fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 || errno != EINVAL) return fd; /* EINVAL: kernel without the flags */
+#endif
+    fd = socket(family, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+        fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Start a connect to one address. 1 connected, 0 in progress, -1 failed
+ * (errno set, nothing left open). */
+static int rlock__posix_start_one(rlock_posix_conn *c, int family, const struct sockaddr *sa,
+                                  socklen_t salen) {
+    int fd = rlock__posix_socket(family), r;
+    if (fd < 0) return -1;
+    rlock__posix_nosigpipe(fd);
+    if (family != AF_UNIX) {
+        int one = 1; /* lock commands are tiny: never wait for Nagle */
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    r = connect(fd, sa, salen);
+    c->fd = fd;
+    if (r == 0) { c->connecting = 0; return 1; }
+    /* TCP: EINPROGRESS, or EINTR (the connect goes on asynchronously). A unix
+     * socket answers EAGAIN when the listen backlog is full: that is a
+     * failure here; rlock retries with backoff. */
+    if (family != AF_UNIX && (errno == EINPROGRESS || errno == EINTR)) {
+        c->connecting = 1;
+        return 0;
+    }
+    {
+        int e = errno;
+        rlock__posix_drop(c);
+        errno = e;
+    }
+    return -1;
+}
+
+/* Try the TCP addresses from c->addr_index on. 1 / 0 / RLOCK_IO_ERROR.
+ * last_errno: why the previous address failed (0: none yet). The name is
+ * resolved again for each address tried (nothing is kept allocated between
+ * calls); a DNS answer that changes order meanwhile may skip or repeat one. */
+static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
+    struct addrinfo hints, *res = NULL, *ai;
+    char service[16];
+    int i, r, gai;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    hints.ai_flags = AI_NUMERICSERV;
+    snprintf(service, sizeof service, "%d", c->port);
+    gai = getaddrinfo(c->host, service, &hints, &res);
+    if (gai != 0) {
+        if (gai == EAI_SYSTEM) rlock__posix_seterr(c, "getaddrinfo", errno);
+        else snprintf(c->err, sizeof c->err, "getaddrinfo %.64s: %s", c->host, gai_strerror(gai));
+        return RLOCK_IO_ERROR;
+    }
+    for (ai = res, i = 0; ai; ai = ai->ai_next, i++) {
+        if (i < c->addr_index) continue;
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+        c->addr_index = i;
+        r = rlock__posix_start_one(c, ai->ai_family, ai->ai_addr, ai->ai_addrlen);
+        if (r >= 0) { freeaddrinfo(res); return r; }
+        last_errno = errno;
+        if (rlock__posix_connect_left(c) == 0) break;
+    }
+    freeaddrinfo(res);
+    if (last_errno) rlock__posix_connerr(c, last_errno);
+    else snprintf(c->err, sizeof c->err, "connect %.64s:%d: no usable address", c->host, c->port);
+    return RLOCK_IO_ERROR;
+}
+
+static int rlock__posix_start(rlock_posix_conn *c) {
+    if (c->is_unix) {
+        struct sockaddr_un sa;
+        size_t n = strlen(c->path);
+        memset(&sa, 0, sizeof sa);
+        sa.sun_family = AF_UNIX;
+        memcpy(sa.sun_path, c->path, n + 1); /* init checked n < sizeof sa.sun_path */
+        if (rlock__posix_start_one(c, AF_UNIX, (const struct sockaddr *)&sa,
+                                   (socklen_t)sizeof sa) == 1)
+            return 1;
+        rlock__posix_connerr(c, errno);
+        return RLOCK_IO_ERROR;
+    }
+    return rlock__posix_start_tcp(c, 0);
+}
+
+static int rlock__posix_connect(void *ctx) {
+    rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    struct pollfd p;
+    int r, soerr = 0;
+    socklen_t sl = (socklen_t)sizeof soerr;
+    if (!c) return RLOCK_IO_ERROR;
+    if (c->fd >= 0 && !c->connecting) return 1;
+    if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
+        c->err[0] = '\0';
+        c->connecting = 0;
+        c->addr_index = 0;
+        c->connect_start_ms = rlock__posix_now_ms();
+        return rlock__posix_start(c);
+    }
+    /* in progress: poll without waiting, then ask the socket how it went */
+    p.fd = c->fd;
+    p.events = POLLOUT;
+    p.revents = 0;
+    do r = poll(&p, 1, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        rlock__posix_seterr(c, "poll", errno);
+        rlock__posix_drop(c);
+        return RLOCK_IO_ERROR;
+    }
+    if (r == 0) {
+        if (rlock__posix_connect_left(c) > 0) return RLOCK_IO_WOULD_BLOCK;
+        snprintf(c->err, sizeof c->err, "connect %.64s:%d: timed out after %lu ms", c->host,
+                 c->port, (unsigned long)rlock__posix_budget(c));
+        rlock__posix_drop(c);
+        return RLOCK_IO_ERROR;
+    }
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) soerr = errno;
+    if (soerr == 0 && (p.revents & POLLOUT)) {
+        c->connecting = 0;
+        return 1;
+    }
+    if (soerr == 0) soerr = ECONNREFUSED; /* POLLHUP/POLLERR without a reason */
+    rlock__posix_drop(c);
+    /* this address failed: try the next one while the bound allows */
+    c->addr_index++;
+    if (rlock__posix_connect_left(c) > 0) return rlock__posix_start_tcp(c, soerr);
+    rlock__posix_connerr(c, soerr);
+    return RLOCK_IO_ERROR;
+}
+
+/* send/recv before connect() said 1: finish the connect first, so a caller
+ * that only waits and retries send/recv still makes progress. */
+static int rlock__posix_ready(rlock_posix_conn *c) {
+    return c->connecting ? rlock__posix_connect(c) : 1;
+}
+
+static long rlock__posix_send(void *ctx, const unsigned char *buf, size_t len) {
+    rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    long n;
+    if (!c || c->fd < 0) {
+        if (c) snprintf(c->err, sizeof c->err, "send: not connected");
+        return RLOCK_IO_ERROR;
+    }
+    if ((n = rlock__posix_ready(c)) != 1) return n;
+    n = rlock_posix_fd_send(c->fd, buf, len);
+    if (n == RLOCK_IO_ERROR) rlock__posix_seterr(c, "send", errno);
+    return n;
+}
+
+static long rlock__posix_recv(void *ctx, unsigned char *buf, size_t len) {
+    rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    long n;
+    if (!c || c->fd < 0) {
+        if (c) snprintf(c->err, sizeof c->err, "recv: not connected");
+        return RLOCK_IO_ERROR;
+    }
+    if ((n = rlock__posix_ready(c)) != 1) return n;
+    n = rlock_posix_fd_recv(c->fd, buf, len);
+    if (n == RLOCK_IO_ERROR) rlock__posix_seterr(c, "recv", errno);
+    else if (n == RLOCK_IO_CLOSED)
+        snprintf(c->err, sizeof c->err, "connection closed by the server");
+    return n;
+}
+
+/* While connecting, wait for writability but never past the connect bound:
+ * when it runs out, report "ready" so that the next connect() call fails
+ * with the timeout instead of the caller sleeping on. */
+static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
+    rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    int r;
+    if (!c || c->fd < 0) return -1;
+    if (c->connecting) {
+        uint64_t left = rlock__posix_connect_left(c);
+        uint32_t t = left < (uint64_t)timeout_ms ? (uint32_t)left : timeout_ms;
+        r = rlock_posix_fd_wait(c->fd, RLOCK_WANT_WRITE, t);
+        if (r == 0 && left <= (uint64_t)timeout_ms) return 1;
+        return r;
+    }
+    r = rlock_posix_fd_wait(c->fd, want, timeout_ms);
+    if (r < 0) rlock__posix_seterr(c, "poll", errno);
+    return r;
+}
+
+static void rlock__posix_close_hook(void *ctx) {
+    rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    if (c) rlock__posix_drop(c);
+}
+
+static void rlock__posix_fill(rlock_posix_conn *c, uint32_t connect_timeout_ms) {
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    c->connect_timeout_ms = connect_timeout_ms;
+    c->tr.ctx = c;
+    c->tr.send = rlock__posix_send;
+    c->tr.recv = rlock__posix_recv;
+    c->tr.connect = rlock__posix_connect;
+    c->tr.close = rlock__posix_close_hook;
+    c->tr.wait = rlock__posix_wait;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Prepare c for host:port (numeric address or name). Does not connect; does
+ * not close a connection c may still hold (rlock_posix_close first).
+ * connect_timeout_ms 0 = RLOCK_POSIX_DEFAULT_CONNECT_TIMEOUT_MS.
+ * 0 ok, -1 bad arguments (NULL, empty or too long host, port not 1..65535). */
+RLOCK__ADAPTER_FN int rlock_posix_init_tcp(rlock_posix_conn *c, const char *host, int port,
+                                           uint32_t connect_timeout_ms) {
+    size_t n;
+    if (!c || !host || port < 1 || port > 65535) return -1;
+    n = strlen(host);
+    if (n == 0 || n >= sizeof c->host) return -1;
+    rlock__posix_fill(c, connect_timeout_ms);
+    memcpy(c->host, host, n + 1);
+    c->port = port;
+    return 0;
+}
+
+/* Prepare c for a unix socket path (filesystem paths only, no abstract
+ * names). 0 ok, -1 bad arguments (NULL, empty, longer than sun_path allows). */
+RLOCK__ADAPTER_FN int rlock_posix_init_unix(rlock_posix_conn *c, const char *path,
+                                            uint32_t connect_timeout_ms) {
+    struct sockaddr_un sa;
+    size_t n;
+    if (!c || !path) return -1;
+    n = strlen(path);
+    if (n == 0 || n >= sizeof c->path || n >= sizeof sa.sun_path) return -1;
+    rlock__posix_fill(c, connect_timeout_ms);
+    c->is_unix = 1;
+    memcpy(c->path, path, n + 1);
+    snprintf(c->host, sizeof c->host, "unix:%s", path); /* for error texts */
+    return 0;
+}
+
+/* The transport to hand to rlock_node_init (which copies it; its ctx points
+ * at c, so c must stay where it is while the node is in use). */
+RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn *c) {
+    return c ? &c->tr : NULL;
+}
+
+/* Close the socket if open (also a connect in progress). Idempotent. */
+RLOCK__ADAPTER_FN void rlock_posix_close(rlock_posix_conn *c) {
+    if (c) rlock__posix_drop(c);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RLOCK_POSIX_H */

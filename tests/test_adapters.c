@@ -1,0 +1,529 @@
+/* test_adapters.c - the POSIX and hiredis transports against a real,
+ * throw-away redis-server on loopback, through the rlock_transport vtables
+ * only (no rlock core needed: rlock.h is used for types and macros).
+ *
+ * Build: gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. -Itests \
+ *            tests/test_adapters.c -lhiredis -o build/test_adapters
+ * SIGPIPE is deliberately left at its default: a send to a dead peer that
+ * raised it would kill the test, which proves MSG_NOSIGNAL works. */
+#include "adapters/rlock_hiredis.h" /* first: sets the POSIX feature macros */
+#include "harness.h"
+#include "check.h"
+
+#include <netinet/tcp.h>
+
+#define PING_CMD "*1\r\n$4\r\nPING\r\n"
+#define PONG "+PONG\r\n"
+
+/* ------------------------------------------------------------ helpers */
+
+/* connect(), waiting for writability while it says 0; bounded by budget_ms. */
+static int t_connect(const rlock_transport *tr, uint32_t budget_ms) {
+    unsigned long long end = rh_now_ms() + budget_ms;
+    int r = tr->connect(tr->ctx);
+    while (r == RLOCK_IO_WOULD_BLOCK && rh_now_ms() < end) {
+        if (tr->wait(tr->ctx, RLOCK_WANT_WRITE, 50) < 0) break;
+        r = tr->connect(tr->ctx);
+    }
+    return r;
+}
+
+/* Send len bytes in pieces of at most chunk. 0 when all went, else the
+ * transport's error (or RLOCK_IO_WOULD_BLOCK when it stayed blocked 2 s). */
+static long t_send_all(const rlock_transport *tr, const char *buf, size_t len, size_t chunk) {
+    size_t off = 0;
+    unsigned long long end = rh_now_ms() + 2000;
+    while (off < len) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        long r = tr->send(tr->ctx, (const unsigned char *)buf + off, n);
+        if (r > (long)n) return RLOCK_IO_ERROR; /* transport bug */
+        if (r > 0) { off += (size_t)r; continue; }
+        if (r < 0) return r;
+        if (rh_now_ms() > end) return RLOCK_IO_WOULD_BLOCK;
+        if (tr->wait(tr->ctx, RLOCK_WANT_WRITE, 100) < 0) return RLOCK_IO_ERROR;
+    }
+    return 0;
+}
+
+/* Read until want_len bytes are in buf (cap must be larger), the transport
+ * fails, or 2 s pass. Returns the byte count, or the transport's negative
+ * code (RLOCK_IO_CLOSED / RLOCK_IO_ERROR). buf is NUL-terminated. */
+static long t_recv_n(const rlock_transport *tr, char *buf, size_t cap, size_t want_len) {
+    size_t got = 0;
+    unsigned long long end = rh_now_ms() + 2000;
+    buf[0] = '\0';
+    while (got < want_len && rh_now_ms() < end) {
+        long r = tr->recv(tr->ctx, (unsigned char *)buf + got, cap - 1 - got);
+        if (r > (long)(cap - 1 - got)) return RLOCK_IO_ERROR;
+        if (r > 0) { got += (size_t)r; buf[got] = '\0'; continue; }
+        if (r < 0) return r;
+        if (tr->wait(tr->ctx, RLOCK_WANT_READ, 100) < 0) return RLOCK_IO_ERROR;
+    }
+    return (long)got;
+}
+
+/* A full PING round trip; 1 on exactly "+PONG\r\n". */
+static int t_ping(const rlock_transport *tr, size_t chunk) {
+    char buf[64];
+    if (t_send_all(tr, PING_CMD, sizeof PING_CMD - 1, chunk) != 0) return 0;
+    if (t_recv_n(tr, buf, sizeof buf, sizeof PONG - 1) != (long)(sizeof PONG - 1)) return 0;
+    return strcmp(buf, PONG) == 0;
+}
+
+/* ------------------------------------------------------ POSIX adapter */
+
+static void test_posix_args(void) {
+    rlock_posix_conn c;
+    char longname[300];
+    const rlock_transport *tr;
+    unsigned char b[4];
+
+    memset(longname, 'a', sizeof longname);
+    longname[255] = '\0'; /* 255 chars: fits host[256] */
+    CHECK_EQ_LL(rlock_posix_init_tcp(NULL, "127.0.0.1", 6379, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, NULL, 6379, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "", 6379, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 0, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", -1, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 65536, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 65535, 100), 0);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, longname, 1, 100), 0);
+    longname[255] = 'a';
+    longname[256] = '\0'; /* 256 chars: too long */
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, longname, 1, 100), -1);
+
+    CHECK_EQ_LL(rlock_posix_init_unix(NULL, "/tmp/x.sock", 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_unix(&c, NULL, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_unix(&c, "", 100), -1);
+    longname[0] = '/';
+    longname[108] = '\0';
+    CHECK_EQ_LL(rlock_posix_init_unix(&c, longname, 100), -1);
+    longname[107] = '\0';
+    CHECK_EQ_LL(rlock_posix_init_unix(&c, longname, 100), 0);
+    CHECK_EQ_LL(c.is_unix, 1);
+
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 6379, 0), 0);
+    tr = rlock_posix_transport(&c);
+    CHECK(tr == &c.tr);
+    CHECK(tr->ctx == (void *)&c);
+    CHECK(tr->send && tr->recv && tr->connect && tr->close && tr->wait);
+    CHECK(rlock_posix_transport(NULL) == NULL);
+    CHECK_EQ_LL(c.fd, -1);
+    /* not connected: hard errors, never a crash */
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)"x", 1), RLOCK_IO_ERROR);
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_ERROR);
+    CHECK(tr->wait(tr->ctx, RLOCK_WANT_READ, 10) < 0);
+    rlock_posix_close(&c);
+    rlock_posix_close(&c);
+    tr->close(tr->ctx);
+    CHECK_EQ_LL(c.fd, -1);
+    rlock_posix_close(NULL);
+
+    /* fd helpers on a bad fd */
+    CHECK_EQ_LL(rlock_posix_fd_send(-1, b, 1), RLOCK_IO_ERROR);
+    CHECK_EQ_LL(rlock_posix_fd_recv(-1, b, 1), RLOCK_IO_ERROR);
+    CHECK(rlock_posix_fd_wait(-1, RLOCK_WANT_READ, 10) < 0);
+}
+
+static void test_posix_tcp(const rh_server *srv) {
+    rlock_posix_conn c;
+    const rlock_transport *tr;
+    unsigned char b[16];
+    char buf[64];
+    int one = 0, fd, fl;
+    socklen_t sl = sizeof one;
+    unsigned long long t0;
+
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", srv->port, 1000), 0);
+    tr = rlock_posix_transport(&c);
+    CHECK_EQ_LL(t_connect(tr, 2000), 1);
+    CHECK(c.fd >= 0);
+    CHECK_EQ_LL(c.connecting, 0);
+    fd = c.fd;
+    CHECK_EQ_LL(tr->connect(tr->ctx), 1); /* already connected: 1, same socket */
+    CHECK_EQ_LL(c.fd, fd);
+
+    /* socket options the contract relies on */
+    CHECK(getsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, &sl) == 0 && one != 0);
+    fl = fcntl(c.fd, F_GETFL);
+    CHECK(fl >= 0 && (fl & O_NONBLOCK));
+    fl = fcntl(c.fd, F_GETFD);
+    CHECK(fl >= 0 && (fl & FD_CLOEXEC));
+
+    /* nothing to read: recv says so at once, wait times out */
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK);
+    t0 = rh_now_ms();
+    CHECK_EQ_LL(tr->wait(tr->ctx, RLOCK_WANT_READ, 60), 0);
+    CHECK_MSG(rh_now_ms() - t0 >= 55 && rh_now_ms() - t0 < 1000, "waited %llu ms",
+              rh_now_ms() - t0);
+    CHECK(tr->wait(tr->ctx, RLOCK_WANT_WRITE, 1000) > 0);
+    CHECK_EQ_LL(tr->send(tr->ctx, b, 0), RLOCK_IO_WOULD_BLOCK); /* len 0 moves nothing */
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, 0), RLOCK_IO_WOULD_BLOCK); /* ... and is not EOF */
+
+    /* PING in 1-byte pieces; the reply may come in any chunking */
+    CHECK_EQ_LL(t_send_all(tr, PING_CMD, sizeof PING_CMD - 1, 1), 0);
+    CHECK(tr->wait(tr->ctx, RLOCK_WANT_READ, 2000) > 0);
+    CHECK_EQ_LL(t_recv_n(tr, buf, sizeof buf, sizeof PONG - 1), sizeof PONG - 1);
+    CHECK(strcmp(buf, PONG) == 0);
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK); /* nothing extra */
+
+    /* recv honours len: 3 bytes at most per call */
+    CHECK_EQ_LL(t_send_all(tr, PING_CMD, sizeof PING_CMD - 1, 64), 0);
+    CHECK(tr->wait(tr->ctx, RLOCK_WANT_READ, 2000) > 0);
+    {
+        long r = tr->recv(tr->ctx, b, 3);
+        CHECK(r >= 1 && r <= 3);
+        CHECK_EQ_LL(t_recv_n(tr, buf, sizeof buf, sizeof PONG - 1 - (size_t)r),
+                    (long)(sizeof PONG - 1) - r);
+    }
+
+    /* close hook, then a late reply must never surface after reconnecting */
+    CHECK_EQ_LL(t_send_all(tr, PING_CMD, sizeof PING_CMD - 1, 64), 0);
+    tr->close(tr->ctx);
+    CHECK_EQ_LL(c.fd, -1);
+    tr->close(tr->ctx); /* idempotent */
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)"x", 1), RLOCK_IO_ERROR);
+    CHECK_EQ_LL(t_connect(tr, 2000), 1);
+    CHECK_EQ_LL(tr->wait(tr->ctx, RLOCK_WANT_READ, 100), 0);
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK);
+    CHECK(t_ping(tr, 64));
+    rlock_posix_close(&c);
+    rlock_posix_close(&c);
+    CHECK_EQ_LL(c.fd, -1);
+
+    /* a name instead of a numeric host (getaddrinfo, AF_UNSPEC) */
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "localhost", srv->port, 1000), 0);
+    CHECK_EQ_LL(t_connect(&c.tr, 2000), 1);
+    CHECK(t_ping(&c.tr, 5));
+    rlock_posix_close(&c);
+}
+
+static void test_posix_refused(void) {
+    rlock_posix_conn c;
+    unsigned long long t0;
+    int port = rh_free_port(); /* bound then released: nobody listens there */
+
+    CHECK(port > 0);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 1000), 0);
+    t0 = rh_now_ms();
+    CHECK_EQ_LL(t_connect(&c.tr, 5000), RLOCK_IO_ERROR);
+    CHECK_MSG(rh_now_ms() - t0 < 1500, "took %llu ms", rh_now_ms() - t0);
+    CHECK_EQ_LL(c.fd, -1);
+    CHECK_EQ_LL(c.connecting, 0);
+    CHECK_MSG(strstr(c.err, "refused") != NULL, "err: %s", c.err);
+    /* and again: each connect is a fresh attempt */
+    CHECK_EQ_LL(t_connect(&c.tr, 5000), RLOCK_IO_ERROR);
+    rlock_posix_close(&c);
+}
+
+/* A listener whose accept queue is full drops SYNs: a connect to it hangs in
+ * SYN_SENT, which tests the adapter's own connect bound on loopback. */
+static void test_posix_connect_timeout(void) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    int ls, fillers[16], nfill = 0, full = 0, i, r;
+    rlock_posix_conn c;
+    unsigned long long t0, took;
+
+    ls = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(ls >= 0);
+    if (ls < 0) return;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(listen(ls, 0) == 0);
+    CHECK(getsockname(ls, (struct sockaddr *)&a, &al) == 0);
+    while (nfill < 16 && !full) {
+        struct pollfd p;
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) break;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        fillers[nfill++] = fd;
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) continue;
+        p.fd = fd;
+        p.events = POLLOUT;
+        p.revents = 0;
+        if (poll(&p, 1, 100) == 0) full = 1; /* this one hangs: queue full */
+    }
+    CHECK_MSG(full, "could not fill the accept queue with %d connects", nfill);
+    if (full) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", ntohs(a.sin_port), 300), 0);
+        t0 = rh_now_ms();
+        r = c.tr.connect(c.tr.ctx);
+        CHECK_EQ_LL(r, RLOCK_IO_WOULD_BLOCK);
+        CHECK_EQ_LL(c.connecting, 1);
+        CHECK(c.fd >= 0);
+        /* recv/send on a socket still connecting: not yet, nothing moves */
+        {
+            unsigned char b[4];
+            CHECK_EQ_LL(c.tr.recv(c.tr.ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK);
+            CHECK_EQ_LL(c.tr.send(c.tr.ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK);
+        }
+        /* a caller that waits far longer than the bound is woken when it runs out */
+        while (r == RLOCK_IO_WOULD_BLOCK && rh_now_ms() - t0 < 5000) {
+            CHECK(c.tr.wait(c.tr.ctx, RLOCK_WANT_READ, 10000) > 0);
+            r = c.tr.connect(c.tr.ctx);
+        }
+        took = rh_now_ms() - t0;
+        CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+        CHECK_MSG(took >= 290 && took < 1000, "connect gave up after %llu ms (bound 300)", took);
+        CHECK_MSG(strstr(c.err, "timed out") != NULL, "err: %s", c.err);
+        CHECK_EQ_LL(c.fd, -1);
+        CHECK_EQ_LL(c.connecting, 0);
+
+        /* close() during a connect in progress */
+        CHECK_EQ_LL(c.tr.connect(c.tr.ctx), RLOCK_IO_WOULD_BLOCK);
+        rlock_posix_close(&c);
+        CHECK_EQ_LL(c.fd, -1);
+        CHECK_EQ_LL(c.connecting, 0);
+    }
+    for (i = 0; i < nfill; i++) close(fillers[i]);
+    close(ls);
+}
+
+static void test_posix_unix(const rh_server *srv) {
+    rlock_posix_conn c;
+    char path[300];
+
+    CHECK_EQ_LL(rlock_posix_init_unix(&c, srv->unixsock, 1000), 0);
+    CHECK_EQ_LL(t_connect(&c.tr, 2000), 1);
+    CHECK(c.fd >= 0);
+    CHECK(t_ping(&c.tr, 1));
+    CHECK(t_ping(&c.tr, 64));
+    CHECK_EQ_LL(c.tr.wait(c.tr.ctx, RLOCK_WANT_READ, 20), 0);
+    c.tr.close(c.tr.ctx);
+    CHECK_EQ_LL(c.fd, -1);
+    CHECK_EQ_LL(t_connect(&c.tr, 2000), 1);
+    CHECK(t_ping(&c.tr, 3));
+    rlock_posix_close(&c);
+
+    snprintf(path, sizeof path, "%s.missing", srv->unixsock);
+    CHECK_EQ_LL(rlock_posix_init_unix(&c, path, 1000), 0);
+    CHECK_EQ_LL(t_connect(&c.tr, 2000), RLOCK_IO_ERROR);
+    CHECK_EQ_LL(c.fd, -1);
+    CHECK_MSG(strstr(c.err, "No such file") != NULL, "err: %s", c.err);
+}
+
+/* ---------------------------------------------------- hiredis adapter */
+
+static redisContext *t_redis(int port) {
+    struct timeval tv;
+    redisContext *rc;
+    tv.tv_sec = 1;
+    tv.tv_usec = 0;
+    rc = redisConnectWithTimeout("127.0.0.1", port, tv);
+    CHECK(rc != NULL && rc->err == 0);
+    if (rc && rc->err) { redisFree(rc); rc = NULL; }
+    return rc;
+}
+
+/* 1 when hiredis itself still gets PONG on rc. */
+static int t_hiredis_ping(redisContext *rc) {
+    redisReply *r = (redisReply *)redisCommand(rc, "PING");
+    int ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+    if (r) freeReplyObject(r);
+    return ok;
+}
+
+static void test_hiredis(const rh_server *srv) {
+    rlock_hiredis_conn h;
+    const rlock_transport *tr;
+    redisContext *rc = t_redis(srv->port);
+    redisReply *reply = NULL;
+    void *vreply = NULL;
+    unsigned char b[16];
+    int fd;
+
+    CHECK_EQ_LL(rlock_hiredis_init(NULL, rc), -1);
+    CHECK_EQ_LL(rlock_hiredis_init(&h, NULL), -1);
+    CHECK(rlock_hiredis_transport(NULL) == NULL);
+    if (!rc) return;
+    CHECK_EQ_LL(rlock_hiredis_init(&h, rc), 0);
+    tr = rlock_hiredis_transport(&h);
+    CHECK(tr == &h.tr && tr->ctx == (void *)&h && h.ctx == rc);
+    CHECK(tr->send && tr->recv && tr->connect && tr->close && tr->wait);
+
+    /* a healthy context: connect is a no-op */
+    fd = rc->fd;
+    CHECK_EQ_LL(tr->connect(tr->ctx), 1);
+    CHECK_EQ_LL(rc->fd, fd);
+
+    /* raw RESP through the adapter, then hiredis still works */
+    CHECK(t_ping(tr, 1));
+    CHECK(t_ping(tr, 64));
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK);
+    CHECK_EQ_LL(tr->wait(tr->ctx, RLOCK_WANT_READ, 30), 0);
+    CHECK(tr->wait(tr->ctx, RLOCK_WANT_WRITE, 1000) > 0);
+    CHECK(t_hiredis_ping(rc));
+    CHECK(t_ping(tr, 7));
+
+    /* hiredis has an unsent command: refuse, both directions */
+    CHECK_EQ_LL(redisAppendCommand(rc, "PING"), REDIS_OK);
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
+                RLOCK_IO_ERROR);
+    CHECK_MSG(strstr(h.err, "unsent") != NULL, "err: %s", h.err);
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_ERROR);
+    CHECK_EQ_LL(redisGetReply(rc, &vreply), REDIS_OK);
+    reply = (redisReply *)vreply;
+    CHECK(reply && reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "PONG") == 0);
+    if (reply) freeReplyObject(reply);
+    CHECK(t_ping(tr, 64));
+
+    /* hiredis' reader holds a whole unread reply */
+    CHECK_EQ_LL(redisReaderFeed(rc->reader, PONG, sizeof PONG - 1), REDIS_OK);
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
+                RLOCK_IO_ERROR);
+    CHECK_MSG(strstr(h.err, "unread") != NULL, "err: %s", h.err);
+    vreply = NULL;
+    CHECK_EQ_LL(redisGetReply(rc, &vreply), REDIS_OK); /* served from the reader */
+    if (vreply) freeReplyObject(vreply);
+    CHECK(t_ping(tr, 64));
+
+    /* ... or is half-way through one (all bytes consumed, reply incomplete) */
+    CHECK_EQ_LL(redisReaderFeed(rc->reader, "*2\r\n$1\r\na\r\n", 11), REDIS_OK);
+    vreply = NULL;
+    CHECK_EQ_LL(redisReaderGetReply(rc->reader, &vreply), REDIS_OK);
+    CHECK(vreply == NULL);
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
+                RLOCK_IO_ERROR);
+    CHECK_EQ_LL(redisReaderFeed(rc->reader, "$1\r\nb\r\n", 7), REDIS_OK);
+    CHECK_EQ_LL(redisReaderGetReply(rc->reader, &vreply), REDIS_OK);
+    reply = (redisReply *)vreply;
+    CHECK(reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2);
+    if (reply) freeReplyObject(reply);
+    CHECK(t_ping(tr, 64));
+
+    /* close hook: the socket is gone and hiredis knows it */
+    tr->close(tr->ctx);
+    CHECK_EQ_LL(rc->fd, -1);
+    CHECK(rc->err != 0);
+    tr->close(tr->ctx); /* idempotent */
+    CHECK_EQ_LL(rc->fd, -1);
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
+                RLOCK_IO_ERROR);
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_ERROR);
+    CHECK(tr->wait(tr->ctx, RLOCK_WANT_READ, 10) < 0);
+    CHECK(!t_hiredis_ping(rc));
+
+    /* connect hook reconnects (redisReconnect) */
+    CHECK_EQ_LL(tr->connect(tr->ctx), 1);
+    CHECK(rc->fd >= 0);
+    CHECK_EQ_LL(rc->err, 0);
+    CHECK(t_ping(tr, 64));
+    CHECK(t_hiredis_ping(rc));
+
+    /* a reply in flight when rlock drops the connection never surfaces */
+    CHECK_EQ_LL(t_send_all(tr, PING_CMD, sizeof PING_CMD - 1, 64), 0);
+    tr->close(tr->ctx);
+    CHECK_EQ_LL(tr->connect(tr->ctx), 1);
+    CHECK_EQ_LL(tr->wait(tr->ctx, RLOCK_WANT_READ, 100), 0);
+    CHECK_EQ_LL(tr->recv(tr->ctx, b, sizeof b), RLOCK_IO_WOULD_BLOCK);
+    CHECK(t_ping(tr, 64));
+    CHECK(t_hiredis_ping(rc));
+
+    /* binary obuf: an unsent command whose first byte is NUL still counts */
+    CHECK_EQ_LL(redisAppendFormattedCommand(rc, "\0PING\r\n", 7), REDIS_OK);
+    CHECK(rc->obuf[0] == '\0');
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
+                RLOCK_IO_ERROR);
+    CHECK_MSG(strstr(h.err, "unsent") != NULL, "err: %s", h.err);
+    tr->close(tr->ctx); /* nothing was sent; a reconnect discards the buffer */
+    CHECK_EQ_LL(tr->connect(tr->ctx), 1);
+    CHECK(t_ping(tr, 64));
+
+    /* an error on the context (e.g. a hiredis command timed out): refuse,
+     * because a late reply may still be on the socket */
+    rc->err = REDIS_ERR_IO;
+    snprintf(rc->errstr, sizeof rc->errstr, "Resource temporarily unavailable");
+    CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
+                RLOCK_IO_ERROR);
+    CHECK_MSG(strstr(h.err, "Resource temporarily") != NULL, "err: %s", h.err);
+    tr->close(tr->ctx);
+    CHECK_EQ_LL(tr->connect(tr->ctx), 1);
+    CHECK(t_ping(tr, 64));
+
+    redisFree(rc);
+}
+
+/* ------------------------------------------------ the server goes away */
+
+static void test_server_gone(void) {
+    rh_server srv;
+    rlock_posix_conn c;
+    rlock_hiredis_conn h;
+    redisContext *rc;
+    char buf[64];
+    long r = 0;
+    int i;
+    unsigned long long t0;
+
+    CHECK_EQ_LL(rh_server_start(&srv, NULL), 0);
+    if (srv.pid <= 0) return;
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", srv.port, 500), 0);
+    CHECK_EQ_LL(t_connect(&c.tr, 2000), 1);
+    CHECK(t_ping(&c.tr, 64));
+    rc = t_redis(srv.port);
+    if (rc) {
+        CHECK_EQ_LL(rlock_hiredis_init(&h, rc), 0);
+        CHECK(t_ping(&h.tr, 64));
+    }
+
+    rh_server_stop(&srv); /* SIGTERM + waitpid: the server closed every client */
+
+    CHECK(c.tr.wait(c.tr.ctx, RLOCK_WANT_READ, 2000) > 0);
+    r = t_recv_n(&c.tr, buf, sizeof buf, 1);
+    CHECK_MSG(r == RLOCK_IO_CLOSED || r == RLOCK_IO_ERROR, "recv after server exit: %ld", r);
+    CHECK(c.err[0] != '\0');
+    /* writing to the dead peer: an error, and no SIGPIPE (we would be dead) */
+    for (i = 0; i < 50; i++) {
+        r = c.tr.send(c.tr.ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1);
+        if (r == RLOCK_IO_ERROR) break;
+        rh_sleep_ms(10);
+    }
+    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+    c.tr.close(c.tr.ctx);
+    t0 = rh_now_ms();
+    CHECK_EQ_LL(t_connect(&c.tr, 5000), RLOCK_IO_ERROR);
+    CHECK(rh_now_ms() - t0 < 1500);
+    rlock_posix_close(&c);
+
+    if (rc) {
+        CHECK(h.tr.wait(h.tr.ctx, RLOCK_WANT_READ, 2000) > 0);
+        r = t_recv_n(&h.tr, buf, sizeof buf, 1);
+        CHECK_MSG(r == RLOCK_IO_CLOSED || r == RLOCK_IO_ERROR, "hiredis recv: %ld", r);
+        for (i = 0; i < 50; i++) {
+            r = h.tr.send(h.tr.ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1);
+            if (r == RLOCK_IO_ERROR) break;
+            rh_sleep_ms(10);
+        }
+        CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+        h.tr.close(h.tr.ctx);
+        CHECK_EQ_LL(h.tr.connect(h.tr.ctx), RLOCK_IO_ERROR); /* redisReconnect fails */
+        CHECK_MSG(strstr(h.err, "redisReconnect") != NULL, "err: %s", h.err);
+        CHECK(rc->err != 0);
+        redisFree(rc);
+    }
+}
+
+int main(void) {
+    rh_server srv;
+    int fds_before = rh_count_fds();
+
+    test_posix_args();
+    test_posix_refused();
+    test_posix_connect_timeout();
+
+    CHECK_EQ_LL(rh_server_start(&srv, NULL), 0);
+    if (srv.pid > 0) {
+        test_posix_tcp(&srv);
+        test_posix_unix(&srv);
+        test_hiredis(&srv);
+        rh_server_stop(&srv);
+    }
+    test_server_gone();
+
+    CHECK_EQ_LL(rh_count_fds(), fds_before);
+    CHECK_EQ_LL(rh_count_children(), 0);
+    return check_summary("adapters");
+}
