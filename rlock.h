@@ -1309,7 +1309,10 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     }
     /* Failed round. Decide what to report if we stop now. */
     if (fatal != RLOCK_OK) final = fatal;
-    else if (refused > 0 || granted > 0) final = lk->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    /* "Held" only when enough nodes answered for a quorum to be possible;
+     * fewer answers is a node failure (E_QUORUM), even if some granted. */
+    else if ((refused > 0 || granted > 0) && granted + refused >= rlock_client_quorum(c))
+        final = lk->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(lk);
     retry = fatal == RLOCK_OK && now < lk->wait_end &&
             (c->cfg.max_attempts == 0 || lk->attempts < c->cfg.max_attempts);
