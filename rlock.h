@@ -255,6 +255,8 @@ typedef struct rlock_node {
     size_t tx_len, tx_off, rx_len;
     rlock_status result;  /* outcome of the last exchange */
     rlock_reply reply;    /* its reply (pointers into rx; valid until the next exchange) */
+    int is_sub;           /* a subscriber connection (pub/sub mode) */
+    int sub_ok;           /* subscribed to the client's current channel */
     unsigned long commands;  /* commands sent on this node (for benchmarks) */
     unsigned long reconnects;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
@@ -262,14 +264,23 @@ typedef struct rlock_node {
     unsigned char rx[RLOCK_RX_BUF];
 } rlock_node;
 
+struct rlock_lock;
+
 /* Run-time hooks and defaults. Zero means default everywhere. */
 typedef struct rlock_config {
-    uint32_t node_timeout_ms;  /* per-node, per-exchange timeout [min(ttl/10, 250), at least 5] */
+    uint32_t node_timeout_ms;  /* per-node, per-exchange timeout [ttl/10 within 50..250, <= ttl/3] */
     uint32_t backoff_min_ms;   /* first retry delay while waiting [2] */
     uint32_t backoff_max_ms;   /* cap of the exponential backoff [128] */
     uint32_t max_attempts;     /* acquire rounds per call, 0 = until the wait deadline [0] */
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
+    int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
+    uint32_t renew_every_ms;   /* rlock_renew_poll renews this often [ttl/3] */
+    uint32_t max_renewals;     /* stop renewing after this many, 0 = no cap [0] */
+    uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
+    /* Called once when a held lock is found lost (extend/renew refused, or
+     * validity ran out in rlock_renew_poll). Runs inside the rlock call. */
+    void (*on_lost)(struct rlock_lock *lk, void *user);
     uint64_t (*now_ms)(void *user);                 /* monotonic clock [RLOCK_NOW_MS] */
     int (*random_bytes)(void *user, unsigned char *buf, size_t n); /* 0 = ok [RLOCK_RANDOM_BYTES] */
     void (*sleep_ms)(void *user, uint32_t ms);      /* blocking calls only [RLOCK_SLEEP_MS] */
@@ -282,6 +293,10 @@ typedef struct rlock_client {
     rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
     size_t n_nodes;
+    rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
+    size_t n_subs;
+    char sub_chan[RLOCK_MAX_KEY_LEN + 16]; /* channel the subscribers listen on */
+    size_t sub_chan_len;
     void *busy;                  /* the lock whose op owns the connections now */
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
 } rlock_client;
@@ -305,6 +320,14 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c);
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c); /* n/2 + 1 */
+
+/* Wake waiters on release through Redis Pub/Sub instead of polling. subs
+ * are extra connections (RESP2 needs one per subscriber) to the same servers
+ * as the client's nodes, subs[i] to nodes[i]'s server; n = 1..n_nodes. A
+ * waiter subscribes after its first failed attempt, retries at once, then
+ * sleeps until a release message or the holder's PTTL, whichever is first
+ * (pub/sub is at-most-once). Without subscribers, waiting is backoff. */
+RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n);
 
 /* Per-node diagnostics for the last operation. */
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node);
@@ -337,6 +360,16 @@ typedef struct rlock_lock {
     size_t key_len;
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     size_t owner_len;
+    char fence_key[RLOCK_MAX_KEY_LEN + 16]; /* "{key}:fence", same cluster slot as key */
+    size_t fence_key_len;                   /* 0: key has no same-slot name (stray '}') */
+    char channel[RLOCK_MAX_KEY_LEN + 16];   /* "{key}:released" release notifications */
+    size_t channel_len;
+    long long fence;          /* fence token of the current grant (0 when fencing is off) */
+    uint64_t held_since;      /* when the current grant's first round started */
+    uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
+    uint32_t renewals;
+    int renewing;             /* the extend in flight was started by rlock_renew_poll */
+    int lost_notified;
     long long ttl_ms;
     uint64_t validity_end;    /* monotonic ms when validity runs out */
     long long holds;          /* reentrant hold count seen on the quorum */
@@ -400,6 +433,8 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
 RLOCKDEF void rlock_cancel(rlock_lock *lk);
 
 /* --- state --- */
+/* HELD, IDLE, or LOST - LOST as soon as validity has run out, even before
+ * any call found it out. */
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk);
 /* Milliseconds of validity left (ttl - elapsed - drift), 0 when none. */
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk);
@@ -408,6 +443,23 @@ RLOCKDEF long long rlock_hold_count(const rlock_lock *lk); /* reentrant holds; 1
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk);
 /* Votes (nodes that agreed) in the last round. */
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
+/* Fence token of the current grant (cfg.fencing): a number that grows with
+ * every grant of this lock name, for the protected resource to reject stale
+ * holders. Single node: strictly increasing. Redlock: the largest of the
+ * granting nodes' counters, NOT guaranteed monotonic across node failures
+ * or data loss. 0 when fencing is off or nothing is held. */
+RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
+
+/* --- renewal and lost-lock notice --- */
+/* Thread-free renewal for an event loop or RTOS task: renews (extends to the
+ * lock's ttl) when due, every cfg.renew_every_ms (default ttl/3). Sets
+ * *next_ms to when it wants to be called again. Returns RLOCK_OK (nothing due,
+ * or renewed), RLOCK_WOULD_BLOCK (a renewal is in flight: call again when the
+ * nodes are ready or after *next_ms), RLOCK_LOST (lost: on_lost has run),
+ * RLOCK_NOT_HELD, RLOCK_E_STATE (client busy with another op), or the error
+ * of a failed renewal (it retries sooner, until validity runs out -> LOST).
+ * After max_renewals / max_hold_ms it stops renewing; the lease then expires. */
+RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms);
 
 /* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
  * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
@@ -692,9 +744,11 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
        RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_REENTRANT_EXTEND, RLOCK__S_REENTRANT_RELEASE,
        RLOCK__S_COUNT };
 
-/* acquire -> {1,1} granted | {0,pttl} held (pttl -1: no TTL, foreign key) */
+/* acquire -> {1,1,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign
+ * key). KEYS[2], when given, is the fence counter. */
 #define RLOCK__LUA_SIMPLE_ACQUIRE \
-    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return {1,1} end " \
+    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then " \
+    "if KEYS[2] then return {1,1,redis.call('incr',KEYS[2])} end return {1,1,0} end " \
     "local t=redis.call('pttl',KEYS[1]) " \
     "if redis.call('type',KEYS[1]).ok~='string' then " \
     "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end return {0,t}"
@@ -702,36 +756,39 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_SIMPLE_EXTEND \
     "if redis.call('get',KEYS[1])==ARGV[1] then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
-/* release -> 1 deleted | 0 not ours (never a bare DEL) */
+/* release -> 1 deleted | 0 not ours (never a bare DEL). Publishes on the
+ * release channel ARGV[3] (when not empty) to wake waiters. */
 #define RLOCK__LUA_SIMPLE_RELEASE \
-    "if redis.call('get',KEYS[1])==ARGV[1] then " \
-    "return redis.call('del',KEYS[1]) end return 0"
-/* acquire/re-enter -> {1,holds} | {0,pttl} */
+    "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
+    "if ARGV[3]~='' then redis.call('publish',ARGV[3],'0') end return 1 end return 0"
+/* acquire/re-enter -> {1,holds,fence} | {0,pttl}; fence only on a new grant */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
     "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
-    "redis.call('pexpire',KEYS[1],ARGV[2]) return {1,c} end " \
+    "redis.call('pexpire',KEYS[1],ARGV[2]) local f=0 " \
+    "if c==1 and KEYS[2] then f=redis.call('incr',KEYS[2]) end return {1,c,f} end " \
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "return {0,redis.call('pttl',KEYS[1])}"
 #define RLOCK__LUA_REENTRANT_EXTEND \
     "if redis.call('hexists',KEYS[1],ARGV[1])==1 then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
-/* release -> holds left (>= 0; the key is gone at 0) | -1 not ours */
+/* release -> holds left (>= 0; the key is gone at 0, and ARGV[3] is told) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
     "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
-    "redis.call('hdel',KEYS[1],ARGV[1]) return 0"
+    "redis.call('hdel',KEYS[1],ARGV[1]) " \
+    "if ARGV[3]~='' then redis.call('publish',ARGV[3],'0') end return 0"
 
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
     RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
-    "a0f36fa681889d84720f775ffcfcde6101c076d6", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "fab5aabdaac7aab1eaa85bbed1724dee07d7744a", "590cd251cec5523a8ff033237e3a9bdbe9113005",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "db276b65cd1cc1c9805b92c93d86e954a805fc1c"
+    "3a25af33ccee4253e3ba46e9e7bff88f8277690b", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
+    "924a2954cdab881fc21cdfd7ac0f2397718ad93e", "5002018cce7e69f13d226d63f1a5b261124aa197",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "c3a9c42ad086a7bc572047de6c9b65a290925280"
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -743,7 +800,8 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 
 /* ---- 6.5 Connection layer: one request/reply exchange per node ---------- */
 enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_UP };
-enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE };
+/* LISTEN: a subscriber connection waiting for pushed messages, no request out. */
+enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE, RLOCK__IO_LISTEN };
 
 static void rlock__set_err(rlock_node *n, const char *msg, size_t len) {
     if (len >= sizeof n->err) len = sizeof n->err - 1;
@@ -760,6 +818,7 @@ static void rlock__node_drop(rlock_node *n) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
     }
     n->conn = RLOCK__CONN_DOWN;
+    n->sub_ok = 0;
     n->rx_len = 0;
     n->tx_len = n->tx_off = 0;
 }
@@ -849,6 +908,11 @@ static int rlock__node_reply(rlock_node *n, const rlock_reply *r, rlock__encode_
             rlock__set_err(n, r->v.str, r->v.len);
             return rlock__node_fail(n, RLOCK_E_AUTH, NULL, 1);
         }
+        return 0;
+    }
+    if (n->is_sub && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 && r->elem[0].type == RLOCK_RESP_BULK &&
+        r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0) {
+        n->replies_left++; /* a pushed message is not the answer we wait for */
         return 0;
     }
     if (r->v.type == RLOCK_RESP_ERROR && r->v.len >= 8 && memcmp(r->v.str, "NOSCRIPT", 8) == 0 &&
@@ -976,8 +1040,8 @@ RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    return (node->io == RLOCK__IO_CONNECT || node->io == RLOCK__IO_SEND || node->io == RLOCK__IO_RECV)
-               ? node->want : 0;
+    return (node->io == RLOCK__IO_CONNECT || node->io == RLOCK__IO_SEND || node->io == RLOCK__IO_RECV ||
+            node->io == RLOCK__IO_LISTEN) ? node->want : 0;
 }
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
@@ -1042,6 +1106,26 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
 
 static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
 
+RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n) {
+    size_t i, j;
+    if (!rlock__client_ok(c) || !subs || n == 0 || n > c->n_nodes) return RLOCK_E_BADARG;
+    if (c->busy) return RLOCK_E_STATE;
+    for (i = 0; i < n; i++) {
+        if (subs[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
+        for (j = 0; j < c->n_nodes; j++)
+            if (c->nodes[j] == &subs[i] || (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx))
+                return RLOCK_E_BADARG; /* a command connection cannot also subscribe */
+    }
+    for (i = 0; i < n; i++) {
+        c->subs[i] = &subs[i];
+        subs[i].is_sub = 1;
+        subs[i].sub_ok = 0;
+    }
+    c->n_subs = n;
+    c->sub_chan_len = 0;
+    return RLOCK_OK;
+}
+
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
     return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
 }
@@ -1049,13 +1133,18 @@ RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
 /* Block until some node of c can make progress, or timeout_ms passes. With
  * several nodes waiting we cannot wait on all at once through the vtable, so
  * we probe each and then wait on one in short slices. */
+/* Node i of all the client's connections: nodes first, then subscribers. */
+static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
+    return i < c->n_nodes ? c->nodes[i] : c->subs[i - c->n_nodes];
+}
+
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
-    size_t i, waiting = 0, first = 0;
+    size_t i, waiting = 0, first = 0, total = c->n_nodes + c->n_subs;
     int can_wait = 1;
-    for (i = 0; i < c->n_nodes; i++) {
-        int w = rlock_node_wants(c->nodes[i]);
-        if (!w) continue;
-        if (!c->nodes[i]->transport.wait) can_wait = 0;
+    for (i = 0; i < total; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
+        if (!rlock_node_wants(n)) continue;
+        if (!n->transport.wait) can_wait = 0;
         if (waiting++ == 0) first = i;
     }
     if (waiting == 0) {
@@ -1064,16 +1153,16 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
     if (waiting == 1) {
-        rlock_node *n = c->nodes[first];
+        rlock_node *n = rlock__conn_at(c, first);
         n->transport.wait(n->transport.ctx, n->want, timeout_ms);
         return;
     }
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
+    for (i = 0; i < total; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
         if (rlock_node_wants(n) && n->transport.wait(n->transport.ctx, n->want, 0) != 0) return;
     }
     {
-        rlock_node *n = c->nodes[first];
+        rlock_node *n = rlock__conn_at(c, first);
         n->transport.wait(n->transport.ctx, n->want, timeout_ms < 1 ? timeout_ms : 1);
     }
 }
@@ -1118,8 +1207,8 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c) {
     size_t i;
     if (!rlock__client_ok(c)) return;
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
         int busy = n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV;
         rlock__node_drop(n);
         if (busy) rlock__node_fail(n, RLOCK_E_IO, "connection closed by rlock_client_close", 0);
@@ -1128,7 +1217,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Lock operations ------------------------------------------------- */
 enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
-enum { RLOCK__PH_ROUND = 1, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF };
+enum { RLOCK__PH_ROUND = 1, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE, RLOCK__PH_WAITMSG };
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
@@ -1138,6 +1227,12 @@ static int rlock__lock_ok(const rlock_lock *lk) {
 
 static long long rlock__drift(const rlock_lock *lk, long long ttl) {
     return ttl * (long long)lk->client->cfg.drift_permille / 1000 + 2;
+}
+
+static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
+    uint64_t every = lk->client->cfg.renew_every_ms;
+    if (!every) every = (uint64_t)(ttl / 3);
+    return every ? every : 1;
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
@@ -1153,27 +1248,32 @@ static rlock_status rlock__check_ttl(const rlock_lock *lk, long long ttl) {
 static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
     long long t = lk->client->cfg.node_timeout_ms;
     if (t) return (uint32_t)t;
-    t = ttl / 10; /* "far below the TTL": the Redlock spec's own ratio */
+    /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
+     * small that a busy host times out a healthy loopback node. */
+    t = ttl / 10;
     if (t > 250) t = 250;
-    if (t < 5) t = 5;
+    if (t < 50) t = 50;
+    if (t > ttl / 3) t = ttl / 3 > 0 ? ttl / 3 : 1;
     return (uint32_t)t;
 }
 
 static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
                                  int use_eval) {
     const rlock_lock *lk = (const rlock_lock *)arg;
-    const char *argv[6];
-    size_t lens[6];
+    const char *argv[8];
+    size_t lens[8];
+    int argc = 0, fence = (lk->script == RLOCK__S_SIMPLE_ACQUIRE || lk->script == RLOCK__S_REENTRANT_ACQUIRE) &&
+                          lk->client->cfg.fencing;
     (void)n;
-    argv[0] = use_eval ? "EVAL" : "EVALSHA";
-    lens[0] = use_eval ? 4 : 7;
-    argv[1] = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script];
-    lens[1] = strlen(argv[1]);
-    argv[2] = "1"; lens[2] = 1;
-    argv[3] = lk->key; lens[3] = lk->key_len;
-    argv[4] = lk->owner; lens[4] = lk->owner_len;
-    argv[5] = lk->ttl_str; lens[5] = strlen(lk->ttl_str);
-    return rlock_resp_encode(out, cap, 6, argv, lens);
+    argv[argc] = use_eval ? "EVAL" : "EVALSHA"; lens[argc++] = use_eval ? 4 : 7;
+    argv[argc] = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script]; lens[argc] = strlen(argv[argc]); argc++;
+    argv[argc] = fence ? "2" : "1"; lens[argc++] = 1;
+    argv[argc] = lk->key; lens[argc++] = lk->key_len;
+    if (fence) { argv[argc] = lk->fence_key; lens[argc++] = lk->fence_key_len; }
+    argv[argc] = lk->owner; lens[argc++] = lk->owner_len;
+    argv[argc] = lk->ttl_str; lens[argc] = strlen(lk->ttl_str); argc++;
+    argv[argc] = lk->channel; lens[argc++] = lk->channel_len;
+    return rlock_resp_encode(out, cap, argc, argv, lens);
 }
 
 static int rlock__script_for(const rlock_lock *lk, int op) {
@@ -1207,13 +1307,26 @@ static size_t rlock__round_pending(rlock_lock *lk, uint64_t now) {
 }
 
 /* Read node i's answer as {flag, value} (acquire) or a single integer. */
-static int rlock__node_pair(const rlock_node *n, long long *flag, long long *value) {
+/* An acquire answer: {0, pttl} or {1, holds, fence}. */
+static int rlock__node_pair(const rlock_node *n, long long *flag, long long *value, long long *fence) {
     const rlock_reply *r = &n->reply;
-    if (n->result != RLOCK_OK || r->v.type != RLOCK_RESP_ARRAY || r->count != 2 ||
-        r->elem[0].type != RLOCK_RESP_INTEGER || r->elem[1].type != RLOCK_RESP_INTEGER) return 0;
+    if (n->result != RLOCK_OK || r->v.type != RLOCK_RESP_ARRAY || r->count < 2 || r->count > 3 ||
+        r->elem[0].type != RLOCK_RESP_INTEGER || r->elem[1].type != RLOCK_RESP_INTEGER ||
+        (r->count == 3 && r->elem[2].type != RLOCK_RESP_INTEGER)) return 0;
     *flag = r->elem[0].integer;
     *value = r->elem[1].integer;
+    *fence = r->count == 3 ? r->elem[2].integer : 0;
     return 1;
+}
+
+/* A held lock turned out lost: record it and tell the holder once. */
+static void rlock__mark_lost(rlock_lock *lk) {
+    lk->state = RLOCK_STATE_LOST;
+    lk->renewing = 0;
+    if (!lk->lost_notified) {
+        lk->lost_notified = 1;
+        if (lk->client->cfg.on_lost) lk->client->cfg.on_lost(lk, lk->client->cfg.hook_user);
+    }
 }
 static int rlock__node_int(const rlock_node *n, long long *value) {
     if (n->result != RLOCK_OK || n->reply.v.type != RLOCK_RESP_INTEGER) return 0;
@@ -1221,10 +1334,25 @@ static int rlock__node_int(const rlock_node *n, long long *value) {
     return 1;
 }
 
+/* Stop listening (and abandon a SUBSCRIBE still in flight). */
+static void rlock__subs_idle(rlock_client *c) {
+    size_t i;
+    for (i = 0; i < c->n_subs; i++) {
+        rlock_node *n = c->subs[i];
+        if (n->io == RLOCK__IO_LISTEN) { n->io = RLOCK__IO_IDLE; n->want = 0; }
+        else if (n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV) {
+            rlock__node_drop(n);
+            n->io = RLOCK__IO_IDLE;
+            n->want = 0;
+        } else rlock__node_settle(n);
+    }
+}
+
 static rlock_status rlock__finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
     size_t i;
     for (i = 0; i < c->n_nodes; i++) rlock__node_settle(c->nodes[i]);
+    rlock__subs_idle(c);
     lk->op = RLOCK__OP_NONE;
     lk->phase = 0;
     c->busy = NULL;
@@ -1270,19 +1398,131 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     lk->phase = RLOCK__PH_BACKOFF;
 }
 
+/* ---- waiting on release notifications ---- */
+
+/* Read what a subscriber connection has without blocking. 1: a message on
+ * chan arrived; 0: none; -1: the connection failed (dropped, unsubscribed). */
+static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len) {
+    int woke = 0;
+    for (;;) {
+        rlock_reply rep;
+        long used, r;
+        while ((used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0) > 0) {
+            if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 3 && rep.elem[0].type == RLOCK_RESP_BULK &&
+                rep.elem[0].len == 7 && memcmp(rep.elem[0].str, "message", 7) == 0 &&
+                rep.elem[1].type == RLOCK_RESP_BULK && rep.elem[1].len == chan_len &&
+                memcmp(rep.elem[1].str, chan, chan_len) == 0)
+                woke = 1;
+            memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
+            n->rx_len -= (size_t)used;
+        }
+        if (used < 0) break;
+        r = n->transport.recv(n->transport.ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+        if (r == RLOCK_IO_WOULD_BLOCK) return woke;
+        if (r < 0 || (size_t)r > sizeof n->rx - n->rx_len) break;
+        n->rx_len += (size_t)r;
+    }
+    n->io = RLOCK__IO_RECV; /* so the drop closes the transport */
+    rlock__node_drop(n);
+    n->io = RLOCK__IO_IDLE;
+    n->want = 0;
+    return woke ? 1 : -1;
+}
+
+static size_t rlock__encode_sub(void *arg, const rlock_node *n, unsigned char *out, size_t cap, int use_eval) {
+    const rlock_lock *lk = (const rlock_lock *)arg;
+    const rlock_client *c = lk->client;
+    const char *argv[2];
+    size_t lens[2], len = 0, m;
+    (void)use_eval;
+    if (n->sub_ok && c->sub_chan_len) { /* one channel per subscriber connection */
+        argv[0] = "UNSUBSCRIBE"; lens[0] = 11;
+        argv[1] = c->sub_chan; lens[1] = c->sub_chan_len;
+        len = rlock_resp_encode(out, cap, 2, argv, lens);
+        if (!len) return 0;
+    }
+    argv[0] = "SUBSCRIBE"; lens[0] = 9;
+    argv[1] = lk->channel; lens[1] = lk->channel_len;
+    m = rlock_resp_encode(out + len, cap - len, 2, argv, lens);
+    return m ? len + m : 0;
+}
+
+static int rlock__subscribed_to(const rlock_lock *lk) {
+    const rlock_client *c = lk->client;
+    size_t i;
+    if (c->sub_chan_len != lk->channel_len || memcmp(c->sub_chan, lk->channel, lk->channel_len) != 0) return 0;
+    for (i = 0; i < c->n_subs; i++) if (c->subs[i]->sub_ok) return 1;
+    return 0;
+}
+
+/* The next acquire round. Messages that arrived before it are stale: the
+ * round itself sees the current state, so drain them first; a release after
+ * this point publishes after our script ran and wakes us. */
+static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i;
+    if (rlock__subscribed_to(lk))
+        for (i = 0; i < c->n_subs; i++)
+            if (c->subs[i]->sub_ok) (void)rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len);
+    lk->attempts++;
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << c->n_nodes) - 1u, lk->op_ttl, now);
+    lk->phase = RLOCK__PH_ROUND;
+}
+
+/* After a failed round that will be retried: with subscribers and a holder
+ * that has a TTL, subscribe (then retry at once, so a release between our
+ * attempt and the subscription is not missed) or sleep until a release
+ * message or the holder's PTTL, whichever comes first. Otherwise back off. */
+static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    size_t i;
+    if (!c->n_subs || !lk->channel_len || lk->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
+    if (!rlock__subscribed_to(lk)) {
+        for (i = 0; i < c->n_subs; i++) {
+            rlock_node *n = c->subs[i];
+            int unsub = n->sub_ok && c->sub_chan_len;
+            rlock__node_settle(n);
+            if (rlock__node_begin(n, now + lk->node_timeout, rlock__encode_sub, lk) == RLOCK_OK && unsub)
+                n->replies_left++;
+            n->sub_ok = 0;
+        }
+        memcpy(c->sub_chan, lk->channel, lk->channel_len);
+        c->sub_chan_len = lk->channel_len;
+        lk->phase = RLOCK__PH_SUBSCRIBE;
+        return;
+    }
+    {
+        uint64_t delay = (uint64_t)lk->holder_pttl + 1;
+        if (now + delay > lk->wait_end) delay = lk->wait_end - now;
+        lk->wake_at = now + delay;
+    }
+    for (i = 0; i < c->n_subs; i++) {
+        rlock_node *n = c->subs[i];
+        if (!n->sub_ok) continue;
+        n->io = RLOCK__IO_LISTEN;
+        n->want = RLOCK_WANT_READ;
+    }
+    lk->phase = RLOCK__PH_WAITMSG;
+}
+
 static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     size_t i, granted = 0, refused = 0;
     unsigned granted_mask = 0, unknown_mask = 0;
-    long long holds = 0, drift = rlock__drift(lk, lk->op_ttl);
+    long long holds = 0, fence = 0, drift = rlock__drift(lk, lk->op_ttl);
     rlock_status fatal = RLOCK_OK, final;
     int retry;
     lk->holder_pttl = -1;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
-        long long flag, value;
-        if (rlock__node_pair(n, &flag, &value) && (flag == 0 || flag == 1)) {
-            if (flag == 1) { granted++; granted_mask |= 1u << i; if (!holds) holds = value; }
+        long long flag, value, f;
+        if (rlock__node_pair(n, &flag, &value, &f) && (flag == 0 || flag == 1)) {
+            if (flag == 1) {
+                granted++;
+                granted_mask |= 1u << i;
+                if (!holds) holds = value;
+                if (f > fence) fence = f; /* Redlock: the largest node counter */
+            }
             else if (value == -1) { n->result = RLOCK_E_FOREIGN; rlock__set_errz(n, "key exists without a TTL");
                                     fatal = RLOCK_E_FOREIGN; }
             else {
@@ -1301,6 +1541,13 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     if (now < lk->round_start) fatal = RLOCK_E_CLOCK;
     else if (fatal == RLOCK_OK && granted >= rlock_client_quorum(c) &&
              (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+        if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
+            lk->held_since = lk->round_start;
+            lk->fence = fence;
+            lk->renewals = 0;
+            lk->lost_notified = 0;
+        }
+        lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
         lk->state = RLOCK_STATE_HELD;
         lk->ttl_ms = lk->op_ttl;
         lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
@@ -1329,7 +1576,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
             return RLOCK_WOULD_BLOCK;
         }
     }
-    if (retry) { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
+    if (retry) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
     return rlock__finish(lk, final);
 }
 
@@ -1346,12 +1593,13 @@ static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
     if (ok >= q && now < lk->validity_end && (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+        lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
         lk->ttl_ms = lk->op_ttl;
         lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
         return rlock__finish(lk, RLOCK_OK);
     }
     if (refused > c->n_nodes - q || now >= lk->validity_end) {
-        lk->state = RLOCK_STATE_LOST;
+        rlock__mark_lost(lk);
         return rlock__finish(lk, RLOCK_LOST);
     }
     return rlock__finish(lk, rlock__round_error(lk));
@@ -1389,19 +1637,46 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
 }
 
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
+    rlock_client *c;
     uint64_t now;
+    size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    now = rlock__now(lk->client);
+    c = lk->client;
+    now = rlock__now(c);
     if (lk->phase == RLOCK__PH_BACKOFF) {
         if (now < lk->wake_at) return RLOCK_WOULD_BLOCK;
-        lk->attempts++;
-        rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, lk->op_ttl, now);
-        lk->phase = RLOCK__PH_ROUND;
+        rlock__acquire_next_round(lk, now);
+    } else if (lk->phase == RLOCK__PH_WAITMSG) {
+        int woke = 0;
+        for (i = 0; i < c->n_subs; i++)
+            if (c->subs[i]->io == RLOCK__IO_LISTEN && rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len) > 0)
+                woke = 1;
+        if (!woke && now < lk->wake_at) return RLOCK_WOULD_BLOCK;
+        rlock__subs_idle(c);
+        rlock__acquire_next_round(lk, now);
+    } else if (lk->phase == RLOCK__PH_SUBSCRIBE) {
+        size_t pending = 0, ok = 0;
+        for (i = 0; i < c->n_subs; i++)
+            if (!rlock__node_drive(c->subs[i], now, NULL, NULL)) pending++;
+        if (pending) return RLOCK_WOULD_BLOCK;
+        for (i = 0; i < c->n_subs; i++) {
+            rlock_node *n = c->subs[i];
+            const rlock_reply *r = &n->reply;
+            n->sub_ok = n->result == RLOCK_OK && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 &&
+                        r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == 9 &&
+                        memcmp(r->elem[0].str, "subscribe", 9) == 0;
+            ok += (size_t)n->sub_ok;
+            rlock__node_settle(n);
+        }
+        /* Subscribed: try again at once. Not possible: back off instead of
+         * re-subscribing in a hot loop. */
+        if (ok) rlock__acquire_next_round(lk, now);
+        else { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
     }
     if (rlock__round_pending(lk, now)) return RLOCK_WOULD_BLOCK;
     if (lk->phase == RLOCK__PH_CLEANUP) {
-        if (lk->retry) { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
+        if (lk->retry) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
         return rlock__finish(lk, lk->op_result);
     }
     switch (lk->op) {
@@ -1416,11 +1691,12 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     size_t i;
     if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return 0;
     now = rlock__now(lk->client);
-    if (lk->phase == RLOCK__PH_BACKOFF) next = lk->wake_at;
+    if (lk->phase == RLOCK__PH_BACKOFF || lk->phase == RLOCK__PH_WAITMSG) next = lk->wake_at;
     else
-        for (i = 0; i < lk->client->n_nodes; i++)
-            if (rlock_node_wants(lk->client->nodes[i]) && lk->client->nodes[i]->deadline < next)
-                next = lk->client->nodes[i]->deadline;
+        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++) {
+            const rlock_node *n = rlock__conn_at(lk->client, i);
+            if (rlock_node_wants(n) && n->io != RLOCK__IO_LISTEN && n->deadline < next) next = n->deadline;
+        }
     if (next == UINT64_MAX || next <= now) return 0;
     return next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(next - now);
 }
@@ -1454,6 +1730,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     c = lk->client;
     if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
+    if (c->cfg.fencing && lk->fence_key_len == 0) return RLOCK_E_BADARG; /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
@@ -1553,6 +1830,9 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     lk->kind = kind;
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
+    /* Same cluster slot as the key, so every script touches one slot. */
+    lk->fence_key_len = rlock_aux_key(lk->fence_key, sizeof lk->fence_key, key, key_len, ":fence");
+    lk->channel_len = rlock_aux_key(lk->channel, sizeof lk->channel, key, key_len, ":released");
     lk->state = RLOCK_STATE_IDLE;
     lk->magic = RLOCK__MAGIC_LOCK;
     return RLOCK_OK;
@@ -1565,7 +1845,59 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 }
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
-    return rlock__lock_ok(lk) ? lk->state : RLOCK_STATE_IDLE;
+    if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
+    if (lk->state == RLOCK_STATE_HELD && lk->op == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
+        return RLOCK_STATE_LOST;
+    return lk->state;
+}
+RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
+}
+
+RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
+    const rlock_config *cfg;
+    uint64_t now, next;
+    long long validity;
+    rlock_status st = RLOCK_OK;
+    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
+    cfg = &lk->client->cfg;
+    *next_ms = 0;
+    if (lk->op == RLOCK__OP_EXTEND && lk->renewing) {
+        st = rlock_step(lk);
+        if (st == RLOCK_WOULD_BLOCK) { *next_ms = rlock_next_timeout_ms(lk); return st; }
+        lk->renewing = 0;
+        now = rlock__now(lk->client);
+        if (st == RLOCK_OK) {
+            lk->renewals++;
+            lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->ttl_ms);
+        } else if (st != RLOCK_LOST) {
+            /* Unknown outcome (node down, timeout): try again soon, while
+             * validity lasts; when it runs out the lock is LOST below. */
+            lk->renew_at = now + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+        }
+    } else if (lk->op != RLOCK__OP_NONE) {
+        return RLOCK_E_STATE;
+    }
+    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+    validity = rlock_validity_ms(lk);
+    if (validity <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; }
+    now = rlock__now(lk->client);
+    if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
+        (cfg->max_hold_ms && now + (uint64_t)lk->ttl_ms > lk->held_since + cfg->max_hold_ms)) {
+        *next_ms = (uint32_t)(validity > UINT32_MAX ? UINT32_MAX : validity); /* capped: let it expire */
+        return st;
+    }
+    if (now >= lk->renew_at && st == RLOCK_OK) {
+        st = rlock_extend_begin(lk, lk->ttl_ms);
+        if (st != RLOCK_WOULD_BLOCK) return st; /* client busy, or lost */
+        lk->renewing = 1;
+        return rlock_renew_poll(lk, next_ms);
+    }
+    next = lk->renew_at > now ? lk->renew_at - now : 1;
+    if ((uint64_t)validity < next) next = (uint64_t)validity;
+    *next_ms = (uint32_t)(next > UINT32_MAX ? UINT32_MAX : next);
+    return st;
 }
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     uint64_t now;
