@@ -15,9 +15,9 @@ VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
 EXAMPLES  := $(BUILD)/demo $(BUILD)/basic
 
 # Header configurations that must keep compiling (C and C++, gcc and clang).
-COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID
+COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
 
-.PHONY: all test deps compile-check unit demo clean
+.PHONY: all test deps compile-check unit demo bench clean
 all: deps $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) compile-check
 
 deps:
@@ -65,6 +65,13 @@ unit: $(BUILD)/test_unit
 
 demo: deps $(BUILD)/demo
 	./$(BUILD)/demo
+
+# Speed next to raw hiredis on 5 throwaway servers; table + build/bench.csv.
+bench: deps $(BUILD)/bench
+	./$(BUILD)/bench
+
+$(BUILD)/bench: bench/bench.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
 
 clean:
 	rm -rf $(BUILD)

@@ -52,6 +52,7 @@
  *   RLOCK_NO_THREAD_ID         owner ids use the instance id only
  *   RLOCK_ASSERT(x)            internal invariants                  [assert]
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns "" (saves .rodata)
+ *   RLOCK_WATCHDOG             build the optional renewal thread (pthreads)
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -460,6 +461,35 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires. */
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms);
+
+#ifdef RLOCK_WATCHDOG
+/* --- optional renewal thread (POSIX threads; define RLOCK_WATCHDOG) --- */
+#ifdef RLOCK_NO_POSIX
+#error "RLOCK_WATCHDOG needs POSIX threads; use rlock_renew_poll from your own task instead"
+#endif
+#include <pthread.h>
+typedef struct rlock_watchdog {
+    rlock_lock shadow;        /* the lock, bound to the watchdog's own client */
+    rlock_lock *lk;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop, running;
+    rlock_status last;
+} rlock_watchdog;
+/* Keep a HELD lock alive from a thread, with rlock_renew_poll on `own`: a
+ * client of its own connections to the same servers (same node count), so
+ * renewals never queue behind the application's commands. Until
+ * rlock_watchdog_stop, do not call extend/release on lk. When the lock is
+ * lost the watchdog stops renewing and calls lk's client on_lost with lk,
+ * from the watchdog thread. */
+RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own);
+/* Stop and join the thread; lk takes over the renewed validity (or LOST).
+ * Returns the last renewal status (RLOCK_OK when nothing failed). */
+RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w);
+/* Thread-safe view: state and validity left, as the watchdog sees them. */
+RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity_ms);
+#endif
 
 /* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
  * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
@@ -1915,7 +1945,103 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 
-/* ---- 6.8 Keys ------------------------------------------------------------ */
+/* ---- 6.8 Renewal thread (RLOCK_WATCHDOG) -------------------------------- */
+#ifdef RLOCK_WATCHDOG
+static void *rlock__watchdog_main(void *arg) {
+    rlock_watchdog *w = (rlock_watchdog *)arg;
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop) {
+        uint32_t next = 0;
+        rlock_status st = rlock_renew_poll(&w->shadow, &next);
+        if (st == RLOCK_WOULD_BLOCK) {
+            /* I/O in flight: wait on the sockets without holding the mutex
+             * (nothing else touches the shadow's connections). */
+            pthread_mutex_unlock(&w->mu);
+            rlock__client_wait(w->shadow.client, next ? next : 1);
+            pthread_mutex_lock(&w->mu);
+            continue;
+        }
+        if (st != RLOCK_OK) w->last = st;
+        if (st == RLOCK_LOST || st == RLOCK_NOT_HELD || st == RLOCK_E_BADARG || st == RLOCK_E_STATE) {
+            if (st == RLOCK_LOST && w->lk->client->cfg.on_lost)
+                w->lk->client->cfg.on_lost(w->lk, w->lk->client->cfg.hook_user);
+            break;
+        }
+        {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += (time_t)(next / 1000u);
+            ts.tv_nsec += (long)(next % 1000u) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (!w->stop) pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        }
+    }
+    if (w->shadow.op != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
+    w->running = 0;
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own) {
+    pthread_condattr_t ca;
+    if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own) || own == lk->client ||
+        own->n_nodes != lk->client->n_nodes) return RLOCK_E_BADARG;
+    if (lk->op != RLOCK__OP_NONE || own->busy) return RLOCK_E_STATE;
+    if (rlock_lock_state(lk) != RLOCK_STATE_HELD) return RLOCK_NOT_HELD;
+    memset(w, 0, sizeof *w);
+    w->lk = lk;
+    w->shadow = *lk;
+    w->shadow.client = own;
+    w->shadow.lost_notified = 1; /* the watchdog reports loss with lk, not the shadow */
+    w->last = RLOCK_OK;
+    w->running = 1;
+    if (pthread_condattr_init(&ca) != 0) return RLOCK_E_STATE;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (pthread_cond_init(&w->cv, &ca) != 0) { pthread_condattr_destroy(&ca); return RLOCK_E_STATE; }
+    pthread_condattr_destroy(&ca);
+    if (pthread_mutex_init(&w->mu, NULL) != 0) { pthread_cond_destroy(&w->cv); return RLOCK_E_STATE; }
+    if (pthread_create(&w->thread, NULL, rlock__watchdog_main, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        return RLOCK_E_STATE;
+    }
+    return RLOCK_OK;
+}
+
+RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w) {
+    rlock_lock *lk;
+    if (!w || !w->lk) return RLOCK_E_BADARG;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    lk = w->lk;
+    /* Take over what the renewals achieved. */
+    lk->state = w->shadow.state;
+    lk->ttl_ms = w->shadow.ttl_ms;
+    lk->validity_end = w->shadow.validity_end;
+    lk->renew_at = w->shadow.renew_at;
+    lk->renewals = w->shadow.renewals;
+    if (lk->state == RLOCK_STATE_LOST) lk->lost_notified = 1;
+    w->lk = NULL;
+    return w->last;
+}
+
+RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity_ms) {
+    rlock_state st;
+    if (!w || !w->lk) { if (validity_ms) *validity_ms = 0; return RLOCK_STATE_IDLE; }
+    pthread_mutex_lock(&w->mu);
+    st = rlock_lock_state(&w->shadow);
+    if (validity_ms) *validity_ms = rlock_validity_ms(&w->shadow);
+    pthread_mutex_unlock(&w->mu);
+    return st;
+}
+#endif /* RLOCK_WATCHDOG */
+
+/* ---- 6.9 Keys ------------------------------------------------------------ */
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix) {
     size_t open = key_len, close = key_len, i, slen, need;
