@@ -1705,6 +1705,10 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
         else { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
     }
     if (rlock__round_pending(lk, now)) return RLOCK_WOULD_BLOCK;
+    /* The round may have ended inside a transport call that blocked (connect,
+     * send, recv): judge elapsed time and validity by the clock now, not by
+     * when this step began. */
+    now = rlock__now(c);
     if (lk->phase == RLOCK__PH_CLEANUP) {
         if (lk->retry) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
         return rlock__finish(lk, lk->op_result);
