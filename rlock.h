@@ -1363,6 +1363,14 @@ static int rlock__node_int(const rlock_node *n, long long *value) {
     *value = n->reply.v.integer;
     return 1;
 }
+/* A well-formed reply of the wrong shape: RLOCK_E_PROTOCOL, and like every
+ * protocol error the connection is dropped (the server is not answering what
+ * we asked, so its stream is not trusted either). */
+static void rlock__node_bad_reply(rlock_node *n, const char *why) {
+    n->result = RLOCK_E_PROTOCOL;
+    rlock__set_errz(n, why);
+    rlock__node_drop(n);
+}
 
 /* Stop listening (and abandon a SUBSCRIBE still in flight). */
 static void rlock__subs_idle(rlock_client *c) {
@@ -1560,7 +1568,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
                 if (lk->holder_pttl < 0 || value < lk->holder_pttl) lk->holder_pttl = value < 0 ? 0 : value;
             }
         } else {
-            if (n->result == RLOCK_OK) { n->result = RLOCK_E_PROTOCOL; rlock__set_errz(n, "unexpected reply to acquire"); }
+            if (n->result == RLOCK_OK) rlock__node_bad_reply(n, "unexpected reply to acquire");
             if (n->result == RLOCK_E_AUTH || n->result == RLOCK_E_WRONGTYPE) fatal = n->result;
             /* No answer (timeout, reset, garbage): the SET may have landed. A
              * Redis error reply means the script did not write. */
@@ -1617,6 +1625,7 @@ static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     for (i = 0; i < c->n_nodes; i++) {
         long long v;
         if (rlock__node_int(c->nodes[i], &v)) { if (v == 1) ok++; else refused++; }
+        else if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to extend");
     }
     lk->votes = ok;
     if (now < lk->round_start) return rlock__finish(lk, RLOCK_E_CLOCK);
@@ -1642,7 +1651,10 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     (void)now;
     for (i = 0; i < c->n_nodes; i++) {
         long long v;
-        if (!rlock__node_int(c->nodes[i], &v)) continue;
+        if (!rlock__node_int(c->nodes[i], &v)) {
+            if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to release");
+            continue;
+        }
         if (lk->kind == RLOCK_KIND_SIMPLE ? v == 1 : v >= 0) {
             ok++;
             if (left < 0 || v > left) left = v; /* reentrant: holds left on the node */
