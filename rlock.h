@@ -982,8 +982,11 @@ static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, 
         switch (n->io) {
         case RLOCK__IO_CONNECT: {
             int r;
-            if (!t->connect) return rlock__node_fail(n, RLOCK_E_IO, "not connected (no connect hook)", 0);
-            r = t->connect(t->ctx);
+            /* Without a connect hook the transport came connected: use it
+             * until rlock drops it; after that it stays down. */
+            if (!t->connect && n->reconnects)
+                return rlock__node_fail(n, RLOCK_E_IO, "not connected (no connect hook)", 0);
+            r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
             if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "connect failed", 1);
             n->conn = RLOCK__CONN_UP;
