@@ -898,6 +898,13 @@ typedef size_t (*rlock__encode_fn)(void *arg, const rlock_node *n, unsigned char
  * the command), then the command from enc. */
 static rlock_status rlock__node_begin(rlock_node *n, uint64_t deadline, rlock__encode_fn enc, void *arg) {
     size_t len;
+    /* An idle command connection has nothing to say, so a readable one was
+     * closed by the server (CLIENT KILL, idle timeout, restart) or holds
+     * stray bytes: reconnect now rather than fail this exchange on a dead
+     * socket. (Subscribers receive pushes at any time: not probed.) */
+    if (n->conn == RLOCK__CONN_UP && !n->is_sub && n->transport.wait &&
+        n->transport.wait(n->transport.ctx, RLOCK_WANT_READ, 0) != 0)
+        rlock__node_drop(n);
     n->deadline = deadline;
     n->tx_len = n->tx_off = 0;
     n->want = 0;
