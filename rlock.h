@@ -37,7 +37,7 @@
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
  *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id           [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [1536 / 1024]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [~2.4 KB / 1024]
  *   RLOCK_RESP_MAX_DEPTH       deepest nested array the reader takes [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
  *   RLOCK_NO_POSIX             no POSIX defaults: you must supply
@@ -102,7 +102,9 @@ extern "C" {
 #define RLOCK_MAX_OWNER_LEN 64
 #endif
 #ifndef RLOCK_TX_BUF
-#define RLOCK_TX_BUF 1536
+/* The largest command is the EVAL fallback of an acquire: ~1 KB of script
+ * plus the key and three auxiliary keys (checked at compile time). */
+#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
 #endif
 #ifndef RLOCK_RX_BUF
 #define RLOCK_RX_BUF 1024
@@ -361,10 +363,14 @@ typedef struct rlock_lock {
     size_t key_len;
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     size_t owner_len;
-    char fence_key[RLOCK_MAX_KEY_LEN + 16]; /* "{key}:fence", same cluster slot as key */
-    size_t fence_key_len;                   /* 0: key has no same-slot name (stray '}') */
-    char channel[RLOCK_MAX_KEY_LEN + 16];   /* "{key}:released" release notifications */
-    size_t channel_len;
+    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
+     * aux_base is "{key}", or key itself when it has a hash tag, so every
+     * auxiliary key hashes to the key's cluster slot. */
+    char aux_base[RLOCK_MAX_KEY_LEN + 2];
+    size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
+    char waiter_id[17];       /* random id this handle waits under (not the token) */
+    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
+    int queue;                /* this round's attempt joins the wait queue */
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
     uint64_t held_since;      /* when the current grant's first round started */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
@@ -740,29 +746,44 @@ static size_t rlock__utoa(char *out, unsigned long long v) {
     return n;
 }
 
+/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
+ * 0 when it does not fit (checked so that no sum can wrap). */
+static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
+                          const char *b, size_t blen) {
+    char num[24];
+    size_t len = alen + blen, n, p = *pos;
+    if (alen > cap || blen > cap - alen) return 0;
+    n = rlock__utoa(num, (unsigned long long)len);
+    if (p > cap || n + 5 > cap - p || len > cap - p - n - 5) return 0;
+    out[p++] = '$';
+    memcpy(out + p, num, n); p += n;
+    out[p++] = '\r'; out[p++] = '\n';
+    if (alen) memcpy(out + p, a, alen);
+    if (blen) memcpy(out + p + alen, b, blen);
+    p += len;
+    out[p++] = '\r'; out[p++] = '\n';
+    *pos = p;
+    return 1;
+}
+
+static int rlock__put_header(unsigned char *out, size_t cap, size_t *pos, int argc) {
+    char num[24];
+    size_t n = rlock__utoa(num, (unsigned long long)argc), p = *pos;
+    if (p > cap || n + 3 > cap - p) return 0;
+    out[p++] = '*';
+    memcpy(out + p, num, n); p += n;
+    out[p++] = '\r'; out[p++] = '\n';
+    *pos = p;
+    return 1;
+}
+
 RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
                                   const char *const *argv, const size_t *argvlen) {
-    size_t pos = 0, n;
+    size_t pos = 0;
     int i;
-    char num[24];
-    if (!out || argc <= 0 || !argv || !argvlen) return 0;
-    n = rlock__utoa(num, (unsigned long long)argc);
-    if (n + 3 > cap) return 0;
-    out[pos++] = '*';
-    memcpy(out + pos, num, n); pos += n;
-    out[pos++] = '\r'; out[pos++] = '\n';
-    for (i = 0; i < argc; i++) {
-        if (!argv[i] && argvlen[i]) return 0;
-        n = rlock__utoa(num, (unsigned long long)argvlen[i]);
-        /* written in this order so no sum can wrap: each term < cap - pos */
-        if (argvlen[i] > cap || n + 5 > cap - pos || argvlen[i] > cap - pos - n - 5) return 0;
-        out[pos++] = '$';
-        memcpy(out + pos, num, n); pos += n;
-        out[pos++] = '\r'; out[pos++] = '\n';
-        if (argvlen[i]) memcpy(out + pos, argv[i], argvlen[i]);
-        pos += argvlen[i];
-        out[pos++] = '\r'; out[pos++] = '\n';
-    }
+    if (!out || argc <= 0 || !argv || !argvlen || !rlock__put_header(out, cap, &pos, argc)) return 0;
+    for (i = 0; i < argc; i++)
+        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i], NULL, 0)) return 0;
     return pos;
 }
 
@@ -774,51 +795,78 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
        RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_REENTRANT_EXTEND, RLOCK__S_REENTRANT_RELEASE,
        RLOCK__S_COUNT };
 
-/* acquire -> {1,1,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign
- * key). KEYS[2], when given, is the fence counter. */
+/* Shared fragments. The wait queue: a failed attempt that will wait on
+ * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the FIFO
+ * zset KEYS[2] with its deadline (server ms) in the hash KEYS[3]; a grant
+ * dequeues it; a release pops the oldest waiter still within its deadline and
+ * publishes only its id, so one waiter wakes per release, not all of them. */
+#define RLOCK__LUA_NOW \
+    "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
+#define RLOCK__LUA_ENQUEUE \
+    "if ARGV[3]~='' then " RLOCK__LUA_NOW \
+    "redis.call('zadd',KEYS[2],'NX',ms,ARGV[3]) " \
+    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) " \
+    "local e=tonumber(ARGV[4])+60000 " \
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
+#define RLOCK__LUA_DEQUEUE \
+    "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) redis.call('hdel',KEYS[3],ARGV[3]) end "
+#define RLOCK__LUA_WAKE_ONE \
+    "if ARGV[3]~='' then " RLOCK__LUA_NOW \
+    "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) if not w[1] then break end " \
+    "local d=tonumber(redis.call('hget',KEYS[3],w[1])) redis.call('hdel',KEYS[3],w[1]) " \
+    "if d and d>ms then redis.call('publish',ARGV[3],w[1]) break end end end "
+
+/* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
+ * ARGV = token/owner, ttl, waiter id or '', wait ms.
+ * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key) */
 #define RLOCK__LUA_SIMPLE_ACQUIRE \
-    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then " \
-    "if KEYS[2] then return {1,1,redis.call('incr',KEYS[2])} end return {1,1,0} end " \
+    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then " RLOCK__LUA_DEQUEUE \
+    "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
     "local t=redis.call('pttl',KEYS[1]) " \
     "if redis.call('type',KEYS[1]).ok~='string' then " \
-    "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end return {0,t}"
-/* extend -> 1 extended | 0 not ours */
+    "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end " \
+    "if t>=0 then " RLOCK__LUA_ENQUEUE "end return {0,t}"
+/* extend: KEYS = lock; ARGV = token, ttl -> 1 extended | 0 not ours */
 #define RLOCK__LUA_SIMPLE_EXTEND \
     "if redis.call('get',KEYS[1])==ARGV[1] then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
-/* release -> 1 deleted | 0 not ours (never a bare DEL). Publishes on the
- * release channel ARGV[3] (when not empty) to wake waiters. */
+/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or ''
+ * -> 1 deleted | 0 not ours (never a bare DEL) */
 #define RLOCK__LUA_SIMPLE_RELEASE \
     "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
-    "if ARGV[3]~='' then redis.call('publish',ARGV[3],'0') end return 1 end return 0"
-/* acquire/re-enter -> {1,holds,fence} | {0,pttl}; fence only on a new grant */
+    RLOCK__LUA_WAKE_ONE "return 1 end return 0"
+/* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
     "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
-    "redis.call('pexpire',KEYS[1],ARGV[2]) local f=0 " \
-    "if c==1 and KEYS[2] then f=redis.call('incr',KEYS[2]) end return {1,c,f} end " \
+    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_DEQUEUE "local f=0 " \
+    "if c==1 and KEYS[4] then f=redis.call('incr',KEYS[4]) end return {1,c,f} end " \
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
-    "return {0,redis.call('pttl',KEYS[1])}"
+    "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_REENTRANT_EXTEND \
     "if redis.call('hexists',KEYS[1],ARGV[1])==1 then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
-/* release -> holds left (>= 0; the key is gone at 0, and ARGV[3] is told) | -1 not ours */
+/* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
     "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
-    "redis.call('hdel',KEYS[1],ARGV[1]) " \
-    "if ARGV[3]~='' then redis.call('publish',ARGV[3],'0') end return 0"
+    "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
+
+/* The EVAL fallback of the largest command (a reentrant acquire with fencing:
+ * script, key, three auxiliary keys, owner and small numbers) must fit. */
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) + 64 +
+                                4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
     RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
-    "3a25af33ccee4253e3ba46e9e7bff88f8277690b", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "924a2954cdab881fc21cdfd7ac0f2397718ad93e", "5002018cce7e69f13d226d63f1a5b261124aa197",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "c3a9c42ad086a7bc572047de6c9b65a290925280"
+    "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
+    "c09df932b3997448f8ecfcb089203c6aae762a3e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "abb75a0b18e6f9213b3703929cf72dc79556e146"
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -984,7 +1032,9 @@ static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, 
     const rlock_transport *t = &n->transport;
     for (;;) {
         if (n->io == RLOCK__IO_DONE || n->io == RLOCK__IO_IDLE) return 1;
-        if (now >= n->deadline)
+        /* RECV times out only when nothing is left to read: a reply that
+         * arrived while this process was stalled is still this exchange's. */
+        if (now >= n->deadline && n->io != RLOCK__IO_RECV)
             return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
         switch (n->io) {
         case RLOCK__IO_CONNECT: {
@@ -1039,7 +1089,11 @@ static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, 
                 return 1;
             }
             r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_READ; return 0; }
+            if (r == RLOCK_IO_WOULD_BLOCK) {
+                if (now >= n->deadline) return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
+                n->want = RLOCK_WANT_READ;
+                return 0;
+            }
             if (r == RLOCK_IO_CLOSED) return rlock__node_fail(n, RLOCK_E_IO, "connection closed by server", 1);
             if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "recv failed", 1);
             if ((size_t)r > sizeof n->rx - n->rx_len)
@@ -1256,6 +1310,29 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 }
 
 /* ---- 6.7 Lock operations ------------------------------------------------- */
+
+/* The prefix of every auxiliary key of key: key itself when it has a Redis
+ * Cluster hash tag (the bytes between the first '{' and the next '}', when
+ * not empty), "{key}" otherwise - both hash to key's slot. 0 when it does
+ * not fit, or key has a '}' outside a tag (then no same-slot name exists). */
+static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key_len) {
+    size_t open = key_len, close = key_len, i;
+    for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
+    for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
+    if (open < key_len && close < key_len && close > open + 1) {
+        if (key_len + 1 > cap) return 0;
+        memcpy(out, key, key_len);
+        out[key_len] = '\0';
+        return key_len;
+    }
+    if (memchr(key, '}', key_len) || key_len + 3 > cap) return 0;
+    out[0] = '{';
+    memcpy(out + 1, key, key_len);
+    out[key_len + 1] = '}';
+    out[key_len + 2] = '\0';
+    return key_len + 2;
+}
+
 enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
 enum { RLOCK__PH_ROUND = 1, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE, RLOCK__PH_WAITMSG };
 
@@ -1300,20 +1377,31 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
 static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
                                  int use_eval) {
     const rlock_lock *lk = (const rlock_lock *)arg;
-    const char *argv[8];
-    size_t lens[8];
-    int argc = 0, fence = (lk->script == RLOCK__S_SIMPLE_ACQUIRE || lk->script == RLOCK__S_REENTRANT_ACQUIRE) &&
-                          lk->client->cfg.fencing;
+    const char *script = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script];
+    int acquire = lk->script == RLOCK__S_SIMPLE_ACQUIRE || lk->script == RLOCK__S_REENTRANT_ACQUIRE;
+    int release = lk->script == RLOCK__S_SIMPLE_RELEASE || lk->script == RLOCK__S_REENTRANT_RELEASE;
+    int aux = (acquire || release) && lk->aux_base_len > 0;
+    int fence = aux && acquire && lk->client->cfg.fencing;
+    int nkeys = 1 + (aux ? 2 : 0) + (fence ? 1 : 0);
+    const char *b = lk->aux_base, *q = lk->queue ? lk->waiter_id : "";
+    size_t bl = lk->aux_base_len, pos = 0;
+    char nk = (char)('0' + nkeys);
+    int ok;
     (void)n;
-    argv[argc] = use_eval ? "EVAL" : "EVALSHA"; lens[argc++] = use_eval ? 4 : 7;
-    argv[argc] = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script]; lens[argc] = strlen(argv[argc]); argc++;
-    argv[argc] = fence ? "2" : "1"; lens[argc++] = 1;
-    argv[argc] = lk->key; lens[argc++] = lk->key_len;
-    if (fence) { argv[argc] = lk->fence_key; lens[argc++] = lk->fence_key_len; }
-    argv[argc] = lk->owner; lens[argc++] = lk->owner_len;
-    argv[argc] = lk->ttl_str; lens[argc] = strlen(lk->ttl_str); argc++;
-    argv[argc] = lk->channel; lens[argc++] = lk->channel_len;
-    return rlock_resp_encode(out, cap, argc, argv, lens);
+    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 : 2)) &&
+         rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
+    if (ok && aux) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8) &&
+                        rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
+    if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
+    ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, lk->ttl_str, strlen(lk->ttl_str), NULL, 0);
+    if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
+                            rlock__put_arg(out, cap, &pos, lk->wait_str, strlen(lk->wait_str), NULL, 0);
+    if (ok && release) ok = rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released", aux ? 9 : 0);
+    return ok ? pos : 0;
 }
 
 static int rlock__script_for(const rlock_lock *lk, int op) {
@@ -1448,9 +1536,10 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
 
 /* ---- waiting on release notifications ---- */
 
-/* Read what a subscriber connection has without blocking. 1: a message on
- * chan arrived; 0: none; -1: the connection failed (dropped, unsubscribed). */
-static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len) {
+/* Read what a subscriber connection has without blocking. 1: a release
+ * message on chan naming id arrived; 0: none; -1: the connection failed
+ * (dropped, unsubscribed). Messages naming other waiters are not ours. */
+static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len, const char *id) {
     int woke = 0;
     for (;;) {
         rlock_reply rep;
@@ -1459,7 +1548,8 @@ static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len) {
             if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 3 && rep.elem[0].type == RLOCK_RESP_BULK &&
                 rep.elem[0].len == 7 && memcmp(rep.elem[0].str, "message", 7) == 0 &&
                 rep.elem[1].type == RLOCK_RESP_BULK && rep.elem[1].len == chan_len &&
-                memcmp(rep.elem[1].str, chan, chan_len) == 0)
+                memcmp(rep.elem[1].str, chan, chan_len) == 0 && rep.elem[2].type == RLOCK_RESP_BULK &&
+                rep.elem[2].len == strlen(id) && memcmp(rep.elem[2].str, id, rep.elem[2].len) == 0)
                 woke = 1;
             memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
             n->rx_len -= (size_t)used;
@@ -1477,28 +1567,27 @@ static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len) {
     return woke ? 1 : -1;
 }
 
+/* Encodes [UNSUBSCRIBE old] SUBSCRIBE new, where old is the client's current
+ * channel and new is this lock's (one channel per subscriber connection). */
 static size_t rlock__encode_sub(void *arg, const rlock_node *n, unsigned char *out, size_t cap, int use_eval) {
     const rlock_lock *lk = (const rlock_lock *)arg;
     const rlock_client *c = lk->client;
-    const char *argv[2];
-    size_t lens[2], len = 0, m;
+    size_t pos = 0;
+    int ok = 1;
     (void)use_eval;
-    if (n->sub_ok && c->sub_chan_len) { /* one channel per subscriber connection */
-        argv[0] = "UNSUBSCRIBE"; lens[0] = 11;
-        argv[1] = c->sub_chan; lens[1] = c->sub_chan_len;
-        len = rlock_resp_encode(out, cap, 2, argv, lens);
-        if (!len) return 0;
-    }
-    argv[0] = "SUBSCRIBE"; lens[0] = 9;
-    argv[1] = lk->channel; lens[1] = lk->channel_len;
-    m = rlock_resp_encode(out + len, cap - len, 2, argv, lens);
-    return m ? len + m : 0;
+    if (n->sub_ok && c->sub_chan_len)
+        ok = rlock__put_header(out, cap, &pos, 2) && rlock__put_arg(out, cap, &pos, "UNSUBSCRIBE", 11, NULL, 0) &&
+             rlock__put_arg(out, cap, &pos, c->sub_chan, c->sub_chan_len, NULL, 0);
+    ok = ok && rlock__put_header(out, cap, &pos, 2) && rlock__put_arg(out, cap, &pos, "SUBSCRIBE", 9, NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, lk->aux_base, lk->aux_base_len, ":released", 9);
+    return ok ? pos : 0;
 }
 
 static int rlock__subscribed_to(const rlock_lock *lk) {
     const rlock_client *c = lk->client;
     size_t i;
-    if (c->sub_chan_len != lk->channel_len || memcmp(c->sub_chan, lk->channel, lk->channel_len) != 0) return 0;
+    if (c->sub_chan_len != lk->aux_base_len + 9 || memcmp(c->sub_chan, lk->aux_base, lk->aux_base_len) != 0 ||
+        memcmp(c->sub_chan + lk->aux_base_len, ":released", 9) != 0) return 0;
     for (i = 0; i < c->n_subs; i++) if (c->subs[i]->sub_ok) return 1;
     return 0;
 }
@@ -1511,7 +1600,14 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
     size_t i;
     if (rlock__subscribed_to(lk))
         for (i = 0; i < c->n_subs; i++)
-            if (c->subs[i]->sub_ok) (void)rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len);
+            if (c->subs[i]->sub_ok) (void)rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len, lk->waiter_id);
+    /* Queue for a wake-up only once subscribed: an uncontended first attempt
+     * stays as cheap as it can be. */
+    lk->queue = rlock__subscribed_to(lk) && now < lk->wait_end;
+    {
+        uint64_t left = lk->wait_end > now ? lk->wait_end - now : 0;
+        rlock__utoa(lk->wait_str, left > 86400000u ? 86400000u : left);
+    }
     lk->attempts++;
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << c->n_nodes) - 1u, lk->op_ttl, now);
     lk->phase = RLOCK__PH_ROUND;
@@ -1524,7 +1620,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
 static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     size_t i;
-    if (!c->n_subs || !lk->channel_len || lk->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
+    if (!c->n_subs || !lk->aux_base_len || lk->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
     if (!rlock__subscribed_to(lk)) {
         for (i = 0; i < c->n_subs; i++) {
             rlock_node *n = c->subs[i];
@@ -1534,8 +1630,9 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
                 n->replies_left++;
             n->sub_ok = 0;
         }
-        memcpy(c->sub_chan, lk->channel, lk->channel_len);
-        c->sub_chan_len = lk->channel_len;
+        memcpy(c->sub_chan, lk->aux_base, lk->aux_base_len);
+        memcpy(c->sub_chan + lk->aux_base_len, ":released", 9);
+        c->sub_chan_len = lk->aux_base_len + 9;
         lk->phase = RLOCK__PH_SUBSCRIBE;
         return;
     }
@@ -1702,7 +1799,8 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
     } else if (lk->phase == RLOCK__PH_WAITMSG) {
         int woke = 0;
         for (i = 0; i < c->n_subs; i++)
-            if (c->subs[i]->io == RLOCK__IO_LISTEN && rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len) > 0)
+            if (c->subs[i]->io == RLOCK__IO_LISTEN &&
+                rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len, lk->waiter_id) > 0)
                 woke = 1;
         if (!woke && now < lk->wake_at) return RLOCK_WOULD_BLOCK;
         rlock__subs_idle(c);
@@ -1786,11 +1884,12 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     c = lk->client;
     if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->fence_key_len == 0) return RLOCK_E_BADARG; /* no same-slot counter name */
+    if (c->cfg.fencing && lk->aux_base_len == 0) return RLOCK_E_BADARG; /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
-        unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
+        unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
         if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+        rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
         if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
         if (lk->kind == RLOCK_KIND_SIMPLE) {
@@ -1821,8 +1920,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     lk->holder_pttl = -1;
     lk->wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
     c->busy = lk;
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << c->n_nodes) - 1u, ttl_ms, now);
-    lk->phase = RLOCK__PH_ROUND;
+    lk->attempts = 0;
+    rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -1887,8 +1986,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
     /* Same cluster slot as the key, so every script touches one slot. */
-    lk->fence_key_len = rlock_aux_key(lk->fence_key, sizeof lk->fence_key, key, key_len, ":fence");
-    lk->channel_len = rlock_aux_key(lk->channel, sizeof lk->channel, key, key_len, ":released");
+    lk->aux_base_len = rlock__aux_base(lk->aux_base, sizeof lk->aux_base, key, key_len);
     lk->state = RLOCK_STATE_IDLE;
     lk->magic = RLOCK__MAGIC_LOCK;
     return RLOCK_OK;
@@ -2070,29 +2168,13 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 /* ---- 6.9 Keys ------------------------------------------------------------ */
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix) {
-    size_t open = key_len, close = key_len, i, slen, need;
-    int tagged = 0;
+    size_t base, slen;
     if (!out || !key || !suffix || key_len == 0) return 0;
-    /* Redis Cluster hashes the bytes between the first '{' and the first '}'
-     * after it, when that span is non-empty. */
-    for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
-    for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
-    tagged = open < key_len && close < key_len && close > open + 1;
-    if (!tagged && memchr(key, '}', key_len)) return 0;
+    base = rlock__aux_base(out, cap, key, key_len);
     slen = strlen(suffix);
-    need = key_len + slen + (tagged ? 0 : 2);
-    if (need + 1 > cap) return 0;
-    if (tagged) {
-        memcpy(out, key, key_len);
-        memcpy(out + key_len, suffix, slen);
-    } else {
-        out[0] = '{';
-        memcpy(out + 1, key, key_len);
-        out[key_len + 1] = '}';
-        memcpy(out + key_len + 2, suffix, slen);
-    }
-    out[need] = '\0';
-    return need;
+    if (base == 0 || slen + 1 > cap - base) return 0;
+    memcpy(out + base, suffix, slen + 1);
+    return base + slen;
 }
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */
