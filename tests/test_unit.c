@@ -1,0 +1,2553 @@
+/* test_unit.c - unit tests of rlock.h without a network or a Redis server:
+ * the RESP codec (every reply type, every split point, malformed input, a
+ * fixed-seed fuzz loop), rlock_aux_key against Redis Cluster's own keyslot
+ * function, status names, argument checks, and the lock state machine driven
+ * through a scripted in-memory transport on a fake clock.
+ *
+ * The fake transport (fk_*) holds, per node, a script of expected requests:
+ * each step may check the exact bytes (or a substring) of the request and
+ * queues a canned reply. Per call it can move 1 byte at a time, say "would
+ * block" every other call, fail or close at a chosen call or mid-reply, return
+ * more than asked, refuse or stall the connect, and hold a reply back (a "late"
+ * reply, delivered only if the same connection is used again). It counts
+ * connects and closes so tests can see a connection being dropped and made
+ * again. Time never comes from the wall clock: now_ms/sleep_ms/random_bytes
+ * are hooks on g_now, and the transport's wait() advances g_now when nothing
+ * is ready, so a "hang" turns into a timeout at once.
+ *
+ * Build: gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -g -fsanitize=address,undefined \
+ *            -fno-sanitize-recover=all -I. -Itests tests/test_unit.c -o build/test_unit
+ * Also builds as C++ and with clang. RLOCK_TEST_QUICK=1 (set by `make test`
+ * under valgrind) shortens the fuzz loop. */
+#define RLOCK_IMPLEMENTATION
+#include "rlock.h"
+#include "check.h"
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+
+/* Script numbering (rlock_script_text ids); test_scripts() checks it. */
+enum { S_ACQ = 0, S_EXT, S_REL, S_RACQ, S_REXT, S_RREL };
+
+#define GRANT "*2\r\n:1\r\n:1\r\n"
+#define TTL 10000LL
+#define DRIFT 102LL      /* TTL * 10 / 1000 + 2 */
+#define NODE_TMO 250ULL  /* min(TTL / 10, 250) */
+#define T0 1000000ULL
+
+static const char *g_test = "";
+static int g_quiet = 0; /* the fake self-test provokes its own complaints */
+
+/* ------------------------------------------------------------------------ */
+/* small helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+static const unsigned char *mem_find(const unsigned char *h, size_t hn, const void *needle, size_t nn) {
+    size_t i;
+    if (nn == 0) return h;
+    for (i = 0; i + nn <= hn; i++)
+        if (memcmp(h + i, needle, nn) == 0) return h + i;
+    return NULL;
+}
+
+static void dump(const char *what, const unsigned char *b, size_t n) {
+    size_t i;
+    fprintf(stderr, "    %s (%lu bytes): \"", what, (unsigned long)n);
+    for (i = 0; i < n && i < 400; i++) {
+        if (b[i] == '\r') fputs("\\r", stderr);
+        else if (b[i] == '\n') fputs("\\n", stderr);
+        else if (b[i] < 32 || b[i] > 126) fprintf(stderr, "\\x%02x", b[i]);
+        else fputc(b[i], stderr);
+    }
+    fputs(n > 400 ? "...\"\n" : "\"\n", stderr);
+}
+
+/* An encoder written independently of rlock's, for expected request bytes. */
+static size_t mk_cmd(unsigned char *out, int argc, const char *const *argv, const size_t *lens) {
+    size_t pos = 0;
+    int i;
+    pos += (size_t)sprintf((char *)out, "*%d\r\n", argc);
+    for (i = 0; i < argc; i++) {
+        pos += (size_t)sprintf((char *)out + pos, "$%lu\r\n", (unsigned long)lens[i]);
+        if (lens[i]) memcpy(out + pos, argv[i], lens[i]);
+        pos += lens[i];
+        out[pos++] = '\r';
+        out[pos++] = '\n';
+    }
+    return pos;
+}
+
+/* Split a request (a RESP array of bulk strings) into its arguments with a
+ * reader independent of rlock's. Returns argc, or -1 when it is not one. */
+#define MAX_ARGS 16
+static int split_cmd(const unsigned char *b, size_t n, const unsigned char **arg, size_t *len) {
+    size_t pos = 0;
+    long argc = 0, i;
+    char *end;
+    if (n < 4 || b[0] != '*') return -1;
+    argc = strtol((const char *)b + 1, &end, 10);
+    if (argc < 1 || argc > MAX_ARGS || (const unsigned char *)end + 2 > b + n || end[0] != '\r') return -1;
+    pos = (size_t)((const unsigned char *)end - b) + 2;
+    for (i = 0; i < argc; i++) {
+        long l;
+        if (pos >= n || b[pos] != '$') return -1;
+        l = strtol((const char *)b + pos + 1, &end, 10);
+        if (l < 0 || (const unsigned char *)end + 2 > b + n) return -1;
+        pos = (size_t)((const unsigned char *)end - b) + 2;
+        if (pos + (size_t)l + 2 > n) return -1;
+        arg[i] = b + pos;
+        len[i] = (size_t)l;
+        pos += (size_t)l + 2;
+    }
+    return pos == n ? (int)argc : -1;
+}
+static int arg_is(const unsigned char *a, size_t al, const char *s, size_t sl) {
+    return al == sl && memcmp(a, s, sl) == 0;
+}
+
+/* The lock scripts' calling convention, checked by structure so that added
+ * arguments do not break it: EVALSHA sha|EVAL body, numkeys, the key first,
+ * the fence counter "{key}:fence" among the keys when cfg.fencing is on (acquire
+ * scripts only), then the owner token/id and the ttl among the arguments. */
+static int g_fencing = 0;
+static int check_script_req(const unsigned char *b, size_t n, int use_eval, int script, const char *key,
+                            size_t key_len, const char *owner, const char *ttl, const char **why) {
+    const unsigned char *arg[MAX_ARGS];
+    size_t len[MAX_ARGS];
+    char fence[RLOCK_MAX_KEY_LEN + 16];
+    size_t fence_len = rlock_aux_key(fence, sizeof fence, key, key_len, ":fence");
+    int argc = split_cmd(b, n, arg, len), k, i, has_owner = 0, has_ttl = 0, has_fence = 0;
+    const char *cmd = use_eval ? "EVAL" : "EVALSHA";
+    const char *body = use_eval ? rlock_script_text(script) : rlock_script_sha(script);
+    *why = "not a RESP array of bulk strings";
+    if (argc < 0) return 0;
+    *why = "fewer than 6 arguments";
+    if (argc < 6) return 0;
+    *why = "wrong command";
+    if (!arg_is(arg[0], len[0], cmd, strlen(cmd))) return 0;
+    *why = "wrong script (SHA or body)";
+    if (!arg_is(arg[1], len[1], body, strlen(body))) return 0;
+    *why = "bad numkeys";
+    if (len[2] != 1 || arg[2][0] < '1' || arg[2][0] > '4') return 0;
+    k = arg[2][0] - '0';
+    if (3 + k > argc) return 0;
+    *why = "KEYS[1] is not the lock key";
+    if (!arg_is(arg[3], len[3], key, key_len)) return 0;
+    for (i = 4; i < 3 + k; i++) if (fence_len && arg_is(arg[i], len[i], fence, fence_len)) has_fence = 1;
+    for (i = 3 + k; i < argc; i++) {
+        if (arg_is(arg[i], len[i], owner, strlen(owner))) has_owner = 1;
+        if (arg_is(arg[i], len[i], ttl, strlen(ttl))) has_ttl = 1;
+    }
+    *why = "owner token/id missing from ARGV";
+    if (!has_owner) return 0;
+    *why = "ttl missing from ARGV";
+    if (!has_ttl) return 0;
+    *why = g_fencing ? "fence key missing from KEYS" : "fence key sent with fencing off";
+    if (has_fence != (g_fencing && (script == 0 || script == 3))) return 0;
+    *why = "";
+    return 1;
+}
+
+/* deterministic PRNG for the fuzz loop and key generation */
+static unsigned long long g_rng = 0x2545F4914F6CDD1DULL;
+static unsigned rnd(void) {
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return (unsigned)((g_rng * 2685821657736338717ULL) >> 33);
+}
+
+static unsigned char *dup_exact(const void *s, size_t n) {
+    unsigned char *b = (unsigned char *)malloc(n ? n : 1);
+    if (!b) { fprintf(stderr, "out of memory\n"); exit(2); }
+    if (n) memcpy(b, s, n);
+    return b;
+}
+
+/* Parse from a heap block of exactly n bytes, so ASan sees any overread. */
+static long parse_exact(const void *s, size_t n, size_t max_len) {
+    rlock_reply r;
+    unsigned char *b = dup_exact(s, n);
+    long rc = rlock_resp_parse(b, n, max_len, &r);
+    free(b);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* hooks: fake clock, sleep, random                                          */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t g_now = T0;
+static int g_rand_fail = 0;
+static unsigned g_rand_ctr = 0;
+#define MAX_SLEEPS 256
+static uint32_t g_sleep_ms[MAX_SLEEPS];
+static uint64_t g_sleep_at[MAX_SLEEPS];
+static int g_n_sleeps = 0;
+static uint64_t g_slept = 0;
+static long g_now_calls = 0;
+
+static uint64_t hk_now(void *u) {
+    (void)u;
+    if (++g_now_calls > 20000000L) { fprintf(stderr, "%s: runaway loop (clock hook)\n", g_test); abort(); }
+    return g_now;
+}
+static void hk_sleep(void *u, uint32_t ms) {
+    (void)u;
+    if (g_n_sleeps < MAX_SLEEPS) { g_sleep_ms[g_n_sleeps] = ms; g_sleep_at[g_n_sleeps] = g_now; }
+    g_n_sleeps++;
+    g_slept += ms;
+    g_now += ms;
+}
+static int hk_random(void *u, unsigned char *b, size_t n) {
+    size_t i;
+    (void)u;
+    if (g_rand_fail) return -1;
+    for (i = 0; i < n; i++) b[i] = (unsigned char)(0x5a ^ (g_rand_ctr++ * 131u + 7u));
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the scripted fake transport                                               */
+/* ------------------------------------------------------------------------ */
+
+#define FK_STEPS 40
+#define FK_LOG 40
+#define FK_REQ 3000
+#define FK_IO 4096
+
+typedef struct fk_step {
+    unsigned char expect[FK_REQ]; /* exact request bytes when has_expect */
+    size_t expect_len;
+    int has_expect;
+    const char *contains;         /* substring the request must contain (NULL: any) */
+    unsigned char reply[256];
+    size_t reply_len;
+    int hang;                     /* hold the reply back: delivered before the next reply on
+                                     this connection, discarded by close() */
+    size_t cut;                   /* with cut_code: deliver only `cut` reply bytes, then fail */
+    long cut_code;                /* RLOCK_IO_CLOSED or RLOCK_IO_ERROR, 0 = none */
+    uint64_t delay_ms;            /* the fake clock moves on while the server "works" */
+    uint64_t clock_back;          /* ... or moves back */
+} fk_step;
+
+typedef struct fake {
+    int id;
+    fk_step steps[FK_STEPS];
+    int n_steps, pos, repeat_last;
+    /* behaviour */
+    size_t max_chunk;             /* bytes per send/recv call, 0 = all */
+    int block_alt;                /* odd-numbered send/recv calls would block */
+    long send_fail_at, send_fail_code, recv_fail_at, recv_fail_code;
+    int over_send, over_recv;     /* return len + 1 */
+    int connect_fail, connect_block, connect_hang, peer_closed;
+    size_t split_at;              /* first recv of each reply gives <= split_at bytes, then one WB */
+    /* state */
+    int connected, conn_id;
+    unsigned char in[FK_IO];
+    size_t in_len;
+    unsigned char out[FK_IO];
+    size_t out_len, out_off;
+    int cut_pending;
+    long cut_code;
+    unsigned char late[256];
+    size_t late_len;
+    size_t split_left;
+    int split_armed;
+    /* what happened */
+    long send_calls, recv_calls, connect_calls, close_calls, wait_calls, bytes_sent;
+    int n_reqs;
+    unsigned char req[FK_LOG][FK_REQ];
+    size_t req_len[FK_LOG];
+    int req_conn[FK_LOG];
+    int unexpected, mismatch, bad_io, double_connect;
+} fake;
+
+static void fk_request(fake *f, const unsigned char *b, size_t n) {
+    int idx = f->n_reqs++;
+    fk_step *st;
+    if (idx < FK_LOG) {
+        size_t c = n < FK_REQ ? n : FK_REQ;
+        memcpy(f->req[idx], b, c);
+        f->req_len[idx] = c;
+        f->req_conn[idx] = f->conn_id;
+    }
+    if (f->peer_closed) return; /* nobody is listening: no step is used */
+    if (f->pos < f->n_steps) st = &f->steps[f->pos++];
+    else if (f->repeat_last && f->n_steps) st = &f->steps[f->n_steps - 1];
+    else {
+        f->unexpected++;
+        if (!g_quiet) fprintf(stderr, "%s: node %d: unexpected request #%d\n", g_test, f->id, idx);
+        if (!g_quiet) dump("request", b, n);
+        return;
+    }
+    if (st->has_expect && (n != st->expect_len || memcmp(b, st->expect, n) != 0)) {
+        f->mismatch++;
+        fprintf(stderr, "%s: node %d: request #%d differs\n", g_test, f->id, idx);
+        dump("got ", b, n);
+        dump("want", st->expect, st->expect_len);
+    }
+    if (st->contains && !mem_find(b, n, st->contains, strlen(st->contains))) {
+        f->mismatch++;
+        if (!g_quiet) {
+            fprintf(stderr, "%s: node %d: request #%d lacks \"%s\"\n", g_test, f->id, idx, st->contains);
+            dump("got", b, n);
+        }
+    }
+    if (f->late_len) { /* the server answers the old command first */
+        memcpy(f->out + f->out_len, f->late, f->late_len);
+        f->out_len += f->late_len;
+        f->late_len = 0;
+    }
+    g_now += st->delay_ms;
+    g_now -= st->clock_back;
+    if (st->hang) {
+        memcpy(f->late, st->reply, st->reply_len);
+        f->late_len = st->reply_len;
+        return;
+    }
+    {
+        size_t give = st->cut_code && st->cut < st->reply_len ? st->cut : st->reply_len;
+        if (f->out_len + give > sizeof f->out) { f->mismatch++; return; }
+        memcpy(f->out + f->out_len, st->reply, give);
+        f->out_len += give;
+        if (st->cut_code) { f->cut_pending = 1; f->cut_code = st->cut_code; }
+        if (f->split_at) { f->split_armed = 1; f->split_left = f->split_at; }
+    }
+}
+
+static void fk_process(fake *f) {
+    for (;;) {
+        rlock_reply r;
+        long used = rlock_resp_parse(f->in, f->in_len, sizeof f->in, &r);
+        size_t i;
+        if (used == 0) return;
+        if (used < 0 || r.v.type != RLOCK_RESP_ARRAY || r.count < 1) {
+            f->mismatch++;
+            fprintf(stderr, "%s: node %d: request is not a RESP array\n", g_test, f->id);
+            dump("sent", f->in, f->in_len);
+            f->in_len = 0;
+            return;
+        }
+        for (i = 0; i < (size_t)r.count && i < RLOCK_RESP_MAX_ELEMS; i++)
+            if (r.elem[i].type != RLOCK_RESP_BULK) f->mismatch++;
+        fk_request(f, f->in, (size_t)used);
+        memmove(f->in, f->in + used, f->in_len - (size_t)used);
+        f->in_len -= (size_t)used;
+    }
+}
+
+static void fk_guard(const fake *f) {
+    if (f->send_calls + f->recv_calls + f->connect_calls > 5000000L) {
+        fprintf(stderr, "%s: node %d: runaway loop in the transport\n", g_test, f->id);
+        abort();
+    }
+}
+
+static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
+    fake *f = (fake *)ctx;
+    size_t n = len;
+    f->send_calls++;
+    fk_guard(f);
+    if (!f->connected) { f->bad_io++; return RLOCK_IO_ERROR; }
+    if (len == 0) { f->bad_io++; return RLOCK_IO_ERROR; }
+    if (f->send_fail_at && f->send_calls == f->send_fail_at) return f->send_fail_code;
+    if (f->block_alt && (f->send_calls & 1)) return RLOCK_IO_WOULD_BLOCK;
+    if (f->max_chunk && n > f->max_chunk) n = f->max_chunk;
+    if (f->in_len + n > sizeof f->in) { f->mismatch++; return RLOCK_IO_ERROR; }
+    memcpy(f->in + f->in_len, buf, n);
+    f->in_len += n;
+    f->bytes_sent += (long)n;
+    fk_process(f);
+    if (f->over_send) return (long)len + 1;
+    return (long)n;
+}
+
+static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
+    fake *f = (fake *)ctx;
+    size_t n, avail;
+    f->recv_calls++;
+    fk_guard(f);
+    if (!f->connected) { f->bad_io++; return RLOCK_IO_ERROR; }
+    if (len == 0) { f->bad_io++; return RLOCK_IO_ERROR; }
+    if (f->recv_fail_at && f->recv_calls == f->recv_fail_at) return f->recv_fail_code;
+    if (f->block_alt && (f->recv_calls & 1)) return RLOCK_IO_WOULD_BLOCK;
+    avail = f->out_len - f->out_off;
+    if (!avail) {
+        if (f->cut_pending) return f->cut_code;
+        if (f->peer_closed) return RLOCK_IO_CLOSED;
+        return RLOCK_IO_WOULD_BLOCK;
+    }
+    n = avail < len ? avail : len;
+    if (f->max_chunk && n > f->max_chunk) n = f->max_chunk;
+    if (f->split_armed) {
+        if (f->split_left == 0) { f->split_armed = 0; return RLOCK_IO_WOULD_BLOCK; }
+        if (n > f->split_left) n = f->split_left;
+        f->split_left -= n;
+    }
+    memcpy(buf, f->out + f->out_off, n);
+    f->out_off += n;
+    if (f->out_off == f->out_len) f->out_off = f->out_len = 0;
+    if (f->over_recv) return (long)len + 1;
+    return (long)n;
+}
+
+static void fk_reset_conn(fake *f) {
+    f->in_len = 0;
+    f->out_len = f->out_off = 0;
+    f->late_len = 0;
+    f->cut_pending = 0;
+    f->cut_code = 0;
+    f->split_armed = 0;
+    f->peer_closed = 0;
+}
+
+static int fk_connect(void *ctx) {
+    fake *f = (fake *)ctx;
+    f->connect_calls++;
+    fk_guard(f);
+    if (f->connect_hang) return RLOCK_IO_WOULD_BLOCK;
+    if (f->connect_block > 0) { f->connect_block--; return RLOCK_IO_WOULD_BLOCK; }
+    if (f->connect_fail) return RLOCK_IO_ERROR;
+    if (f->connected) f->double_connect++;
+    f->connected = 1;
+    f->conn_id++;
+    fk_reset_conn(f);
+    return 1;
+}
+
+static void fk_close(void *ctx) {
+    fake *f = (fake *)ctx;
+    f->close_calls++;
+    f->connected = 0;
+    fk_reset_conn(f); /* a late reply dies with its connection */
+}
+
+static int fk_ready(const fake *f, int want) {
+    if (want & RLOCK_WANT_WRITE) return !f->connect_hang;
+    return f->out_off < f->out_len || f->cut_pending || f->peer_closed;
+}
+
+/* Ready: 1. Not ready: time passes until the timeout, then 0. */
+static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
+    fake *f = (fake *)ctx;
+    f->wait_calls++;
+    fk_guard(f);
+    if (fk_ready(f, want)) return 1;
+    g_now += timeout_ms;
+    return 0;
+}
+
+static rlock_transport fk_transport(fake *f, int with_wait) {
+    rlock_transport t;
+    memset(&t, 0, sizeof t);
+    t.ctx = f;
+    t.send = fk_send;
+    t.recv = fk_recv;
+    t.connect = fk_connect;
+    t.close = fk_close;
+    t.wait = with_wait ? fk_wait : NULL;
+    return t;
+}
+
+/* Add a step: the request must contain `contains` (NULL: anything); `reply`
+ * is queued (NULL: none). Returns the step for further settings. */
+static fk_step *fk_add(fake *f, const char *contains, const char *reply) {
+    fk_step *s;
+    if (f->n_steps >= FK_STEPS) { fprintf(stderr, "too many steps\n"); abort(); }
+    s = &f->steps[f->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->contains = contains;
+    if (reply) {
+        s->reply_len = strlen(reply);
+        memcpy(s->reply, reply, s->reply_len);
+    }
+    return s;
+}
+static void fk_exact(fk_step *s, const void *b, size_t n) {
+    memcpy(s->expect, b, n);
+    s->expect_len = n;
+    s->has_expect = 1;
+}
+static int fk_sent_nothing(const fake *f) {
+    return f->send_calls == 0 && f->connect_calls == 0 && f->bytes_sent == 0 && f->n_reqs == 0;
+}
+static int req_has(const fake *f, int i, const char *s) {
+    return i < f->n_reqs && i < FK_LOG && mem_find(f->req[i], f->req_len[i], s, strlen(s)) != NULL;
+}
+static int req_eq(const fake *f, int i, const unsigned char *want, size_t n) {
+    int ok = i < f->n_reqs && i < FK_LOG && f->req_len[i] == n && memcmp(f->req[i], want, n) == 0;
+    if (!ok && i < f->n_reqs && i < FK_LOG) {
+        fprintf(stderr, "%s: node %d: request #%d is not the expected one\n", g_test, f->id, i);
+        dump("got ", f->req[i], f->req_len[i]);
+        dump("want", want, n);
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* test environment                                                          */
+/* ------------------------------------------------------------------------ */
+
+static fake F[RLOCK_MAX_NODES + 1];
+static rlock_node N[RLOCK_MAX_NODES + 1];
+static rlock_client C;
+static rlock_config CFG;
+static rlock_lock LK, LK2;
+static size_t g_n;
+
+static void env_reset(const char *name) {
+    size_t i;
+    g_test = name;
+    memset(F, 0, sizeof F);
+    memset(N, 0, sizeof N);
+    memset(&C, 0, sizeof C);
+    memset(&LK, 0, sizeof LK);
+    memset(&LK2, 0, sizeof LK2);
+    for (i = 0; i < RLOCK_MAX_NODES + 1; i++) F[i].id = (int)i;
+    rlock_config_init(&CFG);
+    CFG.now_ms = hk_now;
+    CFG.sleep_ms = hk_sleep;
+    CFG.random_bytes = hk_random;
+    g_now = T0;
+    g_rand_fail = 0;
+    g_rand_ctr = 0;
+    g_n_sleeps = 0;
+    g_slept = 0;
+    g_now_calls = 0;
+    g_n = 0;
+    g_fencing = 0;
+}
+
+static void env_nodes(size_t n, int with_wait) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        rlock_transport t = fk_transport(&F[i], with_wait);
+        if (rlock_node_init(&N[i], &t) != RLOCK_OK) { fprintf(stderr, "node init\n"); abort(); }
+    }
+    g_n = n;
+}
+
+/* n nodes, a client over them and LK on "res:1". */
+static void env_up(size_t n, int with_wait, rlock_kind kind) {
+    env_nodes(n, with_wait);
+    CHECK_EQ_ST(rlock_client_init(&C, N, n, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, kind), RLOCK_OK);
+}
+
+/* Every node's script was used exactly, with no surprises. */
+static void env_done(void) {
+    size_t i;
+    for (i = 0; i < g_n; i++) {
+        const fake *f = &F[i];
+        CHECK_MSG(f->unexpected == 0 && f->mismatch == 0 && f->bad_io == 0 && f->double_connect == 0 &&
+                      f->pos == f->n_steps,
+                  "%s: node %d: unexpected %d, mismatched %d, io on a closed connection %d, "
+                  "connect while connected %d, steps used %d of %d",
+                  g_test, f->id, f->unexpected, f->mismatch, f->bad_io, f->double_connect, f->pos,
+                  f->n_steps);
+    }
+}
+
+/* A non-blocking event loop: step; when no node can progress, jump the
+ * clock to rlock_next_timeout_ms() (what a poll() timeout would do). */
+static rlock_status drive(rlock_lock *lk, rlock_status st) {
+    long guard = 0;
+    while (st == RLOCK_WOULD_BLOCK) {
+        size_t i;
+        int ready = 0;
+        for (i = 0; i < g_n; i++) {
+            int w = rlock_node_wants(&N[i]);
+            if (w && fk_ready(&F[i], w)) ready = 1;
+        }
+        if (!ready) g_now += rlock_next_timeout_ms(lk);
+        st = rlock_step(lk);
+        if (++guard > 2000000L) { fprintf(stderr, "%s: drive loop does not end\n", g_test); abort(); }
+    }
+    return st;
+}
+
+/* Check request #i of node f is the script call. */
+static int req_script(const fake *f, int i, int use_eval, int script, const rlock_lock *lk,
+                      const char *key, size_t key_len, const char *ttl) {
+    const char *why = "no such request";
+    int ok = i < f->n_reqs && i < FK_LOG &&
+             check_script_req(f->req[i], f->req_len[i], use_eval, script, key, key_len, rlock_lock_token(lk), ttl, &why);
+    if (!ok) {
+        fprintf(stderr, "%s: node %d: request #%d: %s (want %s of script %d, ttl %s)\n", g_test, f->id, i, why,
+                use_eval ? "EVAL" : "EVALSHA", script, ttl);
+        if (i < f->n_reqs && i < FK_LOG) dump("got", f->req[i], f->req_len[i]);
+    }
+    return ok;
+}
+#define CHECK_REQ(f, i, ev, s, ttl) \
+    CHECK_MSG(req_script(&(f), (i), (ev), (s), &LK, "res:1", 5, (ttl)), "%s", g_test)
+
+/* ------------------------------------------------------------------------ */
+/* 1. RESP parser                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pcase { const char *s; size_t n; } pcase;
+#define PC(lit) { lit, sizeof(lit) - 1 }
+
+static const pcase valid_replies[] = {
+    PC("+OK\r\n"), PC("+\r\n"), PC("-ERR something bad\r\n"), PC("-\r\n"), PC(":0\r\n"), PC(":-1\r\n"),
+    PC(":42\r\n"), PC(":9223372036854775807\r\n"), PC(":-9223372036854775808\r\n"),
+    PC("$0\r\n\r\n"), PC("$5\r\nhello\r\n"), PC("$6\r\na\0b\rc\n\r\n"), PC("$2\r\n\r\n\r\n"),
+    PC("$-1\r\n"), PC("*-1\r\n"), PC("*0\r\n"), PC("*2\r\n:1\r\n:1\r\n"), PC("*2\r\n:0\r\n:5000\r\n"),
+    PC("*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n+x\r\n:-5\r\n"), PC("*5\r\n:1\r\n:2\r\n:3\r\n:4\r\n:5\r\n"),
+    PC("*2\r\n$-1\r\n*-1\r\n"), PC("*1\r\n*0\r\n"), PC("*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n"),
+    PC("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:7\r\n"), /* 8 levels: the maximum */
+};
+
+static const pcase bad_replies[] = {
+    PC("$-2\r\n"), PC("*-2\r\n"), PC("*4294967295\r\n"), PC("*4294967295\r\n:1\r\n"),
+    PC(":99999999999999999999\r\n"), PC(":9223372036854775808\r\n"), PC(":-9223372036854775809\r\n"),
+    PC(":12a\r\n"), PC(":\r\n"), PC(":-\r\n"), PC(": 1\r\n"), PC(":+1\r\n"), PC("$\r\n"), PC("*\r\n"),
+    PC("$x\r\n"), PC(":1\n"), PC(":1\r:"), PC("+OK\rX\r\n"), PC("+O\nK\r\n"), PC("\r\n"), PC("\nX\r\n"),
+    PC("!3\r\nabc\r\n"), PC("_\r\n"), PC("%1\r\n:1\r\n:1\r\n"), PC(">1\r\n:1\r\n"), PC("#t\r\n"),
+    PC(",1.5\r\n"), PC("(123\r\n"), PC("=3\r\ntxt\r\n"), PC("~1\r\n:1\r\n"), PC("|1\r\n:1\r\n:1\r\n"),
+    PC("OK\r\n"), PC("\0\r\n"),
+    PC("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:7\r\n"), /* 9 levels */
+    PC("$5\r\nhelloXX"), PC("$5\r\nhello\rX"), PC("$5\r\nhello\n\r"), PC("$3\r\nabcd\r\n"),
+    PC("*2\r\n:1\r\n!x\r\n"), PC("*1\r\n$-2\r\n"), PC("*2\r\n:1\r\n:1\n"), PC("*1\r\n*-3\r\n"),
+};
+
+static void test_parse_valid_values(void) {
+    rlock_reply r;
+    static const unsigned char bin[] = "$6\r\na\0b\rc\n\r\n";
+    static const unsigned char nested[] = "*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n+x\r\n:-5\r\n";
+    static const unsigned char five[] = "*5\r\n:1\r\n:2\r\n:3\r\n:4\r\n:5\r\n";
+    static const unsigned char mixed[] = "*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n";
+    g_test = "parse values";
+
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+OK\r\n", 5, 64, &r), 5);
+    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+\r\n", 3, 64, &r), 3);
+    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 0);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"-ERR bad\r\n", 10, 64, &r), 10);
+    CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":0\r\n", 4, 64, &r), 4);
+    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-1\r\n", 5, 64, &r), 5);
+    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == -1);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-0\r\n", 5, 64, &r), 5);
+    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":9223372036854775807\r\n", 22, 64, &r), 22);
+    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MAX);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775808\r\n", 23, 64, &r), 23);
+    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MIN);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775807\r\n", 23, 64, &r), 23);
+    CHECK(r.v.integer == -LLONG_MAX);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$0\r\n\r\n", 6, 64, &r), 6);
+    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 0 && r.v.str != NULL);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$5\r\nhello\r\n", 11, 64, &r), 11);
+    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
+    CHECK_EQ_LL(rlock_resp_parse(bin, sizeof bin - 1, 64, &r), (long)sizeof bin - 1);
+    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 6 && memcmp(r.v.str, "a\0b\rc\n", 6) == 0);
+    CHECK(r.v.str == (const char *)bin + 4);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$-1\r\n", 5, 64, &r), 5);
+    CHECK(r.v.type == RLOCK_RESP_NIL);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*-1\r\n", 5, 64, &r), 5);
+    CHECK(r.v.type == RLOCK_RESP_NIL);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*0\r\n", 4, 64, &r), 4);
+    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 0);
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)GRANT, 12, 64, &r), 12);
+    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].type == RLOCK_RESP_INTEGER &&
+          r.elem[0].integer == 1 && r.elem[1].type == RLOCK_RESP_INTEGER && r.elem[1].integer == 1);
+    CHECK_EQ_LL(rlock_resp_parse(nested, sizeof nested - 1, 64, &r), (long)sizeof nested - 1);
+    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 3);
+    CHECK(r.elem[0].type == RLOCK_RESP_BULK && r.elem[0].len == 3 && memcmp(r.elem[0].str, "foo", 3) == 0);
+    CHECK(r.elem[1].type == RLOCK_RESP_ARRAY && r.elem[1].integer == 2);
+    CHECK(r.elem[2].type == RLOCK_RESP_INTEGER && r.elem[2].integer == -5);
+    CHECK_EQ_LL(rlock_resp_parse(five, sizeof five - 1, 64, &r), (long)sizeof five - 1);
+    CHECK(r.count == 5 && r.elem[0].integer == 1 && r.elem[3].integer == 4);
+    CHECK_EQ_LL(rlock_resp_parse(mixed, sizeof mixed - 1, 64, &r), (long)sizeof mixed - 1);
+    CHECK(r.count == 3 && r.elem[0].type == RLOCK_RESP_ERROR && r.elem[1].type == RLOCK_RESP_STATUS &&
+          r.elem[2].type == RLOCK_RESP_BULK && r.elem[2].len == 0);
+    /* one reply at a time: what follows is left for the next call */
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":1\r\n:2\r\n", 8, 64, &r), 4);
+    CHECK(r.v.integer == 1);
+    /* bad parameters */
+    CHECK(rlock_resp_parse(NULL, 0, 64, &r) < 0);
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 64, NULL) < 0);
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 0, &r) < 0);
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 3, &r) < 0); /* len > max_len */
+    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 4, &r), 4); /* exactly max */
+}
+
+static void test_parse_splits(void) {
+    size_t i, k;
+    int bad = 0;
+    g_test = "parse splits";
+    for (i = 0; i < sizeof valid_replies / sizeof valid_replies[0]; i++) {
+        const pcase *c = &valid_replies[i];
+        unsigned char tail[300];
+        for (k = 0; k < c->n; k++) {
+            long r = parse_exact(c->s, k, 1024);
+            if (r != 0) { bad++; fprintf(stderr, "case %lu: prefix %lu gave %ld, want 0\n", (unsigned long)i, (unsigned long)k, r); }
+        }
+        CHECK_MSG(parse_exact(c->s, c->n, 1024) == (long)c->n, "case %lu", (unsigned long)i);
+        CHECK_MSG(parse_exact(c->s, c->n, c->n) == (long)c->n, "case %lu, max_len = len", (unsigned long)i);
+        /* followed by more bytes (even garbage): still exactly this reply */
+        memcpy(tail, c->s, c->n);
+        memcpy(tail + c->n, "!garbage\n", 9);
+        CHECK_MSG(parse_exact(tail, c->n + 9, 1024) == (long)c->n, "case %lu + tail", (unsigned long)i);
+    }
+    CHECK_MSG(bad == 0, "%d prefixes of valid replies were not 'incomplete'", bad);
+}
+
+static void test_parse_malformed(void) {
+    size_t i, k;
+    unsigned char big[2100];
+    g_test = "parse malformed";
+    for (i = 0; i < sizeof bad_replies / sizeof bad_replies[0]; i++) {
+        const pcase *c = &bad_replies[i];
+        int prefix_bad = 0;
+        CHECK_MSG(parse_exact(c->s, c->n, 1024) < 0, "bad case %lu must be rejected", (unsigned long)i);
+        /* no prefix of a bad reply is a complete reply */
+        for (k = 0; k < c->n; k++)
+            if (parse_exact(c->s, k, 1024) > 0) prefix_bad++;
+        CHECK_MSG(prefix_bad == 0, "bad case %lu: a prefix parsed as a reply", (unsigned long)i);
+    }
+    /* declared lengths are bounded by max_len before anything waits for them */
+    CHECK(parse_exact("$2000\r\n", 7, 1024) < 0);
+    CHECK(parse_exact("$1020\r\n", 7, 1024) < 0); /* 7 + 1020 + 2 > 1024 */
+    CHECK(parse_exact("$1015\r\n", 7, 1024) == 0); /* 7 + 1015 + 2 == 1024: still possible */
+    CHECK(parse_exact("$5\r\nhel", 7, 8) < 0);
+    CHECK(parse_exact("$9223372036854775807\r\n", 22, 1024) < 0);
+    CHECK(parse_exact("*400\r\n", 6, 1024) < 0);  /* 400 elements need >= 1200 bytes */
+    CHECK(parse_exact("*300\r\n", 6, 1024) == 0);
+    /* a huge count with a big max_len still returns at once (incomplete) */
+    CHECK(parse_exact("*300000000\r\n:1\r\n", 16, (size_t)1 << 30) == 0);
+    CHECK(parse_exact("*4294967295\r\n:1\r\n", 17, (size_t)1 << 30) < 0);
+    /* a line with no CRLF that fills max_len can never complete */
+    memset(big, 'A', sizeof big);
+    big[0] = '+';
+    CHECK(parse_exact(big, 64, 64) < 0);
+    CHECK(parse_exact(big, 63, 64) == 0);
+    big[0] = ':';
+    CHECK(parse_exact(big, 64, 64) < 0);
+    /* a bulk body longer than max_len-framing, with all bytes present */
+    memcpy(big, "$2048\r\n", 7);
+    big[7 + 2048] = '\r';
+    big[7 + 2048 + 1] = '\n';
+    CHECK(parse_exact(big, 2057, 2057) == 2057);
+    CHECK(parse_exact(big, 2057, 2056 + 1) == 2057);
+    CHECK(parse_exact(big, 2056, 2056) < 0);
+    /* nesting deeper than RLOCK_RESP_MAX_DEPTH, built programmatically */
+    {
+        unsigned char deep[200];
+        size_t n = 0;
+        int d;
+        for (d = 0; d < RLOCK_RESP_MAX_DEPTH; d++) { memcpy(deep + n, "*1\r\n", 4); n += 4; }
+        memcpy(deep + n, ":1\r\n", 4);
+        CHECK_EQ_LL(parse_exact(deep, n + 4, 1024), (long)(n + 4));
+        memmove(deep + 4, deep, n + 4);
+        memcpy(deep, "*1\r\n", 4);
+        CHECK(parse_exact(deep, n + 8, 1024) < 0);
+        /* the too-deep header is rejected before its elements arrive */
+        CHECK(parse_exact(deep, n + 4, 1024) < 0);
+    }
+}
+
+/* random bytes and mutations of valid replies: never crash, never claim
+ * more than was given, and keep every parse self-consistent */
+static void test_parse_fuzz(void) {
+    static const char alphabet[] = "+-:$*\r\n0123456789-\r\n\r\nab!%_>";
+    long iters = getenv("RLOCK_TEST_QUICK") ? 20000L : 200000L, it;
+    long crashes_would_show = 0, inconsistent = 0, ok_parses = 0, rejects = 0;
+    size_t nvalid = sizeof valid_replies / sizeof valid_replies[0];
+    g_test = "parse fuzz";
+    g_rng = 0x9E3779B97F4A7C15ULL;
+    for (it = 0; it < iters; it++) {
+        unsigned char tmp[128];
+        size_t len = 0, max_len, k;
+        unsigned mode = rnd() % 4;
+        unsigned char *b;
+        rlock_reply r;
+        long rc;
+        if (mode == 0) {
+            len = rnd() % 40;
+            for (k = 0; k < len; k++) tmp[k] = (unsigned char)alphabet[rnd() % (sizeof alphabet - 1)];
+        } else if (mode == 1) {
+            len = rnd() % 256 < 16 ? rnd() % 40 : 0;
+            for (k = 0; k < len; k++) tmp[k] = (unsigned char)rnd();
+            if (!len) { len = 1; tmp[0] = (unsigned char)"+-:$*"[rnd() % 5]; }
+        } else {
+            /* one or two valid replies, then 1..4 mutations */
+            const pcase *c = &valid_replies[rnd() % nvalid];
+            memcpy(tmp, c->s, c->n);
+            len = c->n;
+            if (mode == 3) {
+                const pcase *d = &valid_replies[rnd() % nvalid];
+                if (len + d->n <= sizeof tmp) { memcpy(tmp + len, d->s, d->n); len += d->n; }
+            }
+            for (k = rnd() % 4 + 1; k > 0 && len > 0; k--) {
+                size_t at = rnd() % len;
+                switch (rnd() % 5) {
+                case 0: tmp[at] = (unsigned char)rnd(); break;
+                case 1: tmp[at] = (unsigned char)alphabet[rnd() % (sizeof alphabet - 1)]; break;
+                case 2: len = at; break; /* truncate */
+                case 3: if (len < sizeof tmp) { memmove(tmp + at + 1, tmp + at, len - at); tmp[at] = (unsigned char)('0' + rnd() % 10); len++; } break;
+                default: memmove(tmp + at, tmp + at + 1, len - at - 1); len--; break;
+                }
+            }
+        }
+        switch (rnd() % 4) {
+        case 0: max_len = len ? len : 1; break;
+        case 1: max_len = len + rnd() % 8 + 1; break;
+        case 2: max_len = rnd() % 64 + 1; break;
+        default: max_len = 1024; break;
+        }
+        b = dup_exact(tmp, len);
+        rc = rlock_resp_parse(b, len, max_len, &r);
+        if (len > max_len && rc >= 0) inconsistent++;
+        if (rc > (long)len) inconsistent++;
+        if (rc > 0) {
+            size_t e;
+            const unsigned char *lo = b, *hi = b + rc;
+            ok_parses++;
+            if ((r.v.type == RLOCK_RESP_STATUS || r.v.type == RLOCK_RESP_ERROR || r.v.type == RLOCK_RESP_BULK) &&
+                ((const unsigned char *)r.v.str < lo || (const unsigned char *)r.v.str + r.v.len > hi))
+                inconsistent++;
+            if (r.v.type == RLOCK_RESP_ARRAY) {
+                if (r.count < 0 || r.count != r.v.integer) inconsistent++;
+                for (e = 0; e < (size_t)r.count && e < RLOCK_RESP_MAX_ELEMS; e++) {
+                    const rlock_resp_value *v = &r.elem[e];
+                    if ((v->type == RLOCK_RESP_STATUS || v->type == RLOCK_RESP_ERROR || v->type == RLOCK_RESP_BULK) &&
+                        ((const unsigned char *)v->str < lo || (const unsigned char *)v->str + v->len > hi))
+                        inconsistent++;
+                    if (v->type == RLOCK_RESP_NONE) inconsistent++;
+                }
+            }
+            /* the same reply alone parses the same; every strict prefix is incomplete */
+            if (parse_exact(b, (size_t)rc, max_len) != rc) inconsistent++;
+            for (k = 0; k < (size_t)rc; k++)
+                if (parse_exact(b, k, max_len) != 0) inconsistent++;
+        } else if (rc < 0) {
+            rejects++;
+        }
+        free(b);
+    }
+    CHECK_MSG(inconsistent == 0 && crashes_would_show == 0, "%ld inconsistent parses", inconsistent);
+    /* the fuzz loop actually exercised both outcomes */
+    CHECK_MSG(ok_parses > iters / 50 && rejects > iters / 50, "ok %ld, rejected %ld", ok_parses, rejects);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2. encoder                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void test_encode(void) {
+    static const char want[] = "*4\r\n$3\r\nSET\r\n$3\r\nk\0y\r\n$4\r\nv\r\n!\r\n$0\r\n\r\n";
+    const char *argv[4];
+    size_t lens[4], n, cap;
+    unsigned char out[256];
+    int bad = 0;
+    rlock_reply r;
+    g_test = "encode";
+    argv[0] = "SET"; lens[0] = 3;
+    argv[1] = "k\0y"; lens[1] = 3;
+    argv[2] = "v\r\n!"; lens[2] = 4;
+    argv[3] = NULL; lens[3] = 0; /* empty argument; NULL allowed with length 0 */
+    n = rlock_resp_encode(out, sizeof out, 4, argv, lens);
+    CHECK_EQ_LL(n, sizeof want - 1);
+    CHECK(memcmp(out, want, sizeof want - 1) == 0);
+    /* exactly the size fits; one byte less (and every smaller cap) writes into a
+     * block of exactly cap bytes without overflowing, and returns 0 */
+    for (cap = 0; cap <= sizeof want - 1; cap++) {
+        unsigned char *b = (unsigned char *)malloc(cap ? cap : 1);
+        size_t got = rlock_resp_encode(b, cap, 4, argv, lens);
+        if (cap == sizeof want - 1 ? (got != cap || memcmp(b, want, cap) != 0) : got != 0) bad++;
+        free(b);
+    }
+    CHECK_MSG(bad == 0, "%d caps misbehaved", bad);
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof want - 2, 4, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, 0, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, -1, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, INT_MIN, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, 1, NULL, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, 1, argv, NULL), 0);
+    CHECK_EQ_LL(rlock_resp_encode(NULL, sizeof out, 1, argv, lens), 0);
+    /* NULL argument with a length, and absurd lengths: 0, no read, no wrap */
+    argv[1] = NULL; lens[1] = 3;
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, 2, argv, lens), 0);
+    argv[1] = "x"; lens[1] = (size_t)-1;
+    CHECK_EQ_LL(rlock_resp_encode(out, sizeof out, 2, argv, lens), 0);
+    lens[1] = (size_t)-1 - 8;
+    CHECK_EQ_LL(rlock_resp_encode(out, (size_t)-1, 2, argv, lens), 0);
+    /* round trip through the parser */
+    argv[0] = "EVALSHA"; lens[0] = 7;
+    argv[1] = "abc"; lens[1] = 3;
+    n = rlock_resp_encode(out, sizeof out, 2, argv, lens);
+    CHECK(n > 0 && rlock_resp_parse(out, n, sizeof out, &r) == (long)n);
+    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].type == RLOCK_RESP_BULK &&
+          r.elem[0].len == 7 && memcmp(r.elem[0].str, "EVALSHA", 7) == 0 && r.elem[1].len == 3);
+    /* 12 arguments: a two-digit count */
+    {
+        const char *a12[12];
+        size_t l12[12];
+        int i;
+        for (i = 0; i < 12; i++) { a12[i] = "z"; l12[i] = 1; }
+        n = rlock_resp_encode(out, sizeof out, 12, a12, l12);
+        CHECK(n == 5 + 12 * 7 && memcmp(out, "*12\r\n$1\r\nz\r\n", 12) == 0);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* 3. aux keys and Redis Cluster slots                                       */
+/* ------------------------------------------------------------------------ */
+
+static unsigned crc16x(const char *s, size_t n) { /* CRC16-CCITT (XMODEM), as Redis Cluster */
+    unsigned crc = 0;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {
+        crc ^= (unsigned)(unsigned char)s[i] << 8;
+        for (b = 0; b < 8; b++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xFFFFu : (crc << 1) & 0xFFFFu;
+    }
+    return crc;
+}
+static unsigned keyslot(const char *k, size_t n) { /* Redis cluster.c keyHashSlot() */
+    size_t s, e;
+    for (s = 0; s < n; s++) if (k[s] == '{') break;
+    if (s == n) return crc16x(k, n) & 16383u;
+    for (e = s + 1; e < n; e++) if (k[e] == '}') break;
+    if (e == n || e == s + 1) return crc16x(k, n) & 16383u;
+    return crc16x(k + s + 1, e - s - 1) & 16383u;
+}
+/* does k have a non-empty hash tag (what Redis hashes instead of the key)? */
+static int has_tag(const char *k, size_t n) {
+    size_t s, e;
+    for (s = 0; s < n; s++) if (k[s] == '{') break;
+    if (s == n) return 0;
+    for (e = s + 1; e < n; e++) if (k[e] == '}') break;
+    return e < n && e > s + 1;
+}
+
+static int aux_ok(const char *key, size_t n, const char *suffix) {
+    char out[64];
+    size_t r = rlock_aux_key(out, sizeof out, key, n, suffix), sl = strlen(suffix);
+    if (r == 0) /* documented: only when a '}' sits outside a hash tag */
+        return !has_tag(key, n) && memchr(key, '}', n) != NULL;
+    if (memchr(key, '}', n) && !has_tag(key, n)) return 0;
+    if (out[r] != '\0' || r < sl || memcmp(out + r - sl, suffix, sl) != 0) return 0;
+    if (has_tag(key, n)) {
+        if (r != n + sl || memcmp(out, key, n) != 0) return 0;
+    } else if (r != n + sl + 2 || out[0] != '{' || memcmp(out + 1, key, n) != 0 || out[n + 1] != '}') {
+        return 0;
+    }
+    return keyslot(out, r) == keyslot(key, n);
+}
+
+static void test_aux_key(void) {
+    char out[64];
+    static const char *const suffixes[] = { ":fence", "", "}", "{x}", ":{a}b" };
+    static const char alpha[] = "ab{}";
+    size_t r, i, len;
+    int bad = 0, checked = 0, refused = 0;
+    g_test = "aux key";
+    /* the slot function itself, against values from the Redis documentation */
+    CHECK_EQ_LL(crc16x("123456789", 9), 0x31C3);
+    CHECK_EQ_LL(keyslot("somekey", 7), 11058);
+    CHECK_EQ_LL(keyslot("foo{hash_tag}", 13), 2515);
+    CHECK_EQ_LL(keyslot("bar{hash_tag}", 13), 2515);
+
+    r = rlock_aux_key(out, sizeof out, "lock", 4, ":fence");
+    CHECK(r == 12 && strcmp(out, "{lock}:fence") == 0);
+    r = rlock_aux_key(out, sizeof out, "a{b}c", 5, ":f");
+    CHECK(r == 7 && strcmp(out, "a{b}c:f") == 0);
+    r = rlock_aux_key(out, sizeof out, "x}y{z}", 6, ":f"); /* '}' before the tag is fine */
+    CHECK(r == 8 && strcmp(out, "x}y{z}:f") == 0);
+    r = rlock_aux_key(out, sizeof out, "a{b", 3, ":f"); /* unclosed '{': untagged */
+    CHECK(r == 7 && strcmp(out, "{a{b}:f") == 0 && keyslot(out, r) == keyslot("a{b", 3));
+    /* documented: a '}' outside a hash tag (incl. an empty tag "{}") -> 0 */
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "a{}b", 4, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "a}b", 3, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "}", 1, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "{}{x}", 5, ":f"), 0);
+    /* binary key */
+    r = rlock_aux_key(out, sizeof out, "k\0\r", 3, "!");
+    CHECK(r == 6 && memcmp(out, "{k\0\r}!", 7) == 0);
+    /* capacity: the NUL needs a byte */
+    CHECK_EQ_LL(rlock_aux_key(out, 13, "lock", 4, ":fence"), 12);
+    CHECK_EQ_LL(rlock_aux_key(out, 12, "lock", 4, ":fence"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, 8, "a{b}c", 5, ":f"), 7);
+    CHECK_EQ_LL(rlock_aux_key(out, 7, "a{b}c", 5, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, 0, "a", 1, ""), 0);
+    CHECK_EQ_LL(rlock_aux_key(NULL, sizeof out, "a", 1, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, NULL, 1, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "a", 1, NULL), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "a", 0, ":f"), 0);
+
+    /* every key over {a,b,'{','}'} up to 7 bytes, with several suffixes */
+    for (len = 1; len <= 7; len++) {
+        unsigned long total = 1, code;
+        for (i = 0; i < len; i++) total *= 4;
+        for (code = 0; code < total; code++) {
+            char key[8];
+            unsigned long c = code;
+            for (i = 0; i < len; i++) { key[i] = alpha[c % 4]; c /= 4; }
+            for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+                if (!aux_ok(key, len, suffixes[i])) {
+                    if (bad++ < 5) fprintf(stderr, "aux key wrong for \"%.*s\" + \"%s\"\n", (int)len, key, suffixes[i]);
+                }
+                checked++;
+                if (rlock_aux_key(out, sizeof out, key, len, suffixes[i]) == 0) refused++;
+            }
+        }
+    }
+    /* random longer keys with real-world characters */
+    g_rng = 12345;
+    for (i = 0; i < 20000; i++) {
+        char key[40];
+        size_t k;
+        len = rnd() % 39 + 1;
+        for (k = 0; k < len; k++) key[k] = "abc:{}_-0\0"[rnd() % 10];
+        if (!aux_ok(key, len, ":fence")) bad++;
+        checked++;
+    }
+    CHECK_MSG(bad == 0, "%d of %d aux keys wrong", bad, checked);
+    CHECK(refused > 0 && refused < checked); /* both branches ran */
+}
+
+/* ------------------------------------------------------------------------ */
+/* 4. status names, script SHA1s                                             */
+/* ------------------------------------------------------------------------ */
+
+static void test_status_strings(void) {
+    int i, j, distinct = 1, nonempty = 1;
+    g_test = "status strings";
+    for (i = 0; i < (int)RLOCK_STATUS_COUNT; i++) {
+        const char *a = rlock_status_str((rlock_status)i);
+        if (!a || !*a || strcmp(a, "unknown status") == 0) nonempty = 0;
+        for (j = 0; j < i; j++)
+            if (a && strcmp(a, rlock_status_str((rlock_status)j)) == 0) distinct = 0;
+    }
+    CHECK_MSG(nonempty, "every status has a name");
+    CHECK_MSG(distinct, "status names are distinct");
+    CHECK(strcmp(rlock_status_str(RLOCK_STATUS_COUNT), "unknown status") == 0);
+    CHECK(strcmp(rlock_status_str((rlock_status)-1), "unknown status") == 0);
+    CHECK(strcmp(rlock_status_str((rlock_status)1000), "unknown status") == 0);
+    CHECK(strcmp(rlock_status_str(RLOCK_OK), "ok") == 0);
+}
+
+static uint32_t rol32(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+static void sha1_hex(const unsigned char *data, size_t len, char out[41]) {
+    uint32_t h[5] = { 0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u };
+    unsigned long long bits = (unsigned long long)len * 8u;
+    size_t total = ((len + 8) / 64 + 1) * 64, off, i;
+    for (off = 0; off < total; off += 64) {
+        unsigned char blk[64];
+        uint32_t w[80], a, b, c, d, e, t;
+        for (i = 0; i < 64; i++) {
+            size_t k = off + i;
+            blk[i] = (unsigned char)(k < len ? data[k] : k == len ? 0x80 : 0);
+        }
+        if (off + 64 == total)
+            for (i = 0; i < 8; i++) blk[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+        for (i = 0; i < 16; i++)
+            w[i] = (uint32_t)blk[4 * i] << 24 | (uint32_t)blk[4 * i + 1] << 16 | (uint32_t)blk[4 * i + 2] << 8 | blk[4 * i + 3];
+        for (i = 16; i < 80; i++) w[i] = rol32(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+        a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4];
+        for (i = 0; i < 80; i++) {
+            uint32_t f, k;
+            if (i < 20) { f = (b & c) | (~b & d); k = 0x5A827999u; }
+            else if (i < 40) { f = b ^ c ^ d; k = 0x6ED9EBA1u; }
+            else if (i < 60) { f = (b & c) | (b & d) | (c & d); k = 0x8F1BBCDCu; }
+            else { f = b ^ c ^ d; k = 0xCA62C1D6u; }
+            t = rol32(a, 5) + f + e + k + w[i];
+            e = d; d = c; c = rol32(b, 30); b = a; a = t;
+        }
+        h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e;
+    }
+    for (i = 0; i < 5; i++) sprintf(out + 8 * i, "%08lx", (unsigned long)h[i]);
+}
+
+static void test_scripts(void) {
+    char hex[41];
+    int i;
+    g_test = "scripts";
+    sha1_hex((const unsigned char *)"abc", 3, hex);
+    CHECK(strcmp(hex, "a9993e364706816aba3e25717850c26c9cd0d89d") == 0);
+    sha1_hex((const unsigned char *)"", 0, hex);
+    CHECK(strcmp(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709") == 0);
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
+        const char *t = rlock_script_text(i), *s = rlock_script_sha(i);
+        CHECK_MSG(t && s && strlen(s) == 40, "script %d", i);
+        if (!t || !s) continue;
+        sha1_hex((const unsigned char *)t, strlen(t), hex);
+        CHECK_MSG(strcmp(hex, s) == 0, "script %d: SHA1 of the text is %s, header says %s", i, hex, s);
+    }
+    CHECK(rlock_script_text(-1) == NULL && rlock_script_text(RLOCK_SCRIPT_COUNT) == NULL);
+    CHECK(rlock_script_sha(-1) == NULL && rlock_script_sha(RLOCK_SCRIPT_COUNT) == NULL);
+    /* the numbering these tests rely on */
+    CHECK(strstr(rlock_script_text(S_ACQ), "'NX','PX'") != NULL);
+    CHECK(strstr(rlock_script_text(S_EXT), "pexpire") != NULL && strstr(rlock_script_text(S_EXT), "get") != NULL);
+    CHECK(strstr(rlock_script_text(S_REL), "'del'") != NULL);
+    CHECK(strstr(rlock_script_text(S_RACQ), "hincrby',KEYS[1],ARGV[1],1") != NULL);
+    CHECK(strstr(rlock_script_text(S_REXT), "hexists") != NULL && strstr(rlock_script_text(S_REXT), "pexpire") != NULL);
+    CHECK(strstr(rlock_script_text(S_RREL), "return -1") != NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 0. the fake itself                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The fake must be able to catch what the state-machine tests rely on it for:
+ * a late reply is read if the connection is reused, and an unexpected or
+ * differing request is counted. */
+static void test_fake_selftest(void) {
+    unsigned char buf[64];
+    fake *f = &F[0];
+    fk_step *s;
+    env_reset("fake self-test");
+    g_quiet = 1;
+    s = fk_add(f, "PING", ":1\r\n");
+    s->hang = 1;
+    fk_add(f, "PING", ":2\r\n");
+    fk_add(f, "ECHO", ":3\r\n");
+    CHECK_EQ_LL(fk_recv(f, buf, sizeof buf), RLOCK_IO_ERROR); /* not connected */
+    CHECK_EQ_LL(f->bad_io, 1);
+    CHECK_EQ_LL(fk_connect(f), 1);
+    CHECK_EQ_LL(fk_send(f, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14), 14);
+    CHECK_EQ_LL(fk_recv(f, buf, sizeof buf), RLOCK_IO_WOULD_BLOCK); /* held back */
+    CHECK_EQ_LL(fk_send(f, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14), 14);
+    CHECK_EQ_LL(fk_recv(f, buf, sizeof buf), 8); /* the late reply comes first */
+    CHECK(memcmp(buf, ":1\r\n:2\r\n", 8) == 0);
+    CHECK_EQ_LL(fk_send(f, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14), 14);
+    CHECK_EQ_LL(f->mismatch, 1); /* wanted ECHO */
+    CHECK_EQ_LL(fk_send(f, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14), 14);
+    CHECK_EQ_LL(f->unexpected, 1);
+    fk_close(f);
+    CHECK_EQ_LL(fk_recv(f, buf, sizeof buf), RLOCK_IO_ERROR);
+    /* 1-byte chunks and alternating would-block */
+    memset(f, 0, sizeof *f);
+    f->max_chunk = 1;
+    f->block_alt = 1;
+    fk_add(f, NULL, "+OK\r\n");
+    fk_connect(f);
+    CHECK_EQ_LL(fk_send(f, (const unsigned char *)"*1\r\n", 4), RLOCK_IO_WOULD_BLOCK);
+    CHECK_EQ_LL(fk_send(f, (const unsigned char *)"*1\r\n", 4), 1);
+    memset(F, 0, sizeof F);
+    g_quiet = 0;
+    /* the independent encoder, splitter and script-call checker agree with
+     * rlock's encoder and can say no */
+    {
+        static unsigned char a[1024], b[1024];
+        const char *argv[7];
+        size_t lens[7], na, nb;
+        const unsigned char *args[MAX_ARGS];
+        size_t alen[MAX_ARGS];
+        const char *why;
+        int i;
+        argv[0] = "EVALSHA"; argv[1] = rlock_script_sha(S_ACQ); argv[2] = "1"; argv[3] = "res:1";
+        argv[4] = "0123456789abcdef0123456789abcdef"; argv[5] = "10000"; argv[6] = "{res:1}:released";
+        for (i = 0; i < 7; i++) lens[i] = strlen(argv[i]);
+        na = mk_cmd(a, 7, argv, lens);
+        nb = rlock_resp_encode(b, sizeof b, 7, argv, lens);
+        CHECK(na == nb && memcmp(a, b, na) == 0);
+        CHECK_EQ_LL(split_cmd(a, na, args, alen), 7);
+        CHECK(arg_is(args[3], alen[3], "res:1", 5) && arg_is(args[6], alen[6], argv[6], lens[6]));
+        CHECK_EQ_LL(split_cmd(a, na - 1, args, alen), -1);
+        CHECK(check_script_req(a, na, 0, S_ACQ, "res:1", 5, argv[4], "10000", &why));
+        CHECK(!check_script_req(a, na, 1, S_ACQ, "res:1", 5, argv[4], "10000", &why));
+        CHECK(!check_script_req(a, na, 0, S_REL, "res:1", 5, argv[4], "10000", &why));
+        CHECK(!check_script_req(a, na, 0, S_ACQ, "res:2", 5, argv[4], "10000", &why));
+        CHECK(!check_script_req(a, na, 0, S_ACQ, "res:1", 5, "other-owner", "10000", &why));
+        CHECK(!check_script_req(a, na, 0, S_ACQ, "res:1", 5, argv[4], "20000", &why));
+        g_fencing = 1;
+        CHECK(!check_script_req(a, na, 0, S_ACQ, "res:1", 5, argv[4], "10000", &why));
+        g_fencing = 0;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* 5. bad API input                                                          */
+/* ------------------------------------------------------------------------ */
+
+static int all_silent(size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!fk_sent_nothing(&F[i])) return 0;
+    return 1;
+}
+
+static void test_bad_args(void) {
+    rlock_transport tr;
+    rlock_node tmp;
+    rlock_lock junk;
+    rlock_config cfg2;
+    static char longkey[RLOCK_MAX_KEY_LEN + 2];
+    size_t i;
+    env_reset("bad args");
+    env_nodes(RLOCK_MAX_NODES + 1, 1);
+
+    /* nodes */
+    tr = fk_transport(&F[0], 1);
+    CHECK_EQ_ST(rlock_node_init(NULL, &tr), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_node_init(&tmp, NULL), RLOCK_E_BADARG);
+    tr.send = NULL;
+    CHECK_EQ_ST(rlock_node_init(&tmp, &tr), RLOCK_E_BADARG);
+    tr = fk_transport(&F[0], 1);
+    tr.recv = NULL;
+    CHECK_EQ_ST(rlock_node_init(&tmp, &tr), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_node_status(NULL), RLOCK_E_BADARG);
+    CHECK(strcmp(rlock_node_error(NULL), "") == 0);
+    CHECK_EQ_LL(rlock_node_commands(NULL), 0);
+    CHECK_EQ_LL(rlock_node_wants(NULL), 0);
+
+    /* clients */
+    CHECK_EQ_ST(rlock_client_init(NULL, N, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&C, NULL, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 0, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&C, N, RLOCK_MAX_NODES + 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&C, N, RLOCK_MAX_NODES, &CFG), RLOCK_OK); /* the limit itself is fine */
+    CHECK_EQ_LL(rlock_client_quorum(&C), RLOCK_MAX_NODES / 2 + 1);
+    cfg2 = CFG;
+    cfg2.drift_permille = 1000;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &cfg2), RLOCK_E_BADARG);
+    memset(&tmp, 0, sizeof tmp); /* never initialised */
+    {
+        static rlock_node two[2];
+        rlock_transport t0 = fk_transport(&F[0], 1);
+        rlock_node_init(&two[0], &t0);
+        rlock_node_init(&two[1], &t0); /* the same connection twice: two votes for one server */
+        CHECK_EQ_ST(rlock_client_init(&C, two, 2, &CFG), RLOCK_E_BADARG);
+        memset(&two[1], 0, sizeof two[1]);
+        CHECK_EQ_ST(rlock_client_init(&C, two, 2, &CFG), RLOCK_E_BADARG);
+    }
+    for (i = 1; i <= 9; i++) {
+        CHECK_EQ_ST(rlock_client_init(&C, N, i, &CFG), RLOCK_OK);
+        CHECK_EQ_LL(rlock_client_quorum(&C), i / 2 + 1);
+    }
+    CHECK_EQ_LL(rlock_client_quorum(NULL), 0);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_connect(NULL, 100), RLOCK_E_BADARG);
+
+    /* locks */
+    memset(longkey, 'k', sizeof longkey);
+    CHECK_EQ_ST(rlock_lock_init(NULL, &C, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&LK, NULL, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, NULL, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "k", 0, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, longkey, RLOCK_MAX_KEY_LEN + 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "k", 1, (rlock_kind)0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "k", 1, (rlock_kind)3), RLOCK_E_BADARG);
+    {
+        rlock_client dead;
+        memset(&dead, 0, sizeof dead);
+        CHECK_EQ_ST(rlock_lock_init(&LK, &dead, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    }
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, longkey, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* NULL / never initialised lock handles */
+    memset(&junk, 0xAB, sizeof junk);
+    CHECK_EQ_ST(rlock_acquire(NULL, TTL, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_try_acquire(NULL, TTL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_release(NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend(NULL, TTL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_step(NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&junk, TTL, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_release(&junk), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire_begin(&junk, TTL, 0), RLOCK_E_BADARG);
+    rlock_cancel(NULL);
+    rlock_lock_destroy(NULL);
+    rlock_client_close(NULL);
+    rlock_config_init(NULL);
+    CHECK_EQ_LL(rlock_lock_state(NULL), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rlock_validity_ms(NULL), 0);
+    CHECK_EQ_LL(rlock_hold_count(NULL), 0);
+    CHECK_EQ_LL(rlock_last_votes(NULL), 0);
+    CHECK_EQ_LL(rlock_next_timeout_ms(NULL), 0);
+    CHECK(strcmp(rlock_lock_token(NULL), "") == 0);
+
+    /* ttl and wait */
+    CHECK_EQ_ST(rlock_acquire(&LK, 0, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, -1, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, 2, 0), RLOCK_E_BADARG); /* <= drift (2 ms) */
+    CHECK_EQ_ST(rlock_acquire(&LK, RLOCK_MAX_TTL_MS + 1, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, LLONG_MAX, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, LLONG_MIN, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, -1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, LLONG_MIN), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_try_acquire(&LK, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, -5), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE); /* nothing in progress */
+    /* not held: nothing to release or extend */
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_release_begin(&LK), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_extend(&LK, 0), RLOCK_E_BADARG);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    /* a node timeout as long as the ttl leaves no validity */
+    {
+        rlock_client c2;
+        rlock_lock l2;
+        cfg2 = CFG;
+        cfg2.node_timeout_ms = 500;
+        CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&l2, 500, 0), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_acquire(&l2, 400, 0), RLOCK_E_BADARG);
+        /* reentrant owner ids: empty or too long */
+        cfg2 = CFG;
+        cfg2.owner = "";
+        CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&l2, TTL, 0), RLOCK_E_BADARG);
+        cfg2.owner = "0123456789012345678901234567890123456789012345678901234567890123X"; /* 65 */
+        CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&l2, TTL, 0), RLOCK_E_BADARG);
+    }
+    /* after destroy every call is a bad argument */
+    rlock_lock_destroy(&LK);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
+    CHECK(strcmp(rlock_lock_token(&LK), "") == 0);
+    rlock_lock_destroy(&LK); /* twice is harmless */
+    CHECK_MSG(all_silent(RLOCK_MAX_NODES + 1), "bad arguments must send nothing");
+}
+
+/* A password too long for the command buffer: a bad argument, nothing sent. */
+static void test_bad_args_oversized_auth(void) {
+    static char pw[RLOCK_TX_BUF + 10];
+    env_reset("oversized AUTH");
+    memset(pw, 'p', sizeof pw - 1);
+    pw[sizeof pw - 1] = '\0';
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    N[0].password = pw;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+    CHECK(F[0].bytes_sent == 0 && F[0].n_reqs == 0);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+}
+
+/* The longest key, binary, also fits the EVAL fallback. */
+static void test_max_key(void) {
+    static char key[RLOCK_MAX_KEY_LEN];
+    size_t i;
+    env_reset("max key");
+    for (i = 0; i < sizeof key; i++) key[i] = (char)(i * 7u); /* includes \0, \r, \n */
+    env_nodes(1, 1);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, key, sizeof key, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    fk_add(&F[0], "EVALSHA", "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    fk_add(&F[0], "EVAL", GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK(req_script(&F[0], 0, 0, S_RACQ, &LK, key, sizeof key, "10000"));
+    CHECK(req_script(&F[0], 1, 1, S_RACQ, &LK, key, sizeof key, "10000"));
+    env_done();
+}
+
+/* A second op while one runs: invalid state, nothing sent for it. */
+static void test_busy(void) {
+    env_reset("busy");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    F[0].connect_block = 1;
+    fk_add(&F[0], "res:1", GRANT);
+    fk_add(&F[0], "res:2", GRANT);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_release_begin(&LK), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_extend_begin(&LK, TTL), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_E_STATE); /* the client's connections are taken */
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_STATE);
+    CHECK_EQ_LL(F[0].n_reqs, 0);
+    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_STATE); /* a simple lock is not reentrant */
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_OK); /* free again */
+    env_done();
+}
+
+/* A failing random source: no client, no lock, nothing sent. */
+static void test_random_fails(void) {
+    rlock_status st;
+    char tok[RLOCK_TOKEN_LEN + 1];
+    env_reset("random fails");
+    env_nodes(1, 1);
+    g_rand_fail = 1;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_RANDOM);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    g_rand_fail = 0;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    g_rand_fail = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_RANDOM);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_E_RANDOM);
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_E_RANDOM);
+    CHECK(fk_sent_nothing(&F[0]));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE); /* nothing started */
+    g_rand_fail = 0;
+    /* the token is the random source's bytes in hex: nothing else feeds it */
+    fk_add(&F[0], NULL, GRANT);
+    g_rand_ctr = 1000;
+    st = rlock_acquire(&LK, TTL, 0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    {
+        unsigned char b[RLOCK_TOKEN_LEN / 2];
+        size_t i;
+        g_rand_ctr = 1000;
+        hk_random(NULL, b, sizeof b);
+        for (i = 0; i < sizeof b; i++) sprintf(tok + 2 * i, "%02x", b[i]);
+    }
+    CHECK(strcmp(rlock_lock_token(&LK), tok) == 0);
+    env_done();
+}
+
+/* ------------------------------------------------------------------------ */
+/* 6. the lock state machine                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void test_acquire_release_basic(void) {
+    char tok1[RLOCK_TOKEN_LEN + 1];
+    size_t i;
+    fk_step *s;
+    env_reset("acquire/release");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], NULL, GRANT);
+    s->delay_ms = 7;
+    fk_add(&F[0], NULL, ":1\r\n");
+    fk_add(&F[0], NULL, GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - 7 - DRIFT);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 1);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 1);
+    CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&N[0]), 1);
+    CHECK_EQ_LL(strlen(rlock_lock_token(&LK)), RLOCK_TOKEN_LEN);
+    for (i = 0; i < RLOCK_TOKEN_LEN; i++) CHECK_MSG(strchr("0123456789abcdef", rlock_lock_token(&LK)[i]) != NULL, "hex");
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    CHECK(F[0].connect_calls == 1 && F[0].close_calls == 0);
+    CHECK(!req_has(&F[0], 0, "AUTH"));
+    /* validity runs down with the clock */
+    g_now += 1000;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - 1007 - DRIFT);
+    memcpy(tok1, rlock_lock_token(&LK), sizeof tok1);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_REQ(F[0], 1, 0, S_REL, "10000");
+    CHECK_EQ_LL(F[0].req_conn[1], 1); /* same connection */
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 0);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 0);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_NOT_HELD); /* over-release: nothing sent */
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    /* a new grant gets a new token */
+    CHECK_EQ_ST(rlock_try_acquire(&LK, TTL), RLOCK_OK);
+    CHECK(strcmp(tok1, rlock_lock_token(&LK)) != 0);
+    CHECK_REQ(F[0], 2, 0, S_ACQ, "10000");
+    CHECK(F[0].connect_calls == 1 && F[0].close_calls == 0);
+    env_done();
+}
+
+static void test_refused(void) {
+    env_reset("refused, try once");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:5000\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(F[0].n_reqs, 1); /* no cleanup: nothing was granted */
+    CHECK_EQ_LL(g_n_sleeps, 0);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 0);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    env_done();
+}
+
+static void test_refused_then_granted(void) {
+    int i;
+    env_reset("refused then granted");
+    CFG.backoff_min_ms = 100;
+    CFG.backoff_max_ms = 1000;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:30\r\n");  /* holder has 30 ms left */
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:500\r\n");
+    fk_add(&F[0], NULL, GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 5000), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK_EQ_LL(g_n_sleeps, 2);
+    /* the backoff never sleeps past the holder's PTTL (+1 ms so the key is gone) */
+    CHECK_MSG(g_sleep_ms[0] >= 1 && g_sleep_ms[0] <= 31, "slept %lu", (unsigned long)g_sleep_ms[0]);
+    CHECK_MSG(g_sleep_ms[1] >= 100 && g_sleep_ms[1] <= 200, "slept %lu", (unsigned long)g_sleep_ms[1]);
+    /* one token for the whole call: every round asks with the same one */
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    CHECK_REQ(F[0], 1, 0, S_ACQ, "10000");
+    CHECK_REQ(F[0], 2, 0, S_ACQ, "10000");
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    for (i = 0; i < 3; i++) CHECK(!req_has(&F[0], i, rlock_script_sha(S_REL)));
+    env_done();
+}
+
+static void test_wait_deadline(void) {
+    int i, over = 0;
+    env_reset("wait deadline (capped sleep)");
+    CFG.backoff_min_ms = 100;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:5000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 60), RLOCK_TIMEOUT);
+    CHECK_EQ_LL(g_n_sleeps, 1);
+    CHECK_EQ_LL(g_sleep_ms[0], 60); /* cut to the deadline */
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("wait deadline (default backoff)");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:5000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 300), RLOCK_TIMEOUT);
+    for (i = 0; i < g_n_sleeps && i < MAX_SLEEPS; i++) {
+        if (g_sleep_at[i] + g_sleep_ms[i] > T0 + 300) over++;
+        if (g_sleep_ms[i] == 0) over++;
+        if (i > 0 && g_sleep_ms[i] > 128) over++; /* backoff_max */
+    }
+    CHECK_MSG(over == 0, "%d sleeps past the deadline, empty or over the cap", over);
+    CHECK_EQ_LL(g_slept, 300);
+    CHECK(g_n_sleeps >= 4 && F[0].n_reqs == g_n_sleeps + 1);
+    for (i = 0; i < F[0].n_reqs && i < FK_LOG; i++) CHECK(req_has(&F[0], i, rlock_script_sha(S_ACQ)));
+    env_done();
+
+    env_reset("max attempts");
+    CFG.max_attempts = 3;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:5000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 100000), RLOCK_TIMEOUT);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    env_done();
+}
+
+static void test_foreign_wrongtype(void) {
+    env_reset("foreign key");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:-1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_FOREIGN);
+    CHECK_EQ_LL(F[0].n_reqs, 1); /* not retried, nothing deleted */
+    CHECK_EQ_LL(g_n_sleeps, 0);
+    CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_E_FOREIGN);
+    CHECK(rlock_node_error(&N[0])[0] != '\0');
+    env_done();
+
+    env_reset("wrongtype");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_LL(g_n_sleeps, 0);
+    CHECK(strstr(rlock_node_error(&N[0]), "WRONGTYPE") != NULL);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    env_done();
+
+    env_reset("wrongtype from a script (Redis 6 wording)");
+    env_up(1, 1, RLOCK_KIND_REENTRANT);
+    fk_add(&F[0], NULL, "-ERR Error running script (call to f_x): @user_script:1: WRONGTYPE key is not a reentrant rlock lock\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    env_done();
+}
+
+static void test_noscript(void) {
+    env_reset("NOSCRIPT fallback");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "EVALSHA", "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    fk_add(&F[0], "EVAL", GRANT);
+    fk_add(&F[0], "EVALSHA", ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    CHECK_REQ(F[0], 1, 1, S_ACQ, "10000"); /* the script body, same key/token/ttl */
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_REQ(F[0], 2, 0, S_REL, "10000"); /* EVALSHA again next time */
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_LL(rlock_node_commands(&N[0]), 3);
+    env_done();
+
+    env_reset("NOSCRIPT twice");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "EVALSHA", "-NOSCRIPT No matching script.\r\n");
+    fk_add(&F[0], "EVAL", "-NOSCRIPT No matching script.\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS); /* falls back once only */
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK(strstr(rlock_node_error(&N[0]), "NOSCRIPT") != NULL);
+    env_done();
+}
+
+static void test_auth(void) {
+    static const char *const auth_errors[] = {
+        "-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+        "-NOAUTH HELLO must be called with the client already authenticated\r\n",
+        "-ERR invalid password\r\n",
+    };
+    size_t i;
+    for (i = 0; i < sizeof auth_errors / sizeof auth_errors[0]; i++) {
+        fk_step *s;
+        env_reset("AUTH refused");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        N[0].password = "s3cret";
+        s = fk_add(&F[0], NULL, auth_errors[i]);
+        fk_exact(s, "*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n", 26);
+        fk_add(&F[0], "EVALSHA", "-NOAUTH Authentication required.\r\n"); /* pipelined */
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
+        CHECK_EQ_LL(F[0].n_reqs, 2);   /* AUTH + the command, once: not retried */
+        CHECK_EQ_LL(g_n_sleeps, 0);
+        CHECK_EQ_LL(F[0].close_calls, 1);
+        CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_E_AUTH);
+        CHECK(strstr(rlock_node_error(&N[0]), "s3cret") == NULL); /* never echo the secret */
+        CHECK(rlock_node_error(&N[0])[0] != '\0');
+        env_done();
+    }
+
+    env_reset("NOAUTH without a password");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "EVALSHA", "-NOAUTH Authentication required.\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    env_done();
+
+    env_reset("NOPERM");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "EVALSHA", "-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    env_done();
+
+    {
+        fk_step *s;
+        env_reset("AUTH on new connections only");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        N[0].username = "app";
+        N[0].password = "pw";
+        s = fk_add(&F[0], NULL, "+OK\r\n");
+        fk_exact(s, "*3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$2\r\npw\r\n", 31);
+        fk_add(&F[0], "EVALSHA", GRANT);
+        fk_add(&F[0], "EVALSHA", ":1\r\n");
+        s = fk_add(&F[0], NULL, "+OK\r\n");
+        fk_exact(s, "*3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$2\r\npw\r\n", 31);
+        fk_add(&F[0], "EVALSHA", GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        CHECK_EQ_LL(F[0].n_reqs, 3); /* the release did not AUTH again */
+        CHECK(!req_has(&F[0], 2, "AUTH"));
+        rlock_client_close(&C);
+        CHECK_EQ_LL(F[0].close_calls, 1);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_EQ_LL(F[0].connect_calls, 2);
+        CHECK(F[0].req_conn[3] == 2 && F[0].req_conn[4] == 2);
+        CHECK_REQ(F[0], 4, 0, S_ACQ, "10000");
+        env_done();
+    }
+}
+
+static void test_redis_error(void) {
+    env_reset("OOM");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS);
+    CHECK(strstr(rlock_node_error(&N[0]), "OOM command not allowed when used memory") != NULL);
+    CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_E_REDIS);
+    CHECK_EQ_LL(F[0].n_reqs, 1); /* an error reply means the script wrote nothing: no cleanup */
+    CHECK_EQ_LL(F[0].close_calls, 0); /* a well-formed answer: the stream is in step */
+    env_done();
+
+    env_reset("READONLY, long message");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "-READONLY You can't write against a read only replica. "
+                        "0123456789012345678901234567890123456789012345678901234567890123456789"
+                        "0123456789012345678901234567890123456789\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS);
+    CHECK(strncmp(rlock_node_error(&N[0]), "READONLY You can't write", 24) == 0);
+    CHECK(strlen(rlock_node_error(&N[0])) == RLOCK_ERR_LEN - 1); /* truncated, terminated */
+    env_done();
+}
+
+/* Well-formed replies of the wrong shape. RLOCK_E_PROTOCOL is documented as
+ * "malformed or oversized reply; the connection was dropped", and an acquire
+ * whose answer we cannot read may have landed, so a release follows. */
+static void test_wrong_shape(void) {
+    static const char *const shapes[] = {
+        ":1\r\n", "*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n", "*3\r\n:1\r\n:1\r\n+x\r\n", "*2\r\n:2\r\n:1\r\n", "*2\r\n$1\r\n1\r\n:1\r\n",
+        "+OK\r\n", "$-1\r\n", "*1\r\n:1\r\n", "*2\r\n*0\r\n:1\r\n",
+    };
+    size_t i;
+    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        env_reset("wrong reply shape to acquire");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), shapes[i]);
+        fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+        CHECK_EQ_LL(F[0].n_reqs, 2);
+        CHECK_MSG(F[0].close_calls == 1 && F[0].connect_calls == 2,
+                  "shape %lu: E_PROTOCOL must drop the connection (closes %ld, connects %ld)",
+                  (unsigned long)i, F[0].close_calls, F[0].connect_calls);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        env_done();
+    }
+
+    env_reset("wrong reply shape to release");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_PROTOCOL);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD); /* unknown: may be retried */
+    CHECK_MSG(F[0].close_calls == 1, "E_PROTOCOL must drop the connection (closes %ld)", F[0].close_calls);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+}
+
+static void test_extra_bytes(void) {
+    env_reset("extra bytes after the reply");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT "+EXTRA\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].connect_calls, 2); /* the release went on a new connection */
+    CHECK_EQ_LL(F[0].req_conn[1], 2);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("malformed reply");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:1\r\n$-2\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    env_done();
+
+    env_reset("oversized reply");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "$100000\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    env_done();
+}
+
+/* The same conversation under every transport behaviour gives the same
+ * answers and the same request bytes. */
+static unsigned char g_ref[3][8][FK_REQ];
+static size_t g_ref_len[3][8];
+
+static void chaos_one(size_t n, size_t chunk, int alt, int with_wait, int nonblock, size_t split, int record) {
+    size_t i;
+    int k;
+    env_reset("chaos");
+    env_up(n, with_wait, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < n; i++) {
+        N[i].password = "pw";
+        F[i].max_chunk = chunk;
+        F[i].block_alt = alt;
+        F[i].split_at = split;
+        F[i].connect_block = alt ? 2 : 0;
+        fk_add(&F[i], "AUTH", "+OK\r\n");
+        fk_add(&F[i], "EVALSHA", "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+        fk_add(&F[i], "EVAL", GRANT);
+        fk_add(&F[i], rlock_script_sha(S_EXT), ":1\r\n");
+        fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
+    }
+    if (nonblock) {
+        CHECK_EQ_ST(drive(&LK, rlock_acquire_begin(&LK, TTL, 0)), RLOCK_OK);
+    } else {
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    }
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_LL(rlock_last_votes(&LK), n);
+    g_now += 100;
+    if (nonblock) {
+        CHECK_EQ_ST(drive(&LK, rlock_extend_begin(&LK, 20000)), RLOCK_OK);
+    } else {
+        CHECK_EQ_ST(rlock_extend(&LK, 20000), RLOCK_OK);
+    }
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 20000 - 202);
+    if (nonblock) {
+        CHECK_EQ_ST(drive(&LK, rlock_release_begin(&LK)), RLOCK_OK);
+    } else {
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    }
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    for (i = 0; i < n; i++) {
+        CHECK_MSG(F[i].n_reqs == 5 && F[i].connect_calls == (alt ? 3 : 1) && F[i].close_calls == 0,
+                  "chunk %lu alt %d wait %d nb %d split %lu: node %lu reqs %d connects %ld closes %ld",
+                  (unsigned long)chunk, alt, with_wait, nonblock, (unsigned long)split, (unsigned long)i,
+                  F[i].n_reqs, F[i].connect_calls, F[i].close_calls);
+        for (k = 0; k < 5 && k < F[i].n_reqs; k++) {
+            if (record) {
+                memcpy(g_ref[i][k], F[i].req[k], F[i].req_len[k]);
+                g_ref_len[i][k] = F[i].req_len[k];
+            } else {
+                CHECK_MSG(req_eq(&F[i], k, g_ref[i][k], g_ref_len[i][k]), "chunk %lu alt %d: request %d",
+                          (unsigned long)chunk, alt, k);
+            }
+        }
+    }
+    if (record) {
+        CHECK_REQ(F[0], 1, 0, S_ACQ, "10000");
+        CHECK_REQ(F[0], 2, 1, S_ACQ, "10000");
+        CHECK_REQ(F[0], 3, 0, S_EXT, "20000");
+        CHECK_REQ(F[0], 4, 0, S_REL, "20000");
+    }
+    env_done();
+}
+
+static void test_chunking(void) {
+    static const size_t chunks[] = { 0, 1, 2, 3, 5, 7, 13 };
+    size_t c, n, split;
+    int alt, w, nb;
+    for (n = 1; n <= 3; n += 2) {
+        chaos_one(n, 0, 0, 1, 0, 0, 1);
+        for (c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+            for (alt = 0; alt <= 1; alt++)
+                for (w = 0; w <= 1; w++)
+                    for (nb = 0; nb <= 1; nb++) chaos_one(n, chunks[c], alt, w, nb, 0, 0);
+        /* every split point of the replies: k bytes, would-block, the rest */
+        for (split = 1; split < sizeof GRANT - 1; split++) chaos_one(n, 0, 0, 1, 0, split, 0);
+    }
+}
+
+static void test_io_errors(void) {
+    long codes[2];
+    int ci;
+    fk_step *s;
+    codes[0] = RLOCK_IO_CLOSED;
+    codes[1] = RLOCK_IO_ERROR;
+    for (ci = 0; ci < 2; ci++) {
+        env_reset("closed/error mid-reply (acquire)");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        s->cut = 5;
+        s->cut_code = codes[ci];
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n"); /* the SET may have landed */
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+        CHECK_EQ_LL(F[0].close_calls, 1);
+        CHECK_EQ_LL(F[0].connect_calls, 2);
+        CHECK_EQ_LL(F[0].req_conn[1], 2);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        /* (the node's error text is the cleanup release's by now: see the release case) */
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK); /* the new connection is fine */
+        CHECK_EQ_LL(F[0].connect_calls, 2);
+        env_done();
+
+        env_reset("closed/error mid-reply (release)");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], NULL, GRANT);
+        s = fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        s->cut = 1;
+        s->cut_code = codes[ci];
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_IO);
+        CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_E_IO);
+        CHECK(strstr(rlock_node_error(&N[0]), codes[ci] == RLOCK_IO_CLOSED ? "closed" : "recv") != NULL);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD); /* unknown: still ours to release */
+        CHECK_EQ_LL(F[0].close_calls, 1);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK); /* the next op reconnects */
+        CHECK_EQ_LL(F[0].connect_calls, 2);
+        CHECK_EQ_LL(F[0].req_conn[2], 2);
+        env_done();
+    }
+
+    env_reset("closed before any reply byte");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], NULL, GRANT);
+    s->cut = 0;
+    s->cut_code = RLOCK_IO_CLOSED;
+    fk_add(&F[0], NULL, ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    env_done();
+
+    /* The server closed an idle connection (CLIENT KILL, idle timeout).
+     * Without a wait hook rlock cannot notice before using it: that op fails
+     * with E_IO and the next one reconnects. With one it may notice first. */
+    env_reset("server closed between operations (no wait hook)");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    F[0].peer_closed = 1;
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    CHECK(F[0].n_reqs == 3 && F[0].req_conn[2] == 2);
+    env_done();
+    {
+        rlock_status st;
+        int calls = 1;
+        env_reset("server closed between operations (wait hook)");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], NULL, GRANT);
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        F[0].peer_closed = 1;
+        st = rlock_release(&LK);
+        if (st == RLOCK_E_IO) { st = rlock_release(&LK); calls++; }
+        CHECK_EQ_ST(st, RLOCK_OK);
+        CHECK(F[0].close_calls == 1 && F[0].connect_calls == 2);
+        CHECK_EQ_LL(F[0].req_conn[F[0].n_reqs - 1], 2);
+        CHECK(calls <= 2);
+        env_done();
+    }
+
+    env_reset("send fails");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    F[0].send_fail_at = 1;
+    F[0].send_fail_code = RLOCK_IO_ERROR;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    env_done();
+
+    env_reset("connect fails");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    F[0].connect_fail = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK(F[0].bytes_sent == 0 && F[0].send_calls == 0);
+    CHECK(F[0].connect_calls >= 1);
+    CHECK(strstr(rlock_node_error(&N[0]), "connect") != NULL);
+    F[0].connect_fail = 0;
+    fk_add(&F[0], NULL, GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    env_done();
+
+    env_reset("connect would-block, then connects");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    F[0].connect_block = 3;
+    fk_add(&F[0], NULL, GRANT);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), RLOCK_WANT_WRITE);
+    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].connect_calls, 4);
+    env_done();
+
+    env_reset("connect never completes");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    F[0].connect_hang = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK(F[0].bytes_sent == 0);
+    CHECK(g_now - T0 >= NODE_TMO);
+    CHECK(F[0].close_calls >= 1); /* the half-open socket is given back */
+    env_done();
+
+    env_reset("recv returns more than asked");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    F[0].over_recv = 1;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls >= 1, 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    F[0].over_recv = 0;
+    env_done();
+
+    env_reset("send returns more than asked");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    F[0].over_send = 1;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK(F[0].close_calls >= 1);
+    CHECK(strstr(rlock_node_error(&N[0]), "more than asked") != NULL);
+    env_done();
+
+    env_reset("recv error at call k");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    F[0].max_chunk = 1;
+    F[0].recv_fail_at = 9;
+    F[0].recv_fail_code = RLOCK_IO_ERROR;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].req_conn[1], 2);
+    env_done();
+}
+
+static void test_timeouts(void) {
+    fk_step *s;
+    env_reset("node timeout, late reply (blocking)");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;                                        /* arrives only after we gave up */
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");   /* cleanup on a new connection */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    /* the timeout text itself is checked in the release case (cleanup overwrote it here) */
+    CHECK_EQ_LL(g_now - T0, NODE_TMO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    CHECK_EQ_LL(F[0].req_conn[1], 2);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("node timeout (non-blocking, clock jump)");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), RLOCK_WANT_READ);
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), NODE_TMO);
+    g_now += NODE_TMO - 1;
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK); /* not yet */
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 1);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    g_now += 5000; /* the clock jumps far past the node timeout */
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    env_done();
+
+    env_reset("release timeout, late reply never read");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    s = fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    s->hang = 1; /* a late ":0" would say LOST if it were read */
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_IO);
+    CHECK(strstr(rlock_node_error(&N[0]), "timeout") != NULL);
+    CHECK_EQ_LL(g_now - T0, NODE_TMO);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    CHECK_EQ_LL(F[0].req_conn[2], 2);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("cancel drops the connection");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    rlock_cancel(&LK);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE);
+    CHECK_EQ_ST(drive(&LK, rlock_acquire_begin(&LK, TTL, 0)), RLOCK_OK);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    env_done();
+
+    env_reset("destroy during an op");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], "res:2", GRANT);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    rlock_lock_destroy(&LK);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_OK); /* the client is free again */
+    env_done();
+}
+
+/* An exchange that ends inside one rlock_step (a transport that blocks in
+ * send/recv) took real time: validity must count it, and a grant that came
+ * back after the lease minus drift is no grant (Redlock spec, step 4). */
+static void test_slow_exchange(void) {
+    fk_step *s;
+    env_reset("slow exchange inside one step");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->delay_ms = 300;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - 300 - DRIFT);
+    env_done();
+
+    env_reset("grant arrives after the validity");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->delay_ms = TTL - DRIFT + 50;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(F[0].n_reqs, 2); /* and what was granted is released */
+    env_done();
+
+    env_reset("extend answered after the validity");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s = fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    s->delay_ms = TTL;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
+    env_done();
+}
+
+static void test_extend(void) {
+    env_reset("extend");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":0\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    g_now += 4000;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - 4000 - DRIFT);
+    CHECK_EQ_ST(rlock_extend(&LK, 20000), RLOCK_OK);
+    CHECK_REQ(F[0], 1, 0, S_EXT, "20000");
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 20000 - 202);
+    g_now += 100;
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 0);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 0);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST); /* nothing sent */
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST); /* still sent, reports its reply */
+    CHECK_REQ(F[0], 3, 0, S_REL, "20000");
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_NOT_HELD);
+    env_done();
+
+    env_reset("release of a lost lock that was still ours");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":0\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("extend after the validity ran out");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    g_now += TTL - DRIFT;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 0);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    env_done();
+}
+
+static void test_reentrant(void) {
+    const char *tok;
+    env_reset("reentrant");
+    env_up(1, 1, RLOCK_KIND_REENTRANT);
+    fk_add(&F[0], rlock_script_sha(S_RACQ), "*2\r\n:1\r\n:1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RACQ), "*2\r\n:1\r\n:2\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REXT), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RREL), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RREL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 1);
+    tok = rlock_lock_token(&LK);
+    CHECK_MSG(strlen(tok) > 17 && tok[16] == ':' && strncmp(tok, C.instance_id, 16) == 0, "owner %s", tok);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 2);
+    CHECK(req_eq(&F[0], 1, F[0].req[0], F[0].req_len[0])); /* the same owner id */
+    CHECK_REQ(F[0], 1, 0, S_RACQ, "10000");
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 2);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 0);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_NOT_HELD); /* over-release: nothing sent */
+    CHECK_EQ_LL(F[0].n_reqs, 5);
+    env_done();
+
+    env_reset("reentrant release not ours");
+    CFG.owner = "worker-7";
+    env_up(1, 1, RLOCK_KIND_REENTRANT);
+    fk_add(&F[0], rlock_script_sha(S_RACQ), "*2\r\n:1\r\n:1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RREL), ":-1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK(strcmp(rlock_lock_token(&LK), "worker-7") == 0);
+    CHECK(req_has(&F[0], 0, "$8\r\nworker-7\r\n"));
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 0);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("simple release not ours");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+}
+
+static void test_three_nodes(void) {
+    size_t i;
+    fk_step *s;
+    env_reset("3 nodes: 2 granted + 1 timeout (non-blocking)");
+    env_up(3, 0, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    s = fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    for (i = 0; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), 0);
+    CHECK_EQ_LL(rlock_node_wants(&N[1]), 0);
+    CHECK_EQ_LL(rlock_node_wants(&N[2]), RLOCK_WANT_READ);
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), NODE_TMO);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    g_now += NODE_TMO;
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 2);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - (long long)NODE_TMO - DRIFT);
+    CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_IO);
+    CHECK_EQ_LL(F[2].close_calls, 1);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK); /* to all three; node 2 reconnects */
+    CHECK_EQ_LL(F[2].connect_calls, 2);
+    CHECK_EQ_LL(F[2].req_conn[1], 2);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 3);
+    env_done();
+
+    env_reset("3 nodes: 2 granted + 1 timeout (blocking)");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    s = fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 2);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - (long long)NODE_TMO - DRIFT);
+    env_done();
+
+    env_reset("3 nodes: 1 granted + 2 refused");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:4000\r\n");
+    fk_add(&F[2], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:3000\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 1);
+    CHECK(F[0].n_reqs == 2 && F[1].n_reqs == 1 && F[2].n_reqs == 1);
+    CHECK_REQ(F[0], 1, 0, S_REL, "10000");
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("3 nodes: granted + refused + IO error");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:4000\r\n");
+    s = fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    s->cut = 3;
+    s->cut_code = RLOCK_IO_CLOSED;
+    fk_add(&F[2], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
+    CHECK(F[0].n_reqs == 2 && F[1].n_reqs == 1 && F[2].n_reqs == 2);
+    CHECK_EQ_LL(F[2].connect_calls, 2);
+    CHECK_EQ_LL(F[2].req_conn[1], 2);
+    CHECK_EQ_LL(F[1].close_calls + F[0].close_calls, 0);
+    env_done();
+
+    env_reset("3 nodes: all IO errors");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) {
+        s = fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        s->cut = 2 + i;
+        s->cut_code = i == 1 ? RLOCK_IO_ERROR : RLOCK_IO_CLOSED;
+        fk_add(&F[i], rlock_script_sha(S_REL), ":0\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_QUORUM);
+    for (i = 0; i < 3; i++) CHECK(F[i].close_calls == 1 && F[i].connect_calls == 2);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 0);
+    env_done();
+
+    env_reset("3 nodes: all connects fail");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) F[i].connect_fail = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_QUORUM);
+    CHECK(F[0].bytes_sent + F[1].bytes_sent + F[2].bytes_sent == 0);
+    env_done();
+
+    env_reset("3 nodes: refused, then a quorum after backoff");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:20\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:20\r\n");
+    fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 2);
+    CHECK(g_n_sleeps == 1 && g_sleep_ms[0] <= 21);
+    env_done();
+
+    env_reset("3 nodes: a foreign key on one node");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[2], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_FOREIGN);
+    CHECK_EQ_LL(F[2].n_reqs, 1); /* never deletes the foreign key */
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("3 nodes: extend on a minority is LOST");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) {
+        fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[i], rlock_script_sha(S_EXT), i == 0 ? ":1\r\n" : ":0\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
+    env_done();
+
+    env_reset("3 nodes: release with one node down");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) {
+        fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        s = fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
+        if (i == 1) { s->cut = 0; s->cut_code = RLOCK_IO_ERROR; }
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 3);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK); /* a quorum released */
+    CHECK_EQ_LL(rlock_last_votes(&LK), 2);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+}
+
+static void test_clock(void) {
+    fk_step *s;
+    env_reset("clock goes backwards (acquire)");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->clock_back = 50;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n"); /* what was granted is given back */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_CLOCK);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    env_done();
+
+    env_reset("clock goes backwards (3 nodes, non-blocking)");
+    env_up(3, 0, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
+    s = fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[2], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    g_now -= 1000;
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK); /* a clock behind the deadline is no timeout */
+    CHECK_EQ_LL(F[2].close_calls, 0);
+    F[2].steps[0].hang = 0;
+    memcpy(F[2].out, GRANT, sizeof GRANT - 1); /* the reply arrives now */
+    F[2].out_len = sizeof GRANT - 1;
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_E_CLOCK);
+    CHECK(F[0].n_reqs == 2 && F[1].n_reqs == 2 && F[2].n_reqs == 2);
+    env_done();
+
+    env_reset("clock goes backwards (extend)");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, GRANT);
+    s = fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    s->clock_back = 10;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_E_CLOCK);
+    env_done();
+}
+
+static void test_client_connect(void) {
+    env_reset("client connect");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "PING", "+PONG\r\n");
+    fk_add(&F[1], "PING", "+PONG\r\n");
+    F[2].connect_fail = 1;
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK); /* a quorum is up */
+    CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_IO);
+    fk_add(&F[0], "PING", "-ERR nope\r\n");
+    fk_add(&F[1], "PING", ":1\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_QUORUM);
+    rlock_client_close(&C);
+    CHECK(F[0].close_calls == 1 && F[1].close_calls == 1);
+    env_done();
+
+    env_reset("client connect, one node, password");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    N[0].password = "pw";
+    fk_add(&F[0], "AUTH", "-WRONGPASS nope\r\n");
+    fk_add(&F[0], "PING", "+PONG\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_AUTH);
+    env_done();
+}
+
+/* A transport without a connect hook comes connected: the first command
+ * goes out on it (README/header: "Without it a dropped connection stays
+ * down"), AUTH still leads; once dropped, nothing is sent again. */
+static void test_no_connect_hook(void) {
+    rlock_transport t;
+    env_reset("no connect hook");
+    t = fk_transport(&F[0], 1);
+    t.connect = NULL;
+    CHECK_EQ_ST(rlock_node_init(&N[0], &t), RLOCK_OK);
+    g_n = 1;
+    N[0].password = "pw";
+    F[0].connected = 1;
+    F[0].conn_id = 1;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], "AUTH", "+OK\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), "*2\r\n:1\r\n:1\r\n"); /* wrong shape: dropped */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_PROTOCOL);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_IO); /* stays down */
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK_EQ_LL(F[0].bad_io, 0);
+    env_done();
+}
+
+/* cfg.fencing: acquire scripts get the "{key}:fence" counter as KEYS[2] and
+ * answer {1, holds, fence}; Redlock keeps the largest counter. */
+static void test_fencing(void) {
+    static const char stray[] = "a}b";
+    fk_step *s;
+    size_t i;
+    env_reset("fencing, one node");
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:42\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 42);
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_REQ(F[0], 1, 0, S_REL, "10000"); /* no fence key outside acquire */
+    CHECK_EQ_LL(rlock_fence_token(&LK), 0);
+    env_done();
+
+    env_reset("fencing, 3 nodes");
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:5\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:9\r\n");
+    s = fk_add(&F[2], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:99\r\n");
+    s->hang = 1; /* its counter never arrives */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 9);
+    env_done();
+
+    env_reset("fencing, reentrant");
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_up(1, 1, RLOCK_KIND_REENTRANT);
+    fk_add(&F[0], rlock_script_sha(S_RACQ), "*3\r\n:1\r\n:1\r\n:7\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RACQ), "*3\r\n:1\r\n:2\r\n:0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 2);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 7); /* a re-entry keeps the grant's token */
+    CHECK_REQ(F[0], 1, 0, S_RACQ, "10000");
+    env_done();
+
+    env_reset("fencing off: {1,1,0} and {1,1} both grant, token 0");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 0);
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    env_done();
+
+    env_reset("fencing with a key that has no same-slot counter");
+    CFG.fencing = 1;
+    env_nodes(1, 1);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, stray, 3, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+    CHECK(fk_sent_nothing(&F[0]));
+    env_done();
+    /* without fencing the same key locks, with an empty release channel */
+    env_reset("stray '}' key without fencing");
+    env_nodes(1, 1);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, stray, 3, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK(req_script(&F[0], 1, 0, S_REL, &LK, stray, 3, "10000"));
+    for (i = 0; i < 2; i++) CHECK(!req_has(&F[0], (int)i, "released"));
+    env_done();
+}
+
+int main(void) {
+    test_fake_selftest();
+    test_parse_valid_values();
+    test_parse_splits();
+    test_parse_malformed();
+    test_parse_fuzz();
+    test_encode();
+    test_aux_key();
+    test_status_strings();
+    test_scripts();
+    test_bad_args();
+    test_bad_args_oversized_auth();
+    test_max_key();
+    test_busy();
+    test_random_fails();
+    test_acquire_release_basic();
+    test_refused();
+    test_refused_then_granted();
+    test_wait_deadline();
+    test_foreign_wrongtype();
+    test_noscript();
+    test_auth();
+    test_redis_error();
+    test_wrong_shape();
+    test_extra_bytes();
+    test_chunking();
+    test_io_errors();
+    test_timeouts();
+    test_slow_exchange();
+    test_extend();
+    test_reentrant();
+    test_three_nodes();
+    test_clock();
+    test_client_connect();
+    test_no_connect_hook();
+    test_fencing();
+    return check_summary("unit");
+}
