@@ -799,7 +799,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the FIFO
  * zset KEYS[2] with its deadline (server ms) in the hash KEYS[3]; a grant
  * dequeues it; a release pops the oldest waiter still within its deadline and
- * publishes only its id, so one waiter wakes per release, not all of them. */
+ * publishes only its id, so one waiter wakes per release, not all of them.
+ * PUBLISH is a pcall: a releaser whose ACL user may not publish (Redis 7's
+ * default for new users) must not fail after its DEL already happened. */
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
 #define RLOCK__LUA_ENQUEUE \
@@ -814,7 +816,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if ARGV[3]~='' then " RLOCK__LUA_NOW \
     "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) if not w[1] then break end " \
     "local d=tonumber(redis.call('hget',KEYS[3],w[1])) redis.call('hdel',KEYS[3],w[1]) " \
-    "if d and d>ms then redis.call('publish',ARGV[3],w[1]) break end end end "
+    "if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) break end end end "
 
 /* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
  * ARGV = token/owner, ttl, waiter id or '', wait ms.
@@ -865,8 +867,8 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "c09df932b3997448f8ecfcb089203c6aae762a3e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "abb75a0b18e6f9213b3703929cf72dc79556e146"
+    "9ec057d1689ef1492fd8bef422e5f6085f1b9741", "a3d6a641a5994c3f088206c0b61336daab333e4d",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "d3fda7ac92a50c4c920c6216fd564d18021161fd"
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
