@@ -1933,7 +1933,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) <= 0) { lk->state = RLOCK_STATE_LOST; return RLOCK_LOST; }
+    if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     lk->op = RLOCK__OP_EXTEND;
     lk->op_ttl = ttl_ms;
     lk->client->busy = lk;
