@@ -1678,7 +1678,10 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
             }
         } else {
             if (n->result == RLOCK_OK) rlock__node_bad_reply(n, "unexpected reply to acquire");
-            if (n->result == RLOCK_E_AUTH || n->result == RLOCK_E_WRONGTYPE) fatal = n->result;
+            /* Not retried: bad credentials, a foreign value type, or a
+             * command that cannot be built (BADARG: nothing was sent). */
+            if (n->result == RLOCK_E_AUTH || n->result == RLOCK_E_WRONGTYPE || n->result == RLOCK_E_BADARG)
+                fatal = n->result;
             /* No answer (timeout, reset, garbage): the SET may have landed. A
              * Redis error reply means the script did not write. */
             if (n->result == RLOCK_E_IO || n->result == RLOCK_E_PROTOCOL) unknown_mask |= 1u << i;
