@@ -1327,6 +1327,11 @@ static void test_bad_args_oversized_auth(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
     CHECK(F[0].bytes_sent == 0 && F[0].n_reqs == 0);
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    /* a bad argument is not worth waiting for: no retries, no sleeps */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 5000), RLOCK_E_BADARG);
+    CHECK_EQ_LL(g_n_sleeps, 0);
+    CHECK_EQ_LL(g_now, T0);
+    CHECK(F[0].bytes_sent == 0 && F[0].n_reqs == 0);
     env_done();
 }
 
