@@ -1835,7 +1835,8 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
      * when this step began. */
     now = rlock__now(c);
     if (lk->phase == RLOCK__PH_CLEANUP) {
-        if (lk->retry) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
+        /* retry was decided before the cleanup: re-check the wait deadline */
+        if (lk->retry && now < lk->wait_end) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
         return rlock__finish(lk, lk->op_result);
     }
     switch (lk->op) {
