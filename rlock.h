@@ -551,11 +551,26 @@ static void rlock__sys_sleep_ms(uint32_t ms) {
     ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
 }
-/* /dev/urandom is on every POSIX system we target; getrandom() is not in
- * older libcs. Opened per call: tokens are made once per acquire. */
+/* getrandom() where the libc has it (one syscall, no fd); /dev/urandom,
+ * which every POSIX system we target has, otherwise or on ENOSYS. */
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+#include <sys/random.h>
+#define RLOCK__HAVE_GETRANDOM 1
+#endif
 static int rlock__sys_random(unsigned char *buf, size_t n) {
     size_t got = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    int fd;
+#ifdef RLOCK__HAVE_GETRANDOM
+    while (got < n) {
+        ssize_t r = getrandom(buf + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got == n) return 0;
+    got = 0;
+#endif
+    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
@@ -813,10 +828,11 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_DEQUEUE \
     "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_WAKE_ONE \
-    "if ARGV[3]~='' then " RLOCK__LUA_NOW \
-    "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) if not w[1] then break end " \
+    "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
+    "for i=1,16 do if not w[1] then break end " \
     "local d=tonumber(redis.call('hget',KEYS[3],w[1])) redis.call('hdel',KEYS[3],w[1]) " \
-    "if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) break end end end "
+    "if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) break end " \
+    "w=redis.call('zpopmin',KEYS[2]) end end end "
 
 /* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
  * ARGV = token/owner, ttl, waiter id or '', wait ms.
@@ -867,8 +883,8 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "9ec057d1689ef1492fd8bef422e5f6085f1b9741", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "d3fda7ac92a50c4c920c6216fd564d18021161fd"
+    "d5b046736a0d797b5eb38aeaf2e51fd32307b11e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7"
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -1063,6 +1079,9 @@ static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, 
             if (n->tx_off == n->tx_len) {
                 n->commands += (unsigned long)n->replies_left;
                 n->io = RLOCK__IO_RECV;
+                /* The reply cannot be back yet: with a wait() hook, wait for
+                 * it rather than spend a recv() that returns would-block. */
+                if (t->wait) { n->want = RLOCK_WANT_READ; return 0; }
             }
             break;
         }
@@ -1236,7 +1255,7 @@ static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
 
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     size_t i, waiting = 0, first = 0, total = c->n_nodes + c->n_subs;
-    int can_wait = 1;
+    int can_wait = 1, listening = 0;
     for (i = 0; i < total; i++) {
         rlock_node *n = rlock__conn_at(c, i);
         if (!rlock_node_wants(n)) continue;
@@ -1249,6 +1268,17 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
     if (waiting == 1) {
+        rlock_node *n = rlock__conn_at(c, first);
+        n->transport.wait(n->transport.ctx, n->want, timeout_ms);
+        return;
+    }
+    /* A round needs every node's answer (or its timeout), so waiting on one
+     * pending node for the whole time loses nothing. Subscribers listening
+     * for a wake-up are different: any one of them may deliver it, so probe
+     * them all and wait in short slices. */
+    for (i = 0; i < total; i++)
+        if (rlock__conn_at(c, i)->io == RLOCK__IO_LISTEN) listening = 1;
+    if (!listening) {
         rlock_node *n = rlock__conn_at(c, first);
         n->transport.wait(n->transport.ctx, n->want, timeout_ms);
         return;
