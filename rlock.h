@@ -260,6 +260,7 @@ typedef struct rlock_node {
     rlock_reply reply;    /* its reply (pointers into rx; valid until the next exchange) */
     int is_sub;           /* a subscriber connection (pub/sub mode) */
     int sub_ok;           /* subscribed to the client's current channel */
+    int keep_err;         /* a cleanup exchange: keep the failed round's error text */
     unsigned long commands;  /* commands sent on this node (for benchmarks) */
     unsigned long reconnects;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
@@ -395,6 +396,7 @@ typedef struct rlock_lock {
     uint32_t node_timeout;
     long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     rlock_status op_result;   /* result to report after cleanup */
+    rlock_status diag[RLOCK_MAX_NODES]; /* node statuses of the failed round, restored after cleanup */
     size_t votes;
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     char ttl_str[24];
@@ -900,6 +902,7 @@ enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_UP };
 enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE, RLOCK__IO_LISTEN };
 
 static void rlock__set_err(rlock_node *n, const char *msg, size_t len) {
+    if (n->keep_err) return;
     if (len >= sizeof n->err) len = sizeof n->err - 1;
     memcpy(n->err, msg, len);
     n->err[len] = '\0';
@@ -978,7 +981,7 @@ static rlock_status rlock__node_begin(rlock_node *n, uint64_t deadline, rlock__e
     n->auth_inflight = 0;
     n->replies_left = 1;
     n->result = RLOCK_WOULD_BLOCK;
-    n->err[0] = '\0';
+    if (!n->keep_err) n->err[0] = '\0';
     n->rx_len = 0; /* bytes of the previous reply: never part of this one */
     n->io = RLOCK__IO_SEND;
     if (n->conn != RLOCK__CONN_UP) {
@@ -1519,7 +1522,10 @@ static void rlock__subs_idle(rlock_client *c) {
 static rlock_status rlock__finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
     size_t i;
-    for (i = 0; i < c->n_nodes; i++) rlock__node_settle(c->nodes[i]);
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock__node_settle(c->nodes[i]);
+        c->nodes[i]->keep_err = 0; /* also when a cleanup was cancelled */
+    }
     rlock__subs_idle(c);
     lk->op = RLOCK__OP_NONE;
     lk->phase = 0;
@@ -1751,6 +1757,12 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     {
         unsigned mask = granted_mask | (lk->state == RLOCK_STATE_HELD ? 0u : unknown_mask);
         if (mask) {
+            /* The cleanup must not erase why the round failed: keep each
+             * node's status and error text for rlock_node_status/error. */
+            for (i = 0; i < c->n_nodes; i++) {
+                lk->diag[i] = c->nodes[i]->result;
+                c->nodes[i]->keep_err = 1;
+            }
             rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op_ttl, now);
             lk->phase = RLOCK__PH_CLEANUP;
             return RLOCK_WOULD_BLOCK;
@@ -1865,6 +1877,10 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
      * when this step began. */
     now = rlock__now(c);
     if (lk->phase == RLOCK__PH_CLEANUP) {
+        for (i = 0; i < c->n_nodes; i++) {
+            c->nodes[i]->result = lk->diag[i];
+            c->nodes[i]->keep_err = 0;
+        }
         /* retry was decided before the cleanup: re-check the wait deadline */
         if (lk->retry && now < lk->wait_end) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
         return rlock__finish(lk, lk->op_result);
@@ -1919,6 +1935,10 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    /* Validity ran out: whatever Redis has now is not our old grant. Say so
+     * (on_lost), then treat this as a fresh acquire - never as a re-entry
+     * that would silently lose the earlier holds. */
+    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
     if (c->cfg.fencing && lk->aux_base_len == 0) return RLOCK_E_BADARG; /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
