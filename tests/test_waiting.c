@@ -1,0 +1,1232 @@
+/* test_waiting.c - waiting, renewal and lost-lock notice against real
+ * redis-server processes that the test starts on free loopback ports and
+ * stops by PID: pub/sub wake-up on release (and what happens when the
+ * subscriber connection dies: FAULTS.md row 13), fencing tokens among
+ * contending processes, thread-free renewal (rlock_renew_poll) and the
+ * RLOCK_WATCHDOG renewal thread, a holder paused past its TTL (rows 3, 12),
+ * renewal through a node failure, renewal caps, and that nothing leaks
+ * (fds, threads, child processes, servers).
+ *
+ * RLOCK_TEST_QUICK=1 (the valgrind run) shrinks the loops. Timing asserts use
+ * generous bounds and orderings; exact counts only where nothing is timed. */
+#define RLOCK_WATCHDOG
+#define RLOCK_IMPLEMENTATION
+#include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
+#include "harness.h"
+#include "check.h"
+
+#include <poll.h>
+
+#define NSRV 3
+
+static int quick;
+
+/* ------------------------------------------------------------ helpers */
+
+static long long since(unsigned long long t0) { return (long long)(rh_now_ms() - t0); }
+
+/* A client over the POSIX adapter on n servers, optionally with one
+ * subscriber connection per server. Must not move once opened. */
+typedef struct tcli {
+    int n, nsubs;
+    rlock_posix_conn pc[NSRV], spc[NSRV];
+    rlock_node nodes[NSRV], subs[NSRV];
+    rlock_client cl;
+} tcli;
+
+static int tcli_open(tcli *t, rh_server *const *srv, int n, const rlock_config *cfg, int with_subs) {
+    int i;
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    for (i = 0; i < n; i++) {
+        if (rlock_posix_init_tcp(&t->pc[i], "127.0.0.1", srv[i]->port, 1000) != 0) return -1;
+        if (rlock_node_init(&t->nodes[i], rlock_posix_transport(&t->pc[i])) != RLOCK_OK) return -1;
+    }
+    if (rlock_client_init(&t->cl, t->nodes, (size_t)n, cfg) != RLOCK_OK) return -1;
+    if (with_subs) {
+        for (i = 0; i < n; i++) {
+            if (rlock_posix_init_tcp(&t->spc[i], "127.0.0.1", srv[i]->port, 1000) != 0) return -1;
+            if (rlock_node_init(&t->subs[i], rlock_posix_transport(&t->spc[i])) != RLOCK_OK) return -1;
+        }
+        if (rlock_client_set_subscribers(&t->cl, t->subs, (size_t)n) != RLOCK_OK) return -1;
+        t->nsubs = n;
+    }
+    return 0;
+}
+
+static void tcli_close(tcli *t) {
+    int i;
+    rlock_client_close(&t->cl);
+    for (i = 0; i < t->n; i++) rlock_posix_close(&t->pc[i]);
+    for (i = 0; i < t->nsubs; i++) rlock_posix_close(&t->spc[i]);
+}
+
+/* Wait up to ms for any connection of t that an op waits on (what a caller
+ * of the non-blocking API does); plain sleep when none waits. */
+static void tcli_wait(tcli *t, uint32_t ms) {
+    struct pollfd p[2 * NSRV];
+    int i, k = 0;
+    for (i = 0; i < t->n + t->nsubs; i++) {
+        rlock_node *nd = i < t->n ? &t->nodes[i] : &t->subs[i - t->n];
+        rlock_posix_conn *pc = i < t->n ? &t->pc[i] : &t->spc[i - t->n];
+        int w = rlock_node_wants(nd);
+        if (!w || pc->fd < 0) continue;
+        p[k].fd = pc->fd;
+        p[k].events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p[k].revents = 0;
+        k++;
+    }
+    if (k == 0) { if (ms) rh_sleep_ms(ms); return; }
+    (void)poll(p, (nfds_t)k, (int)ms);
+}
+
+static rlock_config cfg_base(uint32_t node_timeout_ms, int *lost_counter) {
+    rlock_config c;
+    rlock_config_init(&c);
+    c.node_timeout_ms = node_timeout_ms;
+    if (lost_counter) c.hook_user = lost_counter;
+    return c;
+}
+
+/* on_lost: count the calls in the int that hook_user points to. */
+static void count_lost(rlock_lock *lk, void *user) {
+    (void)lk;
+    if (user) (*(int *)user)++;
+}
+
+/* GET key == want. */
+static int key_is(const rh_server *s, const char *key, const char *want) {
+    char buf[256];
+    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0;
+}
+
+/* GET key as a number, -999 when missing or not a string. */
+static long long get_ll(const rh_server *s, const char *key) {
+    char buf[64];
+    if (rh_str(s, buf, sizeof buf, "GET %s", key) != REDIS_REPLY_STRING) return -999;
+    return atoll(buf);
+}
+
+/* PUBSUB NUMSUB chan -> subscribers, -1 on error. */
+static long long numsub(const rh_server *s, const char *chan) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -1;
+    if (!c) return -1;
+    r = (redisReply *)redisCommand(c, "PUBSUB NUMSUB %s", chan);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER)
+        v = r->element[1]->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* Poll until PUBSUB NUMSUB chan >= want, up to ms. */
+static int wait_numsub(const rh_server *s, const char *chan, long long want, unsigned ms) {
+    unsigned long long t0 = rh_now_ms();
+    while (since(t0) < (long long)ms) {
+        if (numsub(s, chan) >= want) return 1;
+        rh_sleep_ms(5);
+    }
+    return 0;
+}
+
+/* Threads of this process. */
+static int count_tasks(void) {
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+
+/* Wait for a child up to timeout_ms; SIGKILL it after that. Returns the
+ * waitpid status, or -1 when it had to be killed. */
+static int wait_child(pid_t pid, unsigned timeout_ms) {
+    unsigned long long end = rh_now_ms() + timeout_ms;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return status;
+        if (r < 0 && errno != EINTR) return -1;
+        if (rh_now_ms() > end) {
+            fprintf(stderr, "child %ld did not finish in %u ms: killing it\n", (long)pid, timeout_ms);
+            kill(pid, SIGCONT);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return -1;
+        }
+        rh_sleep_ms(2);
+    }
+}
+
+static int exited_with(int status, int code) {
+    return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+static int exit_code(int status) { return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+/* Read exactly n bytes from fd within ms. 0 ok, -1 not in time / EOF. */
+static int read_full(int fd, void *buf, size_t n, int ms) {
+    size_t got = 0;
+    unsigned long long end = rh_now_ms() + (unsigned long long)ms;
+    while (got < n) {
+        struct pollfd p;
+        long long left = (long long)(end - rh_now_ms());
+        ssize_t r;
+        if (rh_now_ms() >= end) return -1;
+        p.fd = fd; p.events = POLLIN; p.revents = 0;
+        if (poll(&p, 1, (int)left) <= 0) continue;
+        r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static pid_t fork_flushed(void) {
+    fflush(stdout);
+    fflush(stderr);
+    return fork();
+}
+
+/* Child: poll try_acquire on key every ~10 ms for dur_ms. Exit 0 never got
+ * it, 1 got it (two holders), 2 mostly errors, 3 too few attempts, 10 setup. */
+static int competitor_child(rh_server *const *srv, int n, const char *key, unsigned dur_ms) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    unsigned long long t0 = rh_now_ms();
+    int attempts = 0, got = 0, errors = 0;
+    if (tcli_open(&t, srv, n, &cfg, 0) != 0 ||
+        rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    while (since(t0) < (long long)dur_ms) {
+        rlock_status st = rlock_try_acquire(&lk, 5000);
+        attempts++;
+        if (st == RLOCK_OK) {
+            got++;
+            fprintf(stderr, "competitor %ld: acquired %s while it should be held\n", (long)getpid(), key);
+            (void)rlock_release(&lk);
+        } else if (st != RLOCK_NOT_ACQUIRED) {
+            errors++;
+        }
+        rh_sleep_ms(10);
+    }
+    tcli_close(&t);
+    return got ? 1 : errors * 2 > attempts ? 2 : attempts < 20 ? 3 : 0;
+}
+
+/* ---------------------------- 1. holder paused past its TTL (rows 3, 12) */
+
+/* Child: acquire (ttl 300), report 'A' on wfd, then renew with
+ * rlock_renew_poll. Exit 0 when after the pause it saw LOST promptly, on_lost
+ * ran exactly once, and release said LOST. */
+static int pause_child(rh_server *s, int wfd) {
+    int lost_calls = 0, errors = 0;
+    rlock_config cfg = cfg_base(100, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    rlock_status st;
+    uint32_t next;
+    unsigned long long start, prev = 0, resumed = 0, lost_at = 0;
+    char c;
+    cfg.on_lost = count_lost;
+    if (tcli_open(&t, &s, 1, &cfg, 0) != 0 ||
+        rlock_lock_init(&lk, &t.cl, "pause:key", 9, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    st = rlock_acquire(&lk, 300, 2000);
+    c = st == RLOCK_OK ? 'A' : 'F';
+    if (write(wfd, &c, 1) != 1 || st != RLOCK_OK) { tcli_close(&t); return 11; }
+    close(wfd);
+    start = rh_now_ms();
+    while (since(start) < 15000) {
+        unsigned long long now = rh_now_ms();
+        /* a gap between two iterations much longer than any wait = we were stopped */
+        if (prev && now - prev > 400 && !resumed) resumed = now;
+        prev = now;
+        st = rlock_renew_poll(&lk, &next);
+        now = rh_now_ms();
+        if (now - prev > 400 && !resumed) resumed = now; /* stopped just before or inside the call */
+        if (st == RLOCK_LOST) { lost_at = now; break; }
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) errors++;
+        if (rlock_lock_state(&lk) == RLOCK_STATE_LOST && !resumed) {
+            /* the state says LOST before any call found out: only after the pause */
+            fprintf(stderr, "pause child: LOST without a pause (errors %d)\n", errors);
+        }
+        tcli_wait(&t, next > 50 ? 50 : next);
+    }
+    if (!lost_at) { tcli_close(&t); return 12; }
+    if (!resumed) { tcli_close(&t); return 15; }            /* LOST, but never paused? */
+    if (lost_at - resumed > 300) {
+        fprintf(stderr, "pause child: LOST %llu ms after resuming\n", lost_at - resumed);
+        tcli_close(&t);
+        return 16;
+    }
+    if (lost_calls != 1) { fprintf(stderr, "pause child: on_lost ran %d times\n", lost_calls); tcli_close(&t); return 13; }
+    if (rlock_lock_state(&lk) != RLOCK_STATE_LOST) { tcli_close(&t); return 18; }
+    if (rlock_renew_poll(&lk, &next) != RLOCK_LOST || lost_calls != 1) { tcli_close(&t); return 17; }
+    if (rlock_release(&lk) != RLOCK_LOST) { tcli_close(&t); return 14; }
+    if (rlock_lock_state(&lk) == RLOCK_STATE_HELD || lost_calls != 1) { tcli_close(&t); return 19; }
+    if (rlock_renew_poll(&lk, &next) != RLOCK_NOT_HELD) { tcli_close(&t); return 20; }
+    tcli_close(&t);
+    return 0;
+}
+
+static void test_lost_after_pause(rh_server *s) {
+    int pfd[2], status;
+    pid_t pid;
+    char c = 0;
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    unsigned long long t0, tcont;
+
+    CHECK(pipe(pfd) == 0);
+    pid = fork_flushed();
+    if (pid == 0) {
+        close(pfd[0]);
+        _exit(pause_child(s, pfd[1]));
+    }
+    CHECK(pid > 0);
+    close(pfd[1]);
+    if (pid < 0) { close(pfd[0]); return; }
+    CHECK(read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A');
+    close(pfd[0]);
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "pause:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    if (c == 'A') {
+        rh_sleep_ms(500); /* > its TTL: still held only because it renews */
+        CHECK_EQ_ST(rlock_try_acquire(&lk, 5000), RLOCK_NOT_ACQUIRED);
+        kill(pid, SIGSTOP);
+        t0 = rh_now_ms();
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 3000), RLOCK_OK); /* its lease runs out meanwhile */
+        CHECK_MSG(since(t0) < 700, "took the lock %lld ms after SIGSTOP", since(t0));
+        while (since(t0) < 800) rh_sleep_ms(10);
+        tcont = rh_now_ms();
+        kill(pid, SIGCONT);
+        status = wait_child(pid, 20000);
+        printf("pause: the resumed holder finished %lld ms after SIGCONT\n", since(tcont));
+        CHECK_MSG(since(tcont) < 3000, "child took %lld ms after SIGCONT", since(tcont));
+    } else {
+        status = wait_child(pid, 20000);
+    }
+    CHECK_MSG(exited_with(status, 0), "paused holder: exit %d (12 never LOST, 13 on_lost count, 14 release "
+              "not LOST, 15 no pause seen, 16 LOST late, 17/18/19/20 state after)", exit_code(status));
+    if (c == 'A') {
+        CHECK(key_is(s, "pause:key", rlock_lock_token(&lk))); /* the child never deleted ours */
+        CHECK(rh_int(s, "PTTL pause:key") > 3000);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    }
+    CHECK_EQ_LL(rh_int(s, "EXISTS pause:key"), 0);
+    tcli_close(&t);
+}
+
+/* ------------------------ 2. renewal keeps a lock 10x its TTL, no gap */
+
+static void test_renew_no_gap(rh_server *s) {
+    int lost_calls = 0, errors = 0, status, polls = 0;
+    rlock_config cfg = cfg_base(60, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    pid_t pid;
+    unsigned dur = quick ? 1500 : 2000;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "gap:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 200, 0), RLOCK_OK);
+    pid = fork_flushed();
+    if (pid == 0) _exit(competitor_child(&s, 1, "gap:key", dur));
+    CHECK(pid > 0);
+    t0 = rh_now_ms();
+    status = -1;
+    for (;;) {
+        uint32_t next;
+        rlock_status st = rlock_renew_poll(&lk, &next);
+        polls++;
+        if (st == RLOCK_LOST) break;
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) errors++;
+        if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) break;
+        if (since(t0) > (long long)dur + 10000) break;
+        tcli_wait(&t, next > 20 ? 20 : next);
+    }
+    if (pid > 0 && status == -1) status = wait_child(pid, 1000);
+    printf("renew_poll: ttl 200 held %lld ms, %d polls, %d failed renewals\n", since(t0), polls, errors);
+    CHECK_MSG(exited_with(status, 0), "competitor exit %d (1 = it acquired a held lock)", exit_code(status));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_LL(lost_calls, 0);
+    CHECK(since(t0) >= (long long)dur); /* it really was held 7-10x its TTL */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS gap:key"), 0);
+    tcli_close(&t);
+}
+
+static void test_watchdog_no_gap(rh_server *s) {
+    int lost_calls = 0, status = -1, not_held = 0, samples = 0, tasks0;
+    rlock_config cfg = cfg_base(60, &lost_calls);
+    tcli t, own;
+    rlock_lock lk;
+    rlock_watchdog w;
+    pid_t pid;
+    unsigned dur = quick ? 1500 : 2000;
+    unsigned long long t0;
+    long long validity = 0;
+    cfg.on_lost = count_lost;
+
+    tasks0 = count_tasks();
+    CHECK_EQ_LL(tasks0, 1);
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK(tcli_open(&own, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wdgap:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 200, 0), RLOCK_OK);
+    /* fork before the thread exists: a child of a threaded process may only
+     * use async-signal-safe calls */
+    pid = fork_flushed();
+    if (pid == 0) _exit(competitor_child(&s, 1, "wdgap:key", dur));
+    CHECK(pid > 0);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
+    CHECK_EQ_LL(count_tasks(), tasks0 + 1);
+    t0 = rh_now_ms();
+    while (pid > 0 && since(t0) < (long long)dur + 10000) {
+        if (waitpid(pid, &status, WNOHANG) == pid) break;
+        if (rlock_watchdog_state(&w, &validity) != RLOCK_STATE_HELD) not_held++;
+        samples++;
+        rh_sleep_ms(10);
+    }
+    if (pid > 0 && status == -1) status = wait_child(pid, 1000);
+    printf("watchdog: ttl 200 held %lld ms (%d samples, %d not HELD)\n", since(t0), samples, not_held);
+    CHECK_MSG(exited_with(status, 0), "competitor exit %d (1 = it acquired a held lock)", exit_code(status));
+    CHECK_EQ_LL(not_held, 0);
+    CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_HELD);
+    CHECK(validity > 0);
+    CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
+    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(lost_calls, 0);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_IDLE); /* stopped */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS wdgap:key"), 0);
+    tcli_close(&t);
+    tcli_close(&own);
+}
+
+/* -------------- 3. Redlock renewal through 1, then 2, of 3 nodes killed */
+
+/* Renew lk for dur_ms; every ~30 ms a competitor on the same nodes tries.
+ * Returns the competitor's successes; *errors counts failed renewals. Stops
+ * early on LOST. With until_ok, returns once renew_poll says OK (nothing in flight). */
+static int renew_for(tcli *t, rlock_lock *lk, tcli *comp, rlock_lock *clk, unsigned dur_ms,
+                     int *errors, rlock_status *last) {
+    unsigned long long t0 = rh_now_ms(), next_try = 0;
+    int got = 0;
+    *last = RLOCK_OK;
+    while (since(t0) < (long long)dur_ms) {
+        uint32_t next;
+        rlock_status st = rlock_renew_poll(lk, &next);
+        *last = st;
+        if (st == RLOCK_LOST) break;
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) (*errors)++;
+        if (comp && rh_now_ms() >= next_try) {
+            rlock_status cs = rlock_try_acquire(clk, 5000);
+            if (cs == RLOCK_OK) { got++; (void)rlock_release(clk); }
+            next_try = rh_now_ms() + 30;
+        }
+        tcli_wait(t, next > 10 ? 10 : next);
+    }
+    return got;
+}
+
+static void test_redlock_renew_kill(rh_server *srv) {
+    rh_server *sp[NSRV];
+    int lost_calls = 0, errors = 0, got, i;
+    rlock_config cfg = cfg_base(100, &lost_calls);
+    tcli t, comp;
+    rlock_lock lk, clk;
+    rlock_status last, st;
+    unsigned long long t_end, t_lost = 0, t0;
+    long long validity;
+    cfg.on_lost = count_lost;
+
+    for (i = 0; i < NSRV; i++) sp[i] = &srv[i];
+    CHECK(tcli_open(&t, sp, NSRV, &cfg, 0) == 0);
+    CHECK(tcli_open(&comp, sp, NSRV, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rl:renew", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&clk, &comp.cl, "rl:renew", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 600, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 3);
+
+    got = renew_for(&t, &lk, &comp, &clk, 300, &errors, &last);
+    CHECK_EQ_LL(got, 0);
+    rh_server_kill9(&srv[2]);
+    got = renew_for(&t, &lk, &comp, &clk, 1800, &errors, &last); /* 3x the TTL on 2 of 3 */
+    printf("redlock renewal: held 1800 ms on 2 of 3 nodes, %d failed renewals, last votes %zu\n", errors,
+           rlock_last_votes(&lk));
+    CHECK_EQ_LL(got, 0);
+    CHECK(last != RLOCK_LOST);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_LL(lost_calls, 0);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    CHECK_EQ_ST(rlock_try_acquire(&clk, 5000), RLOCK_NOT_ACQUIRED);
+
+    /* settle: nothing in flight, so the validity we read is final */
+    t0 = rh_now_ms();
+    do {
+        uint32_t next;
+        st = rlock_renew_poll(&lk, &next);
+        if (st == RLOCK_OK) break;
+        tcli_wait(&t, next > 10 ? 10 : next);
+    } while (since(t0) < 2000);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    rh_server_kill9(&srv[1]);
+    validity = rlock_validity_ms(&lk);
+    t_end = rh_now_ms() + (unsigned long long)validity;
+    CHECK(validity > 0);
+    errors = 0;
+    while (rh_now_ms() < t_end + 3000) {
+        uint32_t next;
+        st = rlock_renew_poll(&lk, &next);
+        if (st == RLOCK_LOST) { t_lost = rh_now_ms(); break; }
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) errors++;
+        tcli_wait(&t, next > 10 ? 10 : next);
+    }
+    printf("redlock renewal: 2 of 3 down, %d failed renewals, LOST %lld ms after validity end\n", errors,
+           t_lost ? (long long)t_lost - (long long)t_end : -1LL);
+    CHECK(t_lost != 0);
+    CHECK_MSG(t_lost <= t_end + (quick ? 300 : 150), "LOST %lld ms after the validity ended",
+              (long long)t_lost - (long long)t_end);
+    CHECK_MSG(t_lost + 30 >= t_end, "LOST %lld ms before the validity ended (no node refused)",
+              (long long)t_end - (long long)t_lost);
+    CHECK(errors > 0); /* it kept trying (quorum errors) */
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST);
+    CHECK_EQ_LL(rlock_validity_ms(&lk), 0);
+    CHECK_EQ_LL(rlock_fence_token(&lk), 0);
+    /* one node left: no quorum either way; the release cannot confirm */
+    st = rlock_release(&lk);
+    printf("redlock renewal: release with 1 of 3 up: %s\n", rlock_status_str(st));
+    CHECK(st == RLOCK_LOST || st == RLOCK_E_QUORUM);
+    CHECK(rlock_lock_state(&lk) != RLOCK_STATE_HELD);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_ST(rlock_try_acquire(&clk, 5000), RLOCK_E_QUORUM);
+    tcli_close(&t);
+    tcli_close(&comp);
+}
+
+/* ------------------------------------------------ 4. pub/sub wake-up */
+
+/* Child: hold key (lease 10 s), say 'A', release after hold_ms. Exit 0 when
+ * the release was OK. */
+static int holder_child(rh_server *s, const char *key, unsigned hold_ms, int wfd) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    rlock_status st;
+    char c;
+    if (tcli_open(&t, &s, 1, &cfg, 0) != 0 ||
+        rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    st = rlock_acquire(&lk, 10000, 2000);
+    c = st == RLOCK_OK ? 'A' : 'F';
+    if (write(wfd, &c, 1) != 1 || st != RLOCK_OK) { tcli_close(&t); return 11; }
+    close(wfd);
+    rh_sleep_ms(hold_ms);
+    st = rlock_release(&lk);
+    tcli_close(&t);
+    return st == RLOCK_OK ? 0 : 12;
+}
+
+/* A holder child keeps key for 300 ms of a 10 s lease; we wait for it with
+ * or without subscribers. Returns the waiter's commands on the main node. */
+static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsigned long *sub_cmds) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    int pfd[2], status;
+    pid_t pid;
+    char c = 0;
+    unsigned long cmds0;
+    unsigned long long t0;
+    long long cmds = -1;
+    const char *key = with_subs ? "wake:sub" : "wake:poll";
+
+    *elapsed = -1;
+    *sub_cmds = 0;
+    CHECK(tcli_open(&t, &s, 1, &cfg, with_subs) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    /* warm up: connect and load the scripts (NOSCRIPT fallback) first */
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(pipe(pfd) == 0);
+    pid = fork_flushed();
+    if (pid == 0) {
+        close(pfd[0]);
+        _exit(holder_child(s, key, 300, pfd[1]));
+    }
+    close(pfd[1]);
+    CHECK(pid > 0);
+    if (pid > 0 && read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A') {
+        rlock_status st;
+        cmds0 = rlock_node_commands(&t.nodes[0]);
+        t0 = rh_now_ms();
+        st = rlock_acquire(&lk, 5000, 5000);
+        *elapsed = since(t0);
+        cmds = (long long)(rlock_node_commands(&t.nodes[0]) - cmds0);
+        if (with_subs) *sub_cmds = rlock_node_commands(&t.subs[0]);
+        CHECK_EQ_ST(st, RLOCK_OK);
+        CHECK_MSG(*elapsed >= 150, "acquired %lld ms into a 300 ms hold", *elapsed);
+        CHECK_MSG(*elapsed < 1500, "%s: acquired after %lld ms (waited for the 10 s TTL?)",
+                  with_subs ? "pub/sub" : "backoff", *elapsed);
+        if (with_subs) {
+            CHECK_EQ_LL(numsub(s, "{wake:sub}:released"), 1); /* stays subscribed for the next wait */
+        }
+        CHECK(key_is(s, key, rlock_lock_token(&lk)));
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    } else {
+        CHECK_MSG(0, "holder child did not get %s", key);
+    }
+    close(pfd[0]);
+    if (pid > 0) {
+        status = wait_child(pid, 10000);
+        CHECK_MSG(exited_with(status, 0), "holder child exit %d", exit_code(status));
+    }
+    tcli_close(&t);
+    return cmds;
+}
+
+static void test_pubsub_wake(rh_server *s) {
+    long long e_sub, e_poll, c_sub, c_poll;
+    unsigned long subc, dummy;
+    unsigned long long t0;
+    c_sub = wake_once(s, 1, &e_sub, &subc);
+    c_poll = wake_once(s, 0, &e_poll, &dummy);
+    printf("wake-up on release after 300 ms: pub/sub %lld ms, %lld lock commands (+%lu on the subscriber); "
+           "backoff %lld ms, %lld lock commands\n", e_sub, c_sub, subc, e_poll, c_poll);
+    CHECK_MSG(c_sub >= 2 && c_sub <= 4, "pub/sub waiter sent %lld lock commands", c_sub);
+    CHECK_EQ_LL(subc, 1); /* one SUBSCRIBE */
+    CHECK_MSG(c_poll > c_sub, "backoff %lld commands, pub/sub %lld", c_poll, c_sub);
+    /* the closed subscriber is gone from the server */
+    t0 = rh_now_ms();
+    while (numsub(s, "{wake:sub}:released") != 0 && since(t0) < 2000) rh_sleep_ms(5);
+    CHECK_EQ_LL(numsub(s, "{wake:sub}:released"), 0);
+}
+
+/* ------------------------- 5. subscriber connection killed (row 13) */
+
+typedef struct wait_report {
+    int st;
+    unsigned long long t_done;
+    unsigned long cmds, sub_cmds;
+} wait_report;
+
+/* Child: wait for key with subscribers (ttl 2000, wait 5000); report. */
+static int waiter_child(rh_server *s, const char *key, int wfd) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    wait_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (tcli_open(&t, &s, 1, &cfg, 1) != 0 ||
+        rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    rep.st = (int)rlock_acquire(&lk, 2000, 5000);
+    rep.t_done = rh_now_ms();
+    rep.cmds = rlock_node_commands(&t.nodes[0]);
+    rep.sub_cmds = rlock_node_commands(&t.subs[0]);
+    if (write(wfd, &rep, sizeof rep) != (ssize_t)sizeof rep) return 11;
+    close(wfd);
+    if (rep.st == RLOCK_OK && rlock_release(&lk) != RLOCK_OK) { tcli_close(&t); return 12; }
+    tcli_close(&t);
+    return 0;
+}
+
+/* holder takes key with ttl 800; a waiter child subscribes; then either the
+ * subscriber connection is killed and the holder never releases (kill = 1),
+ * or the holder releases 100 ms later (kill = 0, with a tiny pubsub output
+ * buffer limit set by the caller). Returns ms from the holder's grant to the
+ * waiter's, -1 on failure. */
+static long long sub_fault_once(rh_server *s, const char *key, int kill_subs) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli h;
+    rlock_lock hl;
+    int pfd[2], status;
+    pid_t pid;
+    wait_report rep;
+    char chan[64];
+    unsigned long long t_h;
+    long long took = -1;
+
+    snprintf(chan, sizeof chan, "{%s}:released", key);
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t_h = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&hl, 800, 0), RLOCK_OK);
+    CHECK(pipe(pfd) == 0);
+    pid = fork_flushed();
+    if (pid == 0) {
+        close(pfd[0]);
+        _exit(waiter_child(s, key, pfd[1]));
+    }
+    close(pfd[1]);
+    CHECK(pid > 0);
+    if (pid < 0) { close(pfd[0]); tcli_close(&h); return -1; }
+    CHECK_MSG(wait_numsub(s, chan, 1, 2000), "the waiter never subscribed to %s", chan);
+    if (kill_subs) {
+        long long killed = rh_int(s, "CLIENT KILL TYPE pubsub");
+        CHECK_MSG(killed >= 1, "CLIENT KILL TYPE pubsub killed %lld", killed);
+        CHECK_EQ_LL(numsub(s, chan), 0);
+    } else {
+        rh_sleep_ms(100);
+        CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* publishes */
+    }
+    memset(&rep, 0, sizeof rep);
+    if (read_full(pfd[0], &rep, sizeof rep, 8000) == 0) {
+        took = (long long)(rep.t_done - t_h);
+        CHECK_EQ_ST((rlock_status)rep.st, RLOCK_OK);
+        CHECK_MSG(took < 800 + 500, "waiter acquired %lld ms after the holder's 800 ms grant", took);
+        if (kill_subs) {
+            CHECK_MSG(took >= 600, "waiter acquired %lld ms into an 800 ms lease nobody released", took);
+            CHECK_MSG(rep.cmds <= 6, "waiter sent %lu lock commands (spinning after the kill?)", rep.cmds);
+        }
+        printf("pub/sub %s: acquired %lld ms after the holder's grant; %lu lock commands, %lu on the "
+               "subscriber\n", kill_subs ? "connection killed" : "tiny output buffer", took, rep.cmds,
+               rep.sub_cmds);
+    } else {
+        CHECK_MSG(0, "no report from the waiter");
+    }
+    close(pfd[0]);
+    status = wait_child(pid, 10000);
+    CHECK_MSG(exited_with(status, 0), "waiter child exit %d", exit_code(status));
+    if (kill_subs) CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST); /* it expired and was taken */
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    tcli_close(&h);
+    return took;
+}
+
+static void test_pubsub_faults(rh_server *s) {
+    char buf[128];
+    (void)sub_fault_once(s, "subkill:key", 1);
+    /* pub/sub is at-most-once: a server may drop a slow subscriber. With a
+     * 1-byte limit Redis counts only the overflow list, so small messages
+     * may still arrive; either way the waiter is on time. */
+    CHECK(rh_str(s, buf, sizeof buf, "CONFIG SET client-output-buffer-limit %s", "pubsub 1 1 0") ==
+          REDIS_REPLY_STATUS);
+    (void)sub_fault_once(s, "subobuf:key", 0);
+    CHECK(rh_str(s, buf, sizeof buf, "CONFIG SET client-output-buffer-limit %s", "pubsub 33554432 8388608 60") ==
+          REDIS_REPLY_STATUS);
+}
+
+/* ------------------------------- 5b. one waiter woken per release */
+
+/* Child: wait for key with subscribers (ttl 5000, wait 8000), hold it 20 ms,
+ * release; report (st 99: the release failed). */
+static int chain_child(rh_server *s, const char *key, int wfd) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    wait_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (tcli_open(&t, &s, 1, &cfg, 1) != 0 ||
+        rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    rep.st = (int)rlock_acquire(&lk, 5000, 8000);
+    rep.t_done = rh_now_ms();
+    if (rep.st == RLOCK_OK) {
+        rh_sleep_ms(20);
+        if (rlock_release(&lk) != RLOCK_OK) rep.st = 99;
+    }
+    rep.cmds = rlock_node_commands(&t.nodes[0]);
+    rep.sub_cmds = rlock_node_commands(&t.subs[0]);
+    tcli_close(&t);
+    return write(wfd, &rep, sizeof rep) == (ssize_t)sizeof rep ? 0 : 11; /* < PIPE_BUF: atomic */
+}
+
+static int cmp_ull(const void *a, const void *b) {
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* N subscribed waiters queue behind a 10 s lease released after they all
+ * queued: each release wakes the next, so all get it in turn long before
+ * the lease would have run out, with few commands each. */
+static void test_wake_chain(rh_server *s) {
+    enum { MAXW = 8 };
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli h;
+    rlock_lock hl;
+    int pfd[2], i, nw = quick ? 3 : 6, ok = 0;
+    pid_t pids[MAXW];
+    unsigned long long t_rel, done[MAXW];
+    unsigned long cmds = 0;
+    long long last = 0, min_gap = 1000000;
+    const char *key = "chain:key", *chan = "{chain:key}:released";
+
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK(pipe(pfd) == 0);
+    for (i = 0; i < nw; i++) {
+        pids[i] = fork_flushed();
+        if (pids[i] == 0) {
+            close(pfd[0]);
+            _exit(chain_child(s, key, pfd[1]));
+        }
+        CHECK(pids[i] > 0);
+    }
+    close(pfd[1]);
+    CHECK_MSG(wait_numsub(s, chan, nw, 5000), "only %lld of %d waiters subscribed", numsub(s, chan), nw);
+    rh_sleep_ms(100); /* each retries once after subscribing: that attempt queues it */
+    CHECK_EQ_LL(rh_int(s, "ZCARD {chain:key}:waiters"), nw);
+    t_rel = rh_now_ms();
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    for (i = 0; i < nw; i++) {
+        wait_report rep;
+        done[i] = 0;
+        if (read_full(pfd[0], &rep, sizeof rep, 10000) != 0) { CHECK_MSG(0, "no report from waiter %d", i); break; }
+        CHECK_EQ_ST((rlock_status)rep.st, RLOCK_OK);
+        if (rep.st == RLOCK_OK) ok++;
+        done[i] = rep.t_done;
+        cmds += rep.cmds;
+    }
+    close(pfd[0]);
+    for (i = 0; i < nw; i++) {
+        int st = pids[i] > 0 ? wait_child(pids[i], 10000) : -1;
+        CHECK_MSG(exited_with(st, 0), "chain waiter %d exit %d", i, exit_code(st));
+    }
+    qsort(done, (size_t)nw, sizeof done[0], cmp_ull);
+    for (i = 0; i < nw; i++) {
+        if (i > 0 && (long long)(done[i] - done[i - 1]) < min_gap) min_gap = (long long)(done[i] - done[i - 1]);
+        last = (long long)(done[i] - t_rel);
+    }
+    printf("wake-one chain: %d waiters acquired in turn, the last %lld ms after the release (lease 10 s); "
+           "%.1f lock commands per waiter; closest hand-over %lld ms\n", nw, last,
+           nw ? (double)cmds / nw : 0.0, min_gap);
+    CHECK_EQ_LL(ok, nw);
+    CHECK_MSG(last < 4000, "the last waiter got the lock %lld ms after the release", last);
+    CHECK_MSG(min_gap >= 15, "two waiters acquired %lld ms apart while each holds 20 ms", min_gap);
+    CHECK_MSG(cmds <= (unsigned long)nw * 6, "%lu lock commands for %d waiters", cmds, nw);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {chain:key}:waiters"), 0); /* queue empty */
+    CHECK_EQ_LL(rh_int(s, "EXISTS {chain:key}:deadlines"), 0);
+    tcli_close(&h);
+}
+
+/* A queued waiter dies (SIGKILL). The next release still wakes someone: the
+ * waiter behind it gets the lock by the holder's lease at the latest. */
+static void test_dead_waiter(rh_server *s) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli h;
+    rlock_lock hl;
+    int p1[2], p2[2], st;
+    pid_t w1, w2;
+    wait_report rep;
+    unsigned long long t_h, t_rel;
+    const char *key = "dead:key", *chan = "{dead:key}:released";
+
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t_h = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&hl, 2000, 0), RLOCK_OK);
+    CHECK(pipe(p1) == 0);
+    w1 = fork_flushed();
+    if (w1 == 0) { close(p1[0]); _exit(waiter_child(s, key, p1[1])); }
+    close(p1[1]);
+    CHECK(wait_numsub(s, chan, 1, 3000));
+    rh_sleep_ms(100);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {dead:key}:waiters"), 1);
+    if (w1 > 0) { kill(w1, SIGKILL); st = wait_child(w1, 5000); (void)st; }
+    close(p1[0]);
+    CHECK(wait_numsub(s, chan, 0, 3000) && numsub(s, chan) == 0);
+    CHECK(pipe(p2) == 0);
+    w2 = fork_flushed();
+    if (w2 == 0) { close(p2[0]); _exit(waiter_child(s, key, p2[1])); }
+    close(p2[1]);
+    CHECK(wait_numsub(s, chan, 1, 3000));
+    rh_sleep_ms(100);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {dead:key}:waiters"), 2); /* the dead one is still first */
+    t_rel = rh_now_ms();
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    memset(&rep, 0, sizeof rep);
+    if (read_full(p2[0], &rep, sizeof rep, 8000) == 0) {
+        CHECK_EQ_ST((rlock_status)rep.st, RLOCK_OK);
+        printf("dead queued waiter: the next waiter got the lock %lld ms after the release (%lld ms into a "
+               "2000 ms lease): %s\n", (long long)(rep.t_done - t_rel), (long long)(rep.t_done - t_h),
+               rep.t_done - t_rel < 300 ? "woken" : "NOT woken, waited for the lease");
+        CHECK_MSG(rep.t_done - t_h < 2000 + 500, "acquired %lld ms after the grant", (long long)(rep.t_done - t_h));
+    } else {
+        CHECK_MSG(0, "no report from the second waiter");
+    }
+    close(p2[0]);
+    st = w2 > 0 ? wait_child(w2, 10000) : -1;
+    CHECK_MSG(exited_with(st, 0), "second waiter exit %d", exit_code(st));
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    tcli_close(&h);
+}
+
+/* ------------------------------------------- 6. fencing among processes */
+
+/* Child: rounds x {acquire, append "token who\n" while holding, release}.
+ * Exit 0, 1 own tokens went backwards, 2 lock errors, 10 setup. */
+static int fence_child(rh_server *const *srv, int n, const char *key, const char *path, int who, int rounds,
+                       int with_subs, int check_own) {
+    rlock_config cfg = cfg_base(n > 1 ? 100 : 0, NULL);
+    tcli t;
+    rlock_lock lk;
+    long long last = 0;
+    int i, errors = 0, backwards = 0, fd;
+    cfg.fencing = 1;
+    if (tcli_open(&t, srv, n, &cfg, with_subs) != 0 ||
+        rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    fd = open(path, O_WRONLY | O_APPEND);
+    if (fd < 0) { tcli_close(&t); return 10; }
+    for (i = 0; i < rounds; i++) {
+        char line[64];
+        long long tok;
+        int len;
+        rlock_status st = rlock_acquire(&lk, 5000, 60000);
+        if (st != RLOCK_OK) {
+            fprintf(stderr, "fence child %d: acquire: %s\n", who, rlock_status_str(st));
+            errors++;
+            continue;
+        }
+        tok = rlock_fence_token(&lk);
+        if (tok <= last) backwards++;
+        last = tok;
+        len = snprintf(line, sizeof line, "%lld %d\n", tok, who);
+        if (write(fd, line, (size_t)len) != len) errors++; /* one append, inside the critical section */
+        st = rlock_release(&lk);
+        if (st != RLOCK_OK) {
+            fprintf(stderr, "fence child %d: release: %s\n", who, rlock_status_str(st));
+            errors++;
+        }
+        else if (rlock_last_votes(&lk) < (size_t)n) {
+            int k;
+            /* a quorum confirmed; the rest expires by the TTL (say why) */
+            for (k = 0; k < n; k++)
+                if (rlock_node_status(&t.nodes[k]) != RLOCK_OK)
+                    fprintf(stderr, "fence child %d: release not confirmed by node %d: %s (%s)\n", who, k,
+                            rlock_status_str(rlock_node_status(&t.nodes[k])), rlock_node_error(&t.nodes[k]));
+        }
+        if (rlock_fence_token(&lk) != 0) errors++;
+    }
+    close(fd);
+    tcli_close(&t);
+    return errors ? 2 : (backwards && check_own) ? 1 : 0;
+}
+
+/* Parse "token who" lines. Returns how many. */
+static int read_tokens(const char *path, long long *tok, int *who, int cap) {
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (!f) return -1;
+    while (n < cap && fscanf(f, "%lld %d", &tok[n], &who[n]) == 2) n++;
+    fclose(f);
+    return n;
+}
+
+static void fence_run(rh_server *const *srv, int n, const char *key, int procs, int rounds, const char *label) {
+    char dir[] = "/tmp/rlock-fence-XXXXXX", path[300], counter[300];
+    pid_t pids[16];
+    int i, fd, got, ok_children = 0, total = procs * rounds;
+    long long *tok = (long long *)calloc((size_t)total + 1, sizeof *tok);
+    int *who = (int *)calloc((size_t)total + 1, sizeof *who);
+    long long last_of[16];
+    int global_inv = 0, own_inv = 0, leftovers = 0;
+    unsigned long long t0;
+
+    if (!tok || !who || !mkdtemp(dir)) { CHECK_MSG(0, "setup"); free(tok); free(who); return; }
+    snprintf(path, sizeof path, "%s/tokens", dir);
+    snprintf(counter, sizeof counter, "{%s}:fence", key);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    t0 = rh_now_ms();
+    for (i = 0; i < procs; i++) {
+        pids[i] = fork_flushed();
+        if (pids[i] == 0) _exit(fence_child(srv, n, key, path, i, rounds, i % 2, n == 1));
+        CHECK(pids[i] > 0);
+    }
+    for (i = 0; i < procs; i++) {
+        int st;
+        if (pids[i] <= 0) continue;
+        st = wait_child(pids[i], 120000);
+        CHECK_MSG(exited_with(st, 0), "%s: fence child %d exit %d (1 own tokens went backwards, 2 lock errors)",
+                  label, i, exit_code(st));
+        if (exited_with(st, 0)) ok_children++;
+    }
+    CHECK_EQ_LL(ok_children, procs);
+    got = read_tokens(path, tok, who, total + 1);
+    CHECK_EQ_LL(got, total);
+    for (i = 0; i < 16; i++) last_of[i] = 0;
+    for (i = 0; i < got; i++) {
+        if (tok[i] <= 0) global_inv += 1000000; /* no token at all */
+        if (i > 0 && tok[i] <= tok[i - 1]) global_inv++;
+        if (who[i] >= 0 && who[i] < 16) {
+            if (tok[i] <= last_of[who[i]]) own_inv++;
+            last_of[who[i]] = tok[i];
+        }
+    }
+    printf("%s: %d processes x %d grants in %lld ms; fence tokens %lld..%lld, global order %s (%d inversions), "
+           "per-process inversions %d\n", label, procs, rounds, since(t0), got ? tok[0] : 0LL,
+           got ? tok[got - 1] : 0LL, global_inv ? "NOT monotonic" : "strictly increasing", global_inv, own_inv);
+    if (n == 1) {
+        /* one node: the counter is the order of grants */
+        CHECK_EQ_LL(global_inv, 0);
+        CHECK_EQ_LL(own_inv, 0);
+        CHECK_EQ_LL(get_ll(srv[0], counter), total);
+        if (got == total) CHECK_EQ_LL(tok[got - 1], total);
+    } else {
+        /* Redlock: each grant's token is the largest counter among the nodes
+         * that granted it. Counters drift apart whenever a round is granted
+         * by a minority (split votes under contention, then cleanup) or a
+         * node loses data or is down, so the tokens are NOT guaranteed to be
+         * monotonic - not even per process, and not only across node
+         * failures. We only require a token for every grant. */
+        long long sum = 0;
+        CHECK(global_inv < 1000000);
+        for (i = 0; i < n; i++) sum += get_ll(srv[i], counter);
+        /* every grant incremented a majority of the counters */
+        CHECK_MSG(sum >= (long long)total * (n / 2 + 1), "counters sum to %lld for %d grants", sum, total);
+    }
+    for (i = 0; i < n; i++) {
+        char val[64];
+        long long ex = rh_int(srv[i], "EXISTS %s", key);
+        if (ex != 0) {
+            /* a release (or cleanup) that a node did not answer in time: the
+             * quorum said OK, the straggler's copy expires by itself */
+            long long pttl = rh_int(srv[i], "PTTL %s", key);
+            (void)rh_str(srv[i], val, sizeof val, "GET %s", key);
+            printf("%s: node %d still has %s = %s, PTTL %lld\n", label, i, key, val, pttl);
+            CHECK(n > 1 && pttl > 0 && pttl <= 5000);
+            leftovers++;
+        }
+        CHECK_EQ_LL(rh_int(srv[i], "DEL %s", counter), 1);
+    }
+    CHECK_MSG(leftovers < n / 2 + 1, "lock key left on %d of %d nodes", leftovers, n);
+    for (i = 0; i < n; i++) (void)rh_int(srv[i], "DEL %s", key);
+    unlink(path);
+    CHECK(rmdir(dir) == 0);
+    free(tok);
+    free(who);
+}
+
+static void test_fencing(rh_server *srv) {
+    rh_server *sp[NSRV];
+    rlock_config cfg = cfg_base(0, NULL);
+    tcli t;
+    rlock_lock lk;
+    int i;
+    for (i = 0; i < NSRV; i++) sp[i] = &srv[i];
+
+    /* fencing off: no counter, token 0 */
+    CHECK(tcli_open(&t, sp, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "nofence:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&lk), 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS {nofence:key}:fence"), 0);
+    tcli_close(&t);
+
+    fence_run(sp, 1, "fence:one", 8, quick ? 16 : 125, "fencing, 1 node");
+    fence_run(sp, NSRV, "fence:red", 4, quick ? 8 : 40, "fencing, Redlock 3 nodes");
+}
+
+/* ------------------------------------- 7. watchdog start/stop/release */
+
+static void test_watchdog_lifecycle(rh_server *s) {
+    int lost_calls = 0;
+    rlock_config cfg = cfg_base(100, &lost_calls);
+    tcli t, own;
+    rlock_lock lk;
+    rlock_watchdog w;
+    long long validity;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK(tcli_open(&own, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wd:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* refused: not held, or the lock's own client */
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &t.cl), RLOCK_E_BADARG);
+    CHECK_EQ_LL(count_tasks(), 1);
+
+    /* start and stop at once */
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
+    CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
+    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+
+    /* run past 3x the TTL, stop, release */
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
+    rh_sleep_ms(1000);
+    CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_HELD);
+    CHECK(validity > 0);
+    CHECK(rh_int(s, "PTTL wd:key") > 0);
+    CHECK(key_is(s, "wd:key", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
+    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK(rlock_validity_ms(&lk) > 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS wd:key"), 0);
+    CHECK_EQ_LL(lost_calls, 0);
+
+    /* the lock is taken away under the watchdog: it stops, on_lost runs once */
+    CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
+    rh_sleep_ms(150);
+    CHECK_EQ_LL(rh_int(s, "DEL wd:key"), 1);
+    t0 = rh_now_ms();
+    while (rlock_watchdog_state(&w, &validity) == RLOCK_STATE_HELD && since(t0) < 3000) rh_sleep_ms(5);
+    printf("watchdog: noticed the deleted key after %lld ms\n", since(t0));
+    CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_LOST);
+    CHECK_MSG(since(t0) < 600, "LOST seen %lld ms after the DEL", since(t0));
+    CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    tcli_close(&t);
+    tcli_close(&own);
+}
+
+/* ---------------------------------------------------- 8. renewal caps */
+
+/* Renew lk until LOST (or limit_ms); returns ms from start to LOST, -1 never. */
+static long long renew_until_lost(tcli *t, rlock_lock *lk, unsigned limit_ms, int *errors) {
+    unsigned long long t0 = rh_now_ms();
+    while (since(t0) < (long long)limit_ms) {
+        uint32_t next;
+        rlock_status st = rlock_renew_poll(lk, &next);
+        if (st == RLOCK_LOST) return since(t0);
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) (*errors)++;
+        tcli_wait(t, next > 10 ? 10 : next);
+    }
+    return -1;
+}
+
+static void test_caps(rh_server *s) {
+    int lost_calls = 0, errors = 0;
+    rlock_config cfg = cfg_base(100, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    unsigned long c0;
+    long long took;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+
+    /* max_renewals = 2, ttl 300: renewed at ~100 and ~200 ms, then left to
+     * expire at ~500 ms */
+    cfg.max_renewals = 2;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "cap:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&lk, 300), RLOCK_OK); /* loads the extend script: exact counts below */
+    c0 = rlock_node_commands(&t.nodes[0]);
+    t0 = rh_now_ms();
+    took = renew_until_lost(&t, &lk, 3000, &errors);
+    printf("max_renewals 2, ttl 300: LOST after %lld ms, %lu renewals sent\n", took,
+           rlock_node_commands(&t.nodes[0]) - c0);
+    CHECK_MSG(took >= 350 && took < 1000, "LOST after %lld ms", took);
+    CHECK_EQ_LL(rlock_node_commands(&t.nodes[0]) - c0, 2);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_LL(errors, 0);
+    rh_sleep_ms(30);
+    CHECK_EQ_LL(rh_int(s, "EXISTS cap:key"), 0); /* expired on the server too */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    (void)t0;
+    tcli_close(&t);
+
+    /* max_hold_ms = 500, ttl 300: no renewal may push the expiry past 500 ms */
+    lost_calls = 0;
+    cfg.max_renewals = 0;
+    cfg.max_hold_ms = 500;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "cap:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+    took = renew_until_lost(&t, &lk, 3000, &errors);
+    printf("max_hold_ms 500, ttl 300: LOST after %lld ms\n", since(t0));
+    CHECK_MSG(took >= 300 && since(t0) <= 500 + 100, "LOST %lld ms after the grant", since(t0));
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_LL(errors, 0);
+    /* the server's lease may outlast local validity by the drift allowance */
+    rh_sleep_ms(30);
+    CHECK_EQ_LL(rh_int(s, "EXISTS cap:key"), 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    tcli_close(&t);
+
+    /* validity ran out without rlock_renew_poll: an explicit extend finds the
+     * lock lost, and the holder is told once */
+    lost_calls = 0;
+    cfg.max_hold_ms = 0;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "cap:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 200, 0), RLOCK_OK);
+    rh_sleep_ms(250);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST); /* as soon as validity ran out */
+    CHECK_EQ_LL(lost_calls, 0);                        /* nothing called yet */
+    CHECK_EQ_ST(rlock_extend(&lk, 200), RLOCK_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_ST(rlock_extend(&lk, 200), RLOCK_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    tcli_close(&t);
+}
+
+/* -------------------------------------------------------------- main */
+
+int main(void) {
+    rh_server srv[NSRV];
+    int fds0, fds1, i, up = 1;
+    unsigned long long t0 = rh_now_ms();
+
+    quick = getenv("RLOCK_TEST_QUICK") != NULL && getenv("RLOCK_TEST_QUICK")[0] != '\0' &&
+            strcmp(getenv("RLOCK_TEST_QUICK"), "0") != 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rh_ignore_sigpipe();
+    fds0 = rh_count_fds();
+
+    for (i = 0; i < NSRV; i++) {
+        if (rh_server_start(&srv[i], NULL) != 0) { up = 0; srv[i].pid = -1; }
+    }
+    if (!up) {
+        CHECK_MSG(0, "could not start redis-server");
+        for (i = 0; i < NSRV; i++) rh_server_stop(&srv[i]);
+        return check_summary("waiting");
+    }
+    test_lost_after_pause(&srv[0]);
+    test_renew_no_gap(&srv[0]);
+    test_watchdog_no_gap(&srv[0]);
+    test_pubsub_wake(&srv[0]);
+    test_pubsub_faults(&srv[0]);
+    test_wake_chain(&srv[0]);
+    test_dead_waiter(&srv[0]);
+    test_fencing(srv);
+    test_watchdog_lifecycle(&srv[0]);
+    test_caps(&srv[0]);
+    test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
+
+    CHECK_EQ_LL(rh_int(&srv[0], "DBSIZE"), 0); /* no lock or counter left behind */
+    for (i = 0; i < NSRV; i++) {
+        rh_server_stop(&srv[i]);
+        CHECK_EQ_LL(srv[i].pid, -1);
+    }
+    CHECK_EQ_LL(rh_count_children(), 0);
+    CHECK_EQ_LL(count_tasks(), 1);
+    fds1 = rh_count_fds();
+    CHECK_MSG(fds1 == fds0, "fds at start %d, at end %d", fds0, fds1);
+    printf("waiting: %s run in %lld ms\n", quick ? "quick" : "full", since(t0));
+    return check_summary("waiting");
+}
