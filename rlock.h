@@ -1258,7 +1258,7 @@ static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
 
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     size_t i, waiting = 0, first = 0, total = c->n_nodes + c->n_subs;
-    int can_wait = 1, listening = 0;
+    int can_wait = 1;
     for (i = 0; i < total; i++) {
         rlock_node *n = rlock__conn_at(c, i);
         if (!rlock_node_wants(n)) continue;
@@ -1275,17 +1275,11 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
         n->transport.wait(n->transport.ctx, n->want, timeout_ms);
         return;
     }
-    /* A round needs every node's answer (or its timeout), so waiting on one
-     * pending node for the whole time loses nothing. Subscribers listening
-     * for a wake-up are different: any one of them may deliver it, so probe
-     * them all and wait in short slices. */
-    for (i = 0; i < total; i++)
-        if (rlock__conn_at(c, i)->io == RLOCK__IO_LISTEN) listening = 1;
-    if (!listening) {
-        rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, n->want, timeout_ms);
-        return;
-    }
+    /* Probe them all, then wait on one in short slices. Never wait on one
+     * node for the whole timeout: another may need more steps meanwhile
+     * (connect, then send; EVAL after NOSCRIPT) and would starve until its
+     * deadline - e.g. a node reconnecting while another is paused timed out
+     * and a Redlock round with 2 live nodes of 3 failed. */
     for (i = 0; i < total; i++) {
         rlock_node *n = rlock__conn_at(c, i);
         if (rlock_node_wants(n) && n->transport.wait(n->transport.ctx, n->want, 0) != 0) return;
