@@ -1,0 +1,1208 @@
+/* test_redis.c - the single-node and reentrant locks against real, throw-away
+ * redis-server processes on loopback (started and stopped by PID here, on
+ * free ports; never a system service).
+ *
+ * Covers: acquire/extend/release over the POSIX adapter (TCP, unix socket)
+ * and the hiredis adapter; the scripts' SHA1s; mutual exclusion between
+ * forked processes; token safety when a holder pauses past its TTL (also a
+ * real SIGSTOP); reentrancy; NOSCRIPT fallback; WRONGTYPE / foreign keys;
+ * a paused, killed, restarted server and killed connections; AUTH / ACL;
+ * maxclients; OOM and READONLY; the non-blocking API driven by poll(); and
+ * that nothing leaks (fds, child processes, servers).
+ *
+ * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
+ * loops. Timing asserts use generous bounds and check orderings. */
+#define RLOCK_IMPLEMENTATION
+#include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
+#include "rlock.h"
+#include "adapters/rlock_hiredis.h"
+#include "harness.h"
+#include "check.h"
+
+#include <poll.h>
+
+static int quick;
+
+/* ------------------------------------------------------------ helpers */
+
+/* One node over the POSIX adapter, in a one-node client. Must not move. */
+typedef struct tconn {
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+} tconn;
+
+/* The default for these tests: a per-node timeout far above a loopback
+ * round trip, so a loaded machine (valgrind, parallel suites) does not turn
+ * a slow first EVAL into RLOCK_E_IO. Tests of timeouts and of short TTLs
+ * pass their own. */
+#define T_NODE_TIMEOUT 1000
+
+static rlock_config cfg_node_timeout(uint32_t ms) {
+    rlock_config c;
+    rlock_config_init(&c);
+    c.node_timeout_ms = ms;
+    return c;
+}
+
+static int tc_open(tconn *t, const rh_server *s, int use_unix, const rlock_config *cfg,
+                   const char *user, const char *pass) {
+    rlock_config def = cfg_node_timeout(T_NODE_TIMEOUT);
+    int r = use_unix ? rlock_posix_init_unix(&t->pc, s->unixsock, 1000)
+                     : rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000);
+    if (r != 0) return -1;
+    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
+    t->node.username = user;
+    t->node.password = pass;
+    if (rlock_client_init(&t->cl, &t->node, 1, cfg ? cfg : &def) != RLOCK_OK) return -1;
+    return 0;
+}
+static int tc_tcp(tconn *t, const rh_server *s) { return tc_open(t, s, 0, NULL, NULL, NULL); }
+static void tc_close(tconn *t) {
+    rlock_client_close(&t->cl);
+    rlock_posix_close(&t->pc);
+}
+
+static long long since(unsigned long long t0) { return (long long)(rh_now_ms() - t0); }
+
+/* GET key == want (a string reply). */
+static int key_is(const rh_server *s, const char *key, const char *want) {
+    char buf[256];
+    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0;
+}
+
+/* SCRIPT EXISTS sha -> 1 / 0, -1 on error. */
+static int script_exists(const rh_server *s, const char *sha) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    int v = -1;
+    if (!c) return -1;
+    r = (redisReply *)redisCommand(c, "SCRIPT EXISTS %s", sha);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER)
+        v = (int)r->element[0]->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* A reply's text (status/string/error) equals want. Frees r. */
+static int reply_is(redisReply *r, const char *want) {
+    int ok = r && (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_STRING ||
+                   r->type == REDIS_REPLY_ERROR) && strcmp(r->str, want) == 0;
+    if (!ok && r && r->type == REDIS_REPLY_ERROR) fprintf(stderr, "  redis said: %s\n", r->str);
+    if (r) freeReplyObject(r);
+    return ok;
+}
+
+/* Wait for a child up to timeout_ms; SIGKILL it after that. Returns the
+ * waitpid status, or -1 when it had to be killed. */
+static int wait_child(pid_t pid, unsigned timeout_ms) {
+    unsigned long long end = rh_now_ms() + timeout_ms;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return status;
+        if (r < 0 && errno != EINTR) return -1;
+        if (rh_now_ms() > end) {
+            fprintf(stderr, "child %ld did not finish in %u ms: killing it\n", (long)pid, timeout_ms);
+            kill(pid, SIGCONT);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return -1;
+        }
+        rh_sleep_ms(5);
+    }
+}
+
+static int exited_with(int status, int code) {
+    return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+/* ------------------------------------------------ 1. basic operations */
+
+/* acquire / extend / release on one client; checks what Redis holds. */
+static void basic_cycle(rlock_client *cl, const rh_server *s, const char *key, const char *how) {
+    rlock_lock lk, other;
+    long long pttl;
+    char token[RLOCK_TOKEN_LEN + 1];
+
+    CHECK_EQ_ST(rlock_lock_init(&lk, cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&other, cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_LL(rlock_hold_count(&lk), 1);
+    CHECK_MSG(rlock_validity_ms(&lk) > 8000 && rlock_validity_ms(&lk) <= 10000, "%s: validity %lld",
+              how, rlock_validity_ms(&lk));
+    CHECK_EQ_LL(strlen(rlock_lock_token(&lk)), RLOCK_TOKEN_LEN);
+    memcpy(token, rlock_lock_token(&lk), sizeof token);
+    CHECK_MSG(key_is(s, key, token), "%s: the key holds the token", how);
+    pttl = rh_int(s, "PTTL %s", key);
+    CHECK_MSG(pttl > 8000 && pttl <= 10000, "%s: PTTL %lld after acquire(ttl 10000)", how, pttl);
+
+    /* the same handle cannot take a simple lock twice; another handle is refused */
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_try_acquire(&other, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK(strcmp(rlock_lock_token(&other), token) != 0);
+    CHECK_EQ_ST(rlock_release(&other), RLOCK_NOT_HELD);
+    CHECK_MSG(key_is(s, key, token), "%s: a refused acquire left the key alone", how);
+
+    CHECK_EQ_ST(rlock_extend(&lk, 30000), RLOCK_OK);
+    pttl = rh_int(s, "PTTL %s", key);
+    CHECK_MSG(pttl > 28000 && pttl <= 30000, "%s: PTTL %lld after extend(30000)", how, pttl);
+    CHECK(rlock_validity_ms(&lk) > 28000);
+    CHECK(strcmp(rlock_lock_token(&lk), token) == 0); /* extend keeps the token */
+    CHECK(key_is(s, key, token));
+
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rlock_hold_count(&lk), 0);
+    CHECK_EQ_LL(rlock_validity_ms(&lk), 0);
+    CHECK_MSG(rh_int(s, "EXISTS %s", key) == 0, "%s: key gone after release", how);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_NOT_HELD);
+
+    /* a fresh acquire makes a fresh token */
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(strcmp(rlock_lock_token(&lk), token) != 0);
+    CHECK(key_is(s, key, rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    rlock_lock_destroy(&other);
+    rlock_lock_destroy(&lk);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_BADARG); /* use after destroy */
+}
+
+static void test_basic(const rh_server *s) {
+    tconn t;
+    struct timeval tv;
+    redisContext *rc;
+
+    /* POSIX adapter, TCP */
+    CHECK(tc_tcp(&t, s) == 0);
+    basic_cycle(&t.cl, s, "basic:tcp", "posix tcp");
+    CHECK(rlock_node_commands(&t.node) >= 6);
+    CHECK_EQ_ST(rlock_client_connect(&t.cl, 1000), RLOCK_OK);
+    tc_close(&t);
+
+    /* POSIX adapter, unix socket */
+    CHECK(tc_open(&t, s, 1, NULL, NULL, NULL) == 0);
+    basic_cycle(&t.cl, s, "basic:unix", "posix unix");
+    tc_close(&t);
+
+    /* hiredis adapter on a program's own context */
+    tv.tv_sec = 2;
+    tv.tv_usec = 0;
+    rc = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    CHECK(rc && !rc->err);
+    if (rc && !rc->err) {
+        rlock_hiredis_conn hc;
+        rlock_node node;
+        rlock_client cl;
+        redisReply *r;
+        CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+        CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+        {
+            rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+            CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+        }
+        basic_cycle(&cl, s, "basic:hiredis", "hiredis");
+        /* the program's context still works between lock operations */
+        r = (redisReply *)redisCommand(rc, "SET basic:hiredis:plain v");
+        CHECK(reply_is(r, "OK"));
+        r = (redisReply *)redisCommand(rc, "GET basic:hiredis:plain");
+        CHECK(reply_is(r, "v"));
+        r = (redisReply *)redisCommand(rc, "DEL basic:hiredis:plain");
+        CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+        if (r) freeReplyObject(r);
+        basic_cycle(&cl, s, "basic:hiredis", "hiredis after plain commands");
+        rlock_client_close(&cl); /* closes rc's socket and marks the context */
+        CHECK(rc->err != 0);
+        redisFree(rc);
+    } else if (rc) {
+        redisFree(rc);
+    }
+}
+
+/* ------------------------------------------------------ 2. script SHAs */
+
+static void test_script_shas(const rh_server *s) {
+    int id;
+    char buf[128];
+    for (id = 0; id < RLOCK_SCRIPT_COUNT; id++) {
+        const char *text = rlock_script_text(id), *sha = rlock_script_sha(id);
+        CHECK(text && sha);
+        if (!text || !sha) continue;
+        CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT LOAD %s", text), REDIS_REPLY_STRING);
+        CHECK_MSG(strcmp(buf, sha) == 0, "script %d: server sha %s, rlock says %s", id, buf, sha);
+    }
+    CHECK(rlock_script_text(RLOCK_SCRIPT_COUNT) == NULL);
+    CHECK(rlock_script_sha(-1) == NULL);
+}
+
+/* --------------------------------------------- 3. mutual exclusion (fork) */
+
+#define MUTEX_PROCS 8
+
+/* Child body. Exit code: 0 fine, 1 overlap seen, 2 lock errors, 3 setup. */
+static int mutex_child(const rh_server *s, const char *dir, int rounds) {
+    tconn t;
+    rlock_lock lk;
+    char marker[300], counter[300];
+    int i, overlaps = 0, errors = 0;
+    snprintf(marker, sizeof marker, "%s/inside", dir);
+    snprintf(counter, sizeof counter, "%s/counter", dir);
+    if (tc_tcp(&t, s) != 0 || rlock_lock_init(&lk, &t.cl, "mutex:key", 9, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 3;
+    for (i = 0; i < rounds; i++) {
+        rlock_status st = rlock_acquire(&lk, 5000, 30000);
+        if (st != RLOCK_OK) {
+            fprintf(stderr, "mutex child %ld: acquire: %s (%s)\n", (long)getpid(),
+                    rlock_status_str(st), rlock_node_error(&t.node));
+            errors++;
+            continue;
+        }
+        if (mkdir(marker, 0700) != 0) {
+            if (errno == EEXIST) overlaps++;
+            else errors++;
+        } else {
+            char buf[32];
+            long v = 0;
+            ssize_t n;
+            int fd = open(counter, O_RDWR);
+            if (fd < 0) errors++;
+            else {
+                n = read(fd, buf, sizeof buf - 1);
+                if (n > 0) { buf[n] = 0; v = strtol(buf, NULL, 10); }
+                rh_sleep_ms(1); /* the window a lost update needs */
+                n = snprintf(buf, sizeof buf, "%ld\n", v + 1);
+                if (pwrite(fd, buf, (size_t)n, 0) != n) errors++;
+                close(fd);
+            }
+            if (rmdir(marker) != 0) errors++;
+        }
+        st = rlock_release(&lk);
+        if (st != RLOCK_OK) {
+            fprintf(stderr, "mutex child %ld: release: %s\n", (long)getpid(), rlock_status_str(st));
+            errors++;
+        }
+    }
+    tc_close(&t);
+    return overlaps ? 1 : errors ? 2 : 0;
+}
+
+static void test_mutex(const rh_server *s) {
+    char dir[] = "/tmp/rlock-mutex-XXXXXX", path[300], buf[32];
+    pid_t pids[MUTEX_PROCS];
+    int i, fd, rounds = quick ? 10 : 30, ok_children = 0;
+    unsigned long long t0;
+    long v = -1;
+
+    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp: %s", strerror(errno)); return; }
+    snprintf(path, sizeof path, "%s/counter", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    if (fd >= 0) { CHECK(write(fd, "0\n", 2) == 2); close(fd); }
+    fflush(stdout);
+    fflush(stderr);
+    t0 = rh_now_ms();
+    for (i = 0; i < MUTEX_PROCS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) _exit(mutex_child(s, dir, rounds));
+        CHECK(pids[i] > 0);
+    }
+    for (i = 0; i < MUTEX_PROCS; i++) {
+        int st;
+        if (pids[i] <= 0) continue;
+        st = wait_child(pids[i], 120000);
+        CHECK_MSG(exited_with(st, 0), "mutex child %d: status 0x%x (1 = overlap, 2 = lock error)", i,
+                  (unsigned)st);
+        if (exited_with(st, 0)) ok_children++;
+    }
+    printf("mutex: %d processes x %d critical sections in %lld ms\n", MUTEX_PROCS, rounds, since(t0));
+    CHECK_EQ_LL(ok_children, MUTEX_PROCS);
+    fd = open(path, O_RDONLY);
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        if (n > 0) { buf[n] = 0; v = strtol(buf, NULL, 10); }
+        close(fd);
+    }
+    CHECK_EQ_LL(v, (long long)MUTEX_PROCS * rounds);
+    CHECK_EQ_LL(rh_int(s, "EXISTS mutex:key"), 0);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/inside", dir);
+    CHECK(access(path, F_OK) != 0); /* no marker left behind */
+    rmdir(path);
+    CHECK(rmdir(dir) == 0);
+}
+
+/* ------------------------------------------------- 4. token safety */
+
+static void test_token_safety(const rh_server *s) {
+    rlock_config cfg = cfg_node_timeout(250); /* below the 300 ms TTLs */
+    tconn a, b;
+    rlock_lock la, lb;
+    char btok[RLOCK_TOKEN_LEN + 1];
+    unsigned long cmds;
+
+    CHECK(tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, "safety:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, "safety:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* A is "paused" past its TTL; B takes the lock meanwhile */
+    CHECK_EQ_ST(rlock_acquire(&la, 300, 0), RLOCK_OK);
+    rh_sleep_ms(450);
+    CHECK_EQ_LL(rlock_validity_ms(&la), 0);
+    CHECK_EQ_ST(rlock_acquire(&lb, 5000, 0), RLOCK_OK);
+    memcpy(btok, rlock_lock_token(&lb), sizeof btok);
+    CHECK_EQ_ST(rlock_extend(&la, 300), RLOCK_LOST);
+    CHECK(rlock_lock_state(&la) == RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_extend(&la, 300), RLOCK_LOST); /* stays lost */
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
+    CHECK(rlock_lock_state(&la) != RLOCK_STATE_HELD);
+    CHECK_EQ_LL(rlock_hold_count(&la), 0);
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_NOT_HELD);
+    CHECK(key_is(s, "safety:key", btok)); /* B's lock untouched */
+    CHECK(rh_int(s, "PTTL safety:key") > 4000);
+    CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS safety:key"), 0);
+
+    /* The key changes hands while A's local validity still runs (someone
+     * deleted it): the owner check on the server says LOST. */
+    CHECK_EQ_ST(rlock_acquire(&la, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "DEL safety:key"), 1);
+    CHECK_EQ_ST(rlock_acquire(&lb, 10000, 0), RLOCK_OK);
+    memcpy(btok, rlock_lock_token(&lb), sizeof btok);
+    cmds = rlock_node_commands(&a.node);
+    CHECK_EQ_ST(rlock_extend(&la, 10000), RLOCK_LOST);
+    CHECK(rlock_node_commands(&a.node) > cmds); /* it asked the server */
+    CHECK(rlock_lock_state(&la) == RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
+    CHECK(key_is(s, "safety:key", btok));
+    CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS safety:key"), 0);
+    tc_close(&a);
+    tc_close(&b);
+}
+
+/* Child: acquire (ttl 300), report on the pipe, extend every 100 ms.
+ * Exit 0 when extend reported LOST and the release after it too. */
+static int sigstop_child(const rh_server *s, int wfd) {
+    rlock_config cfg = cfg_node_timeout(250); /* below the 300 ms TTL */
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    char c;
+    int i, lost = 0, rc = 0;
+    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 ||
+        rlock_lock_init(&lk, &t.cl, "sigstop:key", 11, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    st = rlock_acquire(&lk, 300, 2000);
+    c = st == RLOCK_OK ? 'A' : 'F';
+    if (write(wfd, &c, 1) != 1 || st != RLOCK_OK) { tc_close(&t); return 11; }
+    close(wfd);
+    for (i = 0; i < 100 && !lost; i++) {
+        rh_sleep_ms(100);
+        st = rlock_extend(&lk, 300);
+        if (st == RLOCK_LOST) lost = 1;
+        /* other errors: keep trying; the validity check ends it as LOST */
+    }
+    if (!lost) rc = 12;
+    else if (rlock_lock_state(&lk) != RLOCK_STATE_LOST) rc = 13;
+    else if (rlock_release(&lk) != RLOCK_LOST) rc = 14;
+    tc_close(&t);
+    return rc;
+}
+
+static void test_sigstop(const rh_server *s) {
+    int pfd[2], status;
+    pid_t pid;
+    char c = 0;
+    struct pollfd p;
+    tconn t;
+    rlock_lock lk;
+    unsigned long long t0;
+
+    CHECK(pipe(pfd) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        _exit(sigstop_child(s, pfd[1]));
+    }
+    CHECK(pid > 0);
+    close(pfd[1]);
+    if (pid < 0) { close(pfd[0]); return; }
+    p.fd = pfd[0];
+    p.events = POLLIN;
+    p.revents = 0;
+    CHECK(poll(&p, 1, 10000) == 1 && read(pfd[0], &c, 1) == 1 && c == 'A');
+    close(pfd[0]);
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "sigstop:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    if (c == 'A') {
+        rh_sleep_ms(120); /* let it be somewhere in its extend loop */
+        CHECK_EQ_ST(rlock_try_acquire(&lk, 5000), RLOCK_NOT_ACQUIRED); /* it is alive and holding */
+        kill(pid, SIGSTOP);
+        t0 = rh_now_ms();
+        /* while it is stopped its lease runs out and we take the lock */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 3000), RLOCK_OK);
+        CHECK_MSG(since(t0) < 600, "took the lock %lld ms after SIGSTOP", since(t0));
+        while (since(t0) < 600) rh_sleep_ms(10);
+        kill(pid, SIGCONT);
+    }
+    status = wait_child(pid, 20000);
+    CHECK_MSG(exited_with(status, 0), "SIGSTOP child: status 0x%x (12: never LOST, 13: state, "
+              "14: release not LOST)", (unsigned)status);
+    if (c == 'A') {
+        CHECK(key_is(s, "sigstop:key", rlock_lock_token(&lk))); /* never deleted by the child */
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    }
+    CHECK_EQ_LL(rh_int(s, "EXISTS sigstop:key"), 0);
+    tc_close(&t);
+}
+
+/* ------------------------------------------------------- 5. reentrancy */
+
+static void test_reentrant(const rh_server *s) {
+    rlock_config cfg = cfg_node_timeout(150); /* below the 200 ms TTL used here */
+    tconn a, b;
+    rlock_lock ra, rb;
+    char buf[64];
+    long long i, pttl;
+    unsigned long cmds;
+    unsigned long long t0;
+    const char *key = "re:key";
+
+    CHECK(tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(strcmp(a.cl.instance_id, b.cl.instance_id) != 0);
+    CHECK_EQ_ST(rlock_lock_init(&ra, &a.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&rb, &b.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
+
+    for (i = 1; i <= 3; i++) {
+        CHECK_EQ_ST(rlock_acquire(&ra, 5000, 0), RLOCK_OK);
+        CHECK_EQ_LL(rlock_hold_count(&ra), i);
+    }
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "HGET %s %s", key, rlock_lock_token(&ra)), REDIS_REPLY_STRING);
+    CHECK_MSG(strcmp(buf, "3") == 0, "HGET owner = '%s'", buf);
+    CHECK_EQ_LL(rh_int(s, "HLEN %s", key), 1);
+
+    /* another owner: refused, and its release sends nothing */
+    CHECK_EQ_ST(rlock_try_acquire(&rb, 5000), RLOCK_NOT_ACQUIRED);
+    CHECK(strcmp(rlock_lock_token(&ra), rlock_lock_token(&rb)) != 0);
+    CHECK_EQ_LL(rlock_hold_count(&rb), 0);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&rb, 5000, 200), RLOCK_TIMEOUT);
+    CHECK_MSG(since(t0) >= 150 && since(t0) < 2000, "timed wait took %lld ms", since(t0));
+    cmds = rlock_node_commands(&b.node);
+    CHECK_EQ_ST(rlock_release(&rb), RLOCK_NOT_HELD);
+    CHECK_EQ_LL(rlock_node_commands(&b.node), cmds);
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "HGET %s %s", key, rlock_lock_token(&ra)), REDIS_REPLY_STRING);
+    CHECK(strcmp(buf, "3") == 0);
+
+    /* extend keeps the count */
+    CHECK_EQ_ST(rlock_extend(&ra, 8000), RLOCK_OK);
+    pttl = rh_int(s, "PTTL %s", key);
+    CHECK_MSG(pttl > 6000 && pttl <= 8000, "PTTL %lld after reentrant extend(8000)", pttl);
+    CHECK_EQ_LL(rlock_hold_count(&ra), 3);
+
+    for (i = 2; i >= 0; i--) {
+        CHECK_EQ_ST(rlock_release(&ra), RLOCK_OK);
+        CHECK_EQ_LL(rlock_hold_count(&ra), i);
+        CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), i > 0 ? 1 : 0);
+    }
+    CHECK(rlock_lock_state(&ra) == RLOCK_STATE_IDLE);
+    cmds = rlock_node_commands(&a.node);
+    CHECK_EQ_ST(rlock_release(&ra), RLOCK_NOT_HELD); /* over-release */
+    CHECK_EQ_LL(rlock_node_commands(&a.node), cmds);
+    CHECK_EQ_LL(rlock_hold_count(&ra), 0);
+
+    /* release after the hash expired: LOST, count never negative */
+    CHECK_EQ_ST(rlock_acquire(&ra, 200, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&ra, 200, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&ra), 2);
+    rh_sleep_ms(350);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    CHECK_EQ_ST(rlock_release(&ra), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_hold_count(&ra), 0);
+    CHECK(rlock_lock_state(&ra) != RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_release(&ra), RLOCK_NOT_HELD);
+    CHECK_EQ_LL(rlock_hold_count(&ra), 0);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+
+    /* a waiter's sleep is bounded by the holder's PTTL */
+    CHECK_EQ_ST(rlock_acquire(&ra, 300, 0), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&rb, 5000, 2000), RLOCK_OK);
+    CHECK_MSG(since(t0) >= 200 && since(t0) < 1500, "acquired %lld ms after a ttl-300 holder", since(t0));
+    CHECK_EQ_LL(rlock_hold_count(&rb), 1);
+    CHECK_EQ_ST(rlock_release(&ra), RLOCK_LOST); /* A's hold expired: B's hold untouched */
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "HGET %s %s", key, rlock_lock_token(&rb)), REDIS_REPLY_STRING);
+    CHECK(strcmp(buf, "1") == 0);
+    CHECK_EQ_LL(rh_int(s, "HLEN %s", key), 1);
+    CHECK_EQ_ST(rlock_release(&rb), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    tc_close(&a);
+    tc_close(&b);
+}
+
+/* --------------------------------------------------------- 6. NOSCRIPT */
+
+static void test_noscript(const rh_server *s) {
+    tconn t;
+    rlock_lock lk, re;
+    char buf[64];
+    unsigned long c0;
+
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ns:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&re, &t.cl, "ns:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(0)), 0);
+    c0 = rlock_node_commands(&t.node);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 2); /* EVALSHA, then EVAL once */
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(0)), 1);
+
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_extend(&lk, 6000), RLOCK_OK);
+    CHECK(rh_int(s, "PTTL ns:key") > 5000);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(1)), 1);
+
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS ns:key"), 0);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(2)), 1);
+
+    /* the flush before release also dropped acquire's and extend's scripts:
+     * one fallback each, then every op is a single EVALSHA again */
+    c0 = rlock_node_commands(&t.node);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 4);
+    c0 = rlock_node_commands(&t.node);
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 4);
+    CHECK_EQ_LL(rh_int(s, "EXISTS ns:key"), 0);
+
+    /* reentrant scripts too */
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_acquire(&re, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(3)), 1);
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_extend(&re, 5000), RLOCK_OK);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(4)), 1);
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(5)), 1);
+    CHECK_EQ_LL(rh_int(s, "EXISTS ns:re"), 0);
+    tc_close(&t);
+}
+
+/* ---------------------------------------- 7. WRONGTYPE / foreign keys */
+
+static void test_wrongtype(const rh_server *s) {
+    tconn t;
+    rlock_lock lk;
+    char buf[64];
+    unsigned long long t0;
+    rlock_status st;
+
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_LL(rh_int(s, "HSET wt:hash f 1"), 1);
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SET wt:str v"), REDIS_REPLY_STATUS);
+    CHECK(key_is(s, "wt:str", "v"));
+
+    /* simple lock on a hash */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wt:hash", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 5000, 2000);
+    CHECK_EQ_ST(st, RLOCK_E_WRONGTYPE);
+    CHECK_MSG(since(t0) < 500, "WRONGTYPE took %lld ms (spinning?)", since(t0));
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "WRONGTYPE") != NULL, "error '%s'", rlock_node_error(&t.node));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "HGET wt:hash f"), REDIS_REPLY_STRING);
+    CHECK(strcmp(buf, "1") == 0);
+    CHECK_EQ_LL(rh_int(s, "HLEN wt:hash"), 1);
+    CHECK_EQ_LL(rh_int(s, "PTTL wt:hash"), -1);
+    rlock_lock_destroy(&lk);
+
+    /* simple lock on a string without a TTL: not ours */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wt:str", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_FOREIGN);
+    CHECK_MSG(since(t0) < 500, "FOREIGN took %lld ms (spinning?)", since(t0));
+    CHECK(key_is(s, "wt:str", "v"));
+    CHECK_EQ_LL(rh_int(s, "PTTL wt:str"), -1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    CHECK(key_is(s, "wt:str", "v"));
+    rlock_lock_destroy(&lk);
+
+    /* reentrant lock on a string */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wt:str", 6, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_WRONGTYPE);
+    CHECK_MSG(since(t0) < 500, "reentrant WRONGTYPE took %lld ms", since(t0));
+    CHECK(key_is(s, "wt:str", "v"));
+    CHECK_EQ_LL(rh_int(s, "PTTL wt:str"), -1);
+    rlock_lock_destroy(&lk);
+
+    /* reentrant lock on a foreign hash without a TTL */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wt:hash", 7, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_FOREIGN);
+    CHECK_MSG(since(t0) < 500, "reentrant FOREIGN took %lld ms", since(t0));
+    CHECK_EQ_LL(rh_int(s, "HLEN wt:hash"), 1);
+    CHECK_EQ_LL(rh_int(s, "PTTL wt:hash"), -1);
+    rlock_lock_destroy(&lk);
+
+    /* the connection is still good after the errors */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wt:fine", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "DEL wt:hash wt:str"), 2);
+    tc_close(&t);
+}
+
+/* ------------------------------------- 8. server paused / killed / kicked */
+
+static void test_server_faults(rh_server *s) {
+    rlock_config cfg = cfg_node_timeout(200);
+    tconn ft, t;
+    rlock_lock lk;
+    unsigned long long t0;
+    rlock_status st;
+    long long dt, killed;
+
+    /* ft: a 200 ms per-node timeout, for the paused and killed server */
+    CHECK(tc_open(&ft, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &ft.cl, "fault:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 3000), RLOCK_OK); /* connection is up */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+
+    /* paused server: the per-node timeout fires */
+    rh_server_pause(s);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 1000, 0);
+    dt = since(t0);
+    rh_server_resume(s);
+    CHECK_EQ_ST(st, RLOCK_E_IO);
+    CHECK_MSG(dt >= 150 && dt < 1000, "acquire on a paused server returned after %lld ms", dt);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    /* the next acquire must not read the late reply as its own answer; a
+     * late SET from the timed-out attempt may hold the key for <= 1 s */
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 3000), RLOCK_OK);
+    CHECK(key_is(s, "fault:key", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fault:key"), 0);
+
+    /* killed server: prompt IO error; restarted on the same port: reconnect */
+    rh_server_kill9(s);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 1000, 0);
+    dt = since(t0);
+    CHECK_EQ_ST(st, RLOCK_E_IO);
+    CHECK_MSG(dt < 1000, "acquire on a dead server took %lld ms", dt);
+    CHECK_MSG(rh_server_restart(s, NULL) == 0, "restart on port %d", s->port);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 3000), RLOCK_OK);
+    CHECK(key_is(s, "fault:key", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    rlock_lock_destroy(&lk);
+    tc_close(&ft);
+
+    /* the server kills the connection between operations (FAULTS 25): the
+     * next operation - even an extend or release, which never retry -
+     * reconnects and succeeds */
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "fault:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    killed = rh_int(s, "CLIENT KILL TYPE normal");
+    CHECK_MSG(killed >= 1, "CLIENT KILL killed %lld", killed);
+    rh_sleep_ms(20);
+    st = rlock_extend(&lk, 5000);
+    CHECK_MSG(st == RLOCK_OK, "extend after CLIENT KILL: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&t.node));
+    CHECK_EQ_LL(rh_int(s, "CLIENT KILL TYPE normal") >= 1, 1);
+    rh_sleep_ms(20);
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK, "release after CLIENT KILL: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&t.node));
+    CHECK_EQ_LL(rh_int(s, "CLIENT KILL TYPE normal") >= 1, 1);
+    rh_sleep_ms(20);
+    st = rlock_acquire(&lk, 5000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire after CLIENT KILL: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&t.node));
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fault:key"), 0);
+
+    /* idle timeout on the server side closes the connection */
+    {
+        char buf[32];
+        CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "CONFIG SET timeout 1"), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+        rh_sleep_ms(2600);
+        st = rlock_release(&lk);
+        CHECK_MSG(st == RLOCK_OK, "release after an idle timeout: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(&t.node));
+        CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "CONFIG SET timeout 0"), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_int(s, "EXISTS fault:key"), 0);
+    }
+    tc_close(&t);
+
+    /* the hiredis adapter reconnects through redisReconnect */
+    {
+        struct timeval tv;
+        redisContext *rc;
+        tv.tv_sec = 2;
+        tv.tv_usec = 0;
+        rc = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+        CHECK(rc && !rc->err);
+        if (rc && !rc->err) {
+            rlock_hiredis_conn hc;
+            rlock_node node;
+            rlock_client cl;
+            CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+            CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+            rlock_config hcfg = cfg_node_timeout(T_NODE_TIMEOUT);
+            CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &hcfg), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "fault:hi", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+            CHECK(rh_int(s, "CLIENT KILL TYPE normal") >= 1);
+            rh_sleep_ms(20);
+            st = rlock_release(&lk);
+            CHECK_MSG(st == RLOCK_OK, "hiredis release after CLIENT KILL: %s (%s / %s)",
+                      rlock_status_str(st), rlock_node_error(&node), hc.err);
+            CHECK_EQ_LL(rh_int(s, "EXISTS fault:hi"), 0);
+            /* rlock dropped the connection at most once and reconnected it */
+            rlock_client_close(&cl);
+        }
+        if (rc) redisFree(rc);
+    }
+}
+
+/* ------------------------------------------------------------ 9. AUTH */
+
+/* rh_int on the --requirepass pw server: AUTH first. -999 on any error. */
+static long long auth_int(const rh_server *s, const char *cmd) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -999;
+    if (!c) return v;
+    r = (redisReply *)redisCommand(c, "AUTH pw");
+    if (r) freeReplyObject(r);
+    r = (redisReply *)redisCommand(c, cmd);
+    if (r && r->type == REDIS_REPLY_INTEGER) v = r->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* A holder whose ACL user may not publish releases while a pub/sub waiter
+ * is queued: the release still succeeds (the wake-up PUBLISH is denied, the
+ * waiter wakes by the holder's PTTL instead). */
+static int nochan_waiter_child(const rh_server *s) {
+    tconn w;
+    rlock_posix_conn sp;
+    rlock_node sn;
+    rlock_lock lk;
+    rlock_status st;
+    int rc = 0;
+    if (tc_open(&w, s, 0, NULL, NULL, "pw") != 0 || rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
+        rlock_node_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK)
+        return 3;
+    sn.password = "pw";
+    if (rlock_client_set_subscribers(&w.cl, &sn, 1) != RLOCK_OK) rc = 4;
+    else if (rlock_lock_init(&lk, &w.cl, "auth:q", 6, RLOCK_KIND_SIMPLE) != RLOCK_OK) rc = 5;
+    else if ((st = rlock_acquire(&lk, 3000, 6000)) != RLOCK_OK) {
+        fprintf(stderr, "nochan waiter: %s (%s)\n", rlock_status_str(st), rlock_node_error(&w.node));
+        rc = 1;
+    } else if (rlock_release(&lk) != RLOCK_OK) rc = 2;
+    tc_close(&w);
+    rlock_posix_close(&sp);
+    return rc;
+}
+
+static void test_auth_nochan_waiter(const rh_server *s) {
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    pid_t pid;
+    unsigned long long t0;
+    CHECK(tc_open(&t, s, 0, NULL, "nochan", "pw4") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:q", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) _exit(nochan_waiter_child(s));
+    CHECK(pid > 0);
+    /* until the waiter has queued itself (bounded: proceed anyway) */
+    t0 = rh_now_ms();
+    while (auth_int(s, "EXISTS {auth:q}:waiters") != 1 && since(t0) < 1000) rh_sleep_ms(10);
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK, "release with a queued waiter by a user without channels: %s (%s)",
+              rlock_status_str(st), rlock_node_error(&t.node));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    if (pid > 0) {
+        int status = wait_child(pid, 20000);
+        CHECK_MSG(exited_with(status, 0), "nochan waiter child: status 0x%x", (unsigned)status);
+    }
+    CHECK_EQ_LL(auth_int(s, "EXISTS auth:q"), 0);
+    tc_close(&t);
+}
+
+static void test_auth(void) {
+    static const char *const args[] = { "--requirepass", "pw", NULL };
+    rh_server s;
+    tconn t;
+    rlock_lock lk;
+    redisContext *admin;
+    unsigned long long t0;
+    unsigned long c0;
+    rlock_status st;
+
+    if (rh_server_start(&s, args) != 0) { CHECK_MSG(0, "start redis-server --requirepass"); return; }
+
+    /* right password */
+    CHECK(tc_open(&t, &s, 0, NULL, NULL, "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    /* re-AUTH after a reconnect (unix socket too) */
+    tc_close(&t);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tc_close(&t);
+    CHECK(tc_open(&t, &s, 1, NULL, NULL, "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tc_close(&t);
+
+    /* wrong password: WRONGPASS, prompt, not retried, secret not in the error */
+    CHECK(tc_open(&t, &s, 0, NULL, NULL, "wrong-secret") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    c0 = rlock_node_commands(&t.node);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 5000, 2000);
+    CHECK_EQ_ST(st, RLOCK_E_AUTH);
+    CHECK_MSG(since(t0) < 500, "wrong password took %lld ms", since(t0));
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 2); /* AUTH + EVALSHA, once */
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "WRONGPASS") != NULL, "error '%s'", rlock_node_error(&t.node));
+    CHECK(strstr(rlock_node_error(&t.node), "wrong-secret") == NULL);
+    CHECK(strstr(t.pc.err, "wrong-secret") == NULL);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    tc_close(&t);
+
+    /* no password: NOAUTH */
+    CHECK(tc_open(&t, &s, 0, NULL, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    c0 = rlock_node_commands(&t.node);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_AUTH);
+    CHECK_MSG(since(t0) < 500, "no password took %lld ms", since(t0));
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 1);
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "NOAUTH") != NULL, "error '%s'", rlock_node_error(&t.node));
+    tc_close(&t);
+
+    /* ACL users: one without scripting, one outside its key pattern */
+    admin = rh_connect(&s);
+    CHECK(admin != NULL);
+    if (admin) {
+        CHECK(reply_is((redisReply *)redisCommand(admin, "AUTH pw"), "OK"));
+        CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER limited on >pw2 ~* +@all -evalsha -eval"), "OK"));
+        /* rlock's auxiliary keys/channels are "{key}:..." (same cluster slot) */
+        CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER keyed on >pw3 ~other:* ~{other:* allchannels +@all"), "OK"));
+        /* Redis 7's default for new users: no pub/sub channels at all */
+        CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER nochan on >pw4 ~* resetchannels +@all"), "OK"));
+        redisFree(admin);
+    }
+    CHECK(tc_open(&t, &s, 0, NULL, "limited", "pw2") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 5000, 2000);
+    CHECK_EQ_ST(st, RLOCK_E_AUTH);
+    CHECK_MSG(since(t0) < 500, "NOPERM took %lld ms", since(t0));
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "NOPERM") != NULL, "error '%s'", rlock_node_error(&t.node));
+    printf("auth: ACL user without eval -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
+    tc_close(&t);
+
+    CHECK(tc_open(&t, &s, 0, NULL, "keyed", "pw3") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 5000, 2000);
+    CHECK_EQ_ST(st, RLOCK_E_AUTH);
+    CHECK_MSG(since(t0) < 500, "key-pattern NOPERM took %lld ms", since(t0));
+    printf("auth: ACL user outside its key pattern -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "other:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* inside its pattern: fine */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(auth_int(&s, "EXISTS other:key"), 0);
+    tc_close(&t);
+
+    /* a user without channel permissions can still lock and unlock: a
+     * release must not half-succeed (delete, then fail on a PUBLISH) */
+    CHECK(tc_open(&t, &s, 0, NULL, "nochan", "pw4") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK, "release by a user without channels: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&t.node));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(auth_int(&s, "EXISTS auth:key"), 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:re", 7, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK, "reentrant release by a user without channels: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&t.node));
+    CHECK_EQ_LL(auth_int(&s, "EXISTS auth:re"), 0);
+    tc_close(&t);
+    test_auth_nochan_waiter(&s);
+
+    /* wrong ACL password */
+    CHECK(tc_open(&t, &s, 0, NULL, "limited", "nope") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_AUTH);
+    CHECK(strstr(rlock_node_error(&t.node), "nope") == NULL);
+    tc_close(&t);
+
+    rh_server_stop(&s);
+    CHECK_EQ_LL(s.pid, -1);
+}
+
+/* ------------------------------------------------------ 10. maxclients */
+
+static void test_maxclients(const rh_server *s) {
+    redisContext *hold = rh_connect(s);
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    int fds0;
+
+    CHECK(hold != NULL);
+    if (!hold) return;
+    CHECK(reply_is((redisReply *)redisCommand(hold, "CONFIG SET maxclients 1"), "OK"));
+    fds0 = rh_count_fds();
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "maxc:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 5000, 0);
+    CHECK_MSG(st == RLOCK_E_REDIS || st == RLOCK_E_IO, "maxclients: %s", rlock_status_str(st));
+    printf("maxclients: acquire -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
+    if (st == RLOCK_E_REDIS)
+        CHECK(strstr(rlock_node_error(&t.node), "max number of clients") != NULL);
+    /* with a wait it retries until the deadline, then says what went wrong */
+    st = rlock_acquire(&lk, 5000, 300);
+    CHECK_MSG(st == RLOCK_E_REDIS || st == RLOCK_E_IO, "maxclients with a wait: %s", rlock_status_str(st));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    tc_close(&t);
+    CHECK_EQ_LL(rh_count_fds(), fds0);
+    CHECK(reply_is((redisReply *)redisCommand(hold, "CONFIG SET maxclients 10000"), "OK"));
+    redisFree(hold);
+    CHECK_EQ_LL(rh_int(s, "EXISTS maxc:key"), 0);
+
+    /* restored: works again */
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "maxc:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tc_close(&t);
+}
+
+/* ------------------------------------------------- 11. OOM / READONLY */
+
+static void test_oom_readonly(const rh_server *s) {
+    static const char *const oom_args[] = { "--maxmemory", "1mb", "--maxmemory-policy", "noeviction", NULL };
+    char portstr[16];
+    const char *rep_args[4];
+    rh_server o, r;
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    redisContext *c;
+    int i, full = 0;
+    static char big[16385];
+
+    if (rh_server_start(&o, oom_args) == 0) {
+        /* Fill with ever smaller values until even a tiny SET from a fresh
+         * connection is refused (a big SET fails on its own query buffer
+         * first, while small writes would still fit). */
+        static const size_t sizes[] = { 16384, 1024, 64, 8 };
+        int n = 0;
+        size_t k;
+        char probe[128];
+        memset(big, 'x', sizeof big - 1);
+        c = rh_connect(&o);
+        CHECK(c != NULL);
+        for (i = 0; c && i < 50 && !full; i++) {
+            for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                int refused = 0;
+                while (!refused && n < 20000) {
+                    redisReply *rp = (redisReply *)redisCommand(c, "SET fill:%d %b", n++, big, sizes[k]);
+                    if (!rp) break;
+                    refused = rp->type == REDIS_REPLY_ERROR && strncmp(rp->str, "OOM", 3) == 0;
+                    freeReplyObject(rp);
+                }
+            }
+            full = rh_str(&o, probe, sizeof probe, "SET probe x") == REDIS_REPLY_ERROR &&
+                   strncmp(probe, "OOM", 3) == 0;
+        }
+        CHECK_MSG(full, "could not fill a 1mb server (%d keys)", n);
+        CHECK(tc_tcp(&t, &o) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "oom:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        st = rlock_acquire(&lk, 5000, 0);
+        CHECK_EQ_ST(st, RLOCK_E_REDIS);
+        CHECK_MSG(strncmp(rlock_node_error(&t.node), "OOM", 3) == 0, "error '%s'", rlock_node_error(&t.node));
+        printf("oom: acquire -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
+        CHECK_EQ_LL(rh_int(&o, "EXISTS oom:key"), 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "oom:re", 6, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_REDIS);
+        CHECK_MSG(strncmp(rlock_node_error(&t.node), "OOM", 3) == 0, "error '%s'", rlock_node_error(&t.node));
+        CHECK_EQ_LL(rh_int(&o, "EXISTS oom:re"), 0);
+        tc_close(&t);
+        if (c) redisFree(c);
+        rh_server_stop(&o);
+    } else {
+        CHECK_MSG(0, "start redis-server --maxmemory 1mb");
+    }
+
+    snprintf(portstr, sizeof portstr, "%d", s->port);
+    rep_args[0] = "--replicaof";
+    rep_args[1] = "127.0.0.1";
+    rep_args[2] = portstr;
+    rep_args[3] = NULL;
+    if (rh_server_start(&r, rep_args) == 0) {
+        CHECK(tc_tcp(&t, &r) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ro:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        st = rlock_acquire(&lk, 5000, 0);
+        CHECK_EQ_ST(st, RLOCK_E_REDIS);
+        CHECK_MSG(strstr(rlock_node_error(&t.node), "READONLY") != NULL, "error '%s'", rlock_node_error(&t.node));
+        printf("readonly: acquire -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
+        CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+        tc_close(&t);
+        rh_server_stop(&r);
+    } else {
+        CHECK_MSG(0, "start redis-server --replicaof");
+    }
+}
+
+/* -------------------------------------------- 12. non-blocking API */
+
+/* Drive lk with rlock_step + poll() on the posix fd until it finishes. */
+static rlock_status drive(rlock_lock *lk, tconn *t, rlock_status st, unsigned budget_ms, int *polls) {
+    unsigned long long end = rh_now_ms() + budget_ms;
+    while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        struct pollfd p;
+        int w;
+        uint32_t to;
+        st = rlock_step(lk);
+        if (st != RLOCK_WOULD_BLOCK) break;
+        w = rlock_node_wants(&t->node);
+        to = rlock_next_timeout_ms(lk);
+        p.fd = w ? t->pc.fd : -1;
+        p.events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        if (poll(&p, 1, to > 1000 ? 1000 : (int)to) < 0 && errno != EINTR) break;
+        (*polls)++;
+    }
+    return st;
+}
+
+static void test_nonblocking(const rh_server *s) {
+    tconn t, h;
+    rlock_lock lk, hl;
+    rlock_status st;
+    int polls = 0;
+    unsigned long long t0;
+
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "nb:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire_begin(&lk, 5000, 1000);
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 1000), RLOCK_E_STATE); /* busy */
+    st = drive(&lk, &t, st, 5000, &polls);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK(polls >= 1);
+    CHECK(key_is(s, "nb:key", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE); /* nothing in progress */
+    CHECK_EQ_ST(drive(&lk, &t, rlock_extend_begin(&lk, 7000), 5000, &polls), RLOCK_OK);
+    CHECK(rh_int(s, "PTTL nb:key") > 6000);
+    CHECK_EQ_ST(drive(&lk, &t, rlock_release_begin(&lk), 5000, &polls), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS nb:key"), 0);
+
+    /* contended: backoff phases (no fd wanted) are timed by rlock_next_timeout_ms */
+    {
+        rlock_config hcfg = cfg_node_timeout(250);
+        CHECK(tc_open(&h, s, 0, &hcfg, NULL, NULL) == 0);
+    }
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "nb:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 300, 0), RLOCK_OK);
+    polls = 0;
+    t0 = rh_now_ms();
+    st = drive(&lk, &t, rlock_acquire_begin(&lk, 5000, 2000), 5000, &polls);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(since(t0) >= 200 && since(t0) < 1500, "non-blocking acquire took %lld ms", since(t0));
+    CHECK_MSG(polls < 500, "%d polls for a 300 ms wait (busy loop?)", polls);
+    CHECK(key_is(s, "nb:key", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST);
+    CHECK_EQ_ST(drive(&lk, &t, rlock_release_begin(&lk), 5000, &polls), RLOCK_OK);
+
+    /* cancel mid-flight: the connection is dropped, the next op works */
+    st = rlock_acquire_begin(&lk, 5000, 0);
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    rlock_cancel(&lk);
+    CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tc_close(&h);
+    tc_close(&t);
+}
+
+/* -------------------------------------------------------------- main */
+
+int main(void) {
+    rh_server s;
+    int fds0, fds1;
+    unsigned long long t0 = rh_now_ms();
+
+    quick = getenv("RLOCK_TEST_QUICK") != NULL && getenv("RLOCK_TEST_QUICK")[0] != '\0' &&
+            strcmp(getenv("RLOCK_TEST_QUICK"), "0") != 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rh_ignore_sigpipe();
+    fds0 = rh_count_fds();
+
+    if (rh_server_start(&s, NULL) != 0) {
+        CHECK_MSG(0, "could not start redis-server");
+        return check_summary("redis");
+    }
+    test_basic(&s);
+    test_script_shas(&s);
+    test_mutex(&s);
+    test_token_safety(&s);
+    test_sigstop(&s);
+    test_reentrant(&s);
+    test_noscript(&s);
+    test_wrongtype(&s);
+    test_maxclients(&s);
+    test_oom_readonly(&s);
+    test_nonblocking(&s);
+    test_server_faults(&s); /* restarts s: keep it last on s */
+    test_auth();
+
+    CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* no lock left behind */
+    rh_server_stop(&s);
+    CHECK_EQ_LL(s.pid, -1);
+    CHECK_EQ_LL(rh_count_children(), 0);
+    fds1 = rh_count_fds();
+    CHECK_MSG(fds1 == fds0, "fds at start %d, at end %d", fds0, fds1);
+    printf("redis: %s run in %lld ms\n", quick ? "quick" : "full", since(t0));
+    return check_summary("redis");
+}
