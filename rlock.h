@@ -455,8 +455,11 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
 /* Fence token of the current grant (cfg.fencing): a number that grows with
  * every grant of this lock name, for the protected resource to reject stale
  * holders. Single node: strictly increasing. Redlock: the largest of the
- * granting nodes' counters, NOT guaranteed monotonic across node failures
- * or data loss. 0 when fencing is off or nothing is held. */
+ * granting nodes' counters, NOT guaranteed monotonic - not even with every
+ * node up: counters drift apart whenever a round is granted by a minority
+ * (split votes under contention), and two grants through different
+ * majorities can then go backwards; node failures and data loss add to it.
+ * 0 when fencing is off or nothing is held. */
 RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
 
 /* --- renewal and lost-lock notice --- */
