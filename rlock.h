@@ -261,6 +261,7 @@ typedef struct rlock_node {
     int is_sub;           /* a subscriber connection (pub/sub mode) */
     int sub_ok;           /* subscribed to the client's current channel */
     int keep_err;         /* a cleanup exchange: keep the failed round's error text */
+    int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
     unsigned long commands;  /* commands sent on this node (for benchmarks) */
     unsigned long reconnects;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
@@ -276,6 +277,8 @@ typedef struct rlock_config {
     uint32_t backoff_min_ms;   /* first retry delay while waiting [2] */
     uint32_t backoff_max_ms;   /* cap of the exponential backoff [128] */
     uint32_t max_attempts;     /* acquire rounds per call, 0 = until the wait deadline [0] */
+    uint32_t recheck_ms;       /* a pub/sub waiter retries at least this often, bounding
+                                  what a lost wake-up costs [1000] */
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
@@ -918,6 +921,7 @@ static void rlock__node_drop(rlock_node *n) {
     if (n->conn == RLOCK__CONN_UP || n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND ||
         n->io == RLOCK__IO_RECV) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
+        n->closed = 1;
     }
     n->conn = RLOCK__CONN_DOWN;
     n->sub_ok = 0;
@@ -1064,8 +1068,9 @@ static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, 
         case RLOCK__IO_CONNECT: {
             int r;
             /* Without a connect hook the transport came connected: use it
-             * until rlock drops it; after that it stays down. */
-            if (!t->connect && n->reconnects)
+             * until rlock drops it (even a drop before its first command,
+             * e.g. a timeout or cancel here); after that it stays down. */
+            if (!t->connect && n->closed)
                 return rlock__node_fail(n, RLOCK_E_IO, "not connected (no connect hook)", 0);
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
@@ -1193,6 +1198,7 @@ static void rlock__config_defaults(rlock_config *cfg) {
     if (!cfg->backoff_max_ms) cfg->backoff_max_ms = 128;
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
     if (!cfg->drift_permille) cfg->drift_permille = 10;
+    if (!cfg->recheck_ms) cfg->recheck_ms = 1000;
 }
 
 RLOCKDEF void rlock_config_init(rlock_config *cfg) {
@@ -1672,7 +1678,11 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
         return;
     }
     {
+        /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
+         * once; a queued waiter that died swallows the one sent), and then
+         * the holder's whole lease would be slept away on a free lock. */
         uint64_t delay = (uint64_t)lk->holder_pttl + 1;
+        if (delay > c->cfg.recheck_ms) delay = c->cfg.recheck_ms;
         if (now + delay > lk->wait_end) delay = lk->wait_end - now;
         lk->wake_at = now + delay;
     }
