@@ -391,6 +391,7 @@ typedef struct rlock_lock {
     int retry;                /* after the cleanup round: retry (1) or report op_result */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
     unsigned node_mask;       /* nodes taking part in the current round */
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
     long long op_ttl;         /* ttl the current op asks for */
     uint64_t round_start;
     uint64_t wait_end;        /* acquire: give up after this */
@@ -1745,6 +1746,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         lk->ttl_ms = lk->op_ttl;
         lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
         lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : holds;
+        lk->held_mask = granted_mask;
         return rlock__finish(lk, RLOCK_OK);
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -1783,9 +1785,12 @@ static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     size_t i, ok = 0, refused = 0, q = rlock_client_quorum(c);
     long long drift = rlock__drift(lk, lk->op_ttl);
+    unsigned ok_mask = 0;
     for (i = 0; i < c->n_nodes; i++) {
         long long v;
-        if (rlock__node_int(c->nodes[i], &v)) { if (v == 1) ok++; else refused++; }
+        if (rlock__node_int(c->nodes[i], &v)) {
+            if (v == 1) { ok++; ok_mask |= 1u << i; } else refused++;
+        }
         else if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to extend");
     }
     lk->votes = ok;
@@ -1793,6 +1798,7 @@ static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
     if (ok >= q && now < lk->validity_end && (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+        lk->held_mask = ok_mask;
         lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
         lk->ttl_ms = lk->op_ttl;
         lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
@@ -1807,9 +1813,10 @@ static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
 
 static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, ok = 0, refused = 0, q = rlock_client_quorum(c);
+    size_t i, ok = 0, refused = 0, gone = 0, neutral = 0, held = 0, q = rlock_client_quorum(c);
     long long left = -1;
     (void)now;
+    for (i = 0; i < c->n_nodes; i++) held += (lk->held_mask >> i) & 1u;
     for (i = 0; i < c->n_nodes; i++) {
         long long v;
         if (!rlock__node_int(c->nodes[i], &v)) {
@@ -1819,10 +1826,22 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
         if (lk->kind == RLOCK_KIND_SIMPLE ? v == 1 : v >= 0) {
             ok++;
             if (left < 0 || v > left) left = v; /* reentrant: holds left on the node */
-        } else refused++;
+        } else {
+            /* "Not ours" from a node that granted us means we lost it there;
+             * from a node that never did, it says nothing. */
+            refused++;
+            if (lk->held_mask & (1u << i)) gone++; else neutral++;
+        }
     }
     lk->votes = ok;
-    if (ok >= q) {
+    if (held >= q && gone > held - q) { /* a quorum of our grants is gone: it was lost */
+        lk->holds = 0;
+        lk->state = RLOCK_STATE_IDLE;
+        return rlock__finish(lk, RLOCK_LOST);
+    }
+    /* Released where we held it and absent where we never did: released,
+     * even if a node that granted is unreachable now (its copy expires). */
+    if (ok >= q || (held >= q && ok > 0 && ok + neutral >= q)) {
         if (lk->kind == RLOCK_KIND_REENTRANT && left > 0) {
             lk->holds = left;
             return rlock__finish(lk, RLOCK_OK);

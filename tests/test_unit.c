@@ -2210,6 +2210,56 @@ static void test_reentrant(void) {
     env_done();
 }
 
+/* Release on Redlock judges "not ours" by whether that node granted us: from
+ * a node that never did it is neutral, from one that did it means lost. */
+static void test_release_held_mask(void) {
+    const char *refuse = "*2\r\n:0\r\n:4000\r\n";
+    fk_step *s;
+    env_reset("release: granted on 0,1; node 0 unreachable, 1 deleted, 2 never held -> OK");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[2], rlock_script_sha(S_ACQ), refuse);
+    s = fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    s->hang = 1;
+    fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[2], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 2);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 1);
+    CHECK(rlock_lock_state(&LK) == RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("release: granted on 0,1; node 0 now someone else's -> LOST");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[2], rlock_script_sha(S_ACQ), refuse);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[2], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST);
+    CHECK(rlock_lock_state(&LK) == RLOCK_STATE_IDLE);
+    env_done();
+
+    env_reset("release: granted on 0,1; 0 and 2 unreachable, 1 deleted -> no quorum, still held");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[2], rlock_script_sha(S_ACQ), refuse);
+    s = fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    s->hang = 1;
+    fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
+    s = fk_add(&F[2], rlock_script_sha(S_REL), ":0\r\n");
+    s->hang = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_QUORUM);
+    CHECK(rlock_lock_state(&LK) == RLOCK_STATE_HELD);
+    env_done();
+}
+
 static void test_three_nodes(void) {
     size_t i;
     fk_step *s;
@@ -2550,6 +2600,7 @@ int main(void) {
     test_extend();
     test_reentrant();
     test_three_nodes();
+    test_release_held_mask();
     test_clock();
     test_client_connect();
     test_no_connect_hook();
