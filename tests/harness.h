@@ -134,16 +134,47 @@ static inline void rh_ignore_sigpipe(void) {
 
 /* --------------------------------------------------------- process info */
 
-/* Number of open fds of this process (the DIR's own fd is not counted). */
-static inline int rh_count_fds(void) {
-    DIR *d = opendir("/proc/self/fd");
+/* Entries of a /proc directory, or -1. */
+static inline int rh__count_dir(const char *path) {
+    DIR *d = opendir(path);
     struct dirent *e;
     int n = 0;
     if (!d) return -1;
     while ((e = readdir(d)) != NULL)
         if (e->d_name[0] != '.') n++;
     closedir(d);
-    return n - 1;
+    return n;
+}
+
+/* Number of open fds of this process (the DIR's own fd is not counted). */
+static inline int rh_count_fds(void) { return rh__count_dir("/proc/self/fd") - 1; }
+
+/* Number of threads of this process. */
+static inline int rh_count_threads(void) { return rh__count_dir("/proc/self/task"); }
+
+/* Wait for a child up to timeout_ms; SIGKILL it after that. Returns the
+ * waitpid status, or -1 when it had to be killed. */
+static inline int rh_wait_child(pid_t pid, unsigned timeout_ms) {
+    unsigned long long end = rh_now_ms() + timeout_ms;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return status;
+        if (r < 0 && errno != EINTR) return -1;
+        if (rh_now_ms() > end) {
+            fprintf(stderr, "child %ld did not finish in %u ms: killing it\n", (long)pid, timeout_ms);
+            kill(pid, SIGCONT);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return -1;
+        }
+        rh_sleep_ms(2);
+    }
+}
+
+/* The child exited normally with code. */
+static inline int rh_exited_with(int status, int code) {
+    return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
 /* Highest open fd number of this process, or -1. */

@@ -95,29 +95,6 @@ static int reply_is(redisReply *r, const char *want) {
     return ok;
 }
 
-/* Wait for a child up to timeout_ms; SIGKILL it after that. Returns the
- * waitpid status, or -1 when it had to be killed. */
-static int wait_child(pid_t pid, unsigned timeout_ms) {
-    unsigned long long end = rh_now_ms() + timeout_ms;
-    int status = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return status;
-        if (r < 0 && errno != EINTR) return -1;
-        if (rh_now_ms() > end) {
-            fprintf(stderr, "child %ld did not finish in %u ms: killing it\n", (long)pid, timeout_ms);
-            kill(pid, SIGCONT);
-            kill(pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-            return -1;
-        }
-        rh_sleep_ms(5);
-    }
-}
-
-static int exited_with(int status, int code) {
-    return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
-}
 
 /* ------------------------------------------------ 1. basic operations */
 
@@ -314,10 +291,10 @@ static void test_mutex(const rh_server *s) {
     for (i = 0; i < MUTEX_PROCS; i++) {
         int st;
         if (pids[i] <= 0) continue;
-        st = wait_child(pids[i], 120000);
-        CHECK_MSG(exited_with(st, 0), "mutex child %d: status 0x%x (1 = overlap, 2 = lock error)", i,
+        st = rh_wait_child(pids[i], 120000);
+        CHECK_MSG(rh_exited_with(st, 0), "mutex child %d: status 0x%x (1 = overlap, 2 = lock error)", i,
                   (unsigned)st);
-        if (exited_with(st, 0)) ok_children++;
+        if (rh_exited_with(st, 0)) ok_children++;
     }
     printf("mutex: %d processes x %d critical sections in %lld ms\n", MUTEX_PROCS, rounds, since(t0));
     CHECK_EQ_LL(ok_children, MUTEX_PROCS);
@@ -453,8 +430,8 @@ static void test_sigstop(const rh_server *s) {
         while (since(t0) < 600) rh_sleep_ms(10);
         kill(pid, SIGCONT);
     }
-    status = wait_child(pid, 20000);
-    CHECK_MSG(exited_with(status, 0), "SIGSTOP child: status 0x%x (12: never LOST, 13: state, "
+    status = rh_wait_child(pid, 20000);
+    CHECK_MSG(rh_exited_with(status, 0), "SIGSTOP child: status 0x%x (12: never LOST, 13: state, "
               "14: release not LOST)", (unsigned)status);
     if (c == 'A') {
         CHECK(key_is(s, "sigstop:key", rlock_lock_token(&lk))); /* never deleted by the child */
@@ -852,8 +829,8 @@ static void test_auth_nochan_waiter(const rh_server *s) {
               rlock_status_str(st), rlock_node_error(&t.node));
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
     if (pid > 0) {
-        int status = wait_child(pid, 20000);
-        CHECK_MSG(exited_with(status, 0), "nochan waiter child: status 0x%x", (unsigned)status);
+        int status = rh_wait_child(pid, 20000);
+        CHECK_MSG(rh_exited_with(status, 0), "nochan waiter child: status 0x%x", (unsigned)status);
     }
     CHECK_EQ_LL(auth_int(s, "EXISTS auth:q"), 0);
     tc_close(&t);

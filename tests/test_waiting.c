@@ -142,41 +142,6 @@ static int wait_numsub(const rh_server *s, const char *chan, long long want, uns
     return 0;
 }
 
-/* Threads of this process. */
-static int count_tasks(void) {
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    int n = 0;
-    if (!d) return -1;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return n;
-}
-
-/* Wait for a child up to timeout_ms; SIGKILL it after that. Returns the
- * waitpid status, or -1 when it had to be killed. */
-static int wait_child(pid_t pid, unsigned timeout_ms) {
-    unsigned long long end = rh_now_ms() + timeout_ms;
-    int status = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return status;
-        if (r < 0 && errno != EINTR) return -1;
-        if (rh_now_ms() > end) {
-            fprintf(stderr, "child %ld did not finish in %u ms: killing it\n", (long)pid, timeout_ms);
-            kill(pid, SIGCONT);
-            kill(pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-            return -1;
-        }
-        rh_sleep_ms(2);
-    }
-}
-
-static int exited_with(int status, int code) {
-    return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
-}
 static int exit_code(int status) { return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
 /* Read exactly n bytes from fd within ms. 0 ok, -1 not in time / EOF. */
@@ -319,13 +284,13 @@ static void test_lost_after_pause(rh_server *s) {
         while (since(t0) < 800) rh_sleep_ms(10);
         tcont = rh_now_ms();
         kill(pid, SIGCONT);
-        status = wait_child(pid, 20000);
+        status = rh_wait_child(pid, 20000);
         printf("pause: the resumed holder finished %lld ms after SIGCONT\n", since(tcont));
         CHECK_MSG(since(tcont) < 3000, "child took %lld ms after SIGCONT", since(tcont));
     } else {
-        status = wait_child(pid, 20000);
+        status = rh_wait_child(pid, 20000);
     }
-    CHECK_MSG(exited_with(status, 0), "paused holder: exit %d (12 never LOST, 13 on_lost count, 14 release "
+    CHECK_MSG(rh_exited_with(status, 0), "paused holder: exit %d (12 never LOST, 13 on_lost count, 14 release "
               "not LOST, 15 no pause seen, 16 LOST late, 17/18/19/20 state after)", exit_code(status));
     if (c == 'A') {
         CHECK(key_is(s, "pause:key", rlock_lock_token(&lk))); /* the child never deleted ours */
@@ -366,10 +331,10 @@ static void test_renew_no_gap(rh_server *s) {
         if (since(t0) > (long long)dur + 10000) break;
         tcli_wait(&t, next > 20 ? 20 : next);
     }
-    if (pid > 0 && status == -1) status = wait_child(pid, 1000);
+    if (pid > 0 && status == -1) status = rh_wait_child(pid, 1000);
     CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK);
     printf("renew_poll: ttl 200 held %lld ms, %d polls, %d failed renewals\n", since(t0), polls, errors);
-    CHECK_MSG(exited_with(status, 0), "competitor exit %d (1 = it acquired a held lock)", exit_code(status));
+    CHECK_MSG(rh_exited_with(status, 0), "competitor exit %d (1 = it acquired a held lock)", exit_code(status));
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
     CHECK_EQ_LL(lost_calls, 0);
     CHECK(since(t0) >= (long long)dur); /* it really was held 7-10x its TTL */
@@ -390,7 +355,7 @@ static void test_watchdog_no_gap(rh_server *s) {
     long long validity = 0;
     cfg.on_lost = count_lost;
 
-    tasks0 = count_tasks();
+    tasks0 = rh_count_threads();
     CHECK_EQ_LL(tasks0, 1);
     CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
     CHECK(tcli_open(&own, &s, 1, &cfg, 0) == 0);
@@ -402,7 +367,7 @@ static void test_watchdog_no_gap(rh_server *s) {
     if (pid == 0) _exit(competitor_child(&s, 1, "wdgap:key", dur));
     CHECK(pid > 0);
     CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
-    CHECK_EQ_LL(count_tasks(), tasks0 + 1);
+    CHECK_EQ_LL(rh_count_threads(), tasks0 + 1);
     t0 = rh_now_ms();
     while (pid > 0 && since(t0) < (long long)dur + 10000) {
         if (waitpid(pid, &status, WNOHANG) == pid) break;
@@ -410,14 +375,14 @@ static void test_watchdog_no_gap(rh_server *s) {
         samples++;
         rh_sleep_ms(10);
     }
-    if (pid > 0 && status == -1) status = wait_child(pid, 1000);
+    if (pid > 0 && status == -1) status = rh_wait_child(pid, 1000);
     printf("watchdog: ttl 200 held %lld ms (%d samples, %d not HELD)\n", since(t0), samples, not_held);
-    CHECK_MSG(exited_with(status, 0), "competitor exit %d (1 = it acquired a held lock)", exit_code(status));
+    CHECK_MSG(rh_exited_with(status, 0), "competitor exit %d (1 = it acquired a held lock)", exit_code(status));
     CHECK_EQ_LL(not_held, 0);
     CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_HELD);
     CHECK(validity > 0);
     CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
-    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(rh_count_threads(), 1);
     CHECK_EQ_LL(lost_calls, 0);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
     CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_IDLE); /* stopped */
@@ -603,8 +568,8 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
     }
     close(pfd[0]);
     if (pid > 0) {
-        status = wait_child(pid, 10000);
-        CHECK_MSG(exited_with(status, 0), "holder child exit %d", exit_code(status));
+        status = rh_wait_child(pid, 10000);
+        CHECK_MSG(rh_exited_with(status, 0), "holder child exit %d", exit_code(status));
     }
     tcli_close(&t);
     return cmds;
@@ -711,8 +676,8 @@ static long long sub_fault_once(rh_server *s, const char *key, int kill_subs) {
         CHECK_MSG(0, "no report from the waiter");
     }
     close(pfd[0]);
-    status = wait_child(pid, 10000);
-    CHECK_MSG(exited_with(status, 0), "waiter child exit %d", exit_code(status));
+    status = rh_wait_child(pid, 10000);
+    CHECK_MSG(rh_exited_with(status, 0), "waiter child exit %d", exit_code(status));
     if (kill_subs) CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST); /* it expired and was taken */
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
     tcli_close(&h);
@@ -806,8 +771,8 @@ static void test_wake_chain(rh_server *s) {
     }
     close(pfd[0]);
     for (i = 0; i < nw; i++) {
-        int st = pids[i] > 0 ? wait_child(pids[i], 10000) : -1;
-        CHECK_MSG(exited_with(st, 0), "chain waiter %d exit %d", i, exit_code(st));
+        int st = pids[i] > 0 ? rh_wait_child(pids[i], 10000) : -1;
+        CHECK_MSG(rh_exited_with(st, 0), "chain waiter %d exit %d", i, exit_code(st));
     }
     qsort(done, (size_t)nw, sizeof done[0], cmp_ull);
     for (i = 0; i < nw; i++) {
@@ -850,7 +815,7 @@ static void test_dead_waiter(rh_server *s) {
     CHECK(wait_numsub(s, chan, 1, 3000));
     rh_sleep_ms(100);
     CHECK_EQ_LL(rh_int(s, "ZCARD {dead:key}:waiters"), 1);
-    if (w1 > 0) { kill(w1, SIGKILL); st = wait_child(w1, 5000); (void)st; }
+    if (w1 > 0) { kill(w1, SIGKILL); st = rh_wait_child(w1, 5000); (void)st; }
     close(p1[0]);
     CHECK(wait_numsub(s, chan, 0, 3000) && numsub(s, chan) == 0);
     CHECK(pipe(p2) == 0);
@@ -873,8 +838,8 @@ static void test_dead_waiter(rh_server *s) {
         CHECK_MSG(0, "no report from the second waiter");
     }
     close(p2[0]);
-    st = w2 > 0 ? wait_child(w2, 10000) : -1;
-    CHECK_MSG(exited_with(st, 0), "second waiter exit %d", exit_code(st));
+    st = w2 > 0 ? rh_wait_child(w2, 10000) : -1;
+    CHECK_MSG(rh_exited_with(st, 0), "second waiter exit %d", exit_code(st));
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
     tcli_close(&h);
 }
@@ -966,10 +931,10 @@ static void fence_run(rh_server *const *srv, int n, const char *key, int procs, 
     for (i = 0; i < procs; i++) {
         int st;
         if (pids[i] <= 0) continue;
-        st = wait_child(pids[i], 120000);
-        CHECK_MSG(exited_with(st, 0), "%s: fence child %d exit %d (1 own tokens went backwards, 2 lock errors)",
+        st = rh_wait_child(pids[i], 120000);
+        CHECK_MSG(rh_exited_with(st, 0), "%s: fence child %d exit %d (1 own tokens went backwards, 2 lock errors)",
                   label, i, exit_code(st));
-        if (exited_with(st, 0)) ok_children++;
+        if (rh_exited_with(st, 0)) ok_children++;
     }
     CHECK_EQ_LL(ok_children, procs);
     got = read_tokens(path, tok, who, total + 1);
@@ -1068,12 +1033,12 @@ static void test_watchdog_lifecycle(rh_server *s) {
     CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_NOT_HELD);
     CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &t.cl), RLOCK_E_BADARG);
-    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(rh_count_threads(), 1);
 
     /* start and stop at once */
     CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
     CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
-    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(rh_count_threads(), 1);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
 
     /* run past 3x the TTL, stop, release */
@@ -1089,7 +1054,7 @@ static void test_watchdog_lifecycle(rh_server *s) {
     CHECK(rh_int(s, "PTTL wd:key") > 0);
     CHECK(key_is(s, "wd:key", rlock_lock_token(&lk)));
     CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
-    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(rh_count_threads(), 1);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
     CHECK(rlock_validity_ms(&lk) > 0);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
@@ -1108,7 +1073,7 @@ static void test_watchdog_lifecycle(rh_server *s) {
     CHECK_MSG(since(t0) < 600, "LOST seen %lld ms after the DEL", since(t0));
     CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_LOST);
     CHECK_EQ_LL(lost_calls, 1);
-    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(rh_count_threads(), 1);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
     CHECK_EQ_LL(lost_calls, 1);
@@ -1241,7 +1206,7 @@ int main(void) {
         CHECK_EQ_LL(srv[i].pid, -1);
     }
     CHECK_EQ_LL(rh_count_children(), 0);
-    CHECK_EQ_LL(count_tasks(), 1);
+    CHECK_EQ_LL(rh_count_threads(), 1);
     fds1 = rh_count_fds();
     CHECK_MSG(fds1 == fds0, "fds at start %d, at end %d", fds0, fds1);
     printf("waiting: %s run in %lld ms\n", quick ? "quick" : "full", since(t0));
