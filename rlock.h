@@ -883,8 +883,11 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 
 /* The EVAL fallback of the largest command (a reentrant acquire with fencing:
  * script, key, three auxiliary keys, owner and small numbers) must fit. */
+/* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
+ * compile-time constant of small config values, not a run-time product */
 typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) + 64 +
                                 4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
+/* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
