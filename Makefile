@@ -17,7 +17,7 @@ EXAMPLES  := $(BUILD)/demo $(BUILD)/basic
 # Header configurations that must keep compiling (C and C++, gcc and clang).
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
 
-.PHONY: all test deps compile-check unit demo bench clean
+.PHONY: all test deps compile-check unit demo bench size clean
 all: deps $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) compile-check
 
 deps:
@@ -66,12 +66,23 @@ unit: $(BUILD)/test_unit
 demo: deps $(BUILD)/demo
 	./$(BUILD)/demo
 
-# Speed next to raw hiredis on 5 throwaway servers; table + build/bench.csv.
-bench: deps $(BUILD)/bench
+# Speed next to raw hiredis on 5 throwaway servers, the peers (node-redlock,
+# redis-semaphore, redis-py; bench/peers/setup.sh installs them, a missing one
+# is a "skipped" row) and the client's footprint; table + build/bench.csv.
+bench: deps $(BUILD)/bench $(BUILD)/footprint
+	@./bench/peers/setup.sh
 	./$(BUILD)/bench
 
 $(BUILD)/bench: bench/bench.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+
+# -g: callgrind names the functions it splits the instruction count by.
+$(BUILD)/footprint: bench/footprint.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 -g $(INC) $< -lpthread -o $@
+
+# .text/.rodata of the core at -Os: x86-64, Cortex-M4, freestanding RISC-V.
+size:
+	@./bench/size.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -1,4 +1,5 @@
-/* bench.c - `make bench`: rlock's speed next to raw hiredis, same machine, same run.
+/* bench.c - `make bench`: rlock's speed next to raw hiredis and to other lock
+ * clients, same machine, same run, plus what one lock cycle costs the client.
  *
  * Starts 5 throwaway redis-servers on loopback (tests/harness.h), then:
  *   1. floor      raw hiredis: PING round trip; SET key tok NX PX 30000 +
@@ -9,18 +10,37 @@
  *   2. rlock      uncontended acquire+release cycles: single node (POSIX and
  *                 hiredis adapters), reentrant, Redlock 3 and 5 (and Redlock 3
  *                 over hiredis), as ratios to the floor, to the ref row with
- *                 the same commands, and to single-node. Rows 1-2 run
- *                 interleaved in short slices, so a busy spell of the machine
- *                 hits all of them alike; each also reports this process's
- *                 CPU time per cycle.
- *   3. contended  8 forked processes on one key, 1 ms critical sections, on 1,
- *                 3 and 5 nodes: acquisitions/s against the ceiling
- *                 1 / (critical section + one PING RTT), Redis commands per
- *                 acquisition (INFO commandstats before/after), overlaps (must
- *                 be 0), the longest wait
- * Prints a table and writes CSV (default build/bench.csv, or argv[1]).
- * Speed is only reported, never asserted; the exit status is non-zero only
- * for errors (servers, lock failures, overlapping critical sections).
+ *                 the same commands, and to single-node. The peers' uncontended
+ *                 rows (4.) run in the same loop: every row runs in short
+ *                 slices, round-robin, so a busy spell of the machine hits all
+ *                 of them alike; each also reports the client's CPU per cycle.
+ *   3. contended  8 and 16 forked processes on one key, 1 ms critical sections,
+ *                 on 1, 3 and 5 nodes, each waiting by backoff ("spin") and by
+ *                 pub/sub (a subscriber connection per node,
+ *                 rlock_client_set_subscribers): acquisitions/s against the
+ *                 ceiling 1 / (critical section + one PING RTT); commands per
+ *                 acquisition the clients sent (rlock_node_commands) and calls
+ *                 the servers executed (INFO commandstats, scripts' inner calls
+ *                 included); handoff latency - every hold's acquire-return,
+ *                 release-call and release-return times (CLOCK_MONOTONIC) go
+ *                 to a shared file mapping, the parent orders the holds and
+ *                 measures release call -> next holder's acquire return; the
+ *                 share of re-takes by the releaser; longest wait; overlaps
+ *                 (must be 0).
+ *   4. peers      bench/peers/: node-redlock and redis-semaphore (Mutex,
+ *                 RedlockMutex) over ioredis, redis-py's Lock, and each
+ *                 language's raw client as its own floor; uncontended (in the
+ *                 slices of 2.) and 8 processes contended, same measurements.
+ *                 `make bench` installs them first (bench/peers/setup.sh); a
+ *                 missing one is a "skipped: <why>" row.
+ *   5. footprint  bench/footprint.sh: heap allocations during the cycles (0
+ *                 expected), instructions per cycle (callgrind), stack
+ *                 high-water of one acquire; bench/size.sh: .text of the core
+ *                 at -Os for x86-64, Cortex-M4 and RISC-V (`make size`).
+ * Then the issues' goals, judged on this run. Prints tables and writes CSV
+ * (default build/bench.csv, or argv[1]). Speed is only reported, never
+ * asserted; the exit status is non-zero only for errors (servers, lock
+ * failures, overlapping critical sections, a failing helper).
  * RLOCK_BENCH_SECONDS=x sets the seconds per uncontended row (default 2;
  * contended rows run 1.5 times as long). Servers are stopped by PID on every
  * exit path (and die with this process otherwise: PR_SET_PDEATHSIG). */
@@ -33,9 +53,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/mman.h>
+#include <poll.h>
 
 #define N_SERVERS 5
-#define N_PROCS 8
+#define MAX_PROCS 16
+#define MAX_REC 16384 /* holds recorded per worker and row */
+#define N_RL_CROWS 8  /* rlock contended rows */
 #define WARMUP_CYCLES 300
 #define SLICES 10 /* uncontended rows run interleaved in this many slices each */
 #define ROW_TTL_MS 30000
@@ -444,13 +468,16 @@ static void fan_free(fan_ctx *f) {
 }
 
 
-/* An rlock client over n nodes: POSIX adapter, or hiredis contexts. */
+/* An rlock client over n nodes: POSIX adapter, or hiredis contexts; with
+ * pubsub, a second POSIX connection per node as its subscriber. */
 typedef struct rl_setup {
-    int n, use_hiredis;
+    int n, use_hiredis, pubsub;
     rlock_posix_conn pc[N_SERVERS];
+    rlock_posix_conn spc[N_SERVERS]; /* subscriber connections (pubsub) */
     rlock_hiredis_conn hc[N_SERVERS];
     redisContext *rc[N_SERVERS];
     rlock_node nodes[N_SERVERS];
+    rlock_node subs[N_SERVERS];
     rlock_client cl;
     rlock_lock lk;
     rlock_status last; /* of the last call */
@@ -477,16 +504,29 @@ static void rl_teardown(rl_setup *s) {
     rlock_client_close(&s->cl);
     for (i = 0; i < s->n; i++) {
         rlock_posix_close(&s->pc[i]);
+        if (s->pubsub) rlock_posix_close(&s->spc[i]);
         if (s->rc[i]) redisFree(s->rc[i]);
         s->rc[i] = NULL;
     }
 }
 
-static int rl_setup_init(rl_setup *s, int n, int use_hiredis, const char *key, rlock_kind kind) {
+/* Commands this client sent so far: its nodes and its subscribers. */
+static unsigned long long rl_commands(const rl_setup *s) {
+    unsigned long long n = 0;
+    int i;
+    for (i = 0; i < s->n; i++) {
+        n += rlock_node_commands(&s->nodes[i]);
+        if (s->pubsub) n += rlock_node_commands(&s->subs[i]);
+    }
+    return n;
+}
+
+static int rl_setup_init(rl_setup *s, int n, int use_hiredis, const char *key, rlock_kind kind, int pubsub) {
     int i;
     memset(s, 0, sizeof *s);
     s->n = n;
     s->use_hiredis = use_hiredis;
+    s->pubsub = pubsub;
     for (i = 0; i < n; i++) {
         const rlock_transport *tr;
         if (use_hiredis) {
@@ -498,8 +538,13 @@ static int rl_setup_init(rl_setup *s, int n, int use_hiredis, const char *key, r
             tr = rlock_posix_transport(&s->pc[i]);
         }
         if (rlock_node_init(&s->nodes[i], tr) != RLOCK_OK) goto fail;
+        if (pubsub) {
+            if (rlock_posix_init_tcp(&s->spc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
+                rlock_node_init(&s->subs[i], rlock_posix_transport(&s->spc[i])) != RLOCK_OK) goto fail;
+        }
     }
     if (rlock_client_init(&s->cl, s->nodes, (size_t)n, NULL) != RLOCK_OK) goto fail;
+    if (pubsub && rlock_client_set_subscribers(&s->cl, s->subs, (size_t)n) != RLOCK_OK) goto fail;
     if (rlock_client_connect(&s->cl, 2000) != RLOCK_OK) {
         fprintf(stderr, "bench: rlock_client_connect: %s\n", rlock_node_error(&s->nodes[0]));
         goto fail;
@@ -513,36 +558,108 @@ fail:
 
 /* ----------------------------------------------------- contended rows */
 
+/* One hold of the lock, on CLOCK_MONOTONIC (one clock for every process of
+ * this machine): acquire returned, release called, release returned. Each
+ * worker writes its own slice of a shared file mapping; after the run the
+ * parent sorts every hold by acq_end - the holds never overlap, so that is
+ * the order the lock passed in - and a handoff is the next hold's acq_end
+ * minus this hold's rel_begin (or rel_end). */
+typedef struct hold_rec {
+    uint64_t acq_end, rel_begin, rel_end;
+    int proc;
+} hold_rec;
+
 typedef struct worker_result {
-    unsigned long acq, errors, overlaps;
+    unsigned long acq, errors, overlaps, n_rec;
     unsigned long long cs_ns, wait_ns, max_wait_ns, client_cmds;
     uint64_t finish_ns;
 } worker_result;
 
+/* Handoff statistics over holds sorted by acq_end (shared with the peers'
+ * rows, whose scripts report the same numbers). */
+typedef struct handoff {
+    double p50_us, p99_us;        /* to another process, from its release call */
+    double ret_p50_us;            /* same, from its release return (< 0: acquired before it returned) */
+    double all_p50_us;            /* every transition, re-takes included */
+    double retake;                /* share of transitions where the releaser re-took the lock */
+    unsigned long n, bad;         /* transitions measured; ones that went backwards (overlap) */
+} handoff;
+
 typedef struct contended {
     const char *name;
-    int nodes;
+    int nodes, procs, pubsub;
     unsigned long acq, errors, overlaps, min_acq, max_acq;
     double secs, acq_s, cs_us, ceiling, x_ceiling, max_wait_ms, mean_wait_ms;
     unsigned long long cmds, scripts, client_cmds;
     double cmds_per_acq, cmds_per_acq_node, scripts_per_acq, client_per_acq;
+    handoff ho;
     cmdstats delta;     /* per-command calls during the run, all nodes */
+    unsigned long gave_up; /* peers: acquire calls that gave up and were called again */
+    int single;          /* the comparable single-node contended row (-1: none) */
+    double x_single;     /* acq/s over that row's (< 0: not applicable) */
+    const char *skipped; /* peers: why the row did not run (NULL: it ran) */
+    char skip_buf[160];
 } contended;
 
-static void worker(int n, const char *key, const char *marker, int ready_w, int go_r, int res_w) {
+static int cmp_hold(const void *a, const void *b) {
+    uint64_t x = ((const hold_rec *)a)->acq_end, y = ((const hold_rec *)b)->acq_end;
+    return x < y ? -1 : x > y;
+}
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+static double pct_us(int64_t *v, size_t n, int pct) {
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return (double)v[(n * (size_t)pct) / 100 < n ? (n * (size_t)pct) / 100 : n - 1] / 1000.0;
+}
+
+static void handoff_stats(hold_rec *h, size_t n, handoff *out) {
+    int64_t *call = NULL, *ret = NULL, *all = NULL;
+    size_t k, nc = 0, na = 0, same = 0;
+    memset(out, 0, sizeof *out);
+    if (n < 2) return;
+    call = (int64_t *)malloc(n * sizeof *call);
+    ret = (int64_t *)malloc(n * sizeof *ret);
+    all = (int64_t *)malloc(n * sizeof *all);
+    if (!call || !ret || !all) goto done;
+    qsort(h, n, sizeof *h, cmp_hold);
+    for (k = 0; k + 1 < n; k++) {
+        const hold_rec *a = &h[k], *b = &h[k + 1];
+        if (!a->rel_begin) continue; /* the last hold of a worker whose release failed */
+        if (b->acq_end < a->rel_begin) { out->bad++; continue; }
+        all[na++] = (int64_t)(b->acq_end - a->rel_begin);
+        if (a->proc == b->proc) { same++; continue; }
+        call[nc] = (int64_t)(b->acq_end - a->rel_begin);
+        ret[nc++] = (int64_t)b->acq_end - (int64_t)a->rel_end;
+    }
+    out->n = (unsigned long)na;
+    out->retake = na ? (double)same / (double)na : 0;
+    out->all_p50_us = pct_us(all, na, 50);
+    out->p50_us = pct_us(call, nc, 50);
+    out->p99_us = pct_us(call, nc, 99);
+    out->ret_p50_us = pct_us(ret, nc, 50);
+done:
+    free(call);
+    free(ret);
+    free(all);
+}
+
+static void worker(int n, int pubsub, int idx, const char *key, const char *marker, hold_rec *rec,
+                   int ready_w, int go_r, int res_w) {
     static rl_setup s;
     worker_result res;
     unsigned long long cmds0 = 0;
-    uint64_t deadline, t0, t1, c0, c1;
+    uint64_t deadline, t0, t1, c0, c1, r0, r1;
     char b = 1;
-    int i;
     memset(&res, 0, sizeof res);
-    if (rl_setup_init(&s, n, 0, key, RLOCK_KIND_SIMPLE) != 0) _exit(2);
+    if (rl_setup_init(&s, n, 0, key, RLOCK_KIND_SIMPLE, pubsub) != 0) _exit(2);
     if (write(ready_w, &b, 1) != 1) _exit(3);
     close(ready_w);
     while (read(go_r, &b, 1) < 0 && errno == EINTR) { } /* EOF: go */
     close(go_r);
-    for (i = 0; i < n; i++) cmds0 += rlock_node_commands(&s.nodes[i]);
+    cmds0 = rl_commands(&s);
     deadline = now_ns() + (uint64_t)(g_contended_s * 1e9);
     while (!g_stop && now_ns() < deadline) {
         rlock_status st;
@@ -566,46 +683,95 @@ static void worker(int n, const char *key, const char *marker, int ready_w, int 
         c1 = now_ns();
         res.cs_ns += c1 - c0;
         res.acq++;
+        r0 = now_ns();
         st = rlock_release(&s.lk);
+        r1 = now_ns();
+        if (res.n_rec < MAX_REC) {
+            hold_rec *h = &rec[res.n_rec++];
+            h->acq_end = t1;
+            h->rel_begin = st == RLOCK_OK ? r0 : 0;
+            h->rel_end = r1;
+            h->proc = idx;
+        }
         if (st != RLOCK_OK && res.errors++ < 3)
             fprintf(stderr, "bench: worker %d: release: %s\n", (int)getpid(), rlock_status_str(st));
     }
     res.finish_ns = now_ns();
-    for (i = 0; i < n; i++) res.client_cmds += rlock_node_commands(&s.nodes[i]);
-    res.client_cmds -= cmds0;
+    res.client_cmds = rl_commands(&s) - cmds0;
     rl_teardown(&s);
     if (write(res_w, &res, sizeof res) != (ssize_t)sizeof res) _exit(4);
     _exit(0);
 }
 
+/* Ratios and per-acquisition numbers of a finished contended row. */
+static void contended_finish(contended *r, double ping_rtt_us) {
+    r->acq_s = r->secs > 0 ? (double)r->acq / r->secs : 0;
+    r->ceiling = r->cs_us + ping_rtt_us > 0 ? 1e6 / (r->cs_us + ping_rtt_us) : 0;
+    r->x_ceiling = r->ceiling > 0 ? r->acq_s / r->ceiling : 0;
+    r->cmds_per_acq = r->acq ? (double)r->cmds / (double)r->acq : 0;
+    r->cmds_per_acq_node = r->cmds_per_acq / r->nodes;
+    r->scripts_per_acq = r->acq ? (double)r->scripts / (double)r->acq : 0;
+    r->client_per_acq = r->acq ? (double)r->client_cmds / (double)r->acq : 0;
+}
+
+/* INFO commandstats of the row's nodes, before (sign 0) or after (1). */
+static int contended_stats(contended *r, cmdstats *before, int after_run) {
+    cmdstats after;
+    int i, failed = 0;
+    if (!after_run) {
+        for (i = 0; i < r->nodes; i++)
+            if (read_cmdstats(&g_srv[i], &before[i]) != 0) failed = 1;
+        return failed ? -1 : 0;
+    }
+    r->cmds = r->scripts = 0;
+    memset(&r->delta, 0, sizeof r->delta);
+    for (i = 0; i < r->nodes; i++) {
+        if (read_cmdstats(&g_srv[i], &after) != 0) { failed = 1; continue; }
+        r->cmds += after.all - before[i].all;
+        r->scripts += after.scripts - before[i].scripts;
+        cmdstats_acc(&r->delta, &after, 1);
+        cmdstats_acc(&r->delta, &before[i], -1);
+    }
+    return failed ? -1 : 0;
+}
+
 static int bench_contended(contended *r, const char *dir, double ping_rtt_us) {
-    int ready[2], go[2], res[2], i, got = 0, failed = 0;
-    pid_t kids[N_PROCS] = { 0 };
-    static cmdstats before[N_SERVERS], after[N_SERVERS];
-    char key[64], marker[512], b;
+    int ready[2], go[2], res[2], i, got = 0, failed = 0, fd;
+    pid_t kids[MAX_PROCS] = { 0 };
+    static cmdstats before[N_SERVERS];
+    char key[64], marker[512], recs_path[512], b;
     uint64_t start, finish = 0;
     worker_result wr;
+    hold_rec *recs, *all = NULL;
+    size_t map_len = sizeof(hold_rec) * MAX_REC * MAX_PROCS, n_all = 0;
+    unsigned long n_rec[MAX_PROCS] = { 0 };
 
-    snprintf(key, sizeof key, "bench:contended:%d", r->nodes);
+    snprintf(key, sizeof key, "bench:contended:%d:%d:%d", r->nodes, r->procs, r->pubsub);
     snprintf(marker, sizeof marker, "%s/inside-%d", dir, r->nodes);
-    if (pipe(ready) != 0 || pipe(go) != 0 || pipe(res) != 0) { perror("pipe"); return -1; }
+    snprintf(recs_path, sizeof recs_path, "%s/holds", dir);
+    fd = open(recs_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)map_len) != 0) { perror("bench: holds file"); if (fd >= 0) close(fd); return -1; }
+    recs = (hold_rec *)mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    unlink(recs_path);
+    if (recs == (hold_rec *)MAP_FAILED) { perror("bench: mmap"); return -1; }
+    if (pipe(ready) != 0 || pipe(go) != 0 || pipe(res) != 0) { perror("pipe"); munmap(recs, map_len); return -1; }
     fflush(stdout);
     fflush(stderr);
-    for (i = 0; i < N_PROCS; i++) {
+    for (i = 0; i < r->procs; i++) {
         kids[i] = fork();
         if (kids[i] < 0) { perror("fork"); kids[i] = 0; failed = 1; break; }
         if (kids[i] == 0) {
             close(ready[0]); close(go[1]); close(res[0]);
-            worker(r->nodes, key, marker, ready[1], go[0], res[1]);
+            worker(r->nodes, r->pubsub, i, key, marker, recs + (size_t)i * MAX_REC, ready[1], go[0], res[1]);
         }
     }
     close(ready[1]); close(go[0]); close(res[1]);
     /* every worker connected (or died): EOF once all closed their end */
     while (read(ready[0], &b, 1) == 1) got++;
     close(ready[0]);
-    if (got != N_PROCS) failed = 1;
-    for (i = 0; i < r->nodes; i++)
-        if (read_cmdstats(&g_srv[i], &before[i]) != 0) failed = 1;
+    if (got != r->procs) failed = 1;
+    if (contended_stats(r, before, 0) != 0) failed = 1;
     start = now_ns();
     close(go[1]); /* go */
 
@@ -635,33 +801,369 @@ static int bench_contended(contended *r, const char *dir, double ping_rtt_us) {
         }
     }
     close(res[0]);
-    for (i = 0; i < N_PROCS; i++) {
+    for (i = 0; i < r->procs; i++) {
         int status = 0;
         if (kids[i] <= 0) continue;
         while (waitpid(kids[i], &status, 0) < 0 && errno == EINTR) { }
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
     }
-    if (got != N_PROCS) failed = 1;
-    r->cmds = r->scripts = 0;
-    memset(&r->delta, 0, sizeof r->delta);
-    for (i = 0; i < r->nodes; i++) {
-        if (read_cmdstats(&g_srv[i], &after[i]) != 0) { failed = 1; continue; }
-        r->cmds += after[i].all - before[i].all;
-        r->scripts += after[i].scripts - before[i].scripts;
-        cmdstats_acc(&r->delta, &after[i], 1);
-        cmdstats_acc(&r->delta, &before[i], -1);
-    }
+    if (got != r->procs) failed = 1;
+    if (contended_stats(r, before, 1) != 0) failed = 1;
     r->secs = finish > start ? (double)(finish - start) / 1e9 : 0;
-    r->acq_s = r->secs > 0 ? (double)r->acq / r->secs : 0;
-    r->ceiling = r->cs_us + ping_rtt_us > 0 ? 1e6 / (r->cs_us + ping_rtt_us) : 0;
-    r->x_ceiling = r->ceiling > 0 ? r->acq_s / r->ceiling : 0;
-    r->cmds_per_acq = r->acq ? (double)r->cmds / (double)r->acq : 0;
-    r->cmds_per_acq_node = r->cmds_per_acq / r->nodes;
-    r->scripts_per_acq = r->acq ? (double)r->scripts / (double)r->acq : 0;
-    r->client_per_acq = r->acq ? (double)r->client_cmds / (double)r->acq : 0;
+    contended_finish(r, ping_rtt_us);
+    /* holds: how many each worker wrote = the non-zero prefix of its slice */
+    for (i = 0; i < r->procs; i++) {
+        const hold_rec *h = recs + (size_t)i * MAX_REC;
+        while (n_rec[i] < MAX_REC && h[n_rec[i]].acq_end) n_rec[i]++;
+        n_all += n_rec[i];
+    }
+    all = (hold_rec *)malloc((n_all ? n_all : 1) * sizeof *all);
+    if (all) {
+        n_all = 0;
+        for (i = 0; i < r->procs; i++) {
+            memcpy(all + n_all, recs + (size_t)i * MAX_REC, n_rec[i] * sizeof *all);
+            n_all += n_rec[i];
+        }
+        handoff_stats(all, n_all, &r->ho);
+        free(all);
+    }
+    munmap(recs, map_len);
     rmdir(marker);
     if (failed) fprintf(stderr, "bench: %s: a worker failed\n", r->name);
-    return failed || r->errors || r->overlaps ? -1 : 0;
+    return failed || r->errors || r->overlaps || r->ho.bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- peers */
+
+/* Other lock clients, run as scripts (bench/peers/) against the same servers.
+ * The script prints "ready <versions>" once connected and warmed up (or
+ * "skipped: <why>" and exits), waits for "go", runs, prints
+ * "result key=value ...", waits for "exit" and closes its connections - so
+ * INFO commandstats read around the run counts exactly the run. */
+typedef struct peer_spec {
+    const char *name, *lang, *lib;
+    int nodes;
+    int contended;   /* also measured contended */
+    int lang_floor;  /* index (in the peer table) of this language's raw-client floor, -1 none */
+    int single;      /* index of the same library's single-node row, -1 none */
+} peer_spec;
+
+static const peer_spec g_peers[] = {
+    { "node: ioredis SET NX PX + EVALSHA", "node", "ioredis-floor", 1, 0, -1, -1 },
+    { "node-redlock", "node", "node-redlock", 1, 1, 0, -1 },
+    { "node-redlock", "node", "node-redlock", 5, 1, 0, 1 },
+    { "redis-semaphore Mutex", "node", "semaphore-mutex", 1, 1, 0, -1 },
+    { "redis-semaphore RedlockMutex", "node", "semaphore-redlock", 5, 1, 0, 3 },
+    { "py: redis-py SET NX PX + EVALSHA", "python", "redis-py-floor", 1, 0, -1, -1 },
+    { "redis-py Lock", "python", "redis-py-lock", 1, 1, 5, -1 },
+};
+#define N_PEERS ((int)(sizeof g_peers / sizeof g_peers[0]))
+
+typedef struct peer_row {
+    const char *skipped;
+    char skip_buf[160];
+    double cps, p50, p99, cpu_us, x_floor, x_lang, x_single, p50_x_single;
+    double client_per_cycle, srv_per_cycle;
+    unsigned long cycles, errors;
+    double secs;
+} peer_row;
+
+static char g_peer_versions[2][256]; /* node, python: what the scripts reported */
+
+/* Debian's python3-redis installs for /usr/bin/python3, which may not be the
+ * python3 first on PATH. */
+static const char *python_bin(void) {
+    return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+/* A line from fd within timeout_ms; 0 ok, -1 EOF/timeout/error. */
+static int read_line_fd(int fd, char *out, size_t cap, int timeout_ms) {
+    size_t n = 0;
+    uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        struct pollfd p;
+        char ch;
+        uint64_t now = now_ns();
+        int left = now >= end ? 0 : (int)((end - now) / 1000000u) + 1, r;
+        p.fd = fd;
+        p.events = POLLIN;
+        p.revents = 0;
+        if (now >= end) return -1;
+        r = poll(&p, 1, left);
+        if (r < 0 && errno == EINTR) { if (g_stop) return -1; continue; }
+        if (r <= 0) return -1;
+        r = (int)read(fd, &ch, 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        if (ch == '\n') { out[n] = 0; return 0; }
+        if (n + 1 < cap) out[n++] = ch;
+    }
+}
+
+/* " key=" value of a result line, or dflt. */
+static double kv(const char *line, const char *key, double dflt) {
+    char pat[40];
+    const char *p;
+    snprintf(pat, sizeof pat, " %s=", key);
+    p = strstr(line, pat);
+    return p ? atof(p + strlen(pat)) : dflt;
+}
+
+/* A running peer script. */
+typedef struct peer_proc {
+    pid_t pid;
+    int to, from;            /* its stdin / stdout */
+    int live;                /* answered "ready" and has not failed */
+    const char *script;
+} peer_proc;
+
+/* Start a peer script and read its first line. 0 ready, 1 skipped (why),
+ * -1 failed (why). */
+static int peer_start(peer_proc *pp, const peer_spec *ps, const char *mode, int procs, double secs,
+                      const char *marker, char *why, size_t why_cap) {
+    int to[2], from[2], i;
+    char ports[128], secs_s[32], procs_s[16], line[1024];
+    static char script_node[] = "bench/peers/node_peer.js", script_py[] = "bench/peers/py_peer.py";
+    const char *argv[10];
+    size_t pos = 0;
+    int is_node = strcmp(ps->lang, "node") == 0;
+
+    memset(pp, 0, sizeof *pp);
+    pp->pid = -1;
+    pp->to = pp->from = -1;
+    ports[0] = 0;
+    for (i = 0; i < ps->nodes; i++)
+        pos += (size_t)snprintf(ports + pos, sizeof ports - pos, "%s%d", i ? "," : "", g_srv[i].port);
+    snprintf(secs_s, sizeof secs_s, "%.2f", secs);
+    snprintf(procs_s, sizeof procs_s, "%d", procs);
+    pp->script = is_node ? script_node : script_py;
+    argv[0] = is_node ? "node" : python_bin();
+    argv[1] = pp->script; argv[2] = ps->lib; argv[3] = mode; argv[4] = ports; argv[5] = secs_s;
+    argv[6] = procs_s; argv[7] = marker; argv[8] = NULL;
+    if (pipe(to) != 0) { snprintf(why, why_cap, "pipe failed"); return -1; }
+    if (pipe(from) != 0) { close(to[0]); close(to[1]); snprintf(why, why_cap, "pipe failed"); return -1; }
+    fflush(stdout);
+    fflush(stderr);
+    pp->pid = fork();
+    if (pp->pid < 0) {
+        close(to[0]); close(to[1]); close(from[0]); close(from[1]);
+        snprintf(why, why_cap, "fork failed");
+        return -1;
+    }
+    if (pp->pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]); close(to[1]); close(from[0]); close(from[1]);
+        execvp(argv[0], (char *const *)argv);
+        printf("skipped: %s not runnable (%s)\n", argv[0], strerror(errno));
+        fflush(stdout);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    pp->to = to[1];
+    pp->from = from[0];
+    if (read_line_fd(pp->from, line, sizeof line, 120000) != 0) {
+        snprintf(why, why_cap, "%s %s: no answer", argv[0], pp->script);
+        return -1;
+    }
+    if (strncmp(line, "skipped:", 8) == 0) { snprintf(why, why_cap, "%.150s", line); return 1; }
+    if (strncmp(line, "ready", 5) != 0) { snprintf(why, why_cap, "unexpected: %.100s", line); return -1; }
+    snprintf(g_peer_versions[is_node ? 0 : 1], sizeof g_peer_versions[0], "%.200s", line[5] ? line + 6 : "");
+    pp->live = 1;
+    return 0;
+}
+
+/* Send cmd; read a line starting with expect into out. 0 ok. */
+static int peer_cmd(peer_proc *pp, const char *cmd, const char *expect, char *out, size_t cap, int timeout_ms) {
+    char line[1024];
+    size_t n = strlen(cmd);
+    if (!pp->live || write(pp->to, cmd, n) != (ssize_t)n ||
+        read_line_fd(pp->from, line, sizeof line, timeout_ms) != 0 || strncmp(line, expect, strlen(expect)) != 0) {
+        pp->live = 0;
+        return -1;
+    }
+    if (out) snprintf(out, cap, "%.1000s", line);
+    return 0;
+}
+
+/* "exit", then wait (bounded) for the script to end; kills it by PID if not. */
+static void peer_stop(peer_proc *pp) {
+    int status = 0;
+    uint64_t end;
+    int r = 0;
+    if (pp->to >= 0) {
+        if (write(pp->to, "exit\n", 5) != 5) { }
+        close(pp->to);
+    }
+    if (pp->pid > 0) {
+        end = now_ns() + 15000000000ull;
+        while ((r = waitpid(pp->pid, &status, WNOHANG)) == 0 && now_ns() < end) sleep_1ms();
+        if (r == 0) {
+            fprintf(stderr, "bench: %s did not exit; killing pid %d\n", pp->script, (int)pp->pid);
+            kill(pp->pid, SIGKILL);
+            waitpid(pp->pid, &status, 0);
+        }
+    }
+    if (pp->from >= 0) close(pp->from);
+    pp->to = pp->from = -1;
+    pp->pid = -1;
+    pp->live = 0;
+}
+
+/* Uncontended peers: started before the slices, each given its slices in
+ * the same round-robin as rlock's rows, results collected after. */
+static peer_proc g_pproc[N_PEERS];
+static unsigned long long g_peer_srv[N_PEERS]; /* server calls during its slices */
+
+static void peers_start(peer_row *pr) {
+    int i;
+    for (i = 0; i < N_PEERS && !g_stop; i++) {
+        char why[160];
+        int r;
+        memset(&pr[i], 0, sizeof pr[i]);
+        pr[i].x_floor = pr[i].x_lang = pr[i].x_single = pr[i].p50_x_single = -1;
+        why[0] = 0;
+        r = peer_start(&g_pproc[i], &g_peers[i], "uncontended", 1, g_row_s, "-", why, sizeof why);
+        if (r != 0) {
+            snprintf(pr[i].skip_buf, sizeof pr[i].skip_buf, "%s%s", r > 0 ? "" : "skipped: ", why);
+            pr[i].skipped = pr[i].skip_buf;
+            if (r < 0) fprintf(stderr, "bench: peer %s: %s\n", g_peers[i].name, why);
+            peer_stop(&g_pproc[i]);
+        }
+    }
+}
+
+static void peer_slice(int i, uint64_t slice_ns) {
+    static cmdstats before[N_SERVERS];
+    contended st;
+    char cmd[64];
+    if (!g_pproc[i].live) return;
+    memset(&st, 0, sizeof st);
+    st.nodes = g_peers[i].nodes;
+    if (contended_stats(&st, before, 0) != 0) return;
+    snprintf(cmd, sizeof cmd, "slice %.4f\n", (double)slice_ns / 1e9);
+    if (peer_cmd(&g_pproc[i], cmd, "done", NULL, 0, (int)(slice_ns / 1000000u) + 60000) != 0) {
+        fprintf(stderr, "bench: peer %s: slice failed\n", g_peers[i].name);
+        return;
+    }
+    if (contended_stats(&st, before, 1) == 0) g_peer_srv[i] += st.cmds;
+}
+
+static void peers_finish(peer_row *pr, double floor_cps, int *rc) {
+    int i;
+    for (i = 0; i < N_PEERS; i++) {
+        peer_row *p = &pr[i];
+        char res[1024];
+        if (p->skipped) continue;
+        if (peer_cmd(&g_pproc[i], "result\n", "result", res, sizeof res, 30000) != 0) {
+            snprintf(p->skip_buf, sizeof p->skip_buf, "skipped: the script failed (see stderr)");
+            p->skipped = p->skip_buf;
+            *rc = 1;
+            peer_stop(&g_pproc[i]);
+            continue;
+        }
+        peer_stop(&g_pproc[i]);
+        p->cycles = (unsigned long)kv(res, "cycles", 0);
+        p->secs = kv(res, "secs", 0);
+        p->cps = p->secs > 0 ? (double)p->cycles / p->secs : 0;
+        p->p50 = kv(res, "p50_us", 0);
+        p->p99 = kv(res, "p99_us", 0);
+        p->cpu_us = kv(res, "cpu_us", 0);
+        p->errors = (unsigned long)kv(res, "errors", 0);
+        p->client_per_cycle = p->cycles ? kv(res, "client_cmds", 0) / (double)p->cycles : 0;
+        p->srv_per_cycle = p->cycles ? (double)g_peer_srv[i] / (double)p->cycles : 0;
+        if (floor_cps > 0) p->x_floor = p->cps / floor_cps;
+        if (p->errors) { fprintf(stderr, "bench: peer %s: %lu errors\n", g_peers[i].name, p->errors); *rc = 1; }
+    }
+    for (i = 0; i < N_PEERS; i++) {
+        peer_row *p = &pr[i];
+        const peer_spec *ps = &g_peers[i];
+        if (p->skipped) continue;
+        if (ps->lang_floor >= 0 && !pr[ps->lang_floor].skipped && pr[ps->lang_floor].cps > 0)
+            p->x_lang = p->cps / pr[ps->lang_floor].cps;
+        if (ps->single >= 0 && !pr[ps->single].skipped && pr[ps->single].cps > 0) {
+            p->x_single = p->cps / pr[ps->single].cps;
+            p->p50_x_single = pr[ps->single].p50 > 0 ? p->p50 / pr[ps->single].p50 : -1;
+        }
+    }
+}
+
+/* One contended peer run: 0 ran (result line in result), 1 skipped, -1 failed. */
+static int peer_run(const peer_spec *ps, int procs, double secs, const char *marker,
+                    char *result, size_t cap, contended *stats, char *why, size_t why_cap) {
+    peer_proc pp;
+    static cmdstats before[N_SERVERS];
+    int rc = peer_start(&pp, ps, "contended", procs, secs, marker, why, why_cap);
+    if (rc != 0) { peer_stop(&pp); return rc; }
+    rc = -1;
+    stats->nodes = ps->nodes;
+    if (contended_stats(stats, before, 0) != 0) snprintf(why, why_cap, "INFO commandstats failed");
+    else if (peer_cmd(&pp, "go\n", "result", result, cap, (int)(secs * 1000) + 120000) != 0)
+        snprintf(why, why_cap, "no result line (see stderr)");
+    else if (contended_stats(stats, before, 1) != 0) snprintf(why, why_cap, "INFO commandstats failed");
+    else rc = 0;
+    peer_stop(&pp);
+    return rc;
+}
+
+/* Contended peer rows, appended to crows. */
+static void bench_peers(peer_row *pr, contended *crows, int *n_crows, const char *dir, double ping_rtt_us, int *rc) {
+    int i, crow_of[N_PEERS];
+    for (i = 0; i < N_PEERS; i++) crow_of[i] = -1;
+    for (i = 0; i < N_PEERS && !g_stop; i++) {
+        const peer_spec *ps = &g_peers[i];
+        contended *r;
+        char res[1024], why[160], marker[512];
+        int k;
+        crow_of[i] = -1;
+        if (!ps->contended) continue;
+        crow_of[i] = *n_crows;
+        r = &crows[(*n_crows)++];
+        memset(r, 0, sizeof *r);
+        r->single = ps->single >= 0 ? crow_of[ps->single] : -1;
+        r->x_single = -1;
+        r->name = ps->name;
+        r->nodes = ps->nodes;
+        r->procs = 8;
+        r->pubsub = -1; /* a peer: polls in its own way */
+        why[0] = 0;
+        if (pr[i].skipped) {
+            snprintf(r->skip_buf, sizeof r->skip_buf, "%s", pr[i].skipped);
+            r->skipped = r->skip_buf;
+            continue;
+        }
+        snprintf(marker, sizeof marker, "%s/peer-inside-%d", dir, i);
+        printf("  peer: %s (%d node%s), contended ...\n", ps->name, ps->nodes, ps->nodes > 1 ? "s" : "");
+        k = peer_run(ps, r->procs, g_contended_s, marker, res, sizeof res, r, why, sizeof why);
+        rmdir(marker);
+        if (k != 0) {
+            snprintf(r->skip_buf, sizeof r->skip_buf, "%s%s", k > 0 ? "" : "skipped: ", why);
+            r->skipped = r->skip_buf;
+            if (k < 0) fprintf(stderr, "bench: peer %s contended: %s\n", ps->name, why);
+            continue;
+        }
+        r->acq = (unsigned long)kv(res, "acq", 0);
+        r->errors = (unsigned long)kv(res, "errors", 0);
+        r->overlaps = (unsigned long)kv(res, "overlaps", 0);
+        r->secs = kv(res, "secs", 0);
+        r->cs_us = kv(res, "cs_us", 0);
+        r->max_wait_ms = kv(res, "max_wait_ms", 0);
+        r->mean_wait_ms = kv(res, "mean_wait_ms", 0);
+        r->min_acq = (unsigned long)kv(res, "min_acq", 0);
+        r->max_acq = (unsigned long)kv(res, "max_acq", 0);
+        r->client_cmds = (unsigned long long)kv(res, "client_cmds", 0);
+        r->ho.p50_us = kv(res, "ho_p50_us", 0);
+        r->ho.p99_us = kv(res, "ho_p99_us", 0);
+        r->ho.ret_p50_us = kv(res, "hor_p50_us", 0);
+        r->ho.all_p50_us = kv(res, "ho_all_p50_us", 0);
+        r->ho.retake = kv(res, "retake", 0);
+        r->ho.n = (unsigned long)kv(res, "ho_n", 0);
+        r->ho.bad = (unsigned long)kv(res, "ho_bad", 0);
+        r->gave_up = (unsigned long)kv(res, "gave_up", 0);
+        contended_finish(r, ping_rtt_us);
+        if (r->overlaps || r->ho.bad) { fprintf(stderr, "bench: peer %s: overlapping critical sections\n", ps->name); *rc = 1; }
+    }
 }
 
 /* --------------------------------------------------------------- output */
@@ -676,6 +1178,128 @@ static void csv_num(FILE *f, double v, int last) {
     else fprintf(f, "%.3f%s", v, last ? "\n" : ",");
 }
 
+/* "prefix key value..." lines of a helper's output (footprint.sh, size.sh) */
+#define KV_MAX 64
+typedef struct kvset {
+    int n;
+    char key[KV_MAX][64];
+    char val[KV_MAX][128];
+} kvset;
+
+static int run_kv(const char *cmd, const char *prefix, kvset *kv) {
+    char line[512];
+    size_t pl = strlen(prefix);
+    FILE *p;
+    int st;
+    fflush(stdout);
+    fflush(stderr);
+    p = popen(cmd, "r");
+    if (!p) return -1;
+    while (fgets(line, sizeof line, p)) {
+        char *k, *v;
+        line[strcspn(line, "\n")] = 0;
+        if (strncmp(line, prefix, pl) != 0 || line[pl] != ' ') { printf("  %s\n", line); continue; }
+        k = line + pl + 1;
+        v = strchr(k, ' ');
+        if (!v || kv->n == KV_MAX) continue;
+        *v++ = 0;
+        snprintf(kv->key[kv->n], sizeof kv->key[0], "%s:%s", prefix, k);
+        snprintf(kv->val[kv->n], sizeof kv->val[0], "%s", v);
+        kv->n++;
+    }
+    st = pclose(p);
+    return st == 0 ? 0 : -1;
+}
+
+static const char *kv_get(const kvset *kv, const char *key) {
+    int i;
+    for (i = 0; i < kv->n; i++)
+        if (strcmp(kv->key[i], key) == 0) return kv->val[i];
+    return NULL;
+}
+static double kv_num(const kvset *kv, const char *key) {
+    const char *v = kv_get(kv, key);
+    return v ? atof(v) : -1;
+}
+
+static void print_footprint(const kvset *fp) {
+    static const struct { const char *key, *label; } allocs[5] = {
+        { "single", "single node" }, { "reentrant", "reentrant (2 holds)" }, { "redlock5", "Redlock-5" },
+        { "wait_pubsub", "contended wait, pub/sub" }, { "wait_backoff", "contended wait, backoff" },
+    };
+    static const char *targets[4] = { "x86-64", "cortex-m4", "cortex-m4+NO_STATUS_STRINGS", "riscv32-rv32imac-freestanding" };
+    char key[64];
+    int i;
+    printf("  heap allocations, whole process, during the measured cycles (connect/init excluded):\n   ");
+    for (i = 0; i < 5; i++) {
+        double a, c;
+        snprintf(key, sizeof key, "fp:allocs_%s", allocs[i].key);
+        a = kv_num(fp, key);
+        snprintf(key, sizeof key, "fp:cycles_%s", allocs[i].key);
+        c = kv_num(fp, key);
+        if (a < 0) printf(" %s: not measured;", allocs[i].label);
+        else printf(" %s %.0f in %.0f cycles;", allocs[i].label, a, c);
+    }
+    printf(" (the counter's self-test saw %.0f for one fopen)\n", kv_num(fp, "fp:allocator_selftest"));
+    if (kv_get(fp, "fp:ir_total"))
+        printf("  instructions per acquire+release cycle (callgrind, 1 node, -O2, %.0f cycles): %.0f = core (rlock.h) %.0f\n"
+               "   + POSIX adapter %.0f + libc/vDSO %.0f (kernel work in syscalls not counted)\n",
+               kv_num(fp, "fp:callgrind_cycles"), kv_num(fp, "fp:ir_total"), kv_num(fp, "fp:ir_core"),
+               kv_num(fp, "fp:ir_adapter"), kv_num(fp, "fp:ir_other"));
+    else
+        printf("  instructions per cycle: %s\n", kv_get(fp, "fp:skip_callgrind") ? kv_get(fp, "fp:skip_callgrind") : "not measured");
+    printf("  stack high-water (-O2, POSIX adapter; above an empty thread's %.0f B): acquire %.0f B, release %.0f B,"
+           " Redlock-5 acquire %.0f B\n", kv_num(fp, "fp:stack_baseline"), kv_num(fp, "fp:stack_acquire"),
+           kv_num(fp, "fp:stack_release"), kv_num(fp, "fp:stack_acquire_redlock5"));
+    printf("  caller-allocated objects: rlock_node %.0f B, rlock_client %.0f B, rlock_lock %.0f B\n",
+           kv_num(fp, "fp:sizeof_node"), kv_num(fp, "fp:sizeof_client"), kv_num(fp, "fp:sizeof_lock"));
+    printf("  core at -Os (make size; .text / .rodata bytes):");
+    for (i = 0; i < 4; i++) {
+        const char *v;
+        unsigned long t = 0, r = 0;
+        snprintf(key, sizeof key, "size:%s", targets[i]);
+        v = kv_get(fp, key);
+        if (v && sscanf(v, "%lu %lu", &t, &r) == 2) printf(" %s %lu / %lu;", targets[i], t, r);
+        else printf(" %s %s;", targets[i], v ? v : "not built");
+    }
+    printf("\n\n");
+}
+
+static void goal(const char *what, const char *target, double v, int met, const char *fmt) {
+    char val[32];
+    if (v < 0) { printf("  %-62s | %-8s | %9s | not measured\n", what, target, "-"); return; }
+    snprintf(val, sizeof val, fmt, v);
+    printf("  %-62s | %-8s | %9s | %s\n", what, target, val, met ? "met" : "NOT met");
+}
+
+/* The issues' goals, judged on this run. */
+static void print_goals(const row *rows, const contended *crows, const kvset *fp) {
+    const row *single = &rows[6], *r5 = &rows[10];
+    const contended *p8 = &crows[1], *p16 = &crows[3], *r5p = &crows[7];
+    double allocs = 0, m4 = -1;
+    const char *v;
+    int i, measured = 0;
+    static const char *keys[5] = { "fp:allocs_single", "fp:allocs_reentrant", "fp:allocs_redlock5",
+                                   "fp:allocs_wait_pubsub", "fp:allocs_wait_backoff" };
+    for (i = 0; i < 5; i++) {
+        double a = kv_num(fp, keys[i]);
+        if (a >= 0) { allocs += a; measured++; }
+    }
+    v = kv_get(fp, "size:cortex-m4");
+    if (v && strncmp(v, "skipped", 7) != 0) m4 = atof(v);
+    printf("goals (this run)\n");
+    goal("single-node cycles/s vs the floor", ">= 0.95x", single->x_floor, single->x_floor >= 0.95, "%.2fx");
+    goal("Redlock-5 cycles/s vs single-node", ">= 0.80x", r5->x_single, r5->x_single >= 0.8, "%.2fx");
+    goal("Redlock-5 acquire p50 vs single-node", "<= 1.30x", r5->p50_x_single, r5->p50_x_single >= 0 && r5->p50_x_single <= 1.3, "%.2fx");
+    goal("contended 1 node, pub/sub, 8 procs: acq/s vs ceiling", ">= 0.95x", p8->acq ? p8->x_ceiling : -1, p8->x_ceiling >= 0.95, "%.2fx");
+    goal("contended 1 node, pub/sub, 8 procs: commands per acquisition", "<= 3", p8->acq ? p8->client_per_acq : -1, p8->client_per_acq <= 3.0, "%.2f");
+    goal("contended 1 node, pub/sub, 16 procs: acq/s vs ceiling", ">= 0.95x", p16->acq ? p16->x_ceiling : -1, p16->x_ceiling >= 0.95, "%.2fx");
+    goal("contended 1 node, pub/sub, 16 procs: commands per acquisition", "<= 3", p16->acq ? p16->client_per_acq : -1, p16->client_per_acq <= 3.0, "%.2f");
+    goal("contended Redlock-5 vs contended single-node (pub/sub, 8)", ">= 0.80x", r5p->x_single, r5p->x_single >= 0.8, "%.2fx");
+    goal("heap allocations in the measured cycles", "0", measured ? allocs : -1, allocs == 0, "%.0f");
+    goal("core .text at -Os, Cortex-M4 (KiB)", "<= 10", m4 >= 0 ? m4 / 1024.0 : -1, m4 >= 0 && m4 <= 10240, "%.2f");
+}
+
 int main(int argc, char **argv) {
     const char *csv_path = argc > 1 ? argv[1] : "build/bench.csv";
     const char *env = getenv("RLOCK_BENCH_SECONDS");
@@ -684,8 +1308,10 @@ int main(int argc, char **argv) {
     struct sigaction sa;
     floor_ctx fc = { NULL, NULL };
     row rows[12];
-    contended crows[3];
-    int n_rows = 0, i, rc = 0, dir_made = 0;
+    static contended crows[N_RL_CROWS + N_PEERS];
+    static peer_row prow[N_PEERS];
+    static kvset fp;
+    int n_rows = 0, n_crows = 0, i, rc = 0, dir_made = 0;
     double ping_rtt;
     FILE *csv;
     uint64_t t_begin = now_ns();
@@ -737,8 +1363,8 @@ int main(int argc, char **argv) {
     printf("), hiredis %d.%d.%d; client and servers share the CPUs above\n", HIREDIS_MAJOR, HIREDIS_MINOR,
            HIREDIS_PATCH);
     printf("uncontended rows: %.1f s each after %d warm-up cycles, run as %d interleaved slices; contended rows:\n"
-           "%d processes x %.1f s. Load average now: %s (anything else running skews absolute numbers)\n\n",
-           g_row_s, WARMUP_CYCLES, SLICES, N_PROCS, g_contended_s, loadavg(load, sizeof load));
+           "8 or 16 processes x %.1f s. Load average now: %s (anything else running skews absolute numbers)\n\n",
+           g_row_s, WARMUP_CYCLES, SLICES, g_contended_s, loadavg(load, sizeof load));
     fflush(stdout);
 
     /* 1-2. floor, references, rlock: every row gets its connections and a
@@ -783,7 +1409,7 @@ int main(int argc, char **argv) {
             r->name = spec[i].name; r->adapter = spec[i].adapter; r->nodes = spec[i].nodes;
             r->acq = rl_acq; r->rel = rl_rel; r->ctx = &g_rls[i];
             r->ref = spec[i].ref; r->single = spec[i].single;
-            r->ready = rl_setup_init(&g_rls[i], spec[i].nodes, spec[i].hiredis, spec[i].key, spec[i].kind) == 0;
+            r->ready = rl_setup_init(&g_rls[i], spec[i].nodes, spec[i].hiredis, spec[i].key, spec[i].kind, 0) == 0;
         }
         n_rows = 12;
         if (capture_cmds("bench:ref:simple", RLOCK_KIND_SIMPLE, &g_cmds[0]) != 0 ||
@@ -796,10 +1422,14 @@ int main(int argc, char **argv) {
             if (!rows[i].ready) { fprintf(stderr, "bench: %s (%s): setup failed\n", rows[i].name, rows[i].adapter); rc = 1; continue; }
             row_warmup(&rows[i]);
         }
+        printf("  starting the peers' scripts (bench/peers/) ...\n");
+        peers_start(prow);
+        printf("  running %d rows + %d peers in %d interleaved slices ...\n", n_rows, N_PEERS, SLICES);
         for (k = 0; k < SLICES && !g_stop; k++)
-            for (i = 0; i < n_rows; i++) {
-                row *r = &rows[(i + k) % n_rows];
-                if (r->ready) row_slice(r, slice_ns);
+            for (i = 0; i < n_rows + N_PEERS; i++) {
+                int j = (i + k) % (n_rows + N_PEERS);
+                if (j >= n_rows) { peer_slice(j - n_rows, slice_ns); continue; }
+                if (rows[j].ready) row_slice(&rows[j], slice_ns);
             }
         for (i = 0; i < n_rows; i++) {
             row *r = &rows[i];
@@ -812,6 +1442,7 @@ int main(int argc, char **argv) {
                 rc = 1;
             }
         }
+        peers_finish(prow, rows[1].cps, &rc); /* after row_finish: needs the floor's cycles/s */
         for (i = 0; i < n_rows; i++) {
             row *r = &rows[i];
             r->x_floor = r->x_ref = r->x_single = r->p50_x_single = -1;
@@ -850,44 +1481,132 @@ int main(int argc, char **argv) {
            " cpu us: this client's CPU time (user+sys) per cycle - what the client library itself costs)\n\n");
     fflush(stdout);
 
-    /* 3. contended */
-    for (i = 0; i < 3; i++) {
-        static const char *names[3] = { "contended 1 node", "contended redlock 3", "contended redlock 5" };
-        static const int nodes[3] = { 1, 3, 5 };
-        memset(&crows[i], 0, sizeof crows[i]);
-        crows[i].name = names[i];
-        crows[i].nodes = nodes[i];
-        if (g_stop) continue;
-        if (bench_contended(&crows[i], dir, ping_rtt) != 0) rc = 1;
+    /* 3. contended: rlock waiting by backoff ("spin") and by pub/sub, then
+     * the peers (4.), each on the same servers */
+    {
+        static const struct { const char *name; int nodes, procs, pubsub, single; } cs[N_RL_CROWS] = {
+            { "rlock 1 node", 1, 8, 0, -1 }, { "rlock 1 node", 1, 8, 1, -1 },
+            { "rlock 1 node", 1, 16, 0, -1 }, { "rlock 1 node", 1, 16, 1, -1 },
+            { "rlock redlock 3", 3, 8, 0, 0 }, { "rlock redlock 3", 3, 8, 1, 1 },
+            { "rlock redlock 5", 5, 8, 0, 0 }, { "rlock redlock 5", 5, 8, 1, 1 },
+        };
+        for (i = 0; i < N_RL_CROWS; i++) {
+            contended *r = &crows[n_crows++];
+            memset(r, 0, sizeof *r);
+            r->name = cs[i].name;
+            r->nodes = cs[i].nodes;
+            r->procs = cs[i].procs;
+            r->pubsub = cs[i].pubsub;
+            r->single = cs[i].single;
+            r->x_single = -1;
+            if (g_stop) continue;
+            printf("  contended: %s, %s, %d procs ...\n", r->name, r->pubsub ? "pub/sub" : "spin", r->procs);
+            if (bench_contended(r, dir, ping_rtt) != 0) rc = 1;
+        }
     }
-    printf("%-20s | %6s | %6s | %9s | %7s | %6s | %9s | %8s | %7s | %8s | %8s | %7s\n", "contended, 8 procs",
-           "acq/s", "CS us", "ceiling/s", "x ceil", "cmds/a", "cmds/a/nd", "evalsh/a", "overlap",
-           "maxwait", "meanwait", "min-max");
-    printf("---------------------+--------+--------+-----------+---------+--------+-----------+----------+---------+----------+----------+--------\n");
-    for (i = 0; i < 3; i++) {
+    printf("\n4. peers (bench/peers/, the same servers; see bench/package.json for versions)\n");
+    bench_peers(prow, crows, &n_crows, dir, ping_rtt, &rc);
+    for (i = 0; i < n_crows; i++) {
+        contended *r = &crows[i];
+        if (r->single >= 0 && !r->skipped && !crows[r->single].skipped && crows[r->single].acq_s > 0)
+            r->x_single = r->acq_s / crows[r->single].acq_s;
+    }
+    printf("\n");
+
+    printf("%-38s | %-7s | %5s | %6s | %6s | %6s | %6s | %6s | %7s | %7s | %8s | %9s | %6s | %9s | %9s | %s\n",
+           "contended, 1 ms CS", "waiting", "procs", "acq/s", "CS us", "ceil/s", "x ceil", "x 1 nd", "cmd/acq",
+           "srv/acq", "ho p50us", "ho p99us", "retake", "max wait", "min-max", "overlap");
+    printf("---------------------------------------+---------+-------+--------+--------+--------+--------+--------+---------+---------+----------+-----------+--------+-----------+-----------+--------\n");
+    for (i = 0; i < n_crows; i++) {
         const contended *r = &crows[i];
-        char mm[32];
+        char mm[32], xs[16], name[64];
+        snprintf(name, sizeof name, "%s%s", r->name, r->pubsub < 0 ? (r->nodes > 1 ? " (5 nodes)" : " (1 node)") : "");
+        if (r->pubsub >= 0) snprintf(name, sizeof name, "%s", r->name);
+        if (i == N_RL_CROWS)
+            printf("---------------------------------------+---------+-------+--------+--------+--------+--------+--------+---------+---------+----------+-----------+--------+-----------+-----------+--------\n");
+        if (r->skipped) {
+            printf("%-38s | %-7s | %5d | %s\n", name, "poll", r->procs, r->skipped);
+            continue;
+        }
         snprintf(mm, sizeof mm, "%lu-%lu", r->min_acq, r->max_acq);
-        printf("%-20s | %6.0f | %6.0f | %9.0f | %7.2f | %6.2f | %9.2f | %8.2f | %7lu | %5.1f ms | %5.2f ms | %7s%s\n",
-               r->name, r->acq_s, r->cs_us, r->ceiling, r->x_ceiling, r->cmds_per_acq, r->cmds_per_acq_node,
-               r->scripts_per_acq, r->overlaps, r->max_wait_ms, r->mean_wait_ms, mm,
-               r->errors ? "  ERRORS" : "");
+        fmt_ratio(xs, sizeof xs, r->x_single);
+        printf("%-38s | %-7s | %5d | %6.0f | %6.0f | %6.0f | %6.2f | %6s | %7.2f | %7.2f | %8.0f | %9.0f | %5.0f%% | %6.0f ms | %9s | %lu%s\n",
+               name, r->pubsub < 0 ? "poll" : r->pubsub ? "pub/sub" : "spin", r->procs, r->acq_s, r->cs_us, r->ceiling,
+               r->x_ceiling, xs, r->client_per_acq, r->cmds_per_acq, r->ho.p50_us, r->ho.p99_us, 100.0 * r->ho.retake,
+               r->max_wait_ms, mm, r->overlaps + r->ho.bad,
+               !r->errors ? "" : r->pubsub < 0 ? "  (some waits ended unacquired after 30 s)" : "  ERRORS");
     }
-    printf("(ceiling = 1 / (mean critical section + PING p50 %.1f us); cmds/a = Redis commands per acquisition,\n"
-           " all nodes, from INFO commandstats without info/config - Redis 7 also counts the commands a script\n"
-           " runs; cmds/a/nd = per node; evalsh/a = EVALSHA+EVAL the clients sent per acquisition (client-side\n"
-           " count:", ping_rtt);
-    for (i = 0; i < 3; i++) printf(" %.2f", crows[i].client_per_acq);
-    printf("); min-max = acquisitions of the least and most lucky process)\n");
-    for (i = 0; i < 3; i++) {
+    printf("(ceil/s = 1 / (this row's mean critical section + PING p50 %.1f us); x 1 nd = acq/s over the single-node\n"
+           " row with the same waiting and procs. cmd/acq = commands the clients sent per acquisition, all nodes:\n"
+           " rlock counts them itself (rlock_node_commands over command and subscriber connections), the peers'\n"
+           " scripts count them in the client library's send path. srv/acq = calls the servers executed per\n"
+           " acquisition (INFO commandstats, all nodes, info/config left out) - Redis 7 counts the commands a\n"
+           " script runs too, so a one-EVALSHA release that GETs, DELs and ZPOPMINs is 4 calls. ho = handoff:\n"
+           " from the holder calling release to the next holder (another process) returning from acquire, on one\n"
+           " CLOCK_MONOTONIC; retake = holds followed by the same process again. spin = rlock's capped exponential\n"
+           " backoff (2..128 ms); pub/sub = rlock_client_set_subscribers + wake-one queue; poll = the peer's\n"
+           " own fixed-interval retry (node-redlock 200 ms +-100, redis-semaphore 10 ms, redis-py 100 ms).\n"
+           " overlap: critical sections found overlapping (must be 0))\n", ping_rtt);
+    for (i = 0; i < n_crows; i++) {
         const contended *r = &crows[i];
         int k;
-        if (!r->acq) continue;
-        printf("  %-20s per acquisition:", r->name);
+        if (!r->acq || r->skipped) continue;
+        printf("  %-28s %-7s %2d procs, server calls per acquisition:", r->name,
+               r->pubsub < 0 ? "poll" : r->pubsub ? "pub/sub" : "spin", r->procs);
         for (k = 0; k < r->delta.n; k++)
             if (r->delta.calls[k]) printf(" %s %.2f", r->delta.name[k], (double)r->delta.calls[k] / (double)r->acq);
         printf("\n");
     }
+    for (i = 0; i < n_crows; i++) {
+        const contended *r = &crows[i];
+        if (!r->acq || r->skipped) continue;
+        printf("  %-28s %-7s %2d procs, handoff p50 from release return %.0f us, every transition (re-takes too) p50 %.0f us, mean wait %.2f ms",
+               r->name, r->pubsub < 0 ? "poll" : r->pubsub ? "pub/sub" : "spin", r->procs, r->ho.ret_p50_us,
+               r->ho.all_p50_us, r->mean_wait_ms);
+        if (r->gave_up) printf(", acquire gave up and was called again %lu times", r->gave_up);
+        printf("\n");
+    }
+    printf("\n");
+
+    printf("%-36s | %-6s | %5s | %8s | %7s | %7s | %7s | %9s | %8s | %7s | %7s | %7s | %6s\n", "peers, uncontended (acquire+release)",
+           "client", "nodes", "cycles/s", "p50 us", "p99 us", "x floor", "x lang fl", "x single", "p50 x 1", "cmd/cyc",
+           "srv/cyc", "cpu us");
+    printf("-------------------------------------+--------+-------+----------+---------+---------+---------+-----------+----------+---------+---------+---------+-------\n");
+    for (i = 0; i < N_PEERS; i++) {
+        const peer_row *p = &prow[i];
+        char a[16], b2[16], c[16], d[16];
+        if (p->skipped) {
+            printf("%-36s | %-6s | %5d | %s\n", g_peers[i].name, g_peers[i].lang, g_peers[i].nodes, p->skipped);
+            continue;
+        }
+        fmt_ratio(a, sizeof a, p->x_floor);
+        fmt_ratio(b2, sizeof b2, p->x_lang);
+        fmt_ratio(c, sizeof c, p->x_single);
+        fmt_ratio(d, sizeof d, p->p50_x_single);
+        printf("%-36s | %-6s | %5d | %8.0f | %7.1f | %7.1f | %7s | %9s | %8s | %7s | %7.2f | %7.2f | %6.1f%s\n", g_peers[i].name,
+               g_peers[i].lang, g_peers[i].nodes, p->cps, p->p50, p->p99, a, b2, c, d, p->client_per_cycle,
+               p->srv_per_cycle, p->cpu_us, p->errors ? "  ERRORS" : "");
+    }
+    printf("(x floor: over the C floor (SET NX PX + EVALSHA del, hiredis) above; x lang fl: over the same\n"
+           " language's raw client doing SET NX PX + EVALSHA del (what the runtime costs before any lock library);\n"
+           " x single / p50 x 1: the library's 5-node row over its single-node row. cmd/cyc: client-sent commands\n"
+           " per cycle; srv/cyc: server calls per cycle, scripts' inner calls included. versions: %s; %s)\n\n",
+           g_peer_versions[0][0] ? g_peer_versions[0] : "node: not run",
+           g_peer_versions[1][0] ? g_peer_versions[1] : "python: not run");
+
+    /* 5. footprint */
+    {
+        char cmd[256];
+        size_t pos;
+        printf("footprint of the client (bench/footprint.c, bench/size.sh)\n");
+        pos = (size_t)snprintf(cmd, sizeof cmd, "./bench/footprint.sh");
+        for (i = 0; i < N_SERVERS; i++) pos += (size_t)snprintf(cmd + pos, sizeof cmd - pos, " %d", g_srv[i].port);
+        if (run_kv(cmd, "fp", &fp) != 0) { fprintf(stderr, "bench: footprint failed\n"); rc = 1; }
+        if (run_kv("./bench/size.sh --kv", "size", &fp) != 0) { fprintf(stderr, "bench: size failed\n"); rc = 1; }
+        print_footprint(&fp);
+    }
+
+    print_goals(rows, crows, &fp);
 
     /* CSV */
     csv = fopen(csv_path, "w");
@@ -898,7 +1617,8 @@ int main(int argc, char **argv) {
         fprintf(csv, "section,row,adapter,nodes,procs,seconds,ops,ops_per_s,p50_us,p99_us,client_cpu_us,x_floor,x_ref,x_single,"
                      "p50_x_single,cs_mean_us,ceiling_per_s,x_ceiling,redis_cmds,cmds_per_acq,cmds_per_acq_per_node,"
                      "scripts_per_acq,client_cmds_per_acq,overlaps,max_wait_ms,mean_wait_ms,min_acq_per_proc,"
-                     "max_acq_per_proc,errors\n");
+                     "max_acq_per_proc,errors,waiting,handoff_p50_us,handoff_p99_us,handoff_from_return_p50_us,"
+                     "handoff_all_p50_us,retake,value,note\n");
         for (i = 0; i < n_rows; i++) {
             const row *r = &rows[i];
             fprintf(csv, "%s,%s,%s,%d,1,%.3f,%lu,%.1f,%.2f,%.2f,%.2f,", i < 2 ? "floor" : i < 6 ? "reference" : "uncontended", r->name,
@@ -907,15 +1627,33 @@ int main(int argc, char **argv) {
             csv_num(csv, r->x_ref, 0);
             csv_num(csv, r->x_single, 0);
             csv_num(csv, r->p50_x_single, 0);
-            fprintf(csv, ",,,,,,,,,,,,,%lu\n", r->errors);
+            fprintf(csv, ",,,,,,,,,,,,,%lu,,,,,,,,\n", r->errors);
         }
-        for (i = 0; i < 3; i++) {
+        for (i = 0; i < n_crows; i++) {
             const contended *r = &crows[i];
-            fprintf(csv, "contended,%s,posix,%d,%d,%.3f,%lu,%.1f,,,,,,,,%.2f,%.1f,%.3f,%llu,%.3f,%.3f,%.3f,%.3f,%lu,%.2f,%.3f,%lu,%lu,%lu\n",
-                    r->name, r->nodes, N_PROCS, r->secs, r->acq, r->acq_s, r->cs_us, r->ceiling, r->x_ceiling,
-                    r->cmds, r->cmds_per_acq, r->cmds_per_acq_node, r->scripts_per_acq, r->client_per_acq,
-                    r->overlaps, r->max_wait_ms, r->mean_wait_ms, r->min_acq, r->max_acq, r->errors);
+            fprintf(csv, "contended,%s,%s,%d,%d,%.3f,%lu,%.1f,,,,,,", r->name, r->pubsub < 0 ? "peer" : "posix", r->nodes,
+                    r->procs, r->secs, r->acq, r->acq_s);
+            csv_num(csv, r->x_single, 0);
+            fprintf(csv, ",%.2f,%.1f,%.3f,%llu,%.3f,%.3f,%.3f,%.3f,%lu,%.2f,%.3f,%lu,%lu,%lu,%s,%.1f,%.1f,%.1f,%.1f,%.4f,,\"%s\"\n",
+                    r->cs_us, r->ceiling, r->x_ceiling, r->cmds, r->cmds_per_acq, r->cmds_per_acq_node,
+                    r->scripts_per_acq, r->client_per_acq, r->overlaps + r->ho.bad, r->max_wait_ms, r->mean_wait_ms,
+                    r->min_acq, r->max_acq, r->errors, r->pubsub < 0 ? "poll" : r->pubsub ? "pubsub" : "spin",
+                    r->ho.p50_us, r->ho.p99_us, r->ho.ret_p50_us, r->ho.all_p50_us, r->ho.retake,
+                    r->skipped ? r->skipped : "");
         }
+        for (i = 0; i < N_PEERS; i++) {
+            const peer_row *p = &prow[i];
+            fprintf(csv, "peer,%s,%s,%d,1,%.3f,%lu,%.1f,%.2f,%.2f,%.2f,", g_peers[i].name, g_peers[i].lang,
+                    g_peers[i].nodes, p->secs, p->cycles, p->cps, p->p50, p->p99, p->cpu_us);
+            csv_num(csv, p->x_floor, 0);
+            csv_num(csv, p->x_lang, 0);
+            csv_num(csv, p->x_single, 0);
+            csv_num(csv, p->p50_x_single, 0);
+            fprintf(csv, ",,,,%.3f,,,%.3f,,,,,,%lu,,,,,,,,\"%s\"\n", p->srv_per_cycle, p->client_per_cycle, p->errors,
+                    p->skipped ? p->skipped : "");
+        }
+        for (i = 0; i < fp.n; i++)
+            fprintf(csv, "footprint,%s,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,%s,\n", fp.key[i], fp.val[i]);
         fclose(csv);
         printf("\nCSV: %s; total %.1f s; load average now: %s\n", csv_path, (double)(now_ns() - t_begin) / 1e9,
                loadavg(load, sizeof load));
