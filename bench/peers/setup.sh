@@ -10,9 +10,9 @@ cd "$(dirname "$0")/.." || exit 0
 if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
     if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
         echo "peers: npm ci (bench/node_modules) ..."
-        npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log &&
-            rm -f npm-ci.log ||
-            { echo "peers: npm ci failed (bench/npm-ci.log): the node rows will be skipped"; }
+        log=${TMPDIR:-/tmp}/rlock-bench-npm-ci.log
+        npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>"$log" && rm -f "$log" ||
+            echo "peers: npm ci failed (see $log): the node rows will be skipped"
     fi
 else
     echo "peers: node/npm not found: the node-redlock and redis-semaphore rows will be skipped"
