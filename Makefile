@@ -1,5 +1,6 @@
-# rlock - `make` builds everything into build/, `make test` runs every test,
-# `make demo` shows processes contending for one lock. See README.md.
+# rlock - `make` builds everything into build/ (the rlock command is
+# build/rlock), `make test` runs every test, `make demo` shows the rlock
+# command on throwaway redis-servers. See README.md.
 CC      ?= cc
 CXX     ?= c++
 BUILD   := build
@@ -12,13 +13,16 @@ HEADERS := rlock.h $(wildcard adapters/*.h) $(wildcard tests/*.h)
 SUITES  := $(patsubst tests/test_%.c,%,$(filter-out tests/test_compile.c,$(wildcard tests/test_*.c)))
 ASAN_BINS := $(SUITES:%=$(BUILD)/test_%)
 VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
-EXAMPLES  := $(BUILD)/demo $(BUILD)/basic
+EXAMPLES  := $(BUILD)/basic
+# The rlock command; its sanitizer build (test_cli runs it under ASan); the
+# throwaway-server helper of examples/demo.sh.
+CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 
 # Header configurations that must keep compiling (C and C++, gcc and clang).
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
 
 .PHONY: all test deps compile-check unit demo bench size clean
-all: deps $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) compile-check
+all: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) compile-check
 
 deps:
 	@./tests/ensure-deps.sh
@@ -31,6 +35,16 @@ $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 $(INC) $< $(LIBS) -o $@
 
 $(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+
+# cli/rlock.c needs neither hiredis nor libpthread.
+$(BUILD)/rlock: cli/rlock.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 -I. $< -o $@
+
+$(BUILD)/rlock-asan: cli/rlock.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
+
+$(BUILD)/rlock-testserver: tests/rlock-testserver.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
 
 $(BUILD):
@@ -53,18 +67,19 @@ compile-check: | $(BUILD)
 	g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_cxx || exit 1; \
 	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"
 
-# Everything under sanitizers, then everything again under valgrind.
-test: all
+# Everything under sanitizers, then everything again under valgrind, then
+# the demo. test_cli runs build/rlock(-asan): built before any suite runs.
+test: all $(CLI_BINS)
 	@./tests/run-suites.sh $(ASAN_BINS)
 	@RLOCK_TEST_QUICK=1 ./tests/run-suites.sh --valgrind $(VG_BINS)
-	@./$(BUILD)/demo > $(BUILD)/demo.log 2>&1 || { cat $(BUILD)/demo.log; exit 1; }
+	@./examples/demo.sh > $(BUILD)/demo.log 2>&1 || { cat $(BUILD)/demo.log; exit 1; }
 	@echo "demo: $$(tail -n 1 $(BUILD)/demo.log)"
 
 unit: $(BUILD)/test_unit
 	./$(BUILD)/test_unit
 
-demo: deps $(BUILD)/demo
-	./$(BUILD)/demo
+demo: deps $(BUILD)/rlock $(BUILD)/rlock-testserver
+	@./examples/demo.sh
 
 # Speed next to raw hiredis on 5 throwaway servers, the peers (node-redlock,
 # redis-semaphore, redis-py; bench/peers/setup.sh installs them, a missing one

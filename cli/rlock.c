@@ -1,0 +1,1109 @@
+/* rlock - run a command while holding a Redis lock: a distributed flock(1).
+ *
+ *   rlock [OPTIONS] RESOURCE COMMAND [ARG...]        (rlock --help for all)
+ *
+ * One process, no threads. rlock checks every argument before it opens a
+ * connection, connects (a quorum of the servers must answer), acquires
+ * RESOURCE - waiting on Redis pub/sub through a second connection per server
+ * - then forks and execs COMMAND. While COMMAND runs, the parent sits in one
+ * poll() over the lock's sockets and a self-pipe that its signal handlers
+ * write to: it renews the lease with rlock_renew_poll(), passes signals on,
+ * reaps COMMAND and watches the lease. When the lease cannot be kept, COMMAND
+ * is stopped before the lease runs out, or as soon as rlock finds it already
+ * gone (rlock itself was paused). Then rlock releases the lock and exits with
+ * COMMAND's status, or with one of the codes listed in help_text below.
+ *
+ * Build: cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. cli/rlock.c -o build/rlock
+ */
+#define RLOCK_IMPLEMENTATION
+#define RLOCK_NO_THREAD_ID        /* one thread, simple locks: no libpthread */
+#include "adapters/rlock_posix.h" /* first: it sets the POSIX feature macros */
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+/* Exit statuses of rlock itself (sysexits.h values, defined here because
+ * sysexits.h is not POSIX). COMMAND's own status passes through unchanged. */
+enum {
+    RC_CONFLICT = 1,     /* default of -E: the lock is held by someone else */
+    RC_USAGE = 64,       /* EX_USAGE: bad arguments; nothing was sent */
+    RC_DATAERR = 65,     /* EX_DATAERR: RESOURCE holds a key that is not an rlock lock */
+    RC_UNAVAILABLE = 69, /* EX_UNAVAILABLE: no quorum of servers reachable */
+    RC_SOFTWARE = 70,    /* EX_SOFTWARE: internal error */
+    RC_OSERR = 71,       /* EX_OSERR: fork, pipe, random source */
+    RC_LOST = 75,        /* EX_TEMPFAIL: the lock was lost while COMMAND ran */
+    RC_NOPERM = 77,      /* EX_NOPERM: AUTH refused */
+    RC_CANNOT_EXEC = 126,
+    RC_NOT_FOUND = 127
+};
+
+#define MAX_SERVERS RLOCK_MAX_NODES
+#define MAX_USER 128
+#define MAX_PASS 512   /* AUTH travels with the first command in RLOCK_TX_BUF */
+#define MAX_ADDR 1024  /* longest --server argument */
+#define MIN_TTL_MS 100 /* shorter leases cannot be renewed reliably */
+#define UNAVAILABLE_GIVE_UP_MS 10000 /* waiting: give up when no quorum for this long */
+
+static const char *const help_text[] = {
+    "Usage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]",
+    "Run COMMAND while holding the Redis lock RESOURCE, so that one such COMMAND",
+    "runs at a time across every machine that uses the same Redis server(s).",
+    "rlock waits for the lock, renews its lease while COMMAND runs, and releases",
+    "it when COMMAND ends. RESOURCE is the Redis key, as given. Options end at",
+    "RESOURCE: the rest is COMMAND and its arguments.",
+    "",
+    "Options:",
+    "  -s, --server ADDR           a Redis server; repeat for Redlock over independent",
+    "                              masters (a majority must grant the lock). ADDR is",
+    "                              HOST:PORT, HOST (port 6379), [IPV6]:PORT,",
+    "                              redis://[USER[:PASS]@]HOST[:PORT][/0] or unix:/PATH.",
+    "                              Default: $RLOCK_SERVERS (comma-separated), else",
+    "                              127.0.0.1:6379",
+    "  -t, --ttl MS                lease, renewed every MS/3 while COMMAND runs [30000]",
+    "  -w, --wait MS               give up after MS if the lock stays held [forever]",
+    "  -n, --nonblock, --nb        give up at once if the lock is held",
+    "  -E, --conflict-exit-code N  exit status when the lock was not acquired [1]",
+    "  -k, --kill-after MS         grace between SIGTERM and SIGKILL when COMMAND must",
+    "                              be stopped because the lease is lost [5000]",
+    "      --fence                 also take a fencing token, passed as RLOCK_FENCE",
+    "      --user NAME             ACL user name for AUTH",
+    "      --password-file FILE    AUTH password: the first line of FILE",
+    "      --connect-timeout MS    bound on each connection attempt [1000]",
+    "      --command-timeout MS    bound on each round trip [ttl/10, within 50..250]",
+    "  -v, --verbose               say on stderr when it waits, acquires, renews, releases",
+    "  -h, --help                  show this help and exit",
+    "  -V, --version               show the version and exit",
+    "MS is milliseconds, or a number with a unit: 500ms, 30s, 10m, 2h.",
+    "",
+    "Password: --password-file, else $RLOCK_PASSWORD, else $REDISCLI_AUTH. A password",
+    "in a redis:// URL is used for that server, but other users can read it with ps.",
+    "",
+    "COMMAND runs with RLOCK_RESOURCE, RLOCK_TOKEN (this holder's random token) and,",
+    "with --fence, RLOCK_FENCE (a number that grows with every grant; pass it to the",
+    "resource you protect so it can reject stale writers) in its environment.",
+    "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are passed on to COMMAND",
+    "(to its process group, unless rlock runs in the foreground of a terminal); the",
+    "lock is released when COMMAND ends. If the lease cannot be renewed, rlock stops",
+    "COMMAND (SIGTERM, then SIGKILL after --kill-after) before the lease runs out,",
+    "or at once if it finds the lease already gone (rlock was paused), and exits 75:",
+    "COMMAND never keeps running without the lock. A conflict is silent without -v.",
+    "",
+    "Exit status:",
+    "  COMMAND's status  COMMAND ran; 128+N if signal N killed it",
+    "  1 (-E N)          the lock is held by someone else (-n, or -w ran out)",
+    "  64                usage error (nothing was sent to Redis)",
+    "  65                RESOURCE exists in Redis but is not an rlock lock",
+    "  69                a quorum of the servers could not be reached",
+    "  70, 71            internal error, operating-system error (fork, pipe)",
+    "  75                the lock was lost while COMMAND ran; COMMAND was stopped",
+    "  77                the server refused AUTH (NOAUTH, WRONGPASS, NOPERM)",
+    "  126, 127          COMMAND could not be executed, was not found",
+    "  128+N             signal N arrived while rlock waited for the lock",
+    "",
+    "Examples:",
+    "  # cron: at most one report at a time; skip this run if one is still going",
+    "  */5 * * * *  rlock -n -s redis1:6379 cron:report /usr/local/bin/report",
+    "  # deploy: wait up to 10 minutes for other deploys, over 3 Redis masters",
+    "  rlock -w 10m -s r1:6379 -s r2:6379 -s r3:6379 deploy:web ./deploy.sh",
+    NULL
+};
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct server {
+    int is_unix;
+    char host[256];        /* TCP: a name or address (IPv6 without brackets) */
+    int port;
+    char path[108];        /* unix socket path */
+    char user[MAX_USER + 1];
+    char pass[MAX_PASS + 1];
+    int has_user, has_pass; /* given in a redis:// URL */
+    char label[300];       /* for messages; never holds credentials */
+} server;
+
+typedef struct options {
+    server servers[MAX_SERVERS];
+    size_t n_servers;
+    long long ttl_ms, wait_ms, kill_after_ms, connect_timeout_ms, command_timeout_ms;
+    int wait_set, nonblock, conflict_rc, fence, verbose;
+    const char *user;               /* --user */
+    const char *password_file;
+    char password[MAX_PASS + 1];    /* from the file or the environment */
+    int has_password;
+    const char *resource;
+    size_t resource_len;
+    char **command;
+} options;
+
+/* Everything rlock owns. One process, one lock: static storage. */
+static struct {
+    options o;
+    rlock_posix_conn pc[MAX_SERVERS], spc[MAX_SERVERS]; /* commands, subscribers */
+    rlock_node node[MAX_SERVERS], sub[MAX_SERVERS];
+    size_t n_subs;
+    rlock_client cl;
+    rlock_lock lk;
+    int sigfd[2];          /* self-pipe: handlers write signal numbers */
+    struct sigaction old_pipe;
+    sigset_t orig_mask;
+    int stop_sig;          /* a terminating signal arrived before COMMAND started */
+    pid_t child;           /* COMMAND, 0 when none */
+    pid_t target;          /* where signals for COMMAND go: -pgid or pid */
+    int own_group;         /* COMMAND runs in a process group of its own */
+} g;
+
+static const int forwarded_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define N_FORWARDED (sizeof forwarded_sigs / sizeof forwarded_sigs[0])
+static int installed[N_FORWARDED]; /* 0: it was ignored when rlock started; left so */
+
+static const char *sig_name(int sig) {
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGKILL: return "SIGKILL";
+    default: return "a signal";
+    }
+}
+
+static void say(const char *fmt, ...) {
+    va_list ap;
+    fputs("rlock: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+#define VERBOSE(args) do { if (g.o.verbose) say args; } while (0)
+
+static void usage_error(const char *fmt, ...) {
+    va_list ap;
+    fputs("rlock: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nUsage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]\n"
+          "Try 'rlock --help' for more information.\n", stderr);
+    exit(RC_USAGE);
+}
+
+/* An argument as it may appear in a message: a URL with credentials is not
+ * repeated (it may hold a password). */
+static const char *shown(const char *arg) {
+    return strchr(arg, '@') ? "(a redis:// URL with credentials)" : arg;
+}
+
+/* "1500", "1500ms", "30s", "10m", "2h" -> 1..RLOCK_MAX_TTL_MS milliseconds.
+ * 0 ok, -1 anything else (sign, spaces, zero, unknown unit, too large). */
+static int parse_ms(const char *s, long long *out) {
+    long long v = 0, mul;
+    const char *p = s;
+    if (!isdigit((unsigned char)*p)) return -1;
+    for (; isdigit((unsigned char)*p); p++) {
+        v = v * 10 + (*p - '0');
+        if (v > RLOCK_MAX_TTL_MS) return -1; /* checked every digit: no overflow */
+    }
+    if (*p == '\0' || strcmp(p, "ms") == 0) mul = 1;
+    else if (strcmp(p, "s") == 0) mul = 1000;
+    else if (strcmp(p, "m") == 0) mul = 60000;
+    else if (strcmp(p, "h") == 0) mul = 3600000;
+    else return -1;
+    if (v == 0 || v > RLOCK_MAX_TTL_MS / mul) return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static long long duration_arg(const char *opt, const char *val) {
+    long long v;
+    if (parse_ms(val, &v) != 0)
+        usage_error("%s: '%.64s' is not a duration of 1 ms to 24 days "
+                    "(milliseconds, or e.g. 500ms, 30s, 10m, 2h)", opt, val);
+    return v;
+}
+
+/* Decode %XX escapes of s[0..n) into out (cap bytes with the NUL).
+ * 0 ok, -1 bad escape, decoded NUL, or too long. */
+static int pct_decode(const char *s, size_t n, char *out, size_t cap) {
+    size_t i, o = 0;
+    for (i = 0; i < n; i++) {
+        int c = (unsigned char)s[i];
+        if (c == '%') {
+            int hi, lo;
+            if (i + 2 >= n) return -1;
+            hi = isxdigit((unsigned char)s[i + 1]) ? s[i + 1] : -1;
+            lo = isxdigit((unsigned char)s[i + 2]) ? s[i + 2] : -1;
+            if (hi < 0 || lo < 0) return -1;
+            hi = isdigit(hi) ? hi - '0' : tolower(hi) - 'a' + 10;
+            lo = isdigit(lo) ? lo - '0' : tolower(lo) - 'a' + 10;
+            c = hi * 16 + lo;
+            if (c == 0) return -1;
+            i += 2;
+        }
+        if (o + 1 >= cap) return -1;
+        out[o++] = (char)c;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* host[:port] or [v6]:port in b[0..n). NULL ok, else why not. */
+static const char *parse_hostport(const char *b, size_t n, server *sv) {
+    const char *host = b, *colon = NULL;
+    size_t hl, i;
+    int v6 = 0;
+    if (n == 0) return "missing host";
+    if (b[0] == '[') {
+        const char *close = memchr(b, ']', n);
+        if (!close) return "missing ']' after the IPv6 address";
+        host = b + 1;
+        hl = (size_t)(close - host);
+        if (close + 1 < b + n) {
+            if (close[1] != ':') return "expected ':PORT' after ']'";
+            colon = close + 1;
+        }
+        for (i = 0; i < hl; i++)
+            if (!isxdigit((unsigned char)host[i]) && host[i] != ':' && host[i] != '.')
+                return "bad IPv6 address";
+        v6 = 1;
+    } else {
+        for (i = 0; i < n; i++)
+            if (b[i] == ':') {
+                if (colon) return "put an IPv6 address in brackets, e.g. [::1]:6379";
+                colon = b + i;
+            }
+        hl = colon ? (size_t)(colon - b) : n;
+        for (i = 0; i < hl; i++)
+            if (!isalnum((unsigned char)host[i]) && host[i] != '.' && host[i] != '-' && host[i] != '_')
+                return "bad character in host name";
+    }
+    if (hl == 0) return "missing host";
+    if (hl >= sizeof sv->host) return "host name too long";
+    sv->port = 6379;
+    if (colon) {
+        const char *p = colon + 1, *end = b + n;
+        long v = 0;
+        if (p == end) return "missing port after ':'";
+        if (end - p > 5) return "port must be 1..65535";
+        for (; p < end; p++) {
+            if (!isdigit((unsigned char)*p)) return "port must be 1..65535";
+            v = v * 10 + (*p - '0');
+        }
+        if (v < 1 || v > 65535) return "port must be 1..65535";
+        sv->port = (int)v;
+    }
+    for (i = 0; i < hl; i++) sv->host[i] = (char)tolower((unsigned char)host[i]);
+    sv->host[hl] = '\0';
+    snprintf(sv->label, sizeof sv->label, v6 ? "[%s]:%d" : "%s:%d", sv->host, sv->port);
+    return NULL;
+}
+
+/* The part of redis://[user[:pass]@]host[:port][/0] after the scheme. */
+static const char *parse_url(const char *s, server *sv) {
+    size_t n = strlen(s), auth_len;
+    const char *slash = strchr(s, '/'), *at = NULL, *hp, *p;
+    if (strpbrk(s, "?#")) return "query strings and fragments are not supported";
+    auth_len = slash ? (size_t)(slash - s) : n;
+    for (p = s; p < s + auth_len; p++)
+        if (*p == '@') {
+            if (at) return "more than one '@' (write '@' in a password as %40)";
+            at = p;
+        }
+    hp = s;
+    if (at) {
+        const char *colon = memchr(s, ':', (size_t)(at - s));
+        size_t ul = colon ? (size_t)(colon - s) : (size_t)(at - s);
+        if (pct_decode(s, ul, sv->user, sizeof sv->user) != 0) return "bad or too long user name";
+        sv->has_user = ul > 0;
+        if (colon) {
+            if (colon + 1 == at) return "empty password";
+            if (pct_decode(colon + 1, (size_t)(at - colon - 1), sv->pass, sizeof sv->pass) != 0)
+                return "bad %-escape in the password, or longer than 512 bytes";
+            sv->has_pass = 1;
+        }
+        hp = at + 1;
+    }
+    {
+        const char *why = parse_hostport(hp, (size_t)(s + auth_len - hp), sv);
+        if (why) return why;
+    }
+    if (slash && slash[1] != '\0' && strcmp(slash, "/0") != 0)
+        return "only database 0 is supported (the lock is a key in db 0)";
+    return NULL;
+}
+
+static const char *parse_server(const char *s, server *sv) {
+    size_t n = strlen(s);
+    memset(sv, 0, sizeof *sv);
+    if (n == 0) return "empty address";
+    if (n > MAX_ADDR) return "address too long";
+    if (strncmp(s, "unix:", 5) == 0) {
+        const char *p = s + 5;
+        if (strncmp(p, "//", 2) == 0) p += 2; /* unix:///path */
+        if (*p == '\0') return "empty unix socket path";
+        if (strlen(p) >= sizeof sv->path) return "unix socket path longer than 107 bytes";
+        sv->is_unix = 1;
+        memcpy(sv->path, p, strlen(p) + 1);
+        memcpy(sv->label, "unix:", 5);
+        memcpy(sv->label + 5, p, strlen(p) + 1);
+        return NULL;
+    }
+    if (strncmp(s, "redis://", 8) == 0) return parse_url(s + 8, sv);
+    if (strncmp(s, "rediss://", 9) == 0) return "TLS (rediss://) is not supported";
+    if (strstr(s, "://")) return "unknown scheme (use HOST:PORT, redis://... or unix:/PATH)";
+    return parse_hostport(s, n, sv);
+}
+
+static void add_server(options *o, const char *arg, const char *from) {
+    server *sv;
+    const char *why;
+    size_t i;
+    if (o->n_servers == MAX_SERVERS) usage_error("%s: at most %d servers", from, MAX_SERVERS);
+    sv = &o->servers[o->n_servers];
+    if ((why = parse_server(arg, sv)) != NULL) usage_error("%s '%.200s': %s", from, shown(arg), why);
+    for (i = 0; i < o->n_servers; i++)
+        if (strcmp(o->servers[i].label, sv->label) == 0)
+            usage_error("%s: %s is listed twice (it would get two votes)", from, sv->label);
+    o->n_servers++;
+}
+
+/* Wipe a password given on the command line from argv, so that ps shows it
+ * only for the moment before rlock got this far. */
+static void scrub_url_password(char *arg) {
+    char *at, *colon;
+    if (strncmp(arg, "redis://", 8) != 0 || (at = strchr(arg + 8, '@')) == NULL) return;
+    colon = memchr(arg + 8, ':', (size_t)(at - arg - 8));
+    if (colon) memset(colon + 1, '*', (size_t)(at - colon - 1));
+}
+
+static void read_password_file(options *o, const char *path) {
+    char buf[MAX_PASS + 3];
+    size_t n, len;
+    char *nl;
+    FILE *f = fopen(path, "r");
+    if (!f) usage_error("--password-file '%.200s': %s", path, strerror(errno));
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    nl = memchr(buf, '\n', n);
+    len = nl ? (size_t)(nl - buf) : n;
+    if (len > 0 && buf[len - 1] == '\r') len--;
+    if (!nl && n == sizeof buf - 1) usage_error("--password-file: the password is longer than %d bytes", MAX_PASS);
+    if (len > MAX_PASS) usage_error("--password-file: the password is longer than %d bytes", MAX_PASS);
+    if (len == 0) usage_error("--password-file '%.200s': the first line is empty", path);
+    if (memchr(buf, '\0', len)) usage_error("--password-file: the password contains a NUL byte");
+    memcpy(o->password, buf, len);
+    o->password[len] = '\0';
+    o->has_password = 1;
+    memset(buf, 0, sizeof buf);
+}
+
+enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_USER,
+       OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+
+static const struct option_spec {
+    char short_name;
+    const char *long_name;
+    int id, has_arg;
+} option_specs[] = {
+    { 's', "server", OPT_SERVER, 1 },          { 't', "ttl", OPT_TTL, 1 },
+    { 'w', "wait", OPT_WAIT, 1 },              { 'n', "nonblock", OPT_NONBLOCK, 0 },
+    { 0, "nb", OPT_NONBLOCK, 0 },              { 'E', "conflict-exit-code", OPT_CONFLICT, 1 },
+    { 'k', "kill-after", OPT_KILL_AFTER, 1 },  { 0, "fence", OPT_FENCE, 0 },
+    { 0, "user", OPT_USER, 1 },                { 0, "password-file", OPT_PASSFILE, 1 },
+    { 0, "connect-timeout", OPT_CONNECT_TIMEOUT, 1 }, { 0, "command-timeout", OPT_COMMAND_TIMEOUT, 1 },
+    { 'v', "verbose", OPT_VERBOSE, 0 },        { 'h', "help", OPT_HELP, 0 },
+    { 'V', "version", OPT_VERSION, 0 },        { 0, NULL, 0, 0 }
+};
+
+static void apply_option(options *o, const struct option_spec *sp, char *val, const char *name) {
+    switch (sp->id) {
+    case OPT_SERVER:
+        add_server(o, val, name);
+        scrub_url_password(val);
+        break;
+    case OPT_TTL: o->ttl_ms = duration_arg(name, val); break;
+    case OPT_WAIT: o->wait_ms = duration_arg(name, val); o->wait_set = 1; break;
+    case OPT_NONBLOCK: o->nonblock = 1; break;
+    case OPT_CONFLICT: {
+        size_t i, n = strlen(val);
+        int v = 0;
+        if (n == 0 || n > 3) usage_error("%s: '%.64s' is not an exit status 0..255", name, val);
+        for (i = 0; i < n; i++) {
+            if (!isdigit((unsigned char)val[i])) usage_error("%s: '%.64s' is not an exit status 0..255", name, val);
+            v = v * 10 + (val[i] - '0');
+        }
+        if (v > 255) usage_error("%s: '%.64s' is not an exit status 0..255", name, val);
+        o->conflict_rc = v;
+        break;
+    }
+    case OPT_KILL_AFTER: o->kill_after_ms = duration_arg(name, val); break;
+    case OPT_FENCE: o->fence = 1; break;
+    case OPT_USER:
+        if (val[0] == '\0' || strlen(val) > MAX_USER) usage_error("%s: the user name must be 1..%d bytes", name, MAX_USER);
+        o->user = val;
+        break;
+    case OPT_PASSFILE: o->password_file = val; break;
+    case OPT_CONNECT_TIMEOUT: o->connect_timeout_ms = duration_arg(name, val); break;
+    case OPT_COMMAND_TIMEOUT: o->command_timeout_ms = duration_arg(name, val); break;
+    case OPT_VERBOSE: o->verbose = 1; break;
+    case OPT_HELP: {
+        size_t i;
+        for (i = 0; help_text[i]; i++) puts(help_text[i]);
+        exit(0);
+    }
+    case OPT_VERSION:
+        printf("rlock %s (rlock.h %s)\n", RLOCK_VERSION_STRING, RLOCK_VERSION_STRING);
+        exit(0);
+    default: break;
+    }
+}
+
+static void parse_args(options *o, int argc, char **argv) {
+    int i = 1;
+    char name[48];
+    memset(o, 0, sizeof *o);
+    o->ttl_ms = 30000;
+    o->kill_after_ms = 5000;
+    o->connect_timeout_ms = 1000;
+    o->conflict_rc = RC_CONFLICT;
+    while (i < argc) {
+        char *a = argv[i];
+        const struct option_spec *sp;
+        if (strcmp(a, "--") == 0) { i++; break; }
+        if (a[0] != '-' || a[1] == '\0') break; /* RESOURCE */
+        if (a[1] == '-') {                      /* --name, --name=value, --name value */
+            char *eq = strchr(a + 2, '=');
+            size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            for (sp = option_specs; sp->long_name; sp++)
+                if (strlen(sp->long_name) == nl && memcmp(sp->long_name, a + 2, nl) == 0) break;
+            if (!sp->long_name) usage_error("unknown option '--%.*s'", (int)(nl > 64 ? 64 : nl), a + 2);
+            snprintf(name, sizeof name, "--%s", sp->long_name);
+            if (!sp->has_arg && eq) usage_error("%s takes no value", name);
+            if (sp->has_arg && !eq && i + 1 >= argc) usage_error("%s needs a value", name);
+            apply_option(o, sp, sp->has_arg ? (eq ? eq + 1 : argv[++i]) : NULL, name);
+        } else {                                /* -nv, -t5000, -t 5000 */
+            char *c;
+            for (c = a + 1; *c; c++) {
+                for (sp = option_specs; sp->long_name; sp++)
+                    if (sp->short_name && sp->short_name == *c) break;
+                if (!sp->long_name) {
+                    if (isprint((unsigned char)*c)) usage_error("unknown option '-%c'", *c);
+                    usage_error("unknown option");
+                }
+                snprintf(name, sizeof name, "-%c", *c);
+                if (!sp->has_arg) { apply_option(o, sp, NULL, name); continue; }
+                if (c[1]) apply_option(o, sp, c + 1, name);
+                else if (i + 1 < argc) apply_option(o, sp, argv[++i], name);
+                else usage_error("%s needs a value", name);
+                break;
+            }
+        }
+        i++;
+    }
+    if (i >= argc) usage_error("missing RESOURCE and COMMAND");
+    o->resource = argv[i];
+    o->resource_len = strlen(argv[i]);
+    if (i + 1 >= argc) usage_error("missing COMMAND to run under the lock");
+    o->command = argv + i + 1;
+}
+
+/* Cross-checks, defaults from the environment, the password. Nothing here
+ * touches the network. */
+static void check_options(options *o) {
+    size_t i;
+    const char *env;
+    if (o->resource_len == 0) usage_error("RESOURCE is empty");
+    if (o->resource_len > RLOCK_MAX_KEY_LEN) usage_error("RESOURCE is longer than %d bytes", RLOCK_MAX_KEY_LEN);
+    if (o->fence) {
+        char tmp[RLOCK_MAX_KEY_LEN + 16];
+        if (rlock_aux_key(tmp, sizeof tmp, o->resource, o->resource_len, ":fence") == 0)
+            usage_error("--fence: RESOURCE has a '}' outside a {hash tag}, so no fence counter can share its slot");
+    }
+    if (o->nonblock && o->wait_set) usage_error("-n and -w cannot be combined");
+    if (o->ttl_ms < MIN_TTL_MS) usage_error("--ttl: a lease under %d ms cannot be renewed reliably", MIN_TTL_MS);
+    if (o->command_timeout_ms && o->command_timeout_ms * 3 > o->ttl_ms)
+        usage_error("--command-timeout must be at most a third of --ttl (%lld ms)", o->ttl_ms);
+    if (o->n_servers == 0) {
+        env = getenv("RLOCK_SERVERS");
+        if (env && *env) {
+            char buf[MAX_SERVERS * (MAX_ADDR + 1) + 64], *p, *next;
+            if (strlen(env) >= sizeof buf) usage_error("$RLOCK_SERVERS is too long");
+            memcpy(buf, env, strlen(env) + 1);
+            for (p = buf; p; p = next) {
+                char *end;
+                next = strchr(p, ',');
+                if (next) *next++ = '\0';
+                while (*p == ' ' || *p == '\t') p++;
+                end = p + strlen(p);
+                while (end > p && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
+                if (*p == '\0') usage_error("$RLOCK_SERVERS has an empty entry");
+                add_server(o, p, "$RLOCK_SERVERS");
+            }
+            memset(buf, 0, sizeof buf);
+        } else {
+            add_server(o, "127.0.0.1:6379", "default server");
+        }
+    }
+    if (o->password_file) {
+        read_password_file(o, o->password_file);
+    } else {
+        env = getenv("RLOCK_PASSWORD");
+        if (!env || !*env) env = getenv("REDISCLI_AUTH");
+        if (env && *env) {
+            if (strlen(env) > MAX_PASS) usage_error("the password in the environment is longer than %d bytes", MAX_PASS);
+            memcpy(o->password, env, strlen(env) + 1);
+            o->has_password = 1;
+        }
+    }
+    for (i = 0; i < o->n_servers; i++) {
+        server *sv = &o->servers[i];
+        if ((sv->has_user || o->user) && !sv->has_pass && !o->has_password)
+            usage_error("%s: a user name needs a password (--password-file or $RLOCK_PASSWORD)", sv->label);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Signals: handlers only write the signal number to a self-pipe             */
+/* ------------------------------------------------------------------------ */
+
+#define SIG_FROM_KERNEL 0x80 /* not sent by kill(): e.g. the terminal's ^C */
+
+static void on_signal(int sig, siginfo_t *si, void *uc) {
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    ssize_t r;
+    (void)uc;
+    if (si && si->si_code != SI_USER && si->si_code != SI_QUEUE) b |= SIG_FROM_KERNEL;
+    r = write(g.sigfd[1], &b, 1);
+    (void)r; /* a full pipe already holds a wake-up */
+    errno = saved;
+}
+
+static int set_fd_flags(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ? -1 : 0;
+}
+
+static void signals_block(sigset_t *set) {
+    size_t i;
+    sigemptyset(set);
+    for (i = 0; i < N_FORWARDED; i++) sigaddset(set, forwarded_sigs[i]);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGCONT);
+}
+
+static int setup_signals(void) {
+    struct sigaction sa, old;
+    size_t i;
+    if (pipe(g.sigfd) != 0 || set_fd_flags(g.sigfd[0]) != 0 || set_fd_flags(g.sigfd[1]) != 0) return -1;
+    sigprocmask(SIG_SETMASK, NULL, &g.orig_mask);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < N_FORWARDED; i++) {
+        /* A signal ignored by whoever started rlock (e.g. SIGINT for a
+         * background job of a script) stays ignored, for COMMAND too. */
+        if (sigaction(forwarded_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        if (sigaction(forwarded_sigs[i], &sa, NULL) == 0) installed[i] = 1;
+    }
+    sigaction(SIGCONT, &sa, NULL);
+    sa.sa_flags |= SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+    /* rlock writes only to sockets (MSG_NOSIGNAL) and stderr; a closed
+     * stderr must not kill it while COMMAND depends on its renewals. */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, &g.old_pipe);
+    return 0;
+}
+
+static void handle_signal(int sig, int from_kernel) {
+    if (sig == SIGCHLD || sig == SIGCONT) return; /* the loops reap and re-check */
+    if (g.child > 0) {
+        /* In the terminal's foreground COMMAND shares rlock's process group:
+         * the terminal's ^C reached it already. */
+        if (!g.own_group && from_kernel) return;
+        VERBOSE(("passing %s on to COMMAND", sig_name(sig)));
+        kill(g.target, sig);
+    } else if (!g.stop_sig && sig != SIGUSR1 && sig != SIGUSR2) {
+        g.stop_sig = sig;
+    }
+}
+
+static void drain_signals(void) {
+    unsigned char buf[64];
+    ssize_t n, i;
+    while ((n = read(g.sigfd[0], buf, sizeof buf)) > 0)
+        for (i = 0; i < n; i++) handle_signal(buf[i] & ~SIG_FROM_KERNEL, (buf[i] & SIG_FROM_KERNEL) != 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connections                                                               */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t now_ms(void) { return rlock__posix_now_ms(); }
+
+/* One poll() over the self-pipe and every connection that waits for I/O,
+ * for at most timeout_ms (-1: until something happens). */
+static void wait_io(long long timeout_ms) {
+    struct pollfd p[1 + 2 * MAX_SERVERS];
+    nfds_t n = 0;
+    size_t i;
+    int t;
+    p[n].fd = g.sigfd[0];
+    p[n].events = POLLIN;
+    p[n++].revents = 0;
+    for (i = 0; i < 2 * g.o.n_servers; i++) {
+        rlock_node *nd = i < g.o.n_servers ? &g.node[i] : &g.sub[i - g.o.n_servers];
+        rlock_posix_conn *pc = i < g.o.n_servers ? &g.pc[i] : &g.spc[i - g.o.n_servers];
+        int w = i < g.o.n_servers || i - g.o.n_servers < g.n_subs ? rlock_node_wants(nd) : 0;
+        if (!w) continue;
+        if (pc->fd < 0) { timeout_ms = 0; continue; } /* let rlock_step find out */
+        p[n].fd = pc->fd;
+        p[n].events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p[n++].revents = 0;
+    }
+    t = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
+    if (poll(p, n, t) > 0 && (p[0].revents & POLLIN)) drain_signals();
+}
+
+static const char *node_reason(size_t i, char *buf, size_t cap) {
+    const char *why = rlock_node_error(&g.node[i]);
+    rlock_status st = rlock_node_status(&g.node[i]);
+    if (st == RLOCK_E_IO && g.pc[i].err[0] && strcmp(g.pc[i].err, why) != 0)
+        snprintf(buf, cap, "%s%s(%s)", why, why[0] ? " " : "", g.pc[i].err);
+    else
+        snprintf(buf, cap, "%s", why);
+    return buf;
+}
+
+/* Say, for every server whose last exchange failed, why. */
+static void report_nodes(void) {
+    size_t i;
+    for (i = 0; i < g.o.n_servers; i++) {
+        char buf[320];
+        rlock_status st = rlock_node_status(&g.node[i]);
+        if (st == RLOCK_OK) continue;
+        node_reason(i, buf, sizeof buf);
+        say("%s: %s%s%s", g.o.servers[i].label, rlock_status_str(st), buf[0] ? ": " : "", buf);
+    }
+}
+
+static size_t nodes_with(rlock_status st) {
+    size_t i, n = 0;
+    for (i = 0; i < g.o.n_servers; i++) n += rlock_node_status(&g.node[i]) == st;
+    return n;
+}
+
+static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
+    const options *o = &g.o;
+    uint32_t ct = (uint32_t)o->connect_timeout_ms;
+    if ((sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0 ||
+        rlock_node_init(nd, rlock_posix_transport(pc)) != RLOCK_OK)
+        return -1;
+    if (sv->has_user) nd->username = sv->user;
+    else if (o->user) nd->username = o->user;
+    if (sv->has_pass) nd->password = sv->pass;
+    else if (o->has_password) nd->password = o->password;
+    return 0;
+}
+
+static void close_all(void) {
+    size_t i;
+    rlock_client_close(&g.cl);
+    for (i = 0; i < g.o.n_servers; i++) {
+        rlock_posix_close(&g.pc[i]);
+        rlock_posix_close(&g.spc[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Acquire                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int nodes_busy(void) {
+    size_t i;
+    for (i = 0; i < g.o.n_servers; i++)
+        if (rlock_node_wants(&g.node[i])) return 1;
+    return 0;
+}
+
+static unsigned long commands_sent(void) {
+    size_t i;
+    unsigned long n = 0;
+    for (i = 0; i < g.o.n_servers; i++) n += rlock_node_commands(&g.node[i]);
+    return n;
+}
+
+static int status_exit(rlock_status st) {
+    switch (st) {
+    case RLOCK_E_AUTH: return RC_NOPERM;
+    case RLOCK_E_WRONGTYPE: case RLOCK_E_FOREIGN: return RC_DATAERR;
+    case RLOCK_E_IO: case RLOCK_E_PROTOCOL: case RLOCK_E_REDIS: case RLOCK_E_QUORUM: return RC_UNAVAILABLE;
+    case RLOCK_E_RANDOM: case RLOCK_E_CLOCK: return RC_OSERR;
+    default: return RC_SOFTWARE;
+    }
+}
+
+/* Connect, then acquire, waiting in our own poll() so that signals end the
+ * wait. 0 when held, else the exit status. */
+static int acquire(void) {
+    const options *o = &g.o;
+    long long wait = o->nonblock ? 0 : o->wait_set ? o->wait_ms : LLONG_MAX;
+    uint64_t unavailable_since = 0;
+    unsigned long cmds_prev = 0;
+    int idle_prev = 0, said_waiting = 0;
+    rlock_status st = rlock_client_connect(&g.cl, (uint32_t)o->connect_timeout_ms);
+    drain_signals();
+    if (g.stop_sig) return 128 + g.stop_sig;
+    if (st != RLOCK_OK) {
+        int auth = nodes_with(RLOCK_E_AUTH) > 0;
+        report_nodes();
+        say("cannot reach %s%s", o->n_servers > 1 ? "a quorum of the servers" : "the server",
+            auth ? ": authentication refused" : "");
+        return auth ? RC_NOPERM : RC_UNAVAILABLE;
+    }
+    if (o->verbose && nodes_with(RLOCK_OK) < o->n_servers) report_nodes();
+    st = rlock_acquire_begin(&g.lk, o->ttl_ms, wait);
+    while (st == RLOCK_WOULD_BLOCK) {
+        int idle, settled;
+        unsigned long cmds;
+        long long timeout;
+        st = rlock_step(&g.lk);
+        if (st != RLOCK_WOULD_BLOCK) break;
+        /* Settled between attempts - nothing in flight now nor at the last
+         * step, nothing sent in between (a round that just ended may have
+         * begun a cleanup round that the next step sends) - the wait can be
+         * abandoned without leaving a half-taken lock behind. The first idle
+         * look is confirmed by one more step at once. */
+        idle = !nodes_busy();
+        cmds = commands_sent();
+        settled = idle && idle_prev && cmds == cmds_prev;
+        if (settled) {
+            uint64_t now = now_ms();
+            if (!said_waiting) {
+                said_waiting = 1;
+                if (o->wait_set) VERBOSE(("'%s' is held; waiting up to %lld ms", o->resource, o->wait_ms));
+                else VERBOSE(("'%s' is held; waiting for it", o->resource));
+            }
+            if (g.stop_sig) {
+                rlock_cancel(&g.lk);
+                VERBOSE(("%s: stopped waiting", sig_name(g.stop_sig)));
+                return 128 + g.stop_sig;
+            }
+            if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl)) {
+                if (!unavailable_since) unavailable_since = now;
+                else if (now - unavailable_since >= UNAVAILABLE_GIVE_UP_MS) {
+                    rlock_cancel(&g.lk);
+                    report_nodes();
+                    say("gave up waiting: no quorum of the servers for %d s", UNAVAILABLE_GIVE_UP_MS / 1000);
+                    return RC_UNAVAILABLE;
+                }
+            } else {
+                unavailable_since = 0;
+            }
+        }
+        idle_prev = idle;
+        cmds_prev = cmds;
+        timeout = idle && (!settled || g.stop_sig) ? 0 : (long long)rlock_next_timeout_ms(&g.lk);
+        wait_io(timeout);
+    }
+    if (st == RLOCK_OK) {
+        if (g.stop_sig) {
+            rlock_release(&g.lk);
+            return 128 + g.stop_sig;
+        }
+        return 0;
+    }
+    if (g.stop_sig) return 128 + g.stop_sig;
+    if (st == RLOCK_NOT_ACQUIRED || st == RLOCK_TIMEOUT) {
+        VERBOSE(("'%s' is held by someone else; giving up%s (exit %d)", o->resource,
+                 st == RLOCK_TIMEOUT ? " after the --wait time" : "", o->conflict_rc));
+        return o->conflict_rc;
+    }
+    report_nodes();
+    if (st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN)
+        say("the key '%s' exists but is not an rlock lock (%s); rlock does not touch it",
+            o->resource, rlock_status_str(st));
+    else
+        say("could not acquire '%s': %s", o->resource, rlock_status_str(st));
+    return status_exit(st);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Run COMMAND under the lock                                                */
+/* ------------------------------------------------------------------------ */
+
+static int reap(int *status) {
+    pid_t r;
+    do r = waitpid(g.child, status, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == 0) return 0;
+    if (r < 0) *status = RC_SOFTWARE << 8; /* cannot happen: SIGCHLD is ours */
+    g.child = 0;
+    return 1;
+}
+
+static void signal_command(int sig) {
+    if (g.target) kill(g.target, sig);
+}
+
+static pid_t start_command(char **cmd, int *exec_errno) {
+    int ep[2], e = 0;
+    sigset_t block, old;
+    ssize_t n;
+    pid_t pid, parent = getpid();
+    *exec_errno = 0;
+    if (pipe(ep) != 0) return -1;
+    if (set_fd_flags(ep[1]) != 0 || fcntl(ep[0], F_SETFD, FD_CLOEXEC) != 0) {
+        close(ep[0]); close(ep[1]);
+        return -1;
+    }
+    /* In the foreground of a terminal COMMAND stays in rlock's process group,
+     * so it can read the terminal and gets ^C from it. Otherwise it leads a
+     * group of its own, and signals reach everything COMMAND started. */
+    g.own_group = !(isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp());
+    signals_block(&block);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    pid = fork();
+    if (pid == 0) {
+        size_t i;
+        for (i = 0; i < N_FORWARDED; i++) if (installed[i]) signal(forwarded_sigs[i], SIG_DFL);
+        signal(SIGCHLD, SIG_DFL);
+        signal(SIGCONT, SIG_DFL);
+        sigaction(SIGPIPE, &g.old_pipe, NULL);
+        if (g.own_group) setpgid(0, 0);
+#ifdef __linux__
+        /* rlock killed (-9, OOM): nobody renews the lease, so COMMAND goes too. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(RC_SOFTWARE);
+#else
+        (void)parent;
+#endif
+        sigprocmask(SIG_SETMASK, &g.orig_mask, NULL);
+        execvp(cmd[0], cmd);
+        e = errno;
+        n = write(ep[1], &e, sizeof e);
+        (void)n;
+        _exit(e == ENOENT ? RC_NOT_FOUND : RC_CANNOT_EXEC);
+    }
+    if (pid > 0) {
+        g.child = pid;
+        g.target = g.own_group ? -pid : pid;
+        if (g.own_group) setpgid(pid, pid); /* also here: no window for a signal */
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(ep[1]);
+    if (pid > 0) {
+        do n = read(ep[0], &e, sizeof e);
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t)sizeof e) *exec_errno = e;
+    }
+    close(ep[0]);
+    return pid;
+}
+
+/* After COMMAND was told to stop: give what is left of its process group
+ * until kill_at, then SIGKILL it. */
+static void finish_group(uint64_t kill_at, int kill_sent) {
+    pid_t pgid = -g.target;
+    if (!g.own_group || kill_sent || pgid <= 0) return;
+    while (kill(-pgid, 0) == 0) {
+        uint64_t now = now_ms();
+        if (now >= kill_at) {
+            say("processes COMMAND started did not exit after SIGTERM: sending SIGKILL");
+            kill(-pgid, SIGKILL);
+            return;
+        }
+        wait_io(kill_at - now < 20 ? (long long)(kill_at - now) : 20);
+    }
+}
+
+/* Run COMMAND and keep the lease while it runs. Returns the exit status. */
+static int run_locked(void) {
+    const options *o = &g.o;
+    char fence[32];
+    int status = 0, exec_errno, lost = 0, failing = 0, inflight = 0, term_sent = 0, kill_sent = 0;
+    uint64_t kill_at = 0;
+    long long early = o->kill_after_ms < o->ttl_ms / 3 ? o->kill_after_ms : o->ttl_ms / 3;
+    rlock_status st;
+    pid_t pid;
+
+    if (setenv("RLOCK_RESOURCE", o->resource, 1) != 0 || setenv("RLOCK_TOKEN", rlock_lock_token(&g.lk), 1) != 0)
+        goto oserr;
+    if (o->fence) {
+        snprintf(fence, sizeof fence, "%lld", rlock_fence_token(&g.lk));
+        if (setenv("RLOCK_FENCE", fence, 1) != 0) goto oserr;
+    } else {
+        unsetenv("RLOCK_FENCE"); /* never an outer rlock's */
+    }
+    pid = start_command(o->command, &exec_errno);
+    if (pid < 0) goto oserr;
+    if (exec_errno) {
+        while (!reap(&status)) wait_io(10);
+        say("cannot run '%.200s': %s", o->command[0], strerror(exec_errno));
+        status = (exec_errno == ENOENT ? RC_NOT_FOUND : RC_CANNOT_EXEC) << 8;
+    }
+
+    while (g.child > 0) {
+        uint32_t next = 0;
+        uint64_t now;
+        long long validity, timeout = -1;
+        if (reap(&status)) break;
+        if (!lost) {
+            uint64_t end_before = now_ms() + (uint64_t)rlock_validity_ms(&g.lk);
+            st = rlock_renew_poll(&g.lk, &next);
+            now = now_ms();
+            validity = rlock_validity_ms(&g.lk);
+            timeout = next;
+            if (st == RLOCK_WOULD_BLOCK) {
+                inflight = 1;
+            } else {
+                inflight = 0;
+                if (st == RLOCK_LOST || rlock_lock_state(&g.lk) == RLOCK_STATE_LOST) {
+                    lost = 1;
+                } else {
+                    if (validity > 0 && now + (uint64_t)validity > end_before + 1) {
+                        failing = 0;
+                        VERBOSE(("renewed '%s' on %zu/%zu servers (valid %lld ms)", o->resource,
+                                 rlock_last_votes(&g.lk), o->n_servers, validity));
+                    }
+                    if (st != RLOCK_OK) {
+                        if (!failing) {
+                            report_nodes();
+                            say("could not renew '%s' (%s); retrying while %lld ms of the lease are left",
+                                o->resource, rlock_status_str(st), validity);
+                        }
+                        failing = 1;
+                    }
+                }
+            }
+        } else {
+            now = now_ms();
+            validity = 0;
+        }
+        if (!term_sent && (lost || (failing && validity <= early))) {
+            if (lost) say("lost the lock '%s' (the lease ran out before it could be renewed); "
+                          "stopping COMMAND: SIGTERM, SIGKILL after %lld ms", o->resource, o->kill_after_ms);
+            else say("the lease on '%s' ends in %lld ms and cannot be renewed; stopping COMMAND: "
+                     "SIGTERM, SIGKILL when the lease ends", o->resource, validity);
+            signal_command(SIGTERM);
+            term_sent = 1;
+            kill_at = now + (uint64_t)(lost ? o->kill_after_ms : validity);
+        }
+        if (term_sent && !kill_sent && now >= kill_at) {
+            say("COMMAND did not exit after SIGTERM: sending SIGKILL");
+            signal_command(SIGKILL);
+            kill_sent = 1;
+        }
+        if (lost) timeout = -1;
+        if (failing && !term_sent && validity > early && (timeout < 0 || validity - early < timeout))
+            timeout = validity - early;
+        if (term_sent && !kill_sent && (timeout < 0 || (long long)(kill_at - now) < timeout))
+            timeout = (long long)(kill_at - now);
+        wait_io(timeout);
+    }
+    if (term_sent) finish_group(kill_at, kill_sent);
+
+    /* COMMAND is gone: release (owner-checked, so a lost lock is safe to try). */
+    if (inflight) rlock_cancel(&g.lk);
+    if (!lost && rlock_lock_state(&g.lk) == RLOCK_STATE_LOST) {
+        lost = 1;
+        say("the lease on '%s' ran out before COMMAND ended (rlock could not renew it in time)", o->resource);
+    }
+    st = rlock_release(&g.lk);
+    if (st == RLOCK_OK) {
+        VERBOSE(("released '%s'", o->resource));
+    } else if (st == RLOCK_LOST) {
+        if (!lost && !term_sent)
+            say("'%s' was no longer held when COMMAND ended (it expired or was removed on the server)", o->resource);
+        lost = 1;
+    } else {
+        report_nodes();
+        say("could not release '%s' (%s); it expires by itself within %lld ms", o->resource,
+            rlock_status_str(st), o->ttl_ms);
+    }
+    if (lost || term_sent) {
+        const char *what = lost ? "the lock was lost while COMMAND ran" : "COMMAND was stopped: the lease could not be renewed";
+        if (WIFEXITED(status)) say("exit %d: %s (COMMAND exited %d)", RC_LOST, what, WEXITSTATUS(status));
+        else if (WIFSIGNALED(status)) say("exit %d: %s (COMMAND was killed by signal %d)", RC_LOST, what, WTERMSIG(status));
+        return RC_LOST;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return RC_SOFTWARE;
+
+oserr:
+    say("cannot start COMMAND: %s", strerror(errno));
+    st = rlock_release(&g.lk);
+    if (st != RLOCK_OK) say("could not release '%s' (%s); it expires within %lld ms", o->resource,
+                            rlock_status_str(st), o->ttl_ms);
+    return RC_OSERR;
+}
+
+int main(int argc, char **argv) {
+    options *o = &g.o;
+    rlock_config cfg;
+    size_t i;
+    int rc, fd;
+    /* Started with stdin/stdout/stderr closed (some daemons do that), a
+     * socket could become fd 2 and messages would go to Redis: fill them. */
+    for (fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) return RC_OSERR;
+    parse_args(o, argc, argv);
+    check_options(o);
+
+    if (setup_signals() != 0) { say("cannot set up signals: %s", strerror(errno)); return RC_OSERR; }
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = (uint32_t)o->command_timeout_ms;
+    cfg.fencing = o->fence;
+    for (i = 0; i < o->n_servers; i++)
+        if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {
+            say("%s: cannot set up a connection", o->servers[i].label);
+            return RC_SOFTWARE;
+        }
+    rc = rlock_client_init(&g.cl, g.node, o->n_servers, &cfg) == RLOCK_OK ? 0 : RC_OSERR;
+    if (rc == 0 && !o->nonblock) {
+        /* Waiting is on pub/sub: a second connection per server, used only
+         * until the lock is ours. */
+        for (i = 0; i < o->n_servers && rc == 0; i++)
+            if (init_conn(&g.spc[i], &g.sub[i], &o->servers[i]) != 0) rc = RC_SOFTWARE;
+        if (rc == 0 && rlock_client_set_subscribers(&g.cl, g.sub, o->n_servers) != RLOCK_OK) rc = RC_SOFTWARE;
+        g.n_subs = o->n_servers;
+    }
+    if (rc == 0 && rlock_lock_init(&g.lk, &g.cl, o->resource, o->resource_len, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        rc = RC_SOFTWARE;
+    if (rc != 0) {
+        say("cannot set up the lock (%s)", rc == RC_OSERR ? "the random source failed" : "internal error");
+        return rc;
+    }
+
+    rc = acquire();
+    if (rc == 0) {
+        for (i = 0; i < g.n_subs; i++) rlock_posix_close(&g.spc[i]); /* no more waiting */
+        if (o->fence)
+            VERBOSE(("acquired '%s' on %zu/%zu servers (lease %lld ms, valid %lld ms, fence %lld)", o->resource,
+                     rlock_last_votes(&g.lk), o->n_servers, o->ttl_ms, rlock_validity_ms(&g.lk),
+                     rlock_fence_token(&g.lk)));
+        else
+            VERBOSE(("acquired '%s' on %zu/%zu servers (lease %lld ms, valid %lld ms)", o->resource,
+                     rlock_last_votes(&g.lk), o->n_servers, o->ttl_ms, rlock_validity_ms(&g.lk)));
+        rc = run_locked();
+    }
+    close_all();
+    return rc;
+}

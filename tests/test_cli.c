@@ -1,0 +1,647 @@
+/* test_cli.c - the rlock command (cli/rlock.c) as a black box against real,
+ * throwaway redis-servers: exit codes, -n, -E, the -w deadline, pub/sub
+ * waiting, 8 concurrent invocations serialized, Redlock with a node killed
+ * mid-run, the lost-lock path (SIGSTOP rlock past its TTL), early stop when
+ * renewal fails, signal forwarding, AUTH, foreign keys and bad arguments.
+ *
+ * It runs build/rlock-asan when built with AddressSanitizer (so the CLI is
+ * checked by the sanitizers too), else build/rlock; $RLOCK_CLI overrides.
+ * Paths are relative to the repo root, where the Makefile runs the tests.
+ * RLOCK_TEST_QUICK=1 (valgrind run) does fewer rounds. */
+#include "harness.h" /* first: it sets the POSIX feature macros */
+#include "check.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define CLI_FIRST "build/rlock-asan"
+#else
+#define CLI_FIRST "build/rlock"
+#endif
+
+#define EX_USAGE 64
+#define EX_DATAERR 65
+#define EX_UNAVAILABLE 69
+#define EX_LOST 75
+#define EX_NOPERM 77
+
+static const char *cli;     /* the binary under test */
+static char tmp[256];       /* scratch dir for outputs and files */
+static int quick;
+static rh_server srv[3];    /* three servers for everything */
+static char S[3][64];       /* "127.0.0.1:PORT" of each */
+static int out_seq;
+
+/* ------------------------------------------------------------ helpers */
+
+static void path_in(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmp, name); }
+
+/* Start rlock with args (NULL-terminated) and env entries "K=V" (NULL-terminated
+ * or NULL); stdin from /dev/null, stdout+stderr into outfile. The rlock env
+ * variables of the test's own environment are cleared first. */
+static pid_t cli_start(const char *const *args, const char *const *env, const char *outfile) {
+    const char *argv[64];
+    int n = 0, i;
+    pid_t pid;
+    argv[n++] = cli;
+    for (i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0) _exit(120);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(out, 2);
+        close(in);
+        close(out);
+        /* whatever the test inherited, rlock starts with default dispositions */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        unsetenv("RLOCK_SERVERS");
+        unsetenv("RLOCK_PASSWORD");
+        unsetenv("REDISCLI_AUTH");
+        for (i = 0; env && env[i]; i++) {
+            char kv[512], *eq;
+            snprintf(kv, sizeof kv, "%s", env[i]);
+            if ((eq = strchr(kv, '=')) == NULL) continue;
+            *eq = '\0';
+            setenv(kv, eq + 1, 1);
+        }
+        execv(cli, (char *const *)argv);
+        _exit(121);
+    }
+    return pid;
+}
+
+/* Wait up to timeout_ms: exit code, 128+signal, or -1 (timed out: killed). */
+static int cli_wait(pid_t pid, unsigned timeout_ms) {
+    unsigned long long end = rh_now_ms() + timeout_ms;
+    int status;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) return -2;
+        if (rh_now_ms() > end) {
+            fprintf(stderr, "rlock pid %ld still running after %u ms: killed\n", (long)pid, timeout_ms);
+            kill(pid, SIGCONT);
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        rh_sleep_ms(5);
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -3;
+}
+
+static void read_file(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    if (f) { n = fread(buf, 1, cap - 1, f); fclose(f); }
+    buf[n] = '\0';
+}
+
+/* Run to completion (timeout 20 s); output into out. */
+static int cli_run_env(const char *const *args, const char *const *env, char *out, size_t cap) {
+    char file[300], name[32];
+    int rc;
+    snprintf(name, sizeof name, "out.%d", ++out_seq);
+    path_in(file, sizeof file, name);
+    rc = cli_wait(cli_start(args, env, file), 20000);
+    read_file(file, out, cap);
+    return rc;
+}
+static int cli_run(const char *const *args, char *out, size_t cap) { return cli_run_env(args, NULL, out, cap); }
+
+static int wait_file(const char *path, unsigned timeout_ms) {
+    unsigned long long end = rh_now_ms() + timeout_ms;
+    struct stat st;
+    while (rh_now_ms() < end) {
+        if (stat(path, &st) == 0 && st.st_size > 0) return 1;
+        rh_sleep_ms(5);
+    }
+    return 0;
+}
+
+static int wait_key(const rh_server *s, const char *key, int exists, unsigned timeout_ms) {
+    unsigned long long end = rh_now_ms() + timeout_ms;
+    while (rh_now_ms() < end) {
+        if (rh_int(s, "EXISTS %s", key) == exists) return 1;
+        rh_sleep_ms(10);
+    }
+    return 0;
+}
+
+static long read_pid(const char *path) {
+    char buf[32];
+    read_file(path, buf, sizeof buf);
+    return atol(buf);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static int count_substr(const char *s, const char *needle) {
+    int n = 0;
+    while ((s = strstr(s, needle)) != NULL) { n++; s += strlen(needle); }
+    return n;
+}
+
+static long long info_field(const rh_server *s, const char *field) {
+    char buf[8192], *p;
+    if (rh_str(s, buf, sizeof buf, "INFO stats") < 0) return -1;
+    p = strstr(buf, field);
+    return p ? atoll(p + strlen(field) + 1) : -1;
+}
+
+/* ------------------------------------------------------------- tests */
+
+/* Bad arguments: exit 64, one line saying why plus the usage, and not a
+ * single connection to the server named on the command line. */
+static void test_usage(void) {
+    static char longhost[400], longres[400];
+    const char *s0 = S[0];
+    const char *const cases[][16] = {
+        { NULL },
+        { "-s", s0, "res", NULL },
+        { "-s", s0, "-t", "0", "res", "true", NULL },
+        { "-s", s0, "-t", "-5", "res", "true", NULL },
+        { "-s", s0, "-t", "abc", "res", "true", NULL },
+        { "-s", s0, "-t", "10x", "res", "true", NULL },
+        { "-s", s0, "-t", "50", "res", "true", NULL },
+        { "-s", s0, "--ttl=99999999999", "res", "true", NULL },
+        { "-s", s0, "--ttl", NULL },
+        { "-s", s0, "-w", "0", "res", "true", NULL },
+        { "-s", s0, "-w", "soon", "res", "true", NULL },
+        { "-s", s0, "-n", "-w", "100", "res", "true", NULL },
+        { "-s", s0, "-E", "256", "res", "true", NULL },
+        { "-s", s0, "-E", "x", "res", "true", NULL },
+        { "-s", s0, "--nonblock=1", "res", "true", NULL },
+        { "-s", s0, "--bogus", "res", "true", NULL },
+        { "-s", s0, "-x", "res", "true", NULL },
+        { "-s", "127.0.0.1:0", "res", "true", NULL },
+        { "-s", "127.0.0.1:65536", "res", "true", NULL },
+        { "-s", "127.0.0.1:", "res", "true", NULL },
+        { "-s", ":6379", "res", "true", NULL },
+        { "-s", "::1:6379", "res", "true", NULL },
+        { "-s", "[::1", "res", "true", NULL },
+        { "-s", "redis://", "res", "true", NULL },
+        { "-s", "rediss://127.0.0.1:1", "res", "true", NULL },
+        { "-s", "redis://127.0.0.1:1/3", "res", "true", NULL },
+        { "-s", "redis://127.0.0.1:1?db=0", "res", "true", NULL },
+        { "-s", "redis://a@b@127.0.0.1:1", "res", "true", NULL },
+        { "-s", "redis://:pw%zz@127.0.0.1:1", "res", "true", NULL },
+        { "-s", "http://127.0.0.1:1", "res", "true", NULL },
+        { "-s", "unix:", "res", "true", NULL },
+        { "-s", longhost, "res", "true", NULL },
+        { "-s", s0, "-s", s0, "res", "true", NULL },
+        { "-s", s0, "--password-file", "/nonexistent/rlock-pw", "res", "true", NULL },
+        { "-s", s0, "--user", "bob", "res", "true", NULL },
+        { "-s", s0, "", "true", NULL },
+        { "-s", s0, longres, "true", NULL },
+        { "-s", s0, "--fence", "a}b", "true", NULL },
+        { "-s", s0, "-t", "3000", "--command-timeout", "2000", "res", "true", NULL },
+    };
+    const char *ten[] = { "-s", "h1:1", "-s", "h2:1", "-s", "h3:1", "-s", "h4:1", "-s", "h5:1", "-s", "h6:1",
+                          "-s", "h7:1", "-s", "h8:1", "-s", "h9:1", "-s", "h10:1", "res", "true", NULL };
+    const char *secret[] = { "-s", "redis://:Sup3rSecretPw@127.0.0.1:0", "res", "true", NULL };
+    const char *env_bad[] = { "RLOCK_SERVERS=127.0.0.1:1,,127.0.0.1:2", NULL };
+    const char *env_args[] = { "res", "true", NULL };
+    char out[4096];
+    size_t i;
+    long long before, after;
+    memset(longhost, 'h', 300);
+    memcpy(longhost + 300, ":6379", 6);
+    memset(longres, 'r', 300);
+    longres[300] = '\0';
+    before = info_field(&srv[0], "total_connections_received");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = cli_run(cases[i], out, sizeof out);
+        CHECK_MSG(rc == EX_USAGE, "case %zu: exit %d, want 64; output: %s", i, rc, out);
+        CHECK_MSG(strncmp(out, "rlock: ", 7) == 0 && count_lines(out) == 3 && strstr(out, "Usage: rlock"),
+                  "case %zu: want one line plus usage, got: %s", i, out);
+    }
+    CHECK_EQ_LL(cli_run(ten, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "at most 9") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_run(secret, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "Sup3rSecretPw") == NULL, "the password was printed: %s", out);
+    CHECK_EQ_LL(cli_run_env(env_args, env_bad, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "RLOCK_SERVERS") != NULL, "%s", out);
+    after = info_field(&srv[0], "total_connections_received");
+    CHECK_MSG(after == before + 1, "bad arguments reached Redis: %lld connections (1 is the check's own)", after - before);
+}
+
+static void test_help(void) {
+    const char *h[] = { "--help", NULL }, *h2[] = { "-h", NULL }, *v[] = { "-V", NULL };
+    const char *want[] = { "--server", "--ttl", "--wait", "--nonblock", "--conflict-exit-code", "--verbose",
+                           "--fence", "--password-file", "--kill-after", "RLOCK_TOKEN", "RLOCK_SERVERS",
+                           "Exit status", "75", "69", "64", "Examples", NULL };
+    char out[8192];
+    int i;
+    CHECK_EQ_LL(cli_run(h, out, sizeof out), 0);
+    for (i = 0; want[i]; i++) CHECK_MSG(strstr(out, want[i]) != NULL, "--help does not mention %s", want[i]);
+    CHECK_EQ_LL(cli_run(h2, out, sizeof out), 0);
+    CHECK(strncmp(out, "Usage: rlock", 12) == 0);
+    CHECK_EQ_LL(cli_run(v, out, sizeof out), 0);
+    CHECK(strncmp(out, "rlock 0.", 8) == 0);
+}
+
+/* COMMAND's status passes through; it runs holding the lock, with the
+ * documented environment; the lock is gone afterwards. */
+static void test_run(void) {
+    char out[4096], envf[300], noexec[300], cmd[1100], token[128] = "", got[256], key[128], unixs[300], url[64];
+    char fence1[32] = "", fence2[32] = "";
+    const char *exit7[] = { "-s", S[0], "t:run", "sh", "-c", "exit 7", NULL };
+    const char *kill9[] = { "-s", S[0], "t:run", "sh", "-c", "kill -9 $$", NULL };
+    const char *missing[] = { "-s", S[0], "t:run", "/nonexistent/rlock-cmd", NULL };
+    const char *notexec[] = { "-s", S[0], "t:run", noexec, NULL };
+    const char *envrun[] = { "-s", S[0], "--fence", "t:env", "sh", "-c", cmd, NULL };
+    const char *nofence[] = { "-s", S[0], "t:env", "sh", "-c", "test -z \"${RLOCK_FENCE+x}\"", NULL };
+    const char *outer[] = { "RLOCK_FENCE=999", NULL };
+    const char *viaunix[] = { "-s", unixs, "t:run", "true", NULL };
+    const char *viaurl[] = { "-s", url, "t:run", "true", NULL };
+    const char *viaenv[] = { "-v", "t:run", "true", NULL };
+    char envservers[256];
+    const char *envlist[] = { envservers, NULL };
+    pid_t pid;
+    int rc;
+    FILE *f;
+
+    CHECK_EQ_LL(cli_run(exit7, out, sizeof out), 7);
+    CHECK_EQ_LL(cli_run(kill9, out, sizeof out), 128 + 9);
+    CHECK_EQ_LL(cli_run(missing, out, sizeof out), 127);
+    CHECK_MSG(strstr(out, "cannot run") != NULL, "%s", out);
+    path_in(noexec, sizeof noexec, "not-executable");
+    if ((f = fopen(noexec, "w")) != NULL) { fputs("echo hi\n", f); fclose(f); }
+    CHECK_EQ_LL(cli_run(notexec, out, sizeof out), 126);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:run"), 0);
+
+    /* RLOCK_RESOURCE / RLOCK_TOKEN / RLOCK_FENCE, and the key holds the token meanwhile */
+    path_in(envf, sizeof envf, "env.txt");
+    snprintf(cmd, sizeof cmd, "printf '%%s %%s %%s' \"$RLOCK_RESOURCE\" \"$RLOCK_TOKEN\" \"$RLOCK_FENCE\" > %s.tmp && "
+             "mv %s.tmp %s && sleep 0.5", envf, envf, envf);
+    path_in(got, sizeof got, "out.env");
+    pid = cli_start(envrun, NULL, got);
+    CHECK(wait_file(envf, 5000));
+    read_file(envf, out, sizeof out);
+    CHECK_MSG(sscanf(out, "%127s %127s %31s", key, token, fence1) == 3, "env: %s", out);
+    CHECK(strcmp(key, "t:env") == 0);
+    CHECK_MSG(strlen(token) == 32 && strspn(token, "0123456789abcdef") == 32, "token %s", token);
+    CHECK(atoll(fence1) >= 1);
+    rh_str(&srv[0], got, sizeof got, "GET t:env");
+    CHECK_MSG(strcmp(got, token) == 0, "while COMMAND runs the key holds %s, not the token %s", got, token);
+    CHECK(rh_int(&srv[0], "PTTL t:env") > 0);
+    CHECK_EQ_LL(cli_wait(pid, 10000), 0);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:env"), 0);
+    unlink(envf);
+    CHECK_EQ_LL(cli_run(envrun, out, sizeof out), 0);
+    read_file(envf, out, sizeof out);
+    CHECK(sscanf(out, "%*s %*s %31s", fence2) == 1 && atoll(fence2) > atoll(fence1));
+    CHECK_EQ_LL(cli_run_env(nofence, outer, out, sizeof out), 0);
+
+    /* other ways to name servers */
+    snprintf(unixs, sizeof unixs, "unix:%s", srv[0].unixsock);
+    CHECK_EQ_LL(cli_run(viaunix, out, sizeof out), 0);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d/0", srv[0].port);
+    CHECK_EQ_LL(cli_run(viaurl, out, sizeof out), 0);
+    snprintf(envservers, sizeof envservers, "RLOCK_SERVERS=%s, %s,%s", S[0], S[1], S[2]);
+    rc = cli_run_env(viaenv, envlist, out, sizeof out);
+    CHECK_EQ_LL(rc, 0);
+    CHECK_MSG(strstr(out, "on 3/3 servers") != NULL, "%s", out);
+}
+
+/* -n, -E, -w against a holder; a plain waiter wakes when it releases. */
+static void test_conflict(void) {
+    char out[4096], hold_out[300], wait_out[300];
+    const char *holder[] = { "-s", S[0], "t:c", "sleep", "2", NULL };
+    const char *nb[] = { "-n", "-s", S[0], "t:c", "true", NULL };
+    const char *nbE[] = { "-n", "-E", "42", "-s", S[0], "t:c", "true", NULL };
+    const char *w300[] = { "-w", "300", "-s", S[0], "t:c", "true", NULL };
+    const char *waiter[] = { "-v", "-s", S[0], "t:c", "true", NULL };
+    unsigned long long t0, t1;
+    pid_t h, w;
+    path_in(hold_out, sizeof hold_out, "out.holder");
+    path_in(wait_out, sizeof wait_out, "out.waiter");
+    t0 = rh_now_ms();
+    h = cli_start(holder, NULL, hold_out);
+    CHECK(wait_key(&srv[0], "t:c", 1, 5000));
+    CHECK_EQ_LL(cli_run(nb, out, sizeof out), 1);
+    CHECK_MSG(out[0] == '\0', "a conflict should be silent without -v: %s", out);
+    CHECK_EQ_LL(cli_run(nbE, out, sizeof out), 42);
+    t1 = rh_now_ms();
+    CHECK_EQ_LL(cli_run(w300, out, sizeof out), 1);
+    t1 = rh_now_ms() - t1;
+    CHECK_MSG(t1 >= 280 && t1 < 1800, "-w 300 gave up after %llu ms", t1);
+    w = cli_start(waiter, NULL, wait_out);
+    CHECK_EQ_LL(cli_wait(h, 10000), 0);
+    CHECK_EQ_LL(cli_wait(w, 10000), 0);
+    t1 = rh_now_ms() - t0;
+    /* The holder's lease is 30 s: finishing soon after its 2 s proves the
+     * waiter woke on the release, not on the lease running out. */
+    CHECK_MSG(t1 < 6000, "the waiter took %llu ms", t1);
+    read_file(wait_out, out, sizeof out);
+    CHECK_MSG(strstr(out, "waiting") && strstr(out, "acquired") && strstr(out, "released"), "%s", out);
+    CHECK_EQ_LL(cli_run(nb, out, sizeof out), 0); /* free again */
+}
+
+/* 8 invocations at once on one lock: each critical section alone, all run. */
+static void test_concurrent(void) {
+    enum { N = 8 };
+    char dir[300], denv[320], outs[N][300], counter[320], overlaps[320], out[256];
+    const char *bump = "mkdir \"$D/inside\" 2>/dev/null || echo x >>\"$D/overlaps\"; "
+                       "n=$(cat \"$D/counter\"); sleep 0.03; echo $((n + 1)) >\"$D/counter\"; rmdir \"$D/inside\"";
+    const char *args[] = { "-t", "5000", "-s", S[0], "t:many", "sh", "-c", bump, NULL };
+    const char *env[] = { denv, NULL };
+    int rounds = quick ? 1 : 3, r, i, bad = 0;
+    FILE *f;
+    path_in(dir, sizeof dir, "many");
+    mkdir(dir, 0700);
+    snprintf(denv, sizeof denv, "D=%s", dir);
+    snprintf(counter, sizeof counter, "%s/counter", dir);
+    snprintf(overlaps, sizeof overlaps, "%s/overlaps", dir);
+    if ((f = fopen(counter, "w")) != NULL) { fputs("0\n", f); fclose(f); }
+    for (r = 0; r < rounds; r++) {
+        pid_t p[N];
+        for (i = 0; i < N; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "out.many%d", i);
+            path_in(outs[i], sizeof outs[i], name);
+            p[i] = cli_start(args, env, outs[i]);
+        }
+        for (i = 0; i < N; i++) {
+            int rc = cli_wait(p[i], 30000);
+            if (rc != 0) {
+                read_file(outs[i], out, sizeof out);
+                fprintf(stderr, "concurrent rlock %d exited %d: %s\n", i, rc, out);
+                bad++;
+            }
+        }
+    }
+    CHECK_EQ_LL(bad, 0);
+    read_file(counter, out, sizeof out);
+    CHECK_MSG(atoi(out) == N * rounds, "counter %s, want %d: updates were lost", out, N * rounds);
+    CHECK_MSG(access(overlaps, F_OK) != 0, "two holders were inside at once");
+}
+
+/* Redlock over 3: a node killed mid-run, renewals go on with 2 of 3; with
+ * 2 of 3 gone there is no quorum: 69. One unreachable server: 69. */
+static void test_redlock(void) {
+    char out[8192], job_out[300], done[300], cmd[800], nowhere[64];
+    const char *job[] = { "-v", "-t", "1000", "-s", S[0], "-s", S[1], "-s", S[2], "t:red", "sh", "-c", cmd, NULL };
+    const char *rival[] = { "-n", "-s", S[0], "-s", S[1], "-s", S[2], "t:red", "true", NULL };
+    const char *alone[] = { "-s", nowhere, "t:red", "true", NULL };
+    pid_t p;
+    int renewed_on_two;
+    path_in(job_out, sizeof job_out, "out.redlock");
+    path_in(done, sizeof done, "redlock-done");
+    snprintf(cmd, sizeof cmd, "sleep 2.5; echo done > %s", done);
+    p = cli_start(job, NULL, job_out);
+    CHECK(wait_key(&srv[0], "t:red", 1, 5000));
+    rh_sleep_ms(300);
+    rh_server_kill9(&srv[1]);
+    rh_sleep_ms(500);
+    CHECK_EQ_LL(cli_run(rival, out, sizeof out), 1); /* still held, on 2 of 3 */
+    CHECK_EQ_LL(cli_wait(p, 15000), 0);
+    CHECK(access(done, F_OK) == 0);
+    read_file(job_out, out, sizeof out);
+    renewed_on_two = count_substr(out, "on 2/3 servers");
+    CHECK_MSG(renewed_on_two >= 2, "renewals with 2 of 3 servers: %d\n%s", renewed_on_two, out);
+    CHECK(strstr(out, "released") != NULL);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:red"), 0);
+    CHECK_EQ_LL(rh_int(&srv[2], "EXISTS t:red"), 0);
+    CHECK_EQ_LL(cli_run(rival, out, sizeof out), 0); /* 2 of 3 grant */
+    rh_server_kill9(&srv[2]);
+    CHECK_EQ_LL(cli_run(rival, out, sizeof out), EX_UNAVAILABLE);
+    CHECK_MSG(strstr(out, "quorum") != NULL, "%s", out);
+    CHECK(rh_server_restart(&srv[1], NULL) == 0);
+    CHECK(rh_server_restart(&srv[2], NULL) == 0);
+    snprintf(nowhere, sizeof nowhere, "127.0.0.1:%d", rh_free_port());
+    CHECK_EQ_LL(cli_run(alone, out, sizeof out), EX_UNAVAILABLE);
+}
+
+/* rlock paused past its lease: on resume COMMAND is stopped and rlock exits
+ * 75 - also when COMMAND ignores SIGTERM. Renewal failing: stopped early. */
+static void test_lost(void) {
+    char out[4096], pidf[300], pidf2[300], cmd[800], cmd2[800], o1[300], o2[300], o3[300];
+    const char *job[] = { "-t", "1000", "-s", S[0], "t:lost", "sh", "-c", cmd, NULL };
+    const char *stubborn[] = { "-t", "1000", "-k", "300", "-s", S[0], "t:lost2", "sh", "-c", cmd2, NULL };
+    const char *other[] = { "-n", "-s", S[0], "t:lost", "true", NULL };
+    char s_own[64];
+    const char *early[] = { "-t", "1500", "-s", s_own, "t:early", "sleep", "30", NULL };
+    rh_server own;
+    unsigned long long t;
+    long child;
+    pid_t p;
+
+    path_in(pidf, sizeof pidf, "lost.pid");
+    path_in(o1, sizeof o1, "out.lost");
+    snprintf(cmd, sizeof cmd, "echo $$ > %s; exec sleep 30", pidf);
+    p = cli_start(job, NULL, o1);
+    CHECK(wait_file(pidf, 5000));
+    child = read_pid(pidf);
+    kill(p, SIGSTOP);
+    rh_sleep_ms(1600);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:lost"), 0);       /* the lease ran out */
+    CHECK_EQ_LL(cli_run(other, out, sizeof out), 0);          /* so someone else could take it */
+    t = rh_now_ms();
+    kill(p, SIGCONT);
+    CHECK_EQ_LL(cli_wait(p, 10000), EX_LOST);
+    t = rh_now_ms() - t;
+    CHECK_MSG(t < 3000, "rlock took %llu ms to stop COMMAND after resuming", t);
+    CHECK(child > 0 && kill((pid_t)child, 0) != 0);         /* COMMAND is gone */
+    read_file(o1, out, sizeof out);
+    CHECK_MSG(strstr(out, "lost") != NULL, "%s", out);
+
+    path_in(pidf2, sizeof pidf2, "lost2.pid");
+    path_in(o2, sizeof o2, "out.lost2");
+    snprintf(cmd2, sizeof cmd2, "trap '' TERM; echo $$ > %s; while :; do sleep 0.1; done", pidf2);
+    p = cli_start(stubborn, NULL, o2);
+    CHECK(wait_file(pidf2, 5000));
+    child = read_pid(pidf2);
+    kill(p, SIGSTOP);
+    rh_sleep_ms(1400);
+    kill(p, SIGCONT);
+    CHECK_EQ_LL(cli_wait(p, 10000), EX_LOST);
+    CHECK(child > 0 && kill((pid_t)child, 0) != 0);
+    read_file(o2, out, sizeof out);
+    CHECK_MSG(strstr(out, "SIGKILL") != NULL, "%s", out);
+
+    /* the only server dies: renewals fail, COMMAND is stopped before the lease ends */
+    if (rh_server_start(&own, NULL) != 0) { CHECK(0); return; }
+    snprintf(s_own, sizeof s_own, "127.0.0.1:%d", own.port);
+    path_in(o3, sizeof o3, "out.early");
+    t = rh_now_ms();
+    p = cli_start(early, NULL, o3);
+    CHECK(wait_key(&own, "t:early", 1, 5000));
+    rh_server_kill9(&own);
+    CHECK_EQ_LL(cli_wait(p, 10000), EX_LOST);
+    t = rh_now_ms() - t;
+    CHECK_MSG(t < 4000, "stopped after %llu ms", t);
+    read_file(o3, out, sizeof out);
+    CHECK_MSG(strstr(out, "cannot be renewed") != NULL, "%s", out);
+    rh_server_stop(&own);
+}
+
+/* SIGTERM/SIGINT/SIGHUP reach COMMAND; the lock is released after. A
+ * signal while waiting ends the wait, leaving the holder alone. */
+static void test_signals(void) {
+    char out[4096], pidf[300], mark[300], cmd[800], o[300], ow[300];
+    const char *trapper[] = { "-s", S[0], "t:sig", "sh", "-c", cmd, NULL };
+    const char *sleeper[] = { "-s", S[0], "t:sig", "sleep", "30", NULL };
+    const char *waiter[] = { "-v", "-s", S[0], "t:sig", "true", NULL };
+    const int sigs[] = { SIGINT, SIGHUP };
+    unsigned long long t;
+    pid_t p, w;
+    size_t i;
+    path_in(pidf, sizeof pidf, "sig.pid");
+    path_in(mark, sizeof mark, "sig.mark");
+    path_in(o, sizeof o, "out.sig");
+    path_in(ow, sizeof ow, "out.sigwait");
+    snprintf(cmd, sizeof cmd, "trap 'echo term > %s; exit 3' TERM; echo $$ > %s; while :; do sleep 0.05; done",
+             mark, pidf);
+    p = cli_start(trapper, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    kill(p, SIGTERM);
+    CHECK_EQ_LL(cli_wait(p, 10000), 3);
+    read_file(mark, out, sizeof out);
+    CHECK(strncmp(out, "term", 4) == 0);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:sig"), 0);
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        p = cli_start(sleeper, NULL, o);
+        CHECK(wait_key(&srv[0], "t:sig", 1, 5000));
+        rh_sleep_ms(50);
+        kill(p, sigs[i]);
+        CHECK_EQ_LL(cli_wait(p, 10000), 128 + sigs[i]);
+        CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:sig"), 0);
+    }
+    /* a waiter interrupted */
+    p = cli_start(sleeper, NULL, o);
+    CHECK(wait_key(&srv[0], "t:sig", 1, 5000));
+    w = cli_start(waiter, NULL, ow);
+    t = rh_now_ms();
+    while (rh_now_ms() - t < 5000) {
+        read_file(ow, out, sizeof out);
+        if (strstr(out, "waiting")) break;
+        rh_sleep_ms(10);
+    }
+    t = rh_now_ms();
+    kill(w, SIGTERM);
+    CHECK_EQ_LL(cli_wait(w, 5000), 128 + SIGTERM);
+    CHECK_MSG(rh_now_ms() - t < 2000, "the waiter took %llu ms to stop", rh_now_ms() - t);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:sig"), 1); /* the holder still has it */
+    kill(p, SIGTERM);
+    CHECK_EQ_LL(cli_wait(p, 10000), 128 + SIGTERM);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:sig"), 0);
+}
+
+/* AUTH from every source; refused AUTH is 77 and never shows the password. */
+static void test_auth(void) {
+    const char *const extra[] = { "--requirepass", "pw1", NULL };
+    rh_server a;
+    char sa[64], url[96], pwfile[300], badfile[300], out[4096];
+    const char *plain[] = { "-s", sa, "t:auth", "true", NULL };
+    const char *viaurl[] = { "-s", url, "t:auth", "true", NULL };
+    const char *viafile[] = { "--password-file", pwfile, "-s", sa, "t:auth", "true", NULL };
+    const char *viabad[] = { "--password-file", badfile, "-s", sa, "t:auth", "true", NULL };
+    const char *env_ok[] = { "RLOCK_PASSWORD=pw1", NULL };
+    const char *env_cli[] = { "REDISCLI_AUTH=pw1", NULL };
+    const char *env_bad[] = { "RLOCK_PASSWORD=WrongSecret42", NULL };
+    FILE *f;
+    if (rh_server_start(&a, extra) != 0) { CHECK(0); return; }
+    snprintf(sa, sizeof sa, "127.0.0.1:%d", a.port);
+    snprintf(url, sizeof url, "redis://:pw1@127.0.0.1:%d", a.port);
+    path_in(pwfile, sizeof pwfile, "pw");
+    path_in(badfile, sizeof badfile, "badpw");
+    if ((f = fopen(pwfile, "w")) != NULL) { fputs("pw1\n", f); fclose(f); }
+    if ((f = fopen(badfile, "w")) != NULL) { fputs("AlsoWrong77\r\n", f); fclose(f); }
+    CHECK_EQ_LL(cli_run(plain, out, sizeof out), EX_NOPERM);
+    CHECK_EQ_LL(cli_run_env(plain, env_ok, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_run_env(plain, env_cli, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_run(viafile, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_run(viaurl, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_run_env(plain, env_bad, out, sizeof out), EX_NOPERM);
+    CHECK_MSG(strstr(out, "WrongSecret42") == NULL, "the password was printed: %s", out);
+    CHECK_EQ_LL(cli_run(viabad, out, sizeof out), EX_NOPERM);
+    CHECK_MSG(strstr(out, "AlsoWrong77") == NULL, "the password was printed: %s", out);
+    rh_server_stop(&a);
+}
+
+/* A key that is not an rlock lock: 65 at once (not a wait for ever), untouched. */
+static void test_foreign(void) {
+    char out[4096], got[64];
+    const char *plain[] = { "-s", S[0], "t:foreign", "true", NULL };
+    const char *hash[] = { "-s", S[0], "t:hash", "true", NULL };
+    unsigned long long t = rh_now_ms();
+    rh_str(&srv[0], got, sizeof got, "SET t:foreign 1");
+    rh_int(&srv[0], "HSET t:hash f 1");
+    rh_int(&srv[0], "PEXPIRE t:hash 60000");
+    CHECK_EQ_LL(cli_run(plain, out, sizeof out), EX_DATAERR);
+    CHECK_EQ_LL(cli_run(hash, out, sizeof out), EX_DATAERR);
+    CHECK(rh_now_ms() - t < 5000);
+    rh_str(&srv[0], got, sizeof got, "GET t:foreign");
+    CHECK(strcmp(got, "1") == 0);
+    rh_int(&srv[0], "DEL t:foreign t:hash");
+}
+
+static void rm_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        char p[600];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (unlink(p) != 0) rm_tree(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+int main(void) {
+    const char *env = getenv("RLOCK_CLI");
+    const char *t = getenv("TMPDIR");
+    int i;
+    rh_ignore_sigpipe();
+    quick = getenv("RLOCK_TEST_QUICK") && atoi(getenv("RLOCK_TEST_QUICK")) > 0;
+    cli = env && *env ? env : access(CLI_FIRST, X_OK) == 0 ? CLI_FIRST : "build/rlock";
+    if (access(cli, X_OK) != 0) {
+        fprintf(stderr, "test_cli: %s not found: build it first (make), and run from the repo root\n", cli);
+        CHECK(0);
+        return check_summary("cli");
+    }
+    snprintf(tmp, sizeof tmp, "%s/rlock-cli-XXXXXX", t && *t && strlen(t) < 150 ? t : "/tmp");
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
+    for (i = 0; i < 3; i++) {
+        if (rh_server_start(&srv[i], NULL) != 0) {
+            fprintf(stderr, "test_cli: cannot start redis-server\n");
+            CHECK(0);
+            while (i-- > 0) rh_server_stop(&srv[i]);
+            rm_tree(tmp);
+            return check_summary("cli");
+        }
+        snprintf(S[i], sizeof S[i], "127.0.0.1:%d", srv[i].port);
+    }
+    test_usage();
+    test_help();
+    test_run();
+    test_conflict();
+    test_concurrent();
+    test_signals();
+    test_auth();
+    test_foreign();
+    test_lost();
+    test_redlock();
+    for (i = 0; i < 3; i++) rh_server_stop(&srv[i]);
+    rm_tree(tmp);
+    return check_summary("cli");
+}
