@@ -188,7 +188,13 @@ static void say(const char *fmt, ...) {
 
 #define VERBOSE(args) do { if (g.o.verbose) say args; } while (0)
 
-static void usage_error(const char *fmt, ...) {
+#if defined(__GNUC__) || defined(__clang__)
+#define CLI_NORETURN __attribute__((noreturn))
+#else
+#define CLI_NORETURN
+#endif
+
+static CLI_NORETURN void usage_error(const char *fmt, ...) {
     va_list ap;
     fputs("rlock: ", stderr);
     va_start(ap, fmt);
@@ -428,6 +434,7 @@ static const struct option_spec {
 };
 
 static void apply_option(options *o, const struct option_spec *sp, char *val, const char *name) {
+    if (sp->has_arg && !val) usage_error("%s needs a value", name);
     switch (sp->id) {
     case OPT_SERVER:
         add_server(o, val, name);
@@ -663,7 +670,7 @@ static void wait_io(long long timeout_ms) {
     struct pollfd p[1 + 2 * MAX_SERVERS];
     nfds_t n = 0;
     size_t i;
-    int t;
+    int t, r;
     p[n].fd = g.sigfd[0];
     p[n].events = POLLIN;
     p[n++].revents = 0;
@@ -678,7 +685,8 @@ static void wait_io(long long timeout_ms) {
         p[n++].revents = 0;
     }
     t = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
-    if (poll(p, n, t) > 0 && (p[0].revents & POLLIN)) drain_signals();
+    r = poll(p, n, t);
+    if (r < 0 || (r > 0 && (p[0].revents & POLLIN))) drain_signals(); /* < 0: EINTR, a handler ran */
 }
 
 static const char *node_reason(size_t i, char *buf, size_t cap) {
