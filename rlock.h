@@ -644,7 +644,7 @@ RLOCKDEF const char *rlock_status_str(rlock_status st) {
         "auth error", "wrong type", "foreign key", "no quorum", "random source failed",
         "clock error"
     };
-    if ((int)st < 0 || (int)st >= (int)RLOCK_STATUS_COUNT) return "unknown status";
+    if ((unsigned)st >= (unsigned)RLOCK_STATUS_COUNT) return "unknown status"; /* also < 0 */
     return names[st];
 #endif
 }
@@ -1442,7 +1442,12 @@ static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *
          rlock__put_arg(out, cap, &pos, lk->ttl_str, strlen(lk->ttl_str), NULL, 0);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_arg(out, cap, &pos, lk->wait_str, strlen(lk->wait_str), NULL, 0);
-    if (ok && release) ok = rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released", aux ? 9 : 0);
+    /* A cleanup after a failed round removes only our own partial grant:
+     * no real release, so it wakes no waiter (that churned split votes). */
+    if (ok && release) {
+        int wake = aux && lk->phase != RLOCK__PH_CLEANUP;
+        ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
+    }
     return ok ? pos : 0;
 }
 
@@ -1775,8 +1780,8 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
                 lk->diag[i] = c->nodes[i]->result;
                 c->nodes[i]->keep_err = 1;
             }
+            lk->phase = RLOCK__PH_CLEANUP; /* before encoding: see rlock__encode_lock */
             rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op_ttl, now);
-            lk->phase = RLOCK__PH_CLEANUP;
             return RLOCK_WOULD_BLOCK;
         }
     }
