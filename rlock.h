@@ -2147,6 +2147,7 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     uint64_t now;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
     now = rlock__now(lk->client);
+    if (now < lk->round_start) now = lk->round_start; /* a clock hook that stepped back adds no validity */
     return now < lk->validity_end ? (long long)(lk->validity_end - now) : 0;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
