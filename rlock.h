@@ -1969,6 +1969,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    now = rlock__now(c);
+    if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
      * that would silently lose the earlier holds. */
@@ -2001,7 +2003,6 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->state = RLOCK_STATE_IDLE;
         lk->holds = 0;
     }
-    now = rlock__now(c);
     lk->op = RLOCK__OP_ACQUIRE;
     lk->op_ttl = ttl_ms;
     lk->attempts = 1;
@@ -2016,16 +2017,19 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
 }
 
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    uint64_t now;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
+    now = rlock__now(lk->client);
+    if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     lk->op = RLOCK__OP_EXTEND;
     lk->op_ttl = ttl_ms;
     lk->client->busy = lk;
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, rlock__now(lk->client));
+    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now);
     lk->phase = RLOCK__PH_ROUND;
     return RLOCK_WOULD_BLOCK;
 }
