@@ -7,8 +7,10 @@
  * forked processes; token safety when a holder pauses past its TTL (also a
  * real SIGSTOP); reentrancy; NOSCRIPT fallback; WRONGTYPE / foreign keys;
  * a paused, killed, restarted server and killed connections; AUTH / ACL;
- * maxclients; OOM and READONLY; the non-blocking API driven by poll(); and
- * that nothing leaks (fds, child processes, servers).
+ * maxclients; OOM and READONLY; the non-blocking API driven by poll(); a
+ * holder killed with SIGKILL (FAULTS.md row 2), a server restarted without
+ * persistence (row 9: two holders, shown), a SIGALRM storm (row 22: EINTR);
+ * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
  * loops. Timing asserts use generous bounds and check orderings. */
@@ -1143,6 +1145,233 @@ static void test_nonblocking(const rh_server *s) {
     tc_close(&t);
 }
 
+/* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
+
+/* Child of test_fault02: take the lock (lease 1000 ms), say so, then hold
+ * it until killed. */
+static int killed_holder_child(const rh_server *s, int wfd) {
+    rlock_config cfg = cfg_node_timeout(250); /* below the 1000 ms TTL */
+    tconn t;
+    rlock_lock lk;
+    char c;
+    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 ||
+        rlock_lock_init(&lk, &t.cl, "killed:key", 10, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    c = rlock_acquire(&lk, 1000, 2000) == RLOCK_OK ? 'A' : 'F';
+    if (write(wfd, &c, 1) != 1 || c != 'A') return 11;
+    for (;;) rh_sleep_ms(1000); /* never releases: SIGKILL ends it */
+}
+
+/* FAULTS.md row 2: the holder process is killed (SIGKILL) while it holds
+ * the lock. Nobody acquires before its lease runs out on the server; a
+ * waiter does soon after (its backoff never sleeps past the holder's PTTL). */
+static void test_fault02_holder_killed(const rh_server *s) {
+    int pfd[2], status;
+    pid_t pid;
+    char c = 0;
+    struct pollfd p;
+    tconn t;
+    rlock_lock lk;
+    long long pttl;
+    unsigned long long t_kill, t_read, t_got;
+    rlock_status st;
+
+    CHECK(pipe(pfd) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        _exit(killed_holder_child(s, pfd[1]));
+    }
+    CHECK(pid > 0);
+    close(pfd[1]);
+    if (pid < 0) { close(pfd[0]); return; }
+    p.fd = pfd[0];
+    p.events = POLLIN;
+    p.revents = 0;
+    CHECK(poll(&p, 1, 10000) == 1 && read(pfd[0], &c, 1) == 1 && c == 'A');
+    close(pfd[0]);
+    kill(pid, SIGKILL);
+    t_kill = rh_now_ms();
+    status = rh_wait_child(pid, 5000);
+    CHECK_MSG(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "holder status 0x%x", (unsigned)status);
+    if (c != 'A') return;
+    pttl = rh_int(s, "PTTL killed:key"); /* the dead holder's lease, still running */
+    t_read = rh_now_ms();
+    CHECK_MSG(pttl > 0 && pttl <= 1000, "PTTL %lld after the holder died", pttl);
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "killed:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&lk, 5000), RLOCK_NOT_ACQUIRED);
+    st = rlock_acquire(&lk, 5000, 5000);
+    t_got = rh_now_ms();
+    CHECK_EQ_ST(st, RLOCK_OK);
+    /* the key expired between t_kill + pttl and t_read + pttl */
+    CHECK_MSG(t_got + 5 >= t_kill + (unsigned long long)pttl, "acquired %lld ms before the dead holder's lease ended",
+              (long long)(t_kill + (unsigned long long)pttl - t_got));
+    CHECK_MSG(t_got <= t_read + (unsigned long long)pttl + (quick ? 600 : 300),
+              "acquired %lld ms after the dead holder's lease ended", (long long)(t_got - t_read - (unsigned long long)pttl));
+    printf("holder killed: its lease had %lld ms left; acquired %lld ms after the kill\n", pttl,
+           (long long)(t_got - t_kill));
+    CHECK(key_is(s, "killed:key", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS killed:key"), 0);
+    tc_close(&t);
+}
+
+/* CONFIG GET name == want (a 2-element array reply). */
+static int config_is(const rh_server *s, const char *name, const char *want) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    int ok = 0;
+    if (!c) return 0;
+    r = (redisReply *)redisCommand(c, "CONFIG GET %s", name);
+    ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING &&
+         strcmp(r->element[1]->str, want) == 0;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return ok;
+}
+
+/* FAULTS.md row 9: a node restarted without persistence forgets its locks -
+ * the documented unsafety (README: Redlock, "Crashed nodes"; Guarantees),
+ * shown rather than hidden. A holds the lock on a server run with --save ''
+ * --appendonly no; the server is killed (-9) and restarted on the same port
+ * at once; B acquires the same lock while A still believes it holds it
+ * (validity > 0): two holders. A finds out at its next extend (LOST) and its
+ * release cannot delete B's lock. With the restart delayed past the TTL, B
+ * gets the lock only after A's validity has ended. */
+static void test_fault09_restart_without_persistence(void) {
+    static const char *const nopersist[] = { "--save", "", "--appendonly", "no", NULL };
+    rlock_config cfg = cfg_node_timeout(200);
+    rh_server s;
+    tconn a, b;
+    rlock_lock la, lb;
+    char btok[RLOCK_TOKEN_LEN + 1];
+    long long va;
+    unsigned long long t_grant, t_end, t_kill, t_got;
+    int down_attempts = 0;
+    rlock_status st;
+
+    if (rh_server_start(&s, nopersist) != 0) { CHECK_MSG(0, "start redis-server --save '' --appendonly no"); return; }
+    CHECK(config_is(&s, "save", "") && config_is(&s, "appendonly", "no"));
+    CHECK(tc_open(&a, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(tc_open(&b, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* 1. restarted at once: the lock is forgotten, a second holder appears */
+    CHECK_EQ_ST(rlock_acquire(&la, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&lb, 5000), RLOCK_NOT_ACQUIRED);
+    rh_server_kill9(&s);
+    CHECK_MSG(rh_server_restart(&s, nopersist) == 0, "restart on port %d", s.port);
+    CHECK_EQ_LL(rh_int(&s, "EXISTS restart:key"), 0);
+    CHECK_EQ_ST(rlock_acquire(&lb, 5000, 2000), RLOCK_OK); /* its old connection died with the server */
+    va = rlock_validity_ms(&la);
+    CHECK_MSG(va > 0 && rlock_lock_state(&la) == RLOCK_STATE_HELD,
+              "A should still believe it holds the lock (state %d, validity %lld)", (int)rlock_lock_state(&la), va);
+    printf("restart without persistence: B acquired while A still had %lld ms of validity - two holders, "
+           "the documented unsafety\n", va);
+    memcpy(btok, rlock_lock_token(&lb), sizeof btok);
+    CHECK(key_is(&s, "restart:key", btok));
+    CHECK_EQ_ST(rlock_extend(&la, 5000), RLOCK_LOST); /* the owner check tells A */
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
+    CHECK(key_is(&s, "restart:key", btok)); /* and A never deletes B's lock */
+    CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
+
+    /* 2. restart delayed past the TTL: B cannot get the lock before A's
+     * validity has ended */
+    t_grant = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&la, 1000, 0), RLOCK_OK);
+    t_end = rh_now_ms() + (unsigned long long)rlock_validity_ms(&la);
+    rh_server_kill9(&s);
+    t_kill = rh_now_ms();
+    while (rh_now_ms() < t_grant + 1000 + 50) { /* down for the whole lease */
+        st = rlock_try_acquire(&lb, 1000);
+        CHECK_MSG(st == RLOCK_E_IO, "acquire while the server is down: %s", rlock_status_str(st));
+        down_attempts++;
+        rh_sleep_ms(50);
+    }
+    CHECK_MSG(rh_server_restart(&s, nopersist) == 0, "restart on port %d", s.port);
+    CHECK_EQ_ST(rlock_acquire(&lb, 1000, 2000), RLOCK_OK);
+    t_got = rh_now_ms();
+    CHECK_MSG(t_got >= t_end, "B acquired %lld ms before A's validity ended", (long long)(t_end - t_got));
+    CHECK_EQ_LL(rlock_validity_ms(&la), 0);
+    CHECK(rlock_lock_state(&la) == RLOCK_STATE_LOST);
+    printf("restart delayed past the TTL: down %llu ms, %d refused attempts meanwhile; B acquired %lld ms after "
+           "A's validity ended\n", t_got - t_kill, down_attempts, (long long)(t_got - t_end));
+    memcpy(btok, rlock_lock_token(&lb), sizeof btok);
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
+    CHECK(key_is(&s, "restart:key", btok));
+    CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&s, "EXISTS restart:key"), 0);
+    tc_close(&a);
+    tc_close(&b);
+    rh_server_stop(&s);
+}
+
+/* FAULTS.md row 22 (EINTR): a signal storm - SIGALRM every millisecond,
+ * handled without SA_RESTART - interrupts every blocking call rlock and the
+ * POSIX adapter make: poll() in wait, nanosleep() in the backoff, connect.
+ * Each is restarted with the time left: a 150 ms wait is 150 ms, not an
+ * early return or an error, and a contended acquire, an extend and a release
+ * all come out right. */
+static volatile sig_atomic_t g_alarms;
+static void on_alarm(int sig) { (void)sig; g_alarms++; }
+
+static void test_fault22_eintr(const rh_server *s) {
+    rlock_config hcfg = cfg_node_timeout(250);
+    struct sigaction sa, old;
+    struct itimerval it, off;
+    tconn t, h;
+    rlock_lock lk, hl;
+    unsigned long long t0;
+    long long dt;
+    int r;
+    rlock_status st;
+
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK(tc_open(&h, s, 0, &hcfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "eintr:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "eintr:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 300, 0), RLOCK_OK); /* a holder for 300 ms */
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: poll, nanosleep, connect return EINTR */
+    CHECK(sigaction(SIGALRM, &sa, &old) == 0);
+    memset(&it, 0, sizeof it);
+    it.it_interval.tv_usec = 1000;
+    it.it_value.tv_usec = 1000;
+    memset(&off, 0, sizeof off);
+    g_alarms = 0;
+    CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+
+    CHECK_EQ_ST(rlock_client_connect(&t.cl, 1000), RLOCK_OK); /* connect + PING */
+    t0 = rh_now_ms();
+    r = t.pc.tr.wait(t.pc.tr.ctx, RLOCK_WANT_READ, 150); /* nothing to read */
+    dt = since(t0);
+    CHECK_EQ_LL(r, 0);
+    CHECK_MSG(dt >= 145 && dt < 2000, "a 150 ms wait under EINTR took %lld ms", dt);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 5000, 3000); /* backoff sleeps until the holder's lease ends */
+    dt = since(t0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(dt >= 150 && dt < 2000, "contended acquire under EINTR took %lld ms", dt);
+    CHECK_EQ_ST(rlock_extend(&lk, 6000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+
+    CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+    CHECK(sigaction(SIGALRM, &old, NULL) == 0);
+    printf("EINTR storm: %d signals during a wait, a contended acquire, extend and release\n", (int)g_alarms);
+    CHECK_MSG(g_alarms >= 100, "only %d signals arrived", (int)g_alarms);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST); /* it expired, and was taken */
+    CHECK_EQ_LL(rh_int(s, "EXISTS eintr:key"), 0);
+    tc_close(&h);
+    tc_close(&t);
+}
+
 /* -------------------------------------------------------------- main */
 
 int main(void) {
@@ -1171,8 +1400,11 @@ int main(void) {
     test_maxclients(&s);
     test_oom_readonly(&s);
     test_nonblocking(&s);
+    test_fault02_holder_killed(&s);
+    test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */
     test_auth();
+    test_fault09_restart_without_persistence();
 
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* no lock left behind */
     rh_server_stop(&s);

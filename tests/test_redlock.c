@@ -1,8 +1,9 @@
 /* test_redlock.c - Redlock over 3 and 5 real redis-server processes that the
  * test starts on free loopback ports and stops by PID: quorum, validity,
  * nodes killed / paused / behind a fault-injecting proxy (FAULTS.md rows 4-8
- * and 11), extend/release after loss, reentrancy, and mutual exclusion among
- * forked processes while a node is killed and restarted.
+ * and 11), extend/release after loss, reentrancy, mutual exclusion among
+ * forked processes while a node is killed and restarted, and the two holders
+ * a node restarted without persistence allows (row 9).
  *
  * Build: see the Makefile (ASan+UBSan build and a plain one for valgrind).
  * RLOCK_TEST_QUICK=1 shrinks the multi-process loops (valgrind run). */
@@ -933,6 +934,75 @@ out:
     cluster_stop(&C);
 }
 
+/* ------------- 11. node restarted without persistence (FAULTS row 9) */
+
+/* The Redlock spec's crashed-node case, shown rather than hidden. Every
+ * server here runs with --save '' --appendonly no. A holds the lock on nodes
+ * 0 and 1 (node 2 was down at its acquire, and came back empty). Node 0 is
+ * killed and restarted at once: it forgot A's grant, so B gets nodes 0 and 2
+ * - a quorum - while A's validity still runs: two holders. A learns it at its
+ * next extend (LOST: a majority has B's token) and its release leaves B's
+ * lock alone. README (Redlock, "Crashed nodes") gives the fixes: appendfsync
+ * always, or a restart delayed past the longest TTL (test_contention_restart
+ * runs that one under load). */
+static void test_fault09_restart_without_persistence(void) {
+    static rlock_posix_conn pc2[MAXN];
+    static rlock_node node2[MAXN];
+    rlock_client cl2;
+    rlock_lock la, lb;
+    rlock_config cfg;
+    const char *key = "rl:restart";
+    char atok[RLOCK_TOKEN_LEN + 1], btok[RLOCK_TOKEN_LEN + 1];
+    long long va;
+    int i, cl2_up = 0;
+    for (i = 0; i < 3; i++) pc2[i].fd = -1; /* safe to close if a REQUIRE leaves early */
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 200;
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0);
+    for (i = 0; i < 3; i++) {
+        REQUIRE(rlock_posix_init_tcp(&pc2[i], "127.0.0.1", C.srv[i].port, 1000) == 0);
+        REQUIRE(rlock_node_init(&node2[i], rlock_posix_transport(&pc2[i])) == RLOCK_OK);
+    }
+    REQUIRE(rlock_client_init(&cl2, node2, 3, &cfg) == RLOCK_OK);
+    cl2_up = 1;
+    REQUIRE(lock_init(&la, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
+    REQUIRE(rlock_lock_init(&lb, &cl2, key, strlen(key), RLOCK_KIND_SIMPLE) == RLOCK_OK);
+
+    rh_server_kill9(&C.srv[2]);
+    CHECK_EQ_ST(rlock_acquire(&la, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&la), 2);
+    snprintf(atok, sizeof atok, "%s", rlock_lock_token(&la));
+    REQUIRE(rh_server_restart(&C.srv[2], NULL) == 0);
+    CHECK_EQ_ST(rlock_acquire(&lb, 10000, 0), RLOCK_NOT_ACQUIRED); /* 1 vote of 3: refused, undone */
+    CHECK_EQ_LL(nodes_with_token(&C, key, atok), 2);
+    CHECK_EQ_LL(nodes_with_key(&C, key), 2);
+
+    rh_server_kill9(&C.srv[0]);
+    REQUIRE(rh_server_restart(&C.srv[0], NULL) == 0); /* at once, empty */
+    CHECK_EQ_LL(nodes_with_token(&C, key, atok), 1);
+    CHECK_EQ_ST(rlock_acquire(&lb, 10000, 2000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lb), 2);
+    snprintf(btok, sizeof btok, "%s", rlock_lock_token(&lb));
+    va = rlock_validity_ms(&la);
+    CHECK_MSG(va > 0 && rlock_lock_state(&la) == RLOCK_STATE_HELD,
+              "A should still believe it holds the lock (state %d, validity %lld)", (int)rlock_lock_state(&la), va);
+    CHECK_EQ_LL(nodes_with_token(&C, key, btok), 2);
+    printf("redlock: node 0 restarted without its data: B got nodes 0 and 2 while A still had %lld ms of "
+           "validity - two holders, the documented unsafety\n", va);
+
+    CHECK_EQ_ST(rlock_extend(&la, 10000), RLOCK_LOST);
+    CHECK(rlock_lock_state(&la) == RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
+    CHECK_EQ_LL(nodes_with_token(&C, key, btok), 2); /* A removed only its own node-1 copy */
+    CHECK_EQ_LL(nodes_with_token(&C, key, atok), 0);
+    CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
+    CHECK_EQ_LL(nodes_with_key(&C, key), 0);
+out:
+    if (cl2_up) rlock_client_close(&cl2);
+    for (i = 0; i < 3; i++) rlock_posix_close(&pc2[i]);
+    cluster_stop(&C);
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(void) {
@@ -958,6 +1028,7 @@ int main(void) {
     test_no_livelock(3);
     test_no_livelock(5);
     test_contention_restart();
+    test_fault09_restart_without_persistence();
 
     fds_after = rh_count_fds();
     CHECK_MSG(fds_after == fds_before, "fds before %d, after %d", fds_before, fds_after);

@@ -15,10 +15,17 @@
  * are hooks on g_now, and the transport's wait() advances g_now when nothing
  * is ready, so a "hang" turns into a timeout at once.
  *
+ * Section 7 holds FAULTS.md rows tested here and nowhere else: backoff jitter
+ * (row 1) and the clock (row 10); test_bad_args_every_public_function walks
+ * every public function with bad input (row 23), the RLOCK_WATCHDOG ones too
+ * (built here for that; no thread is ever started). docs/FAULTS-MATRIX.md
+ * maps every row to its tests.
+ *
  * Build: gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -g -fsanitize=address,undefined \
- *            -fno-sanitize-recover=all -I. -Itests tests/test_unit.c -o build/test_unit
+ *            -fno-sanitize-recover=all -I. -Itests tests/test_unit.c -lpthread -o build/test_unit
  * Also builds as C++ and with clang. RLOCK_TEST_QUICK=1 (set by `make test`
  * under valgrind) shortens the fuzz loop. */
+#define RLOCK_WATCHDOG /* its functions' argument checks are tested here; no thread is started */
 #define RLOCK_IMPLEMENTATION
 #include "rlock.h"
 #include "check.h"
@@ -1413,6 +1420,266 @@ static void test_random_fails(void) {
     env_done();
 }
 
+/* FAULTS.md row 23, through every public function of rlock.h (sections 3-5
+ * and the RLOCK_WATCHDOG ones): NULL, out-of-range, never initialised and
+ * destroyed handles give RLOCK_E_BADARG, or the documented neutral value of
+ * a getter (0, "", NULL, RLOCK_STATE_IDLE, "unknown status"); nothing
+ * crashes (ASan/UBSan/valgrind), no handle is half-changed, and not a byte
+ * reaches any transport. */
+static void test_bad_args_every_public_function(void) {
+    static rlock_node junk_node, zero_node, tmp_node, subs[2];
+    static rlock_client junk_client, zero_client, dead_client, own;
+    static rlock_lock junk_lock, zero_lock, destroyed, orphan, dl;
+    static rlock_watchdog w, w_zero;
+    static char longkey[RLOCK_MAX_KEY_LEN + 1];
+    const char *argv[2];
+    size_t lens[2];
+    rlock_transport tr;
+    rlock_reply rep;
+    rlock_config cfg;
+    unsigned char buf[64];
+    char out[32];
+    uint32_t next;
+    long long v;
+    size_t i;
+    rlock_lock *const bad_locks[] = { NULL, &junk_lock, &zero_lock, &destroyed, &orphan };
+    const rlock_node *const bad_nodes[] = { NULL, &junk_node, &zero_node };
+    rlock_client *const bad_clients[] = { NULL, &junk_client, &zero_client };
+
+    env_reset("bad args, every public function");
+    env_nodes(RLOCK_MAX_NODES + 1, 1);
+    memset(&junk_node, 0xA5, sizeof junk_node);     /* garbage: never initialised */
+    memset(&junk_client, 0xA5, sizeof junk_client);
+    memset(&junk_lock, 0xA5, sizeof junk_lock);
+    memset(&zero_node, 0, sizeof zero_node);        /* zeroed: never initialised */
+    memset(&zero_client, 0, sizeof zero_client);
+    memset(&zero_lock, 0, sizeof zero_lock);
+    memset(longkey, 'k', sizeof longkey);
+
+    /* --- 2. status names --- */
+    CHECK(strcmp(rlock_status_str((rlock_status)-1), "unknown status") == 0);
+    CHECK(strcmp(rlock_status_str(RLOCK_STATUS_COUNT), "unknown status") == 0);
+    CHECK(strcmp(rlock_status_str((rlock_status)INT_MAX), "unknown status") == 0);
+
+    /* --- 3. RESP codec --- */
+    CHECK(rlock_resp_parse(NULL, 4, 64, &rep) < 0);
+    CHECK(rlock_resp_parse(NULL, 0, 64, &rep) < 0);
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 64, NULL) < 0);
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 0, &rep) < 0);
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, 3, &rep) < 0);          /* len > max_len */
+    CHECK(rlock_resp_parse((const unsigned char *)":1\r\n", 4, (size_t)-1, &rep) < 0); /* > LONG_MAX */
+    argv[0] = "PING"; lens[0] = 4;
+    argv[1] = NULL; lens[1] = 1;
+    CHECK_EQ_LL(rlock_resp_encode(NULL, sizeof buf, 1, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(buf, 0, 1, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(buf, sizeof buf, 0, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(buf, sizeof buf, -1, argv, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(buf, sizeof buf, 1, NULL, lens), 0);
+    CHECK_EQ_LL(rlock_resp_encode(buf, sizeof buf, 1, argv, NULL), 0);
+    CHECK_EQ_LL(rlock_resp_encode(buf, sizeof buf, 2, argv, lens), 0); /* NULL argument with a length */
+    memset(buf, 0x5c, sizeof buf);
+    CHECK_EQ_LL(rlock_resp_encode(buf, 3, 1, argv, lens), 0);           /* "*1\r\n" does not fit */
+    for (i = 0; i < sizeof buf; i++) if (buf[i] != 0x5c) break;
+    CHECK_MSG(i == sizeof buf, "encode wrote byte %lu with cap 3", (unsigned long)i);
+
+    /* --- 4. config, nodes --- */
+    rlock_config_init(NULL);
+    tr = fk_transport(&F[0], 1);
+    memset(&tmp_node, 0x33, sizeof tmp_node);
+    CHECK_EQ_ST(rlock_node_init(NULL, &tr), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_node_init(&tmp_node, NULL), RLOCK_E_BADARG);
+    tr.send = NULL;
+    CHECK_EQ_ST(rlock_node_init(&tmp_node, &tr), RLOCK_E_BADARG);
+    tr = fk_transport(&F[0], 1);
+    tr.recv = NULL;
+    CHECK_EQ_ST(rlock_node_init(&tmp_node, &tr), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_node_status(&tmp_node), RLOCK_E_BADARG); /* failed init left it uninitialised */
+    for (i = 0; i < sizeof bad_nodes / sizeof bad_nodes[0]; i++) {
+        CHECK_EQ_ST(rlock_node_status(bad_nodes[i]), RLOCK_E_BADARG);
+        CHECK(rlock_node_error(bad_nodes[i]) != NULL && rlock_node_error(bad_nodes[i])[0] == '\0');
+        CHECK_EQ_LL(rlock_node_commands(bad_nodes[i]), 0);
+        CHECK_EQ_LL(rlock_node_wants(bad_nodes[i]), 0);
+    }
+
+    /* --- 4. clients --- */
+    CHECK_EQ_ST(rlock_client_init(NULL, N, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&zero_client, NULL, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&zero_client, N, 0, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&zero_client, N, RLOCK_MAX_NODES + 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&zero_client, N, (size_t)-1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&zero_client, &junk_node, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_init(&zero_client, &zero_node, 1, &CFG), RLOCK_E_BADARG);
+    {
+        static rlock_node two[2];
+        rlock_transport t0 = fk_transport(&F[0], 1);
+        CHECK_EQ_ST(rlock_node_init(&two[0], &t0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_node_init(&two[1], &t0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_client_init(&zero_client, two, 2, &CFG), RLOCK_E_BADARG); /* duplicate */
+    }
+    cfg = CFG;
+    cfg.drift_permille = 1000;
+    CHECK_EQ_ST(rlock_client_init(&zero_client, N, 1, &cfg), RLOCK_E_BADARG);
+    cfg.drift_permille = UINT32_MAX;
+    CHECK_EQ_ST(rlock_client_init(&zero_client, N, 1, &cfg), RLOCK_E_BADARG);
+    CHECK_EQ_LL(rlock_client_quorum(&zero_client), 0); /* every failed init left it as it was */
+    for (i = 0; i < sizeof bad_clients / sizeof bad_clients[0]; i++) {
+        CHECK_EQ_ST(rlock_client_connect(bad_clients[i], 100), RLOCK_E_BADARG);
+        CHECK_EQ_LL(rlock_client_quorum(bad_clients[i]), 0);
+        rlock_client_close(bad_clients[i]);
+        CHECK_EQ_ST(rlock_client_set_subscribers(bad_clients[i], N + 8, 1), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_lock_init(&dl, bad_clients[i], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    }
+    CHECK_EQ_ST(rlock_client_init(&C, N, 2, &CFG), RLOCK_OK); /* the good client: nodes 0, 1 */
+    CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
+    /* subscribers: none, too many, never initialised, a command connection */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, NULL, 1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 8, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 2, 3), RLOCK_E_BADARG); /* more than the nodes */
+    memset(subs, 0, sizeof subs);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &junk_node, 1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N, 1), RLOCK_E_BADARG);     /* the node itself */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 1, 1), RLOCK_E_BADARG); /* another command node */
+    tr = fk_transport(&F[0], 1);
+    CHECK_EQ_ST(rlock_node_init(&subs[0], &tr), RLOCK_OK); /* its own struct, node 0's connection */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
+    CHECK_EQ_LL(C.n_subs, 0);
+    CHECK_EQ_LL(rlock_client_quorum(&C), 2);
+
+    /* --- 5. lock init --- */
+    memset(&dl, 0x77, sizeof dl);
+    CHECK_EQ_ST(rlock_lock_init(NULL, &C, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, NULL, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, "k", 0, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, longkey, RLOCK_MAX_KEY_LEN + 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, longkey, (size_t)-1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, "k", 1, (rlock_kind)0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, "k", 1, (rlock_kind)3), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &C, "k", 1, (rlock_kind)-1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&dl, TTL, 0), RLOCK_E_BADARG); /* failed inits left it unusable */
+
+    /* handles that were destroyed, or whose client is gone */
+    CHECK_EQ_ST(rlock_lock_init(&destroyed, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    rlock_lock_destroy(&destroyed);
+    CHECK_EQ_ST(rlock_client_init(&dead_client, N + 2, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&orphan, &dead_client, "res:1", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    memset(&dead_client, 0, sizeof dead_client); /* the client's memory was reused */
+
+    /* --- 5. every lock function on every bad handle --- */
+    for (i = 0; i < sizeof bad_locks / sizeof bad_locks[0]; i++) {
+        rlock_lock *lk = bad_locks[i];
+        CHECK_EQ_ST(rlock_acquire(lk, TTL, 0), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_acquire(lk, TTL, 1000), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_try_acquire(lk, TTL), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_extend(lk, TTL), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_release(lk), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_acquire_begin(lk, TTL, 0), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_extend_begin(lk, TTL), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_release_begin(lk), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_step(lk), RLOCK_E_BADARG);
+        CHECK_EQ_LL(rlock_next_timeout_ms(lk), 0);
+        rlock_cancel(lk);
+        CHECK_EQ_LL(rlock_lock_state(lk), RLOCK_STATE_IDLE);
+        CHECK_EQ_LL(rlock_validity_ms(lk), 0);
+        CHECK_EQ_LL(rlock_hold_count(lk), 0);
+        CHECK(rlock_lock_token(lk) != NULL && rlock_lock_token(lk)[0] == '\0');
+        CHECK_EQ_LL(rlock_last_votes(lk), 0);
+        CHECK_EQ_LL(rlock_fence_token(lk), 0);
+        next = 12345;
+        CHECK_EQ_ST(rlock_renew_poll(lk, &next), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_renew_poll(lk, NULL), RLOCK_E_BADARG);
+        rlock_lock_destroy(lk);
+        CHECK_EQ_ST(rlock_watchdog_start(&w, lk, &C), RLOCK_E_BADARG);
+    }
+
+    /* --- 5. out-of-range values on a good, idle handle --- */
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    {
+        static const long long bad_ttls[] = { 0, -1, 2 /* <= drift */, RLOCK_MAX_TTL_MS + 1, LLONG_MAX, LLONG_MIN };
+        for (i = 0; i < sizeof bad_ttls / sizeof bad_ttls[0]; i++) {
+            CHECK_EQ_ST(rlock_acquire(&LK, bad_ttls[i], 0), RLOCK_E_BADARG);
+            CHECK_EQ_ST(rlock_try_acquire(&LK, bad_ttls[i]), RLOCK_E_BADARG);
+            CHECK_EQ_ST(rlock_acquire_begin(&LK, bad_ttls[i], 100), RLOCK_E_BADARG);
+            CHECK_EQ_ST(rlock_extend(&LK, bad_ttls[i]), RLOCK_E_BADARG);
+            CHECK_EQ_ST(rlock_extend_begin(&LK, bad_ttls[i]), RLOCK_E_BADARG);
+        }
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, -1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, LLONG_MIN), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, -1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE);               /* nothing started */
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 0);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_NOT_HELD);           /* documented: nothing sent */
+    CHECK_EQ_ST(rlock_release_begin(&LK), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, NULL), RLOCK_E_BADARG);
+    next = 12345;
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_NOT_HELD);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK(rlock_lock_token(&LK)[0] == '\0');
+
+    /* --- 6.9 keys, scripts --- */
+    memset(out, 0x5c, sizeof out);
+    CHECK_EQ_LL(rlock_aux_key(NULL, sizeof out, "k", 1, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, NULL, 1, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "k", 0, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "k", 1, NULL), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, 0, "k", 1, ":f"), 0);
+    CHECK_EQ_LL(rlock_aux_key(out, 5, "k", 1, ":f"), 0); /* "{k}:f" needs 6 with the NUL */
+    CHECK_EQ_LL(rlock_aux_key(out, sizeof out, "a}b", 3, ":f"), 0);
+    CHECK((unsigned char)out[sizeof out - 1] == 0x5c);
+    {
+        static const int ids[] = { -1, RLOCK_SCRIPT_COUNT, INT_MIN, INT_MAX };
+        for (i = 0; i < sizeof ids / sizeof ids[0]; i++)
+            CHECK(rlock_script_text(ids[i]) == NULL && rlock_script_sha(ids[i]) == NULL);
+    }
+
+    /* --- RLOCK_WATCHDOG: bad arguments start no thread --- */
+    memset(&w_zero, 0, sizeof w_zero);
+    CHECK_EQ_ST(rlock_client_init(&own, N + 3, 2, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_watchdog_start(NULL, &LK, &own), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &junk_client), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &zero_client), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &C), RLOCK_E_BADARG);      /* the lock's own client */
+    CHECK_EQ_ST(rlock_client_init(&own, N + 3, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &own), RLOCK_E_BADARG);    /* another node count */
+    CHECK_EQ_ST(rlock_client_init(&own, N + 3, 2, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &own), RLOCK_NOT_HELD);    /* documented */
+    CHECK_EQ_ST(rlock_watchdog_stop(NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_watchdog_stop(&w_zero), RLOCK_E_BADARG);           /* never started */
+    v = 99;
+    CHECK_EQ_LL(rlock_watchdog_state(NULL, &v), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(v, 0);
+    v = 99;
+    CHECK_EQ_LL(rlock_watchdog_state(&w_zero, &v), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(v, 0);
+    CHECK_EQ_LL(rlock_watchdog_state(NULL, NULL), RLOCK_STATE_IDLE);
+
+    CHECK_MSG(all_silent(RLOCK_MAX_NODES + 1), "a bad argument reached a transport");
+    for (i = 0; i < RLOCK_MAX_NODES + 1; i++) CHECK(F[i].close_calls == 0 && F[i].wait_calls == 0);
+
+    /* --- bad values on a held lock: refused, the lock and the server untouched --- */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&LK, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend(&LK, -1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend(&LK, RLOCK_MAX_TTL_MS + 1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend_begin(&LK, LLONG_MIN), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, 0, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_STATE); /* a simple lock is not reentrant */
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &C), RLOCK_E_BADARG);
+    CHECK(F[0].n_reqs == 1 && F[1].n_reqs == 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    env_done();
+}
+
 /* ------------------------------------------------------------------------ */
 /* 6. the lock state machine                                                 */
 /* ------------------------------------------------------------------------ */
@@ -2568,6 +2835,153 @@ static void test_fencing(void) {
     env_done();
 }
 
+/* ------------------------------------------------------------------------ */
+/* 7. FAULTS.md rows not covered elsewhere in this suite                     */
+/* ------------------------------------------------------------------------ */
+
+/* FAULTS.md row 1 (the waiting side): between rounds a waiter backs off
+ * exponentially - round i sleeps within [d/2, d], d = min(backoff_max,
+ * backoff_min << (i-1)) - with jitter (handles do not sleep in lockstep),
+ * never past the wait deadline. */
+static void test_fault01_backoff_jitter(void) {
+    uint32_t first[MAX_SLEEPS];
+    int i, n1, bad = 0, distinct = 0, same = 0;
+    uint64_t d;
+    env_reset("FAULTS 1: backoff with jitter, bounded by the deadline");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:5000\r\n"); /* held, 5 s left */
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 3000), RLOCK_TIMEOUT);
+    n1 = g_n_sleeps < MAX_SLEEPS ? g_n_sleeps : MAX_SLEEPS;
+    CHECK_MSG(n1 >= 20, "only %d sleeps in a 3 s wait", n1);
+    CHECK_EQ_LL(g_slept, 3000);       /* the whole wait, not a millisecond more */
+    CHECK_EQ_LL(g_now - T0, 3000);
+    for (i = 0, d = 2; i < n1; i++, d = d * 2 > 128 ? 128 : d * 2) {
+        int last = i == n1 - 1; /* may be cut short by the deadline */
+        first[i] = g_sleep_ms[i];
+        if (g_sleep_ms[i] > d || (!last && g_sleep_ms[i] < d / 2) || g_sleep_ms[i] == 0) {
+            if (bad++ < 3) fprintf(stderr, "sleep %d: %lu ms, want %lu..%lu\n", i, (unsigned long)g_sleep_ms[i],
+                                   (unsigned long)(d / 2), (unsigned long)d);
+        }
+        if (i >= 8 && !last) {
+            int k, seen = 0;
+            for (k = 7; k < i; k++) if (g_sleep_ms[k] == g_sleep_ms[i]) seen = 1;
+            distinct += !seen;
+        }
+    }
+    CHECK_MSG(bad == 0, "%d sleeps outside [d/2, d]", bad);
+    CHECK_MSG(distinct >= 5, "capped sleeps take only %d distinct values: no jitter", distinct + 1);
+    /* a second waiter (its own seed from the random source) sleeps differently */
+    g_n_sleeps = 0;
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 3000), RLOCK_TIMEOUT);
+    for (i = 0; i < n1 && i < g_n_sleeps && i < MAX_SLEEPS; i++) same += g_sleep_ms[i] == first[i];
+    CHECK_MSG(same < n1 / 2, "two waiters slept the same %d of %d times (lockstep)", same, n1);
+    env_done();
+}
+
+/* FAULTS.md row 10: validity runs on the monotonic clock. The default clock
+ * is CLOCK_MONOTONIC (which settimeofday, NTP steps and an administrator's
+ * `date -s` do not move), never the wall clock; through the clock hook,
+ * jumps in either direction are what rlock sees, and a backwards step never
+ * adds validity. */
+static int g_lost_calls = 0;
+static void count_lost(rlock_lock *lk, void *user) { (void)lk; (void)user; g_lost_calls++; }
+
+static void test_fault10_monotonic_clock(void) {
+#ifndef RLOCK_NO_POSIX
+    {
+        struct timespec a, b, wall;
+        uint64_t before, now, after, wall_ms;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        now = RLOCK_NOW_MS();
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        clock_gettime(CLOCK_REALTIME, &wall);
+        before = (uint64_t)a.tv_sec * 1000u + (uint64_t)a.tv_nsec / 1000000u;
+        after = (uint64_t)b.tv_sec * 1000u + (uint64_t)b.tv_nsec / 1000000u;
+        wall_ms = (uint64_t)wall.tv_sec * 1000u + (uint64_t)wall.tv_nsec / 1000000u;
+        g_test = "FAULTS 10: the default clock";
+        CHECK_MSG(before <= now && now <= after, "RLOCK_NOW_MS %llu outside CLOCK_MONOTONIC [%llu, %llu]",
+                  (unsigned long long)now, (unsigned long long)before, (unsigned long long)after);
+        CHECK_MSG(now + 86400000ULL < wall_ms, "RLOCK_NOW_MS %llu looks like wall time %llu",
+                  (unsigned long long)now, (unsigned long long)wall_ms);
+    }
+    {   /* a client on the default clock (no hook): validity is counted on it */
+        rlock_config cfg;
+        env_reset("FAULTS 10: validity on the default clock");
+        env_nodes(1, 1);
+        rlock_config_init(&cfg);
+        cfg.random_bytes = hk_random;
+        CHECK_EQ_ST(rlock_client_init(&C, N, 1, &cfg), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_MSG(rlock_validity_ms(&LK) <= TTL - DRIFT && rlock_validity_ms(&LK) > TTL - DRIFT - 1000,
+                  "validity %lld", rlock_validity_ms(&LK));
+        env_done();
+    }
+#endif
+    /* the hook jumps forward while the lock is held */
+    env_reset("FAULTS 10: clock hook jumps forward");
+    CFG.on_lost = count_lost;
+    g_lost_calls = 0;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    g_now += 3000;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - 3000); /* exactly the jump */
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    g_now += TTL; /* far past the lease */
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 0);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST); /* not sent: validity is gone */
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_LL(g_lost_calls, 1);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST); /* owner-checked: says it was gone */
+    env_done();
+
+    /* the hook steps backwards between operations: never more validity than
+     * the lease minus drift, and the extend after it counts from its own start */
+    env_reset("FAULTS 10: clock hook steps backwards between operations");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    g_now += 1000;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - 1000);
+    g_now -= 6000; /* 5 s before the grant */
+    CHECK_MSG(rlock_validity_ms(&LK) <= TTL - DRIFT, "validity %lld > ttl - drift after the clock went back",
+              rlock_validity_ms(&LK));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    env_done();
+
+    /* a clock so close to its end that the lease's deadline would wrap:
+     * refused before anything is sent */
+    env_reset("FAULTS 10/23: a deadline that would overflow the clock");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    g_now = UINT64_MAX - 1000;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_CLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 5000), RLOCK_E_CLOCK);
+    CHECK(fk_sent_nothing(&F[0]));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE); /* nothing started */
+    /* the last lease that fits is granted; a longer extend would wrap */
+    g_now = UINT64_MAX - (uint64_t)TTL;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_extend(&LK, 2 * TTL), RLOCK_E_CLOCK);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD); /* still held, as before the call */
+    env_done();
+}
+
 int main(void) {
     test_fake_selftest();
     test_parse_valid_values();
@@ -2580,6 +2994,7 @@ int main(void) {
     test_scripts();
     test_bad_args();
     test_bad_args_oversized_auth();
+    test_bad_args_every_public_function();
     test_max_key();
     test_busy();
     test_random_fails();
@@ -2605,5 +3020,7 @@ int main(void) {
     test_client_connect();
     test_no_connect_hook();
     test_fencing();
+    test_fault01_backoff_jitter();
+    test_fault10_monotonic_clock();
     return check_summary("unit");
 }
