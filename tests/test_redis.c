@@ -1240,9 +1240,11 @@ static int config_is(const rh_server *s, const char *name, const char *want) {
  * at once; B acquires the same lock while A still believes it holds it
  * (validity > 0): two holders. A finds out at its next extend (LOST) and its
  * release cannot delete B's lock. With the restart delayed past the TTL, B
- * gets the lock only after A's validity has ended. */
+ * gets the lock only after A's validity has ended; with appendfsync always
+ * the restarted server still has A's lock. */
 static void test_fault09_restart_without_persistence(void) {
     static const char *const nopersist[] = { "--save", "", "--appendonly", "no", NULL };
+    static const char *const fsync_always[] = { "--appendonly", "yes", "--appendfsync", "always", NULL };
     rlock_config cfg = cfg_node_timeout(200);
     rh_server s;
     tconn a, b;
@@ -1304,6 +1306,28 @@ static void test_fault09_restart_without_persistence(void) {
     CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
     CHECK(key_is(&s, "restart:key", btok));
     CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&s, "EXISTS restart:key"), 0);
+    tc_close(&a);
+    tc_close(&b);
+    rh_server_stop(&s);
+
+    /* 3. the other fix the README names, appendfsync always: the server
+     * restarted at once still has A's lock, with its TTL; B is refused */
+    if (rh_server_start(&s, fsync_always) != 0) { CHECK_MSG(0, "start redis-server --appendfsync always"); return; }
+    CHECK(config_is(&s, "appendonly", "yes") && config_is(&s, "appendfsync", "always"));
+    CHECK(tc_open(&a, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(tc_open(&b, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&la, 5000, 0), RLOCK_OK);
+    rh_server_kill9(&s);
+    CHECK_MSG(rh_server_restart(&s, fsync_always) == 0, "restart on port %d", s.port);
+    CHECK(key_is(&s, "restart:key", rlock_lock_token(&la)));
+    va = rh_int(&s, "PTTL restart:key");
+    CHECK_MSG(va > 0 && va <= 5000, "PTTL %lld after the restart", va);
+    CHECK_EQ_ST(rlock_acquire(&lb, 5000, 0), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_extend(&la, 5000), RLOCK_OK); /* still A's */
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_OK);
     CHECK_EQ_LL(rh_int(&s, "EXISTS restart:key"), 0);
     tc_close(&a);
     tc_close(&b);

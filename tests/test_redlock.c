@@ -3,7 +3,8 @@
  * nodes killed / paused / behind a fault-injecting proxy (FAULTS.md rows 4-8
  * and 11), extend/release after loss, reentrancy, mutual exclusion among
  * forked processes while a node is killed and restarted, and the two holders
- * a node restarted without persistence allows (row 9).
+ * a node restarted without persistence allows (row 9), a node at maxclients
+ * (row 17).
  *
  * Build: see the Makefile (ASan+UBSan build and a plain one for valgrind).
  * RLOCK_TEST_QUICK=1 shrinks the multi-process loops (valgrind run). */
@@ -1003,6 +1004,49 @@ out:
     cluster_stop(&C);
 }
 
+/* ---------------- 12. one node at maxclients (FAULTS.md row 17) */
+
+/* Node 2 accepts no more clients (CONFIG SET maxclients 1, with that one
+ * taken): on Redlock it counts as a failed node - 2 votes of 3 still grant,
+ * its own status says why - and nothing leaks (fds). */
+static void test_fault17_maxclients_node(void) {
+    rlock_lock lk;
+    const char *key = "rl:maxclients";
+    redisContext *hold = NULL;
+    redisReply *r;
+    rlock_status st;
+    int fds0;
+    fds0 = rh_count_fds();
+    REQUIRE(cluster_start(&C, 3, 0, NULL) == 0); /* nothing connected to the nodes yet */
+    REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
+    hold = rh_connect(&C.srv[2]);
+    REQUIRE(hold != NULL);
+    r = (redisReply *)redisCommand(hold, "CONFIG SET maxclients 1");
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r) freeReplyObject(r);
+    st = rlock_acquire(&lk, 10000, 0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    st = rlock_node_status(&C.node[2]);
+    CHECK_MSG(st == RLOCK_E_REDIS || st == RLOCK_E_IO, "node 2: %s", rlock_status_str(st));
+    if (st == RLOCK_E_REDIS)
+        CHECK_MSG(strstr(rlock_node_error(&C.node[2]), "max number of clients") != NULL, "node 2: %s",
+                  rlock_node_error(&C.node[2]));
+    printf("redlock: node 2 at maxclients: acquire ok with %zu votes; node 2: %s (%s)\n", rlock_last_votes(&lk),
+           rlock_status_str(st), rlock_node_error(&C.node[2]));
+    CHECK_EQ_ST(rlock_extend(&lk, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(nodes_with_key(&C, key), 0);
+    r = (redisReply *)redisCommand(hold, "CONFIG SET maxclients 10000");
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r) freeReplyObject(r);
+    cycle_consistent(&C, &lk, key); /* node 2 votes again */
+out:
+    if (hold) redisFree(hold);
+    cluster_stop(&C);
+    CHECK_EQ_LL(rh_count_fds(), fds0);
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(void) {
@@ -1029,6 +1073,7 @@ int main(void) {
     test_no_livelock(5);
     test_contention_restart();
     test_fault09_restart_without_persistence();
+    test_fault17_maxclients_node();
 
     fds_after = rh_count_fds();
     CHECK_MSG(fds_after == fds_before, "fds before %d, after %d", fds_before, fds_after);
