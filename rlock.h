@@ -2,11 +2,16 @@
  *
  * WHAT
  *   A single-file, header-only library for Redis locks: single-node locks
- *   (SET NX PX + owner-checked Lua release), reentrant locks (a hash of
- *   owner -> hold count changed only by Lua) and Redlock over up to
- *   RLOCK_MAX_NODES independent masters. It never allocates, keeps no mutable
+ *   (SET NX PX with a 128-bit random token; owner-checked Lua release),
+ *   reentrant locks (a hash of owner -> hold count changed only by Lua) and
+ *   Redlock over up to RLOCK_MAX_NODES independent masters. Waiting by backoff
+ *   or by Pub/Sub wake-up, lease renewal (rlock_renew_poll, or a thread),
+ *   lost-lock notice and fencing tokens. It never allocates, keeps no mutable
  *   globals, and reaches the network only through a transport vtable you
  *   supply (adapters/rlock_posix.h and adapters/rlock_hiredis.h ship with it).
+ *   Every operation is a non-blocking state machine (*_begin + rlock_step);
+ *   the blocking calls are loops over it. README.md has the guarantees and
+ *   their limits - read them before relying on any Redis lock for safety.
  *
  * HOW TO COMPILE
  *   In exactly one C or C++ file, include it with the implementation:
@@ -15,7 +20,9 @@
  *   Everywhere else just #include "rlock.h". Add -DRLOCK_STATIC to make every
  *   function static (one translation unit only).
  *
- * EXAMPLE (blocking, one node, POSIX adapter)
+ * EXAMPLE (blocking, one node, POSIX adapter; examples/basic.c)
+ *   #define RLOCK_IMPLEMENTATION
+ *   #include "adapters/rlock_posix.h"  // includes rlock.h
  *   rlock_posix_conn pc; rlock_node node; rlock_client cl; rlock_lock lk;
  *   rlock_posix_init_tcp(&pc, "127.0.0.1", 6379, 1000);
  *   rlock_node_init(&node, rlock_posix_transport(&pc));
@@ -47,7 +54,7 @@
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
- *                              return 0 on success                  [/dev/urandom]
+ *                              return 0 on success     [getrandom, else /dev/urandom]
  *   RLOCK_THREAD_ID()          unsigned long naming this thread     [pthread_self hash]
  *   RLOCK_NO_THREAD_ID         owner ids use the instance id only
  *   RLOCK_ASSERT(x)            internal invariants                  [assert]
