@@ -918,6 +918,18 @@ enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_UP };
 /* LISTEN: a subscriber connection waiting for pushed messages, no request out. */
 enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE, RLOCK__IO_LISTEN };
 
+/* An exchange is in flight: a connect, request bytes or a reply outstanding. */
+static int rlock__node_busy(const rlock_node *n) {
+    return n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV;
+}
+
+/* A pushed Pub/Sub message: ["message", channel, payload]. */
+static int rlock__is_message(const rlock_reply *r) {
+    return r->v.type == RLOCK_RESP_ARRAY && r->count == 3 && r->elem[0].type == RLOCK_RESP_BULK &&
+           r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
+           r->elem[1].type == RLOCK_RESP_BULK && r->elem[2].type == RLOCK_RESP_BULK;
+}
+
 static void rlock__set_err(rlock_node *n, const char *msg, size_t len) {
     if (n->keep_err) return;
     if (len >= sizeof n->err) len = sizeof n->err - 1;
@@ -929,8 +941,7 @@ static void rlock__set_errz(rlock_node *n, const char *msg) { rlock__set_err(n, 
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong command). */
 static void rlock__node_drop(rlock_node *n) {
-    if (n->conn == RLOCK__CONN_UP || n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND ||
-        n->io == RLOCK__IO_RECV) {
+    if (n->conn == RLOCK__CONN_UP || rlock__node_busy(n)) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->closed = 1;
     }
@@ -1034,8 +1045,7 @@ static int rlock__node_reply(rlock_node *n, const rlock_reply *r, rlock__encode_
         }
         return 0;
     }
-    if (n->is_sub && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 && r->elem[0].type == RLOCK_RESP_BULK &&
-        r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0) {
+    if (n->is_sub && rlock__is_message(r)) {
         n->replies_left++; /* a pushed message is not the answer we wait for */
         return 0;
     }
@@ -1125,9 +1135,7 @@ static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, 
                 if (rest && n->conn == RLOCK__CONN_UP) {
                     n->result = RLOCK_E_PROTOCOL;
                     rlock__set_errz(n, "unexpected extra bytes after the reply");
-                    n->io = RLOCK__IO_RECV; /* so the drop below closes the transport */
                     rlock__node_drop(n);
-                    n->io = RLOCK__IO_DONE;
                 }
                 return 1;
             }
@@ -1177,8 +1185,7 @@ RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    return (node->io == RLOCK__IO_CONNECT || node->io == RLOCK__IO_SEND || node->io == RLOCK__IO_RECV ||
-            node->io == RLOCK__IO_LISTEN) ? node->want : 0;
+    return rlock__node_busy(node) || node->io == RLOCK__IO_LISTEN ? node->want : 0;
 }
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
@@ -1352,7 +1359,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     if (!rlock__client_ok(c)) return;
     for (i = 0; i < c->n_nodes + c->n_subs; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        int busy = n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV;
+        int busy = rlock__node_busy(n);
         rlock__node_drop(n);
         if (busy) rlock__node_fail(n, RLOCK_E_IO, "connection closed by rlock_client_close", 0);
     }
@@ -1530,7 +1537,7 @@ static void rlock__subs_idle(rlock_client *c) {
     for (i = 0; i < c->n_subs; i++) {
         rlock_node *n = c->subs[i];
         if (n->io == RLOCK__IO_LISTEN) { n->io = RLOCK__IO_IDLE; n->want = 0; }
-        else if (n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV) {
+        else if (rlock__node_busy(n)) {
             rlock__node_drop(n);
             n->io = RLOCK__IO_IDLE;
             n->want = 0;
@@ -1602,11 +1609,9 @@ static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len, con
         rlock_reply rep;
         long used, r;
         while ((used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0) > 0) {
-            if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 3 && rep.elem[0].type == RLOCK_RESP_BULK &&
-                rep.elem[0].len == 7 && memcmp(rep.elem[0].str, "message", 7) == 0 &&
-                rep.elem[1].type == RLOCK_RESP_BULK && rep.elem[1].len == chan_len &&
-                memcmp(rep.elem[1].str, chan, chan_len) == 0 && rep.elem[2].type == RLOCK_RESP_BULK &&
-                rep.elem[2].len == strlen(id) && memcmp(rep.elem[2].str, id, rep.elem[2].len) == 0)
+            if (rlock__is_message(&rep) && rep.elem[1].len == chan_len &&
+                memcmp(rep.elem[1].str, chan, chan_len) == 0 && rep.elem[2].len == strlen(id) &&
+                memcmp(rep.elem[2].str, id, rep.elem[2].len) == 0)
                 woke = 1;
             memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
             n->rx_len -= (size_t)used;
@@ -1617,8 +1622,7 @@ static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len, con
         if (r < 0 || (size_t)r > sizeof n->rx - n->rx_len) break;
         n->rx_len += (size_t)r;
     }
-    n->io = RLOCK__IO_RECV; /* so the drop closes the transport */
-    rlock__node_drop(n);
+    rlock__node_drop(n); /* subscribed, so connected: the drop closes it */
     n->io = RLOCK__IO_IDLE;
     n->want = 0;
     return woke ? 1 : -1;
@@ -1953,7 +1957,7 @@ RLOCKDEF void rlock_cancel(rlock_lock *lk) {
     if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return;
     for (i = 0; i < lk->client->n_nodes; i++) {
         rlock_node *n = lk->client->nodes[i];
-        if (rlock_node_wants(n) || n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV) {
+        if (rlock__node_busy(n)) {
             rlock__node_drop(n);
             rlock__node_fail(n, RLOCK_E_IO, "cancelled", 0);
         }
