@@ -119,12 +119,12 @@ fuzz: fuzz-replay $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 fuzz-replay: $(FUZZERS:%=$(BUILD)/fuzz/replay_%)
 	@for h in $(FUZZERS); do ./$(BUILD)/fuzz/replay_$$h tests/fuzz/corpus_$$h || exit 1; done
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h
 	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(STRICT) -g -O1 -DRLOCK_LIBFUZZER -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -I. $< -o $@ || { echo "fuzz: needs clang with libFuzzer (Debian: apt-get install clang libclang-rt-14-dev)"; exit 1; }
 
-$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c $(HEADERS)
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h
 	@mkdir -p $(BUILD)/fuzz
 	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
 

@@ -335,38 +335,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef RLOCK_LIBFUZZER
-/* Replay: run each file named (or each file in each directory named). */
-#include <dirent.h>
-static int replay_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf;
-    long n;
-    if (!f) { perror(path); return 1; }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (unsigned char *)malloc(n > 0 ? (size_t)n : 1);
-    if (!buf || (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n)) { fclose(f); free(buf); return 1; }
-    fclose(f);
-    LLVMFuzzerTestOneInput(buf, (size_t)n);
-    free(buf);
-    return 0;
-}
+#include "replay.h"
 int main(int argc, char **argv) {
-    int files = 0, bad = 0;
-    for (int i = 1; i < argc; i++) {
-        DIR *d = opendir(argv[i]);
-        if (!d) { bad += replay_file(argv[i]); files++; continue; }
-        for (struct dirent *e; (e = readdir(d)) != NULL;) {
-            char path[4096];
-            if (e->d_name[0] == '.') continue;
-            snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
-            bad += replay_file(path);
-            files++;
-        }
-        closedir(d);
-    }
-    printf("fuzz_resp replay: %d passed, %d failed\n", files - bad, bad);
-    return bad ? 1 : 0;
+    return fuzz_replay_main("fuzz_resp", argc, argv);
 }
 #endif
