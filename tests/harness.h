@@ -89,6 +89,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -170,6 +171,32 @@ static inline int rh_wait_child(pid_t pid, unsigned timeout_ms) {
         }
         rh_sleep_ms(2);
     }
+}
+
+/* fork() with stdio flushed first, so buffered output is not printed twice. */
+static inline pid_t rh_fork(void) {
+    fflush(stdout);
+    fflush(stderr);
+    return fork();
+}
+
+/* Read exactly n bytes from fd within ms. 0 ok, -1 not in time / EOF. */
+static inline int rh_read_full(int fd, void *buf, size_t n, int ms) {
+    size_t got = 0;
+    unsigned long long end = rh_now_ms() + (unsigned long long)ms;
+    while (got < n) {
+        struct pollfd p;
+        long long left = (long long)(end - rh_now_ms());
+        ssize_t r;
+        if (rh_now_ms() >= end) return -1;
+        p.fd = fd; p.events = POLLIN; p.revents = 0;
+        if (poll(&p, 1, (int)left) <= 0) continue;
+        r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        got += (size_t)r;
+    }
+    return 0;
 }
 
 /* The child exited normally with code. */

@@ -398,15 +398,12 @@ static void test_sigstop(const rh_server *s) {
     int pfd[2], status;
     pid_t pid;
     char c = 0;
-    struct pollfd p;
     tconn t;
     rlock_lock lk;
     unsigned long long t0;
 
     CHECK(pipe(pfd) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
+    pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
         _exit(sigstop_child(s, pfd[1]));
@@ -414,10 +411,7 @@ static void test_sigstop(const rh_server *s) {
     CHECK(pid > 0);
     close(pfd[1]);
     if (pid < 0) { close(pfd[0]); return; }
-    p.fd = pfd[0];
-    p.events = POLLIN;
-    p.revents = 0;
-    CHECK(poll(&p, 1, 10000) == 1 && read(pfd[0], &c, 1) == 1 && c == 'A');
+    CHECK(rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A');
     close(pfd[0]);
     CHECK(tc_tcp(&t, s) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "sigstop:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
@@ -818,9 +812,7 @@ static void test_auth_nochan_waiter(const rh_server *s) {
     CHECK(tc_open(&t, s, 0, NULL, "nochan", "pw4") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:q", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
+    pid = rh_fork();
     if (pid == 0) _exit(nochan_waiter_child(s));
     CHECK(pid > 0);
     /* until the waiter has queued itself (bounded: proceed anyway) */
@@ -1169,7 +1161,6 @@ static void test_fault02_holder_killed(const rh_server *s) {
     int pfd[2], status;
     pid_t pid;
     char c = 0;
-    struct pollfd p;
     tconn t;
     rlock_lock lk;
     long long pttl;
@@ -1177,9 +1168,7 @@ static void test_fault02_holder_killed(const rh_server *s) {
     rlock_status st;
 
     CHECK(pipe(pfd) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
+    pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
         _exit(killed_holder_child(s, pfd[1]));
@@ -1187,10 +1176,7 @@ static void test_fault02_holder_killed(const rh_server *s) {
     CHECK(pid > 0);
     close(pfd[1]);
     if (pid < 0) { close(pfd[0]); return; }
-    p.fd = pfd[0];
-    p.events = POLLIN;
-    p.revents = 0;
-    CHECK(poll(&p, 1, 10000) == 1 && read(pfd[0], &c, 1) == 1 && c == 'A');
+    CHECK(rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A');
     close(pfd[0]);
     kill(pid, SIGKILL);
     t_kill = rh_now_ms();

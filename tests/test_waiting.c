@@ -144,31 +144,6 @@ static int wait_numsub(const rh_server *s, const char *chan, long long want, uns
 
 static int exit_code(int status) { return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
-/* Read exactly n bytes from fd within ms. 0 ok, -1 not in time / EOF. */
-static int read_full(int fd, void *buf, size_t n, int ms) {
-    size_t got = 0;
-    unsigned long long end = rh_now_ms() + (unsigned long long)ms;
-    while (got < n) {
-        struct pollfd p;
-        long long left = (long long)(end - rh_now_ms());
-        ssize_t r;
-        if (rh_now_ms() >= end) return -1;
-        p.fd = fd; p.events = POLLIN; p.revents = 0;
-        if (poll(&p, 1, (int)left) <= 0) continue;
-        r = read(fd, (char *)buf + got, n - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
-static pid_t fork_flushed(void) {
-    fflush(stdout);
-    fflush(stderr);
-    return fork();
-}
-
 /* Child: poll try_acquire on key every ~10 ms for dur_ms. Exit 0 never got
  * it, 1 got it (two holders), 2 mostly errors, 3 too few attempts, 10 setup. */
 static int competitor_child(rh_server *const *srv, int n, const char *key, unsigned dur_ms) {
@@ -262,7 +237,7 @@ static void test_lost_after_pause(rh_server *s) {
     unsigned long long t0, tcont;
 
     CHECK(pipe(pfd) == 0);
-    pid = fork_flushed();
+    pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
         _exit(pause_child(s, pfd[1]));
@@ -270,7 +245,7 @@ static void test_lost_after_pause(rh_server *s) {
     CHECK(pid > 0);
     close(pfd[1]);
     if (pid < 0) { close(pfd[0]); return; }
-    CHECK(read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A');
+    CHECK(rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A');
     close(pfd[0]);
     CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "pause:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
@@ -316,7 +291,7 @@ static void test_renew_no_gap(rh_server *s) {
     CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "gap:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 200, 0), RLOCK_OK);
-    pid = fork_flushed();
+    pid = rh_fork();
     if (pid == 0) _exit(competitor_child(&s, 1, "gap:key", dur));
     CHECK(pid > 0);
     t0 = rh_now_ms();
@@ -363,7 +338,7 @@ static void test_watchdog_no_gap(rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&lk, 200, 0), RLOCK_OK);
     /* fork before the thread exists: a child of a threaded process may only
      * use async-signal-safe calls */
-    pid = fork_flushed();
+    pid = rh_fork();
     if (pid == 0) _exit(competitor_child(&s, 1, "wdgap:key", dur));
     CHECK(pid > 0);
     CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
@@ -539,14 +514,14 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
     CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     CHECK(pipe(pfd) == 0);
-    pid = fork_flushed();
+    pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
         _exit(holder_child(s, key, 300, pfd[1]));
     }
     close(pfd[1]);
     CHECK(pid > 0);
-    if (pid > 0 && read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A') {
+    if (pid > 0 && rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A') {
         rlock_status st;
         cmds0 = rlock_node_commands(&t.nodes[0]);
         t0 = rh_now_ms();
@@ -643,7 +618,7 @@ static long long sub_fault_once(rh_server *s, const char *key, int kill_subs) {
     t_h = rh_now_ms();
     CHECK_EQ_ST(rlock_acquire(&hl, 800, 0), RLOCK_OK);
     CHECK(pipe(pfd) == 0);
-    pid = fork_flushed();
+    pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
         _exit(waiter_child(s, key, pfd[1]));
@@ -661,7 +636,7 @@ static long long sub_fault_once(rh_server *s, const char *key, int kill_subs) {
         CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* publishes */
     }
     memset(&rep, 0, sizeof rep);
-    if (read_full(pfd[0], &rep, sizeof rep, 8000) == 0) {
+    if (rh_read_full(pfd[0], &rep, sizeof rep, 8000) == 0) {
         took = (long long)(rep.t_done - t_h);
         CHECK_EQ_ST((rlock_status)rep.st, RLOCK_OK);
         CHECK_MSG(took < 800 + 500, "waiter acquired %lld ms after the holder's 800 ms grant", took);
@@ -747,7 +722,7 @@ static void test_wake_chain(rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
     CHECK(pipe(pfd) == 0);
     for (i = 0; i < nw; i++) {
-        pids[i] = fork_flushed();
+        pids[i] = rh_fork();
         if (pids[i] == 0) {
             close(pfd[0]);
             _exit(chain_child(s, key, pfd[1]));
@@ -763,7 +738,7 @@ static void test_wake_chain(rh_server *s) {
     for (i = 0; i < nw; i++) {
         wait_report rep;
         done[i] = 0;
-        if (read_full(pfd[0], &rep, sizeof rep, 10000) != 0) { CHECK_MSG(0, "no report from waiter %d", i); break; }
+        if (rh_read_full(pfd[0], &rep, sizeof rep, 10000) != 0) { CHECK_MSG(0, "no report from waiter %d", i); break; }
         CHECK_EQ_ST((rlock_status)rep.st, RLOCK_OK);
         if (rep.st == RLOCK_OK) ok++;
         done[i] = rep.t_done;
@@ -809,7 +784,7 @@ static void test_dead_waiter(rh_server *s) {
     t_h = rh_now_ms();
     CHECK_EQ_ST(rlock_acquire(&hl, 2000, 0), RLOCK_OK);
     CHECK(pipe(p1) == 0);
-    w1 = fork_flushed();
+    w1 = rh_fork();
     if (w1 == 0) { close(p1[0]); _exit(waiter_child(s, key, p1[1])); }
     close(p1[1]);
     CHECK(wait_numsub(s, chan, 1, 3000));
@@ -819,7 +794,7 @@ static void test_dead_waiter(rh_server *s) {
     close(p1[0]);
     CHECK(wait_numsub(s, chan, 0, 3000) && numsub(s, chan) == 0);
     CHECK(pipe(p2) == 0);
-    w2 = fork_flushed();
+    w2 = rh_fork();
     if (w2 == 0) { close(p2[0]); _exit(waiter_child(s, key, p2[1])); }
     close(p2[1]);
     CHECK(wait_numsub(s, chan, 1, 3000));
@@ -828,7 +803,7 @@ static void test_dead_waiter(rh_server *s) {
     t_rel = rh_now_ms();
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
     memset(&rep, 0, sizeof rep);
-    if (read_full(p2[0], &rep, sizeof rep, 8000) == 0) {
+    if (rh_read_full(p2[0], &rep, sizeof rep, 8000) == 0) {
         CHECK_EQ_ST((rlock_status)rep.st, RLOCK_OK);
         printf("dead queued waiter: the next waiter got the lock %lld ms after the release (%lld ms into a "
                "2000 ms lease): %s\n", (long long)(rep.t_done - t_rel), (long long)(rep.t_done - t_h),
@@ -924,7 +899,7 @@ static void fence_run(rh_server *const *srv, int n, const char *key, int procs, 
     if (fd >= 0) close(fd);
     t0 = rh_now_ms();
     for (i = 0; i < procs; i++) {
-        pids[i] = fork_flushed();
+        pids[i] = rh_fork();
         if (pids[i] == 0) _exit(fence_child(srv, n, key, path, i, rounds, i % 2, n == 1));
         CHECK(pids[i] > 0);
     }
