@@ -360,21 +360,28 @@ static inline int rh__make_dir(rh_server *s) {
     return 0;
 }
 
-/* Remove the server's temp dir (one level: redis creates no subdirs). */
-static inline void rh__remove_dir(rh_server *s) {
-    DIR *d;
+/* Remove the files in dir; with depth > 0 also its subdirectories, that
+ * many levels down (redis 7 puts its AOF files in DIR/appendonlydir). */
+static inline void rh__empty_dir(const char *dir, int depth) {
+    DIR *d = opendir(dir);
     struct dirent *e;
-    if (!s->dir[0]) return;
-    d = opendir(s->dir);
-    if (d) {
-        while ((e = readdir(d)) != NULL) {
-            char p[600];
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            snprintf(p, sizeof p, "%s/%s", s->dir, e->d_name);
-            unlink(p);
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        char p[600];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
+        if (unlink(p) != 0 && (errno == EISDIR || errno == EPERM) && depth > 0) {
+            rh__empty_dir(p, depth - 1);
+            rmdir(p);
         }
-        closedir(d);
     }
+    closedir(d);
+}
+
+/* Remove the server's temp dir (and appendonlydir, with --appendonly yes). */
+static inline void rh__remove_dir(rh_server *s) {
+    if (!s->dir[0]) return;
+    rh__empty_dir(s->dir, 1);
     if (rmdir(s->dir) != 0)
         fprintf(stderr, "harness: rmdir(%s): %s\n", s->dir, strerror(errno));
     s->dir[0] = s->unixsock[0] = s->logfile[0] = 0;
