@@ -399,9 +399,11 @@ typedef struct section {
 typedef struct results {
     long sections, faults, overlaps, lost, stuck, leftover, fds_leaked;
     long overlaps_paused, overlaps_late, overlaps_orphan;  /* past validity: pause, slow, rlock killed */
-    long stale_writes, stale_rejected, rejected_reads, rejected_reads_valid;
+    long stale_writes, stale_rejected, rejected_reads, rejected_reads_valid, rejected_reads_backwards;
     long unexpected, cli_runs, cli_unexpected, procs_left, accepted_writes, final_counter;
     long fk[16];          /* faults by kind */
+    long long gap_pause_ms, gap_kill_ms;   /* CLI: earliest entry of another holder after its rlock
+                                              was paused / killed (-1: none); should be about a lease */
     char notes[1024];
 } results;
 
@@ -521,6 +523,10 @@ static void check_log(const char *path, int redlock, long long final_counter, re
                 fprintf(stderr, "overlap %s [%lld..%lld v%lld w%d cut%d p%d] %s [%lld..%lld v%lld w%d cut%d p%d]\n",
                         s[i].id, s[i].t_read, s[i].t_end, s[i].vend, s[i].wrote, s[i].cut, s[i].paused,
                         s[j].id, s[j].t_read, s[j].t_end, s[j].vend, s[j].wrote, s[j].cut, s[j].paused);
+            if (late == &s[i] && late->cut) {   /* how soon after the fault the next holder came in */
+                long long gap = (s[j].t_read - late->vend) / 1000, *m = late->cut == 2 ? &r->gap_kill_ms : &r->gap_pause_ms;
+                if (*m < 0 || gap < *m) *m = gap;
+            }
             if (late->cut == 2) r->overlaps_orphan++;
             else if (late->cut == 1 || late->paused) r->overlaps_paused++;
             else r->overlaps_late++;
@@ -535,7 +541,10 @@ static void check_log(const char *path, int redlock, long long final_counter, re
     }
     r->final_counter = final_counter;
     r->lost = r->accepted_writes - final_counter;
-    if (redlock) r->rejected_reads_valid = 0;   /* Redlock tokens need not increase: documented */
+    if (redlock) {   /* Redlock tokens need not increase: documented, not a violation */
+        r->rejected_reads_backwards = r->rejected_reads_valid;
+        r->rejected_reads_valid = 0;
+    }
     free(s);
 }
 
@@ -1081,6 +1090,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
         char notes[1024];
         memcpy(notes, r->notes, sizeof notes);
         memset(&lr, 0, sizeof lr);
+        lr.gap_pause_ms = lr.gap_kill_ms = -1;
         check_log(p, sc->nodes > 1, st.counter, &lr);
         *r = lr;
         r->cli_runs = cli; r->cli_unexpected = clu; r->stuck += st_; r->unexpected += un; r->procs_left = pl;
@@ -1102,7 +1112,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     return 0;
 }
 
-static void print_scenario(const char *name, int nodes, const results *r, long long secs, int redlock) {
+static void print_scenario(const char *name, int nodes, const results *r, long long secs) {
     int k, first = 1;
     printf("%s: %ld critical sections, %ld faults (", name, r->sections, r->faults);
     for (k = 0; k < FK_COUNT; k++) if (r->fk[k]) { printf("%s%ld %s", first ? "" : ", ", r->fk[k], fk_name[k]); first = 0; }
@@ -1112,14 +1122,23 @@ static void print_scenario(const char *name, int nodes, const results *r, long l
     printf("; fence rejected %ld/%ld stale writes", r->stale_rejected, r->stale_writes);
     if (r->overlaps_paused)
         printf("; %ld overlaps after a holder paused past its TTL: documented limit", r->overlaps_paused);
+    if (r->gap_pause_ms >= 0)
+        printf(" (after a paused rlock the next holder came in %lld ms later at the earliest; lease %d ms)",
+               r->gap_pause_ms, CLI_TTL);
     if (r->overlaps_late)
         printf("; %ld overlaps after a holder was delayed past its validity without an injected pause (the OS; same documented limit)",
                r->overlaps_late);
     if (r->overlaps_orphan)
-        printf("; VIOLATION %ld overlaps by a COMMAND that outlived its kill -9'd rlock (issue 10 item 2)", r->overlaps_orphan);
+        printf("; VIOLATION %ld overlaps by a COMMAND that outlived its kill -9'd rlock (issue 10 item 2; the next "
+               "holder came in %lld ms after the kill at the earliest, lease %d ms)", r->overlaps_orphan, r->gap_kill_ms, CLI_TTL);
     if (r->rejected_reads)
-        printf("; fence refused %ld first accesses%s", r->rejected_reads,
-               redlock ? " (stale holders, or Redlock tokens that went backwards: documented)" : " (stale holders)");
+        printf("; fence refused %ld first accesses: %ld by holders past their validity", r->rejected_reads,
+               r->rejected_reads - r->rejected_reads_valid - r->rejected_reads_backwards);
+    if (r->rejected_reads_backwards)
+        printf(", %ld by valid holders whose Redlock token was lower than an earlier grant's (documented: "
+               "Redlock fence tokens are not monotonic)", r->rejected_reads_backwards);
+    if (r->rejected_reads_valid)
+        printf(", VIOLATION %ld by valid holders on one node (a token went backwards)", r->rejected_reads_valid);
     if (r->unexpected) printf("; %ld unexpected statuses", r->unexpected);
     if (r->cli_unexpected) printf("; %ld rlock runs with an unexpected exit status", r->cli_unexpected);
     if (r->procs_left) printf("; %ld processes left behind", r->procs_left);
@@ -1134,6 +1153,7 @@ static void add_results(results *t, const results *r) {
     t->overlaps_paused += r->overlaps_paused; t->overlaps_late += r->overlaps_late;
     t->overlaps_orphan += r->overlaps_orphan; t->stale_writes += r->stale_writes;
     t->stale_rejected += r->stale_rejected; t->rejected_reads += r->rejected_reads;
+    t->rejected_reads_backwards += r->rejected_reads_backwards;
     t->unexpected += r->unexpected; t->cli_runs += r->cli_runs; t->cli_unexpected += r->cli_unexpected;
     t->procs_left += r->procs_left; t->accepted_writes += r->accepted_writes;
     for (k = 0; k < FK_COUNT; k++) t->fk[k] += r->fk[k];
@@ -1167,7 +1187,7 @@ static int campaign_main(void) {
     for (i = 0; i < ns && !g_interrupted; i++) {
         long long ms = secs * 1000 / ns, ts = now_ms();
         if (run_scenario(&g_scenarios[i], i, seed, ms, brk ? brk : "", 1, &r) != 0) { bad = 1; break; }
-        print_scenario(g_scenarios[i].name, g_scenarios[i].nodes, &r, (now_ms() - ts) / 1000, g_scenarios[i].nodes > 1);
+        print_scenario(g_scenarios[i].name, g_scenarios[i].nodes, &r, (now_ms() - ts) / 1000);
         fflush(stdout);
         add_results(&tot, &r);
         if (violated(&r)) bad = 1;
@@ -1205,6 +1225,7 @@ static void st_log(const char *dir, const char *text, int redlock, long long cou
     f = fopen(p, "w");
     if (f) { fputs(text, f); fclose(f); }
     memset(r, 0, sizeof *r);
+    r->gap_pause_ms = r->gap_kill_ms = -1;
     check_log(p, redlock, counter, r);
     unlink(p);
 }
