@@ -75,7 +75,6 @@
 #define CLI_KILL_AFTER 300    /* rlock -k */
 #define CALL_SLACK_MS 1500    /* a blocking call may overrun its bound by this much */
 #define PROC_SLACK_MS 6000    /* a client process may overrun its deadline by this much */
-#define MAX_SECTIONS 60000
 
 /* ------------------------------------------------------------------ util */
 
@@ -443,45 +442,57 @@ typedef struct pause_rec { long pid; long long t0, t1; } pause_rec;
 static void check_log(const char *path, int redlock, long long final_counter, results *r) {
     FILE *f = fopen(path, "r");
     char line[600];
-    section *s = (section *)calloc(MAX_SECTIONS, sizeof *s);
+    long cap = 4096, n = 0, np = 0, ncut = 0, i, j;
+    section *s = (section *)calloc((size_t)cap, sizeof *s);
     pause_rec pauses[512];
-    char cut_ids[64][48];   /* CLI runs cut by a fault so far (recent ones) */
-    long n = 0, np = 0, ncut = 0, i, j;
+    struct { char id[48]; long long t; int cut; } cuts[64];   /* recent faults on CLI runs */
     if (!f || !s) { fmt(r->notes, sizeof r->notes, "cannot read %s", path); r->unexpected++; if (f) fclose(f); free(s); return; }
     while (fgets(line, sizeof line, f)) {
         char id[64], kind, tag[48], what[64];
         long pid, a, b;
         long long fence, t, vend, x, t1;
-        if (line[0] == 'S' && n < MAX_SECTIONS &&
+        if (line[0] == 'S' &&
             sscanf(line, "S %63s %c %ld %lld %lld %lld %lld", id, &kind, &pid, &fence, &t, &vend, &x) == 7) {
-            section *c = &s[n++];
+            section *c;
+            if (n == cap) {
+                section *g = (section *)realloc(s, sizeof *s * (size_t)cap * 2);
+                if (!g) { r->unexpected++; break; }
+                s = g;
+                cap *= 2;
+            }
+            c = &s[n++];
             memset(c, 0, sizeof *c);
             fmt(c->id, sizeof c->id, "%s", id);
             c->kind = kind; c->pid = pid; c->fence = fence; c->t_read = c->t_end = t; c->vend = vend;
+            for (i = 0; i < ncut && i < 64 && kind == 'C'; i++)   /* its rlock was hit before this read */
+                if (strcmp(cuts[i].id, id) == 0) { c->vend = cuts[i].t; c->cut = cuts[i].cut; }
         } else if (line[0] == 'R' &&
                    sscanf(line, "R %63s %c %ld %lld %lld %lld", id, &kind, &pid, &fence, &t, &vend) == 6) {
             int valid = kind == 'C' ? 1 : t < vend;
             r->rejected_reads++;
             r->sections++;
-            for (i = 0; i < ncut && i < 64 && kind == 'C'; i++) if (strcmp(cut_ids[i], id) == 0) valid = 0;
+            for (i = 0; i < ncut && i < 64 && kind == 'C'; i++) if (strcmp(cuts[i].id, id) == 0) valid = 0;
             /* a holder within its validity refused: its token is lower than
              * one already presented - tokens went backwards */
             if (valid) r->rejected_reads_valid++;
         } else if ((line[0] == 'W' || line[0] == 'X' || line[0] == 'A') &&
                    sscanf(line + 2, "%63s %lld %lld", id, &t, &vend) == 3) {
             section *c = find_section(s, n, id);
+            if (line[0] == 'W') r->accepted_writes++;
             if (!c) continue;
             c->t_end = t;
             if (vend >= 0) c->vend = vend;
             c->wrote = line[0] == 'W' ? 1 : line[0] == 'X' ? 2 : 3;
-            if (line[0] == 'W') r->accepted_writes++;
         } else if (line[0] == 'F' && sscanf(line, "F %lld %47s %63s %lld", &t, tag, what, &t1) >= 3) {
             int k;
             for (k = 0; k < FK_COUNT; k++) if (strcmp(tag, fk_tag[k]) == 0) break;
             if (k < FK_COUNT) { r->faults++; r->fk[k]++; }
             if (k == FK_KILL_RLOCK || k == FK_HOLDER_PAUSE) {
                 section *c = find_section(s, n, what);   /* a CLI run's id */
-                fmt(cut_ids[ncut++ % 64], sizeof cut_ids[0], "%s", what);
+                fmt(cuts[ncut % 64].id, sizeof cuts[0].id, "%s", what);
+                cuts[ncut % 64].t = t;
+                cuts[ncut % 64].cut = k == FK_KILL_RLOCK ? 2 : 1;
+                ncut++;
                 if (c && c->kind == 'C' && c->t_end >= c->t_read) {
                     if (c->vend < 0 || t < c->vend) c->vend = t;
                     c->cut = k == FK_KILL_RLOCK ? 2 : 1;
@@ -1255,6 +1266,9 @@ static int selftest_main(void) {
     st_log(dir, "S c C 1 1 1000 -1 0\nF 2000 kill_rlock c 0\nS b L 2 2 5000 900000 0\nW b 9000 900000 0\n"
                 "X c 95000 -1 2\n", 0, 1, &r);
     st_expect("COMMAND outlived its kill -9'd rlock", r.overlaps_orphan == 1 && violated(&r), &r);
+    st_log(dir, "F 500 kill_rlock c 0\nS c C 1 1 1000 -1 0\nS b L 2 2 5000 900000 0\nW b 9000 900000 0\n"
+                "X c 95000 -1 2\n", 0, 1, &r);
+    st_expect("... also when the kill came before the worker's first access", r.overlaps_orphan == 1, &r);
     st_log(dir, "S c C 1 1 1000 -1 0\nF 2000 holder_pause c 1500\nS b L 2 2 5000 900000 0\nW b 9000 900000 0\n"
                 "X c 95000 -1 2\n", 0, 1, &r);
     st_expect("rlock paused past its TTL: documented", r.overlaps_paused == 1 && !violated(&r), &r);
