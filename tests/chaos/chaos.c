@@ -48,7 +48,9 @@
  *   increase there; on Redlock they need not - documented), processes left.
  *
  * Output: the seed, one line per scenario, a summary line. CHAOS_SEED=<n>
- * replays a run's fault schedule (the OS's timing still varies);
+ * replays a run's fault schedule: the same node faults (kind, node, length,
+ * gaps) and the same sequence of client faults; which holder a client fault
+ * hits, and the clients' own timing, follow the OS;
  * CHAOS_SECONDS=<n> is the total fault time over the three scenarios.
  * Exit 1 on any violation. `chaos --selftest` proves every checker can fail:
  * synthetic event logs, then live runs with deliberately broken clients.
@@ -400,6 +402,7 @@ typedef struct results {
     long overlaps_paused, overlaps_late, overlaps_orphan;  /* past validity: pause, slow, rlock killed */
     long stale_writes, stale_rejected, rejected_reads, rejected_reads_valid, rejected_reads_backwards;
     long unexpected, cli_runs, cli_unexpected, procs_left, accepted_writes, final_counter;
+    long cli_exit[5];     /* rlock runs that exited 0, 3 (conflict, -E 3), 69, 75, were killed */
     long fk[16];          /* faults by kind */
     long long gap_pause_ms, gap_kill_ms;   /* CLI: earliest entry of another holder after its rlock
                                               was paused / killed (-1: none); should be about a lease */
@@ -595,14 +598,15 @@ typedef struct campaign {
     int up[MAX_NODES];         /* server running */
     client cl[MAX_SLOTS];
     int n_clients;
-    unsigned long long rs;     /* fault schedule PRNG */
+    unsigned long long rs;     /* node fault PRNG */
     unsigned long long rs_cl;  /* client parameters PRNG */
     const char *brk;
     char self[PATH_MAX], rlock_bin[PATH_MAX];
     /* one node fault and one client fault at a time */
     int nf_kind, nf_node; long long nf_until;
     int cf_active, cf_slot; pid_t cf_pid; long long cf_t0, cf_until;
-    int fk_last_kill;          /* client_fault_start killed someone */
+    unsigned long long rs_cf;  /* client fault PRNG */
+    int cf_pending, cf_kind; long long cf_len_pm, cf_since; unsigned long long cf_pick;
 } campaign;
 
 static volatile sig_atomic_t g_interrupted;
@@ -714,10 +718,21 @@ static void client_fault_end(campaign *c) {
     ev("P %ld %lld %lld", (long)c->cf_pid, c->cf_t0 * 1000, now_us());
 }
 
-static void client_fault_start(campaign *c) {
+/* The next client fault's parameters come from the client-fault stream as
+ * soon as it is due, whether or not someone can be hit right then, so a
+ * seed replays the same sequence of faults; only which holder is hit, and
+ * exactly when, follows the run's timing. 1 applied, 0 not yet. */
+static int client_fault_start(campaign *c) {
     int cand[MAX_SLOTS], nc = 0, i, kind, slot;
-    long long r = rnd(&c->rs, 0, 99);
-    kind = r < 50 ? FK_HOLDER_PAUSE : r < 75 ? FK_KILL_LIB : FK_KILL_RLOCK;
+    if (!c->cf_pending) {
+        long long r = rnd(&c->rs_cf, 0, 99);
+        c->cf_kind = r < 50 ? FK_HOLDER_PAUSE : r < 75 ? FK_KILL_LIB : FK_KILL_RLOCK;
+        c->cf_len_pm = rnd(&c->rs_cf, 1500, 2500);   /* a pause, in per mille of the TTL */
+        c->cf_pick = splitmix(&c->rs_cf);
+        c->cf_since = now_ms();
+        c->cf_pending = 1;
+    }
+    kind = c->cf_kind;
     for (i = 0; i < c->n_clients; i++) {
         client *k = &c->cl[i];
         if (k->pid <= 0) continue;
@@ -725,28 +740,29 @@ static void client_fault_start(campaign *c) {
         if (kind == FK_KILL_RLOCK && k->kind != K_CLI) continue;
         if (g_slots[i].in_section) cand[nc++] = i;
     }
-    if (nc == 0) return;   /* nobody holding right now: try again shortly */
-    if (kind == FK_KILL_RLOCK) {   /* prefer a worker that would outlive the lease */
+    if (nc == 0) return 0;   /* nobody holding right now: try again shortly */
+    if (kind == FK_KILL_RLOCK) {   /* prefer (for 1.5 s) a worker that would outlive the lease */
         int lg[MAX_SLOTS], nl = 0;
         for (i = 0; i < nc; i++) if (c->cl[cand[i]].work_ms >= 1200) lg[nl++] = cand[i];
-        if (nl == 0 && rnd(&c->rs, 0, 1) == 0) return;
+        if (nl == 0 && now_ms() - c->cf_since < 1500) return 0;
         if (nl > 0) { memcpy(cand, lg, sizeof(int) * (size_t)nl); nc = nl; }
     }
-    slot = cand[rnd(&c->rs, 0, nc - 1)];
+    slot = cand[c->cf_pick % (unsigned long long)nc];
+    c->cf_pending = 0;
     if (kind == FK_HOLDER_PAUSE) {
         long long ttl = c->cl[slot].kind == K_CLI ? CLI_TTL : LIB_TTL;
         c->cf_active = 1;
         c->cf_slot = slot;
         c->cf_pid = c->cl[slot].pid;
         c->cf_t0 = now_ms();
-        c->cf_until = c->cf_t0 + rnd(&c->rs, ttl * 3 / 2, ttl * 5 / 2);
+        c->cf_until = c->cf_t0 + ttl * c->cf_len_pm / 1000;
         kill(c->cf_pid, SIGSTOP);
         fault_log(fk_tag[kind], c->cl[slot].id, c->cf_until - c->cf_t0);
     } else {
         kill(c->cl[slot].pid, SIGKILL);
         fault_log(fk_tag[kind], c->cl[slot].id, 0);
-        c->fk_last_kill = 1;
     }
+    return 1;
 }
 
 static void wipe_data(const rh_server *s) {
@@ -828,6 +844,15 @@ static int on_exit_status(campaign *c, pid_t pid, int status, results *r) {
             ok = (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3 ||
                                         WEXITSTATUS(status) == 69 || WEXITSTATUS(status) == 75)) ||
                  (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+            if (WIFSIGNALED(status)) r->cli_exit[4]++;
+            else if (WIFEXITED(status))
+                switch (WEXITSTATUS(status)) {
+                case 0: r->cli_exit[0]++; break;
+                case 3: r->cli_exit[1]++; break;
+                case 69: r->cli_exit[2]++; break;
+                case 75: r->cli_exit[3]++; break;
+                default: break;
+                }
             if (!ok) {
                 char p[300], buf[300] = "";
                 FILE *f;
@@ -991,6 +1016,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     c->brk = brk;
     c->rs = seed ^ (0x1000193ull * (unsigned long long)(idx + 1));
     c->rs_cl = c->rs ^ 0xC0FFEEull;
+    c->rs_cf = c->rs ^ 0xFA17ull;
     splitmix(&c->rs);
     c->n_clients = sc->n_lib + sc->n_cli;
     if (readlink("/proc/self/exe", c->self, sizeof c->self - 1) <= 0) return -1;
@@ -1022,18 +1048,18 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     t = now_ms();
     t_end = t + ms;
     next_nf = t + rnd(&c->rs, 500, 1500);
-    next_cf = t + rnd(&c->rs, 300, 1200);
+    next_cf = t + rnd(&c->rs_cf, 300, 1200);
     while (!g_interrupted && (t = now_ms()) < t_end) {
         reap_all(c, 1, r);
         respawn_due(c);
         if (c->nf_kind && t >= c->nf_until) { node_fault_end(c); next_nf = t + rnd(&c->rs, 500, 2500); }
-        if (c->cf_active && t >= c->cf_until) { client_fault_end(c); next_cf = t + rnd(&c->rs, 500, 2500); }
+        if (c->cf_active && t >= c->cf_until) { client_fault_end(c); next_cf = t + rnd(&c->rs_cf, 500, 2500); }
         if (faults_on && !c->nf_kind && t >= next_nf) node_fault_start(c);
         if (faults_on && !c->cf_active && t >= next_cf) {
-            client_fault_start(c);
-            /* after a kill the next fault comes later; nobody to hit: try again soon */
-            next_cf = t + (c->cf_active ? 0 : c->fk_last_kill ? rnd(&c->rs, 500, 2500) : 50);
-            c->fk_last_kill = 0;
+            int hit = client_fault_start(c);
+            /* a pause ends (above) before the next gap; after a kill the gap
+             * starts now; nobody to hit: try again soon */
+            if (!c->cf_active) next_cf = t + (hit ? rnd(&c->rs_cf, 500, 2500) : 50);
         }
         for (i = 0; i < c->n_clients; i++) {   /* stuck: past the deadline */
             client *k = &c->cl[i];
@@ -1097,7 +1123,8 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     {
         results lr;
         long cli = r->cli_runs, clu = r->cli_unexpected, st_ = r->stuck, un = r->unexpected, pl = r->procs_left,
-             lo = r->leftover;
+             lo = r->leftover, ce[5];
+        memcpy(ce, r->cli_exit, sizeof ce);
         char notes[1024];
         memcpy(notes, r->notes, sizeof notes);
         memset(&lr, 0, sizeof lr);
@@ -1106,6 +1133,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
         *r = lr;
         r->cli_runs = cli; r->cli_unexpected = clu; r->stuck += st_; r->unexpected += un; r->procs_left = pl;
         r->leftover = lo;
+        memcpy(r->cli_exit, ce, sizeof ce);
         fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "%s", notes);
     }
     stop_infra(c);
@@ -1129,7 +1157,9 @@ static void print_scenario(const char *name, int nodes, const results *r, long l
     for (k = 0; k < FK_COUNT; k++) if (r->fk[k]) { printf("%s%ld %s", first ? "" : ", ", r->fk[k], fk_name[k]); first = 0; }
     printf("), %ld overlaps, %ld lost updates, %ld stuck, %ld leftover keys, %ld fds leaked",
            r->overlaps, r->lost, r->stuck, r->leftover, r->fds_leaked);
-    printf("; %ld accepted writes, counter %ld; %ld rlock runs", r->accepted_writes, r->final_counter, r->cli_runs);
+    printf("; %ld accepted writes, counter %ld; %ld rlock runs (exit 0: %ld, conflict: %ld, 69: %ld, 75: %ld, "
+           "killed: %ld)", r->accepted_writes, r->final_counter, r->cli_runs, r->cli_exit[0], r->cli_exit[1],
+           r->cli_exit[2], r->cli_exit[3], r->cli_exit[4]);
     printf("; fence rejected %ld/%ld stale writes", r->stale_rejected, r->stale_writes);
     if (r->overlaps_paused)
         printf("; %ld overlaps after a holder paused past its TTL: documented limit", r->overlaps_paused);
