@@ -54,6 +54,11 @@
  * CHAOS_SECONDS=<n> is the total fault time over the three scenarios.
  * Exit 1 on any violation. `chaos --selftest` proves every checker can fail:
  * synthetic event logs, then live runs with deliberately broken clients.
+ * Other knobs: CHAOS_RLOCK=<path> (the rlock binary, default build/rlock),
+ * CHAOS_KEEP=1 (keep every event log, not only a failed scenario's),
+ * CHAOS_VERBOSE=1 (print each overlapping pair), CHAOS_BREAK=nolock |
+ * nofence | leak,stuck (the self-test's broken clients; nofence lets stale
+ * writes through, so pauses past the TTL turn into lost updates).
  *
  * Modes used internally: --lib (a library client), --worker (the CLI's
  * COMMAND). Loopback only; servers started by tests/harness.h on free ports
