@@ -90,8 +90,9 @@ chaos: deps $(BUILD)/chaos $(BUILD)/rlock
 	@./$(BUILD)/chaos --selftest
 	@CHAOS_SECONDS=$(CHAOS_SECONDS) ./$(BUILD)/chaos
 
+# Under ASan+UBSan: the library clients it forks are checked under faults too.
 $(BUILD)/chaos: tests/chaos/chaos.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+	$(CC) $(STRICT) -g -O1 $(SAN) $(INC) $< $(LIBS) -o $@
 
 # Speed next to raw hiredis on 5 throwaway servers, the peers (node-redlock,
 # redis-semaphore, redis-py; bench/peers/setup.sh installs them, a missing one

@@ -2,9 +2,9 @@
  *
  * Three scenarios (one node, Redlock-3, Redlock-5). In each, 12 clients work
  * on ONE lock key: 8 forked library clients (the blocking API over the POSIX
- * adapter; half wait by pub/sub, a fifth of their sections are long and
- * renew with rlock_extend) and 4 slots that run the rlock command again and
- * again, as
+ * adapter, under ASan+UBSan as `make chaos` builds this file; half wait by
+ * pub/sub, one section in 15 is long and renews with rlock_extend) and 4
+ * slots that run the rlock command again and again, as
  *     rlock --fence -t 900 -w 3000 ... chaos:key sh -c '"$0" "$@"; true' chaos --worker
  * so the worker that touches the resource is a GRANDCHILD of rlock (the
  * process tree a kill -9 of rlock must take down with it). Everything talks
