@@ -49,7 +49,7 @@ say() { echo "$*" >>"$log"; }
 run() { say "+ $*"; "$@" >>"$log" 2>&1; }
 
 # A suite's own summary line ("unit: N passed, 0 failed"), or empty.
-suite_line() { grep -E '^[A-Za-z_-]+: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1; }
+suite_line() { grep -E '^[A-Za-z_ -]+: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1; }
 
 # run_suite NAME CMD...: run a test binary, keep its summary for the report
 run_suite() {
@@ -97,9 +97,8 @@ fuzz_replays() {
         # shellcheck disable=SC2086
         run $cc $STRICT -O1 -g $fl -I. tests/fuzz/fuzz_$h.c -o "$B/$tname/replay_$h" || return 1
         # shellcheck disable=SC2086
-        run $ex "$B/$tname/replay_$h" tests/fuzz/corpus_$h || return 1
+        run_suite fuzz-replay-$h $ex "$B/$tname/replay_$h" tests/fuzz/corpus_$h || return 1
     done
-    ran="$ran fuzz-replay"
 }
 
 need() {
