@@ -126,6 +126,10 @@ extern "C" {
 #define RLOCK_ERR_LEN 128 /* last error message kept per node */
 #endif
 
+/* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
+ * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
+#define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
 
@@ -309,7 +313,7 @@ typedef struct rlock_client {
     size_t n_nodes;
     rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
-    char sub_chan[RLOCK_MAX_KEY_LEN + 16]; /* channel the subscribers listen on */
+    char sub_chan[RLOCK_MAX_AUX_LEN + sizeof ":released"]; /* channel the subscribers listen on */
     size_t sub_chan_len;
     void *busy;                  /* the lock whose op owns the connections now */
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
@@ -376,8 +380,10 @@ typedef struct rlock_lock {
     size_t owner_len;
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 2];
+     * auxiliary key hashes to the key's cluster slot. Room for the longest
+     * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
+     * key its fence counter and wait queue. */
+    char aux_base[RLOCK_MAX_AUX_LEN + 1];
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */

@@ -10,6 +10,7 @@
  * maxclients; OOM and READONLY; the non-blocking API driven by poll(); a
  * holder killed with SIGKILL (FAULTS.md row 2), a server restarted without
  * persistence (row 9: two holders, shown), a SIGALRM storm (row 22: EINTR);
+ * the longest key with fencing and a queued waiter (every auxiliary name);
  * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
@@ -1205,6 +1206,72 @@ static void test_fault02_holder_killed(const rh_server *s) {
     tc_close(&t);
 }
 
+/* Child of test_max_key_aux: wait (pub/sub, so it queues) for the longest
+ * key, fenced; exit 0 when it got the lock with a fence above `above`. */
+static int max_key_waiter_child(const rh_server *s, const char *key, long long above) {
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    rlock_posix_conn spc;
+    rlock_node sub;
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    int rc;
+    cfg.fencing = 1;
+    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 || rlock_posix_init_tcp(&spc, "127.0.0.1", s->port, 1000) != 0 ||
+        rlock_node_init(&sub, rlock_posix_transport(&spc)) != RLOCK_OK ||
+        rlock_client_set_subscribers(&t.cl, &sub, 1) != RLOCK_OK ||
+        rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    st = rlock_acquire(&lk, 5000, 8000);
+    rc = st != RLOCK_OK ? 11 : rlock_fence_token(&lk) <= above ? 12 : rlock_release(&lk) != RLOCK_OK ? 13 : 0;
+    rlock_posix_close(&spc);
+    tc_close(&t);
+    return rc;
+}
+
+/* The longest key (RLOCK_MAX_KEY_LEN bytes) keeps every auxiliary name:
+ * fenced acquire works and "{key}:fence" counts, a waiter queues in
+ * "{key}:waiters" and is woken by the release. (The lock's aux_base was one
+ * byte short for "{key}" + NUL: fencing failed with E_BADARG and the wait
+ * queue was silently skipped.) */
+static void test_max_key_aux(const rh_server *s) {
+    static char key[RLOCK_MAX_KEY_LEN + 1];
+    char fence_key[RLOCK_MAX_AUX_LEN + 16], waiters[RLOCK_MAX_AUX_LEN + 16], deadlines[RLOCK_MAX_AUX_LEN + 16];
+    char got[32];
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    unsigned long long t0;
+    long long fence, queued = 0;
+    int status;
+    pid_t pid;
+    tconn t;
+    rlock_lock lk;
+    memset(key, 'm', RLOCK_MAX_KEY_LEN);
+    CHECK_EQ_LL(rlock_aux_key(fence_key, sizeof fence_key, key, RLOCK_MAX_KEY_LEN, ":fence"), RLOCK_MAX_AUX_LEN + 6);
+    CHECK_EQ_LL(rlock_aux_key(waiters, sizeof waiters, key, RLOCK_MAX_KEY_LEN, ":waiters"), RLOCK_MAX_AUX_LEN + 8);
+    CHECK_EQ_LL(rlock_aux_key(deadlines, sizeof deadlines, key, RLOCK_MAX_KEY_LEN, ":deadlines"), RLOCK_MAX_AUX_LEN + 10);
+    cfg.fencing = 1;
+    CHECK(tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    fence = rlock_fence_token(&lk);
+    CHECK(fence >= 1);
+    rh_str(s, got, sizeof got, "GET %s", fence_key);
+    CHECK_MSG(atoll(got) == fence, "{key}:fence holds '%s', the fence token is %lld", got, fence);
+    pid = rh_fork();
+    if (pid == 0) _exit(max_key_waiter_child(s, key, fence));
+    CHECK(pid > 0);
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 5000 && (queued = rh_int(s, "ZCARD %s", waiters)) < 1) rh_sleep_ms(10);
+    CHECK_MSG(queued == 1, "the waiter is not in {key}:waiters (ZCARD %lld)", queued);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    status = pid > 0 ? rh_wait_child(pid, 10000) : -1;
+    CHECK_MSG(rh_exited_with(status, 0), "the waiter on the longest key: status 0x%x", (unsigned)status);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    CHECK_EQ_LL(rh_int(s, "DEL %s", fence_key), 1);
+    rh_int(s, "DEL %s %s", waiters, deadlines); /* they also expire by themselves */
+    tc_close(&t);
+}
+
 /* CONFIG GET name == want (a 2-element array reply). */
 static int config_is(const rh_server *s, const char *name, const char *want) {
     redisContext *c = rh_connect(s);
@@ -1410,6 +1477,7 @@ int main(void) {
     test_maxclients(&s);
     test_oom_readonly(&s);
     test_nonblocking(&s);
+    test_max_key_aux(&s);
     test_fault02_holder_killed(&s);
     test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */
