@@ -331,7 +331,16 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg);
 
 /* Connect every node now (blocking, each bounded by timeout_ms) and AUTH.
- * Optional: operations connect lazily. Returns RLOCK_OK when a quorum is up. */
+ * Returns RLOCK_OK when a quorum is up. With several nodes it also checks
+ * that they are distinct servers: each that answered is asked its run_id
+ * (INFO server, through a small EVAL; a second round, also bounded by
+ * timeout_ms). Two nodes with one run_id are one server under two names
+ * (127.0.0.1 and localhost, a TCP port and its unix socket) and would cast
+ * two Redlock votes: RLOCK_E_BADARG, rlock_node_error() of the second says
+ * "same server as node I (run_id ...)", every connection is closed and the
+ * client is left unusable, as after a failed rlock_client_init. A node
+ * whose user may not run EVAL or INFO is not compared. Optional, but only
+ * this call checks: operations connect lazily, without the check. */
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms);
 
 /* Close every node's connection. The client can be used again (reconnects). */
@@ -1331,30 +1340,109 @@ static size_t rlock__encode_ping(void *arg, const rlock_node *n, unsigned char *
     return rlock_resp_encode(out, cap, 1, argv, lens);
 }
 
-RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
-    uint64_t start, now;
-    size_t i, up = 0, pending;
-    rlock_status first_err = RLOCK_OK;
-    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
-    if (c->busy) return RLOCK_E_STATE;
-    start = rlock__now(c);
+/* The server's run_id (INFO server), or nil when this user may not run INFO:
+ * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
+#define RLOCK__LUA_RUN_ID \
+    "local ok,i=pcall(redis.call,'info','server') " \
+    "if ok then return string.match(i,'run_id:(%x+)') end return false"
+
+static size_t rlock__encode_run_id(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
+                                   int use_eval) {
+    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
+    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
+    (void)arg; (void)n; (void)use_eval;
+    return rlock_resp_encode(out, cap, 3, argv, lens);
+}
+
+/* One exchange (enc) on the nodes in mask, all bounded by deadline. */
+static void rlock__client_exchange(rlock_client *c, unsigned mask, uint64_t deadline, rlock__encode_fn enc) {
+    size_t i, pending;
+    uint64_t now = rlock__now(c);
     for (i = 0; i < c->n_nodes; i++) {
+        if (!(mask & (1u << i))) continue;
         rlock__node_settle(c->nodes[i]);
-        rlock__node_begin(c->nodes[i], start + timeout_ms, rlock__encode_ping, NULL);
+        rlock__node_begin(c->nodes[i], deadline, enc, NULL);
     }
     for (;;) {
-        now = rlock__now(c);
         pending = 0;
         for (i = 0; i < c->n_nodes; i++)
-            if (!rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
+            if ((mask & (1u << i)) && !rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
         if (!pending) break;
-        rlock__client_wait(c, now < start + timeout_ms ? (uint32_t)(start + timeout_ms - now) : 0);
+        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
+        now = rlock__now(c);
+    }
+}
+
+/* Two nodes answering with one run_id are one server under two names (e.g.
+ * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
+ * index of the first such node (its error text says which it repeats), or
+ * n_nodes. Nodes whose run_id cannot be read are not compared. */
+static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
+    size_t i, j, dup = c->n_nodes, twin = 0;
+    rlock__client_exchange(c, up, rlock__now(c) + timeout_ms, rlock__encode_run_id);
+    for (i = 0; i < c->n_nodes && dup == c->n_nodes; i++) {
+        const rlock_node *a = c->nodes[i];
+        if (!(up & (1u << i)) || a->result != RLOCK_OK || a->reply.v.type != RLOCK_RESP_BULK || !a->reply.v.len)
+            continue;
+        for (j = 0; j < i; j++) {
+            const rlock_node *b = c->nodes[j];
+            if ((up & (1u << j)) && b->result == RLOCK_OK && b->reply.v.type == RLOCK_RESP_BULK &&
+                b->reply.v.len == a->reply.v.len && memcmp(b->reply.v.str, a->reply.v.str, a->reply.v.len) == 0) {
+                dup = i;
+                twin = j;
+                break;
+            }
+        }
     }
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
-        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) up++;
-        else if (first_err == RLOCK_OK) first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
+        if (!(up & (1u << i))) continue;
+        if (i == dup) {
+            char msg[RLOCK_ERR_LEN];
+            size_t k, idlen = n->reply.v.len > 64 ? 64 : n->reply.v.len;
+            memcpy(msg, "same server as node ", 20);
+            k = 20 + rlock__utoa(msg + 20, (unsigned long long)twin);
+            memcpy(msg + k, " (run_id ", 9);
+            k += 9;
+            memcpy(msg + k, n->reply.v.str, idlen);
+            k += idlen;
+            msg[k++] = ')';
+            rlock__set_err(n, msg, k);
+            n->result = RLOCK_E_BADARG;
+        } else if (n->result != RLOCK_OK && n->conn == RLOCK__CONN_UP) {
+            /* the probe was refused (no EVAL or INFO for this user): the
+             * node is up, its identity unknown */
+            n->result = RLOCK_OK;
+            n->err[0] = '\0';
+        }
         rlock__node_settle(n);
+    }
+    return dup;
+}
+
+RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
+    size_t i, up = 0;
+    unsigned up_mask = 0;
+    rlock_status first_err = RLOCK_OK;
+    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
+    if (c->busy) return RLOCK_E_STATE;
+    rlock__client_exchange(c, (unsigned)((1ull << c->n_nodes) - 1u), rlock__now(c) + timeout_ms,
+                           rlock__encode_ping);
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) {
+            up++;
+            up_mask |= 1u << i;
+        } else if (first_err == RLOCK_OK) {
+            first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
+        }
+        rlock__node_settle(n);
+    }
+    if (up >= 2 && rlock__same_server(c, up_mask, timeout_ms) < c->n_nodes) {
+        /* Unusable, as after a failed rlock_client_init: fix the node list. */
+        rlock_client_close(c);
+        c->magic = 0;
+        return RLOCK_E_BADARG;
     }
     if (up >= rlock_client_quorum(c)) return RLOCK_OK;
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;

@@ -11,6 +11,7 @@
  * holder killed with SIGKILL (FAULTS.md row 2), a server restarted without
  * persistence (row 9: two holders, shown), a SIGALRM storm (row 22: EINTR);
  * the longest key with fencing and a queued waiter (every auxiliary name);
+ * one server under two names refused by rlock_client_connect (row 28);
  * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
@@ -1272,6 +1273,85 @@ static void test_max_key_aux(const rh_server *s) {
     tc_close(&t);
 }
 
+/* Nodes [0..n) over TCP or unix to servers srv[i], one client. */
+typedef struct tmulti {
+    rlock_posix_conn pc[3];
+    rlock_node node[3];
+    rlock_client cl;
+    size_t n;
+} tmulti;
+
+static int tm_open(tmulti *m, const rh_server *const *srv, const int *use_unix, size_t n, const char *user,
+                   const char *pass) {
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    size_t i;
+    m->n = n;
+    for (i = 0; i < n; i++) {
+        int r = use_unix[i] ? rlock_posix_init_unix(&m->pc[i], srv[i]->unixsock, 1000)
+                            : rlock_posix_init_tcp(&m->pc[i], "127.0.0.1", srv[i]->port, 1000);
+        if (r != 0 || rlock_node_init(&m->node[i], rlock_posix_transport(&m->pc[i])) != RLOCK_OK) return -1;
+        m->node[i].username = user;
+        m->node[i].password = pass;
+    }
+    return rlock_client_init(&m->cl, m->node, n, &cfg) == RLOCK_OK ? 0 : -1;
+}
+static void tm_close(tmulti *m) {
+    size_t i;
+    rlock_client_close(&m->cl);
+    for (i = 0; i < m->n; i++) rlock_posix_close(&m->pc[i]);
+}
+
+/* FAULTS.md row 28 on real servers: one server under two names (its TCP
+ * port and its unix socket) is refused by rlock_client_connect, which names
+ * the repeated node and the server's run_id; the client is unusable after,
+ * nothing is left open or written. Two distinct servers pass. A user who may
+ * not run INFO cannot be checked: connect succeeds (documented). */
+static void test_connect_same_server(const rh_server *s) {
+    const rh_server *same[3] = { s, s, NULL }, *two[3] = { s, NULL, NULL };
+    const int tcp_unix[3] = { 0, 1, 0 }, tcp3[3] = { 0, 0, 0 };
+    char run_id[64], want[128], line[256];
+    rh_server other;
+    tmulti m;
+    rlock_lock lk;
+    int fds = rh_count_fds();
+
+    rh_str(s, run_id, sizeof run_id, "EVAL %s 0", "return string.match(redis.call('info','server'),'run_id:(%x+)')");
+    CHECK_EQ_LL(strlen(run_id), 40);
+    CHECK(tm_open(&m, same, tcp_unix, 2, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &m.cl, "same:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_connect(&m.cl, 1000), RLOCK_E_BADARG);
+    snprintf(want, sizeof want, "same server as node 0 (run_id %s)", run_id);
+    CHECK_MSG(strcmp(rlock_node_error(&m.node[1]), want) == 0, "node 1: '%s'", rlock_node_error(&m.node[1]));
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_BADARG); /* unusable: no two votes */
+    CHECK_EQ_LL(m.pc[0].fd, -1);
+    CHECK_EQ_LL(m.pc[1].fd, -1);
+    tm_close(&m);
+    CHECK_EQ_LL(rh_int(s, "EXISTS same:key"), 0);
+
+    /* two servers: fine */
+    if (rh_server_start(&other, NULL) != 0) { CHECK(0); return; }
+    two[1] = &other;
+    CHECK(tm_open(&m, two, tcp3, 2, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_client_connect(&m.cl, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &m.cl, "same:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tm_close(&m);
+    rh_server_stop(&other);
+
+    /* a user without INFO: the identity is unknown, not an error */
+    rh_str(s, line, sizeof line, "ACL SETUSER noinfo on >pw ~* &* +@all -info");
+    CHECK(strcmp(line, "OK") == 0);
+    CHECK(tm_open(&m, same, tcp_unix, 2, "noinfo", "pw") == 0);
+    CHECK_EQ_ST(rlock_client_connect(&m.cl, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_node_status(&m.node[1]), RLOCK_OK);
+    tm_close(&m);
+    rh_str(s, line, sizeof line, "ACL DELUSER noinfo");
+    CHECK(atoi(line) == 1);
+    CHECK_EQ_LL(rh_count_fds(), fds);
+}
+
 /* CONFIG GET name == want (a 2-element array reply). */
 static int config_is(const rh_server *s, const char *name, const char *want) {
     redisContext *c = rh_connect(s);
@@ -1478,6 +1558,7 @@ int main(void) {
     test_oom_readonly(&s);
     test_nonblocking(&s);
     test_max_key_aux(&s);
+    test_connect_same_server(&s);
     test_fault02_holder_killed(&s);
     test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */
