@@ -451,7 +451,13 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
  * RLOCK_OK, RLOCK_NOT_HELD (this handle holds nothing; nothing sent),
- * RLOCK_LOST (Redis no longer had it as ours), or an error. */
+ * RLOCK_LOST (Redis no longer had it as ours), or an error. After an error
+ * (E_IO, E_QUORUM, ...) the outcome is unknown - the lock may still be on
+ * the servers - so the handle stays HELD and a new acquire on it returns
+ * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
+ * again: it is owner-checked, so a retry never removes another's lock; it
+ * returns RLOCK_LOST when the lock is already gone (the first try may have
+ * landed late). */
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk);
 
 /* --- non-blocking calls: begin, then rlock_step() until not WOULD_BLOCK --- */

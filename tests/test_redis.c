@@ -11,7 +11,8 @@
  * holder killed with SIGKILL (FAULTS.md row 2), a server restarted without
  * persistence (row 9: two holders, shown), a SIGALRM storm (row 22: EINTR);
  * the longest key with fencing and a queued waiter (every auxiliary name);
- * one server under two names refused by rlock_client_connect (row 28);
+ * one server under two names refused by rlock_client_connect (row 28); a
+ * release with an unknown outcome (the handle stays HELD; retry it);
  * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
@@ -21,6 +22,7 @@
 #include "rlock.h"
 #include "adapters/rlock_hiredis.h"
 #include "harness.h"
+#include "proxy.h"
 #include "check.h"
 
 #include <poll.h>
@@ -73,6 +75,16 @@ static long long since(unsigned long long t0) { return (long long)(rh_now_ms() -
 static int key_is(const rh_server *s, const char *key, const char *want) {
     char buf[256];
     return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0;
+}
+
+/* The key is gone within ms. */
+static int wait_gone(const rh_server *s, const char *key, unsigned ms) {
+    unsigned long long end = rh_now_ms() + ms;
+    while (rh_int(s, "EXISTS %s", key) != 0) {
+        if (rh_now_ms() > end) return 0;
+        rh_sleep_ms(5);
+    }
+    return 1;
 }
 
 /* SCRIPT EXISTS sha -> 1 / 0, -1 on error. */
@@ -1352,6 +1364,66 @@ static void test_connect_same_server(const rh_server *s) {
     CHECK_EQ_LL(rh_count_fds(), fds);
 }
 
+/* A release whose outcome is unknown (E_IO: no reply within the node
+ * timeout) leaves the handle HELD - the lock may still be there - so a new
+ * acquire on it is E_STATE. Calling rlock_release again is the retry: OK
+ * when the first attempt never arrived (black-holed by the proxy), LOST when
+ * it did arrive, late (the server was paused): either way the key is gone
+ * and the handle idle. Not retried: E_STATE until the validity runs out,
+ * then the handle acquires afresh. */
+static void test_release_unknown(rh_server *s) {
+    rlock_config cfg = cfg_node_timeout(200);
+    char token[RLOCK_TOKEN_LEN + 1];
+    rp_proxy px;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    if (rp_start(&px, s->port) != 0) { CHECK(0); return; }
+    CHECK(rlock_posix_init_tcp(&pc, "127.0.0.1", px.port, 1000) == 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "unknown:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* the release never arrives */
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    memcpy(token, rlock_lock_token(&lk), sizeof token);
+    rp_set_mode(&px, RP_DROP, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_IO);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_E_STATE);
+    CHECK(key_is(s, "unknown:key", token)); /* still there */
+    rp_set_mode(&px, RP_FORWARD, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK); /* the retry */
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rh_int(s, "EXISTS unknown:key"), 0);
+
+    /* the release arrives late */
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    rh_server_pause(s);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_IO);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    rh_server_resume(s);
+    CHECK(wait_gone(s, "unknown:key", 2000)); /* the server ran it on resuming */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST); /* the retry: no longer ours */
+    CHECK(rlock_lock_state(&lk) != RLOCK_STATE_HELD);
+
+    /* not retried */
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    rp_set_mode(&px, RP_DROP, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_IO);
+    rp_set_mode(&px, RP_FORWARD, 0);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_E_STATE);
+    rh_sleep_ms(1100);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS unknown:key"), 0);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    rp_stop(&px);
+}
+
 /* CONFIG GET name == want (a 2-element array reply). */
 static int config_is(const rh_server *s, const char *name, const char *want) {
     redisContext *c = rh_connect(s);
@@ -1559,6 +1631,7 @@ int main(void) {
     test_nonblocking(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);
+    test_release_unknown(&s);
     test_fault02_holder_killed(&s);
     test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */
