@@ -2720,14 +2720,21 @@ static void test_clock(void) {
     env_done();
 }
 
+#define RUN_ID_A "$40\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"
+#define RUN_ID_B "$40\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n"
+#define RUN_ID_C "$40\r\ncccccccccccccccccccccccccccccccccccccccc\r\n"
+
 static void test_client_connect(void) {
     env_reset("client connect");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], "PING", "+PONG\r\n");
     fk_add(&F[1], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A); /* the nodes that answered: which server are you? */
+    fk_add(&F[1], "run_id", RUN_ID_B);
     F[2].connect_fail = 1;
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK); /* a quorum is up */
     CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_IO);
+    CHECK(req_has(&F[0], 1, "EVAL") && req_has(&F[1], 1, "'info','server'"));
     fk_add(&F[0], "PING", "-ERR nope\r\n");
     fk_add(&F[1], "PING", ":1\r\n");
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_QUORUM);
@@ -2741,6 +2748,66 @@ static void test_client_connect(void) {
     fk_add(&F[0], "AUTH", "-WRONGPASS nope\r\n");
     fk_add(&F[0], "PING", "+PONG\r\n");
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_AUTH);
+    env_done();
+
+    env_reset("client connect, one node: no identity round");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "PING", "+PONG\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    env_done();
+}
+
+/* FAULTS.md row 28: one server listed twice under different names answers
+ * with one run_id: two votes for one server. rlock_client_connect refuses
+ * (E_BADARG, the node's error names the other node and the run_id), closes
+ * every connection and leaves the client unusable: nothing more is sent. */
+static void test_client_connect_same_server(void) {
+    int i;
+    env_reset("client connect, one server twice");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A);
+    fk_add(&F[1], "run_id", RUN_ID_B);
+    fk_add(&F[2], "run_id", RUN_ID_A);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_BADARG);
+    CHECK_MSG(strcmp(rlock_node_error(&N[2]), "same server as node 0 (run_id aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)") == 0,
+              "%s", rlock_node_error(&N[2]));
+    CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_OK);
+    CHECK_EQ_ST(rlock_node_status(&N[1]), RLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_MSG(F[i].close_calls == 1 && !F[i].connected, "node %d left connected", i);
+    CHECK_EQ_LL(rlock_client_quorum(&C), 0);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_BADARG);
+    for (i = 0; i < 3; i++) CHECK_EQ_LL(F[i].n_reqs, 2);
+    env_done();
+
+    /* a node whose user may not run EVAL (or INFO: nil) is not compared;
+     * the probe's refusal is not that node's error */
+    env_reset("client connect, identity unknown");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A);
+    fk_add(&F[1], "run_id", "-NOPERM this user has no permissions to run the 'eval' command\r\n");
+    fk_add(&F[2], "run_id", "$-1\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_node_status(&N[i]), RLOCK_OK);
+    CHECK(rlock_node_error(&N[1])[0] == '\0');
+    fk_add(&F[0], "EVALSHA", GRANT);
+    fk_add(&F[1], "EVALSHA", GRANT);
+    fk_add(&F[2], "EVALSHA", GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK); /* the client still works */
+    env_done();
+
+    /* the check runs on the nodes that answered; distinct ids are fine */
+    env_reset("client connect, three servers");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A);
+    fk_add(&F[1], "run_id", RUN_ID_B);
+    fk_add(&F[2], "run_id", RUN_ID_C);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
     env_done();
 }
 
@@ -3029,6 +3096,7 @@ int main(void) {
     test_release_held_mask();
     test_clock();
     test_client_connect();
+    test_client_connect_same_server();
     test_no_connect_hook();
     test_fencing();
     test_fault01_backoff_jitter();
