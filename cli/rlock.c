@@ -1045,7 +1045,7 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
     int ep[2], e = 0;
     size_t i;
     ssize_t n;
-    pid_t self = getpid();
+    pid_t self = getpid(), rlock_group = getpgrp();
     struct sigaction sa;
     memset(&gs, 0, sizeof gs);
     gs.stat_fd = stat_fd;
@@ -1074,6 +1074,11 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
     prctl(PR_SET_PDEATHSIG, SIGALRM); /* rlock gone: wake up (the pipe says so too) */
 #endif
     if (getppid() != rlock_pid) _exit(RC_SOFTWARE); /* rlock died already */
+    /* A process group of its own: whoever kills rlock's group (kill -9 -PGID,
+     * a CI job's timeout) does not take the guard along, so it can still
+     * clean up. COMMAND leads its own group, or in a terminal's foreground
+     * joins rlock's, to read the terminal. */
+    setpgid(0, 0);
     gs.cmd = fork();
     if (gs.cmd == 0) {
         for (i = 0; i < N_FORWARDED; i++) if (installed[i]) signal(forwarded_sigs[i], SIG_DFL);
@@ -1081,7 +1086,7 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
         signal(SIGCONT, SIG_DFL);
         signal(SIGALRM, SIG_DFL);
         sigaction(SIGPIPE, &g.old_pipe, NULL);
-        if (g.own_group) setpgid(0, 0);
+        setpgid(0, g.own_group ? 0 : rlock_group);
 #ifdef __linux__
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* the guard killed too: COMMAND goes */
         if (getppid() != self) _exit(RC_SOFTWARE);
@@ -1099,7 +1104,7 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
         guard_send(stat_fd, GUARD_PID, -errno);
         _exit(RC_OSERR);
     }
-    if (g.own_group) setpgid(gs.cmd, gs.cmd); /* also here: no window for a signal */
+    setpgid(gs.cmd, g.own_group ? gs.cmd : rlock_group); /* also here: no window for a signal */
     guard_send(stat_fd, GUARD_PID, (int)gs.cmd);
     close(ep[1]);
     do n = read(ep[0], &e, sizeof e);

@@ -35,6 +35,7 @@ static int quick;
 static rh_server srv[3];    /* three servers for everything */
 static char S[3][64];       /* "127.0.0.1:PORT" of each */
 static int out_seq;
+static int cli_setpgid;     /* cli_start: rlock leads a process group of its own */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -56,6 +57,7 @@ static pid_t cli_start(const char *const *args, const char *const *env, const ch
     if (pid == 0) {
         int in = open("/dev/null", O_RDONLY), out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || out < 0) _exit(120);
+        if (cli_setpgid) setpgid(0, 0);
         dup2(in, 0);
         dup2(out, 1);
         dup2(out, 2);
@@ -650,8 +652,10 @@ static void test_conflict_exit0(void) {
 /* FAULTS.md row 26: rlock killed with SIGKILL while COMMAND runs: COMMAND's
  * whole process tree stops at once - background children, a grandchild
  * under another shell, and one that left the process group with setsid -
- * not only the direct child. The lock is left to expire by its TTL. */
-static void test_kill9_tree(void) {
+ * not only the direct child. Also when rlock's whole process group is
+ * killed (a CI timeout), which must not take the guard along. The lock is
+ * left to expire by its TTL. */
+static void kill9_tree(int whole_group) {
     char out[4096], pidf[300], cmd[2000], o[300];
     const char *job[] = { "-t", "3000", "-s", S[0], "t:k9", "sh", "-c", cmd, NULL };
     long pids[8];
@@ -664,12 +668,15 @@ static void test_kill9_tree(void) {
              "sleep 30 & echo $! >> %s; setsid sleep 30 & echo $! >> %s; "
              "sh -c 'sleep 30 & echo $! >> %s; wait' & echo $! >> %s; echo $$ >> %s; wait",
              pidf, pidf, pidf, pidf, pidf);
+    unlink(pidf);
+    cli_setpgid = whole_group;
     p = cli_start(job, NULL, o);
+    cli_setpgid = 0;
     t0 = rh_now_ms();
     while (rh_now_ms() - t0 < 5000 && (n = read_pids(pidf, pids, 8)) < 5) rh_sleep_ms(10);
     CHECK_MSG(n == 5, "COMMAND's tree reported %d of 5 pids", n);
     for (i = 0; i < n; i++) CHECK_MSG(proc_running(pids[i]), "pid %ld not running before the kill", pids[i]);
-    kill(p, SIGKILL);
+    kill(whole_group ? -p : p, SIGKILL); /* the group: rlock and what shares it (not the guard) */
     CHECK_EQ_LL(cli_wait(p, 5000), 128 + SIGKILL);
     t0 = rh_now_ms();
     do {
@@ -678,12 +685,19 @@ static void test_kill9_tree(void) {
         rh_sleep_ms(5);
     } while (rh_now_ms() - t0 < 2000);
     t = rh_now_ms() - t0;
-    CHECK_MSG(alive == 0, "%d of COMMAND's %d processes still run %llu ms after rlock was killed", alive, n, t);
+    CHECK_MSG(alive == 0, "%d of COMMAND's %d processes still run %llu ms after rlock%s was killed", alive, n, t,
+              whole_group ? "'s process group" : "");
     for (i = 0; i < n; i++) if (proc_running(pids[i])) kill((pid_t)pids[i], SIGKILL); /* never leave them */
-    if (!alive) printf("kill -9 rlock: COMMAND's %d processes gone %llu ms after rlock's death\n", n, t);
+    if (!alive) printf("kill -9 rlock%s: COMMAND's %d processes gone %llu ms after rlock's death\n",
+                       whole_group ? "'s process group" : "", n, t);
     CHECK(rh_int(&srv[0], "PTTL t:k9") > 0); /* the lock expires by itself */
     rh_int(&srv[0], "DEL t:k9");
     (void)out;
+}
+
+static void test_kill9_tree(void) {
+    kill9_tree(0);
+    kill9_tree(1);
 }
 
 /* Where nobody reaps orphans (a container whose PID 1 does not: simulated
