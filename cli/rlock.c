@@ -1029,7 +1029,7 @@ static void guard_kill_tree(guard_state *gs) {
             n = children_of(list[i], list, n, GUARD_MAX_PIDS);
         }
 #else
-        (void)i; (void)list;
+        (void)i; (void)n; (void)list;
 #endif
         if (guard_reap(gs) || now_ms() >= end) return;
         {
