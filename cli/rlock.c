@@ -1049,10 +1049,12 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
     struct sigaction sa;
     memset(&gs, 0, sizeof gs);
     gs.stat_fd = stat_fd;
-    /* rlock's connections and self-pipe are not the guard's business */
+    /* rlock's connections and self-pipe are not the guard's business. (A
+     * connection never set up has fd 0 - static storage: stdin is never
+     * one of them, fds 0-2 were filled at start.) */
     for (i = 0; i < g.o.n_servers; i++) {
-        if (g.pc[i].fd >= 0) close(g.pc[i].fd);
-        if (g.spc[i].fd >= 0) close(g.spc[i].fd);
+        if (g.pc[i].fd > 2) close(g.pc[i].fd);
+        if (i < g.n_subs && g.spc[i].fd > 2) close(g.spc[i].fd);
     }
     close(g.sigfd[0]);
     close(g.sigfd[1]);

@@ -267,6 +267,7 @@ static void test_run(void) {
     char out[4096], envf[300], noexec[300], cmd[1100], token[128] = "", got[256], key[128], unixs[300], url[64];
     char fence1[32] = "", fence2[32] = "";
     const char *exit7[] = { "-s", S[0], "t:run", "sh", "-c", "exit 7", NULL };
+    const char *catin[] = { "-n", "-s", S[0], "t:run", "cat", NULL };
     const char *kill9[] = { "-s", S[0], "t:run", "sh", "-c", "kill -9 $$", NULL };
     const char *missing[] = { "-s", S[0], "t:run", "/nonexistent/rlock-cmd", NULL };
     const char *notexec[] = { "-s", S[0], "t:run", noexec, NULL };
@@ -282,6 +283,10 @@ static void test_run(void) {
     int rc;
     FILE *f;
 
+    /* COMMAND gets rlock's stdin (here /dev/null), with -n too */
+    CHECK_EQ_LL(cli_run(catin, out, sizeof out), 0);
+    CHECK_MSG(out[0] == '\0', "%s", out);
+    CHECK_EQ_LL(cli_run(catin + 1, out, sizeof out), 0);
     CHECK_EQ_LL(cli_run(exit7, out, sizeof out), 7);
     CHECK_EQ_LL(cli_run(kill9, out, sizeof out), 128 + 9);
     CHECK_EQ_LL(cli_run(missing, out, sizeof out), 127);
