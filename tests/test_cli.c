@@ -737,6 +737,7 @@ static void test_zombie(void) {
     read_file(o, out, sizeof out);
     CHECK_MSG(t < 3000, "rlock took %llu ms after resuming (--kill-after 5000): it waited for a zombie\n%s", t, out);
     CHECK_MSG(strstr(out, "did not exit after SIGTERM") == NULL, "%s", out);
+    printf("zombie in COMMAND's group: rlock exited %llu ms after resuming (--kill-after 5000)\n", t);
     r = gpid > 0 ? waitpid((pid_t)gpid, &st, WNOHANG) : -1;
     CHECK_MSG(r < 0 && errno == ECHILD, "the orphan %ld was left to this process (a zombie here)", gpid);
     rh_int(&srv[0], "DEL t:zombie");
