@@ -1379,6 +1379,14 @@ static void rlock__client_exchange(rlock_client *c, unsigned mask, uint64_t dead
     }
 }
 
+/* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
+static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+    if (pos >= cap) return pos;
+    if (n > cap - pos) n = cap - pos;
+    memcpy(out + pos, s, n);
+    return pos + n;
+}
+
 /* Two nodes answering with one run_id are one server under two names (e.g.
  * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
  * index of the first such node (its error text says which it repeats), or
@@ -1403,16 +1411,13 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         if (!(up & (1u << i))) continue;
-        if (i == dup) {
-            char msg[RLOCK_ERR_LEN];
-            size_t k, idlen = n->reply.v.len > 64 ? 64 : n->reply.v.len;
-            memcpy(msg, "same server as node ", 20);
-            k = 20 + rlock__utoa(msg + 20, (unsigned long long)twin);
-            memcpy(msg + k, " (run_id ", 9);
-            k += 9;
-            memcpy(msg + k, n->reply.v.str, idlen);
-            k += idlen;
-            msg[k++] = ')';
+        if (i == dup) { /* "same server as node <twin> (run_id <id>)" */
+            char msg[RLOCK_ERR_LEN], num[24];
+            size_t k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)twin));
+            k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
+            k = rlock__append(msg, sizeof msg, k, n->reply.v.str, n->reply.v.len);
+            k = rlock__append(msg, sizeof msg, k, ")", 1);
             rlock__set_err(n, msg, k);
             n->result = RLOCK_E_BADARG;
         } else if (n->result != RLOCK_OK && n->conn == RLOCK__CONN_UP) {
