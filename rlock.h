@@ -126,6 +126,10 @@ extern "C" {
 #define RLOCK_ERR_LEN 128 /* last error message kept per node */
 #endif
 
+/* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
+ * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
+#define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
 
@@ -309,7 +313,7 @@ typedef struct rlock_client {
     size_t n_nodes;
     rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
-    char sub_chan[RLOCK_MAX_KEY_LEN + 16]; /* channel the subscribers listen on */
+    char sub_chan[RLOCK_MAX_AUX_LEN + sizeof ":released"]; /* channel the subscribers listen on */
     size_t sub_chan_len;
     void *busy;                  /* the lock whose op owns the connections now */
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
@@ -327,7 +331,16 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg);
 
 /* Connect every node now (blocking, each bounded by timeout_ms) and AUTH.
- * Optional: operations connect lazily. Returns RLOCK_OK when a quorum is up. */
+ * Returns RLOCK_OK when a quorum is up. With several nodes it also checks
+ * that they are distinct servers: each that answered is asked its run_id
+ * (INFO server, through a small EVAL; a second round, also bounded by
+ * timeout_ms). Two nodes with one run_id are one server under two names
+ * (127.0.0.1 and localhost, a TCP port and its unix socket) and would cast
+ * two Redlock votes: RLOCK_E_BADARG, rlock_node_error() of the second says
+ * "same server as node I (run_id ...)", every connection is closed and the
+ * client is left unusable, as after a failed rlock_client_init. A node
+ * whose user may not run EVAL or INFO is not compared. Optional, but only
+ * this call checks: operations connect lazily, without the check. */
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms);
 
 /* Close every node's connection. The client can be used again (reconnects). */
@@ -376,8 +389,10 @@ typedef struct rlock_lock {
     size_t owner_len;
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 2];
+     * auxiliary key hashes to the key's cluster slot. Room for the longest
+     * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
+     * key its fence counter and wait queue. */
+    char aux_base[RLOCK_MAX_AUX_LEN + 1];
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
@@ -436,7 +451,13 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
  * RLOCK_OK, RLOCK_NOT_HELD (this handle holds nothing; nothing sent),
- * RLOCK_LOST (Redis no longer had it as ours), or an error. */
+ * RLOCK_LOST (Redis no longer had it as ours), or an error. After an error
+ * (E_IO, E_QUORUM, ...) the outcome is unknown - the lock may still be on
+ * the servers - so the handle stays HELD and a new acquire on it returns
+ * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
+ * again: it is owner-checked, so a retry never removes another's lock; it
+ * returns RLOCK_LOST when the lock is already gone (the first try may have
+ * landed late). */
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk);
 
 /* --- non-blocking calls: begin, then rlock_step() until not WOULD_BLOCK --- */
@@ -1325,30 +1346,114 @@ static size_t rlock__encode_ping(void *arg, const rlock_node *n, unsigned char *
     return rlock_resp_encode(out, cap, 1, argv, lens);
 }
 
-RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
-    uint64_t start, now;
-    size_t i, up = 0, pending;
-    rlock_status first_err = RLOCK_OK;
-    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
-    if (c->busy) return RLOCK_E_STATE;
-    start = rlock__now(c);
+/* The server's run_id (INFO server), or nil when this user may not run INFO:
+ * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
+#define RLOCK__LUA_RUN_ID \
+    "local ok,i=pcall(redis.call,'info','server') " \
+    "if ok then return string.match(i,'run_id:(%x+)') end return false"
+
+static size_t rlock__encode_run_id(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
+                                   int use_eval) {
+    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
+    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
+    (void)arg; (void)n; (void)use_eval;
+    return rlock_resp_encode(out, cap, 3, argv, lens);
+}
+
+/* One exchange (enc) on the nodes in mask, all bounded by deadline. */
+static void rlock__client_exchange(rlock_client *c, unsigned mask, uint64_t deadline, rlock__encode_fn enc) {
+    size_t i, pending;
+    uint64_t now = rlock__now(c);
     for (i = 0; i < c->n_nodes; i++) {
+        if (!(mask & (1u << i))) continue;
         rlock__node_settle(c->nodes[i]);
-        rlock__node_begin(c->nodes[i], start + timeout_ms, rlock__encode_ping, NULL);
+        rlock__node_begin(c->nodes[i], deadline, enc, NULL);
     }
     for (;;) {
-        now = rlock__now(c);
         pending = 0;
         for (i = 0; i < c->n_nodes; i++)
-            if (!rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
+            if ((mask & (1u << i)) && !rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
         if (!pending) break;
-        rlock__client_wait(c, now < start + timeout_ms ? (uint32_t)(start + timeout_ms - now) : 0);
+        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
+        now = rlock__now(c);
+    }
+}
+
+/* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
+static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+    if (pos >= cap) return pos;
+    if (n > cap - pos) n = cap - pos;
+    memcpy(out + pos, s, n);
+    return pos + n;
+}
+
+/* Two nodes answering with one run_id are one server under two names (e.g.
+ * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
+ * index of the first such node (its error text says which it repeats), or
+ * n_nodes. Nodes whose run_id cannot be read are not compared. */
+static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
+    size_t i, j, dup = c->n_nodes, twin = 0;
+    rlock__client_exchange(c, up, rlock__now(c) + timeout_ms, rlock__encode_run_id);
+    for (i = 0; i < c->n_nodes && dup == c->n_nodes; i++) {
+        const rlock_node *a = c->nodes[i];
+        if (!(up & (1u << i)) || a->result != RLOCK_OK || a->reply.v.type != RLOCK_RESP_BULK || !a->reply.v.len)
+            continue;
+        for (j = 0; j < i; j++) {
+            const rlock_node *b = c->nodes[j];
+            if ((up & (1u << j)) && b->result == RLOCK_OK && b->reply.v.type == RLOCK_RESP_BULK &&
+                b->reply.v.len == a->reply.v.len && memcmp(b->reply.v.str, a->reply.v.str, a->reply.v.len) == 0) {
+                dup = i;
+                twin = j;
+                break;
+            }
+        }
     }
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
-        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) up++;
-        else if (first_err == RLOCK_OK) first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
+        if (!(up & (1u << i))) continue;
+        if (i == dup) { /* "same server as node <twin> (run_id <id>)" */
+            char msg[RLOCK_ERR_LEN], num[24];
+            size_t k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)twin));
+            k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
+            k = rlock__append(msg, sizeof msg, k, n->reply.v.str, n->reply.v.len);
+            k = rlock__append(msg, sizeof msg, k, ")", 1);
+            rlock__set_err(n, msg, k);
+            n->result = RLOCK_E_BADARG;
+        } else if (n->result != RLOCK_OK && n->conn == RLOCK__CONN_UP) {
+            /* the probe was refused (no EVAL or INFO for this user): the
+             * node is up, its identity unknown */
+            n->result = RLOCK_OK;
+            n->err[0] = '\0';
+        }
         rlock__node_settle(n);
+    }
+    return dup;
+}
+
+RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
+    size_t i, up = 0;
+    unsigned up_mask = 0;
+    rlock_status first_err = RLOCK_OK;
+    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
+    if (c->busy) return RLOCK_E_STATE;
+    rlock__client_exchange(c, (unsigned)((1ull << c->n_nodes) - 1u), rlock__now(c) + timeout_ms,
+                           rlock__encode_ping);
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) {
+            up++;
+            up_mask |= 1u << i;
+        } else if (first_err == RLOCK_OK) {
+            first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
+        }
+        rlock__node_settle(n);
+    }
+    if (up >= 2 && rlock__same_server(c, up_mask, timeout_ms) < c->n_nodes) {
+        /* Unusable, as after a failed rlock_client_init: fix the node list. */
+        rlock_client_close(c);
+        c->magic = 0;
+        return RLOCK_E_BADARG;
     }
     if (up >= rlock_client_quorum(c)) return RLOCK_OK;
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
