@@ -18,7 +18,16 @@
  * rejected - the mitigation README documents for holders that pause past
  * their TTL. Every access is appended to an event log with the monotonic time
  * and the holder's validity end (the library's rlock_validity_ms; for the CLI
- * "until the section ends", cut at the moment a fault hit its rlock).
+ * "until the section ends", cut at the moment a fault hit its rlock). Lines
+ * (times in us of CLOCK_MONOTONIC, vend -1 = an rlock run's open validity):
+ *   S id kind pid fence t vend counter token   first access accepted
+ *   R id kind pid fence t vend maxfence token  first access refused by the fence
+ *   W id t vend lost | X id t vend maxfence    write accepted | refused
+ *   A id t vend                    section abandoned (extend said LOST)
+ *   F t kind target length         a fault (the campaign)
+ *   P pid t0 t1                    a holder was SIGSTOPped from t0 to t1
+ *   K id call ms | E pid what | D pid fds_before fds_after   slow call,
+ *                                  unexpected status, a client's fd count
  *
  * Faults come from a seeded PRNG (splitmix64): holders SIGSTOPped past their
  * TTL then SIGCONTed, kill -9 of library clients and of rlock, node kill -9
@@ -126,6 +135,7 @@ typedef struct slot_shm {
 typedef struct res_state {
     long long counter;
     long long maxfence;
+    long holder;                      /* pid of the last accepted access */
     char token[RLOCK_TOKEN_LEN + 1];  /* the grant that presented maxfence */
 } res_state;
 
@@ -182,6 +192,7 @@ static int res_fence_ok(const res_state *st, long long fence, const char *token)
     return fence > st->maxfence || (fence == st->maxfence && strcmp(token, st->token) == 0);
 }
 static void res_note_fence(res_state *st, long long fence, const char *token) {
+    st->holder = (long)getpid();
     if (g_nofence) return;
     st->maxfence = fence;
     fmt(st->token, sizeof st->token, "%s", token);
@@ -201,9 +212,9 @@ static int res_read(const char *id, char kind, long long fence, const char *toke
         res_note_fence(&st, fence, token);
         res_store(&st);
         *counter = st.counter;
-        ev("S %s %c %ld %lld %lld %lld %lld", id, kind, (long)getpid(), fence, t, vend_us, st.counter);
+        ev("S %s %c %ld %lld %lld %lld %lld %s", id, kind, (long)getpid(), fence, t, vend_us, st.counter, token);
     } else {
-        ev("R %s %c %ld %lld %lld %lld %lld", id, kind, (long)getpid(), fence, t, vend_us, st.maxfence);
+        ev("R %s %c %ld %lld %lld %lld %lld %s", id, kind, (long)getpid(), fence, t, vend_us, st.maxfence, token);
     }
     flock(g_res, LOCK_UN);
     return ok;
