@@ -457,7 +457,8 @@ static long long sec_pend(const section *s) {
 
 typedef struct pause_rec { long pid; long long t0, t1; } pause_rec;
 
-/* Read DIR/events.log and fill r. redlock: fence tokens need not increase. */
+/* Read an event log and add its verdicts to r (which may already hold the
+ * campaign's own counts). redlock: fence tokens need not increase. */
 static void check_log(const char *path, int redlock, long long final_counter, results *r) {
     FILE *f = fopen(path, "r");
     char line[600];
@@ -465,7 +466,7 @@ static void check_log(const char *path, int redlock, long long final_counter, re
     section *s = (section *)calloc((size_t)cap, sizeof *s);
     pause_rec pauses[512];
     struct { char id[48]; long long t; int cut; } cuts[64];   /* recent faults on CLI runs */
-    if (!f || !s) { fmt(r->notes, sizeof r->notes, "cannot read %s", path); r->unexpected++; if (f) fclose(f); free(s); return; }
+    if (!f || !s) { fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[cannot read %s] ", path); r->unexpected++; if (f) fclose(f); free(s); return; }
     while (fgets(line, sizeof line, f)) {
         char id[64], kind, tag[48], what[64];
         long pid, a, b;
@@ -597,7 +598,6 @@ typedef struct client {
     long long start, deadline;   /* ms */
     long long work_ms;           /* CLI: how long its worker works */
     long long respawn_at;        /* free slot: start the next client then (0: not scheduled) */
-    long long paused_ms_seen;
 } client;
 
 typedef struct scenario {
@@ -663,11 +663,11 @@ static void spawn_lib(campaign *c, int slot) {
         execv(c->self, (char *const *)argv);
         _exit(127);
     }
+    if (pid < 0) { k->respawn_at = now_ms() + 100; return; }   /* fork failed: try again later */
     k->pid = pid;
     k->kind = K_LIB;
     k->start = now_ms();
     k->deadline = k->start + atoll(life) + LIB_WAIT + LIB_TTL * 3 + PROC_SLACK_MS;
-    k->paused_ms_seen = 0;
     g_slots[slot].in_section = 0;
 }
 
@@ -710,12 +710,12 @@ static void spawn_cli(campaign *c, int slot) {
         execv(c->rlock_bin, (char *const *)argv);
         _exit(127);
     }
+    if (pid < 0) { k->respawn_at = now_ms() + 100; return; }
     k->pid = pid;
     k->kind = K_CLI;
     k->work_ms = w;
     k->start = now_ms();
     k->deadline = k->start + 1000 + CLI_WAIT + w + CLI_KILL_AFTER + CLI_TTL + PROC_SLACK_MS;
-    k->paused_ms_seen = 0;
     g_slots[slot].in_section = 0;
 }
 
@@ -1020,12 +1020,13 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     campaign *c = &C;
     const char *tmp = getenv("TMPDIR");
     char p[600];
-    int i, fd;
+    int i, keep;
     long long t_end, next_nf, next_cf, t;
     res_state st;
 
     memset(c, 0, sizeof *c);
     memset(r, 0, sizeof *r);
+    r->gap_pause_ms = r->gap_kill_ms = -1;
     for (i = 0; i < MAX_NODES; i++) { c->srv[i].pid = -1; c->px[i].listen_fd = -1; }
     c->sc = sc;
     c->idx = idx;
@@ -1136,29 +1137,14 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     for (i = 0; i < sc->nodes; i++) r->leftover += leftover_keys(c, i, r);
     res_load(&st);
     fmt(p, sizeof p, "%s/events.log", c->dir);
-    {
-        results lr;
-        long cli = r->cli_runs, clu = r->cli_unexpected, st_ = r->stuck, un = r->unexpected, pl = r->procs_left,
-             lo = r->leftover, ce[5];
-        memcpy(ce, r->cli_exit, sizeof ce);
-        char notes[1024];
-        memcpy(notes, r->notes, sizeof notes);
-        memset(&lr, 0, sizeof lr);
-        lr.gap_pause_ms = lr.gap_kill_ms = -1;
-        check_log(p, sc->nodes > 1, st.counter, &lr);
-        *r = lr;
-        r->cli_runs = cli; r->cli_unexpected = clu; r->stuck += st_; r->unexpected += un; r->procs_left = pl;
-        r->leftover = lo;
-        memcpy(r->cli_exit, ce, sizeof ce);
-        fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "%s", notes);
-    }
+    check_log(p, sc->nodes > 1, st.counter, r);   /* adds to the run-time counts in r */
     stop_infra(c);
     g_cur = NULL;
     munmap((void *)g_slots, sizeof(slot_shm) * MAX_SLOTS);
     close(g_log); close(g_res);
     g_log = g_res = -1;
-    fd = (violated(r) && !g_selftest) || getenv("CHAOS_KEEP");
-    if (fd) {
+    keep = (violated(r) && !g_selftest) || getenv("CHAOS_KEEP");
+    if (keep) {
         fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[event log kept: %s]", p);
     } else {
         fmt(p, sizeof p, "%s", c->dir);
