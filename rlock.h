@@ -125,6 +125,11 @@ extern "C" {
 #ifndef RLOCK_ERR_LEN
 #define RLOCK_ERR_LEN 128 /* last error message kept per node */
 #endif
+#ifndef RLOCK_MAX_PIPELINE
+/* Requests in flight per connection: every lock of a client that has an
+ * operation running needs one (two while a RESP2 waiter (un)subscribes). */
+#define RLOCK_MAX_PIPELINE 32
+#endif
 
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
@@ -248,29 +253,36 @@ typedef struct rlock_transport {
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
 } rlock_transport;
 
-/* One Redis server. Caller-allocated; fields after `transport` are private. */
+/* One request in flight on a connection: whose reply it is (owner, tag: what
+ * the layer above asked), and by when it must be answered. */
+typedef struct rlock__pending {
+    void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
+    uint64_t deadline;
+    int tag;
+} rlock__pending;
+
+/* One Redis server connection. Caller-allocated; fields after `password`
+ * are private. Several operations pipeline their requests on it: replies are
+ * matched to requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
 typedef struct rlock_node {
     rlock_transport transport;
     const char *username; /* optional ACL user for AUTH (NULL: none) */
     const char *password; /* optional AUTH password (NULL: none); never logged */
-    /* --- private --- */
+    /* --- private: the exchange (connection) --- */
     unsigned magic;
     int conn;             /* rlock__CONN_* */
-    int io;               /* rlock__IO_* */
-    int want;             /* RLOCK_WANT_* while waiting */
-    int replies_left;     /* replies still expected for this exchange */
-    int auth_inflight;    /* the next reply answers AUTH */
-    int fell_back;        /* this exchange already fell back to EVAL */
-    uint64_t deadline;    /* this exchange must finish by then */
-    size_t tx_len, tx_off, rx_len;
-    rlock_status result;  /* outcome of the last exchange */
-    rlock_reply reply;    /* its reply (pointers into rx; valid until the next exchange) */
-    int is_sub;           /* a subscriber connection (pub/sub mode) */
-    int sub_ok;           /* subscribed to the client's current channel */
-    int keep_err;         /* a cleanup exchange: keep the failed round's error text */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
-    unsigned long commands;  /* commands sent on this node (for benchmarks) */
-    unsigned long reconnects;
+    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
+    int listen;           /* read even with nothing outstanding (subscriptions) */
+    unsigned head, count; /* the FIFO of requests in flight */
+    unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
+    rlock_status fail_st;
+    rlock__pending q[RLOCK_MAX_PIPELINE];
+    size_t tx_len, tx_off, rx_len, rx_used;
+    unsigned long commands;  /* commands queued on this node (for benchmarks) */
+    char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
+    /* --- private: diagnostics of the last round on this node (set by the round layer) --- */
+    rlock_status result;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
     unsigned char tx[RLOCK_TX_BUF];
     unsigned char rx[RLOCK_RX_BUF];
@@ -309,9 +321,13 @@ typedef struct rlock_client {
     size_t n_nodes;
     rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
-    char sub_chan[RLOCK_MAX_KEY_LEN + 16]; /* channel the subscribers listen on */
-    size_t sub_chan_len;
-    void *busy;                  /* the lock whose op owns the connections now */
+    struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    /* A channel no operation waits on any more, left subscribed (linger_mask:
+     * on which subscribers) so that the next wait on the same key needs no
+     * SUBSCRIBE; unsubscribed when another channel is wanted. */
+    char linger[RLOCK_MAX_KEY_LEN + 16];
+    size_t linger_len;
+    unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
 } rlock_client;
 
@@ -364,53 +380,79 @@ typedef enum rlock_state {
     RLOCK_STATE_LOST          /* was held; an extend or release found it gone */
 } rlock_state;
 
+/* One request to a set of nodes and what each answered (private). The
+ * answers are kept as plain numbers; rlock__tally_* sum them up. */
+typedef struct rlock_round {
+    unsigned mask;            /* nodes asked */
+    unsigned queued;          /* handed to the node's connection */
+    unsigned answered;        /* answer (or failure) recorded */
+    unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out */
+    int script;               /* RLOCK__S_* */
+    int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
+    uint64_t start;
+    uint32_t timeout;         /* per-node timeout of this round */
+    rlock_status st[RLOCK_MAX_NODES];
+    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
+    long long v[RLOCK_MAX_NODES][3];
+} rlock_round;
+
+/* The operation in progress on a lock (private). */
+typedef struct rlock_op {
+    struct rlock_lock *next;  /* the client's list of operations in progress */
+    int kind;                 /* rlock__OP_* */
+    int phase;                /* rlock__PH_* */
+    rlock_status result;      /* final status once phase is DONE */
+    rlock_round round;
+    long long ttl;            /* ttl this op asks for */
+    uint64_t wait_end;        /* acquire: give up after this */
+    uint64_t wake_at;         /* backoff / wait: next round not before */
+    uint32_t attempts;
+    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
+    rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
+    int retry;                /* after the cleanup round: retry (1) or report fail */
+    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
+    int queue;                /* this round's attempt joins the wait queue */
+    int woke;                 /* a release notice named this waiter */
+    unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
+    unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
+    char ttl_str[24];
+    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
+} rlock_op;
+
 /* One lock on one key. Caller-allocated; fields are private. */
 typedef struct rlock_lock {
     unsigned magic;
     rlock_client *client;
+    /* identity */
     rlock_kind kind;
-    rlock_state state;
     char key[RLOCK_MAX_KEY_LEN];
     size_t key_len;
-    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
-    size_t owner_len;
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
      * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 2];
+    char aux_base[RLOCK_MAX_KEY_LEN + 3];
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
+    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
+    size_t owner_len;
     char waiter_id[17];       /* random id this handle waits under (not the token) */
-    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
-    int queue;                /* this round's attempt joins the wait queue */
+    unsigned long long prng;  /* jitter only; seeded from the secure source */
+    /* grant */
+    rlock_state state;
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
     uint64_t held_since;      /* when the current grant's first round started */
+    uint64_t granted_at;      /* when the round of the last grant/extend started */
+    uint64_t validity_end;    /* monotonic ms when validity runs out */
+    long long ttl_ms;
+    long long holds;          /* reentrant hold count seen on the quorum */
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
+    size_t votes;             /* nodes that agreed in the last round */
+    int lost_notified;
+    /* renewal */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
     uint32_t renewals;
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
-    int lost_notified;
-    long long ttl_ms;
-    uint64_t validity_end;    /* monotonic ms when validity runs out */
-    long long holds;          /* reentrant hold count seen on the quorum */
-    /* operation in progress */
-    int op;                   /* rlock__OP_* */
-    int phase;                /* rlock__PH_* */
-    int script;               /* script the current round sends */
-    int retry;                /* after the cleanup round: retry (1) or report op_result */
-    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
-    unsigned node_mask;       /* nodes taking part in the current round */
-    unsigned held_mask;       /* nodes that granted or extended the current hold */
-    long long op_ttl;         /* ttl the current op asks for */
-    uint64_t round_start;
-    uint64_t wait_end;        /* acquire: give up after this */
-    uint64_t wake_at;         /* backoff: next round not before */
-    uint32_t attempts;
-    uint32_t node_timeout;
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
-    rlock_status op_result;   /* result to report after cleanup */
-    rlock_status diag[RLOCK_MAX_NODES]; /* node statuses of the failed round, restored after cleanup */
-    size_t votes;
-    unsigned long long prng;  /* jitter only; seeded from the secure source */
-    char ttl_str[24];
+    /* the operation in progress */
+    rlock_op op;
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
@@ -913,15 +955,23 @@ RLOCKDEF const char *rlock_script_sha(int id) {
     return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua_sha[id] : NULL;
 }
 
-/* ---- 6.5 Connection layer: one request/reply exchange per node ---------- */
-enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_UP };
-/* LISTEN: a subscriber connection waiting for pushed messages, no request out. */
-enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE, RLOCK__IO_LISTEN };
+/* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
+ * It is handed encoded bytes and hands back, one event at a time, the reply
+ * to each request (with the owner and tag it was queued with), a failure of
+ * each request when the connection fails, or a pushed message. It knows
+ * nothing about locks. */
+enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
+enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
+#define RLOCK__TAG_AUTH (-1) /* the exchange's own request (AUTH) */
 
-/* An exchange is in flight: a connect, request bytes or a reply outstanding. */
-static int rlock__node_busy(const rlock_node *n) {
-    return n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV;
-}
+typedef struct rlock__event {
+    int kind;            /* RLOCK__EV_* */
+    void *owner;         /* REPLY / FAIL: the request's owner (NULL: nobody) */
+    int tag;
+    rlock_status st;     /* FAIL: why */
+    const char *why;     /* FAIL: text */
+    rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
+} rlock__event;
 
 /* A pushed Pub/Sub message: ["message", channel, payload]. */
 static int rlock__is_message(const rlock_reply *r) {
@@ -930,34 +980,246 @@ static int rlock__is_message(const rlock_reply *r) {
            r->elem[1].type == RLOCK_RESP_BULK && r->elem[2].type == RLOCK_RESP_BULK;
 }
 
-static void rlock__set_err(rlock_node *n, const char *msg, size_t len) {
-    if (n->keep_err) return;
-    if (len >= sizeof n->err) len = sizeof n->err - 1;
-    memcpy(n->err, msg, len);
-    n->err[len] = '\0';
+static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
+    if (len >= cap) len = cap - 1;
+    if (dst != msg) memmove(dst, msg, len);
+    dst[len] = '\0';
 }
-static void rlock__set_errz(rlock_node *n, const char *msg) { rlock__set_err(n, msg, strlen(msg)); }
+
+static rlock__pending *rlock__x_at(rlock_node *n, unsigned i) {
+    return &n->q[(n->head + i) % RLOCK_MAX_PIPELINE];
+}
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
- * can no longer be trusted (a late reply would answer the wrong command). */
-static void rlock__node_drop(rlock_node *n) {
-    if (n->conn == RLOCK__CONN_UP || rlock__node_busy(n)) {
+ * can no longer be trusted (a late reply would answer the wrong request).
+ * Every request in flight fails with st; rlock__x_next reports each. */
+static void rlock__x_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
+    if (n->conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->closed = 1;
     }
     n->conn = RLOCK__CONN_DOWN;
-    n->sub_ok = 0;
-    n->rx_len = 0;
+    n->rx_len = n->rx_used = 0;
     n->tx_len = n->tx_off = 0;
+    n->failing = n->count;
+    n->fail_st = st;
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len);
+}
+static void rlock__x_dropz(rlock_node *n, rlock_status st, const char *why) {
+    rlock__x_drop(n, st, why, strlen(why));
 }
 
-static int rlock__node_fail(rlock_node *n, rlock_status st, const char *why, int drop) {
-    if (why) rlock__set_errz(n, why);
-    if (drop) rlock__node_drop(n);
-    n->result = st;
-    n->io = RLOCK__IO_DONE;
-    n->want = 0;
-    return 1;
+/* Nobody waits for owner's replies any more: they are read and discarded. */
+static int rlock__x_disown(rlock_node *n, const void *owner) {
+    unsigned i;
+    int had = 0;
+    for (i = 0; i < n->count; i++) {
+        rlock__pending *p = rlock__x_at(n, i);
+        if (p->owner == owner) { p->owner = NULL; had = 1; }
+    }
+    return had;
+}
+
+/* Append AUTH [user] password. Returns 0 when it does not fit. */
+static size_t rlock__encode_auth(const rlock_node *n, unsigned char *out, size_t cap) {
+    const char *argv[3];
+    size_t lens[3];
+    int argc = 0;
+    argv[argc] = "AUTH"; lens[argc++] = 4;
+    if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
+    argv[argc] = n->password; lens[argc++] = strlen(n->password);
+    return rlock_resp_encode(out, cap, argc, argv, lens);
+}
+
+static void rlock__x_push(rlock_node *n, void *owner, int tag, uint64_t deadline) {
+    rlock__pending *p = rlock__x_at(n, n->count++);
+    p->owner = owner;
+    p->tag = tag;
+    p->deadline = deadline;
+    n->commands++;
+}
+
+/* Get room for one request: *out / *cap, where the caller encodes it before
+ * rlock__x_commit. A connection that is down is (re)connected, with AUTH
+ * queued first. RLOCK_OK; RLOCK_WOULD_BLOCK when the pipeline or the send
+ * buffer is full now (try again after the next step); RLOCK_E_IO when it
+ * cannot connect (no connect hook); RLOCK_E_BADARG when AUTH does not fit.
+ * An idle connection is probed through recv() first: one that has nothing
+ * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
+ * stray bytes is dropped and made again, rather than failing this request. */
+static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned char **out, size_t *cap,
+                                   const char **why) {
+    *why = "";
+    if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
+    if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
+        long r = n->transport.recv(n->transport.ctx, n->rx, sizeof n->rx);
+        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection"
+                                                                           : "idle connection closed");
+        n->rx_len = n->rx_used = 0;
+    }
+    if (n->count + 2 > RLOCK_MAX_PIPELINE) return RLOCK_WOULD_BLOCK;
+    if (n->tx_off) { /* compact what is still unsent */
+        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
+        n->tx_len -= n->tx_off;
+        n->tx_off = 0;
+    }
+    if (n->conn == RLOCK__CONN_DOWN) {
+        if (!n->transport.connect && n->closed) {
+            *why = "not connected (no connect hook)";
+            return RLOCK_E_IO;
+        }
+        n->conn = RLOCK__CONN_CONNECTING;
+        n->rx_len = n->rx_used = 0;
+        n->tx_len = n->tx_off = 0;
+        if (n->password) {
+            size_t len = rlock__encode_auth(n, n->tx, sizeof n->tx);
+            if (len == 0) {
+                n->conn = RLOCK__CONN_DOWN;
+                *why = "AUTH does not fit in RLOCK_TX_BUF";
+                return RLOCK_E_BADARG;
+            }
+            n->tx_len = len;
+            rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
+        }
+    }
+    /* A half-full buffer of others' requests may not leave room for a big
+     * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
+    *out = n->tx + n->tx_len;
+    *cap = sizeof n->tx - n->tx_len;
+    return RLOCK_OK;
+}
+
+/* The request of len bytes encoded at rlock__x_begin's *out is queued. */
+static void rlock__x_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->tx_len += len;
+    rlock__x_push(n, owner, tag, deadline);
+}
+
+static uint64_t rlock__x_deadline(rlock_node *n) {
+    uint64_t d = UINT64_MAX;
+    unsigned i;
+    for (i = n->failing; i < n->count; i++)
+        if (rlock__x_at(n, i)->deadline < d) d = rlock__x_at(n, i)->deadline;
+    return d;
+}
+
+/* RLOCK_WANT_* the connection needs now. */
+static int rlock__x_wants(const rlock_node *n) {
+    if (n->failing) return 0;
+    if (n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
+    if (n->conn != RLOCK__CONN_UP) return 0;
+    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
+}
+
+static int rlock__x_timed_out(rlock_node *n, uint64_t now) {
+    if (n->count > n->failing && now >= rlock__x_deadline(n)) {
+        rlock__x_dropz(n, RLOCK_E_IO, "timeout");
+        return 1;
+    }
+    return 0;
+}
+
+/* The next event of n, moving bytes as far as the transport allows without
+ * blocking. 1: *ev filled; 0: nothing more now. */
+static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
+    const rlock_transport *t = &n->transport;
+    if (n->rx_used) { /* the bytes of the event returned last */
+        memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
+        n->rx_len -= n->rx_used;
+        n->rx_used = 0;
+    }
+    for (;;) {
+        while (n->failing) {
+            rlock__pending p = *rlock__x_at(n, 0);
+            n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+            n->count--;
+            n->failing--;
+            if (p.tag == RLOCK__TAG_AUTH) continue;
+            ev->kind = RLOCK__EV_FAIL;
+            ev->owner = p.owner;
+            ev->tag = p.tag;
+            ev->st = n->fail_st;
+            ev->why = n->xerr;
+            return 1;
+        }
+        if (n->conn == RLOCK__CONN_DOWN) return 0;
+        if (n->conn == RLOCK__CONN_CONNECTING) {
+            int r;
+            if (rlock__x_timed_out(n, now)) continue;
+            r = t->connect ? t->connect(t->ctx) : 1;
+            if (r == RLOCK_IO_WOULD_BLOCK) return 0;
+            if (r < 0) { rlock__x_dropz(n, RLOCK_E_IO, "connect failed"); continue; }
+            n->conn = RLOCK__CONN_UP;
+        }
+        while (n->tx_off < n->tx_len) {
+            size_t left = n->tx_len - n->tx_off;
+            long r;
+            if (rlock__x_timed_out(n, now)) break;
+            r = t->send(t->ctx, n->tx + n->tx_off, left);
+            if (r == RLOCK_IO_WOULD_BLOCK) break;
+            if (r < 0) { rlock__x_dropz(n, RLOCK_E_IO, "send failed"); break; }
+            if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); break; }
+            n->tx_off += (size_t)r;
+        }
+        if (n->failing) continue;
+        if (n->tx_off == n->tx_len) n->tx_off = n->tx_len = 0;
+        if (n->rx_len) {
+            long used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
+            if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); continue; }
+            if (used > 0) {
+                rlock__pending *p;
+                if (n->is_sub && rlock__is_message(&ev->reply)) {
+                    ev->kind = RLOCK__EV_PUSH;
+                    n->rx_used = (size_t)used;
+                    return 1;
+                }
+                if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); continue; }
+                p = rlock__x_at(n, 0);
+                if (p->tag == RLOCK__TAG_AUTH) {
+                    if (ev->reply.v.type == RLOCK_RESP_ERROR) {
+                        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
+                        continue;
+                    }
+                } else if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub) {
+                    /* More bytes than the replies we asked for: the stream
+                     * is out of step, this reply cannot be trusted either. */
+                    rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+                    continue;
+                }
+                n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+                n->count--;
+                n->rx_used = (size_t)used;
+                if (p->tag == RLOCK__TAG_AUTH) {
+                    memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
+                    n->rx_len -= n->rx_used;
+                    n->rx_used = 0;
+                    continue;
+                }
+                ev->kind = RLOCK__EV_REPLY;
+                ev->owner = p->owner;
+                ev->tag = p->tag;
+                ev->st = RLOCK_OK;
+                return 1;
+            }
+        }
+        if (n->count == 0 && !n->listen) return 0;
+        {
+            long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+            if (r == RLOCK_IO_WOULD_BLOCK) {
+                /* Times out only when nothing is left to read: a reply that
+                 * arrived while this process was stalled is still its own. */
+                if (rlock__x_timed_out(n, now)) continue;
+                return 0;
+            }
+            if (r == RLOCK_IO_CLOSED) { rlock__x_dropz(n, RLOCK_E_IO, "connection closed by server"); continue; }
+            if (r < 0) { rlock__x_dropz(n, RLOCK_E_IO, "recv failed"); continue; }
+            if ((size_t)r > sizeof n->rx - n->rx_len) {
+                rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
+                continue;
+            }
+            n->rx_len += (size_t)r;
+        }
+    }
 }
 
 /* Map a Redis error reply to a status. Checked as substrings too because
@@ -976,194 +1238,14 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     return RLOCK_E_REDIS;
 }
 
-/* Append AUTH [user] password. Returns 0 when it does not fit. */
-static size_t rlock__encode_auth(const rlock_node *n, unsigned char *out, size_t cap) {
-    const char *argv[3];
-    size_t lens[3];
-    int argc = 0;
-    argv[argc] = "AUTH"; lens[argc++] = 4;
-    if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
-    argv[argc] = n->password; lens[argc++] = strlen(n->password);
-    return rlock_resp_encode(out, cap, argc, argv, lens);
+/* The diagnostics rlock_node_status / rlock_node_error show: set by the
+ * round layer for the rounds it reports (never by a cleanup). */
+static void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+    n->result = st;
+    rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
-
-/* Encodes a lock's command for node n into out (EVAL when use_eval, else
- * EVALSHA); returns its length or 0 when it does not fit. */
-typedef size_t (*rlock__encode_fn)(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                   int use_eval);
-
-/* Start an exchange: AUTH first when the connection is down (pipelined with
- * the command), then the command from enc. */
-static rlock_status rlock__node_begin(rlock_node *n, uint64_t deadline, rlock__encode_fn enc, void *arg) {
-    size_t len;
-    /* An idle command connection has nothing to say, so a readable one was
-     * closed by the server (CLIENT KILL, idle timeout, restart) or holds
-     * stray bytes: reconnect now rather than fail this exchange on a dead
-     * socket. (Subscribers receive pushes at any time: not probed.) */
-    if (n->conn == RLOCK__CONN_UP && !n->is_sub && n->transport.wait &&
-        n->transport.wait(n->transport.ctx, RLOCK_WANT_READ, 0) != 0)
-        rlock__node_drop(n);
-    n->deadline = deadline;
-    n->tx_len = n->tx_off = 0;
-    n->want = 0;
-    n->fell_back = 0;
-    n->auth_inflight = 0;
-    n->replies_left = 1;
-    n->result = RLOCK_WOULD_BLOCK;
-    if (!n->keep_err) n->err[0] = '\0';
-    n->rx_len = 0; /* bytes of the previous reply: never part of this one */
-    n->io = RLOCK__IO_SEND;
-    if (n->conn != RLOCK__CONN_UP) {
-        n->io = RLOCK__IO_CONNECT;
-        if (n->password) {
-            n->tx_len = rlock__encode_auth(n, n->tx, sizeof n->tx);
-            if (n->tx_len == 0) {
-                rlock__node_fail(n, RLOCK_E_BADARG, "AUTH does not fit in RLOCK_TX_BUF", 0);
-                return RLOCK_E_BADARG;
-            }
-            n->auth_inflight = 1;
-            n->replies_left = 2;
-        }
-    }
-    len = enc(arg, n, n->tx + n->tx_len, sizeof n->tx - n->tx_len, 0);
-    if (len == 0) {
-        rlock__node_fail(n, RLOCK_E_BADARG, "command does not fit in RLOCK_TX_BUF", 0);
-        return RLOCK_E_BADARG;
-    }
-    n->tx_len += len;
-    return RLOCK_OK;
-}
-
-/* Handle one parsed reply. Returns 1 when the exchange is finished. */
-static int rlock__node_reply(rlock_node *n, const rlock_reply *r, rlock__encode_fn enc, void *arg) {
-    n->replies_left--;
-    if (n->auth_inflight) {
-        n->auth_inflight = 0;
-        if (r->v.type == RLOCK_RESP_ERROR) {
-            rlock__set_err(n, r->v.str, r->v.len);
-            return rlock__node_fail(n, RLOCK_E_AUTH, NULL, 1);
-        }
-        return 0;
-    }
-    if (n->is_sub && rlock__is_message(r)) {
-        n->replies_left++; /* a pushed message is not the answer we wait for */
-        return 0;
-    }
-    if (r->v.type == RLOCK_RESP_ERROR && r->v.len >= 8 && memcmp(r->v.str, "NOSCRIPT", 8) == 0 &&
-        !n->fell_back && enc) {
-        /* The server lost its script cache (restart, SCRIPT FLUSH): send the
-         * body once with EVAL, which also caches it for the next EVALSHA. */
-        size_t len = enc(arg, n, n->tx, sizeof n->tx, 1);
-        if (len == 0) return rlock__node_fail(n, RLOCK_E_BADARG, "EVAL does not fit in RLOCK_TX_BUF", 0);
-        n->fell_back = 1;
-        n->tx_len = len;
-        n->tx_off = 0;
-        n->replies_left = 1;
-        n->io = RLOCK__IO_SEND;
-        return 0;
-    }
-    if (n->replies_left > 0) return 0;
-    n->reply = *r;
-    n->io = RLOCK__IO_DONE;
-    n->want = 0;
-    if (r->v.type == RLOCK_RESP_ERROR) {
-        rlock__set_err(n, r->v.str, r->v.len);
-        n->result = rlock__map_error(r->v.str, r->v.len);
-    } else {
-        n->result = RLOCK_OK;
-    }
-    return 1;
-}
-
-/* Move the exchange forward as far as the transport allows.
- * Returns 1 when finished (n->result says how), 0 while waiting. */
-static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, void *arg) {
-    const rlock_transport *t = &n->transport;
-    for (;;) {
-        if (n->io == RLOCK__IO_DONE || n->io == RLOCK__IO_IDLE) return 1;
-        /* RECV times out only when nothing is left to read: a reply that
-         * arrived while this process was stalled is still this exchange's. */
-        if (now >= n->deadline && n->io != RLOCK__IO_RECV)
-            return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
-        switch (n->io) {
-        case RLOCK__IO_CONNECT: {
-            int r;
-            /* Without a connect hook the transport came connected: use it
-             * until rlock drops it (even a drop before its first command,
-             * e.g. a timeout or cancel here); after that it stays down. */
-            if (!t->connect && n->closed)
-                return rlock__node_fail(n, RLOCK_E_IO, "not connected (no connect hook)", 0);
-            r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
-            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "connect failed", 1);
-            n->conn = RLOCK__CONN_UP;
-            n->reconnects++;
-            n->io = RLOCK__IO_SEND;
-            break;
-        }
-        case RLOCK__IO_SEND: {
-            size_t left = n->tx_len - n->tx_off;
-            long r = t->send(t->ctx, n->tx + n->tx_off, left);
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
-            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "send failed", 1);
-            if ((size_t)r > left) return rlock__node_fail(n, RLOCK_E_IO, "transport sent more than asked", 1);
-            n->tx_off += (size_t)r;
-            if (n->tx_off == n->tx_len) {
-                n->commands += (unsigned long)n->replies_left;
-                n->io = RLOCK__IO_RECV;
-                /* The reply cannot be back yet: with a wait() hook, wait for
-                 * it rather than spend a recv() that returns would-block. */
-                if (t->wait) { n->want = RLOCK_WANT_READ; return 0; }
-            }
-            break;
-        }
-        case RLOCK__IO_RECV: {
-            rlock_reply rep;
-            long used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0;
-            long r;
-            if (used < 0) return rlock__node_fail(n, RLOCK_E_PROTOCOL, "malformed or oversized reply", 1);
-            if (used > 0) {
-                size_t rest = n->rx_len - (size_t)used;
-                if (!rlock__node_reply(n, &rep, enc, arg)) {
-                    memmove(n->rx, n->rx + used, rest);
-                    n->rx_len = rest;
-                    break;
-                }
-                /* Finished. More bytes than the replies we asked for means the
-                 * stream is out of step: never keep it. rx stays in place so
-                 * the reply's pointers remain valid until the next exchange. */
-                if (rest && n->conn == RLOCK__CONN_UP) {
-                    n->result = RLOCK_E_PROTOCOL;
-                    rlock__set_errz(n, "unexpected extra bytes after the reply");
-                    rlock__node_drop(n);
-                }
-                return 1;
-            }
-            r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-            if (r == RLOCK_IO_WOULD_BLOCK) {
-                if (now >= n->deadline) return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
-                n->want = RLOCK_WANT_READ;
-                return 0;
-            }
-            if (r == RLOCK_IO_CLOSED) return rlock__node_fail(n, RLOCK_E_IO, "connection closed by server", 1);
-            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "recv failed", 1);
-            if ((size_t)r > sizeof n->rx - n->rx_len)
-                return rlock__node_fail(n, RLOCK_E_IO, "transport returned more than asked", 1);
-            n->rx_len += (size_t)r;
-            break;
-        }
-        default:
-            return 1;
-        }
-    }
-}
-
-/* After an exchange finished, forget its reply bytes before the next one. */
-static void rlock__node_settle(rlock_node *n) {
-    if (n->io == RLOCK__IO_DONE) {
-        n->rx_len = 0;
-        n->io = RLOCK__IO_IDLE;
-    }
+static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
+    rlock__node_note(n, st, msg, strlen(msg));
 }
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
@@ -1185,7 +1267,7 @@ RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    return rlock__node_busy(node) || node->io == RLOCK__IO_LISTEN ? node->want : 0;
+    return rlock__x_wants(node);
 }
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
@@ -1254,7 +1336,7 @@ static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLO
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n) {
     size_t i, j;
     if (!rlock__client_ok(c) || !subs || n == 0 || n > c->n_nodes) return RLOCK_E_BADARG;
-    if (c->busy) return RLOCK_E_STATE;
+    if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
         if (subs[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
         for (j = 0; j < c->n_nodes; j++)
@@ -1264,10 +1346,10 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
         subs[i].is_sub = 1;
-        subs[i].sub_ok = 0;
     }
     c->n_subs = n;
-    c->sub_chan_len = 0;
+    c->linger_len = 0;
+    c->linger_mask = 0;
     return RLOCK_OK;
 }
 
@@ -1275,20 +1357,20 @@ RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
     return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
 }
 
-/* Block until some node of c can make progress, or timeout_ms passes. With
- * several nodes waiting we cannot wait on all at once through the vtable, so
- * we probe each and then wait on one in short slices. */
-/* Node i of all the client's connections: nodes first, then subscribers. */
+/* Connection i of the client: nodes first, then subscribers. */
 static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
     return i < c->n_nodes ? c->nodes[i] : c->subs[i - c->n_nodes];
 }
 
+/* Block until some connection of c can make progress, or timeout_ms passes.
+ * With several connections waiting we cannot wait on all at once through
+ * the vtable, so we probe each and then wait on one in short slices. */
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     size_t i, waiting = 0, first = 0, total = c->n_nodes + c->n_subs;
     int can_wait = 1;
     for (i = 0; i < total; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        if (!rlock_node_wants(n)) continue;
+        if (!rlock__x_wants(n)) continue;
         if (!n->transport.wait) can_wait = 0;
         if (waiting++ == 0) first = i;
     }
@@ -1299,58 +1381,89 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
     if (waiting == 1) {
         rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, n->want, timeout_ms);
+        n->transport.wait(n->transport.ctx, rlock__x_wants(n), timeout_ms);
         return;
     }
     /* Probe them all, then wait on one in short slices. Never wait on one
      * node for the whole timeout: another may need more steps meanwhile
      * (connect, then send; EVAL after NOSCRIPT) and would starve until its
-     * deadline - e.g. a node reconnecting while another is paused timed out
-     * and a Redlock round with 2 live nodes of 3 failed. */
+     * deadline. */
     for (i = 0; i < total; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        if (rlock_node_wants(n) && n->transport.wait(n->transport.ctx, n->want, 0) != 0) return;
+        int w = rlock__x_wants(n);
+        if (w && n->transport.wait(n->transport.ctx, w, 0) != 0) return;
     }
     {
         rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, n->want, timeout_ms < 1 ? timeout_ms : 1);
+        n->transport.wait(n->transport.ctx, rlock__x_wants(n), timeout_ms < 1 ? timeout_ms : 1);
     }
 }
 
-static size_t rlock__encode_ping(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                 int use_eval) {
+/* Tags of the requests the client layer queues (the exchange only keeps them). */
+enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING };
+
+typedef struct rlock__ping {
+    unsigned answered, up;
+} rlock__ping;
+
+static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now);
+
+/* Read every connection of c and hand each event to its owner. */
+static void rlock__client_pump(rlock_client *c, uint64_t now) {
+    size_t i, total = c->n_nodes + c->n_subs;
+    for (i = 0; i < total; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
+        rlock__event ev;
+        while (rlock__x_next(n, now, &ev)) rlock__deliver(c, i, &ev, now);
+    }
+}
+
+static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     static const char *const argv[1] = { "PING" };
     static const size_t lens[1] = { 4 };
-    (void)arg; (void)n; (void)use_eval;
     return rlock_resp_encode(out, cap, 1, argv, lens);
 }
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     uint64_t start, now;
-    size_t i, up = 0, pending;
+    size_t i;
+    rlock__ping ping;
     rlock_status first_err = RLOCK_OK;
+    unsigned all;
     if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
-    if (c->busy) return RLOCK_E_STATE;
+    if (c->ops) return RLOCK_E_STATE;
     start = rlock__now(c);
+    memset(&ping, 0, sizeof ping);
+    all = (1u << c->n_nodes) - 1u;
     for (i = 0; i < c->n_nodes; i++) {
-        rlock__node_settle(c->nodes[i]);
-        rlock__node_begin(c->nodes[i], start + timeout_ms, rlock__encode_ping, NULL);
+        rlock_node *n = c->nodes[i];
+        unsigned char *out;
+        size_t cap, len;
+        const char *why;
+        rlock_status st = rlock__x_begin(n, start + timeout_ms, &out, &cap, &why);
+        if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
+            rlock__x_commit(n, len, &ping, RLOCK__TAG_PING, start + timeout_ms);
+            rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
+            continue;
+        }
+        rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
+        ping.answered |= 1u << i;
     }
     for (;;) {
         now = rlock__now(c);
-        pending = 0;
-        for (i = 0; i < c->n_nodes; i++)
-            if (!rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
-        if (!pending) break;
+        rlock__client_pump(c, now);
+        if ((ping.answered & all) == all) break;
         rlock__client_wait(c, now < start + timeout_ms ? (uint32_t)(start + timeout_ms - now) : 0);
     }
     for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
-        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) up++;
-        else if (first_err == RLOCK_OK) first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
-        rlock__node_settle(n);
+        rlock_status st = c->nodes[i]->result;
+        if (!((ping.up >> i) & 1u) && first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
-    if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    {
+        size_t up = 0;
+        for (i = 0; i < c->n_nodes; i++) up += (ping.up >> i) & 1u;
+        if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    }
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
 }
 
@@ -1359,13 +1472,14 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     if (!rlock__client_ok(c)) return;
     for (i = 0; i < c->n_nodes + c->n_subs; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        int busy = rlock__node_busy(n);
-        rlock__node_drop(n);
-        if (busy) rlock__node_fail(n, RLOCK_E_IO, "connection closed by rlock_client_close", 0);
+        if (n->conn != RLOCK__CONN_DOWN || n->count)
+            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
+    c->linger_len = 0;
+    c->linger_mask = 0;
 }
 
-/* ---- 6.7 Lock operations ------------------------------------------------- */
+/* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
 /* The prefix of every auxiliary key of key: key itself when it has a Redis
  * Cluster hash tag (the bytes between the first '{' and the next '}', when
@@ -1389,10 +1503,152 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
     return key_len + 2;
 }
 
-enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
-enum { RLOCK__PH_ROUND = 1, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE, RLOCK__PH_WAITMSG };
-
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
+
+/* Keep node i's answer to a round as plain numbers. want_array: the script
+ * answers {flag, value[, fence]} (acquire), else a single integer. A reply
+ * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
+ * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
+static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
+                                       int want_array) {
+    r->shape[i] = 0;
+    if (st == RLOCK_OK && rep) {
+        if (rep->v.type == RLOCK_RESP_ERROR) {
+            st = rlock__map_error(rep->v.str, rep->v.len);
+        } else if (!want_array) {
+            if (rep->v.type == RLOCK_RESP_INTEGER) { r->shape[i] = -1; r->v[i][0] = rep->v.integer; }
+            else st = RLOCK_E_PROTOCOL;
+        } else if (rep->v.type == RLOCK_RESP_ARRAY && rep->count >= 2 && rep->count <= 3 &&
+                   rep->elem[0].type == RLOCK_RESP_INTEGER && rep->elem[1].type == RLOCK_RESP_INTEGER &&
+                   (rep->count == 2 || rep->elem[2].type == RLOCK_RESP_INTEGER) &&
+                   (rep->elem[0].integer == 0 || rep->elem[0].integer == 1)) {
+            r->shape[i] = (signed char)rep->count;
+            r->v[i][0] = rep->elem[0].integer;
+            r->v[i][1] = rep->elem[1].integer;
+            r->v[i][2] = rep->count == 3 ? rep->elem[2].integer : 0;
+            if (r->v[i][0] == 0 && r->v[i][1] == -1) st = RLOCK_E_FOREIGN;
+        } else {
+            st = RLOCK_E_PROTOCOL;
+        }
+    }
+    r->st[i] = st;
+    r->answered |= 1u << i;
+    return st;
+}
+
+/* What a round's answers add up to. */
+typedef struct rlock__tally {
+    unsigned yes, no, unknown;   /* granted/agreed, refused, no answer (may have landed) */
+    size_t n_yes, n_no;
+    long long min_pttl;          /* acquire: smallest PTTL of a refusing node, -1 none */
+    long long max_fence;         /* acquire: largest fence of a granting node */
+    long long holds;             /* acquire: hold count of the first granting node */
+    long long max_left;          /* reentrant release: most holds left on a node, -1 none */
+    rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
+} rlock__tally;
+
+static void rlock__tally_init(rlock__tally *t) {
+    memset(t, 0, sizeof *t);
+    t->min_pttl = -1;
+    t->max_left = -1;
+    t->fatal = RLOCK_OK;
+}
+
+/* Per-node statuses that end an operation at once; and those that leave
+ * the outcome unknown (no answer: the write may have happened). */
+static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
+    if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG)
+        t->fatal = st;
+    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
+}
+
+/* An acquire round: granted {1, holds, fence} / refused {0, pttl}. */
+static void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+    size_t i;
+    rlock__tally_init(t);
+    for (i = 0; i < n_nodes; i++) {
+        if (!((r->mask >> i) & 1u)) continue;
+        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
+        if (r->v[i][0] == 1) {
+            t->yes |= 1u << i;
+            t->n_yes++;
+            if (!t->holds) t->holds = r->v[i][1];
+            if (r->v[i][2] > t->max_fence) t->max_fence = r->v[i][2]; /* Redlock: the largest */
+        } else {
+            long long p = r->v[i][1] < 0 ? 0 : r->v[i][1];
+            t->no |= 1u << i;
+            t->n_no++;
+            if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
+        }
+    }
+}
+
+/* An extend or release round: an integer per node. Yes is 1, or for a
+ * reentrant release any count >= 0 (holds left). */
+static void rlock__tally_int(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
+    size_t i;
+    rlock__tally_init(t);
+    for (i = 0; i < n_nodes; i++) {
+        long long v;
+        if (!((r->mask >> i) & 1u)) continue;
+        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
+        v = r->v[i][0];
+        if (count_ok ? v >= 0 : v == 1) {
+            t->yes |= 1u << i;
+            t->n_yes++;
+            if (v > t->max_left) t->max_left = v;
+        } else {
+            t->no |= 1u << i;
+            t->n_no++;
+        }
+    }
+}
+
+/* The error to report when a round failed for reasons other than "held":
+ * the node's own status with one node, no-quorum with several. */
+static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
+    size_t i;
+    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
+    for (i = 0; i < n_nodes; i++) {
+        rlock_status st = r->st[i];
+        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN) return st;
+    }
+    return RLOCK_E_QUORUM;
+}
+
+static unsigned rlock__popcount(unsigned m) {
+    unsigned c = 0;
+    for (; m; m &= m - 1u) c++;
+    return c;
+}
+
+/* ---- 6.8 Operations: acquire, extend, release as machines over rounds --- */
+enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
+/* ROUND: the op's round is out. CLEANUP: releasing a failed acquire's partial
+ * grant. BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
+ * in flight but a SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
+ * DONE: finished, rlock_step reports op.result. */
+enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE,
+       RLOCK__PH_WAITMSG, RLOCK__PH_DONE, RLOCK__PH_COUNT };
+
+/* Every transition of an operation goes through here: the table says which
+ * are allowed (ROUND -> ROUND is the next acquire round straight after). */
+static void rlock__op_goto(rlock_lock *lk, int phase) {
+    static const unsigned allowed[RLOCK__PH_COUNT] = {
+        /* IDLE      */ 1u << RLOCK__PH_ROUND,
+        /* ROUND     */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_BACKOFF) |
+                        (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
+        /* CLEANUP   */ (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) |
+                        (1u << RLOCK__PH_DONE),
+        /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
+        /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_DONE),
+        /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
+        /* DONE      */ 1u << RLOCK__PH_IDLE
+    };
+    RLOCK_ASSERT(lk->op.phase >= 0 && lk->op.phase < RLOCK__PH_COUNT && phase >= 0 && phase < RLOCK__PH_COUNT);
+    RLOCK_ASSERT((allowed[lk->op.phase] >> phase) & 1u);
+    lk->op.phase = phase;
+}
 
 static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
@@ -1430,20 +1686,21 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
     return (uint32_t)t;
 }
 
-static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                 int use_eval) {
-    const rlock_lock *lk = (const rlock_lock *)arg;
-    const char *script = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script];
-    int acquire = lk->script == RLOCK__S_SIMPLE_ACQUIRE || lk->script == RLOCK__S_REENTRANT_ACQUIRE;
-    int release = lk->script == RLOCK__S_SIMPLE_RELEASE || lk->script == RLOCK__S_REENTRANT_RELEASE;
+/* Encode the lock's script for its current round (EVAL when use_eval, else
+ * EVALSHA) into out; its length, or 0 when it does not fit. */
+static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_t cap, int use_eval) {
+    const rlock_op *op = &lk->op;
+    int s = op->round.script;
+    const char *script = use_eval ? rlock__lua[s] : rlock__lua_sha[s];
+    int acquire = s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE;
+    int release = s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE;
     int aux = (acquire || release) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = 1 + (aux ? 2 : 0) + (fence ? 1 : 0);
-    const char *b = lk->aux_base, *q = lk->queue ? lk->waiter_id : "";
+    const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys);
     int ok;
-    (void)n;
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 : 2)) &&
          rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
@@ -1453,13 +1710,13 @@ static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *
                         rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
     if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, lk->ttl_str, strlen(lk->ttl_str), NULL, 0);
+         rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
-                            rlock__put_arg(out, cap, &pos, lk->wait_str, strlen(lk->wait_str), NULL, 0);
+                            rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter (that churned split votes). */
     if (ok && release) {
-        int wake = aux && lk->phase != RLOCK__PH_CLEANUP;
+        int wake = aux && !op->round.cleanup;
         ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
     }
     return ok ? pos : 0;
@@ -1470,42 +1727,97 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
 
+static int rlock__round_wants_array(const rlock_round *r) {
+    return r->script == RLOCK__S_SIMPLE_ACQUIRE || r->script == RLOCK__S_REENTRANT_ACQUIRE;
+}
+
+/* Record node i's answer; note it for rlock_node_status unless this is a
+ * cleanup (which must not erase why the round before it failed). */
+static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
+                                const char *why) {
+    rlock_round *r = &lk->op.round;
+    rlock_node *n = lk->client->nodes[i];
+    rlock_status kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
+        /* A well-formed reply of the wrong shape: the server is not
+         * answering what we asked, so its stream is not trusted either. */
+        why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
+            : r->script % 3 == 1 ? "unexpected reply to extend" : "unexpected reply to release";
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, why);
+    }
+    if (r->cleanup) return;
+    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
+    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
+    else rlock__node_notez(n, kept, why ? why : "");
+}
+
+/* Hand node i its request for the current round, if it has room now. */
+static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    rlock_node *n = lk->client->nodes[i];
+    unsigned char *out;
+    size_t cap, len;
+    const char *why;
+    uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
+    rlock_status st;
+    (void)now;
+    st = rlock__x_begin(n, deadline, &out, &cap, &why);
+    if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
+    if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
+    len = rlock__encode_lock(lk, out, cap, (int)((r->evaled >> i) & 1u));
+    if (len == 0) {
+        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
+        rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+        return;
+    }
+    rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+    r->queued |= 1u << i;
+}
+
+static void rlock__round_send(rlock_lock *lk, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    size_t i;
+    for (i = 0; i < lk->client->n_nodes; i++)
+        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
+}
+
 /* Send the script for `op` to every node in mask, all before any reply is
  * read, so a round costs one round trip of the slowest node. */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now) {
-    rlock_client *c = lk->client;
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
+    rlock_round *r = &lk->op.round;
     size_t i;
-    lk->script = rlock__script_for(lk, op);
-    lk->round_start = now;
-    lk->node_mask = mask;
-    rlock__utoa(lk->ttl_str, (unsigned long long)ttl);
-    lk->node_timeout = rlock__node_timeout(lk, ttl);
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock__node_settle(c->nodes[i]);
-        if (mask & (1u << i)) rlock__node_begin(c->nodes[i], now + lk->node_timeout, rlock__encode_lock, lk);
+    r->mask = mask;
+    r->queued = r->answered = r->evaled = 0;
+    r->script = rlock__script_for(lk, op);
+    r->cleanup = cleanup;
+    r->start = now;
+    r->timeout = rlock__node_timeout(lk, ttl);
+    rlock__utoa(lk->op.ttl_str, (unsigned long long)ttl);
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        r->st[i] = RLOCK_WOULD_BLOCK;
+        if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
     }
+    rlock__round_send(lk, now);
 }
 
-static size_t rlock__round_pending(rlock_lock *lk, uint64_t now) {
-    rlock_client *c = lk->client;
-    size_t i, pending = 0;
-    for (i = 0; i < c->n_nodes; i++)
-        if ((lk->node_mask & (1u << i)) && !rlock__node_drive(c->nodes[i], now, rlock__encode_lock, lk))
-            pending++;
-    return pending;
-}
+static int rlock__round_done(const rlock_round *r) { return (r->answered & r->mask) == r->mask; }
 
-/* Read node i's answer as {flag, value} (acquire) or a single integer. */
-/* An acquire answer: {0, pttl} or {1, holds, fence}. */
-static int rlock__node_pair(const rlock_node *n, long long *flag, long long *value, long long *fence) {
-    const rlock_reply *r = &n->reply;
-    if (n->result != RLOCK_OK || r->v.type != RLOCK_RESP_ARRAY || r->count < 2 || r->count > 3 ||
-        r->elem[0].type != RLOCK_RESP_INTEGER || r->elem[1].type != RLOCK_RESP_INTEGER ||
-        (r->count == 3 && r->elem[2].type != RLOCK_RESP_INTEGER)) return 0;
-    *flag = r->elem[0].integer;
-    *value = r->elem[1].integer;
-    *fence = r->count == 3 ? r->elem[2].integer : 0;
-    return 1;
+/* A reply or failure for lk's round from node i. */
+static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    const rlock_reply *rep = &ev->reply;
+    if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
+    if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
+    if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0 &&
+        !((r->evaled >> i) & 1u)) {
+        /* The server lost its script cache (restart, SCRIPT FLUSH): send the
+         * body once with EVAL, which also caches it for the next EVALSHA. */
+        r->evaled |= 1u << i;
+        r->queued &= ~(1u << i);
+        rlock__round_submit(lk, i, now);
+        return;
+    }
+    rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
 /* A held lock turned out lost: record it and tell the holder once. */
@@ -1517,63 +1829,6 @@ static void rlock__mark_lost(rlock_lock *lk) {
         if (lk->client->cfg.on_lost) lk->client->cfg.on_lost(lk, lk->client->cfg.hook_user);
     }
 }
-static int rlock__node_int(const rlock_node *n, long long *value) {
-    if (n->result != RLOCK_OK || n->reply.v.type != RLOCK_RESP_INTEGER) return 0;
-    *value = n->reply.v.integer;
-    return 1;
-}
-/* A well-formed reply of the wrong shape: RLOCK_E_PROTOCOL, and like every
- * protocol error the connection is dropped (the server is not answering what
- * we asked, so its stream is not trusted either). */
-static void rlock__node_bad_reply(rlock_node *n, const char *why) {
-    n->result = RLOCK_E_PROTOCOL;
-    rlock__set_errz(n, why);
-    rlock__node_drop(n);
-}
-
-/* Stop listening (and abandon a SUBSCRIBE still in flight). */
-static void rlock__subs_idle(rlock_client *c) {
-    size_t i;
-    for (i = 0; i < c->n_subs; i++) {
-        rlock_node *n = c->subs[i];
-        if (n->io == RLOCK__IO_LISTEN) { n->io = RLOCK__IO_IDLE; n->want = 0; }
-        else if (rlock__node_busy(n)) {
-            rlock__node_drop(n);
-            n->io = RLOCK__IO_IDLE;
-            n->want = 0;
-        } else rlock__node_settle(n);
-    }
-}
-
-static rlock_status rlock__finish(rlock_lock *lk, rlock_status st) {
-    rlock_client *c = lk->client;
-    size_t i;
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock__node_settle(c->nodes[i]);
-        c->nodes[i]->keep_err = 0; /* also when a cleanup was cancelled */
-    }
-    rlock__subs_idle(c);
-    lk->op = RLOCK__OP_NONE;
-    lk->phase = 0;
-    c->busy = NULL;
-    return st;
-}
-
-/* The error to report when a round failed for reasons other than "held":
- * the node's own status with one node, no-quorum with several. */
-static rlock_status rlock__round_error(const rlock_lock *lk) {
-    rlock_client *c = lk->client;
-    size_t i;
-    if (c->n_nodes == 1) {
-        rlock_status st = c->nodes[0]->result;
-        return st == RLOCK_OK ? RLOCK_E_PROTOCOL : st; /* OK here = a reply of the wrong shape */
-    }
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock_status st = c->nodes[i]->result;
-        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN) return st;
-    }
-    return RLOCK_E_QUORUM;
-}
 
 static uint64_t rlock__prng(rlock_lock *lk) {
     /* xorshift64*: jitter only, never tokens. Seeded from the secure source. */
@@ -1583,396 +1838,464 @@ static uint64_t rlock__prng(rlock_lock *lk) {
     return (uint64_t)(x * 2685821657736338717ULL);
 }
 
+/* ---- waiting on release notices (RESP2 subscriber connections) ---- */
+
+/* Is chan (a pushed message's channel) this lock's release channel? */
+static int rlock__is_my_chan(const rlock_lock *lk, const char *chan, size_t len) {
+    return lk->aux_base_len && len == lk->aux_base_len + 9 && memcmp(chan, lk->aux_base, lk->aux_base_len) == 0 &&
+           memcmp(chan + lk->aux_base_len, ":released", 9) == 0;
+}
+
+static int rlock__same_chan(const rlock_lock *a, const rlock_lock *b) {
+    return a->aux_base_len && a->aux_base_len == b->aux_base_len &&
+           memcmp(a->aux_base, b->aux_base, a->aux_base_len) == 0;
+}
+
+/* Queue [UN]SUBSCRIBE chan on subscriber j (owner NULL: nobody needs the
+ * answer). 1 when queued. */
+static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const char *base, size_t base_len,
+                           const char *suffix, size_t suffix_len, void *owner, int tag, uint64_t deadline) {
+    rlock_node *n = c->subs[j];
+    unsigned char *out;
+    size_t cap, pos = 0;
+    const char *why;
+    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
+        !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
+    rlock__x_commit(n, pos, owner, tag, deadline);
+    return 1;
+}
+
+/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+    size_t j;
+    for (j = 0; j < c->n_subs; j++)
+        if ((c->linger_mask >> j) & 1u)
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", c->linger, c->linger_len, NULL, 0, NULL, RLOCK__TAG_UNSUB,
+                                  now + 1000u);
+    c->linger_len = 0;
+    c->linger_mask = 0;
+}
+
+/* lk stops waiting: subscriptions no other operation shares are left to
+ * linger (the next wait on this key needs no SUBSCRIBE); the lingering
+ * channel they replace is unsubscribed. */
+static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    unsigned mine = lk->op.sub_ok | lk->op.sub_pending, others = 0;
+    const rlock_lock *o;
+    lk->op.sub_ok = lk->op.sub_pending = 0;
+    if (!mine) return;
+    for (o = c->ops; o; o = o->op.next)
+        if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
+    mine &= ~others;
+    if (!mine) return;
+    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    memcpy(c->linger, lk->aux_base, lk->aux_base_len);
+    memcpy(c->linger + lk->aux_base_len, ":released", 9);
+    c->linger_len = lk->aux_base_len + 9;
+    c->linger_mask |= mine;
+}
+
+/* Subscriber connections read while anyone (or the lingering channel) is
+ * subscribed on them, so that messages never pile up unread. */
+static void rlock__subs_listen(rlock_client *c) {
+    unsigned any = c->linger_mask;
+    const rlock_lock *o;
+    size_t j;
+    for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
+    for (j = 0; j < c->n_subs; j++) c->subs[j]->listen = (int)((any >> j) & 1u);
+}
+
+/* A subscriber connection that went down lost its subscriptions. */
+static void rlock__subs_check(rlock_client *c) {
+    size_t j;
+    rlock_lock *o;
+    for (j = 0; j < c->n_subs; j++) {
+        if (c->subs[j]->conn != RLOCK__CONN_DOWN) continue;
+        c->linger_mask &= ~(1u << j);
+        for (o = c->ops; o; o = o->op.next) o->op.sub_ok &= ~(1u << j);
+    }
+    if (!c->linger_mask) c->linger_len = 0;
+}
+
 /* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
  * random value in [d/2, d], never past the holder's PTTL or our deadline. */
 static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     const rlock_config *cfg = &lk->client->cfg;
+    rlock_op *op = &lk->op;
     uint64_t d = cfg->backoff_min_ms, delay;
-    uint32_t shift = lk->attempts > 1 ? lk->attempts - 1 : 0;
+    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
-    if (lk->holder_pttl >= 0 && (uint64_t)lk->holder_pttl + 1 < delay) delay = (uint64_t)lk->holder_pttl + 1;
-    if (now + delay > lk->wait_end) delay = lk->wait_end - now;
-    lk->wake_at = now + delay;
-    lk->phase = RLOCK__PH_BACKOFF;
+    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
+    if (now + delay > op->wait_end) delay = op->wait_end - now;
+    op->wake_at = now + delay;
+    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* ---- waiting on release notifications ---- */
-
-/* Read what a subscriber connection has without blocking. 1: a release
- * message on chan naming id arrived; 0: none; -1: the connection failed
- * (dropped, unsubscribed). Messages naming other waiters are not ours. */
-static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len, const char *id) {
-    int woke = 0;
-    for (;;) {
-        rlock_reply rep;
-        long used, r;
-        while ((used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0) > 0) {
-            if (rlock__is_message(&rep) && rep.elem[1].len == chan_len &&
-                memcmp(rep.elem[1].str, chan, chan_len) == 0 && rep.elem[2].len == strlen(id) &&
-                memcmp(rep.elem[2].str, id, rep.elem[2].len) == 0)
-                woke = 1;
-            memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
-            n->rx_len -= (size_t)used;
-        }
-        if (used < 0) break;
-        r = n->transport.recv(n->transport.ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-        if (r == RLOCK_IO_WOULD_BLOCK) return woke;
-        if (r < 0 || (size_t)r > sizeof n->rx - n->rx_len) break;
-        n->rx_len += (size_t)r;
-    }
-    rlock__node_drop(n); /* subscribed, so connected: the drop closes it */
-    n->io = RLOCK__IO_IDLE;
-    n->want = 0;
-    return woke ? 1 : -1;
-}
-
-/* Encodes [UNSUBSCRIBE old] SUBSCRIBE new, where old is the client's current
- * channel and new is this lock's (one channel per subscriber connection). */
-static size_t rlock__encode_sub(void *arg, const rlock_node *n, unsigned char *out, size_t cap, int use_eval) {
-    const rlock_lock *lk = (const rlock_lock *)arg;
-    const rlock_client *c = lk->client;
-    size_t pos = 0;
-    int ok = 1;
-    (void)use_eval;
-    if (n->sub_ok && c->sub_chan_len)
-        ok = rlock__put_header(out, cap, &pos, 2) && rlock__put_arg(out, cap, &pos, "UNSUBSCRIBE", 11, NULL, 0) &&
-             rlock__put_arg(out, cap, &pos, c->sub_chan, c->sub_chan_len, NULL, 0);
-    ok = ok && rlock__put_header(out, cap, &pos, 2) && rlock__put_arg(out, cap, &pos, "SUBSCRIBE", 9, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, lk->aux_base, lk->aux_base_len, ":released", 9);
-    return ok ? pos : 0;
-}
-
-static int rlock__subscribed_to(const rlock_lock *lk) {
-    const rlock_client *c = lk->client;
-    size_t i;
-    if (c->sub_chan_len != lk->aux_base_len + 9 || memcmp(c->sub_chan, lk->aux_base, lk->aux_base_len) != 0 ||
-        memcmp(c->sub_chan + lk->aux_base_len, ":released", 9) != 0) return 0;
-    for (i = 0; i < c->n_subs; i++) if (c->subs[i]->sub_ok) return 1;
-    return 0;
-}
-
-/* The next acquire round. Messages that arrived before it are stale: the
- * round itself sees the current state, so drain them first; a release after
- * this point publishes after our script ran and wakes us. */
+/* The next acquire round. Release notices that came before it are stale:
+ * the round itself sees the current state; one published after our script
+ * ran wakes us. */
 static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
-    rlock_client *c = lk->client;
-    size_t i;
-    if (rlock__subscribed_to(lk))
-        for (i = 0; i < c->n_subs; i++)
-            if (c->subs[i]->sub_ok) (void)rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len, lk->waiter_id);
+    rlock_op *op = &lk->op;
+    uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
+    op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. */
-    lk->queue = rlock__subscribed_to(lk) && now < lk->wait_end;
-    {
-        uint64_t left = lk->wait_end > now ? lk->wait_end - now : 0;
-        rlock__utoa(lk->wait_str, left > 86400000u ? 86400000u : left);
-    }
-    lk->attempts++;
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << c->n_nodes) - 1u, lk->op_ttl, now);
-    lk->phase = RLOCK__PH_ROUND;
+    op->queue = op->sub_ok != 0 && now < op->wait_end;
+    rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
+    op->attempts++;
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
  * that has a TTL, subscribe (then retry at once, so a release between our
  * attempt and the subscription is not missed) or sleep until a release
- * message or the holder's PTTL, whichever comes first. Otherwise back off. */
+ * notice or the holder's PTTL, whichever comes first. Otherwise back off. */
 static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i;
-    if (!c->n_subs || !lk->aux_base_len || lk->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
-    if (!rlock__subscribed_to(lk)) {
-        for (i = 0; i < c->n_subs; i++) {
-            rlock_node *n = c->subs[i];
-            int unsub = n->sub_ok && c->sub_chan_len;
-            rlock__node_settle(n);
-            if (rlock__node_begin(n, now + lk->node_timeout, rlock__encode_sub, lk) == RLOCK_OK && unsub)
-                n->replies_left++;
-            n->sub_ok = 0;
+    rlock_op *op = &lk->op;
+    size_t j;
+    if (!c->n_subs || !lk->aux_base_len || op->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
+    if (!op->sub_ok) {
+        if (c->linger_len && rlock__is_my_chan(lk, c->linger, c->linger_len)) {
+            op->sub_ok = c->linger_mask; /* still subscribed from the last wait */
+            c->linger_len = 0;
+            c->linger_mask = 0;
+        } else if (c->linger_len) {
+            rlock__linger_drop(c, now);
         }
-        memcpy(c->sub_chan, lk->aux_base, lk->aux_base_len);
-        memcpy(c->sub_chan + lk->aux_base_len, ":released", 9);
-        c->sub_chan_len = lk->aux_base_len + 9;
-        lk->phase = RLOCK__PH_SUBSCRIBE;
+    }
+    if (!op->sub_ok) {
+        for (j = 0; j < c->n_subs; j++)
+            if (rlock__sub_send(c, j, "SUBSCRIBE", lk->aux_base, lk->aux_base_len, ":released", 9, lk,
+                                RLOCK__TAG_SUB, now + op->round.timeout))
+                op->sub_pending |= 1u << j;
+        rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
     }
     {
         /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
          * once; a queued waiter that died swallows the one sent), and then
          * the holder's whole lease would be slept away on a free lock. */
-        uint64_t delay = (uint64_t)lk->holder_pttl + 1;
+        uint64_t delay = (uint64_t)op->holder_pttl + 1;
         if (delay > c->cfg.recheck_ms) delay = c->cfg.recheck_ms;
-        if (now + delay > lk->wait_end) delay = lk->wait_end - now;
-        lk->wake_at = now + delay;
+        if (now + delay > op->wait_end) delay = op->wait_end - now;
+        op->wake_at = now + delay;
     }
-    for (i = 0; i < c->n_subs; i++) {
-        rlock_node *n = c->subs[i];
-        if (!n->sub_ok) continue;
-        n->io = RLOCK__IO_LISTEN;
-        n->want = RLOCK_WANT_READ;
-    }
-    lk->phase = RLOCK__PH_WAITMSG;
+    rlock__op_goto(lk, RLOCK__PH_WAITMSG);
 }
 
-static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+/* The op is over: nothing of it stays in flight or subscribed to. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, granted = 0, refused = 0;
-    unsigned granted_mask = 0, unknown_mask = 0;
-    long long holds = 0, fence = 0, drift = rlock__drift(lk, lk->op_ttl);
-    rlock_status fatal = RLOCK_OK, final;
-    int retry;
-    lk->holder_pttl = -1;
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
-        long long flag, value, f;
-        if (rlock__node_pair(n, &flag, &value, &f) && (flag == 0 || flag == 1)) {
-            if (flag == 1) {
-                granted++;
-                granted_mask |= 1u << i;
-                if (!holds) holds = value;
-                if (f > fence) fence = f; /* Redlock: the largest node counter */
-            }
-            else if (value == -1) { n->result = RLOCK_E_FOREIGN; rlock__set_errz(n, "key exists without a TTL");
-                                    fatal = RLOCK_E_FOREIGN; }
-            else {
-                refused++;
-                if (lk->holder_pttl < 0 || value < lk->holder_pttl) lk->holder_pttl = value < 0 ? 0 : value;
-            }
-        } else {
-            if (n->result == RLOCK_OK) rlock__node_bad_reply(n, "unexpected reply to acquire");
-            /* Not retried: bad credentials, a foreign value type, or a
-             * command that cannot be built (BADARG: nothing was sent). */
-            if (n->result == RLOCK_E_AUTH || n->result == RLOCK_E_WRONGTYPE || n->result == RLOCK_E_BADARG)
-                fatal = n->result;
-            /* No answer (timeout, reset, garbage): the SET may have landed. A
-             * Redis error reply means the script did not write. */
-            if (n->result == RLOCK_E_IO || n->result == RLOCK_E_PROTOCOL) unknown_mask |= 1u << i;
-        }
-    }
-    lk->votes = granted;
-    if (now < lk->round_start) fatal = RLOCK_E_CLOCK;
-    else if (fatal == RLOCK_OK && granted >= rlock_client_quorum(c) &&
-             (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+    size_t i;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) (void)rlock__x_disown(rlock__conn_at(c, i), lk);
+    rlock__op_unsubscribe(lk, now);
+    lk->op.result = st;
+    rlock__op_goto(lk, RLOCK__PH_DONE);
+}
+
+static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    rlock_op *op = &lk->op;
+    rlock__tally t;
+    long long drift = rlock__drift(lk, op->ttl);
+    size_t q = rlock_client_quorum(c);
+    rlock_status final;
+    unsigned mask;
+    rlock__tally_acquire(&op->round, c->n_nodes, &t);
+    op->holder_pttl = t.min_pttl;
+    lk->votes = t.n_yes;
+    if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
+    else if (t.fatal == RLOCK_OK && t.n_yes >= q && (long long)(now - op->round.start) + drift < op->ttl) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
-            lk->held_since = lk->round_start;
-            lk->fence = fence;
+            lk->held_since = op->round.start;
+            lk->fence = t.max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
+        lk->granted_at = op->round.start;
+        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
         lk->state = RLOCK_STATE_HELD;
-        lk->ttl_ms = lk->op_ttl;
-        lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
-        lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : holds;
-        lk->held_mask = granted_mask;
-        return rlock__finish(lk, RLOCK_OK);
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : t.holds;
+        lk->held_mask = t.yes;
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
     }
     /* Failed round. Decide what to report if we stop now. */
-    if (fatal != RLOCK_OK) final = fatal;
+    if (t.fatal != RLOCK_OK) final = t.fatal;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if ((refused > 0 || granted > 0) && granted + refused >= rlock_client_quorum(c))
-        final = lk->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
-    else final = rlock__round_error(lk);
-    retry = fatal == RLOCK_OK && now < lk->wait_end &&
-            (c->cfg.max_attempts == 0 || lk->attempts < c->cfg.max_attempts);
-    lk->op_result = final;
-    lk->retry = retry;
+    else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else final = rlock__round_error(&op->round, c->n_nodes);
+    op->fail = final;
+    op->retry = t.fatal == RLOCK_OK && now < op->wait_end &&
+                (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    {
-        unsigned mask = granted_mask | (lk->state == RLOCK_STATE_HELD ? 0u : unknown_mask);
-        if (mask) {
-            /* The cleanup must not erase why the round failed: keep each
-             * node's status and error text for rlock_node_status/error. */
-            for (i = 0; i < c->n_nodes; i++) {
-                lk->diag[i] = c->nodes[i]->result;
-                c->nodes[i]->keep_err = 1;
-            }
-            lk->phase = RLOCK__PH_CLEANUP; /* before encoding: see rlock__encode_lock */
-            rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op_ttl, now);
-            return RLOCK_WOULD_BLOCK;
-        }
+    mask = t.yes | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    if (mask) {
+        rlock__op_goto(lk, RLOCK__PH_CLEANUP);
+        rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
+        return;
     }
-    if (retry) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
-    return rlock__finish(lk, final);
+    if (op->retry) { rlock__wait_next(lk, now); return; }
+    rlock__op_finish(lk, final, now);
 }
 
-static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, ok = 0, refused = 0, q = rlock_client_quorum(c);
-    long long drift = rlock__drift(lk, lk->op_ttl);
-    unsigned ok_mask = 0;
-    for (i = 0; i < c->n_nodes; i++) {
-        long long v;
-        if (rlock__node_int(c->nodes[i], &v)) {
-            if (v == 1) { ok++; ok_mask |= 1u << i; } else refused++;
-        }
-        else if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to extend");
-    }
-    lk->votes = ok;
-    if (now < lk->round_start) return rlock__finish(lk, RLOCK_E_CLOCK);
+    rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q = rlock_client_quorum(c);
+    long long drift = rlock__drift(lk, op->ttl);
+    rlock__tally_int(&op->round, c->n_nodes, 0, &t);
+    lk->votes = t.n_yes;
+    if (now < op->round.start) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (ok >= q && now < lk->validity_end && (long long)(now - lk->round_start) + drift < lk->op_ttl) {
-        lk->held_mask = ok_mask;
-        lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
-        lk->ttl_ms = lk->op_ttl;
-        lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
-        return rlock__finish(lk, RLOCK_OK);
+    if (t.n_yes >= q && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
+        lk->held_mask = t.yes;
+        lk->granted_at = op->round.start;
+        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
     }
-    if (refused > c->n_nodes - q || now >= lk->validity_end) {
+    if (t.n_no > c->n_nodes - q || now >= lk->validity_end) {
         rlock__mark_lost(lk);
-        return rlock__finish(lk, RLOCK_LOST);
+        rlock__op_finish(lk, RLOCK_LOST, now);
+        return;
     }
-    return rlock__finish(lk, rlock__round_error(lk));
+    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
 }
 
-static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, ok = 0, refused = 0, gone = 0, neutral = 0, held = 0, q = rlock_client_quorum(c);
-    long long left = -1;
-    (void)now;
-    for (i = 0; i < c->n_nodes; i++) held += (lk->held_mask >> i) & 1u;
-    for (i = 0; i < c->n_nodes; i++) {
-        long long v;
-        if (!rlock__node_int(c->nodes[i], &v)) {
-            if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to release");
-            continue;
-        }
-        if (lk->kind == RLOCK_KIND_SIMPLE ? v == 1 : v >= 0) {
-            ok++;
-            if (left < 0 || v > left) left = v; /* reentrant: holds left on the node */
-        } else {
-            /* "Not ours" from a node that granted us means we lost it there;
-             * from a node that never did, it says nothing. */
-            refused++;
-            if (lk->held_mask & (1u << i)) gone++; else neutral++;
-        }
-    }
-    lk->votes = ok;
+    rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
+    size_t gone, neutral;
+    rlock__tally_int(&op->round, c->n_nodes, lk->kind == RLOCK_KIND_REENTRANT, &t);
+    /* "Not ours" from a node that granted us means we lost it there; from a
+     * node that never did, it says nothing. */
+    gone = rlock__popcount(t.no & lk->held_mask);
+    neutral = t.n_no - gone;
+    lk->votes = t.n_yes;
     if (held >= q && gone > held - q) { /* a quorum of our grants is gone: it was lost */
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
-        return rlock__finish(lk, RLOCK_LOST);
+        rlock__op_finish(lk, RLOCK_LOST, now);
+        return;
     }
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (ok >= q || (held >= q && ok > 0 && ok + neutral >= q)) {
-        if (lk->kind == RLOCK_KIND_REENTRANT && left > 0) {
-            lk->holds = left;
-            return rlock__finish(lk, RLOCK_OK);
+    if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) {
+        if (lk->kind == RLOCK_KIND_REENTRANT && t.max_left > 0) {
+            lk->holds = t.max_left;
+        } else {
+            lk->holds = 0;
+            lk->state = RLOCK_STATE_IDLE;
         }
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
+    }
+    if (t.n_no > c->n_nodes - q) {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
-        return rlock__finish(lk, RLOCK_OK);
+        rlock__op_finish(lk, RLOCK_LOST, now);
+        return;
     }
-    if (refused > c->n_nodes - q) {
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-        return rlock__finish(lk, RLOCK_LOST);
+    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); /* unknown: state kept */
+}
+
+/* Move lk's operation as far as it can go now. The one switch over phases. */
+static void rlock__op_run(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    switch (op->phase) {
+    case RLOCK__PH_BACKOFF:
+        if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
+        return;
+    case RLOCK__PH_WAITMSG:
+        if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
+        return;
+    case RLOCK__PH_SUBSCRIBE:
+        if (op->sub_pending) return;
+        /* Subscribed: try again at once. Not possible: back off instead of
+         * re-subscribing in a hot loop. */
+        if (op->sub_ok) rlock__acquire_next_round(lk, now);
+        else rlock__schedule_retry(lk, now);
+        return;
+    case RLOCK__PH_ROUND:
+    case RLOCK__PH_CLEANUP:
+        rlock__round_send(lk, now);
+        if (!rlock__round_done(&op->round)) return;
+        /* The round may have ended inside a transport call that blocked
+         * (connect, send, recv): judge elapsed time and validity by the
+         * clock now, not by when this step began. */
+        now = rlock__now(lk->client);
+        if (op->phase == RLOCK__PH_CLEANUP) {
+            /* retry was decided before the cleanup: re-check the wait deadline */
+            if (op->retry && now < op->wait_end) rlock__wait_next(lk, now);
+            else rlock__op_finish(lk, op->fail, now);
+            return;
+        }
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now);
+        else rlock__release_round_done(lk, now);
+        return;
+    default:
+        return; /* IDLE, DONE */
     }
-    return rlock__finish(lk, rlock__round_error(lk)); /* unknown: state kept, release may be retried */
+}
+
+/* A release notice ["message", chan, waiter id] wakes the waiter it names. */
+static void rlock__deliver_push(rlock_client *c, const rlock_reply *r) {
+    rlock_lock *o;
+    for (o = c->ops; o; o = o->op.next)
+        if (o->op.kind == RLOCK__OP_ACQUIRE && rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len) &&
+            r->elem[2].len == 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
+            o->op.woke = 1;
+}
+
+static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
+    if (ev->kind == RLOCK__EV_PUSH) {
+        if (rlock__is_message(&ev->reply)) rlock__deliver_push(c, &ev->reply);
+        return;
+    }
+    if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
+    switch (ev->tag) {
+    case RLOCK__TAG_LOCK:
+        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        return;
+    case RLOCK__TAG_SUB: {
+        rlock_lock *lk = (rlock_lock *)ev->owner;
+        const rlock_reply *r = &ev->reply;
+        unsigned bit = 1u << (i - c->n_nodes);
+        lk->op.sub_pending &= ~bit;
+        if (ev->kind == RLOCK__EV_REPLY && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 &&
+            r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == 9 && memcmp(r->elem[0].str, "subscribe", 9) == 0)
+            lk->op.sub_ok |= bit;
+        return;
+    }
+    case RLOCK__TAG_PING: {
+        rlock__ping *p = (rlock__ping *)ev->owner;
+        rlock_node *n = c->nodes[i];
+        p->answered |= 1u << i;
+        if (ev->kind == RLOCK__EV_FAIL) rlock__node_notez(n, ev->st, ev->why);
+        else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_notez(n, RLOCK_OK, ""); }
+        else if (ev->reply.v.type == RLOCK_RESP_ERROR)
+            rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
+        else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* Drive every operation of c: read what arrived, hand it out, let each op
+ * move on, and send what that queued - until nothing moves. */
+static void rlock__client_step(rlock_client *c) {
+    int pass;
+    for (pass = 0; pass < 4; pass++) {
+        uint64_t now = rlock__now(c);
+        unsigned long before = 0, after = 0;
+        rlock_lock *o;
+        size_t i;
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) before += rlock__conn_at(c, i)->commands;
+        rlock__client_pump(c, now);
+        rlock__subs_check(c);
+        for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
+        rlock__subs_listen(c);
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) after += rlock__conn_at(c, i)->commands;
+        if (after == before) break; /* nothing new queued: nothing more to send now */
+    }
+}
+
+static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
+    rlock_client *c = lk->client;
+    memset(&lk->op, 0, sizeof lk->op);
+    lk->op.kind = kind;
+    lk->op.ttl = ttl;
+    lk->op.holder_pttl = -1;
+    lk->op.next = c->ops;
+    c->ops = lk;
+}
+
+static void rlock__op_unlink(rlock_lock *lk) {
+    rlock_lock **p = &lk->client->ops;
+    while (*p && *p != lk) p = &(*p)->op.next;
+    if (*p) *p = lk->op.next;
+    lk->op.next = NULL;
+    lk->op.kind = RLOCK__OP_NONE;
+    lk->op.phase = RLOCK__PH_IDLE;
 }
 
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
-    rlock_client *c;
-    uint64_t now;
-    size_t i;
+    rlock_status st;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
-    if (lk->op == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    c = lk->client;
-    now = rlock__now(c);
-    if (lk->phase == RLOCK__PH_BACKOFF) {
-        if (now < lk->wake_at) return RLOCK_WOULD_BLOCK;
-        rlock__acquire_next_round(lk, now);
-    } else if (lk->phase == RLOCK__PH_WAITMSG) {
-        int woke = 0;
-        for (i = 0; i < c->n_subs; i++)
-            if (c->subs[i]->io == RLOCK__IO_LISTEN &&
-                rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len, lk->waiter_id) > 0)
-                woke = 1;
-        if (!woke && now < lk->wake_at) return RLOCK_WOULD_BLOCK;
-        rlock__subs_idle(c);
-        rlock__acquire_next_round(lk, now);
-    } else if (lk->phase == RLOCK__PH_SUBSCRIBE) {
-        size_t pending = 0, ok = 0;
-        for (i = 0; i < c->n_subs; i++)
-            if (!rlock__node_drive(c->subs[i], now, NULL, NULL)) pending++;
-        if (pending) return RLOCK_WOULD_BLOCK;
-        for (i = 0; i < c->n_subs; i++) {
-            rlock_node *n = c->subs[i];
-            const rlock_reply *r = &n->reply;
-            n->sub_ok = n->result == RLOCK_OK && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 &&
-                        r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == 9 &&
-                        memcmp(r->elem[0].str, "subscribe", 9) == 0;
-            ok += (size_t)n->sub_ok;
-            rlock__node_settle(n);
-        }
-        /* Subscribed: try again at once. Not possible: back off instead of
-         * re-subscribing in a hot loop. */
-        if (ok) rlock__acquire_next_round(lk, now);
-        else { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
-    }
-    if (rlock__round_pending(lk, now)) return RLOCK_WOULD_BLOCK;
-    /* The round may have ended inside a transport call that blocked (connect,
-     * send, recv): judge elapsed time and validity by the clock now, not by
-     * when this step began. */
-    now = rlock__now(c);
-    if (lk->phase == RLOCK__PH_CLEANUP) {
-        for (i = 0; i < c->n_nodes; i++) {
-            c->nodes[i]->result = lk->diag[i];
-            c->nodes[i]->keep_err = 0;
-        }
-        /* retry was decided before the cleanup: re-check the wait deadline */
-        if (lk->retry && now < lk->wait_end) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
-        return rlock__finish(lk, lk->op_result);
-    }
-    switch (lk->op) {
-    case RLOCK__OP_ACQUIRE: return rlock__acquire_round_done(lk, now);
-    case RLOCK__OP_EXTEND: return rlock__extend_round_done(lk, now);
-    default: return rlock__release_round_done(lk, now);
-    }
+    if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
+    if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
+    st = lk->op.result;
+    rlock__op_unlink(lk);
+    return st;
 }
 
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
+    const rlock_client *c;
+    const rlock_lock *o;
     uint64_t now, next = UINT64_MAX;
     size_t i;
-    if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return 0;
-    now = rlock__now(lk->client);
-    if (lk->phase == RLOCK__PH_BACKOFF || lk->phase == RLOCK__PH_WAITMSG) next = lk->wake_at;
-    else
-        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++) {
-            const rlock_node *n = rlock__conn_at(lk->client, i);
-            if (rlock_node_wants(n) && n->io != RLOCK__IO_LISTEN && n->deadline < next) next = n->deadline;
-        }
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE) return 0;
+    c = lk->client;
+    if (lk->op.phase == RLOCK__PH_DONE) return 0;
+    now = rlock__now(c);
+    for (o = c->ops; o; o = o->op.next)
+        if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG) && o->op.wake_at < next)
+            next = o->op.wake_at;
+        else if (o->op.phase == RLOCK__PH_DONE)
+            next = now;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
+        uint64_t d = rlock__x_deadline(n);
+        if (rlock__x_wants(n) && d < next) next = d;
+    }
     if (next == UINT64_MAX || next <= now) return 0;
     return next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(next - now);
 }
 
 RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+    rlock_client *c;
     size_t i;
-    if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return;
-    for (i = 0; i < lk->client->n_nodes; i++) {
-        rlock_node *n = lk->client->nodes[i];
-        if (rlock__node_busy(n)) {
-            rlock__node_drop(n);
-            rlock__node_fail(n, RLOCK_E_IO, "cancelled", 0);
-        }
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE) return;
+    c = lk->client;
+    /* A reply still due to this op could be a grant: drop the connections it
+     * waits on, so that nothing is read as the answer to a later request. */
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
+        if (rlock__x_disown(n, lk) && i < c->n_nodes) rlock__x_dropz(n, RLOCK_E_IO, "cancelled");
     }
-    rlock__finish(lk, RLOCK_OK);
+    if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
+    rlock__op_unlink(lk);
+    rlock__subs_listen(c);
 }
 
-/* Common checks of every *_begin; claims the client's connections. */
+/* Common checks of every *_begin. */
 static rlock_status rlock__begin(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
-    if (lk->op != RLOCK__OP_NONE) return RLOCK_E_STATE;
-    if (lk->client->busy && lk->client->busy != lk) return RLOCK_E_STATE;
+    if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     return RLOCK_OK;
 }
-
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     uint64_t now;
@@ -2014,15 +2337,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->state = RLOCK_STATE_IDLE;
         lk->holds = 0;
     }
-    lk->op = RLOCK__OP_ACQUIRE;
-    lk->op_ttl = ttl_ms;
-    lk->attempts = 1;
-    lk->retry = 0;
-    lk->timed = wait_ms > 0;
-    lk->holder_pttl = -1;
-    lk->wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
-    c->busy = lk;
-    lk->attempts = 0;
+    rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    lk->op.timed = wait_ms > 0;
+    lk->op.wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
@@ -2037,11 +2354,9 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     now = rlock__now(lk->client);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
-    lk->op = RLOCK__OP_EXTEND;
-    lk->op_ttl = ttl_ms;
-    lk->client->busy = lk;
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now);
-    lk->phase = RLOCK__PH_ROUND;
+    rlock__op_link(lk, RLOCK__OP_EXTEND, ttl_ms);
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -2051,11 +2366,10 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     /* A LOST lock is still released: the script is owner-checked, so it only
      * removes what is still ours, and it tells us if anything was. */
-    lk->op = RLOCK__OP_RELEASE;
-    lk->op_ttl = lk->ttl_ms;
-    lk->client->busy = lk;
-    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms, rlock__now(lk->client));
-    lk->phase = RLOCK__PH_ROUND;
+    rlock__op_link(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms,
+                       rlock__now(lk->client), 0);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -2099,13 +2413,13 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
 
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
-    if (lk->op != RLOCK__OP_NONE) rlock_cancel(lk);
+    if (lk->op.kind != RLOCK__OP_NONE) rlock_cancel(lk);
     memset(lk, 0, sizeof *lk);
 }
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    if (lk->state == RLOCK_STATE_HELD && lk->op == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
+    if (lk->state == RLOCK_STATE_HELD && lk->op.kind == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
         return RLOCK_STATE_LOST;
     return lk->state;
 }
@@ -2121,20 +2435,20 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
     cfg = &lk->client->cfg;
     *next_ms = 0;
-    if (lk->op == RLOCK__OP_EXTEND && lk->renewing) {
+    if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
         st = rlock_step(lk);
         if (st == RLOCK_WOULD_BLOCK) { *next_ms = rlock_next_timeout_ms(lk); return st; }
         lk->renewing = 0;
         now = rlock__now(lk->client);
         if (st == RLOCK_OK) {
             lk->renewals++;
-            lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->ttl_ms);
+            lk->renew_at = lk->granted_at + rlock__renew_interval(lk, lk->ttl_ms);
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
             lk->renew_at = now + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
         }
-    } else if (lk->op != RLOCK__OP_NONE) {
+    } else if (lk->op.kind != RLOCK__OP_NONE) {
         return RLOCK_E_STATE;
     }
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
@@ -2162,7 +2476,7 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     uint64_t now;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
     now = rlock__now(lk->client);
-    if (now < lk->round_start) now = lk->round_start; /* a clock hook that stepped back adds no validity */
+    if (now < lk->granted_at) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
     return now < lk->validity_end ? (long long)(lk->validity_end - now) : 0;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
@@ -2175,7 +2489,8 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 
-/* ---- 6.8 Renewal thread (RLOCK_WATCHDOG) -------------------------------- */
+
+/* ---- 6.9 Renewal thread (RLOCK_WATCHDOG) -------------------------------- */
 #ifdef RLOCK_WATCHDOG
 static void *rlock__watchdog_main(void *arg) {
     rlock_watchdog *w = (rlock_watchdog *)arg;
@@ -2206,7 +2521,7 @@ static void *rlock__watchdog_main(void *arg) {
             if (!w->stop) pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         }
     }
-    if (w->shadow.op != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
+    if (w->shadow.op.kind != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
     w->running = 0;
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -2216,12 +2531,13 @@ RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rl
     pthread_condattr_t ca;
     if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own) || own == lk->client ||
         own->n_nodes != lk->client->n_nodes) return RLOCK_E_BADARG;
-    if (lk->op != RLOCK__OP_NONE || own->busy) return RLOCK_E_STATE;
+    if (lk->op.kind != RLOCK__OP_NONE || own->ops) return RLOCK_E_STATE;
     if (rlock_lock_state(lk) != RLOCK_STATE_HELD) return RLOCK_NOT_HELD;
     memset(w, 0, sizeof *w);
     w->lk = lk;
     w->shadow = *lk;
     w->shadow.client = own;
+    memset(&w->shadow.op, 0, sizeof w->shadow.op); /* lk is idle: no operation to copy */
     w->shadow.lost_notified = 1; /* the watchdog reports loss with lk, not the shadow */
     w->last = RLOCK_OK;
     w->running = 1;
@@ -2271,7 +2587,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 }
 #endif /* RLOCK_WATCHDOG */
 
-/* ---- 6.9 Keys ------------------------------------------------------------ */
+/* ---- 6.10 Keys ------------------------------------------------------------ */
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix) {
     size_t base, slen;

@@ -1360,26 +1360,36 @@ static void test_max_key(void) {
 }
 
 /* A second op while one runs: invalid state, nothing sent for it. */
+/* Two locks on one client run at once: their requests are pipelined on the
+ * one connection and each reply goes to its own lock. A handle that is busy
+ * still refuses a second op. */
 static void test_busy(void) {
+    rlock_status a = RLOCK_WOULD_BLOCK, b = RLOCK_WOULD_BLOCK;
+    long guard = 0;
     env_reset("busy");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
     F[0].connect_block = 1;
     fk_add(&F[0], "res:1", GRANT);
-    fk_add(&F[0], "res:2", GRANT);
+    fk_add(&F[0], "res:2", "*2\r\n:0\r\n:5000\r\n"); /* held elsewhere */
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_E_STATE);
     CHECK_EQ_ST(rlock_release_begin(&LK), RLOCK_E_STATE);
     CHECK_EQ_ST(rlock_extend_begin(&LK, TTL), RLOCK_E_STATE);
-    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_E_STATE); /* the client's connections are taken */
-    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK); /* shares the connection */
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_STATE);
     CHECK_EQ_LL(F[0].n_reqs, 0);
-    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
-    CHECK_EQ_LL(F[0].n_reqs, 1);
+    while ((a == RLOCK_WOULD_BLOCK || b == RLOCK_WOULD_BLOCK) && ++guard < 1000) {
+        if (a == RLOCK_WOULD_BLOCK) a = rlock_step(&LK);
+        if (b == RLOCK_WOULD_BLOCK) b = rlock_step(&LK2);
+    }
+    CHECK_EQ_ST(a, RLOCK_OK);
+    CHECK_EQ_ST(b, RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(F[0].connect_calls, 2); /* one connection (one WOULD_BLOCK connect first) */
+    CHECK_EQ_LL(F[0].req_conn[0], F[0].req_conn[1]);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_STATE); /* a simple lock is not reentrant */
-    CHECK_EQ_LL(F[0].n_reqs, 1);
-    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_OK); /* free again */
+    CHECK_EQ_LL(F[0].n_reqs, 2);
     env_done();
 }
 
@@ -2148,20 +2158,20 @@ static void test_io_errors(void) {
     env_done();
 
     /* The server closed an idle connection (CLIENT KILL, idle timeout).
-     * Without a wait hook rlock cannot notice before using it: that op fails
-     * with E_IO and the next one reconnects. With one it may notice first. */
+     * Before a request goes on an idle connection rlock probes it through
+     * recv() (the transport contract): EOF there means reconnect first, so
+     * the op succeeds on a new connection - also without a wait hook. */
     env_reset("server closed between operations (no wait hook)");
     env_up(1, 0, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], NULL, GRANT);
     fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     F[0].peer_closed = 1;
-    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_IO);
-    CHECK_EQ_LL(F[0].close_calls, 1);
-    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].close_calls, 1);
     CHECK_EQ_LL(F[0].connect_calls, 2);
-    CHECK(F[0].n_reqs == 3 && F[0].req_conn[2] == 2);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK(F[0].n_reqs == 2 && F[0].req_conn[1] == 2);
     env_done();
     {
         rlock_status st;
@@ -2525,6 +2535,65 @@ static void test_release_held_mask(void) {
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_QUORUM);
     CHECK(rlock_lock_state(&LK) == RLOCK_STATE_HELD);
     env_done();
+}
+
+/* The round layer's pure functions: answers kept as numbers, then tallied,
+ * with no transport at all. */
+static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int want_array) {
+    rlock_reply rep;
+    long n = rlock_resp_parse((const unsigned char *)reply, strlen(reply), 1024, &rep);
+    if (n <= 0) return RLOCK_E_PROTOCOL;
+    return rlock__round_store(r, i, RLOCK_OK, &rep, want_array);
+}
+
+static void test_round_tally(void) {
+    rlock_round r;
+    rlock__tally t;
+    env_reset("round tally");
+    memset(&r, 0, sizeof r);
+    r.mask = 0x1f; /* five nodes */
+    CHECK_EQ_ST(store_str(&r, 0, "*3\r\n:1\r\n:1\r\n:7\r\n", 1), RLOCK_OK);   /* granted, fence 7 */
+    CHECK_EQ_ST(store_str(&r, 1, "*3\r\n:1\r\n:1\r\n:9\r\n", 1), RLOCK_OK);   /* granted, fence 9 */
+    CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:0\r\n:4000\r\n", 1), RLOCK_OK);       /* held, pttl 4000 */
+    CHECK_EQ_ST(store_str(&r, 3, "*2\r\n:0\r\n:250\r\n", 1), RLOCK_OK);        /* held, pttl 250 */
+    CHECK_EQ_ST(rlock__round_store(&r, 4, RLOCK_E_IO, NULL, 1), RLOCK_E_IO);       /* no answer */
+    CHECK_EQ_LL(r.answered, 0x1f);
+    rlock__tally_acquire(&r, 5, &t);
+    CHECK_EQ_LL(t.yes, 0x3);
+    CHECK_EQ_LL(t.no, 0xc);
+    CHECK_EQ_LL(t.unknown, 0x10);
+    CHECK_EQ_LL(t.n_yes, 2);
+    CHECK_EQ_LL(t.n_no, 2);
+    CHECK_EQ_LL(t.min_pttl, 250);
+    CHECK_EQ_LL(t.max_fence, 9);
+    CHECK_EQ_LL(t.holds, 1);
+    CHECK_EQ_ST(t.fatal, RLOCK_OK);
+    CHECK_EQ_ST(rlock__round_error(&r, 5), RLOCK_E_QUORUM);
+    /* shapes that are not an answer; fatal statuses */
+    CHECK_EQ_ST(store_str(&r, 0, ":1\r\n", 1), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str(&r, 1, "*2\r\n:2\r\n:1\r\n", 1), RLOCK_E_PROTOCOL);   /* flag not 0/1 */
+    CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:0\r\n:-1\r\n", 1), RLOCK_E_FOREIGN);   /* no TTL */
+    CHECK_EQ_ST(store_str(&r, 3, "-WRONGTYPE x\r\n", 1), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_ST(store_str(&r, 4, "-NOPERM no\r\n", 1), RLOCK_E_AUTH);
+    rlock__tally_acquire(&r, 5, &t);
+    CHECK_EQ_LL(t.n_yes + t.n_no, 0);
+    CHECK_EQ_LL(t.unknown, 0x3); /* a reply of the wrong shape: treated as no answer */
+    CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
+    CHECK_EQ_LL(t.min_pttl, -1);
+    /* extend / release: integers */
+    memset(&r, 0, sizeof r);
+    r.mask = 0x7;
+    CHECK_EQ_ST(store_str(&r, 0, ":1\r\n", 0), RLOCK_OK);
+    CHECK_EQ_ST(store_str(&r, 1, ":0\r\n", 0), RLOCK_OK);
+    CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:1\r\n:1\r\n", 0), RLOCK_E_PROTOCOL);
+    rlock__tally_int(&r, 3, 0, &t);
+    CHECK(t.yes == 0x1 && t.no == 0x2 && t.unknown == 0x4 && t.n_yes == 1 && t.n_no == 1);
+    /* reentrant release: holds left >= 0 is yes, -1 not ours */
+    CHECK_EQ_ST(store_str(&r, 1, ":2\r\n", 0), RLOCK_OK);
+    CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_OK);
+    rlock__tally_int(&r, 3, 1, &t);
+    CHECK(t.yes == 0x3 && t.no == 0x4 && t.max_left == 2);
+    CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
 }
 
 static void test_three_nodes(void) {
@@ -2997,6 +3066,7 @@ int main(void) {
     test_bad_args_every_public_function();
     test_max_key();
     test_busy();
+    test_round_tally();
     test_random_fails();
     test_acquire_release_basic();
     test_refused();

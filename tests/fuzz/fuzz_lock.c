@@ -517,7 +517,7 @@ static unsigned h_vote_mask, h_held_mask;
 static int h_neutral;
 
 /* Count the nodes whose last delivered answer to `script` in the final round
- * of this op (sent during this op, at or after lk.round_start) was yes. */
+ * of this op (sent during this op, at or after lk.op.round.start) was yes. */
 static int count_votes(int script, int want_granted, uint64_t *first_sent) {
     int votes = 0;
     *first_sent = UINT64_MAX;
@@ -529,7 +529,7 @@ static int count_votes(int script, int want_granted, uint64_t *first_sent) {
         for (int i = f->nreq - 1; i >= 0; i--) {
             const fk_req *r = &f->req[i];
             int yes;
-            if (r->op != h_op_id || r->t_first < lk.round_start) break;
+            if (r->op != h_op_id || r->t_first < lk.op.round.start) break;
             if (r->kind != RQ_SCRIPT || r->script != script || !r->delivered) continue;
             if (want_granted) yes = r->reply == RP_GRANTED;
             else if (script % 3 == 2 && h_kind == RLOCK_KIND_REENTRANT) yes = r->reply == RP_INT && r->val >= 0;
