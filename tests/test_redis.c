@@ -1137,6 +1137,106 @@ static void test_nonblocking(const rh_server *s) {
     tc_close(&t);
 }
 
+/* ------------------------------- many locks on one client (pipelining) */
+
+/* Lines of CLIENT LIST: the connections the server has now (this query's own
+ * included). */
+static int client_count(const rh_server *s) {
+    char buf[16384];
+    int n = 0;
+    const char *p;
+    if (rh_str(s, buf, sizeof buf, "CLIENT LIST") != REDIS_REPLY_STRING && buf[0] == '\0') return -1;
+    for (p = buf; *p; p++) n += *p == '\n';
+    return n;
+}
+
+/* Child: hold pipe:b for ~300 ms from its own process, then release. */
+static int pipe_holder_child(const rh_server *s, int wfd) {
+    tconn h;
+    rlock_lock hl;
+    if (tc_tcp(&h, s) != 0) return 2;
+    if (rlock_lock_init(&hl, &h.cl, "pipe:b", 6, RLOCK_KIND_SIMPLE) != RLOCK_OK) return 3;
+    if (rlock_acquire(&hl, 5000, 0) != RLOCK_OK) return 4;
+    if (write(wfd, "h", 1) != 1) return 5;
+    rh_sleep_ms(300);
+    if (rlock_release(&hl) != RLOCK_OK) return 6;
+    tc_close(&h);
+    return 0;
+}
+
+/* Three locks on one client, driven from one poll() loop over its single
+ * connection: their requests are pipelined and each reply reaches its lock.
+ * Two keys are free and granted at once; the third is held by another
+ * process and granted after that process releases it. The server sees one
+ * connection from this client, not three. */
+static void test_pipelined_locks(const rh_server *s) {
+    static const char *const keys[3] = { "pipe:a", "pipe:b", "pipe:c" };
+    tconn t;
+    rlock_lock lk[3];
+    rlock_status st[3];
+    long long done_at[3];
+    int fds[2], i, status = -1, base, during = -1, guard = 0;
+    unsigned long long t0;
+    pid_t pid;
+    CHECK(pipe(fds) == 0);
+    base = client_count(s);
+    pid = rh_fork();
+    if (pid == 0) {
+        close(fds[0]);
+        _exit(pipe_holder_child(s, fds[1]));
+    }
+    close(fds[1]);
+    {
+        char c;
+        CHECK(rh_read_full(fds[0], &c, 1, 5000) == 0);
+    }
+    CHECK(tc_tcp(&t, s) == 0);
+    t0 = rh_now_ms();
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &t.cl, keys[i], 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        st[i] = rlock_acquire_begin(&lk[i], 5000, 3000);
+        CHECK_EQ_ST(st[i], RLOCK_WOULD_BLOCK);
+        done_at[i] = -1;
+    }
+    while ((st[0] == RLOCK_WOULD_BLOCK || st[1] == RLOCK_WOULD_BLOCK || st[2] == RLOCK_WOULD_BLOCK) &&
+           ++guard < 100000 && rh_now_ms() < t0 + 5000) {
+        struct pollfd p;
+        uint32_t to = 1000;
+        int w;
+        for (i = 0; i < 3; i++) {
+            if (st[i] != RLOCK_WOULD_BLOCK) continue;
+            st[i] = rlock_step(&lk[i]);
+            if (st[i] != RLOCK_WOULD_BLOCK) done_at[i] = since(t0);
+            else if (rlock_next_timeout_ms(&lk[i]) < to) to = rlock_next_timeout_ms(&lk[i]);
+        }
+        if (during < 0 && st[0] != RLOCK_WOULD_BLOCK && st[2] != RLOCK_WOULD_BLOCK && st[1] == RLOCK_WOULD_BLOCK)
+            during = client_count(s); /* a and c held, b waiting: holder + this client + the query */
+        w = rlock_node_wants(&t.node);
+        p.fd = w ? t.pc.fd : -1;
+        p.events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        if (poll(&p, 1, (int)to) < 0 && errno != EINTR) break;
+    }
+    for (i = 0; i < 3; i++) {
+        CHECK_MSG(st[i] == RLOCK_OK, "%s: %s (%s)", keys[i], rlock_status_str(st[i]), rlock_node_error(&t.node));
+        CHECK(key_is(s, keys[i], rlock_lock_token(&lk[i])));
+    }
+    CHECK_MSG(done_at[0] >= 0 && done_at[1] > done_at[0] && done_at[1] > done_at[2] && done_at[1] >= 200,
+              "a %lld ms, b %lld ms, c %lld ms", done_at[0], done_at[1], done_at[2]);
+    CHECK_MSG(during == base + 2, "connections while waiting: %d, before %d (want one more for this client and "
+              "one for the holder)", during, base);
+    /* release all three at once, also pipelined */
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_release_begin(&lk[i]), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(drive(&lk[i], &t, RLOCK_WOULD_BLOCK, 5000, &guard), RLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_EQ_LL(rh_int(s, "EXISTS %s", keys[i]), 0);
+    status = rh_wait_child(pid, 5000);
+    CHECK_MSG(rh_exited_with(status, 0), "holder child status 0x%x", status);
+    printf("pipelined: 3 locks on one client over one connection; a %lld ms, c %lld ms, b (held by another "
+           "process for 300 ms) %lld ms\n", done_at[0], done_at[2], done_at[1]);
+    close(fds[0]);
+    tc_close(&t);
+}
+
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
 
 /* Child of test_fault02: take the lock (lease 1000 ms), say so, then hold
@@ -1410,6 +1510,7 @@ int main(void) {
     test_maxclients(&s);
     test_oom_readonly(&s);
     test_nonblocking(&s);
+    test_pipelined_locks(&s);
     test_fault02_holder_killed(&s);
     test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */
