@@ -163,7 +163,7 @@ typedef enum rlock_status {
 RLOCKDEF const char *rlock_status_str(rlock_status st);
 
 /* ======================================================================== */
-/* 3. RESP codec (RESP2, what a lock needs)                                  */
+/* 3. RESP codec (RESP2 and the RESP3 types Redis sends)                     */
 /* ======================================================================== */
 
 typedef enum rlock_resp_type {
@@ -173,7 +173,16 @@ typedef enum rlock_resp_type {
     RLOCK_RESP_INTEGER,  /* :42      integer */
     RLOCK_RESP_BULK,     /* $3 abc   str/len */
     RLOCK_RESP_NIL,      /* $-1 or *-1 */
-    RLOCK_RESP_ARRAY     /* *N ...   count, and the first RLOCK_RESP_MAX_ELEMS elements */
+    RLOCK_RESP_ARRAY,    /* *N ...   count, and the first RLOCK_RESP_MAX_ELEMS elements */
+    /* RESP3 (after HELLO 3): */
+    RLOCK_RESP_PUSH,     /* >N ...   out-of-band message (Pub/Sub); like ARRAY */
+    RLOCK_RESP_MAP,      /* %N ...   like ARRAY of 2N elements: key, value, ... */
+    RLOCK_RESP_SET,      /* ~N ...   like ARRAY */
+    RLOCK_RESP_BOOL,     /* #t / #f  integer 1 / 0 */
+    RLOCK_RESP_DOUBLE,   /* ,1.5     str/len (the text) */
+    RLOCK_RESP_BIGNUM    /* (123...  str/len (the digits) */
+    /* also read: _ (NIL), !N blob error (ERROR), =N verbatim (BULK without
+     * its "txt:" prefix), |N attributes (skipped: the value that follows) */
 } rlock_resp_type;
 
 #define RLOCK_RESP_MAX_ELEMS 4 /* top-level elements of an array kept (scalars only) */
@@ -188,7 +197,7 @@ typedef struct rlock_resp_value {
 
 typedef struct rlock_reply {
     rlock_resp_value v;                         /* the reply itself */
-    long long count;                            /* array element count */
+    long long count;                            /* aggregate element count (map: 2N) */
     rlock_resp_value elem[RLOCK_RESP_MAX_ELEMS];/* first elements; nested arrays as type ARRAY */
 } rlock_reply;
 
@@ -274,6 +283,9 @@ typedef struct rlock_node {
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
     int listen;           /* read even with nothing outstanding (subscriptions) */
+    int hello;            /* send HELLO 3 at connect */
+    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+    unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     unsigned head, count; /* the FIFO of requests in flight */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     rlock_status fail_st;
@@ -301,6 +313,12 @@ typedef struct rlock_config {
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
+    /* 1: a waiter waits for release notices instead of polling: HELLO 3 at
+     * connect, and under RESP3 (Redis >= 6) it SUBSCRIBEs on its command
+     * connection (one socket per server). A server that refuses HELLO 3 uses
+     * the subscriber connections (rlock_client_set_subscribers) if set, else
+     * backoff. [0] */
+    int pubsub;
     uint32_t renew_every_ms;   /* rlock_renew_poll renews this often [ttl/3] */
     uint32_t max_renewals;     /* stop renewing after this many, 0 = no cap [0] */
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
@@ -322,6 +340,10 @@ typedef struct rlock_client {
     rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    /* Where server j's subscriptions live (its RESP3 command connection or
+     * subscriber j) and that connection's gen then: a new connection has none. */
+    rlock_node *sub_on[RLOCK_MAX_NODES];
+    unsigned long sub_gen[RLOCK_MAX_NODES];
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
@@ -737,77 +759,146 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     return 0;
 }
 
-/* Parse one value at *pos. Returns 1 done (*pos advanced), 0 incomplete,
- * -1 malformed. Only top-level arrays record elements (into out). */
-static int rlock__resp_value(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
-                             int depth, rlock_resp_value *v, rlock_reply *out) {
-    size_t p = *pos, eol = 0;
-    long long n;
+/* Strict decimal digits with an optional '-' (big numbers: checked only). */
+static int rlock__resp_digits(const unsigned char *s, size_t n) {
+    size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+    if (i == n) return -1;
+    for (; i < n; i++) if (s[i] < '0' || s[i] > '9') return -1;
+    return 0;
+}
+/* A RESP3 double: digits, sign, '.', exponent, or inf / -inf / nan. */
+static int rlock__resp_double(const unsigned char *s, size_t n) {
+    size_t i;
+    if (n == 0) return -1;
+    if ((n == 3 && memcmp(s, "inf", 3) == 0) || (n == 4 && memcmp(s, "-inf", 4) == 0) ||
+        (n == 3 && memcmp(s, "nan", 3) == 0)) return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '-' ||
+              s[i] == '+')) return -1;
+    return 0;
+}
+
+/* Read the header of one value at *pos (and, for blobs, the body). Returns
+ * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
+ * (scalars), *attr = 1 for a RESP3 attribute ("|": metadata before a value,
+ * skipped: never a value itself); 0 incomplete; -1 malformed. Every declared length and count is
+ * bounded by max_len before anything waits for it. */
+static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
+                           rlock_resp_value *v, long long *n, int *attr) {
+    size_t p = *pos, eol = 0, ll;
+    const unsigned char *line;
+    long long k;
     int r;
+    *n = -1;
+    *attr = 0;
     if (p >= len) return len >= max_len ? -1 : 0;
     r = rlock__resp_line(b, len, p + 1, max_len, &eol);
     if (r <= 0) return r;
+    line = b + p + 1;
+    ll = eol - p - 1;
     switch (b[p]) {
     case '+': case '-':
         v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
-        v->str = (const char *)b + p + 1;
-        v->len = eol - p - 1;
-        *pos = eol + 2;
-        return 1;
+        v->str = (const char *)line;
+        v->len = ll;
+        break;
     case ':':
-        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
+        if (rlock__resp_int(line, ll, &k) != 0) return -1;
         v->type = RLOCK_RESP_INTEGER;
-        v->integer = n;
-        *pos = eol + 2;
-        return 1;
-    case '$':
-        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
-        if (n == -1) { v->type = RLOCK_RESP_NIL; *pos = eol + 2; return 1; }
+        v->integer = k;
+        break;
+    case '_':
+        if (ll != 0) return -1;
+        v->type = RLOCK_RESP_NIL;
+        break;
+    case '#':
+        if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return -1;
+        v->type = RLOCK_RESP_BOOL;
+        v->integer = line[0] == 't';
+        break;
+    case ',': case '(':
+        if (b[p] == ',' ? rlock__resp_double(line, ll) != 0 : rlock__resp_digits(line, ll) != 0) return -1;
+        v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
+        v->str = (const char *)line;
+        v->len = ll;
+        break;
+    case '$': case '!': case '=':
+        if (rlock__resp_int(line, ll, &k) != 0) return -1;
+        if (k == -1 && b[p] == '$') { v->type = RLOCK_RESP_NIL; break; }
         /* Bound the declared length before using it: it must fit in max_len. */
-        if (n < 0 || (unsigned long long)n > (unsigned long long)max_len ||
-            eol + 2 + (size_t)n + 2 > max_len) return -1;
-        if (eol + 2 + (size_t)n + 2 > len) return 0;
-        if (b[eol + 2 + (size_t)n] != '\r' || b[eol + 3 + (size_t)n] != '\n') return -1;
-        v->type = RLOCK_RESP_BULK;
+        if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
+            return -1;
+        if (b[p] == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
+        if (eol + 2 + (size_t)k + 2 > len) return 0;
+        if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
+        v->type = b[p] == '!' ? RLOCK_RESP_ERROR : RLOCK_RESP_BULK;
         v->str = (const char *)b + eol + 2;
-        v->len = (size_t)n;
-        *pos = eol + 2 + (size_t)n + 2;
+        v->len = (size_t)k;
+        if (b[p] == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
+        *pos = eol + 2 + (size_t)k + 2;
         return 1;
-    case '*': {
-        long long i;
-        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
-        if (n == -1) { v->type = RLOCK_RESP_NIL; *pos = eol + 2; return 1; }
+    case '*': case '>': case '~': case '%': case '|': {
+        int pairs = b[p] == '%' || b[p] == '|';
+        if (rlock__resp_int(line, ll, &k) != 0) return -1;
+        if (k == -1 && b[p] == '*') { v->type = RLOCK_RESP_NIL; break; }
         /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
-         * cannot fit before looping over them. */
-        if (n < 0 || (unsigned long long)n > (unsigned long long)(max_len / 3u)) return -1;
-        if (depth >= RLOCK_RESP_MAX_DEPTH) return -1;
-        v->type = RLOCK_RESP_ARRAY;
-        v->integer = n;
-        p = eol + 2;
-        for (i = 0; i < n; i++) {
-            rlock_resp_value tmp, *ev = &tmp;
-            memset(&tmp, 0, sizeof tmp);
-            if (out && i < RLOCK_RESP_MAX_ELEMS) ev = &out->elem[i];
-            r = rlock__resp_value(b, len, &p, max_len, depth + 1, ev, NULL);
-            if (r <= 0) return r;
-        }
-        if (out) out->count = n;
-        *pos = p;
-        return 1;
+         * cannot fit before looping over them. Maps hold 2 per entry. */
+        if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
+        if (pairs) k *= 2;
+        v->type = b[p] == '*' ? RLOCK_RESP_ARRAY : b[p] == '>' ? RLOCK_RESP_PUSH : b[p] == '~' ? RLOCK_RESP_SET
+                : RLOCK_RESP_MAP;
+        *attr = b[p] == '|';
+        v->integer = k;
+        *n = k;
+        break;
     }
     default:
-        return -1; /* RESP3 and unknown type bytes: rlock never asks for them */
+        return -1;
     }
+    *pos = eol + 2;
+    return 1;
 }
 
+/* Iterative: one counter per open aggregate, so the stack it uses does not
+ * grow with the nesting (see README "Memory" for the figure). */
 RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+    long long left[RLOCK_RESP_MAX_DEPTH + 1];
+    unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
+    int depth = 0;
     size_t pos = 0;
-    int r;
     if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
     memset(out, 0, sizeof *out);
-    r = rlock__resp_value(buf, len, &pos, max_len, 0, &out->v, out);
-    if (r <= 0) return r;
-    return (long)pos;
+    for (;;) {
+        rlock_resp_value v;
+        long long n;
+        int r, is_attr;
+        memset(&v, 0, sizeof v);
+        r = rlock__resp_one(buf, len, &pos, max_len, &v, &n, &is_attr);
+        if (r <= 0) return r;
+        if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
+        if (!is_attr && depth == 0) {
+            out->v = v;
+            if (n >= 0) out->count = n;
+        } else if (!is_attr && depth == 1 && !attr[0]) {
+            long long idx = out->count - left[0];
+            if (idx < RLOCK_RESP_MAX_ELEMS) out->elem[idx] = v; /* nested aggregates: type and count */
+        }
+        if (n > 0) {
+            left[depth] = n;
+            attr[depth] = (unsigned char)is_attr;
+            depth++;
+            continue;
+        }
+        if (is_attr) continue; /* an empty attribute: the value it annotates follows */
+        /* A value is complete: close the aggregates it completes. An attribute
+         * that closes is no value of its parent: what it annotates follows. */
+        for (;;) {
+            if (depth == 0) return (long)pos;
+            if (--left[depth - 1] > 0) break;
+            depth--;
+            if (attr[depth]) break;
+        }
+    }
 }
 
 static size_t rlock__utoa(char *out, unsigned long long v) {
@@ -962,7 +1053,8 @@ RLOCKDEF const char *rlock_script_sha(int id) {
  * nothing about locks. */
 enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
 enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
-#define RLOCK__TAG_AUTH (-1) /* the exchange's own request (AUTH) */
+#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
+#define RLOCK__TAG_HELLO (-2)
 
 typedef struct rlock__event {
     int kind;            /* RLOCK__EV_* */
@@ -973,11 +1065,16 @@ typedef struct rlock__event {
     rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
 } rlock__event;
 
+/* A Pub/Sub event [kind, channel, x]: RESP3 push or RESP2 array. */
+static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
+    size_t k = strlen(kind);
+    return (r->v.type == RLOCK_RESP_ARRAY || r->v.type == RLOCK_RESP_PUSH) && r->count == 3 &&
+           r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
+           r->elem[1].type == RLOCK_RESP_BULK;
+}
 /* A pushed Pub/Sub message: ["message", channel, payload]. */
 static int rlock__is_message(const rlock_reply *r) {
-    return r->v.type == RLOCK_RESP_ARRAY && r->count == 3 && r->elem[0].type == RLOCK_RESP_BULK &&
-           r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
-           r->elem[1].type == RLOCK_RESP_BULK && r->elem[2].type == RLOCK_RESP_BULK;
+    return rlock__is_pubsub(r, "message") && r->elem[2].type == RLOCK_RESP_BULK;
 }
 
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
@@ -999,6 +1096,7 @@ static void rlock__x_drop(rlock_node *n, rlock_status st, const char *why, size_
         n->closed = 1;
     }
     n->conn = RLOCK__CONN_DOWN;
+    n->proto = 2;
     n->rx_len = n->rx_used = 0;
     n->tx_len = n->tx_off = 0;
     n->failing = n->count;
@@ -1053,9 +1151,10 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
         long r = n->transport.recv(n->transport.ctx, n->rx, sizeof n->rx);
-        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection"
-                                                                           : "idle connection closed");
         n->rx_len = n->rx_used = 0;
+        if (r > 0 && (size_t)r <= sizeof n->rx && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
+        else if (r != RLOCK_IO_WOULD_BLOCK)
+            rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
     }
     if (n->count + 2 > RLOCK_MAX_PIPELINE) return RLOCK_WOULD_BLOCK;
     if (n->tx_off) { /* compact what is still unsent */
@@ -1069,8 +1168,14 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
             return RLOCK_E_IO;
         }
         n->conn = RLOCK__CONN_CONNECTING;
+        n->gen++;
+        n->proto = 2;
         n->rx_len = n->rx_used = 0;
         n->tx_len = n->tx_off = 0;
+        /* AUTH, then HELLO 3, pipelined with the first request: AUTH works on
+         * every server, and a server that refuses HELLO (Redis < 6) stays on
+         * RESP2 with the requests behind it unharmed - which folding AUTH into
+         * HELLO would not give. */
         if (n->password) {
             size_t len = rlock__encode_auth(n, n->tx, sizeof n->tx);
             if (len == 0) {
@@ -1080,6 +1185,12 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
             }
             n->tx_len = len;
             rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
+        }
+        if (n->hello) {
+            static const char *const argv[2] = { "HELLO", "3" };
+            static const size_t lens[2] = { 5, 1 };
+            n->tx_len += rlock_resp_encode(n->tx + n->tx_len, sizeof n->tx - n->tx_len, 2, argv, lens);
+            rlock__x_push(n, NULL, RLOCK__TAG_HELLO, deadline);
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
@@ -1093,6 +1204,11 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
 static void rlock__x_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
     n->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
+}
+/* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
+static void rlock__x_commit_push(rlock_node *n, size_t len) {
+    n->tx_len += len;
+    n->commands++;
 }
 
 static uint64_t rlock__x_deadline(rlock_node *n) {
@@ -1134,7 +1250,7 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
             n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
             n->count--;
             n->failing--;
-            if (p.tag == RLOCK__TAG_AUTH) continue;
+            if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
             ev->kind = RLOCK__EV_FAIL;
             ev->owner = p.owner;
             ev->tag = p.tag;
@@ -1168,7 +1284,7 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
             if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); continue; }
             if (used > 0) {
                 rlock__pending *p;
-                if (n->is_sub && rlock__is_message(&ev->reply)) {
+                if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
                     ev->kind = RLOCK__EV_PUSH;
                     n->rx_used = (size_t)used;
                     return 1;
@@ -1180,7 +1296,11 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
                         rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
                         continue;
                     }
-                } else if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub) {
+                } else if (p->tag == RLOCK__TAG_HELLO) {
+                    /* Redis answers HELLO 3 with a map (RESP3 from now on); an
+                     * error (unknown command, NOPROTO) leaves RESP2. */
+                    n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+                } else if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
                     /* More bytes than the replies we asked for: the stream
                      * is out of step, this reply cannot be trusted either. */
                     rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
@@ -1189,7 +1309,7 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
                 n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
                 n->count--;
                 n->rx_used = (size_t)used;
-                if (p->tag == RLOCK__TAG_AUTH) {
+                if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
                     memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
                     n->rx_len -= n->rx_used;
                     n->rx_used = 0;
@@ -1323,7 +1443,10 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
     rlock__config_defaults(&c->cfg);
-    for (i = 0; i < n; i++) c->nodes[i] = &nodes[i];
+    for (i = 0; i < n; i++) {
+        c->nodes[i] = &nodes[i];
+        nodes[i].hello = c->cfg.pubsub != 0;
+    }
     c->n_nodes = n;
     if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
     rlock__hex(c->instance_id, id, sizeof id);
@@ -1851,26 +1974,43 @@ static int rlock__same_chan(const rlock_lock *a, const rlock_lock *b) {
            memcmp(a->aux_base, b->aux_base, a->aux_base_len) == 0;
 }
 
-/* Queue [UN]SUBSCRIBE chan on subscriber j (owner NULL: nobody needs the
- * answer). 1 when queued. */
+/* The connection that holds server j's subscriptions, while it is the same
+ * connection they were made on; NULL when there is none. */
+static rlock_node *rlock__sub_conn(const rlock_client *c, size_t j) {
+    rlock_node *n = c->sub_on[j];
+    return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
+}
+
+/* Queue [UN]SUBSCRIBE chan for server j: on the connection that already has
+ * its subscriptions, else on its command connection when that speaks RESP3
+ * (the answer is a push there), else on subscriber j (the answer is a reply:
+ * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
 static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const char *base, size_t base_len,
                            const char *suffix, size_t suffix_len, void *owner, int tag, uint64_t deadline) {
-    rlock_node *n = c->subs[j];
+    rlock_node *n = rlock__sub_conn(c, j);
     unsigned char *out;
     size_t cap, pos = 0;
     const char *why;
+    if (!n) {
+        if (c->cfg.pubsub && c->nodes[j]->proto == 3 && c->nodes[j]->conn == RLOCK__CONN_UP) n = c->nodes[j];
+        else if (j < c->n_subs) n = c->subs[j];
+        else return 0;
+    }
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
         !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
-    rlock__x_commit(n, pos, owner, tag, deadline);
+    if (n->proto == 3) rlock__x_commit_push(n, pos);
+    else rlock__x_commit(n, pos, owner, tag, deadline);
+    c->sub_on[j] = n;
+    c->sub_gen[j] = n->gen;
     return 1;
 }
 
 /* Forget the lingering channel, unsubscribing it where it is subscribed. */
 static void rlock__linger_drop(rlock_client *c, uint64_t now) {
     size_t j;
-    for (j = 0; j < c->n_subs; j++)
-        if ((c->linger_mask >> j) & 1u)
+    for (j = 0; j < c->n_nodes; j++)
+        if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
             (void)rlock__sub_send(c, j, "UNSUBSCRIBE", c->linger, c->linger_len, NULL, 0, NULL, RLOCK__TAG_UNSUB,
                                   now + 1000u);
     c->linger_len = 0;
@@ -1897,26 +2037,43 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     c->linger_mask |= mine;
 }
 
-/* Subscriber connections read while anyone (or the lingering channel) is
- * subscribed on them, so that messages never pile up unread. */
+/* Connections with subscriptions read even with no request out, so that
+ * release notices are seen and never pile up unread. */
 static void rlock__subs_listen(rlock_client *c) {
     unsigned any = c->linger_mask;
     const rlock_lock *o;
-    size_t j;
+    size_t i;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (j = 0; j < c->n_subs; j++) c->subs[j]->listen = (int)((any >> j) & 1u);
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = rlock__sub_conn(c, i);
+        if (n && ((any >> i) & 1u)) n->listen = 1;
+    }
 }
 
-/* A subscriber connection that went down lost its subscriptions. */
+/* A connection that went down (or was made again) lost its subscriptions. */
 static void rlock__subs_check(rlock_client *c) {
     size_t j;
     rlock_lock *o;
-    for (j = 0; j < c->n_subs; j++) {
-        if (c->subs[j]->conn != RLOCK__CONN_DOWN) continue;
-        c->linger_mask &= ~(1u << j);
-        for (o = c->ops; o; o = o->op.next) o->op.sub_ok &= ~(1u << j);
+    for (j = 0; j < c->n_nodes; j++) {
+        unsigned keep = ~(1u << j);
+        if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
+        c->sub_on[j] = NULL;
+        c->linger_mask &= keep;
+        for (o = c->ops; o; o = o->op.next) {
+            o->op.sub_ok &= keep;
+            o->op.sub_pending &= keep;
+        }
     }
     if (!c->linger_mask) c->linger_len = 0;
+}
+
+/* Server j confirmed lk's subscription (a reply on subscriber j, or a push). */
+static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
+    unsigned bit = 1u << j;
+    if (!(lk->op.sub_pending & bit)) return;
+    lk->op.sub_pending &= ~bit;
+    lk->op.sub_ok |= bit;
 }
 
 /* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
@@ -1959,7 +2116,10 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     size_t j;
-    if (!c->n_subs || !lk->aux_base_len || op->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
+    if ((!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
+        rlock__schedule_retry(lk, now);
+        return;
+    }
     if (!op->sub_ok) {
         if (c->linger_len && rlock__is_my_chan(lk, c->linger, c->linger_len)) {
             op->sub_ok = c->linger_mask; /* still subscribed from the last wait */
@@ -1970,10 +2130,12 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
         }
     }
     if (!op->sub_ok) {
-        for (j = 0; j < c->n_subs; j++)
+        for (j = 0; j < c->n_nodes; j++)
             if (rlock__sub_send(c, j, "SUBSCRIBE", lk->aux_base, lk->aux_base_len, ":released", 9, lk,
                                 RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
+        if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
+        op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
         rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
     }
@@ -2128,7 +2290,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_SUBSCRIBE:
-        if (op->sub_pending) return;
+        if (op->sub_pending && now < op->wake_at) return;
         /* Subscribed: try again at once. Not possible: back off instead of
          * re-subscribing in a hot loop. */
         if (op->sub_ok) rlock__acquire_next_round(lk, now);
@@ -2157,18 +2319,22 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     }
 }
 
-/* A release notice ["message", chan, waiter id] wakes the waiter it names. */
-static void rlock__deliver_push(rlock_client *c, const rlock_reply *r) {
+/* A release notice ["message", chan, waiter id] wakes the waiter it names;
+ * a RESP3 ["subscribe", chan, n] push confirms the waiters on chan. */
+static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
     rlock_lock *o;
-    for (o = c->ops; o; o = o->op.next)
-        if (o->op.kind == RLOCK__OP_ACQUIRE && rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len) &&
-            r->elem[2].len == 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
-            o->op.woke = 1;
+    int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
+    for (o = c->ops; o; o = o->op.next) {
+        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
+        if (msg && r->elem[2].len == 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
+        if (sub) rlock__sub_confirmed(o, j);
+    }
 }
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     if (ev->kind == RLOCK__EV_PUSH) {
-        if (rlock__is_message(&ev->reply)) rlock__deliver_push(c, &ev->reply);
+        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
+        if (rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, &ev->reply);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -2178,12 +2344,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
         return;
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        const rlock_reply *r = &ev->reply;
-        unsigned bit = 1u << (i - c->n_nodes);
-        lk->op.sub_pending &= ~bit;
-        if (ev->kind == RLOCK__EV_REPLY && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 &&
-            r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == 9 && memcmp(r->elem[0].str, "subscribe", 9) == 0)
-            lk->op.sub_ok |= bit;
+        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
+        if (ev->kind == RLOCK__EV_REPLY && rlock__is_pubsub(&ev->reply, "subscribe")) rlock__sub_confirmed(lk, j);
+        else lk->op.sub_pending &= ~(1u << j);
         return;
     }
     case RLOCK__TAG_PING: {
@@ -2261,7 +2424,8 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     if (lk->op.phase == RLOCK__PH_DONE) return 0;
     now = rlock__now(c);
     for (o = c->ops; o; o = o->op.next)
-        if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG) && o->op.wake_at < next)
+        if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
+             (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
             next = o->op.wake_at;
         else if (o->op.phase == RLOCK__PH_DONE)
             next = now;

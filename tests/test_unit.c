@@ -605,6 +605,15 @@ static const pcase valid_replies[] = {
     PC("*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n+x\r\n:-5\r\n"), PC("*5\r\n:1\r\n:2\r\n:3\r\n:4\r\n:5\r\n"),
     PC("*2\r\n$-1\r\n*-1\r\n"), PC("*1\r\n*0\r\n"), PC("*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n"),
     PC("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:7\r\n"), /* 8 levels: the maximum */
+    /* RESP3: what Redis sends after HELLO 3 */
+    PC("!3\r\nabc\r\n"), PC("_\r\n"), PC("%1\r\n:1\r\n:1\r\n"), PC(">1\r\n:1\r\n"), PC("#t\r\n"), PC("#f\r\n"),
+    PC(",1.5\r\n"), PC(",-inf\r\n"), PC(",1e10\r\n"), PC("(123\r\n"), PC("(-3492890328409238509324850943850943825024385\r\n"),
+    PC("=7\r\ntxt:abc\r\n"), PC("~1\r\n:1\r\n"), PC("~0\r\n"), PC("%0\r\n"), PC("|1\r\n+a\r\n:1\r\n:5\r\n"),
+    PC(">3\r\n$7\r\nmessage\r\n$3\r\nch1\r\n$16\r\n0123456789abcdef\r\n"),
+    PC(">3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n"),
+    PC("%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nmodules\r\n*0\r\n"),
+    PC("*2\r\n|1\r\n+k\r\n+v\r\n:1\r\n:2\r\n"), PC("|1\r\n+k\r\n%1\r\n+a\r\n+b\r\n*1\r\n_\r\n"),
+    PC("%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n"), /* 8 levels */
 };
 
 static const pcase bad_replies[] = {
@@ -612,8 +621,10 @@ static const pcase bad_replies[] = {
     PC(":99999999999999999999\r\n"), PC(":9223372036854775808\r\n"), PC(":-9223372036854775809\r\n"),
     PC(":12a\r\n"), PC(":\r\n"), PC(":-\r\n"), PC(": 1\r\n"), PC(":+1\r\n"), PC("$\r\n"), PC("*\r\n"),
     PC("$x\r\n"), PC(":1\n"), PC(":1\r:"), PC("+OK\rX\r\n"), PC("+O\nK\r\n"), PC("\r\n"), PC("\nX\r\n"),
-    PC("!3\r\nabc\r\n"), PC("_\r\n"), PC("%1\r\n:1\r\n:1\r\n"), PC(">1\r\n:1\r\n"), PC("#t\r\n"),
-    PC(",1.5\r\n"), PC("(123\r\n"), PC("=3\r\ntxt\r\n"), PC("~1\r\n:1\r\n"), PC("|1\r\n:1\r\n:1\r\n"),
+    PC("=3\r\ntxt\r\n"), PC("=5\r\ntxtX1\r\n"), PC("#x\r\n"), PC("#\r\n"), PC("#tt\r\n"), PC("_x\r\n"),
+    PC(",abc\r\n"), PC(",\r\n"), PC("(12a\r\n"), PC("(\r\n"), PC("(-\r\n"), PC("%-1\r\n"), PC(">-1\r\n"),
+    PC("~-1\r\n"), PC("!-1\r\n"), PC("|-1\r\n"), PC("%1\r\n:1\r\n!x\r\n"), PC(">1\r\n_\r\r"),
+    PC("%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n:1\r\n:1\r\n"), /* 9 levels */
     PC("OK\r\n"), PC("\0\r\n"),
     PC("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:7\r\n"), /* 9 levels */
     PC("$5\r\nhelloXX"), PC("$5\r\nhello\rX"), PC("$5\r\nhello\n\r"), PC("$3\r\nabcd\r\n"),
@@ -672,6 +683,35 @@ static void test_parse_valid_values(void) {
     CHECK_EQ_LL(rlock_resp_parse(mixed, sizeof mixed - 1, 64, &r), (long)sizeof mixed - 1);
     CHECK(r.count == 3 && r.elem[0].type == RLOCK_RESP_ERROR && r.elem[1].type == RLOCK_RESP_STATUS &&
           r.elem[2].type == RLOCK_RESP_BULK && r.elem[2].len == 0);
+    /* RESP3 values */
+    {
+        static const unsigned char push[] = ">3\r\n$7\r\nmessage\r\n$3\r\nch1\r\n$2\r\nid\r\n";
+        static const unsigned char map[] = "%2\r\n+proto\r\n:3\r\n+modules\r\n*0\r\n";
+        static const unsigned char attr[] = "*2\r\n|1\r\n+k\r\n+v\r\n:1\r\n:2\r\n";
+        CHECK_EQ_LL(rlock_resp_parse(push, sizeof push - 1, 64, &r), (long)sizeof push - 1);
+        CHECK(r.v.type == RLOCK_RESP_PUSH && r.count == 3 && r.elem[1].len == 3 && memcmp(r.elem[2].str, "id", 2) == 0);
+        CHECK_EQ_LL(rlock_resp_parse(map, sizeof map - 1, 64, &r), (long)sizeof map - 1);
+        CHECK(r.v.type == RLOCK_RESP_MAP && r.count == 4 && r.elem[1].type == RLOCK_RESP_INTEGER &&
+              r.elem[1].integer == 3 && r.elem[3].type == RLOCK_RESP_ARRAY && r.elem[3].integer == 0);
+        CHECK_EQ_LL(rlock_resp_parse(attr, sizeof attr - 1, 64, &r), (long)sizeof attr - 1);
+        CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].integer == 1 && r.elem[1].integer == 2);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"|1\r\n+a\r\n:1\r\n:5\r\n", 16, 64, &r), 16);
+        CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 5);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"_\r\n", 3, 64, &r), 3);
+        CHECK(r.v.type == RLOCK_RESP_NIL);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"#f\r\n", 4, 64, &r), 4);
+        CHECK(r.v.type == RLOCK_RESP_BOOL && r.v.integer == 0);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)",-1.5e3\r\n", 9, 64, &r), 9);
+        CHECK(r.v.type == RLOCK_RESP_DOUBLE && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"(-12\r\n", 6, 64, &r), 6);
+        CHECK(r.v.type == RLOCK_RESP_BIGNUM && r.v.len == 3);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"=7\r\ntxt:abc\r\n", 13, 64, &r), 13);
+        CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"!3\r\nabc\r\n", 9, 64, &r), 9);
+        CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 3);
+        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"~2\r\n:1\r\n#t\r\n", 12, 64, &r), 12);
+        CHECK(r.v.type == RLOCK_RESP_SET && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
+    }
     /* one reply at a time: what follows is left for the next call */
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":1\r\n:2\r\n", 8, 64, &r), 4);
     CHECK(r.v.integer == 1);
@@ -761,7 +801,7 @@ static void test_parse_malformed(void) {
 /* random bytes and mutations of valid replies: never crash, never claim
  * more than was given, and keep every parse self-consistent */
 static void test_parse_fuzz(void) {
-    static const char alphabet[] = "+-:$*\r\n0123456789-\r\n\r\nab!%_>";
+    static const char alphabet[] = "+-:$*\r\n0123456789-\r\n\r\nab!%_>#,(=~|tf.";
     long iters = getenv("RLOCK_TEST_QUICK") ? 20000L : 200000L, it;
     long crashes_would_show = 0, inconsistent = 0, ok_parses = 0, rejects = 0;
     size_t nvalid = sizeof valid_replies / sizeof valid_replies[0];
@@ -818,7 +858,8 @@ static void test_parse_fuzz(void) {
             if ((r.v.type == RLOCK_RESP_STATUS || r.v.type == RLOCK_RESP_ERROR || r.v.type == RLOCK_RESP_BULK) &&
                 ((const unsigned char *)r.v.str < lo || (const unsigned char *)r.v.str + r.v.len > hi))
                 inconsistent++;
-            if (r.v.type == RLOCK_RESP_ARRAY) {
+            if (r.v.type == RLOCK_RESP_ARRAY || r.v.type == RLOCK_RESP_PUSH || r.v.type == RLOCK_RESP_MAP ||
+                r.v.type == RLOCK_RESP_SET) {
                 if (r.count < 0 || r.count != r.v.integer) inconsistent++;
                 for (e = 0; e < (size_t)r.count && e < RLOCK_RESP_MAX_ELEMS; e++) {
                     const rlock_resp_value *v = &r.elem[e];
