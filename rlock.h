@@ -253,6 +253,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  *                           send/recv, so a transport with no wait() should
  *                           block inside recv()/send() itself (with a timeout).
  * Functions may be called from one thread at a time per node. */
+struct rlock_interest;
 typedef struct rlock_transport {
     void *ctx;
     long (*send)(void *ctx, const unsigned char *buf, size_t len);
@@ -260,6 +261,19 @@ typedef struct rlock_transport {
     int (*connect)(void *ctx);
     void (*close)(void *ctx);
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
+    /* optional: the descriptor an event loop polls for this connection, -1
+     * when not connected; NULL when the transport has none. Its readiness
+     * must be the connection's (no bytes buffered inside the transport). */
+    int (*fd)(void *ctx);
+    /* optional: block until one of n connections (with descriptors) can do
+     * its events, or timeout_ms passes: > 0 ready, 0 timeout, < 0 error.
+     * The blocking calls use it when every connection they wait on has the
+     * same wait_many (POSIX adapter: one poll()); otherwise wait(). */
+    int (*wait_many)(const struct rlock_interest *items, size_t n, uint32_t timeout_ms);
+    /* optional: why the last connect/send/recv failed, e.g. "connect
+     * 127.0.0.1:6379: Connection refused" (rlock_node_error shows it);
+     * NULL or "" when it has no text. */
+    const char *(*error)(void *ctx);
 } rlock_transport;
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
@@ -386,6 +400,24 @@ RLOCKDEF rlock_status rlock_node_status(const rlock_node *node);
 RLOCKDEF const char *rlock_node_error(const rlock_node *node);    /* "" when none */
 RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node); /* commands sent so far */
 RLOCKDEF int rlock_node_wants(const rlock_node *node); /* RLOCK_WANT_* bits while an op waits on it */
+
+/* --- event loops: which connections to watch, then rlock_client_step --- */
+typedef struct rlock_interest {
+    const rlock_node *node;   /* the connection (a node or a subscriber) */
+    int fd;                   /* its descriptor (transport fd hook), -1: none (the transport has no fd
+                                 hook, or is not connected yet: step now) */
+    int events;               /* RLOCK_WANT_READ and/or RLOCK_WANT_WRITE */
+    unsigned long gen;        /* grows each time the connection is made again: a changed gen means
+                                 the descriptor may be another one (re-register it) */
+} rlock_interest;
+/* Every connection of c that its operations need now, up to cap of them into
+ * out; returns how many there are (more than cap: call again with more room).
+ * *timeout_ms: call rlock_client_step at the latest after this long even
+ * without I/O (0: now; UINT32_MAX: no deadline). */
+RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
+/* Drive every operation of c (after readiness or the timeout). An operation
+ * that finished keeps its result until rlock_step(lk) returns it. */
+RLOCKDEF rlock_status rlock_client_step(rlock_client *c);
 
 /* ======================================================================== */
 /* 5. Lock operations                                                        */
@@ -1051,7 +1083,8 @@ RLOCKDEF const char *rlock_script_sha(int id) {
  * to each request (with the owner and tag it was queued with), a failure of
  * each request when the connection fails, or a pushed message. It knows
  * nothing about locks. */
-enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
+/* NEW: requests queued, connect() not called yet; CONNECTING: it said would-block. */
+enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_NEW, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
 enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
 #define RLOCK__TAG_HELLO (-2)
@@ -1091,6 +1124,7 @@ static rlock__pending *rlock__x_at(rlock_node *n, unsigned i) {
  * can no longer be trusted (a late reply would answer the wrong request).
  * Every request in flight fails with st; rlock__x_next reports each. */
 static void rlock__x_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
     if (n->conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->closed = 1;
@@ -1101,10 +1135,14 @@ static void rlock__x_drop(rlock_node *n, rlock_status st, const char *why, size_
     n->tx_len = n->tx_off = 0;
     n->failing = n->count;
     n->fail_st = st;
-    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len);
 }
 static void rlock__x_dropz(rlock_node *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
+}
+/* A transport call failed: its own text when it has one, else ours. */
+static void rlock__x_io_fail(rlock_node *n, const char *fallback) {
+    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+    rlock__x_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
@@ -1167,7 +1205,7 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
-        n->conn = RLOCK__CONN_CONNECTING;
+        n->conn = RLOCK__CONN_NEW;
         n->gen++;
         n->proto = 2;
         n->rx_len = n->rx_used = 0;
@@ -1222,7 +1260,7 @@ static uint64_t rlock__x_deadline(rlock_node *n) {
 /* RLOCK_WANT_* the connection needs now. */
 static int rlock__x_wants(const rlock_node *n) {
     if (n->failing) return 0;
-    if (n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
+    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
     if (n->conn != RLOCK__CONN_UP) return 0;
     return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
@@ -1259,12 +1297,12 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
             return 1;
         }
         if (n->conn == RLOCK__CONN_DOWN) return 0;
-        if (n->conn == RLOCK__CONN_CONNECTING) {
+        if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) {
             int r;
             if (rlock__x_timed_out(n, now)) continue;
             r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) return 0;
-            if (r < 0) { rlock__x_dropz(n, RLOCK_E_IO, "connect failed"); continue; }
+            if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
+            if (r < 0) { rlock__x_io_fail(n, "connect failed"); continue; }
             n->conn = RLOCK__CONN_UP;
         }
         while (n->tx_off < n->tx_len) {
@@ -1273,7 +1311,7 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
             if (rlock__x_timed_out(n, now)) break;
             r = t->send(t->ctx, n->tx + n->tx_off, left);
             if (r == RLOCK_IO_WOULD_BLOCK) break;
-            if (r < 0) { rlock__x_dropz(n, RLOCK_E_IO, "send failed"); break; }
+            if (r < 0) { rlock__x_io_fail(n, "send failed"); break; }
             if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); break; }
             n->tx_off += (size_t)r;
         }
@@ -1331,8 +1369,8 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
                 if (rlock__x_timed_out(n, now)) continue;
                 return 0;
             }
-            if (r == RLOCK_IO_CLOSED) { rlock__x_dropz(n, RLOCK_E_IO, "connection closed by server"); continue; }
-            if (r < 0) { rlock__x_dropz(n, RLOCK_E_IO, "recv failed"); continue; }
+            if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); continue; }
+            if (r < 0) { rlock__x_io_fail(n, "recv failed"); continue; }
             if ((size_t)r > sizeof n->rx - n->rx_len) {
                 rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
                 continue;
@@ -1485,41 +1523,66 @@ static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
     return i < c->n_nodes ? c->nodes[i] : c->subs[i - c->n_nodes];
 }
 
-/* Block until some connection of c can make progress, or timeout_ms passes.
- * With several connections waiting we cannot wait on all at once through
- * the vtable, so we probe each and then wait on one in short slices. */
-static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
-    size_t i, waiting = 0, first = 0, total = c->n_nodes + c->n_subs;
-    int can_wait = 1;
-    for (i = 0; i < total; i++) {
+/* Fill out[0..cap) with the connections of c that want I/O now; returns
+ * how many there are. *connecting: one is connecting without a descriptor. */
+static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
+    size_t i, k = 0;
+    *connecting = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        if (!rlock__x_wants(n)) continue;
-        if (!n->transport.wait) can_wait = 0;
-        if (waiting++ == 0) first = i;
+        int w = rlock__x_wants(n), fd;
+        if (!w) continue;
+        fd = n->transport.fd ? n->transport.fd(n->transport.ctx) : -1;
+        if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
+        if (k < cap) {
+            out[k].node = n;
+            out[k].fd = fd;
+            out[k].events = w;
+            out[k].gen = n->gen;
+        }
+        k++;
     }
-    if (waiting == 0) {
+    return k;
+}
+
+/* Block until some connection of c can make progress, or timeout_ms passes:
+ * with the transports' multi-wait (all of them at once) when every
+ * connection has one and a descriptor; else with their wait() hooks, one
+ * connection at a time in short slices. */
+static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
+    rlock_interest items[2 * RLOCK_MAX_NODES];
+    size_t i, n;
+    int connecting, can_many = 1, can_wait = 1;
+    n = rlock__client_interest(c, items, sizeof items / sizeof items[0], &connecting);
+    if (n == 0) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
+    if (connecting) return; /* connect() has not run yet: step at once */
+    for (i = 0; i < n; i++) {
+        const rlock_transport *t = &items[i].node->transport;
+        if (!t->wait_many || t->wait_many != items[0].node->transport.wait_many || items[i].fd < 0) can_many = 0;
+        if (!t->wait) can_wait = 0;
+    }
+    if (can_many) {
+        (void)items[0].node->transport.wait_many(items, n, timeout_ms);
+        return;
+    }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
-    if (waiting == 1) {
-        rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, rlock__x_wants(n), timeout_ms);
+    if (n == 1) {
+        const rlock_transport *t = &items[0].node->transport;
+        t->wait(t->ctx, items[0].events, timeout_ms);
         return;
     }
     /* Probe them all, then wait on one in short slices. Never wait on one
      * node for the whole timeout: another may need more steps meanwhile
      * (connect, then send; EVAL after NOSCRIPT) and would starve until its
      * deadline. */
-    for (i = 0; i < total; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
-        int w = rlock__x_wants(n);
-        if (w && n->transport.wait(n->transport.ctx, w, 0) != 0) return;
+    for (i = 0; i < n; i++) {
+        const rlock_transport *t = &items[i].node->transport;
+        if (t->wait(t->ctx, items[i].events, 0) != 0) return;
     }
-    {
-        rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, rlock__x_wants(n), timeout_ms < 1 ? timeout_ms : 1);
-    }
+    items[0].node->transport.wait(items[0].node->transport.ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
 }
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -2414,15 +2477,12 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
     return st;
 }
 
-RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
-    const rlock_client *c;
+/* When c must be stepped again even without I/O: the earliest op timer or
+ * request deadline (UINT64_MAX: none). */
+static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
     const rlock_lock *o;
-    uint64_t now, next = UINT64_MAX;
+    uint64_t next = UINT64_MAX;
     size_t i;
-    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE) return 0;
-    c = lk->client;
-    if (lk->op.phase == RLOCK__PH_DONE) return 0;
-    now = rlock__now(c);
     for (o = c->ops; o; o = o->op.next)
         if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
              (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
@@ -2434,8 +2494,38 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
         uint64_t d = rlock__x_deadline(n);
         if (rlock__x_wants(n) && d < next) next = d;
     }
+    return next;
+}
+
+RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
+    uint64_t now, next;
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
+    now = rlock__now(lk->client);
+    next = rlock__client_next(lk->client, now);
     if (next == UINT64_MAX || next <= now) return 0;
     return next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(next - now);
+}
+
+RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
+    uint64_t now, next;
+    size_t n;
+    int connecting;
+    if (timeout_ms) *timeout_ms = 0;
+    if (!rlock__client_ok(c) || (!out && cap)) return 0;
+    n = rlock__client_interest(c, out, cap, &connecting);
+    if (!timeout_ms || connecting) return n;
+    now = rlock__now(c);
+    next = rlock__client_next(c, now);
+    if (!c->ops && n == 0) *timeout_ms = UINT32_MAX;
+    else if (next == UINT64_MAX) *timeout_ms = UINT32_MAX;
+    else *timeout_ms = next <= now ? 0 : next - now >= UINT32_MAX ? UINT32_MAX - 1u : (uint32_t)(next - now);
+    return n;
+}
+
+RLOCKDEF rlock_status rlock_client_step(rlock_client *c) {
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    rlock__client_step(c);
+    return RLOCK_OK;
 }
 
 RLOCKDEF void rlock_cancel(rlock_lock *lk) {

@@ -179,6 +179,16 @@ static void rlock__hiredis_close(void *ctx) {
     }
 }
 
+static int rlock__hiredis_fd(void *ctx) {
+    const rlock_hiredis_conn *h = (const rlock_hiredis_conn *)ctx;
+    return h && h->ctx && rlock__hiredis_fd_ok(h->ctx) ? (int)h->ctx->fd : -1;
+}
+
+static const char *rlock__hiredis_error(void *ctx) {
+    const rlock_hiredis_conn *h = (const rlock_hiredis_conn *)ctx;
+    return h ? h->err : "";
+}
+
 static int rlock__hiredis_wait(void *ctx, int want, uint32_t timeout_ms) {
     rlock_hiredis_conn *h = (rlock_hiredis_conn *)ctx;
     if (!h || !h->ctx || !rlock__hiredis_fd_ok(h->ctx)) return -1;
@@ -197,6 +207,9 @@ RLOCK__ADAPTER_FN int rlock_hiredis_init(rlock_hiredis_conn *h, redisContext *c)
     h->tr.connect = rlock__hiredis_connect;
     h->tr.close = rlock__hiredis_close;
     h->tr.wait = rlock__hiredis_wait;
+    h->tr.fd = rlock__hiredis_fd;
+    h->tr.error = rlock__hiredis_error;
+    h->tr.wait_many = rlock_posix_wait_many; /* the same poll() over plain descriptors */
     return 0;
 }
 

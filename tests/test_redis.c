@@ -1165,7 +1165,9 @@ static int pipe_holder_child(const rh_server *s, int wfd) {
 }
 
 /* Three locks on one client, driven from one poll() loop over its single
- * connection: their requests are pipelined and each reply reaches its lock.
+ * connection (rlock_client_interest / rlock_client_step, the descriptor
+ * through the transport): their requests are pipelined and each reply
+ * reaches its lock.
  * Two keys are free and granted at once; the third is held by another
  * process and granted after that process releases it. The server sees one
  * connection from this client, not three. */
@@ -1176,6 +1178,7 @@ static void test_pipelined_locks(const rh_server *s) {
     rlock_status st[3];
     long long done_at[3];
     int fds[2], i, status = -1, base, during = -1, guard = 0;
+    unsigned long gen = 0;
     unsigned long long t0;
     pid_t pid;
     CHECK(pipe(fds) == 0);
@@ -1198,24 +1201,31 @@ static void test_pipelined_locks(const rh_server *s) {
         CHECK_EQ_ST(st[i], RLOCK_WOULD_BLOCK);
         done_at[i] = -1;
     }
+    /* the event loop: rlock_client_interest says what to poll and for how
+     * long, rlock_client_step drives all three, rlock_step(lk) collects */
     while ((st[0] == RLOCK_WOULD_BLOCK || st[1] == RLOCK_WOULD_BLOCK || st[2] == RLOCK_WOULD_BLOCK) &&
            ++guard < 100000 && rh_now_ms() < t0 + 5000) {
-        struct pollfd p;
-        uint32_t to = 1000;
-        int w;
-        for (i = 0; i < 3; i++) {
-            if (st[i] != RLOCK_WOULD_BLOCK) continue;
-            st[i] = rlock_step(&lk[i]);
-            if (st[i] != RLOCK_WOULD_BLOCK) done_at[i] = since(t0);
-            else if (rlock_next_timeout_ms(&lk[i]) < to) to = rlock_next_timeout_ms(&lk[i]);
+        rlock_interest it[4];
+        struct pollfd p[4];
+        uint32_t to = 0;
+        size_t k, n = rlock_client_interest(&t.cl, it, 4, &to);
+        CHECK(n <= 1); /* one connection for the three locks */
+        for (k = 0; k < n && k < 4; k++) {
+            CHECK(it[k].node == &t.node && (it[k].fd == t.pc.fd || (it[k].fd < 0 && to == 0)));
+            CHECK(it[k].events != 0);
+            if (gen == 0) gen = it[k].gen;
+            CHECK_EQ_LL(it[k].gen, gen); /* never reconnected */
+            p[k].fd = it[k].fd;
+            p[k].events = (short)(((it[k].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((it[k].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            p[k].revents = 0;
         }
+        if (poll(p, (nfds_t)n, to > 1000 ? 1000 : (int)to) < 0 && errno != EINTR) break;
+        CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK);
+        for (i = 0; i < 3; i++)
+            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_step(&lk[i])) != RLOCK_WOULD_BLOCK) done_at[i] = since(t0);
         if (during < 0 && st[0] != RLOCK_WOULD_BLOCK && st[2] != RLOCK_WOULD_BLOCK && st[1] == RLOCK_WOULD_BLOCK)
             during = client_count(s); /* a and c held, b waiting: holder + this client + the query */
-        w = rlock_node_wants(&t.node);
-        p.fd = w ? t.pc.fd : -1;
-        p.events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
-        p.revents = 0;
-        if (poll(&p, 1, (int)to) < 0 && errno != EINTR) break;
     }
     for (i = 0; i < 3; i++) {
         CHECK_MSG(st[i] == RLOCK_OK, "%s: %s (%s)", keys[i], rlock_status_str(st[i]), rlock_node_error(&t.node));
@@ -1484,6 +1494,27 @@ static void test_fault22_eintr(const rh_server *s) {
 
 /* -------------------------------------------------------------- main */
 
+/* A refused connect: rlock_node_error is the adapter's own text (the
+ * transport's error hook), not a generic "connect failed". */
+static void test_connect_error_text(void) {
+    rlock_posix_conn c;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    char want[64];
+    int port = rh_free_port(); /* bound then released: nobody listens there */
+    CHECK(port > 0);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 1000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&c)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, NULL), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_E_IO);
+    snprintf(want, sizeof want, "connect 127.0.0.1:%d: Connection refused", port);
+    CHECK_MSG(strcmp(rlock_node_error(&node), want) == 0, "node error: %s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_posix_close(&c);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -1511,6 +1542,7 @@ int main(void) {
     test_oom_readonly(&s);
     test_nonblocking(&s);
     test_pipelined_locks(&s);
+    test_connect_error_text();
     test_fault02_holder_killed(&s);
     test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */

@@ -445,6 +445,12 @@ static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
     return 0;
 }
 
+/* A descriptor per connection: changes with every connect. */
+static int fk_fd(void *ctx) {
+    const fake *f = (const fake *)ctx;
+    return f->connected ? 1000 + f->id * 100 + f->conn_id : -1;
+}
+
 static rlock_transport fk_transport(fake *f, int with_wait) {
     rlock_transport t;
     memset(&t, 0, sizeof t);
@@ -454,6 +460,7 @@ static rlock_transport fk_transport(fake *f, int with_wait) {
     t.connect = fk_connect;
     t.close = fk_close;
     t.wait = with_wait ? fk_wait : NULL;
+    t.fd = fk_fd;
     return t;
 }
 
@@ -2637,6 +2644,48 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
 }
 
+/* The event-loop API: which connection, which events, which descriptor,
+ * until when; a reconnect shows as a new gen and descriptor. */
+static void test_interest(void) {
+    rlock_interest it[4];
+    uint32_t to = 0;
+    size_t n;
+    unsigned long gen1;
+    env_reset("interest");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    F[0].split_at = 1; /* each reply: 1 byte, then would-block once */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_LL(rlock_client_interest(&C, it, 4, &to), 0);
+    CHECK_EQ_LL(to, UINT32_MAX); /* nothing to do */
+    CHECK_EQ_LL(rlock_client_interest(NULL, it, 4, &to), 0);
+    CHECK_EQ_LL(rlock_client_interest(&C, NULL, 4, &to), 0);
+    CHECK_EQ_ST(rlock_client_step(NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    n = rlock_client_interest(&C, it, 4, &to);
+    CHECK(n == 1 && it[0].node == &N[0] && it[0].fd == -1 && it[0].events == RLOCK_WANT_WRITE && to == 0);
+    CHECK_EQ_LL(rlock_client_interest(&C, NULL, 0, NULL), 1); /* count only */
+    CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK);               /* connects, sends */
+    n = rlock_client_interest(&C, it, 4, &to);
+    CHECK(n == 1 && it[0].fd == 1001 && it[0].events == RLOCK_WANT_READ && to == NODE_TMO);
+    gen1 = it[0].gen;
+    CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK);               /* the rest of the reply */
+    CHECK_EQ_LL(rlock_client_interest(&C, it, 4, &to), 0);
+    CHECK_EQ_LL(to, 0);                                         /* done: collect it now */
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_OK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE);
+    /* the server closed the idle connection: the release reconnects */
+    F[0].peer_closed = 1;
+    CHECK_EQ_ST(rlock_release_begin(&LK), RLOCK_WOULD_BLOCK);
+    n = rlock_client_interest(&C, it, 4, &to);
+    CHECK(n == 1 && it[0].gen == gen1 + 1 && it[0].fd == -1 && to == 0);
+    CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK);
+    n = rlock_client_interest(&C, it, 4, &to);
+    CHECK_MSG(n == 1 && it[0].gen == gen1 + 1 && it[0].fd == 1002, "n %lu fd %d", (unsigned long)n, n ? it[0].fd : -9);
+    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    env_done();
+}
+
 static void test_three_nodes(void) {
     size_t i;
     fk_step *s;
@@ -3108,6 +3157,7 @@ int main(void) {
     test_max_key();
     test_busy();
     test_round_tally();
+    test_interest();
     test_random_fails();
     test_acquire_release_basic();
     test_refused();
