@@ -222,37 +222,59 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
 #define RLOCK_IO_WOULD_BLOCK 0   /* nothing moved now; try again later */
 #define RLOCK_IO_ERROR      (-1) /* hard error; rlock calls close() and drops the connection */
 #define RLOCK_IO_CLOSED     (-2) /* the peer closed the connection (recv got EOF) */
+#define RLOCK_IO_BUSY       (-3) /* connect/idle: someone else uses the connection now (a program's
+                                    own hiredis commands): rlock sends nothing, closes nothing,
+                                    and fails this request with RLOCK_E_IO and the error text */
 
 /* Wait events for the optional wait() hook. */
 #define RLOCK_WANT_READ  1
 #define RLOCK_WANT_WRITE 2
 
 /* THE TRANSPORT CONTRACT
- * rlock owns retry loops and deadlines; a transport only moves bytes.
+ * rlock owns retry loops, deadlines and the byte stream; a transport only
+ * moves bytes. One thread at a time per node calls its hooks.
  *   send(ctx, buf, len)  -> bytes written (1..len; short writes are fine),
  *                           RLOCK_IO_WOULD_BLOCK (0) when it cannot write now,
  *                           RLOCK_IO_ERROR on a hard error.
  *   recv(ctx, buf, len)  -> bytes read (1..len; any chunking is fine),
  *                           RLOCK_IO_WOULD_BLOCK (0) when nothing is ready,
- *                           RLOCK_IO_CLOSED when the peer closed,
+ *                           RLOCK_IO_CLOSED when the peer closed (EOF),
  *                           RLOCK_IO_ERROR on a hard error.
- *   Returning more than len is a transport bug: rlock treats it as an error.
- *   connect(ctx) optional -> 1 when connected, RLOCK_IO_WOULD_BLOCK (0) while a
+ *   RLOCK_IO_WOULD_BLOCK is 0, so a recv() that returns what the system
+ *   recv() returns must map its EOF (0) to RLOCK_IO_CLOSED. Returning more
+ *   than len is a transport bug: rlock drops the connection. EINTR is the
+ *   transport's to retry (or to report as would-block); never an error.
+ *   connect(ctx) optional -> 1 connected, RLOCK_IO_WOULD_BLOCK (0) while a
  *                           non-blocking connect is in progress (rlock calls
- *                           it again), RLOCK_IO_ERROR on failure. rlock calls
- *                           it before the first command and after it dropped
- *                           a connection. Without it, a dropped connection
- *                           stays dropped (RLOCK_E_IO).
+ *                           it again, and send/recv only after it said 1),
+ *                           RLOCK_IO_ERROR on failure. Called before the first
+ *                           request and after rlock dropped the connection. It
+ *                           may block (a blocking transport), but then it must
+ *                           bound itself: rlock cannot interrupt it, and the
+ *                           time it takes counts against the lease. Without
+ *                           it the transport came connected; once rlock
+ *                           dropped it, it stays down (RLOCK_E_IO).
  *   close(ctx)   optional -> drop the connection; rlock calls it after an
  *                           error, a timeout (a late reply must never be read
- *                           as the answer to a later command) or a protocol error.
+ *                           as the answer to a later request), a protocol
+ *                           error, a cancel, and from rlock_client_close.
  *   wait(ctx, want, timeout_ms) optional -> block until the connection can do
- *                           `want` (RLOCK_WANT_READ/WRITE) or timeout_ms passes;
- *                           > 0 ready, 0 timeout, < 0 error. Only the blocking
- *                           calls use it. Without it, blocking calls spin on
- *                           send/recv, so a transport with no wait() should
- *                           block inside recv()/send() itself (with a timeout).
- * Functions may be called from one thread at a time per node. */
+ *                           `want` (RLOCK_WANT_READ and/or WRITE) or
+ *                           timeout_ms passes; > 0 ready, 0 timeout, < 0 error.
+ *                           Only the blocking calls use it, and never with a
+ *                           timeout past the next deadline (so a transport
+ *                           cannot overrun the node timeout). Without it the
+ *                           blocking calls spin on send/recv, so such a
+ *                           transport should block inside recv()/send()
+ *                           itself, bounded by a timeout of its own.
+ *   fd, wait_many, error   optional: see their fields below.
+ * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
+ * connect, send, recv and close - never wait. It reads while a reply is due;
+ * and once before it queues a request on an idle connection (nothing
+ * outstanding, no subscription) it calls recv(): would-block means healthy,
+ * EOF / error / stray bytes mean the server dropped it (CLIENT KILL, idle
+ * timeout, restart), and rlock reconnects before sending. Under RESP3 a
+ * connection with subscriptions is read at any time (pushed notices). */
 struct rlock_interest;
 typedef struct rlock_transport {
     void *ctx;
@@ -274,6 +296,11 @@ typedef struct rlock_transport {
      * 127.0.0.1:6379: Connection refused" (rlock_node_error shows it);
      * NULL or "" when it has no text. */
     const char *(*error)(void *ctx);
+    /* optional: called instead of the recv() probe before rlock queues a
+     * request on an idle connection: 1 healthy; RLOCK_IO_CLOSED or
+     * RLOCK_IO_ERROR: the server dropped it (rlock reconnects); RLOCK_IO_BUSY:
+     * someone else uses it now (nothing is sent). Must not consume bytes. */
+    int (*idle)(void *ctx);
 } rlock_transport;
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
@@ -300,6 +327,7 @@ typedef struct rlock_node {
     int hello;            /* send HELLO 3 at connect */
     int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
+    int active;           /* an event of it is being handled: it is alive, no idle probe */
     unsigned head, count; /* the FIFO of requests in flight */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     rlock_status fail_st;
@@ -434,6 +462,16 @@ typedef enum rlock_state {
     RLOCK_STATE_LOST          /* was held; an extend or release found it gone */
 } rlock_state;
 
+/* What the last rlock_renew_poll call did, without guessing from counters. */
+typedef enum rlock_renewal {
+    RLOCK_RENEW_NONE = 0,     /* no call yet, or it returned an error before doing anything */
+    RLOCK_RENEW_NOT_DUE,      /* held; nothing was due (or renewals are capped) */
+    RLOCK_RENEW_IN_FLIGHT,    /* a renewal is out (RLOCK_WOULD_BLOCK) */
+    RLOCK_RENEW_RENEWED,      /* a renewal completed: validity was extended */
+    RLOCK_RENEW_FAILED,       /* a renewal failed with an unknown outcome; retried sooner */
+    RLOCK_RENEW_LOST          /* the lock is lost (refused, or validity ran out) */
+} rlock_renewal;
+
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
@@ -467,6 +505,7 @@ typedef struct rlock_op {
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
     int queue;                /* this round's attempt joins the wait queue */
     int woke;                 /* a release notice named this waiter */
+    int cancel;               /* cancelled: release what the round in flight grants, then stop */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
     char ttl_str[24];
@@ -505,6 +544,7 @@ typedef struct rlock_lock {
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
     uint32_t renewals;
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
+    rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     /* the operation in progress */
     rlock_op op;
 } rlock_lock;
@@ -545,8 +585,21 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
 /* Milliseconds until rlock_step() must be called again even without I/O. */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
-/* Abandon the op in progress (connections with unread replies are dropped). */
+/* Cancel the op in progress, leaving no partial grant behind: an acquire
+ * whose attempt is out waits for its answers and releases whatever they
+ * granted (driven like any op: RLOCK_WOULD_BLOCK, then rlock_step until it
+ * is not; RLOCK_OK then means nothing of it is left - a node that cannot be
+ * reached keeps its copy only until the lease runs out). Between rounds
+ * (rlock_acquire_waiting) it ends at once. An extend or release is
+ * abandoned (its answers are discarded; the lock's state is unchanged).
+ * A finished op (rlock_step not yet called) is not undone: its result is
+ * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
+RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
+/* The blocking form of rlock_cancel_begin (bounded by the node timeout). */
 RLOCKDEF void rlock_cancel(rlock_lock *lk);
+/* 1 while an acquire waits between rounds: no attempt in flight, nothing
+ * granted by it - cancelling it now ends it at once, sending nothing. */
+RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk);
 
 /* --- state --- */
 /* HELD, IDLE, or LOST - LOST as soon as validity has run out, even before
@@ -579,6 +632,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires. */
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms);
+RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk);
 
 #ifdef RLOCK_WATCHDOG
 /* --- optional renewal thread (POSIX threads; define RLOCK_WATCHDOG) --- */
@@ -1187,7 +1241,17 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
                                    const char **why) {
     *why = "";
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
-    if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
+    if (n->active) {
+        /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
+    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen && n->transport.idle) {
+        int r = n->transport.idle(n->transport.ctx);
+        if (r == RLOCK_IO_BUSY) {
+            const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+            *why = t && t[0] ? t : "the connection is in use by someone else";
+            return RLOCK_E_IO;
+        }
+        if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
         long r = n->transport.recv(n->transport.ctx, n->rx, sizeof n->rx);
         n->rx_len = n->rx_used = 0;
         if (r > 0 && (size_t)r <= sizeof n->rx && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
@@ -1302,6 +1366,17 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
             if (rlock__x_timed_out(n, now)) continue;
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
+            if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
+                const char *msg = t->error ? t->error(t->ctx) : NULL;
+                if (!msg || !msg[0]) msg = "the connection is in use by someone else";
+                rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
+                n->conn = RLOCK__CONN_DOWN;
+                n->tx_len = n->tx_off = 0;
+                n->rx_len = n->rx_used = 0;
+                n->failing = n->count;
+                n->fail_st = RLOCK_E_IO;
+                continue;
+            }
             if (r < 0) { rlock__x_io_fail(n, "connect failed"); continue; }
             n->conn = RLOCK__CONN_UP;
         }
@@ -1600,7 +1675,11 @@ static void rlock__client_pump(rlock_client *c, uint64_t now) {
     for (i = 0; i < total; i++) {
         rlock_node *n = rlock__conn_at(c, i);
         rlock__event ev;
-        while (rlock__x_next(n, now, &ev)) rlock__deliver(c, i, &ev, now);
+        while (rlock__x_next(n, now, &ev)) {
+            n->active = 1;
+            rlock__deliver(c, i, &ev, now);
+            n->active = 0;
+        }
     }
 }
 
@@ -2236,7 +2315,8 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->holder_pttl = t.min_pttl;
     lk->votes = t.n_yes;
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
-    else if (t.fatal == RLOCK_OK && t.n_yes >= q && (long long)(now - op->round.start) + drift < op->ttl) {
+    else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
+             (long long)(now - op->round.start) + drift < op->ttl) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t.max_fence;
@@ -2259,8 +2339,8 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
     else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
-    op->fail = final;
-    op->retry = t.fatal == RLOCK_OK && now < op->wait_end &&
+    op->fail = op->cancel ? RLOCK_OK : final;
+    op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
                 (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
@@ -2272,7 +2352,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         return;
     }
     if (op->retry) { rlock__wait_next(lk, now); return; }
-    rlock__op_finish(lk, final, now);
+    rlock__op_finish(lk, op->fail, now);
 }
 
 static void rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
@@ -2369,7 +2449,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         now = rlock__now(lk->client);
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
-            if (op->retry && now < op->wait_end) rlock__wait_next(lk, now);
+            if (op->retry && !op->cancel && now < op->wait_end) rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
@@ -2528,20 +2608,42 @@ RLOCKDEF rlock_status rlock_client_step(rlock_client *c) {
     return RLOCK_OK;
 }
 
-RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) && lk->op.kind == RLOCK__OP_ACQUIRE &&
+           (lk->op.phase == RLOCK__PH_BACKOFF || lk->op.phase == RLOCK__PH_WAITMSG ||
+            lk->op.phase == RLOCK__PH_SUBSCRIBE);
+}
+
+RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_client *c;
+    rlock_op *op;
     size_t i;
-    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE) return;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    op = &lk->op;
+    if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     c = lk->client;
-    /* A reply still due to this op could be a grant: drop the connections it
-     * waits on, so that nothing is read as the answer to a later request. */
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
-        if (rlock__x_disown(n, lk) && i < c->n_nodes) rlock__x_dropz(n, RLOCK_E_IO, "cancelled");
+    if (op->phase != RLOCK__PH_DONE) {
+        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
+            /* Its answers may grant: wait for them, then release (the
+             * round's end sees op->cancel). */
+            op->cancel = 1;
+            return rlock_step(lk);
+        }
+        /* Between rounds (nothing granted), or an extend / release: their
+         * answers are not needed; they are read and discarded. */
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) (void)rlock__x_disown(rlock__conn_at(c, i), lk);
+        rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
+        rlock__subs_listen(c);
     }
-    if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
-    rlock__op_unlink(lk);
-    rlock__subs_listen(c);
+    return rlock_step(lk);
+}
+
+RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+    rlock_status st = rlock_cancel_begin(lk);
+    while (st == RLOCK_WOULD_BLOCK) {
+        rlock__client_wait(lk->client, rlock_next_timeout_ms(lk));
+        st = rlock_step(lk);
+    }
 }
 
 /* Common checks of every *_begin. */
@@ -2667,7 +2769,14 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
 
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
-    if (lk->op.kind != RLOCK__OP_NONE) rlock_cancel(lk);
+    if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answers are read and discarded */
+        size_t i;
+        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++)
+            (void)rlock__x_disown(rlock__conn_at(lk->client, i), lk);
+        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
+        rlock__op_unlink(lk);
+        rlock__subs_listen(lk->client);
+    }
     memset(lk, 0, sizeof *lk);
 }
 
@@ -2681,51 +2790,75 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
-    const rlock_config *cfg;
+/* One renewal poll; *what says what it did (rlock_renew_outcome). */
+static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
+    const rlock_config *cfg = &lk->client->cfg;
     uint64_t now, next;
     long long validity;
     rlock_status st = RLOCK_OK;
-    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    cfg = &lk->client->cfg;
     *next_ms = 0;
+    *what = RLOCK_RENEW_NONE;
     if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
         st = rlock_step(lk);
-        if (st == RLOCK_WOULD_BLOCK) { *next_ms = rlock_next_timeout_ms(lk); return st; }
+        if (st == RLOCK_WOULD_BLOCK) {
+            *next_ms = rlock_next_timeout_ms(lk);
+            *what = RLOCK_RENEW_IN_FLIGHT;
+            return st;
+        }
         lk->renewing = 0;
         now = rlock__now(lk->client);
         if (st == RLOCK_OK) {
             lk->renewals++;
             lk->renew_at = lk->granted_at + rlock__renew_interval(lk, lk->ttl_ms);
+            *what = RLOCK_RENEW_RENEWED;
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
             lk->renew_at = now + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+            *what = RLOCK_RENEW_FAILED;
         }
     } else if (lk->op.kind != RLOCK__OP_NONE) {
         return RLOCK_E_STATE;
     }
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+    if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
     validity = rlock_validity_ms(lk);
-    if (validity <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; }
+    if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
+    if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
         (cfg->max_hold_ms && now + (uint64_t)lk->ttl_ms > lk->held_since + cfg->max_hold_ms)) {
         *next_ms = (uint32_t)(validity > UINT32_MAX ? UINT32_MAX : validity); /* capped: let it expire */
         return st;
     }
-    if (now >= lk->renew_at && st == RLOCK_OK) {
+    if (now >= lk->renew_at && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
         st = rlock_extend_begin(lk, lk->ttl_ms);
-        if (st != RLOCK_WOULD_BLOCK) return st; /* client busy, or lost */
+        if (st != RLOCK_WOULD_BLOCK) { /* lost */
+            if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
+            return st;
+        }
         lk->renewing = 1;
-        return rlock_renew_poll(lk, next_ms);
+        return rlock__renew_poll(lk, next_ms, what);
     }
     next = lk->renew_at > now ? lk->renew_at - now : 1;
     if ((uint64_t)validity < next) next = (uint64_t)validity;
     *next_ms = (uint32_t)(next > UINT32_MAX ? UINT32_MAX : next);
     return st;
 }
+
+RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
+    rlock_renewal what;
+    rlock_status st;
+    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
+    st = rlock__renew_poll(lk, next_ms, &what);
+    lk->renewal = what;
+    return st;
+}
+
+RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->renewal : RLOCK_RENEW_NONE;
+}
+
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     uint64_t now;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;

@@ -195,6 +195,43 @@ static void test_basic(const rh_server *s) {
         CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
         if (r) freeReplyObject(r);
         basic_cycle(&cl, s, "basic:hiredis", "hiredis after plain commands");
+        /* The program's queued commands are never dropped: rlock refuses
+         * before sending anything, says why, and the program's SET still
+         * reaches Redis; then rlock works again. Twice: unsent (in hiredis'
+         * output buffer), then sent but its reply unread on the socket. */
+        {
+            rlock_lock lk;
+            void *vr = NULL;
+            int k;
+            CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "basic:hiredis:lk", 16, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            for (k = 0; k < 2; k++) {
+                int done = 0;
+                CHECK_EQ_LL(redisAppendCommand(rc, "SET basic:hiredis:queued v%d", k), REDIS_OK);
+                if (k == 1) {
+                    while (!done) CHECK_EQ_LL(redisBufferWrite(rc, &done), REDIS_OK);
+                    rh_sleep_ms(50); /* the reply is on the socket */
+                }
+                CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_IO);
+                CHECK_MSG(strstr(rlock_node_error(&node), k == 0 ? "unsent" : "unread") != NULL, "node error: %s",
+                          rlock_node_error(&node));
+                CHECK_EQ_LL(rh_int(s, "EXISTS basic:hiredis:lk"), 0); /* nothing of rlock's was sent */
+                CHECK_EQ_LL(rc->err, 0);
+                CHECK_EQ_LL(redisGetReply(rc, &vr), REDIS_OK);
+                CHECK(reply_is((redisReply *)vr, "OK"));
+                vr = NULL;
+                {
+                    char want[16], got[16];
+                    snprintf(want, sizeof want, "v%d", k);
+                    CHECK(rh_str(s, got, sizeof got, "GET basic:hiredis:queued") == REDIS_REPLY_STRING &&
+                          strcmp(got, want) == 0);
+                }
+                CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+                CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+            }
+            r = (redisReply *)redisCommand(rc, "DEL basic:hiredis:queued");
+            CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+            if (r) freeReplyObject(r);
+        }
         rlock_client_close(&cl); /* closes rc's socket and marks the context */
         CHECK(rc->err != 0);
         redisFree(rc);
@@ -1126,11 +1163,12 @@ static void test_nonblocking(const rh_server *s) {
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST);
     CHECK_EQ_ST(drive(&lk, &t, rlock_release_begin(&lk), 5000, &polls), RLOCK_OK);
 
-    /* cancel mid-flight: the connection is dropped, the next op works */
+    /* cancel mid-flight: the answer is awaited and what it granted released; the next op works */
     st = rlock_acquire_begin(&lk, 5000, 0);
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     rlock_cancel(&lk);
     CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE);
+    CHECK_EQ_LL(rh_int(s, "EXISTS nb:key"), 0); /* granted, then released by the cancel */
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     tc_close(&h);

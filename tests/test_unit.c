@@ -2317,6 +2317,7 @@ static void test_io_errors(void) {
 
 static void test_timeouts(void) {
     fk_step *s;
+    size_t i;
     env_reset("node timeout, late reply (blocking)");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -2368,32 +2369,71 @@ static void test_timeouts(void) {
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
 
-    env_reset("cancel drops the connection");
-    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    /* Cancel while the attempt is unanswered: rlock waits for the answer
+     * (here none: the node times out, so it may have granted) and releases
+     * on the node - no partial grant is left behind. */
+    env_reset("cancel: unanswered attempt is released");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
     s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_acquire_waiting(&LK), 0); /* an attempt is out */
     rlock_cancel(&LK);
-    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].close_calls, 1);           /* timed out: the stream was dropped */
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_REQ(F[0], 1, 0, S_REL, "10000");      /* the release of what may have been granted */
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE);
     CHECK_EQ_ST(drive(&LK, rlock_acquire_begin(&LK, TTL, 0)), RLOCK_OK);
     CHECK_EQ_LL(F[0].connect_calls, 2);
     env_done();
 
+    /* Cancel (non-blocking) an attempt whose answer is a grant: released. */
+    env_reset("cancel: a granted attempt is released");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) {
+        fk_add(&F[i], rlock_script_sha(S_ACQ), i == 2 ? "*2\r\n:0\r\n:900\r\n" : GRANT);
+        if (i < 2) fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(drive(&LK, rlock_cancel_begin(&LK)), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK(F[0].n_reqs == 2 && F[1].n_reqs == 2 && F[2].n_reqs == 1); /* released where granted */
+    CHECK(F[0].close_calls == 0 && F[1].close_calls == 0 && F[2].close_calls == 0);
+    env_done();
+
+    /* Cancel between rounds: nothing granted, nothing sent, ends at once. */
+    env_reset("cancel: between rounds");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:5000\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 3000), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 10 && !rlock_acquire_waiting(&LK); i++) CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_acquire_waiting(&LK), 1);
+    CHECK_EQ_ST(rlock_cancel_begin(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_acquire_waiting(&LK), 0);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK_EQ_ST(rlock_cancel_begin(&LK), RLOCK_E_STATE); /* nothing in progress */
+    CHECK_EQ_ST(rlock_cancel_begin(NULL), RLOCK_E_BADARG);
+    env_done();
+
+    /* Destroying a handle mid-op abandons it: its answer is read and
+     * discarded; the other lock on the connection gets its own. */
     env_reset("destroy during an op");
-    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
     s->hang = 1;
-    fk_add(&F[0], "res:2", GRANT);
+    fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
     rlock_lock_destroy(&LK);
-    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].close_calls, 0);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_OK); /* the client is free again */
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_NOT_ACQUIRED); /* its own answer, not the late grant */
+    CHECK_EQ_LL(F[0].close_calls, 0);
     env_done();
 }
 
@@ -2683,6 +2723,43 @@ static void test_interest(void) {
     n = rlock_client_interest(&C, it, 4, &to);
     CHECK_MSG(n == 1 && it[0].gen == gen1 + 1 && it[0].fd == 1002, "n %lu fd %d", (unsigned long)n, n ? it[0].fd : -9);
     CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    env_done();
+}
+
+/* rlock_renew_poll says what it did: not due, renewed, failed (unknown
+ * outcome, retried sooner), lost - read with rlock_renew_outcome. */
+static void test_renew_outcome(void) {
+    uint32_t next = 0;
+    fk_step *s;
+    env_reset("renew outcome");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    s = fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    s->hang = 1; /* no answer: timeout */
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":0\r\n"); /* not ours any more */
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_NONE);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_NOT_HELD);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_NONE);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_OK);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_NOT_DUE);
+    CHECK_EQ_LL(next, TTL / 3);
+    g_now += TTL / 3;
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_OK); /* the answer comes at once */
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_RENEWED);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    g_now += TTL / 3;
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_IN_FLIGHT);
+    g_now += NODE_TMO;
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_E_IO);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_FAILED);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    g_now += next;
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_LOST);
+    CHECK_EQ_LL(rlock_renew_outcome(NULL), RLOCK_RENEW_NONE);
     env_done();
 }
 
@@ -3158,6 +3235,7 @@ int main(void) {
     test_busy();
     test_round_tally();
     test_interest();
+    test_renew_outcome();
     test_random_fails();
     test_acquire_release_basic();
     test_refused();

@@ -491,9 +491,9 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
 static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
     fk_node *f = (fk_node *)ctx;
     unsigned c;
-    FL_CHECK(want == RLOCK_WANT_READ || want == RLOCK_WANT_WRITE, "wait() for %d", want);
+    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
     if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; } /* quiet: recv would block */
-    if (want == RLOCK_WANT_READ && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
+    if ((want & RLOCK_WANT_READ) && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
     c = in_byte();
     if (c & 1) return 1;
     fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
