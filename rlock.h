@@ -43,21 +43,23 @@
  *   RLOCK_STATIC               make every function static
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
- *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id           [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [~2.4 KB / 1024]
- *   RLOCK_RESP_MAX_DEPTH       deepest nested array the reader takes [8]
+ *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [2368 / 1024]
+ *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
+ *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
+ *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
- *   RLOCK_NO_POSIX             no POSIX defaults: you must supply
- *                              RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and
- *                              RLOCK_RANDOM_BYTES(buf,n), or set the hooks
- *                              in rlock_config at run time
+ *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
+ *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
+ *                              or set each missing one in rlock_config at run
+ *                              time (rlock_client_init says which is missing)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
  *                              return 0 on success     [getrandom, else /dev/urandom]
  *   RLOCK_THREAD_ID()          unsigned long naming this thread     [pthread_self hash]
  *   RLOCK_NO_THREAD_ID         owner ids use the instance id only
- *   RLOCK_ASSERT(x)            internal invariants                  [assert]
+ *   RLOCK_ASSERT(x)            internal invariants (op transitions) [assert]
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns "" (saves .rodata)
  *   RLOCK_WATCHDOG             build the optional renewal thread (pthreads)
  */
@@ -136,6 +138,8 @@ extern "C" {
 
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
+/* The token is kept where the owner id is: it must fit. */
+typedef char rlock__owner_len_holds_a_token[RLOCK_MAX_OWNER_LEN >= RLOCK_TOKEN_LEN ? 1 : -1];
 
 /* ======================================================================== */
 /* 2. Status codes                                                           */
@@ -786,18 +790,25 @@ static unsigned long rlock__sys_thread_id(void) {
 #endif
 #endif /* !RLOCK_NO_POSIX */
 
-#if !defined(RLOCK_NOW_MS) || !defined(RLOCK_SLEEP_MS) || !defined(RLOCK_RANDOM_BYTES)
-#error "RLOCK_NO_POSIX needs RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and RLOCK_RANDOM_BYTES(buf,n)"
+/* RLOCK_NO_POSIX: a hook with no macro must be given at run time in
+ * rlock_config (now_ms, sleep_ms, random_bytes); rlock_client_init refuses
+ * with RLOCK_E_BADARG, naming it, when it is not. */
+#ifndef RLOCK_NOW_MS
+#define RLOCK__NEED_NOW_HOOK 1
+#define RLOCK_NOW_MS() 0
+#endif
+#ifndef RLOCK_SLEEP_MS
+#define RLOCK__NEED_SLEEP_HOOK 1
+#define RLOCK_SLEEP_MS(ms) ((void)(ms))
+#endif
+#ifndef RLOCK_RANDOM_BYTES
+#define RLOCK__NEED_RANDOM_HOOK 1
+#define RLOCK_RANDOM_BYTES(b, n) ((void)(b), (void)(n), -1)
 #endif
 #if !defined(RLOCK_THREAD_ID)
 #define RLOCK_THREAD_ID() 0UL
 #endif
 
-#ifdef RLOCK_LOG
-#define RLOCK__LOG(args) RLOCK_LOG args
-#else
-#define RLOCK__LOG(args) ((void)0)
-#endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -1597,6 +1608,16 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     }
     if (cfg && cfg->drift_permille >= 1000)
         return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+#ifdef RLOCK__NEED_NOW_HOOK
+    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
+#endif
+#ifdef RLOCK__NEED_SLEEP_HOOK
+    if (!cfg || !cfg->sleep_ms) return rlock__why(c->why, sizeof c->why, "cfg.sleep_ms is required (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+#endif
+#ifdef RLOCK__NEED_RANDOM_HOOK
+    if (!cfg || !cfg->random_bytes)
+        return rlock__why(c->why, sizeof c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0, 0);
+#endif
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
     rlock__config_defaults(&c->cfg);
@@ -2747,6 +2768,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         } else {
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
+            if (17 + n > RLOCK_MAX_OWNER_LEN)
+                return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
+                                  "set cfg.owner", (long long)(17 + n), RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);

@@ -2824,6 +2824,31 @@ static void test_badarg_texts(void) {
     CHECK_MSG(all_silent(2), "a bad argument reached a transport");
 }
 
+/* A key of exactly RLOCK_MAX_KEY_LEN bytes: its "{key}" prefix (2 more
+ * bytes) still fits, so a fenced acquire sends the fence counter and the
+ * wait-queue keys (it was one byte short: BADARG, and no queue keys). */
+static void test_max_key_fenced(void) {
+    static char key[RLOCK_MAX_KEY_LEN];
+    char fence[RLOCK_MAX_KEY_LEN + 16], waiters[RLOCK_MAX_KEY_LEN + 16];
+    const char *why = "";
+    env_reset("max key, fenced");
+    memset(key, 'm', sizeof key);
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_nodes(1, 1);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:42\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 42);
+    CHECK(rlock_aux_key(fence, sizeof fence, key, sizeof key, ":fence") == sizeof key + 8);
+    CHECK(rlock_aux_key(waiters, sizeof waiters, key, sizeof key, ":waiters") == sizeof key + 10);
+    CHECK_MSG(F[0].n_reqs == 1 && check_script_req(F[0].req[0], F[0].req_len[0], 0, S_ACQ, key, sizeof key,
+                                                   rlock_lock_token(&LK), "10000", &why), "%s", why);
+    CHECK(mem_find(F[0].req[0], F[0].req_len[0], waiters, strlen(waiters)) != NULL);
+    env_done();
+}
+
 static void test_three_nodes(void) {
     size_t i;
     fk_step *s;
@@ -3298,6 +3323,7 @@ int main(void) {
     test_interest();
     test_renew_outcome();
     test_badarg_texts();
+    test_max_key_fenced();
     test_random_fails();
     test_acquire_release_basic();
     test_refused();
