@@ -1982,6 +1982,7 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
         /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
         /* DONE      */ 1u << RLOCK__PH_IDLE
     };
+    (void)allowed; /* RLOCK_ASSERT may be compiled out */
     RLOCK_ASSERT(lk->op.phase >= 0 && lk->op.phase < RLOCK__PH_COUNT && phase >= 0 && phase < RLOCK__PH_COUNT);
     RLOCK_ASSERT((allowed[lk->op.phase] >> phase) & 1u);
     lk->op.phase = phase;
