@@ -1385,121 +1385,153 @@ static int rlock__x_timed_out(rlock_node *n, uint64_t now) {
     return 0;
 }
 
+/* The next failed request to report (the exchange's own are skipped). */
+static int rlock__x_pop_failed(rlock_node *n, rlock__event *ev) {
+    while (n->failing) {
+        rlock__pending p = *rlock__x_at(n, 0);
+        n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+        n->count--;
+        n->failing--;
+        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
+        ev->kind = RLOCK__EV_FAIL;
+        ev->owner = p.owner;
+        ev->tag = p.tag;
+        ev->st = n->fail_st;
+        ev->why = n->xerr;
+        return 1;
+    }
+    return 0;
+}
+
+/* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
+static int rlock__x_connect_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    int r;
+    if (n->conn == RLOCK__CONN_UP) return 1;
+    if (n->conn == RLOCK__CONN_DOWN) return 0;
+    if (rlock__x_timed_out(n, now)) return -1;
+    r = t->connect ? t->connect(t->ctx) : 1;
+    if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
+    if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
+        const char *msg = t->error ? t->error(t->ctx) : NULL;
+        if (!msg || !msg[0]) msg = "the connection is in use by someone else";
+        rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
+        n->conn = RLOCK__CONN_DOWN;
+        n->tx_len = n->tx_off = 0;
+        n->rx_len = n->rx_used = 0;
+        n->failing = n->count;
+        n->fail_st = RLOCK_E_IO;
+        return -1;
+    }
+    if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
+    n->conn = RLOCK__CONN_UP;
+    return 1;
+}
+
+/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
+static int rlock__x_send_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    while (n->tx_off < n->tx_len) {
+        size_t left = n->tx_len - n->tx_off;
+        long r;
+        if (rlock__x_timed_out(n, now)) return -1;
+        r = t->send(t->ctx, n->tx + n->tx_off, left);
+        if (r == RLOCK_IO_WOULD_BLOCK) return 0;
+        if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
+        if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        n->tx_off += (size_t)r;
+    }
+    n->tx_off = n->tx_len = 0;
+    return 0;
+}
+
+/* One complete reply from rx, matched to the oldest request (or a push).
+ * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
+ * exchange's own AUTH / HELLO was consumed (look again). */
+static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
+    rlock__pending *p;
+    long used;
+    if (!n->rx_len) return 0;
+    used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
+    if (used == 0) return 0;
+    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
+        ev->kind = RLOCK__EV_PUSH;
+        n->rx_used = (size_t)used;
+        return 1;
+    }
+    if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    p = rlock__x_at(n, 0);
+    if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
+        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
+        return -1;
+    }
+    if (p->tag == RLOCK__TAG_HELLO) {
+        /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
+         * (unknown command, NOPROTO) leaves RESP2. */
+        n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+    } else if (p->tag != RLOCK__TAG_AUTH && n->count == 1 && (size_t)used < n->rx_len && !n->is_sub &&
+               n->rx[used] != '>') {
+        /* More bytes than the replies we asked for: the stream is out of
+         * step, this reply cannot be trusted either. */
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+        return -1;
+    }
+    n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+    n->count--;
+    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
+        memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
+        n->rx_len -= (size_t)used;
+        return -1;
+    }
+    n->rx_used = (size_t)used;
+    ev->kind = RLOCK__EV_REPLY;
+    ev->owner = p->owner;
+    ev->tag = p->tag;
+    ev->st = RLOCK_OK;
+    return 1;
+}
+
+/* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
+static int rlock__x_recv_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+    if (r == RLOCK_IO_WOULD_BLOCK) {
+        /* Times out only when nothing is left to read: a reply that arrived
+         * while this process was stalled is still its own. */
+        return rlock__x_timed_out(n, now) ? -1 : 0;
+    }
+    if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
+    if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
+    if ((size_t)r > sizeof n->rx - n->rx_len) {
+        rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
+        return -1;
+    }
+    n->rx_len += (size_t)r;
+    return 1;
+}
+
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
 static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
-    const rlock_transport *t = &n->transport;
     if (n->rx_used) { /* the bytes of the event returned last */
         memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
         n->rx_len -= n->rx_used;
         n->rx_used = 0;
     }
     for (;;) {
-        while (n->failing) {
-            rlock__pending p = *rlock__x_at(n, 0);
-            n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
-            n->count--;
-            n->failing--;
-            if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
-            ev->kind = RLOCK__EV_FAIL;
-            ev->owner = p.owner;
-            ev->tag = p.tag;
-            ev->st = n->fail_st;
-            ev->why = n->xerr;
-            return 1;
-        }
-        if (n->conn == RLOCK__CONN_DOWN) return 0;
-        if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) {
-            int r;
-            if (rlock__x_timed_out(n, now)) continue;
-            r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
-            if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-                const char *msg = t->error ? t->error(t->ctx) : NULL;
-                if (!msg || !msg[0]) msg = "the connection is in use by someone else";
-                rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
-                n->conn = RLOCK__CONN_DOWN;
-                n->tx_len = n->tx_off = 0;
-                n->rx_len = n->rx_used = 0;
-                n->failing = n->count;
-                n->fail_st = RLOCK_E_IO;
-                continue;
-            }
-            if (r < 0) { rlock__x_io_fail(n, "connect failed"); continue; }
-            n->conn = RLOCK__CONN_UP;
-        }
-        while (n->tx_off < n->tx_len) {
-            size_t left = n->tx_len - n->tx_off;
-            long r;
-            if (rlock__x_timed_out(n, now)) break;
-            r = t->send(t->ctx, n->tx + n->tx_off, left);
-            if (r == RLOCK_IO_WOULD_BLOCK) break;
-            if (r < 0) { rlock__x_io_fail(n, "send failed"); break; }
-            if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); break; }
-            n->tx_off += (size_t)r;
-        }
-        if (n->failing) continue;
-        if (n->tx_off == n->tx_len) n->tx_off = n->tx_len = 0;
-        if (n->rx_len) {
-            long used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
-            if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); continue; }
-            if (used > 0) {
-                rlock__pending *p;
-                if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
-                    ev->kind = RLOCK__EV_PUSH;
-                    n->rx_used = (size_t)used;
-                    return 1;
-                }
-                if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); continue; }
-                p = rlock__x_at(n, 0);
-                if (p->tag == RLOCK__TAG_AUTH) {
-                    if (ev->reply.v.type == RLOCK_RESP_ERROR) {
-                        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
-                        continue;
-                    }
-                } else if (p->tag == RLOCK__TAG_HELLO) {
-                    /* Redis answers HELLO 3 with a map (RESP3 from now on); an
-                     * error (unknown command, NOPROTO) leaves RESP2. */
-                    n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-                } else if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
-                    /* More bytes than the replies we asked for: the stream
-                     * is out of step, this reply cannot be trusted either. */
-                    rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
-                    continue;
-                }
-                n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
-                n->count--;
-                n->rx_used = (size_t)used;
-                if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
-                    memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
-                    n->rx_len -= n->rx_used;
-                    n->rx_used = 0;
-                    continue;
-                }
-                ev->kind = RLOCK__EV_REPLY;
-                ev->owner = p->owner;
-                ev->tag = p->tag;
-                ev->st = RLOCK_OK;
-                return 1;
-            }
-        }
+        int r;
+        if (rlock__x_pop_failed(n, ev)) return 1;
+        r = rlock__x_connect_step(n, now);
+        if (r < 0) continue;
+        if (r == 0) return 0;
+        if (rlock__x_send_step(n, now) < 0) continue;
+        r = rlock__x_parse_step(n, ev);
+        if (r > 0) return 1;
+        if (r < 0) continue;
         if (n->count == 0 && !n->listen) return 0;
-        {
-            long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-            if (r == RLOCK_IO_WOULD_BLOCK) {
-                /* Times out only when nothing is left to read: a reply that
-                 * arrived while this process was stalled is still its own. */
-                if (rlock__x_timed_out(n, now)) continue;
-                return 0;
-            }
-            if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); continue; }
-            if (r < 0) { rlock__x_io_fail(n, "recv failed"); continue; }
-            if ((size_t)r > sizeof n->rx - n->rx_len) {
-                rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
-                continue;
-            }
-            n->rx_len += (size_t)r;
-        }
+        r = rlock__x_recv_step(n, now);
+        if (r == 0) return 0;
     }
 }
 
@@ -1970,14 +2002,15 @@ enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF
        RLOCK__PH_WAITMSG, RLOCK__PH_DONE, RLOCK__PH_COUNT };
 
 /* Every transition of an operation goes through here: the table says which
- * are allowed (ROUND -> ROUND is the next acquire round straight after). */
+ * are allowed (ROUND -> ROUND is the next acquire round straight after;
+ * CLEANUP -> ROUND a retry at once once subscribed). */
 static void rlock__op_goto(rlock_lock *lk, int phase) {
     static const unsigned allowed[RLOCK__PH_COUNT] = {
         /* IDLE      */ 1u << RLOCK__PH_ROUND,
         /* ROUND     */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_BACKOFF) |
                         (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
-        /* CLEANUP   */ (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) |
-                        (1u << RLOCK__PH_DONE),
+        /* CLEANUP   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) |
+                        (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
         /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
         /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_DONE),
         /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
@@ -2314,6 +2347,17 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
+/* Still subscribed to lk's channel from an earlier wait (the lingering
+ * channel): take the subscriptions over. 1 when it did. */
+static int rlock__adopt_linger(rlock_lock *lk) {
+    rlock_client *c = lk->client;
+    if (!c->linger_len || !c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0;
+    lk->op.sub_ok |= c->linger_mask;
+    c->linger_len = 0;
+    c->linger_mask = 0;
+    return 1;
+}
+
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
@@ -2342,14 +2386,13 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
         rlock__schedule_retry(lk, now);
         return;
     }
-    if (!op->sub_ok) {
-        if (c->linger_len && rlock__is_my_chan(lk, c->linger, c->linger_len)) {
-            op->sub_ok = c->linger_mask; /* still subscribed from the last wait */
-            c->linger_len = 0;
-            c->linger_mask = 0;
-        } else if (c->linger_len) {
-            rlock__linger_drop(c, now);
-        }
+    if (!op->sub_ok && !rlock__adopt_linger(lk) && c->linger_len) rlock__linger_drop(c, now);
+    if (op->sub_ok && !op->queue) {
+        /* Subscribed, but the attempt that failed did not join the wait
+         * queue (it was sent before): a release would not wake us. Try
+         * again at once; that attempt queues. */
+        rlock__acquire_next_round(lk, now);
+        return;
     }
     if (!op->sub_ok) {
         for (j = 0; j < c->n_nodes; j++)
@@ -2781,6 +2824,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->holds = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    /* Subscribed from the last wait on this key: the first attempt already
+     * queues, so a release right after it wakes us. */
+    if (wait_ms > 0) (void)rlock__adopt_linger(lk);
     lk->op.timed = wait_ms > 0;
     lk->op.wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
     rlock__acquire_next_round(lk, now);
