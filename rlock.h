@@ -136,6 +136,10 @@ extern "C" {
 #define RLOCK_MAX_PIPELINE 32
 #endif
 
+/* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
+ * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
+#define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
 /* The token is kept where the owner id is: it must fit. */
@@ -396,7 +400,7 @@ typedef struct rlock_client {
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
-    char linger[RLOCK_MAX_KEY_LEN + 16];
+    char linger[RLOCK_MAX_AUX_LEN + sizeof ":released"];
     size_t linger_len;
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
@@ -415,7 +419,16 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg);
 
 /* Connect every node now (blocking, each bounded by timeout_ms) and AUTH.
- * Optional: operations connect lazily. Returns RLOCK_OK when a quorum is up. */
+ * Returns RLOCK_OK when a quorum is up. With several nodes it also checks
+ * that they are distinct servers: each that answered is asked its run_id
+ * (INFO server, through a small EVAL; a second round, also bounded by
+ * timeout_ms). Two nodes with one run_id are one server under two names
+ * (127.0.0.1 and localhost, a TCP port and its unix socket) and would cast
+ * two Redlock votes: RLOCK_E_BADARG, rlock_node_error() of the second says
+ * "same server as node I (run_id ...)", every connection is closed and the
+ * client is left unusable, as after a failed rlock_client_init. A node
+ * whose user may not run EVAL or INFO is not compared. Optional, but only
+ * this call checks: operations connect lazily, without the check. */
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms);
 
 /* Close every node's connection. The client can be used again (reconnects). */
@@ -560,8 +573,10 @@ typedef struct rlock_lock {
     char key[RLOCK_MAX_KEY_LEN];
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 3];
+     * auxiliary key hashes to the key's cluster slot. Room for the longest
+     * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
+     * key its fence counter and wait queue. */
+    char aux_base[RLOCK_MAX_AUX_LEN + 1];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
@@ -592,7 +607,13 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
  * RLOCK_OK, RLOCK_NOT_HELD (this handle holds nothing; nothing sent),
- * RLOCK_LOST (Redis no longer had it as ours), or an error. */
+ * RLOCK_LOST (Redis no longer had it as ours), or an error. After an error
+ * (E_IO, E_QUORUM, ...) the outcome is unknown - the lock may still be on
+ * the servers - so the handle stays HELD and a new acquire on it returns
+ * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
+ * again: it is owner-checked, so a retry never removes another's lock; it
+ * returns RLOCK_LOST when the lock is already gone (the first try may have
+ * landed late). */
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk);
 
 /* --- non-blocking calls: begin, then rlock_step() until not WOULD_BLOCK --- */
@@ -1767,9 +1788,21 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
 enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING };
 
+/* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
     unsigned answered, up;
+    int run_id;                          /* collecting run_ids (errors are not noted) */
+    char id[RLOCK_MAX_NODES][48];
+    size_t id_len[RLOCK_MAX_NODES];
 } rlock__ping;
+
+/* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
+static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+    if (pos >= cap) return pos;
+    if (n > cap - pos) n = cap - pos;
+    memcpy(out + pos, s, n);
+    return pos + n;
+}
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now);
 
@@ -1793,47 +1826,98 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     return rlock_resp_encode(out, cap, 1, argv, lens);
 }
 
-RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
-    uint64_t start, now;
+/* The server's run_id (INFO server), or nil when this user may not run INFO:
+ * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
+#define RLOCK__LUA_RUN_ID \
+    "local ok,i=pcall(redis.call,'info','server') " \
+    "if ok then return string.match(i,'run_id:(%x+)') end return false"
+
+static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
+    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
+    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
+    return rlock_resp_encode(out, cap, 3, argv, lens);
+}
+
+/* Ask every node in mask one request (enc), all bounded by deadline, and
+ * wait (blocking) until each answered or failed; answers go to *p. */
+static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline, rlock__ping *p,
+                              size_t (*enc)(unsigned char *, size_t)) {
     size_t i;
-    rlock__ping ping;
-    rlock_status first_err = RLOCK_OK;
-    unsigned all;
-    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
-    if (c->ops) return RLOCK_E_STATE;
-    start = rlock__now(c);
-    memset(&ping, 0, sizeof ping);
-    all = (1u << c->n_nodes) - 1u;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         unsigned char *out;
-        size_t cap, len;
+        size_t cap, len = 0;
         const char *why;
-        rlock_status st = rlock__x_begin(n, start + timeout_ms, &out, &cap, &why);
-        if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
-            rlock__x_commit(n, len, &ping, RLOCK__TAG_PING, start + timeout_ms);
-            rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
+        rlock_status st;
+        if (!((mask >> i) & 1u)) continue;
+        st = rlock__x_begin(n, deadline, &out, &cap, &why);
+        if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
+            rlock__x_commit(n, len, p, RLOCK__TAG_PING, deadline);
+            if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
         }
-        rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
-        ping.answered |= 1u << i;
+        if (!p->run_id) rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
+        p->answered |= 1u << i;
     }
     for (;;) {
-        now = rlock__now(c);
+        uint64_t now = rlock__now(c);
         rlock__client_pump(c, now);
-        if ((ping.answered & all) == all) break;
-        rlock__client_wait(c, now < start + timeout_ms ? (uint32_t)(start + timeout_ms - now) : 0);
+        if ((p->answered & mask) == mask) break;
+        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
     }
+}
+
+/* Two nodes answering with one run_id are one server under two names (e.g.
+ * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
+ * index of the first such node (its error text says which it repeats), or
+ * n_nodes. Nodes whose run_id cannot be read are not compared. */
+static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
+    rlock__ping p;
+    size_t i, j, k;
+    char msg[RLOCK_ERR_LEN], num[24];
+    memset(&p, 0, sizeof p);
+    p.run_id = 1;
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, &p, rlock__encode_run_id);
+    for (i = 0; i < c->n_nodes; i++) {
+        if (!p.id_len[i]) continue;
+        for (j = 0; j < i; j++) {
+            if (p.id_len[j] != p.id_len[i] || memcmp(p.id[j], p.id[i], p.id_len[i]) != 0) continue;
+            /* "same server as node <j> (run_id <id>)" */
+            k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
+            k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
+            k = rlock__append(msg, sizeof msg, k, p.id[i], p.id_len[i]);
+            k = rlock__append(msg, sizeof msg, k, ")", 1);
+            rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
+            (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
+                             (long long)j, (long long)i, 0);
+            return i;
+        }
+    }
+    return c->n_nodes;
+}
+
+RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
+    size_t i, up = 0;
+    rlock__ping ping;
+    rlock_status first_err = RLOCK_OK;
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (c->ops) return RLOCK_E_STATE;
+    memset(&ping, 0, sizeof ping);
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
     for (i = 0; i < c->n_nodes; i++) {
         rlock_status st = c->nodes[i]->result;
-        if (!((ping.up >> i) & 1u) && first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
+        if ((ping.up >> i) & 1u) up++;
+        else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
-    {
-        size_t up = 0;
-        for (i = 0; i < c->n_nodes; i++) up += (ping.up >> i) & 1u;
-        if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms) < c->n_nodes) {
+        /* Unusable, as after a failed rlock_client_init: fix the node list. */
+        rlock_client_close(c);
+        c->magic = 0;
+        return RLOCK_E_BADARG;
     }
+    if (up >= rlock_client_quorum(c)) return RLOCK_OK;
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
 }
 
@@ -2619,6 +2703,14 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
         rlock__ping *p = (rlock__ping *)ev->owner;
         rlock_node *n = c->nodes[i];
         p->answered |= 1u << i;
+        if (p->run_id) { /* a refused probe (no EVAL or INFO for this user): identity unknown */
+            if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_BULK && ev->reply.v.len > 0 &&
+                ev->reply.v.len <= sizeof p->id[i]) {
+                memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
+                p->id_len[i] = ev->reply.v.len;
+            }
+            return;
+        }
         if (ev->kind == RLOCK__EV_FAIL) rlock__node_notez(n, ev->st, ev->why);
         else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_notez(n, RLOCK_OK, ""); }
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
