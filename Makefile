@@ -25,7 +25,7 @@ EXAMPLE_LIBS :=
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 
 # Header configurations that must keep compiling (C and C++, gcc and clang).
-COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
+COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
 
 .PHONY: all test test-build deps compile-check unit demo bench size clean chaos
 # What a user wants: no test binaries, no hiredis, no valgrind.

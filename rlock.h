@@ -43,21 +43,23 @@
  *   RLOCK_STATIC               make every function static
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
- *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id           [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [~2.4 KB / 1024]
- *   RLOCK_RESP_MAX_DEPTH       deepest nested array the reader takes [8]
+ *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [2368 / 1024]
+ *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
+ *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
+ *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
- *   RLOCK_NO_POSIX             no POSIX defaults: you must supply
- *                              RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and
- *                              RLOCK_RANDOM_BYTES(buf,n), or set the hooks
- *                              in rlock_config at run time
+ *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
+ *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
+ *                              or set each missing one in rlock_config at run
+ *                              time (rlock_client_init says which is missing)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
  *                              return 0 on success     [getrandom, else /dev/urandom]
  *   RLOCK_THREAD_ID()          unsigned long naming this thread     [pthread_self hash]
  *   RLOCK_NO_THREAD_ID         owner ids use the instance id only
- *   RLOCK_ASSERT(x)            internal invariants                  [assert]
+ *   RLOCK_ASSERT(x)            internal invariants (op transitions) [assert]
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns "" (saves .rodata)
  *   RLOCK_WATCHDOG             build the optional renewal thread (pthreads)
  */
@@ -125,6 +127,14 @@ extern "C" {
 #ifndef RLOCK_ERR_LEN
 #define RLOCK_ERR_LEN 128 /* last error message kept per node */
 #endif
+#ifndef RLOCK_WHY_LEN
+#define RLOCK_WHY_LEN 80 /* the reason of the last RLOCK_E_BADARG, per lock and per client */
+#endif
+#ifndef RLOCK_MAX_PIPELINE
+/* Requests in flight per connection: every lock of a client that has an
+ * operation running needs one (two while a RESP2 waiter (un)subscribes). */
+#define RLOCK_MAX_PIPELINE 32
+#endif
 
 /* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
  * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
@@ -132,6 +142,8 @@ extern "C" {
 
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
+/* The token is kept where the owner id is: it must fit. */
+typedef char rlock__owner_len_holds_a_token[RLOCK_MAX_OWNER_LEN >= RLOCK_TOKEN_LEN ? 1 : -1];
 
 /* ======================================================================== */
 /* 2. Status codes                                                           */
@@ -162,7 +174,7 @@ typedef enum rlock_status {
 RLOCKDEF const char *rlock_status_str(rlock_status st);
 
 /* ======================================================================== */
-/* 3. RESP codec (RESP2, what a lock needs)                                  */
+/* 3. RESP codec (RESP2 and the RESP3 types Redis sends)                     */
 /* ======================================================================== */
 
 typedef enum rlock_resp_type {
@@ -172,7 +184,16 @@ typedef enum rlock_resp_type {
     RLOCK_RESP_INTEGER,  /* :42      integer */
     RLOCK_RESP_BULK,     /* $3 abc   str/len */
     RLOCK_RESP_NIL,      /* $-1 or *-1 */
-    RLOCK_RESP_ARRAY     /* *N ...   count, and the first RLOCK_RESP_MAX_ELEMS elements */
+    RLOCK_RESP_ARRAY,    /* *N ...   count, and the first RLOCK_RESP_MAX_ELEMS elements */
+    /* RESP3 (after HELLO 3): */
+    RLOCK_RESP_PUSH,     /* >N ...   out-of-band message (Pub/Sub); like ARRAY */
+    RLOCK_RESP_MAP,      /* %N ...   like ARRAY of 2N elements: key, value, ... */
+    RLOCK_RESP_SET,      /* ~N ...   like ARRAY */
+    RLOCK_RESP_BOOL,     /* #t / #f  integer 1 / 0 */
+    RLOCK_RESP_DOUBLE,   /* ,1.5     str/len (the text) */
+    RLOCK_RESP_BIGNUM    /* (123...  str/len (the digits) */
+    /* also read: _ (NIL), !N blob error (ERROR), =N verbatim (BULK without
+     * its "txt:" prefix), |N attributes (skipped: the value that follows) */
 } rlock_resp_type;
 
 #define RLOCK_RESP_MAX_ELEMS 4 /* top-level elements of an array kept (scalars only) */
@@ -187,7 +208,7 @@ typedef struct rlock_resp_value {
 
 typedef struct rlock_reply {
     rlock_resp_value v;                         /* the reply itself */
-    long long count;                            /* array element count */
+    long long count;                            /* aggregate element count (map: 2N) */
     rlock_resp_value elem[RLOCK_RESP_MAX_ELEMS];/* first elements; nested arrays as type ARRAY */
 } rlock_reply;
 
@@ -212,37 +233,60 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
 #define RLOCK_IO_WOULD_BLOCK 0   /* nothing moved now; try again later */
 #define RLOCK_IO_ERROR      (-1) /* hard error; rlock calls close() and drops the connection */
 #define RLOCK_IO_CLOSED     (-2) /* the peer closed the connection (recv got EOF) */
+#define RLOCK_IO_BUSY       (-3) /* connect/idle: someone else uses the connection now (a program's
+                                    own hiredis commands): rlock sends nothing, closes nothing,
+                                    and fails this request with RLOCK_E_IO and the error text */
 
 /* Wait events for the optional wait() hook. */
 #define RLOCK_WANT_READ  1
 #define RLOCK_WANT_WRITE 2
 
 /* THE TRANSPORT CONTRACT
- * rlock owns retry loops and deadlines; a transport only moves bytes.
+ * rlock owns retry loops, deadlines and the byte stream; a transport only
+ * moves bytes. One thread at a time per node calls its hooks.
  *   send(ctx, buf, len)  -> bytes written (1..len; short writes are fine),
  *                           RLOCK_IO_WOULD_BLOCK (0) when it cannot write now,
  *                           RLOCK_IO_ERROR on a hard error.
  *   recv(ctx, buf, len)  -> bytes read (1..len; any chunking is fine),
  *                           RLOCK_IO_WOULD_BLOCK (0) when nothing is ready,
- *                           RLOCK_IO_CLOSED when the peer closed,
+ *                           RLOCK_IO_CLOSED when the peer closed (EOF),
  *                           RLOCK_IO_ERROR on a hard error.
- *   Returning more than len is a transport bug: rlock treats it as an error.
- *   connect(ctx) optional -> 1 when connected, RLOCK_IO_WOULD_BLOCK (0) while a
+ *   RLOCK_IO_WOULD_BLOCK is 0, so a recv() that returns what the system
+ *   recv() returns must map its EOF (0) to RLOCK_IO_CLOSED. Returning more
+ *   than len is a transport bug: rlock drops the connection. EINTR is the
+ *   transport's to retry (or to report as would-block); never an error.
+ *   connect(ctx) optional -> 1 connected, RLOCK_IO_WOULD_BLOCK (0) while a
  *                           non-blocking connect is in progress (rlock calls
- *                           it again), RLOCK_IO_ERROR on failure. rlock calls
- *                           it before the first command and after it dropped
- *                           a connection. Without it, a dropped connection
- *                           stays dropped (RLOCK_E_IO).
+ *                           it again, and send/recv only after it said 1),
+ *                           RLOCK_IO_ERROR on failure. Called before the first
+ *                           request and after rlock dropped the connection. It
+ *                           may block (a blocking transport), but then it must
+ *                           bound itself: rlock cannot interrupt it, and the
+ *                           time it takes counts against the lease. Without
+ *                           it the transport came connected; once rlock
+ *                           dropped it, it stays down (RLOCK_E_IO).
  *   close(ctx)   optional -> drop the connection; rlock calls it after an
  *                           error, a timeout (a late reply must never be read
- *                           as the answer to a later command) or a protocol error.
+ *                           as the answer to a later request), a protocol
+ *                           error, a cancel, and from rlock_client_close.
  *   wait(ctx, want, timeout_ms) optional -> block until the connection can do
- *                           `want` (RLOCK_WANT_READ/WRITE) or timeout_ms passes;
- *                           > 0 ready, 0 timeout, < 0 error. Only the blocking
- *                           calls use it. Without it, blocking calls spin on
- *                           send/recv, so a transport with no wait() should
- *                           block inside recv()/send() itself (with a timeout).
- * Functions may be called from one thread at a time per node. */
+ *                           `want` (RLOCK_WANT_READ and/or WRITE) or
+ *                           timeout_ms passes; > 0 ready, 0 timeout, < 0 error.
+ *                           Only the blocking calls use it, and never with a
+ *                           timeout past the next deadline (so a transport
+ *                           cannot overrun the node timeout). Without it the
+ *                           blocking calls spin on send/recv, so such a
+ *                           transport should block inside recv()/send()
+ *                           itself, bounded by a timeout of its own.
+ *   fd, wait_many, error   optional: see their fields below.
+ * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
+ * connect, send, recv and close - never wait. It reads while a reply is due;
+ * and once before it queues a request on an idle connection (nothing
+ * outstanding, no subscription) it calls recv(): would-block means healthy,
+ * EOF / error / stray bytes mean the server dropped it (CLIENT KILL, idle
+ * timeout, restart), and rlock reconnects before sending. Under RESP3 a
+ * connection with subscriptions is read at any time (pushed notices). */
+struct rlock_interest;
 typedef struct rlock_transport {
     void *ctx;
     long (*send)(void *ctx, const unsigned char *buf, size_t len);
@@ -250,31 +294,60 @@ typedef struct rlock_transport {
     int (*connect)(void *ctx);
     void (*close)(void *ctx);
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
+    /* optional: the descriptor an event loop polls for this connection, -1
+     * when not connected; NULL when the transport has none. Its readiness
+     * must be the connection's (no bytes buffered inside the transport). */
+    int (*fd)(void *ctx);
+    /* optional: block until one of n connections (with descriptors) can do
+     * its events, or timeout_ms passes: > 0 ready, 0 timeout, < 0 error.
+     * The blocking calls use it when every connection they wait on has the
+     * same wait_many (POSIX adapter: one poll()); otherwise wait(). */
+    int (*wait_many)(const struct rlock_interest *items, size_t n, uint32_t timeout_ms);
+    /* optional: why the last connect/send/recv failed, e.g. "connect
+     * 127.0.0.1:6379: Connection refused" (rlock_node_error shows it);
+     * NULL or "" when it has no text. */
+    const char *(*error)(void *ctx);
+    /* optional: called instead of the recv() probe before rlock queues a
+     * request on an idle connection: 1 healthy; RLOCK_IO_CLOSED or
+     * RLOCK_IO_ERROR: the server dropped it (rlock reconnects); RLOCK_IO_BUSY:
+     * someone else uses it now (nothing is sent). Must not consume bytes. */
+    int (*idle)(void *ctx);
 } rlock_transport;
 
-/* One Redis server. Caller-allocated; fields after `transport` are private. */
+/* One request in flight on a connection: whose reply it is (owner, tag: what
+ * the layer above asked), and by when it must be answered. */
+typedef struct rlock__pending {
+    void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
+    uint64_t deadline;
+    int tag;
+} rlock__pending;
+
+/* One Redis server connection. Caller-allocated; fields after `password`
+ * are private. Several operations pipeline their requests on it: replies are
+ * matched to requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
 typedef struct rlock_node {
     rlock_transport transport;
     const char *username; /* optional ACL user for AUTH (NULL: none) */
     const char *password; /* optional AUTH password (NULL: none); never logged */
-    /* --- private --- */
+    /* --- private: the exchange (connection) --- */
     unsigned magic;
     int conn;             /* rlock__CONN_* */
-    int io;               /* rlock__IO_* */
-    int want;             /* RLOCK_WANT_* while waiting */
-    int replies_left;     /* replies still expected for this exchange */
-    int auth_inflight;    /* the next reply answers AUTH */
-    int fell_back;        /* this exchange already fell back to EVAL */
-    uint64_t deadline;    /* this exchange must finish by then */
-    size_t tx_len, tx_off, rx_len;
-    rlock_status result;  /* outcome of the last exchange */
-    rlock_reply reply;    /* its reply (pointers into rx; valid until the next exchange) */
-    int is_sub;           /* a subscriber connection (pub/sub mode) */
-    int sub_ok;           /* subscribed to the client's current channel */
-    int keep_err;         /* a cleanup exchange: keep the failed round's error text */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
-    unsigned long commands;  /* commands sent on this node (for benchmarks) */
-    unsigned long reconnects;
+    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
+    int listen;           /* read even with nothing outstanding (subscriptions) */
+    int hello;            /* send HELLO 3 at connect */
+    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+    unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
+    int active;           /* an event of it is being handled: it is alive, no idle probe */
+    unsigned head, count; /* the FIFO of requests in flight */
+    unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
+    rlock_status fail_st;
+    rlock__pending q[RLOCK_MAX_PIPELINE];
+    size_t tx_len, tx_off, rx_len, rx_used;
+    unsigned long commands;  /* commands queued on this node (for benchmarks) */
+    char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
+    /* --- private: diagnostics of the last round on this node (set by the round layer) --- */
+    rlock_status result;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
     unsigned char tx[RLOCK_TX_BUF];
     unsigned char rx[RLOCK_RX_BUF];
@@ -293,6 +366,12 @@ typedef struct rlock_config {
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
+    /* 1: a waiter waits for release notices instead of polling: HELLO 3 at
+     * connect, and under RESP3 (Redis >= 6) it SUBSCRIBEs on its command
+     * connection (one socket per server). A server that refuses HELLO 3 uses
+     * the subscriber connections (rlock_client_set_subscribers) if set, else
+     * backoff. [0] */
+    int pubsub;
     uint32_t renew_every_ms;   /* rlock_renew_poll renews this often [ttl/3] */
     uint32_t max_renewals;     /* stop renewing after this many, 0 = no cap [0] */
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
@@ -313,10 +392,19 @@ typedef struct rlock_client {
     size_t n_nodes;
     rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
-    char sub_chan[RLOCK_MAX_AUX_LEN + sizeof ":released"]; /* channel the subscribers listen on */
-    size_t sub_chan_len;
-    void *busy;                  /* the lock whose op owns the connections now */
+    struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    /* Where server j's subscriptions live (its RESP3 command connection or
+     * subscriber j) and that connection's gen then: a new connection has none. */
+    rlock_node *sub_on[RLOCK_MAX_NODES];
+    unsigned long sub_gen[RLOCK_MAX_NODES];
+    /* A channel no operation waits on any more, left subscribed (linger_mask:
+     * on which subscribers) so that the next wait on the same key needs no
+     * SUBSCRIBE; unsubscribed when another channel is wanted. */
+    char linger[RLOCK_MAX_AUX_LEN + sizeof ":released"];
+    size_t linger_len;
+    unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
+    char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -348,6 +436,11 @@ RLOCKDEF void rlock_client_close(rlock_client *c);
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c); /* n/2 + 1 */
 
+/* Why the last call on c (init, connect, set_subscribers) returned
+ * RLOCK_E_BADARG, naming the argument and the bound, e.g. "drift_permille
+ * 1000 is not below 1000"; "" when none. Never NULL. */
+RLOCKDEF const char *rlock_client_error(const rlock_client *c);
+
 /* Wake waiters on release through Redis Pub/Sub instead of polling. subs
  * are extra connections (RESP2 needs one per subscriber) to the same servers
  * as the client's nodes, subs[i] to nodes[i]'s server; n = 1..n_nodes. A
@@ -361,6 +454,24 @@ RLOCKDEF rlock_status rlock_node_status(const rlock_node *node);
 RLOCKDEF const char *rlock_node_error(const rlock_node *node);    /* "" when none */
 RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node); /* commands sent so far */
 RLOCKDEF int rlock_node_wants(const rlock_node *node); /* RLOCK_WANT_* bits while an op waits on it */
+
+/* --- event loops: which connections to watch, then rlock_client_step --- */
+typedef struct rlock_interest {
+    const rlock_node *node;   /* the connection (a node or a subscriber) */
+    int fd;                   /* its descriptor (transport fd hook), -1: none (the transport has no fd
+                                 hook, or is not connected yet: step now) */
+    int events;               /* RLOCK_WANT_READ and/or RLOCK_WANT_WRITE */
+    unsigned long gen;        /* grows each time the connection is made again: a changed gen means
+                                 the descriptor may be another one (re-register it) */
+} rlock_interest;
+/* Every connection of c that its operations need now, up to cap of them into
+ * out; returns how many there are (more than cap: call again with more room).
+ * *timeout_ms: call rlock_client_step at the latest after this long even
+ * without I/O (0: now; UINT32_MAX: no deadline). */
+RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
+/* Drive every operation of c (after readiness or the timeout). An operation
+ * that finished keeps its result until rlock_step(lk) returns it. */
+RLOCKDEF rlock_status rlock_client_step(rlock_client *c);
 
 /* ======================================================================== */
 /* 5. Lock operations                                                        */
@@ -377,61 +488,106 @@ typedef enum rlock_state {
     RLOCK_STATE_LOST          /* was held; an extend or release found it gone */
 } rlock_state;
 
-/* One lock on one key. Caller-allocated; fields are private. */
+/* What the last rlock_renew_poll call did, without guessing from counters. */
+typedef enum rlock_renewal {
+    RLOCK_RENEW_NONE = 0,     /* no call yet, or it returned an error before doing anything */
+    RLOCK_RENEW_NOT_DUE,      /* held; nothing was due (or renewals are capped) */
+    RLOCK_RENEW_IN_FLIGHT,    /* a renewal is out (RLOCK_WOULD_BLOCK) */
+    RLOCK_RENEW_RENEWED,      /* a renewal completed: validity was extended */
+    RLOCK_RENEW_FAILED,       /* a renewal failed with an unknown outcome; retried sooner */
+    RLOCK_RENEW_LOST          /* the lock is lost (refused, or validity ran out) */
+} rlock_renewal;
+
+/* One request to a set of nodes and what each answered (private). The
+ * answers are kept as plain numbers; rlock__tally_* sum them up. */
+typedef struct rlock_round {
+    unsigned mask;            /* nodes asked */
+    unsigned queued;          /* handed to the node's connection */
+    unsigned answered;        /* answer (or failure) recorded */
+    unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out */
+    int script;               /* RLOCK__S_* */
+    int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
+    uint64_t start;
+    uint32_t timeout;         /* per-node timeout of this round */
+    rlock_status st[RLOCK_MAX_NODES];
+    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
+    long long v[RLOCK_MAX_NODES][3];
+} rlock_round;
+
+/* The operation in progress on a lock (private). */
+typedef struct rlock_op {
+    struct rlock_lock *next;  /* the client's list of operations in progress */
+    int kind;                 /* rlock__OP_* */
+    int phase;                /* rlock__PH_* */
+    rlock_status result;      /* final status once phase is DONE */
+    rlock_round round;
+    long long ttl;            /* ttl this op asks for */
+    uint64_t wait_end;        /* acquire: give up after this */
+    uint64_t wake_at;         /* backoff / wait: next round not before */
+    uint32_t attempts;
+    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
+    rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
+    int retry;                /* after the cleanup round: retry (1) or report fail */
+    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
+    int queue;                /* this round's attempt joins the wait queue */
+    int woke;                 /* a release notice named this waiter */
+    int cancel;               /* cancelled: release what the round in flight grants, then stop */
+    unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
+    unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
+    char ttl_str[24];
+    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
+} rlock_op;
+
+/* One lock on one key. Caller-allocated; fields are private. Grouped by
+ * concern, and within that by size (no padding to speak of). */
 typedef struct rlock_lock {
-    unsigned magic;
     rlock_client *client;
+    /* identity */
+    size_t key_len;
+    size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
+    size_t owner_len;
+    unsigned long long prng;  /* jitter only; seeded from the secure source */
+    /* grant */
+    long long fence;          /* fence token of the current grant (0 when fencing is off) */
+    uint64_t held_since;      /* when the current grant's first round started */
+    uint64_t granted_at;      /* when the round of the last grant/extend started */
+    uint64_t validity_end;    /* monotonic ms when validity runs out */
+    long long ttl_ms;
+    long long holds;          /* reentrant hold count seen on the quorum */
+    size_t votes;             /* nodes that agreed in the last round */
+    /* renewal */
+    uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
+    /* the operation in progress */
+    rlock_op op;
+    unsigned magic;
     rlock_kind kind;
     rlock_state state;
-    char key[RLOCK_MAX_KEY_LEN];
-    size_t key_len;
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
+    int lost_notified;
+    uint32_t renewals;
+    int renewing;             /* the extend in flight was started by rlock_renew_poll */
+    rlock_renewal renewal;    /* what the last rlock_renew_poll did */
+    char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
-    size_t owner_len;
+    char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
+    char key[RLOCK_MAX_KEY_LEN];
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
      * auxiliary key hashes to the key's cluster slot. Room for the longest
      * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
      * key its fence counter and wait queue. */
     char aux_base[RLOCK_MAX_AUX_LEN + 1];
-    size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
-    char waiter_id[17];       /* random id this handle waits under (not the token) */
-    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
-    int queue;                /* this round's attempt joins the wait queue */
-    long long fence;          /* fence token of the current grant (0 when fencing is off) */
-    uint64_t held_since;      /* when the current grant's first round started */
-    uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
-    uint32_t renewals;
-    int renewing;             /* the extend in flight was started by rlock_renew_poll */
-    int lost_notified;
-    long long ttl_ms;
-    uint64_t validity_end;    /* monotonic ms when validity runs out */
-    long long holds;          /* reentrant hold count seen on the quorum */
-    /* operation in progress */
-    int op;                   /* rlock__OP_* */
-    int phase;                /* rlock__PH_* */
-    int script;               /* script the current round sends */
-    int retry;                /* after the cleanup round: retry (1) or report op_result */
-    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
-    unsigned node_mask;       /* nodes taking part in the current round */
-    unsigned held_mask;       /* nodes that granted or extended the current hold */
-    long long op_ttl;         /* ttl the current op asks for */
-    uint64_t round_start;
-    uint64_t wait_end;        /* acquire: give up after this */
-    uint64_t wake_at;         /* backoff: next round not before */
-    uint32_t attempts;
-    uint32_t node_timeout;
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
-    rlock_status op_result;   /* result to report after cleanup */
-    rlock_status diag[RLOCK_MAX_NODES]; /* node statuses of the failed round, restored after cleanup */
-    size_t votes;
-    unsigned long long prng;  /* jitter only; seeded from the secure source */
-    char ttl_str[24];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
  * binary-safe; copied). Sends nothing. */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind);
+
+/* Why the last call on lk returned RLOCK_E_BADARG, naming the argument and
+ * the bound: "key is 300 bytes, RLOCK_MAX_KEY_LEN is 256", "ttl 1 ms is not
+ * above the drift allowance 2 ms"; "" when none. Never NULL. */
+RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
 
 /* Forget the handle; later calls on it return RLOCK_E_BADARG. A held lock is
  * not released (it expires by its TTL): release first. */
@@ -470,8 +626,21 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
 /* Milliseconds until rlock_step() must be called again even without I/O. */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
-/* Abandon the op in progress (connections with unread replies are dropped). */
+/* Cancel the op in progress, leaving no partial grant behind: an acquire
+ * whose attempt is out waits for its answers and releases whatever they
+ * granted (driven like any op: RLOCK_WOULD_BLOCK, then rlock_step until it
+ * is not; RLOCK_OK then means nothing of it is left - a node that cannot be
+ * reached keeps its copy only until the lease runs out). Between rounds
+ * (rlock_acquire_waiting) it ends at once. An extend or release is
+ * abandoned (its answers are discarded; the lock's state is unchanged).
+ * A finished op (rlock_step not yet called) is not undone: its result is
+ * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
+RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
+/* The blocking form of rlock_cancel_begin (bounded by the node timeout). */
 RLOCKDEF void rlock_cancel(rlock_lock *lk);
+/* 1 while an acquire waits between rounds: no attempt in flight, nothing
+ * granted by it - cancelling it now ends it at once, sending nothing. */
+RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk);
 
 /* --- state --- */
 /* HELD, IDLE, or LOST - LOST as soon as validity has run out, even before
@@ -504,6 +673,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires. */
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms);
+RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk);
 
 #ifdef RLOCK_WATCHDOG
 /* --- optional renewal thread (POSIX threads; define RLOCK_WATCHDOG) --- */
@@ -642,18 +812,25 @@ static unsigned long rlock__sys_thread_id(void) {
 #endif
 #endif /* !RLOCK_NO_POSIX */
 
-#if !defined(RLOCK_NOW_MS) || !defined(RLOCK_SLEEP_MS) || !defined(RLOCK_RANDOM_BYTES)
-#error "RLOCK_NO_POSIX needs RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and RLOCK_RANDOM_BYTES(buf,n)"
+/* RLOCK_NO_POSIX: a hook with no macro must be given at run time in
+ * rlock_config (now_ms, sleep_ms, random_bytes); rlock_client_init refuses
+ * with RLOCK_E_BADARG, naming it, when it is not. */
+#ifndef RLOCK_NOW_MS
+#define RLOCK__NEED_NOW_HOOK 1
+#define RLOCK_NOW_MS() 0
+#endif
+#ifndef RLOCK_SLEEP_MS
+#define RLOCK__NEED_SLEEP_HOOK 1
+#define RLOCK_SLEEP_MS(ms) ((void)(ms))
+#endif
+#ifndef RLOCK_RANDOM_BYTES
+#define RLOCK__NEED_RANDOM_HOOK 1
+#define RLOCK_RANDOM_BYTES(b, n) ((void)(b), (void)(n), -1)
 #endif
 #if !defined(RLOCK_THREAD_ID)
 #define RLOCK_THREAD_ID() 0UL
 #endif
 
-#ifdef RLOCK_LOG
-#define RLOCK__LOG(args) RLOCK_LOG args
-#else
-#define RLOCK__LOG(args) ((void)0)
-#endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -716,77 +893,146 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     return 0;
 }
 
-/* Parse one value at *pos. Returns 1 done (*pos advanced), 0 incomplete,
- * -1 malformed. Only top-level arrays record elements (into out). */
-static int rlock__resp_value(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
-                             int depth, rlock_resp_value *v, rlock_reply *out) {
-    size_t p = *pos, eol = 0;
-    long long n;
+/* Strict decimal digits with an optional '-' (big numbers: checked only). */
+static int rlock__resp_digits(const unsigned char *s, size_t n) {
+    size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+    if (i == n) return -1;
+    for (; i < n; i++) if (s[i] < '0' || s[i] > '9') return -1;
+    return 0;
+}
+/* A RESP3 double: digits, sign, '.', exponent, or inf / -inf / nan. */
+static int rlock__resp_double(const unsigned char *s, size_t n) {
+    size_t i;
+    if (n == 0) return -1;
+    if ((n == 3 && memcmp(s, "inf", 3) == 0) || (n == 4 && memcmp(s, "-inf", 4) == 0) ||
+        (n == 3 && memcmp(s, "nan", 3) == 0)) return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '-' ||
+              s[i] == '+')) return -1;
+    return 0;
+}
+
+/* Read the header of one value at *pos (and, for blobs, the body). Returns
+ * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
+ * (scalars), *attr = 1 for a RESP3 attribute ("|": metadata before a value,
+ * skipped: never a value itself); 0 incomplete; -1 malformed. Every declared length and count is
+ * bounded by max_len before anything waits for it. */
+static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
+                           rlock_resp_value *v, long long *n, int *attr) {
+    size_t p = *pos, eol = 0, ll;
+    const unsigned char *line;
+    long long k;
     int r;
+    *n = -1;
+    *attr = 0;
     if (p >= len) return len >= max_len ? -1 : 0;
     r = rlock__resp_line(b, len, p + 1, max_len, &eol);
     if (r <= 0) return r;
+    line = b + p + 1;
+    ll = eol - p - 1;
     switch (b[p]) {
     case '+': case '-':
         v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
-        v->str = (const char *)b + p + 1;
-        v->len = eol - p - 1;
-        *pos = eol + 2;
-        return 1;
+        v->str = (const char *)line;
+        v->len = ll;
+        break;
     case ':':
-        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
+        if (rlock__resp_int(line, ll, &k) != 0) return -1;
         v->type = RLOCK_RESP_INTEGER;
-        v->integer = n;
-        *pos = eol + 2;
-        return 1;
-    case '$':
-        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
-        if (n == -1) { v->type = RLOCK_RESP_NIL; *pos = eol + 2; return 1; }
+        v->integer = k;
+        break;
+    case '_':
+        if (ll != 0) return -1;
+        v->type = RLOCK_RESP_NIL;
+        break;
+    case '#':
+        if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return -1;
+        v->type = RLOCK_RESP_BOOL;
+        v->integer = line[0] == 't';
+        break;
+    case ',': case '(':
+        if (b[p] == ',' ? rlock__resp_double(line, ll) != 0 : rlock__resp_digits(line, ll) != 0) return -1;
+        v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
+        v->str = (const char *)line;
+        v->len = ll;
+        break;
+    case '$': case '!': case '=':
+        if (rlock__resp_int(line, ll, &k) != 0) return -1;
+        if (k == -1 && b[p] == '$') { v->type = RLOCK_RESP_NIL; break; }
         /* Bound the declared length before using it: it must fit in max_len. */
-        if (n < 0 || (unsigned long long)n > (unsigned long long)max_len ||
-            eol + 2 + (size_t)n + 2 > max_len) return -1;
-        if (eol + 2 + (size_t)n + 2 > len) return 0;
-        if (b[eol + 2 + (size_t)n] != '\r' || b[eol + 3 + (size_t)n] != '\n') return -1;
-        v->type = RLOCK_RESP_BULK;
+        if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
+            return -1;
+        if (b[p] == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
+        if (eol + 2 + (size_t)k + 2 > len) return 0;
+        if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
+        v->type = b[p] == '!' ? RLOCK_RESP_ERROR : RLOCK_RESP_BULK;
         v->str = (const char *)b + eol + 2;
-        v->len = (size_t)n;
-        *pos = eol + 2 + (size_t)n + 2;
+        v->len = (size_t)k;
+        if (b[p] == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
+        *pos = eol + 2 + (size_t)k + 2;
         return 1;
-    case '*': {
-        long long i;
-        if (rlock__resp_int(b + p + 1, eol - p - 1, &n) != 0) return -1;
-        if (n == -1) { v->type = RLOCK_RESP_NIL; *pos = eol + 2; return 1; }
+    case '*': case '>': case '~': case '%': case '|': {
+        int pairs = b[p] == '%' || b[p] == '|';
+        if (rlock__resp_int(line, ll, &k) != 0) return -1;
+        if (k == -1 && b[p] == '*') { v->type = RLOCK_RESP_NIL; break; }
         /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
-         * cannot fit before looping over them. */
-        if (n < 0 || (unsigned long long)n > (unsigned long long)(max_len / 3u)) return -1;
-        if (depth >= RLOCK_RESP_MAX_DEPTH) return -1;
-        v->type = RLOCK_RESP_ARRAY;
-        v->integer = n;
-        p = eol + 2;
-        for (i = 0; i < n; i++) {
-            rlock_resp_value tmp, *ev = &tmp;
-            memset(&tmp, 0, sizeof tmp);
-            if (out && i < RLOCK_RESP_MAX_ELEMS) ev = &out->elem[i];
-            r = rlock__resp_value(b, len, &p, max_len, depth + 1, ev, NULL);
-            if (r <= 0) return r;
-        }
-        if (out) out->count = n;
-        *pos = p;
-        return 1;
+         * cannot fit before looping over them. Maps hold 2 per entry. */
+        if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
+        if (pairs) k *= 2;
+        v->type = b[p] == '*' ? RLOCK_RESP_ARRAY : b[p] == '>' ? RLOCK_RESP_PUSH : b[p] == '~' ? RLOCK_RESP_SET
+                : RLOCK_RESP_MAP;
+        *attr = b[p] == '|';
+        v->integer = k;
+        *n = k;
+        break;
     }
     default:
-        return -1; /* RESP3 and unknown type bytes: rlock never asks for them */
+        return -1;
     }
+    *pos = eol + 2;
+    return 1;
 }
 
+/* Iterative: one counter per open aggregate, so the stack it uses does not
+ * grow with the nesting (see README "Memory" for the figure). */
 RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+    long long left[RLOCK_RESP_MAX_DEPTH + 1];
+    unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
+    int depth = 0;
     size_t pos = 0;
-    int r;
     if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
     memset(out, 0, sizeof *out);
-    r = rlock__resp_value(buf, len, &pos, max_len, 0, &out->v, out);
-    if (r <= 0) return r;
-    return (long)pos;
+    for (;;) {
+        rlock_resp_value v;
+        long long n;
+        int r, is_attr;
+        memset(&v, 0, sizeof v);
+        r = rlock__resp_one(buf, len, &pos, max_len, &v, &n, &is_attr);
+        if (r <= 0) return r;
+        if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
+        if (!is_attr && depth == 0) {
+            out->v = v;
+            if (n >= 0) out->count = n;
+        } else if (!is_attr && depth == 1 && !attr[0]) {
+            long long idx = out->count - left[0];
+            if (idx < RLOCK_RESP_MAX_ELEMS) out->elem[idx] = v; /* nested aggregates: type and count */
+        }
+        if (n > 0) {
+            left[depth] = n;
+            attr[depth] = (unsigned char)is_attr;
+            depth++;
+            continue;
+        }
+        if (is_attr) continue; /* an empty attribute: the value it annotates follows */
+        /* A value is complete: close the aggregates it completes. An attribute
+         * that closes is no value of its parent: what it annotates follows. */
+        for (;;) {
+            if (depth == 0) return (long)pos;
+            if (--left[depth - 1] > 0) break;
+            depth--;
+            if (attr[depth]) break;
+        }
+    }
 }
 
 static size_t rlock__utoa(char *out, unsigned long long v) {
@@ -796,6 +1042,27 @@ static size_t rlock__utoa(char *out, unsigned long long v) {
     for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
+}
+
+/* A reason text: fmt with each '%' replaced by the next of x, y, z in
+ * decimal (no stdio in the core). Returns RLOCK_E_BADARG, for "return
+ * rlock__why(...)". */
+static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
+    long long v[3];
+    size_t n = 0, k = 0;
+    v[0] = x; v[1] = y; v[2] = z;
+    for (; *fmt && n + 1 < cap; fmt++) {
+        char num[24];
+        size_t len, i;
+        unsigned long long u;
+        if (*fmt != '%' || k == 3) { out[n++] = *fmt; continue; }
+        u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
+        if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
+        len = rlock__utoa(num, u);
+        for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
+    }
+    out[n] = '\0';
+    return RLOCK_E_BADARG;
 }
 
 /* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
@@ -934,51 +1201,359 @@ RLOCKDEF const char *rlock_script_sha(int id) {
     return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua_sha[id] : NULL;
 }
 
-/* ---- 6.5 Connection layer: one request/reply exchange per node ---------- */
-enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_UP };
-/* LISTEN: a subscriber connection waiting for pushed messages, no request out. */
-enum { RLOCK__IO_IDLE = 0, RLOCK__IO_CONNECT, RLOCK__IO_SEND, RLOCK__IO_RECV, RLOCK__IO_DONE, RLOCK__IO_LISTEN };
+/* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
+ * It is handed encoded bytes and hands back, one event at a time, the reply
+ * to each request (with the owner and tag it was queued with), a failure of
+ * each request when the connection fails, or a pushed message. It knows
+ * nothing about locks. */
+/* NEW: requests queued, connect() not called yet; CONNECTING: it said would-block. */
+enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_NEW, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
+enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
+#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
+#define RLOCK__TAG_HELLO (-2)
 
-/* An exchange is in flight: a connect, request bytes or a reply outstanding. */
-static int rlock__node_busy(const rlock_node *n) {
-    return n->io == RLOCK__IO_CONNECT || n->io == RLOCK__IO_SEND || n->io == RLOCK__IO_RECV;
+typedef struct rlock__event {
+    int kind;            /* RLOCK__EV_* */
+    void *owner;         /* REPLY / FAIL: the request's owner (NULL: nobody) */
+    int tag;
+    rlock_status st;     /* FAIL: why */
+    const char *why;     /* FAIL: text */
+    rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
+} rlock__event;
+
+/* A Pub/Sub event [kind, channel, x]: RESP3 push or RESP2 array. */
+static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
+    size_t k = strlen(kind);
+    return (r->v.type == RLOCK_RESP_ARRAY || r->v.type == RLOCK_RESP_PUSH) && r->count == 3 &&
+           r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
+           r->elem[1].type == RLOCK_RESP_BULK;
 }
-
 /* A pushed Pub/Sub message: ["message", channel, payload]. */
 static int rlock__is_message(const rlock_reply *r) {
-    return r->v.type == RLOCK_RESP_ARRAY && r->count == 3 && r->elem[0].type == RLOCK_RESP_BULK &&
-           r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
-           r->elem[1].type == RLOCK_RESP_BULK && r->elem[2].type == RLOCK_RESP_BULK;
+    return rlock__is_pubsub(r, "message") && r->elem[2].type == RLOCK_RESP_BULK;
 }
 
-static void rlock__set_err(rlock_node *n, const char *msg, size_t len) {
-    if (n->keep_err) return;
-    if (len >= sizeof n->err) len = sizeof n->err - 1;
-    memcpy(n->err, msg, len);
-    n->err[len] = '\0';
+static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
+    if (len >= cap) len = cap - 1;
+    if (dst != msg) memmove(dst, msg, len);
+    dst[len] = '\0';
 }
-static void rlock__set_errz(rlock_node *n, const char *msg) { rlock__set_err(n, msg, strlen(msg)); }
+
+static rlock__pending *rlock__x_at(rlock_node *n, unsigned i) {
+    return &n->q[(n->head + i) % RLOCK_MAX_PIPELINE];
+}
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
- * can no longer be trusted (a late reply would answer the wrong command). */
-static void rlock__node_drop(rlock_node *n) {
-    if (n->conn == RLOCK__CONN_UP || rlock__node_busy(n)) {
+ * can no longer be trusted (a late reply would answer the wrong request).
+ * Every request in flight fails with st; rlock__x_next reports each. */
+static void rlock__x_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
+    if (n->conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->closed = 1;
     }
     n->conn = RLOCK__CONN_DOWN;
-    n->sub_ok = 0;
-    n->rx_len = 0;
+    n->proto = 2;
+    n->rx_len = n->rx_used = 0;
     n->tx_len = n->tx_off = 0;
+    n->failing = n->count;
+    n->fail_st = st;
+}
+static void rlock__x_dropz(rlock_node *n, rlock_status st, const char *why) {
+    rlock__x_drop(n, st, why, strlen(why));
+}
+/* A transport call failed: its own text when it has one, else ours. */
+static void rlock__x_io_fail(rlock_node *n, const char *fallback) {
+    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+    rlock__x_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
 }
 
-static int rlock__node_fail(rlock_node *n, rlock_status st, const char *why, int drop) {
-    if (why) rlock__set_errz(n, why);
-    if (drop) rlock__node_drop(n);
-    n->result = st;
-    n->io = RLOCK__IO_DONE;
-    n->want = 0;
+/* Nobody waits for owner's replies any more: they are read and discarded. */
+static int rlock__x_disown(rlock_node *n, const void *owner) {
+    unsigned i;
+    int had = 0;
+    for (i = 0; i < n->count; i++) {
+        rlock__pending *p = rlock__x_at(n, i);
+        if (p->owner == owner) { p->owner = NULL; had = 1; }
+    }
+    return had;
+}
+
+/* Append AUTH [user] password. Returns 0 when it does not fit. */
+static size_t rlock__encode_auth(const rlock_node *n, unsigned char *out, size_t cap) {
+    const char *argv[3];
+    size_t lens[3];
+    int argc = 0;
+    argv[argc] = "AUTH"; lens[argc++] = 4;
+    if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
+    argv[argc] = n->password; lens[argc++] = strlen(n->password);
+    return rlock_resp_encode(out, cap, argc, argv, lens);
+}
+
+static void rlock__x_push(rlock_node *n, void *owner, int tag, uint64_t deadline) {
+    rlock__pending *p = rlock__x_at(n, n->count++);
+    p->owner = owner;
+    p->tag = tag;
+    p->deadline = deadline;
+    n->commands++;
+}
+
+/* Get room for one request: *out / *cap, where the caller encodes it before
+ * rlock__x_commit. A connection that is down is (re)connected, with AUTH
+ * queued first. RLOCK_OK; RLOCK_WOULD_BLOCK when the pipeline or the send
+ * buffer is full now (try again after the next step); RLOCK_E_IO when it
+ * cannot connect (no connect hook); RLOCK_E_BADARG when AUTH does not fit.
+ * An idle connection is probed through recv() first: one that has nothing
+ * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
+ * stray bytes is dropped and made again, rather than failing this request. */
+static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned char **out, size_t *cap,
+                                   const char **why) {
+    *why = "";
+    if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
+    if (n->active) {
+        /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
+    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen && n->transport.idle) {
+        int r = n->transport.idle(n->transport.ctx);
+        if (r == RLOCK_IO_BUSY) {
+            const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+            *why = t && t[0] ? t : "the connection is in use by someone else";
+            return RLOCK_E_IO;
+        }
+        if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
+        long r = n->transport.recv(n->transport.ctx, n->rx, sizeof n->rx);
+        n->rx_len = n->rx_used = 0;
+        if (r > 0 && (size_t)r <= sizeof n->rx && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
+        else if (r != RLOCK_IO_WOULD_BLOCK)
+            rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+    }
+    if (n->count + 2 > RLOCK_MAX_PIPELINE) return RLOCK_WOULD_BLOCK;
+    if (n->tx_off) { /* compact what is still unsent */
+        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
+        n->tx_len -= n->tx_off;
+        n->tx_off = 0;
+    }
+    if (n->conn == RLOCK__CONN_DOWN) {
+        if (!n->transport.connect && n->closed) {
+            *why = "not connected (no connect hook)";
+            return RLOCK_E_IO;
+        }
+        n->conn = RLOCK__CONN_NEW;
+        n->gen++;
+        n->proto = 2;
+        n->rx_len = n->rx_used = 0;
+        n->tx_len = n->tx_off = 0;
+        /* AUTH, then HELLO 3, pipelined with the first request: AUTH works on
+         * every server, and a server that refuses HELLO (Redis < 6) stays on
+         * RESP2 with the requests behind it unharmed - which folding AUTH into
+         * HELLO would not give. */
+        if (n->password) {
+            size_t len = rlock__encode_auth(n, n->tx, sizeof n->tx);
+            if (len == 0) {
+                n->conn = RLOCK__CONN_DOWN;
+                *why = "AUTH does not fit in RLOCK_TX_BUF";
+                return RLOCK_E_BADARG;
+            }
+            n->tx_len = len;
+            rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
+        }
+        if (n->hello) {
+            static const char *const argv[2] = { "HELLO", "3" };
+            static const size_t lens[2] = { 5, 1 };
+            n->tx_len += rlock_resp_encode(n->tx + n->tx_len, sizeof n->tx - n->tx_len, 2, argv, lens);
+            rlock__x_push(n, NULL, RLOCK__TAG_HELLO, deadline);
+        }
+    }
+    /* A half-full buffer of others' requests may not leave room for a big
+     * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
+    *out = n->tx + n->tx_len;
+    *cap = sizeof n->tx - n->tx_len;
+    return RLOCK_OK;
+}
+
+/* The request of len bytes encoded at rlock__x_begin's *out is queued. */
+static void rlock__x_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->tx_len += len;
+    rlock__x_push(n, owner, tag, deadline);
+}
+/* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
+static void rlock__x_commit_push(rlock_node *n, size_t len) {
+    n->tx_len += len;
+    n->commands++;
+}
+
+static uint64_t rlock__x_deadline(rlock_node *n) {
+    uint64_t d = UINT64_MAX;
+    unsigned i;
+    for (i = n->failing; i < n->count; i++)
+        if (rlock__x_at(n, i)->deadline < d) d = rlock__x_at(n, i)->deadline;
+    return d;
+}
+
+/* RLOCK_WANT_* the connection needs now. */
+static int rlock__x_wants(const rlock_node *n) {
+    if (n->failing) return 0;
+    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
+    if (n->conn != RLOCK__CONN_UP) return 0;
+    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
+}
+
+static int rlock__x_timed_out(rlock_node *n, uint64_t now) {
+    if (n->count > n->failing && now >= rlock__x_deadline(n)) {
+        rlock__x_dropz(n, RLOCK_E_IO, "timeout");
+        return 1;
+    }
+    return 0;
+}
+
+/* The next failed request to report (the exchange's own are skipped). */
+static int rlock__x_pop_failed(rlock_node *n, rlock__event *ev) {
+    while (n->failing) {
+        rlock__pending p = *rlock__x_at(n, 0);
+        n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+        n->count--;
+        n->failing--;
+        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
+        ev->kind = RLOCK__EV_FAIL;
+        ev->owner = p.owner;
+        ev->tag = p.tag;
+        ev->st = n->fail_st;
+        ev->why = n->xerr;
+        return 1;
+    }
+    return 0;
+}
+
+/* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
+static int rlock__x_connect_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    int r;
+    if (n->conn == RLOCK__CONN_UP) return 1;
+    if (n->conn == RLOCK__CONN_DOWN) return 0;
+    if (rlock__x_timed_out(n, now)) return -1;
+    r = t->connect ? t->connect(t->ctx) : 1;
+    if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
+    if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
+        const char *msg = t->error ? t->error(t->ctx) : NULL;
+        if (!msg || !msg[0]) msg = "the connection is in use by someone else";
+        rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
+        n->conn = RLOCK__CONN_DOWN;
+        n->tx_len = n->tx_off = 0;
+        n->rx_len = n->rx_used = 0;
+        n->failing = n->count;
+        n->fail_st = RLOCK_E_IO;
+        return -1;
+    }
+    if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
+    n->conn = RLOCK__CONN_UP;
     return 1;
+}
+
+/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
+static int rlock__x_send_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    while (n->tx_off < n->tx_len) {
+        size_t left = n->tx_len - n->tx_off;
+        long r;
+        if (rlock__x_timed_out(n, now)) return -1;
+        r = t->send(t->ctx, n->tx + n->tx_off, left);
+        if (r == RLOCK_IO_WOULD_BLOCK) return 0;
+        if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
+        if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        n->tx_off += (size_t)r;
+    }
+    n->tx_off = n->tx_len = 0;
+    return 0;
+}
+
+/* One complete reply from rx, matched to the oldest request (or a push).
+ * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
+ * exchange's own AUTH / HELLO was consumed (look again). */
+static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
+    rlock__pending *p;
+    long used;
+    if (!n->rx_len) return 0;
+    used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
+    if (used == 0) return 0;
+    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
+        ev->kind = RLOCK__EV_PUSH;
+        n->rx_used = (size_t)used;
+        return 1;
+    }
+    if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    p = rlock__x_at(n, 0);
+    if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
+        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
+        return -1;
+    }
+    if (p->tag == RLOCK__TAG_HELLO) {
+        /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
+         * (unknown command, NOPROTO) leaves RESP2. */
+        n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+    } else if (p->tag != RLOCK__TAG_AUTH && n->count == 1 && (size_t)used < n->rx_len && !n->is_sub &&
+               n->rx[used] != '>') {
+        /* More bytes than the replies we asked for: the stream is out of
+         * step, this reply cannot be trusted either. */
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+        return -1;
+    }
+    n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+    n->count--;
+    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
+        memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
+        n->rx_len -= (size_t)used;
+        return -1;
+    }
+    n->rx_used = (size_t)used;
+    ev->kind = RLOCK__EV_REPLY;
+    ev->owner = p->owner;
+    ev->tag = p->tag;
+    ev->st = RLOCK_OK;
+    return 1;
+}
+
+/* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
+static int rlock__x_recv_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+    if (r == RLOCK_IO_WOULD_BLOCK) {
+        /* Times out only when nothing is left to read: a reply that arrived
+         * while this process was stalled is still its own. */
+        return rlock__x_timed_out(n, now) ? -1 : 0;
+    }
+    if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
+    if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
+    if ((size_t)r > sizeof n->rx - n->rx_len) {
+        rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
+        return -1;
+    }
+    n->rx_len += (size_t)r;
+    return 1;
+}
+
+/* The next event of n, moving bytes as far as the transport allows without
+ * blocking. 1: *ev filled; 0: nothing more now. */
+static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
+    if (n->rx_used) { /* the bytes of the event returned last */
+        memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
+        n->rx_len -= n->rx_used;
+        n->rx_used = 0;
+    }
+    for (;;) {
+        int r;
+        if (rlock__x_pop_failed(n, ev)) return 1;
+        r = rlock__x_connect_step(n, now);
+        if (r < 0) continue;
+        if (r == 0) return 0;
+        if (rlock__x_send_step(n, now) < 0) continue;
+        r = rlock__x_parse_step(n, ev);
+        if (r > 0) return 1;
+        if (r < 0) continue;
+        if (n->count == 0 && !n->listen) return 0;
+        r = rlock__x_recv_step(n, now);
+        if (r == 0) return 0;
+    }
 }
 
 /* Map a Redis error reply to a status. Checked as substrings too because
@@ -997,194 +1572,14 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     return RLOCK_E_REDIS;
 }
 
-/* Append AUTH [user] password. Returns 0 when it does not fit. */
-static size_t rlock__encode_auth(const rlock_node *n, unsigned char *out, size_t cap) {
-    const char *argv[3];
-    size_t lens[3];
-    int argc = 0;
-    argv[argc] = "AUTH"; lens[argc++] = 4;
-    if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
-    argv[argc] = n->password; lens[argc++] = strlen(n->password);
-    return rlock_resp_encode(out, cap, argc, argv, lens);
+/* The diagnostics rlock_node_status / rlock_node_error show: set by the
+ * round layer for the rounds it reports (never by a cleanup). */
+static void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+    n->result = st;
+    rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
-
-/* Encodes a lock's command for node n into out (EVAL when use_eval, else
- * EVALSHA); returns its length or 0 when it does not fit. */
-typedef size_t (*rlock__encode_fn)(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                   int use_eval);
-
-/* Start an exchange: AUTH first when the connection is down (pipelined with
- * the command), then the command from enc. */
-static rlock_status rlock__node_begin(rlock_node *n, uint64_t deadline, rlock__encode_fn enc, void *arg) {
-    size_t len;
-    /* An idle command connection has nothing to say, so a readable one was
-     * closed by the server (CLIENT KILL, idle timeout, restart) or holds
-     * stray bytes: reconnect now rather than fail this exchange on a dead
-     * socket. (Subscribers receive pushes at any time: not probed.) */
-    if (n->conn == RLOCK__CONN_UP && !n->is_sub && n->transport.wait &&
-        n->transport.wait(n->transport.ctx, RLOCK_WANT_READ, 0) != 0)
-        rlock__node_drop(n);
-    n->deadline = deadline;
-    n->tx_len = n->tx_off = 0;
-    n->want = 0;
-    n->fell_back = 0;
-    n->auth_inflight = 0;
-    n->replies_left = 1;
-    n->result = RLOCK_WOULD_BLOCK;
-    if (!n->keep_err) n->err[0] = '\0';
-    n->rx_len = 0; /* bytes of the previous reply: never part of this one */
-    n->io = RLOCK__IO_SEND;
-    if (n->conn != RLOCK__CONN_UP) {
-        n->io = RLOCK__IO_CONNECT;
-        if (n->password) {
-            n->tx_len = rlock__encode_auth(n, n->tx, sizeof n->tx);
-            if (n->tx_len == 0) {
-                rlock__node_fail(n, RLOCK_E_BADARG, "AUTH does not fit in RLOCK_TX_BUF", 0);
-                return RLOCK_E_BADARG;
-            }
-            n->auth_inflight = 1;
-            n->replies_left = 2;
-        }
-    }
-    len = enc(arg, n, n->tx + n->tx_len, sizeof n->tx - n->tx_len, 0);
-    if (len == 0) {
-        rlock__node_fail(n, RLOCK_E_BADARG, "command does not fit in RLOCK_TX_BUF", 0);
-        return RLOCK_E_BADARG;
-    }
-    n->tx_len += len;
-    return RLOCK_OK;
-}
-
-/* Handle one parsed reply. Returns 1 when the exchange is finished. */
-static int rlock__node_reply(rlock_node *n, const rlock_reply *r, rlock__encode_fn enc, void *arg) {
-    n->replies_left--;
-    if (n->auth_inflight) {
-        n->auth_inflight = 0;
-        if (r->v.type == RLOCK_RESP_ERROR) {
-            rlock__set_err(n, r->v.str, r->v.len);
-            return rlock__node_fail(n, RLOCK_E_AUTH, NULL, 1);
-        }
-        return 0;
-    }
-    if (n->is_sub && rlock__is_message(r)) {
-        n->replies_left++; /* a pushed message is not the answer we wait for */
-        return 0;
-    }
-    if (r->v.type == RLOCK_RESP_ERROR && r->v.len >= 8 && memcmp(r->v.str, "NOSCRIPT", 8) == 0 &&
-        !n->fell_back && enc) {
-        /* The server lost its script cache (restart, SCRIPT FLUSH): send the
-         * body once with EVAL, which also caches it for the next EVALSHA. */
-        size_t len = enc(arg, n, n->tx, sizeof n->tx, 1);
-        if (len == 0) return rlock__node_fail(n, RLOCK_E_BADARG, "EVAL does not fit in RLOCK_TX_BUF", 0);
-        n->fell_back = 1;
-        n->tx_len = len;
-        n->tx_off = 0;
-        n->replies_left = 1;
-        n->io = RLOCK__IO_SEND;
-        return 0;
-    }
-    if (n->replies_left > 0) return 0;
-    n->reply = *r;
-    n->io = RLOCK__IO_DONE;
-    n->want = 0;
-    if (r->v.type == RLOCK_RESP_ERROR) {
-        rlock__set_err(n, r->v.str, r->v.len);
-        n->result = rlock__map_error(r->v.str, r->v.len);
-    } else {
-        n->result = RLOCK_OK;
-    }
-    return 1;
-}
-
-/* Move the exchange forward as far as the transport allows.
- * Returns 1 when finished (n->result says how), 0 while waiting. */
-static int rlock__node_drive(rlock_node *n, uint64_t now, rlock__encode_fn enc, void *arg) {
-    const rlock_transport *t = &n->transport;
-    for (;;) {
-        if (n->io == RLOCK__IO_DONE || n->io == RLOCK__IO_IDLE) return 1;
-        /* RECV times out only when nothing is left to read: a reply that
-         * arrived while this process was stalled is still this exchange's. */
-        if (now >= n->deadline && n->io != RLOCK__IO_RECV)
-            return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
-        switch (n->io) {
-        case RLOCK__IO_CONNECT: {
-            int r;
-            /* Without a connect hook the transport came connected: use it
-             * until rlock drops it (even a drop before its first command,
-             * e.g. a timeout or cancel here); after that it stays down. */
-            if (!t->connect && n->closed)
-                return rlock__node_fail(n, RLOCK_E_IO, "not connected (no connect hook)", 0);
-            r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
-            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "connect failed", 1);
-            n->conn = RLOCK__CONN_UP;
-            n->reconnects++;
-            n->io = RLOCK__IO_SEND;
-            break;
-        }
-        case RLOCK__IO_SEND: {
-            size_t left = n->tx_len - n->tx_off;
-            long r = t->send(t->ctx, n->tx + n->tx_off, left);
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->want = RLOCK_WANT_WRITE; return 0; }
-            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "send failed", 1);
-            if ((size_t)r > left) return rlock__node_fail(n, RLOCK_E_IO, "transport sent more than asked", 1);
-            n->tx_off += (size_t)r;
-            if (n->tx_off == n->tx_len) {
-                n->commands += (unsigned long)n->replies_left;
-                n->io = RLOCK__IO_RECV;
-                /* The reply cannot be back yet: with a wait() hook, wait for
-                 * it rather than spend a recv() that returns would-block. */
-                if (t->wait) { n->want = RLOCK_WANT_READ; return 0; }
-            }
-            break;
-        }
-        case RLOCK__IO_RECV: {
-            rlock_reply rep;
-            long used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0;
-            long r;
-            if (used < 0) return rlock__node_fail(n, RLOCK_E_PROTOCOL, "malformed or oversized reply", 1);
-            if (used > 0) {
-                size_t rest = n->rx_len - (size_t)used;
-                if (!rlock__node_reply(n, &rep, enc, arg)) {
-                    memmove(n->rx, n->rx + used, rest);
-                    n->rx_len = rest;
-                    break;
-                }
-                /* Finished. More bytes than the replies we asked for means the
-                 * stream is out of step: never keep it. rx stays in place so
-                 * the reply's pointers remain valid until the next exchange. */
-                if (rest && n->conn == RLOCK__CONN_UP) {
-                    n->result = RLOCK_E_PROTOCOL;
-                    rlock__set_errz(n, "unexpected extra bytes after the reply");
-                    rlock__node_drop(n);
-                }
-                return 1;
-            }
-            r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-            if (r == RLOCK_IO_WOULD_BLOCK) {
-                if (now >= n->deadline) return rlock__node_fail(n, RLOCK_E_IO, "timeout", 1);
-                n->want = RLOCK_WANT_READ;
-                return 0;
-            }
-            if (r == RLOCK_IO_CLOSED) return rlock__node_fail(n, RLOCK_E_IO, "connection closed by server", 1);
-            if (r < 0) return rlock__node_fail(n, RLOCK_E_IO, "recv failed", 1);
-            if ((size_t)r > sizeof n->rx - n->rx_len)
-                return rlock__node_fail(n, RLOCK_E_IO, "transport returned more than asked", 1);
-            n->rx_len += (size_t)r;
-            break;
-        }
-        default:
-            return 1;
-        }
-    }
-}
-
-/* After an exchange finished, forget its reply bytes before the next one. */
-static void rlock__node_settle(rlock_node *n) {
-    if (n->io == RLOCK__IO_DONE) {
-        n->rx_len = 0;
-        n->io = RLOCK__IO_IDLE;
-    }
+static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
+    rlock__node_note(n, st, msg, strlen(msg));
 }
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
@@ -1206,7 +1601,7 @@ RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    return rlock__node_busy(node) || node->io == RLOCK__IO_LISTEN ? node->want : 0;
+    return rlock__x_wants(node);
 }
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
@@ -1250,19 +1645,40 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg) {
     unsigned char id[8];
     size_t i, j;
-    if (!c || !nodes || n == 0 || n > RLOCK_MAX_NODES) return RLOCK_E_BADARG;
+    if (!c) return RLOCK_E_BADARG;
+    /* On failure only c->why is written (a client in use is not disturbed). */
+    if (!nodes) return rlock__why(c->why, sizeof c->why, "nodes is NULL", 0, 0, 0);
+    if (n == 0 || n > RLOCK_MAX_NODES)
+        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..RLOCK_MAX_NODES (%)", (long long)n,
+                          RLOCK_MAX_NODES, 0);
     for (i = 0; i < n; i++) {
-        if (nodes[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
+        if (nodes[i].magic != RLOCK__MAGIC_NODE)
+            return rlock__why(c->why, sizeof c->why, "nodes[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return RLOCK_E_BADARG;
+                return rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] share one connection", (long long)j,
+                                  (long long)i, 0);
     }
-    if (cfg && cfg->drift_permille >= 1000) return RLOCK_E_BADARG;
+    if (cfg && cfg->drift_permille >= 1000)
+        return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+#ifdef RLOCK__NEED_NOW_HOOK
+    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
+#endif
+#ifdef RLOCK__NEED_SLEEP_HOOK
+    if (!cfg || !cfg->sleep_ms) return rlock__why(c->why, sizeof c->why, "cfg.sleep_ms is required (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+#endif
+#ifdef RLOCK__NEED_RANDOM_HOOK
+    if (!cfg || !cfg->random_bytes)
+        return rlock__why(c->why, sizeof c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0, 0);
+#endif
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
     rlock__config_defaults(&c->cfg);
-    for (i = 0; i < n; i++) c->nodes[i] = &nodes[i];
+    for (i = 0; i < n; i++) {
+        c->nodes[i] = &nodes[i];
+        nodes[i].hello = c->cfg.pubsub != 0;
+    }
     c->n_nodes = n;
     if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
     rlock__hex(c->instance_id, id, sizeof id);
@@ -1274,21 +1690,27 @@ static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLO
 
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n) {
     size_t i, j;
-    if (!rlock__client_ok(c) || !subs || n == 0 || n > c->n_nodes) return RLOCK_E_BADARG;
-    if (c->busy) return RLOCK_E_STATE;
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
+    if (n == 0 || n > c->n_nodes)
+        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
+                          (long long)c->n_nodes, 0);
+    if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
-        if (subs[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
+        if (subs[i].magic != RLOCK__MAGIC_NODE)
+            return rlock__why(c->why, sizeof c->why, "subs[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
         for (j = 0; j < c->n_nodes; j++)
             if (c->nodes[j] == &subs[i] || (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx))
-                return RLOCK_E_BADARG; /* a command connection cannot also subscribe */
+                return rlock__why(c->why, sizeof c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
+                                  (long long)j, 0);
     }
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
         subs[i].is_sub = 1;
-        subs[i].sub_ok = 0;
     }
     c->n_subs = n;
-    c->sub_chan_len = 0;
+    c->linger_len = 0;
+    c->linger_mask = 0;
     return RLOCK_OK;
 }
 
@@ -1296,88 +1718,83 @@ RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
     return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
 }
 
-/* Block until some node of c can make progress, or timeout_ms passes. With
- * several nodes waiting we cannot wait on all at once through the vtable, so
- * we probe each and then wait on one in short slices. */
-/* Node i of all the client's connections: nodes first, then subscribers. */
+/* Connection i of the client: nodes first, then subscribers. */
 static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
     return i < c->n_nodes ? c->nodes[i] : c->subs[i - c->n_nodes];
 }
 
-static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
-    size_t i, waiting = 0, first = 0, total = c->n_nodes + c->n_subs;
-    int can_wait = 1;
-    for (i = 0; i < total; i++) {
+/* Fill out[0..cap) with the connections of c that want I/O now; returns
+ * how many there are. *connecting: one is connecting without a descriptor. */
+static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
+    size_t i, k = 0;
+    *connecting = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        if (!rlock_node_wants(n)) continue;
-        if (!n->transport.wait) can_wait = 0;
-        if (waiting++ == 0) first = i;
+        int w = rlock__x_wants(n), fd;
+        if (!w) continue;
+        fd = n->transport.fd ? n->transport.fd(n->transport.ctx) : -1;
+        if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
+        if (k < cap) {
+            out[k].node = n;
+            out[k].fd = fd;
+            out[k].events = w;
+            out[k].gen = n->gen;
+        }
+        k++;
     }
-    if (waiting == 0) {
+    return k;
+}
+
+/* Block until some connection of c can make progress, or timeout_ms passes:
+ * with the transports' multi-wait (all of them at once) when every
+ * connection has one and a descriptor; else with their wait() hooks, one
+ * connection at a time in short slices. */
+static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
+    rlock_interest items[2 * RLOCK_MAX_NODES];
+    size_t i, n;
+    int connecting, can_many = 1, can_wait = 1;
+    n = rlock__client_interest(c, items, sizeof items / sizeof items[0], &connecting);
+    if (n == 0) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
+    if (connecting) return; /* connect() has not run yet: step at once */
+    for (i = 0; i < n; i++) {
+        const rlock_transport *t = &items[i].node->transport;
+        if (!t->wait_many || t->wait_many != items[0].node->transport.wait_many || items[i].fd < 0) can_many = 0;
+        if (!t->wait) can_wait = 0;
+    }
+    if (can_many) {
+        (void)items[0].node->transport.wait_many(items, n, timeout_ms);
+        return;
+    }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
-    if (waiting == 1) {
-        rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, n->want, timeout_ms);
+    if (n == 1) {
+        const rlock_transport *t = &items[0].node->transport;
+        t->wait(t->ctx, items[0].events, timeout_ms);
         return;
     }
     /* Probe them all, then wait on one in short slices. Never wait on one
      * node for the whole timeout: another may need more steps meanwhile
      * (connect, then send; EVAL after NOSCRIPT) and would starve until its
-     * deadline - e.g. a node reconnecting while another is paused timed out
-     * and a Redlock round with 2 live nodes of 3 failed. */
-    for (i = 0; i < total; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
-        if (rlock_node_wants(n) && n->transport.wait(n->transport.ctx, n->want, 0) != 0) return;
+     * deadline. */
+    for (i = 0; i < n; i++) {
+        const rlock_transport *t = &items[i].node->transport;
+        if (t->wait(t->ctx, items[i].events, 0) != 0) return;
     }
-    {
-        rlock_node *n = rlock__conn_at(c, first);
-        n->transport.wait(n->transport.ctx, n->want, timeout_ms < 1 ? timeout_ms : 1);
-    }
+    items[0].node->transport.wait(items[0].node->transport.ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
 }
 
-static size_t rlock__encode_ping(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                 int use_eval) {
-    static const char *const argv[1] = { "PING" };
-    static const size_t lens[1] = { 4 };
-    (void)arg; (void)n; (void)use_eval;
-    return rlock_resp_encode(out, cap, 1, argv, lens);
-}
+/* Tags of the requests the client layer queues (the exchange only keeps them). */
+enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING };
 
-/* The server's run_id (INFO server), or nil when this user may not run INFO:
- * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
-#define RLOCK__LUA_RUN_ID \
-    "local ok,i=pcall(redis.call,'info','server') " \
-    "if ok then return string.match(i,'run_id:(%x+)') end return false"
-
-static size_t rlock__encode_run_id(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                   int use_eval) {
-    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
-    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
-    (void)arg; (void)n; (void)use_eval;
-    return rlock_resp_encode(out, cap, 3, argv, lens);
-}
-
-/* One exchange (enc) on the nodes in mask, all bounded by deadline. */
-static void rlock__client_exchange(rlock_client *c, unsigned mask, uint64_t deadline, rlock__encode_fn enc) {
-    size_t i, pending;
-    uint64_t now = rlock__now(c);
-    for (i = 0; i < c->n_nodes; i++) {
-        if (!(mask & (1u << i))) continue;
-        rlock__node_settle(c->nodes[i]);
-        rlock__node_begin(c->nodes[i], deadline, enc, NULL);
-    }
-    for (;;) {
-        pending = 0;
-        for (i = 0; i < c->n_nodes; i++)
-            if ((mask & (1u << i)) && !rlock__node_drive(c->nodes[i], now, NULL, NULL)) pending++;
-        if (!pending) break;
-        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
-        now = rlock__now(c);
-    }
-}
+/* What rlock_client_connect collects: PING answers, then run_ids. */
+typedef struct rlock__ping {
+    unsigned answered, up;
+    int run_id;                          /* collecting run_ids (errors are not noted) */
+    char id[RLOCK_MAX_NODES][48];
+    size_t id_len[RLOCK_MAX_NODES];
+} rlock__ping;
 
 /* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
 static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
@@ -1387,69 +1804,114 @@ static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, si
     return pos + n;
 }
 
+static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now);
+
+/* Read every connection of c and hand each event to its owner. */
+static void rlock__client_pump(rlock_client *c, uint64_t now) {
+    size_t i, total = c->n_nodes + c->n_subs;
+    for (i = 0; i < total; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
+        rlock__event ev;
+        while (rlock__x_next(n, now, &ev)) {
+            n->active = 1;
+            rlock__deliver(c, i, &ev, now);
+            n->active = 0;
+        }
+    }
+}
+
+static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
+    static const char *const argv[1] = { "PING" };
+    static const size_t lens[1] = { 4 };
+    return rlock_resp_encode(out, cap, 1, argv, lens);
+}
+
+/* The server's run_id (INFO server), or nil when this user may not run INFO:
+ * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
+#define RLOCK__LUA_RUN_ID \
+    "local ok,i=pcall(redis.call,'info','server') " \
+    "if ok then return string.match(i,'run_id:(%x+)') end return false"
+
+static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
+    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
+    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
+    return rlock_resp_encode(out, cap, 3, argv, lens);
+}
+
+/* Ask every node in mask one request (enc), all bounded by deadline, and
+ * wait (blocking) until each answered or failed; answers go to *p. */
+static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline, rlock__ping *p,
+                              size_t (*enc)(unsigned char *, size_t)) {
+    size_t i;
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = c->nodes[i];
+        unsigned char *out;
+        size_t cap, len = 0;
+        const char *why;
+        rlock_status st;
+        if (!((mask >> i) & 1u)) continue;
+        st = rlock__x_begin(n, deadline, &out, &cap, &why);
+        if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
+            rlock__x_commit(n, len, p, RLOCK__TAG_PING, deadline);
+            if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
+            continue;
+        }
+        if (!p->run_id) rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
+        p->answered |= 1u << i;
+    }
+    for (;;) {
+        uint64_t now = rlock__now(c);
+        rlock__client_pump(c, now);
+        if ((p->answered & mask) == mask) break;
+        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
+    }
+}
+
 /* Two nodes answering with one run_id are one server under two names (e.g.
  * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
  * index of the first such node (its error text says which it repeats), or
  * n_nodes. Nodes whose run_id cannot be read are not compared. */
 static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
-    size_t i, j, dup = c->n_nodes, twin = 0;
-    rlock__client_exchange(c, up, rlock__now(c) + timeout_ms, rlock__encode_run_id);
-    for (i = 0; i < c->n_nodes && dup == c->n_nodes; i++) {
-        const rlock_node *a = c->nodes[i];
-        if (!(up & (1u << i)) || a->result != RLOCK_OK || a->reply.v.type != RLOCK_RESP_BULK || !a->reply.v.len)
-            continue;
-        for (j = 0; j < i; j++) {
-            const rlock_node *b = c->nodes[j];
-            if ((up & (1u << j)) && b->result == RLOCK_OK && b->reply.v.type == RLOCK_RESP_BULK &&
-                b->reply.v.len == a->reply.v.len && memcmp(b->reply.v.str, a->reply.v.str, a->reply.v.len) == 0) {
-                dup = i;
-                twin = j;
-                break;
-            }
-        }
-    }
+    rlock__ping p;
+    size_t i, j, k;
+    char msg[RLOCK_ERR_LEN], num[24];
+    memset(&p, 0, sizeof p);
+    p.run_id = 1;
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, &p, rlock__encode_run_id);
     for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
-        if (!(up & (1u << i))) continue;
-        if (i == dup) { /* "same server as node <twin> (run_id <id>)" */
-            char msg[RLOCK_ERR_LEN], num[24];
-            size_t k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
-            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)twin));
+        if (!p.id_len[i]) continue;
+        for (j = 0; j < i; j++) {
+            if (p.id_len[j] != p.id_len[i] || memcmp(p.id[j], p.id[i], p.id_len[i]) != 0) continue;
+            /* "same server as node <j> (run_id <id>)" */
+            k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
             k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
-            k = rlock__append(msg, sizeof msg, k, n->reply.v.str, n->reply.v.len);
+            k = rlock__append(msg, sizeof msg, k, p.id[i], p.id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
-            rlock__set_err(n, msg, k);
-            n->result = RLOCK_E_BADARG;
-        } else if (n->result != RLOCK_OK && n->conn == RLOCK__CONN_UP) {
-            /* the probe was refused (no EVAL or INFO for this user): the
-             * node is up, its identity unknown */
-            n->result = RLOCK_OK;
-            n->err[0] = '\0';
+            rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
+            (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
+                             (long long)j, (long long)i, 0);
+            return i;
         }
-        rlock__node_settle(n);
     }
-    return dup;
+    return c->n_nodes;
 }
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     size_t i, up = 0;
-    unsigned up_mask = 0;
+    rlock__ping ping;
     rlock_status first_err = RLOCK_OK;
-    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
-    if (c->busy) return RLOCK_E_STATE;
-    rlock__client_exchange(c, (unsigned)((1ull << c->n_nodes) - 1u), rlock__now(c) + timeout_ms,
-                           rlock__encode_ping);
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (c->ops) return RLOCK_E_STATE;
+    memset(&ping, 0, sizeof ping);
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
     for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
-        if (n->result == RLOCK_OK && n->reply.v.type == RLOCK_RESP_STATUS) {
-            up++;
-            up_mask |= 1u << i;
-        } else if (first_err == RLOCK_OK) {
-            first_err = n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
-        }
-        rlock__node_settle(n);
+        rlock_status st = c->nodes[i]->result;
+        if ((ping.up >> i) & 1u) up++;
+        else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
-    if (up >= 2 && rlock__same_server(c, up_mask, timeout_ms) < c->n_nodes) {
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
         c->magic = 0;
@@ -1464,13 +1926,14 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     if (!rlock__client_ok(c)) return;
     for (i = 0; i < c->n_nodes + c->n_subs; i++) {
         rlock_node *n = rlock__conn_at(c, i);
-        int busy = rlock__node_busy(n);
-        rlock__node_drop(n);
-        if (busy) rlock__node_fail(n, RLOCK_E_IO, "connection closed by rlock_client_close", 0);
+        if (n->conn != RLOCK__CONN_DOWN || n->count)
+            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
+    c->linger_len = 0;
+    c->linger_mask = 0;
 }
 
-/* ---- 6.7 Lock operations ------------------------------------------------- */
+/* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
 /* The prefix of every auxiliary key of key: key itself when it has a Redis
  * Cluster hash tag (the bytes between the first '{' and the next '}', when
@@ -1494,10 +1957,154 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
     return key_len + 2;
 }
 
-enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
-enum { RLOCK__PH_ROUND = 1, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE, RLOCK__PH_WAITMSG };
-
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
+
+/* Keep node i's answer to a round as plain numbers. want_array: the script
+ * answers {flag, value[, fence]} (acquire), else a single integer. A reply
+ * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
+ * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
+static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
+                                       int want_array) {
+    r->shape[i] = 0;
+    if (st == RLOCK_OK && rep) {
+        if (rep->v.type == RLOCK_RESP_ERROR) {
+            st = rlock__map_error(rep->v.str, rep->v.len);
+        } else if (!want_array) {
+            if (rep->v.type == RLOCK_RESP_INTEGER) { r->shape[i] = -1; r->v[i][0] = rep->v.integer; }
+            else st = RLOCK_E_PROTOCOL;
+        } else if (rep->v.type == RLOCK_RESP_ARRAY && rep->count >= 2 && rep->count <= 3 &&
+                   rep->elem[0].type == RLOCK_RESP_INTEGER && rep->elem[1].type == RLOCK_RESP_INTEGER &&
+                   (rep->count == 2 || rep->elem[2].type == RLOCK_RESP_INTEGER) &&
+                   (rep->elem[0].integer == 0 || rep->elem[0].integer == 1)) {
+            r->shape[i] = (signed char)rep->count;
+            r->v[i][0] = rep->elem[0].integer;
+            r->v[i][1] = rep->elem[1].integer;
+            r->v[i][2] = rep->count == 3 ? rep->elem[2].integer : 0;
+            if (r->v[i][0] == 0 && r->v[i][1] == -1) st = RLOCK_E_FOREIGN;
+        } else {
+            st = RLOCK_E_PROTOCOL;
+        }
+    }
+    r->st[i] = st;
+    r->answered |= 1u << i;
+    return st;
+}
+
+/* What a round's answers add up to. */
+typedef struct rlock__tally {
+    unsigned yes, no, unknown;   /* granted/agreed, refused, no answer (may have landed) */
+    size_t n_yes, n_no;
+    long long min_pttl;          /* acquire: smallest PTTL of a refusing node, -1 none */
+    long long max_fence;         /* acquire: largest fence of a granting node */
+    long long holds;             /* acquire: hold count of the first granting node */
+    long long max_left;          /* reentrant release: most holds left on a node, -1 none */
+    rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
+} rlock__tally;
+
+static void rlock__tally_init(rlock__tally *t) {
+    memset(t, 0, sizeof *t);
+    t->min_pttl = -1;
+    t->max_left = -1;
+    t->fatal = RLOCK_OK;
+}
+
+/* Per-node statuses that end an operation at once; and those that leave
+ * the outcome unknown (no answer: the write may have happened). */
+static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
+    if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG)
+        t->fatal = st;
+    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
+}
+
+/* An acquire round: granted {1, holds, fence} / refused {0, pttl}. */
+static void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+    size_t i;
+    rlock__tally_init(t);
+    for (i = 0; i < n_nodes; i++) {
+        if (!((r->mask >> i) & 1u)) continue;
+        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
+        if (r->v[i][0] == 1) {
+            t->yes |= 1u << i;
+            t->n_yes++;
+            if (!t->holds) t->holds = r->v[i][1];
+            if (r->v[i][2] > t->max_fence) t->max_fence = r->v[i][2]; /* Redlock: the largest */
+        } else {
+            long long p = r->v[i][1] < 0 ? 0 : r->v[i][1];
+            t->no |= 1u << i;
+            t->n_no++;
+            if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
+        }
+    }
+}
+
+/* An extend or release round: an integer per node. Yes is 1, or for a
+ * reentrant release any count >= 0 (holds left). */
+static void rlock__tally_int(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
+    size_t i;
+    rlock__tally_init(t);
+    for (i = 0; i < n_nodes; i++) {
+        long long v;
+        if (!((r->mask >> i) & 1u)) continue;
+        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
+        v = r->v[i][0];
+        if (count_ok ? v >= 0 : v == 1) {
+            t->yes |= 1u << i;
+            t->n_yes++;
+            if (v > t->max_left) t->max_left = v;
+        } else {
+            t->no |= 1u << i;
+            t->n_no++;
+        }
+    }
+}
+
+/* The error to report when a round failed for reasons other than "held":
+ * the node's own status with one node, no-quorum with several. */
+static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
+    size_t i;
+    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
+    for (i = 0; i < n_nodes; i++) {
+        rlock_status st = r->st[i];
+        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN) return st;
+    }
+    return RLOCK_E_QUORUM;
+}
+
+static unsigned rlock__popcount(unsigned m) {
+    unsigned c = 0;
+    for (; m; m &= m - 1u) c++;
+    return c;
+}
+
+/* ---- 6.8 Operations: acquire, extend, release as machines over rounds --- */
+enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
+/* ROUND: the op's round is out. CLEANUP: releasing a failed acquire's partial
+ * grant. BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
+ * in flight but a SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
+ * DONE: finished, rlock_step reports op.result. */
+enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE,
+       RLOCK__PH_WAITMSG, RLOCK__PH_DONE, RLOCK__PH_COUNT };
+
+/* Every transition of an operation goes through here: the table says which
+ * are allowed (ROUND -> ROUND is the next acquire round straight after;
+ * CLEANUP -> ROUND a retry at once once subscribed). */
+static void rlock__op_goto(rlock_lock *lk, int phase) {
+    static const unsigned allowed[RLOCK__PH_COUNT] = {
+        /* IDLE      */ 1u << RLOCK__PH_ROUND,
+        /* ROUND     */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_BACKOFF) |
+                        (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
+        /* CLEANUP   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) |
+                        (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
+        /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
+        /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_DONE),
+        /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
+        /* DONE      */ 1u << RLOCK__PH_IDLE
+    };
+    (void)allowed; /* RLOCK_ASSERT may be compiled out */
+    RLOCK_ASSERT(lk->op.phase >= 0 && lk->op.phase < RLOCK__PH_COUNT && phase >= 0 && phase < RLOCK__PH_COUNT);
+    RLOCK_ASSERT((allowed[lk->op.phase] >> phase) & 1u);
+    lk->op.phase = phase;
+}
 
 static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
@@ -1515,11 +2122,17 @@ static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
  * after the drift and one node timeout. */
-static rlock_status rlock__check_ttl(const rlock_lock *lk, long long ttl) {
+static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0 || ttl > RLOCK_MAX_TTL_MS) return RLOCK_E_BADARG;
-    if (ttl <= rlock__drift(lk, ttl)) return RLOCK_E_BADARG;
-    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl) return RLOCK_E_BADARG;
+    if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not positive", ttl, 0, 0);
+    if (ttl > RLOCK_MAX_TTL_MS)
+        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS, 0);
+    if (ttl <= rlock__drift(lk, ttl))
+        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
+                          rlock__drift(lk, ttl), 0);
+    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
+        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
+                          cfg->node_timeout_ms, 0);
     return RLOCK_OK;
 }
 
@@ -1535,20 +2148,21 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
     return (uint32_t)t;
 }
 
-static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *out, size_t cap,
-                                 int use_eval) {
-    const rlock_lock *lk = (const rlock_lock *)arg;
-    const char *script = use_eval ? rlock__lua[lk->script] : rlock__lua_sha[lk->script];
-    int acquire = lk->script == RLOCK__S_SIMPLE_ACQUIRE || lk->script == RLOCK__S_REENTRANT_ACQUIRE;
-    int release = lk->script == RLOCK__S_SIMPLE_RELEASE || lk->script == RLOCK__S_REENTRANT_RELEASE;
+/* Encode the lock's script for its current round (EVAL when use_eval, else
+ * EVALSHA) into out; its length, or 0 when it does not fit. */
+static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_t cap, int use_eval) {
+    const rlock_op *op = &lk->op;
+    int s = op->round.script;
+    const char *script = use_eval ? rlock__lua[s] : rlock__lua_sha[s];
+    int acquire = s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE;
+    int release = s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE;
     int aux = (acquire || release) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = 1 + (aux ? 2 : 0) + (fence ? 1 : 0);
-    const char *b = lk->aux_base, *q = lk->queue ? lk->waiter_id : "";
+    const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys);
     int ok;
-    (void)n;
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 : 2)) &&
          rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
@@ -1558,13 +2172,13 @@ static size_t rlock__encode_lock(void *arg, const rlock_node *n, unsigned char *
                         rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
     if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, lk->ttl_str, strlen(lk->ttl_str), NULL, 0);
+         rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
-                            rlock__put_arg(out, cap, &pos, lk->wait_str, strlen(lk->wait_str), NULL, 0);
+                            rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter (that churned split votes). */
     if (ok && release) {
-        int wake = aux && lk->phase != RLOCK__PH_CLEANUP;
+        int wake = aux && !op->round.cleanup;
         ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
     }
     return ok ? pos : 0;
@@ -1575,42 +2189,97 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
 
+static int rlock__round_wants_array(const rlock_round *r) {
+    return r->script == RLOCK__S_SIMPLE_ACQUIRE || r->script == RLOCK__S_REENTRANT_ACQUIRE;
+}
+
+/* Record node i's answer; note it for rlock_node_status unless this is a
+ * cleanup (which must not erase why the round before it failed). */
+static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
+                                const char *why) {
+    rlock_round *r = &lk->op.round;
+    rlock_node *n = lk->client->nodes[i];
+    rlock_status kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
+        /* A well-formed reply of the wrong shape: the server is not
+         * answering what we asked, so its stream is not trusted either. */
+        why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
+            : r->script % 3 == 1 ? "unexpected reply to extend" : "unexpected reply to release";
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, why);
+    }
+    if (r->cleanup) return;
+    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
+    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
+    else rlock__node_notez(n, kept, why ? why : "");
+}
+
+/* Hand node i its request for the current round, if it has room now. */
+static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    rlock_node *n = lk->client->nodes[i];
+    unsigned char *out;
+    size_t cap, len;
+    const char *why;
+    uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
+    rlock_status st;
+    (void)now;
+    st = rlock__x_begin(n, deadline, &out, &cap, &why);
+    if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
+    if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
+    len = rlock__encode_lock(lk, out, cap, (int)((r->evaled >> i) & 1u));
+    if (len == 0) {
+        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
+        rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+        return;
+    }
+    rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+    r->queued |= 1u << i;
+}
+
+static void rlock__round_send(rlock_lock *lk, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    size_t i;
+    for (i = 0; i < lk->client->n_nodes; i++)
+        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
+}
+
 /* Send the script for `op` to every node in mask, all before any reply is
  * read, so a round costs one round trip of the slowest node. */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now) {
-    rlock_client *c = lk->client;
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
+    rlock_round *r = &lk->op.round;
     size_t i;
-    lk->script = rlock__script_for(lk, op);
-    lk->round_start = now;
-    lk->node_mask = mask;
-    rlock__utoa(lk->ttl_str, (unsigned long long)ttl);
-    lk->node_timeout = rlock__node_timeout(lk, ttl);
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock__node_settle(c->nodes[i]);
-        if (mask & (1u << i)) rlock__node_begin(c->nodes[i], now + lk->node_timeout, rlock__encode_lock, lk);
+    r->mask = mask;
+    r->queued = r->answered = r->evaled = 0;
+    r->script = rlock__script_for(lk, op);
+    r->cleanup = cleanup;
+    r->start = now;
+    r->timeout = rlock__node_timeout(lk, ttl);
+    rlock__utoa(lk->op.ttl_str, (unsigned long long)ttl);
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        r->st[i] = RLOCK_WOULD_BLOCK;
+        if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
     }
+    rlock__round_send(lk, now);
 }
 
-static size_t rlock__round_pending(rlock_lock *lk, uint64_t now) {
-    rlock_client *c = lk->client;
-    size_t i, pending = 0;
-    for (i = 0; i < c->n_nodes; i++)
-        if ((lk->node_mask & (1u << i)) && !rlock__node_drive(c->nodes[i], now, rlock__encode_lock, lk))
-            pending++;
-    return pending;
-}
+static int rlock__round_done(const rlock_round *r) { return (r->answered & r->mask) == r->mask; }
 
-/* Read node i's answer as {flag, value} (acquire) or a single integer. */
-/* An acquire answer: {0, pttl} or {1, holds, fence}. */
-static int rlock__node_pair(const rlock_node *n, long long *flag, long long *value, long long *fence) {
-    const rlock_reply *r = &n->reply;
-    if (n->result != RLOCK_OK || r->v.type != RLOCK_RESP_ARRAY || r->count < 2 || r->count > 3 ||
-        r->elem[0].type != RLOCK_RESP_INTEGER || r->elem[1].type != RLOCK_RESP_INTEGER ||
-        (r->count == 3 && r->elem[2].type != RLOCK_RESP_INTEGER)) return 0;
-    *flag = r->elem[0].integer;
-    *value = r->elem[1].integer;
-    *fence = r->count == 3 ? r->elem[2].integer : 0;
-    return 1;
+/* A reply or failure for lk's round from node i. */
+static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    const rlock_reply *rep = &ev->reply;
+    if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
+    if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
+    if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0 &&
+        !((r->evaled >> i) & 1u)) {
+        /* The server lost its script cache (restart, SCRIPT FLUSH): send the
+         * body once with EVAL, which also caches it for the next EVALSHA. */
+        r->evaled |= 1u << i;
+        r->queued &= ~(1u << i);
+        rlock__round_submit(lk, i, now);
+        return;
+    }
+    rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
 /* A held lock turned out lost: record it and tell the holder once. */
@@ -1622,63 +2291,6 @@ static void rlock__mark_lost(rlock_lock *lk) {
         if (lk->client->cfg.on_lost) lk->client->cfg.on_lost(lk, lk->client->cfg.hook_user);
     }
 }
-static int rlock__node_int(const rlock_node *n, long long *value) {
-    if (n->result != RLOCK_OK || n->reply.v.type != RLOCK_RESP_INTEGER) return 0;
-    *value = n->reply.v.integer;
-    return 1;
-}
-/* A well-formed reply of the wrong shape: RLOCK_E_PROTOCOL, and like every
- * protocol error the connection is dropped (the server is not answering what
- * we asked, so its stream is not trusted either). */
-static void rlock__node_bad_reply(rlock_node *n, const char *why) {
-    n->result = RLOCK_E_PROTOCOL;
-    rlock__set_errz(n, why);
-    rlock__node_drop(n);
-}
-
-/* Stop listening (and abandon a SUBSCRIBE still in flight). */
-static void rlock__subs_idle(rlock_client *c) {
-    size_t i;
-    for (i = 0; i < c->n_subs; i++) {
-        rlock_node *n = c->subs[i];
-        if (n->io == RLOCK__IO_LISTEN) { n->io = RLOCK__IO_IDLE; n->want = 0; }
-        else if (rlock__node_busy(n)) {
-            rlock__node_drop(n);
-            n->io = RLOCK__IO_IDLE;
-            n->want = 0;
-        } else rlock__node_settle(n);
-    }
-}
-
-static rlock_status rlock__finish(rlock_lock *lk, rlock_status st) {
-    rlock_client *c = lk->client;
-    size_t i;
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock__node_settle(c->nodes[i]);
-        c->nodes[i]->keep_err = 0; /* also when a cleanup was cancelled */
-    }
-    rlock__subs_idle(c);
-    lk->op = RLOCK__OP_NONE;
-    lk->phase = 0;
-    c->busy = NULL;
-    return st;
-}
-
-/* The error to report when a round failed for reasons other than "held":
- * the node's own status with one node, no-quorum with several. */
-static rlock_status rlock__round_error(const rlock_lock *lk) {
-    rlock_client *c = lk->client;
-    size_t i;
-    if (c->n_nodes == 1) {
-        rlock_status st = c->nodes[0]->result;
-        return st == RLOCK_OK ? RLOCK_E_PROTOCOL : st; /* OK here = a reply of the wrong shape */
-    }
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock_status st = c->nodes[i]->result;
-        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN) return st;
-    }
-    return RLOCK_E_QUORUM;
-}
 
 static uint64_t rlock__prng(rlock_lock *lk) {
     /* xorshift64*: jitter only, never tokens. Seeded from the secure source. */
@@ -1688,403 +2300,580 @@ static uint64_t rlock__prng(rlock_lock *lk) {
     return (uint64_t)(x * 2685821657736338717ULL);
 }
 
+/* ---- waiting on release notices (RESP2 subscriber connections) ---- */
+
+/* Is chan (a pushed message's channel) this lock's release channel? */
+static int rlock__is_my_chan(const rlock_lock *lk, const char *chan, size_t len) {
+    return lk->aux_base_len && len == lk->aux_base_len + 9 && memcmp(chan, lk->aux_base, lk->aux_base_len) == 0 &&
+           memcmp(chan + lk->aux_base_len, ":released", 9) == 0;
+}
+
+static int rlock__same_chan(const rlock_lock *a, const rlock_lock *b) {
+    return a->aux_base_len && a->aux_base_len == b->aux_base_len &&
+           memcmp(a->aux_base, b->aux_base, a->aux_base_len) == 0;
+}
+
+/* The connection that holds server j's subscriptions, while it is the same
+ * connection they were made on; NULL when there is none. */
+static rlock_node *rlock__sub_conn(const rlock_client *c, size_t j) {
+    rlock_node *n = c->sub_on[j];
+    return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
+}
+
+/* Queue [UN]SUBSCRIBE chan for server j: on the connection that already has
+ * its subscriptions, else on its command connection when that speaks RESP3
+ * (the answer is a push there), else on subscriber j (the answer is a reply:
+ * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
+static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const char *base, size_t base_len,
+                           const char *suffix, size_t suffix_len, void *owner, int tag, uint64_t deadline) {
+    rlock_node *n = rlock__sub_conn(c, j);
+    unsigned char *out;
+    size_t cap, pos = 0;
+    const char *why;
+    if (!n) {
+        if (c->cfg.pubsub && c->nodes[j]->proto == 3 && c->nodes[j]->conn == RLOCK__CONN_UP) n = c->nodes[j];
+        else if (j < c->n_subs) n = c->subs[j];
+        else return 0;
+    }
+    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
+        !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
+    if (n->proto == 3) rlock__x_commit_push(n, pos);
+    else rlock__x_commit(n, pos, owner, tag, deadline);
+    c->sub_on[j] = n;
+    c->sub_gen[j] = n->gen;
+    return 1;
+}
+
+/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+    size_t j;
+    for (j = 0; j < c->n_nodes; j++)
+        if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", c->linger, c->linger_len, NULL, 0, NULL, RLOCK__TAG_UNSUB,
+                                  now + 1000u);
+    c->linger_len = 0;
+    c->linger_mask = 0;
+}
+
+/* lk stops waiting: subscriptions no other operation shares are left to
+ * linger (the next wait on this key needs no SUBSCRIBE); the lingering
+ * channel they replace is unsubscribed. */
+static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    unsigned mine = lk->op.sub_ok | lk->op.sub_pending, others = 0;
+    const rlock_lock *o;
+    lk->op.sub_ok = lk->op.sub_pending = 0;
+    if (!mine) return;
+    for (o = c->ops; o; o = o->op.next)
+        if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
+    mine &= ~others;
+    if (!mine) return;
+    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    memcpy(c->linger, lk->aux_base, lk->aux_base_len);
+    memcpy(c->linger + lk->aux_base_len, ":released", 9);
+    c->linger_len = lk->aux_base_len + 9;
+    c->linger_mask |= mine;
+}
+
+/* Connections with subscriptions read even with no request out, so that
+ * release notices are seen and never pile up unread. */
+static void rlock__subs_listen(rlock_client *c) {
+    unsigned any = c->linger_mask;
+    const rlock_lock *o;
+    size_t i;
+    for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
+    for (i = 0; i < c->n_nodes; i++) {
+        rlock_node *n = rlock__sub_conn(c, i);
+        if (n && ((any >> i) & 1u)) n->listen = 1;
+    }
+}
+
+/* A connection that went down (or was made again) lost its subscriptions. */
+static void rlock__subs_check(rlock_client *c) {
+    size_t j;
+    rlock_lock *o;
+    for (j = 0; j < c->n_nodes; j++) {
+        unsigned keep = ~(1u << j);
+        if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
+        c->sub_on[j] = NULL;
+        c->linger_mask &= keep;
+        for (o = c->ops; o; o = o->op.next) {
+            o->op.sub_ok &= keep;
+            o->op.sub_pending &= keep;
+        }
+    }
+    if (!c->linger_mask) c->linger_len = 0;
+}
+
+/* Server j confirmed lk's subscription (a reply on subscriber j, or a push). */
+static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
+    unsigned bit = 1u << j;
+    if (!(lk->op.sub_pending & bit)) return;
+    lk->op.sub_pending &= ~bit;
+    lk->op.sub_ok |= bit;
+}
+
 /* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
  * random value in [d/2, d], never past the holder's PTTL or our deadline. */
 static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     const rlock_config *cfg = &lk->client->cfg;
+    rlock_op *op = &lk->op;
     uint64_t d = cfg->backoff_min_ms, delay;
-    uint32_t shift = lk->attempts > 1 ? lk->attempts - 1 : 0;
+    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
-    if (lk->holder_pttl >= 0 && (uint64_t)lk->holder_pttl + 1 < delay) delay = (uint64_t)lk->holder_pttl + 1;
-    if (now + delay > lk->wait_end) delay = lk->wait_end - now;
-    lk->wake_at = now + delay;
-    lk->phase = RLOCK__PH_BACKOFF;
+    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
+    if (now + delay > op->wait_end) delay = op->wait_end - now;
+    op->wake_at = now + delay;
+    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* ---- waiting on release notifications ---- */
-
-/* Read what a subscriber connection has without blocking. 1: a release
- * message on chan naming id arrived; 0: none; -1: the connection failed
- * (dropped, unsubscribed). Messages naming other waiters are not ours. */
-static int rlock__sub_poll(rlock_node *n, const char *chan, size_t chan_len, const char *id) {
-    int woke = 0;
-    for (;;) {
-        rlock_reply rep;
-        long used, r;
-        while ((used = n->rx_len ? rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &rep) : 0) > 0) {
-            if (rlock__is_message(&rep) && rep.elem[1].len == chan_len &&
-                memcmp(rep.elem[1].str, chan, chan_len) == 0 && rep.elem[2].len == strlen(id) &&
-                memcmp(rep.elem[2].str, id, rep.elem[2].len) == 0)
-                woke = 1;
-            memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
-            n->rx_len -= (size_t)used;
-        }
-        if (used < 0) break;
-        r = n->transport.recv(n->transport.ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-        if (r == RLOCK_IO_WOULD_BLOCK) return woke;
-        if (r < 0 || (size_t)r > sizeof n->rx - n->rx_len) break;
-        n->rx_len += (size_t)r;
-    }
-    rlock__node_drop(n); /* subscribed, so connected: the drop closes it */
-    n->io = RLOCK__IO_IDLE;
-    n->want = 0;
-    return woke ? 1 : -1;
-}
-
-/* Encodes [UNSUBSCRIBE old] SUBSCRIBE new, where old is the client's current
- * channel and new is this lock's (one channel per subscriber connection). */
-static size_t rlock__encode_sub(void *arg, const rlock_node *n, unsigned char *out, size_t cap, int use_eval) {
-    const rlock_lock *lk = (const rlock_lock *)arg;
-    const rlock_client *c = lk->client;
-    size_t pos = 0;
-    int ok = 1;
-    (void)use_eval;
-    if (n->sub_ok && c->sub_chan_len)
-        ok = rlock__put_header(out, cap, &pos, 2) && rlock__put_arg(out, cap, &pos, "UNSUBSCRIBE", 11, NULL, 0) &&
-             rlock__put_arg(out, cap, &pos, c->sub_chan, c->sub_chan_len, NULL, 0);
-    ok = ok && rlock__put_header(out, cap, &pos, 2) && rlock__put_arg(out, cap, &pos, "SUBSCRIBE", 9, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, lk->aux_base, lk->aux_base_len, ":released", 9);
-    return ok ? pos : 0;
-}
-
-static int rlock__subscribed_to(const rlock_lock *lk) {
-    const rlock_client *c = lk->client;
-    size_t i;
-    if (c->sub_chan_len != lk->aux_base_len + 9 || memcmp(c->sub_chan, lk->aux_base, lk->aux_base_len) != 0 ||
-        memcmp(c->sub_chan + lk->aux_base_len, ":released", 9) != 0) return 0;
-    for (i = 0; i < c->n_subs; i++) if (c->subs[i]->sub_ok) return 1;
-    return 0;
-}
-
-/* The next acquire round. Messages that arrived before it are stale: the
- * round itself sees the current state, so drain them first; a release after
- * this point publishes after our script ran and wakes us. */
-static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+/* Still subscribed to lk's channel from an earlier wait (the lingering
+ * channel): take the subscriptions over. 1 when it did. */
+static int rlock__adopt_linger(rlock_lock *lk) {
     rlock_client *c = lk->client;
-    size_t i;
-    if (rlock__subscribed_to(lk))
-        for (i = 0; i < c->n_subs; i++)
-            if (c->subs[i]->sub_ok) (void)rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len, lk->waiter_id);
+    if (!c->linger_len || !c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0;
+    lk->op.sub_ok |= c->linger_mask;
+    c->linger_len = 0;
+    c->linger_mask = 0;
+    return 1;
+}
+
+/* The next acquire round. Release notices that came before it are stale:
+ * the round itself sees the current state; one published after our script
+ * ran wakes us. */
+static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
+    op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. */
-    lk->queue = rlock__subscribed_to(lk) && now < lk->wait_end;
-    {
-        uint64_t left = lk->wait_end > now ? lk->wait_end - now : 0;
-        rlock__utoa(lk->wait_str, left > 86400000u ? 86400000u : left);
-    }
-    lk->attempts++;
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << c->n_nodes) - 1u, lk->op_ttl, now);
-    lk->phase = RLOCK__PH_ROUND;
+    op->queue = op->sub_ok != 0 && now < op->wait_end;
+    rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
+    op->attempts++;
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
  * that has a TTL, subscribe (then retry at once, so a release between our
  * attempt and the subscription is not missed) or sleep until a release
- * message or the holder's PTTL, whichever comes first. Otherwise back off. */
+ * notice or the holder's PTTL, whichever comes first. Otherwise back off. */
 static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i;
-    if (!c->n_subs || !lk->aux_base_len || lk->holder_pttl < 0) { rlock__schedule_retry(lk, now); return; }
-    if (!rlock__subscribed_to(lk)) {
-        for (i = 0; i < c->n_subs; i++) {
-            rlock_node *n = c->subs[i];
-            int unsub = n->sub_ok && c->sub_chan_len;
-            rlock__node_settle(n);
-            if (rlock__node_begin(n, now + lk->node_timeout, rlock__encode_sub, lk) == RLOCK_OK && unsub)
-                n->replies_left++;
-            n->sub_ok = 0;
-        }
-        memcpy(c->sub_chan, lk->aux_base, lk->aux_base_len);
-        memcpy(c->sub_chan + lk->aux_base_len, ":released", 9);
-        c->sub_chan_len = lk->aux_base_len + 9;
-        lk->phase = RLOCK__PH_SUBSCRIBE;
+    rlock_op *op = &lk->op;
+    size_t j;
+    if ((!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
+        rlock__schedule_retry(lk, now);
+        return;
+    }
+    if (!op->sub_ok && !rlock__adopt_linger(lk) && c->linger_len) rlock__linger_drop(c, now);
+    if (op->sub_ok && !op->queue) {
+        /* Subscribed, but the attempt that failed did not join the wait
+         * queue (it was sent before): a release would not wake us. Try
+         * again at once; that attempt queues. */
+        rlock__acquire_next_round(lk, now);
+        return;
+    }
+    if (!op->sub_ok) {
+        for (j = 0; j < c->n_nodes; j++)
+            if (rlock__sub_send(c, j, "SUBSCRIBE", lk->aux_base, lk->aux_base_len, ":released", 9, lk,
+                                RLOCK__TAG_SUB, now + op->round.timeout))
+                op->sub_pending |= 1u << j;
+        if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
+        op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
+        rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
     }
     {
         /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
          * once; a queued waiter that died swallows the one sent), and then
          * the holder's whole lease would be slept away on a free lock. */
-        uint64_t delay = (uint64_t)lk->holder_pttl + 1;
+        uint64_t delay = (uint64_t)op->holder_pttl + 1;
         if (delay > c->cfg.recheck_ms) delay = c->cfg.recheck_ms;
-        if (now + delay > lk->wait_end) delay = lk->wait_end - now;
-        lk->wake_at = now + delay;
+        if (now + delay > op->wait_end) delay = op->wait_end - now;
+        op->wake_at = now + delay;
     }
-    for (i = 0; i < c->n_subs; i++) {
-        rlock_node *n = c->subs[i];
-        if (!n->sub_ok) continue;
-        n->io = RLOCK__IO_LISTEN;
-        n->want = RLOCK_WANT_READ;
-    }
-    lk->phase = RLOCK__PH_WAITMSG;
+    rlock__op_goto(lk, RLOCK__PH_WAITMSG);
 }
 
-static rlock_status rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+/* The op is over: nothing of it stays in flight or subscribed to. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, granted = 0, refused = 0;
-    unsigned granted_mask = 0, unknown_mask = 0;
-    long long holds = 0, fence = 0, drift = rlock__drift(lk, lk->op_ttl);
-    rlock_status fatal = RLOCK_OK, final;
-    int retry;
-    lk->holder_pttl = -1;
-    for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = c->nodes[i];
-        long long flag, value, f;
-        if (rlock__node_pair(n, &flag, &value, &f) && (flag == 0 || flag == 1)) {
-            if (flag == 1) {
-                granted++;
-                granted_mask |= 1u << i;
-                if (!holds) holds = value;
-                if (f > fence) fence = f; /* Redlock: the largest node counter */
-            }
-            else if (value == -1) { n->result = RLOCK_E_FOREIGN; rlock__set_errz(n, "key exists without a TTL");
-                                    fatal = RLOCK_E_FOREIGN; }
-            else {
-                refused++;
-                if (lk->holder_pttl < 0 || value < lk->holder_pttl) lk->holder_pttl = value < 0 ? 0 : value;
-            }
-        } else {
-            if (n->result == RLOCK_OK) rlock__node_bad_reply(n, "unexpected reply to acquire");
-            /* Not retried: bad credentials, a foreign value type, or a
-             * command that cannot be built (BADARG: nothing was sent). */
-            if (n->result == RLOCK_E_AUTH || n->result == RLOCK_E_WRONGTYPE || n->result == RLOCK_E_BADARG)
-                fatal = n->result;
-            /* No answer (timeout, reset, garbage): the SET may have landed. A
-             * Redis error reply means the script did not write. */
-            if (n->result == RLOCK_E_IO || n->result == RLOCK_E_PROTOCOL) unknown_mask |= 1u << i;
-        }
-    }
-    lk->votes = granted;
-    if (now < lk->round_start) fatal = RLOCK_E_CLOCK;
-    else if (fatal == RLOCK_OK && granted >= rlock_client_quorum(c) &&
-             (long long)(now - lk->round_start) + drift < lk->op_ttl) {
+    size_t i;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) (void)rlock__x_disown(rlock__conn_at(c, i), lk);
+    rlock__op_unsubscribe(lk, now);
+    lk->op.result = st;
+    rlock__op_goto(lk, RLOCK__PH_DONE);
+}
+
+static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    rlock_op *op = &lk->op;
+    rlock__tally t;
+    long long drift = rlock__drift(lk, op->ttl);
+    size_t q = rlock_client_quorum(c);
+    rlock_status final;
+    unsigned mask;
+    rlock__tally_acquire(&op->round, c->n_nodes, &t);
+    op->holder_pttl = t.min_pttl;
+    lk->votes = t.n_yes;
+    if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
+    else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
+             (long long)(now - op->round.start) + drift < op->ttl) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
-            lk->held_since = lk->round_start;
-            lk->fence = fence;
+            lk->held_since = op->round.start;
+            lk->fence = t.max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
+        lk->granted_at = op->round.start;
+        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
         lk->state = RLOCK_STATE_HELD;
-        lk->ttl_ms = lk->op_ttl;
-        lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
-        lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : holds;
-        lk->held_mask = granted_mask;
-        return rlock__finish(lk, RLOCK_OK);
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : t.holds;
+        lk->held_mask = t.yes;
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
     }
     /* Failed round. Decide what to report if we stop now. */
-    if (fatal != RLOCK_OK) final = fatal;
+    if (t.fatal != RLOCK_OK) final = t.fatal;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if ((refused > 0 || granted > 0) && granted + refused >= rlock_client_quorum(c))
-        final = lk->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
-    else final = rlock__round_error(lk);
-    retry = fatal == RLOCK_OK && now < lk->wait_end &&
-            (c->cfg.max_attempts == 0 || lk->attempts < c->cfg.max_attempts);
-    lk->op_result = final;
-    lk->retry = retry;
+    else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else final = rlock__round_error(&op->round, c->n_nodes);
+    op->fail = op->cancel ? RLOCK_OK : final;
+    op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
+                (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    {
-        unsigned mask = granted_mask | (lk->state == RLOCK_STATE_HELD ? 0u : unknown_mask);
-        if (mask) {
-            /* The cleanup must not erase why the round failed: keep each
-             * node's status and error text for rlock_node_status/error. */
-            for (i = 0; i < c->n_nodes; i++) {
-                lk->diag[i] = c->nodes[i]->result;
-                c->nodes[i]->keep_err = 1;
-            }
-            lk->phase = RLOCK__PH_CLEANUP; /* before encoding: see rlock__encode_lock */
-            rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op_ttl, now);
-            return RLOCK_WOULD_BLOCK;
-        }
+    mask = t.yes | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    if (mask) {
+        rlock__op_goto(lk, RLOCK__PH_CLEANUP);
+        rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
+        return;
     }
-    if (retry) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
-    return rlock__finish(lk, final);
+    if (op->retry) { rlock__wait_next(lk, now); return; }
+    rlock__op_finish(lk, op->fail, now);
 }
 
-static rlock_status rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, ok = 0, refused = 0, q = rlock_client_quorum(c);
-    long long drift = rlock__drift(lk, lk->op_ttl);
-    unsigned ok_mask = 0;
-    for (i = 0; i < c->n_nodes; i++) {
-        long long v;
-        if (rlock__node_int(c->nodes[i], &v)) {
-            if (v == 1) { ok++; ok_mask |= 1u << i; } else refused++;
-        }
-        else if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to extend");
-    }
-    lk->votes = ok;
-    if (now < lk->round_start) return rlock__finish(lk, RLOCK_E_CLOCK);
+    rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q = rlock_client_quorum(c);
+    long long drift = rlock__drift(lk, op->ttl);
+    rlock__tally_int(&op->round, c->n_nodes, 0, &t);
+    lk->votes = t.n_yes;
+    if (now < op->round.start) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (ok >= q && now < lk->validity_end && (long long)(now - lk->round_start) + drift < lk->op_ttl) {
-        lk->held_mask = ok_mask;
-        lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->op_ttl);
-        lk->ttl_ms = lk->op_ttl;
-        lk->validity_end = lk->round_start + (uint64_t)(lk->op_ttl - drift);
-        return rlock__finish(lk, RLOCK_OK);
+    if (t.n_yes >= q && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
+        lk->held_mask = t.yes;
+        lk->granted_at = op->round.start;
+        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
     }
-    if (refused > c->n_nodes - q || now >= lk->validity_end) {
+    if (t.n_no > c->n_nodes - q || now >= lk->validity_end) {
         rlock__mark_lost(lk);
-        return rlock__finish(lk, RLOCK_LOST);
+        rlock__op_finish(lk, RLOCK_LOST, now);
+        return;
     }
-    return rlock__finish(lk, rlock__round_error(lk));
+    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
 }
 
-static rlock_status rlock__release_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
-    size_t i, ok = 0, refused = 0, gone = 0, neutral = 0, held = 0, q = rlock_client_quorum(c);
-    long long left = -1;
-    (void)now;
-    for (i = 0; i < c->n_nodes; i++) held += (lk->held_mask >> i) & 1u;
-    for (i = 0; i < c->n_nodes; i++) {
-        long long v;
-        if (!rlock__node_int(c->nodes[i], &v)) {
-            if (c->nodes[i]->result == RLOCK_OK) rlock__node_bad_reply(c->nodes[i], "unexpected reply to release");
-            continue;
-        }
-        if (lk->kind == RLOCK_KIND_SIMPLE ? v == 1 : v >= 0) {
-            ok++;
-            if (left < 0 || v > left) left = v; /* reentrant: holds left on the node */
-        } else {
-            /* "Not ours" from a node that granted us means we lost it there;
-             * from a node that never did, it says nothing. */
-            refused++;
-            if (lk->held_mask & (1u << i)) gone++; else neutral++;
-        }
-    }
-    lk->votes = ok;
+    rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
+    size_t gone, neutral;
+    rlock__tally_int(&op->round, c->n_nodes, lk->kind == RLOCK_KIND_REENTRANT, &t);
+    /* "Not ours" from a node that granted us means we lost it there; from a
+     * node that never did, it says nothing. */
+    gone = rlock__popcount(t.no & lk->held_mask);
+    neutral = t.n_no - gone;
+    lk->votes = t.n_yes;
     if (held >= q && gone > held - q) { /* a quorum of our grants is gone: it was lost */
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
-        return rlock__finish(lk, RLOCK_LOST);
+        rlock__op_finish(lk, RLOCK_LOST, now);
+        return;
     }
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (ok >= q || (held >= q && ok > 0 && ok + neutral >= q)) {
-        if (lk->kind == RLOCK_KIND_REENTRANT && left > 0) {
-            lk->holds = left;
-            return rlock__finish(lk, RLOCK_OK);
+    if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) {
+        if (lk->kind == RLOCK_KIND_REENTRANT && t.max_left > 0) {
+            lk->holds = t.max_left;
+        } else {
+            lk->holds = 0;
+            lk->state = RLOCK_STATE_IDLE;
         }
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
+    }
+    if (t.n_no > c->n_nodes - q) {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
-        return rlock__finish(lk, RLOCK_OK);
+        rlock__op_finish(lk, RLOCK_LOST, now);
+        return;
     }
-    if (refused > c->n_nodes - q) {
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-        return rlock__finish(lk, RLOCK_LOST);
+    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); /* unknown: state kept */
+}
+
+/* Move lk's operation as far as it can go now. The one switch over phases. */
+static void rlock__op_run(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    switch (op->phase) {
+    case RLOCK__PH_BACKOFF:
+        if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
+        return;
+    case RLOCK__PH_WAITMSG:
+        if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
+        return;
+    case RLOCK__PH_SUBSCRIBE:
+        if (op->sub_pending && now < op->wake_at) return;
+        /* Subscribed: try again at once. Not possible: back off instead of
+         * re-subscribing in a hot loop. */
+        if (op->sub_ok) rlock__acquire_next_round(lk, now);
+        else rlock__schedule_retry(lk, now);
+        return;
+    case RLOCK__PH_ROUND:
+    case RLOCK__PH_CLEANUP:
+        rlock__round_send(lk, now);
+        if (!rlock__round_done(&op->round)) return;
+        /* The round may have ended inside a transport call that blocked
+         * (connect, send, recv): judge elapsed time and validity by the
+         * clock now, not by when this step began. */
+        now = rlock__now(lk->client);
+        if (op->phase == RLOCK__PH_CLEANUP) {
+            /* retry was decided before the cleanup: re-check the wait deadline */
+            if (op->retry && !op->cancel && now < op->wait_end) rlock__wait_next(lk, now);
+            else rlock__op_finish(lk, op->fail, now);
+            return;
+        }
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now);
+        else rlock__release_round_done(lk, now);
+        return;
+    default:
+        return; /* IDLE, DONE */
     }
-    return rlock__finish(lk, rlock__round_error(lk)); /* unknown: state kept, release may be retried */
+}
+
+/* A release notice ["message", chan, waiter id] wakes the waiter it names;
+ * a RESP3 ["subscribe", chan, n] push confirms the waiters on chan. */
+static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
+    rlock_lock *o;
+    int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
+    for (o = c->ops; o; o = o->op.next) {
+        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
+        if (msg && r->elem[2].len == 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
+        if (sub) rlock__sub_confirmed(o, j);
+    }
+}
+
+static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
+    if (ev->kind == RLOCK__EV_PUSH) {
+        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
+        if (rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, &ev->reply);
+        return;
+    }
+    if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
+    switch (ev->tag) {
+    case RLOCK__TAG_LOCK:
+        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        return;
+    case RLOCK__TAG_SUB: {
+        rlock_lock *lk = (rlock_lock *)ev->owner;
+        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
+        if (ev->kind == RLOCK__EV_REPLY && rlock__is_pubsub(&ev->reply, "subscribe")) rlock__sub_confirmed(lk, j);
+        else lk->op.sub_pending &= ~(1u << j);
+        return;
+    }
+    case RLOCK__TAG_PING: {
+        rlock__ping *p = (rlock__ping *)ev->owner;
+        rlock_node *n = c->nodes[i];
+        p->answered |= 1u << i;
+        if (p->run_id) { /* a refused probe (no EVAL or INFO for this user): identity unknown */
+            if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_BULK && ev->reply.v.len > 0 &&
+                ev->reply.v.len <= sizeof p->id[i]) {
+                memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
+                p->id_len[i] = ev->reply.v.len;
+            }
+            return;
+        }
+        if (ev->kind == RLOCK__EV_FAIL) rlock__node_notez(n, ev->st, ev->why);
+        else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_notez(n, RLOCK_OK, ""); }
+        else if (ev->reply.v.type == RLOCK_RESP_ERROR)
+            rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
+        else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* Drive every operation of c: read what arrived, hand it out, let each op
+ * move on, and send what that queued - until nothing moves. */
+static void rlock__client_step(rlock_client *c) {
+    int pass;
+    for (pass = 0; pass < 4; pass++) {
+        uint64_t now = rlock__now(c);
+        unsigned long before = 0, after = 0;
+        rlock_lock *o;
+        size_t i;
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) before += rlock__conn_at(c, i)->commands;
+        rlock__client_pump(c, now);
+        rlock__subs_check(c);
+        for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
+        rlock__subs_listen(c);
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) after += rlock__conn_at(c, i)->commands;
+        if (after == before) break; /* nothing new queued: nothing more to send now */
+    }
+}
+
+static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
+    rlock_client *c = lk->client;
+    memset(&lk->op, 0, sizeof lk->op);
+    lk->op.kind = kind;
+    lk->op.ttl = ttl;
+    lk->op.holder_pttl = -1;
+    lk->op.next = c->ops;
+    c->ops = lk;
+}
+
+static void rlock__op_unlink(rlock_lock *lk) {
+    rlock_lock **p = &lk->client->ops;
+    while (*p && *p != lk) p = &(*p)->op.next;
+    if (*p) *p = lk->op.next;
+    lk->op.next = NULL;
+    lk->op.kind = RLOCK__OP_NONE;
+    lk->op.phase = RLOCK__PH_IDLE;
 }
 
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
-    rlock_client *c;
-    uint64_t now;
-    size_t i;
+    rlock_status st;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
-    if (lk->op == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    c = lk->client;
-    now = rlock__now(c);
-    if (lk->phase == RLOCK__PH_BACKOFF) {
-        if (now < lk->wake_at) return RLOCK_WOULD_BLOCK;
-        rlock__acquire_next_round(lk, now);
-    } else if (lk->phase == RLOCK__PH_WAITMSG) {
-        int woke = 0;
-        for (i = 0; i < c->n_subs; i++)
-            if (c->subs[i]->io == RLOCK__IO_LISTEN &&
-                rlock__sub_poll(c->subs[i], c->sub_chan, c->sub_chan_len, lk->waiter_id) > 0)
-                woke = 1;
-        if (!woke && now < lk->wake_at) return RLOCK_WOULD_BLOCK;
-        rlock__subs_idle(c);
-        rlock__acquire_next_round(lk, now);
-    } else if (lk->phase == RLOCK__PH_SUBSCRIBE) {
-        size_t pending = 0, ok = 0;
-        for (i = 0; i < c->n_subs; i++)
-            if (!rlock__node_drive(c->subs[i], now, NULL, NULL)) pending++;
-        if (pending) return RLOCK_WOULD_BLOCK;
-        for (i = 0; i < c->n_subs; i++) {
-            rlock_node *n = c->subs[i];
-            const rlock_reply *r = &n->reply;
-            n->sub_ok = n->result == RLOCK_OK && r->v.type == RLOCK_RESP_ARRAY && r->count == 3 &&
-                        r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == 9 &&
-                        memcmp(r->elem[0].str, "subscribe", 9) == 0;
-            ok += (size_t)n->sub_ok;
-            rlock__node_settle(n);
-        }
-        /* Subscribed: try again at once. Not possible: back off instead of
-         * re-subscribing in a hot loop. */
-        if (ok) rlock__acquire_next_round(lk, now);
-        else { rlock__schedule_retry(lk, now); return RLOCK_WOULD_BLOCK; }
+    if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
+    if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
+    st = lk->op.result;
+    rlock__op_unlink(lk);
+    return st;
+}
+
+/* When c must be stepped again even without I/O: the earliest op timer or
+ * request deadline (UINT64_MAX: none). */
+static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
+    const rlock_lock *o;
+    uint64_t next = UINT64_MAX;
+    size_t i;
+    for (o = c->ops; o; o = o->op.next)
+        if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
+             (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
+            next = o->op.wake_at;
+        else if (o->op.phase == RLOCK__PH_DONE)
+            next = now;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+        rlock_node *n = rlock__conn_at(c, i);
+        uint64_t d = rlock__x_deadline(n);
+        if (rlock__x_wants(n) && d < next) next = d;
     }
-    if (rlock__round_pending(lk, now)) return RLOCK_WOULD_BLOCK;
-    /* The round may have ended inside a transport call that blocked (connect,
-     * send, recv): judge elapsed time and validity by the clock now, not by
-     * when this step began. */
-    now = rlock__now(c);
-    if (lk->phase == RLOCK__PH_CLEANUP) {
-        for (i = 0; i < c->n_nodes; i++) {
-            c->nodes[i]->result = lk->diag[i];
-            c->nodes[i]->keep_err = 0;
-        }
-        /* retry was decided before the cleanup: re-check the wait deadline */
-        if (lk->retry && now < lk->wait_end) { rlock__wait_next(lk, now); return RLOCK_WOULD_BLOCK; }
-        return rlock__finish(lk, lk->op_result);
-    }
-    switch (lk->op) {
-    case RLOCK__OP_ACQUIRE: return rlock__acquire_round_done(lk, now);
-    case RLOCK__OP_EXTEND: return rlock__extend_round_done(lk, now);
-    default: return rlock__release_round_done(lk, now);
-    }
+    return next;
 }
 
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
-    uint64_t now, next = UINT64_MAX;
-    size_t i;
-    if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return 0;
+    uint64_t now, next;
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
     now = rlock__now(lk->client);
-    if (lk->phase == RLOCK__PH_BACKOFF || lk->phase == RLOCK__PH_WAITMSG) next = lk->wake_at;
-    else
-        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++) {
-            const rlock_node *n = rlock__conn_at(lk->client, i);
-            if (rlock_node_wants(n) && n->io != RLOCK__IO_LISTEN && n->deadline < next) next = n->deadline;
-        }
+    next = rlock__client_next(lk->client, now);
     if (next == UINT64_MAX || next <= now) return 0;
     return next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(next - now);
 }
 
-RLOCKDEF void rlock_cancel(rlock_lock *lk) {
-    size_t i;
-    if (!rlock__lock_ok(lk) || lk->op == RLOCK__OP_NONE) return;
-    for (i = 0; i < lk->client->n_nodes; i++) {
-        rlock_node *n = lk->client->nodes[i];
-        if (rlock__node_busy(n)) {
-            rlock__node_drop(n);
-            rlock__node_fail(n, RLOCK_E_IO, "cancelled", 0);
-        }
-    }
-    rlock__finish(lk, RLOCK_OK);
+RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
+    uint64_t now, next;
+    size_t n;
+    int connecting;
+    if (timeout_ms) *timeout_ms = 0;
+    if (!rlock__client_ok(c) || (!out && cap)) return 0;
+    n = rlock__client_interest(c, out, cap, &connecting);
+    if (!timeout_ms || connecting) return n;
+    now = rlock__now(c);
+    next = rlock__client_next(c, now);
+    if ((!c->ops && n == 0) || next == UINT64_MAX) *timeout_ms = UINT32_MAX;
+    else *timeout_ms = next <= now ? 0 : next - now >= UINT32_MAX ? UINT32_MAX - 1u : (uint32_t)(next - now);
+    return n;
 }
 
-/* Common checks of every *_begin; claims the client's connections. */
-static rlock_status rlock__begin(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
-    if (lk->op != RLOCK__OP_NONE) return RLOCK_E_STATE;
-    if (lk->client->busy && lk->client->busy != lk) return RLOCK_E_STATE;
+RLOCKDEF rlock_status rlock_client_step(rlock_client *c) {
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    rlock__client_step(c);
     return RLOCK_OK;
 }
 
+RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) && lk->op.kind == RLOCK__OP_ACQUIRE &&
+           (lk->op.phase == RLOCK__PH_BACKOFF || lk->op.phase == RLOCK__PH_WAITMSG ||
+            lk->op.phase == RLOCK__PH_SUBSCRIBE);
+}
+
+RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
+    rlock_client *c;
+    rlock_op *op;
+    size_t i;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    op = &lk->op;
+    if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    c = lk->client;
+    if (op->phase != RLOCK__PH_DONE) {
+        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
+            /* Its answers may grant: wait for them, then release (the
+             * round's end sees op->cancel). */
+            op->cancel = 1;
+            return rlock_step(lk);
+        }
+        /* Between rounds (nothing granted), or an extend / release: their
+         * answers are not needed; they are read and discarded. */
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) (void)rlock__x_disown(rlock__conn_at(c, i), lk);
+        rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
+        rlock__subs_listen(c);
+    }
+    return rlock_step(lk);
+}
+
+RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+    rlock_status st = rlock_cancel_begin(lk);
+    while (st == RLOCK_WOULD_BLOCK) {
+        rlock__client_wait(lk->client, rlock_next_timeout_ms(lk));
+        st = rlock_step(lk);
+    }
+}
+
+/* Common checks of every *_begin. */
+static rlock_status rlock__begin(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
+    return RLOCK_OK;
+}
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     uint64_t now;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait_ms, 0, 0);
     now = rlock__now(c);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
@@ -2092,7 +2881,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->aux_base_len == 0) return RLOCK_E_BADARG; /* no same-slot counter name */
+    if (c->cfg.fencing && lk->aux_base_len == 0) /* no same-slot counter name */
+        return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
+                          "counter name hashes to its slot", 0, 0, 0);
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -2105,12 +2896,17 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             lk->owner_len = RLOCK_TOKEN_LEN;
         } else if (c->cfg.owner) {
             size_t len = strlen(c->cfg.owner);
-            if (len == 0 || len > RLOCK_MAX_OWNER_LEN) return RLOCK_E_BADARG;
+            if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
+                return rlock__why(lk->why, sizeof lk->why, "owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)",
+                                  (long long)len, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->cfg.owner, len + 1);
             lk->owner_len = len;
         } else {
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
+            if (17 + n > RLOCK_MAX_OWNER_LEN)
+                return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
+                                  "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);
@@ -2119,15 +2915,12 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->state = RLOCK_STATE_IDLE;
         lk->holds = 0;
     }
-    lk->op = RLOCK__OP_ACQUIRE;
-    lk->op_ttl = ttl_ms;
-    lk->attempts = 1;
-    lk->retry = 0;
-    lk->timed = wait_ms > 0;
-    lk->holder_pttl = -1;
-    lk->wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
-    c->busy = lk;
-    lk->attempts = 0;
+    rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    /* Subscribed from the last wait on this key: the first attempt already
+     * queues, so a release right after it wakes us. */
+    if (wait_ms > 0) (void)rlock__adopt_linger(lk);
+    lk->op.timed = wait_ms > 0;
+    lk->op.wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
@@ -2142,11 +2935,9 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     now = rlock__now(lk->client);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
-    lk->op = RLOCK__OP_EXTEND;
-    lk->op_ttl = ttl_ms;
-    lk->client->busy = lk;
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now);
-    lk->phase = RLOCK__PH_ROUND;
+    rlock__op_link(lk, RLOCK__OP_EXTEND, ttl_ms);
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -2156,11 +2947,10 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     /* A LOST lock is still released: the script is owner-checked, so it only
      * removes what is still ours, and it tells us if anything was. */
-    lk->op = RLOCK__OP_RELEASE;
-    lk->op_ttl = lk->ttl_ms;
-    lk->client->busy = lk;
-    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms, rlock__now(lk->client));
-    lk->phase = RLOCK__PH_ROUND;
+    rlock__op_link(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms,
+                       rlock__now(lk->client), 0);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -2187,9 +2977,17 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
-    if (!lk || !rlock__client_ok(c) || !key || key_len == 0 || key_len > RLOCK_MAX_KEY_LEN ||
-        (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT))
-        return RLOCK_E_BADARG;
+    if (!lk) return RLOCK_E_BADARG;
+    /* On failure only lk->why is written: lk stays unusable (and a handle
+     * that is in use elsewhere is not disturbed). */
+    if (!rlock__client_ok(c)) return rlock__why(lk->why, sizeof lk->why, "client is not initialised", 0, 0, 0);
+    if (!key) return rlock__why(lk->why, sizeof lk->why, "key is NULL", 0, 0, 0);
+    if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
+        return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
+                          RLOCK_MAX_KEY_LEN, 0);
+    if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT)
+        return rlock__why(lk->why, sizeof lk->why, "kind % is not RLOCK_KIND_SIMPLE (1) or RLOCK_KIND_REENTRANT (2)",
+                          (long long)kind, 0, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->kind = kind;
@@ -2202,15 +3000,33 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     return RLOCK_OK;
 }
 
+/* A handle's reason text, when it is one (NUL-terminated in place). */
+static const char *rlock__why_of(const char *why, size_t cap) {
+    return memchr(why, '\0', cap) ? why : "";
+}
+RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk) {
+    return lk ? rlock__why_of(lk->why, sizeof lk->why) : "lk is NULL";
+}
+RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
+    return c ? rlock__why_of(c->why, sizeof c->why) : "c is NULL";
+}
+
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
-    if (lk->op != RLOCK__OP_NONE) rlock_cancel(lk);
+    if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answers are read and discarded */
+        size_t i;
+        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++)
+            (void)rlock__x_disown(rlock__conn_at(lk->client, i), lk);
+        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
+        rlock__op_unlink(lk);
+        rlock__subs_listen(lk->client);
+    }
     memset(lk, 0, sizeof *lk);
 }
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    if (lk->state == RLOCK_STATE_HELD && lk->op == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
+    if (lk->state == RLOCK_STATE_HELD && lk->op.kind == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
         return RLOCK_STATE_LOST;
     return lk->state;
 }
@@ -2218,56 +3034,80 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
-    const rlock_config *cfg;
+/* One renewal poll; *what says what it did (rlock_renew_outcome). */
+static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
+    const rlock_config *cfg = &lk->client->cfg;
     uint64_t now, next;
     long long validity;
     rlock_status st = RLOCK_OK;
-    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    cfg = &lk->client->cfg;
     *next_ms = 0;
-    if (lk->op == RLOCK__OP_EXTEND && lk->renewing) {
+    *what = RLOCK_RENEW_NONE;
+    if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
         st = rlock_step(lk);
-        if (st == RLOCK_WOULD_BLOCK) { *next_ms = rlock_next_timeout_ms(lk); return st; }
+        if (st == RLOCK_WOULD_BLOCK) {
+            *next_ms = rlock_next_timeout_ms(lk);
+            *what = RLOCK_RENEW_IN_FLIGHT;
+            return st;
+        }
         lk->renewing = 0;
         now = rlock__now(lk->client);
         if (st == RLOCK_OK) {
             lk->renewals++;
-            lk->renew_at = lk->round_start + rlock__renew_interval(lk, lk->ttl_ms);
+            lk->renew_at = lk->granted_at + rlock__renew_interval(lk, lk->ttl_ms);
+            *what = RLOCK_RENEW_RENEWED;
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
             lk->renew_at = now + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+            *what = RLOCK_RENEW_FAILED;
         }
-    } else if (lk->op != RLOCK__OP_NONE) {
+    } else if (lk->op.kind != RLOCK__OP_NONE) {
         return RLOCK_E_STATE;
     }
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+    if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
     validity = rlock_validity_ms(lk);
-    if (validity <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; }
+    if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
+    if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
         (cfg->max_hold_ms && now + (uint64_t)lk->ttl_ms > lk->held_since + cfg->max_hold_ms)) {
         *next_ms = (uint32_t)(validity > UINT32_MAX ? UINT32_MAX : validity); /* capped: let it expire */
         return st;
     }
-    if (now >= lk->renew_at && st == RLOCK_OK) {
+    if (now >= lk->renew_at && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
         st = rlock_extend_begin(lk, lk->ttl_ms);
-        if (st != RLOCK_WOULD_BLOCK) return st; /* client busy, or lost */
+        if (st != RLOCK_WOULD_BLOCK) { /* lost */
+            if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
+            return st;
+        }
         lk->renewing = 1;
-        return rlock_renew_poll(lk, next_ms);
+        return rlock__renew_poll(lk, next_ms, what);
     }
     next = lk->renew_at > now ? lk->renew_at - now : 1;
     if ((uint64_t)validity < next) next = (uint64_t)validity;
     *next_ms = (uint32_t)(next > UINT32_MAX ? UINT32_MAX : next);
     return st;
 }
+
+RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
+    rlock_renewal what;
+    rlock_status st;
+    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
+    st = rlock__renew_poll(lk, next_ms, &what);
+    lk->renewal = what;
+    return st;
+}
+
+RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->renewal : RLOCK_RENEW_NONE;
+}
+
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     uint64_t now;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
     now = rlock__now(lk->client);
-    if (now < lk->round_start) now = lk->round_start; /* a clock hook that stepped back adds no validity */
+    if (now < lk->granted_at) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
     return now < lk->validity_end ? (long long)(lk->validity_end - now) : 0;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
@@ -2280,7 +3120,8 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 
-/* ---- 6.8 Renewal thread (RLOCK_WATCHDOG) -------------------------------- */
+
+/* ---- 6.9 Renewal thread (RLOCK_WATCHDOG) -------------------------------- */
 #ifdef RLOCK_WATCHDOG
 static void *rlock__watchdog_main(void *arg) {
     rlock_watchdog *w = (rlock_watchdog *)arg;
@@ -2311,7 +3152,7 @@ static void *rlock__watchdog_main(void *arg) {
             if (!w->stop) pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         }
     }
-    if (w->shadow.op != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
+    if (w->shadow.op.kind != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
     w->running = 0;
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -2321,12 +3162,13 @@ RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rl
     pthread_condattr_t ca;
     if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own) || own == lk->client ||
         own->n_nodes != lk->client->n_nodes) return RLOCK_E_BADARG;
-    if (lk->op != RLOCK__OP_NONE || own->busy) return RLOCK_E_STATE;
+    if (lk->op.kind != RLOCK__OP_NONE || own->ops) return RLOCK_E_STATE;
     if (rlock_lock_state(lk) != RLOCK_STATE_HELD) return RLOCK_NOT_HELD;
     memset(w, 0, sizeof *w);
     w->lk = lk;
     w->shadow = *lk;
     w->shadow.client = own;
+    memset(&w->shadow.op, 0, sizeof w->shadow.op); /* lk is idle: no operation to copy */
     w->shadow.lost_notified = 1; /* the watchdog reports loss with lk, not the shadow */
     w->last = RLOCK_OK;
     w->running = 1;
@@ -2376,7 +3218,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 }
 #endif /* RLOCK_WATCHDOG */
 
-/* ---- 6.9 Keys ------------------------------------------------------------ */
+/* ---- 6.10 Keys ------------------------------------------------------------ */
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix) {
     size_t base, slen;

@@ -14,15 +14,24 @@
  *   rlock_hiredis_init(&hc, rc);                           // 0 ok, -1 NULL
  *   rlock_node_init(&node, rlock_hiredis_transport(&hc));  // hc must outlive node
  *   ... locks on node, hiredis commands on rc - one at a time, same thread ...
+ *   rlock_client_close(&cl);   // NOTE: closes rc's socket too (rc->err set):
+ *                              // redisReconnect(rc) before using rc again
  *   redisFree(rc);                                         // the program owns rc
  *
  * SHARING RULES (why the checks below exist)
  *   Redis answers in order on one connection, so rlock and hiredis must never
- *   both have a request in flight. Before each send (and recv) the adapter
- *   refuses with RLOCK_IO_ERROR, err saying why, when hiredis
- *     - has unsent output (redisAppendCommand without redisGetReply),
- *     - holds unread reply bytes or is in the middle of parsing a reply,
- *     - is in an error state (a late reply may still be on the socket).
+ *   both have a request in flight. Before rlock queues anything (connect()
+ *   for the first request, idle() before each later one) the adapter refuses
+ *   with RLOCK_IO_BUSY - rlock then sends nothing, closes nothing, and the
+ *   operation fails with RLOCK_E_IO and rlock_node_error saying why - when
+ *     - hiredis has unsent output (redisAppendCommand without redisGetReply),
+ *     - hiredis holds unread reply bytes or is in the middle of a reply,
+ *     - the socket holds bytes nobody read yet (the program's replies),
+ *     - the context is in an error state (a late reply may be on the socket).
+ *   The program's queued commands are never dropped: after redisGetReply
+ *   has read them, the next rlock operation goes through. send/recv check
+ *   the hiredis buffers again and fail (RLOCK_IO_ERROR) if the program used
+ *   the context while an rlock operation was in flight - a program bug.
  *   Contexts in SUBSCRIBE or MONITOR mode, or with RESP3 push messages
  *   (CLIENT TRACKING), receive data at any time: do not share them. Async
  *   contexts are not supported. SSL contexts are not supported either (rlock
@@ -36,12 +45,14 @@
  *   there is no double close. rlock calls close() after errors and timeouts
  *   and from rlock_client_close(): after that the program's own commands on
  *   the context fail until redisReconnect() (or rlock's next connect()).
- *   connect() returns 1 for a healthy context and otherwise calls
- *   redisReconnect(), which BLOCKS for up to the context's own connect
- *   timeout (set one: redisConnectWithTimeout) - the one place where this
- *   transport blocks outside wait(). Reconnecting discards hiredis' buffers
- *   (hiredis' behaviour) and the connection's SELECT / AUTH state: rlock
- *   AUTHs itself when the node has credentials; the program must redo its own.
+ *   connect() returns RLOCK_IO_BUSY while the program has commands queued
+ *   or replies unread (it never reconnects over them), 1 for a healthy idle
+ *   context, and otherwise calls redisReconnect(), which BLOCKS for up to the
+ *   context's own connect timeout (set one: redisConnectWithTimeout) - the
+ *   one place where this transport blocks outside wait(). Reconnecting
+ *   discards the connection's SELECT / AUTH state (hiredis' buffers are empty
+ *   by then): rlock AUTHs itself when the node has credentials; the program
+ *   must redo its own.
  */
 #ifndef RLOCK_HIREDIS_H
 #define RLOCK_HIREDIS_H
@@ -117,6 +128,38 @@ static int rlock__hiredis_check(rlock_hiredis_conn *h) {
     return 0;
 }
 
+/* Bytes waiting on the socket that nobody read (MSG_PEEK: not consumed).
+ * 1 some, 0 none, -1 EOF or error (the server closed it). */
+static int rlock__hiredis_pending(int fd) {
+    unsigned char b;
+    ssize_t n;
+    do n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n > 0) return 1;
+    if (n == 0) return -1;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+}
+
+/* Before rlock queues a request on its idle connection: refuse while the
+ * program has anything in flight, touching nothing. */
+static int rlock__hiredis_idle(void *ctx) {
+    rlock_hiredis_conn *h = (rlock_hiredis_conn *)ctx;
+    int p;
+    if (!h) return RLOCK_IO_ERROR;
+    if (rlock__hiredis_check(h) != 0) return h->ctx && !h->ctx->err && rlock__hiredis_fd_ok(h->ctx) ? RLOCK_IO_BUSY
+                                                                                                    : RLOCK_IO_ERROR;
+    p = rlock__hiredis_pending((int)h->ctx->fd);
+    if (p > 0) {
+        snprintf(h->err, sizeof h->err, "hiredis has replies unread on the socket (call redisGetReply)");
+        return RLOCK_IO_BUSY;
+    }
+    if (p < 0) {
+        snprintf(h->err, sizeof h->err, "connection closed by the server");
+        return RLOCK_IO_CLOSED;
+    }
+    return 1;
+}
+
 static long rlock__hiredis_send(void *ctx, const unsigned char *buf, size_t len) {
     rlock_hiredis_conn *h = (rlock_hiredis_conn *)ctx;
     long n;
@@ -151,9 +194,22 @@ static int rlock__hiredis_connect(void *ctx) {
         return RLOCK_IO_ERROR;
     }
 #endif
+    /* The program's own commands first: never reconnect over them (that
+     * would discard hiredis' output buffer) nor start rlock's behind them.
+     * (A context in an error state cannot send them any more: hiredis' own
+     * redisReconnect would discard them too, so rlock may reconnect.) */
+    if (c->err == 0 && ((c->obuf && RLOCK__HIREDIS_SDSLEN(c->obuf) > 0) ||
+                        (c->reader && (c->reader->pos < c->reader->len || c->reader->ridx >= 0)))) {
+        (void)rlock__hiredis_check(h);
+        return RLOCK_IO_BUSY;
+    }
     if (c->err == 0 && rlock__hiredis_fd_ok(c)) {
-        rlock__posix_nosigpipe((int)c->fd);
-        return 1;
+        int r = rlock__hiredis_idle(h);
+        if (r != 1 && r != RLOCK_IO_CLOSED) return r;
+        if (r == 1) {
+            rlock__posix_nosigpipe((int)c->fd);
+            return 1;
+        }
     }
     if (redisReconnect(c) != REDIS_OK || c->err || !rlock__hiredis_fd_ok(c)) {
         snprintf(h->err, sizeof h->err, "redisReconnect: %.100s",
@@ -179,6 +235,16 @@ static void rlock__hiredis_close(void *ctx) {
     }
 }
 
+static int rlock__hiredis_fd(void *ctx) {
+    const rlock_hiredis_conn *h = (const rlock_hiredis_conn *)ctx;
+    return h && h->ctx && rlock__hiredis_fd_ok(h->ctx) ? (int)h->ctx->fd : -1;
+}
+
+static const char *rlock__hiredis_error(void *ctx) {
+    const rlock_hiredis_conn *h = (const rlock_hiredis_conn *)ctx;
+    return h ? h->err : "";
+}
+
 static int rlock__hiredis_wait(void *ctx, int want, uint32_t timeout_ms) {
     rlock_hiredis_conn *h = (rlock_hiredis_conn *)ctx;
     if (!h || !h->ctx || !rlock__hiredis_fd_ok(h->ctx)) return -1;
@@ -197,6 +263,10 @@ RLOCK__ADAPTER_FN int rlock_hiredis_init(rlock_hiredis_conn *h, redisContext *c)
     h->tr.connect = rlock__hiredis_connect;
     h->tr.close = rlock__hiredis_close;
     h->tr.wait = rlock__hiredis_wait;
+    h->tr.fd = rlock__hiredis_fd;
+    h->tr.error = rlock__hiredis_error;
+    h->tr.wait_many = rlock_posix_wait_many; /* the same poll() over plain descriptors */
+    h->tr.idle = rlock__hiredis_idle;
     return 0;
 }
 

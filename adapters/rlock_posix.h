@@ -420,6 +420,40 @@ static void rlock__posix_close_hook(void *ctx) {
     if (c) rlock__posix_drop(c);
 }
 
+static int rlock__posix_fd_hook(void *ctx) {
+    const rlock_posix_conn *c = (const rlock_posix_conn *)ctx;
+    return c ? c->fd : -1;
+}
+
+static const char *rlock__posix_error_hook(void *ctx) {
+    const rlock_posix_conn *c = (const rlock_posix_conn *)ctx;
+    return c ? c->err : "";
+}
+
+/* One poll() over every connection rlock waits on (the blocking calls).
+ * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
+ * < 0 error. EINTR restarts with the time that is left. */
+RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
+    struct pollfd p[2 * RLOCK_MAX_NODES];
+    uint64_t deadline = rlock__posix_now_ms() + timeout_ms;
+    size_t i;
+    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
+    for (;;) {
+        uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;
+        int r;
+        for (i = 0; i < n; i++) {
+            p[i].fd = items[i].fd;
+            p[i].events = (short)(((items[i].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((items[i].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            p[i].revents = 0;
+        }
+        r = poll(p, (nfds_t)n, left > (uint64_t)INT_MAX ? INT_MAX : (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0 && left > (uint64_t)INT_MAX) continue; /* very long waits: poll again */
+        return r;
+    }
+}
+
 static void rlock__posix_fill(rlock_posix_conn *c, uint32_t connect_timeout_ms) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
@@ -430,6 +464,9 @@ static void rlock__posix_fill(rlock_posix_conn *c, uint32_t connect_timeout_ms) 
     c->tr.connect = rlock__posix_connect;
     c->tr.close = rlock__posix_close_hook;
     c->tr.wait = rlock__posix_wait;
+    c->tr.fd = rlock__posix_fd_hook;
+    c->tr.error = rlock__posix_error_hook;
+    c->tr.wait_many = rlock_posix_wait_many;
 }
 
 /* ------------------------------------------------------------------------ */

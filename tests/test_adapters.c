@@ -428,7 +428,10 @@ static void test_hiredis(const rh_server *srv) {
     CHECK_EQ_LL(tr->send(tr->ctx, (const unsigned char *)PING_CMD, sizeof PING_CMD - 1),
                 RLOCK_IO_ERROR);
     CHECK_MSG(strstr(h.err, "unsent") != NULL, "err: %s", h.err);
-    tr->close(tr->ctx); /* nothing was sent; a reconnect discards the buffer */
+    CHECK_EQ_LL(tr->idle(tr->ctx), RLOCK_IO_BUSY);     /* refused before anything is touched */
+    CHECK_EQ_LL(tr->connect(tr->ctx), RLOCK_IO_BUSY);  /* never reconnects over the program's buffer */
+    CHECK(rc->obuf && RLOCK__HIREDIS_SDSLEN(rc->obuf) == 7 && rc->fd >= 0 && rc->err == 0);
+    tr->close(tr->ctx); /* a broken context cannot send it any more: reconnecting is allowed */
     CHECK_EQ_LL(tr->connect(tr->ctx), 1);
     CHECK(t_ping(tr, 64));
 

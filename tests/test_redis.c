@@ -209,6 +209,43 @@ static void test_basic(const rh_server *s) {
         CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
         if (r) freeReplyObject(r);
         basic_cycle(&cl, s, "basic:hiredis", "hiredis after plain commands");
+        /* The program's queued commands are never dropped: rlock refuses
+         * before sending anything, says why, and the program's SET still
+         * reaches Redis; then rlock works again. Twice: unsent (in hiredis'
+         * output buffer), then sent but its reply unread on the socket. */
+        {
+            rlock_lock lk;
+            void *vr = NULL;
+            int k;
+            CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "basic:hiredis:lk", 16, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            for (k = 0; k < 2; k++) {
+                int done = 0;
+                CHECK_EQ_LL(redisAppendCommand(rc, "SET basic:hiredis:queued v%d", k), REDIS_OK);
+                if (k == 1) {
+                    while (!done) CHECK_EQ_LL(redisBufferWrite(rc, &done), REDIS_OK);
+                    rh_sleep_ms(50); /* the reply is on the socket */
+                }
+                CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_IO);
+                CHECK_MSG(strstr(rlock_node_error(&node), k == 0 ? "unsent" : "unread") != NULL, "node error: %s",
+                          rlock_node_error(&node));
+                CHECK_EQ_LL(rh_int(s, "EXISTS basic:hiredis:lk"), 0); /* nothing of rlock's was sent */
+                CHECK_EQ_LL(rc->err, 0);
+                CHECK_EQ_LL(redisGetReply(rc, &vr), REDIS_OK);
+                CHECK(reply_is((redisReply *)vr, "OK"));
+                vr = NULL;
+                {
+                    char want[16], got[16];
+                    snprintf(want, sizeof want, "v%d", k);
+                    CHECK(rh_str(s, got, sizeof got, "GET basic:hiredis:queued") == REDIS_REPLY_STRING &&
+                          strcmp(got, want) == 0);
+                }
+                CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+                CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+            }
+            r = (redisReply *)redisCommand(rc, "DEL basic:hiredis:queued");
+            CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+            if (r) freeReplyObject(r);
+        }
         rlock_client_close(&cl); /* closes rc's socket and marks the context */
         CHECK(rc->err != 0);
         redisFree(rc);
@@ -1140,14 +1177,125 @@ static void test_nonblocking(const rh_server *s) {
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST);
     CHECK_EQ_ST(drive(&lk, &t, rlock_release_begin(&lk), 5000, &polls), RLOCK_OK);
 
-    /* cancel mid-flight: the connection is dropped, the next op works */
+    /* cancel mid-flight: the answer is awaited and what it granted released; the next op works */
     st = rlock_acquire_begin(&lk, 5000, 0);
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     rlock_cancel(&lk);
     CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE);
+    CHECK_EQ_LL(rh_int(s, "EXISTS nb:key"), 0); /* granted, then released by the cancel */
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     tc_close(&h);
+    tc_close(&t);
+}
+
+/* ------------------------------- many locks on one client (pipelining) */
+
+/* Lines of CLIENT LIST: the connections the server has now (this query's own
+ * included). */
+static int client_count(const rh_server *s) {
+    char buf[16384];
+    int n = 0;
+    const char *p;
+    if (rh_str(s, buf, sizeof buf, "CLIENT LIST") != REDIS_REPLY_STRING && buf[0] == '\0') return -1;
+    for (p = buf; *p; p++) n += *p == '\n';
+    return n;
+}
+
+/* Child: hold pipe:b for ~300 ms from its own process, then release. */
+static int pipe_holder_child(const rh_server *s, int wfd) {
+    tconn h;
+    rlock_lock hl;
+    if (tc_tcp(&h, s) != 0) return 2;
+    if (rlock_lock_init(&hl, &h.cl, "pipe:b", 6, RLOCK_KIND_SIMPLE) != RLOCK_OK) return 3;
+    if (rlock_acquire(&hl, 5000, 0) != RLOCK_OK) return 4;
+    if (write(wfd, "h", 1) != 1) return 5;
+    rh_sleep_ms(300);
+    if (rlock_release(&hl) != RLOCK_OK) return 6;
+    tc_close(&h);
+    return 0;
+}
+
+/* Three locks on one client, driven from one poll() loop over its single
+ * connection (rlock_client_interest / rlock_client_step, the descriptor
+ * through the transport): their requests are pipelined and each reply
+ * reaches its lock.
+ * Two keys are free and granted at once; the third is held by another
+ * process and granted after that process releases it. The server sees one
+ * connection from this client, not three. */
+static void test_pipelined_locks(const rh_server *s) {
+    static const char *const keys[3] = { "pipe:a", "pipe:b", "pipe:c" };
+    tconn t;
+    rlock_lock lk[3];
+    rlock_status st[3];
+    long long done_at[3];
+    int fds[2], i, status = -1, base, during = -1, guard = 0;
+    unsigned long gen = 0;
+    unsigned long long t0;
+    pid_t pid;
+    CHECK(pipe(fds) == 0);
+    base = client_count(s);
+    pid = rh_fork();
+    if (pid == 0) {
+        close(fds[0]);
+        _exit(pipe_holder_child(s, fds[1]));
+    }
+    close(fds[1]);
+    {
+        char c;
+        CHECK(rh_read_full(fds[0], &c, 1, 5000) == 0);
+    }
+    CHECK(tc_tcp(&t, s) == 0);
+    t0 = rh_now_ms();
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &t.cl, keys[i], 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        st[i] = rlock_acquire_begin(&lk[i], 5000, 3000);
+        CHECK_EQ_ST(st[i], RLOCK_WOULD_BLOCK);
+        done_at[i] = -1;
+    }
+    /* the event loop: rlock_client_interest says what to poll and for how
+     * long, rlock_client_step drives all three, rlock_step(lk) collects */
+    while ((st[0] == RLOCK_WOULD_BLOCK || st[1] == RLOCK_WOULD_BLOCK || st[2] == RLOCK_WOULD_BLOCK) &&
+           ++guard < 100000 && rh_now_ms() < t0 + 5000) {
+        rlock_interest it[4];
+        struct pollfd p[4];
+        uint32_t to = 0;
+        size_t k, n = rlock_client_interest(&t.cl, it, 4, &to);
+        CHECK(n <= 1); /* one connection for the three locks */
+        for (k = 0; k < n && k < 4; k++) {
+            CHECK(it[k].node == &t.node && (it[k].fd == t.pc.fd || (it[k].fd < 0 && to == 0)));
+            CHECK(it[k].events != 0);
+            if (gen == 0) gen = it[k].gen;
+            CHECK_EQ_LL(it[k].gen, gen); /* never reconnected */
+            p[k].fd = it[k].fd;
+            p[k].events = (short)(((it[k].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((it[k].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            p[k].revents = 0;
+        }
+        if (poll(p, (nfds_t)n, to > 1000 ? 1000 : (int)to) < 0 && errno != EINTR) break;
+        CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK);
+        for (i = 0; i < 3; i++)
+            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_step(&lk[i])) != RLOCK_WOULD_BLOCK) done_at[i] = since(t0);
+        if (during < 0 && st[0] != RLOCK_WOULD_BLOCK && st[2] != RLOCK_WOULD_BLOCK && st[1] == RLOCK_WOULD_BLOCK)
+            during = client_count(s); /* a and c held, b waiting: holder + this client + the query */
+    }
+    for (i = 0; i < 3; i++) {
+        CHECK_MSG(st[i] == RLOCK_OK, "%s: %s (%s)", keys[i], rlock_status_str(st[i]), rlock_node_error(&t.node));
+        CHECK(key_is(s, keys[i], rlock_lock_token(&lk[i])));
+    }
+    CHECK_MSG(done_at[0] >= 0 && done_at[1] > done_at[0] && done_at[1] > done_at[2] && done_at[1] >= 200,
+              "a %lld ms, b %lld ms, c %lld ms", done_at[0], done_at[1], done_at[2]);
+    CHECK_MSG(during == base + 2, "connections while waiting: %d, before %d (want one more for this client and "
+              "one for the holder)", during, base);
+    /* release all three at once, also pipelined */
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_release_begin(&lk[i]), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(drive(&lk[i], &t, RLOCK_WOULD_BLOCK, 5000, &guard), RLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_EQ_LL(rh_int(s, "EXISTS %s", keys[i]), 0);
+    status = rh_wait_child(pid, 5000);
+    CHECK_MSG(rh_exited_with(status, 0), "holder child status 0x%x", status);
+    printf("pipelined: 3 locks on one client over one connection; a %lld ms, c %lld ms, b (held by another "
+           "process for 300 ms) %lld ms\n", done_at[0], done_at[2], done_at[1]);
+    close(fds[0]);
     tc_close(&t);
 }
 
@@ -1611,6 +1759,27 @@ static void test_fault22_eintr(const rh_server *s) {
 
 /* -------------------------------------------------------------- main */
 
+/* A refused connect: rlock_node_error is the adapter's own text (the
+ * transport's error hook), not a generic "connect failed". */
+static void test_connect_error_text(void) {
+    rlock_posix_conn c;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    char want[64];
+    int port = rh_free_port(); /* bound then released: nobody listens there */
+    CHECK(port > 0);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 1000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&c)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, NULL), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_E_IO);
+    snprintf(want, sizeof want, "connect 127.0.0.1:%d: Connection refused", port);
+    CHECK_MSG(strcmp(rlock_node_error(&node), want) == 0, "node error: %s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_posix_close(&c);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -1637,6 +1806,8 @@ int main(void) {
     test_maxclients(&s);
     test_oom_readonly(&s);
     test_nonblocking(&s);
+    test_pipelined_locks(&s);
+    test_connect_error_text();
     test_max_key_aux(&s);
     test_connect_same_server(&s);
     test_release_unknown(&s);

@@ -1159,6 +1159,97 @@ static void test_caps(rh_server *s) {
 
 /* -------------------------------------------------------------- main */
 
+/* --------------------- RESP3: waiting on the command connection itself */
+
+/* Lines of CLIENT LIST on s: its connections now (this query's included). */
+static int client_count(const rh_server *s) {
+    char buf[16384];
+    int n = 0;
+    const char *p;
+    if (rh_str(s, buf, sizeof buf, "CLIENT LIST") != REDIS_REPLY_STRING) return -1;
+    for (p = buf; *p; p++) n += *p == '\n';
+    return n;
+}
+
+/* A Redlock client with cfg.pubsub and no subscriber connections: HELLO 3 at
+ * connect, and its waiters SUBSCRIBE on the command connections, so a
+ * waiting process has one socket per server (counted with CLIENT LIST). Two
+ * handles of that client wait on the same key, so on the same channel: the
+ * first one granted stops waiting without unsubscribing the other, which
+ * is woken by the first one's release. */
+static void test_resp3_wait(rh_server *srv) {
+    rh_server *s3[NSRV];
+    tcli h, w;
+    rlock_lock hl, a, b;
+    rlock_config cfg = cfg_base(250, NULL);
+    rlock_status sa = RLOCK_WOULD_BLOCK, sb = RLOCK_WOULD_BLOCK;
+    int base[NSRV], during[NSRV], i, subscribed = 0;
+    long long at_a = -1, at_b = -1, rel_h, rel_a = -1;
+    unsigned long long t0;
+    for (i = 0; i < NSRV; i++) { s3[i] = &srv[i]; base[i] = client_count(&srv[i]); during[i] = -1; }
+    CHECK(tcli_open(&h, s3, NSRV, &cfg, 0) == 0);
+    cfg.pubsub = 1;
+    CHECK(tcli_open(&w, s3, NSRV, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "r3:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &w.cl, "r3:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &w.cl, "r3:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&a, 5000, 4000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&b, 5000, 4000), RLOCK_WOULD_BLOCK);
+    t0 = rh_now_ms();
+    rel_h = -1;
+    while ((sa == RLOCK_WOULD_BLOCK || sb == RLOCK_WOULD_BLOCK) && since(t0) < 6000) {
+        uint32_t to = 50;
+        if (sa == RLOCK_WOULD_BLOCK && (sa = rlock_step(&a)) != RLOCK_WOULD_BLOCK) at_a = since(t0);
+        if (sb == RLOCK_WOULD_BLOCK && (sb = rlock_step(&b)) != RLOCK_WOULD_BLOCK) at_b = since(t0);
+        if (sa == RLOCK_WOULD_BLOCK && rlock_next_timeout_ms(&a) < to) to = rlock_next_timeout_ms(&a);
+        if (sb == RLOCK_WOULD_BLOCK && rlock_next_timeout_ms(&b) < to) to = rlock_next_timeout_ms(&b);
+        if (!subscribed) {
+            /* both waiting, subscribed on every server: count the sockets, then let go */
+            int k, all = 1;
+            for (k = 0; k < NSRV; k++) all = all && numsub(&srv[k], "{r3:key}:released") == 1;
+            if (all && sa == RLOCK_WOULD_BLOCK && sb == RLOCK_WOULD_BLOCK) {
+                subscribed = 1;
+                for (k = 0; k < NSRV; k++) during[k] = client_count(&srv[k]);
+                rh_sleep_ms(50); /* each retries once after subscribing: that attempt queues it */
+                rlock_step(&a); rlock_step(&b);
+                rh_sleep_ms(50);
+                rel_h = since(t0);
+                CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+            }
+        }
+        if (subscribed && rel_a < 0 && (sa == RLOCK_OK) != (sb == RLOCK_OK)) {
+            /* one is granted, the other still waits on the same channel */
+            int k;
+            for (k = 0; k < NSRV; k++)
+                CHECK_MSG(numsub(&srv[k], "{r3:key}:released") == 1, "server %d: the other waiter was unsubscribed", k);
+            rh_sleep_ms(20);
+            rel_a = since(t0);
+            CHECK_EQ_ST(rlock_release(sa == RLOCK_OK ? &a : &b), RLOCK_OK);
+        }
+        tcli_wait(&w, to);
+    }
+    CHECK_MSG(subscribed, "the waiters never subscribed on all %d servers", NSRV);
+    for (i = 0; i < NSRV; i++)
+        CHECK_MSG(during[i] == base[i] + 2, "server %d: %d connections while waiting, %d before (want +1 holder, "
+                  "+1 waiter: one socket per server)", i, during[i], base[i]);
+    CHECK_EQ_ST(sa, RLOCK_OK);
+    CHECK_EQ_ST(sb, RLOCK_OK);
+    {
+        long long first = at_a < at_b ? at_a : at_b, second = at_a < at_b ? at_b : at_a;
+        CHECK_MSG(first >= rel_h && first - rel_h < 500, "first waiter granted %lld ms after the holder's release",
+                  first - rel_h);
+        CHECK_MSG(second >= rel_a && second - rel_a < 500, "second waiter granted %lld ms after the first's release",
+                  second - rel_a);
+        printf("RESP3 waiting: 1 socket per server (%d servers); woken %lld ms after the holder's release, "
+               "the second waiter (same channel) %lld ms after the first's\n", NSRV, first - rel_h, second - rel_a);
+    }
+    CHECK_EQ_ST(rlock_release(sa == RLOCK_OK && rlock_lock_state(&a) == RLOCK_STATE_HELD ? &a : &b), RLOCK_OK);
+    tcli_close(&w);
+    tcli_close(&h);
+    for (i = 0; i < NSRV; i++) rh_int(&srv[i], "DEL {r3:key}:waiters {r3:key}:deadlines");
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -1184,6 +1275,7 @@ int main(void) {
     test_renew_no_gap(&srv[0]);
     test_watchdog_no_gap(&srv[0]);
     test_pubsub_wake(&srv[0]);
+    test_resp3_wait(srv);
     test_pubsub_faults(&srv[0]);
     test_wake_chain(&srv[0]);
     test_dead_waiter(&srv[0]);

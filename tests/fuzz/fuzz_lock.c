@@ -491,9 +491,9 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
 static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
     fk_node *f = (fk_node *)ctx;
     unsigned c;
-    FL_CHECK(want == RLOCK_WANT_READ || want == RLOCK_WANT_WRITE, "wait() for %d", want);
+    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
     if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; } /* quiet: recv would block */
-    if (want == RLOCK_WANT_READ && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
+    if ((want & RLOCK_WANT_READ) && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
     c = in_byte();
     if (c & 1) return 1;
     fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
@@ -517,7 +517,7 @@ static unsigned h_vote_mask, h_held_mask;
 static int h_neutral;
 
 /* Count the nodes whose last delivered answer to `script` in the final round
- * of this op (sent during this op, at or after lk.round_start) was yes. */
+ * of this op (sent during this op, at or after lk.op.round.start) was yes. */
 static int count_votes(int script, int want_granted, uint64_t *first_sent) {
     int votes = 0;
     *first_sent = UINT64_MAX;
@@ -529,7 +529,7 @@ static int count_votes(int script, int want_granted, uint64_t *first_sent) {
         for (int i = f->nreq - 1; i >= 0; i--) {
             const fk_req *r = &f->req[i];
             int yes;
-            if (r->op != h_op_id || r->t_first < lk.round_start) break;
+            if (r->op != h_op_id || r->t_first < lk.op.round.start) break;
             if (r->kind != RQ_SCRIPT || r->script != script || !r->delivered) continue;
             if (want_granted) yes = r->reply == RP_GRANTED;
             else if (script % 3 == 2 && h_kind == RLOCK_KIND_REENTRANT) yes = r->reply == RP_INT && r->val >= 0;

@@ -4,8 +4,8 @@
  * of RLOCK_RX_BUF bytes and, after every chunk, re-parses from the start; a
  * complete reply is consumed and the rest moved to the front. This harness
  * does the same, with the chunk sizes and the buffer size taken from the
- * input, and after every chunk compares rlock_resp_parse with ref_parse(), a
- * plain recursive decoder written from the RESP2 grammar.
+ * input, and after every chunk compares rlock_resp_parse (iterative) with
+ * ref_parse(), a plain recursive decoder written from the RESP2/RESP3 grammar.
  *
  * INPUT: byte 0 picks the buffer bound max_len (bit 7: RLOCK_RX_BUF as the
  * engine uses, else 1..128 to hit the bounds) and bit 6 selects encode mode;
@@ -37,7 +37,12 @@
  *     them are in the buffer (so "$1\r\nab" is INCOMPLETE, "$1\r\nabc" not);
  *   - integers are -?[0-9]+ (leading zeros and "-0" accepted) within
  *     [LLONG_MIN, LLONG_MAX]; lengths/counts below -1 are MALFORMED; $-1 and
- *     *-1 are NIL at any depth; RESP3 type bytes are MALFORMED.
+ *     *-1 are NIL at any depth (the RESP3 aggregates and blobs have no -1);
+ *   - RESP3: _ # , ( ! = > ~ % | as the RESP3 spec has them; a map or an
+ *     attribute of N entries holds 2N elements; an attribute is skipped and
+ *     the value after it is the value (its header counts for the depth);
+ *     a verbatim string of fewer than 4 bytes, or whose 4th is not ':', is
+ *     MALFORMED as soon as that byte is in the buffer.
  * Also checked: the reader never reads outside buf (each call gets a fresh
  * heap copy of exactly len bytes, so ASan sees any overread), and verdicts
  * are prefix-stable: once complete or malformed, more bytes never change it.
@@ -122,40 +127,86 @@ static int ref_value(const unsigned char *b, size_t len, size_t pos, int depth,
         v->integer = n;
         *end = eol + 2;
         return REF_COMPLETE;
-    case '$': {
+    case '_':
+        if (eol != pos + 1) return REF_MALFORMED;
+        v->type = RLOCK_RESP_NIL;
+        *end = eol + 2;
+        return REF_COMPLETE;
+    case '#':
+        if (eol != pos + 2 || (b[pos + 1] != 't' && b[pos + 1] != 'f')) return REF_MALFORMED;
+        v->type = RLOCK_RESP_BOOL;
+        v->integer = b[pos + 1] == 't';
+        *end = eol + 2;
+        return REF_COMPLETE;
+    case ',': case '(': {
+        size_t n0 = eol - pos - 1, j;
+        const unsigned char *t = b + pos + 1;
+        if (n0 == 0) return REF_MALFORMED;
+        if (b[pos] == '(') {
+            j = t[0] == '-' ? 1 : 0;
+            if (j == n0) return REF_MALFORMED;
+            for (; j < n0; j++) if (t[j] < '0' || t[j] > '9') return REF_MALFORMED;
+        } else if (!((n0 == 3 && !memcmp(t, "inf", 3)) || (n0 == 4 && !memcmp(t, "-inf", 4)) ||
+                     (n0 == 3 && !memcmp(t, "nan", 3)))) {
+            for (j = 0; j < n0; j++)
+                if (!strchr("0123456789.eE+-", t[j]) || t[j] == 0) return REF_MALFORMED;
+        }
+        v->type = b[pos] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
+        v->off = pos + 1;
+        v->len = n0;
+        *end = eol + 2;
+        return REF_COMPLETE;
+    }
+    case '$': case '!': case '=': {
         size_t body = eol + 2;
         if (!ref_int(b + pos + 1, eol - pos - 1, &n) || n < -1) return REF_MALFORMED;
-        if (n == -1) { v->type = RLOCK_RESP_NIL; *end = body; return REF_COMPLETE; }
+        if (n == -1) {
+            if (b[pos] != '$') return REF_MALFORMED;
+            v->type = RLOCK_RESP_NIL; *end = body; return REF_COMPLETE;
+        }
         if ((unsigned long long)n > (unsigned long long)SIZE_MAX / 2) { *need = SIZE_MAX; return REF_INCOMPLETE; }
+        if (b[pos] == '=' && (n < 4 || (len >= body + 4 && b[body + 3] != ':'))) return REF_MALFORMED;
         if (len < body + (size_t)n + 2) { *need = body + (size_t)n + 2; return REF_INCOMPLETE; }
         if (b[body + (size_t)n] != '\r' || b[body + (size_t)n + 1] != '\n') return REF_MALFORMED;
-        v->type = RLOCK_RESP_BULK;
-        v->off = body;
-        v->len = (size_t)n;
+        v->type = b[pos] == '!' ? RLOCK_RESP_ERROR : RLOCK_RESP_BULK;
+        v->off = body + (b[pos] == '=' ? 4 : 0);
+        v->len = (size_t)n - (b[pos] == '=' ? 4 : 0);
         *end = body + (size_t)n + 2;
         return REF_COMPLETE;
     }
-    case '*': {
+    case '*': case '>': case '~': case '%': case '|': {
         size_t p = eol + 2;
+        int pairs = b[pos] == '%' || b[pos] == '|';
         if (!ref_int(b + pos + 1, eol - pos - 1, &n) || n < -1) return REF_MALFORMED;
-        if (n == -1) { v->type = RLOCK_RESP_NIL; *end = p; return REF_COMPLETE; }
+        if (n == -1) {
+            if (b[pos] != '*') return REF_MALFORMED;
+            v->type = RLOCK_RESP_NIL; *end = p; return REF_COMPLETE;
+        }
         if (depth >= RLOCK_RESP_MAX_DEPTH) return REF_MALFORMED;
-        v->type = RLOCK_RESP_ARRAY;
+        if (pairs) {
+            if (n > LLONG_MAX / 2) { *need = SIZE_MAX; return REF_INCOMPLETE; }
+            n *= 2;
+        }
+        v->type = b[pos] == '*' ? RLOCK_RESP_ARRAY : b[pos] == '>' ? RLOCK_RESP_PUSH
+                : b[pos] == '~' ? RLOCK_RESP_SET : RLOCK_RESP_MAP;
         v->integer = n;
         for (long long k = 0; k < n; k++) {
             ref_val tmp;
             size_t e = 0, nd = 0;
-            int r = ref_value(b, len, p, depth + 1, top && k < RLOCK_RESP_MAX_ELEMS ? &top->elem[k] : &tmp,
-                              NULL, &e, &nd);
+            int keep = top && b[pos] != '|' && k < RLOCK_RESP_MAX_ELEMS;
+            int r = ref_value(b, len, p, depth + 1, keep ? &top->elem[k] : &tmp, NULL, &e, &nd);
             if (r == REF_MALFORMED) return r;
             if (r == REF_INCOMPLETE) {
-                /* each remaining element takes at least 3 bytes; saturate */
-                unsigned long long rest = (unsigned long long)(n - k - 1);
+                /* each remaining element takes at least 3 bytes (plus the
+                 * annotated value after an attribute); saturate */
+                unsigned long long rest = (unsigned long long)(n - k - 1) + (b[pos] == '|');
                 *need = rest > (SIZE_MAX - nd) / 3 ? SIZE_MAX : nd + 3 * (size_t)rest;
                 return r;
             }
             p = e;
         }
+        if (b[pos] == '|') /* an attribute: the value it annotates is this value */
+            return ref_value(b, len, p, depth, v, top, end, need);
         if (top) top->count = n;
         *end = p;
         return REF_COMPLETE;
@@ -175,10 +226,12 @@ static void same_value(const rlock_resp_value *a, const ref_val *e, const unsign
                        const char *what) {
     FZ_CHECK((int)a->type == e->type, "%s: type %d, reference %d", what, (int)a->type, e->type);
     switch (e->type) {
-    case RLOCK_RESP_INTEGER: case RLOCK_RESP_ARRAY:
+    case RLOCK_RESP_INTEGER: case RLOCK_RESP_ARRAY: case RLOCK_RESP_PUSH: case RLOCK_RESP_SET:
+    case RLOCK_RESP_MAP: case RLOCK_RESP_BOOL:
         FZ_CHECK(a->integer == e->integer, "%s: integer %lld, reference %lld", what, a->integer, e->integer);
         break;
-    case RLOCK_RESP_STATUS: case RLOCK_RESP_ERROR: case RLOCK_RESP_BULK:
+    case RLOCK_RESP_STATUS: case RLOCK_RESP_ERROR: case RLOCK_RESP_BULK: case RLOCK_RESP_DOUBLE:
+    case RLOCK_RESP_BIGNUM:
         FZ_CHECK(a->len == e->len, "%s: len %zu, reference %zu", what, a->len, e->len);
         FZ_CHECK(a->str == (const char *)buf + e->off, "%s: str does not point at offset %zu", what, e->off);
         break;
@@ -201,7 +254,8 @@ static long check_prefix(const unsigned char *data, size_t len, size_t max_len, 
         FZ_CHECK(r > 0 && (size_t)r == ref->end, "len %zu max %zu: parse %ld, reference complete at %zu",
                  len, max_len, r, ref->end);
         same_value(&rep.v, &ref->v, copy, "top");
-        if (ref->v.type == RLOCK_RESP_ARRAY) {
+        if (ref->v.type == RLOCK_RESP_ARRAY || ref->v.type == RLOCK_RESP_PUSH || ref->v.type == RLOCK_RESP_SET ||
+            ref->v.type == RLOCK_RESP_MAP) {
             FZ_CHECK(rep.count == ref->count, "count %lld, reference %lld", rep.count, ref->count);
             for (long long i = 0; i < ref->count && i < RLOCK_RESP_MAX_ELEMS; i++)
                 same_value(&rep.elem[i], &ref->elem[i], copy, "element");
