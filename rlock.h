@@ -44,7 +44,7 @@
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
  *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [2368 / 1024]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [3136 / 1024]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
  *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
  *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
@@ -111,9 +111,10 @@ extern "C" {
 #define RLOCK_MAX_OWNER_LEN 64
 #endif
 #ifndef RLOCK_TX_BUF
-/* The largest command is the EVAL fallback of an acquire: ~1 KB of script
- * plus the key and three auxiliary keys (checked at compile time). */
-#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+/* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
+ * script (a writer's, section 5b) plus the key and three auxiliary keys
+ * (checked at compile time). */
+#define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
 #endif
 #ifndef RLOCK_RX_BUF
 #define RLOCK_RX_BUF 1024
@@ -167,6 +168,8 @@ typedef enum rlock_status {
     RLOCK_E_QUORUM,        /* Redlock: too many nodes failed to reach N/2+1 */
     RLOCK_E_RANDOM,        /* the random source failed: refusing to lock with a guessable token */
     RLOCK_E_CLOCK,         /* the clock hook went backwards past a deadline or overflowed */
+    RLOCK_E_UPGRADE,       /* write lock asked by an owner holding only the read lock: refused
+                            * (two upgraders would wait for each other for ever); not retried */
     RLOCK_STATUS_COUNT
 } rlock_status;
 
@@ -479,8 +482,25 @@ RLOCKDEF rlock_status rlock_client_step(rlock_client *c);
 
 typedef enum rlock_kind {
     RLOCK_KIND_SIMPLE = 1,    /* string key = token; not reentrant */
-    RLOCK_KIND_REENTRANT = 2  /* hash {owner -> hold count} */
+    RLOCK_KIND_REENTRANT = 2, /* hash {owner -> hold count} */
+    /* Section 5b (primitives): */
+    RLOCK_KIND_SEMAPHORE = 3, /* zset {token -> lease end}: rlock_semaphore_init */
+    RLOCK_KIND_READ = 4,      /* read side of a read-write lock (hash; reentrant per owner) */
+    RLOCK_KIND_WRITE = 5,     /* write side of the same read-write lock */
+    RLOCK_KIND_MULTI = 6      /* several simple-lock keys, all or none: rlock_multi_init */
 } rlock_kind;
+
+/* What one node says a lock key holds (rlock_inspect), read without changing it. */
+typedef struct rlock_info {
+    rlock_status st;          /* this node's answer: RLOCK_OK, or why there is none */
+    char kind[12];            /* "free", "simple", "reentrant", "semaphore", "read", "write", "other" */
+    long long pttl_ms;        /* the key's remaining TTL; -2 absent, -1 none (not an rlock key) */
+    long long holders;        /* owners holding it: 1 simple/reentrant/write, live permits, live readers */
+    long long holds;          /* hold count of the first holder (reentrant / write / read) */
+    long long waiters;        /* wait-queue length (stale entries of dead waiters included) */
+    int writer_waiting;       /* read-write: a waiting writer keeps new readers out */
+    char owner[17];           /* first 16 characters of the first holder's token / owner id */
+} rlock_info;
 
 typedef enum rlock_state {
     RLOCK_STATE_IDLE = 0,     /* not held */
@@ -536,6 +556,8 @@ typedef struct rlock_op {
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
     char ttl_str[24];
     char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
+    char arg5_str[24];        /* acquire: semaphore permits / writer's hold-off ms */
+    rlock_info *info;         /* inspect: one per node */
 } rlock_op;
 
 /* One lock on one key. Caller-allocated; fields are private. Grouped by
@@ -546,6 +568,7 @@ typedef struct rlock_lock {
     size_t key_len;
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
     size_t owner_len;
+    long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
@@ -704,9 +727,84 @@ RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w);
 RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity_ms);
 #endif
 
+/* ---- 5b. Primitives: semaphores, read-write locks, multi-locks, inspection ----
+ * Each is an rlock_lock of its own kind, driven by the same calls as a lock
+ * (rlock_acquire / _begin + rlock_step, rlock_extend, rlock_release,
+ * rlock_renew_poll, the watchdog, rlock_cancel), waiting in the same queue
+ * with one wake-up per release.
+ *
+ * SEMAPHORE: at most `permits` holders of one name at once. Each handle that
+ * acquires holds one permit under its own random token, with its own lease
+ * (a zset token -> lease end, in the server's clock): a holder that dies
+ * frees its permit when its lease ends, not before, and not the others'.
+ * rlock_extend / rlock_renew_poll renew only the handle's own permit; release
+ * frees exactly it and wakes one waiter. Expired permits are reaped by the
+ * next script that looks. Changing N: every acquire carries its handle's
+ * permits and is granted when fewer than that many live permits exist.
+ * Raising N admits more at once; lowering it revokes nothing - new acquires
+ * wait until the holders have dropped below the new N. Handles that disagree
+ * on N each apply their own. Redlock: a permit is held when a majority of
+ * nodes granted it, so with every node up and nodes that never lose data
+ * each node holds at most N permits, but different majorities can overlap:
+ * with n nodes and quorum q the holders are bounded by floor(n*N/q), which
+ * is N only for N = 1 (3 nodes, N = 2: 3 holders are possible). Use a single
+ * node (or N = 1) when "at most N" must be strict.
+ *
+ * READ-WRITE: init two handles on the same key with RLOCK_KIND_READ and
+ * RLOCK_KIND_WRITE. Many readers or one writer; reentrant per owner id (as
+ * RLOCK_KIND_REENTRANT: cfg.owner, or instance id + thread). Each reader has
+ * its own lease; the writer's lease is the key's. A writer that waits (wait
+ * > 0) keeps new readers out so a stream of readers cannot starve it (its
+ * hold-off lasts its wait left, at most max(ttl, 2 x recheck_ms, 2 x
+ * backoff_max_ms), renewed by its next attempt); rlock_rw_writers_first(lk, 0)
+ * turns that off for a write handle. An owner holding the read lock only
+ * that asks for the write lock gets RLOCK_E_UPGRADE at once (two upgraders
+ * would deadlock): release the read lock first. Holding the write lock and
+ * acquiring the read lock (then releasing the write one) downgrades.
+ * Fence tokens come with write grants only.
+ *
+ * MULTI: 1..RLOCK_MAX_MULTI keys taken all or none by one script per node
+ * (one round trip), each key a simple lock (string = token) that excludes
+ * RLOCK_KIND_SIMPLE locks on it; released together. The keys must share a
+ * Redis Cluster hash slot (give them one hash tag: "{job}:in", "{job}:out"),
+ * checked at init, so the same code runs on a Cluster. A multi-lock waits by
+ * backoff (no wait queue; a simple-lock waiter on one of its keys is woken by
+ * its recheck, not by the multi-lock's release); no fence token. */
+#ifndef RLOCK_MAX_MULTI
+#define RLOCK_MAX_MULTI 8
+#endif
+/* A semaphore handle on key allowing `permits` (1..2^31-1) holders at once. */
+RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
+                                           long long permits);
+/* Change the N this handle acquires with (see "Changing N" above). */
+RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits);
+/* Writers-first on (1, the default) or off (0) for a RLOCK_KIND_WRITE handle. */
+RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on);
+/* A multi-lock over keys[0..n) (lens[i] bytes each, 2 + lens[i] summed over
+ * the keys at most RLOCK_MAX_KEY_LEN). RLOCK_E_BADARG names the key whose
+ * Cluster slot differs from the first key's. */
+RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const char *const *keys,
+                                       const size_t *lens, size_t n);
+/* The Redis Cluster hash slot of a key (CRC16 of its hash tag, mod 16384). */
+RLOCKDEF unsigned rlock_key_slot(const char *key, size_t key_len);
+
+/* Inspection, for any kind but MULTI: what each node holds under lk's key,
+ * one rlock_info per node in out[0..cap) (cap >= the client's node count),
+ * without changing anything (no reaping, no renewal). The handle need not
+ * hold anything and keeps its own state. RLOCK_OK when a quorum of nodes
+ * answered (out[i].st says which did); else the round's error. */
+RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap);
+RLOCKDEF rlock_status rlock_inspect(rlock_lock *lk, rlock_info *out, size_t cap);
+/* Operators only: delete lk's key whoever holds it (any rlock kind; a key
+ * without a TTL is not rlock's and is left alone: RLOCK_E_FOREIGN) and wake
+ * every waiter. RLOCK_OK when some node had it, RLOCK_NOT_HELD when none
+ * did. The holders are not told: their next renewal finds it LOST. */
+RLOCKDEF rlock_status rlock_force_unlock_begin(rlock_lock *lk);
+RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
+
 /* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
  * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
-#define RLOCK_SCRIPT_COUNT 6
+#define RLOCK_SCRIPT_COUNT 20
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
 
@@ -847,7 +945,7 @@ RLOCKDEF const char *rlock_status_str(rlock_status st) {
         "ok", "would block", "not acquired", "timeout", "lost", "not held",
         "bad argument", "invalid state", "io error", "protocol error", "redis error",
         "auth error", "wrong type", "foreign key", "no quorum", "random source failed",
-        "clock error"
+        "clock error", "upgrade refused"
     };
     if ((unsigned)st >= (unsigned)RLOCK_STATUS_COUNT) return "unknown status"; /* also < 0 */
     return names[st];
@@ -1112,6 +1210,12 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  * SCRIPT LOAD against a real server, so an edit that forgets the SHA fails. */
 enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
        RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_REENTRANT_EXTEND, RLOCK__S_REENTRANT_RELEASE,
+       /* 6.4b primitives: acquire / extend / release per kind, then admin */
+       RLOCK__S_SEM_ACQUIRE, RLOCK__S_SEM_EXTEND, RLOCK__S_SEM_RELEASE,
+       RLOCK__S_READ_ACQUIRE, RLOCK__S_READ_EXTEND, RLOCK__S_READ_RELEASE,
+       RLOCK__S_WRITE_ACQUIRE, RLOCK__S_WRITE_EXTEND, RLOCK__S_WRITE_RELEASE,
+       RLOCK__S_MULTI_ACQUIRE, RLOCK__S_MULTI_EXTEND, RLOCK__S_MULTI_RELEASE,
+       RLOCK__S_INSPECT, RLOCK__S_FORCE,
        RLOCK__S_COUNT };
 
 /* Shared fragments. The wait queue: a failed attempt that will wait on
@@ -1176,22 +1280,159 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
 
+/* ---- 6.4b Lua scripts of the primitives (section 5b) -----------------------
+ * Same argument layout as the lock scripts: KEYS = key, waiters, deadlines[,
+ * fence]; ARGV = token/owner, ttl, waiter id or '' (release: channel or ''),
+ * wait ms, and ARGV[5] for a semaphore's permits / a writer's hold-off ms.
+ * Acquire answers {1,holds,fence} | {0,pttl}; extend 1/0; release as the
+ * lock kinds (count left >= 0, or -1 / 0 not ours). */
+#define RLOCK__LUA_WRONGTYPE(t, what) \
+    "local t=redis.call('type',KEYS[1]).ok if t~='none' and t~='" t "' then " \
+    "return redis.error_reply('WRONGTYPE key is not " what "') end "
+/* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
+#define RLOCK__LUA_WAKE_ALL \
+    "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
+    "if not w[1] then break end local d=tonumber(redis.call('hget',KEYS[3],w[1])) " \
+    "redis.call('hdel',KEYS[3],w[1]) if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) end end end "
+/* The key's TTL is the longest lease in it. */
+#define RLOCK__LUA_TTL_AT_LEAST(d) \
+    "if redis.call('pttl',KEYS[1])<" d " then redis.call('pexpire',KEYS[1]," d ") end "
+/* Semaphore: zset token -> lease end (server ms); expired permits reaped first. */
+#define RLOCK__LUA_SEM_ACQUIRE \
+    RLOCK__LUA_WRONGTYPE("zset", "an rlock semaphore") RLOCK__LUA_NOW \
+    "redis.call('zremrangebyscore',KEYS[1],'-inf',ms) local c=redis.call('zcard',KEYS[1]) " \
+    "if c<tonumber(ARGV[5]) then redis.call('zadd',KEYS[1],ms+tonumber(ARGV[2]),ARGV[1]) " \
+    RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") RLOCK__LUA_DEQUEUE \
+    "if KEYS[4] then return {1,c+1,redis.call('incr',KEYS[4])} end return {1,c+1,0} end " \
+    "local e=redis.call('zrange',KEYS[1],0,0,'WITHSCORES') " RLOCK__LUA_ENQUEUE "return {0,tonumber(e[2])-ms}"
+#define RLOCK__LUA_SEM_EXTEND \
+    RLOCK__LUA_NOW "local s=redis.call('zscore',KEYS[1],ARGV[1]) if s and tonumber(s)>ms then " \
+    "redis.call('zadd',KEYS[1],ms+tonumber(ARGV[2]),ARGV[1]) " RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") \
+    "return 1 end if s then redis.call('zrem',KEYS[1],ARGV[1]) end return 0"
+#define RLOCK__LUA_SEM_RELEASE \
+    RLOCK__LUA_NOW "local s=redis.call('zscore',KEYS[1],ARGV[1]) if not s then return 0 end " \
+    "redis.call('zrem',KEYS[1],ARGV[1]) if tonumber(s)<=ms then return 0 end " RLOCK__LUA_WAKE_ONE "return 1"
+/* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
+ * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
+ * end. live() reaps expired readers; returns live readers and the latest end. */
+#define RLOCK__LUA_RW_LIVE \
+    "local R=redis.call local function live(k,ms) local h=R('hgetall',k) local l,mx=0,ms for i=1,#h,2 do " \
+    "local f=h[i] if string.sub(f,-2)==':x' then local x=tonumber(h[i+1]) if x>ms then l=l+1 " \
+    "if x>mx then mx=x end else R('hdel',k,f,string.sub(f,1,-3)..':r') end end end return l,mx end "
+/* Emptied: the key goes, but a waiting writer's hold-off stays (alone in
+ * the key, expiring with it) so readers cannot barge in ahead of it. */
+#define RLOCK__LUA_RW_EMPTY \
+    "local w=tonumber(R('hget',k,'wq') or 0) R('del',k) " \
+    "if w>ms then R('hset',k,'wq',w) R('pexpire',k,w-ms) end "
+#define RLOCK__LUA_RW_MODE \
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_WRONGTYPE("hash", "a read-write lock") RLOCK__LUA_NOW \
+    "local k,o,tt=KEYS[1],ARGV[1],tonumber(ARGV[2]) local m=R('hget',k,'mode') " \
+    "if t=='hash' and not m and R('hexists',k,'wq')==0 then " \
+    "return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
+    "if m=='read' and live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
+#define RLOCK__LUA_READ_ACQUIRE \
+    RLOCK__LUA_RW_MODE "local mine=R('hexists',k,o..':r')==1 or R('hexists',k,o..':w')==1 " \
+    "if mine or (m~='write' and tonumber(R('hget',k,'wq') or 0)<=ms) then " \
+    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) " \
+    "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
+    RLOCK__LUA_DEQUEUE "return {1,c,0} end local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE \
+    "end return {0,p}"
+#define RLOCK__LUA_WRITE_ACQUIRE \
+    RLOCK__LUA_RW_MODE "if not m or (m=='write' and R('hexists',k,o..':w')==1) then " \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') R('hdel',k,'wq') " \
+    RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
+    "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
+    "if m=='read' and R('hexists',k,o..':r')==1 then " \
+    "return redis.error_reply('UPGRADE read lock held by this owner') end " \
+    "local d=ms+tonumber(ARGV[5]) if d>ms and d>tonumber(R('hget',k,'wq') or 0) then " \
+    "R('hset',k,'wq',d) end local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE \
+    "end return {0,p}"
+#define RLOCK__LUA_READ_EXTEND \
+    RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local x=tonumber(redis.call('hget',k,o..':x') or 0) " \
+    "if x>ms and redis.call('hexists',k,o..':r')==1 then redis.call('hset',k,o..':x',ms+tonumber(ARGV[2])) " \
+    RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
+#define RLOCK__LUA_WRITE_EXTEND \
+    "if redis.call('hget',KEYS[1],'mode')=='write' and redis.call('hexists',KEYS[1],ARGV[1]..':w')==1 then " \
+    RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
+/* The last reader out deletes the key and wakes one waiter (a writer, in
+ * queue order); a writer out leaves the downgraded readers or deletes it,
+ * and wakes every waiter (readers enter together). */
+#define RLOCK__LUA_READ_RELEASE \
+    RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':r')==0 then return -1 end " \
+    "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end R('hdel',k,o..':r',o..':x') " \
+    "if R('hget',k,'mode')=='read' then " RLOCK__LUA_NOW "if live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY \
+    RLOCK__LUA_WAKE_ONE "end end return 0"
+#define RLOCK__LUA_WRITE_RELEASE \
+    RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':w')==0 then return -1 end " \
+    "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end R('hdel',k,o..':w') " \
+    RLOCK__LUA_NOW "local l,mx=live(k,ms) if l>0 then R('hset',k,'mode','read') " \
+    "R('pexpire',k,mx-ms) else " RLOCK__LUA_RW_EMPTY "end " RLOCK__LUA_WAKE_ALL "return 0"
+/* Multi: KEYS = the keys; ARGV = token, ttl. All free -> all set, or none. */
+#define RLOCK__LUA_MULTI_MINE \
+    "local function mine(k) return redis.call('type',k).ok=='string' and redis.call('get',k)==ARGV[1] end "
+#define RLOCK__LUA_MULTI_ACQUIRE \
+    "for i=1,#KEYS do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
+    "for i=1,#KEYS do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end return {1,1,0}"
+#define RLOCK__LUA_MULTI_EXTEND \
+    RLOCK__LUA_MULTI_MINE "for i=1,#KEYS do if not mine(KEYS[i]) then return 0 end end " \
+    "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
+#define RLOCK__LUA_MULTI_RELEASE \
+    RLOCK__LUA_MULTI_MINE "local n=0 for i=1,#KEYS do if mine(KEYS[i]) then redis.call('del',KEYS[i]) n=n+1 end end " \
+    "if n==#KEYS then return 1 end return 0"
+/* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters wq owner16".
+ * Reads only. */
+#define RLOCK__LUA_INSPECT \
+    RLOCK__LUA_NOW "local k=KEYS[1] local t=redis.call('type',k).ok local p=redis.call('pttl',k) " \
+    "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,o='other',0,0,0,'' " \
+    "if t=='none' then kind='free' elseif t=='string' then kind='simple' h=1 c=1 o=redis.call('get',k) " \
+    "elseif t=='zset' then kind='semaphore' h=redis.call('zcount',k,'('..ms,'+inf') c=h>0 and 1 or 0 " \
+    "o=redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '' elseif t=='hash' then " \
+    "local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') " \
+    "if not m and redis.call('hexists',k,'wq')==1 then kind='free' w=1 elseif not m then kind='reentrant' " \
+    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m " \
+    "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end for i=1,#f,2 do local s=string.sub(f[i],-2) " \
+    "local n=string.sub(f[i],1,-3) if (m=='write' and s==':w') or (m=='read' and s==':r' and " \
+    "tonumber(redis.call('hget',k,n..':x') or 0)>ms) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
+    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..string.sub(o,1,16)"
+/* Force: KEYS = key, waiters, deadlines; ARGV[3] = channel or ''.
+ * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
+#define RLOCK__LUA_FORCE \
+    "local p=redis.call('pttl',KEYS[1]) if p==-2 then return 0 end if p==-1 then return -1 end " \
+    "redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ALL "return 1"
+
 /* The EVAL fallback of the largest command (a reentrant acquire with fencing:
  * script, key, three auxiliary keys, owner and small numbers) must fit. */
 /* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
  * compile-time constant of small config values, not a run-time product */
-typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) + 64 +
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_WRITE_ACQUIRE) + 64 +
                                 4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
+/* ... and the writer's acquire is the longest script. */
+typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
+                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
+                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) ? 1 : -1];
+
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
-    RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE
+    RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE,
+    RLOCK__LUA_SEM_ACQUIRE, RLOCK__LUA_SEM_EXTEND, RLOCK__LUA_SEM_RELEASE,
+    RLOCK__LUA_READ_ACQUIRE, RLOCK__LUA_READ_EXTEND, RLOCK__LUA_READ_RELEASE,
+    RLOCK__LUA_WRITE_ACQUIRE, RLOCK__LUA_WRITE_EXTEND, RLOCK__LUA_WRITE_RELEASE,
+    RLOCK__LUA_MULTI_ACQUIRE, RLOCK__LUA_MULTI_EXTEND, RLOCK__LUA_MULTI_RELEASE,
+    RLOCK__LUA_INSPECT, RLOCK__LUA_FORCE
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
     "d5b046736a0d797b5eb38aeaf2e51fd32307b11e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7"
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7",
+    "73c3200ea0bcd2fced09231c517bd06c44cd7872", "f97790c858588bc153f2d9c728ae603445c757d3",
+    "651b27577c3560023456f61cddd1df23375d76f7", "83c097b1102accb87b6a4fc6502b593bfa6a65d2",
+    "2f8697bce275e0e230870f94607b9fa525eb6ae0", "547522af83a423fb452bb8b7df2ee9e4c87062cb",
+    "620ecc9ec2266640e3776c7dad81734fd2b2797d", "e56efc39cf175b0f4fae4a9b65a6c9ed18aac801",
+    "6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c", "2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04",
+    "b3bf648a06b226a357add3d7c17fb73db5af1415", "f951cdead6c75298035bcb752a5abe18147a6674",
+    "658a53f79ebac3be7bdb9e360403b7ddee6d177f", "8c7c150d6ddd5f4927989bfa2aff03ba98982766"
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -1569,6 +1810,7 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
         return RLOCK_E_AUTH;
     if (rlock__has(s, n, "WRONGTYPE")) return RLOCK_E_WRONGTYPE;
+    if (rlock__has(s, n, "UPGRADE read lock held")) return RLOCK_E_UPGRADE;
     return RLOCK_E_REDIS;
 }
 
@@ -2011,7 +2253,8 @@ static void rlock__tally_init(rlock__tally *t) {
 /* Per-node statuses that end an operation at once; and those that leave
  * the outcome unknown (no answer: the write may have happened). */
 static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
-    if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG)
+    if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
+        st == RLOCK_E_UPGRADE)
         t->fatal = st;
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
@@ -2065,7 +2308,8 @@ static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
     if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
     for (i = 0; i < n_nodes; i++) {
         rlock_status st = r->st[i];
-        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN) return st;
+        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_UPGRADE)
+            return st;
     }
     return RLOCK_E_QUORUM;
 }
@@ -2077,7 +2321,8 @@ static unsigned rlock__popcount(unsigned m) {
 }
 
 /* ---- 6.8 Operations: acquire, extend, release as machines over rounds --- */
-enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE };
+enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE,
+       RLOCK__OP_INSPECT, RLOCK__OP_FORCE /* 6.10 */ };
 /* ROUND: the op's round is out. CLEANUP: releasing a failed acquire's partial
  * grant. BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
  * in flight but a SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
@@ -2150,31 +2395,89 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
 
 /* Encode the lock's script for its current round (EVAL when use_eval, else
  * EVALSHA) into out; its length, or 0 when it does not fit. */
+/* A number of the inspect answer's text; advances *p past it and a space. */
+static int rlock__info_num(const char **p, const char *end, long long *out) {
+    const char *q = *p;
+    int neg = 0;
+    long long v = 0;
+    if (q < end && *q == '-') { neg = 1; q++; }
+    if (q >= end || *q < '0' || *q > '9') return 0;
+    while (q < end && *q >= '0' && *q <= '9' && v < 1000000000000000LL) v = v * 10 + (*q++ - '0');
+    while (q < end && *q != ' ') q++; /* a fraction Lua printed (never for these counts) */
+    if (q < end) q++;
+    *p = q;
+    *out = neg ? -v : v;
+    return 1;
+}
+/* "kind pttl holders holds waiters wq owner" -> *info (pure; 0: malformed). */
+static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
+    const char *p = s, *end = s + len, *sp = (const char *)memchr(s, ' ', len);
+    long long wq = 0;
+    size_t k = sp ? (size_t)(sp - s) : 0;
+    if (!sp || k == 0 || k >= sizeof info->kind) return 0;
+    memcpy(info->kind, s, k);
+    info->kind[k] = '\0';
+    p = sp + 1;
+    if (!rlock__info_num(&p, end, &info->pttl_ms) || !rlock__info_num(&p, end, &info->holders) ||
+        !rlock__info_num(&p, end, &info->holds) || !rlock__info_num(&p, end, &info->waiters) ||
+        !rlock__info_num(&p, end, &wq))
+        return 0;
+    info->writer_waiting = wq != 0;
+    rlock__copy_text(info->owner, sizeof info->owner, p, (size_t)(end - p));
+    return 1;
+}
+
+/* Scripts come in acquire / extend / release triples, then the admin ones. */
+static int rlock__script_is(int s, int which) { return s < RLOCK__S_INSPECT && s % 3 == which; }
+
+/* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
+ * its bytes (rlock_multi_init). */
+static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos) {
+    size_t at = 0;
+    while (at + 2 <= lk->key_len) {
+        size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
+        if (!rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0)) return 0;
+        at += 2 + len;
+    }
+    return 1;
+}
+
 static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_t cap, int use_eval) {
     const rlock_op *op = &lk->op;
     int s = op->round.script;
     const char *script = use_eval ? rlock__lua[s] : rlock__lua_sha[s];
-    int acquire = s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE;
-    int release = s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE;
-    int aux = (acquire || release) && lk->aux_base_len > 0;
+    int multi = lk->kind == RLOCK_KIND_MULTI;
+    int acquire = !multi && rlock__script_is(s, 0), release = !multi && rlock__script_is(s, 2);
+    int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
+    int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
+    int aux = (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
-    int nkeys = 1 + (aux ? 2 : 0) + (fence ? 1 : 0);
+    int nkeys = multi ? (int)lk->param : 1 + (inspect && lk->aux_base_len ? 1 : aux ? 2 : 0) + (fence ? 1 : 0);
+    int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 3 : 2;
     const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
-    char nk = (char)('0' + nkeys);
+    char nk = (char)('0' + nkeys); /* 1..RLOCK_MAX_MULTI keys */
     int ok;
-    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 : 2)) &&
+    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
          rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
-    if (ok && aux) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8) &&
-                        rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
+         rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0);
+    if (multi) ok = ok && rlock__put_multi_keys(lk, out, cap, &pos);
+    else ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
+    if (ok && (aux || (inspect && bl))) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8);
+    if (ok && aux) ok = rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
     if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
+    if (inspect) return ok ? pos : 0;
+    if (force) { /* ARGV[3] is the channel every waiter listens on */
+        ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
+             rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released", aux ? 9 : 0);
+        return ok ? pos : 0;
+    }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
+    if (ok && arg5) ok = rlock__put_arg(out, cap, &pos, op->arg5_str, strlen(op->arg5_str), NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter (that churned split votes). */
     if (ok && release) {
@@ -2185,12 +2488,18 @@ static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_
 }
 
 static int rlock__script_for(const rlock_lock *lk, int op) {
-    int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
-    return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
+    static const int base[] = { 0, RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_SEM_ACQUIRE,
+                                RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE, RLOCK__S_MULTI_ACQUIRE };
+    if (op == RLOCK__OP_INSPECT) return RLOCK__S_INSPECT;
+    if (op == RLOCK__OP_FORCE) return RLOCK__S_FORCE;
+    return base[lk->kind] + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
 
-static int rlock__round_wants_array(const rlock_round *r) {
-    return r->script == RLOCK__S_SIMPLE_ACQUIRE || r->script == RLOCK__S_REENTRANT_ACQUIRE;
+static int rlock__round_wants_array(const rlock_round *r) { return rlock__script_is(r->script, 0); }
+
+/* Kinds whose grant is a fresh random token per acquire (not reentrant). */
+static int rlock__token_kind(rlock_kind k) {
+    return k == RLOCK_KIND_SIMPLE || k == RLOCK_KIND_SEMAPHORE || k == RLOCK_KIND_MULTI;
 }
 
 /* Record node i's answer; note it for rlock_node_status unless this is a
@@ -2199,11 +2508,29 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
                                 const char *why) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
-    rlock_status kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+    rlock_reply parsed;
+    rlock_status kept;
+    if (r->script == RLOCK__S_INSPECT && lk->op.info) {
+        /* The text answer is read into the caller's rlock_info here (it
+         * points into the receive buffer); the round keeps a plain 1. */
+        lk->op.info[i].st = st;
+        if (st == RLOCK_OK && rep && rep->v.type == RLOCK_RESP_BULK) {
+            if (rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len)) {
+                memset(&parsed, 0, sizeof parsed);
+                parsed.v.type = RLOCK_RESP_INTEGER;
+                parsed.v.integer = 1;
+                rep = &parsed;
+            }
+        }
+    }
+    kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+    if (r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
+            : r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
+            : r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
             : r->script % 3 == 1 ? "unexpected reply to extend" : "unexpected reply to release";
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, why);
     }
@@ -2442,6 +2769,18 @@ static int rlock__adopt_linger(rlock_lock *lk) {
     return 1;
 }
 
+/* How long a waiting writer keeps new readers out: its wait left, at most
+ * long enough to outlast the gap to its next attempt (that renews it), so a
+ * writer that died frees the readers soon. 0: writers-first is off. */
+static unsigned long long rlock__holdoff(const rlock_lock *lk, uint64_t left) {
+    const rlock_config *cfg = &lk->client->cfg;
+    uint64_t cap = (uint64_t)lk->op.ttl;
+    if (!lk->param) return 0;
+    if (2u * (uint64_t)cfg->recheck_ms > cap) cap = 2u * (uint64_t)cfg->recheck_ms;
+    if (2u * (uint64_t)cfg->backoff_max_ms > cap) cap = 2u * (uint64_t)cfg->backoff_max_ms;
+    return left < cap ? left : cap;
+}
+
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
@@ -2453,6 +2792,8 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
      * stays as cheap as it can be. */
     op->queue = op->sub_ok != 0 && now < op->wait_end;
     rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
+    if (lk->kind == RLOCK_KIND_SEMAPHORE) rlock__utoa(op->arg5_str, (unsigned long long)lk->param);
+    if (lk->kind == RLOCK_KIND_WRITE) rlock__utoa(op->arg5_str, rlock__holdoff(lk, left));
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
@@ -2535,7 +2876,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         lk->state = RLOCK_STATE_HELD;
         lk->ttl_ms = op->ttl;
         lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
-        lk->holds = lk->kind == RLOCK_KIND_SIMPLE ? 1 : t.holds;
+        lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
         lk->held_mask = t.yes;
         rlock__op_finish(lk, RLOCK_OK, now);
         return;
@@ -2596,7 +2937,7 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock__tally t;
     size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
-    rlock__tally_int(&op->round, c->n_nodes, lk->kind == RLOCK_KIND_REENTRANT, &t);
+    rlock__tally_int(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
     gone = rlock__popcount(t.no & lk->held_mask);
@@ -2611,7 +2952,7 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
     if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) {
-        if (lk->kind == RLOCK_KIND_REENTRANT && t.max_left > 0) {
+        if (!rlock__token_kind(lk->kind) && t.max_left > 0) {
             lk->holds = t.max_left;
         } else {
             lk->holds = 0;
@@ -2627,6 +2968,26 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
         return;
     }
     rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); /* unknown: state kept */
+}
+
+/* An inspect or force-unlock round (6.10): answers from a quorum are needed;
+ * a force-unlock reports whether any node had the key. */
+static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
+    rlock_client *c = lk->client;
+    rlock__tally t;
+    size_t i, had = 0, foreign = 0;
+    rlock__tally_int(&lk->op.round, c->n_nodes, 0, &t);
+    for (i = 0; i < c->n_nodes; i++)
+        if (((lk->op.round.mask >> i) & 1u) && lk->op.round.st[i] == RLOCK_OK) {
+            had += lk->op.round.v[i][0] == 1;
+            foreign += lk->op.round.v[i][0] == -1;
+        }
+    if (t.n_yes + t.n_no < rlock_client_quorum(c)) {
+        rlock__op_finish(lk, rlock__round_error(&lk->op.round, c->n_nodes), now);
+        return;
+    }
+    if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK, now);
+    else rlock__op_finish(lk, had ? RLOCK_OK : foreign ? RLOCK_E_FOREIGN : RLOCK_NOT_HELD, now);
 }
 
 /* Move lk's operation as far as it can go now. The one switch over phases. */
@@ -2662,7 +3023,8 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         }
         if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now);
         else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now);
-        else rlock__release_round_done(lk, now);
+        else if (op->kind == RLOCK__OP_RELEASE) rlock__release_round_done(lk, now);
+        else rlock__admin_round_done(lk, now);
         return;
     default:
         return; /* IDLE, DONE */
@@ -2880,8 +3242,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
-    if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->aux_base_len == 0) /* no same-slot counter name */
+    if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
+    if (c->cfg.fencing && lk->aux_base_len == 0 && lk->kind != RLOCK_KIND_MULTI) /* no same-slot counter name */
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
                           "counter name hashes to its slot", 0, 0, 0);
     if (lk->state != RLOCK_STATE_HELD) {
@@ -2891,7 +3253,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
         if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
-        if (lk->kind == RLOCK_KIND_SIMPLE) {
+        if (rlock__token_kind(lk->kind)) {
             rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
             lk->owner_len = RLOCK_TOKEN_LEN;
         } else if (c->cfg.owner) {
@@ -2985,8 +3347,9 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
         return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
                           RLOCK_MAX_KEY_LEN, 0);
-    if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, "kind % is not RLOCK_KIND_SIMPLE (1) or RLOCK_KIND_REENTRANT (2)",
+    if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
+        kind != RLOCK_KIND_WRITE)
+        return rlock__why(lk->why, sizeof lk->why, "kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)",
                           (long long)kind, 0, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
@@ -2997,6 +3360,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     lk->aux_base_len = rlock__aux_base(lk->aux_base, sizeof lk->aux_base, key, key_len);
     lk->state = RLOCK_STATE_IDLE;
     lk->magic = RLOCK__MAGIC_LOCK;
+    if (kind == RLOCK_KIND_WRITE) lk->param = 1; /* writers first */
     return RLOCK_OK;
 }
 
@@ -3219,6 +3583,136 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #endif /* RLOCK_WATCHDOG */
 
 /* ---- 6.10 Keys ------------------------------------------------------------ */
+/* ---- 6.10 Primitives: semaphore, read-write and multi-lock handles,
+ * inspection, force-unlock (section 5b; scripts in 6.4b) ---------------- */
+static rlock_status rlock__check_permits(rlock_lock *lk, long long permits) {
+    if (permits < 1 || permits > 2147483647LL)
+        return rlock__why(lk->why, sizeof lk->why, "permits % is not within 1..2147483647", permits, 0, 0);
+    return RLOCK_OK;
+}
+RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
+                                           long long permits) {
+    rlock_status st;
+    if (!lk) return RLOCK_E_BADARG;
+    if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
+    st = rlock_lock_init(lk, c, key, key_len, RLOCK_KIND_SIMPLE);
+    if (st != RLOCK_OK) return st;
+    lk->kind = RLOCK_KIND_SEMAPHORE;
+    lk->param = permits;
+    return RLOCK_OK;
+}
+RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->kind != RLOCK_KIND_SEMAPHORE)
+        return rlock__why(lk->why, sizeof lk->why, "lk is not a semaphore (kind %)", (long long)lk->kind, 0, 0);
+    if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
+    lk->param = permits; /* the next attempt carries it */
+    return RLOCK_OK;
+}
+RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->kind != RLOCK_KIND_WRITE)
+        return rlock__why(lk->why, sizeof lk->why, "lk is not a RLOCK_KIND_WRITE handle (kind %)", (long long)lk->kind,
+                          0, 0);
+    lk->param = on != 0;
+    return RLOCK_OK;
+}
+
+/* CRC16-CCITT (XMODEM), as Redis Cluster hashes keys. Bitwise: no table. */
+static unsigned rlock__crc16(const char *s, size_t n) {
+    unsigned crc = 0;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {
+        crc ^= (unsigned)(unsigned char)s[i] << 8;
+        for (b = 0; b < 8; b++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
+    }
+    return crc;
+}
+RLOCKDEF unsigned rlock_key_slot(const char *key, size_t key_len) {
+    size_t open, close;
+    if (!key) return 0;
+    for (open = 0; open < key_len && key[open] != '{'; open++) {}
+    for (close = open + 1; open < key_len && close < key_len && key[close] != '}'; close++) {}
+    /* The tag is the text between the first '{' and the next '}', if not empty. */
+    if (open < key_len && close < key_len && close > open + 1)
+        return rlock__crc16(key + open + 1, close - open - 1) & 16383u;
+    return rlock__crc16(key, key_len) & 16383u;
+}
+
+RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const char *const *keys,
+                                       const size_t *lens, size_t n) {
+    size_t i, total = 0;
+    unsigned slot0;
+    char packed[RLOCK_MAX_KEY_LEN];
+    rlock_status st;
+    if (!lk) return RLOCK_E_BADARG;
+    if (!keys || !lens) return rlock__why(lk->why, sizeof lk->why, "keys or lens is NULL", 0, 0, 0);
+    if (n == 0 || n > RLOCK_MAX_MULTI)
+        return rlock__why(lk->why, sizeof lk->why, "% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)", (long long)n,
+                          RLOCK_MAX_MULTI, 0);
+    for (i = 0; i < n; i++) {
+        if (!keys[i] || lens[i] == 0)
+            return rlock__why(lk->why, sizeof lk->why, "key % is NULL or empty", (long long)i, 0, 0);
+        if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
+            return rlock__why(lk->why, sizeof lk->why, "keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %",
+                              (long long)(total + 2 + lens[i]), RLOCK_MAX_KEY_LEN, 0);
+        packed[total] = (char)(lens[i] >> 8);
+        packed[total + 1] = (char)(lens[i] & 0xffu);
+        memcpy(packed + total + 2, keys[i], lens[i]);
+        total += 2 + lens[i];
+    }
+    slot0 = rlock_key_slot(keys[0], lens[0]);
+    for (i = 1; i < n; i++)
+        if (rlock_key_slot(keys[i], lens[i]) != slot0)
+            return rlock__why(lk->why, sizeof lk->why, "key % hashes to Cluster slot %, key 0 to %: give the keys one "
+                              "hash tag, e.g. {job}:a {job}:b", (long long)i, rlock_key_slot(keys[i], lens[i]), slot0);
+    st = rlock_lock_init(lk, c, packed, total, RLOCK_KIND_SIMPLE);
+    if (st != RLOCK_OK) return st;
+    lk->kind = RLOCK_KIND_MULTI;
+    lk->param = (long long)n;
+    lk->aux_base_len = 0; /* no wait queue, no fence counter: waits by backoff */
+    lk->aux_base[0] = '\0';
+    return RLOCK_OK;
+}
+
+/* Start an admin round (inspect / force) on every node. */
+static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) {
+    rlock_status st = rlock__begin(lk);
+    long long ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
+    if (st != RLOCK_OK) return st;
+    if (lk->kind == RLOCK_KIND_MULTI)
+        return rlock__why(lk->why, sizeof lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0, 0);
+    rlock__op_link(lk, op, ttl);
+    lk->op.info = out;
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, op, (1u << lk->client->n_nodes) - 1u, ttl, rlock__now(lk->client), 0);
+    return RLOCK_WOULD_BLOCK;
+}
+RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap) {
+    size_t i;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (!out || cap < lk->client->n_nodes)
+        return rlock__why(lk->why, sizeof lk->why, "out has room for % answers, the client has % nodes",
+                          out ? (long long)cap : 0, (long long)lk->client->n_nodes, 0);
+    if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].st = RLOCK_WOULD_BLOCK;
+        out[i].pttl_ms = -2;
+    }
+    return rlock__admin_begin(lk, RLOCK__OP_INSPECT, out);
+}
+RLOCKDEF rlock_status rlock_inspect(rlock_lock *lk, rlock_info *out, size_t cap) {
+    return rlock__run(lk, rlock_inspect_begin(lk, out, cap));
+}
+RLOCKDEF rlock_status rlock_force_unlock_begin(rlock_lock *lk) {
+    return rlock__admin_begin(lk, RLOCK__OP_FORCE, NULL);
+}
+RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk) {
+    return rlock__run(lk, rlock_force_unlock_begin(lk));
+}
+
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix) {
     size_t base, slen;

@@ -2789,7 +2789,7 @@ static void test_badarg_texts(void) {
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, key, 0, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     CHECK_STR(rlock_lock_error(&LK2), "key is 0 bytes, RLOCK_MAX_KEY_LEN is 256");
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, key, 3, (rlock_kind)7), RLOCK_E_BADARG);
-    CHECK_STR(rlock_lock_error(&LK2), "kind 7 is not RLOCK_KIND_SIMPLE (1) or RLOCK_KIND_REENTRANT (2)");
+    CHECK_STR(rlock_lock_error(&LK2), "kind 7 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, NULL, 3, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     CHECK_STR(rlock_lock_error(&LK2), "key is NULL");
     CHECK_STR(rlock_lock_error(&LK), "");

@@ -1,0 +1,546 @@
+/* test_primitives.c - semaphores, read-write locks, multi-locks, inspection
+ * and force-unlock (rlock.h section 5b) against real, throw-away
+ * redis-server processes on loopback (started and stopped by PID here).
+ *
+ * Covers: a semaphore's permits never exceed N among 16 processes while
+ * holders are killed (SIGKILL, their permit stays until its lease ends) and
+ * paused past their lease (their release then says LOST); per-permit
+ * renewal and release; changing N; readers together, the writer alone,
+ * reentrancy, upgrade refused (RLOCK_E_UPGRADE), downgrade, a reader's own
+ * lease, no writer starvation under a stream of readers (and the stream
+ * wins when writers-first is off); a multi-lock all or none while one key is
+ * held, and its Cluster slot check; inspection against what Redis holds;
+ * force-unlock; a semaphore over three Redlock nodes; nothing leaked.
+ *
+ * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
+ * loops. No wall-clock asserts: orderings and counts only. */
+#define RLOCK_IMPLEMENTATION
+#include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
+#include "rlock.h"
+#include "harness.h"
+#include "check.h"
+
+#include <sys/file.h>
+
+static int quick;
+
+typedef struct tconn {
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+} tconn;
+
+static int tc_open(tconn *t, const rh_server *s) {
+    rlock_config cfg;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000; /* far above a loopback round trip on a loaded machine */
+    cfg.pubsub = 1;
+    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
+    return rlock_client_init(&t->cl, &t->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+static void tc_close(tconn *t) {
+    rlock_client_close(&t->cl);
+    rlock_posix_close(&t->pc);
+}
+
+/* ------------------------------------------------------ 1. semaphore */
+
+static void test_sem_basic(const rh_server *s) {
+    tconn t;
+    rlock_lock a, b, c, d;
+    rlock_info info[1];
+    char tok[40];
+    if (tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &t.cl, "sem:b", 5, 0), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&a), "permits 0") != NULL);
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &t.cl, "sem:b", 5, 2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &t.cl, "sem:b", 5, 2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&c, &t.cl, "sem:b", 5, 2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&b, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_E_STATE); /* one permit per handle */
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:b"), 2);
+    CHECK(strcmp(rlock_lock_token(&a), rlock_lock_token(&b)) != 0);
+    /* inspection sees both permits and changes nothing */
+    CHECK_EQ_ST(rlock_inspect(&c, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "semaphore") == 0);
+    CHECK_EQ_LL(info[0].holders, 2);
+    CHECK(info[0].pttl_ms > 9000 && info[0].pttl_ms <= 10000);
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:b"), 2);
+    /* renewal moves only the handle's own permit */
+    snprintf(tok, sizeof tok, "%s", rlock_lock_token(&b));
+    CHECK_EQ_ST(rlock_extend(&a, 30000), RLOCK_OK);
+    CHECK(rh_int(s, "PTTL sem:b") > 20000);
+    /* release frees exactly its own permit */
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:b"), 1);
+    CHECK_EQ_LL(rh_int(s, "ZRANK sem:b %s", tok), 0);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_OK);
+    /* lowering N revokes nothing; new acquires wait until below it */
+    CHECK_EQ_ST(rlock_semaphore_init(&d, &t.cl, "sem:b", 5, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&d, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_extend(&b, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_set_permits(&d, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&d, 10000), RLOCK_OK); /* raising N admits at once */
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:b"), 3);
+    CHECK_EQ_ST(rlock_semaphore_set_permits(&d, -1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&c), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&d), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:b"), 0);
+
+    /* An expired permit is reaped: its holder's extend and release say LOST */
+    CHECK_EQ_ST(rlock_semaphore_set_permits(&a, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_set_permits(&b, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&a, 1200), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&b, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_acquire(&b, 10000, 5000), RLOCK_OK); /* waits for a's lease to end */
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:b"), 0);
+    /* the key of another kind is refused, not overwritten */
+    CHECK(rh_str(s, tok, sizeof tok, "SET sem:str x PX 10000") == REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &t.cl, "sem:str", 7, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&a, 5000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_LL(rh_int(s, "DEL sem:str"), 1);
+    tc_close(&t);
+}
+
+/* One interval a permit was held: [from, to] in CLOCK_MONOTONIC ms. */
+static void log_interval(int fd, unsigned long long from, unsigned long long to) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "%llu %llu\n", from, to);
+    if (write(fd, line, (size_t)n) != n) _exit(4); /* O_APPEND: one line per write */
+}
+
+/* 16 processes share 4 permits. Normal rounds log [granted, before
+ * release]; a holder that kills itself logs [granted, its lease's earliest
+ * end] (the server keeps the permit that long); one that pauses past its
+ * lease logs [granted, its validity end] and must find the permit LOST. */
+static int sem_child(const rh_server *s, int fd, int idx, int rounds, long long ttl) {
+    tconn t;
+    rlock_lock lk;
+    int i, errors = 0;
+    if (tc_open(&t, s) != 0 || rlock_semaphore_init(&lk, &t.cl, "sem:procs", 9, 4) != RLOCK_OK) return 3;
+    for (i = 0; i < rounds; i++) {
+        unsigned long long start = rh_now_ms(), got;
+        rlock_status st = rlock_acquire(&lk, ttl, 60000);
+        if (st != RLOCK_OK) {
+            fprintf(stderr, "sem child %d: acquire: %s\n", idx, rlock_status_str(st));
+            errors++;
+            continue;
+        }
+        got = rh_now_ms();
+        if (idx % 8 == 1 && i == 1) { /* killed inside: the permit stays until the lease ends */
+            log_interval(fd, got, start + (unsigned long long)ttl);
+            raise(SIGKILL);
+        }
+        if (idx % 8 == 2 && i == 1) { /* paused past its lease: no longer a holder after validity */
+            log_interval(fd, got, got + (unsigned long long)rlock_validity_ms(&lk));
+            rh_sleep_ms((unsigned)ttl + 200);
+            st = rlock_release(&lk);
+            if (st != RLOCK_LOST) { fprintf(stderr, "sem child %d: paused release %s\n", idx, rlock_status_str(st)); errors++; }
+            continue;
+        }
+        rh_sleep_ms(2);
+        log_interval(fd, got, rh_now_ms());
+        st = rlock_release(&lk);
+        if (st != RLOCK_OK) { fprintf(stderr, "sem child %d: release %s\n", idx, rlock_status_str(st)); errors++; }
+    }
+    tc_close(&t);
+    return errors ? 2 : 0;
+}
+
+static int cmp_ev(const void *a, const void *b) {
+    const long long *x = (const long long *)a, *y = (const long long *)b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1]; /* at equal times, ends (-1) before starts (+1) */
+}
+
+static void test_sem_procs(const rh_server *s) {
+    enum { PROCS = 16 };
+    char path[] = "/tmp/rlock-sem-XXXXXX";
+    pid_t pids[PROCS];
+    int fd = mkstemp(path), i, rounds = quick ? 3 : 6, killed = 0, clean = 0, max = 0, cur = 0;
+    long long (*ev)[2] = NULL;
+    size_t n_ev = 0;
+    FILE *f;
+    unsigned long long a, b;
+    if (fd < 0) { CHECK_MSG(0, "mkstemp"); return; }
+    close(fd);
+    fd = open(path, O_WRONLY | O_APPEND);
+    fflush(stdout);
+    fflush(stderr);
+    for (i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) _exit(sem_child(s, fd, i, rounds, 1500));
+    }
+    for (i = 0; i < PROCS; i++) {
+        int st = rh_wait_child(pids[i], 180000);
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && i % 8 == 1) killed++;
+        else if (rh_exited_with(st, 0)) clean++;
+        else CHECK_MSG(0, "sem child %d: status 0x%x", i, (unsigned)st);
+    }
+    close(fd);
+    CHECK_EQ_LL(killed, 2);
+    CHECK_EQ_LL(clean, PROCS - 2);
+    f = fopen(path, "r");
+    ev = (long long (*)[2])calloc((size_t)PROCS * (size_t)rounds * 2, sizeof *ev);
+    while (f && ev && fscanf(f, "%llu %llu", &a, &b) == 2 && n_ev + 2 <= (size_t)PROCS * (size_t)rounds * 2) {
+        ev[n_ev][0] = (long long)a; ev[n_ev++][1] = 1;
+        ev[n_ev][0] = (long long)b; ev[n_ev++][1] = -1;
+    }
+    if (f) fclose(f);
+    unlink(path);
+    /* every round left one interval: 2 killed after 1 round + their own, the rest all rounds */
+    CHECK_EQ_LL(n_ev / 2, (size_t)(PROCS - 2) * (size_t)rounds + 2 * 2);
+    if (ev) qsort(ev, n_ev, sizeof *ev, cmp_ev);
+    for (i = 0; i < (int)n_ev; i++) {
+        cur += (int)ev[i][1];
+        if (cur > max) max = cur;
+    }
+    printf("semaphore: %d processes, 4 permits, %d killed holding, 2 paused past the lease: at most %d at once\n",
+           PROCS, killed, max);
+    CHECK_MSG(max <= 4, "%d holders at once, 4 permits", max);
+    CHECK(max >= 2); /* the permits were shared, not taken one at a time */
+    free(ev);
+    CHECK(rh_int(s, "ZCARD sem:procs") <= 2); /* at most the killed holders' permits, expiring */
+    rh_int(s, "DEL sem:procs {sem:procs}:waiters {sem:procs}:deadlines");
+}
+
+/* --------------------------------------------------- 2. read-write lock */
+
+static void test_rw_basic(const rh_server *s) {
+    tconn t1, t2;
+    rlock_lock r1, w1, r2, w2;
+    rlock_info info[1];
+    char buf[64];
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:k", 4, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w1, &t1.cl, "rw:k", 4, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "rw:k", 4, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t2.cl, "rw:k", 4, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_rw_writers_first(&r1, 1), RLOCK_E_BADARG);
+    /* readers together, reentrant */
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&r1), 2);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_inspect(&w2, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "read") == 0);
+    CHECK_EQ_LL(info[0].holders, 2);
+    /* the writer is kept out; an upgrade is refused with its own status */
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_E_UPGRADE); /* w2's owner holds r2 */
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 10000), RLOCK_E_UPGRADE);
+    CHECK(rlock_lock_state(&w1) == RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&r1), 1);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:k"), 0);
+    /* the writer alone, reentrant; readers kept out */
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&w1), 2);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_inspect(&r2, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "write") == 0);
+    CHECK_EQ_LL(info[0].holds, 2);
+    CHECK(strncmp(info[0].owner, rlock_lock_token(&w1), 16) == 0);
+    CHECK_EQ_ST(rlock_extend(&w1, 20000), RLOCK_OK);
+    CHECK(rh_int(s, "PTTL rw:k") > 10000);
+    /* downgrade: the writer takes the read lock, then lets the write go */
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    CHECK(rh_str(s, buf, sizeof buf, "HGET rw:k mode") == REDIS_REPLY_STRING && strcmp(buf, "read") == 0);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_E_UPGRADE);
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:k"), 0);
+    /* a reader's own lease: unrenewed, it lapses and the writer gets in */
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 1200), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&r2, 1200), RLOCK_OK);
+    rh_sleep_ms(1400);
+    /* both readers' leases lapsed: they are reaped, so w2 is no upgrade */
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_extend(&r1, 10000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&w2), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:k"), 0);
+    tc_close(&t1);
+    tc_close(&t2);
+}
+
+/* A stream of readers: each loops read (ttl 5 s) / hold 20 ms / release,
+ * overlapping one another, until the stop file exists. */
+static int reader_child(const rh_server *s, const char *stop, int *got) {
+    tconn t;
+    rlock_lock r;
+    unsigned long long end = rh_now_ms() + 60000;
+    *got = 0;
+    if (tc_open(&t, s) != 0 || rlock_lock_init(&r, &t.cl, "rw:starve", 9, RLOCK_KIND_READ) != RLOCK_OK) return 3;
+    while (access(stop, F_OK) != 0 && rh_now_ms() < end) {
+        if (rlock_acquire(&r, 5000, 2000) == RLOCK_OK) {
+            (*got)++;
+            rh_sleep_ms(20);
+            if (rlock_release(&r) != RLOCK_OK) return 2;
+        }
+    }
+    tc_close(&t);
+    return 0;
+}
+
+/* Readers overlap so the lock is never free; a writer with a bounded wait
+ * gets in when writers-first is on, and times out when it is off. */
+static rlock_status writer_vs_readers(const rh_server *s, int writers_first, int *reads) {
+    enum { READERS = 4 };
+    char stop[] = "/tmp/rlock-rw-stop-XXXXXX";
+    pid_t pids[READERS];
+    tconn t;
+    rlock_lock w;
+    rlock_status st = RLOCK_E_IO;
+    int i, fd = mkstemp(stop), got = 0;
+    if (fd < 0) return RLOCK_E_IO;
+    close(fd);
+    unlink(stop);
+    fflush(stdout);
+    fflush(stderr);
+    for (i = 0; i < READERS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            rh_sleep_ms((unsigned)i * 7); /* staggered: their holds overlap */
+            _exit(reader_child(s, stop, &got));
+        }
+    }
+    /* wait until the readers hold it */
+    for (i = 0; i < 400 && rh_int(s, "EXISTS rw:starve") == 0; i++) rh_sleep_ms(5);
+    if (tc_open(&t, s) == 0 && rlock_lock_init(&w, &t.cl, "rw:starve", 9, RLOCK_KIND_WRITE) == RLOCK_OK &&
+        rlock_rw_writers_first(&w, writers_first) == RLOCK_OK) {
+        st = rlock_acquire(&w, 5000, 3000);
+        *reads = (int)rh_int(s, "EXISTS rw:starve");
+        if (st == RLOCK_OK) {
+            rlock_info info[1];
+            rlock_lock probe;
+            rlock_lock_init(&probe, &t.cl, "rw:starve", 9, RLOCK_KIND_READ);
+            CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+            CHECK(strcmp(info[0].kind, "write") == 0); /* alone: no reader inside with it */
+            CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+        }
+        tc_close(&t);
+    }
+    fd = open(stop, O_WRONLY | O_CREAT, 0600);
+    if (fd >= 0) close(fd);
+    for (i = 0; i < READERS; i++) {
+        int ws = rh_wait_child(pids[i], 30000);
+        CHECK_MSG(rh_exited_with(ws, 0), "reader %d: status 0x%x", i, (unsigned)ws);
+    }
+    unlink(stop);
+    rh_int(s, "DEL rw:starve {rw:starve}:waiters {rw:starve}:deadlines");
+    return st;
+}
+
+static void test_rw_starvation(const rh_server *s) {
+    int reads = 0;
+    /* Off first: shows the stream really keeps the lock busy for 3 s. */
+    rlock_status off = writer_vs_readers(s, 0, &reads);
+    rlock_status on = writer_vs_readers(s, 1, &reads);
+    printf("read-write: writer under a stream of 4 readers: writers-first off %s, on %s\n",
+           rlock_status_str(off), rlock_status_str(on));
+    CHECK_EQ_ST(on, RLOCK_OK);
+    CHECK(off == RLOCK_TIMEOUT || off == RLOCK_OK); /* off may still win a gap; never an error */
+}
+
+/* ---------------------------------------------------------- 3. multi-lock */
+
+static void test_multi(const rh_server *s) {
+    tconn t1, t2;
+    rlock_lock m, one, bad;
+    const char *keys[3] = { "{job}:a", "{job}:b", "{job}:c" };
+    const size_t lens[3] = { 7, 7, 7 };
+    const char *mixed[2] = { "alpha", "beta" };
+    const size_t mlens[2] = { 5, 4 };
+    char buf[64];
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_LL(rlock_key_slot("foo", 3), 12182);              /* CLUSTER KEYSLOT foo */
+    CHECK_EQ_LL(rlock_key_slot("{user1000}.following", 20), rlock_key_slot("user1000", 8));
+    CHECK_EQ_LL(rlock_key_slot("foo{}{bar}", 10), rlock_key_slot("foo{}{bar}", 10));
+    CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, mixed, mlens, 2), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&bad), "slot") != NULL);
+    CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, keys, lens, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_multi_init(&m, &t1.cl, keys, lens, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&one, &t2.cl, "{job}:b", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    /* one key held: none is taken */
+    CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:c"), 0);
+    CHECK_EQ_ST(rlock_release(&one), RLOCK_OK);
+    /* all at once, one token on every key */
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_OK);
+    CHECK(rh_str(s, buf, sizeof buf, "GET {job}:c") == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&m)) == 0);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:b {job}:c"), 3);
+    CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_extend(&m, 20000), RLOCK_OK);
+    CHECK(rh_int(s, "PTTL {job}:a") > 10000 && rh_int(s, "PTTL {job}:c") > 10000);
+    CHECK_EQ_ST(rlock_inspect(&m, NULL, 0), RLOCK_E_BADARG);
+    /* a waiter on the multi-lock gets it after the holder of one key lets go */
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:b {job}:c"), 0);
+    CHECK_EQ_ST(rlock_try_acquire(&one, 1200), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&m, 10000, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&one), RLOCK_LOST);
+    /* one key taken from under it: release says LOST and removes the rest */
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "DEL {job}:b"), 1);
+    CHECK_EQ_ST(rlock_extend(&m, 10000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_LOST);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:b {job}:c"), 0);
+    tc_close(&t1);
+    tc_close(&t2);
+}
+
+/* ------------------------------------------- 4. inspection, force-unlock */
+
+static int waiter_child(const rh_server *s) {
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    if (tc_open(&t, s) != 0 || rlock_lock_init(&lk, &t.cl, "insp:k", 6, RLOCK_KIND_SIMPLE) != RLOCK_OK) return 3;
+    st = rlock_acquire(&lk, 10000, 20000);
+    if (st == RLOCK_OK) rlock_release(&lk);
+    tc_close(&t);
+    return st == RLOCK_OK ? 0 : 1;
+}
+
+static void test_inspect_force(const rh_server *s) {
+    tconn t;
+    rlock_lock lk, re, probe;
+    rlock_info info[1];
+    pid_t pid;
+    int i, ws;
+    if (tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t.cl, "insp:k", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 0), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&probe), "room for 0") != NULL);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "free") == 0);
+    CHECK_EQ_LL(info[0].pttl_ms, -2);
+    CHECK_EQ_LL(info[0].holders, 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "insp:k", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&lk, 20000), RLOCK_OK);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) _exit(waiter_child(s));
+    for (i = 0; i < 400 && rh_int(s, "ZCARD {insp:k}:waiters") == 0; i++) rh_sleep_ms(5);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "simple") == 0);
+    CHECK_EQ_LL(info[0].holders, 1);
+    CHECK(info[0].pttl_ms > 10000 && info[0].pttl_ms <= 20000);
+    CHECK(strlen(info[0].owner) == 16 && strncmp(info[0].owner, rlock_lock_token(&lk), 16) == 0);
+    CHECK_EQ_LL(info[0].waiters, 1);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD); /* inspect changes nothing */
+    CHECK(rlock_lock_state(&probe) == RLOCK_STATE_IDLE);
+    /* force-unlock: the key goes, the waiter is woken and takes it */
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    ws = rh_wait_child(pid, 30000);
+    CHECK_MSG(rh_exited_with(ws, 0), "waiter: status 0x%x", (unsigned)ws);
+    CHECK_EQ_ST(rlock_extend(&lk, 10000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_NOT_HELD);
+    /* reentrant holds are counted */
+    CHECK_EQ_ST(rlock_lock_init(&re, &t.cl, "insp:k", 6, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "reentrant") == 0);
+    CHECK_EQ_LL(info[0].holds, 2);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&re), RLOCK_LOST);
+    /* a key without a TTL is not rlock's: left alone */
+    CHECK(rh_str(s, (char *)info[0].kind, sizeof info[0].kind, "SET insp:k foreign") == REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_E_FOREIGN);
+    CHECK_EQ_LL(rh_int(s, "EXISTS insp:k"), 1);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK_EQ_LL(info[0].pttl_ms, -1);
+    CHECK_EQ_LL(rh_int(s, "DEL insp:k"), 1);
+    rh_int(s, "DEL {insp:k}:waiters {insp:k}:deadlines");
+    tc_close(&t);
+}
+
+/* ------------------------------------------- 5. semaphore over Redlock */
+
+static void test_sem_redlock(void) {
+    rh_server srv[3];
+    rlock_posix_conn pc[3];
+    rlock_node node[3];
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a, b, c;
+    rlock_info info[3];
+    int i, up = 0;
+    for (i = 0; i < 3; i++) up += rh_server_start(&srv[i], NULL) == 0;
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) { for (i = 0; i < 3; i++) rh_server_stop(&srv[i]); return; }
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    for (i = 0; i < 3; i++) {
+        CHECK(rlock_posix_init_tcp(&pc[i], "127.0.0.1", srv[i].port, 1000) == 0);
+        CHECK_EQ_ST(rlock_node_init(&node[i], rlock_posix_transport(&pc[i])), RLOCK_OK);
+    }
+    CHECK_EQ_ST(rlock_client_init(&cl, node, 3, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &cl, "sem:rl", 6, 2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &cl, "sem:rl", 6, 2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&c, &cl, "sem:rl", 6, 2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&a), 3);
+    rh_server_stop(&srv[2]); /* one node down: a quorum still grants and refuses */
+    CHECK_EQ_ST(rlock_try_acquire(&b, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&b), 2);
+    CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_inspect(&c, info, 3), RLOCK_OK);
+    CHECK_EQ_LL(info[0].holders, 2);
+    CHECK(info[2].st != RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&a, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&c), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS sem:rl"), 0);
+    CHECK_EQ_LL(rh_int(&srv[1], "EXISTS sem:rl"), 0);
+    rlock_client_close(&cl);
+    for (i = 0; i < 3; i++) { rlock_posix_close(&pc[i]); rh_server_stop(&srv[i]); }
+}
+
+int main(void) {
+    rh_server s;
+    int fds0, fds1;
+    quick = getenv("RLOCK_TEST_QUICK") != NULL && getenv("RLOCK_TEST_QUICK")[0] != '\0' &&
+            strcmp(getenv("RLOCK_TEST_QUICK"), "0") != 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rh_ignore_sigpipe();
+    fds0 = rh_count_fds();
+    if (rh_server_start(&s, NULL) != 0) {
+        CHECK_MSG(0, "could not start redis-server");
+        return check_summary("primitives");
+    }
+    test_sem_basic(&s);
+    test_sem_procs(&s);
+    test_rw_basic(&s);
+    test_rw_starvation(&s);
+    test_multi(&s);
+    test_inspect_force(&s);
+    test_sem_redlock();
+    CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
+    rh_server_stop(&s);
+    CHECK_EQ_LL(rh_count_children(), 0);
+    fds1 = rh_count_fds();
+    CHECK_MSG(fds1 == fds0, "fds at start %d, at end %d", fds0, fds1);
+    return check_summary("primitives");
+}
