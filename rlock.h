@@ -332,6 +332,7 @@ typedef struct rlock_node {
     rlock_transport transport;
     const char *username; /* optional ACL user for AUTH (NULL: none) */
     const char *password; /* optional AUTH password (NULL: none); never logged */
+    int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private: the exchange (connection) --- */
     unsigned magic;
     int conn;             /* rlock__CONN_* */
@@ -1452,6 +1453,7 @@ enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_NEW, RLOCK__CONN_CONNECTING, RLOCK__CON
 enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
 #define RLOCK__TAG_HELLO (-2)
+#define RLOCK__TAG_SELECT (-3)
 
 typedef struct rlock__event {
     int kind;            /* RLOCK__EV_* */
@@ -1598,6 +1600,17 @@ static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned ch
             n->tx_len = len;
             rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
         }
+        if (n->db > 0) { /* refused (out of range, Cluster): the connection is not used */
+            char num[24];
+            const char *argv[2];
+            size_t lens[2], len;
+            argv[0] = "SELECT"; lens[0] = 6;
+            lens[1] = rlock__utoa(num, (unsigned long long)n->db);
+            argv[1] = num;
+            len = rlock_resp_encode(n->tx + n->tx_len, sizeof n->tx - n->tx_len, 2, argv, lens);
+            n->tx_len += len;
+            rlock__x_push(n, NULL, RLOCK__TAG_SELECT, deadline);
+        }
         if (n->hello) {
             static const char *const argv[2] = { "HELLO", "3" };
             static const size_t lens[2] = { 5, 1 };
@@ -1654,7 +1667,7 @@ static int rlock__x_pop_failed(rlock_node *n, rlock__event *ev) {
         n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
         n->count--;
         n->failing--;
-        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
+        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO || p.tag == RLOCK__TAG_SELECT) continue;
         ev->kind = RLOCK__EV_FAIL;
         ev->owner = p.owner;
         ev->tag = p.tag;
@@ -1728,11 +1741,16 @@ static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
         rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
         return -1;
     }
+    if (p->tag == RLOCK__TAG_SELECT && ev->reply.v.type == RLOCK_RESP_ERROR) {
+        rlock__x_drop(n, RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len); /* e.g. "ERR DB index is out of range" */
+        return -1;
+    }
     if (p->tag == RLOCK__TAG_HELLO) {
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
         n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-    } else if (p->tag != RLOCK__TAG_AUTH && n->count == 1 && (size_t)used < n->rx_len && !n->is_sub &&
+    } else if (p->tag != RLOCK__TAG_AUTH && p->tag != RLOCK__TAG_SELECT && n->count == 1 &&
+               (size_t)used < n->rx_len && !n->is_sub &&
                n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
@@ -1741,7 +1759,7 @@ static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
     }
     n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
     n->count--;
-    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
+    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO || p->tag == RLOCK__TAG_SELECT) {
         memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
         n->rx_len -= (size_t)used;
         return -1;

@@ -1,6 +1,8 @@
 /* rlock - run a command while holding a Redis lock: a distributed flock(1).
  *
  *   rlock [OPTIONS] RESOURCE COMMAND [ARG...]        (rlock --help for all)
+ *   rlock [OPTIONS] RESOURCE -c 'SHELL COMMAND'
+ *   rlock status [OPTIONS] RESOURCE;  rlock unlock --force [OPTIONS] RESOURCE
  *
  * One process, no threads. rlock checks every argument before it opens a
  * connection, connects (a quorum of the servers must answer), acquires
@@ -14,6 +16,8 @@
  * is stopped before the lease runs out, or as soon as rlock finds it already
  * gone (rlock itself was paused). Then rlock releases the lock and exits with
  * COMMAND's status, or with one of the codes listed in help_text below.
+ *
+ * It uses rlock.h's public API only (and the POSIX adapter's public calls).
  *
  * Build: cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. cli/rlock.c -o build/rlock
  */
@@ -57,36 +61,63 @@ enum {
 
 static const char *const help_text[] = {
     "Usage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]",
+    "       rlock [OPTIONS] RESOURCE -c 'SHELL COMMAND'",
+    "       rlock status [OPTIONS] RESOURCE",
+    "       rlock unlock --force [OPTIONS] RESOURCE",
     "Run COMMAND while holding the Redis lock RESOURCE, so that one such COMMAND",
     "runs at a time across every machine that uses the same Redis server(s).",
     "rlock waits for the lock, renews its lease while COMMAND runs, and releases",
     "it when COMMAND ends. RESOURCE is the Redis key, as given. Options end at",
-    "RESOURCE: the rest is COMMAND and its arguments.",
+    "RESOURCE: the rest is COMMAND and its arguments (or -c and one shell command).",
+    "A flock(1) line works as it is: flock -w 10 -x NAME -c 'CMD' -> rlock -w 10",
+    "-x NAME -c 'CMD' (the lock is NAME in Redis, not a file).",
     "",
     "Options:",
-    "  -s, --server ADDR           a Redis server; repeat for Redlock over independent",
+    "  -S, --server ADDR           a Redis server; repeat for Redlock over independent",
     "                              masters (a majority must grant the lock; one server",
     "                              under two names is refused). ADDR is HOST:PORT,",
     "                              HOST (port 6379), [IPV6]:PORT,",
-    "                              redis://[USER[:PASS]@]HOST[:PORT][/0] or unix:/PATH.",
+    "                              redis://[USER[:PASS]@]HOST[:PORT][/DB] or unix:/PATH.",
     "                              Default: $RLOCK_SERVERS (comma-separated), else",
-    "                              127.0.0.1:6379",
-    "  -t, --ttl MS                lease, renewed every MS/3 while COMMAND runs [30000]",
-    "  -w, --wait MS               give up after MS if the lock stays held [forever]",
+    "                              127.0.0.1:6379. (Changed: the short form was -s.)",
+    "  -d, --db N                  database number, SELECTed on every server [0]",
+    "  -x, --exclusive             exclusive: one holder (the default), taken on the",
+    "                              read-write lock that -s shares: give -x to the",
+    "                              writers of a RESOURCE that has -s readers",
+    "  -s, --shared                shared (read) lock: many -s holders at once, none",
+    "                              while an -x holder has it; a waiting -x keeps new",
+    "                              -s holders out",
+    "      --limit N               at most N holders at once (a semaphore of N",
+    "                              permits, each with its own lease)",
+    "  -c, --command CMD           run CMD through sh -c (instead of COMMAND [ARG...])",
+    "  -t, --ttl TIME              lease, renewed every TIME/3 while COMMAND runs [30]",
+    "  -w, --wait, --timeout TIME  give up after TIME if the lock stays held",
+    "                              [forever]; -w 0 is -n",
     "  -n, --nonblock, --nb        give up at once if the lock is held",
     "  -E, --conflict-exit-code N  exit status when the lock was not acquired [1];",
     "                              COMMAND never runs then, whatever N (also 0)",
-    "  -k, --kill-after MS         grace between SIGTERM and SIGKILL when COMMAND must",
-    "                              be stopped because the lease is lost [5000]",
+    "  -k, --kill-after TIME       grace between SIGTERM and SIGKILL when COMMAND must",
+    "                              be stopped because the lease is lost [5]",
+    "  -o, --close                 accepted for flock(1) lines; nothing to close",
     "      --fence                 also take a fencing token, passed as RLOCK_FENCE",
     "      --user NAME             ACL user name for AUTH",
     "      --password-file FILE    AUTH password: the first line of FILE",
-    "      --connect-timeout MS    bound on each connection attempt [1000]",
-    "      --command-timeout MS    bound on each round trip [ttl/10, within 50..250]",
+    "      --connect-timeout TIME  bound on each connection attempt [1]",
+    "      --command-timeout TIME  bound on each round trip [ttl/10, within 50..250 ms]",
     "  -v, --verbose               say on stderr when it waits, acquires, renews, releases",
     "  -h, --help                  show this help and exit",
     "  -V, --version               show the version and exit",
-    "MS is milliseconds, or a number with a unit: 500ms, 30s, 10m, 2h.",
+    "TIME is seconds as in flock(1) and timeout(1), fractions allowed (10, 0.5), or",
+    "a number with a unit: 500ms, 30s, 10m, 2h. (Changed: a bare number used to be",
+    "milliseconds; -w 10 now waits 10 seconds.)",
+    "flock's -u and its file-descriptor form (flock N) have no distributed meaning",
+    "(there is no descriptor): rlock says so and exits 64.",
+    "",
+    "rlock status RESOURCE says who holds RESOURCE (kind, owner/token prefix, TTL,",
+    "holds, holders, waiters) without changing it: exit 0 free, 1 held. rlock unlock",
+    "--force RESOURCE deletes it whoever holds it and wakes its waiters (operators",
+    "only: the holder is not told until its next renewal): exit 0 removed, 1 it was",
+    "not held.",
     "",
     "Password: --password-file, else $RLOCK_PASSWORD, else $REDISCLI_AUTH. A password",
     "in a redis:// URL is used for that server, but other users can read it with ps.",
@@ -121,9 +152,11 @@ static const char *const help_text[] = {
     "",
     "Examples:",
     "  # cron: at most one report at a time; skip this run if one is still going",
-    "  */5 * * * *  rlock -n -s redis1:6379 cron:report /usr/local/bin/report",
+    "  */5 * * * *  rlock -n -S redis1:6379 cron:report /usr/local/bin/report",
     "  # deploy: wait up to 10 minutes for other deploys, over 3 Redis masters",
-    "  rlock -w 10m -s r1:6379 -s r2:6379 -s r3:6379 deploy:web ./deploy.sh",
+    "  rlock -w 10m -S r1:6379 -S r2:6379 -S r3:6379 deploy:web ./deploy.sh",
+    "  # at most 4 encoders at once, each waiting up to 30 s for a slot",
+    "  rlock --limit 4 -w 30 jobs:encode -c 'ffmpeg -i in.mp4 out.webm'",
     NULL
 };
 
@@ -139,14 +172,23 @@ typedef struct server {
     char user[MAX_USER + 1];
     char pass[MAX_PASS + 1];
     int has_user, has_pass; /* given in a redis:// URL */
+    int db, has_db;         /* redis://HOST/DB */
     char label[300];       /* for messages; never holds credentials */
 } server;
+
+enum { MODE_RUN = 0, MODE_STATUS, MODE_UNLOCK };
 
 typedef struct options {
     server servers[MAX_SERVERS];
     size_t n_servers;
     long long ttl_ms, wait_ms, kill_after_ms, connect_timeout_ms, command_timeout_ms;
     int wait_set, nonblock, conflict_rc, fence, verbose;
+    int mode;                       /* MODE_*: rlock status / rlock unlock --force */
+    int shared, exclusive, force;   /* -s, -x, --force */
+    long long limit, db;            /* --limit N (0: none), --db N */
+    int db_set;
+    char *shell_cmd;                /* -c CMD */
+    char *sh_argv[4];               /* sh -c CMD */
     const char *user;               /* --user */
     const char *password_file;
     char password[MAX_PASS + 1];    /* from the file or the environment */
@@ -227,31 +269,55 @@ static const char *shown(const char *arg) {
     return strchr(arg, '@') ? "(a redis:// URL with credentials)" : arg;
 }
 
-/* "1500", "1500ms", "30s", "10m", "2h" -> 1..RLOCK_MAX_TTL_MS milliseconds.
- * 0 ok, -1 anything else (sign, spaces, zero, unknown unit, too large). */
-static int parse_ms(const char *s, long long *out) {
-    long long v = 0, mul;
+/* As flock(1) and timeout(1): "10", "0.5" are seconds; "1500ms", "30s",
+ * "10m", "2h" as written. -> 0..RLOCK_MAX_TTL_MS milliseconds (rounded).
+ * 0 ok, -1 anything else (sign, spaces, unknown unit, too large, a nonzero
+ * value under 1 ms). */
+static int parse_duration(const char *s, long long *out) {
+    long long whole = 0, frac = 0, fdiv = 1, mul, v;
     const char *p = s;
     if (!isdigit((unsigned char)*p)) return -1;
     for (; isdigit((unsigned char)*p); p++) {
-        v = v * 10 + (*p - '0');
-        if (v > RLOCK_MAX_TTL_MS) return -1; /* checked every digit: no overflow */
+        whole = whole * 10 + (*p - '0');
+        if (whole > RLOCK_MAX_TTL_MS) return -1; /* checked every digit: no overflow */
     }
-    if (*p == '\0' || strcmp(p, "ms") == 0) mul = 1;
-    else if (strcmp(p, "s") == 0) mul = 1000;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        for (; isdigit((unsigned char)*p); p++)
+            if (fdiv < 1000000) { frac = frac * 10 + (*p - '0'); fdiv *= 10; } /* finer is noise */
+    }
+    if (*p == '\0' || strcmp(p, "s") == 0) mul = 1000;
+    else if (strcmp(p, "ms") == 0) mul = 1;
     else if (strcmp(p, "m") == 0) mul = 60000;
     else if (strcmp(p, "h") == 0) mul = 3600000;
     else return -1;
-    if (v == 0 || v > RLOCK_MAX_TTL_MS / mul) return -1;
-    *out = v * mul;
+    if (whole > RLOCK_MAX_TTL_MS / mul) return -1;
+    v = whole * mul + (frac * mul + fdiv / 2) / fdiv;
+    if (v > RLOCK_MAX_TTL_MS || (v == 0 && (whole || frac))) return -1;
+    *out = v;
     return 0;
 }
 
-static long long duration_arg(const char *opt, const char *val) {
+/* A duration option's value; 0 only where allow_zero (-w 0). */
+static long long duration_arg(const char *opt, const char *val, int allow_zero) {
     long long v;
-    if (parse_ms(val, &v) != 0)
-        usage_error("%s: '%.64s' is not a duration of 1 ms to 24 days "
-                    "(milliseconds, or e.g. 500ms, 30s, 10m, 2h)", opt, val);
+    if (parse_duration(val, &v) != 0 || (v == 0 && !allow_zero))
+        usage_error("%s: '%.64s' is not a duration of 1 ms to 24 days (seconds as in flock, "
+                    "fractions allowed, or with a unit: 500ms, 30s, 10m, 2h)", opt, val);
+    return v;
+}
+
+/* A whole number lo..hi, or a usage error naming the option. */
+static long long number_arg(const char *opt, const char *val, long long lo, long long hi) {
+    long long v = 0;
+    const char *p = val;
+    if (!isdigit((unsigned char)*p)) usage_error("%s: '%.64s' is not a number %lld..%lld", opt, val, lo, hi);
+    for (; isdigit((unsigned char)*p); p++) {
+        v = v * 10 + (*p - '0');
+        if (v > hi) usage_error("%s: '%.64s' is not a number %lld..%lld", opt, val, lo, hi);
+    }
+    if (*p || v < lo) usage_error("%s: '%.64s' is not a number %lld..%lld", opt, val, lo, hi);
     return v;
 }
 
@@ -360,8 +426,16 @@ static const char *parse_url(const char *s, server *sv) {
         const char *why = parse_hostport(hp, (size_t)(s + auth_len - hp), sv);
         if (why) return why;
     }
-    if (slash && slash[1] != '\0' && strcmp(slash, "/0") != 0)
-        return "only database 0 is supported (the lock is a key in db 0)";
+    if (slash && slash[1] != '\0') { /* /DB */
+        const char *d = slash + 1;
+        long v = 0;
+        for (; *d; d++) {
+            if (!isdigit((unsigned char)*d) || v > 100000) return "the path must be a database number, e.g. /2";
+            v = v * 10 + (*d - '0');
+        }
+        sv->db = (int)v;
+        sv->has_db = 1;
+    }
     return NULL;
 }
 
@@ -432,15 +506,21 @@ static void read_password_file(options *o, const char *path) {
 }
 
 enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_USER,
-       OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+       OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+       OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_DB, OPT_COMMAND, OPT_UNLOCK, OPT_CLOSE, OPT_FORCE };
 
 static const struct option_spec {
     char short_name;
     const char *long_name;
     int id, has_arg;
 } option_specs[] = {
-    { 's', "server", OPT_SERVER, 1 },          { 't', "ttl", OPT_TTL, 1 },
-    { 'w', "wait", OPT_WAIT, 1 },              { 'n', "nonblock", OPT_NONBLOCK, 0 },
+    { 'S', "server", OPT_SERVER, 1 },          { 't', "ttl", OPT_TTL, 1 },
+    { 'w', "wait", OPT_WAIT, 1 },              { 0, "timeout", OPT_WAIT, 1 },
+    { 'n', "nonblock", OPT_NONBLOCK, 0 },      { 's', "shared", OPT_SHARED, 0 },
+    { 'x', "exclusive", OPT_EXCLUSIVE, 0 },    { 0, "limit", OPT_LIMIT, 1 },
+    { 'd', "db", OPT_DB, 1 },                  { 'c', "command", OPT_COMMAND, 1 },
+    { 'u', "unlock", OPT_UNLOCK, 0 },          { 'o', "close", OPT_CLOSE, 0 },
+    { 0, "force", OPT_FORCE, 0 },
     { 0, "nb", OPT_NONBLOCK, 0 },              { 'E', "conflict-exit-code", OPT_CONFLICT, 1 },
     { 'k', "kill-after", OPT_KILL_AFTER, 1 },  { 0, "fence", OPT_FENCE, 0 },
     { 0, "user", OPT_USER, 1 },                { 0, "password-file", OPT_PASSFILE, 1 },
@@ -456,8 +536,29 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
         add_server(o, val, name);
         scrub_url_password(val);
         break;
-    case OPT_TTL: o->ttl_ms = duration_arg(name, val); break;
-    case OPT_WAIT: o->wait_ms = duration_arg(name, val); o->wait_set = 1; break;
+    case OPT_TTL: o->ttl_ms = duration_arg(name, val, 0); break;
+    case OPT_WAIT:
+        o->wait_ms = duration_arg(name, val, 1);
+        if (o->wait_ms == 0) o->nonblock = 1; /* as flock: -w 0 is -n */
+        else o->wait_set = 1;
+        break;
+    case OPT_SHARED: o->shared = 1; break;
+    case OPT_EXCLUSIVE: o->exclusive = 1; break;
+    case OPT_LIMIT: o->limit = number_arg(name, val, 1, 2147483647LL); break;
+    case OPT_DB: o->db = number_arg(name, val, 0, 100000); o->db_set = 1; break;
+    case OPT_COMMAND:
+        if (o->shell_cmd) usage_error("%s given twice", name);
+        o->shell_cmd = val;
+        break;
+    case OPT_UNLOCK:
+        usage_error("%s: flock -u unlocks a file descriptor's lock; rlock holds no descriptor: its lock "
+                    "is released when COMMAND ends (an operator can use 'rlock unlock --force RESOURCE')", name);
+        break;
+    case OPT_CLOSE: break; /* flock -o closes the lock's fd before COMMAND: rlock has none */
+    case OPT_FORCE:
+        if (o->mode != MODE_UNLOCK) usage_error("%s is an option of 'rlock unlock'", name);
+        o->force = 1;
+        break;
     case OPT_NONBLOCK: o->nonblock = 1; break;
     case OPT_CONFLICT: {
         size_t i, n = strlen(val);
@@ -471,15 +572,15 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
         o->conflict_rc = v;
         break;
     }
-    case OPT_KILL_AFTER: o->kill_after_ms = duration_arg(name, val); break;
+    case OPT_KILL_AFTER: o->kill_after_ms = duration_arg(name, val, 0); break;
     case OPT_FENCE: o->fence = 1; break;
     case OPT_USER:
         if (val[0] == '\0' || strlen(val) > MAX_USER) usage_error("%s: the user name must be 1..%d bytes", name, MAX_USER);
         o->user = val;
         break;
     case OPT_PASSFILE: o->password_file = val; break;
-    case OPT_CONNECT_TIMEOUT: o->connect_timeout_ms = duration_arg(name, val); break;
-    case OPT_COMMAND_TIMEOUT: o->command_timeout_ms = duration_arg(name, val); break;
+    case OPT_CONNECT_TIMEOUT: o->connect_timeout_ms = duration_arg(name, val, 0); break;
+    case OPT_COMMAND_TIMEOUT: o->command_timeout_ms = duration_arg(name, val, 0); break;
     case OPT_VERBOSE: o->verbose = 1; break;
     case OPT_HELP: {
         size_t i;
@@ -493,10 +594,20 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
     }
 }
 
+/* Only digits: flock's file-descriptor form ("flock 9"). */
+static int all_digits(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++) if (!isdigit((unsigned char)*s)) return 0;
+    return 1;
+}
+
 static void parse_args(options *o, int argc, char **argv) {
     int i = 1;
     char name[48];
     memset(o, 0, sizeof *o);
+    /* rlock status / rlock unlock: a RESOURCE of that name goes after "--" */
+    if (argc > 1 && strcmp(argv[1], "status") == 0) { o->mode = MODE_STATUS; i = 2; }
+    else if (argc > 1 && strcmp(argv[1], "unlock") == 0) { o->mode = MODE_UNLOCK; i = 2; }
     o->ttl_ms = 30000;
     o->kill_after_ms = 5000;
     o->connect_timeout_ms = 1000;
@@ -535,10 +646,40 @@ static void parse_args(options *o, int argc, char **argv) {
         }
         i++;
     }
-    if (i >= argc) usage_error("missing RESOURCE and COMMAND");
+    if (o->mode != MODE_RUN) {
+        const char *what = o->mode == MODE_STATUS ? "rlock status" : "rlock unlock --force";
+        if (i >= argc) usage_error("%s: missing RESOURCE", what);
+        if (i + 1 < argc) usage_error("%s takes one RESOURCE, no COMMAND", what);
+        if (o->mode == MODE_UNLOCK && !o->force)
+            usage_error("rlock unlock needs --force: it removes the lock whoever holds it");
+        o->resource = argv[i];
+        o->resource_len = strlen(argv[i]);
+        return;
+    }
+    if (i >= argc) usage_error(o->shell_cmd ? "missing RESOURCE" : "missing RESOURCE and COMMAND");
     o->resource = argv[i];
     o->resource_len = strlen(argv[i]);
-    if (i + 1 >= argc) usage_error("missing COMMAND to run under the lock");
+    /* flock NAME -c CMD: -c may follow RESOURCE, with nothing after CMD */
+    if (!o->shell_cmd && i + 1 < argc && (strcmp(argv[i + 1], "-c") == 0 || strcmp(argv[i + 1], "--command") == 0)) {
+        if (i + 2 >= argc) usage_error("%s needs a value", argv[i + 1]);
+        o->shell_cmd = argv[i + 2];
+        i += 2;
+    }
+    if (o->shell_cmd) {
+        if (i + 1 < argc) usage_error("-c takes one shell command: quote it, with nothing after it");
+        o->sh_argv[0] = (char *)"sh";
+        o->sh_argv[1] = (char *)"-c";
+        o->sh_argv[2] = o->shell_cmd;
+        o->sh_argv[3] = NULL;
+        o->command = o->sh_argv;
+        return;
+    }
+    if (i + 1 >= argc) {
+        if (all_digits(o->resource))
+            usage_error("'%s': flock's file-descriptor form locks an open descriptor of the shell; a distributed "
+                        "lock has none to hold: give rlock RESOURCE COMMAND", o->resource);
+        usage_error("missing COMMAND to run under the lock");
+    }
     o->command = argv + i + 1;
 }
 
@@ -592,6 +733,8 @@ static void check_options(options *o) {
             usage_error("--fence: RESOURCE has a '}' outside a {hash tag}, so no fence counter can share its slot");
     }
     if (o->nonblock && o->wait_set) usage_error("-n and -w cannot be combined");
+    if (o->shared + o->exclusive + (o->limit > 0) > 1) usage_error("-s, -x and --limit cannot be combined");
+    if (o->fence && o->shared) usage_error("--fence: a shared (-s) lock has no fence token (writers' grants do)");
     if (o->ttl_ms < MIN_TTL_MS) usage_error("--ttl: a lease under %d ms cannot be renewed reliably", MIN_TTL_MS);
     if (o->command_timeout_ms && o->command_timeout_ms * 3 > o->ttl_ms)
         usage_error("--command-timeout must be at most a third of --ttl (%lld ms)", o->ttl_ms);
@@ -716,14 +859,22 @@ static void drain_signals(void) {
 /* Connections                                                               */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t now_ms(void) { return rlock__posix_now_ms(); }
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
-/* One poll() over the self-pipe and every connection that waits for I/O,
- * for at most timeout_ms (-1: until something happens). */
-static void wait_io(long long timeout_ms) {
+/* One poll() over the self-pipe, the guard's reports and every connection
+ * the client's operations need (rlock_client_interest), until something
+ * happens, the client's own next deadline, or limit_ms (-1: no limit). */
+static void wait_io(long long limit_ms) {
     struct pollfd p[2 + 2 * MAX_SERVERS];
+    rlock_interest it[2 * MAX_SERVERS];
     nfds_t n = 0;
-    size_t i;
+    size_t i, k;
+    uint32_t next;
+    long long timeout_ms = limit_ms;
     int t, r;
     p[n].fd = g.sigfd[0];
     p[n].events = POLLIN;
@@ -733,14 +884,14 @@ static void wait_io(long long timeout_ms) {
         p[n].events = POLLIN;
         p[n++].revents = 0;
     }
-    for (i = 0; i < 2 * g.o.n_servers; i++) {
-        rlock_node *nd = i < g.o.n_servers ? &g.node[i] : &g.sub[i - g.o.n_servers];
-        rlock_posix_conn *pc = i < g.o.n_servers ? &g.pc[i] : &g.spc[i - g.o.n_servers];
-        int w = i < g.o.n_servers || i - g.o.n_servers < g.n_subs ? rlock_node_wants(nd) : 0;
-        if (!w) continue;
-        if (pc->fd < 0) { timeout_ms = 0; continue; } /* let rlock_step find out */
-        p[n].fd = pc->fd;
-        p[n].events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+    k = rlock_client_interest(&g.cl, it, sizeof it / sizeof it[0], &next);
+    if (k > sizeof it / sizeof it[0]) k = sizeof it / sizeof it[0];
+    if (next != UINT32_MAX && (timeout_ms < 0 || (long long)next < timeout_ms)) timeout_ms = next;
+    for (i = 0; i < k; i++) {
+        if (it[i].fd < 0) { timeout_ms = 0; continue; } /* not connected yet: step now */
+        p[n].fd = it[i].fd;
+        p[n].events = (short)(((it[i].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                              ((it[i].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
         p[n++].revents = 0;
     }
     t = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
@@ -748,25 +899,14 @@ static void wait_io(long long timeout_ms) {
     if (r < 0 || (r > 0 && (p[0].revents & POLLIN))) drain_signals(); /* < 0: EINTR, a handler ran */
 }
 
-static const char *node_reason(size_t i, char *buf, size_t cap) {
-    const char *why = rlock_node_error(&g.node[i]);
-    rlock_status st = rlock_node_status(&g.node[i]);
-    if (st == RLOCK_E_IO && g.pc[i].err[0] && strcmp(g.pc[i].err, why) != 0)
-        snprintf(buf, cap, "%s%s(%s)", why, why[0] ? " " : "", g.pc[i].err);
-    else
-        snprintf(buf, cap, "%s", why);
-    return buf;
-}
-
 /* Say, for every server whose last exchange failed, why. */
 static void report_nodes(void) {
     size_t i;
     for (i = 0; i < g.o.n_servers; i++) {
-        char buf[320];
+        const char *why = rlock_node_error(&g.node[i]); /* the transport's own text included */
         rlock_status st = rlock_node_status(&g.node[i]);
         if (st == RLOCK_OK) continue;
-        node_reason(i, buf, sizeof buf);
-        say("%s: %s%s%s", g.o.servers[i].label, rlock_status_str(st), buf[0] ? ": " : "", buf);
+        say("%s: %s%s%s", g.o.servers[i].label, rlock_status_str(st), why[0] ? ": " : "", why);
     }
 }
 
@@ -786,6 +926,7 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
     else if (o->user) nd->username = o->user;
     if (sv->has_pass) nd->password = sv->pass;
     else if (o->has_password) nd->password = o->password;
+    nd->db = sv->has_db ? sv->db : (int)o->db;
     return 0;
 }
 
@@ -801,20 +942,6 @@ static void close_all(void) {
 /* ------------------------------------------------------------------------ */
 /* Acquire                                                                   */
 /* ------------------------------------------------------------------------ */
-
-static int nodes_busy(void) {
-    size_t i;
-    for (i = 0; i < g.o.n_servers; i++)
-        if (rlock_node_wants(&g.node[i])) return 1;
-    return 0;
-}
-
-static unsigned long commands_sent(void) {
-    size_t i;
-    unsigned long n = 0;
-    for (i = 0; i < g.o.n_servers; i++) n += rlock_node_commands(&g.node[i]);
-    return n;
-}
 
 static int status_exit(rlock_status st) {
     switch (st) {
@@ -840,8 +967,7 @@ static int acquire(int *rc) {
     const options *o = &g.o;
     long long wait = o->nonblock ? 0 : o->wait_set ? o->wait_ms : LLONG_MAX;
     uint64_t unavailable_since = 0;
-    unsigned long cmds_prev = 0;
-    int idle_prev = 0, said_waiting = 0;
+    int said_waiting = 0;
     rlock_status st = rlock_client_connect(&g.cl, (uint32_t)o->connect_timeout_ms);
     drain_signals();
     if (g.stop_sig) return not_held(rc, 128 + g.stop_sig);
@@ -869,30 +995,22 @@ static int acquire(int *rc) {
     if (o->verbose && nodes_with(RLOCK_OK) < o->n_servers) report_nodes();
     st = rlock_acquire_begin(&g.lk, o->ttl_ms, wait);
     while (st == RLOCK_WOULD_BLOCK) {
-        int idle, settled;
-        unsigned long cmds;
-        long long timeout;
         st = rlock_step(&g.lk);
         if (st != RLOCK_WOULD_BLOCK) break;
-        /* Settled between attempts - nothing in flight now nor at the last
-         * step, nothing sent in between (a round that just ended may have
-         * begun a cleanup round that the next step sends) - the wait can be
-         * abandoned without leaving a half-taken lock behind. The first idle
-         * look is confirmed by one more step at once. */
-        idle = !nodes_busy();
-        cmds = commands_sent();
-        settled = idle && idle_prev && cmds == cmds_prev;
-        if (settled) {
+        if (g.stop_sig) {
+            /* Cancelling at any point leaves nothing granted behind: an
+             * attempt in flight is waited for and undone. */
+            rlock_cancel(&g.lk);
+            if (rlock_lock_state(&g.lk) == RLOCK_STATE_HELD) rlock_release(&g.lk);
+            VERBOSE(("%s: stopped waiting", sig_name(g.stop_sig)));
+            return not_held(rc, 128 + g.stop_sig);
+        }
+        if (rlock_acquire_waiting(&g.lk)) { /* between attempts: the lock is held by others */
             uint64_t now = now_ms();
             if (!said_waiting) {
                 said_waiting = 1;
                 if (o->wait_set) VERBOSE(("'%s' is held; waiting up to %lld ms", o->resource, o->wait_ms));
                 else VERBOSE(("'%s' is held; waiting for it", o->resource));
-            }
-            if (g.stop_sig) {
-                rlock_cancel(&g.lk);
-                VERBOSE(("%s: stopped waiting", sig_name(g.stop_sig)));
-                return not_held(rc, 128 + g.stop_sig);
             }
             if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl)) {
                 if (!unavailable_since) unavailable_since = now;
@@ -906,10 +1024,7 @@ static int acquire(int *rc) {
                 unavailable_since = 0;
             }
         }
-        idle_prev = idle;
-        cmds_prev = cmds;
-        timeout = idle && (!settled || g.stop_sig) ? 0 : (long long)rlock_next_timeout_ms(&g.lk);
-        wait_io(timeout);
+        wait_io(-1);
     }
     if (st == RLOCK_OK) {
         if (g.stop_sig) {
@@ -1039,6 +1154,11 @@ static void guard_kill_tree(guard_state *gs) {
     }
 }
 
+/* A connection's descriptor, through the transport contract; -1: none. */
+static int conn_fd(const rlock_node *nd) {
+    return nd->transport.fd ? nd->transport.fd(nd->transport.ctx) : -1;
+}
+
 static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int stat_fd) {
     guard_state gs;
     sigset_t unblock;
@@ -1049,12 +1169,14 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
     struct sigaction sa;
     memset(&gs, 0, sizeof gs);
     gs.stat_fd = stat_fd;
-    /* rlock's connections and self-pipe are not the guard's business. (A
-     * connection never set up has fd 0 - static storage: stdin is never
-     * one of them, fds 0-2 were filled at start.) */
+    /* rlock's connections and self-pipe are not the guard's business. (Each
+     * descriptor through the transport's fd hook; a connection never set up
+     * has none. Fds 0-2 were filled at start: never one of them.) */
     for (i = 0; i < g.o.n_servers; i++) {
-        if (g.pc[i].fd > 2) close(g.pc[i].fd);
-        if (i < g.n_subs && g.spc[i].fd > 2) close(g.spc[i].fd);
+        int fd = conn_fd(&g.node[i]);
+        if (fd > 2) close(fd);
+        fd = i < g.n_subs ? conn_fd(&g.sub[i]) : -1;
+        if (fd > 2) close(fd);
     }
     close(g.sigfd[0]);
     close(g.sigfd[1]);
@@ -1311,7 +1433,7 @@ static int run_locked(void) {
                      * servers any more. Else it simply ran out. */
                     taken = st == RLOCK_LOST && now < end_before;
                 } else {
-                    if (validity > 0 && now + (uint64_t)validity > end_before + 1) {
+                    if (rlock_renew_outcome(&g.lk) == RLOCK_RENEW_RENEWED) {
                         failing = 0;
                         VERBOSE(("renewed '%s' on %zu/%zu servers (valid %lld ms)", o->resource,
                                  rlock_last_votes(&g.lk), o->n_servers, validity));
@@ -1395,6 +1517,75 @@ oserr:
     return RC_OSERR;
 }
 
+/* ------------------------------------------------------------------------ */
+/* rlock status / rlock unlock --force                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Connect for an admin command: 0, or the exit status (said why). */
+static int admin_connect(void) {
+    rlock_status st = rlock_client_connect(&g.cl, (uint32_t)g.o.connect_timeout_ms);
+    if (st == RLOCK_OK) return 0;
+    report_nodes();
+    say("cannot reach %s", g.o.n_servers > 1 ? "a quorum of the servers" : "the server");
+    return st == RLOCK_E_BADARG ? RC_USAGE : nodes_with(RLOCK_E_AUTH) ? RC_NOPERM : RC_UNAVAILABLE;
+}
+
+/* What each server holds under RESOURCE: exit 0 free, 1 held (on a quorum). */
+static int show_status(void) {
+    rlock_info info[MAX_SERVERS];
+    rlock_status st;
+    size_t i, held = 0, foreign = 0;
+    int rc = admin_connect();
+    if (rc) return rc;
+    st = rlock_inspect(&g.lk, info, MAX_SERVERS);
+    if (st != RLOCK_OK) {
+        report_nodes();
+        say("cannot inspect '%s': %s", g.o.resource, rlock_status_str(st));
+        return status_exit(st);
+    }
+    for (i = 0; i < g.o.n_servers; i++) {
+        const rlock_info *in = &info[i];
+        const char *on = g.o.n_servers > 1 ? g.o.servers[i].label : NULL;
+        if (in->st != RLOCK_OK) {
+            printf("%s%s%s: no answer (%s)\n", g.o.resource, on ? " on " : "", on ? on : "", rlock_status_str(in->st));
+            continue;
+        }
+        if (strcmp(in->kind, "other") == 0 || (in->pttl_ms == -1 && strcmp(in->kind, "free") != 0)) {
+            foreign++;
+            printf("%s%s%s: not an rlock lock (a key of another kind, or without a TTL)\n", g.o.resource,
+                   on ? " on " : "", on ? on : "");
+            continue;
+        }
+        if (strcmp(in->kind, "free") == 0 || in->holders == 0) {
+            printf("%s%s%s: free%s%s, %lld waiting\n", g.o.resource, on ? " on " : "", on ? on : "",
+                   in->writer_waiting ? " (a writer is waiting: new readers wait)" : "",
+                   strcmp(in->kind, "free") ? "" : "", in->waiters);
+            continue;
+        }
+        held++;
+        printf("%s%s%s: held (%s) by %s%s, %lld holder%s, hold count %lld, ttl %lld ms, %lld waiting%s\n",
+               g.o.resource, on ? " on " : "", on ? on : "", in->kind, in->owner, strlen(in->owner) >= 16 ? "..." : "",
+               in->holders, in->holders == 1 ? "" : "s", in->holds, in->pttl_ms, in->waiters,
+               in->writer_waiting ? " (a writer among them: new readers wait)" : "");
+    }
+    if (foreign && !held) return RC_DATAERR;
+    return held >= rlock_client_quorum(&g.cl) ? 1 : 0;
+}
+
+/* Operators: delete RESOURCE whoever holds it. 0 removed, 1 not held. */
+static int force_unlock(void) {
+    rlock_status st;
+    int rc = admin_connect();
+    if (rc) return rc;
+    st = rlock_force_unlock(&g.lk);
+    if (st == RLOCK_OK) { VERBOSE(("removed '%s' (forced)", g.o.resource)); return 0; }
+    if (st == RLOCK_NOT_HELD) { VERBOSE(("'%s' was not held", g.o.resource)); return 1; }
+    report_nodes();
+    if (st == RLOCK_E_FOREIGN) say("the key '%s' has no TTL: not an rlock lock; left alone", g.o.resource);
+    else say("could not unlock '%s': %s", g.o.resource, rlock_status_str(st));
+    return status_exit(st);
+}
+
 int main(int argc, char **argv) {
     options *o = &g.o;
     rlock_config cfg;
@@ -1418,7 +1609,7 @@ int main(int argc, char **argv) {
             return RC_SOFTWARE;
         }
     rc = rlock_client_init(&g.cl, g.node, o->n_servers, &cfg) == RLOCK_OK ? 0 : RC_OSERR;
-    if (rc == 0 && !o->nonblock) {
+    if (rc == 0 && !o->nonblock && o->mode == MODE_RUN) {
         /* Waiting is on pub/sub: a second connection per server, used only
          * until the lock is ours. */
         for (i = 0; i < o->n_servers && rc == 0; i++)
@@ -1426,10 +1617,20 @@ int main(int argc, char **argv) {
         if (rc == 0 && rlock_client_set_subscribers(&g.cl, g.sub, o->n_servers) != RLOCK_OK) rc = RC_SOFTWARE;
         g.n_subs = o->n_servers;
     }
-    if (rc == 0 && rlock_lock_init(&g.lk, &g.cl, o->resource, o->resource_len, RLOCK_KIND_SIMPLE) != RLOCK_OK)
-        rc = RC_SOFTWARE;
+    if (rc == 0) {
+        rlock_status st = o->limit ? rlock_semaphore_init(&g.lk, &g.cl, o->resource, o->resource_len, o->limit)
+                        : rlock_lock_init(&g.lk, &g.cl, o->resource, o->resource_len,
+                                          o->shared ? RLOCK_KIND_READ : o->exclusive ? RLOCK_KIND_WRITE
+                                                                                     : RLOCK_KIND_SIMPLE);
+        if (st != RLOCK_OK) rc = RC_SOFTWARE;
+    }
     if (rc != 0) {
         say("cannot set up the lock (%s)", rc == RC_OSERR ? "the random source failed" : "internal error");
+        return rc;
+    }
+    if (o->mode != MODE_RUN) {
+        rc = o->mode == MODE_STATUS ? show_status() : force_unlock();
+        close_all();
         return rc;
     }
 

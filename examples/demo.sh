@@ -75,7 +75,7 @@ run_workers() { # $1: free | lock, $2: directory
             r=0
             while [ $r -lt $ROUNDS ]; do
                 if [ "$1" = lock ]; then
-                    D=$2 "$RLOCK" -s "127.0.0.1:$P1" -t 5000 demo:counter sh -c "$bump" || echo "exit $?" >>"$2/errors"
+                    D=$2 "$RLOCK" -S "127.0.0.1:$P1" -t 5 demo:counter sh -c "$bump" || echo "exit $?" >>"$2/errors"
                 else
                     D=$2 sh -c "$bump"
                 fi
@@ -106,10 +106,10 @@ part1=ok
 echo
 
 # ---- 2. Redlock over 3 servers, one killed -----------------------------
-all="-s 127.0.0.1:$P1 -s 127.0.0.1:$P2 -s 127.0.0.1:$P3"
+all="-S 127.0.0.1:$P1 -S 127.0.0.1:$P2 -S 127.0.0.1:$P3"
 echo "2. Redlock over 3 servers; one is killed while the lock is held"
 echo "   A 3 s job takes \"demo:deploy\" on all 3 servers with a 1.5 s lease, which rlock renews every 0.5 s."
-"$RLOCK" -v -t 1500 $all demo:deploy sh -c 'sleep 3' 2>"$tmp/job.err" &
+"$RLOCK" -v -t 1.5 $all demo:deploy sh -c 'sleep 3' 2>"$tmp/job.err" &
 job=$!
 sleep 1
 kill -9 "$PID2"

@@ -122,7 +122,7 @@ quiet cmake --build "$tmp/b-sub" || fail "add_subdirectory: the program did not 
 quiet "$tmp/b-sub/app" "$port" || fail "add_subdirectory: the program failed"
 echo "install-check: $(cat "$tmp/out")"
 
-"$root/bin/rlock" -s "127.0.0.1:$port" -n install-check:cli sh -c 'test -n "$RLOCK_TOKEN"' ||
+"$root/bin/rlock" -S "127.0.0.1:$port" -n install-check:cli sh -c 'test -n "$RLOCK_TOKEN"' ||
     fail "the installed rlock command did not run its command under the lock (exit $?)"
 echo "install-check: the installed rlock command took a lock and ran its command"
 

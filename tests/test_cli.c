@@ -178,48 +178,48 @@ static void test_usage(void) {
     const char *s0 = S[0];
     const char *const cases[][16] = {
         { NULL },
-        { "-s", s0, "res", NULL },
-        { "-s", s0, "-t", "0", "res", "true", NULL },
-        { "-s", s0, "-t", "-5", "res", "true", NULL },
-        { "-s", s0, "-t", "abc", "res", "true", NULL },
-        { "-s", s0, "-t", "10x", "res", "true", NULL },
-        { "-s", s0, "-t", "50", "res", "true", NULL },
-        { "-s", s0, "--ttl=99999999999", "res", "true", NULL },
-        { "-s", s0, "--ttl", NULL },
-        { "-s", s0, "-w", "0", "res", "true", NULL },
-        { "-s", s0, "-w", "soon", "res", "true", NULL },
-        { "-s", s0, "-n", "-w", "100", "res", "true", NULL },
-        { "-s", s0, "-E", "256", "res", "true", NULL },
-        { "-s", s0, "-E", "x", "res", "true", NULL },
-        { "-s", s0, "--nonblock=1", "res", "true", NULL },
-        { "-s", s0, "--bogus", "res", "true", NULL },
-        { "-s", s0, "-x", "res", "true", NULL },
-        { "-s", "127.0.0.1:0", "res", "true", NULL },
-        { "-s", "127.0.0.1:65536", "res", "true", NULL },
-        { "-s", "127.0.0.1:", "res", "true", NULL },
-        { "-s", ":6379", "res", "true", NULL },
-        { "-s", "::1:6379", "res", "true", NULL },
-        { "-s", "[::1", "res", "true", NULL },
-        { "-s", "redis://", "res", "true", NULL },
-        { "-s", "rediss://127.0.0.1:1", "res", "true", NULL },
-        { "-s", "redis://127.0.0.1:1/3", "res", "true", NULL },
-        { "-s", "redis://127.0.0.1:1?db=0", "res", "true", NULL },
-        { "-s", "redis://a@b@127.0.0.1:1", "res", "true", NULL },
-        { "-s", "redis://:pw%zz@127.0.0.1:1", "res", "true", NULL },
-        { "-s", "http://127.0.0.1:1", "res", "true", NULL },
-        { "-s", "unix:", "res", "true", NULL },
-        { "-s", longhost, "res", "true", NULL },
-        { "-s", s0, "-s", s0, "res", "true", NULL },
-        { "-s", s0, "--password-file", "/nonexistent/rlock-pw", "res", "true", NULL },
-        { "-s", s0, "--user", "bob", "res", "true", NULL },
-        { "-s", s0, "", "true", NULL },
-        { "-s", s0, longres, "true", NULL },
-        { "-s", s0, "--fence", "a}b", "true", NULL },
-        { "-s", s0, "-t", "3000", "--command-timeout", "2000", "res", "true", NULL },
+        { "-S", s0, "res", NULL },
+        { "-S", s0, "-t", "0", "res", "true", NULL },
+        { "-S", s0, "-t", "-5", "res", "true", NULL },
+        { "-S", s0, "-t", "abc", "res", "true", NULL },
+        { "-S", s0, "-t", "10x", "res", "true", NULL },
+        { "-S", s0, "-t", "0.05", "res", "true", NULL },  /* 50 ms: under the 100 ms floor */
+        { "-S", s0, "--ttl=99999999999", "res", "true", NULL },
+        { "-S", s0, "--ttl", NULL },
+        { "-S", s0, "-w", "1.5.2", "res", "true", NULL },
+        { "-S", s0, "-w", "soon", "res", "true", NULL },
+        { "-S", s0, "-n", "-w", "100", "res", "true", NULL },
+        { "-S", s0, "-E", "256", "res", "true", NULL },
+        { "-S", s0, "-E", "x", "res", "true", NULL },
+        { "-S", s0, "--nonblock=1", "res", "true", NULL },
+        { "-S", s0, "--bogus", "res", "true", NULL },
+        { "-S", s0, "-u", "res", "true", NULL },
+        { "-S", "127.0.0.1:0", "res", "true", NULL },
+        { "-S", "127.0.0.1:65536", "res", "true", NULL },
+        { "-S", "127.0.0.1:", "res", "true", NULL },
+        { "-S", ":6379", "res", "true", NULL },
+        { "-S", "::1:6379", "res", "true", NULL },
+        { "-S", "[::1", "res", "true", NULL },
+        { "-S", "redis://", "res", "true", NULL },
+        { "-S", "rediss://127.0.0.1:1", "res", "true", NULL },
+        { "-S", "redis://127.0.0.1:1/x", "res", "true", NULL },
+        { "-S", "redis://127.0.0.1:1?db=0", "res", "true", NULL },
+        { "-S", "redis://a@b@127.0.0.1:1", "res", "true", NULL },
+        { "-S", "redis://:pw%zz@127.0.0.1:1", "res", "true", NULL },
+        { "-S", "http://127.0.0.1:1", "res", "true", NULL },
+        { "-S", "unix:", "res", "true", NULL },
+        { "-S", longhost, "res", "true", NULL },
+        { "-S", s0, "-S", s0, "res", "true", NULL },
+        { "-S", s0, "--password-file", "/nonexistent/rlock-pw", "res", "true", NULL },
+        { "-S", s0, "--user", "bob", "res", "true", NULL },
+        { "-S", s0, "", "true", NULL },
+        { "-S", s0, longres, "true", NULL },
+        { "-S", s0, "--fence", "a}b", "true", NULL },
+        { "-S", s0, "-t", "3", "--command-timeout", "2s", "res", "true", NULL },
     };
-    const char *ten[] = { "-s", "h1:1", "-s", "h2:1", "-s", "h3:1", "-s", "h4:1", "-s", "h5:1", "-s", "h6:1",
-                          "-s", "h7:1", "-s", "h8:1", "-s", "h9:1", "-s", "h10:1", "res", "true", NULL };
-    const char *secret[] = { "-s", "redis://:Sup3rSecretPw@127.0.0.1:0", "res", "true", NULL };
+    const char *ten[] = { "-S", "h1:1", "-S", "h2:1", "-S", "h3:1", "-S", "h4:1", "-S", "h5:1", "-S", "h6:1",
+                          "-S", "h7:1", "-S", "h8:1", "-S", "h9:1", "-S", "h10:1", "res", "true", NULL };
+    const char *secret[] = { "-S", "redis://:Sup3rSecretPw@127.0.0.1:0", "res", "true", NULL };
     const char *env_bad[] = { "RLOCK_SERVERS=127.0.0.1:1,,127.0.0.1:2", NULL };
     const char *env_args[] = { "res", "true", NULL };
     char out[4096];
@@ -266,16 +266,16 @@ static void test_help(void) {
 static void test_run(void) {
     char out[4096], envf[300], noexec[300], cmd[1100], token[128] = "", got[256], key[128], unixs[300], url[64];
     char fence1[32] = "", fence2[32] = "";
-    const char *exit7[] = { "-s", S[0], "t:run", "sh", "-c", "exit 7", NULL };
-    const char *catin[] = { "-n", "-s", S[0], "t:run", "cat", NULL };
-    const char *kill9[] = { "-s", S[0], "t:run", "sh", "-c", "kill -9 $$", NULL };
-    const char *missing[] = { "-s", S[0], "t:run", "/nonexistent/rlock-cmd", NULL };
-    const char *notexec[] = { "-s", S[0], "t:run", noexec, NULL };
-    const char *envrun[] = { "-s", S[0], "--fence", "t:env", "sh", "-c", cmd, NULL };
-    const char *nofence[] = { "-s", S[0], "t:env", "sh", "-c", "test -z \"${RLOCK_FENCE+x}\"", NULL };
+    const char *exit7[] = { "-S", S[0], "t:run", "sh", "-c", "exit 7", NULL };
+    const char *catin[] = { "-n", "-S", S[0], "t:run", "cat", NULL };
+    const char *kill9[] = { "-S", S[0], "t:run", "sh", "-c", "kill -9 $$", NULL };
+    const char *missing[] = { "-S", S[0], "t:run", "/nonexistent/rlock-cmd", NULL };
+    const char *notexec[] = { "-S", S[0], "t:run", noexec, NULL };
+    const char *envrun[] = { "-S", S[0], "--fence", "t:env", "sh", "-c", cmd, NULL };
+    const char *nofence[] = { "-S", S[0], "t:env", "sh", "-c", "test -z \"${RLOCK_FENCE+x}\"", NULL };
     const char *outer[] = { "RLOCK_FENCE=999", NULL };
-    const char *viaunix[] = { "-s", unixs, "t:run", "true", NULL };
-    const char *viaurl[] = { "-s", url, "t:run", "true", NULL };
+    const char *viaunix[] = { "-S", unixs, "t:run", "true", NULL };
+    const char *viaurl[] = { "-S", url, "t:run", "true", NULL };
     const char *viaenv[] = { "-v", "t:run", "true", NULL };
     char envservers[256];
     const char *envlist[] = { envservers, NULL };
@@ -333,11 +333,11 @@ static void test_run(void) {
 /* -n, -E, -w against a holder; a plain waiter wakes when it releases. */
 static void test_conflict(void) {
     char out[4096], hold_out[300], wait_out[300];
-    const char *holder[] = { "-s", S[0], "t:c", "sleep", "2", NULL };
-    const char *nb[] = { "-n", "-s", S[0], "t:c", "true", NULL };
-    const char *nbE[] = { "-n", "-E", "42", "-s", S[0], "t:c", "true", NULL };
-    const char *w300[] = { "-w", "300", "-s", S[0], "t:c", "true", NULL };
-    const char *waiter[] = { "-v", "-s", S[0], "t:c", "true", NULL };
+    const char *holder[] = { "-S", S[0], "t:c", "sleep", "2", NULL };
+    const char *nb[] = { "-n", "-S", S[0], "t:c", "true", NULL };
+    const char *nbE[] = { "-n", "-E", "42", "-S", S[0], "t:c", "true", NULL };
+    const char *w300[] = { "-w", "0.3", "-S", S[0], "t:c", "true", NULL }; /* seconds, as flock */
+    const char *waiter[] = { "-v", "-S", S[0], "t:c", "true", NULL };
     unsigned long long t0, t1;
     pid_t h, w;
     path_in(hold_out, sizeof hold_out, "out.holder");
@@ -370,7 +370,7 @@ static void test_concurrent(void) {
     char dir[300], denv[320], outs[N][300], counter[320], overlaps[320], out[256];
     const char *bump = "mkdir \"$D/inside\" 2>/dev/null || echo x >>\"$D/overlaps\"; "
                        "n=$(cat \"$D/counter\"); sleep 0.03; echo $((n + 1)) >\"$D/counter\"; rmdir \"$D/inside\"";
-    const char *args[] = { "-t", "5000", "-s", S[0], "t:many", "sh", "-c", bump, NULL };
+    const char *args[] = { "-t", "5", "-S", S[0], "t:many", "sh", "-c", bump, NULL };
     const char *env[] = { denv, NULL };
     int rounds = quick ? 1 : 3, r, i, bad = 0;
     FILE *f;
@@ -407,9 +407,9 @@ static void test_concurrent(void) {
  * 2 of 3 gone there is no quorum: 69. One unreachable server: 69. */
 static void test_redlock(void) {
     char out[8192], job_out[300], done[300], cmd[800], nowhere[64];
-    const char *job[] = { "-v", "-t", "1000", "-s", S[0], "-s", S[1], "-s", S[2], "t:red", "sh", "-c", cmd, NULL };
-    const char *rival[] = { "-n", "-s", S[0], "-s", S[1], "-s", S[2], "t:red", "true", NULL };
-    const char *alone[] = { "-s", nowhere, "t:red", "true", NULL };
+    const char *job[] = { "-v", "-t", "1000ms", "-S", S[0], "-S", S[1], "-S", S[2], "t:red", "sh", "-c", cmd, NULL };
+    const char *rival[] = { "-n", "-S", S[0], "-S", S[1], "-S", S[2], "t:red", "true", NULL };
+    const char *alone[] = { "-S", nowhere, "t:red", "true", NULL };
     pid_t p;
     int renewed_on_two;
     path_in(job_out, sizeof job_out, "out.redlock");
@@ -443,11 +443,11 @@ static void test_redlock(void) {
  * 75 - also when COMMAND ignores SIGTERM. Renewal failing: stopped early. */
 static void test_lost(void) {
     char out[4096], pidf[300], pidf2[300], cmd[800], cmd2[800], o1[300], o2[300], o3[300];
-    const char *job[] = { "-t", "1000", "-s", S[0], "t:lost", "sh", "-c", cmd, NULL };
-    const char *stubborn[] = { "-t", "1000", "-k", "300", "-s", S[0], "t:lost2", "sh", "-c", cmd2, NULL };
-    const char *other[] = { "-n", "-s", S[0], "t:lost", "true", NULL };
+    const char *job[] = { "-t", "1000ms", "-S", S[0], "t:lost", "sh", "-c", cmd, NULL };
+    const char *stubborn[] = { "-t", "1s", "-k", "0.3", "-S", S[0], "t:lost2", "sh", "-c", cmd2, NULL };
+    const char *other[] = { "-n", "-S", S[0], "t:lost", "true", NULL };
     char s_own[64];
-    const char *early[] = { "-t", "1500", "-s", s_own, "t:early", "sleep", "30", NULL };
+    const char *early[] = { "-t", "1.5", "-S", s_own, "t:early", "sleep", "30", NULL };
     rh_server own;
     unsigned long long t;
     long child;
@@ -506,9 +506,9 @@ static void test_lost(void) {
  * signal while waiting ends the wait, leaving the holder alone. */
 static void test_signals(void) {
     char out[4096], pidf[300], mark[300], cmd[800], o[300], ow[300];
-    const char *trapper[] = { "-s", S[0], "t:sig", "sh", "-c", cmd, NULL };
-    const char *sleeper[] = { "-s", S[0], "t:sig", "sleep", "30", NULL };
-    const char *waiter[] = { "-v", "-s", S[0], "t:sig", "true", NULL };
+    const char *trapper[] = { "-S", S[0], "t:sig", "sh", "-c", cmd, NULL };
+    const char *sleeper[] = { "-S", S[0], "t:sig", "sleep", "30", NULL };
+    const char *waiter[] = { "-v", "-S", S[0], "t:sig", "true", NULL };
     const int sigs[] = { SIGINT, SIGHUP };
     unsigned long long t;
     pid_t p, w;
@@ -559,10 +559,10 @@ static void test_auth(void) {
     const char *const extra[] = { "--requirepass", "pw1", NULL };
     rh_server a;
     char sa[64], url[96], pwfile[300], badfile[300], out[4096];
-    const char *plain[] = { "-s", sa, "t:auth", "true", NULL };
-    const char *viaurl[] = { "-s", url, "t:auth", "true", NULL };
-    const char *viafile[] = { "--password-file", pwfile, "-s", sa, "t:auth", "true", NULL };
-    const char *viabad[] = { "--password-file", badfile, "-s", sa, "t:auth", "true", NULL };
+    const char *plain[] = { "-S", sa, "t:auth", "true", NULL };
+    const char *viaurl[] = { "-S", url, "t:auth", "true", NULL };
+    const char *viafile[] = { "--password-file", pwfile, "-S", sa, "t:auth", "true", NULL };
+    const char *viabad[] = { "--password-file", badfile, "-S", sa, "t:auth", "true", NULL };
     const char *env_ok[] = { "RLOCK_PASSWORD=pw1", NULL };
     const char *env_cli[] = { "REDISCLI_AUTH=pw1", NULL };
     const char *env_bad[] = { "RLOCK_PASSWORD=WrongSecret42", NULL };
@@ -589,8 +589,8 @@ static void test_auth(void) {
 /* A key that is not an rlock lock: 65 at once (not a wait for ever), untouched. */
 static void test_foreign(void) {
     char out[4096], got[64];
-    const char *plain[] = { "-s", S[0], "t:foreign", "true", NULL };
-    const char *hash[] = { "-s", S[0], "t:hash", "true", NULL };
+    const char *plain[] = { "-S", S[0], "t:foreign", "true", NULL };
+    const char *hash[] = { "-S", S[0], "t:hash", "true", NULL };
     unsigned long long t = rh_now_ms();
     rh_str(&srv[0], got, sizeof got, "SET t:foreign 1");
     rh_int(&srv[0], "HSET t:hash f 1");
@@ -633,10 +633,10 @@ static int read_pids(const char *path, long *pids, int cap) {
  * then was killed, exit 75). */
 static void test_conflict_exit0(void) {
     char out[4096], f[300], hold_out[300];
-    const char *holder[] = { "-s", S[0], "t:e0", "sleep", "30", NULL };
-    const char *nb0[] = { "-n", "-E", "0", "-s", S[0], "t:e0", "touch", f, NULL };
-    const char *w0[] = { "-w", "200", "-E", "0", "-s", S[0], "t:e0", "touch", f, NULL };
-    const char *nb7[] = { "-n", "-E", "7", "-s", S[0], "t:e0", "touch", f, NULL };
+    const char *holder[] = { "-S", S[0], "t:e0", "sleep", "30", NULL };
+    const char *nb0[] = { "-n", "-E", "0", "-S", S[0], "t:e0", "touch", f, NULL };
+    const char *w0[] = { "-w", "200ms", "-E", "0", "-S", S[0], "t:e0", "touch", f, NULL };
+    const char *nb7[] = { "-n", "-E", "7", "-S", S[0], "t:e0", "touch", f, NULL };
     int i;
     pid_t h;
     path_in(f, sizeof f, "e0-ran");
@@ -662,7 +662,7 @@ static void test_conflict_exit0(void) {
  * left to expire by its TTL. */
 static void kill9_tree(int whole_group) {
     char out[4096], pidf[300], cmd[2000], o[300];
-    const char *job[] = { "-t", "3000", "-s", S[0], "t:k9", "sh", "-c", cmd, NULL };
+    const char *job[] = { "-t", "3", "-S", S[0], "t:k9", "sh", "-c", cmd, NULL };
     long pids[8];
     int n = 0, i, alive = 0;
     unsigned long long t0, t;
@@ -712,7 +712,7 @@ static void test_kill9_tree(void) {
 static void test_zombie(void) {
 #ifdef __linux__
     char out[4096], gpf[300], pidf[300], cmd[800], o[300];
-    const char *job[] = { "-t", "1000", "-k", "5000", "-s", S[0], "t:zombie", "sh", "-c", cmd, NULL };
+    const char *job[] = { "-t", "1000ms", "-k", "5", "-S", S[0], "t:zombie", "sh", "-c", cmd, NULL };
     unsigned long long t;
     long gpid;
     int st;
@@ -748,7 +748,7 @@ static void test_zombie(void) {
  * refused while validity is left, and rlock says so (not "ran out"). */
 static void test_taken(void) {
     char out[4096], o[300], got[64];
-    const char *job[] = { "-t", "3000", "-s", S[0], "t:taken", "sleep", "30", NULL };
+    const char *job[] = { "-t", "3000ms", "-S", S[0], "t:taken", "sleep", "30", NULL };
     const char *how[] = { "DEL t:taken", "SET t:taken someone-else PX 20000" };
     unsigned long long t;
     size_t i;
@@ -775,8 +775,8 @@ static void test_taken(void) {
 static void test_longest_key(void) {
     static char res[300];
     char out[4096];
-    const char *fenced[] = { "--fence", "-s", S[0], res, "sh", "-c", "test \"$RLOCK_FENCE\" -ge 1", NULL };
-    const char *waiter[] = { "-w", "5000", "--fence", "-s", S[0], res, "true", NULL };
+    const char *fenced[] = { "--fence", "-S", S[0], res, "sh", "-c", "test \"$RLOCK_FENCE\" -ge 1", NULL };
+    const char *waiter[] = { "-w", "5", "--fence", "-S", S[0], res, "true", NULL };
     char fence_key[320];
     memset(res, 'r', 256);
     res[256] = '\0';
@@ -797,8 +797,8 @@ static void test_longest_key(void) {
  * run_ids match (the library's check). Exit 64, both names in the message. */
 static void test_same_server(void) {
     char out[4096], local[64], unixs[300];
-    const char *byname[] = { "-n", "-s", S[0], "-s", local, "t:same", "true", NULL };
-    const char *byunix[] = { "-n", "-s", S[0], "-s", unixs, "-s", S[1], "t:same", "true", NULL };
+    const char *byname[] = { "-n", "-S", S[0], "-S", local, "t:same", "true", NULL };
+    const char *byunix[] = { "-n", "-S", S[0], "-S", unixs, "-S", S[1], "t:same", "true", NULL };
     long long before, after;
     snprintf(local, sizeof local, "localhost:%d", srv[0].port);
     snprintf(unixs, sizeof unixs, "unix:%s", srv[0].unixsock);

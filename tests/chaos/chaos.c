@@ -685,11 +685,11 @@ static void spawn_cli(campaign *c, int slot) {
     fmt(work, sizeof work, "%lld", w);
     fmt(sslot, sizeof sslot, "%d", slot);
     fmt(logp, sizeof logp, "%s/cli-%d.log", c->dir, slot);
-    argv[a++] = c->rlock_bin; argv[a++] = "--fence"; argv[a++] = "-t"; argv[a++] = "900";
-    argv[a++] = "-w"; argv[a++] = "3000"; argv[a++] = "-k"; argv[a++] = "300"; argv[a++] = "-E"; argv[a++] = "3";
+    argv[a++] = c->rlock_bin; argv[a++] = "--fence"; argv[a++] = "-t"; argv[a++] = "900ms";
+    argv[a++] = "-w"; argv[a++] = "3000ms"; argv[a++] = "-k"; argv[a++] = "300ms"; argv[a++] = "-E"; argv[a++] = "3";
     for (i = 0; i < c->sc->nodes; i++) {
         fmt(srv[i], sizeof srv[i], "127.0.0.1:%d", c->px[i].port);
-        argv[a++] = "-s"; argv[a++] = srv[i];
+        argv[a++] = "-S"; argv[a++] = srv[i];
     }
     argv[a++] = KEY;
     argv[a++] = "sh"; argv[a++] = "-c"; argv[a++] = "\"$0\" \"$@\"; true";
