@@ -351,7 +351,7 @@ static void test_conflict(void) {
     t1 = rh_now_ms();
     CHECK_EQ_LL(cli_run(w300, out, sizeof out), 1);
     t1 = rh_now_ms() - t1;
-    CHECK_MSG(t1 >= 280 && t1 < 1800, "-w 300 gave up after %llu ms", t1);
+    CHECK_MSG(t1 >= 280 && t1 < 1800, "-w 0.3 gave up after %llu ms", t1);
     w = cli_start(waiter, NULL, wait_out);
     CHECK_EQ_LL(cli_wait(h, 10000), 0);
     CHECK_EQ_LL(cli_wait(w, 10000), 0);
@@ -826,6 +826,129 @@ static void rm_tree(const char *dir) {
     rmdir(dir);
 }
 
+/* flock(1) lines used verbatim (the server from $RLOCK_SERVERS): -c, -w in
+ * seconds with fractions, -w 0 as -n, --timeout, -o, -x / -s on one
+ * read-write lock; -u and the fd form refused with a reason. */
+static void test_flock_forms(void) {
+    char out[4096], hold_out[300], env_s[96];
+    const char *env[] = { env_s, NULL };
+    const char *holder[] = { "-S", S[0], "t:fl", "sleep", "2", NULL };
+    const char *c_after[] = { "-w", "10", "-x", "t:fl2", "-c", "test -n \"$RLOCK_TOKEN\" && echo hi-$RLOCK_RESOURCE", NULL };
+    const char *c_before[] = { "-c", "exit 3", "t:fl2", NULL };
+    const char *c_exit[] = { "-n", "t:fl2", "-c", "exit 7", NULL };
+    const char *c_extra[] = { "t:fl2", "-c", "true", "extra", NULL };
+    const char *w0[] = { "-o", "-w", "0", "t:fl", "true", NULL };
+    const char *w_half[] = { "--timeout=0.5", "t:fl", "true", NULL };
+    const char *unlock_u[] = { "-u", "t:fl", "true", NULL };
+    const char *fd_form[] = { "-n", "9", NULL };
+    const char *rd_hold[] = { "-s", "t:rw", "sleep", "2", NULL };
+    const char *rd_nb[] = { "-s", "-n", "t:rw", "true", NULL };
+    const char *wr_nb[] = { "-x", "-n", "t:rw", "true", NULL };
+    const char *both[] = { "-s", "-x", "t:rw", "true", NULL };
+    unsigned long long t0;
+    pid_t h;
+    snprintf(env_s, sizeof env_s, "RLOCK_SERVERS=%s", S[0]);
+    CHECK_EQ_LL(cli_run_env(c_after, env, out, sizeof out), 0);
+    CHECK_MSG(strcmp(out, "hi-t:fl2\n") == 0, "%s", out);
+    CHECK_EQ_LL(cli_run_env(c_before, env, out, sizeof out), 3);
+    CHECK_EQ_LL(cli_run_env(c_exit, env, out, sizeof out), 7);
+    CHECK_EQ_LL(cli_run_env(c_extra, env, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "one shell command") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_run_env(unlock_u, env, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "descriptor") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_run_env(fd_form, env, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "file-descriptor form") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_run_env(both, env, out, sizeof out), EX_USAGE);
+    path_in(hold_out, sizeof hold_out, "out.flholder");
+    h = cli_start(holder, NULL, hold_out);
+    CHECK(wait_key(&srv[0], "t:fl", 1, 5000));
+    t0 = rh_now_ms();
+    CHECK_EQ_LL(cli_run_env(w0, env, out, sizeof out), 1); /* -w 0 is -n */
+    CHECK_MSG(rh_now_ms() - t0 < 1500, "-w 0 took %llu ms", rh_now_ms() - t0);
+    t0 = rh_now_ms();
+    CHECK_EQ_LL(cli_run_env(w_half, env, out, sizeof out), 1);
+    t0 = rh_now_ms() - t0;
+    CHECK_MSG(t0 >= 450 && t0 < 1900, "--timeout=0.5 gave up after %llu ms", t0);
+    CHECK_EQ_LL(cli_wait(h, 10000), 0);
+    /* shared holders together, the exclusive one kept out */
+    path_in(hold_out, sizeof hold_out, "out.rdholder");
+    h = cli_start(rd_hold, env, hold_out);
+    CHECK(wait_key(&srv[0], "t:rw", 1, 5000));
+    CHECK_EQ_LL(cli_run_env(rd_nb, env, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_run_env(wr_nb, env, out, sizeof out), 1);
+    CHECK_EQ_LL(cli_wait(h, 10000), 0);
+    CHECK_EQ_LL(cli_run_env(wr_nb, env, out, sizeof out), 0);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:rw t:fl t:fl2"), 0);
+}
+
+/* --limit N, -d / redis://HOST/N, rlock status, rlock unlock --force. */
+static void test_primitives_cli(void) {
+    char out[4096], o1[300], o2[300], url[96], tok[64];
+    const char *sem_hold[] = { "--limit", "2", "-S", S[0], "t:sem", "sleep", "2", NULL };
+    const char *sem_nb[] = { "--limit", "2", "-n", "-S", S[0], "t:sem", "true", NULL };
+    const char *db_run[] = { "-d", "3", "-S", S[0], "t:db", "sh", "-c", "sleep 0.5", NULL };
+    const char *url_run[] = { "-S", url, "t:db", "sh", "-c", "sleep 0.5", NULL };
+    const char *st[] = { "status", "-S", S[0], "t:st", NULL };
+    const char *st_none[] = { "status", "-S", S[0], NULL };
+    const char *unl[] = { "unlock", "--force", "-S", S[0], "t:st", NULL };
+    const char *unl_noforce[] = { "unlock", "-S", S[0], "t:st", NULL };
+    const char *victim[] = { "-t", "1", "-S", S[0], "t:st", "sleep", "30", NULL };
+    const char *count_db = "redis.call('select',ARGV[1]) return redis.call('exists',KEYS[1])";
+    pid_t a, b;
+    /* a semaphore of 2 */
+    path_in(o1, sizeof o1, "out.sem1");
+    path_in(o2, sizeof o2, "out.sem2");
+    a = cli_start(sem_hold, NULL, o1);
+    b = cli_start(sem_hold, NULL, o2);
+    CHECK(wait_key(&srv[0], "t:sem", 1, 5000));
+    {
+        unsigned long long end = rh_now_ms() + 5000;
+        while (rh_int(&srv[0], "ZCARD t:sem") < 2 && rh_now_ms() < end) rh_sleep_ms(10);
+    }
+    CHECK_EQ_LL(rh_int(&srv[0], "ZCARD t:sem"), 2);
+    CHECK_EQ_LL(cli_run(sem_nb, out, sizeof out), 1);
+    CHECK_EQ_LL(cli_wait(a, 10000), 0);
+    CHECK_EQ_LL(cli_wait(b, 10000), 0);
+    CHECK_EQ_LL(cli_run(sem_nb, out, sizeof out), 0);
+    /* the database: -d 3 and redis://HOST:PORT/4 */
+    a = cli_start(db_run, NULL, o1);
+    {
+        unsigned long long end = rh_now_ms() + 5000;
+        while (rh_int(&srv[0], "EVAL %s 1 t:db 3", count_db) != 1 && rh_now_ms() < end) rh_sleep_ms(10);
+    }
+    CHECK_EQ_LL(rh_int(&srv[0], "EVAL %s 1 t:db 3", count_db), 1);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:db"), 0);
+    CHECK_EQ_LL(cli_wait(a, 10000), 0);
+    snprintf(url, sizeof url, "redis://%s/4", S[0]);
+    a = cli_start(url_run, NULL, o1);
+    {
+        unsigned long long end = rh_now_ms() + 5000;
+        while (rh_int(&srv[0], "EVAL %s 1 t:db 4", count_db) != 1 && rh_now_ms() < end) rh_sleep_ms(10);
+    }
+    CHECK_EQ_LL(rh_int(&srv[0], "EVAL %s 1 t:db 4", count_db), 1);
+    CHECK_EQ_LL(cli_wait(a, 10000), 0);
+    /* status: free, then held; unlock --force takes it from its holder */
+    CHECK_EQ_LL(cli_run(st, out, sizeof out), 0);
+    CHECK_MSG(strstr(out, "t:st: free") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_run(st_none, out, sizeof out), EX_USAGE);
+    CHECK_EQ_LL(cli_run(unl_noforce, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "--force") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_run(unl, out, sizeof out), 1); /* nothing to remove */
+    a = cli_start(victim, NULL, o1);
+    CHECK(wait_key(&srv[0], "t:st", 1, 5000));
+    CHECK(rh_str(&srv[0], tok, sizeof tok, "GET t:st") == REDIS_REPLY_STRING);
+    tok[16] = '\0';
+    CHECK_EQ_LL(cli_run(st, out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "held (simple)") != NULL && strstr(out, tok) != NULL, "%s (token %s)", out, tok);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:st"), 1); /* status changed nothing */
+    CHECK_EQ_LL(cli_run(unl, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_wait(a, 10000), EX_LOST); /* its next renewal finds it gone */
+    read_file(o1, out, sizeof out);
+    CHECK_MSG(strstr(out, "deleted or taken by another client") != NULL, "%s", out);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:st t:sem"), 0);
+    rh_int(&srv[0], "DEL {t:sem}:waiters {t:sem}:deadlines");
+}
+
 int main(void) {
     const char *env = getenv("RLOCK_CLI");
     const char *t = getenv("TMPDIR");
@@ -854,6 +977,8 @@ int main(void) {
     test_help();
     test_run();
     test_conflict();
+    test_flock_forms();
+    test_primitives_cli();
     test_concurrent();
     test_signals();
     test_auth();
