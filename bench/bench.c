@@ -60,6 +60,7 @@
 #define MAX_PROCS 16
 #define MAX_REC 16384 /* holds recorded per worker and row */
 #define N_RL_CROWS 8  /* rlock contended rows */
+#define N_PRIM_CROWS 2 /* rlock primitives rows: semaphore, read-write */
 #define WARMUP_CYCLES 300
 #define SLICES 10 /* uncontended rows run interleaved in this many slices each */
 #define ROW_TTL_MS 30000
@@ -573,7 +574,42 @@ typedef struct worker_result {
     unsigned long acq, errors, overlaps, n_rec;
     unsigned long long cs_ns, wait_ns, max_wait_ns, client_cmds;
     uint64_t finish_ns;
+    int idx;
 } worker_result;
+
+/* The primitive a contended row's workers take (forked: they inherit it):
+ * g_cs_permits > 0 a semaphore of that many permits; g_cs_rw worker 0 the
+ * writer, the others readers of one read-write lock; both 0: the lock. */
+static int g_cs_permits, g_cs_rw;
+
+/* The critical section's overlap check for the current primitive: the
+ * lock's marker directory; a semaphore's N slot directories (no free slot:
+ * more than N inside); a reader's own directory while no writer's exists,
+ * the writer's while no reader's does (each creates, then looks: two that
+ * overlap cannot both miss the other). 1 inside (cs_leave undoes it), 0
+ * overlap found. */
+static int cs_enter(const char *marker, int idx, int procs, char *mine, size_t cap) {
+    char other[560];
+    int k;
+    if (g_cs_permits) {
+        for (k = 0; k < g_cs_permits; k++) {
+            snprintf(mine, cap, "%s-slot%d", marker, k);
+            if (mkdir(mine, 0700) == 0) return 1;
+        }
+        return 0;
+    }
+    if (g_cs_rw) {
+        snprintf(mine, cap, idx == 0 ? "%s-w" : "%s-r%d", marker, idx);
+        if (mkdir(mine, 0700) != 0) return 0;
+        for (k = idx == 0 ? 1 : 0; k < (idx == 0 ? procs : 1); k++) {
+            snprintf(other, sizeof other, k == 0 ? "%s-w" : "%s-r%d", marker, k);
+            if (access(other, F_OK) == 0) { rmdir(mine); return 0; }
+        }
+        return 1;
+    }
+    snprintf(mine, cap, "%s", marker);
+    return mkdir(mine, 0700) == 0;
+}
 
 /* Handoff statistics over holds sorted by acq_end (shared with the peers'
  * rows, whose scripts report the same numbers). */
@@ -599,6 +635,7 @@ typedef struct contended {
     double x_single;     /* acq/s over that row's (< 0: not applicable) */
     const char *skipped; /* peers: why the row did not run (NULL: it ran) */
     char skip_buf[160];
+    unsigned long writer_acq; /* read-write row: the writer's acquisitions */
 } contended;
 
 static int cmp_hold(const void *a, const void *b) {
@@ -646,15 +683,20 @@ done:
     free(all);
 }
 
-static void worker(int n, int pubsub, int idx, const char *key, const char *marker, hold_rec *rec,
+static void worker(int n, int pubsub, int idx, int procs, const char *key, const char *marker, hold_rec *rec,
                    int ready_w, int go_r, int res_w) {
     static rl_setup s;
     worker_result res;
     unsigned long long cmds0 = 0;
     uint64_t deadline, t0, t1, c0, c1, r0, r1;
-    char b = 1;
+    char b = 1, mine[560];
     memset(&res, 0, sizeof res);
+    res.idx = idx;
     if (rl_setup_init(&s, n, 0, key, RLOCK_KIND_SIMPLE, pubsub) != 0) _exit(2);
+    if (g_cs_permits && rlock_semaphore_init(&s.lk, &s.cl, key, strlen(key), g_cs_permits) != RLOCK_OK) _exit(2);
+    if (g_cs_rw && rlock_lock_init(&s.lk, &s.cl, key, strlen(key), idx == 0 ? RLOCK_KIND_WRITE : RLOCK_KIND_READ) !=
+                       RLOCK_OK)
+        _exit(2);
     if (write(ready_w, &b, 1) != 1) _exit(3);
     close(ready_w);
     while (read(go_r, &b, 1) < 0 && errno == EINTR) { } /* EOF: go */
@@ -675,10 +717,10 @@ static void worker(int n, int pubsub, int idx, const char *key, const char *mark
             continue;
         }
         c0 = now_ns();
-        if (mkdir(marker, 0700) != 0) res.overlaps++; /* another holder is inside */
+        if (!cs_enter(marker, idx, procs, mine, sizeof mine)) res.overlaps++; /* another holder is inside */
         else {
             sleep_1ms();
-            rmdir(marker);
+            rmdir(mine);
         }
         c1 = now_ns();
         res.cs_ns += c1 - c0;
@@ -746,7 +788,7 @@ static int bench_contended(contended *r, const char *dir, double ping_rtt_us) {
     size_t map_len = sizeof(hold_rec) * MAX_REC * MAX_PROCS, n_all = 0;
     unsigned long n_rec[MAX_PROCS] = { 0 };
 
-    snprintf(key, sizeof key, "bench:contended:%d:%d:%d", r->nodes, r->procs, r->pubsub);
+    snprintf(key, sizeof key, "bench:contended:%d:%d:%d:%d:%d", r->nodes, r->procs, r->pubsub, g_cs_permits, g_cs_rw);
     snprintf(marker, sizeof marker, "%s/inside-%d", dir, r->nodes);
     snprintf(recs_path, sizeof recs_path, "%s/holds", dir);
     fd = open(recs_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -763,7 +805,7 @@ static int bench_contended(contended *r, const char *dir, double ping_rtt_us) {
         if (kids[i] < 0) { perror("fork"); kids[i] = 0; failed = 1; break; }
         if (kids[i] == 0) {
             close(ready[0]); close(go[1]); close(res[0]);
-            worker(r->nodes, r->pubsub, i, key, marker, recs + (size_t)i * MAX_REC, ready[1], go[0], res[1]);
+            worker(r->nodes, r->pubsub, i, r->procs, key, marker, recs + (size_t)i * MAX_REC, ready[1], go[0], res[1]);
         }
     }
     close(ready[1]); close(go[0]); close(res[1]);
@@ -794,6 +836,7 @@ static int bench_contended(contended *r, const char *dir, double ping_rtt_us) {
             if (got == 1 || wr.acq < r->min_acq) r->min_acq = wr.acq;
             if (wr.acq > r->max_acq) r->max_acq = wr.acq;
             if (wr.finish_ns > finish) finish = wr.finish_ns;
+            if (g_cs_rw && wr.idx == 0) r->writer_acq = wr.acq;
         }
         if (r->acq) {
             r->cs_us = (double)cs / (double)r->acq / 1000.0;
@@ -824,7 +867,7 @@ static int bench_contended(contended *r, const char *dir, double ping_rtt_us) {
             memcpy(all + n_all, recs + (size_t)i * MAX_REC, n_rec[i] * sizeof *all);
             n_all += n_rec[i];
         }
-        handoff_stats(all, n_all, &r->ho);
+        if (!g_cs_permits && !g_cs_rw) handoff_stats(all, n_all, &r->ho); /* holds overlap by design otherwise */
         free(all);
     }
     munmap(recs, map_len);
@@ -846,16 +889,18 @@ typedef struct peer_spec {
     int contended;   /* also measured contended */
     int lang_floor;  /* index (in the peer table) of this language's raw-client floor, -1 none */
     int single;      /* index of the same library's single-node row, -1 none */
+    int procs;       /* contended processes (0: 8) */
 } peer_spec;
 
 static const peer_spec g_peers[] = {
-    { "node: ioredis SET NX PX + EVALSHA", "node", "ioredis-floor", 1, 0, -1, -1 },
-    { "node-redlock", "node", "node-redlock", 1, 1, 0, -1 },
-    { "node-redlock", "node", "node-redlock", 5, 1, 0, 1 },
-    { "redis-semaphore Mutex", "node", "semaphore-mutex", 1, 1, 0, -1 },
-    { "redis-semaphore RedlockMutex", "node", "semaphore-redlock", 5, 1, 0, 3 },
-    { "py: redis-py SET NX PX + EVALSHA", "python", "redis-py-floor", 1, 0, -1, -1 },
-    { "redis-py Lock", "python", "redis-py-lock", 1, 1, 5, -1 },
+    { "node: ioredis SET NX PX + EVALSHA", "node", "ioredis-floor", 1, 0, -1, -1, 0 },
+    { "node-redlock", "node", "node-redlock", 1, 1, 0, -1, 0 },
+    { "node-redlock", "node", "node-redlock", 5, 1, 0, 1, 0 },
+    { "redis-semaphore Mutex", "node", "semaphore-mutex", 1, 1, 0, -1, 0 },
+    { "redis-semaphore RedlockMutex", "node", "semaphore-redlock", 5, 1, 0, 3, 0 },
+    { "redis-semaphore Semaphore(4)", "node", "semaphore-4", 1, 1, 0, -1, 16 }, /* next to rlock semaphore(4) */
+    { "py: redis-py SET NX PX + EVALSHA", "python", "redis-py-floor", 1, 0, -1, -1, 0 },
+    { "redis-py Lock", "python", "redis-py-lock", 1, 1, 6, -1, 0 },
 };
 #define N_PEERS ((int)(sizeof g_peers / sizeof g_peers[0]))
 
@@ -1125,7 +1170,7 @@ static void bench_peers(peer_row *pr, contended *crows, int *n_crows, const char
         r->x_single = -1;
         r->name = ps->name;
         r->nodes = ps->nodes;
-        r->procs = 8;
+        r->procs = ps->procs ? ps->procs : 8;
         r->pubsub = -1; /* a peer: polls in its own way */
         why[0] = 0;
         if (pr[i].skipped) {
@@ -1308,7 +1353,7 @@ int main(int argc, char **argv) {
     struct sigaction sa;
     floor_ctx fc = { NULL, NULL };
     row rows[12];
-    static contended crows[N_RL_CROWS + N_PEERS];
+    static contended crows[N_RL_CROWS + N_PRIM_CROWS + N_PEERS];
     static peer_row prow[N_PEERS];
     static kvset fp;
     int n_rows = 0, n_crows = 0, i, rc = 0, dir_made = 0;
@@ -1504,6 +1549,30 @@ int main(int argc, char **argv) {
             if (bench_contended(r, dir, ping_rtt) != 0) rc = 1;
         }
     }
+    /* 3b. primitives (rlock.h section 5b): a semaphore of 4 permits among 16
+     * processes (next to redis-semaphore's Semaphore below), and one writer
+     * among 15 readers of a read-write lock; 1 ms critical sections. */
+    {
+        static const struct { const char *name; int procs, permits, rw; } ps[N_PRIM_CROWS] = {
+            { "rlock semaphore(4) 1 node", 16, 4, 0 }, { "rlock read-write 15r+1w 1 node", 16, 0, 1 },
+        };
+        for (i = 0; i < N_PRIM_CROWS; i++) {
+            contended *r = &crows[n_crows++];
+            memset(r, 0, sizeof *r);
+            r->name = ps[i].name;
+            r->nodes = 1;
+            r->procs = ps[i].procs;
+            r->pubsub = 1;
+            r->single = -1;
+            r->x_single = -1;
+            if (g_stop) continue;
+            printf("  contended: %s, pub/sub, %d procs ...\n", r->name, r->procs);
+            g_cs_permits = ps[i].permits;
+            g_cs_rw = ps[i].rw;
+            if (bench_contended(r, dir, ping_rtt) != 0) rc = 1;
+            g_cs_permits = g_cs_rw = 0;
+        }
+    }
     printf("\n4. peers (bench/peers/, the same servers; see bench/package.json for versions)\n");
     bench_peers(prow, crows, &n_crows, dir, ping_rtt, &rc);
     for (i = 0; i < n_crows; i++) {
@@ -1546,7 +1615,14 @@ int main(int argc, char **argv) {
            " CLOCK_MONOTONIC; retake = holds followed by the same process again. spin = rlock's capped exponential\n"
            " backoff (2..128 ms); pub/sub = rlock_client_set_subscribers + wake-one queue; poll = the peer's\n"
            " own fixed-interval retry (node-redlock 200 ms +-100, redis-semaphore 10 ms, redis-py 100 ms).\n"
-           " overlap: critical sections found overlapping (must be 0))\n", ping_rtt);
+           " overlap: critical sections found overlapping (must be 0); for the semaphore more than 4 inside,\n"
+           " for the read-write lock a reader inside with the writer. Those two rows hold concurrently by design:\n"
+           " x ceil can pass 1 and handoffs are not measured (0))\n", ping_rtt);
+    for (i = 0; i < n_crows; i++)
+        if (crows[i].writer_acq && crows[i].secs > 0)
+            printf("  %s: the writer took it %lu times (%.0f/s) among 15 readers' %lu (writers first: no starvation)\n",
+                   crows[i].name, crows[i].writer_acq, (double)crows[i].writer_acq / crows[i].secs,
+                   crows[i].acq - crows[i].writer_acq);
     for (i = 0; i < n_crows; i++) {
         const contended *r = &crows[i];
         int k;

@@ -2,7 +2,9 @@
 /* node_peer.js - the Node.js peers of `make bench`, driven by bench.c.
  *
  *   node node_peer.js LIB MODE PORTS SECS PROCS MARKER
- *     LIB    ioredis-floor | node-redlock | semaphore-mutex | semaphore-redlock
+ *     LIB    ioredis-floor | node-redlock | semaphore-mutex | semaphore-redlock |
+ *            semaphore-4 (redis-semaphore's Semaphore with 4 permits: holds
+ *            overlap by design; the check is "at most 4 inside")
  *     MODE   uncontended | contended
  *     PORTS  comma-separated redis-server ports on 127.0.0.1 (1 or 5)
  *     SECS   seconds to run;  PROCS  contended worker processes
@@ -98,6 +100,10 @@ async function makeLocker(mods, libName, clients, key, ttl, contended) {
       : new mods.sem.RedlockMutex(clients, key, opts);
     return { acquire: () => m.acquire(), release: () => m.release() };
   }
+  if (libName === 'semaphore-4') {
+    const m = new mods.sem.Semaphore(clients[0], key, 4, { lockTimeout: ttl });
+    return { acquire: () => m.acquire(), release: () => m.release() };
+  }
   throw new Error(`unknown library ${libName}`);
 }
 
@@ -186,9 +192,12 @@ async function worker(mods, ports, secs, markerDir, idx) {
     if (!got) { res.wait += t1 - t0; res.maxWait = Math.max(res.maxWait, t1 - t0); continue; }
     res.wait += t1 - t0; res.maxWait = Math.max(res.maxWait, t1 - t0);
     const c0 = now();
-    let inside = false;
-    try { fs.mkdirSync(markerDir); inside = true; } catch (e) { res.overlaps++; }
-    if (inside) { await sleep1(); fs.rmdirSync(markerDir); }
+    let inside = null;
+    // a semaphore of 4: one of 4 slot directories (none free: a 5th holder)
+    const slots = lib === 'semaphore-4' ? [0, 1, 2, 3].map((k) => `${markerDir}-slot${k}`) : [markerDir];
+    for (const d of slots) { try { fs.mkdirSync(d); inside = d; break; } catch (e) { /* taken */ } }
+    if (!inside) res.overlaps++;
+    else { await sleep1(); fs.rmdirSync(inside); }
     res.cs += now() - c0;
     res.acq++;
     const r0 = now();
@@ -251,7 +260,7 @@ async function contended(mods, ports, secs, procs, markerDir) {
     minAcq = Math.min(minAcq, r.acq); maxAcq = Math.max(maxAcq, r.acq);
     for (const h of r.holds) holds.push(h);
   }
-  const h = handoffs(holds);
+  const h = lib === 'semaphore-4' ? { p50: 0, p99: 0, r50: 0, all50: 0, retake: 0, n: 0, bad: 0 } : handoffs(holds);
   process.stdout.write(`result acq=${acq} errors=${errors} overlaps=${overlaps} secs=${((finish - start) / 1e9).toFixed(4)}` +
     ` cs_us=${acq ? (cs / acq / 1e3).toFixed(1) : 0} max_wait_ms=${(maxWait / 1e6).toFixed(2)}` +
     ` mean_wait_ms=${acq + errors ? (wait / (acq + errors) / 1e6).toFixed(3) : 0} min_acq=${minAcq} max_acq=${maxAcq}` +
