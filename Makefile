@@ -13,7 +13,16 @@ HEADERS := rlock.h $(wildcard adapters/*.h) $(wildcard tests/*.h)
 SUITES  := $(patsubst tests/test_%.c,%,$(filter-out tests/test_compile.c,$(wildcard tests/test_*.c)))
 ASAN_BINS := $(SUITES:%=$(BUILD)/test_%)
 VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
-EXAMPLES  := $(BUILD)/basic
+# Every examples/NAME.c is built as build/NAME with libc only; one that
+# needs a library says so here. make test also builds each one under
+# ASan+UBSan (build/asan/NAME) and for valgrind (build/vg/NAME), and
+# tests/test_examples.c runs them against a throwaway redis-server.
+EXAMPLES  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+EXAMPLES_ASAN := $(EXAMPLES:$(BUILD)/%=$(BUILD)/asan/%)
+EXAMPLES_VG   := $(EXAMPLES:$(BUILD)/%=$(BUILD)/vg/%)
+EXAMPLE_LIBS :=
+$(BUILD)/libuv_loop $(BUILD)/asan/libuv_loop $(BUILD)/vg/libuv_loop: EXAMPLE_LIBS = -luv
+$(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EXAMPLE_LIBS = -levent
 # The rlock command; its sanitizer build (test_cli runs it under ASan); the
 # throwaway-server helper of examples/demo.sh.
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
@@ -34,8 +43,21 @@ $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	@mkdir -p $(BUILD)/vg
 	$(CC) $(STRICT) -g -O1 $(INC) $< $(LIBS) -o $@
 
-$(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+$(BUILD)/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	$(CC) $(STRICT) -O2 -I. $< $(EXAMPLE_LIBS) -o $@
+
+$(BUILD)/asan/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< $(EXAMPLE_LIBS) -o $@
+
+$(BUILD)/vg/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	@mkdir -p $(BUILD)/vg
+	$(CC) $(STRICT) -g -O1 -I. $< $(EXAMPLE_LIBS) -o $@
+
+# tests/test_examples.c runs the sanitizer builds of the examples from its
+# sanitizer build, and the plain builds under valgrind from its valgrind build.
+$(BUILD)/test_examples: $(EXAMPLES_ASAN)
+$(BUILD)/vg/test_examples: $(EXAMPLES_VG)
 
 # cli/rlock.c needs neither hiredis nor libpthread.
 $(BUILD)/rlock: cli/rlock.c $(HEADERS) | $(BUILD)

@@ -1,11 +1,14 @@
 #!/bin/sh
 # Make sure what `make test` needs is installed: redis-server (the tests start
-# their own throwaway servers) and hiredis headers (the hiredis adapter and the
-# test harness). As root it installs them with apt-get; otherwise it says what
-# to install and fails.
+# their own throwaway servers), hiredis headers (the hiredis adapter and the
+# test harness), libuv and libevent headers (two of the examples). As root
+# it installs them with apt-get; otherwise it says what to install and fails.
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 [ -f /usr/include/hiredis/hiredis.h ] || missing="$missing libhiredis-dev"
+# examples/libuv_loop.c and examples/libevent_loop.c (tests/test_examples.c runs them)
+[ -f /usr/include/uv.h ] || missing="$missing libuv1-dev"
+[ -f /usr/include/event2/event.h ] || missing="$missing libevent-dev"
 if [ "$RLOCK_WANT_VALGRIND" = 1 ]; then command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"; fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
