@@ -23,8 +23,8 @@
 #include <time.h>
 
 #define DEMO_LOCKS 3
-#define DEMO_TTL_MS 10000  /* lease of each lock */
-#define DEMO_WAIT_MS 20000 /* how long an acquire may wait for a held key */
+#define DEMO_TTL_MS 30000  /* lease of each lock: longer than the wait */
+#define DEMO_WAIT_MS 25000 /* how long an acquire may wait for a held key */
 
 typedef struct demo {
     rlock_posix_conn pc;
