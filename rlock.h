@@ -43,21 +43,23 @@
  *   RLOCK_STATIC               make every function static
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
- *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id           [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [~2.4 KB / 1024]
- *   RLOCK_RESP_MAX_DEPTH       deepest nested array the reader takes [8]
+ *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [2368 / 1024]
+ *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
+ *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
+ *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
- *   RLOCK_NO_POSIX             no POSIX defaults: you must supply
- *                              RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and
- *                              RLOCK_RANDOM_BYTES(buf,n), or set the hooks
- *                              in rlock_config at run time
+ *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
+ *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
+ *                              or set each missing one in rlock_config at run
+ *                              time (rlock_client_init says which is missing)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
  *                              return 0 on success     [getrandom, else /dev/urandom]
  *   RLOCK_THREAD_ID()          unsigned long naming this thread     [pthread_self hash]
  *   RLOCK_NO_THREAD_ID         owner ids use the instance id only
- *   RLOCK_ASSERT(x)            internal invariants                  [assert]
+ *   RLOCK_ASSERT(x)            internal invariants (op transitions) [assert]
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns "" (saves .rodata)
  *   RLOCK_WATCHDOG             build the optional renewal thread (pthreads)
  */
@@ -125,6 +127,9 @@ extern "C" {
 #ifndef RLOCK_ERR_LEN
 #define RLOCK_ERR_LEN 128 /* last error message kept per node */
 #endif
+#ifndef RLOCK_WHY_LEN
+#define RLOCK_WHY_LEN 80 /* the reason of the last RLOCK_E_BADARG, per lock and per client */
+#endif
 #ifndef RLOCK_MAX_PIPELINE
 /* Requests in flight per connection: every lock of a client that has an
  * operation running needs one (two while a RESP2 waiter (un)subscribes). */
@@ -133,6 +138,8 @@ extern "C" {
 
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
+/* The token is kept where the owner id is: it must fit. */
+typedef char rlock__owner_len_holds_a_token[RLOCK_MAX_OWNER_LEN >= RLOCK_TOKEN_LEN ? 1 : -1];
 
 /* ======================================================================== */
 /* 2. Status codes                                                           */
@@ -393,6 +400,7 @@ typedef struct rlock_client {
     size_t linger_len;
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
+    char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -414,6 +422,11 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c);
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c); /* n/2 + 1 */
+
+/* Why the last call on c (init, connect, set_subscribers) returned
+ * RLOCK_E_BADARG, naming the argument and the bound, e.g. "drift_permille
+ * 1000 is not below 1000"; "" when none. Never NULL. */
+RLOCKDEF const char *rlock_client_error(const rlock_client *c);
 
 /* Wake waiters on release through Redis Pub/Sub instead of polling. subs
  * are extra connections (RESP2 needs one per subscriber) to the same servers
@@ -512,47 +525,54 @@ typedef struct rlock_op {
     char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
 } rlock_op;
 
-/* One lock on one key. Caller-allocated; fields are private. */
+/* One lock on one key. Caller-allocated; fields are private. Grouped by
+ * concern, and within that by size (no padding to speak of). */
 typedef struct rlock_lock {
-    unsigned magic;
     rlock_client *client;
     /* identity */
-    rlock_kind kind;
-    char key[RLOCK_MAX_KEY_LEN];
     size_t key_len;
-    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
-     * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 3];
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
-    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     size_t owner_len;
-    char waiter_id[17];       /* random id this handle waits under (not the token) */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
-    rlock_state state;
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
     uint64_t held_since;      /* when the current grant's first round started */
     uint64_t granted_at;      /* when the round of the last grant/extend started */
     uint64_t validity_end;    /* monotonic ms when validity runs out */
     long long ttl_ms;
     long long holds;          /* reentrant hold count seen on the quorum */
-    unsigned held_mask;       /* nodes that granted or extended the current hold */
     size_t votes;             /* nodes that agreed in the last round */
-    int lost_notified;
     /* renewal */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
+    /* the operation in progress */
+    rlock_op op;
+    unsigned magic;
+    rlock_kind kind;
+    rlock_state state;
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
+    int lost_notified;
     uint32_t renewals;
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
-    /* the operation in progress */
-    rlock_op op;
+    char waiter_id[17];       /* random id this handle waits under (not the token) */
+    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
+    char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
+    char key[RLOCK_MAX_KEY_LEN];
+    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
+     * aux_base is "{key}", or key itself when it has a hash tag, so every
+     * auxiliary key hashes to the key's cluster slot. */
+    char aux_base[RLOCK_MAX_KEY_LEN + 3];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
  * binary-safe; copied). Sends nothing. */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind);
+
+/* Why the last call on lk returned RLOCK_E_BADARG, naming the argument and
+ * the bound: "key is 300 bytes, RLOCK_MAX_KEY_LEN is 256", "ttl 1 ms is not
+ * above the drift allowance 2 ms"; "" when none. Never NULL. */
+RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
 
 /* Forget the handle; later calls on it return RLOCK_E_BADARG. A held lock is
  * not released (it expires by its TTL): release first. */
@@ -771,18 +791,25 @@ static unsigned long rlock__sys_thread_id(void) {
 #endif
 #endif /* !RLOCK_NO_POSIX */
 
-#if !defined(RLOCK_NOW_MS) || !defined(RLOCK_SLEEP_MS) || !defined(RLOCK_RANDOM_BYTES)
-#error "RLOCK_NO_POSIX needs RLOCK_NOW_MS(), RLOCK_SLEEP_MS(ms) and RLOCK_RANDOM_BYTES(buf,n)"
+/* RLOCK_NO_POSIX: a hook with no macro must be given at run time in
+ * rlock_config (now_ms, sleep_ms, random_bytes); rlock_client_init refuses
+ * with RLOCK_E_BADARG, naming it, when it is not. */
+#ifndef RLOCK_NOW_MS
+#define RLOCK__NEED_NOW_HOOK 1
+#define RLOCK_NOW_MS() 0
+#endif
+#ifndef RLOCK_SLEEP_MS
+#define RLOCK__NEED_SLEEP_HOOK 1
+#define RLOCK_SLEEP_MS(ms) ((void)(ms))
+#endif
+#ifndef RLOCK_RANDOM_BYTES
+#define RLOCK__NEED_RANDOM_HOOK 1
+#define RLOCK_RANDOM_BYTES(b, n) ((void)(b), (void)(n), -1)
 #endif
 #if !defined(RLOCK_THREAD_ID)
 #define RLOCK_THREAD_ID() 0UL
 #endif
 
-#ifdef RLOCK_LOG
-#define RLOCK__LOG(args) RLOCK_LOG args
-#else
-#define RLOCK__LOG(args) ((void)0)
-#endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -994,6 +1021,27 @@ static size_t rlock__utoa(char *out, unsigned long long v) {
     for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
+}
+
+/* A reason text: fmt with each '%' replaced by the next of x, y, z in
+ * decimal (no stdio in the core). Returns RLOCK_E_BADARG, for "return
+ * rlock__why(...)". */
+static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
+    long long v[3];
+    size_t n = 0, k = 0;
+    v[0] = x; v[1] = y; v[2] = z;
+    for (; *fmt && n + 1 < cap; fmt++) {
+        char num[24];
+        size_t len, i;
+        unsigned long long u;
+        if (*fmt != '%' || k == 3) { out[n++] = *fmt; continue; }
+        u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
+        if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
+        len = rlock__utoa(num, u);
+        for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
+    }
+    out[n] = '\0';
+    return RLOCK_E_BADARG;
 }
 
 /* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
@@ -1544,15 +1592,33 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg) {
     unsigned char id[8];
     size_t i, j;
-    if (!c || !nodes || n == 0 || n > RLOCK_MAX_NODES) return RLOCK_E_BADARG;
+    if (!c) return RLOCK_E_BADARG;
+    /* On failure only c->why is written (a client in use is not disturbed). */
+    if (!nodes) return rlock__why(c->why, sizeof c->why, "nodes is NULL", 0, 0, 0);
+    if (n == 0 || n > RLOCK_MAX_NODES)
+        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..RLOCK_MAX_NODES (%)", (long long)n,
+                          RLOCK_MAX_NODES, 0);
     for (i = 0; i < n; i++) {
-        if (nodes[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
+        if (nodes[i].magic != RLOCK__MAGIC_NODE)
+            return rlock__why(c->why, sizeof c->why, "nodes[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return RLOCK_E_BADARG;
+                return rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] share one connection", (long long)j,
+                                  (long long)i, 0);
     }
-    if (cfg && cfg->drift_permille >= 1000) return RLOCK_E_BADARG;
+    if (cfg && cfg->drift_permille >= 1000)
+        return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+#ifdef RLOCK__NEED_NOW_HOOK
+    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
+#endif
+#ifdef RLOCK__NEED_SLEEP_HOOK
+    if (!cfg || !cfg->sleep_ms) return rlock__why(c->why, sizeof c->why, "cfg.sleep_ms is required (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+#endif
+#ifdef RLOCK__NEED_RANDOM_HOOK
+    if (!cfg || !cfg->random_bytes)
+        return rlock__why(c->why, sizeof c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0, 0);
+#endif
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
     rlock__config_defaults(&c->cfg);
@@ -1571,13 +1637,19 @@ static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLO
 
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n) {
     size_t i, j;
-    if (!rlock__client_ok(c) || !subs || n == 0 || n > c->n_nodes) return RLOCK_E_BADARG;
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
+    if (n == 0 || n > c->n_nodes)
+        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
+                          (long long)c->n_nodes, 0);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
-        if (subs[i].magic != RLOCK__MAGIC_NODE) return RLOCK_E_BADARG;
+        if (subs[i].magic != RLOCK__MAGIC_NODE)
+            return rlock__why(c->why, sizeof c->why, "subs[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
         for (j = 0; j < c->n_nodes; j++)
             if (c->nodes[j] == &subs[i] || (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx))
-                return RLOCK_E_BADARG; /* a command connection cannot also subscribe */
+                return rlock__why(c->why, sizeof c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
+                                  (long long)j, 0);
     }
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
@@ -1695,7 +1767,8 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     rlock__ping ping;
     rlock_status first_err = RLOCK_OK;
     unsigned all;
-    if (!rlock__client_ok(c) || timeout_ms == 0) return RLOCK_E_BADARG;
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     start = rlock__now(c);
     memset(&ping, 0, sizeof ping);
@@ -1910,6 +1983,7 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
         /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
         /* DONE      */ 1u << RLOCK__PH_IDLE
     };
+    (void)allowed; /* RLOCK_ASSERT may be compiled out */
     RLOCK_ASSERT(lk->op.phase >= 0 && lk->op.phase < RLOCK__PH_COUNT && phase >= 0 && phase < RLOCK__PH_COUNT);
     RLOCK_ASSERT((allowed[lk->op.phase] >> phase) & 1u);
     lk->op.phase = phase;
@@ -1931,11 +2005,17 @@ static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
  * after the drift and one node timeout. */
-static rlock_status rlock__check_ttl(const rlock_lock *lk, long long ttl) {
+static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0 || ttl > RLOCK_MAX_TTL_MS) return RLOCK_E_BADARG;
-    if (ttl <= rlock__drift(lk, ttl)) return RLOCK_E_BADARG;
-    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl) return RLOCK_E_BADARG;
+    if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not positive", ttl, 0, 0);
+    if (ttl > RLOCK_MAX_TTL_MS)
+        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS, 0);
+    if (ttl <= rlock__drift(lk, ttl))
+        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
+                          rlock__drift(lk, ttl), 0);
+    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
+        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
+                          cfg->node_timeout_ms, 0);
     return RLOCK_OK;
 }
 
@@ -2596,8 +2676,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     if (!timeout_ms || connecting) return n;
     now = rlock__now(c);
     next = rlock__client_next(c, now);
-    if (!c->ops && n == 0) *timeout_ms = UINT32_MAX;
-    else if (next == UINT64_MAX) *timeout_ms = UINT32_MAX;
+    if ((!c->ops && n == 0) || next == UINT64_MAX) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next <= now ? 0 : next - now >= UINT32_MAX ? UINT32_MAX - 1u : (uint32_t)(next - now);
     return n;
 }
@@ -2658,7 +2737,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (wait_ms < 0 || rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait_ms, 0, 0);
     now = rlock__now(c);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
@@ -2666,7 +2746,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && lk->kind == RLOCK_KIND_SIMPLE) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->aux_base_len == 0) return RLOCK_E_BADARG; /* no same-slot counter name */
+    if (c->cfg.fencing && lk->aux_base_len == 0) /* no same-slot counter name */
+        return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
+                          "counter name hashes to its slot", 0, 0, 0);
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -2679,12 +2761,17 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             lk->owner_len = RLOCK_TOKEN_LEN;
         } else if (c->cfg.owner) {
             size_t len = strlen(c->cfg.owner);
-            if (len == 0 || len > RLOCK_MAX_OWNER_LEN) return RLOCK_E_BADARG;
+            if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
+                return rlock__why(lk->why, sizeof lk->why, "owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)",
+                                  (long long)len, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->cfg.owner, len + 1);
             lk->owner_len = len;
         } else {
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
+            if (17 + n > RLOCK_MAX_OWNER_LEN)
+                return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
+                                  "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);
@@ -2752,9 +2839,17 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
-    if (!lk || !rlock__client_ok(c) || !key || key_len == 0 || key_len > RLOCK_MAX_KEY_LEN ||
-        (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT))
-        return RLOCK_E_BADARG;
+    if (!lk) return RLOCK_E_BADARG;
+    /* On failure only lk->why is written: lk stays unusable (and a handle
+     * that is in use elsewhere is not disturbed). */
+    if (!rlock__client_ok(c)) return rlock__why(lk->why, sizeof lk->why, "client is not initialised", 0, 0, 0);
+    if (!key) return rlock__why(lk->why, sizeof lk->why, "key is NULL", 0, 0, 0);
+    if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
+        return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
+                          RLOCK_MAX_KEY_LEN, 0);
+    if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT)
+        return rlock__why(lk->why, sizeof lk->why, "kind % is not RLOCK_KIND_SIMPLE (1) or RLOCK_KIND_REENTRANT (2)",
+                          (long long)kind, 0, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->kind = kind;
@@ -2765,6 +2860,17 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     lk->state = RLOCK_STATE_IDLE;
     lk->magic = RLOCK__MAGIC_LOCK;
     return RLOCK_OK;
+}
+
+/* A handle's reason text, when it is one (NUL-terminated in place). */
+static const char *rlock__why_of(const char *why, size_t cap) {
+    return memchr(why, '\0', cap) ? why : "";
+}
+RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk) {
+    return lk ? rlock__why_of(lk->why, sizeof lk->why) : "lk is NULL";
+}
+RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
+    return c ? rlock__why_of(c->why, sizeof c->why) : "c is NULL";
 }
 
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {

@@ -1,7 +1,19 @@
 /* Compile test: the header with every option the Makefile passes (-D...),
  * as C and as C++. Built in several configurations by `make compile-check`;
  * running it checks that the configuration still works at the most basic level. */
-#ifdef RLOCK_NO_POSIX
+#ifdef RLOCK_TEST_RUNTIME_HOOKS
+/* A target without POSIX that gives its hooks at run time only (rlock_config):
+ * the header must compile without the macros. */
+#define RLOCK_NO_POSIX
+#include <stdint.h>
+#include <stddef.h>
+static uint64_t rt_now;
+static uint64_t rt_now_ms(void *u) { (void)u; return rt_now += 1; }
+static void rt_sleep_ms(void *u, uint32_t ms) { (void)u; rt_now += ms; }
+static int rt_random(void *u, unsigned char *b, size_t n) { size_t i; (void)u; for (i = 0; i < n; i++) b[i] = (unsigned char)(i * 37u + 11u); return 0; }
+static long rt_send(void *c, const unsigned char *b, size_t n) { (void)c; (void)b; (void)n; return 0; }
+static long rt_recv(void *c, unsigned char *b, size_t n) { (void)c; (void)b; (void)n; return 0; }
+#elif defined(RLOCK_NO_POSIX)
 /* A target without POSIX supplies its own clock, sleep and random source. */
 #include <stdint.h>
 #include <stddef.h>
@@ -28,6 +40,27 @@ int main(void) {
     int ok = n == 21 && memcmp(buf, "*2\r\n$4\r\nPING\r\n$1\r\nx\r\n", 21) == 0 &&
              rlock_resp_parse((const unsigned char *)":7\r\n", 4, 64, &r) == 4 && r.v.integer == 7 &&
              rlock_status_str(RLOCK_OK) != NULL;
+#ifdef RLOCK_TEST_RUNTIME_HOOKS
+    {
+        static rlock_node node;
+        static rlock_client cl;
+        rlock_config cfg;
+        rlock_transport tr;
+        memset(&tr, 0, sizeof tr);
+        tr.send = rt_send;
+        tr.recv = rt_recv;
+        rlock_config_init(&cfg);
+        ok = ok && rlock_node_init(&node, &tr) == RLOCK_OK;
+        ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_E_BADARG &&
+             strstr(rlock_client_error(&cl), "cfg.now_ms is required") != NULL;
+        cfg.now_ms = rt_now_ms;
+        cfg.sleep_ms = rt_sleep_ms;
+        ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_E_BADARG &&
+             strstr(rlock_client_error(&cl), "cfg.random_bytes is required") != NULL;
+        cfg.random_bytes = rt_random;
+        ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_OK;
+    }
+#endif
     printf("compile: %d passed, %d failed\n", ok ? 1 : 0, ok ? 0 : 1);
     return ok ? 0 : 1;
 }

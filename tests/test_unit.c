@@ -2763,6 +2763,92 @@ static void test_renew_outcome(void) {
     env_done();
 }
 
+#define CHECK_STR(got, want) CHECK_MSG(strcmp((got), (want)) == 0, "got \"%s\", want \"%s\"", (got), (want))
+
+/* RLOCK_E_BADARG comes with a text naming the argument and the bound. */
+static void test_badarg_texts(void) {
+    static char key[301];
+    rlock_config cfg;
+    rlock_client c2;
+    env_reset("bad argument texts");
+    env_up(2, 1, RLOCK_KIND_SIMPLE);
+    memset(key, 'k', sizeof key);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, key, 300, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK2), "key is 300 bytes, RLOCK_MAX_KEY_LEN is 256");
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, key, 0, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK2), "key is 0 bytes, RLOCK_MAX_KEY_LEN is 256");
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, key, 3, (rlock_kind)7), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK2), "kind 7 is not RLOCK_KIND_SIMPLE (1) or RLOCK_KIND_REENTRANT (2)");
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, NULL, 3, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK2), "key is NULL");
+    CHECK_STR(rlock_lock_error(&LK), "");
+    CHECK_EQ_ST(rlock_acquire(&LK, 1, 0), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "ttl 1 ms is not above the drift allowance 2 ms");
+    CHECK_EQ_ST(rlock_acquire(&LK, 0, 0), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "ttl 0 ms is not positive");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, -5, 0), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "ttl -5 ms is not positive");
+    CHECK_EQ_ST(rlock_extend(&LK, RLOCK_MAX_TTL_MS + 1), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "ttl 2147483648 ms is above RLOCK_MAX_TTL_MS 2147483647");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, -1), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "wait -1 ms is negative");
+    CHECK(strcmp(rlock_lock_error(NULL), "") != 0);
+    CHECK_MSG(all_silent(2), "a bad argument reached a transport");
+    /* client */
+    rlock_config_init(&cfg);
+    cfg.random_bytes = hk_random;
+    cfg.drift_permille = 1000;
+    CHECK_EQ_ST(rlock_client_init(&c2, N, 2, &cfg), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&c2), "drift_permille 1000 is not below 1000");
+    CHECK_EQ_ST(rlock_client_init(&c2, N, 0, NULL), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&c2), "n is 0, it must be 1..RLOCK_MAX_NODES (9)");
+    CHECK_EQ_ST(rlock_client_init(&c2, NULL, 1, NULL), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&c2), "nodes is NULL");
+    CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "timeout_ms is 0");
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 2, 3), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "n is 3, it must be 1..2 (the client's nodes)");
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 1, 1), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "subs[0] is the command connection of nodes[1]");
+    {
+        static char owner[RLOCK_MAX_OWNER_LEN + 2];
+        memset(owner, 'o', RLOCK_MAX_OWNER_LEN + 1);
+        CFG.owner = owner;
+        CHECK_EQ_ST(rlock_client_init(&c2, N, 2, &CFG), RLOCK_OK);
+        CHECK_STR(rlock_client_error(&c2), "");
+        CHECK_EQ_ST(rlock_lock_init(&LK2, &c2, "r", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_E_BADARG);
+        CHECK_STR(rlock_lock_error(&LK2), "owner is 65 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (64)");
+        CFG.owner = NULL;
+    }
+    CHECK_MSG(all_silent(2), "a bad argument reached a transport");
+}
+
+/* A key of exactly RLOCK_MAX_KEY_LEN bytes: its "{key}" prefix (2 more
+ * bytes) still fits, so a fenced acquire sends the fence counter and the
+ * wait-queue keys (it was one byte short: BADARG, and no queue keys). */
+static void test_max_key_fenced(void) {
+    static char key[RLOCK_MAX_KEY_LEN];
+    char fence[RLOCK_MAX_KEY_LEN + 16], waiters[RLOCK_MAX_KEY_LEN + 16];
+    const char *why = "";
+    env_reset("max key, fenced");
+    memset(key, 'm', sizeof key);
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_nodes(1, 1);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:42\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 42);
+    CHECK(rlock_aux_key(fence, sizeof fence, key, sizeof key, ":fence") == sizeof key + 8);
+    CHECK(rlock_aux_key(waiters, sizeof waiters, key, sizeof key, ":waiters") == sizeof key + 10);
+    CHECK_MSG(F[0].n_reqs == 1 && check_script_req(F[0].req[0], F[0].req_len[0], 0, S_ACQ, key, sizeof key,
+                                                   rlock_lock_token(&LK), "10000", &why), "%s", why);
+    CHECK(mem_find(F[0].req[0], F[0].req_len[0], waiters, strlen(waiters)) != NULL);
+    env_done();
+}
+
 static void test_three_nodes(void) {
     size_t i;
     fk_step *s;
@@ -3236,6 +3322,8 @@ int main(void) {
     test_round_tally();
     test_interest();
     test_renew_outcome();
+    test_badarg_texts();
+    test_max_key_fenced();
     test_random_fails();
     test_acquire_release_basic();
     test_refused();
