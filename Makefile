@@ -17,9 +17,14 @@ VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
 # needs a library says so here. make test also builds each one under
 # ASan+UBSan (build/asan/NAME) and for valgrind (build/vg/NAME), and
 # tests/test_examples.c runs them against a throwaway redis-server.
-EXAMPLES  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
-EXAMPLES_ASAN := $(EXAMPLES:$(BUILD)/%=$(BUILD)/asan/%)
-EXAMPLES_VG   := $(EXAMPLES:$(BUILD)/%=$(BUILD)/vg/%)
+# Plain `make` leaves out an example whose library's header is not installed
+# (make test installs them all through deps and builds every one).
+have_header = $(shell printf '\043include <$(1)>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo y)
+EXAMPLES_ALL  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+EXAMPLES  := $(filter-out $(if $(call have_header,uv.h),,$(BUILD)/libuv_loop) \
+                          $(if $(call have_header,event2/event.h),,$(BUILD)/libevent_loop),$(EXAMPLES_ALL))
+EXAMPLES_ASAN := $(EXAMPLES_ALL:$(BUILD)/%=$(BUILD)/asan/%)
+EXAMPLES_VG   := $(EXAMPLES_ALL:$(BUILD)/%=$(BUILD)/vg/%)
 EXAMPLE_LIBS :=
 $(BUILD)/libuv_loop $(BUILD)/asan/libuv_loop $(BUILD)/vg/libuv_loop: EXAMPLE_LIBS = -luv
 $(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EXAMPLE_LIBS = -levent
