@@ -1,7 +1,8 @@
 # rlock - `make` builds the rlock command (build/rlock) and the examples into
-# build/ (libc only); `make test` builds and runs every test; `make install`
-# installs the header, adapters, command, man page, pkg-config and CMake
-# files; `make demo` shows the rlock command on throwaway redis-servers.
+# build/ (libc only; libuv_loop and libevent_loop also need libuv / libevent
+# and are left out without them); `make test` builds and runs every test;
+# `make install` installs the header, adapters, command, man page, pkg-config
+# and CMake files; `make demo` shows the rlock command on throwaway redis-servers.
 # See README.md.
 CC      ?= cc
 CXX     ?= c++
@@ -17,9 +18,20 @@ SUITES  := $(patsubst tests/test_%.c,%,$(filter-out tests/test_compile.c,$(wildc
 ASAN_BINS := $(SUITES:%=$(BUILD)/test_%)
 VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
 # Every examples/NAME.c is built as build/NAME with libc only; one that
-# needs a library says so here, e.g. $(BUILD)/NAME: EXAMPLE_LIBS = -lhiredis
-EXAMPLES  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+# needs a library says so here. make test also builds each one under
+# ASan+UBSan (build/asan/NAME) and for valgrind (build/vg/NAME), and
+# tests/test_examples.c runs them against a throwaway redis-server.
+# Plain `make` leaves out an example whose library's header is not installed
+# (make test installs them all through deps and builds every one).
+have_header = $(shell printf '\043include <$(1)>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo y)
+EXAMPLES_ALL  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+EXAMPLES  := $(filter-out $(if $(call have_header,uv.h),,$(BUILD)/libuv_loop) \
+                          $(if $(call have_header,event2/event.h),,$(BUILD)/libevent_loop),$(EXAMPLES_ALL))
+EXAMPLES_ASAN := $(EXAMPLES_ALL:$(BUILD)/%=$(BUILD)/asan/%)
+EXAMPLES_VG   := $(EXAMPLES_ALL:$(BUILD)/%=$(BUILD)/vg/%)
 EXAMPLE_LIBS :=
+$(BUILD)/libuv_loop $(BUILD)/asan/libuv_loop $(BUILD)/vg/libuv_loop: EXAMPLE_LIBS = -luv
+$(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EXAMPLE_LIBS = -levent
 # The rlock command; its sanitizer build (test_cli runs it under ASan); the
 # throwaway-server helper of examples/demo.sh.
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
@@ -35,7 +47,7 @@ all: $(BUILD)/rlock $(EXAMPLES)
 # rlock command's sanitizer build, the throwaway-server helper, the examples
 # and the compile matrix. Needs redis-server and hiredis (deps). The fault
 # campaign's binary is built too, so that it keeps compiling.
-test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) $(BUILD)/chaos compile-check
+test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES_ALL) $(BUILD)/chaos compile-check
 
 deps:
 	@./tests/ensure-deps.sh
@@ -47,8 +59,21 @@ $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	@mkdir -p $(BUILD)/vg
 	$(CC) $(STRICT) -g -O1 $(INC) $< $(LIBS) -o $@
 
-$(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
+$(BUILD)/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) $(EXAMPLE_LIBS) -o $@
+
+$(BUILD)/asan/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< $(EXAMPLE_LIBS) -o $@
+
+$(BUILD)/vg/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	@mkdir -p $(BUILD)/vg
+	$(CC) $(STRICT) -g -O1 -I. $< $(EXAMPLE_LIBS) -o $@
+
+# tests/test_examples.c runs the sanitizer builds of the examples from its
+# sanitizer build, and the plain builds under valgrind from its valgrind build.
+$(BUILD)/test_examples: $(EXAMPLES_ASAN)
+$(BUILD)/vg/test_examples: $(EXAMPLES_VG)
 
 # cli/rlock.c needs neither hiredis nor libpthread.
 $(BUILD)/rlock: cli/rlock.c $(HEADERS) | $(BUILD)
