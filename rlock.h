@@ -525,42 +525,43 @@ typedef struct rlock_op {
     char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
 } rlock_op;
 
-/* One lock on one key. Caller-allocated; fields are private. */
+/* One lock on one key. Caller-allocated; fields are private. Grouped by
+ * concern, and within that by size (no padding to speak of). */
 typedef struct rlock_lock {
-    unsigned magic;
     rlock_client *client;
     /* identity */
-    rlock_kind kind;
-    char key[RLOCK_MAX_KEY_LEN];
     size_t key_len;
-    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
-     * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 3];
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
-    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     size_t owner_len;
-    char waiter_id[17];       /* random id this handle waits under (not the token) */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
-    rlock_state state;
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
     uint64_t held_since;      /* when the current grant's first round started */
     uint64_t granted_at;      /* when the round of the last grant/extend started */
     uint64_t validity_end;    /* monotonic ms when validity runs out */
     long long ttl_ms;
     long long holds;          /* reentrant hold count seen on the quorum */
-    unsigned held_mask;       /* nodes that granted or extended the current hold */
     size_t votes;             /* nodes that agreed in the last round */
-    int lost_notified;
     /* renewal */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
+    /* the operation in progress */
+    rlock_op op;
+    unsigned magic;
+    rlock_kind kind;
+    rlock_state state;
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
+    int lost_notified;
     uint32_t renewals;
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
+    char waiter_id[17];       /* random id this handle waits under (not the token) */
+    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
-    /* the operation in progress */
-    rlock_op op;
+    char key[RLOCK_MAX_KEY_LEN];
+    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
+     * aux_base is "{key}", or key itself when it has a hash tag, so every
+     * auxiliary key hashes to the key's cluster slot. */
+    char aux_base[RLOCK_MAX_KEY_LEN + 3];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
@@ -1982,6 +1983,7 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
         /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
         /* DONE      */ 1u << RLOCK__PH_IDLE
     };
+    (void)allowed; /* RLOCK_ASSERT may be compiled out */
     RLOCK_ASSERT(lk->op.phase >= 0 && lk->op.phase < RLOCK__PH_COUNT && phase >= 0 && phase < RLOCK__PH_COUNT);
     RLOCK_ASSERT((allowed[lk->op.phase] >> phase) & 1u);
     lk->op.phase = phase;
@@ -2674,8 +2676,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     if (!timeout_ms || connecting) return n;
     now = rlock__now(c);
     next = rlock__client_next(c, now);
-    if (!c->ops && n == 0) *timeout_ms = UINT32_MAX;
-    else if (next == UINT64_MAX) *timeout_ms = UINT32_MAX;
+    if ((!c->ops && n == 0) || next == UINT64_MAX) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next <= now ? 0 : next - now >= UINT32_MAX ? UINT32_MAX - 1u : (uint32_t)(next - now);
     return n;
 }
@@ -2770,7 +2771,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
             if (17 + n > RLOCK_MAX_OWNER_LEN)
                 return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
-                                  "set cfg.owner", (long long)(17 + n), RLOCK_MAX_OWNER_LEN, 0);
+                                  "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);
