@@ -294,11 +294,6 @@ static rlock_transport uart_transport(uart_link *l, board_uart *uart) {
  * sections. One write per record; the host file is opened O_APPEND. */
 static FILE *report_log;
 
-static void report(const char *fmt, long long a, long long b, long long c) {
-    printf(fmt, a, b, c);
-    fflush(stdout);
-}
-
 static int report_record(const char *fmt, long long a, long long b, long long c) {
     char line[96];
     int n = snprintf(line, sizeof line, fmt, a, b, c);
@@ -351,8 +346,13 @@ static void lock_task_step(lock_task *t, uint64_t now) {
         st = rlock_step(t->lk);
         if (st == RLOCK_WOULD_BLOCK) {
             if (!t->said_waiting && rlock_acquire_waiting(t->lk)) {
-                t->said_waiting = 1; /* refused once: someone else holds it */
-                report("fw: waiting round %lld\n", t->round, 0, 0);
+                /* An attempt did not get it; rlock waits, then tries again.
+                 * The node answered (refused) or failed (why). */
+                rlock_status why = rlock_node_status(t->node);
+                t->said_waiting = 1;
+                printf("fw: waiting round %d: %s\n", t->round,
+                       why == RLOCK_OK ? "refused, held by another owner" : rlock_status_str(why));
+                fflush(stdout);
             }
             return;
         }
@@ -404,7 +404,9 @@ static uint32_t lock_task_due(const lock_task *t, uint64_t now) {
     case TASK_PAUSE:
     case TASK_HOLDING:
         left = t->until > now ? t->until - now : 0;
-        if (t->phase == TASK_HOLDING && t->renew_next < left) left = t->renew_next;
+        /* Holding: the renewal's time, or all that is left once the work is
+         * done but a renewal is still in flight (release waits for it). */
+        if (t->phase == TASK_HOLDING && (left == 0 || t->renew_next < left)) left = t->renew_next;
         return (uint32_t)left;
     default:
         return UINT32_MAX; /* an operation runs: rlock_client_interest says when */
@@ -428,8 +430,8 @@ int main(void) {
     unsigned long passes = 0, sleeps = 0;
 
     board_init();
-    report("fw: sizeof rlock_node %lld, rlock_client %lld, rlock_lock %lld\n", (long long)sizeof(rlock_node),
-           (long long)sizeof(rlock_client), (long long)sizeof(rlock_lock));
+    printf("fw: sizeof rlock_node %u, rlock_client %u, rlock_lock %u, uart_link %u\n", (unsigned)sizeof(rlock_node),
+           (unsigned)sizeof(rlock_client), (unsigned)sizeof(rlock_lock), (unsigned)sizeof(uart_link));
 
     rlock_config_init(&cfg);
     cfg.now_ms = board_now_ms;

@@ -11,7 +11,8 @@
 #   (O_APPEND on the host), the host from inside rlock's critical section.
 #
 #   1. host1 takes the lock first and holds it until the firmware says it
-#      was refused ("fw: waiting round 1"): the firmware must wait for it.
+#      was refused ("fw: waiting round 1: refused"): the firmware must wait
+#      for it.
 #   2. When the firmware holds the lock, host2 starts ("try host2" in the
 #      log): it must wait until the firmware leaves.
 #   3. More host rlocks contend in a loop until the firmware is done.
@@ -20,7 +21,7 @@
 #      handshake, and the renewals carry the lock through.
 # Checks: no two critical sections overlap, fence tokens strictly increase
 # across both sides, every firmware hold was renewed and left with validity
-# left, the lock is free at the end. Bounded: QEMU gets FW_TIMEOUT seconds.
+# left, the superloop slept rather than spun, the lock is free at the end. Bounded: QEMU gets FW_TIMEOUT seconds.
 # Last line: "firmware: N passed, M failed"; exit 0 when none failed.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -93,7 +94,7 @@ cat >"$tmp/cs.sh" <<'EOF'
 echo "enter $1 $RLOCK_FENCE" >>cs.log
 if [ "$2" = fw-waiting ]; then
     i=0
-    until grep -q '^fw: waiting round 1' fw.out 2>/dev/null; do
+    until grep -q '^fw: waiting round 1: refused' fw.out 2>/dev/null; do
         i=$((i + 1)); [ $i -le 600 ] || { echo "leave $1 $RLOCK_FENCE timeout" >>cs.log; exit 0; }
         sleep 0.05
     done
@@ -146,9 +147,10 @@ wait "$host1_pid"
 qemu_pid= hosts_pid= host1_pid=
 
 # ---- checks ------------------------------------------------------------
+sed -n 's/^fw: /  firmware said: /p' fw.out
 check "firmware exited 0" grep -q '^qemu 0$' fw.out
 check "firmware finished $ROUNDS rounds" grep -q "^fw: done rounds=$ROUNDS .* ok$" fw.out
-check "firmware was refused while host1 held the lock" grep -q '^fw: waiting round 1' fw.out
+check "firmware was refused while host1 held the lock" grep -q '^fw: waiting round 1: refused' fw.out
 check "host1 left after that, not by its timeout" grep -q '^leave host1 [0-9]*$' cs.log
 
 # One pass over cs.log: alternating enter/leave of one holder and fence,
@@ -191,6 +193,11 @@ check "every host rlock ran its critical section (exit 0)" awk '$2 != 0 { exit 1
 check "the firmware's connection was killed mid-hold" [ "$killed" = 1 ]
 check "the firmware reconnected (handshake again) and kept the lock" \
     grep -Eq '^fw: done .* syncs=([2-9]|[1-9][0-9]+) .* ok$' fw.out
+# Each pass of the superloop follows an event (a UART byte, a deadline):
+# ~200 in a run. A loop that spins instead of sleeping makes tens of
+# thousands during the reconnect alone.
+passes=$(sed -n 's/^fw: done .* passes=\([0-9]*\) .*/\1/p' fw.out)
+check "the superloop slept between events (${passes:-?} passes, fewer than 10000)" [ "${passes:-99999}" -lt 10000 ]
 check "the lock is free at the end" [ "$(rcli EXISTS "$KEY")" = 0 ]
 if [ "$failed" != 0 ]; then
     echo "---- fw.out"; cat fw.out
