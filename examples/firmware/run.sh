@@ -54,10 +54,13 @@ for t in qemu-system-arm redis-cli; do
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rlock-fw.XXXXXX") || exit 1
-helper= server_pid= qemu_pid= hosts_pid= host1_pid=
+helper='' server_pid='' qemu_pid='' hosts_pid='' host1_pid=''
 cleanup() {
     trap - EXIT INT TERM
-    for p in $qemu_pid $hosts_pid $host1_pid; do kill "$p" 2>/dev/null; done
+    # On an early exit: QEMU (through timeout), then the host subshells and
+    # the rlock they run (by parent PID).
+    [ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null
+    for p in $hosts_pid $host1_pid; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
     [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
     exec 3>&- # EOF: rlock-testserver stops its server and removes its dir
     [ -n "$helper" ] && wait "$helper"
@@ -113,9 +116,9 @@ cd "$tmp" || exit 1
 host1_pid=$!
 check "host1 took the lock first" wait_for 10 cs.log '^enter host1 '
 
-(timeout $FW_TIMEOUT qemu-system-arm -M mps2-an386 -nographic -monitor none \
+timeout $FW_TIMEOUT qemu-system-arm -M mps2-an386 -nographic -monitor none \
     -serial "tcp:$SRV,reconnect=1" -semihosting-config enable=on,target=native \
-    -kernel "$ELF" >fw.out 2>&1; echo "qemu $?" >>fw.out) &
+    -kernel "$ELF" >fw.out 2>&1 &
 qemu_pid=$!
 
 # 2 and 3. Once the firmware holds it: host2, then the contention loop.
@@ -141,14 +144,15 @@ if wait_for 90 cs.log '^enter fw .* round=3'; then
     [ -n "$id" ] && killed=$(rcli CLIENT KILL ID "$id")
 fi
 
-wait_for $FW_TIMEOUT fw.out '^qemu '
+wait "$qemu_pid"
+qemu_rc=$?
 [ -n "$hosts_pid" ] && wait "$hosts_pid"
 wait "$host1_pid"
-qemu_pid= hosts_pid= host1_pid=
+qemu_pid='' hosts_pid='' host1_pid=''
 
 # ---- checks ------------------------------------------------------------
 sed -n 's/^fw: /  firmware said: /p' fw.out
-check "firmware exited 0" grep -q '^qemu 0$' fw.out
+check "firmware exited 0 (QEMU status $qemu_rc; 124: out of time)" [ "$qemu_rc" = 0 ]
 check "firmware finished $ROUNDS rounds" grep -q "^fw: done rounds=$ROUNDS .* ok$" fw.out
 check "firmware was refused while host1 held the lock" grep -q '^fw: waiting round 1: refused' fw.out
 check "host1 left after that, not by its timeout" grep -q '^leave host1 [0-9]*$' cs.log
