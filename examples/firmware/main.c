@@ -1,12 +1,13 @@
 /* main.c - rlock on a bare-metal Cortex-M, talking to Redis over a UART.
  *
  * An Arm MPS2 board (QEMU -M mps2-an386, Cortex-M4) whose UART0 is wired
- * to a Redis server (QEMU: -serial tcp:127.0.0.1:PORT; on a real board, a
- * serial-to-TCP bridge or a modem). No RTOS, no threads, no heap: one
+ * to a Redis server (QEMU: -serial tcp:127.0.0.1:PORT,reconnect=1; on a
+ * real board, a serial-to-TCP bridge or a modem). No RTOS, no threads, no heap: one
  * cooperative superloop drives the lock through rlock's non-blocking API
  * next to the other tasks of the firmware, and sleeps (WFI) until the UART
- * has a byte or the next deadline. It takes the lock ROUNDS times, holds it
- * HOLD_MS each time while rlock_renew_poll renews the lease, and releases it.
+ * has a byte or the next deadline. It takes the lock FW_ROUNDS times, holds
+ * it FW_HOLD_MS each time - longer than the lease, FW_TTL_MS - while
+ * rlock_renew_poll renews the lease, and releases it.
  *
  * What a port to another MCU replaces (each is a section below):
  *   board_*     clock (a free-running timer), sleep-until-event, the UART
@@ -45,7 +46,7 @@
 #define FW_TTL_MS 3000      /* lease; rlock_renew_poll renews it every ttl/3 */
 #endif
 #ifndef FW_HOLD_MS
-#define FW_HOLD_MS 2500     /* time in the critical section: outlives a lease without renewal */
+#define FW_HOLD_MS 4000     /* time in the critical section: longer than one lease */
 #endif
 #ifndef FW_WAIT_MS
 #define FW_WAIT_MS 30000    /* how long one acquire waits for another holder */
