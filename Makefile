@@ -1,8 +1,11 @@
-# rlock - `make` builds everything into build/ (the rlock command is
-# build/rlock), `make test` runs every test, `make demo` shows the rlock
-# command on throwaway redis-servers. See README.md.
+# rlock - `make` builds the rlock command (build/rlock) and the examples into
+# build/ (libc only); `make test` builds and runs every test; `make install`
+# installs the header, adapters, command, man page, pkg-config and CMake
+# files; `make demo` shows the rlock command on throwaway redis-servers.
+# See README.md.
 CC      ?= cc
 CXX     ?= c++
+CFLAGS  ?= -O2
 BUILD   := build
 STRICT  := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -13,7 +16,10 @@ HEADERS := rlock.h $(wildcard adapters/*.h) $(wildcard tests/*.h)
 SUITES  := $(patsubst tests/test_%.c,%,$(filter-out tests/test_compile.c,$(wildcard tests/test_*.c)))
 ASAN_BINS := $(SUITES:%=$(BUILD)/test_%)
 VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
-EXAMPLES  := $(BUILD)/basic
+# Every examples/NAME.c is built as build/NAME with libc only; one that
+# needs a library says so here, e.g. $(BUILD)/NAME: EXAMPLE_LIBS = -lhiredis
+EXAMPLES  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+EXAMPLE_LIBS :=
 # The rlock command; its sanitizer build (test_cli runs it under ASan); the
 # throwaway-server helper of examples/demo.sh.
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
@@ -21,8 +27,14 @@ CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 # Header configurations that must keep compiling (C and C++, gcc and clang).
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
 
-.PHONY: all test deps compile-check unit demo bench size clean firmware
-all: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) compile-check
+.PHONY: all test test-build deps compile-check unit demo bench size clean firmware
+# What a user wants: no test binaries, no hiredis, no valgrind.
+all: $(BUILD)/rlock $(EXAMPLES)
+
+# What `make test` runs: the suites (sanitizer and valgrind builds), the
+# rlock command's sanitizer build, the throwaway-server helper, the examples
+# and the compile matrix. Needs redis-server and hiredis (deps).
+test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) compile-check
 
 deps:
 	@./tests/ensure-deps.sh
@@ -35,11 +47,11 @@ $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 $(INC) $< $(LIBS) -o $@
 
 $(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) $(EXAMPLE_LIBS) -o $@
 
 # cli/rlock.c needs neither hiredis nor libpthread.
 $(BUILD)/rlock: cli/rlock.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -O2 -I. $< -o $@
+	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) -o $@
 
 $(BUILD)/rlock-asan: cli/rlock.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
@@ -68,12 +80,16 @@ compile-check: | $(BUILD)
 	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"
 
 # Everything under sanitizers, then everything again under valgrind, then
-# the demo. test_cli runs build/rlock(-asan): built before any suite runs.
-test: all $(CLI_BINS)
+# the demo, the install check, the cross-target runs and the firmware
+# example. test_cli runs
+# build/rlock(-asan): built before any suite runs.
+test: test-build
 	@./tests/run-suites.sh $(ASAN_BINS)
 	@RLOCK_TEST_QUICK=1 ./tests/run-suites.sh --valgrind $(VG_BINS)
 	@./examples/demo.sh > $(BUILD)/demo.log 2>&1 || { cat $(BUILD)/demo.log; exit 1; }
 	@echo "demo: $$(tail -n 1 $(BUILD)/demo.log)"
+	@$(MAKE) --no-print-directory install-check
+	@$(MAKE) --no-print-directory cross
 	@$(MAKE) --no-print-directory firmware
 
 unit: $(BUILD)/test_unit
@@ -102,6 +118,57 @@ size:
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- Install ----------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=staging-root]: the header and the
+# adapters in PREFIX/include/rlock/ (#include <rlock/rlock.h>), the command in
+# bin/, rlock(1) in share/man/man1/, rlock.pc in share/pkgconfig/ (header-
+# only: Cflags only) and the CMake package (find_package(rlock) ->
+# rlock::rlock) in share/cmake/rlock/. PREFIX is written into rlock.pc;
+# DESTDIR is not written anywhere. make uninstall, with the same PREFIX and
+# DESTDIR, removes exactly those files and the directories that are rlock's.
+.PHONY: install uninstall install-check cross
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+VERSION  := $(shell sed -n 's/^\#define RLOCK_VERSION_STRING "\(.*\)"/\1/p' rlock.h)
+ADAPTERS := $(wildcard adapters/*.h)
+I_INC    := $(DESTDIR)$(PREFIX)/include/rlock
+I_BIN    := $(DESTDIR)$(PREFIX)/bin
+I_MAN    := $(DESTDIR)$(PREFIX)/share/man/man1
+I_PC     := $(DESTDIR)$(PREFIX)/share/pkgconfig
+I_CMAKE  := $(DESTDIR)$(PREFIX)/share/cmake/rlock
+I_FILES  := $(I_INC)/rlock.h $(ADAPTERS:adapters/%=$(I_INC)/adapters/%) $(I_BIN)/rlock $(I_MAN)/rlock.1 \
+            $(I_PC)/rlock.pc $(I_CMAKE)/rlockConfig.cmake $(I_CMAKE)/rlockConfigVersion.cmake
+
+install: $(BUILD)/rlock
+	install -d "$(I_INC)/adapters" "$(I_BIN)" "$(I_MAN)" "$(I_PC)" "$(I_CMAKE)"
+	install -m 644 rlock.h "$(I_INC)/rlock.h"
+	install -m 644 $(ADAPTERS) "$(I_INC)/adapters/"
+	install -m 755 $(BUILD)/rlock "$(I_BIN)/rlock"
+	install -m 644 docs/rlock.1 "$(I_MAN)/rlock.1"
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' packaging/rlock.pc.in > "$(I_PC)/rlock.pc"
+	install -m 644 packaging/rlockConfig.cmake "$(I_CMAKE)/rlockConfig.cmake"
+	sed -e 's|@VERSION@|$(VERSION)|g' packaging/rlockConfigVersion.cmake.in > "$(I_CMAKE)/rlockConfigVersion.cmake"
+	chmod 644 "$(I_PC)/rlock.pc" "$(I_CMAKE)/rlockConfigVersion.cmake"
+
+uninstall:
+	rm -f $(foreach f,$(I_FILES),"$(f)")
+	@for d in "$(I_INC)/adapters" "$(I_INC)" "$(I_CMAKE)"; do \
+	  [ ! -d "$$d" ] || rmdir "$$d" || echo "uninstall: $$d: not empty, left in place"; done
+
+# tests/install-check.sh: install into a temporary DESTDIR, build a program
+# against it with pkg-config, CMake find_package and add_subdirectory, run
+# each on a throwaway redis-server, uninstall, check nothing is left.
+install-check: deps $(BUILD)/rlock $(BUILD)/rlock-testserver
+	@./tests/ensure-deps.sh install
+	@./tests/install-check.sh
+
+# tests/cross/run.sh: the unit suite on i686, big-endian PowerPC (qemu-user),
+# bare-metal Cortex-M0 and M4 (qemu-system-arm); the real-Redis suites on
+# i686; rlock.h at -Wconversion -Wcast-align=strict on each.
+cross: deps
+	@./tests/ensure-deps.sh cross
+	@./tests/cross/run.sh
 
 # examples/firmware: rlock on a bare-metal Cortex-M4 (QEMU mps2-an386) whose
 # UART is wired to a throwaway redis-server, against host `rlock` commands

@@ -136,6 +136,10 @@ extern "C" {
 #define RLOCK_MAX_PIPELINE 32
 #endif
 
+/* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
+ * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
+#define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
 /* The token is kept where the owner id is: it must fit. */
@@ -396,7 +400,7 @@ typedef struct rlock_client {
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
-    char linger[RLOCK_MAX_KEY_LEN + 16];
+    char linger[RLOCK_MAX_AUX_LEN + sizeof ":released"];
     size_t linger_len;
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
@@ -415,7 +419,16 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg);
 
 /* Connect every node now (blocking, each bounded by timeout_ms) and AUTH.
- * Optional: operations connect lazily. Returns RLOCK_OK when a quorum is up. */
+ * Returns RLOCK_OK when a quorum is up. With several nodes it also checks
+ * that they are distinct servers: each that answered is asked its run_id
+ * (INFO server, through a small EVAL; a second round, also bounded by
+ * timeout_ms). Two nodes with one run_id are one server under two names
+ * (127.0.0.1 and localhost, a TCP port and its unix socket) and would cast
+ * two Redlock votes: RLOCK_E_BADARG, rlock_node_error() of the second says
+ * "same server as node I (run_id ...)", every connection is closed and the
+ * client is left unusable, as after a failed rlock_client_init. A node
+ * whose user may not run EVAL or INFO is not compared. Optional, but only
+ * this call checks: operations connect lazily, without the check. */
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms);
 
 /* Close every node's connection. The client can be used again (reconnects). */
@@ -560,8 +573,10 @@ typedef struct rlock_lock {
     char key[RLOCK_MAX_KEY_LEN];
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. */
-    char aux_base[RLOCK_MAX_KEY_LEN + 3];
+     * auxiliary key hashes to the key's cluster slot. Room for the longest
+     * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
+     * key its fence counter and wait queue. */
+    char aux_base[RLOCK_MAX_AUX_LEN + 1];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
@@ -592,7 +607,13 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
  * RLOCK_OK, RLOCK_NOT_HELD (this handle holds nothing; nothing sent),
- * RLOCK_LOST (Redis no longer had it as ours), or an error. */
+ * RLOCK_LOST (Redis no longer had it as ours), or an error. After an error
+ * (E_IO, E_QUORUM, ...) the outcome is unknown - the lock may still be on
+ * the servers - so the handle stays HELD and a new acquire on it returns
+ * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
+ * again: it is owner-checked, so a retry never removes another's lock; it
+ * returns RLOCK_LOST when the lock is already gone (the first try may have
+ * landed late). */
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk);
 
 /* --- non-blocking calls: begin, then rlock_step() until not WOULD_BLOCK --- */
@@ -1385,121 +1406,153 @@ static int rlock__x_timed_out(rlock_node *n, uint64_t now) {
     return 0;
 }
 
+/* The next failed request to report (the exchange's own are skipped). */
+static int rlock__x_pop_failed(rlock_node *n, rlock__event *ev) {
+    while (n->failing) {
+        rlock__pending p = *rlock__x_at(n, 0);
+        n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+        n->count--;
+        n->failing--;
+        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
+        ev->kind = RLOCK__EV_FAIL;
+        ev->owner = p.owner;
+        ev->tag = p.tag;
+        ev->st = n->fail_st;
+        ev->why = n->xerr;
+        return 1;
+    }
+    return 0;
+}
+
+/* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
+static int rlock__x_connect_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    int r;
+    if (n->conn == RLOCK__CONN_UP) return 1;
+    if (n->conn == RLOCK__CONN_DOWN) return 0;
+    if (rlock__x_timed_out(n, now)) return -1;
+    r = t->connect ? t->connect(t->ctx) : 1;
+    if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
+    if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
+        const char *msg = t->error ? t->error(t->ctx) : NULL;
+        if (!msg || !msg[0]) msg = "the connection is in use by someone else";
+        rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
+        n->conn = RLOCK__CONN_DOWN;
+        n->tx_len = n->tx_off = 0;
+        n->rx_len = n->rx_used = 0;
+        n->failing = n->count;
+        n->fail_st = RLOCK_E_IO;
+        return -1;
+    }
+    if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
+    n->conn = RLOCK__CONN_UP;
+    return 1;
+}
+
+/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
+static int rlock__x_send_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    while (n->tx_off < n->tx_len) {
+        size_t left = n->tx_len - n->tx_off;
+        long r;
+        if (rlock__x_timed_out(n, now)) return -1;
+        r = t->send(t->ctx, n->tx + n->tx_off, left);
+        if (r == RLOCK_IO_WOULD_BLOCK) return 0;
+        if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
+        if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        n->tx_off += (size_t)r;
+    }
+    n->tx_off = n->tx_len = 0;
+    return 0;
+}
+
+/* One complete reply from rx, matched to the oldest request (or a push).
+ * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
+ * exchange's own AUTH / HELLO was consumed (look again). */
+static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
+    rlock__pending *p;
+    long used;
+    if (!n->rx_len) return 0;
+    used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
+    if (used == 0) return 0;
+    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
+        ev->kind = RLOCK__EV_PUSH;
+        n->rx_used = (size_t)used;
+        return 1;
+    }
+    if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    p = rlock__x_at(n, 0);
+    if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
+        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
+        return -1;
+    }
+    if (p->tag == RLOCK__TAG_HELLO) {
+        /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
+         * (unknown command, NOPROTO) leaves RESP2. */
+        n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+    } else if (p->tag != RLOCK__TAG_AUTH && n->count == 1 && (size_t)used < n->rx_len && !n->is_sub &&
+               n->rx[used] != '>') {
+        /* More bytes than the replies we asked for: the stream is out of
+         * step, this reply cannot be trusted either. */
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+        return -1;
+    }
+    n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
+    n->count--;
+    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
+        memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
+        n->rx_len -= (size_t)used;
+        return -1;
+    }
+    n->rx_used = (size_t)used;
+    ev->kind = RLOCK__EV_REPLY;
+    ev->owner = p->owner;
+    ev->tag = p->tag;
+    ev->st = RLOCK_OK;
+    return 1;
+}
+
+/* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
+static int rlock__x_recv_step(rlock_node *n, uint64_t now) {
+    const rlock_transport *t = &n->transport;
+    long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+    if (r == RLOCK_IO_WOULD_BLOCK) {
+        /* Times out only when nothing is left to read: a reply that arrived
+         * while this process was stalled is still its own. */
+        return rlock__x_timed_out(n, now) ? -1 : 0;
+    }
+    if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
+    if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
+    if ((size_t)r > sizeof n->rx - n->rx_len) {
+        rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
+        return -1;
+    }
+    n->rx_len += (size_t)r;
+    return 1;
+}
+
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
 static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
-    const rlock_transport *t = &n->transport;
     if (n->rx_used) { /* the bytes of the event returned last */
         memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
         n->rx_len -= n->rx_used;
         n->rx_used = 0;
     }
     for (;;) {
-        while (n->failing) {
-            rlock__pending p = *rlock__x_at(n, 0);
-            n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
-            n->count--;
-            n->failing--;
-            if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
-            ev->kind = RLOCK__EV_FAIL;
-            ev->owner = p.owner;
-            ev->tag = p.tag;
-            ev->st = n->fail_st;
-            ev->why = n->xerr;
-            return 1;
-        }
-        if (n->conn == RLOCK__CONN_DOWN) return 0;
-        if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) {
-            int r;
-            if (rlock__x_timed_out(n, now)) continue;
-            r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
-            if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-                const char *msg = t->error ? t->error(t->ctx) : NULL;
-                if (!msg || !msg[0]) msg = "the connection is in use by someone else";
-                rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
-                n->conn = RLOCK__CONN_DOWN;
-                n->tx_len = n->tx_off = 0;
-                n->rx_len = n->rx_used = 0;
-                n->failing = n->count;
-                n->fail_st = RLOCK_E_IO;
-                continue;
-            }
-            if (r < 0) { rlock__x_io_fail(n, "connect failed"); continue; }
-            n->conn = RLOCK__CONN_UP;
-        }
-        while (n->tx_off < n->tx_len) {
-            size_t left = n->tx_len - n->tx_off;
-            long r;
-            if (rlock__x_timed_out(n, now)) break;
-            r = t->send(t->ctx, n->tx + n->tx_off, left);
-            if (r == RLOCK_IO_WOULD_BLOCK) break;
-            if (r < 0) { rlock__x_io_fail(n, "send failed"); break; }
-            if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); break; }
-            n->tx_off += (size_t)r;
-        }
-        if (n->failing) continue;
-        if (n->tx_off == n->tx_len) n->tx_off = n->tx_len = 0;
-        if (n->rx_len) {
-            long used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
-            if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); continue; }
-            if (used > 0) {
-                rlock__pending *p;
-                if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
-                    ev->kind = RLOCK__EV_PUSH;
-                    n->rx_used = (size_t)used;
-                    return 1;
-                }
-                if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); continue; }
-                p = rlock__x_at(n, 0);
-                if (p->tag == RLOCK__TAG_AUTH) {
-                    if (ev->reply.v.type == RLOCK_RESP_ERROR) {
-                        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
-                        continue;
-                    }
-                } else if (p->tag == RLOCK__TAG_HELLO) {
-                    /* Redis answers HELLO 3 with a map (RESP3 from now on); an
-                     * error (unknown command, NOPROTO) leaves RESP2. */
-                    n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-                } else if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
-                    /* More bytes than the replies we asked for: the stream
-                     * is out of step, this reply cannot be trusted either. */
-                    rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
-                    continue;
-                }
-                n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
-                n->count--;
-                n->rx_used = (size_t)used;
-                if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
-                    memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
-                    n->rx_len -= n->rx_used;
-                    n->rx_used = 0;
-                    continue;
-                }
-                ev->kind = RLOCK__EV_REPLY;
-                ev->owner = p->owner;
-                ev->tag = p->tag;
-                ev->st = RLOCK_OK;
-                return 1;
-            }
-        }
+        int r;
+        if (rlock__x_pop_failed(n, ev)) return 1;
+        r = rlock__x_connect_step(n, now);
+        if (r < 0) continue;
+        if (r == 0) return 0;
+        if (rlock__x_send_step(n, now) < 0) continue;
+        r = rlock__x_parse_step(n, ev);
+        if (r > 0) return 1;
+        if (r < 0) continue;
         if (n->count == 0 && !n->listen) return 0;
-        {
-            long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
-            if (r == RLOCK_IO_WOULD_BLOCK) {
-                /* Times out only when nothing is left to read: a reply that
-                 * arrived while this process was stalled is still its own. */
-                if (rlock__x_timed_out(n, now)) continue;
-                return 0;
-            }
-            if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); continue; }
-            if (r < 0) { rlock__x_io_fail(n, "recv failed"); continue; }
-            if ((size_t)r > sizeof n->rx - n->rx_len) {
-                rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
-                continue;
-            }
-            n->rx_len += (size_t)r;
-        }
+        r = rlock__x_recv_step(n, now);
+        if (r == 0) return 0;
     }
 }
 
@@ -1735,9 +1788,21 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
 enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING };
 
+/* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
     unsigned answered, up;
+    int run_id;                          /* collecting run_ids (errors are not noted) */
+    char id[RLOCK_MAX_NODES][48];
+    size_t id_len[RLOCK_MAX_NODES];
 } rlock__ping;
+
+/* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
+static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+    if (pos >= cap) return pos;
+    if (n > cap - pos) n = cap - pos;
+    memcpy(out + pos, s, n);
+    return pos + n;
+}
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now);
 
@@ -1761,47 +1826,98 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     return rlock_resp_encode(out, cap, 1, argv, lens);
 }
 
-RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
-    uint64_t start, now;
+/* The server's run_id (INFO server), or nil when this user may not run INFO:
+ * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
+#define RLOCK__LUA_RUN_ID \
+    "local ok,i=pcall(redis.call,'info','server') " \
+    "if ok then return string.match(i,'run_id:(%x+)') end return false"
+
+static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
+    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
+    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
+    return rlock_resp_encode(out, cap, 3, argv, lens);
+}
+
+/* Ask every node in mask one request (enc), all bounded by deadline, and
+ * wait (blocking) until each answered or failed; answers go to *p. */
+static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline, rlock__ping *p,
+                              size_t (*enc)(unsigned char *, size_t)) {
     size_t i;
-    rlock__ping ping;
-    rlock_status first_err = RLOCK_OK;
-    unsigned all;
-    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
-    if (c->ops) return RLOCK_E_STATE;
-    start = rlock__now(c);
-    memset(&ping, 0, sizeof ping);
-    all = (1u << c->n_nodes) - 1u;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         unsigned char *out;
-        size_t cap, len;
+        size_t cap, len = 0;
         const char *why;
-        rlock_status st = rlock__x_begin(n, start + timeout_ms, &out, &cap, &why);
-        if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
-            rlock__x_commit(n, len, &ping, RLOCK__TAG_PING, start + timeout_ms);
-            rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
+        rlock_status st;
+        if (!((mask >> i) & 1u)) continue;
+        st = rlock__x_begin(n, deadline, &out, &cap, &why);
+        if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
+            rlock__x_commit(n, len, p, RLOCK__TAG_PING, deadline);
+            if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
         }
-        rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
-        ping.answered |= 1u << i;
+        if (!p->run_id) rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
+        p->answered |= 1u << i;
     }
     for (;;) {
-        now = rlock__now(c);
+        uint64_t now = rlock__now(c);
         rlock__client_pump(c, now);
-        if ((ping.answered & all) == all) break;
-        rlock__client_wait(c, now < start + timeout_ms ? (uint32_t)(start + timeout_ms - now) : 0);
+        if ((p->answered & mask) == mask) break;
+        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
     }
+}
+
+/* Two nodes answering with one run_id are one server under two names (e.g.
+ * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
+ * index of the first such node (its error text says which it repeats), or
+ * n_nodes. Nodes whose run_id cannot be read are not compared. */
+static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
+    rlock__ping p;
+    size_t i, j, k;
+    char msg[RLOCK_ERR_LEN], num[24];
+    memset(&p, 0, sizeof p);
+    p.run_id = 1;
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, &p, rlock__encode_run_id);
+    for (i = 0; i < c->n_nodes; i++) {
+        if (!p.id_len[i]) continue;
+        for (j = 0; j < i; j++) {
+            if (p.id_len[j] != p.id_len[i] || memcmp(p.id[j], p.id[i], p.id_len[i]) != 0) continue;
+            /* "same server as node <j> (run_id <id>)" */
+            k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
+            k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
+            k = rlock__append(msg, sizeof msg, k, p.id[i], p.id_len[i]);
+            k = rlock__append(msg, sizeof msg, k, ")", 1);
+            rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
+            (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
+                             (long long)j, (long long)i, 0);
+            return i;
+        }
+    }
+    return c->n_nodes;
+}
+
+RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
+    size_t i, up = 0;
+    rlock__ping ping;
+    rlock_status first_err = RLOCK_OK;
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (c->ops) return RLOCK_E_STATE;
+    memset(&ping, 0, sizeof ping);
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
     for (i = 0; i < c->n_nodes; i++) {
         rlock_status st = c->nodes[i]->result;
-        if (!((ping.up >> i) & 1u) && first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
+        if ((ping.up >> i) & 1u) up++;
+        else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
-    {
-        size_t up = 0;
-        for (i = 0; i < c->n_nodes; i++) up += (ping.up >> i) & 1u;
-        if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms) < c->n_nodes) {
+        /* Unusable, as after a failed rlock_client_init: fix the node list. */
+        rlock_client_close(c);
+        c->magic = 0;
+        return RLOCK_E_BADARG;
     }
+    if (up >= rlock_client_quorum(c)) return RLOCK_OK;
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
 }
 
@@ -1970,14 +2086,15 @@ enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF
        RLOCK__PH_WAITMSG, RLOCK__PH_DONE, RLOCK__PH_COUNT };
 
 /* Every transition of an operation goes through here: the table says which
- * are allowed (ROUND -> ROUND is the next acquire round straight after). */
+ * are allowed (ROUND -> ROUND is the next acquire round straight after;
+ * CLEANUP -> ROUND a retry at once once subscribed). */
 static void rlock__op_goto(rlock_lock *lk, int phase) {
     static const unsigned allowed[RLOCK__PH_COUNT] = {
         /* IDLE      */ 1u << RLOCK__PH_ROUND,
         /* ROUND     */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_BACKOFF) |
                         (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
-        /* CLEANUP   */ (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) |
-                        (1u << RLOCK__PH_DONE),
+        /* CLEANUP   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) |
+                        (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
         /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
         /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_DONE),
         /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
@@ -2314,6 +2431,17 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
+/* Still subscribed to lk's channel from an earlier wait (the lingering
+ * channel): take the subscriptions over. 1 when it did. */
+static int rlock__adopt_linger(rlock_lock *lk) {
+    rlock_client *c = lk->client;
+    if (!c->linger_len || !c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0;
+    lk->op.sub_ok |= c->linger_mask;
+    c->linger_len = 0;
+    c->linger_mask = 0;
+    return 1;
+}
+
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
@@ -2342,14 +2470,13 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
         rlock__schedule_retry(lk, now);
         return;
     }
-    if (!op->sub_ok) {
-        if (c->linger_len && rlock__is_my_chan(lk, c->linger, c->linger_len)) {
-            op->sub_ok = c->linger_mask; /* still subscribed from the last wait */
-            c->linger_len = 0;
-            c->linger_mask = 0;
-        } else if (c->linger_len) {
-            rlock__linger_drop(c, now);
-        }
+    if (!op->sub_ok && !rlock__adopt_linger(lk) && c->linger_len) rlock__linger_drop(c, now);
+    if (op->sub_ok && !op->queue) {
+        /* Subscribed, but the attempt that failed did not join the wait
+         * queue (it was sent before): a release would not wake us. Try
+         * again at once; that attempt queues. */
+        rlock__acquire_next_round(lk, now);
+        return;
     }
     if (!op->sub_ok) {
         for (j = 0; j < c->n_nodes; j++)
@@ -2576,6 +2703,14 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
         rlock__ping *p = (rlock__ping *)ev->owner;
         rlock_node *n = c->nodes[i];
         p->answered |= 1u << i;
+        if (p->run_id) { /* a refused probe (no EVAL or INFO for this user): identity unknown */
+            if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_BULK && ev->reply.v.len > 0 &&
+                ev->reply.v.len <= sizeof p->id[i]) {
+                memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
+                p->id_len[i] = ev->reply.v.len;
+            }
+            return;
+        }
         if (ev->kind == RLOCK__EV_FAIL) rlock__node_notez(n, ev->st, ev->why);
         else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_notez(n, RLOCK_OK, ""); }
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
@@ -2781,6 +2916,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->holds = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    /* Subscribed from the last wait on this key: the first attempt already
+     * queues, so a release right after it wakes us. */
+    if (wait_ms > 0) (void)rlock__adopt_linger(lk);
     lk->op.timed = wait_ms > 0;
     lk->op.wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
     rlock__acquire_next_round(lk, now);

@@ -5,8 +5,10 @@
  * One process, no threads. rlock checks every argument before it opens a
  * connection, connects (a quorum of the servers must answer), acquires
  * RESOURCE - waiting on Redis pub/sub through a second connection per server
- * - then forks and execs COMMAND. While COMMAND runs, the parent sits in one
- * poll() over the lock's sockets and a self-pipe that its signal handlers
+ * - then forks a guard process that forks and execs COMMAND (the guard kills
+ * COMMAND's whole tree if rlock dies; see guard_main). While COMMAND runs,
+ * rlock sits in one poll() over the lock's sockets, the guard's reports and
+ * a self-pipe that its signal handlers
  * write to: it renews the lease with rlock_renew_poll(), passes signals on,
  * reaps COMMAND and watches the lease. When the lease cannot be kept, COMMAND
  * is stopped before the lease runs out, or as soon as rlock finds it already
@@ -24,6 +26,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <dirent.h>
+#include <netdb.h>
+#include <time.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -60,15 +65,17 @@ static const char *const help_text[] = {
     "",
     "Options:",
     "  -s, --server ADDR           a Redis server; repeat for Redlock over independent",
-    "                              masters (a majority must grant the lock). ADDR is",
-    "                              HOST:PORT, HOST (port 6379), [IPV6]:PORT,",
+    "                              masters (a majority must grant the lock; one server",
+    "                              under two names is refused). ADDR is HOST:PORT,",
+    "                              HOST (port 6379), [IPV6]:PORT,",
     "                              redis://[USER[:PASS]@]HOST[:PORT][/0] or unix:/PATH.",
     "                              Default: $RLOCK_SERVERS (comma-separated), else",
     "                              127.0.0.1:6379",
     "  -t, --ttl MS                lease, renewed every MS/3 while COMMAND runs [30000]",
     "  -w, --wait MS               give up after MS if the lock stays held [forever]",
     "  -n, --nonblock, --nb        give up at once if the lock is held",
-    "  -E, --conflict-exit-code N  exit status when the lock was not acquired [1]",
+    "  -E, --conflict-exit-code N  exit status when the lock was not acquired [1];",
+    "                              COMMAND never runs then, whatever N (also 0)",
     "  -k, --kill-after MS         grace between SIGTERM and SIGKILL when COMMAND must",
     "                              be stopped because the lease is lost [5000]",
     "      --fence                 also take a fencing token, passed as RLOCK_FENCE",
@@ -91,13 +98,19 @@ static const char *const help_text[] = {
     "(to its process group, unless rlock runs in the foreground of a terminal); the",
     "lock is released when COMMAND ends. If the lease cannot be renewed, rlock stops",
     "COMMAND (SIGTERM, then SIGKILL after --kill-after) before the lease runs out,",
-    "or at once if it finds the lease already gone (rlock was paused), and exits 75:",
-    "COMMAND never keeps running without the lock. A conflict is silent without -v.",
+    "or at once if it finds the lease already gone (rlock was paused), and exits 75.",
+    "COMMAND runs under a small guard process; if rlock itself is killed (kill -9,",
+    "OOM), the guard kills COMMAND's whole process tree at once: on Linux every",
+    "process COMMAND started, also one that left its process group (setsid); on",
+    "other systems COMMAND's process group (in a terminal's foreground: COMMAND",
+    "alone). So COMMAND never keeps running without the lock. The guard also reaps",
+    "orphans, so zombies never delay rlock. A conflict is silent without -v.",
     "",
     "Exit status:",
     "  COMMAND's status  COMMAND ran; 128+N if signal N killed it",
     "  1 (-E N)          the lock is held by someone else (-n, or -w ran out)",
-    "  64                usage error (nothing was sent to Redis)",
+    "  64                usage error (nothing was sent to Redis), or two servers",
+    "                    given are one server (found by address, or by run_id)",
     "  65                RESOURCE exists in Redis but is not an rlock lock",
     "  69                a quorum of the servers could not be reached",
     "  70, 71            internal error, operating-system error (fork, pipe)",
@@ -156,6 +169,9 @@ static struct {
     sigset_t orig_mask;
     int stop_sig;          /* a terminating signal arrived before COMMAND started */
     pid_t child;           /* COMMAND, 0 when none */
+    pid_t guard;           /* rlock's child, COMMAND's parent (see start_command) */
+    int life_fd;           /* write end of the guard's lifeline; -1 when none */
+    int stat_fd;           /* the guard's reports; -1 when none */
     pid_t target;          /* where signals for COMMAND go: -pgid or pid */
     int own_group;         /* COMMAND runs in a process group of its own */
 } g;
@@ -526,15 +542,52 @@ static void parse_args(options *o, int argc, char **argv) {
     o->command = argv + i + 1;
 }
 
+/* Two TCP servers that resolve to a common address and port are one server
+ * under two names (127.0.0.1 and localhost): it would cast two votes and
+ * rlock would wait on itself. Names that do not resolve are left to the
+ * connection to report. (The library also compares the servers' run_ids
+ * when it connects, which catches a TCP port and its unix socket too.) */
+static void check_same_addresses(const options *o) {
+    struct addrinfo *ai[MAX_SERVERS], hints;
+    size_t i, j;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    for (i = 0; i < o->n_servers; i++) {
+        char port[8];
+        ai[i] = NULL;
+        if (o->servers[i].is_unix) continue;
+        snprintf(port, sizeof port, "%d", o->servers[i].port);
+        if (getaddrinfo(o->servers[i].host, port, &hints, &ai[i]) != 0) ai[i] = NULL;
+    }
+    for (i = 0; i < o->n_servers; i++)
+        for (j = i + 1; j < o->n_servers; j++) {
+            const struct addrinfo *a, *b;
+            for (a = ai[i]; a; a = a->ai_next)
+                for (b = ai[j]; b; b = b->ai_next)
+                    if (a->ai_addrlen == b->ai_addrlen && memcmp(a->ai_addr, b->ai_addr, a->ai_addrlen) == 0) {
+                        const server *x = &o->servers[i], *y = &o->servers[j];
+                        char label_x[sizeof x->label];
+                        size_t k;
+                        memcpy(label_x, x->label, sizeof label_x);
+                        for (k = 0; k < o->n_servers; k++) if (ai[k]) freeaddrinfo(ai[k]);
+                        usage_error("servers %s and %s are the same server (same address): it would get two votes",
+                                    label_x, y->label);
+                    }
+        }
+    for (i = 0; i < o->n_servers; i++) if (ai[i]) freeaddrinfo(ai[i]);
+}
+
 /* Cross-checks, defaults from the environment, the password. Nothing here
- * touches the network. */
+ * talks to Redis (with several servers, their names are resolved). */
 static void check_options(options *o) {
     size_t i;
     const char *env;
     if (o->resource_len == 0) usage_error("RESOURCE is empty");
     if (o->resource_len > RLOCK_MAX_KEY_LEN) usage_error("RESOURCE is longer than %d bytes", RLOCK_MAX_KEY_LEN);
-    if (o->fence) {
-        char tmp[RLOCK_MAX_KEY_LEN + 16];
+    if (o->fence) { /* the library's own rule and room for the name */
+        char tmp[RLOCK_MAX_AUX_LEN + sizeof ":fence"];
         if (rlock_aux_key(tmp, sizeof tmp, o->resource, o->resource_len, ":fence") == 0)
             usage_error("--fence: RESOURCE has a '}' outside a {hash tag}, so no fence counter can share its slot");
     }
@@ -574,6 +627,7 @@ static void check_options(options *o) {
             o->has_password = 1;
         }
     }
+    if (o->n_servers > 1) check_same_addresses(o);
     for (i = 0; i < o->n_servers; i++) {
         server *sv = &o->servers[i];
         if ((sv->has_user || o->user) && !sv->has_pass && !o->has_password)
@@ -667,13 +721,18 @@ static uint64_t now_ms(void) { return rlock__posix_now_ms(); }
 /* One poll() over the self-pipe and every connection that waits for I/O,
  * for at most timeout_ms (-1: until something happens). */
 static void wait_io(long long timeout_ms) {
-    struct pollfd p[1 + 2 * MAX_SERVERS];
+    struct pollfd p[2 + 2 * MAX_SERVERS];
     nfds_t n = 0;
     size_t i;
     int t, r;
     p[n].fd = g.sigfd[0];
     p[n].events = POLLIN;
     p[n++].revents = 0;
+    if (g.stat_fd >= 0) { /* the guard reports COMMAND's end */
+        p[n].fd = g.stat_fd;
+        p[n].events = POLLIN;
+        p[n++].revents = 0;
+    }
     for (i = 0; i < 2 * g.o.n_servers; i++) {
         rlock_node *nd = i < g.o.n_servers ? &g.node[i] : &g.sub[i - g.o.n_servers];
         rlock_posix_conn *pc = i < g.o.n_servers ? &g.pc[i] : &g.spc[i - g.o.n_servers];
@@ -767,9 +826,17 @@ static int status_exit(rlock_status st) {
     }
 }
 
+/* Not held: *rc is why (an exit status). */
+static int not_held(int *rc, int code) {
+    *rc = code;
+    return 0;
+}
+
 /* Connect, then acquire, waiting in our own poll() so that signals end the
- * wait. 0 when held, else the exit status. */
-static int acquire(void) {
+ * wait. Returns 1 when the lock is held, else 0 with the exit status in *rc:
+ * "held" is an outcome of its own, so no exit status - not even -E 0 - can
+ * be mistaken for it. */
+static int acquire(int *rc) {
     const options *o = &g.o;
     long long wait = o->nonblock ? 0 : o->wait_set ? o->wait_ms : LLONG_MAX;
     uint64_t unavailable_since = 0;
@@ -777,13 +844,27 @@ static int acquire(void) {
     int idle_prev = 0, said_waiting = 0;
     rlock_status st = rlock_client_connect(&g.cl, (uint32_t)o->connect_timeout_ms);
     drain_signals();
-    if (g.stop_sig) return 128 + g.stop_sig;
+    if (g.stop_sig) return not_held(rc, 128 + g.stop_sig);
+    if (st == RLOCK_E_BADARG) {
+        /* rlock_client_connect found one server under two names (same run_id) */
+        size_t i;
+        unsigned first = 0;
+        for (i = 0; i < o->n_servers; i++) {
+            const char *why = rlock_node_error(&g.node[i]);
+            if (rlock_node_status(&g.node[i]) != RLOCK_E_BADARG) continue;
+            if (sscanf(why, "same server as node %u", &first) != 1 || first >= o->n_servers) first = 0;
+            say("servers %s and %s are the same server %s: it would get two votes", o->servers[first].label,
+                o->servers[i].label, strchr(why, '(') ? strchr(why, '(') : "");
+            break;
+        }
+        return not_held(rc, RC_USAGE);
+    }
     if (st != RLOCK_OK) {
         int auth = nodes_with(RLOCK_E_AUTH) > 0;
         report_nodes();
         say("cannot reach %s%s", o->n_servers > 1 ? "a quorum of the servers" : "the server",
             auth ? ": authentication refused" : "");
-        return auth ? RC_NOPERM : RC_UNAVAILABLE;
+        return not_held(rc, auth ? RC_NOPERM : RC_UNAVAILABLE);
     }
     if (o->verbose && nodes_with(RLOCK_OK) < o->n_servers) report_nodes();
     st = rlock_acquire_begin(&g.lk, o->ttl_ms, wait);
@@ -811,7 +892,7 @@ static int acquire(void) {
             if (g.stop_sig) {
                 rlock_cancel(&g.lk);
                 VERBOSE(("%s: stopped waiting", sig_name(g.stop_sig)));
-                return 128 + g.stop_sig;
+                return not_held(rc, 128 + g.stop_sig);
             }
             if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl)) {
                 if (!unavailable_since) unavailable_since = now;
@@ -819,7 +900,7 @@ static int acquire(void) {
                     rlock_cancel(&g.lk);
                     report_nodes();
                     say("gave up waiting: no quorum of the servers for %d s", UNAVAILABLE_GIVE_UP_MS / 1000);
-                    return RC_UNAVAILABLE;
+                    return not_held(rc, RC_UNAVAILABLE);
                 }
             } else {
                 unavailable_since = 0;
@@ -833,15 +914,15 @@ static int acquire(void) {
     if (st == RLOCK_OK) {
         if (g.stop_sig) {
             rlock_release(&g.lk);
-            return 128 + g.stop_sig;
+            return not_held(rc, 128 + g.stop_sig);
         }
-        return 0;
+        return 1;
     }
-    if (g.stop_sig) return 128 + g.stop_sig;
+    if (g.stop_sig) return not_held(rc, 128 + g.stop_sig);
     if (st == RLOCK_NOT_ACQUIRED || st == RLOCK_TIMEOUT) {
         VERBOSE(("'%s' is held by someone else; giving up%s (exit %d)", o->resource,
                  st == RLOCK_TIMEOUT ? " after the --wait time" : "", o->conflict_rc));
-        return o->conflict_rc;
+        return not_held(rc, o->conflict_rc);
     }
     report_nodes();
     if (st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN)
@@ -849,36 +930,282 @@ static int acquire(void) {
             o->resource, rlock_status_str(st));
     else
         say("could not acquire '%s': %s", o->resource, rlock_status_str(st));
-    return status_exit(st);
+    return not_held(rc, status_exit(st));
 }
 
 /* ------------------------------------------------------------------------ */
 /* Run COMMAND under the lock                                                */
 /* ------------------------------------------------------------------------ */
 
-static int reap(int *status) {
-    pid_t r;
-    do r = waitpid(g.child, status, WNOHANG);
+/* COMMAND does not run as rlock's child but as the child of a small guard
+ * process, rlock's only child. The guard holds the read end of a pipe whose
+ * write end only rlock holds ("lifeline"): when rlock dies (kill -9, OOM)
+ * the guard reads EOF - and on Linux is also sent PR_SET_PDEATHSIG - and
+ * SIGKILLs COMMAND's whole process tree at once: COMMAND's process group
+ * and, on Linux, every descendant, found in /proc/PID/task/TID/children.
+ * The guard is a child subreaper (Linux), so orphans - also those that left
+ * the group with setsid() - are reparented to it: it finds them, and it
+ * reaps them, so a zombie never counts as a live process (containers whose
+ * PID 1 does not reap). It reports COMMAND's pid, exec errno and wait status
+ * to rlock through a second pipe. rlock itself still sends COMMAND's
+ * signals (to its group, or to it alone in a terminal's foreground). */
+enum { GUARD_PID = 'P', GUARD_EXEC = 'X', GUARD_STATUS = 'S' }; /* guard -> rlock */
+enum { GUARD_QUIT = 'Q', GUARD_KILL = 'K' };                     /* rlock -> guard */
+typedef struct guard_msg { int type, value; } guard_msg;         /* < PIPE_BUF: atomic */
+#define GUARD_KILL_MAX_MS 10000 /* bound on killing a tree that keeps forking */
+#define GUARD_MAX_PIDS 4096
+
+static void guard_send(int fd, int type, int value) {
+    guard_msg m;
+    ssize_t r;
+    m.type = type;
+    m.value = value;
+    do r = write(fd, &m, sizeof m);
     while (r < 0 && errno == EINTR);
-    if (r == 0) return 0;
-    if (r < 0) *status = RC_SOFTWARE << 8; /* cannot happen: SIGCHLD is ours */
-    g.child = 0;
-    return 1;
+}
+
+#ifdef __linux__
+/* Append pid's children (of every thread) to list[n..cap); the new count. */
+static size_t children_of(pid_t pid, pid_t *list, size_t n, size_t cap) {
+    char path[64];
+    DIR *d;
+    struct dirent *e;
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    if ((d = opendir(path)) == NULL) return n;
+    while (n < cap && (e = readdir(d)) != NULL) {
+        char cp[128];
+        FILE *f;
+        long c;
+        if (e->d_name[0] == '.') continue;
+        snprintf(cp, sizeof cp, "%s/%.20s/children", path, e->d_name);
+        if ((f = fopen(cp, "r")) == NULL) continue;
+        while (n < cap && fscanf(f, "%ld", &c) == 1) list[n++] = (pid_t)c;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+#endif
+
+typedef struct guard_state {
+    pid_t cmd;         /* COMMAND */
+    int cmd_done;      /* reaped, status sent */
+    int stat_fd;       /* to rlock */
+} guard_state;
+
+/* Reap every child that has ended (COMMAND's status goes to rlock). 1 when
+ * the guard has no child left. */
+static int guard_reap(guard_state *gs) {
+    int st;
+    pid_t r;
+    for (;;) {
+        r = waitpid(-1, &st, WNOHANG);
+        if (r > 0) {
+            if (r == gs->cmd && !gs->cmd_done) {
+                gs->cmd_done = 1;
+                guard_send(gs->stat_fd, GUARD_STATUS, st);
+            }
+            continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        return r < 0 && errno == ECHILD;
+    }
+}
+
+/* SIGKILL COMMAND's process tree and reap it, again until nothing is left:
+ * a process may fork while the tree is walked, and killed parents hand
+ * their children to the guard (the subreaper). */
+static void guard_kill_tree(guard_state *gs) {
+    static pid_t list[GUARD_MAX_PIDS];
+    uint64_t end = now_ms() + GUARD_KILL_MAX_MS;
+    for (;;) {
+        size_t n = 0, i;
+        if (g.own_group) kill(-gs->cmd, SIGKILL); /* the group outlives its leader */
+        if (!gs->cmd_done) kill(gs->cmd, SIGKILL);
+#ifdef __linux__
+        n = children_of(getpid(), list, 0, GUARD_MAX_PIDS);
+        for (i = 0; i < n; i++) {             /* breadth first: kill, then look deeper */
+            kill(list[i], SIGKILL);
+            n = children_of(list[i], list, n, GUARD_MAX_PIDS);
+        }
+#else
+        (void)i; (void)n; (void)list;
+#endif
+        if (guard_reap(gs) || now_ms() >= end) return;
+        {
+            struct timespec ts = { 0, 2000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int stat_fd) {
+    guard_state gs;
+    sigset_t unblock;
+    int ep[2], e = 0;
+    size_t i;
+    ssize_t n;
+    pid_t self = getpid(), rlock_group = getpgrp();
+    struct sigaction sa;
+    memset(&gs, 0, sizeof gs);
+    gs.stat_fd = stat_fd;
+    /* rlock's connections and self-pipe are not the guard's business. (A
+     * connection never set up has fd 0 - static storage: stdin is never
+     * one of them, fds 0-2 were filled at start.) */
+    for (i = 0; i < g.o.n_servers; i++) {
+        if (g.pc[i].fd > 2) close(g.pc[i].fd);
+        if (i < g.n_subs && g.spc[i].fd > 2) close(g.spc[i].fd);
+    }
+    close(g.sigfd[0]);
+    close(g.sigfd[1]);
+    if (pipe(g.sigfd) != 0 || set_fd_flags(g.sigfd[0]) != 0 || set_fd_flags(g.sigfd[1]) != 0 ||
+        pipe(ep) != 0 || fcntl(ep[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(ep[1], F_SETFD, FD_CLOEXEC) != 0) {
+        guard_send(stat_fd, GUARD_PID, -errno);
+        _exit(RC_OSERR);
+    }
+    /* The guard's handlers write to its own self-pipe; signals meant for
+     * COMMAND that reach the guard (its process group was signalled) are
+     * rlock's to pass on: the guard only wakes up. */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_PDEATHSIG, SIGALRM); /* rlock gone: wake up (the pipe says so too) */
+#endif
+    if (getppid() != rlock_pid) _exit(RC_SOFTWARE); /* rlock died already */
+    /* A process group of its own: whoever kills rlock's group (kill -9 -PGID,
+     * a CI job's timeout) does not take the guard along, so it can still
+     * clean up. COMMAND leads its own group, or in a terminal's foreground
+     * joins rlock's, to read the terminal. */
+    setpgid(0, 0);
+    gs.cmd = fork();
+    if (gs.cmd == 0) {
+        for (i = 0; i < N_FORWARDED; i++) if (installed[i]) signal(forwarded_sigs[i], SIG_DFL);
+        signal(SIGCHLD, SIG_DFL);
+        signal(SIGCONT, SIG_DFL);
+        signal(SIGALRM, SIG_DFL);
+        sigaction(SIGPIPE, &g.old_pipe, NULL);
+        setpgid(0, g.own_group ? 0 : rlock_group);
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the guard killed too: COMMAND goes */
+        if (getppid() != self) _exit(RC_SOFTWARE);
+#else
+        (void)self;
+#endif
+        sigprocmask(SIG_SETMASK, &g.orig_mask, NULL);
+        execvp(cmd[0], cmd);
+        e = errno;
+        n = write(ep[1], &e, sizeof e);
+        (void)n;
+        _exit(e == ENOENT ? RC_NOT_FOUND : RC_CANNOT_EXEC);
+    }
+    if (gs.cmd < 0) {
+        guard_send(stat_fd, GUARD_PID, -errno);
+        _exit(RC_OSERR);
+    }
+    setpgid(gs.cmd, g.own_group ? gs.cmd : rlock_group); /* also here: no window for a signal */
+    guard_send(stat_fd, GUARD_PID, (int)gs.cmd);
+    close(ep[1]);
+    do n = read(ep[0], &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    close(ep[0]);
+    guard_send(stat_fd, GUARD_EXEC, n == (ssize_t)sizeof e ? e : 0);
+    signals_block(&unblock);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+    for (;;) {
+        struct pollfd p[2];
+        unsigned char buf[64];
+        char c;
+        p[0].fd = life; p[0].events = POLLIN; p[0].revents = 0;
+        p[1].fd = g.sigfd[0]; p[1].events = POLLIN; p[1].revents = 0;
+        /* 1 s: where there is no PDEATHSIG, also notice a new parent */
+        if (poll(p, 2, 1000) < 0 && errno != EINTR) _exit(RC_OSERR);
+        while (read(g.sigfd[0], buf, sizeof buf) > 0) {}
+        guard_reap(&gs);
+        if (getppid() != rlock_pid) break;
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        n = read(life, &c, 1);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n == 1 && c == GUARD_QUIT) _exit(0);
+        if (n == 1 && c == GUARD_KILL) { guard_kill_tree(&gs); continue; }
+        break; /* EOF: rlock is gone */
+    }
+    guard_kill_tree(&gs);
+    _exit(0);
+}
+
+/* COMMAND has ended: its wait status in *status. 0 while it runs. */
+static int reap(int *status) {
+    guard_msg m;
+    ssize_t n;
+    if (g.child <= 0) return 1;
+    for (;;) {
+        n = read(g.stat_fd, &m, sizeof m);
+        if (n == (ssize_t)sizeof m) {
+            if (m.type != GUARD_STATUS) continue;
+            *status = m.value;
+            g.child = 0;
+            return 1;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 0;
+        /* EOF: the guard died (killed by someone); COMMAND died with it */
+        say("rlock's guard process ended unexpectedly; COMMAND was killed with it");
+        *status = RC_SOFTWARE << 8;
+        g.child = 0;
+        return 1;
+    }
 }
 
 static void signal_command(int sig) {
     if (g.target) kill(g.target, sig);
 }
 
-static pid_t start_command(char **cmd, int *exec_errno) {
-    int ep[2], e = 0;
-    sigset_t block, old;
+/* Tell the guard: GUARD_KILL (COMMAND's whole tree, now) or GUARD_QUIT. */
+static void tell_guard(char c) {
+    ssize_t r;
+    if (g.life_fd < 0) return;
+    do r = write(g.life_fd, &c, 1);
+    while (r < 0 && errno == EINTR);
+}
+
+/* Let the guard go and reap it: COMMAND's leftovers outside its process
+ * group (a daemon it started) are left alone, as they were before. */
+static void stop_guard(void) {
+    int st;
+    tell_guard(GUARD_QUIT);
+    if (g.life_fd >= 0) close(g.life_fd);
+    if (g.stat_fd >= 0) close(g.stat_fd);
+    g.life_fd = g.stat_fd = -1;
+    if (g.guard > 0) {
+        while (waitpid(g.guard, &st, 0) < 0 && errno == EINTR) {}
+        g.guard = 0;
+    }
+}
+
+static int read_guard(guard_msg *m) {
     ssize_t n;
+    do n = read(g.stat_fd, m, sizeof *m);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+/* Fork the guard, which forks and execs COMMAND. COMMAND's pid, or -1. */
+static pid_t start_command(char **cmd, int *exec_errno) {
+    int life[2], sp[2];
+    sigset_t block, old;
+    guard_msg m;
     pid_t pid, parent = getpid();
     *exec_errno = 0;
-    if (pipe(ep) != 0) return -1;
-    if (set_fd_flags(ep[1]) != 0 || fcntl(ep[0], F_SETFD, FD_CLOEXEC) != 0) {
-        close(ep[0]); close(ep[1]);
+    m.type = m.value = 0;
+    if (pipe(life) != 0) return -1;
+    if (pipe(sp) != 0) { close(life[0]); close(life[1]); return -1; }
+    if (fcntl(life[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(life[1], F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(sp[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(sp[1], F_SETFD, FD_CLOEXEC) != 0) {
+        close(life[0]); close(life[1]); close(sp[0]); close(sp[1]);
         return -1;
     }
     /* In the foreground of a terminal COMMAND stays in rlock's process group,
@@ -889,44 +1216,40 @@ static pid_t start_command(char **cmd, int *exec_errno) {
     sigprocmask(SIG_BLOCK, &block, &old);
     pid = fork();
     if (pid == 0) {
-        size_t i;
-        for (i = 0; i < N_FORWARDED; i++) if (installed[i]) signal(forwarded_sigs[i], SIG_DFL);
-        signal(SIGCHLD, SIG_DFL);
-        signal(SIGCONT, SIG_DFL);
-        sigaction(SIGPIPE, &g.old_pipe, NULL);
-        if (g.own_group) setpgid(0, 0);
-#ifdef __linux__
-        /* rlock killed (-9, OOM): nobody renews the lease, so COMMAND goes too. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(RC_SOFTWARE);
-#else
-        (void)parent;
-#endif
-        sigprocmask(SIG_SETMASK, &g.orig_mask, NULL);
-        execvp(cmd[0], cmd);
-        e = errno;
-        n = write(ep[1], &e, sizeof e);
-        (void)n;
-        _exit(e == ENOENT ? RC_NOT_FOUND : RC_CANNOT_EXEC);
+        close(life[1]); /* rlock's alone: its death is the guard's EOF */
+        close(sp[0]);
+        guard_main(cmd, parent, life[0], sp[1]);
     }
-    if (pid > 0) {
-        g.child = pid;
-        g.target = g.own_group ? -pid : pid;
-        if (g.own_group) setpgid(pid, pid); /* also here: no window for a signal */
+    close(life[0]);
+    close(sp[1]);
+    if (pid < 0) {
+        close(life[1]);
+        close(sp[0]);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return -1;
     }
+    g.guard = pid;
+    g.life_fd = life[1];
+    g.stat_fd = sp[0];
+    /* Signals stay blocked until COMMAND's pid is known: none is lost. */
+    if (read_guard(&m) != 0 || m.type != GUARD_PID || m.value <= 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (m.type == GUARD_PID && m.value < 0) errno = -m.value;
+        else errno = ECHILD;
+        stop_guard();
+        return -1;
+    }
+    g.child = (pid_t)m.value;
+    g.target = g.own_group ? -g.child : g.child;
     sigprocmask(SIG_SETMASK, &old, NULL);
-    close(ep[1]);
-    if (pid > 0) {
-        do n = read(ep[0], &e, sizeof e);
-        while (n < 0 && errno == EINTR);
-        if (n == (ssize_t)sizeof e) *exec_errno = e;
-    }
-    close(ep[0]);
-    return pid;
+    if (read_guard(&m) == 0 && m.type == GUARD_EXEC) *exec_errno = m.value;
+    set_fd_flags(g.stat_fd);
+    return g.child;
 }
 
 /* After COMMAND was told to stop: give what is left of its process group
- * until kill_at, then SIGKILL it. */
+ * until kill_at, then SIGKILL it. (The guard reaps orphans, so a zombie
+ * does not keep the group alive.) */
 static void finish_group(uint64_t kill_at, int kill_sent) {
     pid_t pgid = -g.target;
     if (!g.own_group || kill_sent || pgid <= 0) return;
@@ -945,7 +1268,7 @@ static void finish_group(uint64_t kill_at, int kill_sent) {
 static int run_locked(void) {
     const options *o = &g.o;
     char fence[32];
-    int status = 0, exec_errno, lost = 0, failing = 0, inflight = 0, term_sent = 0, kill_sent = 0;
+    int status = 0, exec_errno, lost = 0, taken = 0, failing = 0, inflight = 0, term_sent = 0, kill_sent = 0;
     uint64_t kill_at = 0;
     long long early = o->kill_after_ms < o->ttl_ms / 3 ? o->kill_after_ms : o->ttl_ms / 3;
     rlock_status st;
@@ -984,6 +1307,9 @@ static int run_locked(void) {
                 inflight = 0;
                 if (st == RLOCK_LOST || rlock_lock_state(&g.lk) == RLOCK_STATE_LOST) {
                     lost = 1;
+                    /* Refused while validity was left: not ours on the
+                     * servers any more. Else it simply ran out. */
+                    taken = st == RLOCK_LOST && now < end_before;
                 } else {
                     if (validity > 0 && now + (uint64_t)validity > end_before + 1) {
                         failing = 0;
@@ -1005,8 +1331,9 @@ static int run_locked(void) {
             validity = 0;
         }
         if (!term_sent && (lost || (failing && validity <= early))) {
-            if (lost) say("lost the lock '%s' (the lease ran out before it could be renewed); "
-                          "stopping COMMAND: SIGTERM, SIGKILL after %lld ms", o->resource, o->kill_after_ms);
+            if (lost) say("lost the lock '%s' (%s); stopping COMMAND: SIGTERM, SIGKILL after %lld ms", o->resource,
+                          taken ? "the lock was deleted or taken by another client"
+                                : "the lease ran out before it could be renewed", o->kill_after_ms);
             else say("the lease on '%s' ends in %lld ms and cannot be renewed; stopping COMMAND: "
                      "SIGTERM, SIGKILL when the lease ends", o->resource, validity);
             signal_command(SIGTERM);
@@ -1016,6 +1343,7 @@ static int run_locked(void) {
         if (term_sent && !kill_sent && now >= kill_at) {
             say("COMMAND did not exit after SIGTERM: sending SIGKILL");
             signal_command(SIGKILL);
+            tell_guard(GUARD_KILL); /* and whatever left its process group */
             kill_sent = 1;
         }
         if (lost) timeout = -1;
@@ -1025,7 +1353,11 @@ static int run_locked(void) {
             timeout = (long long)(kill_at - now);
         wait_io(timeout);
     }
-    if (term_sent) finish_group(kill_at, kill_sent);
+    if (term_sent) {
+        finish_group(kill_at, kill_sent);
+        tell_guard(GUARD_KILL); /* nothing COMMAND started outlives the lease */
+    }
+    stop_guard();
 
     /* COMMAND is gone: release (owner-checked, so a lost lock is safe to try). */
     if (inflight) rlock_cancel(&g.lk);
@@ -1072,6 +1404,7 @@ int main(int argc, char **argv) {
      * socket could become fd 2 and messages would go to Redis: fill them. */
     for (fd = 0; fd < 3; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) return RC_OSERR;
+    g.life_fd = g.stat_fd = -1;
     parse_args(o, argc, argv);
     check_options(o);
 
@@ -1100,8 +1433,7 @@ int main(int argc, char **argv) {
         return rc;
     }
 
-    rc = acquire();
-    if (rc == 0) {
+    if (acquire(&rc)) {
         for (i = 0; i < g.n_subs; i++) rlock_posix_close(&g.spc[i]); /* no more waiting */
         if (o->fence)
             VERBOSE(("acquired '%s' on %zu/%zu servers (lease %lld ms, valid %lld ms, fence %lld)", o->resource,

@@ -135,14 +135,18 @@ static inline void rh_ignore_sigpipe(void) {
 
 /* --------------------------------------------------------- process info */
 
-/* Entries of a /proc directory, or -1. */
+/* Entries of a /proc directory, or -1. A readdir() that fails (EOVERFLOW:
+ * a 32-bit build without -D_FILE_OFFSET_BITS=64 meeting a 64-bit inode
+ * number) is -1 too, never a short count. */
 static inline int rh__count_dir(const char *path) {
     DIR *d = opendir(path);
     struct dirent *e;
     int n = 0;
     if (!d) return -1;
+    errno = 0;
     while ((e = readdir(d)) != NULL)
         if (e->d_name[0] != '.') n++;
+    if (errno != 0) n = -1;
     closedir(d);
     return n;
 }
@@ -210,12 +214,14 @@ static inline int rh__max_fd(void) {
     struct dirent *e;
     int mx = -1;
     if (!d) return -1;
+    errno = 0;
     while ((e = readdir(d)) != NULL) {
         int v;
         if (e->d_name[0] == '.') continue;
         v = atoi(e->d_name);
         if (v > mx) mx = v;
     }
+    if (errno != 0) mx = -1;
     closedir(d);
     return mx;
 }
@@ -360,21 +366,30 @@ static inline int rh__make_dir(rh_server *s) {
     return 0;
 }
 
-/* Remove the server's temp dir (one level: redis creates no subdirs). */
-static inline void rh__remove_dir(rh_server *s) {
-    DIR *d;
+/* Empty a directory; depth 1 also empties its subdirectories (Redis 7
+ * keeps the AOF files in appendonlydir/). */
+static inline void rh__empty_dir(const char *dir, int depth) {
+    DIR *d = opendir(dir);
     struct dirent *e;
-    if (!s->dir[0]) return;
-    d = opendir(s->dir);
-    if (d) {
-        while ((e = readdir(d)) != NULL) {
-            char p[600];
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            snprintf(p, sizeof p, "%s/%s", s->dir, e->d_name);
-            unlink(p);
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        char p[700];
+        int n;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        n = snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof p) continue; /* cannot be: our dirs are short */
+        if (unlink(p) != 0 && depth > 0) {
+            rh__empty_dir(p, depth - 1);
+            rmdir(p);
         }
-        closedir(d);
     }
+    closedir(d);
+}
+
+/* Remove the server's temp dir and what redis put in it. */
+static inline void rh__remove_dir(rh_server *s) {
+    if (!s->dir[0]) return;
+    rh__empty_dir(s->dir, 1);
     if (rmdir(s->dir) != 0)
         fprintf(stderr, "harness: rmdir(%s): %s\n", s->dir, strerror(errno));
     s->dir[0] = s->unixsock[0] = s->logfile[0] = 0;

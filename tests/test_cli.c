@@ -10,6 +10,9 @@
  * RLOCK_TEST_QUICK=1 (valgrind run) does fewer rounds. */
 #include "harness.h" /* first: it sets the POSIX feature macros */
 #include "check.h"
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -32,6 +35,7 @@ static int quick;
 static rh_server srv[3];    /* three servers for everything */
 static char S[3][64];       /* "127.0.0.1:PORT" of each */
 static int out_seq;
+static int cli_setpgid;     /* cli_start: rlock leads a process group of its own */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -53,6 +57,7 @@ static pid_t cli_start(const char *const *args, const char *const *env, const ch
     if (pid == 0) {
         int in = open("/dev/null", O_RDONLY), out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || out < 0) _exit(120);
+        if (cli_setpgid) setpgid(0, 0);
         dup2(in, 0);
         dup2(out, 1);
         dup2(out, 2);
@@ -262,6 +267,7 @@ static void test_run(void) {
     char out[4096], envf[300], noexec[300], cmd[1100], token[128] = "", got[256], key[128], unixs[300], url[64];
     char fence1[32] = "", fence2[32] = "";
     const char *exit7[] = { "-s", S[0], "t:run", "sh", "-c", "exit 7", NULL };
+    const char *catin[] = { "-n", "-s", S[0], "t:run", "cat", NULL };
     const char *kill9[] = { "-s", S[0], "t:run", "sh", "-c", "kill -9 $$", NULL };
     const char *missing[] = { "-s", S[0], "t:run", "/nonexistent/rlock-cmd", NULL };
     const char *notexec[] = { "-s", S[0], "t:run", noexec, NULL };
@@ -277,6 +283,10 @@ static void test_run(void) {
     int rc;
     FILE *f;
 
+    /* COMMAND gets rlock's stdin (here /dev/null), with -n too */
+    CHECK_EQ_LL(cli_run(catin, out, sizeof out), 0);
+    CHECK_MSG(out[0] == '\0', "%s", out);
+    CHECK_EQ_LL(cli_run(catin + 1, out, sizeof out), 0);
     CHECK_EQ_LL(cli_run(exit7, out, sizeof out), 7);
     CHECK_EQ_LL(cli_run(kill9, out, sizeof out), 128 + 9);
     CHECK_EQ_LL(cli_run(missing, out, sizeof out), 127);
@@ -460,7 +470,7 @@ static void test_lost(void) {
     CHECK_MSG(t < 3000, "rlock took %llu ms to stop COMMAND after resuming", t);
     CHECK(child > 0 && kill((pid_t)child, 0) != 0);         /* COMMAND is gone */
     read_file(o1, out, sizeof out);
-    CHECK_MSG(strstr(out, "lost") != NULL, "%s", out);
+    CHECK_MSG(strstr(out, "lost") && strstr(out, "the lease ran out before it could be renewed"), "%s", out);
 
     path_in(pidf2, sizeof pidf2, "lost2.pid");
     path_in(o2, sizeof o2, "out.lost2");
@@ -593,6 +603,215 @@ static void test_foreign(void) {
     rh_int(&srv[0], "DEL t:foreign t:hash");
 }
 
+/* A process that exists and is not a zombie (a zombie has stopped running;
+ * whether its parent reaps it is not rlock's doing). */
+static int proc_running(long pid) {
+    char path[64], buf[512], *p;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    read_file(path, buf, sizeof buf);
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* Read up to cap pids, one per line, from path; returns how many. */
+static int read_pids(const char *path, long *pids, int cap) {
+    char buf[1024], *p = buf;
+    int n = 0;
+    read_file(path, buf, sizeof buf);
+    while (n < cap && *p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        if (v > 0) pids[n++] = v;
+        p = end;
+    }
+    return n;
+}
+
+/* FAULTS.md row 27: a conflict never runs COMMAND, whatever -E says, and
+ * exits exactly N - also N = 0 (it was read as "acquired": COMMAND started,
+ * then was killed, exit 75). */
+static void test_conflict_exit0(void) {
+    char out[4096], f[300], hold_out[300];
+    const char *holder[] = { "-s", S[0], "t:e0", "sleep", "30", NULL };
+    const char *nb0[] = { "-n", "-E", "0", "-s", S[0], "t:e0", "touch", f, NULL };
+    const char *w0[] = { "-w", "200", "-E", "0", "-s", S[0], "t:e0", "touch", f, NULL };
+    const char *nb7[] = { "-n", "-E", "7", "-s", S[0], "t:e0", "touch", f, NULL };
+    int i;
+    pid_t h;
+    path_in(f, sizeof f, "e0-ran");
+    path_in(hold_out, sizeof hold_out, "out.e0holder");
+    h = cli_start(holder, NULL, hold_out);
+    CHECK(wait_key(&srv[0], "t:e0", 1, 5000));
+    for (i = 0; i < 5; i++) {
+        CHECK_EQ_LL(cli_run(nb0, out, sizeof out), 0);
+        CHECK_EQ_LL(cli_run(w0, out, sizeof out), 0);
+        CHECK_EQ_LL(cli_run(nb7, out, sizeof out), 7);
+    }
+    CHECK_MSG(access(f, F_OK) != 0, "COMMAND ran while another held the lock");
+    kill(h, SIGTERM);
+    CHECK_EQ_LL(cli_wait(h, 10000), 128 + SIGTERM);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:e0"), 0);
+}
+
+/* FAULTS.md row 26: rlock killed with SIGKILL while COMMAND runs: COMMAND's
+ * whole process tree stops at once - background children, a grandchild
+ * under another shell, and one that left the process group with setsid -
+ * not only the direct child. Also when rlock's whole process group is
+ * killed (a CI timeout), which must not take the guard along. The lock is
+ * left to expire by its TTL. */
+static void kill9_tree(int whole_group) {
+    char out[4096], pidf[300], cmd[2000], o[300];
+    const char *job[] = { "-t", "3000", "-s", S[0], "t:k9", "sh", "-c", cmd, NULL };
+    long pids[8];
+    int n = 0, i, alive = 0;
+    unsigned long long t0, t;
+    pid_t p;
+    path_in(pidf, sizeof pidf, "k9.pids");
+    path_in(o, sizeof o, "out.k9");
+    snprintf(cmd, sizeof cmd,
+             "sleep 30 & echo $! >> %s; setsid sleep 30 & echo $! >> %s; "
+             "sh -c 'sleep 30 & echo $! >> %s; wait' & echo $! >> %s; echo $$ >> %s; wait",
+             pidf, pidf, pidf, pidf, pidf);
+    unlink(pidf);
+    cli_setpgid = whole_group;
+    p = cli_start(job, NULL, o);
+    cli_setpgid = 0;
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 5000 && (n = read_pids(pidf, pids, 8)) < 5) rh_sleep_ms(10);
+    CHECK_MSG(n == 5, "COMMAND's tree reported %d of 5 pids", n);
+    for (i = 0; i < n; i++) CHECK_MSG(proc_running(pids[i]), "pid %ld not running before the kill", pids[i]);
+    kill(whole_group ? -p : p, SIGKILL); /* the group: rlock and what shares it (not the guard) */
+    CHECK_EQ_LL(cli_wait(p, 5000), 128 + SIGKILL);
+    t0 = rh_now_ms();
+    do {
+        for (alive = 0, i = 0; i < n; i++) alive += proc_running(pids[i]);
+        if (!alive) break;
+        rh_sleep_ms(5);
+    } while (rh_now_ms() - t0 < 2000);
+    t = rh_now_ms() - t0;
+    CHECK_MSG(alive == 0, "%d of COMMAND's %d processes still run %llu ms after rlock%s was killed", alive, n, t,
+              whole_group ? "'s process group" : "");
+    for (i = 0; i < n; i++) if (proc_running(pids[i])) kill((pid_t)pids[i], SIGKILL); /* never leave them */
+    if (!alive) printf("kill -9 rlock%s: COMMAND's %d processes gone %llu ms after rlock's death\n",
+                       whole_group ? "'s process group" : "", n, t);
+    CHECK(rh_int(&srv[0], "PTTL t:k9") > 0); /* the lock expires by itself */
+    rh_int(&srv[0], "DEL t:k9");
+    (void)out;
+}
+
+static void test_kill9_tree(void) {
+    kill9_tree(0);
+    kill9_tree(1);
+}
+
+/* Where nobody reaps orphans (a container whose PID 1 does not: simulated
+ * by making this test a child subreaper that does not reap), a zombie in
+ * COMMAND's process group must not count as alive: rlock reaps orphans (its
+ * guard is a subreaper) and does not wait the whole --kill-after. */
+static void test_zombie(void) {
+#ifdef __linux__
+    char out[4096], gpf[300], pidf[300], cmd[800], o[300];
+    const char *job[] = { "-t", "1000", "-k", "5000", "-s", S[0], "t:zombie", "sh", "-c", cmd, NULL };
+    unsigned long long t;
+    long gpid;
+    int st;
+    pid_t p, r;
+    path_in(gpf, sizeof gpf, "zombie.gpid");
+    path_in(pidf, sizeof pidf, "zombie.pid");
+    path_in(o, sizeof o, "out.zombie");
+    /* the inner sh leaves a short sleep behind, orphaned; COMMAND goes on */
+    snprintf(cmd, sizeof cmd, "sh -c 'sleep 0.2 & echo $! > %s'; echo $$ > %s; exec sleep 30", gpf, pidf);
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    gpid = read_pid(gpf);
+    CHECK(gpid > 0);
+    kill(p, SIGSTOP); /* past the lease: on resume COMMAND is stopped, then its group is awaited */
+    rh_sleep_ms(1500);
+    t = rh_now_ms();
+    kill(p, SIGCONT);
+    CHECK_EQ_LL(cli_wait(p, 15000), EX_LOST);
+    t = rh_now_ms() - t;
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 0) == 0);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(t < 3000, "rlock took %llu ms after resuming (--kill-after 5000): it waited for a zombie\n%s", t, out);
+    CHECK_MSG(strstr(out, "did not exit after SIGTERM") == NULL, "%s", out);
+    printf("zombie in COMMAND's group: rlock exited %llu ms after resuming (--kill-after 5000)\n", t);
+    r = gpid > 0 ? waitpid((pid_t)gpid, &st, WNOHANG) : -1;
+    CHECK_MSG(r < 0 && errno == ECHILD, "the orphan %ld was left to this process (a zombie here)", gpid);
+    rh_int(&srv[0], "DEL t:zombie");
+#endif
+}
+
+/* The lock deleted or overwritten under a running COMMAND: the renewal is
+ * refused while validity is left, and rlock says so (not "ran out"). */
+static void test_taken(void) {
+    char out[4096], o[300], got[64];
+    const char *job[] = { "-t", "3000", "-s", S[0], "t:taken", "sleep", "30", NULL };
+    const char *how[] = { "DEL t:taken", "SET t:taken someone-else PX 20000" };
+    unsigned long long t;
+    size_t i;
+    pid_t p;
+    path_in(o, sizeof o, "out.taken");
+    for (i = 0; i < 2; i++) {
+        p = cli_start(job, NULL, o);
+        CHECK(wait_key(&srv[0], "t:taken", 1, 5000));
+        rh_str(&srv[0], got, sizeof got, how[i]);
+        t = rh_now_ms();
+        CHECK_EQ_LL(cli_wait(p, 10000), EX_LOST);
+        t = rh_now_ms() - t;
+        CHECK_MSG(t < 3000, "%s: stopped after %llu ms", how[i], t);
+        read_file(o, out, sizeof out);
+        CHECK_MSG(strstr(out, "the lock was deleted or taken by another client") != NULL, "%s: %s", how[i], out);
+        CHECK_MSG(strstr(out, "ran out") == NULL, "%s: %s", how[i], out);
+    }
+    CHECK(rh_str(&srv[0], got, sizeof got, "GET t:taken") == REDIS_REPLY_STRING && strcmp(got, "someone-else") == 0);
+    rh_int(&srv[0], "DEL t:taken");
+}
+
+/* The longest RESOURCE (RLOCK_MAX_KEY_LEN bytes) works with --fence (it was
+ * exit 70 after connecting); one more byte is a usage error. */
+static void test_longest_key(void) {
+    static char res[300];
+    char out[4096];
+    const char *fenced[] = { "--fence", "-s", S[0], res, "sh", "-c", "test \"$RLOCK_FENCE\" -ge 1", NULL };
+    const char *waiter[] = { "-w", "5000", "--fence", "-s", S[0], res, "true", NULL };
+    char fence_key[320];
+    memset(res, 'r', 256);
+    res[256] = '\0';
+    CHECK_EQ_LL(cli_run(fenced, out, sizeof out), 0);
+    CHECK_EQ_LL(cli_run(waiter, out, sizeof out), 0);
+    snprintf(fence_key, sizeof fence_key, "{%s}:fence", res);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", fence_key), 1);
+    rh_int(&srv[0], "DEL %s", fence_key);
+    res[256] = 'r';
+    res[257] = '\0';
+    CHECK_EQ_LL(cli_run(fenced, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, "longer than 256") != NULL, "%s", out);
+}
+
+/* FAULTS.md row 28: one server under two names would give it two votes and
+ * rlock waited on itself. By address (127.0.0.1 and localhost): refused
+ * before anything is sent. A TCP port and its unix socket: the servers'
+ * run_ids match (the library's check). Exit 64, both names in the message. */
+static void test_same_server(void) {
+    char out[4096], local[64], unixs[300];
+    const char *byname[] = { "-n", "-s", S[0], "-s", local, "t:same", "true", NULL };
+    const char *byunix[] = { "-n", "-s", S[0], "-s", unixs, "-s", S[1], "t:same", "true", NULL };
+    long long before, after;
+    snprintf(local, sizeof local, "localhost:%d", srv[0].port);
+    snprintf(unixs, sizeof unixs, "unix:%s", srv[0].unixsock);
+    before = info_field(&srv[0], "total_connections_received");
+    CHECK_EQ_LL(cli_run(byname, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, S[0]) && strstr(out, local) && strstr(out, "same server"), "%s", out);
+    after = info_field(&srv[0], "total_connections_received");
+    CHECK_MSG(after == before + 1, "%lld connections (1 is the check's own)", after - before);
+    CHECK_EQ_LL(cli_run(byunix, out, sizeof out), EX_USAGE);
+    CHECK_MSG(strstr(out, S[0]) && strstr(out, unixs) && strstr(out, "run_id") && count_lines(out) == 1, "%s", out);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:same"), 0);
+}
+
 static void rm_tree(const char *dir) {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -639,6 +858,12 @@ int main(void) {
     test_signals();
     test_auth();
     test_foreign();
+    test_conflict_exit0();
+    test_longest_key();
+    test_same_server();
+    test_taken();
+    test_kill9_tree();
+    test_zombie();
     test_lost();
     test_redlock();
     for (i = 0; i < 3; i++) rh_server_stop(&srv[i]);

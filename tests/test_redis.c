@@ -10,6 +10,9 @@
  * maxclients; OOM and READONLY; the non-blocking API driven by poll(); a
  * holder killed with SIGKILL (FAULTS.md row 2), a server restarted without
  * persistence (row 9: two holders, shown), a SIGALRM storm (row 22: EINTR);
+ * the longest key with fencing and a queued waiter (every auxiliary name);
+ * one server under two names refused by rlock_client_connect (row 28); a
+ * release with an unknown outcome (the handle stays HELD; retry it);
  * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
@@ -19,6 +22,7 @@
 #include "rlock.h"
 #include "adapters/rlock_hiredis.h"
 #include "harness.h"
+#include "proxy.h"
 #include "check.h"
 
 #include <poll.h>
@@ -71,6 +75,16 @@ static long long since(unsigned long long t0) { return (long long)(rh_now_ms() -
 static int key_is(const rh_server *s, const char *key, const char *want) {
     char buf[256];
     return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0;
+}
+
+/* The key is gone within ms. */
+static int wait_gone(const rh_server *s, const char *key, unsigned ms) {
+    unsigned long long end = rh_now_ms() + ms;
+    while (rh_int(s, "EXISTS %s", key) != 0) {
+        if (rh_now_ms() > end) return 0;
+        rh_sleep_ms(5);
+    }
+    return 1;
 }
 
 /* SCRIPT EXISTS sha -> 1 / 0, -1 on error. */
@@ -1353,6 +1367,211 @@ static void test_fault02_holder_killed(const rh_server *s) {
     tc_close(&t);
 }
 
+/* Child of test_max_key_aux: wait (pub/sub, so it queues) for the longest
+ * key, fenced; exit 0 when it got the lock with a fence above `above`. */
+static int max_key_waiter_child(const rh_server *s, const char *key, long long above) {
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    rlock_posix_conn spc;
+    rlock_node sub;
+    tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    int rc;
+    cfg.fencing = 1;
+    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 || rlock_posix_init_tcp(&spc, "127.0.0.1", s->port, 1000) != 0 ||
+        rlock_node_init(&sub, rlock_posix_transport(&spc)) != RLOCK_OK ||
+        rlock_client_set_subscribers(&t.cl, &sub, 1) != RLOCK_OK ||
+        rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    st = rlock_acquire(&lk, 5000, 8000);
+    rc = st != RLOCK_OK ? 11 : rlock_fence_token(&lk) <= above ? 12 : rlock_release(&lk) != RLOCK_OK ? 13 : 0;
+    rlock_posix_close(&spc);
+    tc_close(&t);
+    return rc;
+}
+
+/* The longest key (RLOCK_MAX_KEY_LEN bytes) keeps every auxiliary name:
+ * fenced acquire works and "{key}:fence" counts, a waiter queues in
+ * "{key}:waiters" and is woken by the release. (The lock's aux_base was one
+ * byte short for "{key}" + NUL: fencing failed with E_BADARG and the wait
+ * queue was silently skipped.) */
+static void test_max_key_aux(const rh_server *s) {
+    static char key[RLOCK_MAX_KEY_LEN + 1];
+    char fence_key[RLOCK_MAX_AUX_LEN + 16], waiters[RLOCK_MAX_AUX_LEN + 16], deadlines[RLOCK_MAX_AUX_LEN + 16];
+    char got[32];
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    unsigned long long t0;
+    long long fence, queued = 0;
+    int status;
+    pid_t pid;
+    tconn t;
+    rlock_lock lk;
+    memset(key, 'm', RLOCK_MAX_KEY_LEN);
+    CHECK_EQ_LL(rlock_aux_key(fence_key, sizeof fence_key, key, RLOCK_MAX_KEY_LEN, ":fence"), RLOCK_MAX_AUX_LEN + 6);
+    CHECK_EQ_LL(rlock_aux_key(waiters, sizeof waiters, key, RLOCK_MAX_KEY_LEN, ":waiters"), RLOCK_MAX_AUX_LEN + 8);
+    CHECK_EQ_LL(rlock_aux_key(deadlines, sizeof deadlines, key, RLOCK_MAX_KEY_LEN, ":deadlines"), RLOCK_MAX_AUX_LEN + 10);
+    cfg.fencing = 1;
+    CHECK(tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    fence = rlock_fence_token(&lk);
+    CHECK(fence >= 1);
+    rh_str(s, got, sizeof got, "GET %s", fence_key);
+    CHECK_MSG(atoll(got) == fence, "{key}:fence holds '%s', the fence token is %lld", got, fence);
+    pid = rh_fork();
+    if (pid == 0) _exit(max_key_waiter_child(s, key, fence));
+    CHECK(pid > 0);
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 5000 && (queued = rh_int(s, "ZCARD %s", waiters)) < 1) rh_sleep_ms(10);
+    CHECK_MSG(queued == 1, "the waiter is not in {key}:waiters (ZCARD %lld)", queued);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    status = pid > 0 ? rh_wait_child(pid, 10000) : -1;
+    CHECK_MSG(rh_exited_with(status, 0), "the waiter on the longest key: status 0x%x", (unsigned)status);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    CHECK_EQ_LL(rh_int(s, "DEL %s", fence_key), 1);
+    rh_int(s, "DEL %s %s", waiters, deadlines); /* they also expire by themselves */
+    tc_close(&t);
+}
+
+/* Nodes [0..n) over TCP or unix to servers srv[i], one client. */
+typedef struct tmulti {
+    rlock_posix_conn pc[3];
+    rlock_node node[3];
+    rlock_client cl;
+    size_t n;
+} tmulti;
+
+static int tm_open(tmulti *m, const rh_server *const *srv, const int *use_unix, size_t n, const char *user,
+                   const char *pass) {
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    size_t i;
+    m->n = n;
+    for (i = 0; i < n; i++) {
+        int r = use_unix[i] ? rlock_posix_init_unix(&m->pc[i], srv[i]->unixsock, 1000)
+                            : rlock_posix_init_tcp(&m->pc[i], "127.0.0.1", srv[i]->port, 1000);
+        if (r != 0 || rlock_node_init(&m->node[i], rlock_posix_transport(&m->pc[i])) != RLOCK_OK) return -1;
+        m->node[i].username = user;
+        m->node[i].password = pass;
+    }
+    return rlock_client_init(&m->cl, m->node, n, &cfg) == RLOCK_OK ? 0 : -1;
+}
+static void tm_close(tmulti *m) {
+    size_t i;
+    rlock_client_close(&m->cl);
+    for (i = 0; i < m->n; i++) rlock_posix_close(&m->pc[i]);
+}
+
+/* FAULTS.md row 28 on real servers: one server under two names (its TCP
+ * port and its unix socket) is refused by rlock_client_connect, which names
+ * the repeated node and the server's run_id; the client is unusable after,
+ * nothing is left open or written. Two distinct servers pass. A user who may
+ * not run INFO cannot be checked: connect succeeds (documented). */
+static void test_connect_same_server(const rh_server *s) {
+    const rh_server *same[3] = { s, s, NULL }, *two[3] = { s, NULL, NULL };
+    const int tcp_unix[3] = { 0, 1, 0 }, tcp3[3] = { 0, 0, 0 };
+    char run_id[64], want[128], line[256];
+    rh_server other;
+    tmulti m;
+    rlock_lock lk;
+    int fds = rh_count_fds();
+
+    rh_str(s, run_id, sizeof run_id, "EVAL %s 0", "return string.match(redis.call('info','server'),'run_id:(%x+)')");
+    CHECK_EQ_LL(strlen(run_id), 40);
+    CHECK(tm_open(&m, same, tcp_unix, 2, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &m.cl, "same:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_connect(&m.cl, 1000), RLOCK_E_BADARG);
+    snprintf(want, sizeof want, "same server as node 0 (run_id %s)", run_id);
+    CHECK_MSG(strcmp(rlock_node_error(&m.node[1]), want) == 0, "node 1: '%s'", rlock_node_error(&m.node[1]));
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_BADARG); /* unusable: no two votes */
+    CHECK_EQ_LL(m.pc[0].fd, -1);
+    CHECK_EQ_LL(m.pc[1].fd, -1);
+    tm_close(&m);
+    CHECK_EQ_LL(rh_int(s, "EXISTS same:key"), 0);
+
+    /* two servers: fine */
+    if (rh_server_start(&other, NULL) != 0) { CHECK(0); return; }
+    two[1] = &other;
+    CHECK(tm_open(&m, two, tcp3, 2, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_client_connect(&m.cl, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &m.cl, "same:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tm_close(&m);
+    rh_server_stop(&other);
+
+    /* a user without INFO: the identity is unknown, not an error */
+    rh_str(s, line, sizeof line, "ACL SETUSER noinfo on >pw ~* &* +@all -info");
+    CHECK(strcmp(line, "OK") == 0);
+    CHECK(tm_open(&m, same, tcp_unix, 2, "noinfo", "pw") == 0);
+    CHECK_EQ_ST(rlock_client_connect(&m.cl, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_node_status(&m.node[1]), RLOCK_OK);
+    tm_close(&m);
+    rh_str(s, line, sizeof line, "ACL DELUSER noinfo");
+    CHECK(atoi(line) == 1);
+    CHECK_EQ_LL(rh_count_fds(), fds);
+}
+
+/* A release whose outcome is unknown (E_IO: no reply within the node
+ * timeout) leaves the handle HELD - the lock may still be there - so a new
+ * acquire on it is E_STATE. Calling rlock_release again is the retry: OK
+ * when the first attempt never arrived (black-holed by the proxy), LOST when
+ * it did arrive, late (the server was paused): either way the key is gone
+ * and the handle idle. Not retried: E_STATE until the validity runs out,
+ * then the handle acquires afresh. */
+static void test_release_unknown(rh_server *s) {
+    rlock_config cfg = cfg_node_timeout(200);
+    char token[RLOCK_TOKEN_LEN + 1];
+    rp_proxy px;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    if (rp_start(&px, s->port) != 0) { CHECK(0); return; }
+    CHECK(rlock_posix_init_tcp(&pc, "127.0.0.1", px.port, 1000) == 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "unknown:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* the release never arrives */
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    memcpy(token, rlock_lock_token(&lk), sizeof token);
+    rp_set_mode(&px, RP_DROP, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_IO);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_E_STATE);
+    CHECK(key_is(s, "unknown:key", token)); /* still there */
+    rp_set_mode(&px, RP_FORWARD, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK); /* the retry */
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rh_int(s, "EXISTS unknown:key"), 0);
+
+    /* the release arrives late */
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    rh_server_pause(s);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_IO);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    rh_server_resume(s);
+    CHECK(wait_gone(s, "unknown:key", 2000)); /* the server ran it on resuming */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST); /* the retry: no longer ours */
+    CHECK(rlock_lock_state(&lk) != RLOCK_STATE_HELD);
+
+    /* not retried */
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    rp_set_mode(&px, RP_DROP, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_IO);
+    rp_set_mode(&px, RP_FORWARD, 0);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_E_STATE);
+    rh_sleep_ms(1100);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS unknown:key"), 0);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    rp_stop(&px);
+}
+
 /* CONFIG GET name == want (a 2-element array reply). */
 static int config_is(const rh_server *s, const char *name, const char *want) {
     redisContext *c = rh_connect(s);
@@ -1521,6 +1740,14 @@ static void test_fault22_eintr(const rh_server *s) {
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
 
     CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+    /* A SIGALRM can still be on its way once the timer is off (valgrind
+     * queues signals and delivers them later): keep the handler until none
+     * has come for a while, or the old (default) action kills the suite. */
+    for (r = 0; r < 100; r++) {
+        sig_atomic_t n = g_alarms;
+        rh_sleep_ms(5);
+        if (g_alarms == n) break;
+    }
     CHECK(sigaction(SIGALRM, &old, NULL) == 0);
     printf("EINTR storm: %d signals during a wait, a contended acquire, extend and release\n", (int)g_alarms);
     CHECK_MSG(g_alarms >= 100, "only %d signals arrived", (int)g_alarms);
@@ -1581,6 +1808,9 @@ int main(void) {
     test_nonblocking(&s);
     test_pipelined_locks(&s);
     test_connect_error_text();
+    test_max_key_aux(&s);
+    test_connect_same_server(&s);
+    test_release_unknown(&s);
     test_fault02_holder_killed(&s);
     test_fault22_eintr(&s);
     test_server_faults(&s); /* restarts s: keep it last on s */

@@ -25,7 +25,9 @@
  *            -fno-sanitize-recover=all -I. -Itests tests/test_unit.c -lpthread -o build/test_unit
  * Also builds as C++ and with clang. RLOCK_TEST_QUICK=1 (set by `make test`
  * under valgrind) shortens the fuzz loop. */
+#ifndef RLOCK_NO_POSIX /* bare metal (tests/cross) has no threads */
 #define RLOCK_WATCHDOG /* its functions' argument checks are tested here; no thread is started */
+#endif
 #define RLOCK_IMPLEMENTATION
 #include "rlock.h"
 #include "check.h"
@@ -1486,9 +1488,13 @@ static void test_random_fails(void) {
  * reaches any transport. */
 static void test_bad_args_every_public_function(void) {
     static rlock_node junk_node, zero_node, tmp_node, subs[2];
-    static rlock_client junk_client, zero_client, dead_client, own;
+    static rlock_client junk_client, zero_client, dead_client;
     static rlock_lock junk_lock, zero_lock, destroyed, orphan, dl;
+#ifdef RLOCK_WATCHDOG
+    static rlock_client own;
     static rlock_watchdog w, w_zero;
+    long long v;
+#endif
     static char longkey[RLOCK_MAX_KEY_LEN + 1];
     const char *argv[2];
     size_t lens[2];
@@ -1498,7 +1504,6 @@ static void test_bad_args_every_public_function(void) {
     unsigned char buf[64];
     char out[32];
     uint32_t next;
-    long long v;
     size_t i;
     rlock_lock *const bad_locks[] = { NULL, &junk_lock, &zero_lock, &destroyed, &orphan };
     const rlock_node *const bad_nodes[] = { NULL, &junk_node, &zero_node };
@@ -1647,7 +1652,9 @@ static void test_bad_args_every_public_function(void) {
         CHECK_EQ_ST(rlock_renew_poll(lk, &next), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_renew_poll(lk, NULL), RLOCK_E_BADARG);
         rlock_lock_destroy(lk);
+#ifdef RLOCK_WATCHDOG
         CHECK_EQ_ST(rlock_watchdog_start(&w, lk, &C), RLOCK_E_BADARG);
+#endif
     }
 
     /* --- 5. out-of-range values on a good, idle handle --- */
@@ -1692,6 +1699,7 @@ static void test_bad_args_every_public_function(void) {
             CHECK(rlock_script_text(ids[i]) == NULL && rlock_script_sha(ids[i]) == NULL);
     }
 
+#ifdef RLOCK_WATCHDOG
     /* --- RLOCK_WATCHDOG: bad arguments start no thread --- */
     memset(&w_zero, 0, sizeof w_zero);
     CHECK_EQ_ST(rlock_client_init(&own, N + 3, 2, &CFG), RLOCK_OK);
@@ -1713,6 +1721,7 @@ static void test_bad_args_every_public_function(void) {
     CHECK_EQ_LL(rlock_watchdog_state(&w_zero, &v), RLOCK_STATE_IDLE);
     CHECK_EQ_LL(v, 0);
     CHECK_EQ_LL(rlock_watchdog_state(NULL, NULL), RLOCK_STATE_IDLE);
+#endif
 
     CHECK_MSG(all_silent(RLOCK_MAX_NODES + 1), "a bad argument reached a transport");
     for (i = 0; i < RLOCK_MAX_NODES + 1; i++) CHECK(F[i].close_calls == 0 && F[i].wait_calls == 0);
@@ -1730,7 +1739,9 @@ static void test_bad_args_every_public_function(void) {
     CHECK_EQ_ST(rlock_renew_poll(&LK, NULL), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_acquire(&LK, 0, 0), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_STATE); /* a simple lock is not reentrant */
+#ifdef RLOCK_WATCHDOG
     CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &C), RLOCK_E_BADARG);
+#endif
     CHECK(F[0].n_reqs == 1 && F[1].n_reqs == 1);
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
     CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
@@ -1767,7 +1778,7 @@ static void test_acquire_release_basic(void) {
     /* validity runs down with the clock */
     g_now += 1000;
     CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - 1007 - DRIFT);
-    memcpy(tok1, rlock_lock_token(&LK), sizeof tok1);
+    snprintf(tok1, sizeof tok1, "%s", rlock_lock_token(&LK)); /* "" when not held: never read past it */
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     CHECK_REQ(F[0], 1, 0, S_REL, "10000");
     CHECK_EQ_LL(F[0].req_conn[1], 1); /* same connection */
@@ -3031,14 +3042,21 @@ static void test_clock(void) {
     env_done();
 }
 
+#define RUN_ID_A "$40\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"
+#define RUN_ID_B "$40\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n"
+#define RUN_ID_C "$40\r\ncccccccccccccccccccccccccccccccccccccccc\r\n"
+
 static void test_client_connect(void) {
     env_reset("client connect");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], "PING", "+PONG\r\n");
     fk_add(&F[1], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A); /* the nodes that answered: which server are you? */
+    fk_add(&F[1], "run_id", RUN_ID_B);
     F[2].connect_fail = 1;
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK); /* a quorum is up */
     CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_IO);
+    CHECK(req_has(&F[0], 1, "EVAL") && req_has(&F[1], 1, "'info','server'"));
     fk_add(&F[0], "PING", "-ERR nope\r\n");
     fk_add(&F[1], "PING", ":1\r\n");
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_QUORUM);
@@ -3052,6 +3070,66 @@ static void test_client_connect(void) {
     fk_add(&F[0], "AUTH", "-WRONGPASS nope\r\n");
     fk_add(&F[0], "PING", "+PONG\r\n");
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_AUTH);
+    env_done();
+
+    env_reset("client connect, one node: no identity round");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "PING", "+PONG\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    env_done();
+}
+
+/* FAULTS.md row 28: one server listed twice under different names answers
+ * with one run_id: two votes for one server. rlock_client_connect refuses
+ * (E_BADARG, the node's error names the other node and the run_id), closes
+ * every connection and leaves the client unusable: nothing more is sent. */
+static void test_client_connect_same_server(void) {
+    int i;
+    env_reset("client connect, one server twice");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A);
+    fk_add(&F[1], "run_id", RUN_ID_B);
+    fk_add(&F[2], "run_id", RUN_ID_A);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_BADARG);
+    CHECK_MSG(strcmp(rlock_node_error(&N[2]), "same server as node 0 (run_id aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)") == 0,
+              "%s", rlock_node_error(&N[2]));
+    CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_OK);
+    CHECK_EQ_ST(rlock_node_status(&N[1]), RLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_MSG(F[i].close_calls == 1 && !F[i].connected, "node %d left connected", i);
+    CHECK_EQ_LL(rlock_client_quorum(&C), 0);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_BADARG);
+    for (i = 0; i < 3; i++) CHECK_EQ_LL(F[i].n_reqs, 2);
+    env_done();
+
+    /* a node whose user may not run EVAL (or INFO: nil) is not compared;
+     * the probe's refusal is not that node's error */
+    env_reset("client connect, identity unknown");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A);
+    fk_add(&F[1], "run_id", "-NOPERM this user has no permissions to run the 'eval' command\r\n");
+    fk_add(&F[2], "run_id", "$-1\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_node_status(&N[i]), RLOCK_OK);
+    CHECK(rlock_node_error(&N[1])[0] == '\0');
+    fk_add(&F[0], "EVALSHA", GRANT);
+    fk_add(&F[1], "EVALSHA", GRANT);
+    fk_add(&F[2], "EVALSHA", GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK); /* the client still works */
+    env_done();
+
+    /* the check runs on the nodes that answered; distinct ids are fine */
+    env_reset("client connect, three servers");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
+    fk_add(&F[0], "run_id", RUN_ID_A);
+    fk_add(&F[1], "run_id", RUN_ID_B);
+    fk_add(&F[2], "run_id", RUN_ID_C);
+    CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
     env_done();
 }
 
@@ -3345,6 +3423,7 @@ int main(void) {
     test_release_held_mask();
     test_clock();
     test_client_connect();
+    test_client_connect_same_server();
     test_no_connect_hook();
     test_fencing();
     test_fault01_backoff_jitter();
