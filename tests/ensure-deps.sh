@@ -10,6 +10,9 @@
 #                           gcc-i686-linux-gnu) and hiredis for i386 (multiarch),
 #                           the big-endian PowerPC cross compiler and qemu-user,
 #                           arm-none-eabi-gcc with newlib, qemu-system-arm
+#   ensure-deps.sh firmware also what `make firmware` needs (examples/firmware):
+#                           arm-none-eabi-gcc with newlib, qemu-system-arm,
+#                           redis-cli
 #   ensure-deps.sh install  also what `make install-check` needs: cmake,
 #                           pkg-config, man-db and groff
 # gcc-multilib and Debian's *-linux-gnu cross compilers conflict: an existing
@@ -36,13 +39,19 @@ for want in "$@"; do
         command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing="$missing gcc-arm-none-eabi"
         [ -f /usr/lib/arm-none-eabi/lib/thumb/v6-m/nofp/librdimon.a ] || missing="$missing libnewlib-arm-none-eabi"
         ;;
+    firmware)
+        command -v qemu-system-arm >/dev/null 2>&1 || missing="$missing qemu-system-arm"
+        command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing="$missing gcc-arm-none-eabi"
+        [ -f /usr/lib/arm-none-eabi/lib/thumb/v6-m/nofp/librdimon.a ] || missing="$missing libnewlib-arm-none-eabi"
+        command -v redis-cli >/dev/null 2>&1 || missing="$missing redis-tools"
+        ;;
     install)
         command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
         command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
         command -v man >/dev/null 2>&1 || missing="$missing man-db"
         command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
         ;;
-    *) echo "ensure-deps: unknown set '$want' (cross, install)" >&2; exit 64 ;;
+    *) echo "ensure-deps: unknown set '$want' (cross, firmware, install)" >&2; exit 64 ;;
     esac
 done
 [ -z "$missing" ] && exit 0
