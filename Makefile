@@ -216,10 +216,7 @@ cross: deps
 # accesses of the compiler's own (startup.c makes them trap), linked with
 # newlib's alignment-safe v6-M libc.
 FW_CC    := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mno-unaligned-access
-# -Wno-error=array-bounds: until rlock.h is fixed, gcc 12 warns in
-# rlock__same_server with RLOCK_MAX_NODES 1 (a false positive; the warning
-# still shows; tests/cross/run.sh has the check, disabled: RLOCK_CROSS_PENDING).
-FW_FLAGS := $(STRICT) -Wconversion -Wcast-align=strict -Wno-error=array-bounds -Os -g -ffunction-sections -fdata-sections
+FW_FLAGS := $(STRICT) -Wconversion -Wcast-align=strict -Os -g -ffunction-sections -fdata-sections
 firmware: deps $(BUILD)/rlock $(BUILD)/rlock-testserver
 	@./tests/ensure-deps.sh firmware
 	@$(MAKE) --no-print-directory $(BUILD)/firmware/firmware.elf
