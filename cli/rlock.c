@@ -149,6 +149,7 @@ static const char *const help_text[] = {
     "  77                the server refused AUTH (NOAUTH, WRONGPASS, NOPERM)",
     "  126, 127          COMMAND could not be executed, was not found",
     "  128+N             signal N arrived while rlock waited for the lock",
+    "  status, unlock    0 free / removed, 1 held / was not held; errors as above",
     "",
     "Examples:",
     "  # cron: at most one report at a time; skip this run if one is still going",
