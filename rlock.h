@@ -2530,18 +2530,15 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     rlock_node *n = lk->client->nodes[i];
     rlock_reply parsed;
     rlock_status kept;
-    if (r->script == RLOCK__S_INSPECT && lk->op.info) {
+    if (r->script == RLOCK__S_INSPECT && lk->op.info && st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
         /* The text answer is read into the caller's rlock_info here (it
-         * points into the receive buffer); the round keeps a plain 1. */
-        lk->op.info[i].st = st;
-        if (st == RLOCK_OK && rep && rep->v.type == RLOCK_RESP_BULK) {
-            if (rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len)) {
-                memset(&parsed, 0, sizeof parsed);
-                parsed.v.type = RLOCK_RESP_INTEGER;
-                parsed.v.integer = 1;
-                rep = &parsed;
-            }
-        }
+         * points into the receive buffer); the round keeps a plain 1. Any
+         * other answer is of the wrong shape (NIL: RLOCK_E_PROTOCOL). */
+        int ok = rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len);
+        memset(&parsed, 0, sizeof parsed);
+        parsed.v.type = ok ? RLOCK_RESP_INTEGER : RLOCK_RESP_NIL;
+        parsed.v.integer = 1;
+        rep = &parsed;
     }
     kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
     if (r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;

@@ -3382,8 +3382,83 @@ static void test_fault10_monotonic_clock(void) {
     env_done();
 }
 
+/* Section 5b on the scripted transport: the Cluster slot function, the
+ * inspect answer's parser, multi-lock arguments and encoding (every key,
+ * one token, nothing else), the semaphore's permits argument, UPGRADE
+ * mapped to its own status (not retried), an inspect answer read into
+ * rlock_info. */
+static void test_primitives_unit(void) {
+    enum { S_SEM_ACQ = 6, S_WRITE_ACQ = 12, S_MULTI_ACQ = 15, S_MULTI_REL = 17, S_INSPECT = 18 };
+    rlock_info info[2];
+    const char *keys[3] = { "{j}:a", "{j}:bb", "{j}:c" }, *mixed[2] = { "a", "b" };
+    size_t lens[3] = { 5, 6, 5 }, mlens[2] = { 1, 1 }, big[2] = { 200, 200 };
+    static char bigkey[256];
+    const char *bigs[2] = { bigkey, bigkey };
+    env_reset("primitives");
+    CHECK_EQ_LL(rlock_key_slot("123456789", 9), 0x31C3);       /* the Cluster spec's CRC16 test vector */
+    CHECK_EQ_LL(rlock_key_slot("foo", 3), 12182);
+    CHECK_EQ_LL(rlock_key_slot("{user1000}.following", 20), rlock_key_slot("{user1000}.followers", 20));
+    CHECK_EQ_LL(rlock_key_slot("x{}y", 4), rlock__crc16("x{}y", 4) & 16383u); /* empty tag: the whole key */
+    CHECK_EQ_LL(rlock_key_slot("a{b", 3), rlock__crc16("a{b", 3) & 16383u);   /* no '}': the whole key */
+    CHECK_EQ_LL(rlock_key_slot(NULL, 3), 0);
+    /* the inspect answer */
+    {
+        static const char ok1[] = "semaphore 1500 3 1 2 0 abcdef0123456789", ok2[] = "free -2 0 0 4 1 ";
+        static const char *const bad[] = { "", "x", "simple 12", "simple a b c d e f", "averyveryverylongkind 1 1 1 1 1 x",
+                                           " 1 1 1 1 1 x" };
+        size_t i;
+        CHECK(rlock__parse_info(&info[0], ok1, strlen(ok1)));
+        CHECK(strcmp(info[0].kind, "semaphore") == 0 && info[0].pttl_ms == 1500 && info[0].holders == 3 &&
+              info[0].holds == 1 && info[0].waiters == 2 && info[0].writer_waiting == 0 &&
+              strcmp(info[0].owner, "abcdef0123456789") == 0);
+        CHECK(rlock__parse_info(&info[0], ok2, strlen(ok2)));
+        CHECK(strcmp(info[0].kind, "free") == 0 && info[0].pttl_ms == -2 && info[0].waiters == 4 &&
+              info[0].writer_waiting == 1 && info[0].owner[0] == '\0');
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+            CHECK_MSG(!rlock__parse_info(&info[0], bad[i], strlen(bad[i])), "'%s' parsed", bad[i]);
+    }
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    /* multi-lock arguments */
+    memset(bigkey, 'k', sizeof bigkey);
+    CHECK_EQ_ST(rlock_multi_init(&LK2, &C, keys, lens, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_multi_init(&LK2, &C, keys, lens, RLOCK_MAX_MULTI + 1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_multi_init(&LK2, &C, NULL, lens, 2), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_multi_init(&LK2, &C, bigs, big, 2), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&LK2), "RLOCK_MAX_KEY_LEN") != NULL);
+    CHECK_EQ_ST(rlock_multi_init(&LK2, &C, mixed, mlens, 2), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&LK2), "key 1 hashes to Cluster slot") != NULL);
+    CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_multi_init(&LK2, &C, keys, lens, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_E_BADARG); /* one key at a time */
+    fk_add(&F[0], rlock_script_sha(S_MULTI_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_MULTI_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_OK);
+    CHECK(req_has(&F[0], 0, "$1\r\n3\r\n$5\r\n{j}:a\r\n$6\r\n{j}:bb\r\n$5\r\n{j}:c\r\n$32\r\n"));
+    CHECK(req_has(&F[0], 0, "*8\r\n")); /* EVALSHA sha 3 k k k token ttl: no queue, no fence */
+    CHECK_EQ_ST(rlock_release(&LK2), RLOCK_OK);
+    /* a semaphore sends its permits as ARGV[5] */
+    CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 7), RLOCK_OK);
+    fk_add(&F[0], rlock_script_sha(S_SEM_ACQ), "*2\r\n:0\r\n:100\r\n");
+    CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_NOT_ACQUIRED);
+    CHECK(req_has(&F[0], 2, "$5\r\n10000\r\n$0\r\n\r\n$1\r\n0\r\n$1\r\n7\r\n"));
+    /* an upgrade is refused with its own status, at once */
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "rw", 2, RLOCK_KIND_WRITE), RLOCK_OK);
+    fk_add(&F[0], rlock_script_sha(S_WRITE_ACQ), "-UPGRADE read lock held by this owner\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 5000), RLOCK_E_UPGRADE);
+    CHECK(rlock_lock_state(&LK2) == RLOCK_STATE_IDLE);
+    /* inspect reads the text answer into out[] */
+    fk_add(&F[0], rlock_script_sha(S_INSPECT), "$34\r\nwrite 900 1 2 0 1 0123456789abcdef\r\n");
+    CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_OK);
+    CHECK(info[0].st == RLOCK_OK && strcmp(info[0].kind, "write") == 0 && info[0].holds == 2 &&
+          info[0].writer_waiting == 1 && strcmp(info[0].owner, "0123456789abcdef") == 0);
+    fk_add(&F[0], rlock_script_sha(S_INSPECT), ":1\r\n"); /* not the text: the stream is not trusted */
+    CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_E_PROTOCOL);
+    env_done();
+}
+
 int main(void) {
     test_fake_selftest();
+    test_primitives_unit();
     test_parse_valid_values();
     test_parse_splits();
     test_parse_malformed();
