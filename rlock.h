@@ -62,6 +62,9 @@
  *   RLOCK_ASSERT(x)            internal invariants (op transitions) [assert]
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns "" (saves .rodata)
  *   RLOCK_WATCHDOG             build the optional renewal thread (pthreads)
+ *   RLOCK_NO_PRIMITIVES        leave out section 5b (semaphores, read-write and
+ *                              multi-locks, inspection): ~12 KB less .rodata and
+ *                              ~3 KB less .text on Cortex-M4, a smaller RLOCK_TX_BUF
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -112,9 +115,13 @@ extern "C" {
 #endif
 #ifndef RLOCK_TX_BUF
 /* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
- * script (a writer's, section 5b) plus the key and three auxiliary keys
- * (checked at compile time). */
+ * script (a writer's, section 5b; ~0.9 KB without it) plus the key and
+ * three auxiliary keys (checked at compile time). */
+#ifdef RLOCK_NO_PRIMITIVES
+#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#else
 #define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#endif
 #endif
 #ifndef RLOCK_RX_BUF
 #define RLOCK_RX_BUF 1024
@@ -774,6 +781,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #ifndef RLOCK_MAX_MULTI
 #define RLOCK_MAX_MULTI 8
 #endif
+#ifndef RLOCK_NO_PRIMITIVES
 /* A semaphore handle on key allowing `permits` (1..2^31-1) holders at once. */
 RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
                                            long long permits);
@@ -802,10 +810,15 @@ RLOCKDEF rlock_status rlock_inspect(rlock_lock *lk, rlock_info *out, size_t cap)
  * did. The holders are not told: their next renewal finds it LOST. */
 RLOCKDEF rlock_status rlock_force_unlock_begin(rlock_lock *lk);
 RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
+#endif /* RLOCK_NO_PRIMITIVES */
 
 /* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
  * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
+#ifdef RLOCK_NO_PRIMITIVES
+#define RLOCK_SCRIPT_COUNT 6
+#else
 #define RLOCK_SCRIPT_COUNT 20
+#endif
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
 
@@ -1405,7 +1418,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * script, key, three auxiliary keys, owner and small numbers) must fit. */
 /* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
  * compile-time constant of small config values, not a run-time product */
-typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_WRITE_ACQUIRE) + 64 +
+#ifdef RLOCK_NO_PRIMITIVES
+#define RLOCK__LONGEST_ACQUIRE RLOCK__LUA_REENTRANT_ACQUIRE
+#define RLOCK__PRIM(x) "" /* left out: never sent (no handle of these kinds can be made) */
+#else
+#define RLOCK__LONGEST_ACQUIRE RLOCK__LUA_WRITE_ACQUIRE
+#define RLOCK__PRIM(x) x
+#endif
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LONGEST_ACQUIRE) + 64 +
                                 4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
@@ -1417,30 +1437,31 @@ typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >=
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
     RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE,
-    RLOCK__LUA_SEM_ACQUIRE, RLOCK__LUA_SEM_EXTEND, RLOCK__LUA_SEM_RELEASE,
-    RLOCK__LUA_READ_ACQUIRE, RLOCK__LUA_READ_EXTEND, RLOCK__LUA_READ_RELEASE,
-    RLOCK__LUA_WRITE_ACQUIRE, RLOCK__LUA_WRITE_EXTEND, RLOCK__LUA_WRITE_RELEASE,
-    RLOCK__LUA_MULTI_ACQUIRE, RLOCK__LUA_MULTI_EXTEND, RLOCK__LUA_MULTI_RELEASE,
-    RLOCK__LUA_INSPECT, RLOCK__LUA_FORCE
+    RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE), RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND), RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE),
+    RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE), RLOCK__PRIM(RLOCK__LUA_READ_EXTEND), RLOCK__PRIM(RLOCK__LUA_READ_RELEASE),
+    RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE), RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND),
+    RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE), RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE),
+    RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND), RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE),
+    RLOCK__PRIM(RLOCK__LUA_INSPECT), RLOCK__PRIM(RLOCK__LUA_FORCE)
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
     "d5b046736a0d797b5eb38aeaf2e51fd32307b11e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
     "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7",
-    "73c3200ea0bcd2fced09231c517bd06c44cd7872", "f97790c858588bc153f2d9c728ae603445c757d3",
-    "651b27577c3560023456f61cddd1df23375d76f7", "83c097b1102accb87b6a4fc6502b593bfa6a65d2",
-    "2f8697bce275e0e230870f94607b9fa525eb6ae0", "547522af83a423fb452bb8b7df2ee9e4c87062cb",
-    "620ecc9ec2266640e3776c7dad81734fd2b2797d", "e56efc39cf175b0f4fae4a9b65a6c9ed18aac801",
-    "6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c", "2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04",
-    "b3bf648a06b226a357add3d7c17fb73db5af1415", "f951cdead6c75298035bcb752a5abe18147a6674",
-    "658a53f79ebac3be7bdb9e360403b7ddee6d177f", "8c7c150d6ddd5f4927989bfa2aff03ba98982766"
+    RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
+    RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("547522af83a423fb452bb8b7df2ee9e4c87062cb"),
+    RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
+    RLOCK__PRIM("6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
+    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
+    RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
-    return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua[id] : NULL;
+    return id >= 0 && id < RLOCK_SCRIPT_COUNT ? rlock__lua[id] : NULL;
 }
 RLOCKDEF const char *rlock_script_sha(int id) {
-    return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua_sha[id] : NULL;
+    return id >= 0 && id < RLOCK_SCRIPT_COUNT ? rlock__lua_sha[id] : NULL;
 }
 
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
@@ -2415,6 +2436,7 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
 
 /* Encode the lock's script for its current round (EVAL when use_eval, else
  * EVALSHA) into out; its length, or 0 when it does not fit. */
+#ifndef RLOCK_NO_PRIMITIVES
 /* A number of the inspect answer's text; advances *p past it and a space. */
 static int rlock__info_num(const char **p, const char *end, long long *out) {
     const char *q = *p;
@@ -2446,6 +2468,7 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
     rlock__copy_text(info->owner, sizeof info->owner, p, (size_t)(end - p));
     return 1;
 }
+#endif
 
 /* Scripts come in acquire / extend / release triples, then the admin ones. */
 static int rlock__script_is(int s, int which) { return s < RLOCK__S_INSPECT && s % 3 == which; }
@@ -2528,8 +2551,9 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
                                 const char *why) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
-    rlock_reply parsed;
     rlock_status kept;
+#ifndef RLOCK_NO_PRIMITIVES
+    rlock_reply parsed;
     if (r->script == RLOCK__S_INSPECT && lk->op.info && st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
         /* The text answer is read into the caller's rlock_info here (it
          * points into the receive buffer); the round keeps a plain 1. Any
@@ -2540,6 +2564,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
         parsed.v.integer = 1;
         rep = &parsed;
     }
+#endif
     kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
     if (r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
@@ -2786,6 +2811,7 @@ static int rlock__adopt_linger(rlock_lock *lk) {
     return 1;
 }
 
+#ifndef RLOCK_NO_PRIMITIVES
 /* How long a waiting writer keeps new readers out: its wait left, at most
  * long enough to outlast the gap to its next attempt (that renews it), so a
  * writer that died frees the readers soon. 0: writers-first is off. */
@@ -2797,6 +2823,7 @@ static unsigned long long rlock__holdoff(const rlock_lock *lk, uint64_t left) {
     if (2u * (uint64_t)cfg->backoff_max_ms > cap) cap = 2u * (uint64_t)cfg->backoff_max_ms;
     return left < cap ? left : cap;
 }
+#endif
 
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
@@ -2809,8 +2836,10 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
      * stays as cheap as it can be. */
     op->queue = op->sub_ok != 0 && now < op->wait_end;
     rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
+#ifndef RLOCK_NO_PRIMITIVES
     if (lk->kind == RLOCK_KIND_SEMAPHORE) rlock__utoa(op->arg5_str, (unsigned long long)lk->param);
     if (lk->kind == RLOCK_KIND_WRITE) rlock__utoa(op->arg5_str, rlock__holdoff(lk, left));
+#endif
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
@@ -2987,6 +3016,7 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); /* unknown: state kept */
 }
 
+#ifndef RLOCK_NO_PRIMITIVES
 /* An inspect or force-unlock round (6.10): answers from a quorum are needed;
  * a force-unlock reports whether any node had the key. */
 static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
@@ -3006,6 +3036,7 @@ static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
     if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK, now);
     else rlock__op_finish(lk, had ? RLOCK_OK : foreign ? RLOCK_E_FOREIGN : RLOCK_NOT_HELD, now);
 }
+#endif
 
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, uint64_t now) {
@@ -3040,8 +3071,10 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         }
         if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now);
         else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now);
-        else if (op->kind == RLOCK__OP_RELEASE) rlock__release_round_done(lk, now);
-        else rlock__admin_round_done(lk, now);
+#ifndef RLOCK_NO_PRIMITIVES
+        else if (op->kind != RLOCK__OP_RELEASE) rlock__admin_round_done(lk, now);
+#endif
+        else rlock__release_round_done(lk, now);
         return;
     default:
         return; /* IDLE, DONE */
@@ -3364,6 +3397,11 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
         return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
                           RLOCK_MAX_KEY_LEN, 0);
+#ifdef RLOCK_NO_PRIMITIVES
+    if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
+        return rlock__why(lk->why, sizeof lk->why, "kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)",
+                          (long long)kind, 0, 0);
+#endif
     if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
         kind != RLOCK_KIND_WRITE)
         return rlock__why(lk->why, sizeof lk->why, "kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)",
@@ -3602,6 +3640,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 /* ---- 6.10 Keys ------------------------------------------------------------ */
 /* ---- 6.10 Primitives: semaphore, read-write and multi-lock handles,
  * inspection, force-unlock (section 5b; scripts in 6.4b) ---------------- */
+#ifndef RLOCK_NO_PRIMITIVES
 static rlock_status rlock__check_permits(rlock_lock *lk, long long permits) {
     if (permits < 1 || permits > 2147483647LL)
         return rlock__why(lk->why, sizeof lk->why, "permits % is not within 1..2147483647", permits, 0, 0);
@@ -3729,6 +3768,7 @@ RLOCKDEF rlock_status rlock_force_unlock_begin(rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk) {
     return rlock__run(lk, rlock_force_unlock_begin(lk));
 }
+#endif /* RLOCK_NO_PRIMITIVES */
 
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix) {

@@ -47,6 +47,7 @@ one() {
 one x86-64 gcc ""
 one cortex-m4 arm-none-eabi-gcc "-mcpu=cortex-m4 -mthumb"
 one cortex-m4+NO_STATUS_STRINGS arm-none-eabi-gcc "-mcpu=cortex-m4 -mthumb" -DRLOCK_NO_STATUS_STRINGS
+one cortex-m4+NO_PRIMITIVES arm-none-eabi-gcc "-mcpu=cortex-m4 -mthumb" -DRLOCK_NO_PRIMITIVES
 one riscv32-rv32imac-freestanding riscv64-unknown-elf-gcc "-march=rv32imac -mabi=ilp32 -ffreestanding"
 if [ -n "$m4_text" ]; then
     if [ $kv = 1 ]; then echo "size budget_cortex_m4 $budget"

@@ -22,6 +22,7 @@
  * at its default. RLOCK_NO_POSIX: the clock, sleep and random hooks are set
  * at run time in rlock_config. */
 #define RLOCK_NO_POSIX
+#define RLOCK_NO_PRIMITIVES /* no semaphores / read-write locks: ~15 KB less flash */
 #define RLOCK_MAX_NODES 1
 #define RLOCK_MAX_KEY_LEN 64
 #define RLOCK_MAX_OWNER_LEN 32

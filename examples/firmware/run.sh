@@ -112,7 +112,7 @@ cd "$tmp" || exit 1
 : >hosts.status
 
 # 1. host1 holds the lock before the firmware starts.
-("$RLOCK" -s "$SRV" --fence -t 10s "$KEY" sh cs.sh host1 fw-waiting; echo "host1 $?" >>hosts.status) &
+("$RLOCK" -S "$SRV" --fence -t 10s "$KEY" sh cs.sh host1 fw-waiting; echo "host1 $?" >>hosts.status) &
 host1_pid=$!
 check "host1 took the lock first" wait_for 10 cs.log '^enter host1 '
 
@@ -125,11 +125,11 @@ qemu_pid=$!
 if wait_for 60 cs.log '^enter fw '; then
     (
         echo "try host2" >>cs.log
-        "$RLOCK" -s "$SRV" --fence -w 60s "$KEY" sh cs.sh host2 0.5; echo "host2 $?" >>hosts.status
+        "$RLOCK" -S "$SRV" --fence -w 60s "$KEY" sh cs.sh host2 0.5; echo "host2 $?" >>hosts.status
         i=3
         while [ $i -le 40 ] && ! grep -q '^fw: done' fw.out; do
             sleep 0.3 # room for the firmware between two host holds
-            "$RLOCK" -s "$SRV" --fence -w 60s "$KEY" sh cs.sh host$i 0.2; echo "host$i $?" >>hosts.status
+            "$RLOCK" -S "$SRV" --fence -w 60s "$KEY" sh cs.sh host$i 0.2; echo "host$i $?" >>hosts.status
             i=$((i + 1))
         done
     ) &
