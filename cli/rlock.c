@@ -721,6 +721,19 @@ static void check_same_addresses(const options *o) {
     for (i = 0; i < o->n_servers; i++) if (ai[i]) freeaddrinfo(ai[i]);
 }
 
+/* An address as the old "-s ADDR" took it: a URL, a unix socket, or an IPv4
+ * address / localhost with a port. (Key names like "jobs:42" are not.) */
+static int looks_like_server(const char *r) {
+    const char *colon = strrchr(r, ':');
+    size_t i;
+    if (strncmp(r, "redis://", 8) == 0 || strncmp(r, "rediss://", 9) == 0 || strncmp(r, "unix:", 5) == 0) return 1;
+    if (!colon || !all_digits(colon + 1)) return 0;
+    if ((size_t)(colon - r) == 9 && strncmp(r, "localhost", 9) == 0) return 1;
+    for (i = 0; r + i < colon; i++)
+        if (!isdigit((unsigned char)r[i]) && r[i] != '.') return 0;
+    return colon > r;
+}
+
 /* Cross-checks, defaults from the environment, the password. Nothing here
  * talks to Redis (with several servers, their names are resolved). */
 static void check_options(options *o) {
@@ -736,6 +749,9 @@ static void check_options(options *o) {
     if (o->nonblock && o->wait_set) usage_error("-n and -w cannot be combined");
     if (o->shared + o->exclusive + (o->limit > 0) > 1) usage_error("-s, -x and --limit cannot be combined");
     if (o->fence && o->shared) usage_error("--fence: a shared (-s) lock has no fence token (writers' grants do)");
+    if (o->shared && looks_like_server(o->resource))
+        usage_error("-s is --shared now (as in flock); '%.200s' looks like a server: give it with -S (was -s)",
+                    shown(o->resource));
     if (o->ttl_ms < MIN_TTL_MS) usage_error("--ttl: a lease under %d ms cannot be renewed reliably", MIN_TTL_MS);
     if (o->command_timeout_ms && o->command_timeout_ms * 3 > o->ttl_ms)
         usage_error("--command-timeout must be at most a third of --ttl (%lld ms)", o->ttl_ms);

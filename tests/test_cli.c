@@ -845,6 +845,7 @@ static void test_flock_forms(void) {
     const char *rd_nb[] = { "-s", "-n", "t:rw", "true", NULL };
     const char *wr_nb[] = { "-x", "-n", "t:rw", "true", NULL };
     const char *both[] = { "-s", "-x", "t:rw", "true", NULL };
+    const char *old_server[] = { "-s", "127.0.0.1:6379", "t:rw", "true", NULL };
     unsigned long long t0;
     pid_t h;
     snprintf(env_s, sizeof env_s, "RLOCK_SERVERS=%s", S[0]);
@@ -859,6 +860,8 @@ static void test_flock_forms(void) {
     CHECK_EQ_LL(cli_run_env(fd_form, env, out, sizeof out), EX_USAGE);
     CHECK_MSG(strstr(out, "file-descriptor form") != NULL, "%s", out);
     CHECK_EQ_LL(cli_run_env(both, env, out, sizeof out), EX_USAGE);
+    CHECK_EQ_LL(cli_run_env(old_server, env, out, sizeof out), EX_USAGE); /* the old -s ADDR: told why */
+    CHECK_MSG(strstr(out, "give it with -S") != NULL, "%s", out);
     path_in(hold_out, sizeof hold_out, "out.flholder");
     h = cli_start(holder, NULL, hold_out);
     CHECK(wait_key(&srv[0], "t:fl", 1, 5000));
