@@ -1368,14 +1368,17 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_WRITE_EXTEND \
     "if redis.call('hget',KEYS[1],'mode')=='write' and redis.call('hexists',KEYS[1],ARGV[1]..':w')==1 then " \
     RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
-/* The last reader out deletes the key and wakes one waiter (a writer, in
- * queue order); a writer out leaves the downgraded readers or deletes it,
- * and wakes every waiter (readers enter together). */
+/* The last reader out deletes the key (keeping a waiting writer's hold-off)
+ * and wakes every waiter: they are writers and the readers the hold-off
+ * refused, in no useful order, so waking one could wake a refused reader
+ * and leave the writer asleep until its recheck. A writer out leaves the
+ * downgraded readers or deletes the key, and also wakes every waiter
+ * (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
     RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':r')==0 then return -1 end " \
     "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end R('hdel',k,o..':r',o..':x') " \
     "if R('hget',k,'mode')=='read' then " RLOCK__LUA_NOW "if live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY \
-    RLOCK__LUA_WAKE_ONE "end end return 0"
+    RLOCK__LUA_WAKE_ALL "end end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
     RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':w')==0 then return -1 end " \
     "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end R('hdel',k,o..':w') " \
@@ -1450,7 +1453,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7",
     RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
     RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("547522af83a423fb452bb8b7df2ee9e4c87062cb"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("8c837f4f5fb10aaffc6ca52eb3074a0e6364e287"),
     RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
     RLOCK__PRIM("6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
     RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
