@@ -477,7 +477,7 @@ typedef struct rl_setup {
     rlock_hiredis_conn hc[N_SERVERS];
     redisContext *rc[N_SERVERS];
     rlock_node nodes[N_SERVERS];
-    rlock_node subs[N_SERVERS];
+    rlock_subscriber subs[N_SERVERS];
     rlock_client cl;
     rlock_lock lk;
     rlock_status last; /* of the last call */
@@ -516,7 +516,7 @@ static unsigned long long rl_commands(const rl_setup *s) {
     int i;
     for (i = 0; i < s->n; i++) {
         n += rlock_node_commands(&s->nodes[i]);
-        if (s->pubsub) n += rlock_node_commands(&s->subs[i]);
+        if (s->pubsub) n += rlock_subscriber_commands(&s->subs[i]);
     }
     return n;
 }
@@ -540,7 +540,7 @@ static int rl_setup_init(rl_setup *s, int n, int use_hiredis, const char *key, r
         if (rlock_node_init(&s->nodes[i], tr) != RLOCK_OK) goto fail;
         if (pubsub) {
             if (rlock_posix_init_tcp(&s->spc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
-                rlock_node_init(&s->subs[i], rlock_posix_transport(&s->spc[i])) != RLOCK_OK) goto fail;
+                rlock_subscriber_init(&s->subs[i], rlock_posix_transport(&s->spc[i])) != RLOCK_OK) goto fail;
         }
     }
     if (rlock_client_init(&s->cl, s->nodes, (size_t)n, NULL) != RLOCK_OK) goto fail;
@@ -1251,8 +1251,9 @@ static void print_footprint(const kvset *fp) {
     printf("  stack high-water (-O2, POSIX adapter; above an empty thread's %.0f B): acquire %.0f B, release %.0f B,"
            " Redlock-5 acquire %.0f B\n", kv_num(fp, "fp:stack_baseline"), kv_num(fp, "fp:stack_acquire"),
            kv_num(fp, "fp:stack_release"), kv_num(fp, "fp:stack_acquire_redlock5"));
-    printf("  caller-allocated objects: rlock_node %.0f B, rlock_client %.0f B, rlock_lock %.0f B\n",
-           kv_num(fp, "fp:sizeof_node"), kv_num(fp, "fp:sizeof_client"), kv_num(fp, "fp:sizeof_lock"));
+    printf("  caller-allocated objects: rlock_node %.0f B, rlock_subscriber %.0f B, rlock_client %.0f B,"
+           " rlock_lock %.0f B\n", kv_num(fp, "fp:sizeof_node"), kv_num(fp, "fp:sizeof_subscriber"),
+           kv_num(fp, "fp:sizeof_client"), kv_num(fp, "fp:sizeof_lock"));
     printf("  core at -Os (make size; .text / .rodata bytes):");
     for (i = 0; i < 4; i++) {
         const char *v;
@@ -1538,7 +1539,7 @@ int main(int argc, char **argv) {
     }
     printf("(ceil/s = 1 / (this row's mean critical section + PING p50 %.1f us); x 1 nd = acq/s over the single-node\n"
            " row with the same waiting and procs. cmd/acq = commands the clients sent per acquisition, all nodes:\n"
-           " rlock counts them itself (rlock_node_commands over command and subscriber connections), the peers'\n"
+           " rlock counts them itself (rlock_node_commands, rlock_subscriber_commands), the peers'\n"
            " scripts count them in the client library's send path. srv/acq = calls the servers executed per\n"
            " acquisition (INFO commandstats, all nodes, info/config left out) - Redis 7 counts the commands a\n"
            " script runs too, so a one-EVALSHA release that GETs, DELs and ZPOPMINs is 4 calls. ho = handoff:\n"

@@ -1487,7 +1487,8 @@ static void test_random_fails(void) {
  * crashes (ASan/UBSan/valgrind), no handle is half-changed, and not a byte
  * reaches any transport. */
 static void test_bad_args_every_public_function(void) {
-    static rlock_node junk_node, zero_node, tmp_node, subs[2];
+    static rlock_node junk_node, zero_node, tmp_node;
+    static rlock_subscriber junk_sub, subs[2];
     static rlock_client junk_client, zero_client, dead_client;
     static rlock_lock junk_lock, zero_lock, destroyed, orphan, dl;
 #ifdef RLOCK_WATCHDOG
@@ -1557,6 +1558,16 @@ static void test_bad_args_every_public_function(void) {
     tr.recv = NULL;
     CHECK_EQ_ST(rlock_node_init(&tmp_node, &tr), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_node_status(&tmp_node), RLOCK_E_BADARG); /* failed init left it uninitialised */
+    memset(&junk_sub, 0xA5, sizeof junk_sub);
+    CHECK_EQ_ST(rlock_subscriber_init(NULL, &tr), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_subscriber_init(&junk_sub, NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_subscriber_init(&junk_sub, &tr), RLOCK_E_BADARG); /* tr.recv is NULL */
+    CHECK_EQ_LL(rlock_subscriber_commands(&junk_sub), 0);
+    CHECK(rlock_subscriber_error(&junk_sub)[0] == '\0');
+    CHECK(rlock_subscriber_error(NULL)[0] == '\0');
+    CHECK_EQ_LL(rlock_subscriber_commands(NULL), 0);
+    CHECK_EQ_LL(rlock_subscriber_wants(NULL), 0);
+    CHECK_EQ_LL(rlock_subscriber_wants(&junk_sub), 0);
     for (i = 0; i < sizeof bad_nodes / sizeof bad_nodes[0]; i++) {
         CHECK_EQ_ST(rlock_node_status(bad_nodes[i]), RLOCK_E_BADARG);
         CHECK(rlock_node_error(bad_nodes[i]) != NULL && rlock_node_error(bad_nodes[i])[0] == '\0');
@@ -1589,23 +1600,26 @@ static void test_bad_args_every_public_function(void) {
         CHECK_EQ_ST(rlock_client_connect(bad_clients[i], 100), RLOCK_E_BADARG);
         CHECK_EQ_LL(rlock_client_quorum(bad_clients[i]), 0);
         rlock_client_close(bad_clients[i]);
-        CHECK_EQ_ST(rlock_client_set_subscribers(bad_clients[i], N + 8, 1), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_client_set_subscribers(bad_clients[i], subs, 1), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_lock_init(&dl, bad_clients[i], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     }
     CHECK_EQ_ST(rlock_client_init(&C, N, 2, &CFG), RLOCK_OK); /* the good client: nodes 0, 1 */
     CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
     /* subscribers: none, too many, never initialised, a command connection */
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, NULL, 1), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 8, 0), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 2, 3), RLOCK_E_BADARG); /* more than the nodes */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 3), RLOCK_E_BADARG); /* more than the nodes */
     memset(subs, 0, sizeof subs);
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &junk_node, 1), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N, 1), RLOCK_E_BADARG);     /* the node itself */
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 1, 1), RLOCK_E_BADARG); /* another command node */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &junk_sub, 1), RLOCK_E_BADARG);
     tr = fk_transport(&F[0], 1);
-    CHECK_EQ_ST(rlock_node_init(&subs[0], &tr), RLOCK_OK); /* its own struct, node 0's connection */
+    CHECK_EQ_ST(rlock_subscriber_init(&subs[0], &tr), RLOCK_OK); /* its own struct, node 0's connection */
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
+    tr = fk_transport(&F[1], 1);
+    CHECK_EQ_ST(rlock_subscriber_init(&subs[0], &tr), RLOCK_OK); /* node 1's connection */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
+    /* No public call counts a client's subscribers: look inside to prove
+     * that the refused calls left none set. */
     CHECK_EQ_LL(C.n_subs, 0);
     CHECK_EQ_LL(rlock_client_quorum(&C), 2);
 
@@ -2714,7 +2728,7 @@ static void test_interest(void) {
     CHECK_EQ_ST(rlock_client_step(NULL), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     n = rlock_client_interest(&C, it, 4, &to);
-    CHECK(n == 1 && it[0].node == &N[0] && it[0].fd == -1 && it[0].events == RLOCK_WANT_WRITE && to == 0);
+    CHECK(n == 1 && it[0].conn == (const void *)&N[0] && it[0].fd == -1 && it[0].events == RLOCK_WANT_WRITE && to == 0);
     CHECK_EQ_LL(rlock_client_interest(&C, NULL, 0, NULL), 1); /* count only */
     CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK);               /* connects, sends */
     n = rlock_client_interest(&C, it, 4, &to);
@@ -2817,10 +2831,17 @@ static void test_badarg_texts(void) {
     CHECK_STR(rlock_client_error(&c2), "nodes is NULL");
     CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
     CHECK_STR(rlock_client_error(&C), "timeout_ms is 0");
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 2, 3), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "n is 3, it must be 1..2 (the client's nodes)");
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 1, 1), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "subs[0] is the command connection of nodes[1]");
+    {
+        static rlock_subscriber s3[3];
+        rlock_transport t1 = fk_transport(&F[1], 1);
+        CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 3), RLOCK_E_BADARG);
+        CHECK_STR(rlock_client_error(&C), "n is 3, it must be 1..2 (the client's nodes)");
+        CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 1), RLOCK_E_BADARG);
+        CHECK_STR(rlock_client_error(&C), "subs[0] is not initialised (rlock_subscriber_init)");
+        CHECK_EQ_ST(rlock_subscriber_init(&s3[0], &t1), RLOCK_OK);
+        CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 1), RLOCK_E_BADARG);
+        CHECK_STR(rlock_client_error(&C), "subs[0] is the command connection of nodes[1]");
+    }
     {
         static char owner[RLOCK_MAX_OWNER_LEN + 2];
         memset(owner, 'o', RLOCK_MAX_OWNER_LEN + 1);
