@@ -523,7 +523,8 @@ typedef struct rlock_interest {
  * without I/O (0: now; UINT32_MAX: no deadline). */
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
 /* Drive every operation of c (after readiness or the timeout). An operation
- * that finished keeps its result until rlock_step(lk) returns it. */
+ * that finished keeps its result until rlock_result(lk) (or rlock_step)
+ * returns it. */
 RLOCKDEF rlock_status rlock_client_step(rlock_client *c);
 
 /* ======================================================================== */
@@ -675,8 +676,14 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
 /* Drive the op: RLOCK_WOULD_BLOCK while it runs, then its final status.
  * Wait for rlock_node_wants() on the client's nodes or until
- * rlock_next_timeout_ms(), whichever comes first, then call again. */
+ * rlock_next_timeout_ms(), whichever comes first, then call again. While
+ * the op runs, each call steps the whole client (tries its connections):
+ * an event loop with several locks calls rlock_client_step once, then
+ * rlock_result on each lock. */
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
+/* The op's result without any I/O: RLOCK_WOULD_BLOCK while it runs, then
+ * its final status (once, as rlock_step); RLOCK_E_STATE: no op. */
+RLOCKDEF rlock_status rlock_result(rlock_lock *lk);
 /* Milliseconds until rlock_step() must be called again even without I/O. */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
 /* Cancel the op in progress, leaving no partial grant behind: an acquire
@@ -2879,15 +2886,20 @@ static void rlock__op_unlink(rlock_lock *lk) {
     lk->op.phase = RLOCK__PH_IDLE;
 }
 
-RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
+RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
     rlock_status st;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    if (lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
     st = lk->op.result;
     rlock__op_unlink(lk);
     return st;
+}
+
+RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
+    return rlock_result(lk);
 }
 
 /* When c must be stepped again even without I/O: the earliest op timer or

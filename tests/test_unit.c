@@ -2751,6 +2751,45 @@ static void test_interest(void) {
     env_done();
 }
 
+/* Collecting results is free of I/O: after one rlock_client_step finished
+ * three pipelined acquires, rlock_result on each makes no transport call;
+ * while an op runs, rlock_result says WOULD_BLOCK without I/O, where
+ * rlock_step steps the whole client (tries the connection again). */
+static void test_result_no_io(void) {
+    static rlock_lock lk3;
+    rlock_lock *lks[3];
+    long io0, io1;
+    int i;
+    env_reset("result without I/O");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk3, &C, "res:3", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    lks[0] = &LK; lks[1] = &LK2; lks[2] = &lk3;
+    for (i = 0; i < 3; i++) fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    for (i = 0; i < 3; i++) fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_acquire_begin(lks[i], TTL, 0), RLOCK_WOULD_BLOCK);
+    io0 = F[0].send_calls + F[0].recv_calls + F[0].connect_calls;
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_result(lks[i]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(F[0].send_calls + F[0].recv_calls + F[0].connect_calls, io0); /* running: no I/O either */
+    CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK); /* connects, sends all three, reads the replies */
+    io1 = F[0].send_calls + F[0].recv_calls + F[0].connect_calls;
+    CHECK(io1 > io0);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_result(lks[i]), RLOCK_OK);
+    CHECK_EQ_LL(F[0].send_calls + F[0].recv_calls + F[0].connect_calls, io1);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_result(lks[i]), RLOCK_E_STATE); /* returned once */
+    /* rlock_step on a running op drives the client (the documented way
+     * without an event loop); on a finished one it only collects. */
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_release_begin(lks[i]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_OK); /* one step finished all three */
+    io1 = F[0].send_calls + F[0].recv_calls + F[0].connect_calls;
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_step(&lk3), RLOCK_OK);
+    CHECK_EQ_LL(F[0].send_calls + F[0].recv_calls + F[0].connect_calls, io1);
+    CHECK_EQ_ST(rlock_result(NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_result(&LK), RLOCK_E_STATE);
+    env_done();
+}
+
 /* rlock_renew_poll says what it did: not due, renewed, failed (unknown
  * outcome, retried sooner), lost - read with rlock_renew_outcome. */
 static void test_renew_outcome(void) {
@@ -3420,6 +3459,7 @@ int main(void) {
     test_busy();
     test_round_tally();
     test_interest();
+    test_result_no_io();
     test_renew_outcome();
     test_badarg_texts();
     test_max_key_fenced();
