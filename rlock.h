@@ -20,19 +20,30 @@
  *   Everywhere else just #include "rlock.h". Add -DRLOCK_STATIC to make every
  *   function static (one translation unit only).
  *
- * EXAMPLE (blocking, one node, POSIX adapter; examples/basic.c)
- *   #define RLOCK_IMPLEMENTATION
- *   #include "adapters/rlock_posix.h"  // includes rlock.h
- *   rlock_posix_conn pc; rlock_node node; rlock_client cl; rlock_lock lk;
- *   rlock_posix_init_tcp(&pc, "127.0.0.1", 6379, 1000);
- *   rlock_node_init(&node, rlock_posix_transport(&pc));
- *   rlock_client_init(&cl, &node, 1, NULL);               // NULL: defaults
- *   rlock_lock_init(&lk, &cl, "jobs:nightly", 12, RLOCK_KIND_SIMPLE);
- *   if (rlock_acquire(&lk, 30000, 5000) == RLOCK_OK) {   // ttl 30 s, wait 5 s
- *       do_work();                                        // < rlock_validity_ms(&lk)
- *       rlock_release(&lk);
+ * EXAMPLE (examples/basic.c and README's quick start, verbatim: test_examples)
+ *   // basic.c - take a lock on one Redis server, work, release, close.
+ *   #define RLOCK_IMPLEMENTATION             // in exactly one .c file
+ *   #include "adapters/rlock_posix.h"        // first: it sets POSIX feature macros
+ *   #include <stdio.h>
+ *   #include <stdlib.h>
+ *
+ *   int main(int argc, char **argv) {
+ *       rlock_posix_conn pc; rlock_node node; rlock_client cl; rlock_lock lk;
+ *       rlock_status st;
+ *       rlock_posix_init_tcp(&pc, "127.0.0.1", argc > 1 ? atoi(argv[1]) : 6379, 1000);
+ *       rlock_node_init(&node, rlock_posix_transport(&pc));
+ *       rlock_client_init(&cl, &node, 1, NULL);                 // NULL: default config
+ *       rlock_lock_init(&lk, &cl, "jobs:nightly", 12, RLOCK_KIND_SIMPLE);
+ *       st = rlock_acquire(&lk, 30000, 5000);                   // lease 30 s, wait up to 5 s
+ *       if (st == RLOCK_OK) {
+ *           printf("working, %lld ms of the lease left\n", rlock_validity_ms(&lk)); // finish within it
+ *           st = rlock_release(&lk);
+ *       }
+ *       printf("%s %s\n", rlock_status_str(st), rlock_node_error(&node));
+ *       rlock_client_close(&cl);                                // closes the connection
+ *       rlock_posix_close(&pc);
+ *       return st == RLOCK_OK ? 0 : 1;
  *   }
- *   rlock_client_close(&cl);
  *
  * TABLE OF CONTENTS
  *   1. Configuration macros           4. Connection / transport layer
@@ -318,7 +329,11 @@ typedef struct rlock_transport {
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
     /* optional: the descriptor an event loop polls for this connection, -1
      * when not connected; NULL when the transport has none. Its readiness
-     * must be the connection's (no bytes buffered inside the transport). */
+     * must be the connection's (no bytes buffered inside the transport).
+     * Any step (rlock_client_step, rlock_step, *_begin, cancel) may close()
+     * it - a timeout, an error, a reconnect - while an event loop still
+     * watches it, and the next connect() may reuse the number: re-read
+     * rlock_client_interest after every step, before waiting again. */
     int (*fd)(void *ctx);
     /* optional: block until one of n connections (with descriptors) can do
      * its events, or timeout_ms passes: > 0 ready, 0 timeout, < 0 error.
@@ -520,7 +535,11 @@ typedef struct rlock_interest {
 /* Every connection of c that its operations need now, up to cap of them into
  * out; returns how many there are (more than cap: call again with more room).
  * *timeout_ms: call rlock_client_step at the latest after this long even
- * without I/O (0: now; UINT32_MAX: no deadline). */
+ * without I/O (0: now; UINT32_MAX: no deadline). The list holds until the
+ * next call into c: a step may close a listed descriptor (timeout, error,
+ * reconnect - the number may then come back for another connection, with a
+ * new gen), so call this again after every step, before waiting, and stop
+ * watching a connection that is no longer listed. */
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
 /* Drive every operation of c (after readiness or the timeout). An operation
  * that finished keeps its result until rlock_result(lk) (or rlock_step)
