@@ -495,6 +495,11 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c);
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c); /* n/2 + 1 */
+/* The client's instance id: 16 hex characters (64 random bits drawn at
+ * rlock_client_init) that start every default reentrant owner id
+ * ("<id>:<thread>") - what to log to tell this process's holds from
+ * others'. "" for a bad client. */
+RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c);
 
 /* Why the last call on c (init, connect, set_subscribers) returned
  * RLOCK_E_BADARG, naming the argument and the bound, e.g. "drift_permille
@@ -1846,6 +1851,9 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
     return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
+}
+RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
+    return rlock__client_ok(c) ? c->instance_id : "";
 }
 
 /* Connection i of the client: nodes first, then subscribers. */

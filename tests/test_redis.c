@@ -502,7 +502,8 @@ static void test_reentrant(const rh_server *s) {
 
     CHECK(tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
     CHECK(tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
-    CHECK(strcmp(a.cl.instance_id, b.cl.instance_id) != 0);
+    CHECK(strlen(rlock_client_instance_id(&a.cl)) == 16 &&
+          strcmp(rlock_client_instance_id(&a.cl), rlock_client_instance_id(&b.cl)) != 0);
     CHECK_EQ_ST(rlock_lock_init(&ra, &a.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&rb, &b.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
 

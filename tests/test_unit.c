@@ -1568,6 +1568,7 @@ static void test_bad_args_every_public_function(void) {
     CHECK_EQ_LL(rlock_subscriber_commands(NULL), 0);
     CHECK_EQ_LL(rlock_subscriber_wants(NULL), 0);
     CHECK_EQ_LL(rlock_subscriber_wants(&junk_sub), 0);
+    CHECK(rlock_client_instance_id(NULL)[0] == '\0');
     for (i = 0; i < sizeof bad_nodes / sizeof bad_nodes[0]; i++) {
         CHECK_EQ_ST(rlock_node_status(bad_nodes[i]), RLOCK_E_BADARG);
         CHECK(rlock_node_error(bad_nodes[i]) != NULL && rlock_node_error(bad_nodes[i])[0] == '\0');
@@ -2560,7 +2561,8 @@ static void test_reentrant(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 1);
     tok = rlock_lock_token(&LK);
-    CHECK_MSG(strlen(tok) > 17 && tok[16] == ':' && strncmp(tok, C.instance_id, 16) == 0, "owner %s", tok);
+    CHECK_MSG(strlen(tok) > 17 && tok[16] == ':' && strlen(rlock_client_instance_id(&C)) == 16 &&
+              strncmp(tok, rlock_client_instance_id(&C), 16) == 0, "owner %s", tok);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 2);
     CHECK(req_eq(&F[0], 1, F[0].req[0], F[0].req_len[0])); /* the same owner id */
