@@ -65,7 +65,9 @@
  *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
  *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
  *                              or set each missing one in rlock_config at run
- *                              time (rlock_client_init says which is missing)
+ *                              time (rlock_client_init says which is missing;
+ *                              sleep only rlock_acquire with a wait needs,
+ *                              and it says so)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
@@ -898,7 +900,10 @@ static unsigned long rlock__sys_thread_id(void) {
 
 /* RLOCK_NO_POSIX: a hook with no macro must be given at run time in
  * rlock_config (now_ms, sleep_ms, random_bytes); rlock_client_init refuses
- * with RLOCK_E_BADARG, naming it, when it is not. */
+ * with RLOCK_E_BADARG, naming it, when now_ms or random_bytes is not. sleep_ms
+ * only the one blocking call that sleeps needs - rlock_acquire with a wait
+ * (backoff between attempts) - so it refuses instead, and a program on the
+ * non-blocking API never gives it. */
 #ifndef RLOCK_NOW_MS
 #define RLOCK__NEED_NOW_HOOK 1
 #define RLOCK_NOW_MS() 0
@@ -1801,9 +1806,6 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
         return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
     if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
-#endif
-#ifdef RLOCK__NEED_SLEEP_HOOK
-    if (!cfg || !cfg->sleep_ms) return rlock__why(c->why, sizeof c->why, "cfg.sleep_ms is required (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     if (!cfg || !cfg->random_bytes)
@@ -3123,6 +3125,13 @@ static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
     return st;
 }
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+#ifdef RLOCK__NEED_SLEEP_HOOK
+    /* Waiting sleeps between attempts: refuse before anything is sent. The
+     * other blocking calls wait only on connections, through the transport. */
+    if (rlock__lock_ok(lk) && wait_ms > 0 && !lk->client->cfg.sleep_ms)
+        return rlock__why(lk->why, sizeof lk->why,
+                          "cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+#endif
     return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
 }
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
