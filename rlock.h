@@ -313,6 +313,20 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  *                           blocking calls spin on send/recv, so such a
  *                           transport should block inside recv()/send()
  *                           itself, bounded by a timeout of its own.
+ *                           What wait() alone costs: one connection to wait
+ *                           on is one call for the whole timeout. With n > 1
+ *                           (Redlock, pub/sub waiting on every server) and no
+ *                           wait_many, rlock cannot wait on all at once: it
+ *                           probes each with wait(.., 0), then waits at most
+ *                           1 ms on the first - up to n + 1 calls per ms of
+ *                           waiting (about 3 per ms while two of a Redlock
+ *                           round's nodes are late; about 4,000 for a pub/sub
+ *                           waiter on 3 servers over 1 s), and a reply or
+ *                           notice on any of them is seen within ~1 ms.
+ *                           Waiting longer on one would leave another's
+ *                           reply unread meanwhile (a NOSCRIPT answer whose
+ *                           EVAL must go out before the round's deadline, a
+ *                           release notice). wait_many ends the slicing.
  *   fd, wait_many, error   optional: see their fields below.
  * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
  * connect, send, recv and close - never wait. It reads while a reply is due;

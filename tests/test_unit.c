@@ -2341,6 +2341,42 @@ static void test_io_errors(void) {
     env_done();
 }
 
+/* The documented cost of a transport with wait() but no wait_many: while
+ * n > 1 connections are pending, each ms costs at most n + 1 wait() calls
+ * (n probes, one 1 ms wait); one pending connection, one call for the whole
+ * timeout. Redlock-3, two nodes late (their replies come only after the
+ * node timeout): the round ends at the timeout, no sooner, no later. */
+static void test_wait_only_cost(void) {
+    fk_step *s;
+    long calls;
+    size_t i;
+    env_reset("wait() without wait_many: what it costs");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n"); /* no quorum: the cleanup release */
+    for (i = 1; i < 3; i++) {
+        s = fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        s->hang = 1; /* late: dropped by the timeout */
+        fk_add(&F[i], rlock_script_sha(S_REL), ":0\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_QUORUM);
+    CHECK_EQ_LL(g_now - T0, NODE_TMO); /* the round waited out the timeout; the cleanup took no time */
+    calls = F[0].wait_calls + F[1].wait_calls + F[2].wait_calls;
+    printf("wait() only, Redlock-3, 2 nodes late for %llu ms: %ld wait() calls\n", (unsigned long long)NODE_TMO, calls);
+    CHECK_MSG(calls <= 3 * ((long)NODE_TMO + 2), "%ld wait() calls over %llu ms, more than 3 per ms", calls,
+              (unsigned long long)NODE_TMO);
+    env_done();
+    env_reset("wait() without wait_many: one connection, one call");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(g_now - T0, NODE_TMO);
+    CHECK_MSG(F[0].wait_calls <= 3, "%ld wait() calls for one late reply", F[0].wait_calls);
+    env_done();
+}
+
 static void test_timeouts(void) {
     fk_step *s;
     size_t i;
@@ -3462,6 +3498,7 @@ int main(void) {
     test_round_tally();
     test_interest();
     test_result_no_io();
+    test_wait_only_cost();
     test_renew_outcome();
     test_badarg_texts();
     test_max_key_fenced();
