@@ -117,8 +117,13 @@ bench: deps $(BUILD)/bench $(BUILD)/footprint
 	@./bench/peers/setup.sh
 	./$(BUILD)/bench
 
-$(BUILD)/bench: bench/bench.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+# bench/old/old.c: the pre-engine library (bc01738) beside today's, renamed
+# by bench/old/gen.sh (from git; without that commit its rows say skipped).
+$(BUILD)/bench: bench/bench.c bench/old/old.c bench/old/old.h $(BUILD)/old/rlockv0_posix.h $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 $(INC) bench/bench.c bench/old/old.c -I$(BUILD)/old $(LIBS) -o $@
+
+$(BUILD)/old/rlockv0_posix.h: bench/old/gen.sh | $(BUILD)
+	./bench/old/gen.sh $(BUILD)/old
 
 # -g: callgrind names the functions it splits the instruction count by.
 $(BUILD)/footprint: bench/footprint.c $(HEADERS) | $(BUILD)
