@@ -56,6 +56,8 @@
 #include <sys/utsname.h>
 #include <sys/mman.h>
 #include <poll.h>
+#include <dirent.h>
+#include <arpa/inet.h>
 
 #define N_SERVERS 5
 #define MAX_PROCS 16
@@ -1486,14 +1488,62 @@ static void engine_rows_teardown(void) {
     for (i = 0; i < ENG_MULTI_ROWS; i++) multi_teardown(&g_multi[i]);
 }
 
-/* CLIENT LIST of server s: connections (this query's own included), how
- * many are subscribed to something, how many speak RESP3. -1 on error. */
-static int client_list(const rh_server *s, int *subscribed, int *resp3) {
+/* The local TCP ports of process pid's sockets: its /proc/PID/fd links
+ * name socket inodes, /proc/PID/net/tcp{,6} give each inode's local port.
+ * Returns how many (at most cap). */
+static int proc_ports(pid_t pid, int *ports, int cap) {
+    static unsigned long inodes[512];
+    char path[64], link[64], line[512];
+    int n_in = 0, n = 0, t;
+    DIR *d;
+    struct dirent *e;
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    if (!(d = opendir(path))) return 0;
+    while ((e = readdir(d)) && n_in < (int)(sizeof inodes / sizeof inodes[0])) {
+        char fdpath[320];
+        ssize_t len;
+        snprintf(fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
+        len = readlink(fdpath, link, sizeof link - 1);
+        if (len <= 0) continue;
+        link[len] = 0;
+        if (strncmp(link, "socket:[", 8) == 0) inodes[n_in++] = strtoul(link + 8, NULL, 10);
+    }
+    closedir(d);
+    for (t = 0; t < 2; t++) {
+        FILE *f;
+        snprintf(path, sizeof path, "/proc/%d/net/%s", (int)pid, t ? "tcp6" : "tcp");
+        if (!(f = fopen(path, "r"))) continue;
+        while (fgets(line, sizeof line, f) && n < cap) {
+            char local[80];
+            unsigned long inode = 0;
+            unsigned port = 0;
+            int i;
+            const char *colon;
+            /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+            if (sscanf(line, " %*s %79s %*s %*s %*s %*s %*s %*s %*s %lu", local, &inode) != 2) continue;
+            if (!(colon = strrchr(local, ':')) || sscanf(colon + 1, "%x", &port) != 1) continue;
+            for (i = 0; i < n_in; i++)
+                if (inodes[i] == inode && inode) { ports[n++] = (int)port; break; }
+        }
+        fclose(f);
+    }
+    return n;
+}
+
+/* CLIENT LIST of server s, counting only the connections whose client port
+ * is one of ports[0..n_ports) (the query's own connection left out): how
+ * many, how many are subscribed to something, how many speak RESP3. -1 on
+ * error. */
+static int client_list(const rh_server *s, const int *ports, int n_ports, int *subscribed, int *resp3) {
     redisContext *c = rh_connect(s);
     redisReply *r;
-    int n = -1;
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    int n = -1, self = -1;
     *subscribed = *resp3 = 0;
     if (!c) return -1;
+    if (getsockname(c->fd, (struct sockaddr *)&sa, &sl) == 0)
+        self = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port : ((struct sockaddr_in *)&sa)->sin_port);
     r = (redisReply *)redisCommand(c, "CLIENT LIST");
     if (r && r->type == REDIS_REPLY_STRING) {
         const char *p = r->str;
@@ -1502,8 +1552,15 @@ static int client_list(const rh_server *s, int *subscribed, int *resp3) {
             const char *eol = strchr(p, '\n'), *f;
             size_t len = eol ? (size_t)(eol - p) : strlen(p);
             char line[1024];
+            int port = -1, i, mine = 0;
             snprintf(line, sizeof line, "%.*s", (int)len, p);
-            if (len) {
+            if ((f = strstr(line, " addr=")) && (f = strchr(f + 6, ' ')) != NULL) {
+                const char *q = f;
+                while (q > line && q[-1] != ':') q--;
+                port = atoi(q);
+            }
+            for (i = 0; i < n_ports; i++) mine |= ports[i] == port;
+            if (mine && port != self) {
                 n++;
                 if (((f = strstr(line, " sub=")) && atoi(f + 5) > 0) || ((f = strstr(line, " psub=")) && atoi(f + 6) > 0))
                     (*subscribed)++;
@@ -1546,30 +1603,37 @@ static void waiter_child(int n, int resp3, const char *key) {
 
 /* One waiting process's sockets, as the servers see them: the parent holds
  * the key, the child waits for it; once every server shows a subscribed
- * connection, the connections above the count before the child are its own. */
+ * connection of the child (its ports: /proc/PID, less those it inherited
+ * from this process, such as the holder's), the child's connections in
+ * CLIENT LIST are counted. */
 static void measure_waiter(eng_sockets *w) {
     static rl_setup holder;
     const char *key = w->nodes > 1 ? "bench:waiter:r3" : "bench:waiter:1";
-    int base[N_SERVERS], j, sub, r3, status;
+    int ports[64], mine[64], n_mine, j, sub, r3, status;
     pid_t pid;
     uint64_t end;
     if (rl_setup_init(&holder, w->nodes, 0, key, RLOCK_KIND_SIMPLE, 0) != 0 || rl_acq(&holder) != 0) {
         w->fail = "holder could not take the key";
         return;
     }
-    for (j = 0; j < w->nodes; j++) base[j] = client_list(&g_srv[j], &sub, &r3);
+    n_mine = proc_ports(getpid(), mine, 64);
     pid = rh_fork();
     if (pid == 0) waiter_child(w->nodes, w->resp3, key);
     end = now_ns() + 5000000000u;
     for (;;) {
-        int total = 0, subs = 0, on3 = 0, all = 1;
-        for (j = 0; j < w->nodes; j++) {
-            int c = client_list(&g_srv[j], &sub, &r3);
-            if (c < 0 || base[j] < 0) { all = 0; break; }
-            total += c - base[j];
+        int total = 0, subs = 0, on3 = 0, all = pid > 0, np = pid > 0 ? proc_ports(pid, ports, 64) : 0, i, k;
+        for (i = k = 0; i < np; i++) { /* drop the inherited ones */
+            int inherited = 0, m;
+            for (m = 0; m < n_mine; m++) inherited |= mine[m] == ports[i];
+            if (!inherited) ports[k++] = ports[i];
+        }
+        np = k;
+        for (j = 0; j < w->nodes && all; j++) {
+            int c = client_list(&g_srv[j], ports, np, &sub, &r3);
+            if (c < 0 || sub < 1) all = 0;
+            total += c;
             subs += sub;
             on3 += r3;
-            if (sub < 1) all = 0;
         }
         if (all) { w->total = total; w->subscribed = subs; w->on_resp3 = on3; break; }
         if (pid < 0 || now_ns() > end || g_stop) { w->fail = "the waiter never subscribed (5 s)"; break; }
@@ -1583,17 +1647,18 @@ static void measure_waiter(eng_sockets *w) {
     }
 }
 
-/* 16 locks held at once by one client: its connections per server. */
+/* 16 locks held at once by one client: this process's connections per
+ * server (its ports: /proc/self; nothing else of the bench is connected). */
 static int measure_multi_conns(int n) {
     static multi_ctx m;
-    int base[N_SERVERS], j, sub, r3, most = -1;
-    for (j = 0; j < n; j++) base[j] = client_list(&g_srv[j], &sub, &r3);
+    int ports[64], np, j, sub, r3, most = -1;
     if (multi_init(&m, n, ENG_MAX_K, "conns") != 0) return -1;
     if (multi_batch(&m, 1) == 0) {
+        np = proc_ports(getpid(), ports, 64);
         for (j = 0; j < n; j++) {
-            int c = client_list(&g_srv[j], &sub, &r3);
-            if (c < 0 || base[j] < 0) { most = -1; break; }
-            if (c - base[j] > most) most = c - base[j];
+            int c = client_list(&g_srv[j], ports, np, &sub, &r3);
+            if (c < 0) { most = -1; break; }
+            if (c > most) most = c;
         }
         (void)multi_batch(&m, 0);
     }
@@ -1608,9 +1673,23 @@ static void engine_sockets(void) {
     for (i = 0; i < 4 && !g_stop; i++) measure_waiter(&g_eng_sock[i]);
 }
 
+static kvset g_instr; /* bench/old/instr.sh: instructions per cycle, now and bc01738 */
+
+static double instr_ratio(int nodes) {
+    char k[32];
+    double now, was;
+    snprintf(k, sizeof k, "instr:now_%d", nodes);
+    now = kv_num(&g_instr, k);
+    snprintf(k, sizeof k, "instr:old_%d", nodes);
+    was = kv_num(&g_instr, k);
+    return now > 0 && was > 0 ? now / was : -1;
+}
+
 static void engine_print(const row *rows) {
     static const char *const names[3] = { "single node", "redlock 3", "redlock 5" };
     static const int now_rows[3] = { 6, 9, 10 };
+    char cmd[256];
+    size_t pos;
     old_sizes os;
     int i;
     printf("engine (issue 11): the pre-engine library (%s, bench/old/) in the same slices and process\n", OLD_REV);
@@ -1626,6 +1705,20 @@ static void engine_print(const row *rows) {
         }
         printf("  (x was: today over %s, cycles/s and client CPU per cycle; x ref: each over the hiredis row\n"
                "   sending today's bytes to the same nodes - the same-run reference of both)\n", OLD_REV);
+        pos = (size_t)snprintf(cmd, sizeof cmd, "./bench/old/instr.sh");
+        for (i = 0; i < N_SERVERS; i++) pos += (size_t)snprintf(cmd + pos, sizeof cmd - pos, " %d", g_srv[i].port);
+        if (run_kv(cmd, "instr", &g_instr) != 0) fprintf(stderr, "bench: bench/old/instr.sh failed\n");
+        printf("  instructions per cycle (callgrind, user space: rlock, adapter, libc; 1000 cycles):");
+        for (i = 0; i < 3; i++) {
+            char k[32];
+            int nodes = i == 0 ? 1 : i == 1 ? 3 : 5;
+            snprintf(k, sizeof k, "instr:now_%d", nodes);
+            if (kv_num(&g_instr, k) < 0) { printf(" %s: not measured;", names[i]); continue; }
+            printf(" %s %.0f", names[i], kv_num(&g_instr, k));
+            snprintf(k, sizeof k, "instr:old_%d", nodes);
+            printf(" (was %.0f, %.3fx);", kv_num(&g_instr, k), instr_ratio(nodes));
+        }
+        printf("\n");
     }
     printf("  K locks held at once by one client over one connection per server (event loop: poll + rlock_client_step):\n");
     printf("  %-34s | %10s | %13s | %11s | %9s | %12s | %6s | %s\n", "row", "lock cyc/s", "per lock cyc/s", "x blocking",
@@ -1668,6 +1761,29 @@ static void engine_print(const row *rows) {
     printf("\n");
 }
 
+/* "engine,<key>,...,<value>," CSV lines, in the footprint rows' columns. */
+static void engine_csv(FILE *csv) {
+    static const char *const fmt = "engine,%s,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,%s,\n";
+    char k[64], v[32];
+    old_sizes os;
+    int i;
+    old_get_sizes(&os);
+    for (i = 0; i < 4; i++) {
+        snprintf(k, sizeof k, "waiter_sockets_%s_%dnode%s", g_eng_sock[i].resp3 ? "resp3" : "resp2", g_eng_sock[i].nodes,
+                 g_eng_sock[i].nodes > 1 ? "s" : "");
+        snprintf(v, sizeof v, "%d", g_eng_sock[i].fail ? -1 : g_eng_sock[i].total);
+        fprintf(csv, fmt, k, v);
+    }
+    snprintf(v, sizeof v, "%d", g_multi_conns[0]); fprintf(csv, fmt, "conns_per_server_16_locks_1node", v);
+    snprintf(v, sizeof v, "%d", g_multi_conns[1]); fprintf(csv, fmt, "conns_per_server_16_locks_redlock3", v);
+    snprintf(v, sizeof v, "%lu", os.node); fprintf(csv, fmt, "sizeof_node_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", os.client); fprintf(csv, fmt, "sizeof_client_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", os.lock); fprintf(csv, fmt, "sizeof_lock_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", os.op_fields); fprintf(csv, fmt, "op_fields_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", (unsigned long)sizeof(rlock_op)); fprintf(csv, fmt, "sizeof_op", v);
+    for (i = 0; i < g_instr.n; i++) fprintf(csv, fmt, g_instr.key[i], g_instr.val[i]);
+}
+
 static void engine_goals(const row *rows) {
     static const char *const what[3] = { "single node", "Redlock-3", "Redlock-5" };
     static const int now_rows[3] = { 6, 9, 10 };
@@ -1681,6 +1797,9 @@ static void engine_goals(const row *rows) {
         goal(label, ">= 0.95x", x, x >= 0.95, "%.3fx");
         snprintf(label, sizeof label, "%s client CPU per cycle vs %s", what[i], OLD_REV);
         goal(label, "<= 1.05x", c, c >= 0 && c <= 1.05, "%.3fx");
+        x = instr_ratio(i == 0 ? 1 : i == 1 ? 3 : 5);
+        snprintf(label, sizeof label, "%s instructions per cycle vs %s (callgrind)", what[i], OLD_REV);
+        goal(label, "<= 1.05x", x, x >= 0 && x <= 1.05, "%.3fx");
     }
     goal("16 locks on one client: connections per server (1 node)", "1", g_multi_conns[0], g_multi_conns[0] == 1, "%.0f");
     goal("16 locks on one client: connections per server (Redlock-3)", "1", g_multi_conns[1], g_multi_conns[1] == 1, "%.0f");
@@ -2049,6 +2168,7 @@ int main(int argc, char **argv) {
         }
         for (i = 0; i < fp.n; i++)
             fprintf(csv, "footprint,%s,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,%s,\n", fp.key[i], fp.val[i]);
+        engine_csv(csv);
         fclose(csv);
         printf("\nCSV: %s; total %.1f s; load average now: %s\n", csv_path, (double)(now_ns() - t_begin) / 1e9,
                loadavg(load, sizeof load));
