@@ -1666,8 +1666,89 @@ static int measure_multi_conns(int n) {
     return most;
 }
 
+/* Paired A/B, today against bc01738 on the same nodes: blocks of AB_BLOCK
+ * cycles, alternating (old, new, old, new, ...) for AB_SECONDS, each block
+ * timed by the wall clock and by this process's CPU clock. A load spell of
+ * the machine lasts many blocks, so it hits both alike - the slices above
+ * (0.2 s per row, 21 rows between one row's slices) let it hit one row more.
+ * Ratios: of the totals, and the median of the block pairs' ratios. */
+#define AB_BLOCK 50
+#define AB_SECONDS 2.0
+#define AB_MAX_PAIRS 4096
+typedef struct eng_ab {
+    int nodes;
+    unsigned long pairs, errors;
+    double cps_x, cpu_x, cps_x_med, cpu_x_med; /* today over bc01738 (-1: not measured) */
+} eng_ab;
+static eng_ab g_eng_ab[3] = { { 1, 0, 0, -1, -1, -1, -1 }, { 3, 0, 0, -1, -1, -1, -1 }, { 5, 0, 0, -1, -1, -1, -1 } };
+
+static uint64_t proc_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One block of AB_BLOCK cycles: wall and CPU ns into w/c; errors counted. */
+static void ab_block(op_fn acq, op_fn rel, void *ctx, uint64_t *w, uint64_t *c, unsigned long *errors) {
+    uint64_t w0 = now_ns(), c0 = proc_cpu_ns();
+    int i;
+    for (i = 0; i < AB_BLOCK; i++) {
+        if (acq(ctx) != 0) { (*errors)++; continue; }
+        if (rel(ctx) != 0) (*errors)++;
+    }
+    *c = proc_cpu_ns() - c0;
+    *w = now_ns() - w0;
+}
+
+static void engine_ab(eng_ab *ab, int idx) {
+    static rl_setup now;
+    static double wr[AB_MAX_PAIRS], cr[AB_MAX_PAIRS];
+    int ports[N_SERVERS], i;
+    uint64_t tw[2] = { 0, 0 }, tc[2] = { 0, 0 }, end;
+    const char *key = ab->nodes == 1 ? "bench:ab:1" : ab->nodes == 3 ? "bench:ab:3" : "bench:ab:5";
+    if (old_missing()) return;
+    for (i = 0; i < N_SERVERS; i++) ports[i] = g_srv[i].port;
+    if (old_setup(idx, ab->nodes, ports, key) != 0) { ab->errors++; return; }
+    if (rl_setup_init(&now, ab->nodes, 0, key, RLOCK_KIND_SIMPLE, 0) != 0) { old_teardown(idx); ab->errors++; return; }
+    for (i = 0; i < WARMUP_CYCLES / AB_BLOCK; i++) { /* warm-up, not counted */
+        uint64_t w, c;
+        ab_block(old_acq, old_rel, &g_eng_old_idx[idx], &w, &c, &ab->errors);
+        ab_block(rl_acq, rl_rel, &now, &w, &c, &ab->errors);
+    }
+    ab->errors = 0;
+    end = now_ns() + (uint64_t)(AB_SECONDS * 1e9);
+    while (ab->pairs < AB_MAX_PAIRS && now_ns() < end && !g_stop && ab->errors < 100) {
+        uint64_t w[2], c[2];
+        int first = (int)(ab->pairs & 1); /* who goes first alternates too */
+        for (i = 0; i < 2; i++) {
+            int lib = first ^ i; /* 0 old, 1 now */
+            if (lib == 0) ab_block(old_acq, old_rel, &g_eng_old_idx[idx], &w[0], &c[0], &ab->errors);
+            else ab_block(rl_acq, rl_rel, &now, &w[1], &c[1], &ab->errors);
+        }
+        for (i = 0; i < 2; i++) { tw[i] += w[i]; tc[i] += c[i]; }
+        wr[ab->pairs] = w[1] > 0 ? (double)w[0] / (double)w[1] : 0; /* cycles/s ratio, now over old */
+        cr[ab->pairs] = c[0] > 0 ? (double)c[1] / (double)c[0] : 0;
+        ab->pairs++;
+    }
+    rl_teardown(&now);
+    old_teardown(idx);
+    if (!ab->pairs || ab->errors) return;
+    ab->cps_x = tw[1] > 0 ? (double)tw[0] / (double)tw[1] : -1;
+    ab->cpu_x = tc[0] > 0 ? (double)tc[1] / (double)tc[0] : -1;
+    qsort(wr, ab->pairs, sizeof wr[0], cmp_double);
+    qsort(cr, ab->pairs, sizeof cr[0], cmp_double);
+    ab->cps_x_med = wr[ab->pairs / 2];
+    ab->cpu_x_med = cr[ab->pairs / 2];
+}
+
 static void engine_sockets(void) {
     int i;
+    for (i = 0; i < 3 && !g_stop; i++) engine_ab(&g_eng_ab[i], i);
     g_multi_conns[0] = measure_multi_conns(1);
     g_multi_conns[1] = measure_multi_conns(3);
     for (i = 0; i < 4 && !g_stop; i++) measure_waiter(&g_eng_sock[i]);
@@ -1705,6 +1786,14 @@ static void engine_print(const row *rows) {
         }
         printf("  (x was: today over %s, cycles/s and client CPU per cycle; x ref: each over the hiredis row\n"
                "   sending today's bytes to the same nodes - the same-run reference of both)\n", OLD_REV);
+        printf("  paired A/B (blocks of %d cycles, alternating, %.0f s per row; ratios today over %s: of the totals,\n"
+               "   and the median of the block pairs):\n", AB_BLOCK, AB_SECONDS, OLD_REV);
+        for (i = 0; i < 3; i++) {
+            const eng_ab *ab = &g_eng_ab[i];
+            if (ab->cps_x < 0) { printf("    %-12s not measured (%lu errors)\n", names[i], ab->errors); continue; }
+            printf("    %-12s cycles/s %.3fx (median %.3fx), CPU per cycle %.3fx (median %.3fx), %lu block pairs\n",
+                   names[i], ab->cps_x, ab->cps_x_med, ab->cpu_x, ab->cpu_x_med, ab->pairs);
+        }
         pos = (size_t)snprintf(cmd, sizeof cmd, "./bench/old/instr.sh");
         for (i = 0; i < N_SERVERS; i++) pos += (size_t)snprintf(cmd + pos, sizeof cmd - pos, " %d", g_srv[i].port);
         if (run_kv(cmd, "instr", &g_instr) != 0) fprintf(stderr, "bench: bench/old/instr.sh failed\n");
@@ -1782,6 +1871,14 @@ static void engine_csv(FILE *csv) {
     snprintf(v, sizeof v, "%lu", os.op_fields); fprintf(csv, fmt, "op_fields_" OLD_REV, v);
     snprintf(v, sizeof v, "%lu", (unsigned long)sizeof(rlock_op)); fprintf(csv, fmt, "sizeof_op", v);
     for (i = 0; i < g_instr.n; i++) fprintf(csv, fmt, g_instr.key[i], g_instr.val[i]);
+    for (i = 0; i < 3; i++) {
+        snprintf(k, sizeof k, "ab_cps_x_%dnode%s", g_eng_ab[i].nodes, g_eng_ab[i].nodes > 1 ? "s" : "");
+        snprintf(v, sizeof v, "%.4f", g_eng_ab[i].cps_x);
+        fprintf(csv, fmt, k, v);
+        snprintf(k, sizeof k, "ab_cpu_x_%dnode%s", g_eng_ab[i].nodes, g_eng_ab[i].nodes > 1 ? "s" : "");
+        snprintf(v, sizeof v, "%.4f", g_eng_ab[i].cpu_x);
+        fprintf(csv, fmt, k, v);
+    }
 }
 
 static void engine_goals(const row *rows) {
@@ -1793,10 +1890,14 @@ static void engine_goals(const row *rows) {
         const row *n = &rows[now_rows[i]], *o = &rows[g_eng_first + i];
         double x = !old_missing() && o->cps > 0 && n->cps > 0 ? n->cps / o->cps : -1;
         double c = !old_missing() && o->cpu_us > 0 && n->cpu_us > 0 ? n->cpu_us / o->cpu_us : -1;
-        snprintf(label, sizeof label, "%s cycles/s vs %s (same run)", what[i], OLD_REV);
+        snprintf(label, sizeof label, "%s cycles/s vs %s (slices)", what[i], OLD_REV);
         goal(label, ">= 0.95x", x, x >= 0.95, "%.3fx");
-        snprintf(label, sizeof label, "%s client CPU per cycle vs %s", what[i], OLD_REV);
+        snprintf(label, sizeof label, "%s client CPU per cycle vs %s (slices)", what[i], OLD_REV);
         goal(label, "<= 1.05x", c, c >= 0 && c <= 1.05, "%.3fx");
+        snprintf(label, sizeof label, "%s cycles/s vs %s (paired A/B)", what[i], OLD_REV);
+        goal(label, ">= 0.95x", g_eng_ab[i].cps_x, g_eng_ab[i].cps_x >= 0.95, "%.3fx");
+        snprintf(label, sizeof label, "%s client CPU per cycle vs %s (paired A/B)", what[i], OLD_REV);
+        goal(label, "<= 1.05x", g_eng_ab[i].cpu_x, g_eng_ab[i].cpu_x >= 0 && g_eng_ab[i].cpu_x <= 1.05, "%.3fx");
         x = instr_ratio(i == 0 ? 1 : i == 1 ? 3 : 5);
         snprintf(label, sizeof label, "%s instructions per cycle vs %s (callgrind)", what[i], OLD_REV);
         goal(label, "<= 1.05x", x, x >= 0 && x <= 1.05, "%.3fx");
