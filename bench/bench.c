@@ -37,6 +37,13 @@
  *                 expected), instructions per cycle (callgrind), stack
  *                 high-water of one acquire; bench/size.sh: .text of the core
  *                 at -Os for x86-64, Cortex-M4 and RISC-V (`make size`).
+ *   6. engine     issue 11: the pre-engine library (bc01738, bench/old/) in
+ *                 the slices of 2. and paired A/B against today's, with
+ *                 instructions per cycle of both (bench/old/instr.sh); 1, 4
+ *                 and 16 locks on one event-loop client; connections per
+ *                 server and a pub/sub waiter's sockets (RESP3, RESP2) as the
+ *                 servers count them (CLIENT LIST); sizes before and after;
+ *                 the longest functions (bench/funclen.sh).
  * Then the issues' goals, judged on this run. Prints tables and writes CSV
  * (default build/bench.csv, or argv[1]). Speed is only reported, never
  * asserted; the exit status is non-zero only for errors (servers, lock
