@@ -1328,7 +1328,6 @@ static void print_goals(const row *rows, const contended *crows, const kvset *fp
  *     longest functions (bench/funclen.sh). */
 #define ENG_OLD_ROWS 3
 #define ENG_MULTI_ROWS 6
-#define ENG_ROWS (ENG_OLD_ROWS + ENG_MULTI_ROWS)
 #define ENG_MAX_K 16
 
 typedef struct multi_ctx {
@@ -1356,7 +1355,8 @@ static const struct { int nodes, k; } g_eng_multi[ENG_MULTI_ROWS] = { { 1, 1 }, 
 static int g_eng_old_idx[ENG_OLD_ROWS] = { 0, 1, 2 };
 static multi_ctx g_multi[ENG_MULTI_ROWS]; /* 16 locks of ~1.2 KB each: static */
 static char g_multi_names[ENG_MULTI_ROWS][48];
-static int g_eng_first = -1;              /* index of the first engine row in rows[] */
+static int g_eng_first = -1;              /* index of the first engine row in rows[]: the old rows */
+static int g_eng_multi_first = -1;        /* ... then the multi rows (right at g_eng_first without the old library) */
 static int g_multi_conns[2] = { -1, -1 }; /* connections per server of 16 locks on one client (1 node, Redlock-3) */
 static eng_sockets g_eng_sock[4] = {
     { "pub/sub waiter, RESP3 (cfg.pubsub = 1)", 1, 1, -1, -1, -1, NULL },
@@ -1444,19 +1444,19 @@ static int multi_rel(void *p) { return multi_batch((multi_ctx *)p, 0); }
 static int engine_rows_add(row *rows, int first) {
     int i, ports[N_SERVERS];
     g_eng_first = first;
+    g_eng_multi_first = first + (old_missing() ? 0 : ENG_OLD_ROWS); /* no commit, no rows: a shallow clone is no error */
     for (i = 0; i < N_SERVERS; i++) ports[i] = g_srv[i].port;
-    for (i = 0; i < ENG_OLD_ROWS; i++) {
+    for (i = 0; i < ENG_OLD_ROWS && !old_missing(); i++) {
         row *r = &rows[first + i];
         r->name = g_eng_old[i].name; r->adapter = "posix"; r->nodes = g_eng_old[i].nodes;
         r->acq = old_acq; r->rel = old_rel; r->ctx = &g_eng_old_idx[i];
         r->ref = g_eng_old[i].nodes == 1 ? 2 : g_eng_old[i].nodes == 3 ? 4 : 5;
         r->single = i == 0 ? -1 : first;
-        if (old_missing()) { r->ready = 0; continue; }
         r->ready = old_setup(i, g_eng_old[i].nodes, ports, g_eng_old[i].nodes == 1 ? "bench:old:single" :
                              g_eng_old[i].nodes == 3 ? "bench:old:redlock3" : "bench:old:redlock5") == 0;
     }
     for (i = 0; i < ENG_MULTI_ROWS; i++) {
-        row *r = &rows[first + ENG_OLD_ROWS + i];
+        row *r = &rows[g_eng_multi_first + i];
         char tag[16];
         snprintf(g_multi_names[i], sizeof g_multi_names[i], "%d lock%s, 1 client, event loop%s", g_eng_multi[i].k,
                  g_eng_multi[i].k > 1 ? "s" : "", g_eng_multi[i].nodes > 1 ? ", R3" : "");
@@ -1467,7 +1467,7 @@ static int engine_rows_add(row *rows, int first) {
         r->single = g_eng_multi[i].nodes == 1 ? 6 : 9; /* the blocking rlock row with the same nodes */
         r->ready = multi_init(&g_multi[i], g_eng_multi[i].nodes, g_eng_multi[i].k, tag) == 0;
     }
-    return first + ENG_ROWS;
+    return g_eng_multi_first + ENG_MULTI_ROWS;
 }
 
 /* After row_finish: a multi row did K lock cycles per batch, so its cycles/s
@@ -1475,12 +1475,12 @@ static int engine_rows_add(row *rows, int first) {
 static void engine_rows_finish(row *rows) {
     int i;
     if (g_eng_first < 0) return;
-    for (i = 0; i < ENG_OLD_ROWS; i++) {
+    for (i = 0; i < ENG_OLD_ROWS && !old_missing(); i++) {
         const row *r = &rows[g_eng_first + i];
         if (r->errors) fprintf(stderr, "bench: %s: last error: %s\n", r->name, old_last_error(i));
     }
     for (i = 0; i < ENG_MULTI_ROWS; i++) {
-        row *r = &rows[g_eng_first + ENG_OLD_ROWS + i];
+        row *r = &rows[g_eng_multi_first + i];
         r->cps *= g_eng_multi[i].k;
         r->cpu_us /= g_eng_multi[i].k;
         if (r->errors) fprintf(stderr, "bench: %s: last error: %s (node 0: %s)\n", r->name,
@@ -1820,7 +1820,7 @@ static void engine_print(const row *rows) {
     printf("  %-34s | %10s | %13s | %11s | %9s | %12s | %6s | %s\n", "row", "lock cyc/s", "per lock cyc/s", "x blocking",
            "p50 all K", "cpu us/lock", "polls", "conns listed");
     for (i = 0; i < ENG_MULTI_ROWS; i++) {
-        const row *r = &rows[g_eng_first + ENG_OLD_ROWS + i];
+        const row *r = &rows[g_eng_multi_first + i];
         double batches = (double)g_multi[i].batches;
         printf("  %-34s | %10.0f | %14.0f | %11.2f | %7.0f us | %12.1f | %6.1f | %lu\n", r->name, r->cps,
                r->cps / g_eng_multi[i].k, r->x_single, r->p50, r->cpu_us,
@@ -1841,16 +1841,22 @@ static void engine_print(const row *rows) {
                w->on_resp3);
     }
     old_get_sizes(&os);
-    printf("  sizes (bytes, x86-64 defaults)  %-10s %s\n", OLD_REV, "now");
-    printf("    rlock_node                    %-10lu %lu\n", os.node, (unsigned long)sizeof(rlock_node));
-    printf("    rlock_client                  %-10lu %lu\n", os.client, (unsigned long)sizeof(rlock_client));
-    printf("    rlock_lock                    %-10lu %lu (each additional lock on a client)\n", os.lock,
-           (unsigned long)sizeof(rlock_lock));
-    printf("    per-operation state           %-10lu %lu (rlock_op inside rlock_lock, with its rlock_round %lu;\n"
-           "                                             %s: the operation's fields among rlock_lock's)\n",
-           os.op_fields, (unsigned long)sizeof(rlock_op), (unsigned long)sizeof(rlock_round), OLD_REV);
-    printf("    each additional concurrent lock, Redlock-3: %s %lu (a client and 3 nodes of its own), now %lu\n", OLD_REV,
-           os.lock + os.client + 3 * os.node, (unsigned long)sizeof(rlock_lock));
+    {   /* "-" for bc01738 when it is not built in */
+        char o[5][16];
+        unsigned long v[5];
+        v[0] = os.node; v[1] = os.client; v[2] = os.lock; v[3] = os.op_fields; v[4] = os.lock + os.client + 3 * os.node;
+        for (i = 0; i < 5; i++) snprintf(o[i], sizeof o[i], old_missing() ? "-" : "%lu", v[i]);
+        printf("  sizes (bytes, x86-64 defaults)  %-10s %s\n", OLD_REV, "now");
+        printf("    rlock_node                    %-10s %lu\n", o[0], (unsigned long)sizeof(rlock_node));
+        printf("    rlock_client                  %-10s %lu\n", o[1], (unsigned long)sizeof(rlock_client));
+        printf("    rlock_lock                    %-10s %lu (each additional lock on a client)\n", o[2],
+               (unsigned long)sizeof(rlock_lock));
+        printf("    per-operation state           %-10s %lu (rlock_op inside rlock_lock, with its rlock_round %lu;\n"
+               "                                             %s: the operation's fields among rlock_lock's)\n",
+               o[3], (unsigned long)sizeof(rlock_op), (unsigned long)sizeof(rlock_round), OLD_REV);
+        printf("    each additional concurrent lock, Redlock-3: %s %s (a client and 3 nodes of its own), now %lu\n", OLD_REV,
+               o[4], (unsigned long)sizeof(rlock_lock));
+    }
     printf("  longest functions (bench/funclen.sh):\n");
     fflush(stdout);
     if (system("./bench/funclen.sh 8") != 0) fprintf(stderr, "bench: funclen.sh failed\n");
@@ -1894,9 +1900,9 @@ static void engine_goals(const row *rows) {
     char label[80];
     int i;
     for (i = 0; i < 3; i++) {
-        const row *n = &rows[now_rows[i]], *o = &rows[g_eng_first + i];
-        double x = !old_missing() && o->cps > 0 && n->cps > 0 ? n->cps / o->cps : -1;
-        double c = !old_missing() && o->cpu_us > 0 && n->cpu_us > 0 ? n->cpu_us / o->cpu_us : -1;
+        const row *n = &rows[now_rows[i]], *o = old_missing() ? NULL : &rows[g_eng_first + i];
+        double x = o && o->cps > 0 && n->cps > 0 ? n->cps / o->cps : -1;
+        double c = o && o->cpu_us > 0 && n->cpu_us > 0 ? n->cpu_us / o->cpu_us : -1;
         snprintf(label, sizeof label, "%s cycles/s vs %s (slices)", what[i], OLD_REV);
         goal(label, ">= 0.95x", x, x >= 0.95, "%.3fx");
         snprintf(label, sizeof label, "%s client CPU per cycle vs %s (slices)", what[i], OLD_REV);
