@@ -139,13 +139,15 @@ $(BUILD)/chaos: tests/chaos/chaos.c $(HEADERS) | $(BUILD)
 
 # Speed next to raw hiredis on 5 throwaway servers, the peers (node-redlock,
 # redis-semaphore, redis-py; bench/peers/setup.sh installs them, a missing one
-# is a "skipped" row) and the client's footprint; table + build/bench.csv.
+# is a "skipped" row), the client's footprint and the engine against the
+# pre-engine library (bench/old/); table + build/bench.csv.
 bench: deps $(BUILD)/bench $(BUILD)/footprint $(BUILD)/instr_old
 	@./bench/peers/setup.sh
 	./$(BUILD)/bench
 
 # bench/old/old.c: the pre-engine library (bc01738) beside today's, renamed
-# by bench/old/gen.sh (from git; without that commit its rows say skipped).
+# by bench/old/gen.sh (from git; without that commit in the clone its rows
+# are left out and the bench says why).
 $(BUILD)/bench: bench/bench.c bench/old/old.c bench/old/old.h $(BUILD)/old/rlockv0_posix.h $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -O2 $(INC) bench/bench.c bench/old/old.c -I$(BUILD)/old $(LIBS) -o $@
 
