@@ -7,7 +7,7 @@
 # of each, then the number of functions, how many exceed 60 and 100 lines,
 # and the median. --kv adds "funclen <rev> <what> <n>" lines for bench.c.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 kv=0; [ "${1:-}" = --kv ] && { kv=1; shift; }
 top=${1:-8}
 old=bc01738

@@ -8,9 +8,10 @@
 # RLOCKV0_MISSING with the reason: bench prints those rows as skipped.
 set -u
 out=${1:?usage: $0 OUTDIR}
+case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 rev=bc01738
 mkdir -p "$out"
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 rename() { sed -e 's/rlock_/rlockv0_/g' -e 's/RLOCK_/RLOCKV0_/g' -e 's/\bRLOCK\([A-Z]*\)\b/RLOCKV0\1/g'; }
 if git show "$rev:rlock.h" > "$out/rlockv0.h.tmp" 2>/dev/null &&
    git show "$rev:adapters/rlock_posix.h" > "$out/rlockv0_posix.h.tmp" 2>/dev/null; then

@@ -6,7 +6,7 @@
 # Prints "instr <now|old>_<nodes> <instructions per cycle>" lines; a missing
 # tool or commit prints "instr skip <why>".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 bin=build/instr_old
 cycles=${INSTR_CYCLES:-1000}
 [ -x "$bin" ] || { echo "instr skip $bin not built"; exit 1; }
