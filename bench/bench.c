@@ -1426,7 +1426,7 @@ static int multi_batch(multi_ctx *m, int acquire) {
         }
         (void)rlock_client_step(&m->cl);
         for (i = 0; i < m->k; i++)
-            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_step(&m->lk[i])) != RLOCK_WOULD_BLOCK) {
+            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_result(&m->lk[i])) != RLOCK_WOULD_BLOCK) {
                 left--;
                 if (st[i] != RLOCK_OK) { m->last = st[i]; bad = 1; }
             }
@@ -1586,7 +1586,8 @@ static int client_list(const rh_server *s, const int *ports, int n_ports, int *s
  * which the parent holds; exit 0 once acquired and released. */
 static void waiter_child(int n, int resp3, const char *key) {
     static rlock_posix_conn pc[N_SERVERS], spc[N_SERVERS];
-    static rlock_node nodes[N_SERVERS], subs[N_SERVERS];
+    static rlock_node nodes[N_SERVERS];
+    static rlock_subscriber subs[N_SERVERS];
     static rlock_client cl;
     static rlock_lock lk;
     rlock_config cfg;
@@ -1598,7 +1599,7 @@ static void waiter_child(int n, int resp3, const char *key) {
         if (rlock_posix_init_tcp(&pc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
             rlock_node_init(&nodes[i], rlock_posix_transport(&pc[i])) != RLOCK_OK) _exit(2);
         if (!resp3 && (rlock_posix_init_tcp(&spc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
-                       rlock_node_init(&subs[i], rlock_posix_transport(&spc[i])) != RLOCK_OK)) _exit(2);
+                       rlock_subscriber_init(&subs[i], rlock_posix_transport(&spc[i])) != RLOCK_OK)) _exit(2);
     }
     if (rlock_client_init(&cl, nodes, (size_t)n, &cfg) != RLOCK_OK ||
         (!resp3 && rlock_client_set_subscribers(&cl, subs, (size_t)n) != RLOCK_OK) ||
@@ -1849,6 +1850,8 @@ static void engine_print(const row *rows) {
         for (i = 0; i < 5; i++) snprintf(o[i], sizeof o[i], old_missing() ? "-" : "%lu", v[i]);
         printf("  sizes (bytes, x86-64 defaults)  %-10s %s\n", OLD_REV, "now");
         printf("    rlock_node                    %-10s %lu\n", o[0], (unsigned long)sizeof(rlock_node));
+        printf("    rlock_subscriber (RESP2 only) %-10s %lu (%s: an rlock_node)\n", o[0],
+               (unsigned long)sizeof(rlock_subscriber), OLD_REV);
         printf("    rlock_client                  %-10s %lu\n", o[1], (unsigned long)sizeof(rlock_client));
         printf("    rlock_lock                    %-10s %lu (each additional lock on a client)\n", o[2],
                (unsigned long)sizeof(rlock_lock));
