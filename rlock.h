@@ -715,7 +715,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
 /* Drive the op: RLOCK_WOULD_BLOCK while it runs, then its final status.
- * Wait for rlock_node_wants() on the client's nodes or until
+ * Wait for rlock_node_wants() on the client's nodes (rlock_subscriber_wants
+ * on its subscribers; or rlock_client_interest for all) or until
  * rlock_next_timeout_ms(), whichever comes first, then call again. While
  * the op runs, each call steps the whole client (tries its connections):
  * an event loop with several locks calls rlock_client_step once, then
