@@ -203,7 +203,8 @@ typedef struct options {
 static struct {
     options o;
     rlock_posix_conn pc[MAX_SERVERS], spc[MAX_SERVERS]; /* commands, subscribers */
-    rlock_node node[MAX_SERVERS], sub[MAX_SERVERS];
+    rlock_node node[MAX_SERVERS];
+    rlock_subscriber sub[MAX_SERVERS];
     size_t n_subs;
     rlock_client cl;
     rlock_lock lk;
@@ -933,17 +934,24 @@ static size_t nodes_with(rlock_status st) {
     return n;
 }
 
-static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
+/* A command connection (nd) or a subscriber (sb) to sv. */
+static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb, const server *sv) {
     const options *o = &g.o;
     uint32_t ct = (uint32_t)o->connect_timeout_ms;
-    if ((sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0 ||
-        rlock_node_init(nd, rlock_posix_transport(pc)) != RLOCK_OK)
+    const char *user = sv->has_user ? sv->user : o->user;
+    const char *pass = sv->has_pass ? sv->pass : o->has_password ? o->password : NULL;
+    if ((sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0)
         return -1;
-    if (sv->has_user) nd->username = sv->user;
-    else if (o->user) nd->username = o->user;
-    if (sv->has_pass) nd->password = sv->pass;
-    else if (o->has_password) nd->password = o->password;
-    nd->db = sv->has_db ? sv->db : (int)o->db;
+    if (nd) {
+        if (rlock_node_init(nd, rlock_posix_transport(pc)) != RLOCK_OK) return -1;
+        nd->username = user;
+        nd->password = pass;
+        nd->db = sv->has_db ? sv->db : (int)o->db;
+    } else {
+        if (rlock_subscriber_init(sb, rlock_posix_transport(pc)) != RLOCK_OK) return -1;
+        sb->username = user;
+        sb->password = pass;
+    }
     return 0;
 }
 
@@ -1172,8 +1180,8 @@ static void guard_kill_tree(guard_state *gs) {
 }
 
 /* A connection's descriptor, through the transport contract; -1: none. */
-static int conn_fd(const rlock_node *nd) {
-    return nd->transport.fd ? nd->transport.fd(nd->transport.ctx) : -1;
+static int conn_fd(const rlock_transport *tr) {
+    return tr->fd ? tr->fd(tr->ctx) : -1;
 }
 
 static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int stat_fd) {
@@ -1190,9 +1198,9 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
      * descriptor through the transport's fd hook; a connection never set up
      * has none. Fds 0-2 were filled at start: never one of them.) */
     for (i = 0; i < g.o.n_servers; i++) {
-        int fd = conn_fd(&g.node[i]);
+        int fd = conn_fd(&g.node[i].transport);
         if (fd > 2) close(fd);
-        fd = i < g.n_subs ? conn_fd(&g.sub[i]) : -1;
+        fd = i < g.n_subs ? conn_fd(&g.sub[i].transport) : -1;
         if (fd > 2) close(fd);
     }
     close(g.sigfd[0]);
@@ -1621,7 +1629,7 @@ int main(int argc, char **argv) {
     cfg.node_timeout_ms = (uint32_t)o->command_timeout_ms;
     cfg.fencing = o->fence;
     for (i = 0; i < o->n_servers; i++)
-        if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {
+        if (init_conn(&g.pc[i], &g.node[i], NULL, &o->servers[i]) != 0) {
             say("%s: cannot set up a connection", o->servers[i].label);
             return RC_SOFTWARE;
         }
@@ -1630,7 +1638,7 @@ int main(int argc, char **argv) {
         /* Waiting is on pub/sub: a second connection per server, used only
          * until the lock is ours. */
         for (i = 0; i < o->n_servers && rc == 0; i++)
-            if (init_conn(&g.spc[i], &g.sub[i], &o->servers[i]) != 0) rc = RC_SOFTWARE;
+            if (init_conn(&g.spc[i], NULL, &g.sub[i], &o->servers[i]) != 0) rc = RC_SOFTWARE;
         if (rc == 0 && rlock_client_set_subscribers(&g.cl, g.sub, o->n_servers) != RLOCK_OK) rc = RC_SOFTWARE;
         g.n_subs = o->n_servers;
     }
