@@ -366,6 +366,11 @@ typedef struct rlock_config {
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
+    /* 1: every acquire attempt is a script. 0: a barging simple lock without
+     * fencing tries a plain SET key token NX PX ttl first (the uncontended
+     * fast path; refused, a script attempt follows at once). Set it for an
+     * ACL user that may run EVALSHA but not SET. [0] */
+    int scripts_only;
     /* 1: a waiter waits for release notices instead of polling: HELLO 3 at
      * connect, and under RESP3 (Redis >= 6) it SUBSCRIBEs on its command
      * connection (one socket per server). A server that refuses HELLO 3 uses
@@ -506,6 +511,7 @@ typedef struct rlock_round {
     unsigned answered;        /* answer (or failure) recorded */
     unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out */
     int script;               /* RLOCK__S_* */
+    int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     uint64_t start;
     uint32_t timeout;         /* per-node timeout of this round */
@@ -530,6 +536,8 @@ typedef struct rlock_op {
     int retry;                /* after the cleanup round: retry (1) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
     int queue;                /* this round's attempt joins the wait queue */
+    int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
+                                 2: it was refused, the script attempt follows at once */
     int woke;                 /* a release notice named this waiter */
     int standby;              /* fair: a release notice named this waiter next in line */
     int split;                /* the last round was granted by some nodes, short of a quorum */
@@ -2056,7 +2064,8 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
 /* Keep node i's answer to a round as plain numbers. want_array: the script
- * answers {flag, value[, fence]} (acquire), else a single integer. A reply
+ * answers {flag, value[, fence]} (acquire), 2: +OK or nil (a plain SET NX
+ * PX acquire, kept as {1,1,0} / {0,0}), else a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
 static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
@@ -2065,6 +2074,16 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
+        } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
+            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0) {
+                r->shape[i] = 3;
+                r->v[i][0] = 1; r->v[i][1] = 1; r->v[i][2] = 0;
+            } else if (rep->v.type == RLOCK_RESP_NIL) {
+                r->shape[i] = 2;
+                r->v[i][0] = 0; r->v[i][1] = 0; r->v[i][2] = 0;
+            } else {
+                st = RLOCK_E_PROTOCOL;
+            }
         } else if (!want_array) {
             if (rep->v.type == RLOCK_RESP_INTEGER) { r->shape[i] = -1; r->v[i][0] = rep->v.integer; }
             else st = RLOCK_E_PROTOCOL;
@@ -2268,6 +2287,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys), grace[12];
     int ok;
+    if (op->round.plain) /* the uncontended fast path: what a raw client would send */
+        return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 + 2 * fair : 2)) &&
          rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
@@ -2308,7 +2333,9 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
 
-static int rlock__round_wants_array(const rlock_round *r) { return rlock__is_acquire_script(r->script); }
+static int rlock__round_wants_array(const rlock_round *r) {
+    return r->plain ? 2 : rlock__is_acquire_script(r->script);
+}
 
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
@@ -2368,6 +2395,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
     r->script = rlock__script_for(lk, op);
+    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
@@ -2572,6 +2600,17 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
     op->queue = (op->sub_ok != 0 || lk->fair_grace != 0) && now < op->wait_end;
+    /* The first attempt of a barging simple lock without fencing, not queueing,
+     * is a plain SET NX PX: an uncontended acquire costs the server what a
+     * raw client's does. Refused, a script attempt follows at once: it
+     * queues, and tells a holder's PTTL from a foreign or wrong-type key. */
+    if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
+        op->plain = 0;
+        op->attempts--;
+    } else {
+        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
+                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
+    }
     rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
@@ -2586,6 +2625,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     size_t j;
+    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
     if ((!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
         rlock__schedule_retry(lk, now);
         return;
@@ -2675,6 +2715,10 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->fail = op->cancel ? RLOCK_OK : final;
     op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
                 (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    if (op->plain == 1 && !op->cancel && t.fatal == RLOCK_OK && t.n_no > 0) {
+        op->plain = 2;
+        op->retry = 1;
+    }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
@@ -2684,6 +2728,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
     }
+    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
     if (op->retry) { rlock__wait_next(lk, now); return; }
     rlock__op_finish(lk, op->fail, now);
 }
