@@ -1184,10 +1184,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_SIMPLE_EXTEND \
     "if redis.call('get',KEYS[1])==ARGV[1] then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
-/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or ''
- * -> 1 deleted | 0 not ours (never a bare DEL) */
+/* A Redlock releaser drops its own queue entry (ARGV[4], its waiter id, ''
+ * on one node): a node that refused it while a quorum granted still has it
+ * queued, and would later wake it instead of a live waiter. */
+#define RLOCK__LUA_UNQUEUE_SELF \
+    "if KEYS[2] and ARGV[4] and ARGV[4]~='' then redis.call('zrem',KEYS[2],ARGV[4]) " \
+    "redis.call('hdel',KEYS[3],ARGV[4]) end "
+/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or '',
+ * own waiter id or '' -> 1 deleted | 0 not ours (never a bare DEL) */
 #define RLOCK__LUA_SIMPLE_RELEASE \
-    "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
+    RLOCK__LUA_UNQUEUE_SELF "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
     RLOCK__LUA_WAKE_ONE "return 1 end return 0"
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
@@ -1203,7 +1209,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
+    RLOCK__LUA_UNQUEUE_SELF "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
@@ -1292,8 +1298,8 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "d5b046736a0d797b5eb38aeaf2e51fd32307b11e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7",
+    "5c27939868bc937ae09069c65640a689e003b3d7", "a3d6a641a5994c3f088206c0b61336daab333e4d",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
     "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
     "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e"
 };
@@ -2293,7 +2299,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
-    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 + 2 * fair : 2)) &&
+    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 4 + fair : 2)) &&
          rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
          rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0) &&
@@ -2318,9 +2324,9 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
         ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
         if (ok && fair) {
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
-            ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0) &&
-                 rlock__put_arg(out, cap, &pos, lk->waiter_id, lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
+            ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
     }
     return ok ? pos : 0;
 }
