@@ -15,9 +15,10 @@
  *                 slices, round-robin, so a busy spell of the machine hits all
  *                 of them alike; each also reports the client's CPU per cycle.
  *   3. contended  8 and 16 forked processes on one key, 1 ms critical sections,
- *                 on 1, 3 and 5 nodes, each waiting by backoff ("spin") and by
+ *                 on 1, 3 and 5 nodes, each waiting by backoff ("spin"), by
  *                 pub/sub (a subscriber connection per node,
- *                 rlock_client_set_subscribers): acquisitions/s against the
+ *                 rlock_client_set_subscribers), and the fair lock ("fair":
+ *                 rlock_lock_set_fair, pub/sub): acquisitions/s against the
  *                 ceiling 1 / (critical section + one PING RTT); commands per
  *                 acquisition the clients sent (rlock_node_commands) and calls
  *                 the servers executed (INFO commandstats, scripts' inner calls
@@ -37,7 +38,9 @@
  *                 expected), instructions per cycle (callgrind), stack
  *                 high-water of one acquire; bench/size.sh: .text of the core
  *                 at -Os for x86-64, Cortex-M4 and RISC-V (`make size`).
- * Then the issues' goals, judged on this run. Prints tables and writes CSV
+ * Then the issues' goals, judged on this run (issue 12's: fair and default
+ * rows against the ceiling, Redlock-5 against its single-node row and the
+ * peers, the uncontended fast path against the floor and the fan-out ref). Prints tables and writes CSV
  * (default build/bench.csv, or argv[1]). Speed is only reported, never
  * asserted; the exit status is non-zero only for errors (servers, lock
  * failures, overlapping critical sections, a failing helper).

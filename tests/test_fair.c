@@ -275,6 +275,11 @@ static void test_dead_waiter(rh_server *srv) {
     CHECK(hold(&h, &hl, srv, 1, &o) == 0);
     pids[0] = start_waiter(srv, 1, &o, 0, pfd[1], 1);
     pids[1] = start_waiter(srv, 1, &o, 1, pfd[1], 2);
+    {   /* both listen (a waiter queues first, then subscribes) */
+        unsigned long long t0 = rh_now_ms();
+        while (numsub(&srv[0], key) < 2 && since(t0) < 10000) rh_sleep_ms(2);
+        CHECK_EQ_LL(numsub(&srv[0], key), 2);
+    }
     kill(pids[0], SIGKILL);
     st = rh_wait_child(pids[0], 10000);
     CHECK(WIFSIGNALED(st));
