@@ -4,7 +4,10 @@
  *   A single-file, header-only library for Redis locks: single-node locks
  *   (SET NX PX with a 128-bit random token; owner-checked Lua release),
  *   reentrant locks (a hash of owner -> hold count changed only by Lua) and
- *   Redlock over up to RLOCK_MAX_NODES independent masters. Waiting by backoff
+ *   Redlock over up to RLOCK_MAX_NODES independent masters; each barging (the
+ *   default: first come when free, uncontended acquire a plain SET NX PX) or
+ *   fair (rlock_lock_set_fair: FIFO by the server's clock, the key reserved
+ *   for the oldest waiter on release). Waiting by backoff
  *   or by Pub/Sub wake-up, lease renewal (rlock_renew_poll, or a thread),
  *   lost-lock notice and fencing tokens. It never allocates, keeps no mutable
  *   globals, and reaches the network only through a transport vtable you

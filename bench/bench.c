@@ -385,8 +385,10 @@ static int fan_exchange(fan_ctx *f, int acquire) {
     for (i = 0; i < f->n; i++) {
         redisReply *r = NULL;
         if (redisGetReply(f->c[i], (void **)&r) != REDIS_OK || !r) return -1;
-        if (acquire) ok &= r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
-                           r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1;
+        if (acquire) /* the fast path's SET NX PX (+OK), or a script's {1, ...} */
+            ok &= (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) ||
+                  (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+                   r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1);
         else ok &= r->type == REDIS_REPLY_INTEGER && r->integer == (f->reentrant ? 0 : 1);
         freeReplyObject(r);
     }
