@@ -31,7 +31,8 @@ static long long since(unsigned long long t0) { return (long long)(rh_now_ms() -
 typedef struct fcli {
     int n, nsubs;
     rlock_posix_conn pc[NSRV], spc[NSRV];
-    rlock_node nodes[NSRV], subs[NSRV];
+    rlock_node nodes[NSRV];
+    rlock_subscriber subs[NSRV];
     rlock_client cl;
 } fcli;
 
@@ -52,7 +53,7 @@ static int fcli_open(fcli *t, rh_server *srv, int n, uint32_t recheck_ms, int su
     if (subs) {
         for (i = 0; i < n; i++) {
             if (rlock_posix_init_tcp(&t->spc[i], "127.0.0.1", srv[i].port, 1000) != 0) return -1;
-            if (rlock_node_init(&t->subs[i], rlock_posix_transport(&t->spc[i])) != RLOCK_OK) return -1;
+            if (rlock_subscriber_init(&t->subs[i], rlock_posix_transport(&t->spc[i])) != RLOCK_OK) return -1;
         }
         if (rlock_client_set_subscribers(&t->cl, t->subs, (size_t)n) != RLOCK_OK) return -1;
         t->nsubs = n;
