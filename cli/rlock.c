@@ -100,6 +100,8 @@ static const char *const help_text[] = {
     "                              be stopped because the lease is lost [5]",
     "  -o, --close                 accepted for flock(1) lines; nothing to close",
     "      --fence                 also take a fencing token, passed as RLOCK_FENCE",
+    "      --fair                  a fair lock: waiters get it in the order they queued",
+    "                              (every rlock on RESOURCE must agree on --fair)",
     "      --user NAME             ACL user name for AUTH",
     "      --password-file FILE    AUTH password: the first line of FILE",
     "      --connect-timeout TIME  bound on each connection attempt [1]",
@@ -183,7 +185,7 @@ typedef struct options {
     server servers[MAX_SERVERS];
     size_t n_servers;
     long long ttl_ms, wait_ms, kill_after_ms, connect_timeout_ms, command_timeout_ms;
-    int wait_set, nonblock, conflict_rc, fence, verbose;
+    int wait_set, nonblock, conflict_rc, fence, fair, verbose;
     int mode;                       /* MODE_*: rlock status / rlock unlock --force */
     int shared, exclusive, force;   /* -s, -x, --force */
     long long limit, db;            /* --limit N (0: none), --db N */
@@ -507,7 +509,7 @@ static void read_password_file(options *o, const char *path) {
     memset(buf, 0, sizeof buf);
 }
 
-enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_USER,
+enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_FAIR, OPT_USER,
        OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_DB, OPT_COMMAND, OPT_UNLOCK, OPT_CLOSE, OPT_FORCE };
 
@@ -525,6 +527,7 @@ static const struct option_spec {
     { 0, "force", OPT_FORCE, 0 },
     { 0, "nb", OPT_NONBLOCK, 0 },              { 'E', "conflict-exit-code", OPT_CONFLICT, 1 },
     { 'k', "kill-after", OPT_KILL_AFTER, 1 },  { 0, "fence", OPT_FENCE, 0 },
+    { 0, "fair", OPT_FAIR, 0 },
     { 0, "user", OPT_USER, 1 },                { 0, "password-file", OPT_PASSFILE, 1 },
     { 0, "connect-timeout", OPT_CONNECT_TIMEOUT, 1 }, { 0, "command-timeout", OPT_COMMAND_TIMEOUT, 1 },
     { 'v', "verbose", OPT_VERBOSE, 0 },        { 'h', "help", OPT_HELP, 0 },
@@ -576,6 +579,7 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
     }
     case OPT_KILL_AFTER: o->kill_after_ms = duration_arg(name, val, 0); break;
     case OPT_FENCE: o->fence = 1; break;
+    case OPT_FAIR: o->fair = 1; break;
     case OPT_USER:
         if (val[0] == '\0' || strlen(val) > MAX_USER) usage_error("%s: the user name must be 1..%d bytes", name, MAX_USER);
         o->user = val;
@@ -747,8 +751,15 @@ static void check_options(options *o) {
         if (rlock_aux_key(tmp, sizeof tmp, o->resource, o->resource_len, ":fence") == 0)
             usage_error("--fence: RESOURCE has a '}' outside a {hash tag}, so no fence counter can share its slot");
     }
+    if (o->fair) { /* the wait queue's name must share the slot too */
+        char tmp[RLOCK_MAX_AUX_LEN + sizeof ":waiters"];
+        if (rlock_aux_key(tmp, sizeof tmp, o->resource, o->resource_len, ":waiters") == 0)
+            usage_error("--fair: RESOURCE has a '}' outside a {hash tag}, so no wait queue can share its slot");
+    }
     if (o->nonblock && o->wait_set) usage_error("-n and -w cannot be combined");
     if (o->shared + o->exclusive + (o->limit > 0) > 1) usage_error("-s, -x and --limit cannot be combined");
+    if (o->fair && (o->shared || o->exclusive || o->limit))
+        usage_error("--fair works with the plain exclusive lock, not with -s, -x or --limit");
     if (o->fence && o->shared) usage_error("--fence: a shared (-s) lock has no fence token (writers' grants do)");
     if (o->shared && looks_like_server(o->resource))
         usage_error("-s is --shared now (as in flock); '%.200s' looks like a server: give it with -S (was -s)",
@@ -1649,6 +1660,7 @@ int main(int argc, char **argv) {
                                                                                      : RLOCK_KIND_SIMPLE);
         if (st != RLOCK_OK) rc = RC_SOFTWARE;
     }
+    if (rc == 0 && o->fair && rlock_lock_set_fair(&g.lk, 1, 0) != RLOCK_OK) rc = RC_SOFTWARE;
     if (rc != 0) {
         say("cannot set up the lock (%s)", rc == RC_OSERR ? "the random source failed" : "internal error");
         return rc;
