@@ -3555,6 +3555,7 @@ static void test_fault10_monotonic_clock(void) {
  * one token, nothing else), the semaphore's permits argument, UPGRADE
  * mapped to its own status (not retried), an inspect answer read into
  * rlock_info. */
+#ifndef RLOCK_NO_PRIMITIVES
 static void test_primitives_unit(void) {
     enum { S_SEM_ACQ = 10, S_WRITE_ACQ = 16, S_MULTI_ACQ = 19, S_MULTI_REL = 21, S_INSPECT = 22 };
     rlock_info info[2];
@@ -3623,10 +3624,13 @@ static void test_primitives_unit(void) {
     CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_E_PROTOCOL);
     env_done();
 }
+#endif
 
 int main(void) {
     test_fake_selftest();
+#ifndef RLOCK_NO_PRIMITIVES
     test_primitives_unit();
+#endif
     test_parse_valid_values();
     test_parse_splits();
     test_parse_malformed();
