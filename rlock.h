@@ -337,6 +337,7 @@ typedef struct rlock_node {
     int listen;           /* read even with nothing outstanding (subscriptions) */
     int hello;            /* send HELLO 3 at connect */
     int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+    int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     int active;           /* an event of it is being handled: it is alive, no idle probe */
     unsigned head, count; /* the FIFO of requests in flight */
@@ -366,6 +367,11 @@ typedef struct rlock_config {
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
+    /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
+     * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
+     * switches to FCALL for good), RLOCK_SCRIPTS_EVAL (never FCALL), or
+     * RLOCK_SCRIPTS_FCALL (Redis >= 7 functions from the start). [AUTO] */
+    int scripts;
     /* 1: a waiter waits for release notices instead of polling: HELLO 3 at
      * connect, and under RESP3 (Redis >= 6) it SUBSCRIBEs on its command
      * connection (one socket per server). A server that refuses HELLO 3 uses
@@ -383,6 +389,14 @@ typedef struct rlock_config {
     void (*sleep_ms)(void *user, uint32_t ms);      /* blocking calls only [RLOCK_SLEEP_MS] */
     void *hook_user;
 } rlock_config;
+
+/* rlock_config.scripts. FCALL runs each script as a Redis 7 function of a
+ * library of its own named "rlock_" + the first 16 hex digits of the
+ * script's SHA1 (rlock_function_name): a changed script is a new library, so
+ * versions never overwrite each other's code, and loading one again (FUNCTION
+ * LOAD REPLACE, sent pipelined before the FCALL when the server says the
+ * function is not there) replaces it with the very same text. */
+enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
@@ -504,7 +518,7 @@ typedef struct rlock_round {
     unsigned mask;            /* nodes asked */
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
-    unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out */
+    unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out (FCALL: FUNCTION LOAD) */
     int script;               /* RLOCK__S_* */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     uint64_t start;
@@ -709,6 +723,10 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #define RLOCK_SCRIPT_COUNT 6
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
+/* The function (and library) name of script id under RLOCK_SCRIPTS_FCALL,
+ * "rlock_" + 16 hex digits, into out (>= 23 bytes); its length, 0 when out
+ * of range or it does not fit. */
+RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap);
 
 /* Derive an auxiliary key (fence counter, release channel) that hashes to
  * the same Redis Cluster slot as key: key + suffix when key has a hash tag,
@@ -1201,6 +1219,44 @@ RLOCKDEF const char *rlock_script_sha(int id) {
     return id >= 0 && id < RLOCK__S_COUNT ? rlock__lua_sha[id] : NULL;
 }
 
+/* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
+#define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
+RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1) return 0;
+    memcpy(out, "rlock_", 6);
+    memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
+    out[6 + RLOCK__FN_HEX] = '\0';
+    return 6 + RLOCK__FN_HEX;
+}
+
+/* FUNCTION LOAD REPLACE of script s's one-function library: the script body
+ * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
+ * Its length, 0 when it does not fit. */
+static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap) {
+    char name[6 + RLOCK__FN_HEX + 1];
+    const char *part[6];
+    size_t plen[6], len = 0, pos = 0, i;
+    char num[24];
+    size_t nn;
+    rlock_function_name(s, name, sizeof name);
+    part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
+    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = rlock__lua[s];
+    for (i = 0; i < 6; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
+    len += 5; /* " end)" */
+    nn = rlock__utoa(num, (unsigned long long)len);
+    if (!rlock__put_header(out, cap, &pos, 4) || !rlock__put_arg(out, cap, &pos, "FUNCTION", 8, NULL, 0) ||
+        !rlock__put_arg(out, cap, &pos, "LOAD", 4, NULL, 0) || !rlock__put_arg(out, cap, &pos, "REPLACE", 7, NULL, 0))
+        return 0;
+    if (pos > cap || nn + 5 + len > cap - pos) return 0;
+    out[pos++] = '$';
+    memcpy(out + pos, num, nn); pos += nn;
+    out[pos++] = '\r'; out[pos++] = '\n';
+    for (i = 0; i < 6; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
+    memcpy(out + pos, " end)", 5); pos += 5;
+    out[pos++] = '\r'; out[pos++] = '\n';
+    return pos;
+}
+
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
  * to each request (with the owner and tag it was queued with), a failure of
@@ -1662,6 +1718,9 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     }
     if (cfg && cfg->drift_permille >= 1000)
         return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+    if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
+        return rlock__why(c->why, sizeof c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
+                          cfg->scripts, 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
     if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
 #endif
@@ -2148,12 +2207,19 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
     return (uint32_t)t;
 }
 
-/* Encode the lock's script for its current round (EVAL when use_eval, else
- * EVALSHA) into out; its length, or 0 when it does not fit. */
-static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_t cap, int use_eval) {
+/* How a script goes out: its SHA1, its body, or its function name. */
+enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
+
+/* Encode the lock's script for its current round (`how`: RLOCK__RUN_*)
+ * into out; its length, or 0 when it does not fit. */
+static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_t cap, int how) {
     const rlock_op *op = &lk->op;
     int s = op->round.script;
-    const char *script = use_eval ? rlock__lua[s] : rlock__lua_sha[s];
+    int use_eval = how == RLOCK__RUN_EVAL;
+    static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
+    static const size_t cmd_len[3] = { 7, 4, 5 };
+    char fn[6 + RLOCK__FN_HEX + 1];
+    const char *script = how == RLOCK__RUN_FCALL ? fn : use_eval ? rlock__lua[s] : rlock__lua_sha[s];
     int acquire = s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE;
     int release = s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE;
     int aux = (acquire || release) && lk->aux_base_len > 0;
@@ -2163,8 +2229,9 @@ static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys);
     int ok;
+    if (how == RLOCK__RUN_FCALL) rlock_function_name(s, fn, sizeof fn);
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 : 2)) &&
-         rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
          rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
@@ -2226,7 +2293,17 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    len = rlock__encode_lock(lk, out, cap, (int)((r->evaled >> i) & 1u));
+    if (n->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL) {
+        /* The function is missing (first use, FUNCTION FLUSH, a restart
+         * without persistence): its library goes first, in the same write;
+         * its reply is not waited for - the FCALL behind it tells. */
+        size_t load = (r->evaled >> i) & 1u ? rlock__encode_function_load(r->script, out, cap) : 0;
+        n->fcall = 1;
+        len = ((r->evaled >> i) & 1u) && load == 0 ? 0 : rlock__encode_lock(lk, out + load, cap - load, RLOCK__RUN_FCALL);
+        if (len && load) { rlock__x_commit(n, load, NULL, RLOCK__TAG_LOCK, deadline); out += load; }
+    } else {
+        len = rlock__encode_lock(lk, out, cap, (r->evaled >> i) & 1u ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    }
     if (len == 0) {
         if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
@@ -2275,6 +2352,25 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
          * body once with EVAL, which also caches it for the next EVALSHA. */
         r->evaled |= 1u << i;
+        r->queued &= ~(1u << i);
+        rlock__round_submit(lk, i, now);
+        return;
+    }
+    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+        rlock__has(rep->v.str, rep->v.len, "Function not found")) {
+        /* FCALL of a library the server does not have: load it, once. */
+        r->evaled |= 1u << i;
+        r->queued &= ~(1u << i);
+        rlock__round_submit(lk, i, now);
+        return;
+    }
+    if (rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
+        lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
+        (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
+        /* The ACL refuses scripts (a managed service): the same code as a
+         * function, on this node from now on. Nothing ran, so it is safe. */
+        lk->client->nodes[i]->fcall = 1;
+        r->evaled &= ~(1u << i);
         r->queued &= ~(1u << i);
         rlock__round_submit(lk, i, now);
         return;
