@@ -51,10 +51,10 @@ $(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) $(EXAMPLE_LIBS) -o $@
 
 # cli/rlock.c needs neither hiredis nor libpthread.
-$(BUILD)/rlock: cli/rlock.c $(HEADERS) | $(BUILD)
+$(BUILD)/rlock: cli/rlock.c cli/rlock_check.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) -o $@
 
-$(BUILD)/rlock-asan: cli/rlock.c $(HEADERS) | $(BUILD)
+$(BUILD)/rlock-asan: cli/rlock.c cli/rlock_check.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
 
 $(BUILD)/rlock-testserver: tests/rlock-testserver.c $(HEADERS) | $(BUILD)

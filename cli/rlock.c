@@ -57,6 +57,7 @@ enum {
 
 static const char *const help_text[] = {
     "Usage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]",
+    "       rlock check [OPTIONS] [SERVER...]   (is Redis fit for locks? rlock check --help)",
     "Run COMMAND while holding the Redis lock RESOURCE, so that one such COMMAND",
     "runs at a time across every machine that uses the same Redis server(s).",
     "rlock waits for the lock, renews its lease while COMMAND runs, and releases",
@@ -1395,6 +1396,8 @@ oserr:
     return RC_OSERR;
 }
 
+#include "rlock_check.c" /* `rlock check`: is this Redis fit for locks? */
+
 int main(int argc, char **argv) {
     options *o = &g.o;
     rlock_config cfg;
@@ -1405,6 +1408,7 @@ int main(int argc, char **argv) {
     for (fd = 0; fd < 3; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) return RC_OSERR;
     g.life_fd = g.stat_fd = -1;
+    if (argc > 1 && strcmp(argv[1], "check") == 0) return check_main(argc - 1, argv + 1);
     parse_args(o, argc, argv);
     check_options(o);
 

@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "check.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static int quick;
@@ -194,6 +195,241 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "ACL DELUSER fc nofn%s", ""), 2);
 }
 
+
+/* ------------------------------------------------------ 2. rlock check */
+
+static char tmpdir[128];
+#define CLI_BIN "build/rlock-asan"
+
+/* Run `rlock-asan check ARGS...` (20 s bound); stdout+stderr into out.
+ * Returns its exit status, or -1. env: "NAME=VALUE" or NULL. */
+static int check_run(const char *const *args, const char *env, char *out, size_t cap) {
+    char file[200];
+    const char *argv[24];
+    int argc = 0, i, status, fd;
+    unsigned long long end = rh_now_ms() + 20000;
+    pid_t pid;
+    FILE *f;
+    size_t n = 0;
+    snprintf(file, sizeof file, "%s/check.out", tmpdir);
+    argv[argc++] = CLI_BIN;
+    argv[argc++] = "check";
+    for (i = 0; args[i] && argc < 23; i++) argv[argc++] = args[i];
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) _exit(121);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        unsetenv("RLOCK_SERVERS");
+        unsetenv("RLOCK_PASSWORD");
+        unsetenv("REDISCLI_AUTH");
+        if (env) {
+            char kv[128], *eq;
+            snprintf(kv, sizeof kv, "%s", env);
+            if ((eq = strchr(kv, '=')) != NULL) { *eq = '\0'; setenv(kv, eq + 1, 1); }
+        }
+        execv(CLI_BIN, (char *const *)argv);
+        _exit(121);
+    }
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (rh_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); return -1; }
+        rh_sleep_ms(5);
+    }
+    f = fopen(file, "r");
+    if (f) { n = fread(out, 1, cap - 1, f); fclose(f); }
+    out[n] = '\0';
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Run check on one server "127.0.0.1:PORT" (+ extra args); expect rc and
+ * each of the words in the output. */
+static void check_expect(int port, const char *const *extra, const char *env, int want_rc, const char *const *words) {
+    char addr[32], out[8192];
+    const char *args[16];
+    int n = 0, i, rc;
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    for (i = 0; extra && extra[i] && n < 14; i++) args[n++] = extra[i];
+    if (port) args[n++] = addr;
+    args[n] = NULL;
+    rc = check_run(args, env, out, sizeof out);
+    CHECK_MSG(rc == want_rc, "rlock check %s: exit %d, want %d; output:\n%s", addr, rc, want_rc, out);
+    for (i = 0; words && words[i]; i++)
+        CHECK_MSG(strstr(out, words[i]) != NULL, "rlock check %s: no '%s' in:\n%s", addr, words[i], out);
+}
+
+/* A Sentinel (redis-server --sentinel, config in its own temp dir)
+ * watching the primary on master_port as "mymaster"; stopped by PID. */
+static int sentinel_start(rh_server *s, int master_port) {
+    char conf[300], bin[PATH_MAX];
+    FILE *f;
+    int tries;
+    memset(s, 0, sizeof *s);
+    s->pid = -1;
+    if (rh__make_dir(s) != 0 || rh__find_binary(bin, sizeof bin) != 0) return -1;
+    snprintf(conf, sizeof conf, "%s/sentinel.conf", s->dir);
+    for (tries = 0; tries < 5; tries++) {
+        unsigned long long end;
+        pid_t pid;
+        s->port = rh_free_port();
+        f = fopen(conf, "w");
+        if (!f) return -1;
+        fprintf(f, "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\ndaemonize no\n"
+                   "sentinel monitor mymaster 127.0.0.1 %d 1\nsentinel down-after-milliseconds mymaster 1000\n",
+                s->port, s->dir, s->logfile, master_port);
+        fclose(f);
+        pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
+            execl(bin, bin, conf, "--sentinel", (char *)NULL);
+            _exit(127);
+        }
+        s->pid = pid;
+        for (end = rh_now_ms() + 5000; rh_now_ms() < end; rh_sleep_ms(20)) {
+            int status;
+            if (waitpid(pid, &status, WNOHANG) == pid) { s->pid = -1; break; }
+            if (rh__ping_tcp(s->port, 200)) return 0;
+        }
+        if (s->pid > 0) { kill(s->pid, SIGKILL); waitpid(s->pid, NULL, 0); s->pid = -1; }
+    }
+    return -1;
+}
+
+static void test_check(const rh_server *plain) {
+    rh_server fit, lru, replica, sentinel;
+    static const char *const fit_args[] = { "--appendonly", "yes", "--appendfsync", "always", NULL };
+    static const char *const lru_args[] = { "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru", NULL };
+    char replicaof[64], port[16];
+    const char *rep_args[3];
+    char out[8192];
+
+    /* a fit server: noeviction, AOF with fsync always */
+    CHECK(rh_server_start(&fit, fit_args) == 0);
+    {
+        static const char *const w[] = { "overall: fit", "ok: role master", "maxmemory-policy noeviction",
+                                         "appendfsync always", NULL };
+        check_expect(fit.port, NULL, NULL, 0, w);
+    }
+    {
+        static const char *const w[] = { "\"verdict\":\"fit\"", "\"exit\":0", "\"eval\":true", "\"fcall\":true",
+                                         "\"publish\":true", "\"wait\":true", "\"appendfsync\":\"always\"", NULL };
+        static const char *const json[] = { "--json", NULL };
+        check_expect(fit.port, json, NULL, 0, w);
+    }
+    /* evicting policy under a maxmemory limit: unfit */
+    CHECK(rh_server_start(&lru, lru_args) == 0);
+    {
+        static const char *const w[] = { "unfit: maxmemory-policy allkeys-lru", "overall: unfit", NULL };
+        check_expect(lru.port, NULL, NULL, 2, w);
+    }
+    /* no persistence (the harness default): warnings */
+    {
+        static const char *const w[] = { "warning: appendonly no", "overall: warnings", NULL };
+        check_expect(plain->port, NULL, NULL, 1, w);
+    }
+    /* a replica of the fit server: unfit, naming its primary */
+    snprintf(port, sizeof port, "%d", fit.port);
+    rep_args[0] = "--replicaof";
+    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", fit.port);
+    rep_args[1] = replicaof;
+    rep_args[2] = NULL;
+    CHECK(rh_server_start(&replica, rep_args) == 0);
+    {
+        char want[64];
+        const char *w[3];
+        snprintf(want, sizeof want, "a replica (of 127.0.0.1:%d)", fit.port);
+        w[0] = want; w[1] = "overall: unfit"; w[2] = NULL;
+        check_expect(replica.port, NULL, NULL, 2, w);
+    }
+    /* an EVAL-less user: FCALL allowed, so not unfit on that account */
+    CHECK(says(plain, "OK", "ACL SETUSER fc on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro%s", ""));
+    CHECK(says(plain, "OK", "ACL SETUSER none on >pw ~* +@all -eval -evalsha -fcall -fcall_ro -publish%s", ""));
+    {
+        static const char *const a[] = { "--user", "fc", NULL };
+        static const char *const w[] = { "ok: EVAL refused: NOPERM", "FCALL allowed", "overall: warnings", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 1, w);
+    }
+    {
+        static const char *const a[] = { "--user", "none", NULL };
+        static const char *const w[] = { "unfit: neither EVAL nor FCALL", "warning: PUBLISH refused", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 2, w);
+    }
+    {
+        static const char *const a[] = { "--user", "fc", NULL };
+        static const char *const w[] = { "AUTH refused: WRONGPASS", "overall: unfit", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 2, w);
+    }
+    CHECK_EQ_LL(rh_int(plain, "ACL DELUSER fc none%s", ""), 2);
+
+    /* Redlock over a fit and an unfit server: the worst decides */
+    {
+        char a1[32], a2[32];
+        const char *a[3];
+        snprintf(a1, sizeof a1, "127.0.0.1:%d", fit.port);
+        snprintf(a2, sizeof a2, "127.0.0.1:%d", lru.port);
+        a[0] = a1; a[1] = a2; a[2] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK(strstr(out, ": fit\n") != NULL && strstr(out, ": unfit\n") != NULL);
+    }
+    /* nobody listening: unfit, with the reason */
+    {
+        int p = rh_free_port();
+        char want[64];
+        const char *w[2];
+        snprintf(want, sizeof want, "cannot connect: connect 127.0.0.1:%d: Connection refused", p);
+        w[0] = want; w[1] = NULL;
+        check_expect(p, NULL, NULL, 2, w);
+    }
+    /* through a Sentinel: the primary it names is checked */
+    if (sentinel_start(&sentinel, fit.port) == 0) {
+        char sarg[32];
+        const char *a[6];
+        snprintf(sarg, sizeof sarg, "127.0.0.1:%d", sentinel.port);
+        a[0] = "--sentinel"; a[1] = sarg; a[2] = "--master"; a[3] = "mymaster"; a[4] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 0);
+        {
+            char want[96];
+            snprintf(want, sizeof want, "names 127.0.0.1:%d as primary 'mymaster'", fit.port);
+            CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+        }
+        a[3] = "nosuch";
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "does not know primary 'nosuch'") != NULL, "%s", out);
+        /* a Sentinel given as a server is not a lock server */
+        a[0] = sarg; a[1] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "this is a Sentinel") != NULL, "%s", out);
+        rh_server_stop(&sentinel);
+    } else {
+        CHECK_MSG(0, "could not start a Sentinel");
+    }
+    /* usage errors: exit 64, nothing sent */
+    {
+        static const char *const a1[] = { "--sentinel", "127.0.0.1:1", NULL };
+        static const char *const a2[] = { "--bogus", NULL };
+        static const char *const a3[] = { "rediss://h:1", NULL };
+        static const char *const a4[] = { "--help", NULL };
+        CHECK_EQ_LL(check_run(a1, NULL, out, sizeof out), 64);
+        CHECK(strstr(out, "--sentinel needs --master NAME") != NULL);
+        CHECK_EQ_LL(check_run(a2, NULL, out, sizeof out), 64);
+        CHECK(strstr(out, "unknown option '--bogus'") != NULL);
+        CHECK_EQ_LL(check_run(a3, NULL, out, sizeof out), 64);
+        CHECK_EQ_LL(check_run(a4, NULL, out, sizeof out), 0);
+        CHECK(strstr(out, "Usage: rlock check") != NULL);
+    }
+    rh_server_stop(&replica);
+    rh_server_stop(&lru);
+    rh_server_stop(&fit);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -209,6 +445,17 @@ int main(void) {
         return check_summary("deploy");
     }
     test_eval_refused(&s);
+    if (!quick) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
+        CHECK(mkdtemp(tmpdir) != NULL);
+        test_check(&s);
+        {
+            char f[200];
+            snprintf(f, sizeof f, "%s/check.out", tmpdir);
+            unlink(f);
+            rmdir(tmpdir);
+        }
+    }
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0);
     rh_server_stop(&s);
 
