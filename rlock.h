@@ -167,6 +167,8 @@ typedef enum rlock_status {
     RLOCK_E_QUORUM,        /* Redlock: too many nodes failed to reach N/2+1 */
     RLOCK_E_RANDOM,        /* the random source failed: refusing to lock with a guessable token */
     RLOCK_E_CLOCK,         /* the clock hook went backwards past a deadline or overflowed */
+    RLOCK_E_REPLICAS,      /* acquire: granted, but fewer replicas than cfg.replicas acknowledged
+                              it in time: released again (see rlock_replica_acks) */
     RLOCK_STATUS_COUNT
 } rlock_status;
 
@@ -372,6 +374,18 @@ typedef struct rlock_config {
      * switches to FCALL for good), RLOCK_SCRIPTS_EVAL (never FCALL), or
      * RLOCK_SCRIPTS_FCALL (Redis >= 7 functions from the start). [AUTO] */
     int scripts;
+    /* Replica acknowledgement: an acquire also sends WAIT replicas timeout,
+     * pipelined behind its script on each node (one round trip). A node
+     * whose grant fewer than `replicas` replicas acknowledged within
+     * replica_timeout_ms [node timeout / 2] does not count: the grant is
+     * released and the acquire says RLOCK_E_REPLICAS - or, with
+     * replica_warn = 1, the lock is kept and rlock_replica_acks() tells.
+     * WAIT makes a failover that promotes an acknowledging replica keep the
+     * lock; it is NOT consensus: a replica that acked can still lose the
+     * write, or a non-acking one be promoted (see README). 0: off [0] */
+    uint32_t replicas;
+    uint32_t replica_timeout_ms;
+    int replica_warn;
     /* 1: a waiter waits for release notices instead of polling: HELLO 3 at
      * connect, and under RESP3 (Redis >= 6) it SUBSCRIBEs on its command
      * connection (one socket per server). A server that refuses HELLO 3 uses
@@ -519,6 +533,10 @@ typedef struct rlock_round {
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
     unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out (FCALL: FUNCTION LOAD) */
+    unsigned acking;          /* cfg.replicas: nodes whose WAIT reply is due */
+    unsigned stale_wait;      /* nodes whose next WAIT reply belongs to a script sent again */
+    unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
+    long long acks;           /* fewest acks reported, -1 none */
     int script;               /* RLOCK__S_* */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     uint64_t start;
@@ -568,6 +586,7 @@ typedef struct rlock_lock {
     uint64_t validity_end;    /* monotonic ms when validity runs out */
     long long ttl_ms;
     long long holds;          /* reentrant hold count seen on the quorum */
+    long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     size_t votes;             /* nodes that agreed in the last round */
     /* renewal */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
@@ -667,6 +686,9 @@ RLOCKDEF long long rlock_hold_count(const rlock_lock *lk); /* reentrant holds; 1
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk);
 /* Votes (nodes that agreed) in the last round. */
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
+/* cfg.replicas: the fewest replica acknowledgements (WAIT) a granting node
+ * reported in the last acquire; -1 when not asked or none granted. */
+RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk);
 /* Fence token of the current grant (cfg.fencing): a number that grows with
  * every grant of this lock name, for the protected resource to reject stale
  * holders. Single node: strictly increasing. Redlock: the largest of the
@@ -865,7 +887,7 @@ RLOCKDEF const char *rlock_status_str(rlock_status st) {
         "ok", "would block", "not acquired", "timeout", "lost", "not held",
         "bad argument", "invalid state", "io error", "protocol error", "redis error",
         "auth error", "wrong type", "foreign key", "no quorum", "random source failed",
-        "clock error"
+        "clock error", "too few replica acks"
     };
     if ((unsigned)st >= (unsigned)RLOCK_STATUS_COUNT) return "unknown status"; /* also < 0 */
     return names[st];
@@ -1845,7 +1867,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 }
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
-enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING };
+enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT };
 
 /* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
@@ -2280,6 +2302,22 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
+/* WAIT replicas timeout: the replica acknowledgement behind an acquire. Its
+ * timeout stays inside the round's, so a missing replica cannot turn into
+ * a node timeout (and a dropped connection). */
+static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, unsigned char *out, size_t cap) {
+    char num[24], tmo[24];
+    size_t pos = 0, nl, tl;
+    uint32_t t = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
+    if (t == 0) t = 1; /* WAIT n 0 would block for ever */
+    if (t >= r->timeout) t = r->timeout > 1 ? r->timeout - 1 : 1;
+    nl = rlock__utoa(num, lk->client->cfg.replicas);
+    tl = rlock__utoa(tmo, t);
+    return rlock__put_header(out, cap, &pos, 3) && rlock__put_arg(out, cap, &pos, "WAIT", 4, NULL, 0) &&
+           rlock__put_arg(out, cap, &pos, num, nl, NULL, 0) && rlock__put_arg(out, cap, &pos, tmo, tl, NULL, 0)
+           ? pos : 0;
+}
+
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     rlock_round *r = &lk->op.round;
@@ -2309,6 +2347,22 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
+    if (rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas) {
+        /* WAIT behind the script, in the same write: one round trip */
+        size_t wlen = n->count + 3 <= RLOCK_MAX_PIPELINE ? rlock__encode_wait(lk, r, out + len, cap - len) : 0;
+        if (wlen == 0) {
+            if (n->tx_len > 0 || n->count > 0) return;
+            rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+            return;
+        }
+        rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+        rlock__x_commit(n, wlen, lk, RLOCK__TAG_WAIT, deadline);
+        r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
+        if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
+        r->acking |= 1u << i;
+        r->queued |= 1u << i;
+        return;
+    }
     rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
     r->queued |= 1u << i;
 }
@@ -2327,6 +2381,8 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     size_t i;
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
+    r->acking = r->stale_wait = r->short_acks = 0;
+    r->acks = -1;
     r->script = rlock__script_for(lk, op);
     r->cleanup = cleanup;
     r->start = now;
@@ -2339,7 +2395,21 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     rlock__round_send(lk, now);
 }
 
-static int rlock__round_done(const rlock_round *r) { return (r->answered & r->mask) == r->mask; }
+static int rlock__round_done(const rlock_round *r) {
+    return (r->answered & r->mask) == r->mask && !(r->acking & r->mask);
+}
+
+/* The WAIT reply (or failure) behind node i's acquire script. A failure
+ * counts as no acknowledgement. */
+static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
+    rlock_round *r = &lk->op.round;
+    long long got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
+    if (!((r->acking >> i) & 1u)) return;
+    if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
+    r->acking &= ~(1u << i);
+    if (got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
+    if (r->acks < 0 || got < r->acks) r->acks = got;
+}
 
 /* A reply or failure for lk's round from node i. */
 static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
@@ -2613,8 +2683,13 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     long long drift = rlock__drift(lk, op->ttl);
     size_t q = rlock_client_quorum(c);
     rlock_status final;
-    unsigned mask;
+    unsigned mask, unacked;
     rlock__tally_acquire(&op->round, c->n_nodes, &t);
+    unacked = c->cfg.replicas && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
+    lk->acks = c->cfg.replicas && t.yes ? op->round.acks : -1;
+    /* A grant too few replicas acknowledged is no vote (and is released) */
+    t.yes &= ~unacked;
+    t.n_yes -= rlock__popcount(unacked);
     op->holder_pttl = t.min_pttl;
     lk->votes = t.n_yes;
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
@@ -2638,6 +2713,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     }
     /* Failed round. Decide what to report if we stop now. */
     if (t.fatal != RLOCK_OK) final = t.fatal;
+    else if (unacked && t.n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
     else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
@@ -2648,7 +2724,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    mask = t.yes | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
     if (mask) {
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
@@ -2787,6 +2863,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
         if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        return;
+    case RLOCK__TAG_WAIT:
+        if (i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
@@ -3092,6 +3171,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* Same cluster slot as the key, so every script touches one slot. */
     lk->aux_base_len = rlock__aux_base(lk->aux_base, sizeof lk->aux_base, key, key_len);
     lk->state = RLOCK_STATE_IDLE;
+    lk->acks = -1;
     lk->magic = RLOCK__MAGIC_LOCK;
     return RLOCK_OK;
 }
@@ -3214,6 +3294,9 @@ RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk) {
 }
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
+}
+RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->acks : -1;
 }
 
 

@@ -430,6 +430,106 @@ static void test_check(const rh_server *plain) {
     rh_server_stop(&fit);
 }
 
+/* ------------------------------------------ 3. replica acknowledgement */
+
+/* 1 once the primary reports n connected replicas (bounded: 10 s). */
+static int wait_replicas(const rh_server *s, int n) {
+    unsigned long long end = rh_now_ms() + 10000;
+    char buf[4096];
+    char want[32];
+    snprintf(want, sizeof want, "connected_slaves:%d", n);
+    while (rh_now_ms() < end) {
+        if (rh_str(s, buf, sizeof buf, "INFO %s", "replication") == REDIS_REPLY_STRING && strstr(buf, want) &&
+            (n == 0 || strstr(buf, "state=online")))
+            return 1;
+        rh_sleep_ms(20);
+    }
+    return 0;
+}
+
+static int tc_open_cfg(tconn *t, const rh_server *s, const rlock_config *cfg) {
+    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
+    return rlock_client_init(&t->cl, &t->node, 1, cfg) == RLOCK_OK ? 0 : -1;
+}
+
+static void test_replica_ack(void) {
+    rh_server prim, rep;
+    char ro[64];
+    const char *rep_args[3];
+    rlock_config cfg;
+    tconn t, w;
+    rlock_lock a, b;
+    unsigned long c0;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    CHECK(wait_replicas(&prim, 1));
+
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 2000;
+    cfg.replicas = 1;
+    cfg.replica_timeout_ms = 300;
+    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    cfg.replica_warn = 1;
+    CHECK(tc_open_cfg(&w, &prim, &cfg) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &w.cl, "ack:warn", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&a), -1);
+
+    /* the replica is up: granted, acknowledged by it, in one round trip */
+    c0 = rlock_node_commands(&t.node);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 4); /* EVALSHA + WAIT, NOSCRIPT: EVAL + WAIT again */
+    {
+        char buf[64];
+        CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "ack:key") == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&a)) == 0); /* the replica has it */
+    }
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+
+    /* the replica paused (SIGSTOP): the grant is not acknowledged, so it is
+     * released again and the acquire says so */
+    rh_server_pause(&rep);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_E_REPLICAS);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 0);
+    CHECK_EQ_LL(rlock_lock_state(&a), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
+    /* ... with a wait, it keeps trying until the deadline, then says the same */
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 700), RLOCK_E_REPLICAS);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
+    /* warn mode: kept, and the count tells */
+    CHECK_EQ_ST(rlock_acquire(&b, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&b), 0);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:warn"), 1);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+
+    /* resumed: acknowledged again */
+    rh_server_resume(&rep);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 5000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+
+    /* asking for more replicas than exist: never acknowledged */
+    tc_close(&t);
+    cfg.replica_warn = 0;
+    cfg.replicas = 2;
+    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_E_REPLICAS);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
+    CHECK(strcmp(rlock_status_str(RLOCK_E_REPLICAS), "too few replica acks") == 0);
+
+    tc_close(&t);
+    tc_close(&w);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -445,6 +545,7 @@ int main(void) {
         return check_summary("deploy");
     }
     test_eval_refused(&s);
+    test_replica_ack();
     if (!quick) {
         snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
         CHECK(mkdtemp(tmpdir) != NULL);
