@@ -2296,6 +2296,10 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
             : r->script % 3 == 1 ? "unexpected reply to extend" : "unexpected reply to release";
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, why);
     }
+    if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
+        /* A primary demoted under us (failover): the next request connects
+         * again, and a transport that finds the primary (Sentinel) asks anew. */
+        rlock__x_dropz(n, RLOCK_E_REDIS, "READONLY: the server is a replica now");
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);

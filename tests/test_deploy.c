@@ -265,7 +265,7 @@ static void check_expect(int port, const char *const *extra, const char *env, in
 
 /* A Sentinel (redis-server --sentinel, config in its own temp dir)
  * watching the primary on master_port as "mymaster"; stopped by PID. */
-static int sentinel_start(rh_server *s, int master_port) {
+static int sentinel_start(rh_server *s, int master_port, int quorum) {
     char conf[300], bin[PATH_MAX];
     FILE *f;
     int tries;
@@ -280,8 +280,9 @@ static int sentinel_start(rh_server *s, int master_port) {
         f = fopen(conf, "w");
         if (!f) return -1;
         fprintf(f, "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\ndaemonize no\n"
-                   "sentinel monitor mymaster 127.0.0.1 %d 1\nsentinel down-after-milliseconds mymaster 1000\n",
-                s->port, s->dir, s->logfile, master_port);
+                   "sentinel monitor mymaster 127.0.0.1 %d %d\nsentinel down-after-milliseconds mymaster 1000\n"
+                   "sentinel failover-timeout mymaster 10000\n",
+                s->port, s->dir, s->logfile, master_port, quorum);
         fclose(f);
         pid = fork();
         if (pid < 0) return -1;
@@ -389,7 +390,7 @@ static void test_check(const rh_server *plain) {
         check_expect(p, NULL, NULL, 2, w);
     }
     /* through a Sentinel: the primary it names is checked */
-    if (sentinel_start(&sentinel, fit.port) == 0) {
+    if (sentinel_start(&sentinel, fit.port, 1) == 0) {
         char sarg[32];
         const char *a[6];
         snprintf(sarg, sizeof sarg, "127.0.0.1:%d", sentinel.port);
@@ -530,6 +531,143 @@ static void test_replica_ack(void) {
     rh_server_stop(&prim);
 }
 
+/* ---------------------------------------------------------- 4. Sentinel */
+
+/* The primary's port as sentinel s names it, 0 when none. */
+static int sentinel_master_port(const rh_server *s) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    int port = 0;
+    if (!c) return 0;
+    r = (redisReply *)redisCommand(c, "SENTINEL GET-MASTER-ADDR-BY-NAME mymaster");
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+        port = atoi(r->element[1]->str);
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return port;
+}
+
+/* 1 when the server on s says ROLE master. */
+static int is_primary(const rh_server *s) {
+    char buf[4096];
+    return rh_str(s, buf, sizeof buf, "INFO %s", "replication") == REDIS_REPLY_STRING && strstr(buf, "role:master");
+}
+
+static void test_sentinel(void) {
+    rh_server prim, rep, sen[3];
+    char ro[64];
+    const char *rep_args[3];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a, b;
+    int i, up = 0, promoted = 0;
+    unsigned long long t0, end;
+    char buf[64];
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    CHECK(wait_replicas(&prim, 1));
+    for (i = 0; i < 3; i++) up += sentinel_start(&sen[i], prim.port, 2) == 0;
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+
+    /* discovery by name: the client connects where the Sentinels point */
+    memset(&sn, 0, sizeof sn);
+    sn.n = 3;
+    sn.master = "mymaster";
+    for (i = 0; i < 3; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 2000;
+    cfg.replicas = 1; /* the grant reaches the replica before it counts */
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:held", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &cl, "sen:next", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(pc.port, prim.port);
+    CHECK(rh_str(&prim, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
+          strcmp(buf, rlock_lock_token(&a)) == 0);
+    CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
+          strcmp(buf, rlock_lock_token(&a)) == 0); /* acknowledged: on the replica too */
+
+    /* failover mid-run (the lock held): the replica is promoted */
+    t0 = rh_now_ms();
+    for (end = t0 + 15000; rh_now_ms() < end; rh_sleep_ms(200)) {
+        char r[128];
+        rh_str(&sen[0], r, sizeof r, "SENTINEL FAILOVER %s", "mymaster");
+        if (strcmp(r, "OK") == 0) break;
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
+        if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) { promoted = 1; break; }
+    CHECK_MSG(promoted, "the replica was not promoted within 20 s");
+    printf("sentinel: failover took %llu ms\n", rh_now_ms() - t0);
+    if (!promoted) goto done;
+
+    /* Until the Sentinels reach the old primary and demote it, it still
+     * believes it is the primary and accepts writes from clients connected
+     * to it: an extend lands there (a split brain only the replica
+     * acknowledgement shows - a new acquire there is refused for lack of a
+     * replica). Once demoted it answers READONLY (or drops its clients) and
+     * the next request asks the Sentinels again. */
+    {
+        int demoted = 0;
+        CHECK_EQ_ST(rlock_acquire(&b, 30000, 0), RLOCK_E_REPLICAS);
+        for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
+            if (!is_primary(&prim)) { demoted = 1; break; }
+        CHECK_MSG(demoted, "the old primary was not demoted within 20 s");
+        printf("sentinel: old primary demoted %llu ms after the failover began\n", rh_now_ms() - t0);
+    }
+    /* The held lock was acknowledged by the replica, so the new primary has
+     * it: it extends there. */
+    {
+        rlock_status st = RLOCK_E_IO;
+        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+            st = rlock_extend(&a, 30000);
+            if (st == RLOCK_OK || st == RLOCK_LOST) break;
+        }
+        CHECK_MSG(st == RLOCK_OK, "extend after failover: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
+    }
+    CHECK_EQ_LL(pc.port, rep.port);
+    CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
+    /* never on a replica: new locks go to the new primary only (once the
+     * old one replicates from it, so that WAIT 1 can be met) */
+    CHECK(wait_replicas(&rep, 1));
+    CHECK_EQ_ST(rlock_acquire(&b, 30000, 5000), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:next"), 1);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:held"), 0);
+done:
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    /* bad arguments */
+    sn.n = 0;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    sn.n = 1;
+    sn.master = "";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    /* nobody knows the name: the connect fails and says why */
+    sn.master = "nosuch";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:x", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "does not know 'nosuch'") != NULL, "%s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+out:
+    for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -546,6 +684,7 @@ int main(void) {
     }
     test_eval_refused(&s);
     test_replica_ack();
+    test_sentinel();
     if (!quick) {
         snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
         CHECK(mkdtemp(tmpdir) != NULL);
