@@ -107,6 +107,9 @@ typedef struct rlock_posix_conn {
     uint64_t connect_start_ms;     /* monotonic ms when this connect began */
     int addr_index;                /* getaddrinfo entry being tried */
     const struct rlock_posix_sentinel *sentinel; /* set: host/port come from Sentinel at each connect */
+    /* how a fresh connect starts when not the plain way (Sentinel); a
+     * pointer, so that a program without it needs no rlock core */
+    int (*start)(struct rlock_posix_conn *c);
 } rlock_posix_conn;
 
 /* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
@@ -332,8 +335,6 @@ static int rlock__posix_start(rlock_posix_conn *c) {
     return rlock__posix_start_tcp(c, 0);
 }
 
-static int rlock__posix_sentinel_connect(rlock_posix_conn *c);
-
 static int rlock__posix_connect(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
     struct pollfd p;
@@ -346,7 +347,7 @@ static int rlock__posix_connect(void *ctx) {
         c->connecting = 0;
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();
-        if (c->sentinel) return rlock__posix_sentinel_connect(c);
+        if (c->start) return c->start(c);
         return rlock__posix_start(c);
     }
     /* in progress: poll without waiting, then ask the socket how it went */
@@ -651,6 +652,7 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
     rlock__posix_fill(c, connect_timeout_ms);
     snprintf(c->host, sizeof c->host, "sentinel:%.200s", sn->master); /* for error texts until found */
     c->sentinel = sn;
+    c->start = rlock__posix_sentinel_connect;
     return 0;
 }
 
