@@ -40,6 +40,9 @@ test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) $(BUILD)/chaos 
 deps:
 	@./tests/ensure-deps.sh
 
+# The TLS adapter's suite links OpenSSL (libssl-dev).
+$(BUILD)/test_tls $(BUILD)/vg/test_tls: LIBS += -lssl -lcrypto
+
 $(BUILD)/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 $(SAN) $(INC) $< $(LIBS) -o $@
 

@@ -2,8 +2,9 @@
 # Make sure what the tests need is installed. As root it installs what is
 # missing with apt-get (Debian); otherwise it says what to install and fails.
 #   ensure-deps.sh          redis-server (the tests start their own throwaway
-#                           servers) and hiredis headers (the hiredis adapter
-#                           and the test harness): `make test`
+#                           servers), hiredis headers (the hiredis adapter
+#                           and the test harness), OpenSSL headers and the
+#                           openssl command (the TLS suite): `make test`
 #   ensure-deps.sh cross    also what `make cross` needs (tests/cross/run.sh):
 #                           a 32-bit x86 compiler (gcc -m32 if it works, else
 #                           gcc-i686-linux-gnu) and hiredis for i386 (multiarch),
@@ -17,6 +18,9 @@ missing=""
 i386=0
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 [ -f /usr/include/hiredis/hiredis.h ] || missing="$missing libhiredis-dev"
+# the TLS adapter's suite (test_tls) and the rlock command's rediss://
+[ -f /usr/include/openssl/ssl.h ] || missing="$missing libssl-dev"
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 if [ "$RLOCK_WANT_VALGRIND" = 1 ]; then command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"; fi
 for want in "$@"; do
     case $want in
