@@ -53,12 +53,19 @@ $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 $(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) $(EXAMPLE_LIBS) -o $@
 
-# cli/rlock.c needs neither hiredis nor libpthread.
+# cli/rlock.c needs neither hiredis nor libpthread. It speaks TLS (rediss://,
+# --tls-*) when OpenSSL's headers are there (Debian: libssl-dev), and then
+# links libssl; without them, or with `make RLOCK_TLS=0`, it builds without.
+RLOCK_TLS ?= $(shell printf '\043include <openssl/ssl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(RLOCK_TLS),1)
+CLI_TLS := -DRLOCK_CLI_TLS
+CLI_TLS_LIBS := -lssl -lcrypto
+endif
 $(BUILD)/rlock: cli/rlock.c cli/rlock_check.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) -o $@
+	$(CC) $(STRICT) $(CFLAGS) $(CLI_TLS) -I. $< $(LDFLAGS) $(CLI_TLS_LIBS) -o $@
 
 $(BUILD)/rlock-asan: cli/rlock.c cli/rlock_check.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
+	$(CC) $(STRICT) -g -O1 $(SAN) $(CLI_TLS) -I. $< $(CLI_TLS_LIBS) -o $@
 
 $(BUILD)/rlock-testserver: tests/rlock-testserver.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@

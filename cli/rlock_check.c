@@ -49,6 +49,10 @@ typedef struct chk_result {
 
 typedef struct chk_conn {
     rlock_posix_conn pc;
+#ifdef RLOCK_CLI_TLS
+    rlock_tls_conn tls;
+    int use_tls;
+#endif
     rlock_transport t;
     uint32_t timeout_ms;
     size_t len;                    /* bytes in buf */
@@ -85,6 +89,7 @@ static const char *const check_help[] = {
     "      --master NAME       the primary's name at the Sentinels (with --sentinel)",
     "      --cluster ADDR      a cluster node (repeatable seeds): check every primary",
     "      --user NAME, --password-file FILE   as for rlock",
+    "      --tls-ca FILE, --tls-cert FILE, --tls-key FILE, --tls-insecure   as for rlock",
     "      --connect-timeout MS  bound on each connection and each reply [1000]",
     "      --probe-key KEY     the key EVAL/FCALL/PUBLISH are tried on [rlock:check:probe]",
     "      --json              one JSON object on stdout instead of text",
@@ -110,12 +115,29 @@ static int chk_open(chk_conn *c, const server *sv, uint32_t timeout_ms) {
     int r;
     c->timeout_ms = timeout_ms;
     c->err[0] = '\0';
+#ifdef RLOCK_CLI_TLS
+    c->use_tls = sv->tls || g.o.tls_ca || g.o.tls_cert || g.o.tls_insecure;
+    if (c->use_tls) {
+        rlock_tls_config tcfg;
+        memset(&tcfg, 0, sizeof tcfg);
+        tcfg.ca_file = g.o.tls_ca;
+        tcfg.cert_file = g.o.tls_cert;
+        tcfg.key_file = g.o.tls_key;
+        tcfg.insecure = g.o.tls_insecure;
+        if (sv->is_unix || rlock_tls_init(&c->tls, sv->host, sv->port, timeout_ms, &tcfg) != 0) {
+            snprintf(c->err, sizeof c->err, "%s", sv->is_unix ? "TLS over a unix socket is not supported" : c->tls.err);
+            return -1;
+        }
+        c->t = *rlock_tls_transport(&c->tls);
+    } else
+#endif
     if ((sv->is_unix ? rlock_posix_init_unix(&c->pc, sv->path, timeout_ms)
                      : rlock_posix_init_tcp(&c->pc, sv->host, sv->port, timeout_ms)) != 0) {
         snprintf(c->err, sizeof c->err, "cannot set up a connection");
         return -1;
+    } else {
+        c->t = *rlock_posix_transport(&c->pc);
     }
-    c->t = *rlock_posix_transport(&c->pc);
     while ((r = c->t.connect(c->t.ctx)) == RLOCK_IO_WOULD_BLOCK) {
         uint64_t now = now_ms();
         if (now >= end) { snprintf(c->err, sizeof c->err, "connect timed out"); return -1; }
@@ -129,7 +151,12 @@ static int chk_open(chk_conn *c, const server *sv, uint32_t timeout_ms) {
     return 0;
 }
 
-static void chk_close(chk_conn *c) { rlock_posix_close(&c->pc); }
+static void chk_close(chk_conn *c) {
+#ifdef RLOCK_CLI_TLS
+    if (c->use_tls) { rlock_tls_free(&c->tls); c->use_tls = 0; }
+#endif
+    rlock_posix_close(&c->pc);
+}
 
 /* Send one command, read its reply into *rep (pointing into c->buf). 0 ok
  * (a Redis error reply too), -1 on I/O error or timeout (c->err says). */
@@ -518,13 +545,15 @@ static int check_main(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         char *a = argv[i];
         static const char *const with_value[] = { "-s", "--server", "--sentinel", "--cluster", "--master",
-                                                  "--probe-key", "--user", "--password-file", "--connect-timeout", NULL };
+                                                  "--probe-key", "--user", "--password-file", "--connect-timeout",
+                                                  "--tls-ca", "--tls-cert", "--tls-key", NULL };
         char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             for (k = 0; check_help[k]; k++) puts(check_help[k]);
             return 0;
         }
         if (!strcmp(a, "--json")) { ck.json = 1; continue; }
+        if (!strcmp(a, "--tls-insecure")) { o->tls_insecure = 1; continue; }
         if (a[0] != '-') { add_server(o, a, "SERVER"); scrub_url_password(a); continue; }
         for (k = 0; with_value[k] && strcmp(a, with_value[k]) != 0; k++) {}
         if (!with_value[k]) check_usage("unknown option '%.64s'", a);
@@ -537,8 +566,16 @@ static int check_main(int argc, char **argv) {
         else if (!strcmp(a, "--probe-key")) ck.probe_key = val;
         else if (!strcmp(a, "--user")) o->user = val;
         else if (!strcmp(a, "--password-file")) o->password_file = val;
+        else if (!strcmp(a, "--tls-ca")) o->tls_ca = val;
+        else if (!strcmp(a, "--tls-cert")) o->tls_cert = val;
+        else if (!strcmp(a, "--tls-key")) o->tls_key = val;
         else o->connect_timeout_ms = duration_arg(a, val);
     }
+#ifndef RLOCK_CLI_TLS
+    if (o->tls_ca || o->tls_cert || o->tls_key || o->tls_insecure)
+        check_usage("%s", "this rlock was built without TLS (OpenSSL): --tls-* cannot be used");
+#endif
+    if ((o->tls_cert == NULL) != (o->tls_key == NULL)) check_usage("%s", "--tls-cert and --tls-key go together");
     if (ck.n_sentinels && !ck.master) check_usage("%s", "--sentinel needs --master NAME");
     if (ck.master && !ck.n_sentinels) check_usage("%s", "--master needs --sentinel ADDR");
     if (ck.master && (!ck.master[0] || strlen(ck.master) > 200)) check_usage("%s", "--master: the name must be 1..200 bytes");

@@ -203,7 +203,11 @@ static char tmpdir[128];
 
 /* Run `rlock-asan check ARGS...` (20 s bound); stdout+stderr into out.
  * Returns its exit status, or -1. env: "NAME=VALUE" or NULL. */
+static int cli_run(int check, const char *const *args, const char *env, char *out, size_t cap);
 static int check_run(const char *const *args, const char *env, char *out, size_t cap) {
+    return cli_run(1, args, env, out, cap);
+}
+static int cli_run(int check, const char *const *args, const char *env, char *out, size_t cap) {
     char file[200];
     const char *argv[24];
     int argc = 0, i, status, fd;
@@ -213,7 +217,7 @@ static int check_run(const char *const *args, const char *env, char *out, size_t
     size_t n = 0;
     snprintf(file, sizeof file, "%s/check.out", tmpdir);
     argv[argc++] = CLI_BIN;
-    argv[argc++] = "check";
+    if (check) argv[argc++] = "check";
     for (i = 0; args[i] && argc < 23; i++) argv[argc++] = args[i];
     argv[argc] = NULL;
     pid = fork();
@@ -416,7 +420,7 @@ static void test_check(const rh_server *plain) {
     {
         static const char *const a1[] = { "--sentinel", "127.0.0.1:1", NULL };
         static const char *const a2[] = { "--bogus", NULL };
-        static const char *const a3[] = { "rediss://h:1", NULL };
+        static const char *const a3[] = { "redis://h:1/5", NULL }; /* only db 0 */
         static const char *const a4[] = { "--help", NULL };
         CHECK_EQ_LL(check_run(a1, NULL, out, sizeof out), 64);
         CHECK(strstr(out, "--sentinel needs --master NAME") != NULL);
@@ -595,6 +599,26 @@ static void test_sentinel(void) {
           strcmp(buf, rlock_lock_token(&a)) == 0);
     CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
           strcmp(buf, rlock_lock_token(&a)) == 0); /* acknowledged: on the replica too */
+    if (!quick) { /* the rlock command and rlock check find it the same way */
+        char s0[32], s1[32], s2[32], out[4096], want[64];
+        const char *lock[] = { "--sentinel", s0, "--sentinel", s1, "--sentinel", s2, "--master", "mymaster",
+                               "sen:cli", "sh", "-c", "exit 7", NULL };
+        const char *chk[] = { "--sentinel", s0, "--sentinel", s1, "--master", "mymaster", NULL };
+        snprintf(s0, sizeof s0, "127.0.0.1:%d", sen[0].port);
+        snprintf(s1, sizeof s1, "127.0.0.1:%d", sen[1].port);
+        snprintf(s2, sizeof s2, "127.0.0.1:%d", sen[2].port);
+        CHECK_EQ_LL(cli_run(0, lock, NULL, out, sizeof out), 7);
+        CHECK_EQ_LL(check_run(chk, NULL, out, sizeof out), 1); /* no AOF: warnings */
+        snprintf(want, sizeof want, "names 127.0.0.1:%d as primary 'mymaster'", prim.port);
+        CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+        lock[7] = "nosuch";
+        lock[8] = "-n";
+        lock[9] = "sen:cli";
+        lock[10] = "true";
+        lock[11] = NULL;
+        CHECK_EQ_LL(cli_run(0, lock, NULL, out, sizeof out), 69);
+        CHECK_MSG(strstr(out, "does not know 'nosuch'") != NULL, "%s", out);
+    }
 
     /* failover mid-run (the lock held): the replica is promoted */
     t0 = rh_now_ms();
@@ -682,19 +706,17 @@ int main(void) {
         CHECK_MSG(0, "could not start redis-server");
         return check_summary("deploy");
     }
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
+    CHECK(mkdtemp(tmpdir) != NULL);
     test_eval_refused(&s);
     test_replica_ack();
     test_sentinel();
-    if (!quick) {
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
-        CHECK(mkdtemp(tmpdir) != NULL);
-        test_check(&s);
-        {
-            char f[200];
-            snprintf(f, sizeof f, "%s/check.out", tmpdir);
-            unlink(f);
-            rmdir(tmpdir);
-        }
+    if (!quick) test_check(&s);
+    {
+        char f[200];
+        snprintf(f, sizeof f, "%s/check.out", tmpdir);
+        unlink(f);
+        CHECK(rmdir(tmpdir) == 0);
     }
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0);
     rh_server_stop(&s);

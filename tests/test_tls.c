@@ -39,12 +39,18 @@ static int ossl(const char *const *args) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* dir/name, in storage of its own per distinct name (a config keeps the
+ * pointer for as long as the test runs). */
 static const char *path(const char *name) {
-    static char buf[8][200];
-    static int i;
-    i = (i + 1) % 8;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-    return buf[i];
+    static char names[32][48], paths[32][200];
+    static int n;
+    int i;
+    for (i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return paths[i];
+    if (n == 32) abort();
+    snprintf(names[n], sizeof names[n], "%s", name);
+    snprintf(paths[n], sizeof paths[n], "%s/%s", dir, name);
+    return paths[n++];
 }
 
 /* A CA (name.crt/.key); a certificate signed by ca for CN=localhost with
@@ -99,6 +105,88 @@ static rlock_status try_lock(int port, const char *host, const rlock_tls_config 
     rlock_client_close(&cl);
     rlock_tls_free(&t);
     return st;
+}
+
+/* Run build/rlock-asan with args (20 s bound); stdout+stderr into out. */
+static int cli(const char *const *args, char *out, size_t cap) {
+    const char *argv[24];
+    int argc = 0, status, fd;
+    unsigned long long end = rh_now_ms() + 20000;
+    pid_t pid;
+    FILE *f;
+    size_t n = 0;
+    argv[argc++] = "build/rlock-asan";
+    while (*args && argc < 23) argv[argc++] = *args++;
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        fd = open(path("cli.out"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) _exit(121);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        unsetenv("RLOCK_SERVERS");
+        unsetenv("RLOCK_PASSWORD");
+        unsetenv("REDISCLI_AUTH");
+        execv(argv[0], (char *const *)argv);
+        _exit(121);
+    }
+    for (;;) {
+        if (waitpid(pid, &status, WNOHANG) == pid) break;
+        if (rh_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); return -1; }
+        rh_sleep_ms(5);
+    }
+    f = fopen(path("cli.out"), "r");
+    if (f) { n = fread(out, 1, cap - 1, f); fclose(f); }
+    out[n] = '\0';
+    unlink(path("cli.out"));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The rlock command over TLS: rediss://, --tls-ca, --tls-insecure, and
+ * `rlock check` over TLS. */
+static void test_cli(int tport, int plain_port) {
+    char url[64], plain[64], addr[32], out[4096];
+    snprintf(url, sizeof url, "rediss://127.0.0.1:%d", tport);
+    snprintf(plain, sizeof plain, "rediss://127.0.0.1:%d", plain_port);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", tport);
+    {
+        const char *a[] = { "--tls-ca", path("ca.crt"), "-s", url, "tls:cli", "true", NULL };
+        CHECK_MSG(cli(a, out, sizeof out) == 0, "%s", out);
+    }
+    {   /* --tls-ca makes every server TLS */
+        const char *a[] = { "--tls-ca", path("ca.crt"), "-s", addr, "tls:cli", "true", NULL };
+        CHECK_MSG(cli(a, out, sizeof out) == 0, "%s", out);
+    }
+    {   /* the system's CAs do not know this one: unavailable, saying why */
+        const char *a[] = { "-n", "-s", url, "tls:cli", "true", NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 69);
+        CHECK_MSG(strstr(out, "certificate verify failed") != NULL, "%s", out);
+    }
+    {
+        const char *a[] = { "--tls-insecure", "-s", url, "tls:cli", "true", NULL };
+        CHECK_MSG(cli(a, out, sizeof out) == 0, "%s", out);
+    }
+    {   /* a plaintext server behind rediss:// */
+        const char *a[] = { "-n", "--tls-ca", path("ca.crt"), "-s", plain, "tls:cli", "true", NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 69);
+    }
+    {
+        const char *a[] = { "--tls-cert", path("client.crt"), "-s", url, "tls:cli", "true", NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 64);
+        CHECK_MSG(strstr(out, "--tls-cert and --tls-key go together") != NULL, "%s", out);
+    }
+    {
+        const char *a[] = { "check", "--tls-ca", path("ca.crt"), url, NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 1); /* no persistence: warnings */
+        CHECK_MSG(strstr(out, "ok: role master") != NULL, "%s", out);
+    }
+    {
+        const char *a[] = { "check", url, NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "certificate verify failed") != NULL, "%s", out);
+    }
 }
 
 int main(void) {
@@ -189,6 +277,8 @@ int main(void) {
         CHECK_EQ_LL(rh_str(&s, buf, sizeof buf, "CONFIG SET tls-auth-clients %s", "no"), REDIS_REPLY_STATUS);
     }
 
+    test_cli(tport, s.port);
+
     /* a plaintext server: the handshake fails; nothing else is sent */
     CHECK_EQ_ST(try_lock(s.port, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
     CHECK(why[0] != '\0');
@@ -206,7 +296,11 @@ int main(void) {
         CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 1) == 0 &&
               getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0);
         port = ntohs(sa.sin_port);
-        CHECK_EQ_LL(rlock_tls_init(&t, "127.0.0.1", port, 2000, &cfg), 0);
+        if (rlock_tls_init(&t, "127.0.0.1", port, 2000, &cfg) != 0) {
+            CHECK_MSG(0, "rlock_tls_init: %s", t.err);
+            close(lfd);
+            goto after_wire;
+        }
         for (end = rh_now_ms() + 2000; rh_now_ms() < end && afd < 0; rh_sleep_ms(5)) {
             t.tr.connect(t.tr.ctx);
             afd = accept(lfd, NULL, NULL);
@@ -221,6 +315,7 @@ int main(void) {
         rlock_tls_free(&t);
         close(lfd);
     }
+after_wire:
 
     /* bad configurations: refused at init, saying what */
     {
