@@ -1,7 +1,8 @@
 # rlock - `make` builds the rlock command (build/rlock) and the examples into
-# build/ (libc only); `make test` builds and runs every test; `make install`
-# installs the header, adapters, command, man page, pkg-config and CMake
-# files; `make demo` shows the rlock command on throwaway redis-servers.
+# build/ (libc only; libuv_loop and libevent_loop also need libuv / libevent
+# and are left out without them); `make test` builds and runs every test;
+# `make install` installs the header, adapters, command, man page, pkg-config
+# and CMake files; `make demo` shows the rlock command on throwaway redis-servers.
 # See README.md.
 CC      ?= cc
 CXX     ?= c++
@@ -17,9 +18,20 @@ SUITES  := $(patsubst tests/test_%.c,%,$(filter-out tests/test_compile.c,$(wildc
 ASAN_BINS := $(SUITES:%=$(BUILD)/test_%)
 VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
 # Every examples/NAME.c is built as build/NAME with libc only; one that
-# needs a library says so here, e.g. $(BUILD)/NAME: EXAMPLE_LIBS = -lhiredis
-EXAMPLES  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+# needs a library says so here. make test also builds each one under
+# ASan+UBSan (build/asan/NAME) and for valgrind (build/vg/NAME), and
+# tests/test_examples.c runs them against a throwaway redis-server.
+# Plain `make` leaves out an example whose library's header is not installed
+# (make test installs them all through deps and builds every one).
+have_header = $(shell printf '\043include <$(1)>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo y)
+EXAMPLES_ALL  := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+EXAMPLES  := $(filter-out $(if $(call have_header,uv.h),,$(BUILD)/libuv_loop) \
+                          $(if $(call have_header,event2/event.h),,$(BUILD)/libevent_loop),$(EXAMPLES_ALL))
+EXAMPLES_ASAN := $(EXAMPLES_ALL:$(BUILD)/%=$(BUILD)/asan/%)
+EXAMPLES_VG   := $(EXAMPLES_ALL:$(BUILD)/%=$(BUILD)/vg/%)
 EXAMPLE_LIBS :=
+$(BUILD)/libuv_loop $(BUILD)/asan/libuv_loop $(BUILD)/vg/libuv_loop: EXAMPLE_LIBS = -luv
+$(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EXAMPLE_LIBS = -levent
 # The rlock command; its sanitizer build (test_cli runs it under ASan); the
 # throwaway-server helper of examples/demo.sh.
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
@@ -27,7 +39,7 @@ CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 # Header configurations that must keep compiling (C and C++, gcc and clang).
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG
 
-.PHONY: all test test-build deps compile-check unit demo bench size clean chaos
+.PHONY: all test test-build deps compile-check unit demo bench size clean chaos firmware
 # What a user wants: no test binaries, no hiredis, no valgrind.
 all: $(BUILD)/rlock $(EXAMPLES)
 
@@ -35,7 +47,7 @@ all: $(BUILD)/rlock $(EXAMPLES)
 # rlock command's sanitizer build, the throwaway-server helper, the examples
 # and the compile matrix. Needs redis-server and hiredis (deps). The fault
 # campaign's binary is built too, so that it keeps compiling.
-test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES) $(BUILD)/chaos compile-check
+test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES_ALL) $(BUILD)/chaos compile-check
 
 deps:
 	@./tests/ensure-deps.sh
@@ -50,8 +62,21 @@ $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	@mkdir -p $(BUILD)/vg
 	$(CC) $(STRICT) -g -O1 $(INC) $< $(LIBS) -o $@
 
-$(BUILD)/%: examples/%.c $(HEADERS) | $(BUILD)
+$(BUILD)/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) $(EXAMPLE_LIBS) -o $@
+
+$(BUILD)/asan/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< $(EXAMPLE_LIBS) -o $@
+
+$(BUILD)/vg/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+	@mkdir -p $(BUILD)/vg
+	$(CC) $(STRICT) -g -O1 -I. $< $(EXAMPLE_LIBS) -o $@
+
+# tests/test_examples.c runs the sanitizer builds of the examples from its
+# sanitizer build, and the plain builds under valgrind from its valgrind build.
+$(BUILD)/test_examples: $(EXAMPLES_ASAN)
+$(BUILD)/vg/test_examples: $(EXAMPLES_VG)
 
 # cli/rlock.c needs neither hiredis nor libpthread. It speaks TLS (rediss://,
 # --tls-*) when OpenSSL's headers are there (Debian: libssl-dev), and then
@@ -88,10 +113,17 @@ compile-check: | $(BUILD)
 	printf '#include "adapters/rlock_posix.h"\n#include "adapters/rlock_hiredis.h"\n#define RLOCK_IMPLEMENTATION\n#include "rlock.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_cc.c; \
 	gcc $(STRICT) -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_c || exit 1; \
 	g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_cxx || exit 1; \
+	if [ "$(RLOCK_TLS)" = 1 ]; then \
+	  printf '#define RLOCK_IMPLEMENTATION\n#include "adapters/rlock_tls.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_tls.c; \
+	  gcc $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_c || exit 1; \
+	  clang $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_clang || exit 1; \
+	  g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_cxx || exit 1; \
+	fi; \
 	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"
 
 # Everything under sanitizers, then everything again under valgrind, then
-# the demo, the install check and the cross-target runs. test_cli runs
+# the demo, the install check, the cross-target runs and the firmware
+# example. test_cli runs
 # build/rlock(-asan): built before any suite runs.
 test: test-build
 	@./tests/run-suites.sh $(ASAN_BINS)
@@ -100,6 +132,7 @@ test: test-build
 	@echo "demo: $$(tail -n 1 $(BUILD)/demo.log)"
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory cross
+	@$(MAKE) --no-print-directory firmware
 
 unit: $(BUILD)/test_unit
 	./$(BUILD)/test_unit
@@ -191,6 +224,28 @@ install-check: deps $(BUILD)/rlock $(BUILD)/rlock-testserver
 cross: deps
 	@./tests/ensure-deps.sh cross
 	@./tests/cross/run.sh
+
+# examples/firmware: rlock on a bare-metal Cortex-M4 (QEMU mps2-an386) whose
+# UART is wired to a throwaway redis-server, against host `rlock` commands
+# (examples/firmware/run.sh). Start-up code and linker script are the
+# bare-metal test images' (tests/cross). Built like those: no unaligned
+# accesses of the compiler's own (startup.c makes them trap), linked with
+# newlib's alignment-safe v6-M libc.
+FW_CC    := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mno-unaligned-access
+FW_FLAGS := $(STRICT) -Wconversion -Wcast-align=strict -Os -g -ffunction-sections -fdata-sections
+firmware: deps $(BUILD)/rlock $(BUILD)/rlock-testserver
+	@./tests/ensure-deps.sh firmware
+	@$(MAKE) --no-print-directory $(BUILD)/firmware/firmware.elf
+	@./examples/firmware/run.sh
+
+$(BUILD)/firmware/firmware.elf: examples/firmware/main.c examples/firmware/board.h rlock.h tests/cross/startup.c \
+                                tests/cross/baremetal.h tests/cross/cortex-m4.ld tests/cross/sections.ld
+	@mkdir -p $(BUILD)/firmware
+	$(FW_CC) $(FW_FLAGS) -I. -c examples/firmware/main.c -o $(BUILD)/firmware/main.o
+	$(FW_CC) $(FW_FLAGS) -c tests/cross/startup.c -o $(BUILD)/firmware/startup.o
+	arm-none-eabi-gcc -mcpu=cortex-m0 -mthumb $(BUILD)/firmware/main.o $(BUILD)/firmware/startup.o -nostartfiles \
+	  --specs=rdimon.specs -Ltests/cross -T cortex-m4.ld -Wl,--gc-sections -Wl,-Map=$(BUILD)/firmware/firmware.map -o $@
+	arm-none-eabi-size $@
 
 # ---- Hardening: fuzzing, coverage, static analysis ------------------------
 .PHONY: fuzz fuzz-replay coverage lint

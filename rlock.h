@@ -1959,7 +1959,9 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
     memset(&p, 0, sizeof p);
     p.run_id = 1;
     rlock__client_ask(c, up, rlock__now(c) + timeout_ms, &p, rlock__encode_run_id);
-    for (i = 0; i < c->n_nodes; i++) {
+    /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
+     * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
+    for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
         if (!p.id_len[i]) continue;
         for (j = 0; j < i; j++) {
             if (p.id_len[j] != p.id_len[i] || memcmp(p.id[j], p.id[i], p.id_len[i]) != 0) continue;

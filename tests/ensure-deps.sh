@@ -3,13 +3,18 @@
 # missing with apt-get (Debian); otherwise it says what to install and fails.
 #   ensure-deps.sh          redis-server (the tests start their own throwaway
 #                           servers), hiredis headers (the hiredis adapter
-#                           and the test harness), OpenSSL headers and the
-#                           openssl command (the TLS suite): `make test`
+#                           and the test harness), libuv and libevent headers
+#                           (examples/libuv_loop.c, libevent_loop.c), OpenSSL
+#                           headers and the openssl command (the TLS suite):
+#                           `make test`
 #   ensure-deps.sh cross    also what `make cross` needs (tests/cross/run.sh):
 #                           a 32-bit x86 compiler (gcc -m32 if it works, else
 #                           gcc-i686-linux-gnu) and hiredis for i386 (multiarch),
 #                           the big-endian PowerPC cross compiler and qemu-user,
 #                           arm-none-eabi-gcc with newlib, qemu-system-arm
+#   ensure-deps.sh firmware also what `make firmware` needs (examples/firmware):
+#                           arm-none-eabi-gcc with newlib, qemu-system-arm,
+#                           redis-cli
 #   ensure-deps.sh install  also what `make install-check` needs: cmake,
 #                           pkg-config, man-db and groff
 # gcc-multilib and Debian's *-linux-gnu cross compilers conflict: an existing
@@ -18,6 +23,9 @@ missing=""
 i386=0
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 [ -f /usr/include/hiredis/hiredis.h ] || missing="$missing libhiredis-dev"
+# examples/libuv_loop.c and examples/libevent_loop.c (tests/test_examples.c runs them)
+[ -f /usr/include/uv.h ] || missing="$missing libuv1-dev"
+[ -f /usr/include/event2/event.h ] || missing="$missing libevent-dev"
 # the TLS adapter's suite (test_tls) and the rlock command's rediss://
 [ -f /usr/include/openssl/ssl.h ] || missing="$missing libssl-dev"
 command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
@@ -36,13 +44,19 @@ for want in "$@"; do
         command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing="$missing gcc-arm-none-eabi"
         [ -f /usr/lib/arm-none-eabi/lib/thumb/v6-m/nofp/librdimon.a ] || missing="$missing libnewlib-arm-none-eabi"
         ;;
+    firmware)
+        command -v qemu-system-arm >/dev/null 2>&1 || missing="$missing qemu-system-arm"
+        command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing="$missing gcc-arm-none-eabi"
+        [ -f /usr/lib/arm-none-eabi/lib/thumb/v6-m/nofp/librdimon.a ] || missing="$missing libnewlib-arm-none-eabi"
+        command -v redis-cli >/dev/null 2>&1 || missing="$missing redis-tools"
+        ;;
     install)
         command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
         command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
         command -v man >/dev/null 2>&1 || missing="$missing man-db"
         command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
         ;;
-    *) echo "ensure-deps: unknown set '$want' (cross, install)" >&2; exit 64 ;;
+    *) echo "ensure-deps: unknown set '$want' (cross, firmware, install)" >&2; exit 64 ;;
     esac
 done
 [ -z "$missing" ] && exit 0

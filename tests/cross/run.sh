@@ -36,7 +36,9 @@ cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}/cross
 STRICT="-std=c99 -Wall -Wextra -Wpedantic -Werror"
 GATE="-Wconversion -Wcast-align=strict"
-CONFIGS="default RLOCK_STATIC RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG"
+# RLOCK_MAX_NODES=1 is examples/firmware's configuration (gcc 12 once warned
+# -Warray-bounds there at -O2/-Os).
+CONFIGS="default RLOCK_STATIC RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG RLOCK_MAX_NODES=1"
 TARGETS=${RLOCK_CROSS_TARGETS:-i686 ppc cortex-m0 cortex-m4}
 QEMU_TIMEOUT=300
 mkdir -p "$B"
@@ -121,7 +123,8 @@ target_i686() {
     run $cc $STRICT -O2 -I. cli/rlock.c -o "$B/i686/rlock" || return 1
     for src in tests/test_*.c; do
         s=${src#tests/test_}; s=${s%.c}
-        case $s in unit|compile) continue ;; esac
+        # examples: it runs the host's build/asan|vg examples, not i686 code
+        case $s in unit|compile|examples) continue ;; esac
         # shellcheck disable=SC2086
         run $cc $STRICT -O1 -g $fl -I. -Itests "$src" -lhiredis -lpthread -o "$B/i686/test_$s" || return 1
         RLOCK_TEST_QUICK=1 RLOCK_CLI=$B/i686/rlock run_suite "$s" "$B/i686/test_$s" || return 1
