@@ -169,6 +169,8 @@ typedef enum rlock_status {
     RLOCK_E_CLOCK,         /* the clock hook went backwards past a deadline or overflowed */
     RLOCK_E_REPLICAS,      /* acquire: granted, but fewer replicas than cfg.replicas acknowledged
                               it in time: released again (see rlock_replica_acks) */
+    RLOCK_E_MOVED,         /* cluster: MOVED / ASK - the key's slot is served elsewhere (the address
+                              is in rlock_node_error); the rlock_cluster_* calls follow it */
     RLOCK_STATUS_COUNT
 } rlock_status;
 
@@ -599,6 +601,7 @@ typedef struct rlock_lock {
     int lost_notified;
     uint32_t renewals;
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
+    int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
@@ -757,6 +760,68 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap);
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix);
 
+/* ======================================================================== */
+/* 7. Redis Cluster                                                          */
+/* ======================================================================== */
+/* A lock on a cluster is a single-node lock on the primary that serves its
+ * key's slot (its auxiliary keys share the slot). rlock_cluster keeps one
+ * node + client per known primary (at most RLOCK_CLUSTER_MAX_PRIMARIES, all
+ * in the caller's struct: no heap) and a slot -> primary map, learned from
+ * the MOVED replies (a slot not known yet goes to the first seed, which
+ * redirects it; the map is not fetched with CLUSTER SLOTS). The blocking
+ * calls below follow MOVED (the map is updated and the lock moves to that
+ * primary's client) and ASK (the next script goes with ASKING to the
+ * importing primary, the map is not changed), up to RLOCK_CLUSTER_HOPS
+ * redirects; a primary that cannot be reached (killed, failing over) makes
+ * them ask the other primaries, which answer MOVED once the cluster has
+ * promoted a replica. Give seeds on more than one shard (replicas are
+ * fine: they answer MOVED): a single seed that dies leaves nobody to ask.
+ * "Primaries" below are the nodes known, seeds included. The calls block
+ * (each hop is a blocking rlock call); there is no non-blocking form yet.
+ * Connections are made through the user's hook: it
+ * prepares a transport for host:port in slot i of the user's own storage
+ * (adapters/rlock_posix.h: rlock_posix_cluster_connect). Waiting on a
+ * cluster lock is by backoff, or by classic pub/sub if cfg.pubsub (PUBLISH
+ * reaches every node of a cluster); sharded pub/sub is not used. */
+#ifndef RLOCK_CLUSTER_MAX_PRIMARIES
+#define RLOCK_CLUSTER_MAX_PRIMARIES 16
+#endif
+#define RLOCK_CLUSTER_SLOTS 16384
+#define RLOCK_CLUSTER_HOPS 8
+typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 255 ? 1 : -1]; /* slot map: one byte */
+typedef int (*rlock_cluster_connect_fn)(void *user, size_t i, const char *host, int port, rlock_transport *out);
+typedef struct rlock_cluster {
+    rlock_config cfg;
+    rlock_cluster_connect_fn connect;
+    void *user;
+    const char *username, *password;  /* AUTH on every primary (NULL: none) */
+    size_t n;                         /* primaries known */
+    char host[RLOCK_CLUSTER_MAX_PRIMARIES][64];
+    int port[RLOCK_CLUSTER_MAX_PRIMARIES];
+    rlock_node node[RLOCK_CLUSTER_MAX_PRIMARIES];
+    rlock_client client[RLOCK_CLUSTER_MAX_PRIMARIES];
+    unsigned char slot[RLOCK_CLUSTER_SLOTS]; /* primary index + 1; 0: not known (ask primary 0) */
+    char why[RLOCK_WHY_LEN];
+} rlock_cluster;
+
+/* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
+RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
+/* Start from seed addresses (1..RLOCK_CLUSTER_MAX_PRIMARIES); cfg may be
+ * NULL. Nothing is sent. RLOCK_E_BADARG (rlock_cluster_error says why). */
+RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
+                                         const rlock_config *cfg, rlock_cluster_connect_fn connect, void *user);
+RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl);
+/* A lock handle for key on the primary the map names (not sent yet). */
+RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
+                                              rlock_kind kind);
+/* rlock_acquire / extend / release that follow MOVED and ASK. */
+RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms);
+RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
+RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk);
+/* The primary (index into cl->host/port) that serves slot now, per the map. */
+RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot);
+RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
+
 #ifdef __cplusplus
 }
 #endif
@@ -887,7 +952,7 @@ RLOCKDEF const char *rlock_status_str(rlock_status st) {
         "ok", "would block", "not acquired", "timeout", "lost", "not held",
         "bad argument", "invalid state", "io error", "protocol error", "redis error",
         "auth error", "wrong type", "foreign key", "no quorum", "random source failed",
-        "clock error", "too few replica acks"
+        "clock error", "too few replica acks", "moved (cluster)"
     };
     if ((unsigned)st >= (unsigned)RLOCK_STATUS_COUNT) return "unknown status"; /* also < 0 */
     return names[st];
@@ -1643,6 +1708,7 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
+    if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
     if (rlock__has(s, n, "NOAUTH") || rlock__has(s, n, "WRONGPASS") || rlock__has(s, n, "NOPERM") ||
         rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
         return RLOCK_E_AUTH;
@@ -2094,7 +2160,8 @@ static void rlock__tally_init(rlock__tally *t) {
 /* Per-node statuses that end an operation at once; and those that leave
  * the outcome unknown (no answer: the write may have happened). */
 static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
-    if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG)
+    if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
+        st == RLOCK_E_MOVED) /* MOVED: not here; waiting on this node cannot help */
         t->fatal = st;
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
@@ -2326,50 +2393,49 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
 
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
     unsigned char *out;
-    size_t cap, len;
+    size_t cap, len, pre = 0, load = 0, wlen = 0;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
+    int fcall = n->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
+    int again = (int)((r->evaled >> i) & 1u);
+    int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    if (n->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL) {
-        /* The function is missing (first use, FUNCTION FLUSH, a restart
-         * without persistence): its library goes first, in the same write;
-         * its reply is not waited for - the FCALL behind it tells. */
-        size_t load = (r->evaled >> i) & 1u ? rlock__encode_function_load(r->script, out, cap) : 0;
-        n->fcall = 1;
-        len = ((r->evaled >> i) & 1u) && load == 0 ? 0 : rlock__encode_lock(lk, out + load, cap - load, RLOCK__RUN_FCALL);
-        if (len && load) { rlock__x_commit(n, load, NULL, RLOCK__TAG_LOCK, deadline); out += load; }
-    } else {
-        len = rlock__encode_lock(lk, out, cap, (r->evaled >> i) & 1u ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    }
-    if (len == 0) {
+    if (n->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    /* Everything this attempt needs goes in one write, or nothing does:
+     * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
+     * being imported there) must come right before the script it is for;
+     * a missing function's library is loaded before the FCALL (its reply is
+     * not waited for: the FCALL behind it tells); WAIT follows the script
+     * (cfg.replicas), one round trip in all. */
+    if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
+    len = lk->asking && pre == 0 ? 0 : 1;
+    if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
+    if (len) len = rlock__encode_lock(lk, out + pre + load, cap - pre - load,
+                                      fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
+    if (len == 0 || (wait && wlen == 0)) {
         if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
-    if (rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas) {
-        /* WAIT behind the script, in the same write: one round trip */
-        size_t wlen = n->count + 3 <= RLOCK_MAX_PIPELINE ? rlock__encode_wait(lk, r, out + len, cap - len) : 0;
-        if (wlen == 0) {
-            if (n->tx_len > 0 || n->count > 0) return;
-            rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
-            return;
-        }
-        rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+    if (fcall) n->fcall = 1;
+    if (pre) rlock__x_commit(n, pre, NULL, RLOCK__TAG_LOCK, deadline);
+    if (load) rlock__x_commit(n, load, NULL, RLOCK__TAG_LOCK, deadline);
+    rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+    if (wait) {
         rlock__x_commit(n, wlen, lk, RLOCK__TAG_WAIT, deadline);
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
         r->acking |= 1u << i;
-        r->queued |= 1u << i;
-        return;
     }
-    rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
     r->queued |= 1u << i;
 }
 
@@ -3413,6 +3479,180 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
     if (base == 0 || slen + 1 > cap - base) return 0;
     memcpy(out + base, suffix, slen + 1);
     return base + slen;
+}
+
+/* ---- 6.11 Redis Cluster --------------------------------------------------- */
+static unsigned rlock__crc16(const unsigned char *p, size_t n) {
+    unsigned crc = 0;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) { /* CRC16-CCITT (XMODEM), as Redis Cluster hashes keys */
+        crc ^= (unsigned)p[i] << 8;
+        for (b = 0; b < 8; b++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
+    }
+    return crc;
+}
+
+RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len) {
+    size_t s, e;
+    if (!key) return 0;
+    for (s = 0; s < key_len && key[s] != '{'; s++) {}
+    if (s < key_len) { /* the first {...} that is not empty is the hash tag */
+        for (e = s + 1; e < key_len && key[e] != '}'; e++) {}
+        if (e < key_len && e > s + 1) { key += s + 1; key_len = e - s - 1; }
+    }
+    return rlock__crc16((const unsigned char *)key, key_len) & (RLOCK_CLUSTER_SLOTS - 1);
+}
+
+static int rlock__cluster_ok(const rlock_cluster *cl) { return cl && cl->n > 0 && cl->connect; }
+
+/* The index of primary host:port, added when new; -1 when the table is
+ * full, the address does not fit, or the connect hook refuses it. */
+static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, int port) {
+    rlock_transport tr;
+    size_t i;
+    for (i = 0; i < cl->n; i++)
+        if (cl->port[i] == port && strlen(cl->host[i]) == hl && memcmp(cl->host[i], host, hl) == 0) return (int)i;
+    if (cl->n == RLOCK_CLUSTER_MAX_PRIMARIES || hl == 0 || hl >= sizeof cl->host[0] || port < 1 || port > 65535)
+        return -1;
+    i = cl->n;
+    memcpy(cl->host[i], host, hl);
+    cl->host[i][hl] = '\0';
+    cl->port[i] = port;
+    memset(&tr, 0, sizeof tr);
+    if (cl->connect(cl->user, i, cl->host[i], port, &tr) != 0 || rlock_node_init(&cl->node[i], &tr) != RLOCK_OK)
+        return -1;
+    cl->node[i].username = cl->username;
+    cl->node[i].password = cl->password;
+    if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
+    cl->n++;
+    return (int)i;
+}
+
+RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
+                                         const rlock_config *cfg, rlock_cluster_connect_fn connect, void *user) {
+    size_t i;
+    if (!cl) return RLOCK_E_BADARG;
+    memset(cl, 0, sizeof *cl);
+    if (!hosts || !ports || !connect) return rlock__why(cl->why, sizeof cl->why, "hosts, ports and connect are required", 0, 0, 0);
+    if (n == 0 || n > RLOCK_CLUSTER_MAX_PRIMARIES)
+        return rlock__why(cl->why, sizeof cl->why, "n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)", (long long)n,
+                          RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+    if (cfg) cl->cfg = *cfg;
+    cl->connect = connect;
+    cl->user = user;
+    for (i = 0; i < n; i++)
+        if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
+            rlock_status st = rlock__why(cl->why, sizeof cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
+                                         (long long)i, 0, 0);
+            rlock_cluster_close(cl);
+            cl->n = 0;
+            return st;
+        }
+    return RLOCK_OK;
+}
+
+RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl) { return cl ? cl->why : ""; }
+
+RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot) {
+    return cl && slot < RLOCK_CLUSTER_SLOTS && cl->slot[slot] ? (size_t)cl->slot[slot] - 1 : 0;
+}
+
+RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
+                                              rlock_kind kind) {
+    if (!rlock__cluster_ok(cl) || !key) return RLOCK_E_BADARG;
+    return rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
+}
+
+/* "MOVED 3999 127.0.0.1:6381" / "ASK ..." -> slot, host, port. 0 ok. */
+static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, const char **host, size_t *hl, int *port) {
+    const char *p, *colon = NULL;
+    unsigned long v = 0;
+    *ask = e[0] == 'A';
+    p = e + (*ask ? 4 : 6);
+    if (*p < '0' || *p > '9') return -1;
+    while (*p >= '0' && *p <= '9') v = v * 10 + (unsigned long)(*p++ - '0');
+    if (*p++ != ' ' || v >= RLOCK_CLUSTER_SLOTS) return -1;
+    *slot = (unsigned)v;
+    *host = p;
+    for (; *p && *p != ' '; p++)
+        if (*p == ':') colon = p;
+    if (!colon || colon == *host) return -1;
+    *hl = (size_t)(colon - *host);
+    for (v = 0, p = colon + 1; *p >= '0' && *p <= '9' && v < 65536; p++) v = v * 10 + (unsigned long)(*p - '0');
+    *port = (int)v;
+    return 0;
+}
+
+enum { RLOCK__CL_ACQUIRE, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+#define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
+
+static rlock_status rlock__cluster_run(rlock_cluster *cl, rlock_lock *lk, int op, long long ttl, long long wait) {
+    rlock_status st = RLOCK_E_STATE;
+    int hops = 0, io = 0, asked = 0;
+    uint64_t wait_end;
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
+        return RLOCK_E_BADARG;
+    wait_end = rlock__now(lk->client) + (uint64_t)(wait > 0 ? wait : 0);
+    for (;;) {
+        long long left = 0;
+        if (op == RLOCK__CL_ACQUIRE) {
+            uint64_t now = rlock__now(lk->client);
+            left = wait > 0 && now < wait_end ? (long long)(wait_end - now) : 0;
+        }
+        st = op == RLOCK__CL_ACQUIRE ? rlock_acquire(lk, ttl, left) : op == RLOCK__CL_EXTEND ? rlock_extend(lk, ttl)
+                                                                    : rlock_release(lk);
+        lk->asking = 0;
+        if (st == RLOCK_E_MOVED && hops++ < RLOCK_CLUSTER_HOPS) {
+            const char *host;
+            size_t hl;
+            int ask, port, idx;
+            unsigned slot;
+            if (rlock__cluster_redirect(rlock_node_error(lk->client->nodes[0]), &ask, &slot, &host, &hl, &port) != 0)
+                return st;
+            idx = rlock__cluster_add(cl, host, hl, port);
+            if (idx < 0) {
+                rlock__why(cl->why, sizeof cl->why, "redirected to a primary that cannot be added (% known, at most %)",
+                           (long long)cl->n, RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+                return st;
+            }
+            if (!ask) cl->slot[slot] = (unsigned char)(idx + 1);
+            lk->asking = ask; /* ASK: this once, at the importing primary */
+            asked |= ask;
+            lk->client = &cl->client[idx];
+            continue;
+        }
+        if (st == RLOCK_E_IO && cl->n > 1 && io++ < RLOCK__CLUSTER_IO_TRIES) {
+            /* Unreachable: maybe failing over. Another primary answers MOVED
+             * to whoever serves the slot (the old address until a replica
+             * is promoted). */
+            size_t cur = (size_t)(lk->client - cl->client);
+            rlock__sleep(lk->client, 100);
+            lk->client = &cl->client[(cur + 1) % cl->n];
+            hops = 0;
+            continue;
+        }
+        /* After an ASK the slot is still the map's primary's: the next
+         * operation starts there again (and is sent on if need be). */
+        if (asked) lk->client = &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(lk->key, lk->key_len))];
+        return st;
+    }
+}
+
+RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__cluster_run(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+}
+RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
+    return rlock__cluster_run(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+}
+RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk) {
+    return rlock__cluster_run(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+}
+
+RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
+    size_t i;
+    if (!cl) return;
+    for (i = 0; i < cl->n; i++) rlock_client_close(&cl->client[i]);
 }
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */

@@ -656,6 +656,18 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
     return 0;
 }
 
+/* The connect hook of rlock_cluster (rlock.h section 7): user is the
+ * caller's array of RLOCK_CLUSTER_MAX_PRIMARIES rlock_posix_conn; primary
+ * i gets conns[i], TCP to host:port (default connect timeout). */
+RLOCK__ADAPTER_FN int rlock_posix_cluster_connect(void *user, size_t i, const char *host, int port,
+                                                  rlock_transport *out) {
+    rlock_posix_conn *conns = (rlock_posix_conn *)user;
+    if (!conns || !out || i >= RLOCK_CLUSTER_MAX_PRIMARIES || rlock_posix_init_tcp(&conns[i], host, port, 0) != 0)
+        return -1;
+    *out = conns[i].tr;
+    return 0;
+}
+
 /* Close the socket if open (also a connect in progress). Idempotent. */
 RLOCK__ADAPTER_FN void rlock_posix_close(rlock_posix_conn *c) {
     if (c) rlock__posix_drop(c);

@@ -474,9 +474,9 @@ static void test_replica_ack(void) {
     CHECK(wait_replicas(&prim, 1));
 
     rlock_config_init(&cfg);
-    cfg.node_timeout_ms = 2000;
+    cfg.node_timeout_ms = 3000;
     cfg.replicas = 1;
-    cfg.replica_timeout_ms = 300;
+    cfg.replica_timeout_ms = 1000; /* a loaded machine's replica may take a while to ack */
     CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
     cfg.replica_warn = 1;
     CHECK(tc_open_cfg(&w, &prim, &cfg) == 0);
@@ -692,6 +692,259 @@ out:
     rh_server_stop(&prim);
 }
 
+/* ----------------------------------------------------------- 5. Cluster */
+
+#define CL_N 6
+
+/* The server of ours listening on port, or NULL. */
+static rh_server *cl_server(rh_server *sv, int port) {
+    int i;
+    for (i = 0; i < CL_N; i++)
+        if (sv[i].port == port) return &sv[i];
+    return NULL;
+}
+
+/* CLUSTER NODES of s: the port of the replica of the primary on port `of`. */
+static int cl_replica_of(const rh_server *s, int of) {
+    char buf[4096], id[64] = "", want[64];
+    char *line, *save = NULL;
+    int port = 0;
+    if (rh_str(s, buf, sizeof buf, "CLUSTER NODES%s", "") != REDIS_REPLY_STRING) return 0;
+    snprintf(want, sizeof want, "127.0.0.1:%d@", of);
+    for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (strstr(line, want)) sscanf(line, "%63s", id);
+    if (!id[0]) return 0;
+    rh_str(s, buf, sizeof buf, "CLUSTER NODES%s", "");
+    for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char nid[64], addr[64], flags[64], master[64];
+        if (sscanf(line, "%63s %63s %63s %63s", nid, addr, flags, master) == 4 && strcmp(master, id) == 0 &&
+            strstr(flags, "slave"))
+            port = atoi(strchr(addr, ':') + 1);
+    }
+    return port;
+}
+
+/* An integer reply of `cmd key` sent after ASKING (a slot being imported). */
+static long long asking_int(const rh_server *s, const char *cmd, const char *key) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -999;
+    if (!c) return v;
+    r = (redisReply *)redisCommand(c, "ASKING");
+    if (r) freeReplyObject(r);
+    r = (redisReply *)redisCommand(c, "%s %s", cmd, key);
+    if (r && r->type == REDIS_REPLY_INTEGER) v = r->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+static int cl_state_ok(rh_server *sv) {
+    int i;
+    char buf[2048];
+    for (i = 0; i < CL_N; i++)
+        if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING ||
+            !strstr(buf, "cluster_state:ok"))
+            return 0;
+    return 1;
+}
+
+static void test_cluster(void) {
+    static const char *const args[] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                        "--cluster-node-timeout", "1000", NULL };
+    static rh_server sv[CL_N];
+    static rlock_posix_conn pa[RLOCK_CLUSTER_MAX_PRIMARIES], pb[RLOCK_CLUSTER_MAX_PRIMARIES];
+    static rlock_cluster ca, cb;
+    static rlock_lock la[40], lb[40];
+    rlock_config cfg;
+    char addr[CL_N][32], buf[256], key[32];
+    const char *seed_host[1] = { "127.0.0.1" };
+    int seed_port[1], i, up = 0, ok = 0;
+    unsigned long long t0 = rh_now_ms(), end;
+
+    for (i = 0; i < CL_N; i++) {
+        /* the bus port is the data port + 10000 unless given: a free one of its own */
+        char cport[16];
+        const char *a[10];
+        int k;
+        for (k = 0; args[k]; k++) a[k] = args[k];
+        snprintf(cport, sizeof cport, "%d", rh_free_port());
+        a[k++] = "--cluster-port";
+        a[k++] = cport;
+        a[k] = NULL;
+        up += rh_server_start(&sv[i], a) == 0;
+    }
+    CHECK_EQ_LL(up, CL_N);
+    if (up != CL_N) goto out;
+    {   /* redis-cli --cluster create: 3 primaries, one replica each */
+        const char *argv[16];
+        int n = 0, status;
+        pid_t pid;
+        argv[n++] = "redis-cli";
+        argv[n++] = "--cluster";
+        argv[n++] = "create";
+        for (i = 0; i < CL_N; i++) { snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", sv[i].port); argv[n++] = addr[i]; }
+        argv[n++] = "--cluster-replicas";
+        argv[n++] = "1";
+        argv[n++] = "--cluster-yes";
+        argv[n] = NULL;
+        pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
+            execvp("redis-cli", (char *const *)argv);
+            _exit(127);
+        }
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100)) ok = cl_state_ok(sv);
+    CHECK_MSG(ok, "cluster not ok within 20 s");
+    if (!ok) goto out;
+    /* every primary's replica in sync (WAIT and failover need it) */
+    for (i = 0; i < CL_N; i++)
+        if (is_primary(&sv[i])) CHECK(wait_replicas(&sv[i], 1));
+    printf("cluster: 6 nodes up, cluster_state:ok, replicas in sync after %llu ms\n", rh_now_ms() - t0);
+
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    seed_port[0] = sv[0].port;
+    CHECK_EQ_ST(rlock_cluster_init(&ca, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pa), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_init(&cb, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pb), RLOCK_OK);
+
+    /* the slot function agrees with the cluster's own */
+    for (i = 0; i < 40; i++) {
+        snprintf(key, sizeof key, "cl:%d", i);
+        CHECK_EQ_LL(rlock_cluster_slot(key, strlen(key)), rh_int(&sv[0], "CLUSTER KEYSLOT %s", key));
+    }
+    CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("user1000", 8));
+    CHECK_EQ_LL(rlock_cluster_slot("foo{}{bar}", 10), rh_int(&sv[0], "CLUSTER KEYSLOT %s", "foo{}{bar}"));
+
+    /* locks across many slots: each lands on its slot's primary, learnt by MOVED */
+    for (i = 0; i < 40; i++) {
+        rh_server *owner;
+        snprintf(key, sizeof key, "cl:%d", i);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &la[i], key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &lb[i], key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &la[i], 30000, 0), RLOCK_OK);
+        owner = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(key, strlen(key)))]);
+        CHECK(owner != NULL && rh_str(owner, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&la[i])) == 0);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &lb[i], 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
+    }
+    CHECK_EQ_LL(ca.n, 3); /* the seed and the two primaries it redirected to */
+    for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
+
+    /* a slot migrated mid-run, the lock held: ASK, then MOVED, followed */
+    {
+        const char *k = "cl:mig";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock a, b;
+        rh_server *src, *dst, *third = NULL;
+        char src_id[64], dst_id[64];
+        rlock_status st;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &b, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &a, 30000, 0), RLOCK_OK);
+        src = cl_server(sv, ca.port[rlock_cluster_primary(&ca, slot)]);
+        dst = cl_server(sv, ca.port[(rlock_cluster_primary(&ca, slot) + 1) % ca.n]);
+        for (i = 0; i < (int)ca.n; i++)
+            if (cl_server(sv, ca.port[i]) != src && cl_server(sv, ca.port[i]) != dst) third = cl_server(sv, ca.port[i]);
+        CHECK(src && dst && third && src != dst);
+        if (!src || !dst || !third) goto out;
+        rh_str(src, src_id, sizeof src_id, "CLUSTER MYID%s", "");
+        rh_str(dst, dst_id, sizeof dst_id, "CLUSTER MYID%s", "");
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u IMPORTING %s", slot, src_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK); /* still on the source */
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "MIGRATE 127.0.0.1 %d %s 0 5000 KEYS %s", dst->port, "", k),
+                    REDIS_REPLY_STATUS);
+        /* the key is on the target now, the slot still the source's: ASK */
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
+        CHECK(asking_int(dst, "PTTL", k) > 25000);
+        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0); /* moved, not copied */
+        st = rlock_cluster_acquire(&cb, &b, 30000, 0); /* held: not ours (or TRYAGAIN mid-migration) */
+        CHECK_MSG(st == RLOCK_NOT_ACQUIRED || st == RLOCK_E_REDIS, "B during migration: %s", rlock_status_str(st));
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1);
+        /* the slot handed over: MOVED, the map learns it */
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(third, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED);
+        CHECK_EQ_LL(cb.port[rlock_cluster_primary(&cb, slot)], dst->port); /* B learnt it from MOVED */
+        CHECK(rh_str(dst, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&a)) == 0);
+        CHECK_EQ_ST(rlock_cluster_release(&ca, &a), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_release(&cb, &b), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(dst, "EXISTS %s", k), 0);
+    }
+
+    /* a primary killed with a lock held, its replica promoted: the client
+     * follows; the lock was acknowledged by the replica (WAIT), so it is
+     * still there. An unacknowledged grant may be lost (async replication). */
+    {
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr;
+        const char *k = "cl:kill";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock a, b;
+        rh_server *victim, *heir;
+        int heir_port, promoted = 0;
+        rlock_status st = RLOCK_E_IO;
+        const char *hosts[CL_N];
+        int ports[CL_N];
+        for (i = 0; i < CL_N; i++) { hosts[i] = "127.0.0.1"; ports[i] = sv[i].port; }
+        /* every node as a seed: when the one primary it knows dies, the
+         * others (replicas too) answer MOVED to whoever took over */
+        cfg.replicas = 1;
+        CHECK_EQ_ST(rlock_cluster_init(&cr, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pr), RLOCK_OK);
+        cfg.replicas = 0;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cr, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cr, &a, 30000, 0), RLOCK_OK);
+        CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+        victim = cl_server(sv, cr.port[rlock_cluster_primary(&cr, slot)]);
+        heir_port = victim ? cl_replica_of(victim, victim->port) : 0;
+        heir = cl_server(sv, heir_port);
+        CHECK(victim && heir);
+        if (!victim || !heir) { rlock_cluster_close(&cr); goto out; }
+        t0 = rh_now_ms();
+        rh_server_kill9(victim);
+        for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
+            if (is_primary(heir)) { promoted = 1; break; }
+        CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir_port);
+        printf("cluster: replica promoted %llu ms after its primary was killed\n", rh_now_ms() - t0);
+        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+            st = rlock_cluster_extend(&cr, &a, 30000);
+            if (st == RLOCK_OK || st == RLOCK_LOST) break;
+        }
+        CHECK_MSG(st == RLOCK_OK, "extend after the failover: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]));
+        CHECK_EQ_LL(cr.port[rlock_cluster_primary(&cr, slot)], heir_port);
+        CHECK(rh_int(heir, "PTTL %s", k) > 25000);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &b, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
+        CHECK_EQ_ST(rlock_cluster_release(&cr, &a), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0);
+        rlock_cluster_close(&cr);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
+    }
+    /* bad arguments */
+    {
+        static rlock_cluster bad;
+        int zero = 0;
+        CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, &zero, 1, NULL, rlock_posix_cluster_connect, pa), RLOCK_E_BADARG);
+        CHECK_MSG(strstr(rlock_cluster_error(&bad), "seed 0") != NULL, "%s", rlock_cluster_error(&bad));
+        CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 0, NULL, rlock_posix_cluster_connect, pa), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 1, NULL, NULL, pa), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&bad, &la[0], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    }
+out:
+    rlock_cluster_close(&ca);
+    rlock_cluster_close(&cb);
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&pa[i]); rlock_posix_close(&pb[i]); }
+    for (i = 0; i < CL_N; i++) rh_server_stop(&sv[i]);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -711,6 +964,7 @@ int main(void) {
     test_eval_refused(&s);
     test_replica_ack();
     test_sentinel();
+    test_cluster();
     if (!quick) test_check(&s);
     {
         char f[200];
