@@ -219,10 +219,42 @@ static const char *chk_text(const rlock_reply *r, char *out, size_t cap) {
     return out;
 }
 
+/* Cluster: probe-key{N} for the first N whose slot is in the first slot
+ * range of the "myself" line of CLUSTER NODES. 1 found. */
+static int chk_cluster_probe(const rlock_reply *rep, char *out, size_t cap) {
+    const char *p = rep->v.str, *end = rep->v.str + rep->v.len, *me = NULL;
+    unsigned long lo = 0, hi = 0, n;
+    int field = 0;
+    while (p < end && !me) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        const char *m = p;
+        for (; m + 6 <= le; m++)
+            if (memcmp(m, "myself", 6) == 0) { me = p; break; }
+        if (!me) p = nl ? nl + 1 : end;
+        else end = le;
+    }
+    if (!me) return 0;
+    for (p = me; p < end && field < 8; p++) /* the slots start at the 9th field */
+        if (*p == ' ') field++;
+    if (field < 8 || p >= end || *p < '0' || *p > '9') return 0;
+    while (p < end && *p >= '0' && *p <= '9') lo = lo * 10 + (unsigned long)(*p++ - '0');
+    hi = lo;
+    if (p < end && *p == '-')
+        for (hi = 0, p++; p < end && *p >= '0' && *p <= '9'; p++) hi = hi * 10 + (unsigned long)(*p - '0');
+    for (n = 0; n < 1000000; n++) {
+        int len = snprintf(out, cap, "%s{%lu}", ck.probe_key, n);
+        unsigned slot;
+        if (len <= 0 || (size_t)len >= cap) return 0;
+        slot = rlock_cluster_slot(out, (size_t)len);
+        if (slot >= lo && slot <= hi) return 1;
+    }
+    return 0;
+}
+
 static void chk_server(const server *sv, const options *o, chk_result *r) {
     chk_conn *c = &ck.c;
     rlock_reply rep;
-    char tmp[CHK_NOTE_LEN];
+    char tmp[CHK_NOTE_LEN], probe[RLOCK_MAX_KEY_LEN + 32];
     const char *key = ck.probe_key;
     const char *user = sv->has_user ? sv->user : o->user;
     const char *pass = sv->has_pass ? sv->pass : o->has_password ? o->password : NULL;
@@ -327,6 +359,11 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
     else
         chk_note(r, CHK_WARN, "persistence unknown (appendfsync not readable: CONFIG refused?)");
 
+    if (strcmp(r->mode, "cluster") == 0) { /* a probe key this node serves, or every probe says MOVED */
+        const char *argv[2] = { "CLUSTER", "NODES" };
+        if (chk_cmd(c, &rep, 2, argv) == 0 && rep.v.type == RLOCK_RESP_BULK && chk_cluster_probe(&rep, probe, sizeof probe))
+            key = probe;
+    }
     {   /* what this user may run on the probe key */
         const char *ev[5] = { "EVAL", "return 1", "1", key, NULL };
         const char *fc[4] = { "FCALL", "rlock_check_no_such_function", "1", key };
