@@ -38,6 +38,7 @@
  *   1. Configuration macros           4. Connection / transport layer
  *   2. Status codes                   5. Lock operations (blocking, non-blocking)
  *   3. RESP codec                     6. Implementation (same order)
+ *                                     7. Redis Cluster (rlock_cluster_*)
  *
  * CONFIGURATION MACROS (define before including; defaults in brackets)
  *   RLOCK_STATIC               make every function static
@@ -49,6 +50,7 @@
  *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
  *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
+ *   RLOCK_CLUSTER_MAX_PRIMARIES  cluster nodes an rlock_cluster knows [16]
  *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
  *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
  *                              or set each missing one in rlock_config at run
