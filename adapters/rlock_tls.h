@@ -213,6 +213,7 @@ RLOCK__ADAPTER_FN int rlock_tls_init(rlock_tls_conn *c, const char *host, int po
     const char *name;
     if (!c) return -1;
     memset(c, 0, sizeof *c);
+    c->tcp.fd = -1; /* a failed init leaves nothing for close/free to close (not fd 0) */
     if (!cfg) cfg = &none;
     if (rlock_posix_init_tcp(&c->tcp, host, port, connect_timeout_ms) != 0) {
         snprintf(c->err, sizeof c->err, "bad host or port");
@@ -270,14 +271,15 @@ fail:
 
 RLOCK__ADAPTER_FN const rlock_transport *rlock_tls_transport(rlock_tls_conn *c) { return c ? &c->tr : NULL; }
 
-/* Close the connection (idempotent); the context stays for a reconnect. */
+/* Close the connection (idempotent); the context stays for a reconnect.
+ * Like rlock_tls_free, a no-op on a connection whose init failed. */
 RLOCK__ADAPTER_FN void rlock_tls_close(rlock_tls_conn *c) {
-    if (c) rlock__tls_drop(c);
+    if (c && c->ctx) rlock__tls_drop(c);
 }
 
 /* Close, and free the SSL_CTX. */
 RLOCK__ADAPTER_FN void rlock_tls_free(rlock_tls_conn *c) {
-    if (!c) return;
+    if (!c || !c->ctx) return;
     rlock__tls_drop(c);
     if (c->ctx) SSL_CTX_free(c->ctx);
     c->ctx = NULL;

@@ -201,7 +201,7 @@ static void test_usage(void) {
         { "-s", "::1:6379", "res", "true", NULL },
         { "-s", "[::1", "res", "true", NULL },
         { "-s", "redis://", "res", "true", NULL },
-        { "-s", "rediss://127.0.0.1:1", "res", "true", NULL },
+        { "-s", "rediss://127.0.0.1:1/5", "res", "true", NULL }, /* TLS or not: db 0 only */
         { "-s", "redis://127.0.0.1:1/3", "res", "true", NULL },
         { "-s", "redis://127.0.0.1:1?db=0", "res", "true", NULL },
         { "-s", "redis://a@b@127.0.0.1:1", "res", "true", NULL },

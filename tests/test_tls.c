@@ -333,6 +333,14 @@ after_wire:
         CHECK_EQ_LL(rlock_tls_init(&t, "127.0.0.1", tport, 1000, &bad), -1);
         CHECK_MSG(strstr(t.err, "does not match") != NULL, "%s", t.err);
         CHECK_EQ_LL(rlock_tls_init(&t, "", tport, 1000, NULL), -1);
+        /* closing a connection whose init failed, or a zeroed one, closes nothing
+         * (fd 0 of a zeroed struct once went: the command's stdin) */
+        rlock_tls_close(&t);
+        rlock_tls_free(&t);
+        memset(&t, 0, sizeof t);
+        rlock_tls_close(&t);
+        rlock_tls_free(&t);
+        CHECK(fcntl(0, F_GETFD) >= 0);
     }
 
     CHECK_EQ_LL(rh_int(&s, "DBSIZE%s", ""), 0);
