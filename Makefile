@@ -155,13 +155,24 @@ $(BUILD)/chaos: tests/chaos/chaos.c $(HEADERS) | $(BUILD)
 
 # Speed next to raw hiredis on 5 throwaway servers, the peers (node-redlock,
 # redis-semaphore, redis-py; bench/peers/setup.sh installs them, a missing one
-# is a "skipped" row) and the client's footprint; table + build/bench.csv.
-bench: deps $(BUILD)/bench $(BUILD)/footprint
+# is a "skipped" row), the client's footprint and the engine against the
+# pre-engine library (bench/old/); table + build/bench.csv.
+bench: deps $(BUILD)/bench $(BUILD)/footprint $(BUILD)/instr_old
 	@./bench/peers/setup.sh
 	./$(BUILD)/bench
 
-$(BUILD)/bench: bench/bench.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
+# bench/old/old.c: the pre-engine library (bc01738) beside today's, renamed
+# by bench/old/gen.sh (from git; without that commit in the clone its rows
+# are left out and the bench says why).
+$(BUILD)/bench: bench/bench.c bench/old/old.c bench/old/old.h $(BUILD)/old/rlockv0_posix.h $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 $(INC) bench/bench.c bench/old/old.c -I$(BUILD)/old $(LIBS) -o $@
+
+$(BUILD)/old/rlockv0_posix.h: bench/old/gen.sh | $(BUILD)
+	./bench/old/gen.sh $(BUILD)/old
+
+# Instructions per cycle, today's and bc01738's (bench/old/instr.sh, callgrind).
+$(BUILD)/instr_old: bench/old/instr.c bench/old/old.c bench/old/old.h $(BUILD)/old/rlockv0_posix.h $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -O2 -g -I. bench/old/instr.c bench/old/old.c -I$(BUILD)/old -o $@
 
 # -g: callgrind names the functions it splits the instruction count by.
 $(BUILD)/footprint: bench/footprint.c $(HEADERS) | $(BUILD)

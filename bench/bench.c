@@ -37,6 +37,13 @@
  *                 expected), instructions per cycle (callgrind), stack
  *                 high-water of one acquire; bench/size.sh: .text of the core
  *                 at -Os for x86-64, Cortex-M4 and RISC-V (`make size`).
+ *   6. engine     issue 11: the pre-engine library (bc01738, bench/old/) in
+ *                 the slices of 2. and paired A/B against today's, with
+ *                 instructions per cycle of both (bench/old/instr.sh); 1, 4
+ *                 and 16 locks on one event-loop client; connections per
+ *                 server and a pub/sub waiter's sockets (RESP3, RESP2) as the
+ *                 servers count them (CLIENT LIST); sizes before and after;
+ *                 the longest functions (bench/funclen.sh).
  * Then the issues' goals, judged on this run. Prints tables and writes CSV
  * (default build/bench.csv, or argv[1]). Speed is only reported, never
  * asserted; the exit status is non-zero only for errors (servers, lock
@@ -48,6 +55,7 @@
 #include "../adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
 #include "../adapters/rlock_hiredis.h"
 #include "../tests/harness.h"
+#include "old/old.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +63,8 @@
 #include <sys/utsname.h>
 #include <sys/mman.h>
 #include <poll.h>
+#include <dirent.h>
+#include <arpa/inet.h>
 
 #define N_SERVERS 5
 #define MAX_PROCS 16
@@ -65,6 +75,7 @@
 #define ROW_TTL_MS 30000
 #define CS_TTL_MS 5000
 #define CS_WAIT_MS 30000
+#define N_ROWS 21 /* uncontended rows: 12 + the engine rows (6.) */
 
 static rh_server g_srv[N_SERVERS];
 static pid_t g_parent;
@@ -1300,6 +1311,618 @@ static void print_goals(const row *rows, const contended *crows, const kvset *fp
     goal("core .text at -Os, Cortex-M4 (KiB)", "<= 10", m4 >= 0 ? m4 / 1024.0 : -1, m4 >= 0 && m4 <= 10240, "%.2f");
 }
 
+/* ------------------------------------------- 6. engine (issue 11) rows */
+
+/* (a) The pre-engine library (bc01738, bench/old/) next to today's, same
+ *     slices, same process: single node, Redlock-3 and -5, POSIX adapter.
+ * (b) K = 1, 4, 16 locks held at once by one event-loop client (one
+ *     connection per server): every cycle begins K acquires, drives them
+ *     through rlock_client_interest + poll() + rlock_client_step until all
+ *     are granted, then the same for K releases. The row counts lock cycles
+ *     (K per batch); its p50 is the time to acquire all K.
+ * (c) Sockets: 16 locks held by one client, and a process waiting for a
+ *     held lock with pub/sub, under RESP3 (cfg.pubsub) and RESP2 (a
+ *     subscriber connection per server), counted by the servers (CLIENT
+ *     LIST), on 1 node and Redlock-3.
+ * (d) Sizes of the caller-allocated types before and after, and the
+ *     longest functions (bench/funclen.sh). */
+#define ENG_OLD_ROWS 3
+#define ENG_MULTI_ROWS 6
+#define ENG_MAX_K 16
+
+typedef struct multi_ctx {
+    int k, n;
+    rlock_posix_conn pc[N_SERVERS];
+    rlock_node nodes[N_SERVERS];
+    rlock_client cl;
+    rlock_lock lk[ENG_MAX_K];
+    rlock_status last;       /* the last status that was not OK */
+    size_t max_interest;     /* most connections rlock_client_interest listed at once */
+    unsigned long polls, batches; /* poll() calls; batches of K acquires or K releases */
+} multi_ctx;
+
+typedef struct eng_sockets {
+    const char *what;
+    int nodes, resp3;
+    int total, subscribed, on_resp3; /* the waiter's connections, all servers (-1: not measured) */
+    const char *fail;
+} eng_sockets;
+
+static const struct { const char *name; int nodes; } g_eng_old[ENG_OLD_ROWS] = {
+    { "rlock single node [" OLD_REV "]", 1 }, { "redlock 3 nodes [" OLD_REV "]", 3 }, { "redlock 5 nodes [" OLD_REV "]", 5 },
+};
+static const struct { int nodes, k; } g_eng_multi[ENG_MULTI_ROWS] = { { 1, 1 }, { 1, 4 }, { 1, 16 }, { 3, 1 }, { 3, 4 }, { 3, 16 } };
+static int g_eng_old_idx[ENG_OLD_ROWS] = { 0, 1, 2 };
+static multi_ctx g_multi[ENG_MULTI_ROWS]; /* 16 locks of ~1.2 KB each: static */
+static char g_multi_names[ENG_MULTI_ROWS][48];
+static int g_eng_first = -1;              /* index of the first engine row in rows[]: the old rows */
+static int g_eng_multi_first = -1;        /* ... then the multi rows (right at g_eng_first without the old library) */
+static int g_multi_conns[2] = { -1, -1 }; /* connections per server of 16 locks on one client (1 node, Redlock-3) */
+static eng_sockets g_eng_sock[4] = {
+    { "pub/sub waiter, RESP3 (cfg.pubsub = 1)", 1, 1, -1, -1, -1, NULL },
+    { "pub/sub waiter, RESP2 + subscriber per server", 1, 0, -1, -1, -1, NULL },
+    { "pub/sub waiter, RESP3 (cfg.pubsub = 1)", 3, 1, -1, -1, -1, NULL },
+    { "pub/sub waiter, RESP2 + subscriber per server", 3, 0, -1, -1, -1, NULL },
+};
+
+static void multi_teardown(multi_ctx *m) {
+    int i;
+    for (i = 0; i < m->k; i++) rlock_lock_destroy(&m->lk[i]);
+    rlock_client_close(&m->cl);
+    for (i = 0; i < m->n; i++) rlock_posix_close(&m->pc[i]);
+}
+
+static int multi_init(multi_ctx *m, int n, int k, const char *tag) {
+    int i;
+    memset(m, 0, sizeof *m);
+    m->n = n;
+    for (i = 0; i < n; i++)
+        if (rlock_posix_init_tcp(&m->pc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
+            rlock_node_init(&m->nodes[i], rlock_posix_transport(&m->pc[i])) != RLOCK_OK) goto fail;
+    if (rlock_client_init(&m->cl, m->nodes, (size_t)n, NULL) != RLOCK_OK || rlock_client_connect(&m->cl, 2000) != RLOCK_OK)
+        goto fail;
+    for (i = 0; i < k; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "bench:multi:%s:%d", tag, i);
+        if (rlock_lock_init(&m->lk[i], &m->cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK) goto fail;
+        m->k = i + 1;
+    }
+    return 0;
+fail:
+    multi_teardown(m);
+    return -1;
+}
+
+/* Begin K acquires (try once) or K releases, then run the event loop until
+ * every one has finished. 0 when all said RLOCK_OK. */
+static int multi_batch(multi_ctx *m, int acquire) {
+    rlock_status st[ENG_MAX_K];
+    int i, left = 0, bad = 0;
+    uint64_t end = now_ns() + 5000000000u;
+    m->batches++;
+    for (i = 0; i < m->k; i++) {
+        st[i] = acquire ? rlock_acquire_begin(&m->lk[i], ROW_TTL_MS, 0) : rlock_release_begin(&m->lk[i]);
+        if (st[i] == RLOCK_WOULD_BLOCK) left++;
+        else if (st[i] != RLOCK_OK) { m->last = st[i]; bad = 1; }
+    }
+    while (left > 0) {
+        rlock_interest it[2 * N_SERVERS];
+        struct pollfd p[2 * N_SERVERS];
+        uint32_t to = 0;
+        size_t k, n = rlock_client_interest(&m->cl, it, 2 * N_SERVERS, &to);
+        if (n > m->max_interest) m->max_interest = n;
+        if (n > 2 * N_SERVERS) n = 2 * N_SERVERS;
+        for (k = 0; k < n; k++) {
+            if (it[k].fd < 0) to = 0; /* no descriptor yet: step now */
+            p[k].fd = it[k].fd;
+            p[k].events = (short)(((it[k].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((it[k].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            p[k].revents = 0;
+        }
+        if (to > 0) {
+            m->polls++;
+            if (poll(p, (nfds_t)n, to > 1000 ? 1000 : (int)to) < 0 && errno != EINTR) bad = 1;
+        }
+        (void)rlock_client_step(&m->cl);
+        for (i = 0; i < m->k; i++)
+            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_step(&m->lk[i])) != RLOCK_WOULD_BLOCK) {
+                left--;
+                if (st[i] != RLOCK_OK) { m->last = st[i]; bad = 1; }
+            }
+        if (left > 0 && (g_stop || now_ns() > end)) { /* never leave an op running on the handle */
+            for (i = 0; i < m->k; i++) if (st[i] == RLOCK_WOULD_BLOCK) rlock_cancel(&m->lk[i]);
+            m->last = RLOCK_TIMEOUT;
+            return -1;
+        }
+    }
+    return bad ? -1 : 0;
+}
+static int multi_acq(void *p) { return multi_batch((multi_ctx *)p, 1); }
+static int multi_rel(void *p) { return multi_batch((multi_ctx *)p, 0); }
+
+/* Append the engine rows to rows[] from index first; returns the new count. */
+static int engine_rows_add(row *rows, int first) {
+    int i, ports[N_SERVERS];
+    g_eng_first = first;
+    g_eng_multi_first = first + (old_missing() ? 0 : ENG_OLD_ROWS); /* no commit, no rows: a shallow clone is no error */
+    for (i = 0; i < N_SERVERS; i++) ports[i] = g_srv[i].port;
+    for (i = 0; i < ENG_OLD_ROWS && !old_missing(); i++) {
+        row *r = &rows[first + i];
+        r->name = g_eng_old[i].name; r->adapter = "posix"; r->nodes = g_eng_old[i].nodes;
+        r->acq = old_acq; r->rel = old_rel; r->ctx = &g_eng_old_idx[i];
+        r->ref = g_eng_old[i].nodes == 1 ? 2 : g_eng_old[i].nodes == 3 ? 4 : 5;
+        r->single = i == 0 ? -1 : first;
+        r->ready = old_setup(i, g_eng_old[i].nodes, ports, g_eng_old[i].nodes == 1 ? "bench:old:single" :
+                             g_eng_old[i].nodes == 3 ? "bench:old:redlock3" : "bench:old:redlock5") == 0;
+    }
+    for (i = 0; i < ENG_MULTI_ROWS; i++) {
+        row *r = &rows[g_eng_multi_first + i];
+        char tag[16];
+        snprintf(g_multi_names[i], sizeof g_multi_names[i], "%d lock%s, 1 client, event loop%s", g_eng_multi[i].k,
+                 g_eng_multi[i].k > 1 ? "s" : "", g_eng_multi[i].nodes > 1 ? ", R3" : "");
+        snprintf(tag, sizeof tag, "%d", i);
+        r->name = g_multi_names[i]; r->adapter = "posix"; r->nodes = g_eng_multi[i].nodes;
+        r->acq = multi_acq; r->rel = multi_rel; r->ctx = &g_multi[i];
+        r->ref = g_eng_multi[i].nodes == 1 ? 2 : 4;
+        r->single = g_eng_multi[i].nodes == 1 ? 6 : 9; /* the blocking rlock row with the same nodes */
+        r->ready = multi_init(&g_multi[i], g_eng_multi[i].nodes, g_eng_multi[i].k, tag) == 0;
+    }
+    return g_eng_multi_first + ENG_MULTI_ROWS;
+}
+
+/* After row_finish: a multi row did K lock cycles per batch, so its cycles/s
+ * and CPU are per lock cycle; the old rows' errors say why. */
+static void engine_rows_finish(row *rows) {
+    int i;
+    if (g_eng_first < 0) return;
+    for (i = 0; i < ENG_OLD_ROWS && !old_missing(); i++) {
+        const row *r = &rows[g_eng_first + i];
+        if (r->errors) fprintf(stderr, "bench: %s: last error: %s\n", r->name, old_last_error(i));
+    }
+    for (i = 0; i < ENG_MULTI_ROWS; i++) {
+        row *r = &rows[g_eng_multi_first + i];
+        r->cps *= g_eng_multi[i].k;
+        r->cpu_us /= g_eng_multi[i].k;
+        if (r->errors) fprintf(stderr, "bench: %s: last error: %s (node 0: %s)\n", r->name,
+                               rlock_status_str(g_multi[i].last), rlock_node_error(&g_multi[i].nodes[0]));
+    }
+}
+
+static void engine_rows_teardown(void) {
+    int i;
+    if (g_eng_first < 0) return;
+    for (i = 0; i < ENG_OLD_ROWS; i++) old_teardown(i);
+    for (i = 0; i < ENG_MULTI_ROWS; i++) multi_teardown(&g_multi[i]);
+}
+
+/* The local TCP ports of process pid's sockets: its /proc/PID/fd links
+ * name socket inodes, /proc/PID/net/tcp{,6} give each inode's local port.
+ * Returns how many (at most cap). */
+static int proc_ports(pid_t pid, int *ports, int cap) {
+    static unsigned long inodes[512];
+    char path[64], link[64], line[512];
+    int n_in = 0, n = 0, t;
+    DIR *d;
+    struct dirent *e;
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    if (!(d = opendir(path))) return 0;
+    while ((e = readdir(d)) && n_in < (int)(sizeof inodes / sizeof inodes[0])) {
+        char fdpath[320];
+        ssize_t len;
+        snprintf(fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
+        len = readlink(fdpath, link, sizeof link - 1);
+        if (len <= 0) continue;
+        link[len] = 0;
+        if (strncmp(link, "socket:[", 8) == 0) inodes[n_in++] = strtoul(link + 8, NULL, 10);
+    }
+    closedir(d);
+    for (t = 0; t < 2; t++) {
+        FILE *f;
+        snprintf(path, sizeof path, "/proc/%d/net/%s", (int)pid, t ? "tcp6" : "tcp");
+        if (!(f = fopen(path, "r"))) continue;
+        while (fgets(line, sizeof line, f) && n < cap) {
+            char local[80];
+            unsigned long inode = 0;
+            unsigned port = 0;
+            int i;
+            const char *colon;
+            /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+            if (sscanf(line, " %*s %79s %*s %*s %*s %*s %*s %*s %*s %lu", local, &inode) != 2) continue;
+            if (!(colon = strrchr(local, ':')) || sscanf(colon + 1, "%x", &port) != 1) continue;
+            for (i = 0; i < n_in; i++)
+                if (inodes[i] == inode && inode) { ports[n++] = (int)port; break; }
+        }
+        fclose(f);
+    }
+    return n;
+}
+
+/* CLIENT LIST of server s, counting only the connections whose client port
+ * is one of ports[0..n_ports) (the query's own connection left out): how
+ * many, how many are subscribed to something, how many speak RESP3. -1 on
+ * error. */
+static int client_list(const rh_server *s, const int *ports, int n_ports, int *subscribed, int *resp3) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    int n = -1, self = -1;
+    *subscribed = *resp3 = 0;
+    if (!c) return -1;
+    if (getsockname(c->fd, (struct sockaddr *)&sa, &sl) == 0)
+        self = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port : ((struct sockaddr_in *)&sa)->sin_port);
+    r = (redisReply *)redisCommand(c, "CLIENT LIST");
+    if (r && r->type == REDIS_REPLY_STRING) {
+        const char *p = r->str;
+        n = 0;
+        while (p && *p) {
+            const char *eol = strchr(p, '\n'), *f;
+            size_t len = eol ? (size_t)(eol - p) : strlen(p);
+            char line[1024];
+            int port = -1, i, mine = 0;
+            snprintf(line, sizeof line, "%.*s", (int)len, p);
+            if ((f = strstr(line, " addr=")) && (f = strchr(f + 6, ' ')) != NULL) {
+                const char *q = f;
+                while (q > line && q[-1] != ':') q--;
+                port = atoi(q);
+            }
+            for (i = 0; i < n_ports; i++) mine |= ports[i] == port;
+            if (mine && port != self) {
+                n++;
+                if (((f = strstr(line, " sub=")) && atoi(f + 5) > 0) || ((f = strstr(line, " psub=")) && atoi(f + 6) > 0))
+                    (*subscribed)++;
+                if (strstr(line, " resp=3")) (*resp3)++;
+            }
+            p = eol ? eol + 1 : NULL;
+        }
+    }
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+/* Child: wait (pub/sub, RESP3 or a RESP2 subscriber per server) for key,
+ * which the parent holds; exit 0 once acquired and released. */
+static void waiter_child(int n, int resp3, const char *key) {
+    static rlock_posix_conn pc[N_SERVERS], spc[N_SERVERS];
+    static rlock_node nodes[N_SERVERS], subs[N_SERVERS];
+    static rlock_client cl;
+    static rlock_lock lk;
+    rlock_config cfg;
+    int i, code = 0;
+    rlock_config_init(&cfg);
+    cfg.pubsub = resp3;
+    cfg.recheck_ms = 20000; /* no re-check while the parent counts */
+    for (i = 0; i < n; i++) {
+        if (rlock_posix_init_tcp(&pc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
+            rlock_node_init(&nodes[i], rlock_posix_transport(&pc[i])) != RLOCK_OK) _exit(2);
+        if (!resp3 && (rlock_posix_init_tcp(&spc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
+                       rlock_node_init(&subs[i], rlock_posix_transport(&spc[i])) != RLOCK_OK)) _exit(2);
+    }
+    if (rlock_client_init(&cl, nodes, (size_t)n, &cfg) != RLOCK_OK ||
+        (!resp3 && rlock_client_set_subscribers(&cl, subs, (size_t)n) != RLOCK_OK) ||
+        rlock_lock_init(&lk, &cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK) _exit(3);
+    if (rlock_acquire(&lk, ROW_TTL_MS, 20000) != RLOCK_OK || rlock_release(&lk) != RLOCK_OK) code = 4;
+    rlock_client_close(&cl);
+    for (i = 0; i < n; i++) { rlock_posix_close(&pc[i]); if (!resp3) rlock_posix_close(&spc[i]); }
+    _exit(code);
+}
+
+/* One waiting process's sockets, as the servers see them: the parent holds
+ * the key, the child waits for it; once every server shows a subscribed
+ * connection of the child (its ports: /proc/PID, less those it inherited
+ * from this process, such as the holder's), the child's connections in
+ * CLIENT LIST are counted. */
+static void measure_waiter(eng_sockets *w) {
+    static rl_setup holder;
+    const char *key = w->nodes > 1 ? "bench:waiter:r3" : "bench:waiter:1";
+    int ports[64], mine[64], n_mine, j, sub, r3, status;
+    pid_t pid;
+    uint64_t end;
+    if (rl_setup_init(&holder, w->nodes, 0, key, RLOCK_KIND_SIMPLE, 0) != 0 || rl_acq(&holder) != 0) {
+        w->fail = "holder could not take the key";
+        return;
+    }
+    n_mine = proc_ports(getpid(), mine, 64);
+    pid = rh_fork();
+    if (pid == 0) waiter_child(w->nodes, w->resp3, key);
+    end = now_ns() + 5000000000u;
+    for (;;) {
+        int total = 0, subs = 0, on3 = 0, all = pid > 0, np = pid > 0 ? proc_ports(pid, ports, 64) : 0, i, k;
+        for (i = k = 0; i < np; i++) { /* drop the inherited ones */
+            int inherited = 0, m;
+            for (m = 0; m < n_mine; m++) inherited |= mine[m] == ports[i];
+            if (!inherited) ports[k++] = ports[i];
+        }
+        np = k;
+        for (j = 0; j < w->nodes && all; j++) {
+            int c = client_list(&g_srv[j], ports, np, &sub, &r3);
+            if (c < 0 || sub < 1) all = 0;
+            total += c;
+            subs += sub;
+            on3 += r3;
+        }
+        if (all) { w->total = total; w->subscribed = subs; w->on_resp3 = on3; break; }
+        if (pid < 0 || now_ns() > end || g_stop) { w->fail = "the waiter never subscribed (5 s)"; break; }
+        rh_sleep_ms(10);
+    }
+    (void)rl_rel(&holder);
+    rl_teardown(&holder);
+    if (pid > 0) {
+        status = rh_wait_child(pid, 25000);
+        if (!rh_exited_with(status, 0) && !w->fail) w->fail = "the waiter did not acquire after the release";
+    }
+}
+
+/* 16 locks held at once by one client: this process's connections per
+ * server (its ports: /proc/self; nothing else of the bench is connected). */
+static int measure_multi_conns(int n) {
+    static multi_ctx m;
+    int ports[64], np, j, sub, r3, most = -1;
+    if (multi_init(&m, n, ENG_MAX_K, "conns") != 0) return -1;
+    if (multi_batch(&m, 1) == 0) {
+        np = proc_ports(getpid(), ports, 64);
+        for (j = 0; j < n; j++) {
+            int c = client_list(&g_srv[j], ports, np, &sub, &r3);
+            if (c < 0) { most = -1; break; }
+            if (c > most) most = c;
+        }
+        (void)multi_batch(&m, 0);
+    }
+    multi_teardown(&m);
+    return most;
+}
+
+/* Paired A/B, today against bc01738 on the same nodes: blocks of AB_BLOCK
+ * cycles, alternating (old, new, old, new, ...) for AB_SECONDS, each block
+ * timed by the wall clock and by this process's CPU clock. A load spell of
+ * the machine lasts many blocks, so it hits both alike - the slices above
+ * (0.2 s per row, 21 rows between one row's slices) let it hit one row more.
+ * Ratios: of the totals, and the median of the block pairs' ratios. */
+#define AB_BLOCK 50
+#define AB_SECONDS 2.0
+#define AB_MAX_PAIRS 4096
+typedef struct eng_ab {
+    int nodes;
+    unsigned long pairs, errors;
+    double cps_x, cpu_x, cps_x_med, cpu_x_med; /* today over bc01738 (-1: not measured) */
+} eng_ab;
+static eng_ab g_eng_ab[3] = { { 1, 0, 0, -1, -1, -1, -1 }, { 3, 0, 0, -1, -1, -1, -1 }, { 5, 0, 0, -1, -1, -1, -1 } };
+
+static uint64_t proc_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One block of AB_BLOCK cycles: wall and CPU ns into w/c; errors counted. */
+static void ab_block(op_fn acq, op_fn rel, void *ctx, uint64_t *w, uint64_t *c, unsigned long *errors) {
+    uint64_t w0 = now_ns(), c0 = proc_cpu_ns();
+    int i;
+    for (i = 0; i < AB_BLOCK; i++) {
+        if (acq(ctx) != 0) { (*errors)++; continue; }
+        if (rel(ctx) != 0) (*errors)++;
+    }
+    *c = proc_cpu_ns() - c0;
+    *w = now_ns() - w0;
+}
+
+static void engine_ab(eng_ab *ab, int idx) {
+    static rl_setup now;
+    static double wr[AB_MAX_PAIRS], cr[AB_MAX_PAIRS];
+    int ports[N_SERVERS], i;
+    uint64_t tw[2] = { 0, 0 }, tc[2] = { 0, 0 }, end;
+    const char *key = ab->nodes == 1 ? "bench:ab:1" : ab->nodes == 3 ? "bench:ab:3" : "bench:ab:5";
+    if (old_missing()) return;
+    for (i = 0; i < N_SERVERS; i++) ports[i] = g_srv[i].port;
+    if (old_setup(idx, ab->nodes, ports, key) != 0) { ab->errors++; return; }
+    if (rl_setup_init(&now, ab->nodes, 0, key, RLOCK_KIND_SIMPLE, 0) != 0) { old_teardown(idx); ab->errors++; return; }
+    for (i = 0; i < WARMUP_CYCLES / AB_BLOCK; i++) { /* warm-up, not counted */
+        uint64_t w, c;
+        ab_block(old_acq, old_rel, &g_eng_old_idx[idx], &w, &c, &ab->errors);
+        ab_block(rl_acq, rl_rel, &now, &w, &c, &ab->errors);
+    }
+    ab->errors = 0;
+    end = now_ns() + (uint64_t)(AB_SECONDS * 1e9);
+    while (ab->pairs < AB_MAX_PAIRS && now_ns() < end && !g_stop && ab->errors < 100) {
+        uint64_t w[2], c[2];
+        int first = (int)(ab->pairs & 1); /* who goes first alternates too */
+        for (i = 0; i < 2; i++) {
+            int lib = first ^ i; /* 0 old, 1 now */
+            if (lib == 0) ab_block(old_acq, old_rel, &g_eng_old_idx[idx], &w[0], &c[0], &ab->errors);
+            else ab_block(rl_acq, rl_rel, &now, &w[1], &c[1], &ab->errors);
+        }
+        for (i = 0; i < 2; i++) { tw[i] += w[i]; tc[i] += c[i]; }
+        wr[ab->pairs] = w[1] > 0 ? (double)w[0] / (double)w[1] : 0; /* cycles/s ratio, now over old */
+        cr[ab->pairs] = c[0] > 0 ? (double)c[1] / (double)c[0] : 0;
+        ab->pairs++;
+    }
+    rl_teardown(&now);
+    old_teardown(idx);
+    if (!ab->pairs || ab->errors) return;
+    ab->cps_x = tw[1] > 0 ? (double)tw[0] / (double)tw[1] : -1;
+    ab->cpu_x = tc[0] > 0 ? (double)tc[1] / (double)tc[0] : -1;
+    qsort(wr, ab->pairs, sizeof wr[0], cmp_double);
+    qsort(cr, ab->pairs, sizeof cr[0], cmp_double);
+    ab->cps_x_med = wr[ab->pairs / 2];
+    ab->cpu_x_med = cr[ab->pairs / 2];
+}
+
+static void engine_sockets(void) {
+    int i;
+    for (i = 0; i < 3 && !g_stop; i++) engine_ab(&g_eng_ab[i], i);
+    g_multi_conns[0] = measure_multi_conns(1);
+    g_multi_conns[1] = measure_multi_conns(3);
+    for (i = 0; i < 4 && !g_stop; i++) measure_waiter(&g_eng_sock[i]);
+}
+
+static kvset g_instr; /* bench/old/instr.sh: instructions per cycle, now and bc01738 */
+
+static double instr_ratio(int nodes) {
+    char k[32];
+    double now, was;
+    snprintf(k, sizeof k, "instr:now_%d", nodes);
+    now = kv_num(&g_instr, k);
+    snprintf(k, sizeof k, "instr:old_%d", nodes);
+    was = kv_num(&g_instr, k);
+    return now > 0 && was > 0 ? now / was : -1;
+}
+
+static void engine_print(const row *rows) {
+    static const char *const names[3] = { "single node", "redlock 3", "redlock 5" };
+    static const int now_rows[3] = { 6, 9, 10 };
+    char cmd[256];
+    size_t pos;
+    old_sizes os;
+    int i;
+    printf("engine (issue 11): the pre-engine library (%s, bench/old/) in the same slices and process\n", OLD_REV);
+    if (old_missing()) printf("  skipped: %s\n", old_missing());
+    else {
+        printf("  %-12s | %9s | %9s | %7s | %7s | %7s | %7s | %8s\n", "POSIX", "cycles/s", "was", "x was", "x ref", "was x ref",
+               "cpu us", "x was");
+        for (i = 0; i < 3; i++) {
+            const row *n = &rows[now_rows[i]], *o = &rows[g_eng_first + i];
+            printf("  %-12s | %9.0f | %9.0f | %7.3f | %7.3f | %9.3f | %7.2f | %8.3f (was %.2f)\n", names[i], n->cps, o->cps,
+                   o->cps > 0 ? n->cps / o->cps : 0, n->x_ref, o->x_ref, n->cpu_us, o->cpu_us > 0 ? n->cpu_us / o->cpu_us : 0,
+                   o->cpu_us);
+        }
+        printf("  (x was: today over %s, cycles/s and client CPU per cycle; x ref: each over the hiredis row\n"
+               "   sending today's bytes to the same nodes - the same-run reference of both)\n", OLD_REV);
+        printf("  paired A/B (blocks of %d cycles, alternating, %.0f s per row; ratios today over %s: of the totals,\n"
+               "   and the median of the block pairs):\n", AB_BLOCK, AB_SECONDS, OLD_REV);
+        for (i = 0; i < 3; i++) {
+            const eng_ab *ab = &g_eng_ab[i];
+            if (ab->cps_x < 0) { printf("    %-12s not measured (%lu errors)\n", names[i], ab->errors); continue; }
+            printf("    %-12s cycles/s %.3fx (median %.3fx), CPU per cycle %.3fx (median %.3fx), %lu block pairs\n",
+                   names[i], ab->cps_x, ab->cps_x_med, ab->cpu_x, ab->cpu_x_med, ab->pairs);
+        }
+        pos = (size_t)snprintf(cmd, sizeof cmd, "./bench/old/instr.sh");
+        for (i = 0; i < N_SERVERS; i++) pos += (size_t)snprintf(cmd + pos, sizeof cmd - pos, " %d", g_srv[i].port);
+        if (run_kv(cmd, "instr", &g_instr) != 0) fprintf(stderr, "bench: bench/old/instr.sh failed\n");
+        printf("  instructions per cycle (callgrind, user space: rlock, adapter, libc; 1000 cycles):");
+        for (i = 0; i < 3; i++) {
+            char k[32];
+            int nodes = i == 0 ? 1 : i == 1 ? 3 : 5;
+            snprintf(k, sizeof k, "instr:now_%d", nodes);
+            if (kv_num(&g_instr, k) < 0) { printf(" %s: not measured;", names[i]); continue; }
+            printf(" %s %.0f", names[i], kv_num(&g_instr, k));
+            snprintf(k, sizeof k, "instr:old_%d", nodes);
+            printf(" (was %.0f, %.3fx);", kv_num(&g_instr, k), instr_ratio(nodes));
+        }
+        printf("\n");
+    }
+    printf("  K locks held at once by one client over one connection per server (event loop: poll + rlock_client_step):\n");
+    printf("  %-34s | %10s | %13s | %11s | %9s | %12s | %6s | %s\n", "row", "lock cyc/s", "per lock cyc/s", "x blocking",
+           "p50 all K", "cpu us/lock", "polls", "conns listed");
+    for (i = 0; i < ENG_MULTI_ROWS; i++) {
+        const row *r = &rows[g_eng_multi_first + i];
+        double batches = (double)g_multi[i].batches;
+        printf("  %-34s | %10.0f | %14.0f | %11.2f | %7.0f us | %12.1f | %6.1f | %lu\n", r->name, r->cps,
+               r->cps / g_eng_multi[i].k, r->x_single, r->p50, r->cpu_us,
+               batches > 0 ? (double)g_multi[i].polls / batches : 0, (unsigned long)g_multi[i].max_interest);
+    }
+    printf("  (lock cyc/s: acquire+release cycles of all K locks per second; per lock: of each; x blocking: lock\n"
+           "   cycles/s over the blocking rlock row with the same nodes; p50 all K: begin -> all K granted; polls:\n"
+           "   poll() calls per batch of K acquires or K releases; conns listed: most rlock_client_interest gave)\n");
+    printf("  connections per server, 16 locks held by one client (CLIENT LIST): 1 node %d, Redlock-3 %d\n",
+           g_multi_conns[0], g_multi_conns[1]);
+    printf("  a waiting process's sockets (CLIENT LIST, the waiter's own; goal under RESP3: one per server):\n");
+    for (i = 0; i < 4; i++) {
+        const eng_sockets *w = &g_eng_sock[i];
+        if (w->fail || w->total < 0) { printf("    %-46s %d node%s: not measured: %s\n", w->what, w->nodes,
+                                              w->nodes > 1 ? "s" : "", w->fail ? w->fail : "interrupted"); continue; }
+        printf("    %-46s %d node%s: %d socket%s (%.1f per server; %d subscribed, %d on RESP3)\n", w->what, w->nodes,
+               w->nodes > 1 ? "s" : "", w->total, w->total == 1 ? "" : "s", (double)w->total / w->nodes, w->subscribed,
+               w->on_resp3);
+    }
+    old_get_sizes(&os);
+    {   /* "-" for bc01738 when it is not built in */
+        char o[5][16];
+        unsigned long v[5];
+        v[0] = os.node; v[1] = os.client; v[2] = os.lock; v[3] = os.op_fields; v[4] = os.lock + os.client + 3 * os.node;
+        for (i = 0; i < 5; i++) snprintf(o[i], sizeof o[i], old_missing() ? "-" : "%lu", v[i]);
+        printf("  sizes (bytes, x86-64 defaults)  %-10s %s\n", OLD_REV, "now");
+        printf("    rlock_node                    %-10s %lu\n", o[0], (unsigned long)sizeof(rlock_node));
+        printf("    rlock_client                  %-10s %lu\n", o[1], (unsigned long)sizeof(rlock_client));
+        printf("    rlock_lock                    %-10s %lu (each additional lock on a client)\n", o[2],
+               (unsigned long)sizeof(rlock_lock));
+        printf("    per-operation state           %-10s %lu (rlock_op inside rlock_lock, with its rlock_round %lu;\n"
+               "                                             %s: the operation's fields among rlock_lock's)\n",
+               o[3], (unsigned long)sizeof(rlock_op), (unsigned long)sizeof(rlock_round), OLD_REV);
+        printf("    each additional concurrent lock, Redlock-3: %s %s (a client and 3 nodes of its own), now %lu\n", OLD_REV,
+               o[4], (unsigned long)sizeof(rlock_lock));
+    }
+    printf("  longest functions (bench/funclen.sh):\n");
+    fflush(stdout);
+    if (system("./bench/funclen.sh 8") != 0) fprintf(stderr, "bench: funclen.sh failed\n");
+    printf("\n");
+}
+
+/* "engine,<key>,...,<value>," CSV lines, in the footprint rows' columns. */
+static void engine_csv(FILE *csv) {
+    static const char *const fmt = "engine,%s,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,%s,\n";
+    char k[64], v[32];
+    old_sizes os;
+    int i;
+    old_get_sizes(&os);
+    for (i = 0; i < 4; i++) {
+        snprintf(k, sizeof k, "waiter_sockets_%s_%dnode%s", g_eng_sock[i].resp3 ? "resp3" : "resp2", g_eng_sock[i].nodes,
+                 g_eng_sock[i].nodes > 1 ? "s" : "");
+        snprintf(v, sizeof v, "%d", g_eng_sock[i].fail ? -1 : g_eng_sock[i].total);
+        fprintf(csv, fmt, k, v);
+    }
+    snprintf(v, sizeof v, "%d", g_multi_conns[0]); fprintf(csv, fmt, "conns_per_server_16_locks_1node", v);
+    snprintf(v, sizeof v, "%d", g_multi_conns[1]); fprintf(csv, fmt, "conns_per_server_16_locks_redlock3", v);
+    snprintf(v, sizeof v, "%lu", os.node); fprintf(csv, fmt, "sizeof_node_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", os.client); fprintf(csv, fmt, "sizeof_client_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", os.lock); fprintf(csv, fmt, "sizeof_lock_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", os.op_fields); fprintf(csv, fmt, "op_fields_" OLD_REV, v);
+    snprintf(v, sizeof v, "%lu", (unsigned long)sizeof(rlock_op)); fprintf(csv, fmt, "sizeof_op", v);
+    for (i = 0; i < g_instr.n; i++) fprintf(csv, fmt, g_instr.key[i], g_instr.val[i]);
+    for (i = 0; i < 3; i++) {
+        snprintf(k, sizeof k, "ab_cps_x_%dnode%s", g_eng_ab[i].nodes, g_eng_ab[i].nodes > 1 ? "s" : "");
+        snprintf(v, sizeof v, "%.4f", g_eng_ab[i].cps_x);
+        fprintf(csv, fmt, k, v);
+        snprintf(k, sizeof k, "ab_cpu_x_%dnode%s", g_eng_ab[i].nodes, g_eng_ab[i].nodes > 1 ? "s" : "");
+        snprintf(v, sizeof v, "%.4f", g_eng_ab[i].cpu_x);
+        fprintf(csv, fmt, k, v);
+    }
+}
+
+static void engine_goals(const row *rows) {
+    static const char *const what[3] = { "single node", "Redlock-3", "Redlock-5" };
+    static const int now_rows[3] = { 6, 9, 10 };
+    char label[80];
+    int i;
+    for (i = 0; i < 3; i++) {
+        const row *n = &rows[now_rows[i]], *o = old_missing() ? NULL : &rows[g_eng_first + i];
+        double x = o && o->cps > 0 && n->cps > 0 ? n->cps / o->cps : -1;
+        double c = o && o->cpu_us > 0 && n->cpu_us > 0 ? n->cpu_us / o->cpu_us : -1;
+        snprintf(label, sizeof label, "%s cycles/s vs %s (slices)", what[i], OLD_REV);
+        goal(label, ">= 0.95x", x, x >= 0.95, "%.3fx");
+        snprintf(label, sizeof label, "%s client CPU per cycle vs %s (slices)", what[i], OLD_REV);
+        goal(label, "<= 1.05x", c, c >= 0 && c <= 1.05, "%.3fx");
+        snprintf(label, sizeof label, "%s cycles/s vs %s (paired A/B)", what[i], OLD_REV);
+        goal(label, ">= 0.95x", g_eng_ab[i].cps_x, g_eng_ab[i].cps_x >= 0.95, "%.3fx");
+        snprintf(label, sizeof label, "%s client CPU per cycle vs %s (paired A/B)", what[i], OLD_REV);
+        goal(label, "<= 1.05x", g_eng_ab[i].cpu_x, g_eng_ab[i].cpu_x >= 0 && g_eng_ab[i].cpu_x <= 1.05, "%.3fx");
+        x = instr_ratio(i == 0 ? 1 : i == 1 ? 3 : 5);
+        snprintf(label, sizeof label, "%s instructions per cycle vs %s (callgrind)", what[i], OLD_REV);
+        goal(label, "<= 1.05x", x, x >= 0 && x <= 1.05, "%.3fx");
+    }
+    goal("16 locks on one client: connections per server (1 node)", "1", g_multi_conns[0], g_multi_conns[0] == 1, "%.0f");
+    goal("16 locks on one client: connections per server (Redlock-3)", "1", g_multi_conns[1], g_multi_conns[1] == 1, "%.0f");
+    goal("waiting process, RESP3, 1 node: sockets per server", "1", g_eng_sock[0].fail ? -1 : g_eng_sock[0].total,
+         g_eng_sock[0].total == 1, "%.0f");
+    goal("waiting process, RESP3, Redlock-3: sockets per server", "1",
+         g_eng_sock[2].fail || g_eng_sock[2].total < 0 ? -1 : g_eng_sock[2].total / 3.0, g_eng_sock[2].total == 3, "%.2f");
+}
+
 int main(int argc, char **argv) {
     const char *csv_path = argc > 1 ? argv[1] : "build/bench.csv";
     const char *env = getenv("RLOCK_BENCH_SECONDS");
@@ -1307,7 +1930,7 @@ int main(int argc, char **argv) {
     struct utsname un;
     struct sigaction sa;
     floor_ctx fc = { NULL, NULL };
-    row rows[12];
+    row rows[N_ROWS];
     static contended crows[N_RL_CROWS + N_PEERS];
     static peer_row prow[N_PEERS];
     static kvset fp;
@@ -1393,7 +2016,7 @@ int main(int argc, char **argv) {
         };
         int k;
         uint64_t slice_ns = (uint64_t)(g_row_s / SLICES * 1e9);
-        for (i = 0; i < 12; i++) rows[i].ref = rows[i].single = -1;
+        for (i = 0; i < N_ROWS; i++) rows[i].ref = rows[i].single = -1;
         rows[0].name = "floor: PING round trip"; rows[0].acq = floor_ping;
         rows[1].name = "floor: SET NX PX + EVALSHA del"; rows[1].acq = floor_set; rows[1].rel = floor_release;
         for (i = 0; i < 2; i++) { rows[i].adapter = "hiredis"; rows[i].nodes = 1; rows[i].ctx = &fc; rows[i].ready = 1; }
@@ -1411,7 +2034,7 @@ int main(int argc, char **argv) {
             r->ref = spec[i].ref; r->single = spec[i].single;
             r->ready = rl_setup_init(&g_rls[i], spec[i].nodes, spec[i].hiredis, spec[i].key, spec[i].kind, 0) == 0;
         }
-        n_rows = 12;
+        n_rows = engine_rows_add(rows, 12);
         if (capture_cmds("bench:ref:simple", RLOCK_KIND_SIMPLE, &g_cmds[0]) != 0 ||
             capture_cmds("bench:ref:reentrant", RLOCK_KIND_REENTRANT, &g_cmds[1]) != 0) {
             fprintf(stderr, "bench: could not capture rlock's commands for the ref rows\n");
@@ -1436,12 +2059,13 @@ int main(int argc, char **argv) {
             row_finish(r);
             if (r->errors) {
                 fprintf(stderr, "bench: %s (%s): %lu errors", r->name, r->adapter, r->errors);
-                if (i >= 6) fprintf(stderr, " (last rlock status: %s; node 0: %s)", rlock_status_str(g_rls[i - 6].last),
+                if (i >= 6 && i < 12) fprintf(stderr, " (last rlock status: %s; node 0: %s)", rlock_status_str(g_rls[i - 6].last),
                                     rlock_node_error(&g_rls[i - 6].nodes[0]));
                 fprintf(stderr, "\n");
                 rc = 1;
             }
         }
+        engine_rows_finish(rows);
         peers_finish(prow, rows[1].cps, &rc); /* after row_finish: needs the floor's cycles/s */
         for (i = 0; i < n_rows; i++) {
             row *r = &rows[i];
@@ -1457,6 +2081,8 @@ int main(int argc, char **argv) {
         fc.c = NULL;
         for (i = 0; i < 4; i++) fan_free(&g_fans[i]);
         for (i = 0; i < 6; i++) if (rows[6 + i].ready) rl_teardown(&g_rls[i]);
+        engine_rows_teardown();
+        engine_sockets();
         ping_rtt = rows[0].p50;
     }
 
@@ -1471,7 +2097,7 @@ int main(int argc, char **argv) {
         fmt_ratio(c, sizeof c, rows[i].p50_x_single);
         printf("%-36s | %-7s | %8.0f | %7.1f | %7.1f | %7s | %6s | %8s | %7s | %6.1f%s\n", rows[i].name, rows[i].adapter,
                rows[i].cps, rows[i].p50, rows[i].p99, a, d, b2, c, rows[i].cpu_us, rows[i].errors ? "  ERRORS" : "");
-        if (i == 1 || i == 5)
+        if (i == 1 || i == 5 || i == 11)
             printf("-------------------------------------+---------+----------+---------+---------+---------+--------+----------+---------+-------\n");
     }
     printf("(p50/p99: acquire only; PING row: one round trip. x floor: cycles/s over the SET NX PX floor.\n"
@@ -1606,7 +2232,9 @@ int main(int argc, char **argv) {
         print_footprint(&fp);
     }
 
+    engine_print(rows);
     print_goals(rows, crows, &fp);
+    engine_goals(rows);
 
     /* CSV */
     csv = fopen(csv_path, "w");
@@ -1654,6 +2282,7 @@ int main(int argc, char **argv) {
         }
         for (i = 0; i < fp.n; i++)
             fprintf(csv, "footprint,%s,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,%s,\n", fp.key[i], fp.val[i]);
+        engine_csv(csv);
         fclose(csv);
         printf("\nCSV: %s; total %.1f s; load average now: %s\n", csv_path, (double)(now_ns() - t_begin) / 1e9,
                loadavg(load, sizeof load));
@@ -1663,7 +2292,7 @@ out:
     if (dir_made) rmdir(dir);
     stop_servers();
     if (fc.c) redisFree(fc.c);
-    for (i = 0; i < 12; i++) free(rows[i].samples);
+    for (i = 0; i < N_ROWS; i++) free(rows[i].samples);
     if (g_stop) { fprintf(stderr, "bench: interrupted\n"); rc = 1; }
     if (rc) fprintf(stderr, "bench: FAILED (see above)\n");
     return rc;
