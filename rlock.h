@@ -1312,7 +1312,8 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
     if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1) return 0;
-    memcpy(out, "rlock_", 6);
+    static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
+    memcpy(out, prefix, sizeof prefix);
     memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
     out[6 + RLOCK__FN_HEX] = '\0';
     return 6 + RLOCK__FN_HEX;
@@ -1323,15 +1324,14 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
  * Its length, 0 when it does not fit. */
 static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap) {
     char name[6 + RLOCK__FN_HEX + 1];
-    const char *part[6];
-    size_t plen[6], len = 0, pos = 0, i;
+    const char *part[7];
+    size_t plen[7], len = 0, pos = 0, i;
     char num[24];
     size_t nn;
     rlock_function_name(s, name, sizeof name);
     part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
-    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = rlock__lua[s];
-    for (i = 0; i < 6; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
-    len += 5; /* " end)" */
+    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = rlock__lua[s]; part[6] = " end)";
+    for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
     nn = rlock__utoa(num, (unsigned long long)len);
     if (!rlock__put_header(out, cap, &pos, 4) || !rlock__put_arg(out, cap, &pos, "FUNCTION", 8, NULL, 0) ||
         !rlock__put_arg(out, cap, &pos, "LOAD", 4, NULL, 0) || !rlock__put_arg(out, cap, &pos, "REPLACE", 7, NULL, 0))
@@ -1340,8 +1340,7 @@ static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap)
     out[pos++] = '$';
     memcpy(out + pos, num, nn); pos += nn;
     out[pos++] = '\r'; out[pos++] = '\n';
-    for (i = 0; i < 6; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
-    memcpy(out + pos, " end)", 5); pos += 5;
+    for (i = 0; i < 7; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
     out[pos++] = '\r'; out[pos++] = '\n';
     return pos;
 }
