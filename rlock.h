@@ -20,19 +20,30 @@
  *   Everywhere else just #include "rlock.h". Add -DRLOCK_STATIC to make every
  *   function static (one translation unit only).
  *
- * EXAMPLE (blocking, one node, POSIX adapter; examples/basic.c)
- *   #define RLOCK_IMPLEMENTATION
- *   #include "adapters/rlock_posix.h"  // includes rlock.h
- *   rlock_posix_conn pc; rlock_node node; rlock_client cl; rlock_lock lk;
- *   rlock_posix_init_tcp(&pc, "127.0.0.1", 6379, 1000);
- *   rlock_node_init(&node, rlock_posix_transport(&pc));
- *   rlock_client_init(&cl, &node, 1, NULL);               // NULL: defaults
- *   rlock_lock_init(&lk, &cl, "jobs:nightly", 12, RLOCK_KIND_SIMPLE);
- *   if (rlock_acquire(&lk, 30000, 5000) == RLOCK_OK) {   // ttl 30 s, wait 5 s
- *       do_work();                                        // < rlock_validity_ms(&lk)
- *       rlock_release(&lk);
+ * EXAMPLE (examples/basic.c and README's quick start, verbatim: test_examples)
+ *   // basic.c - take a lock on one Redis server, work, release, close.
+ *   #define RLOCK_IMPLEMENTATION             // in exactly one .c file
+ *   #include "adapters/rlock_posix.h"        // first: it sets POSIX feature macros
+ *   #include <stdio.h>
+ *   #include <stdlib.h>
+ *
+ *   int main(int argc, char **argv) {
+ *       rlock_posix_conn pc; rlock_node node; rlock_client cl; rlock_lock lk;
+ *       rlock_status st;
+ *       rlock_posix_init_tcp(&pc, "127.0.0.1", argc > 1 ? atoi(argv[1]) : 6379, 1000);
+ *       rlock_node_init(&node, rlock_posix_transport(&pc));
+ *       rlock_client_init(&cl, &node, 1, NULL);                 // NULL: default config
+ *       rlock_lock_init(&lk, &cl, "jobs:nightly", 12, RLOCK_KIND_SIMPLE);
+ *       st = rlock_acquire(&lk, 30000, 5000);                   // lease 30 s, wait up to 5 s
+ *       if (st == RLOCK_OK) {
+ *           printf("working, %lld ms of the lease left\n", rlock_validity_ms(&lk)); // finish within it
+ *           st = rlock_release(&lk);
+ *       }
+ *       printf("%s %s\n", rlock_status_str(st), rlock_node_error(&node));
+ *       rlock_client_close(&cl);                                // closes the connection
+ *       rlock_posix_close(&pc);
+ *       return st == RLOCK_OK ? 0 : 1;
  *   }
- *   rlock_client_close(&cl);
  *
  * TABLE OF CONTENTS
  *   1. Configuration macros           4. Connection / transport layer
@@ -46,6 +57,8 @@
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
  *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
  *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [2368 / 1024]
+ *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
+ *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
  *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
  *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
@@ -54,7 +67,9 @@
  *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
  *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
  *                              or set each missing one in rlock_config at run
- *                              time (rlock_client_init says which is missing)
+ *                              time (rlock_client_init says which is missing;
+ *                              sleep only rlock_acquire with a wait needs,
+ *                              and it says so)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
@@ -132,6 +147,20 @@ extern "C" {
 #ifndef RLOCK_WHY_LEN
 #define RLOCK_WHY_LEN 80 /* the reason of the last RLOCK_E_BADARG, per lock and per client */
 #endif
+#ifndef RLOCK_SUB_TX_BUF
+/* A subscriber sends AUTH, then (UN)SUBSCRIBE {key}:released, a few at a
+ * time; one that does not fit now is sent by a later wait (backoff meanwhile). */
+#define RLOCK_SUB_TX_BUF (256 + 2 * RLOCK_MAX_AUX_LEN)
+#endif
+#ifndef RLOCK_SUB_RX_BUF
+/* The largest reply a subscriber reads: a release notice ["message",
+ * "{key}:released", waiter id] (~300 bytes at RLOCK_MAX_KEY_LEN 256), or an
+ * AUTH error. */
+#define RLOCK_SUB_RX_BUF (128 + 2 * RLOCK_MAX_AUX_LEN)
+#endif
+#ifndef RLOCK_SUB_PIPELINE
+#define RLOCK_SUB_PIPELINE 8 /* (UN)SUBSCRIBEs in flight per subscriber */
+#endif
 #ifndef RLOCK_MAX_PIPELINE
 /* Requests in flight per connection: every lock of a client that has an
  * operation running needs one (two while a RESP2 waiter (un)subscribes). */
@@ -141,6 +170,12 @@ extern "C" {
 /* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
  * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
 #define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
+/* A subscriber must hold one UNSUBSCRIBE and read one release notice of the
+ * longest channel (a smaller RLOCK_SUB_*_BUF would fail every wait). */
+typedef char rlock__sub_tx_fits[RLOCK_SUB_TX_BUF >= RLOCK_MAX_AUX_LEN + 48 ? 1 : -1];
+typedef char rlock__sub_rx_fits[RLOCK_SUB_RX_BUF >= RLOCK_MAX_AUX_LEN + 80 ? 1 : -1];
+typedef char rlock__sub_pipeline_fits[RLOCK_SUB_PIPELINE >= 3 ? 1 : -1]; /* AUTH + (UN)SUBSCRIBE */
 
 /* A token is 128 random bits as 32 hex characters. */
 #define RLOCK_TOKEN_LEN 32
@@ -284,6 +319,20 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  *                           blocking calls spin on send/recv, so such a
  *                           transport should block inside recv()/send()
  *                           itself, bounded by a timeout of its own.
+ *                           What wait() alone costs: one connection to wait
+ *                           on is one call for the whole timeout. With n > 1
+ *                           (Redlock, pub/sub waiting on every server) and no
+ *                           wait_many, rlock cannot wait on all at once: it
+ *                           probes each with wait(.., 0), then waits at most
+ *                           1 ms on the first - up to n + 1 calls per ms of
+ *                           waiting (about 3 per ms while two of a Redlock
+ *                           round's nodes are late; about 4,000 for a pub/sub
+ *                           waiter on 3 servers over 1 s), and a reply or
+ *                           notice on any of them is seen within ~1 ms.
+ *                           Waiting longer on one would leave another's
+ *                           reply unread meanwhile (a NOSCRIPT answer whose
+ *                           EVAL must go out before the round's deadline, a
+ *                           release notice). wait_many ends the slicing.
  *   fd, wait_many, error   optional: see their fields below.
  * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
  * connect, send, recv and close - never wait. It reads while a reply is due;
@@ -302,7 +351,11 @@ typedef struct rlock_transport {
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
     /* optional: the descriptor an event loop polls for this connection, -1
      * when not connected; NULL when the transport has none. Its readiness
-     * must be the connection's (no bytes buffered inside the transport). */
+     * must be the connection's (no bytes buffered inside the transport).
+     * Any step (rlock_client_step, rlock_step, *_begin, cancel) may close()
+     * it - a timeout, an error, a reconnect - while an event loop still
+     * watches it, and the next connect() may reuse the number: re-read
+     * rlock_client_interest after every step, before waiting again. */
     int (*fd)(void *ctx);
     /* optional: block until one of n connections (with descriptors) can do
      * its events, or timeout_ms passes: > 0 ready, 0 timeout, < 0 error.
@@ -328,6 +381,26 @@ typedef struct rlock__pending {
     int tag;
 } rlock__pending;
 
+/* The exchange's state of one connection (private), the same for a node
+ * and a subscriber; their buffers and request FIFO are their own, sized for
+ * what each sends and receives. */
+typedef struct rlock__conn {
+    int conn;             /* rlock__CONN_* */
+    int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
+    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
+    int listen;           /* read even with nothing outstanding (subscriptions) */
+    int hello;            /* send HELLO 3 at connect */
+    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+    unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
+    int active;           /* an event of it is being handled: it is alive, no idle probe */
+    unsigned head, count; /* the FIFO of requests in flight */
+    unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
+    rlock_status fail_st;
+    size_t tx_len, tx_off, rx_len, rx_used;
+    unsigned long commands;  /* commands queued on this connection (for benchmarks) */
+    char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
+} rlock__conn;
+
 /* One Redis server connection. Caller-allocated; fields after `password`
  * are private. Several operations pipeline their requests on it: replies are
  * matched to requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
@@ -335,30 +408,33 @@ typedef struct rlock_node {
     rlock_transport transport;
     const char *username; /* optional ACL user for AUTH (NULL: none) */
     const char *password; /* optional AUTH password (NULL: none); never logged */
-    /* --- private: the exchange (connection) --- */
+    /* --- private --- */
     unsigned magic;
-    int conn;             /* rlock__CONN_* */
-    int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
-    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
-    int listen;           /* read even with nothing outstanding (subscriptions) */
-    int hello;            /* send HELLO 3 at connect */
-    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
     int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
-    unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
-    int active;           /* an event of it is being handled: it is alive, no idle probe */
-    unsigned head, count; /* the FIFO of requests in flight */
-    unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
-    rlock_status fail_st;
+    rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
-    size_t tx_len, tx_off, rx_len, rx_used;
-    unsigned long commands;  /* commands queued on this node (for benchmarks) */
-    char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
-    /* --- private: diagnostics of the last round on this node (set by the round layer) --- */
+    /* diagnostics of the last round on this node (set by the round layer) */
     rlock_status result;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
     unsigned char tx[RLOCK_TX_BUF];
     unsigned char rx[RLOCK_RX_BUF];
 } rlock_node;
+
+/* A receive-only Pub/Sub connection, for servers that refuse HELLO 3 (Redis
+ * < 6, RESP2 only: a subscribed connection can send nothing else). It sends
+ * AUTH, SUBSCRIBE and UNSUBSCRIBE, and reads release notices; its buffers
+ * are sized for that. Caller-allocated; fields after `password` are private. */
+typedef struct rlock_subscriber {
+    rlock_transport transport;
+    const char *username; /* optional ACL user for AUTH (NULL: none) */
+    const char *password; /* optional AUTH password (NULL: none); never logged */
+    /* --- private --- */
+    unsigned magic;
+    rlock__conn x;        /* the exchange: the same code as a node's */
+    rlock__pending q[RLOCK_SUB_PIPELINE];
+    unsigned char tx[RLOCK_SUB_TX_BUF];
+    unsigned char rx[RLOCK_SUB_RX_BUF];
+} rlock_subscriber;
 
 struct rlock_lock;
 
@@ -422,12 +498,12 @@ typedef struct rlock_client {
     rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
     size_t n_nodes;
-    rlock_node *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
+    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
-    rlock_node *sub_on[RLOCK_MAX_NODES];
+    const rlock__conn *sub_on[RLOCK_MAX_NODES];
     unsigned long sub_gen[RLOCK_MAX_NODES];
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
@@ -467,19 +543,32 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c);
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c); /* n/2 + 1 */
+/* The client's instance id: 16 hex characters (64 random bits drawn at
+ * rlock_client_init) that start every default reentrant owner id
+ * ("<id>:<thread>") - what to log to tell this process's holds from
+ * others'. "" for a bad client. */
+RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c);
 
 /* Why the last call on c (init, connect, set_subscribers) returned
  * RLOCK_E_BADARG, naming the argument and the bound, e.g. "drift_permille
  * 1000 is not below 1000"; "" when none. Never NULL. */
 RLOCKDEF const char *rlock_client_error(const rlock_client *c);
 
-/* Wake waiters on release through Redis Pub/Sub instead of polling. subs
- * are extra connections (RESP2 needs one per subscriber) to the same servers
- * as the client's nodes, subs[i] to nodes[i]'s server; n = 1..n_nodes. A
- * waiter subscribes after its first failed attempt, retries at once, then
- * sleeps until a release message or the holder's PTTL, whichever is first
- * (pub/sub is at-most-once). Without subscribers, waiting is backoff. */
-RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n);
+/* Wake waiters on release through Redis Pub/Sub instead of polling, on
+ * servers that refuse HELLO 3 (with cfg.pubsub and Redis >= 6 the command
+ * connection is used and no subscriber is needed). subs are extra
+ * connections (RESP2 needs one to subscribe) to the same servers as the
+ * client's nodes, subs[i] to nodes[i]'s server; n = 1..n_nodes. A waiter
+ * subscribes after its first failed attempt, retries at once, then sleeps
+ * until a release message or the holder's PTTL, whichever is first (pub/sub
+ * is at-most-once). Without subscribers, waiting is backoff. */
+RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n);
+
+/* Prepare a subscriber around a transport (copied). Does not connect. */
+RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr);
+RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub); /* why it failed last; "" */
+RLOCKDEF unsigned long rlock_subscriber_commands(const rlock_subscriber *sub); /* commands sent so far */
+RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub); /* RLOCK_WANT_* bits, as rlock_node_wants */
 
 /* Per-node diagnostics for the last operation. */
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node);
@@ -489,7 +578,7 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node); /* RLOCK_WANT_* bits whil
 
 /* --- event loops: which connections to watch, then rlock_client_step --- */
 typedef struct rlock_interest {
-    const rlock_node *node;   /* the connection (a node or a subscriber) */
+    const void *conn;         /* the connection: its rlock_node or rlock_subscriber */
     int fd;                   /* its descriptor (transport fd hook), -1: none (the transport has no fd
                                  hook, or is not connected yet: step now) */
     int events;               /* RLOCK_WANT_READ and/or RLOCK_WANT_WRITE */
@@ -499,10 +588,15 @@ typedef struct rlock_interest {
 /* Every connection of c that its operations need now, up to cap of them into
  * out; returns how many there are (more than cap: call again with more room).
  * *timeout_ms: call rlock_client_step at the latest after this long even
- * without I/O (0: now; UINT32_MAX: no deadline). */
+ * without I/O (0: now; UINT32_MAX: no deadline). The list holds until the
+ * next call into c: a step may close a listed descriptor (timeout, error,
+ * reconnect - the number may then come back for another connection, with a
+ * new gen), so call this again after every step, before waiting, and stop
+ * watching a connection that is no longer listed. */
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
 /* Drive every operation of c (after readiness or the timeout). An operation
- * that finished keeps its result until rlock_step(lk) returns it. */
+ * that finished keeps its result until rlock_result(lk) (or rlock_step)
+ * returns it. */
 RLOCKDEF rlock_status rlock_client_step(rlock_client *c);
 
 /* ======================================================================== */
@@ -659,9 +753,16 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
 /* Drive the op: RLOCK_WOULD_BLOCK while it runs, then its final status.
- * Wait for rlock_node_wants() on the client's nodes or until
- * rlock_next_timeout_ms(), whichever comes first, then call again. */
+ * Wait for rlock_node_wants() on the client's nodes (rlock_subscriber_wants
+ * on its subscribers; or rlock_client_interest for all) or until
+ * rlock_next_timeout_ms(), whichever comes first, then call again. While
+ * the op runs, each call steps the whole client (tries its connections):
+ * an event loop with several locks calls rlock_client_step once, then
+ * rlock_result on each lock. */
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
+/* The op's result without any I/O: RLOCK_WOULD_BLOCK while it runs, then
+ * its final status (once, as rlock_step); RLOCK_E_STATE: no op. */
+RLOCKDEF rlock_status rlock_result(rlock_lock *lk);
 /* Milliseconds until rlock_step() must be called again even without I/O. */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
 /* Cancel the op in progress, leaving no partial grant behind: an acquire
@@ -921,7 +1022,10 @@ static unsigned long rlock__sys_thread_id(void) {
 
 /* RLOCK_NO_POSIX: a hook with no macro must be given at run time in
  * rlock_config (now_ms, sleep_ms, random_bytes); rlock_client_init refuses
- * with RLOCK_E_BADARG, naming it, when it is not. */
+ * with RLOCK_E_BADARG, naming it, when now_ms or random_bytes is not. sleep_ms
+ * only the one blocking call that sleeps needs - rlock_acquire with a wait
+ * (backoff between attempts) - so it refuses instead, and a program on the
+ * non-blocking API never gives it. */
 #ifndef RLOCK_NOW_MS
 #define RLOCK__NEED_NOW_HOOK 1
 #define RLOCK_NOW_MS() 0
@@ -943,6 +1047,7 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__MAGIC_NODE   0x524c4e31u
 #define RLOCK__MAGIC_CLIENT 0x524c4331u
 #define RLOCK__MAGIC_LOCK   0x524c4b31u
+#define RLOCK__MAGIC_SUB    0x524c5331u
 
 /* ---- 6.2 Status names --------------------------------------------------- */
 RLOCKDEF const char *rlock_status_str(rlock_status st) {
@@ -1383,40 +1488,69 @@ static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len)
     dst[len] = '\0';
 }
 
-static rlock__pending *rlock__x_at(rlock_node *n, unsigned i) {
-    return &n->q[(n->head + i) % RLOCK_MAX_PIPELINE];
+/* A connection as the exchange sees it: its state, transport, credentials,
+ * request FIFO and buffers - a node's or a subscriber's (rlock__x_node,
+ * rlock__x_sub make one on the stack for each use). */
+typedef struct rlock__x {
+    rlock__conn *s;
+    const rlock_transport *t;
+    const char *user, *pass;
+    rlock__pending *q;
+    unsigned q_cap;
+    unsigned char *tx, *rx;
+    size_t tx_cap, rx_cap;
+} rlock__x;
+
+static rlock__x rlock__x_node(const rlock_node *cn) {
+    rlock_node *n = (rlock_node *)cn; /* views of a const node only read */
+    rlock__x v;
+    v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password;
+    v.q = n->q; v.q_cap = RLOCK_MAX_PIPELINE;
+    v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
+    return v;
+}
+static rlock__x rlock__x_sub(rlock_subscriber *n) {
+    rlock__x v;
+    v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password;
+    v.q = n->q; v.q_cap = RLOCK_SUB_PIPELINE;
+    v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
+    return v;
+}
+
+static rlock__pending *rlock__x_at(const rlock__x *n, unsigned i) {
+    return &n->q[(n->s->head + i) % n->q_cap];
 }
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
  * Every request in flight fails with st; rlock__x_next reports each. */
-static void rlock__x_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
-    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
-    if (n->conn != RLOCK__CONN_DOWN) {
-        if (n->transport.close) n->transport.close(n->transport.ctx);
-        n->closed = 1;
+static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->s->xerr, sizeof n->s->xerr, why, why_len); /* before close(): why may be the transport's */
+    if (n->s->conn != RLOCK__CONN_DOWN) {
+        if (n->t->close) n->t->close(n->t->ctx);
+        n->s->closed = 1;
     }
-    n->conn = RLOCK__CONN_DOWN;
-    n->proto = 2;
-    n->rx_len = n->rx_used = 0;
-    n->tx_len = n->tx_off = 0;
-    n->failing = n->count;
-    n->fail_st = st;
+    n->s->conn = RLOCK__CONN_DOWN;
+    n->s->proto = 2;
+    n->s->rx_len = n->s->rx_used = 0;
+    n->s->tx_len = n->s->tx_off = 0;
+    n->s->failing = n->s->count;
+    n->s->fail_st = st;
 }
-static void rlock__x_dropz(rlock_node *n, rlock_status st, const char *why) {
+static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
 }
 /* A transport call failed: its own text when it has one, else ours. */
-static void rlock__x_io_fail(rlock_node *n, const char *fallback) {
-    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+    const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
     rlock__x_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
-static int rlock__x_disown(rlock_node *n, const void *owner) {
+static int rlock__x_disown(const rlock__x *n, const void *owner) {
     unsigned i;
     int had = 0;
-    for (i = 0; i < n->count; i++) {
+    for (i = 0; i < n->s->count; i++) {
         rlock__pending *p = rlock__x_at(n, i);
         if (p->owner == owner) { p->owner = NULL; had = 1; }
     }
@@ -1424,22 +1558,22 @@ static int rlock__x_disown(rlock_node *n, const void *owner) {
 }
 
 /* Append AUTH [user] password. Returns 0 when it does not fit. */
-static size_t rlock__encode_auth(const rlock_node *n, unsigned char *out, size_t cap) {
+static size_t rlock__encode_auth(const rlock__x *n, unsigned char *out, size_t cap) {
     const char *argv[3];
     size_t lens[3];
     int argc = 0;
     argv[argc] = "AUTH"; lens[argc++] = 4;
-    if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
-    argv[argc] = n->password; lens[argc++] = strlen(n->password);
+    if (n->user) { argv[argc] = n->user; lens[argc++] = strlen(n->user); }
+    argv[argc] = n->pass; lens[argc++] = strlen(n->pass);
     return rlock_resp_encode(out, cap, argc, argv, lens);
 }
 
-static void rlock__x_push(rlock_node *n, void *owner, int tag, uint64_t deadline) {
-    rlock__pending *p = rlock__x_at(n, n->count++);
+static void rlock__x_push(const rlock__x *n, void *owner, int tag, uint64_t deadline) {
+    rlock__pending *p = rlock__x_at(n, n->s->count++);
     p->owner = owner;
     p->tag = tag;
     p->deadline = deadline;
-    n->commands++;
+    n->s->commands++;
 }
 
 /* Get room for one request: *out / *cap, where the caller encodes it before
@@ -1450,100 +1584,100 @@ static void rlock__x_push(rlock_node *n, void *owner, int tag, uint64_t deadline
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
-static rlock_status rlock__x_begin(rlock_node *n, uint64_t deadline, unsigned char **out, size_t *cap,
+static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigned char **out, size_t *cap,
                                    const char **why) {
     *why = "";
-    if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
-    if (n->active) {
+    if (n->s->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
+    if (n->s->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen && n->transport.idle) {
-        int r = n->transport.idle(n->transport.ctx);
+    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen && n->t->idle) {
+        int r = n->t->idle(n->t->ctx);
         if (r == RLOCK_IO_BUSY) {
-            const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+            const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
             *why = t && t[0] ? t : "the connection is in use by someone else";
             return RLOCK_E_IO;
         }
         if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
-    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
-        long r = n->transport.recv(n->transport.ctx, n->rx, sizeof n->rx);
-        n->rx_len = n->rx_used = 0;
-        if (r > 0 && (size_t)r <= sizeof n->rx && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
+    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen) {
+        long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
+        n->s->rx_len = n->s->rx_used = 0;
+        if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
         else if (r != RLOCK_IO_WOULD_BLOCK)
             rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
     }
-    if (n->count + 2 > RLOCK_MAX_PIPELINE) return RLOCK_WOULD_BLOCK;
-    if (n->tx_off) { /* compact what is still unsent */
-        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
-        n->tx_len -= n->tx_off;
-        n->tx_off = 0;
+    if (n->s->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
+    if (n->s->tx_off) { /* compact what is still unsent */
+        memmove(n->tx, n->tx + n->s->tx_off, n->s->tx_len - n->s->tx_off);
+        n->s->tx_len -= n->s->tx_off;
+        n->s->tx_off = 0;
     }
-    if (n->conn == RLOCK__CONN_DOWN) {
-        if (!n->transport.connect && n->closed) {
+    if (n->s->conn == RLOCK__CONN_DOWN) {
+        if (!n->t->connect && n->s->closed) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
-        n->conn = RLOCK__CONN_NEW;
-        n->gen++;
-        n->proto = 2;
-        n->rx_len = n->rx_used = 0;
-        n->tx_len = n->tx_off = 0;
+        n->s->conn = RLOCK__CONN_NEW;
+        n->s->gen++;
+        n->s->proto = 2;
+        n->s->rx_len = n->s->rx_used = 0;
+        n->s->tx_len = n->s->tx_off = 0;
         /* AUTH, then HELLO 3, pipelined with the first request: AUTH works on
          * every server, and a server that refuses HELLO (Redis < 6) stays on
          * RESP2 with the requests behind it unharmed - which folding AUTH into
          * HELLO would not give. */
-        if (n->password) {
-            size_t len = rlock__encode_auth(n, n->tx, sizeof n->tx);
+        if (n->pass) {
+            size_t len = rlock__encode_auth(n, n->tx, n->tx_cap);
             if (len == 0) {
-                n->conn = RLOCK__CONN_DOWN;
+                n->s->conn = RLOCK__CONN_DOWN;
                 *why = "AUTH does not fit in RLOCK_TX_BUF";
                 return RLOCK_E_BADARG;
             }
-            n->tx_len = len;
+            n->s->tx_len = len;
             rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
         }
-        if (n->hello) {
+        if (n->s->hello) {
             static const char *const argv[2] = { "HELLO", "3" };
             static const size_t lens[2] = { 5, 1 };
-            n->tx_len += rlock_resp_encode(n->tx + n->tx_len, sizeof n->tx - n->tx_len, 2, argv, lens);
+            n->s->tx_len += rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
             rlock__x_push(n, NULL, RLOCK__TAG_HELLO, deadline);
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
-    *out = n->tx + n->tx_len;
-    *cap = sizeof n->tx - n->tx_len;
+    *out = n->tx + n->s->tx_len;
+    *cap = n->tx_cap - n->s->tx_len;
     return RLOCK_OK;
 }
 
 /* The request of len bytes encoded at rlock__x_begin's *out is queued. */
-static void rlock__x_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
-    n->tx_len += len;
+static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->s->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
 /* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
-static void rlock__x_commit_push(rlock_node *n, size_t len) {
-    n->tx_len += len;
-    n->commands++;
+static void rlock__x_commit_push(const rlock__x *n, size_t len) {
+    n->s->tx_len += len;
+    n->s->commands++;
 }
 
-static uint64_t rlock__x_deadline(rlock_node *n) {
+static uint64_t rlock__x_deadline(const rlock__x *n) {
     uint64_t d = UINT64_MAX;
     unsigned i;
-    for (i = n->failing; i < n->count; i++)
+    for (i = n->s->failing; i < n->s->count; i++)
         if (rlock__x_at(n, i)->deadline < d) d = rlock__x_at(n, i)->deadline;
     return d;
 }
 
 /* RLOCK_WANT_* the connection needs now. */
-static int rlock__x_wants(const rlock_node *n) {
-    if (n->failing) return 0;
-    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
-    if (n->conn != RLOCK__CONN_UP) return 0;
-    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
+static int rlock__x_wants(const rlock__x *n) {
+    if (n->s->failing) return 0;
+    if (n->s->conn == RLOCK__CONN_NEW || n->s->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
+    if (n->s->conn != RLOCK__CONN_UP) return 0;
+    return (n->s->tx_off < n->s->tx_len ? RLOCK_WANT_WRITE : 0) | (n->s->count || n->s->listen ? RLOCK_WANT_READ : 0);
 }
 
-static int rlock__x_timed_out(rlock_node *n, uint64_t now) {
-    if (n->count > n->failing && now >= rlock__x_deadline(n)) {
+static int rlock__x_timed_out(const rlock__x *n, uint64_t now) {
+    if (n->s->count > n->s->failing && now >= rlock__x_deadline(n)) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
         return 1;
     }
@@ -1551,81 +1685,81 @@ static int rlock__x_timed_out(rlock_node *n, uint64_t now) {
 }
 
 /* The next failed request to report (the exchange's own are skipped). */
-static int rlock__x_pop_failed(rlock_node *n, rlock__event *ev) {
-    while (n->failing) {
+static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
+    while (n->s->failing) {
         rlock__pending p = *rlock__x_at(n, 0);
-        n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
-        n->count--;
-        n->failing--;
+        n->s->head = (n->s->head + 1) % n->q_cap;
+        n->s->count--;
+        n->s->failing--;
         if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO) continue;
         ev->kind = RLOCK__EV_FAIL;
         ev->owner = p.owner;
         ev->tag = p.tag;
-        ev->st = n->fail_st;
-        ev->why = n->xerr;
+        ev->st = n->s->fail_st;
+        ev->why = n->s->xerr;
         return 1;
     }
     return 0;
 }
 
 /* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
-static int rlock__x_connect_step(rlock_node *n, uint64_t now) {
-    const rlock_transport *t = &n->transport;
+static int rlock__x_connect_step(const rlock__x *n, uint64_t now) {
+    const rlock_transport *t = n->t;
     int r;
-    if (n->conn == RLOCK__CONN_UP) return 1;
-    if (n->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->s->conn == RLOCK__CONN_UP) return 1;
+    if (n->s->conn == RLOCK__CONN_DOWN) return 0;
     if (rlock__x_timed_out(n, now)) return -1;
     r = t->connect ? t->connect(t->ctx) : 1;
-    if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
+    if (r == RLOCK_IO_WOULD_BLOCK) { n->s->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
         const char *msg = t->error ? t->error(t->ctx) : NULL;
         if (!msg || !msg[0]) msg = "the connection is in use by someone else";
-        rlock__copy_text(n->xerr, sizeof n->xerr, msg, strlen(msg));
-        n->conn = RLOCK__CONN_DOWN;
-        n->tx_len = n->tx_off = 0;
-        n->rx_len = n->rx_used = 0;
-        n->failing = n->count;
-        n->fail_st = RLOCK_E_IO;
+        rlock__copy_text(n->s->xerr, sizeof n->s->xerr, msg, strlen(msg));
+        n->s->conn = RLOCK__CONN_DOWN;
+        n->s->tx_len = n->s->tx_off = 0;
+        n->s->rx_len = n->s->rx_used = 0;
+        n->s->failing = n->s->count;
+        n->s->fail_st = RLOCK_E_IO;
         return -1;
     }
     if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
-    n->conn = RLOCK__CONN_UP;
+    n->s->conn = RLOCK__CONN_UP;
     return 1;
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
-static int rlock__x_send_step(rlock_node *n, uint64_t now) {
-    const rlock_transport *t = &n->transport;
-    while (n->tx_off < n->tx_len) {
-        size_t left = n->tx_len - n->tx_off;
+static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
+    const rlock_transport *t = n->t;
+    while (n->s->tx_off < n->s->tx_len) {
+        size_t left = n->s->tx_len - n->s->tx_off;
         long r;
         if (rlock__x_timed_out(n, now)) return -1;
-        r = t->send(t->ctx, n->tx + n->tx_off, left);
+        r = t->send(t->ctx, n->tx + n->s->tx_off, left);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
         if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
-        n->tx_off += (size_t)r;
+        n->s->tx_off += (size_t)r;
     }
-    n->tx_off = n->tx_len = 0;
+    n->s->tx_off = n->s->tx_len = 0;
     return 0;
 }
 
 /* One complete reply from rx, matched to the oldest request (or a push).
  * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
  * exchange's own AUTH / HELLO was consumed (look again). */
-static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
+static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
-    if (!n->rx_len) return 0;
-    used = rlock_resp_parse(n->rx, n->rx_len, sizeof n->rx, &ev->reply);
+    if (!n->s->rx_len) return 0;
+    used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-    if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && rlock__is_message(&ev->reply))) {
+    if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply))) {
         ev->kind = RLOCK__EV_PUSH;
-        n->rx_used = (size_t)used;
+        n->s->rx_used = (size_t)used;
         return 1;
     }
-    if (n->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    if (n->s->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
     p = rlock__x_at(n, 0);
     if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
         rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
@@ -1634,22 +1768,22 @@ static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
     if (p->tag == RLOCK__TAG_HELLO) {
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
-        n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-    } else if (p->tag != RLOCK__TAG_AUTH && n->count == 1 && (size_t)used < n->rx_len && !n->is_sub &&
+        n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+    } else if (p->tag != RLOCK__TAG_AUTH && n->s->count == 1 && (size_t)used < n->s->rx_len && !n->s->is_sub &&
                n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
         return -1;
     }
-    n->head = (n->head + 1) % RLOCK_MAX_PIPELINE;
-    n->count--;
+    n->s->head = (n->s->head + 1) % n->q_cap;
+    n->s->count--;
     if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO) {
-        memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
-        n->rx_len -= (size_t)used;
+        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
+        n->s->rx_len -= (size_t)used;
         return -1;
     }
-    n->rx_used = (size_t)used;
+    n->s->rx_used = (size_t)used;
     ev->kind = RLOCK__EV_REPLY;
     ev->owner = p->owner;
     ev->tag = p->tag;
@@ -1658,9 +1792,9 @@ static int rlock__x_parse_step(rlock_node *n, rlock__event *ev) {
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
-static int rlock__x_recv_step(rlock_node *n, uint64_t now) {
-    const rlock_transport *t = &n->transport;
-    long r = t->recv(t->ctx, n->rx + n->rx_len, sizeof n->rx - n->rx_len);
+static int rlock__x_recv_step(const rlock__x *n, uint64_t now) {
+    const rlock_transport *t = n->t;
+    long r = t->recv(t->ctx, n->rx + n->s->rx_len, n->rx_cap - n->s->rx_len);
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
          * while this process was stalled is still its own. */
@@ -1668,21 +1802,21 @@ static int rlock__x_recv_step(rlock_node *n, uint64_t now) {
     }
     if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
     if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
-    if ((size_t)r > sizeof n->rx - n->rx_len) {
+    if ((size_t)r > n->rx_cap - n->s->rx_len) {
         rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
         return -1;
     }
-    n->rx_len += (size_t)r;
+    n->s->rx_len += (size_t)r;
     return 1;
 }
 
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
-static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
-    if (n->rx_used) { /* the bytes of the event returned last */
-        memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
-        n->rx_len -= n->rx_used;
-        n->rx_used = 0;
+static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
+    if (n->s->rx_used) { /* the bytes of the event returned last */
+        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
+        n->s->rx_len -= n->s->rx_used;
+        n->s->rx_used = 0;
     }
     for (;;) {
         int r;
@@ -1694,7 +1828,7 @@ static int rlock__x_next(rlock_node *n, uint64_t now, rlock__event *ev) {
         r = rlock__x_parse_step(n, ev);
         if (r > 0) return 1;
         if (r < 0) continue;
-        if (n->count == 0 && !n->listen) return 0;
+        if (n->s->count == 0 && !n->s->listen) return 0;
         r = rlock__x_recv_step(n, now);
         if (r == 0) return 0;
     }
@@ -1742,11 +1876,34 @@ RLOCKDEF const char *rlock_node_error(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? node->err : "";
 }
 RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
-    return node && node->magic == RLOCK__MAGIC_NODE ? node->commands : 0;
+    return node && node->magic == RLOCK__MAGIC_NODE ? node->x.commands : 0;
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
+    rlock__x v;
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    return rlock__x_wants(node);
+    v = rlock__x_node(node);
+    return rlock__x_wants(&v);
+}
+
+RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
+    if (!sub || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
+    memset(sub, 0, sizeof *sub);
+    sub->transport = *tr;
+    sub->magic = RLOCK__MAGIC_SUB;
+    sub->x.is_sub = 1;
+    return RLOCK_OK;
+}
+RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
+    return sub && sub->magic == RLOCK__MAGIC_SUB ? sub->x.xerr : "";
+}
+RLOCKDEF unsigned long rlock_subscriber_commands(const rlock_subscriber *sub) {
+    return sub && sub->magic == RLOCK__MAGIC_SUB ? sub->x.commands : 0;
+}
+RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
+    rlock__x v;
+    if (!sub || sub->magic != RLOCK__MAGIC_SUB) return 0;
+    v = rlock__x_sub((rlock_subscriber *)sub); /* a view that only reads */
+    return rlock__x_wants(&v);
 }
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
@@ -1813,9 +1970,6 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
 #ifdef RLOCK__NEED_NOW_HOOK
     if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
 #endif
-#ifdef RLOCK__NEED_SLEEP_HOOK
-    if (!cfg || !cfg->sleep_ms) return rlock__why(c->why, sizeof c->why, "cfg.sleep_ms is required (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
-#endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     if (!cfg || !cfg->random_bytes)
         return rlock__why(c->why, sizeof c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0, 0);
@@ -1825,7 +1979,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     rlock__config_defaults(&c->cfg);
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
-        nodes[i].hello = c->cfg.pubsub != 0;
+        nodes[i].x.hello = c->cfg.pubsub != 0;
     }
     c->n_nodes = n;
     if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
@@ -1836,7 +1990,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
 
 static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
 
-RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *subs, size_t n) {
+RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n) {
     size_t i, j;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
@@ -1845,17 +1999,15 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *
                           (long long)c->n_nodes, 0);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
-        if (subs[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, sizeof c->why, "subs[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
+        if (subs[i].magic != RLOCK__MAGIC_SUB)
+            return rlock__why(c->why, sizeof c->why, "subs[%] is not initialised (rlock_subscriber_init)", (long long)i,
+                              0, 0);
         for (j = 0; j < c->n_nodes; j++)
-            if (c->nodes[j] == &subs[i] || (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx))
+            if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
                 return rlock__why(c->why, sizeof c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
                                   (long long)j, 0);
     }
-    for (i = 0; i < n; i++) {
-        c->subs[i] = &subs[i];
-        subs[i].is_sub = 1;
-    }
+    for (i = 0; i < n; i++) c->subs[i] = &subs[i];
     c->n_subs = n;
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -1865,28 +2017,38 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_node *
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
     return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
 }
-
-/* Connection i of the client: nodes first, then subscribers. */
-static rlock_node *rlock__conn_at(const rlock_client *c, size_t i) {
-    return i < c->n_nodes ? c->nodes[i] : c->subs[i - c->n_nodes];
+RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
+    return rlock__client_ok(c) ? c->instance_id : "";
 }
 
-/* Fill out[0..cap) with the connections of c that want I/O now; returns
- * how many there are. *connecting: one is connecting without a descriptor. */
-static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
+/* Connection i of the client: nodes first, then subscribers. */
+static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
+    return i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
+}
+/* The public handle of connection i (what rlock_interest.conn names). */
+static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
+    return i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
+}
+
+/* Fill out[0..cap) with the connections of c that want I/O now (and trs,
+ * when not NULL, with their transports); returns how many there are.
+ * *connecting: one is connecting without a descriptor. */
+static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, const rlock_transport **trs,
+                                     size_t cap, int *connecting) {
     size_t i, k = 0;
     *connecting = 0;
     for (i = 0; i < c->n_nodes + c->n_subs; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
-        int w = rlock__x_wants(n), fd;
+        rlock__x n = rlock__conn_at(c, i);
+        int w = rlock__x_wants(&n), fd;
         if (!w) continue;
-        fd = n->transport.fd ? n->transport.fd(n->transport.ctx) : -1;
-        if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
+        fd = n.t->fd ? n.t->fd(n.t->ctx) : -1;
+        if (n.s->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
-            out[k].node = n;
+            out[k].conn = rlock__conn_handle(c, i);
             out[k].fd = fd;
             out[k].events = w;
-            out[k].gen = n->gen;
+            out[k].gen = n.s->gen;
+            if (trs) trs[k] = n.t;
         }
         k++;
     }
@@ -1899,27 +2061,27 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
  * connection at a time in short slices. */
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     rlock_interest items[2 * RLOCK_MAX_NODES];
+    const rlock_transport *trs[2 * RLOCK_MAX_NODES];
     size_t i, n;
     int connecting, can_many = 1, can_wait = 1;
-    n = rlock__client_interest(c, items, sizeof items / sizeof items[0], &connecting);
+    n = rlock__client_interest(c, items, trs, sizeof items / sizeof items[0], &connecting);
     if (n == 0) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
     if (connecting) return; /* connect() has not run yet: step at once */
     for (i = 0; i < n; i++) {
-        const rlock_transport *t = &items[i].node->transport;
-        if (!t->wait_many || t->wait_many != items[0].node->transport.wait_many || items[i].fd < 0) can_many = 0;
+        const rlock_transport *t = trs[i];
+        if (!t->wait_many || t->wait_many != trs[0]->wait_many || items[i].fd < 0) can_many = 0;
         if (!t->wait) can_wait = 0;
     }
     if (can_many) {
-        (void)items[0].node->transport.wait_many(items, n, timeout_ms);
+        (void)trs[0]->wait_many(items, n, timeout_ms);
         return;
     }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
     if (n == 1) {
-        const rlock_transport *t = &items[0].node->transport;
-        t->wait(t->ctx, items[0].events, timeout_ms);
+        trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms);
         return;
     }
     /* Probe them all, then wait on one in short slices. Never wait on one
@@ -1927,10 +2089,9 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
      * (connect, then send; EVAL after NOSCRIPT) and would starve until its
      * deadline. */
     for (i = 0; i < n; i++) {
-        const rlock_transport *t = &items[i].node->transport;
-        if (t->wait(t->ctx, items[i].events, 0) != 0) return;
+        if (trs[i]->wait(trs[i]->ctx, items[i].events, 0) != 0) return;
     }
-    items[0].node->transport.wait(items[0].node->transport.ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
+    trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
 }
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -1958,12 +2119,12 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
 static void rlock__client_pump(rlock_client *c, uint64_t now) {
     size_t i, total = c->n_nodes + c->n_subs;
     for (i = 0; i < total; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
+        rlock__x n = rlock__conn_at(c, i);
         rlock__event ev;
-        while (rlock__x_next(n, now, &ev)) {
-            n->active = 1;
+        while (rlock__x_next(&n, now, &ev)) {
+            n.s->active = 1;
             rlock__deliver(c, i, &ev, now);
-            n->active = 0;
+            n.s->active = 0;
         }
     }
 }
@@ -1993,14 +2154,15 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline,
     size_t i;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
+        rlock__x x = rlock__x_node(n);
         unsigned char *out;
         size_t cap, len = 0;
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(n, deadline, &out, &cap, &why);
+        st = rlock__x_begin(&x, deadline, &out, &cap, &why);
         if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
-            rlock__x_commit(n, len, p, RLOCK__TAG_PING, deadline);
+            rlock__x_commit(&x, len, p, RLOCK__TAG_PING, deadline);
             if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
         }
@@ -2075,9 +2237,9 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     size_t i;
     if (!rlock__client_ok(c)) return;
     for (i = 0; i < c->n_nodes + c->n_subs; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
-        if (n->conn != RLOCK__CONN_DOWN || n->count)
-            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
+        rlock__x n = rlock__conn_at(c, i);
+        if (n.s->conn != RLOCK__CONN_DOWN || n.s->count)
+            rlock__x_dropz(&n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -2358,18 +2520,19 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
                                 const char *why) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
+    rlock__x x = rlock__x_node(n);
     rlock_status kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
             : r->script % 3 == 1 ? "unexpected reply to extend" : "unexpected reply to release";
-        rlock__x_dropz(n, RLOCK_E_PROTOCOL, why);
+        rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
     }
     if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew. */
-        rlock__x_dropz(n, RLOCK_E_REDIS, "READONLY: the server is a replica now");
+        rlock__x_dropz(&x, RLOCK_E_REDIS, "READONLY: the server is a replica now");
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
@@ -2396,20 +2559,21 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[i];
+    rlock__x n = rlock__x_node(lk->client->nodes[i]);
     unsigned char *out;
     size_t cap, len, pre = 0, load = 0, wlen = 0;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
-    int fcall = n->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
+    rlock_node *nd = lk->client->nodes[i];
+    int fcall = nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
     int again = (int)((r->evaled >> i) & 1u);
     int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
     rlock_status st;
     (void)now;
-    st = rlock__x_begin(n, deadline, &out, &cap, &why);
+    st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    if (n->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    if (n.s->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
     /* Everything this attempt needs goes in one write, or nothing does:
      * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
      * being imported there) must come right before the script it is for;
@@ -2423,16 +2587,16 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
                                       fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
     if (len == 0 || (wait && wlen == 0)) {
-        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
+        if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
-    if (fcall) n->fcall = 1;
-    if (pre) rlock__x_commit(n, pre, NULL, RLOCK__TAG_LOCK, deadline);
-    if (load) rlock__x_commit(n, load, NULL, RLOCK__TAG_LOCK, deadline);
-    rlock__x_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+    if (fcall) nd->fcall = 1;
+    if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
+    if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
+    rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);
     if (wait) {
-        rlock__x_commit(n, wlen, lk, RLOCK__TAG_WAIT, deadline);
+        rlock__x_commit(&n, wlen, lk, RLOCK__TAG_WAIT, deadline);
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
         r->acking |= 1u << i;
@@ -2554,8 +2718,8 @@ static int rlock__same_chan(const rlock_lock *a, const rlock_lock *b) {
 
 /* The connection that holds server j's subscriptions, while it is the same
  * connection they were made on; NULL when there is none. */
-static rlock_node *rlock__sub_conn(const rlock_client *c, size_t j) {
-    rlock_node *n = c->sub_on[j];
+static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
+    const rlock__conn *n = c->sub_on[j];
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
@@ -2565,22 +2729,22 @@ static rlock_node *rlock__sub_conn(const rlock_client *c, size_t j) {
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
 static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const char *base, size_t base_len,
                            const char *suffix, size_t suffix_len, void *owner, int tag, uint64_t deadline) {
-    rlock_node *n = rlock__sub_conn(c, j);
+    const rlock__conn *on = rlock__sub_conn(c, j);
+    rlock__x n;
     unsigned char *out;
     size_t cap, pos = 0;
     const char *why;
-    if (!n) {
-        if (c->cfg.pubsub && c->nodes[j]->proto == 3 && c->nodes[j]->conn == RLOCK__CONN_UP) n = c->nodes[j];
-        else if (j < c->n_subs) n = c->subs[j];
-        else return 0;
-    }
-    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
+        n = rlock__x_node(c->nodes[j]);
+    else if (j < c->n_subs) n = rlock__x_sub(c->subs[j]);
+    else return 0;
+    if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
         !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
-    if (n->proto == 3) rlock__x_commit_push(n, pos);
-    else rlock__x_commit(n, pos, owner, tag, deadline);
-    c->sub_on[j] = n;
-    c->sub_gen[j] = n->gen;
+    if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
+    else rlock__x_commit(&n, pos, owner, tag, deadline);
+    c->sub_on[j] = n.s;
+    c->sub_gen[j] = n.s->gen;
     return 1;
 }
 
@@ -2622,9 +2786,10 @@ static void rlock__subs_listen(rlock_client *c) {
     const rlock_lock *o;
     size_t i;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
+    for (i = 0; i < c->n_nodes; i++) c->nodes[i]->x.listen = 0;
+    for (i = 0; i < c->n_subs; i++) c->subs[i]->x.listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
-        rlock_node *n = rlock__sub_conn(c, i);
+        rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
     }
 }
@@ -2743,7 +2908,10 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
 static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock_client *c = lk->client;
     size_t i;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) (void)rlock__x_disown(rlock__conn_at(c, i), lk);
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+        rlock__x n = rlock__conn_at(c, i);
+        (void)rlock__x_disown(&n, lk);
+    }
     rlock__op_unsubscribe(lk, now);
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
@@ -2929,7 +3097,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     if (ev->kind == RLOCK__EV_PUSH) {
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, &ev->reply);
+        if (rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, &ev->reply);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -2980,12 +3148,12 @@ static void rlock__client_step(rlock_client *c) {
         unsigned long before = 0, after = 0;
         rlock_lock *o;
         size_t i;
-        for (i = 0; i < c->n_nodes + c->n_subs; i++) before += rlock__conn_at(c, i)->commands;
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) before += rlock__conn_at(c, i).s->commands;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         rlock__subs_listen(c);
-        for (i = 0; i < c->n_nodes + c->n_subs; i++) after += rlock__conn_at(c, i)->commands;
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) after += rlock__conn_at(c, i).s->commands;
         if (after == before) break; /* nothing new queued: nothing more to send now */
     }
 }
@@ -3009,15 +3177,20 @@ static void rlock__op_unlink(rlock_lock *lk) {
     lk->op.phase = RLOCK__PH_IDLE;
 }
 
-RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
+RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
     rlock_status st;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    if (lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
     st = lk->op.result;
     rlock__op_unlink(lk);
     return st;
+}
+
+RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
+    return rlock_result(lk);
 }
 
 /* When c must be stepped again even without I/O: the earliest op timer or
@@ -3033,9 +3206,9 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
         else if (o->op.phase == RLOCK__PH_DONE)
             next = now;
     for (i = 0; i < c->n_nodes + c->n_subs; i++) {
-        rlock_node *n = rlock__conn_at(c, i);
-        uint64_t d = rlock__x_deadline(n);
-        if (rlock__x_wants(n) && d < next) next = d;
+        rlock__x n = rlock__conn_at(c, i);
+        uint64_t d = rlock__x_deadline(&n);
+        if (rlock__x_wants(&n) && d < next) next = d;
     }
     return next;
 }
@@ -3055,7 +3228,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     int connecting;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
-    n = rlock__client_interest(c, out, cap, &connecting);
+    n = rlock__client_interest(c, out, NULL, cap, &connecting);
     if (!timeout_ms || connecting) return n;
     now = rlock__now(c);
     next = rlock__client_next(c, now);
@@ -3093,7 +3266,10 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
         }
         /* Between rounds (nothing granted), or an extend / release: their
          * answers are not needed; they are read and discarded. */
-        for (i = 0; i < c->n_nodes + c->n_subs; i++) (void)rlock__x_disown(rlock__conn_at(c, i), lk);
+        for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+            rlock__x n = rlock__conn_at(c, i);
+            (void)rlock__x_disown(&n, lk);
+        }
         rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
         rlock__subs_listen(c);
     }
@@ -3211,6 +3387,13 @@ static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
     return st;
 }
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+#ifdef RLOCK__NEED_SLEEP_HOOK
+    /* Waiting sleeps between attempts: refuse before anything is sent. The
+     * other blocking calls wait only on connections, through the transport. */
+    if (rlock__lock_ok(lk) && wait_ms > 0 && !lk->client->cfg.sleep_ms)
+        return rlock__why(lk->why, sizeof lk->why,
+                          "cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+#endif
     return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
 }
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
@@ -3264,8 +3447,10 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
     if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answers are read and discarded */
         size_t i;
-        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++)
-            (void)rlock__x_disown(rlock__conn_at(lk->client, i), lk);
+        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++) {
+            rlock__x n = rlock__conn_at(lk->client, i);
+            (void)rlock__x_disown(&n, lk);
+        }
         if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
         rlock__op_unlink(lk);
         rlock__subs_listen(lk->client);

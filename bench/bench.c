@@ -488,7 +488,7 @@ typedef struct rl_setup {
     rlock_hiredis_conn hc[N_SERVERS];
     redisContext *rc[N_SERVERS];
     rlock_node nodes[N_SERVERS];
-    rlock_node subs[N_SERVERS];
+    rlock_subscriber subs[N_SERVERS];
     rlock_client cl;
     rlock_lock lk;
     rlock_status last; /* of the last call */
@@ -527,7 +527,7 @@ static unsigned long long rl_commands(const rl_setup *s) {
     int i;
     for (i = 0; i < s->n; i++) {
         n += rlock_node_commands(&s->nodes[i]);
-        if (s->pubsub) n += rlock_node_commands(&s->subs[i]);
+        if (s->pubsub) n += rlock_subscriber_commands(&s->subs[i]);
     }
     return n;
 }
@@ -551,7 +551,7 @@ static int rl_setup_init(rl_setup *s, int n, int use_hiredis, const char *key, r
         if (rlock_node_init(&s->nodes[i], tr) != RLOCK_OK) goto fail;
         if (pubsub) {
             if (rlock_posix_init_tcp(&s->spc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
-                rlock_node_init(&s->subs[i], rlock_posix_transport(&s->spc[i])) != RLOCK_OK) goto fail;
+                rlock_subscriber_init(&s->subs[i], rlock_posix_transport(&s->spc[i])) != RLOCK_OK) goto fail;
         }
     }
     if (rlock_client_init(&s->cl, s->nodes, (size_t)n, NULL) != RLOCK_OK) goto fail;
@@ -1262,8 +1262,9 @@ static void print_footprint(const kvset *fp) {
     printf("  stack high-water (-O2, POSIX adapter; above an empty thread's %.0f B): acquire %.0f B, release %.0f B,"
            " Redlock-5 acquire %.0f B\n", kv_num(fp, "fp:stack_baseline"), kv_num(fp, "fp:stack_acquire"),
            kv_num(fp, "fp:stack_release"), kv_num(fp, "fp:stack_acquire_redlock5"));
-    printf("  caller-allocated objects: rlock_node %.0f B, rlock_client %.0f B, rlock_lock %.0f B\n",
-           kv_num(fp, "fp:sizeof_node"), kv_num(fp, "fp:sizeof_client"), kv_num(fp, "fp:sizeof_lock"));
+    printf("  caller-allocated objects: rlock_node %.0f B, rlock_subscriber %.0f B, rlock_client %.0f B,"
+           " rlock_lock %.0f B\n", kv_num(fp, "fp:sizeof_node"), kv_num(fp, "fp:sizeof_subscriber"),
+           kv_num(fp, "fp:sizeof_client"), kv_num(fp, "fp:sizeof_lock"));
     printf("  core at -Os (make size; .text / .rodata bytes):");
     for (i = 0; i < 4; i++) {
         const char *v;
@@ -1425,7 +1426,7 @@ static int multi_batch(multi_ctx *m, int acquire) {
         }
         (void)rlock_client_step(&m->cl);
         for (i = 0; i < m->k; i++)
-            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_step(&m->lk[i])) != RLOCK_WOULD_BLOCK) {
+            if (st[i] == RLOCK_WOULD_BLOCK && (st[i] = rlock_result(&m->lk[i])) != RLOCK_WOULD_BLOCK) {
                 left--;
                 if (st[i] != RLOCK_OK) { m->last = st[i]; bad = 1; }
             }
@@ -1585,7 +1586,8 @@ static int client_list(const rh_server *s, const int *ports, int n_ports, int *s
  * which the parent holds; exit 0 once acquired and released. */
 static void waiter_child(int n, int resp3, const char *key) {
     static rlock_posix_conn pc[N_SERVERS], spc[N_SERVERS];
-    static rlock_node nodes[N_SERVERS], subs[N_SERVERS];
+    static rlock_node nodes[N_SERVERS];
+    static rlock_subscriber subs[N_SERVERS];
     static rlock_client cl;
     static rlock_lock lk;
     rlock_config cfg;
@@ -1597,7 +1599,7 @@ static void waiter_child(int n, int resp3, const char *key) {
         if (rlock_posix_init_tcp(&pc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
             rlock_node_init(&nodes[i], rlock_posix_transport(&pc[i])) != RLOCK_OK) _exit(2);
         if (!resp3 && (rlock_posix_init_tcp(&spc[i], "127.0.0.1", g_srv[i].port, 1000) != 0 ||
-                       rlock_node_init(&subs[i], rlock_posix_transport(&spc[i])) != RLOCK_OK)) _exit(2);
+                       rlock_subscriber_init(&subs[i], rlock_posix_transport(&spc[i])) != RLOCK_OK)) _exit(2);
     }
     if (rlock_client_init(&cl, nodes, (size_t)n, &cfg) != RLOCK_OK ||
         (!resp3 && rlock_client_set_subscribers(&cl, subs, (size_t)n) != RLOCK_OK) ||
@@ -1848,6 +1850,8 @@ static void engine_print(const row *rows) {
         for (i = 0; i < 5; i++) snprintf(o[i], sizeof o[i], old_missing() ? "-" : "%lu", v[i]);
         printf("  sizes (bytes, x86-64 defaults)  %-10s %s\n", OLD_REV, "now");
         printf("    rlock_node                    %-10s %lu\n", o[0], (unsigned long)sizeof(rlock_node));
+        printf("    rlock_subscriber (RESP2 only) %-10s %lu (%s: an rlock_node)\n", o[0],
+               (unsigned long)sizeof(rlock_subscriber), OLD_REV);
         printf("    rlock_client                  %-10s %lu\n", o[1], (unsigned long)sizeof(rlock_client));
         printf("    rlock_lock                    %-10s %lu (each additional lock on a client)\n", o[2],
                (unsigned long)sizeof(rlock_lock));
@@ -2164,7 +2168,7 @@ int main(int argc, char **argv) {
     }
     printf("(ceil/s = 1 / (this row's mean critical section + PING p50 %.1f us); x 1 nd = acq/s over the single-node\n"
            " row with the same waiting and procs. cmd/acq = commands the clients sent per acquisition, all nodes:\n"
-           " rlock counts them itself (rlock_node_commands over command and subscriber connections), the peers'\n"
+           " rlock counts them itself (rlock_node_commands, rlock_subscriber_commands), the peers'\n"
            " scripts count them in the client library's send path. srv/acq = calls the servers executed per\n"
            " acquisition (INFO commandstats, all nodes, info/config left out) - Redis 7 counts the commands a\n"
            " script runs too, so a one-EVALSHA release that GETs, DELs and ZPOPMINs is 4 calls. ho = handoff:\n"

@@ -70,7 +70,8 @@ int posix_memalign(void **out, size_t align, size_t n) {
 typedef struct fp_client {
     int n;
     rlock_posix_conn pc[MAX_NODES], spc[MAX_NODES];
-    rlock_node nodes[MAX_NODES], subs[MAX_NODES];
+    rlock_node nodes[MAX_NODES];
+    rlock_subscriber subs[MAX_NODES];
     rlock_client cl;
     rlock_lock lk;
 } fp_client;
@@ -85,7 +86,7 @@ static int fp_init(fp_client *c, int n, int pubsub, const char *key, rlock_kind 
         if (rlock_posix_init_tcp(&c->pc[i], "127.0.0.1", g_ports[i], 1000) != 0 ||
             rlock_node_init(&c->nodes[i], rlock_posix_transport(&c->pc[i])) != RLOCK_OK) return -1;
         if (pubsub && (rlock_posix_init_tcp(&c->spc[i], "127.0.0.1", g_ports[i], 1000) != 0 ||
-                       rlock_node_init(&c->subs[i], rlock_posix_transport(&c->spc[i])) != RLOCK_OK)) return -1;
+                       rlock_subscriber_init(&c->subs[i], rlock_posix_transport(&c->spc[i])) != RLOCK_OK)) return -1;
     }
     if (rlock_client_init(&c->cl, c->nodes, (size_t)n, NULL) != RLOCK_OK) return -1;
     if (pubsub && rlock_client_set_subscribers(&c->cl, c->subs, (size_t)n) != RLOCK_OK) return -1;
@@ -246,6 +247,7 @@ static int measure_stack(void) {
     printf("fp stack_release %ld\n", rel - base);
     if (acq5 >= 0) printf("fp stack_acquire_redlock5 %ld\n", acq5 - base);
     printf("fp sizeof_node %lu\n", (unsigned long)sizeof(rlock_node));
+    printf("fp sizeof_subscriber %lu\n", (unsigned long)sizeof(rlock_subscriber));
     printf("fp sizeof_client %lu\n", (unsigned long)sizeof(rlock_client));
     printf("fp sizeof_lock %lu\n", (unsigned long)sizeof(rlock_lock));
     return 0;

@@ -182,7 +182,8 @@ static struct {
 #endif
     server sentinels[5];
     rlock_posix_sentinel sn;
-    rlock_node node[MAX_SERVERS], sub[MAX_SERVERS];
+    rlock_node node[MAX_SERVERS];
+    rlock_subscriber sub[MAX_SERVERS];
     size_t n_subs;
     rlock_client cl;
     rlock_lock lk;
@@ -805,9 +806,9 @@ static void wait_io(long long timeout_ms) {
         p[n++].revents = 0;
     }
     for (i = 0; i < 2 * g.o.n_servers; i++) {
-        rlock_node *nd = i < g.o.n_servers ? &g.node[i] : &g.sub[i - g.o.n_servers];
         rlock_posix_conn *pc = i < g.o.n_servers ? &g.pc[i] : &g.spc[i - g.o.n_servers];
-        int w = i < g.o.n_servers || i - g.o.n_servers < g.n_subs ? rlock_node_wants(nd) : 0;
+        int w = i < g.o.n_servers ? rlock_node_wants(&g.node[i])
+              : i - g.o.n_servers < g.n_subs ? rlock_subscriber_wants(&g.sub[i - g.o.n_servers]) : 0;
         if (!w) continue;
         if (pc->fd < 0) { timeout_ms = 0; continue; } /* let rlock_step find out */
         p[n].fd = pc->fd;
@@ -847,9 +848,13 @@ static size_t nodes_with(rlock_status st) {
     return n;
 }
 
-static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
+/* A command connection (nd) or a subscriber (sb) to sv. */
+static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb, const server *sv) {
     const options *o = &g.o;
     uint32_t ct = (uint32_t)o->connect_timeout_ms;
+    const char *user = sv->has_user ? sv->user : o->user;
+    const char *pass = sv->has_pass ? sv->pass : o->has_password ? o->password : NULL;
+    const rlock_transport *tr;
 #ifdef RLOCK_CLI_TLS
     if (sv->tls || o->tls_ca || o->tls_cert || o->tls_insecure) {
         /* the TLS connection of the same slot (pc is g.pc[i] or g.spc[i]) */
@@ -864,17 +869,24 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
             say("%s: %s", sv->label, sv->is_unix ? "TLS over a unix socket is not supported" : tc->err);
             return -1;
         }
-        if (rlock_node_init(nd, rlock_tls_transport(tc)) != RLOCK_OK) return -1;
+        tr = rlock_tls_transport(tc);
     } else
 #endif
-    if ((o->n_sentinels ? rlock_posix_init_sentinel(pc, &g.sn, ct)
-         : sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0 ||
-        rlock_node_init(nd, rlock_posix_transport(pc)) != RLOCK_OK)
-        return -1;
-    if (sv->has_user) nd->username = sv->user;
-    else if (o->user) nd->username = o->user;
-    if (sv->has_pass) nd->password = sv->pass;
-    else if (o->has_password) nd->password = o->password;
+    {
+        if ((o->n_sentinels ? rlock_posix_init_sentinel(pc, &g.sn, ct)
+             : sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0)
+            return -1;
+        tr = rlock_posix_transport(pc);
+    }
+    if (nd) {
+        if (rlock_node_init(nd, tr) != RLOCK_OK) return -1;
+        nd->username = user;
+        nd->password = pass;
+    } else {
+        if (rlock_subscriber_init(sb, tr) != RLOCK_OK) return -1;
+        sb->username = user;
+        sb->password = pass;
+    }
     return 0;
 }
 
@@ -1509,7 +1521,7 @@ int main(int argc, char **argv) {
     cfg.node_timeout_ms = (uint32_t)o->command_timeout_ms;
     cfg.fencing = o->fence;
     for (i = 0; i < o->n_servers; i++)
-        if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {
+        if (init_conn(&g.pc[i], &g.node[i], NULL, &o->servers[i]) != 0) {
             say("%s: cannot set up a connection", o->servers[i].label);
             return RC_SOFTWARE;
         }
@@ -1518,7 +1530,7 @@ int main(int argc, char **argv) {
         /* Waiting is on pub/sub: a second connection per server, used only
          * until the lock is ours. */
         for (i = 0; i < o->n_servers && rc == 0; i++)
-            if (init_conn(&g.spc[i], &g.sub[i], &o->servers[i]) != 0) rc = RC_SOFTWARE;
+            if (init_conn(&g.spc[i], NULL, &g.sub[i], &o->servers[i]) != 0) rc = RC_SOFTWARE;
         if (rc == 0 && rlock_client_set_subscribers(&g.cl, g.sub, o->n_servers) != RLOCK_OK) rc = RC_SOFTWARE;
         g.n_subs = o->n_servers;
     }

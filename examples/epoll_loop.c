@@ -21,7 +21,7 @@
 
 /* What is registered with epoll, per connection. */
 typedef struct watch {
-    const rlock_node *node;
+    const void *conn; /* rlock_interest.conn: which connection */
     int fd, events;
     unsigned long gen;
 } watch;
@@ -37,20 +37,20 @@ static void sync_watches(demo *d, int ep, watch *w, size_t *nw, const rlock_inte
     size_t i, k;
     struct epoll_event ev;
     for (k = 0; k < *nw;) {
-        for (i = 0; i < n && it[i].node != w[k].node; i++) { }
+        for (i = 0; i < n && it[i].conn != w[k].conn; i++) { }
         if (i < n && it[i].fd == w[k].fd && it[i].gen == w[k].gen) { k++; continue; }
         (void)epoll_ctl(ep, EPOLL_CTL_DEL, w[k].fd, &ev);
         w[k] = w[--*nw];
     }
     for (i = 0; i < n; i++) {
         if (it[i].fd < 0) continue; /* not connected yet: the timeout is 0, step at once */
-        for (k = 0; k < *nw && w[k].node != it[i].node; k++) { }
+        for (k = 0; k < *nw && w[k].conn != it[i].conn; k++) { }
         memset(&ev, 0, sizeof ev);
         ev.events = epoll_events(it[i].events);
         ev.data.fd = it[i].fd;
         if (k == *nw) {
             if (epoll_ctl(ep, EPOLL_CTL_ADD, it[i].fd, &ev) != 0) { perror("epoll_ctl ADD"); continue; }
-            w[k].node = it[i].node;
+            w[k].conn = it[i].conn;
             w[k].fd = it[i].fd;
             w[k].gen = it[i].gen;
             w[k].events = it[i].events;

@@ -22,7 +22,7 @@
 
 typedef struct watch {
     struct event *ev;
-    const rlock_node *node;
+    const void *conn; /* rlock_interest.conn: which connection */
     int fd, events;
     unsigned long gen;
 } watch;
@@ -49,7 +49,7 @@ static void sync_watches(app *a) {
     size_t i, k, n = rlock_client_interest(&a->d.cl, it, MAX_CONNS, &timeout_ms);
     if (n > MAX_CONNS) n = MAX_CONNS; /* cannot happen: one node */
     for (k = 0; k < a->nw;) {
-        for (i = 0; i < n && it[i].node != a->w[k].node; i++) { }
+        for (i = 0; i < n && it[i].conn != a->w[k].conn; i++) { }
         /* an event's fd and events are fixed: anything changed, make a new one */
         if (i < n && it[i].fd == a->w[k].fd && it[i].gen == a->w[k].gen && it[i].events == a->w[k].events) k++;
         else unwatch(a, k);
@@ -59,7 +59,7 @@ static void sync_watches(app *a) {
                              ((it[i].events & RLOCK_WANT_WRITE) ? EV_WRITE : 0));
         watch *w;
         if (it[i].fd < 0) continue; /* not connected yet: the timeout is 0 */
-        for (k = 0; k < a->nw && a->w[k].node != it[i].node; k++) { }
+        for (k = 0; k < a->nw && a->w[k].conn != it[i].conn; k++) { }
         if (k < a->nw) continue; /* unchanged */
         w = &a->w[a->nw];
         if (!(w->ev = event_new(a->base, it[i].fd, what, on_event, a)) || event_add(w->ev, NULL) != 0) {
@@ -67,7 +67,7 @@ static void sync_watches(app *a) {
             if (w->ev) event_free(w->ev);
             continue;
         }
-        w->node = it[i].node;
+        w->conn = it[i].conn;
         w->fd = it[i].fd;
         w->gen = it[i].gen;
         w->events = it[i].events;

@@ -21,7 +21,7 @@
 
 typedef struct watch {
     uv_poll_t *h;          /* heap: it lives until its close callback */
-    const rlock_node *node;
+    const void *conn; /* rlock_interest.conn: which connection */
     int fd, events;
     unsigned long gen;
 } watch;
@@ -57,14 +57,14 @@ static void sync_watches(app *a) {
     size_t i, k, n = rlock_client_interest(&a->d.cl, it, MAX_CONNS, &timeout_ms);
     if (n > MAX_CONNS) n = MAX_CONNS; /* cannot happen: one node */
     for (k = 0; k < a->nw;) {
-        for (i = 0; i < n && it[i].node != a->w[k].node; i++) { }
+        for (i = 0; i < n && it[i].conn != a->w[k].conn; i++) { }
         if (i < n && it[i].fd == a->w[k].fd && it[i].gen == a->w[k].gen) k++;
         else unwatch(a, k);
     }
     for (i = 0; i < n; i++) {
         watch *w;
         if (it[i].fd < 0) continue; /* not connected yet: the timeout is 0 */
-        for (k = 0; k < a->nw && a->w[k].node != it[i].node; k++) { }
+        for (k = 0; k < a->nw && a->w[k].conn != it[i].conn; k++) { }
         w = &a->w[k];
         if (k == a->nw) {
             w->h = (uv_poll_t *)malloc(sizeof *w->h);
@@ -74,7 +74,7 @@ static void sync_watches(app *a) {
                 continue;
             }
             w->h->data = a;
-            w->node = it[i].node;
+            w->conn = it[i].conn;
             w->fd = it[i].fd;
             w->gen = it[i].gen;
             w->events = 0;

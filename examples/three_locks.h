@@ -87,7 +87,8 @@ static int demo_progress(demo *d) {
     int i, busy = 0;
     for (i = 0; i < DEMO_LOCKS; i++) {
         if (d->st[i] != RLOCK_WOULD_BLOCK) continue;
-        if ((d->st[i] = rlock_step(&d->lk[i])) == RLOCK_WOULD_BLOCK) { busy = 1; continue; }
+        /* after rlock_client_step: the result, without stepping again */
+        if ((d->st[i] = rlock_result(&d->lk[i])) == RLOCK_WOULD_BLOCK) { busy = 1; continue; }
         if (d->st[i] == RLOCK_OK) {
             if (d->releasing) d->released++;
             else d->acquired++;

@@ -11,7 +11,8 @@ static uint64_t rt_now;
 static uint64_t rt_now_ms(void *u) { (void)u; return rt_now += 1; }
 static void rt_sleep_ms(void *u, uint32_t ms) { (void)u; rt_now += ms; }
 static int rt_random(void *u, unsigned char *b, size_t n) { size_t i; (void)u; for (i = 0; i < n; i++) b[i] = (unsigned char)(i * 37u + 11u); return 0; }
-static long rt_send(void *c, const unsigned char *b, size_t n) { (void)c; (void)b; (void)n; return 0; }
+static long rt_sent;
+static long rt_send(void *c, const unsigned char *b, size_t n) { (void)c; (void)b; (void)n; rt_sent++; return 0; }
 static long rt_recv(void *c, unsigned char *b, size_t n) { (void)c; (void)b; (void)n; return 0; }
 #elif defined(RLOCK_NO_POSIX)
 /* A target without POSIX supplies its own clock, sleep and random source. */
@@ -44,6 +45,8 @@ int main(void) {
     {
         static rlock_node node;
         static rlock_client cl;
+        static rlock_lock lk;
+        rlock_status st;
         rlock_config cfg;
         rlock_transport tr;
         memset(&tr, 0, sizeof tr);
@@ -54,11 +57,28 @@ int main(void) {
         ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_E_BADARG &&
              strstr(rlock_client_error(&cl), "cfg.now_ms is required") != NULL;
         cfg.now_ms = rt_now_ms;
-        cfg.sleep_ms = rt_sleep_ms;
         ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_E_BADARG &&
              strstr(rlock_client_error(&cl), "cfg.random_bytes is required") != NULL;
         cfg.random_bytes = rt_random;
+        /* No sleep hook: the non-blocking API needs none; a blocking acquire
+         * that would wait says which hook is missing and sends nothing. */
         ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_OK;
+        ok = ok && rlock_lock_init(&lk, &cl, "k", 1, RLOCK_KIND_SIMPLE) == RLOCK_OK;
+        ok = ok && rlock_acquire(&lk, 1000, 500) == RLOCK_E_BADARG &&
+             strcmp(rlock_lock_error(&lk), "cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)") == 0 &&
+             rt_sent == 0 && rlock_lock_state(&lk) == RLOCK_STATE_IDLE;
+        ok = ok && rlock_acquire_begin(&lk, 1000, 500) == RLOCK_WOULD_BLOCK; /* non-blocking: fine */
+        rlock_lock_destroy(&lk);
+        rlock_client_close(&cl);
+        /* With it, the same blocking acquire runs (this transport never
+         * answers: it ends on its deadline, not on a missing hook). */
+        cfg.sleep_ms = rt_sleep_ms;
+        ok = ok && rlock_node_init(&node, &tr) == RLOCK_OK; /* closed above: no connect hook to reopen */
+        ok = ok && rlock_client_init(&cl, &node, 1, &cfg) == RLOCK_OK;
+        ok = ok && rlock_lock_init(&lk, &cl, "k", 1, RLOCK_KIND_SIMPLE) == RLOCK_OK;
+        st = rlock_acquire(&lk, 1000, 500);
+        ok = ok && st != RLOCK_E_BADARG && st != RLOCK_OK && rlock_lock_error(&lk)[0] == '\0';
+        rlock_client_close(&cl);
     }
 #endif
     printf("compile: %d passed, %d failed\n", ok ? 1 : 0, ok ? 0 : 1);

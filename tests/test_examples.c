@@ -13,7 +13,8 @@
  *
  * blocking_transport: takes and releases a lock; against a port with no
  * server it fails with the transport's own error text.
- * basic: the README's quick start must be examples/basic.c, verbatim; it runs.
+ * basic: the README's quick start and rlock.h's EXAMPLE must be examples/basic.c,
+ *   verbatim; it runs.
  *
  * This suite's sanitizer build runs the examples' sanitizer builds
  * (build/asan/NAME); its plain build (build/vg/test_examples, run by make
@@ -340,6 +341,37 @@ static long slurp(const char *path, char *buf, size_t cap) {
     return n == cap - 1 ? -1 : (long)n;
 }
 
+/* rlock.h's EXAMPLE (the lines after " * EXAMPLE" up to " * TABLE OF
+ * CONTENTS", each " *   " or " *" taken off, the last empty one dropped)
+ * must be examples/basic.c. */
+static void header_example_is(const char *basic) {
+    static char header[262144], ex[8192];
+    const char *p, *end;
+    size_t n = 0;
+    CHECK_MSG(slurp("rlock.h", header, sizeof header) > 0, "rlock.h: not found or over %u bytes", (unsigned)sizeof header);
+    p = strstr(header, "\n * EXAMPLE");
+    p = p ? strchr(p + 1, '\n') : NULL;
+    end = p ? strstr(p, "\n * TABLE OF CONTENTS\n") : NULL;
+    CHECK_MSG(p && end, "rlock.h: no EXAMPLE block before TABLE OF CONTENTS");
+    if (!p || !end) return;
+    while (p < end) { /* p is at the '\n' before a line */
+        const char *eol = strchr(p + 1, '\n');
+        size_t len;
+        if (strncmp(p + 1, " *   ", 5) == 0) p += 6;
+        else if (strncmp(p + 1, " *\n", 3) == 0) p += 3;
+        else { CHECK_MSG(0, "rlock.h EXAMPLE: a line without ' *   ': %.40s", p + 1); return; }
+        len = (size_t)(eol - p);
+        if (n + len + 1 >= sizeof ex) break;
+        memcpy(ex + n, p, len);
+        n += len;
+        ex[n++] = '\n';
+        p = eol;
+    }
+    if (n >= 2 && ex[n - 1] == '\n' && ex[n - 2] == '\n') n--; /* the empty line before TABLE */
+    ex[n] = '\0';
+    CHECK_MSG(strcmp(ex, basic) == 0, "rlock.h's EXAMPLE differs from examples/basic.c (make them the same)");
+}
+
 static void test_quick_start(const rh_server *s) {
     static char readme[262144], basic[8192];
     char port[16], line[512];
@@ -356,6 +388,7 @@ static void test_quick_start(const rh_server *s) {
     if (start && end) n = (size_t)(end + 1 - (start + 6));
     CHECK_MSG(start && end && n == strlen(basic) && memcmp(start + 6, basic, n) == 0,
               "README.md's quick start differs from examples/basic.c (make them the same)");
+    header_example_is(basic);
     snprintf(port, sizeof port, "%d", s->port);
     args[0] = port;
     args[1] = NULL;
@@ -365,7 +398,7 @@ static void test_quick_start(const rh_server *s) {
     CHECK_MSG(rh_exited_with(status, 0) && ok == 1, "basic: status 0x%x", (unsigned)status);
     CHECK_EQ_LL(rh_int(s, "EXISTS jobs:nightly"), 0);
     if (check_fail_count != fails) proc_dump(&p, "basic");
-    printf("basic: the README quick start is examples/basic.c and ran\n");
+    printf("basic: the README quick start and rlock.h's EXAMPLE are examples/basic.c, and it ran\n");
 }
 
 int main(void) {

@@ -502,7 +502,8 @@ static void test_reentrant(const rh_server *s) {
 
     CHECK(tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
     CHECK(tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
-    CHECK(strcmp(a.cl.instance_id, b.cl.instance_id) != 0);
+    CHECK(strlen(rlock_client_instance_id(&a.cl)) == 16 &&
+          strcmp(rlock_client_instance_id(&a.cl), rlock_client_instance_id(&b.cl)) != 0);
     CHECK_EQ_ST(rlock_lock_init(&ra, &a.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&rb, &b.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
 
@@ -835,12 +836,12 @@ static long long auth_int(const rh_server *s, const char *cmd) {
 static int nochan_waiter_child(const rh_server *s) {
     tconn w;
     rlock_posix_conn sp;
-    rlock_node sn;
+    rlock_subscriber sn;
     rlock_lock lk;
     rlock_status st;
     int rc = 0;
     if (tc_open(&w, s, 0, NULL, NULL, "pw") != 0 || rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
-        rlock_node_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK)
+        rlock_subscriber_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK)
         return 3;
     sn.password = "pw";
     if (rlock_client_set_subscribers(&w.cl, &sn, 1) != RLOCK_OK) rc = 4;
@@ -1264,7 +1265,7 @@ static void test_pipelined_locks(const rh_server *s) {
         size_t k, n = rlock_client_interest(&t.cl, it, 4, &to);
         CHECK(n <= 1); /* one connection for the three locks */
         for (k = 0; k < n && k < 4; k++) {
-            CHECK(it[k].node == &t.node && (it[k].fd == t.pc.fd || (it[k].fd < 0 && to == 0)));
+            CHECK(it[k].conn == (const void *)&t.node && (it[k].fd == t.pc.fd || (it[k].fd < 0 && to == 0)));
             CHECK(it[k].events != 0);
             if (gen == 0) gen = it[k].gen;
             CHECK_EQ_LL(it[k].gen, gen); /* never reconnected */
@@ -1373,14 +1374,14 @@ static void test_fault02_holder_killed(const rh_server *s) {
 static int max_key_waiter_child(const rh_server *s, const char *key, long long above) {
     rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
     rlock_posix_conn spc;
-    rlock_node sub;
+    rlock_subscriber sub;
     tconn t;
     rlock_lock lk;
     rlock_status st;
     int rc;
     cfg.fencing = 1;
     if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 || rlock_posix_init_tcp(&spc, "127.0.0.1", s->port, 1000) != 0 ||
-        rlock_node_init(&sub, rlock_posix_transport(&spc)) != RLOCK_OK ||
+        rlock_subscriber_init(&sub, rlock_posix_transport(&spc)) != RLOCK_OK ||
         rlock_client_set_subscribers(&t.cl, &sub, 1) != RLOCK_OK ||
         rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;

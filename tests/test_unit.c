@@ -1487,7 +1487,8 @@ static void test_random_fails(void) {
  * crashes (ASan/UBSan/valgrind), no handle is half-changed, and not a byte
  * reaches any transport. */
 static void test_bad_args_every_public_function(void) {
-    static rlock_node junk_node, zero_node, tmp_node, subs[2];
+    static rlock_node junk_node, zero_node, tmp_node;
+    static rlock_subscriber junk_sub, subs[2];
     static rlock_client junk_client, zero_client, dead_client;
     static rlock_lock junk_lock, zero_lock, destroyed, orphan, dl;
 #ifdef RLOCK_WATCHDOG
@@ -1557,6 +1558,17 @@ static void test_bad_args_every_public_function(void) {
     tr.recv = NULL;
     CHECK_EQ_ST(rlock_node_init(&tmp_node, &tr), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_node_status(&tmp_node), RLOCK_E_BADARG); /* failed init left it uninitialised */
+    memset(&junk_sub, 0xA5, sizeof junk_sub);
+    CHECK_EQ_ST(rlock_subscriber_init(NULL, &tr), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_subscriber_init(&junk_sub, NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_subscriber_init(&junk_sub, &tr), RLOCK_E_BADARG); /* tr.recv is NULL */
+    CHECK_EQ_LL(rlock_subscriber_commands(&junk_sub), 0);
+    CHECK(rlock_subscriber_error(&junk_sub)[0] == '\0');
+    CHECK(rlock_subscriber_error(NULL)[0] == '\0');
+    CHECK_EQ_LL(rlock_subscriber_commands(NULL), 0);
+    CHECK_EQ_LL(rlock_subscriber_wants(NULL), 0);
+    CHECK_EQ_LL(rlock_subscriber_wants(&junk_sub), 0);
+    CHECK(rlock_client_instance_id(NULL)[0] == '\0');
     for (i = 0; i < sizeof bad_nodes / sizeof bad_nodes[0]; i++) {
         CHECK_EQ_ST(rlock_node_status(bad_nodes[i]), RLOCK_E_BADARG);
         CHECK(rlock_node_error(bad_nodes[i]) != NULL && rlock_node_error(bad_nodes[i])[0] == '\0');
@@ -1589,23 +1601,26 @@ static void test_bad_args_every_public_function(void) {
         CHECK_EQ_ST(rlock_client_connect(bad_clients[i], 100), RLOCK_E_BADARG);
         CHECK_EQ_LL(rlock_client_quorum(bad_clients[i]), 0);
         rlock_client_close(bad_clients[i]);
-        CHECK_EQ_ST(rlock_client_set_subscribers(bad_clients[i], N + 8, 1), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_client_set_subscribers(bad_clients[i], subs, 1), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_lock_init(&dl, bad_clients[i], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     }
     CHECK_EQ_ST(rlock_client_init(&C, N, 2, &CFG), RLOCK_OK); /* the good client: nodes 0, 1 */
     CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
     /* subscribers: none, too many, never initialised, a command connection */
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, NULL, 1), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 8, 0), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 2, 3), RLOCK_E_BADARG); /* more than the nodes */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 3), RLOCK_E_BADARG); /* more than the nodes */
     memset(subs, 0, sizeof subs);
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &junk_node, 1), RLOCK_E_BADARG);
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N, 1), RLOCK_E_BADARG);     /* the node itself */
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 1, 1), RLOCK_E_BADARG); /* another command node */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &junk_sub, 1), RLOCK_E_BADARG);
     tr = fk_transport(&F[0], 1);
-    CHECK_EQ_ST(rlock_node_init(&subs[0], &tr), RLOCK_OK); /* its own struct, node 0's connection */
+    CHECK_EQ_ST(rlock_subscriber_init(&subs[0], &tr), RLOCK_OK); /* its own struct, node 0's connection */
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
+    tr = fk_transport(&F[1], 1);
+    CHECK_EQ_ST(rlock_subscriber_init(&subs[0], &tr), RLOCK_OK); /* node 1's connection */
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, subs, 1), RLOCK_E_BADARG);
+    /* No public call counts a client's subscribers: look inside to prove
+     * that the refused calls left none set. */
     CHECK_EQ_LL(C.n_subs, 0);
     CHECK_EQ_LL(rlock_client_quorum(&C), 2);
 
@@ -2335,6 +2350,42 @@ static void test_io_errors(void) {
     env_done();
 }
 
+/* The documented cost of a transport with wait() but no wait_many: while
+ * n > 1 connections are pending, each ms costs at most n + 1 wait() calls
+ * (n probes, one 1 ms wait); one pending connection, one call for the whole
+ * timeout. Redlock-3, two nodes late (their replies come only after the
+ * node timeout): the round ends at the timeout, no sooner, no later. */
+static void test_wait_only_cost(void) {
+    fk_step *s;
+    long calls;
+    size_t i;
+    env_reset("wait() without wait_many: what it costs");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n"); /* no quorum: the cleanup release */
+    for (i = 1; i < 3; i++) {
+        s = fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        s->hang = 1; /* late: dropped by the timeout */
+        fk_add(&F[i], rlock_script_sha(S_REL), ":0\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_QUORUM);
+    CHECK_EQ_LL(g_now - T0, NODE_TMO); /* the round waited out the timeout; the cleanup took no time */
+    calls = F[0].wait_calls + F[1].wait_calls + F[2].wait_calls;
+    printf("wait() only, Redlock-3, 2 nodes late for %llu ms: %ld wait() calls\n", (unsigned long long)NODE_TMO, calls);
+    CHECK_MSG(calls <= 3 * ((long)NODE_TMO + 2), "%ld wait() calls over %llu ms, more than 3 per ms", calls,
+              (unsigned long long)NODE_TMO);
+    env_done();
+    env_reset("wait() without wait_many: one connection, one call");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(g_now - T0, NODE_TMO);
+    CHECK_MSG(F[0].wait_calls <= 3, "%ld wait() calls for one late reply", F[0].wait_calls);
+    env_done();
+}
+
 static void test_timeouts(void) {
     fk_step *s;
     size_t i;
@@ -2555,7 +2606,8 @@ static void test_reentrant(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 1);
     tok = rlock_lock_token(&LK);
-    CHECK_MSG(strlen(tok) > 17 && tok[16] == ':' && strncmp(tok, C.instance_id, 16) == 0, "owner %s", tok);
+    CHECK_MSG(strlen(tok) > 17 && tok[16] == ':' && strlen(rlock_client_instance_id(&C)) == 16 &&
+              strncmp(tok, rlock_client_instance_id(&C), 16) == 0, "owner %s", tok);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 2);
     CHECK(req_eq(&F[0], 1, F[0].req[0], F[0].req_len[0])); /* the same owner id */
@@ -2723,7 +2775,7 @@ static void test_interest(void) {
     CHECK_EQ_ST(rlock_client_step(NULL), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     n = rlock_client_interest(&C, it, 4, &to);
-    CHECK(n == 1 && it[0].node == &N[0] && it[0].fd == -1 && it[0].events == RLOCK_WANT_WRITE && to == 0);
+    CHECK(n == 1 && it[0].conn == (const void *)&N[0] && it[0].fd == -1 && it[0].events == RLOCK_WANT_WRITE && to == 0);
     CHECK_EQ_LL(rlock_client_interest(&C, NULL, 0, NULL), 1); /* count only */
     CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK);               /* connects, sends */
     n = rlock_client_interest(&C, it, 4, &to);
@@ -2743,6 +2795,45 @@ static void test_interest(void) {
     n = rlock_client_interest(&C, it, 4, &to);
     CHECK_MSG(n == 1 && it[0].gen == gen1 + 1 && it[0].fd == 1002, "n %lu fd %d", (unsigned long)n, n ? it[0].fd : -9);
     CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    env_done();
+}
+
+/* Collecting results is free of I/O: after one rlock_client_step finished
+ * three pipelined acquires, rlock_result on each makes no transport call;
+ * while an op runs, rlock_result says WOULD_BLOCK without I/O, where
+ * rlock_step steps the whole client (tries the connection again). */
+static void test_result_no_io(void) {
+    static rlock_lock lk3;
+    rlock_lock *lks[3];
+    long io0, io1;
+    int i;
+    env_reset("result without I/O");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk3, &C, "res:3", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    lks[0] = &LK; lks[1] = &LK2; lks[2] = &lk3;
+    for (i = 0; i < 3; i++) fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    for (i = 0; i < 3; i++) fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_acquire_begin(lks[i], TTL, 0), RLOCK_WOULD_BLOCK);
+    io0 = F[0].send_calls + F[0].recv_calls + F[0].connect_calls;
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_result(lks[i]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(F[0].send_calls + F[0].recv_calls + F[0].connect_calls, io0); /* running: no I/O either */
+    CHECK_EQ_ST(rlock_client_step(&C), RLOCK_OK); /* connects, sends all three, reads the replies */
+    io1 = F[0].send_calls + F[0].recv_calls + F[0].connect_calls;
+    CHECK(io1 > io0);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_result(lks[i]), RLOCK_OK);
+    CHECK_EQ_LL(F[0].send_calls + F[0].recv_calls + F[0].connect_calls, io1);
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_result(lks[i]), RLOCK_E_STATE); /* returned once */
+    /* rlock_step on a running op drives the client (the documented way
+     * without an event loop); on a finished one it only collects. */
+    for (i = 0; i < 3; i++) CHECK_EQ_ST(rlock_release_begin(lks[i]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_OK); /* one step finished all three */
+    io1 = F[0].send_calls + F[0].recv_calls + F[0].connect_calls;
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_step(&lk3), RLOCK_OK);
+    CHECK_EQ_LL(F[0].send_calls + F[0].recv_calls + F[0].connect_calls, io1);
+    CHECK_EQ_ST(rlock_result(NULL), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_result(&LK), RLOCK_E_STATE);
     env_done();
 }
 
@@ -2826,10 +2917,17 @@ static void test_badarg_texts(void) {
     CHECK_STR(rlock_client_error(&c2), "nodes is NULL");
     CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
     CHECK_STR(rlock_client_error(&C), "timeout_ms is 0");
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 2, 3), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "n is 3, it must be 1..2 (the client's nodes)");
-    CHECK_EQ_ST(rlock_client_set_subscribers(&C, N + 1, 1), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "subs[0] is the command connection of nodes[1]");
+    {
+        static rlock_subscriber s3[3];
+        rlock_transport t1 = fk_transport(&F[1], 1);
+        CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 3), RLOCK_E_BADARG);
+        CHECK_STR(rlock_client_error(&C), "n is 3, it must be 1..2 (the client's nodes)");
+        CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 1), RLOCK_E_BADARG);
+        CHECK_STR(rlock_client_error(&C), "subs[0] is not initialised (rlock_subscriber_init)");
+        CHECK_EQ_ST(rlock_subscriber_init(&s3[0], &t1), RLOCK_OK);
+        CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 1), RLOCK_E_BADARG);
+        CHECK_STR(rlock_client_error(&C), "subs[0] is the command connection of nodes[1]");
+    }
     {
         static char owner[RLOCK_MAX_OWNER_LEN + 2];
         memset(owner, 'o', RLOCK_MAX_OWNER_LEN + 1);
@@ -3408,6 +3506,8 @@ int main(void) {
     test_busy();
     test_round_tally();
     test_interest();
+    test_result_no_io();
+    test_wait_only_cost();
     test_renew_outcome();
     test_badarg_texts();
     test_max_key_fenced();

@@ -45,7 +45,8 @@ static long long since(unsigned long long t0) { return (long long)(rh_now_ms() -
 typedef struct tcli {
     int n, nsubs;
     rlock_posix_conn pc[NSRV], spc[NSRV];
-    rlock_node nodes[NSRV], subs[NSRV];
+    rlock_node nodes[NSRV];
+    rlock_subscriber subs[NSRV];
     rlock_client cl;
 } tcli;
 
@@ -61,7 +62,7 @@ static int tcli_open(tcli *t, rh_server *const *srv, int n, const rlock_config *
     if (with_subs) {
         for (i = 0; i < n; i++) {
             if (rlock_posix_init_tcp(&t->spc[i], "127.0.0.1", srv[i]->port, 1000) != 0) return -1;
-            if (rlock_node_init(&t->subs[i], rlock_posix_transport(&t->spc[i])) != RLOCK_OK) return -1;
+            if (rlock_subscriber_init(&t->subs[i], rlock_posix_transport(&t->spc[i])) != RLOCK_OK) return -1;
         }
         if (rlock_client_set_subscribers(&t->cl, t->subs, (size_t)n) != RLOCK_OK) return -1;
         t->nsubs = n;
@@ -82,9 +83,8 @@ static void tcli_wait(tcli *t, uint32_t ms) {
     struct pollfd p[2 * NSRV];
     int i, k = 0;
     for (i = 0; i < t->n + t->nsubs; i++) {
-        rlock_node *nd = i < t->n ? &t->nodes[i] : &t->subs[i - t->n];
         rlock_posix_conn *pc = i < t->n ? &t->pc[i] : &t->spc[i - t->n];
-        int w = rlock_node_wants(nd);
+        int w = i < t->n ? rlock_node_wants(&t->nodes[i]) : rlock_subscriber_wants(&t->subs[i - t->n]);
         if (!w || pc->fd < 0) continue;
         p[k].fd = pc->fd;
         p[k].events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
@@ -543,7 +543,7 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
         st = rlock_acquire(&lk, 5000, 5000);
         *elapsed = since(t0);
         cmds = (long long)(rlock_node_commands(&t.nodes[0]) - cmds0);
-        if (with_subs) *sub_cmds = rlock_node_commands(&t.subs[0]);
+        if (with_subs) *sub_cmds = rlock_subscriber_commands(&t.subs[0]);
         CHECK_EQ_ST(st, RLOCK_OK);
         CHECK_MSG(*elapsed >= 150, "acquired %lld ms into a 300 ms hold", *elapsed);
         CHECK_MSG(*elapsed < 1500, "%s: acquired after %lld ms (waited for the 10 s TTL?)",
@@ -603,7 +603,7 @@ static int waiter_child(rh_server *s, const char *key, int wfd) {
     rep.st = (int)rlock_acquire(&lk, 2000, 5000);
     rep.t_done = rh_now_ms();
     rep.cmds = rlock_node_commands(&t.nodes[0]);
-    rep.sub_cmds = rlock_node_commands(&t.subs[0]);
+    rep.sub_cmds = rlock_subscriber_commands(&t.subs[0]);
     if (write(wfd, &rep, sizeof rep) != (ssize_t)sizeof rep) return 11;
     close(wfd);
     if (rep.st == RLOCK_OK && rlock_release(&lk) != RLOCK_OK) { tcli_close(&t); return 12; }
@@ -707,7 +707,7 @@ static int chain_child(rh_server *s, const char *key, int wfd) {
         if (rlock_release(&lk) != RLOCK_OK) rep.st = 99;
     }
     rep.cmds = rlock_node_commands(&t.nodes[0]);
-    rep.sub_cmds = rlock_node_commands(&t.subs[0]);
+    rep.sub_cmds = rlock_subscriber_commands(&t.subs[0]);
     tcli_close(&t);
     return write(wfd, &rep, sizeof rep) == (ssize_t)sizeof rep ? 0 : 11; /* < PIPE_BUF: atomic */
 }

@@ -98,13 +98,6 @@ static void board_wait(uint32_t ms) {
     BOARD_TIMER1->ctrl = 0;
 }
 
-/* rlock requires a sleep hook even though only its blocking calls (which
- * this firmware never makes) use it. */
-static void board_sleep_ms(void *user, uint32_t ms) {
-    uint64_t end = board_now_ms(user) + ms;
-    uint64_t now;
-    while ((now = board_now_ms(user)) < end) board_wait((uint32_t)(end - now));
-}
 
 static void board_init(void) {
     __asm__ volatile("cpsid i" ::: "memory"); /* PRIMASK: interrupts only wake WFI */
@@ -436,7 +429,7 @@ int main(void) {
 
     rlock_config_init(&cfg);
     cfg.now_ms = board_now_ms;
-    cfg.sleep_ms = board_sleep_ms;
+    /* no cfg.sleep_ms: only a blocking rlock_acquire with a wait needs it */
     cfg.random_bytes = test_random_bytes; /* TEST STAND-IN: see above */
     cfg.fencing = 1;
     cfg.node_timeout_ms = FW_NODE_TIMEOUT_MS;

@@ -267,7 +267,8 @@ static int lib_main(int argc, char **argv) {
     int nolock = strstr(brk, "nolock") != NULL, leak = strstr(brk, "leak") != NULL && slot == 0,
         hang = strstr(brk, "stuck") != NULL && slot == 1;
     rlock_posix_conn pc[MAX_NODES], sc[MAX_NODES];
-    rlock_node nodes[MAX_NODES], subs[MAX_NODES];
+    rlock_node nodes[MAX_NODES];
+    rlock_subscriber subs[MAX_NODES];
     rlock_client cl;
     rlock_lock lk;
     rlock_config cfg;
@@ -286,7 +287,7 @@ static int lib_main(int argc, char **argv) {
         rlock_posix_init_tcp(&pc[i], "127.0.0.1", port, 500);
         rlock_node_init(&nodes[i], rlock_posix_transport(&pc[i]));
         rlock_posix_init_tcp(&sc[i], "127.0.0.1", port, 500);
-        rlock_node_init(&subs[i], rlock_posix_transport(&sc[i]));
+        rlock_subscriber_init(&subs[i], rlock_posix_transport(&sc[i]));
     }
     if (rlock_client_init(&cl, nodes, (size_t)n, &cfg) != RLOCK_OK) { ev("E %ld client_init", (long)getpid()); return 2; }
     if (pubsub && rlock_client_set_subscribers(&cl, subs, (size_t)n) != RLOCK_OK) ev("E %ld set_subscribers", (long)getpid());

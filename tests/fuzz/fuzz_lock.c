@@ -505,8 +505,9 @@ static void check_status(rlock_status st, const char *where) {
     FL_CHECK((int)st >= 0 && (int)st < (int)RLOCK_STATUS_COUNT, "%s returned %d, not a status", where, (int)st);
 }
 
+static uint32_t h_drift_permille; /* what the client was given; 0 means the default, 10 */
 static long long drift_of(long long ttl) {
-    return ttl * (long long)cl.cfg.drift_permille / 1000 + 2;
+    return ttl * (long long)(h_drift_permille ? h_drift_permille : 10) / 1000 + 2;
 }
 
 /* Count nodes whose answer in the final round of this op was what `ok` says. */
@@ -529,6 +530,9 @@ static int count_votes(int script, int want_granted, uint64_t *first_sent) {
         for (int i = f->nreq - 1; i >= 0; i--) {
             const fk_req *r = &f->req[i];
             int yes;
+            /* The final round's start is private (no public call says
+             * when an op's last round began), and only it tells this op's
+             * final answers from its earlier rounds': look inside. */
             if (r->op != h_op_id || r->t_first < lk.op.round.start) break;
             if (r->kind != RQ_SCRIPT || r->script != script || !r->delivered) continue;
             if (want_granted) yes = r->reply == RP_GRANTED;
@@ -673,7 +677,10 @@ static void run_op(unsigned o) {
         uint32_t next = 0;
         int dry_steps = 0, sent_before = 0, sent_after = 0;
         h_op = 1;
-        h_ttl = lk.ttl_ms; /* renewals extend to the lock's own ttl */
+        /* Renewals extend to the lock's own ttl (its last grant's or
+         * extend's, cancelled ones included): private, and the harness's own
+         * bookkeeping would have to re-derive it - look inside. */
+        h_ttl = lk.ttl_ms;
         for (int n = 0; n < h_nodes; n++) sent_before += fk[n].nreq;
         fk_now += clock_step(in_byte());
         st = rlock_renew_poll(&lk, &next);
@@ -768,6 +775,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = timeouts[b1 & 3];
     cfg.drift_permille = drifts[(b1 >> 2) & 3];
+    h_drift_permille = cfg.drift_permille;
     cfg.max_attempts = (b1 >> 4) & 3;
     cfg.backoff_min_ms = bmin[b2 & 3];
     cfg.backoff_max_ms = bmax[(b2 >> 2) & 3];
