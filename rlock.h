@@ -4,7 +4,10 @@
  *   A single-file, header-only library for Redis locks: single-node locks
  *   (SET NX PX with a 128-bit random token; owner-checked Lua release),
  *   reentrant locks (a hash of owner -> hold count changed only by Lua) and
- *   Redlock over up to RLOCK_MAX_NODES independent masters. Waiting by backoff
+ *   Redlock over up to RLOCK_MAX_NODES independent masters; each barging (the
+ *   default: first come when free, uncontended acquire a plain SET NX PX) or
+ *   fair (rlock_lock_set_fair: FIFO by the server's clock, the key reserved
+ *   for the oldest waiter on release). Waiting by backoff
  *   or by Pub/Sub wake-up, lease renewal (rlock_renew_poll, or a thread),
  *   lost-lock notice and fencing tokens. It never allocates, keeps no mutable
  *   globals, and reaches the network only through a transport vtable you
@@ -449,16 +452,21 @@ typedef struct rlock_config {
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
+    /* 1: every acquire attempt is a script. 0: a barging simple lock without
+     * fencing tries a plain SET key token NX PX ttl first (the uncontended
+     * fast path; refused, a script attempt follows at once). Set it for an
+     * ACL user that may run EVALSHA but not SET. [0] */
+    int scripts_only;
     /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
      * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
      * switches to FCALL for good), RLOCK_SCRIPTS_EVAL (never FCALL), or
      * RLOCK_SCRIPTS_FCALL (Redis >= 7 functions from the start). [AUTO] */
     int scripts;
     /* Replica acknowledgement: an acquire also sends WAIT replicas timeout,
-     * pipelined behind its script on each node (one round trip). A node
-     * whose grant fewer than `replicas` replicas acknowledged within
-     * replica_timeout_ms [node timeout / 2] does not count: the grant is
-     * released and the acquire says RLOCK_E_REPLICAS - or, with
+     * pipelined behind its script (or fast-path SET) on each node (one round
+     * trip). A node whose grant fewer than `replicas` replicas acknowledged
+     * within replica_timeout_ms [node timeout / 2] does not count: the grant
+     * is released and the acquire says RLOCK_E_REPLICAS - or, with
      * replica_warn = 1, the lock is kept and rlock_replica_acks() tells.
      * WAIT makes a failover that promotes an acknowledging replica keep the
      * lock; it is NOT consensus: a replica that acked can still lose the
@@ -636,6 +644,7 @@ typedef struct rlock_round {
     unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
     long long acks;           /* fewest acks reported, -1 none */
     int script;               /* RLOCK__S_* */
+    int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     uint64_t start;
     uint32_t timeout;         /* per-node timeout of this round */
@@ -660,7 +669,11 @@ typedef struct rlock_op {
     int retry;                /* after the cleanup round: retry (1) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
     int queue;                /* this round's attempt joins the wait queue */
+    int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
+                                 2: it was refused, the script attempt follows at once */
     int woke;                 /* a release notice named this waiter */
+    int standby;              /* fair: a release notice named this waiter next in line */
+    int split;                /* the last round was granted by some nodes, short of a quorum */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
@@ -696,6 +709,7 @@ typedef struct rlock_lock {
     unsigned held_mask;       /* nodes that granted or extended the current hold */
     int lost_notified;
     uint32_t renewals;
+    uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
@@ -724,6 +738,26 @@ RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
 /* Forget the handle; later calls on it return RLOCK_E_BADARG. A held lock is
  * not released (it expires by its TTL): release first. */
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk);
+
+/* --- fair locks --- */
+/* Make lk fair (fair = 1) or the default barging lock (0), for its next
+ * acquires; simple and reentrant alike, with or without Pub/Sub waiting.
+ * Waiters are served in the order the server queued them (its clock only):
+ * a release reserves the key for the oldest waiter for grace_ms (0:
+ * RLOCK_FAIR_GRACE_MS) - no one else, the releaser included, can take it -
+ * and that waiter claims it with an ordinary acquire (validity counted from
+ * its own send time). A waiter that died, stopped waiting or missed its
+ * notice is skipped once the grace runs out: the next in line, told it is
+ * next, re-checks then. Every client of a key must agree on fair or not.
+ * Redlock: each node keeps its own FIFO and reserves for its own oldest
+ * waiter; a waiter holds the lock when a quorum of nodes served it. Waiters
+ * that queued within a round trip of each other may be in a different order
+ * on different nodes: a round whose reservations split without a quorum
+ * returns its partial grants without a hand-off and retries within a few
+ * ms, so a split lasts one round and the free nodes go to the first comer.
+ * RLOCK_E_STATE while an operation runs or the lock is held. */
+#define RLOCK_FAIR_GRACE_MS 100u
+RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t grace_ms);
 
 /* --- blocking calls (a loop over the non-blocking ones) --- */
 
@@ -848,7 +882,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 
 /* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
  * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
-#define RLOCK_SCRIPT_COUNT 6
+#define RLOCK_SCRIPT_COUNT 10
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
 /* The function (and library) name of script id under RLOCK_SCRIPTS_FCALL,
@@ -1324,7 +1358,8 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  * SCRIPT LOAD against a real server, so an edit that forgets the SHA fails. */
 enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
        RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_REENTRANT_EXTEND, RLOCK__S_REENTRANT_RELEASE,
-       RLOCK__S_COUNT };
+       RLOCK__S_FAIR_ACQUIRE, RLOCK__S_FAIR_RELEASE, RLOCK__S_FAIR_REENTRANT_ACQUIRE,
+       RLOCK__S_FAIR_REENTRANT_RELEASE, RLOCK__S_COUNT };
 
 /* Shared fragments. The wait queue: a failed attempt that will wait on
  * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the FIFO
@@ -1364,10 +1399,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_SIMPLE_EXTEND \
     "if redis.call('get',KEYS[1])==ARGV[1] then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
-/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or ''
- * -> 1 deleted | 0 not ours (never a bare DEL) */
+/* A Redlock releaser drops its own queue entry (ARGV[4], its waiter id, ''
+ * on one node): a node that refused it while a quorum granted still has it
+ * queued, and would later wake it instead of a live waiter. */
+#define RLOCK__LUA_UNQUEUE_SELF \
+    "if KEYS[2] and ARGV[4] and ARGV[4]~='' then redis.call('zrem',KEYS[2],ARGV[4]) " \
+    "redis.call('hdel',KEYS[3],ARGV[4]) end "
+/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or '',
+ * own waiter id or '' -> 1 deleted | 0 not ours (never a bare DEL) */
 #define RLOCK__LUA_SIMPLE_RELEASE \
-    "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
+    RLOCK__LUA_UNQUEUE_SELF "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
     RLOCK__LUA_WAKE_ONE "return 1 end return 0"
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
@@ -1383,27 +1424,99 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
+    RLOCK__LUA_UNQUEUE_SELF "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
+
+/* Fair locks (rlock_lock_set_fair): FIFO by the server's clock, release
+ * hands the key to the oldest waiter. Their own scripts; the extend scripts
+ * are the ones above (a fair simple lock's value is the token, a fair
+ * reentrant lock's the owner hash, as for the barging kinds).
+ *   KEYS[1] the lock; KEYS[2] "{key}:waiters", a zset: waiter id (ARGV[3]
+ *   of an acquire, 16 hex, random per acquisition) -> server time when it
+ *   queued (microseconds: two waiters in one millisecond keep their order);
+ *   KEYS[3] "{key}:fence" when fencing.
+ *   A reservation is the lock key holding the string "~" .. waiter id with a
+ *   PX of the release's grace: no one else, the releaser included, can take
+ *   the key meanwhile; the named waiter's acquire replaces it with its own
+ *   grant (its validity counts from its own send time). A reservation that
+ *   expires unclaimed (the waiter died, stopped waiting, or missed its
+ *   notice) leaves the key free: the next acquirer takes it.
+ * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
+ *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
+ *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
+ * Release: ARGV = token/owner, ttl, channel or '', grace ms ('0': a cleanup,
+ *   delete without a hand-off), and on Redlock the releaser's own waiter id
+ *   (a node that refused it while others granted still has it queued).
+ *   Pops the oldest waiter, reserves the key for it, and publishes "W" or
+ *   "W N": W the reserved waiter (claim now), N the next in line (standby:
+ *   re-check after the grace, in case W is gone). */
+#define RLOCK__LUA_FAIR_ENQUEUE \
+    "if ARGV[3]~='' then local n=redis.call('time') " \
+    "redis.call('zadd',KEYS[2],'NX',n[1]*1000000+n[2],ARGV[3]) " \
+    "local e=tonumber(ARGV[4])+60000 " \
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) end end "
+#define RLOCK__LUA_FAIR_UNQUEUE_SELF "if ARGV[5]~='' then redis.call('zrem',KEYS[2],ARGV[5]) end "
+#define RLOCK__LUA_FAIR_HANDOFF \
+    "local w=redis.call('zrange',KEYS[2],0,1) " \
+    "if w[1] and ARGV[4]~='0' then redis.call('zrem',KEYS[2],w[1]) " \
+    "redis.call('set',KEYS[1],'~'..w[1],'PX',ARGV[4]) " \
+    "if ARGV[3]~='' then redis.pcall('publish',ARGV[3],w[2] and w[1]..' '..w[2] or w[1]) end " \
+    "else redis.call('del',KEYS[1]) end "
+#define RLOCK__LUA_FAIR_FENCE \
+    "if KEYS[3] then f=redis.call('incr',KEYS[3]) end "
+#define RLOCK__LUA_FAIR_ACQUIRE \
+    "local v=redis.call('get',KEYS[1]) " \
+    "if not v or v=='~'..ARGV[3] then redis.call('set',KEYS[1],ARGV[1],'PX',ARGV[2]) " \
+    "if not v then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " RLOCK__LUA_FAIR_FENCE "return {1,1,f} end " \
+    "local t=redis.call('pttl',KEYS[1]) if t>=0 then " RLOCK__LUA_FAIR_ENQUEUE "end return {0,t}"
+/* A Redlock node may hold a reservation for the releaser itself (served
+ * there after a quorum elsewhere had granted it): passed on, not kept. */
+#define RLOCK__LUA_FAIR_RELEASE \
+    RLOCK__LUA_FAIR_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
+    "if v~=ARGV[1] and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " RLOCK__LUA_FAIR_HANDOFF \
+    "if v==ARGV[1] then return 1 end return 0"
+#define RLOCK__LUA_FAIR_REENTRANT_ACQUIRE \
+    "local t=redis.call('type',KEYS[1]).ok local r=false " \
+    "if t=='string' then local v=redis.call('get',KEYS[1]) " \
+    "if string.sub(v,1,1)~='~' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
+    "if t=='none' or r or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " \
+    "if t=='none' then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " \
+    "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
+    "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_FAIR_ENQUEUE "end return {0,p}"
+/* -> holds left (>= 0; at 0 the key is handed off or deleted) | -1 not ours */
+#define RLOCK__LUA_FAIR_REENTRANT_RELEASE \
+    RLOCK__LUA_FAIR_UNQUEUE_SELF "if redis.call('type',KEYS[1]).ok=='string' then " \
+    "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then " RLOCK__LUA_FAIR_HANDOFF "end return -1 end " \
+    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
+    "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
+    "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
 
 /* The EVAL fallback of the largest command (a reentrant acquire with fencing:
  * script, key, three auxiliary keys, owner and small numbers) must fit. */
 /* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
  * compile-time constant of small config values, not a run-time product */
-typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) + 64 +
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) + 64 +
                                 4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
-    RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE
+    RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE,
+    RLOCK__LUA_FAIR_ACQUIRE, RLOCK__LUA_FAIR_RELEASE, RLOCK__LUA_FAIR_REENTRANT_ACQUIRE,
+    RLOCK__LUA_FAIR_REENTRANT_RELEASE
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "d5b046736a0d797b5eb38aeaf2e51fd32307b11e", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "ec8138237dc3c2ea50946e0186e2d40d5fa3f1d7"
+    "5c27939868bc937ae09069c65640a689e003b3d7", "a3d6a641a5994c3f088206c0b61336daab333e4d",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
+    "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
+    "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e"
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -2272,7 +2385,8 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
 /* Keep node i's answer to a round as plain numbers. want_array: the script
- * answers {flag, value[, fence]} (acquire), else a single integer. A reply
+ * answers {flag, value[, fence]} (acquire), 2: +OK or nil (a plain SET NX
+ * PX acquire, kept as {1,1,0} / {0,0}), else a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
 static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
@@ -2281,6 +2395,16 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
+        } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
+            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0) {
+                r->shape[i] = 3;
+                r->v[i][0] = 1; r->v[i][1] = 1; r->v[i][2] = 0;
+            } else if (rep->v.type == RLOCK_RESP_NIL) {
+                r->shape[i] = 2;
+                r->v[i][0] = 0; r->v[i][1] = 0; r->v[i][2] = 0;
+            } else {
+                st = RLOCK_E_PROTOCOL;
+            }
         } else if (!want_array) {
             if (rep->v.type == RLOCK_RESP_INTEGER) { r->shape[i] = -1; r->v[i][0] = rep->v.integer; }
             else st = RLOCK_E_PROTOCOL;
@@ -2461,57 +2585,85 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
     return (uint32_t)t;
 }
 
+static int rlock__is_acquire_script(int s) {
+    return s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE || s == RLOCK__S_FAIR_ACQUIRE ||
+           s == RLOCK__S_FAIR_REENTRANT_ACQUIRE;
+}
+static int rlock__is_release_script(int s) {
+    return s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE || s == RLOCK__S_FAIR_RELEASE ||
+           s == RLOCK__S_FAIR_REENTRANT_RELEASE;
+}
+
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
-/* Encode the lock's script for its current round (`how`: RLOCK__RUN_*)
- * into out; its length, or 0 when it does not fit. */
-static size_t rlock__encode_lock(const rlock_lock *lk, unsigned char *out, size_t cap, int how) {
+/* Encode the lock's script for its current round on node i (`how`:
+ * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. */
+static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
     const rlock_op *op = &lk->op;
     int s = op->round.script;
-    int use_eval = how == RLOCK__RUN_EVAL;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     static const size_t cmd_len[3] = { 7, 4, 5 };
     char fn[6 + RLOCK__FN_HEX + 1];
-    const char *script = how == RLOCK__RUN_FCALL ? fn : use_eval ? rlock__lua[s] : rlock__lua_sha[s];
-    int acquire = s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE;
-    int release = s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE;
+    const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? rlock__lua[s] : rlock__lua_sha[s];
+    int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
+    int fair = s >= RLOCK__S_FAIR_ACQUIRE;
     int aux = (acquire || release) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
-    int nkeys = 1 + (aux ? 2 : 0) + (fence ? 1 : 0);
+    int nkeys = 1 + (aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
-    char nk = (char)('0' + nkeys);
+    char nk = (char)('0' + nkeys), grace[12];
     int ok;
+    if (op->round.plain) /* the uncontended fast path: what a raw client would send */
+        return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
+               rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
     if (how == RLOCK__RUN_FCALL) rlock_function_name(s, fn, sizeof fn);
-    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 3 : 2)) &&
+    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + (acquire ? 4 : release ? 4 + fair : 2)) &&
          rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
          rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
     if (ok && aux) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8) &&
-                        rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
+                        (fair || rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10));
     if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
          rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
-     * no real release, so it wakes no waiter (that churned split votes). */
+     * no real release, so it wakes no waiter and hands nothing off (that
+     * churned split votes). A barging lock's release on Redlock wakes from
+     * one node only (the first that granted it): each node would wake the
+     * head of its own queue, and different waiters woken at once split the
+     * votes. A fair release wakes on every node: each node's reservation is
+     * a vote for its waiter. */
     if (ok && release) {
-        int wake = aux && !op->round.cleanup;
+        unsigned first = lk->held_mask & (0u - lk->held_mask);
+        int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
         ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
+        if (ok && fair) {
+            size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
+            ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
+        }
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
     }
     return ok ? pos : 0;
 }
 
 static int rlock__script_for(const rlock_lock *lk, int op) {
     int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
+    if (lk->fair_grace && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
+        return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
+               (op == RLOCK__OP_ACQUIRE ? 0 : 1);
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
 
 static int rlock__round_wants_array(const rlock_round *r) {
-    return r->script == RLOCK__S_SIMPLE_ACQUIRE || r->script == RLOCK__S_REENTRANT_ACQUIRE;
+    return r->plain ? 2 : rlock__is_acquire_script(r->script);
 }
 
 /* Record node i's answer; note it for rlock_node_status unless this is a
@@ -2526,7 +2678,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
-            : r->script % 3 == 1 ? "unexpected reply to extend" : "unexpected reply to release";
+            : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
         rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
     }
     if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
@@ -2583,7 +2735,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
     len = lk->asking && pre == 0 ? 0 : 1;
     if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
-    if (len) len = rlock__encode_lock(lk, out + pre + load, cap - pre - load,
+    if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
                                       fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
     if (len == 0 || (wait && wlen == 0)) {
@@ -2621,6 +2773,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->acking = r->stale_wait = r->short_acks = 0;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
+    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
@@ -2830,6 +2983,8 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
+    /* A fair waiter that polls must look within its reservation's grace. */
+    if (lk->fair_grace && delay > lk->fair_grace / 2u + 1u) delay = lk->fair_grace / 2u + 1u;
     if (now + delay > op->wait_end) delay = op->wait_end - now;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
@@ -2854,8 +3009,20 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
     uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
     op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
-     * stays as cheap as it can be. */
-    op->queue = op->sub_ok != 0 && now < op->wait_end;
+     * stays as cheap as it can be. A fair lock's waiter queues at once: the
+     * queue is the order it is served in. */
+    op->queue = (op->sub_ok != 0 || lk->fair_grace != 0) && now < op->wait_end;
+    /* The first attempt of a barging simple lock without fencing, not queueing,
+     * is a plain SET NX PX: an uncontended acquire costs the server what a
+     * raw client's does. Refused, a script attempt follows at once: it
+     * queues, and tells a holder's PTTL from a foreign or wrong-type key. */
+    if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
+        op->plain = 0;
+        op->attempts--;
+    } else {
+        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
+                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
+    }
     rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
@@ -2870,6 +3037,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     size_t j;
+    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
     if ((!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
         rlock__schedule_retry(lk, now);
         return;
@@ -2898,6 +3066,11 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
          * the holder's whole lease would be slept away on a free lock. */
         uint64_t delay = (uint64_t)op->holder_pttl + 1;
         if (delay > c->cfg.recheck_ms) delay = c->cfg.recheck_ms;
+        /* A split round (Redlock): the refusing nodes' holder is a rival's
+         * partial grant, returned a moment from now, and no release will
+         * announce it. Retry within a few ms (jittered) instead. */
+        if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
+            delay = 1u + rlock__prng(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
         if (now + delay > op->wait_end) delay = op->wait_end - now;
         op->wake_at = now + delay;
     }
@@ -2932,6 +3105,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     t.yes &= ~unacked;
     t.n_yes -= rlock__popcount(unacked);
     op->holder_pttl = t.min_pttl;
+    op->split = t.n_yes > 0;
     lk->votes = t.n_yes;
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
     else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
@@ -2962,6 +3136,10 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->fail = op->cancel ? RLOCK_OK : final;
     op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
                 (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    if (op->plain == 1 && !op->cancel && t.fatal == RLOCK_OK && t.n_no > 0) {
+        op->plain = 2;
+        op->retry = 1;
+    }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
@@ -2971,6 +3149,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
     }
+    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
     if (op->retry) { rlock__wait_next(lk, now); return; }
     rlock__op_finish(lk, op->fail, now);
 }
@@ -3050,6 +3229,10 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_WAITMSG:
+        if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
+            op->standby = 0;
+            if (now + lk->fair_grace + 1u < op->wake_at) op->wake_at = now + lk->fair_grace + 1u;
+        }
         if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_SUBSCRIBE:
@@ -3082,14 +3265,18 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     }
 }
 
-/* A release notice ["message", chan, waiter id] wakes the waiter it names;
- * a RESP3 ["subscribe", chan, n] push confirms the waiters on chan. */
+/* A release notice ["message", chan, waiter id] wakes the waiter it names
+ * (a fair release's "W N" wakes W and tells N it is next); a RESP3
+ * ["subscribe", chan, n] push confirms the waiters on chan. */
 static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
     rlock_lock *o;
     int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (msg && r->elem[2].len == 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
+        if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
+            if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
+            else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
+        }
         if (sub) rlock__sub_confirmed(o, j);
     }
 }
@@ -3429,6 +3616,19 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     lk->state = RLOCK_STATE_IDLE;
     lk->acks = -1;
     lk->magic = RLOCK__MAGIC_LOCK;
+    return RLOCK_OK;
+}
+
+RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t grace_ms) {
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
+    if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
+    if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
+        return rlock__why(lk->why, sizeof lk->why, "fair: the key has a '}' outside a hash tag, so no queue "
+                          "name hashes to its slot", 0, 0, 0);
+    if (grace_ms > 600000u)
+        return rlock__why(lk->why, sizeof lk->why, "grace % ms is above 600000", (long long)grace_ms, 0, 0);
+    lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
     return RLOCK_OK;
 }
 

@@ -15,9 +15,10 @@
  *                 slices, round-robin, so a busy spell of the machine hits all
  *                 of them alike; each also reports the client's CPU per cycle.
  *   3. contended  8 and 16 forked processes on one key, 1 ms critical sections,
- *                 on 1, 3 and 5 nodes, each waiting by backoff ("spin") and by
+ *                 on 1, 3 and 5 nodes, each waiting by backoff ("spin"), by
  *                 pub/sub (a subscriber connection per node,
- *                 rlock_client_set_subscribers): acquisitions/s against the
+ *                 rlock_client_set_subscribers), and the fair lock ("fair":
+ *                 rlock_lock_set_fair, pub/sub): acquisitions/s against the
  *                 ceiling 1 / (critical section + one PING RTT); commands per
  *                 acquisition the clients sent (rlock_node_commands) and calls
  *                 the servers executed (INFO commandstats, scripts' inner calls
@@ -44,7 +45,10 @@
  *                 server and a pub/sub waiter's sockets (RESP3, RESP2) as the
  *                 servers count them (CLIENT LIST); sizes before and after;
  *                 the longest functions (bench/funclen.sh).
- * Then the issues' goals, judged on this run. Prints tables and writes CSV
+ * Then the issues' goals, judged on this run (issue 12's: fair and default
+ * rows against the ceiling, Redlock-5 against its single-node row and the
+ * peers, the uncontended fast path against the floor and the fan-out ref).
+ * Prints tables and writes CSV
  * (default build/bench.csv, or argv[1]). Speed is only reported, never
  * asserted; the exit status is non-zero only for errors (servers, lock
  * failures, overlapping critical sections, a failing helper).
@@ -69,7 +73,10 @@
 #define N_SERVERS 5
 #define MAX_PROCS 16
 #define MAX_REC 16384 /* holds recorded per worker and row */
-#define N_RL_CROWS 8  /* rlock contended rows */
+#define N_RL_CROWS 16 /* rlock contended rows */
+/* A contended row's waiting: pubsub -1 a peer's own polling, 0 rlock's
+ * backoff, 1 pub/sub (barging lock), 2 the fair lock (pub/sub). */
+#define WAITING(r) ((r)->pubsub < 0 ? "poll" : (r)->pubsub == 2 ? "fair" : (r)->pubsub ? "pub/sub" : "spin")
 #define WARMUP_CYCLES 300
 #define SLICES 10 /* uncontended rows run interleaved in this many slices each */
 #define ROW_TTL_MS 30000
@@ -390,8 +397,10 @@ static int fan_exchange(fan_ctx *f, int acquire) {
     for (i = 0; i < f->n; i++) {
         redisReply *r = NULL;
         if (redisGetReply(f->c[i], (void **)&r) != REDIS_OK || !r) return -1;
-        if (acquire) ok &= r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
-                           r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1;
+        if (acquire) /* the fast path's SET NX PX (+OK), or a script's {1, ...} */
+            ok &= (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) ||
+                  (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+                   r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1);
         else ok &= r->type == REDIS_REPLY_INTEGER && r->integer == (f->reentrant ? 0 : 1);
         freeReplyObject(r);
     }
@@ -665,7 +674,8 @@ static void worker(int n, int pubsub, int idx, const char *key, const char *mark
     uint64_t deadline, t0, t1, c0, c1, r0, r1;
     char b = 1;
     memset(&res, 0, sizeof res);
-    if (rl_setup_init(&s, n, 0, key, RLOCK_KIND_SIMPLE, pubsub) != 0) _exit(2);
+    if (rl_setup_init(&s, n, 0, key, RLOCK_KIND_SIMPLE, pubsub != 0) != 0) _exit(2);
+    if (pubsub == 2 && rlock_lock_set_fair(&s.lk, 1, 0) != RLOCK_OK) _exit(2);
     if (write(ready_w, &b, 1) != 1) _exit(3);
     close(ready_w);
     while (read(go_r, &b, 1) < 0 && errno == EINTR) { } /* EOF: go */
@@ -1282,6 +1292,64 @@ static void goal(const char *what, const char *target, double v, int met, const 
     if (v < 0) { printf("  %-62s | %-8s | %9s | not measured\n", what, target, "-"); return; }
     snprintf(val, sizeof val, fmt, v);
     printf("  %-62s | %-8s | %9s | %s\n", what, target, val, met ? "met" : "NOT met");
+}
+
+/* Issue 12's goals (contention), judged on this run. crows: the rlock rows
+ * (N_RL_CROWS, in bench order) then the peers' contended rows (n_crows in
+ * all); prow: the peers' uncontended rows, g_peers order. */
+static void print_goals12(const row *rows, const contended *crows, int n_crows, const peer_row *prow) {
+    static const int fair1[2] = { 10, 11 }, def1[2] = { 1, 3 }, fair5[2] = { 14, 15 }, def5[2] = { 7, 9 };
+    double best_peer_c = 0, best_peer_u = 0;
+    unsigned long overlaps = 0;
+    int i, k;
+    char what[96], tgt[32];
+    for (i = N_RL_CROWS; i < n_crows; i++)
+        if (crows[i].nodes > 1 && !crows[i].skipped && crows[i].acq_s > best_peer_c) best_peer_c = crows[i].acq_s;
+    for (i = 0; i < N_PEERS; i++)
+        if (g_peers[i].nodes > 1 && !prow[i].skipped && prow[i].cps > best_peer_u) best_peer_u = prow[i].cps;
+    for (i = 0; i < n_crows; i++) overlaps += crows[i].overlaps + crows[i].ho.bad;
+    printf("issue 12 goals (this run)\n");
+    for (k = 0; k < 2; k++) {
+        const contended *f = &crows[fair1[k]];
+        double bound = 2.0 * f->procs * (f->cs_us + f->ho.p50_us) / 1000.0;
+        snprintf(what, sizeof what, "fair, 1 node, %d procs: acq/s vs ceiling", f->procs);
+        goal(what, ">= 0.90x", f->acq ? f->x_ceiling : -1, f->x_ceiling >= 0.9, "%.2fx");
+        snprintf(what, sizeof what, "fair, 1 node, %d procs: re-takes", f->procs);
+        snprintf(tgt, sizeof tgt, "<= %.0f%%", 100.0 / f->procs + 5);
+        goal(what, tgt, f->acq ? 100.0 * f->ho.retake : -1, f->ho.retake <= 1.0 / f->procs + 0.05, "%.0f%%");
+        snprintf(what, sizeof what, "fair, 1 node, %d procs: longest wait (ms)", f->procs);
+        snprintf(tgt, sizeof tgt, "<= %.0f", bound);
+        goal(what, tgt, f->acq ? f->max_wait_ms : -1, f->max_wait_ms <= bound, "%.1f");
+        snprintf(what, sizeof what, "fair, 1 node, %d procs: client commands / server calls per acq.", f->procs);
+        goal(what, "<= 3", f->acq ? f->client_per_acq : -1, f->client_per_acq <= 3.0, "%.2f");
+        goal("  (server calls)", "<= 8", f->acq ? f->cmds_per_acq : -1, f->cmds_per_acq <= 8.0, "%.2f");
+        snprintf(what, sizeof what, "fair, 1 node, %d procs: handoff p99 (ms)", f->procs);
+        goal(what, "<= 2", f->acq ? f->ho.p99_us / 1000.0 : -1, f->ho.p99_us <= 2000.0, "%.2f");
+    }
+    for (k = 0; k < 2; k++) {
+        const contended *d = &crows[def1[k]];
+        snprintf(what, sizeof what, "default (pub/sub), 1 node, %d procs: acq/s vs ceiling", d->procs);
+        goal(what, ">= 0.95x", d->acq ? d->x_ceiling : -1, d->x_ceiling >= 0.95, "%.2fx");
+        snprintf(what, sizeof what, "default (pub/sub), 1 node, %d procs: client commands per acq.", d->procs);
+        goal(what, "<= 3", d->acq ? d->client_per_acq : -1, d->client_per_acq <= 3.0, "%.2f");
+    }
+    for (k = 0; k < 4; k++) {
+        const contended *r = &crows[k < 2 ? fair5[k] : def5[k - 2]];
+        snprintf(what, sizeof what, "Redlock-5, %s, %d procs: vs its single-node row", WAITING(r), r->procs);
+        goal(what, ">= 0.80x", r->acq ? r->x_single : -1, r->x_single >= 0.8, "%.2fx");
+        snprintf(what, sizeof what, "Redlock-5, %s, %d procs: vs the best peer Redlock row", WAITING(r), r->procs);
+        goal(what, "> 1x", r->acq && best_peer_c > 0 ? r->acq_s / best_peer_c : -1, r->acq_s > best_peer_c, "%.2fx");
+    }
+    goal("uncontended, 1 node: cycles/s vs the floor (this run; goal: median of 3)", ">= 0.95x", rows[6].x_floor,
+         rows[6].x_floor >= 0.95, "%.2fx");
+    for (k = 0; k < 2; k++) {
+        const row *r = &rows[9 + k]; /* its ref row: hiredis sending its bytes, fanned out */
+        snprintf(what, sizeof what, "uncontended, Redlock-%d: vs hiredis fanning SET NX PX + EVALSHA", r->nodes);
+        goal(what, ">= 0.95x", r->x_ref, r->x_ref >= 0.95, "%.2fx");
+        snprintf(what, sizeof what, "uncontended, Redlock-%d: vs the best peer Redlock row", r->nodes);
+        goal(what, "> 1x", best_peer_u > 0 ? r->cps / best_peer_u : -1, r->cps > best_peer_u, "%.2fx");
+    }
+    goal("overlapping critical sections, every row", "0", (double)overlaps, overlaps == 0, "%.0f");
 }
 
 /* The issues' goals, judged on this run. */
@@ -2119,6 +2187,10 @@ int main(int argc, char **argv) {
             { "rlock 1 node", 1, 16, 0, -1 }, { "rlock 1 node", 1, 16, 1, -1 },
             { "rlock redlock 3", 3, 8, 0, 0 }, { "rlock redlock 3", 3, 8, 1, 1 },
             { "rlock redlock 5", 5, 8, 0, 0 }, { "rlock redlock 5", 5, 8, 1, 1 },
+            { "rlock redlock 3", 3, 16, 1, 3 }, { "rlock redlock 5", 5, 16, 1, 3 },
+            { "rlock fair 1 node", 1, 8, 2, -1 }, { "rlock fair 1 node", 1, 16, 2, -1 },
+            { "rlock fair redlock 3", 3, 8, 2, 10 }, { "rlock fair redlock 3", 3, 16, 2, 11 },
+            { "rlock fair redlock 5", 5, 8, 2, 10 }, { "rlock fair redlock 5", 5, 16, 2, 11 },
         };
         for (i = 0; i < N_RL_CROWS; i++) {
             contended *r = &crows[n_crows++];
@@ -2130,7 +2202,7 @@ int main(int argc, char **argv) {
             r->single = cs[i].single;
             r->x_single = -1;
             if (g_stop) continue;
-            printf("  contended: %s, %s, %d procs ...\n", r->name, r->pubsub ? "pub/sub" : "spin", r->procs);
+            printf("  contended: %s, %s, %d procs ...\n", r->name, WAITING(r), r->procs);
             if (bench_contended(r, dir, ping_rtt) != 0) rc = 1;
         }
     }
@@ -2161,7 +2233,7 @@ int main(int argc, char **argv) {
         snprintf(mm, sizeof mm, "%lu-%lu", r->min_acq, r->max_acq);
         fmt_ratio(xs, sizeof xs, r->x_single);
         printf("%-38s | %-7s | %5d | %6.0f | %6.0f | %6.0f | %6.2f | %6s | %7.2f | %7.2f | %8.0f | %9.0f | %5.0f%% | %6.0f ms | %9s | %lu%s\n",
-               name, r->pubsub < 0 ? "poll" : r->pubsub ? "pub/sub" : "spin", r->procs, r->acq_s, r->cs_us, r->ceiling,
+               name, WAITING(r), r->procs, r->acq_s, r->cs_us, r->ceiling,
                r->x_ceiling, xs, r->client_per_acq, r->cmds_per_acq, r->ho.p50_us, r->ho.p99_us, 100.0 * r->ho.retake,
                r->max_wait_ms, mm, r->overlaps + r->ho.bad,
                !r->errors ? "" : r->pubsub < 0 ? "  (some waits ended unacquired after 30 s)" : "  ERRORS");
@@ -2182,7 +2254,7 @@ int main(int argc, char **argv) {
         int k;
         if (!r->acq || r->skipped) continue;
         printf("  %-28s %-7s %2d procs, server calls per acquisition:", r->name,
-               r->pubsub < 0 ? "poll" : r->pubsub ? "pub/sub" : "spin", r->procs);
+               WAITING(r), r->procs);
         for (k = 0; k < r->delta.n; k++)
             if (r->delta.calls[k]) printf(" %s %.2f", r->delta.name[k], (double)r->delta.calls[k] / (double)r->acq);
         printf("\n");
@@ -2191,7 +2263,7 @@ int main(int argc, char **argv) {
         const contended *r = &crows[i];
         if (!r->acq || r->skipped) continue;
         printf("  %-28s %-7s %2d procs, handoff p50 from release return %.0f us, every transition (re-takes too) p50 %.0f us, mean wait %.2f ms",
-               r->name, r->pubsub < 0 ? "poll" : r->pubsub ? "pub/sub" : "spin", r->procs, r->ho.ret_p50_us,
+               r->name, WAITING(r), r->procs, r->ho.ret_p50_us,
                r->ho.all_p50_us, r->mean_wait_ms);
         if (r->gave_up) printf(", acquire gave up and was called again %lu times", r->gave_up);
         printf("\n");
@@ -2239,6 +2311,7 @@ int main(int argc, char **argv) {
     engine_print(rows);
     print_goals(rows, crows, &fp);
     engine_goals(rows);
+    print_goals12(rows, crows, n_crows, prow);
 
     /* CSV */
     csv = fopen(csv_path, "w");
@@ -2269,7 +2342,7 @@ int main(int argc, char **argv) {
             fprintf(csv, ",%.2f,%.1f,%.3f,%llu,%.3f,%.3f,%.3f,%.3f,%lu,%.2f,%.3f,%lu,%lu,%lu,%s,%.1f,%.1f,%.1f,%.1f,%.4f,,\"%s\"\n",
                     r->cs_us, r->ceiling, r->x_ceiling, r->cmds, r->cmds_per_acq, r->cmds_per_acq_node,
                     r->scripts_per_acq, r->client_per_acq, r->overlaps + r->ho.bad, r->max_wait_ms, r->mean_wait_ms,
-                    r->min_acq, r->max_acq, r->errors, r->pubsub < 0 ? "poll" : r->pubsub ? "pubsub" : "spin",
+                    r->min_acq, r->max_acq, r->errors, WAITING(r),
                     r->ho.p50_us, r->ho.p99_us, r->ho.ret_p50_us, r->ho.all_p50_us, r->ho.retake,
                     r->skipped ? r->skipped : "");
         }

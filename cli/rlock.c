@@ -91,6 +91,8 @@ static const char *const help_text[] = {
     "  -k, --kill-after MS         grace between SIGTERM and SIGKILL when COMMAND must",
     "                              be stopped because the lease is lost [5000]",
     "      --fence                 also take a fencing token, passed as RLOCK_FENCE",
+    "      --fair                  a fair lock: waiters get it in the order they queued",
+    "                              (every rlock on RESOURCE must agree on --fair)",
     "      --user NAME             ACL user name for AUTH",
     "      --password-file FILE    AUTH password: the first line of FILE",
     "      --connect-timeout MS    bound on each connection attempt [1000]",
@@ -159,7 +161,7 @@ typedef struct options {
     server servers[MAX_SERVERS];
     size_t n_servers;
     long long ttl_ms, wait_ms, kill_after_ms, connect_timeout_ms, command_timeout_ms;
-    int wait_set, nonblock, conflict_rc, fence, verbose;
+    int wait_set, nonblock, conflict_rc, fence, fair, verbose;
     const char *tls_ca, *tls_cert, *tls_key; /* --tls-*: TLS for every server */
     int tls_insecure;
     const char *sentinel[5], *master;         /* --sentinel (HOST:PORT), --master */
@@ -458,7 +460,7 @@ static void read_password_file(options *o, const char *path) {
     memset(buf, 0, sizeof buf);
 }
 
-enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_USER,
+enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_FAIR, OPT_USER,
        OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_INSECURE, OPT_SENTINEL, OPT_MASTER };
 
@@ -471,6 +473,7 @@ static const struct option_spec {
     { 'w', "wait", OPT_WAIT, 1 },              { 'n', "nonblock", OPT_NONBLOCK, 0 },
     { 0, "nb", OPT_NONBLOCK, 0 },              { 'E', "conflict-exit-code", OPT_CONFLICT, 1 },
     { 'k', "kill-after", OPT_KILL_AFTER, 1 },  { 0, "fence", OPT_FENCE, 0 },
+    { 0, "fair", OPT_FAIR, 0 },
     { 0, "user", OPT_USER, 1 },                { 0, "password-file", OPT_PASSFILE, 1 },
     { 0, "connect-timeout", OPT_CONNECT_TIMEOUT, 1 }, { 0, "command-timeout", OPT_COMMAND_TIMEOUT, 1 },
     { 'v', "verbose", OPT_VERBOSE, 0 },        { 'h', "help", OPT_HELP, 0 },
@@ -505,6 +508,7 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
     }
     case OPT_KILL_AFTER: o->kill_after_ms = duration_arg(name, val); break;
     case OPT_FENCE: o->fence = 1; break;
+    case OPT_FAIR: o->fair = 1; break;
     case OPT_USER:
         if (val[0] == '\0' || strlen(val) > MAX_USER) usage_error("%s: the user name must be 1..%d bytes", name, MAX_USER);
         o->user = val;
@@ -639,6 +643,11 @@ static void check_options(options *o) {
         char tmp[RLOCK_MAX_AUX_LEN + sizeof ":fence"];
         if (rlock_aux_key(tmp, sizeof tmp, o->resource, o->resource_len, ":fence") == 0)
             usage_error("--fence: RESOURCE has a '}' outside a {hash tag}, so no fence counter can share its slot");
+    }
+    if (o->fair) { /* the wait queue's name must share the slot too */
+        char tmp[RLOCK_MAX_AUX_LEN + sizeof ":waiters"];
+        if (rlock_aux_key(tmp, sizeof tmp, o->resource, o->resource_len, ":waiters") == 0)
+            usage_error("--fair: RESOURCE has a '}' outside a {hash tag}, so no wait queue can share its slot");
     }
     if (o->nonblock && o->wait_set) usage_error("-n and -w cannot be combined");
     if (o->ttl_ms < MIN_TTL_MS) usage_error("--ttl: a lease under %d ms cannot be renewed reliably", MIN_TTL_MS);
@@ -1536,6 +1545,7 @@ int main(int argc, char **argv) {
     }
     if (rc == 0 && rlock_lock_init(&g.lk, &g.cl, o->resource, o->resource_len, RLOCK_KIND_SIMPLE) != RLOCK_OK)
         rc = RC_SOFTWARE;
+    if (rc == 0 && o->fair && rlock_lock_set_fair(&g.lk, 1, 0) != RLOCK_OK) rc = RC_SOFTWARE;
     if (rc != 0) {
         say("cannot set up the lock (%s)", rc == RC_OSERR ? "the random source failed" : "internal error");
         return rc;

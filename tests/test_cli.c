@@ -215,6 +215,7 @@ static void test_usage(void) {
         { "-s", s0, "", "true", NULL },
         { "-s", s0, longres, "true", NULL },
         { "-s", s0, "--fence", "a}b", "true", NULL },
+        { "-s", s0, "--fair", "a}b", "true", NULL },
         { "-s", s0, "-t", "3000", "--command-timeout", "2000", "res", "true", NULL },
     };
     const char *ten[] = { "-s", "h1:1", "-s", "h2:1", "-s", "h3:1", "-s", "h4:1", "-s", "h5:1", "-s", "h6:1",
@@ -249,7 +250,7 @@ static void test_usage(void) {
 static void test_help(void) {
     const char *h[] = { "--help", NULL }, *h2[] = { "-h", NULL }, *v[] = { "-V", NULL };
     const char *want[] = { "--server", "--ttl", "--wait", "--nonblock", "--conflict-exit-code", "--verbose",
-                           "--fence", "--password-file", "--kill-after", "RLOCK_TOKEN", "RLOCK_SERVERS",
+                           "--fence", "--fair", "--password-file", "--kill-after", "RLOCK_TOKEN", "RLOCK_SERVERS",
                            "Exit status", "75", "69", "64", "Examples", NULL };
     char out[8192];
     int i;
@@ -295,6 +296,11 @@ static void test_run(void) {
     if ((f = fopen(noexec, "w")) != NULL) { fputs("echo hi\n", f); fclose(f); }
     CHECK_EQ_LL(cli_run(notexec, out, sizeof out), 126);
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:run"), 0);
+    {   /* --fair: the lock is free, COMMAND runs, its status passes through */
+        const char *fair[] = { "--fair", "-s", S[0], "t:fair", "sh", "-c", "exit 3", NULL };
+        CHECK_EQ_LL(cli_run(fair, out, sizeof out), 3);
+        CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:fair"), 0);
+    }
 
     /* RLOCK_RESOURCE / RLOCK_TOKEN / RLOCK_FENCE, and the key holds the token meanwhile */
     path_in(envf, sizeof envf, "env.txt");

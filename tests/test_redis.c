@@ -581,8 +581,24 @@ static void test_noscript(const rh_server *s) {
     rlock_lock lk, re;
     char buf[64];
     unsigned long c0;
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
 
+    /* The uncontended fast path needs no script: one plain SET NX PX. */
     CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ns:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "SCRIPT FLUSH"), REDIS_REPLY_STATUS);
+    c0 = rlock_node_commands(&t.node);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 1);
+    CHECK_EQ_LL(script_exists(s, rlock_script_sha(0)), 0);
+    CHECK(rh_int(s, "PTTL ns:key") > 4000);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS ns:key"), 0);
+    tc_close(&t);
+
+    /* Scripts only (cfg.scripts_only): each script falls back to EVAL once. */
+    cfg.scripts_only = 1;
+    CHECK(tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ns:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&re, &t.cl, "ns:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
 
@@ -950,15 +966,34 @@ static void test_auth(void) {
         CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER nochan on >pw4 ~* resetchannels +@all"), "OK"));
         redisFree(admin);
     }
-    CHECK(tc_open(&t, &s, 0, NULL, "limited", "pw2") == 0);
-    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    t0 = rh_now_ms();
-    st = rlock_acquire(&lk, 5000, 2000);
-    CHECK_EQ_ST(st, RLOCK_E_AUTH);
-    CHECK_MSG(since(t0) < 500, "NOPERM took %lld ms", since(t0));
-    CHECK_MSG(strstr(rlock_node_error(&t.node), "NOPERM") != NULL, "error '%s'", rlock_node_error(&t.node));
-    printf("auth: ACL user without eval -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
-    tc_close(&t);
+    {   /* without scripts (cfg.scripts_only, as such a user should set) the
+         * first acquire says so; with the fast path a plain SET gets the lock
+         * and the owner-checked release is what is refused (never a bare DEL):
+         * the lease then runs out */
+        rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+        cfg.scripts_only = 1;
+        CHECK(tc_open(&t, &s, 0, &cfg, "limited", "pw2") == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        t0 = rh_now_ms();
+        st = rlock_acquire(&lk, 5000, 2000);
+        CHECK_EQ_ST(st, RLOCK_E_AUTH);
+        CHECK_MSG(since(t0) < 500, "NOPERM took %lld ms", since(t0));
+        CHECK_MSG(strstr(rlock_node_error(&t.node), "NOPERM") != NULL, "error '%s'", rlock_node_error(&t.node));
+        printf("auth: ACL user without eval -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
+        tc_close(&t);
+        CHECK(tc_open(&t, &s, 0, NULL, "limited", "pw2") == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
+        st = rlock_release(&lk);
+        CHECK_EQ_ST(st, RLOCK_E_AUTH);
+        CHECK_EQ_LL(auth_int(&s, "EXISTS auth:key"), 1);
+        printf("auth: ACL user without eval, fast path -> acquired by SET, release %s (%s)\n", rlock_status_str(st),
+               rlock_node_error(&t.node));
+        tc_close(&t);
+        t0 = rh_now_ms();
+        while (auth_int(&s, "EXISTS auth:key") != 0 && since(t0) < 5000) rh_sleep_ms(10);
+        CHECK_EQ_LL(auth_int(&s, "EXISTS auth:key"), 0); /* the lease ran out */
+    }
 
     CHECK(tc_open(&t, &s, 0, NULL, "keyed", "pw3") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);

@@ -525,6 +525,9 @@ static void env_reset(const char *name) {
     CFG.now_ms = hk_now;
     CFG.sleep_ms = hk_sleep;
     CFG.random_bytes = hk_random;
+    /* The scripted fake speaks scripts; the plain SET NX PX fast path has
+     * tests of its own (test_plain_fast_path). */
+    CFG.scripts_only = 1;
     g_now = T0;
     g_rand_fail = 0;
     g_rand_ctr = 0;
@@ -1767,6 +1770,72 @@ static void test_bad_args_every_public_function(void) {
 /* ------------------------------------------------------------------------ */
 /* 6. the lock state machine                                                 */
 /* ------------------------------------------------------------------------ */
+
+/* The uncontended fast path (cfg.scripts_only 0): a barging simple lock
+ * without fencing first sends the plain SET key token NX PX ttl a raw client
+ * would; refused (nil), the script attempt follows at once - it queues and
+ * tells a holder's PTTL from a foreign key. Fencing, reentrant and fair
+ * locks always use scripts. */
+static void test_plain_fast_path(void) {
+    unsigned char want[256];
+    const char *argv[6];
+    size_t lens[6], n, i;
+    env_reset("plain SET NX PX fast path");
+    CFG.scripts_only = 0;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "SET", "+OK\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    argv[0] = "SET"; argv[1] = "res:1"; argv[2] = rlock_lock_token(&LK); argv[3] = "NX"; argv[4] = "PX"; argv[5] = "10000";
+    for (i = 0; i < 6; i++) lens[i] = strlen(argv[i]);
+    n = mk_cmd(want, 6, argv, lens);
+    CHECK(req_eq(&F[0], 0, want, n));
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_REQ(F[0], 1, 0, S_REL, "10000");
+    /* refused: the script follows at once and gives the real answer */
+    fk_add(&F[0], "SET", "$-1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_FOREIGN);
+    CHECK_REQ(F[0], 3, 0, S_ACQ, "10000");
+    fk_add(&F[0], "SET", "$-1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:500\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(F[0].n_reqs, 6);
+    /* a reply of another shape is a protocol error, and drops the connection */
+    fk_add(&F[0], "SET", ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n"); /* the outcome was unknown: cleaned up */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+    CHECK(F[0].close_calls >= 1);
+    env_done();
+
+    /* Redlock: a partial plain grant is released (no wake), then the script */
+    env_reset("plain SET NX PX fast path, Redlock");
+    CFG.scripts_only = 0;
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "SET", "+OK\r\n");
+    fk_add(&F[1], "SET", "$-1\r\n");
+    fk_add(&F[2], "SET", "$-1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_OK);
+    CHECK(!req_has(&F[0], 1, "{res:1}:released")); /* a cleanup wakes no one */
+    CHECK_EQ_LL(rlock_last_votes(&LK), 3);
+    env_done();
+
+    /* fencing: scripts only */
+    env_reset("plain SET NX PX fast path, fencing");
+    CFG.scripts_only = 0;
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*3\r\n:1\r\n:1\r\n:7\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_fence_token(&LK), 7);
+    env_done();
+}
 
 static void test_acquire_release_basic(void) {
     char tok1[RLOCK_TOKEN_LEN + 1];
@@ -3419,6 +3488,7 @@ static void test_fault10_monotonic_clock(void) {
         env_nodes(1, 1);
         rlock_config_init(&cfg);
         cfg.random_bytes = hk_random;
+        cfg.scripts_only = 1;
         CHECK_EQ_ST(rlock_client_init(&C, N, 1, &cfg), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
         fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3513,6 +3583,7 @@ int main(void) {
     test_max_key_fenced();
     test_random_fails();
     test_acquire_release_basic();
+    test_plain_fast_path();
     test_refused();
     test_refused_then_granted();
     test_wait_deadline();

@@ -785,6 +785,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.sleep_ms = hook_sleep;
     cfg.on_lost = hook_lost;
     cfg.fencing = (b2 & 0x80) != 0;
+    /* The model server answers scripts only; the plain SET NX PX fast path
+     * is covered by test_unit (test_plain_fast_path) and the Redis suites. */
+    cfg.scripts_only = 1;
     for (int n = 0; n < h_nodes; n++) {
         memset(&tr, 0, sizeof tr);
         tr.ctx = &fk[n];

@@ -1,0 +1,516 @@
+/* test_fair.c - fair locks (rlock_lock_set_fair) against real redis-server
+ * processes that the test starts on free loopback ports and stops by PID:
+ * FIFO order of 8 processes queued in a known order, simple and reentrant;
+ * the releaser (and anyone else) cannot take a key reserved for a waiter; a
+ * queued waiter killed with kill -9 delays the next by about its grace; the
+ * holder killed; release notices lost (CLIENT KILL TYPE pubsub on subscriber
+ * connections, and the RESP3 command connection killed); FIFO on Redlock-3
+ * with one node down; and no two critical sections ever overlap (each holder
+ * mkdir()s one marker directory).
+ *
+ * Ordering is set up by events, not sleeps: a waiter counts as queued once
+ * ZCARD of the key's queue says so. Times are only bounded from above,
+ * generously, except where the grace itself is what is tested. */
+#define RLOCK_IMPLEMENTATION
+#include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
+#include "harness.h"
+#include "check.h"
+
+#include <sys/stat.h>
+
+#define NSRV 3
+#define MAXP 8
+
+static int quick;
+static char g_marker[300];
+
+static long long since(unsigned long long t0) { return (long long)(rh_now_ms() - t0); }
+
+/* A client over the POSIX adapter on n servers: waiting by RESP3 on the
+ * command connection (subs 0) or by RESP2 subscriber connections (subs 1). */
+typedef struct fcli {
+    int n, nsubs;
+    rlock_posix_conn pc[NSRV], spc[NSRV];
+    rlock_node nodes[NSRV];
+    rlock_subscriber subs[NSRV];
+    rlock_client cl;
+} fcli;
+
+static int fcli_open(fcli *t, rh_server *srv, int n, uint32_t recheck_ms, int subs) {
+    rlock_config cfg;
+    int i;
+    memset(t, 0, sizeof *t);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 200;
+    cfg.recheck_ms = recheck_ms;
+    cfg.pubsub = !subs;
+    t->n = n;
+    for (i = 0; i < n; i++) {
+        if (rlock_posix_init_tcp(&t->pc[i], "127.0.0.1", srv[i].port, 1000) != 0) return -1;
+        if (rlock_node_init(&t->nodes[i], rlock_posix_transport(&t->pc[i])) != RLOCK_OK) return -1;
+    }
+    if (rlock_client_init(&t->cl, t->nodes, (size_t)n, &cfg) != RLOCK_OK) return -1;
+    if (subs) {
+        for (i = 0; i < n; i++) {
+            if (rlock_posix_init_tcp(&t->spc[i], "127.0.0.1", srv[i].port, 1000) != 0) return -1;
+            if (rlock_subscriber_init(&t->subs[i], rlock_posix_transport(&t->spc[i])) != RLOCK_OK) return -1;
+        }
+        if (rlock_client_set_subscribers(&t->cl, t->subs, (size_t)n) != RLOCK_OK) return -1;
+        t->nsubs = n;
+    }
+    return 0;
+}
+
+static void fcli_close(fcli *t) {
+    int i;
+    rlock_client_close(&t->cl);
+    for (i = 0; i < t->n; i++) rlock_posix_close(&t->pc[i]);
+    for (i = 0; i < t->nsubs; i++) rlock_posix_close(&t->spc[i]);
+}
+
+/* What a waiter process reports while it holds the lock. */
+typedef struct report {
+    int idx, st, overlap;
+    unsigned long long t_acq;
+} report;
+
+typedef struct wopts {
+    const char *key;
+    int n, subs, reentrant, hold_ms, skip_first; /* skip_first: the node that is down */
+    uint32_t grace, recheck;
+} wopts;
+
+/* A waiter: acquire (fair), report, hold hold_ms inside the marker, release. */
+static int waiter(rh_server *srv, const wopts *o, int idx, int wfd) {
+    fcli t;
+    rlock_lock lk;
+    report r;
+    rlock_status st;
+    memset(&r, 0, sizeof r);
+    r.idx = idx;
+    if (fcli_open(&t, srv, o->n, o->recheck, o->subs) != 0) return 10;
+    if (rlock_lock_init(&lk, &t.cl, o->key, strlen(o->key), o->reentrant ? RLOCK_KIND_REENTRANT : RLOCK_KIND_SIMPLE) !=
+            RLOCK_OK || rlock_lock_set_fair(&lk, 1, o->grace) != RLOCK_OK)
+        return 11;
+    st = rlock_acquire(&lk, 10000, 20000);
+    r.st = (int)st;
+    r.t_acq = rh_now_ms();
+    if (st == RLOCK_OK && mkdir(g_marker, 0700) != 0) r.overlap = 1;
+    if (write(wfd, &r, sizeof r) != (ssize_t)sizeof r) return 12;
+    if (st != RLOCK_OK) return 13;
+    if (o->hold_ms) rh_sleep_ms((unsigned)o->hold_ms);
+    if (!r.overlap) rmdir(g_marker);
+    st = rlock_release(&lk);
+    fcli_close(&t);
+    return st == RLOCK_OK ? 0 : 14;
+}
+
+/* PUBSUB NUMSUB of the key's release channel on s. */
+static long long numsub(const rh_server *s, const char *key) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -1;
+    if (!c) return -1;
+    r = (redisReply *)redisCommand(c, "PUBSUB NUMSUB {%s}:released", key);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER)
+        v = r->element[1]->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+static char g_qkey[300];
+static long long queued(rh_server *s, const char *key) {
+    snprintf(g_qkey, sizeof g_qkey, "{%s}:waiters", key);
+    return rh_int(s, "ZCARD %s", g_qkey);
+}
+
+/* Start a waiter process and wait until the queue on s has `want` entries. */
+static pid_t start_waiter(rh_server *srv, int n_up, const wopts *o, int idx, int wfd, long long want) {
+    unsigned long long t0 = rh_now_ms();
+    pid_t pid = rh_fork();
+    int i;
+    if (pid == 0) _exit(waiter(srv, o, idx, wfd));
+    for (i = 0; i < n_up; i++) { /* queued on every live node: the order is the same on each */
+        while (pid > 0 && queued(&srv[i], o->key) < want && since(t0) < 10000) rh_sleep_ms(2);
+        CHECK_MSG(queued(&srv[i], o->key) >= want, "waiter %d did not queue on node %d within 10 s", idx, i);
+    }
+    return pid;
+}
+
+static void reap(pid_t *pids, int n, int expect_ok) {
+    int i;
+    for (i = 0; i < n; i++) {
+        int st;
+        if (pids[i] <= 0) continue;
+        st = rh_wait_child(pids[i], 30000);
+        if (expect_ok) CHECK_MSG(rh_exited_with(st, 0), "waiter %d exited with status %d", i, st);
+        pids[i] = -1;
+    }
+}
+
+/* A holder in this process: acquire the fair lock (nothing else queued). */
+static int hold(fcli *h, rlock_lock *lk, rh_server *srv, int n, const wopts *o) {
+    if (fcli_open(h, srv, n, 1000, 0) != 0) return -1;
+    if (rlock_lock_init(lk, &h->cl, o->key, strlen(o->key), o->reentrant ? RLOCK_KIND_REENTRANT : RLOCK_KIND_SIMPLE) !=
+            RLOCK_OK || rlock_lock_set_fair(lk, 1, o->grace) != RLOCK_OK)
+        return -1;
+    return rlock_acquire(lk, 20000, 0) == RLOCK_OK ? 0 : -1;
+}
+
+/* N processes queue one after another behind a holder; the release then
+ * serves them in exactly that order, one at a time. */
+static void test_fifo(rh_server *srv, int n_nodes, int reentrant, int subs, int down) {
+    wopts o;
+    fcli h;
+    rlock_lock hl;
+    pid_t pids[MAXP];
+    int pfd[2], i, np = quick ? 4 : (n_nodes > 1 ? 5 : MAXP), order_ok = 1, got = 0, overlaps = 0;
+    char key[64];
+    report r;
+    unsigned long long t_rel;
+    snprintf(key, sizeof key, "fifo:%d:%d:%d", n_nodes, reentrant, subs);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.n = n_nodes;
+    o.subs = subs;
+    o.reentrant = reentrant;
+    o.hold_ms = 5;
+    o.grace = 2000; /* loaded CI: a woken waiter must make it in time */
+    o.recheck = 1000;
+    CHECK(pipe(pfd) == 0);
+    CHECK(hold(&h, &hl, srv, n_nodes, &o) == 0);
+    if (reentrant) CHECK_EQ_ST(rlock_acquire(&hl, 20000, 0), RLOCK_OK); /* held twice */
+    for (i = 0; i < np; i++) pids[i] = start_waiter(srv, down ? n_nodes - 1 : n_nodes, &o, i, pfd[1], i + 1);
+    t_rel = rh_now_ms();
+    if (reentrant) {
+        CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* one hold left: nothing handed off */
+        CHECK_EQ_LL(queued(&srv[0], key), np);
+    }
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    for (i = 0; i < np; i++) {
+        if (rh_read_full(pfd[0], &r, sizeof r, 30000) != 0) { CHECK_MSG(0, "no report from waiter %d", i); break; }
+        CHECK_EQ_ST((rlock_status)r.st, RLOCK_OK);
+        if (r.st == RLOCK_OK) got++;
+        if (r.idx != i) order_ok = 0;
+        overlaps += r.overlap;
+        if (r.idx != i) fprintf(stderr, "  fifo: turn %d went to waiter %d\n", i, r.idx);
+    }
+    reap(pids, np, 1);
+    printf("fair FIFO (%d node%s%s, %s, %s): %d waiters served in queue order: %s; last %lld ms after the release\n",
+           n_nodes, n_nodes > 1 ? "s" : "", down ? ", one down" : "", reentrant ? "reentrant" : "simple",
+           subs ? "subscriber connections" : "RESP3", np, order_ok ? "yes" : "NO", since(t_rel));
+    CHECK_EQ_LL(got, np);
+    CHECK_MSG(order_ok, "waiters were not served in the order they queued");
+    CHECK_EQ_LL(overlaps, 0);
+    CHECK_EQ_LL(queued(&srv[0], key), 0);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
+    close(pfd[0]);
+    close(pfd[1]);
+    fcli_close(&h);
+}
+
+/* The releaser and a third client cannot take a key reserved for a waiter
+ * (stopped with SIGSTOP so that it cannot claim yet); the waiter claims it
+ * once resumed, within the grace. */
+static void test_no_barging(rh_server *srv) {
+    wopts o;
+    fcli h, x;
+    rlock_lock hl, xl;
+    pid_t pid;
+    int pfd[2];
+    report r;
+    char v[64];
+    const char *key = "fair:nobarge";
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.n = 1;
+    o.grace = 5000;
+    o.recheck = 1000;
+    CHECK(pipe(pfd) == 0);
+    CHECK(hold(&h, &hl, srv, 1, &o) == 0);
+    pid = start_waiter(srv, 1, &o, 0, pfd[1], 1);
+    kill(pid, SIGSTOP);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_EQ_LL(rh_str(&srv[0], v, sizeof v, "GET %s", key), REDIS_REPLY_STRING);
+    CHECK_MSG(v[0] == '~', "the released key holds \"%s\", not a reservation", v);
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_NOT_ACQUIRED); /* the releaser */
+    CHECK(fcli_open(&x, srv, 1, 1000, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&xl, &x.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&xl, 5000, 0), RLOCK_NOT_ACQUIRED);     /* a barging lock, plain SET NX */
+    CHECK_EQ_ST(rlock_lock_set_fair(&xl, 1, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&xl, 5000, 0), RLOCK_NOT_ACQUIRED);     /* another fair client */
+    kill(pid, SIGCONT);
+    CHECK_EQ_LL(rh_read_full(pfd[0], &r, sizeof r, 10000), 0);
+    CHECK_EQ_ST((rlock_status)r.st, RLOCK_OK);
+    CHECK_EQ_LL(r.overlap, 0);
+    reap(&pid, 1, 1);
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK); /* free again after the waiter's release */
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    printf("fair: a reserved key refused the releaser, a barging and a fair client; its waiter claimed it\n");
+    close(pfd[0]);
+    close(pfd[1]);
+    fcli_close(&x);
+    fcli_close(&h);
+}
+
+/* The oldest waiter is killed (kill -9) while queued: the release reserves
+ * the key for it, nobody claims it, and the next in line - told it is next -
+ * takes the lock once the grace has run out: not before, and not much after. */
+static void test_dead_waiter(rh_server *srv) {
+    wopts o;
+    fcli h;
+    rlock_lock hl;
+    pid_t pids[2];
+    int pfd[2], st;
+    report r;
+    long long waited;
+    unsigned long long t_rel;
+    const char *key = "fair:dead";
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.n = 1;
+    o.grace = 400;
+    o.recheck = 10000; /* only the grace can bring the next one in early */
+    CHECK(pipe(pfd) == 0);
+    CHECK(hold(&h, &hl, srv, 1, &o) == 0);
+    pids[0] = start_waiter(srv, 1, &o, 0, pfd[1], 1);
+    pids[1] = start_waiter(srv, 1, &o, 1, pfd[1], 2);
+    {   /* both listen (a waiter queues first, then subscribes) */
+        unsigned long long t0 = rh_now_ms();
+        while (numsub(&srv[0], key) < 2 && since(t0) < 10000) rh_sleep_ms(2);
+        CHECK_EQ_LL(numsub(&srv[0], key), 2);
+    }
+    kill(pids[0], SIGKILL);
+    st = rh_wait_child(pids[0], 10000);
+    CHECK(WIFSIGNALED(st));
+    pids[0] = -1;
+    t_rel = rh_now_ms();
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_EQ_LL(rh_read_full(pfd[0], &r, sizeof r, 15000), 0);
+    waited = (long long)(r.t_acq - t_rel);
+    CHECK_EQ_ST((rlock_status)r.st, RLOCK_OK);
+    CHECK_EQ_LL(r.idx, 1);
+    printf("fair: the waiter behind a killed one got the lock %lld ms after the release (grace %u ms, re-check "
+           "%u ms)\n", waited, o.grace, o.recheck);
+    CHECK_MSG(waited >= (long long)o.grace - 50, "the dead waiter's reservation ended after %lld ms", waited);
+    CHECK_MSG(waited <= (long long)o.grace + 1500, "the next waiter waited %lld ms, grace %u", waited, o.grace);
+    reap(pids, 2, 1);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
+    close(pfd[0]);
+    close(pfd[1]);
+    fcli_close(&h);
+}
+
+/* The holder is a process killed with kill -9: its waiters get the lock once
+ * its lease runs out, one at a time. */
+static void test_holder_killed(rh_server *srv) {
+    wopts o;
+    pid_t holder, pids[2];
+    int pfd[2], hfd[2], i, overlaps = 0;
+    report r;
+    unsigned long long t_kill;
+    const char *key = "fair:holder";
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.n = 1;
+    o.grace = 1000;
+    o.recheck = 5000;
+    o.hold_ms = 5;
+    CHECK(pipe(pfd) == 0);
+    CHECK(pipe(hfd) == 0);
+    holder = rh_fork();
+    if (holder == 0) {
+        fcli h;
+        rlock_lock hl;
+        char c = 'F';
+        if (fcli_open(&h, srv, 1, 1000, 0) == 0 && rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE) ==
+                RLOCK_OK && rlock_lock_set_fair(&hl, 1, o.grace) == RLOCK_OK && rlock_acquire(&hl, 1500, 0) == RLOCK_OK)
+            c = 'A';
+        if (write(hfd[1], &c, 1) != 1) _exit(1);
+        for (;;) pause(); /* killed holding it */
+    }
+    {
+        char c = 0;
+        CHECK_EQ_LL(rh_read_full(hfd[0], &c, 1, 10000), 0);
+        CHECK_EQ_LL(c, 'A');
+    }
+    pids[0] = start_waiter(srv, 1, &o, 0, pfd[1], 1);
+    pids[1] = start_waiter(srv, 1, &o, 1, pfd[1], 2);
+    t_kill = rh_now_ms();
+    kill(holder, SIGKILL);
+    (void)rh_wait_child(holder, 10000);
+    for (i = 0; i < 2; i++) {
+        if (rh_read_full(pfd[0], &r, sizeof r, 15000) != 0) { CHECK_MSG(0, "no report %d", i); break; }
+        CHECK_EQ_ST((rlock_status)r.st, RLOCK_OK);
+        overlaps += r.overlap;
+    }
+    printf("fair: holder killed; both waiters served, the last %lld ms later (lease 1500 ms)\n", since(t_kill));
+    CHECK_MSG(since(t_kill) < 1500 + 5000, "served %lld ms after the holder died", since(t_kill));
+    CHECK_EQ_LL(overlaps, 0);
+    reap(pids, 2, 1);
+    close(pfd[0]);
+    close(pfd[1]);
+    close(hfd[0]);
+    close(hfd[1]);
+}
+
+/* Release notices lost: the waiters' notice connections are killed
+ * (CLIENT KILL TYPE pubsub: the subscriber connections, or the RESP3
+ * command connections the waiters subscribe on) just before the release. The timed re-check
+ * brings every waiter in; no overlap. */
+static void test_lost_notices(rh_server *srv, int subs) {
+    wopts o;
+    fcli h;
+    rlock_lock hl;
+    pid_t pids[3];
+    int pfd[2], i, overlaps = 0, np = 3;
+    report r;
+    long long killed;
+    unsigned long long t_rel;
+    char key[64];
+    snprintf(key, sizeof key, "fair:lost:%d", subs);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.n = 1;
+    o.subs = subs;
+    o.grace = 300;
+    o.recheck = 200;
+    o.hold_ms = 5;
+    CHECK(pipe(pfd) == 0);
+    CHECK(hold(&h, &hl, srv, 1, &o) == 0);
+    for (i = 0; i < np; i++) pids[i] = start_waiter(srv, 1, &o, i, pfd[1], i + 1);
+    {   /* a waiter queues first, then subscribes: wait for all to listen */
+        unsigned long long t0 = rh_now_ms();
+        while (numsub(&srv[0], key) < np && since(t0) < 10000) rh_sleep_ms(2);
+        CHECK_EQ_LL(numsub(&srv[0], key), np);
+    }
+    /* A RESP3 connection with subscriptions is a pubsub client too: this
+     * kills the waiters' command connections (subs 0) or their subscriber
+     * connections (subs 1). */
+    killed = rh_int(&srv[0], "CLIENT KILL TYPE pubsub");
+    CHECK_MSG(killed >= np, "CLIENT KILL killed %lld connections", killed);
+    t_rel = rh_now_ms();
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* its own connection was killed too: it reconnects */
+    for (i = 0; i < np; i++) {
+        if (rh_read_full(pfd[0], &r, sizeof r, 15000) != 0) { CHECK_MSG(0, "no report %d", i); break; }
+        CHECK_EQ_ST((rlock_status)r.st, RLOCK_OK);
+        overlaps += r.overlap;
+    }
+    printf("fair: notices lost (%s killed): %d waiters served, the last %lld ms after the release\n",
+           subs ? "subscriber connections" : "RESP3 connections", np, since(t_rel));
+    CHECK_MSG(since(t_rel) < 10000, "served %lld ms after the release", since(t_rel));
+    CHECK_EQ_LL(overlaps, 0);
+    reap(pids, np, 1);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
+    close(pfd[0]);
+    close(pfd[1]);
+    fcli_close(&h);
+}
+
+/* Contention without an order set up: 6 processes x 5 acquisitions each,
+ * fair, on 1 or 3 nodes: everyone is served, nothing overlaps. */
+static int churn_child(rh_server *srv, int n, const char *key, int rounds) {
+    fcli t;
+    rlock_lock lk;
+    int i, bad = 0;
+    if (fcli_open(&t, srv, n, 500, 0) != 0 ||
+        rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK ||
+        rlock_lock_set_fair(&lk, 1, 1000) != RLOCK_OK)
+        return 10;
+    for (i = 0; i < rounds; i++) {
+        if (rlock_acquire(&lk, 5000, 20000) != RLOCK_OK) return 11;
+        if (mkdir(g_marker, 0700) != 0) bad = 1;
+        else {
+            rh_sleep_ms(1);
+            rmdir(g_marker);
+        }
+        if (rlock_release(&lk) != RLOCK_OK) return 12;
+    }
+    fcli_close(&t);
+    return bad ? 13 : 0;
+}
+static void test_churn(rh_server *srv, int n) {
+    pid_t pids[MAXP];
+    int i, np = quick ? 3 : 6, rounds = quick ? 3 : 5;
+    char key[32];
+    unsigned long long t0 = rh_now_ms();
+    snprintf(key, sizeof key, "fair:churn:%d", n);
+    for (i = 0; i < np; i++) {
+        pids[i] = rh_fork();
+        if (pids[i] == 0) _exit(churn_child(srv, n, key, rounds));
+    }
+    for (i = 0; i < np; i++) {
+        int st = rh_wait_child(pids[i], 60000);
+        CHECK_MSG(rh_exited_with(st, 0), "churn child %d: status %d (13: overlap)", i, st);
+    }
+    {   /* a reservation for a waiter that was served elsewhere first ends with its grace */
+        char k[64];
+        snprintf(k, sizeof k, "EXISTS %s", key);
+        while ((rh_int(&srv[0], k) || (n > 1 && rh_int(&srv[1], k))) && since(t0) < 60000) rh_sleep_ms(20);
+    }
+    printf("fair churn on %d node%s: %d processes x %d acquisitions in %lld ms, no overlap\n", n, n > 1 ? "s" : "",
+           np, rounds, since(t0));
+}
+
+/* Bad arguments: a clear reason, nothing sent. */
+static void test_badarg(rh_server *srv) {
+    fcli h;
+    rlock_lock lk;
+    CHECK(fcli_open(&h, srv, 1, 1000, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_set_fair(NULL, 1, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &h.cl, "a}b", 3, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&lk, 1, 0), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&lk), "fair") != NULL);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &h.cl, "fair:bad", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&lk, 1, 600001), RLOCK_E_BADARG);
+    CHECK(strstr(rlock_lock_error(&lk), "600001") != NULL);
+    CHECK_EQ_ST(rlock_lock_set_fair(&lk, 1, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&lk, 0, 0), RLOCK_E_STATE); /* held */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS fair:bad"), 0);
+    fcli_close(&h);
+}
+
+int main(void) {
+    rh_server srv[NSRV];
+    int fds0, i, up = 1;
+    unsigned long long t0 = rh_now_ms();
+    quick = getenv("RLOCK_TEST_QUICK") != NULL && getenv("RLOCK_TEST_QUICK")[0] != '\0' &&
+            strcmp(getenv("RLOCK_TEST_QUICK"), "0") != 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rh_ignore_sigpipe();
+    fds0 = rh_count_fds();
+    for (i = 0; i < NSRV; i++)
+        if (rh_server_start(&srv[i], NULL) != 0) { up = 0; srv[i].pid = -1; }
+    snprintf(g_marker, sizeof g_marker, "%s/cs-marker", srv[0].dir);
+    if (!up) {
+        CHECK_MSG(0, "could not start redis-server");
+        for (i = 0; i < NSRV; i++) rh_server_stop(&srv[i]);
+        return check_summary("fair");
+    }
+    test_badarg(srv);
+    test_fifo(srv, 1, 0, 0, 0);
+    test_fifo(srv, 1, 1, 1, 0);
+    test_no_barging(srv);
+    test_dead_waiter(srv);
+    test_holder_killed(srv);
+    test_lost_notices(srv, 1);
+    test_lost_notices(srv, 0);
+    test_churn(srv, 1);
+    test_fifo(srv, 3, 0, 0, 0);
+    test_churn(srv, 3);
+    rh_server_kill9(&srv[2]); /* one Redlock node down from here on */
+    test_fifo(srv, 3, 0, 0, 1);
+    /* Nothing left behind on the single node; on Redlock a queue entry of a
+     * waiter that one node never served may stay until the queue's TTL. */
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS fair:churn:1 {fair:churn:1}:waiters fair:churn:3"), 0);
+    CHECK_EQ_LL(rh_int(&srv[1], "EXISTS fair:churn:3"), 0);
+    CHECK_MSG(rh_int(&srv[0], "PTTL {fair:churn:3}:waiters") != -1, "a Redlock queue without a TTL");
+    for (i = 0; i < NSRV; i++) rh_server_stop(&srv[i]);
+    CHECK_EQ_LL(rh_count_children(), 0);
+    CHECK_MSG(rh_count_fds() == fds0, "fds at start %d, at end %d", fds0, rh_count_fds());
+    printf("fair: %s run in %lld ms\n", quick ? "quick" : "full", since(t0));
+    return check_summary("fair");
+}
