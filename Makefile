@@ -52,6 +52,9 @@ test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES_ALL) $(BUILD)/ch
 deps:
 	@./tests/ensure-deps.sh
 
+# The TLS adapter's suite links OpenSSL (libssl-dev).
+$(BUILD)/test_tls $(BUILD)/vg/test_tls: LIBS += -lssl -lcrypto
+
 $(BUILD)/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 $(SAN) $(INC) $< $(LIBS) -o $@
 
@@ -75,12 +78,19 @@ $(BUILD)/vg/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 $(BUILD)/test_examples: $(EXAMPLES_ASAN)
 $(BUILD)/vg/test_examples: $(EXAMPLES_VG)
 
-# cli/rlock.c needs neither hiredis nor libpthread.
-$(BUILD)/rlock: cli/rlock.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) -o $@
+# cli/rlock.c needs neither hiredis nor libpthread. It speaks TLS (rediss://,
+# --tls-*) when OpenSSL's headers are there (Debian: libssl-dev), and then
+# links libssl; without them, or with `make RLOCK_TLS=0`, it builds without.
+RLOCK_TLS ?= $(shell printf '\043include <openssl/ssl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(RLOCK_TLS),1)
+CLI_TLS := -DRLOCK_CLI_TLS
+CLI_TLS_LIBS := -lssl -lcrypto
+endif
+$(BUILD)/rlock: cli/rlock.c cli/rlock_check.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) $(CFLAGS) $(CLI_TLS) -I. $< $(LDFLAGS) $(CLI_TLS_LIBS) -o $@
 
-$(BUILD)/rlock-asan: cli/rlock.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
+$(BUILD)/rlock-asan: cli/rlock.c cli/rlock_check.c $(HEADERS) | $(BUILD)
+	$(CC) $(STRICT) -g -O1 $(SAN) $(CLI_TLS) -I. $< $(CLI_TLS_LIBS) -o $@
 
 $(BUILD)/rlock-testserver: tests/rlock-testserver.c $(HEADERS) | $(BUILD)
 	$(CC) $(STRICT) -O2 $(INC) $< $(LIBS) -o $@
@@ -103,6 +113,12 @@ compile-check: | $(BUILD)
 	printf '#include "adapters/rlock_posix.h"\n#include "adapters/rlock_hiredis.h"\n#define RLOCK_IMPLEMENTATION\n#include "rlock.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_cc.c; \
 	gcc $(STRICT) -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_c || exit 1; \
 	g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_cxx || exit 1; \
+	if [ "$(RLOCK_TLS)" = 1 ]; then \
+	  printf '#define RLOCK_IMPLEMENTATION\n#include "adapters/rlock_tls.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_tls.c; \
+	  gcc $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_c || exit 1; \
+	  clang $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_clang || exit 1; \
+	  g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_cxx || exit 1; \
+	fi; \
 	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"
 
 # Everything under sanitizers, then everything again under valgrind, then

@@ -52,6 +52,7 @@
  *   1. Configuration macros           4. Connection / transport layer
  *   2. Status codes                   5. Lock operations (blocking, non-blocking)
  *   3. RESP codec                     6. Implementation (same order)
+ *                                     7. Redis Cluster (rlock_cluster_*)
  *
  * CONFIGURATION MACROS (define before including; defaults in brackets)
  *   RLOCK_STATIC               make every function static
@@ -65,6 +66,7 @@
  *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
  *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
+ *   RLOCK_CLUSTER_MAX_PRIMARIES  cluster nodes an rlock_cluster knows [16]
  *   RLOCK_NO_POSIX             no POSIX defaults: supply RLOCK_NOW_MS(),
  *                              RLOCK_SLEEP_MS(ms), RLOCK_RANDOM_BYTES(buf,n),
  *                              or set each missing one in rlock_config at run
@@ -213,6 +215,10 @@ typedef enum rlock_status {
     RLOCK_E_QUORUM,        /* Redlock: too many nodes failed to reach N/2+1 */
     RLOCK_E_RANDOM,        /* the random source failed: refusing to lock with a guessable token */
     RLOCK_E_CLOCK,         /* the clock hook went backwards past a deadline or overflowed */
+    RLOCK_E_REPLICAS,      /* acquire: granted, but fewer replicas than cfg.replicas acknowledged
+                              it in time: released again (see rlock_replica_acks) */
+    RLOCK_E_MOVED,         /* cluster: MOVED / ASK - the key's slot is served elsewhere (the address
+                              is in rlock_node_error); the rlock_cluster_* calls follow it */
     RLOCK_E_UPGRADE,       /* write lock asked by an owner holding only the read lock: refused
                             * (two upgraders would wait for each other for ever); not retried */
     RLOCK_STATUS_COUNT
@@ -418,6 +424,7 @@ typedef struct rlock_node {
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
     unsigned magic;
+    int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
     /* diagnostics of the last round on this node (set by the round layer) */
@@ -461,6 +468,23 @@ typedef struct rlock_config {
      * fast path; refused, a script attempt follows at once). Set it for an
      * ACL user that may run EVALSHA but not SET. [0] */
     int scripts_only;
+    /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
+     * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
+     * switches to FCALL for good), RLOCK_SCRIPTS_EVAL (never FCALL), or
+     * RLOCK_SCRIPTS_FCALL (Redis >= 7 functions from the start). [AUTO] */
+    int scripts;
+    /* Replica acknowledgement: an acquire also sends WAIT replicas timeout,
+     * pipelined behind its script (or fast-path SET) on each node (one round
+     * trip). A node whose grant fewer than `replicas` replicas acknowledged
+     * within replica_timeout_ms [node timeout / 2] does not count: the grant
+     * is released and the acquire says RLOCK_E_REPLICAS - or, with
+     * replica_warn = 1, the lock is kept and rlock_replica_acks() tells.
+     * WAIT makes a failover that promotes an acknowledging replica keep the
+     * lock; it is NOT consensus: a replica that acked can still lose the
+     * write, or a non-acking one be promoted (see README). 0: off [0] */
+    uint32_t replicas;
+    uint32_t replica_timeout_ms;
+    int replica_warn;
     /* 1: a waiter waits for release notices instead of polling: HELLO 3 at
      * connect, and under RESP3 (Redis >= 6) it SUBSCRIBEs on its command
      * connection (one socket per server). A server that refuses HELLO 3 uses
@@ -478,6 +502,14 @@ typedef struct rlock_config {
     void (*sleep_ms)(void *user, uint32_t ms);      /* blocking calls only [RLOCK_SLEEP_MS] */
     void *hook_user;
 } rlock_config;
+
+/* rlock_config.scripts. FCALL runs each script as a Redis 7 function of a
+ * library of its own named "rlock_" + the first 16 hex digits of the
+ * script's SHA1 (rlock_function_name): a changed script is a new library, so
+ * versions never overwrite each other's code, and loading one again (FUNCTION
+ * LOAD REPLACE, sent pipelined before the FCALL when the server says the
+ * function is not there) replaces it with the very same text. */
+enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
@@ -634,7 +666,11 @@ typedef struct rlock_round {
     unsigned mask;            /* nodes asked */
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
-    unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out */
+    unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out (FCALL: FUNCTION LOAD) */
+    unsigned acking;          /* cfg.replicas: nodes whose WAIT reply is due */
+    unsigned stale_wait;      /* nodes whose next WAIT reply belongs to a script sent again */
+    unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
+    long long acks;           /* fewest acks reported, -1 none */
     int script;               /* RLOCK__S_* */
     int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
@@ -692,6 +728,7 @@ typedef struct rlock_lock {
     uint64_t validity_end;    /* monotonic ms when validity runs out */
     long long ttl_ms;
     long long holds;          /* reentrant hold count seen on the quorum */
+    long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     size_t votes;             /* nodes that agreed in the last round */
     /* renewal */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
@@ -705,6 +742,7 @@ typedef struct rlock_lock {
     uint32_t renewals;
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
+    int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
@@ -819,6 +857,9 @@ RLOCKDEF long long rlock_hold_count(const rlock_lock *lk); /* reentrant holds; 1
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk);
 /* Votes (nodes that agreed) in the last round. */
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
+/* cfg.replicas: the fewest replica acknowledgements (WAIT) a granting node
+ * reported in the last acquire; -1 when not asked or none granted. */
+RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk);
 /* Fence token of the current grant (cfg.fencing): a number that grows with
  * every grant of this lock name, for the protected resource to reject stale
  * holders. Single node: strictly increasing. Redlock: the largest of the
@@ -929,8 +970,6 @@ RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on);
  * Cluster slot differs from the first key's. */
 RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const char *const *keys,
                                        const size_t *lens, size_t n);
-/* The Redis Cluster hash slot of a key (CRC16 of its hash tag, mod 16384). */
-RLOCKDEF unsigned rlock_key_slot(const char *key, size_t key_len);
 
 /* Inspection, for any kind but MULTI: what each node holds under lk's key,
  * one rlock_info per node in out[0..cap) (cap >= the client's node count),
@@ -956,6 +995,10 @@ RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
 #endif
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
+/* The function (and library) name of script id under RLOCK_SCRIPTS_FCALL,
+ * "rlock_" + 16 hex digits, into out (>= 23 bytes); its length, 0 when out
+ * of range or it does not fit. */
+RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap);
 
 /* Derive an auxiliary key (fence counter, release channel) that hashes to
  * the same Redis Cluster slot as key: key + suffix when key has a hash tag,
@@ -963,6 +1006,68 @@ RLOCKDEF const char *rlock_script_sha(int id);
  * or key contains '}' outside a hash tag (no same-slot name exists). */
 RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key_len,
                               const char *suffix);
+
+/* ======================================================================== */
+/* 7. Redis Cluster                                                          */
+/* ======================================================================== */
+/* A lock on a cluster is a single-node lock on the primary that serves its
+ * key's slot (its auxiliary keys share the slot). rlock_cluster keeps one
+ * node + client per known primary (at most RLOCK_CLUSTER_MAX_PRIMARIES, all
+ * in the caller's struct: no heap) and a slot -> primary map, learned from
+ * the MOVED replies (a slot not known yet goes to the first seed, which
+ * redirects it; the map is not fetched with CLUSTER SLOTS). The blocking
+ * calls below follow MOVED (the map is updated and the lock moves to that
+ * primary's client) and ASK (the next script goes with ASKING to the
+ * importing primary, the map is not changed), up to RLOCK_CLUSTER_HOPS
+ * redirects; a primary that cannot be reached (killed, failing over) makes
+ * them ask the other primaries, which answer MOVED once the cluster has
+ * promoted a replica. Give seeds on more than one shard (replicas are
+ * fine: they answer MOVED): a single seed that dies leaves nobody to ask.
+ * "Primaries" below are the nodes known, seeds included. The calls block
+ * (each hop is a blocking rlock call); there is no non-blocking form yet.
+ * Connections are made through the user's hook: it
+ * prepares a transport for host:port in slot i of the user's own storage
+ * (adapters/rlock_posix.h: rlock_posix_cluster_connect). Waiting on a
+ * cluster lock is by backoff, or by classic pub/sub if cfg.pubsub (PUBLISH
+ * reaches every node of a cluster); sharded pub/sub is not used. */
+#ifndef RLOCK_CLUSTER_MAX_PRIMARIES
+#define RLOCK_CLUSTER_MAX_PRIMARIES 16
+#endif
+#define RLOCK_CLUSTER_SLOTS 16384
+#define RLOCK_CLUSTER_HOPS 8
+typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 255 ? 1 : -1]; /* slot map: one byte */
+typedef int (*rlock_cluster_connect_fn)(void *user, size_t i, const char *host, int port, rlock_transport *out);
+typedef struct rlock_cluster {
+    rlock_config cfg;
+    rlock_cluster_connect_fn connect;
+    void *user;
+    const char *username, *password;  /* AUTH on every primary (NULL: none) */
+    size_t n;                         /* primaries known */
+    char host[RLOCK_CLUSTER_MAX_PRIMARIES][64];
+    int port[RLOCK_CLUSTER_MAX_PRIMARIES];
+    rlock_node node[RLOCK_CLUSTER_MAX_PRIMARIES];
+    rlock_client client[RLOCK_CLUSTER_MAX_PRIMARIES];
+    unsigned char slot[RLOCK_CLUSTER_SLOTS]; /* primary index + 1; 0: not known (ask primary 0) */
+    char why[RLOCK_WHY_LEN];
+} rlock_cluster;
+
+/* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
+RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
+/* Start from seed addresses (1..RLOCK_CLUSTER_MAX_PRIMARIES); cfg may be
+ * NULL. Nothing is sent. RLOCK_E_BADARG (rlock_cluster_error says why). */
+RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
+                                         const rlock_config *cfg, rlock_cluster_connect_fn connect, void *user);
+RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl);
+/* A lock handle for key on the primary the map names (not sent yet). */
+RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
+                                              rlock_kind kind);
+/* rlock_acquire / extend / release that follow MOVED and ASK. */
+RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms);
+RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
+RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk);
+/* The primary (index into cl->host/port) that serves slot now, per the map. */
+RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot);
+RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
 
 #ifdef __cplusplus
 }
@@ -1098,7 +1203,7 @@ RLOCKDEF const char *rlock_status_str(rlock_status st) {
         "ok", "would block", "not acquired", "timeout", "lost", "not held",
         "bad argument", "invalid state", "io error", "protocol error", "redis error",
         "auth error", "wrong type", "foreign key", "no quorum", "random source failed",
-        "clock error", "upgrade refused"
+        "clock error", "too few replica acks", "moved (cluster)", "upgrade refused"
     };
     if ((unsigned)st >= (unsigned)RLOCK_STATUS_COUNT) return "unknown status"; /* also < 0 */
     return names[st];
@@ -1687,6 +1792,43 @@ RLOCKDEF const char *rlock_script_sha(int id) {
     return id >= 0 && id < RLOCK_SCRIPT_COUNT ? rlock__lua_sha[id] : NULL;
 }
 
+/* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
+#define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
+RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1) return 0;
+    static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
+    memcpy(out, prefix, sizeof prefix);
+    memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
+    out[6 + RLOCK__FN_HEX] = '\0';
+    return 6 + RLOCK__FN_HEX;
+}
+
+/* FUNCTION LOAD REPLACE of script s's one-function library: the script body
+ * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
+ * Its length, 0 when it does not fit. */
+static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap) {
+    char name[6 + RLOCK__FN_HEX + 1];
+    const char *part[7];
+    size_t plen[7], len = 0, pos = 0, i;
+    char num[24];
+    size_t nn;
+    rlock_function_name(s, name, sizeof name);
+    part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
+    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = rlock__lua[s]; part[6] = " end)";
+    for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
+    nn = rlock__utoa(num, (unsigned long long)len);
+    if (!rlock__put_header(out, cap, &pos, 4) || !rlock__put_arg(out, cap, &pos, "FUNCTION", 8, NULL, 0) ||
+        !rlock__put_arg(out, cap, &pos, "LOAD", 4, NULL, 0) || !rlock__put_arg(out, cap, &pos, "REPLACE", 7, NULL, 0))
+        return 0;
+    if (pos > cap || nn + 5 + len > cap - pos) return 0;
+    out[pos++] = '$';
+    memcpy(out + pos, num, nn); pos += nn;
+    out[pos++] = '\r'; out[pos++] = '\n';
+    for (i = 0; i < 7; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
+    out[pos++] = '\r'; out[pos++] = '\n';
+    return pos;
+}
+
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
  * to each request (with the owner and tag it was queued with), a failure of
@@ -2098,6 +2240,7 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
+    if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
     if (rlock__has(s, n, "NOAUTH") || rlock__has(s, n, "WRONGPASS") || rlock__has(s, n, "NOPERM") ||
         rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
         return RLOCK_E_AUTH;
@@ -2219,6 +2362,9 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     }
     if (cfg && cfg->drift_permille >= 1000)
         return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+    if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
+        return rlock__why(c->why, sizeof c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
+                          cfg->scripts, 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
     if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
 #endif
@@ -2347,7 +2493,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 }
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
-enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING };
+enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT };
 
 /* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
@@ -2587,7 +2733,7 @@ static void rlock__tally_init(rlock__tally *t) {
  * the outcome unknown (no answer: the write may have happened). */
 static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
     if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
-        st == RLOCK_E_UPGRADE)
+        st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE)
         t->fatal = st;
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
@@ -2783,12 +2929,18 @@ static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_
     return 1;
 }
 
-/* Encode the lock's script for its current round on node i (EVAL when
- * use_eval, else EVALSHA) into out; its length, or 0 when it does not fit. */
-static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int use_eval) {
+/* How a script goes out: its SHA1, its body, or its function name. */
+enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
+
+/* Encode the lock's script for its current round on node i (`how`:
+ * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. */
+static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
     const rlock_op *op = &lk->op;
     int s = op->round.script;
-    const char *script = use_eval ? rlock__lua[s] : rlock__lua_sha[s];
+    static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
+    static const size_t cmd_len[3] = { 7, 4, 5 };
+    char fn[6 + RLOCK__FN_HEX + 1];
+    const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? rlock__lua[s] : rlock__lua_sha[s];
     int multi = lk->kind == RLOCK_KIND_MULTI;
     int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
@@ -2809,8 +2961,9 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
+    if (how == RLOCK__RUN_FCALL) rlock_function_name(s, fn, sizeof fn);
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
-         rlock__put_arg(out, cap, &pos, use_eval ? "EVAL" : "EVALSHA", use_eval ? 4 : 7, NULL, 0) &&
+         rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
          rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0);
     if (multi) ok = ok && rlock__put_multi_keys(lk, out, cap, &pos);
@@ -2903,32 +3056,78 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
             : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
         rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
     }
+    if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
+        /* A primary demoted under us (failover): the next request connects
+         * again, and a transport that finds the primary (Sentinel) asks anew. */
+        rlock__x_dropz(&x, RLOCK_E_REDIS, "READONLY: the server is a replica now");
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
+/* WAIT replicas timeout: the replica acknowledgement behind an acquire. Its
+ * timeout stays inside the round's, so a missing replica cannot turn into
+ * a node timeout (and a dropped connection). */
+static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, unsigned char *out, size_t cap) {
+    char num[24], tmo[24];
+    size_t pos = 0, nl, tl;
+    uint32_t t = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
+    if (t == 0) t = 1; /* WAIT n 0 would block for ever */
+    if (t >= r->timeout) t = r->timeout > 1 ? r->timeout - 1 : 1;
+    nl = rlock__utoa(num, lk->client->cfg.replicas);
+    tl = rlock__utoa(tmo, t);
+    return rlock__put_header(out, cap, &pos, 3) && rlock__put_arg(out, cap, &pos, "WAIT", 4, NULL, 0) &&
+           rlock__put_arg(out, cap, &pos, num, nl, NULL, 0) && rlock__put_arg(out, cap, &pos, tmo, tl, NULL, 0)
+           ? pos : 0;
+}
+
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
     rlock__x n = rlock__x_node(lk->client->nodes[i]);
     unsigned char *out;
-    size_t cap, len;
+    size_t cap, len, pre = 0, load = 0, wlen = 0;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
+    rlock_node *nd = lk->client->nodes[i];
+    int fcall = nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
+    int again = (int)((r->evaled >> i) & 1u);
+    int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    len = rlock__encode_lock(lk, i, out, cap, (int)((r->evaled >> i) & 1u));
-    if (len == 0) {
+    if (n.s->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    /* Everything this attempt needs goes in one write, or nothing does:
+     * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
+     * being imported there) must come right before the script it is for;
+     * a missing function's library is loaded before the FCALL (its reply is
+     * not waited for: the FCALL behind it tells); WAIT follows the script
+     * (cfg.replicas), one round trip in all. */
+    if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
+    len = lk->asking && pre == 0 ? 0 : 1;
+    if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
+    if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
+                                      fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
+    if (len == 0 || (wait && wlen == 0)) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
+    if (fcall) nd->fcall = 1;
+    if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
+    if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
     rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);
+    if (wait) {
+        rlock__x_commit(&n, wlen, lk, RLOCK__TAG_WAIT, deadline);
+        r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
+        if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
+        r->acking |= 1u << i;
+    }
     r->queued |= 1u << i;
 }
 
@@ -2946,6 +3145,8 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     size_t i;
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
+    r->acking = r->stale_wait = r->short_acks = 0;
+    r->acks = -1;
     r->script = rlock__script_for(lk, op);
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
@@ -2959,7 +3160,21 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     rlock__round_send(lk, now);
 }
 
-static int rlock__round_done(const rlock_round *r) { return (r->answered & r->mask) == r->mask; }
+static int rlock__round_done(const rlock_round *r) {
+    return (r->answered & r->mask) == r->mask && !(r->acking & r->mask);
+}
+
+/* The WAIT reply (or failure) behind node i's acquire script. A failure
+ * counts as no acknowledgement. */
+static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
+    rlock_round *r = &lk->op.round;
+    long long got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
+    if (!((r->acking >> i) & 1u)) return;
+    if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
+    r->acking &= ~(1u << i);
+    if (got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
+    if (r->acks < 0 || got < r->acks) r->acks = got;
+}
 
 /* A reply or failure for lk's round from node i. */
 static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
@@ -2972,6 +3187,25 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
          * body once with EVAL, which also caches it for the next EVALSHA. */
         r->evaled |= 1u << i;
+        r->queued &= ~(1u << i);
+        rlock__round_submit(lk, i, now);
+        return;
+    }
+    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+        rlock__has(rep->v.str, rep->v.len, "Function not found")) {
+        /* FCALL of a library the server does not have: load it, once. */
+        r->evaled |= 1u << i;
+        r->queued &= ~(1u << i);
+        rlock__round_submit(lk, i, now);
+        return;
+    }
+    if (rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
+        lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
+        (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
+        /* The ACL refuses scripts (a managed service): the same code as a
+         * function, on this node from now on. Nothing ran, so it is safe. */
+        lk->client->nodes[i]->fcall = 1;
+        r->evaled &= ~(1u << i);
         r->queued &= ~(1u << i);
         rlock__round_submit(lk, i, now);
         return;
@@ -3256,8 +3490,13 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     long long drift = rlock__drift(lk, op->ttl);
     size_t q = rlock_client_quorum(c);
     rlock_status final;
-    unsigned mask;
+    unsigned mask, unacked;
     rlock__tally_acquire(&op->round, c->n_nodes, &t);
+    unacked = c->cfg.replicas && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
+    lk->acks = c->cfg.replicas && t.yes ? op->round.acks : -1;
+    /* A grant too few replicas acknowledged is no vote (and is released) */
+    t.yes &= ~unacked;
+    t.n_yes -= rlock__popcount(unacked);
     op->holder_pttl = t.min_pttl;
     op->split = t.n_yes > 0;
     lk->votes = t.n_yes;
@@ -3282,6 +3521,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     }
     /* Failed round. Decide what to report if we stop now. */
     if (t.fatal != RLOCK_OK) final = t.fatal;
+    else if (unacked && t.n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
     else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
@@ -3296,7 +3536,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    mask = t.yes | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
     if (mask) {
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
@@ -3469,6 +3709,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
         if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        return;
+    case RLOCK__TAG_WAIT:
+        if (i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
@@ -3795,6 +4038,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* Same cluster slot as the key, so every script touches one slot. */
     lk->aux_base_len = rlock__aux_base(lk->aux_base, sizeof lk->aux_base, key, key_len);
     lk->state = RLOCK_STATE_IDLE;
+    lk->acks = -1;
     lk->magic = RLOCK__MAGIC_LOCK;
     if (kind == RLOCK_KIND_WRITE) lk->param = 1; /* writers first */
     return RLOCK_OK;
@@ -3937,6 +4181,9 @@ RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk) {
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
+RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? lk->acks : -1;
+}
 
 
 /* ---- 6.9 Renewal thread (RLOCK_WATCHDOG) -------------------------------- */
@@ -4073,28 +4320,6 @@ RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     return RLOCK_OK;
 }
 
-/* CRC16-CCITT (XMODEM), as Redis Cluster hashes keys. Bitwise: no table. */
-static unsigned rlock__crc16(const char *s, size_t n) {
-    unsigned crc = 0;
-    size_t i;
-    int b;
-    for (i = 0; i < n; i++) {
-        crc ^= (unsigned)(unsigned char)s[i] << 8;
-        for (b = 0; b < 8; b++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
-    }
-    return crc;
-}
-RLOCKDEF unsigned rlock_key_slot(const char *key, size_t key_len) {
-    size_t open, close;
-    if (!key) return 0;
-    for (open = 0; open < key_len && key[open] != '{'; open++) {}
-    for (close = open + 1; open < key_len && close < key_len && key[close] != '}'; close++) {}
-    /* The tag is the text between the first '{' and the next '}', if not empty. */
-    if (open < key_len && close < key_len && close > open + 1)
-        return rlock__crc16(key + open + 1, close - open - 1) & 16383u;
-    return rlock__crc16(key, key_len) & 16383u;
-}
-
 RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const char *const *keys,
                                        const size_t *lens, size_t n) {
     size_t i, total = 0;
@@ -4117,11 +4342,11 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
         memcpy(packed + total + 2, keys[i], lens[i]);
         total += 2 + lens[i];
     }
-    slot0 = rlock_key_slot(keys[0], lens[0]);
+    slot0 = rlock_cluster_slot(keys[0], lens[0]);
     for (i = 1; i < n; i++)
-        if (rlock_key_slot(keys[i], lens[i]) != slot0)
+        if (rlock_cluster_slot(keys[i], lens[i]) != slot0)
             return rlock__why(lk->why, sizeof lk->why, "key % hashes to Cluster slot %, key 0 to %: give the keys one "
-                              "hash tag, e.g. {job}:a {job}:b", (long long)i, rlock_key_slot(keys[i], lens[i]), slot0);
+                              "hash tag, e.g. {job}:a {job}:b", (long long)i, rlock_cluster_slot(keys[i], lens[i]), slot0);
     st = rlock_lock_init(lk, c, packed, total, RLOCK_KIND_SIMPLE);
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
@@ -4178,6 +4403,180 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
     if (base == 0 || slen + 1 > cap - base) return 0;
     memcpy(out + base, suffix, slen + 1);
     return base + slen;
+}
+
+/* ---- 6.11 Redis Cluster --------------------------------------------------- */
+static unsigned rlock__crc16(const unsigned char *p, size_t n) {
+    unsigned crc = 0;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) { /* CRC16-CCITT (XMODEM), as Redis Cluster hashes keys */
+        crc ^= (unsigned)p[i] << 8;
+        for (b = 0; b < 8; b++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
+    }
+    return crc;
+}
+
+RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len) {
+    size_t s, e;
+    if (!key) return 0;
+    for (s = 0; s < key_len && key[s] != '{'; s++) {}
+    if (s < key_len) { /* the first {...} that is not empty is the hash tag */
+        for (e = s + 1; e < key_len && key[e] != '}'; e++) {}
+        if (e < key_len && e > s + 1) { key += s + 1; key_len = e - s - 1; }
+    }
+    return rlock__crc16((const unsigned char *)key, key_len) & (RLOCK_CLUSTER_SLOTS - 1);
+}
+
+static int rlock__cluster_ok(const rlock_cluster *cl) { return cl && cl->n > 0 && cl->connect; }
+
+/* The index of primary host:port, added when new; -1 when the table is
+ * full, the address does not fit, or the connect hook refuses it. */
+static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, int port) {
+    rlock_transport tr;
+    size_t i;
+    for (i = 0; i < cl->n; i++)
+        if (cl->port[i] == port && strlen(cl->host[i]) == hl && memcmp(cl->host[i], host, hl) == 0) return (int)i;
+    if (cl->n == RLOCK_CLUSTER_MAX_PRIMARIES || hl == 0 || hl >= sizeof cl->host[0] || port < 1 || port > 65535)
+        return -1;
+    i = cl->n;
+    memcpy(cl->host[i], host, hl);
+    cl->host[i][hl] = '\0';
+    cl->port[i] = port;
+    memset(&tr, 0, sizeof tr);
+    if (cl->connect(cl->user, i, cl->host[i], port, &tr) != 0 || rlock_node_init(&cl->node[i], &tr) != RLOCK_OK)
+        return -1;
+    cl->node[i].username = cl->username;
+    cl->node[i].password = cl->password;
+    if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
+    cl->n++;
+    return (int)i;
+}
+
+RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
+                                         const rlock_config *cfg, rlock_cluster_connect_fn connect, void *user) {
+    size_t i;
+    if (!cl) return RLOCK_E_BADARG;
+    memset(cl, 0, sizeof *cl);
+    if (!hosts || !ports || !connect) return rlock__why(cl->why, sizeof cl->why, "hosts, ports and connect are required", 0, 0, 0);
+    if (n == 0 || n > RLOCK_CLUSTER_MAX_PRIMARIES)
+        return rlock__why(cl->why, sizeof cl->why, "n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)", (long long)n,
+                          RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+    if (cfg) cl->cfg = *cfg;
+    cl->connect = connect;
+    cl->user = user;
+    for (i = 0; i < n; i++)
+        if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
+            rlock_status st = rlock__why(cl->why, sizeof cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
+                                         (long long)i, 0, 0);
+            rlock_cluster_close(cl);
+            cl->n = 0;
+            return st;
+        }
+    return RLOCK_OK;
+}
+
+RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl) { return cl ? cl->why : ""; }
+
+RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot) {
+    return cl && slot < RLOCK_CLUSTER_SLOTS && cl->slot[slot] ? (size_t)cl->slot[slot] - 1 : 0;
+}
+
+RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
+                                              rlock_kind kind) {
+    if (!rlock__cluster_ok(cl) || !key) return RLOCK_E_BADARG;
+    return rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
+}
+
+/* "MOVED 3999 127.0.0.1:6381" / "ASK ..." -> slot, host, port. 0 ok. */
+static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, const char **host, size_t *hl, int *port) {
+    const char *p, *colon = NULL;
+    unsigned long v = 0;
+    *ask = e[0] == 'A';
+    p = e + (*ask ? 4 : 6);
+    if (*p < '0' || *p > '9') return -1;
+    while (*p >= '0' && *p <= '9') v = v * 10 + (unsigned long)(*p++ - '0');
+    if (*p++ != ' ' || v >= RLOCK_CLUSTER_SLOTS) return -1;
+    *slot = (unsigned)v;
+    *host = p;
+    for (; *p && *p != ' '; p++)
+        if (*p == ':') colon = p;
+    if (!colon || colon == *host) return -1;
+    *hl = (size_t)(colon - *host);
+    for (v = 0, p = colon + 1; *p >= '0' && *p <= '9' && v < 65536; p++) v = v * 10 + (unsigned long)(*p - '0');
+    *port = (int)v;
+    return 0;
+}
+
+enum { RLOCK__CL_ACQUIRE, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+#define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
+
+static rlock_status rlock__cluster_run(rlock_cluster *cl, rlock_lock *lk, int op, long long ttl, long long wait) {
+    rlock_status st = RLOCK_E_STATE;
+    int hops = 0, io = 0, asked = 0;
+    uint64_t wait_end;
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
+        return RLOCK_E_BADARG;
+    wait_end = rlock__now(lk->client) + (uint64_t)(wait > 0 ? wait : 0);
+    for (;;) {
+        long long left = 0;
+        if (op == RLOCK__CL_ACQUIRE) {
+            uint64_t now = rlock__now(lk->client);
+            left = wait > 0 && now < wait_end ? (long long)(wait_end - now) : 0;
+        }
+        st = op == RLOCK__CL_ACQUIRE ? rlock_acquire(lk, ttl, left) : op == RLOCK__CL_EXTEND ? rlock_extend(lk, ttl)
+                                                                    : rlock_release(lk);
+        lk->asking = 0;
+        if (st == RLOCK_E_MOVED && hops++ < RLOCK_CLUSTER_HOPS) {
+            const char *host;
+            size_t hl;
+            int ask, port, idx;
+            unsigned slot;
+            if (rlock__cluster_redirect(rlock_node_error(lk->client->nodes[0]), &ask, &slot, &host, &hl, &port) != 0)
+                return st;
+            idx = rlock__cluster_add(cl, host, hl, port);
+            if (idx < 0) {
+                rlock__why(cl->why, sizeof cl->why, "redirected to a primary that cannot be added (% known, at most %)",
+                           (long long)cl->n, RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+                return st;
+            }
+            if (!ask) cl->slot[slot] = (unsigned char)(idx + 1);
+            lk->asking = ask; /* ASK: this once, at the importing primary */
+            asked |= ask;
+            lk->client = &cl->client[idx];
+            continue;
+        }
+        if (st == RLOCK_E_IO && cl->n > 1 && io++ < RLOCK__CLUSTER_IO_TRIES) {
+            /* Unreachable: maybe failing over. Another primary answers MOVED
+             * to whoever serves the slot (the old address until a replica
+             * is promoted). */
+            size_t cur = (size_t)(lk->client - cl->client);
+            rlock__sleep(lk->client, 100);
+            lk->client = &cl->client[(cur + 1) % cl->n];
+            hops = 0;
+            continue;
+        }
+        /* After an ASK the slot is still the map's primary's: the next
+         * operation starts there again (and is sent on if need be). */
+        if (asked) lk->client = &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(lk->key, lk->key_len))];
+        return st;
+    }
+}
+
+RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__cluster_run(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+}
+RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
+    return rlock__cluster_run(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+}
+RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk) {
+    return rlock__cluster_run(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+}
+
+RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
+    size_t i;
+    if (!cl) return;
+    for (i = 0; i < cl->n; i++) rlock_client_close(&cl->client[i]);
 }
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */

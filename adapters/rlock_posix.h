@@ -106,7 +106,26 @@ typedef struct rlock_posix_conn {
     /* --- private --- */
     uint64_t connect_start_ms;     /* monotonic ms when this connect began */
     int addr_index;                /* getaddrinfo entry being tried */
+    const struct rlock_posix_sentinel *sentinel; /* set: host/port come from Sentinel at each connect */
+    /* how a fresh connect starts when not the plain way (Sentinel); a
+     * pointer, so that a program without it needs no rlock core */
+    int (*start)(struct rlock_posix_conn *c);
 } rlock_posix_conn;
+
+/* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
+ * RLOCK_POSIX_MAX_SENTINELS Sentinels and the primary's name; the caller
+ * keeps it alive while connections use it. username/password: optional
+ * credentials of the data servers, used only for the ROLE check. */
+#ifndef RLOCK_POSIX_MAX_SENTINELS
+#define RLOCK_POSIX_MAX_SENTINELS 5
+#endif
+typedef struct rlock_posix_sentinel {
+    const char *host[RLOCK_POSIX_MAX_SENTINELS];
+    int port[RLOCK_POSIX_MAX_SENTINELS];
+    size_t n;
+    const char *master;            /* the name the Sentinels monitor it under */
+    const char *username, *password;
+} rlock_posix_sentinel;
 
 /* ------------------------------------------------------------------------ */
 /* fd-level helpers (shared with rlock_hiredis.h)                            */
@@ -328,6 +347,7 @@ static int rlock__posix_connect(void *ctx) {
         c->connecting = 0;
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();
+        if (c->start) return c->start(c);
         return rlock__posix_start(c);
     }
     /* in progress: poll without waiting, then ask the socket how it went */
@@ -511,6 +531,141 @@ RLOCK__ADAPTER_FN int rlock_posix_init_unix(rlock_posix_conn *c, const char *pat
  * at c, so c must stay where it is while the node is in use). */
 RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn *c) {
     return c ? &c->tr : NULL;
+}
+
+/* ---- Sentinel ------------------------------------------------------------
+ * Each (re)connect asks the Sentinels, in order, SENTINEL
+ * GET-MASTER-ADDR-BY-NAME, connects to the first address named, and asks it
+ * ROLE: only a server that says "master" is used - never a replica, even one
+ * a Sentinel still names during a failover (a server that wants AUTH first is
+ * asked after AUTH with the given credentials). All of it blocks, within
+ * connect_timeout_ms. rlock reconnects after a dropped connection and after
+ * a READONLY reply (a primary demoted under it), so each failover is
+ * followed by a fresh question to the Sentinels. */
+
+/* One command on a blocking exchange over c (connected), within c's
+ * connect budget; the reply parsed into *rep, pointing into buf. 0 ok. */
+static int rlock__posix_ask(rlock_posix_conn *c, int argc, const char *const *argv, unsigned char *buf,
+                            size_t cap, rlock_reply *rep) {
+    size_t lens[4], n, off = 0, have = 0;
+    int i;
+    for (i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
+    n = rlock_resp_encode(buf, cap, argc, argv, lens);
+    if (n == 0) return -1;
+    while (off < n) {
+        long w = rlock__posix_send(c, buf + off, n - off);
+        if (w < 0) return -1;
+        off += (size_t)w;
+        if (off < n && (rlock__posix_connect_left(c) == 0 ||
+                        rlock__posix_wait(c, RLOCK_WANT_WRITE, (uint32_t)rlock__posix_connect_left(c)) < 0))
+            return -1;
+    }
+    for (;;) {
+        long got = rlock_resp_parse(buf, have, cap, rep), r;
+        if (got > 0) return 0;
+        if (got < 0) return -1;
+        r = rlock__posix_recv(c, buf + have, cap - have);
+        if (r > 0) { have += (size_t)r; continue; }
+        if (r < 0 || rlock__posix_connect_left(c) == 0) return -1;
+        (void)rlock__posix_wait(c, RLOCK_WANT_READ, (uint32_t)rlock__posix_connect_left(c));
+    }
+}
+
+/* Connect c (host/port set) and finish the connect, blocking within budget. */
+static int rlock__posix_connect_blocking(rlock_posix_conn *c) {
+    int r = rlock__posix_start(c);
+    while (r == 0) {
+        uint64_t left = rlock__posix_connect_left(c);
+        if (left == 0) break;
+        (void)rlock__posix_wait(c, RLOCK_WANT_WRITE, (uint32_t)left);
+        r = rlock__posix_connect(c);
+    }
+    if (r == 1) return 0;
+    if (r == 0) snprintf(c->err, sizeof c->err, "connect %.64s:%d: timed out", c->host, c->port);
+    rlock__posix_drop(c);
+    return -1;
+}
+
+static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
+    const rlock_posix_sentinel *sn = c->sentinel;
+    unsigned char buf[512];
+    rlock_reply rep;
+    size_t i;
+    char why[128] = "no Sentinel answered";
+    for (i = 0; i < sn->n && i < RLOCK_POSIX_MAX_SENTINELS; i++) {
+        rlock_posix_conn q;
+        const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
+        char host[256];
+        int port = 0, ok;
+        size_t k;
+        if (rlock__posix_connect_left(c) == 0) break;
+        if (rlock_posix_init_tcp(&q, sn->host[i], sn->port[i], (uint32_t)rlock__posix_connect_left(c)) != 0) continue;
+        q.connect_start_ms = rlock__posix_now_ms();
+        ok = rlock__posix_connect_blocking(&q) == 0 && rlock__posix_ask(&q, 3, ask, buf, sizeof buf, &rep) == 0;
+        rlock__posix_drop(&q);
+        if (!ok) { snprintf(why, sizeof why, "Sentinel %.40s:%d: %.40s", sn->host[i], sn->port[i], q.err[0] ? q.err : "no reply"); continue; }
+        if (rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
+            rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof host ||
+            rep.elem[1].len == 0 || rep.elem[1].len > 5) {
+            snprintf(why, sizeof why, "Sentinel %.40s:%d does not know '%.30s'", sn->host[i], sn->port[i], sn->master);
+            continue;
+        }
+        memcpy(host, rep.elem[0].str, rep.elem[0].len);
+        host[rep.elem[0].len] = '\0';
+        for (k = 0; k < rep.elem[1].len; k++) port = port * 10 + (rep.elem[1].str[k] - '0');
+        if (port < 1 || port > 65535) continue;
+        memcpy(c->host, host, rep.elem[0].len + 1);
+        c->port = port;
+        if (rlock__posix_connect_blocking(c) != 0) return RLOCK_IO_ERROR;
+        {   /* never a replica: ask the server itself */
+            const char *role[1] = { "ROLE" };
+            ok = rlock__posix_ask(c, 1, role, buf, sizeof buf, &rep) == 0;
+            if (ok && rep.v.type == RLOCK_RESP_ERROR && sn->password) { /* NOAUTH: log in first */
+                const char *auth[3] = { "AUTH", sn->username ? sn->username : sn->password, sn->password };
+                ok = rlock__posix_ask(c, sn->username ? 3 : 2, auth, buf, sizeof buf, &rep) == 0 &&
+                     rep.v.type == RLOCK_RESP_STATUS && rlock__posix_ask(c, 1, role, buf, sizeof buf, &rep) == 0;
+            }
+            if (ok && rep.v.type == RLOCK_RESP_ARRAY && rep.count >= 1 && rep.elem[0].type == RLOCK_RESP_BULK &&
+                rep.elem[0].len == 6 && memcmp(rep.elem[0].str, "master", 6) == 0)
+                return 1;
+            snprintf(c->err, sizeof c->err, "%.64s:%d (named by Sentinel) does not say it is a primary", c->host,
+                     c->port);
+            rlock__posix_drop(c);
+            return RLOCK_IO_ERROR;
+        }
+    }
+    snprintf(c->err, sizeof c->err, "%s", why);
+    return RLOCK_IO_ERROR;
+}
+
+/* Prepare c to reach the primary that the Sentinels in sn call
+ * sn->master: found again at every (re)connect (see above). sn must stay
+ * where it is while c is in use. 0 ok, -1 bad arguments. */
+RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock_posix_sentinel *sn,
+                                                uint32_t connect_timeout_ms) {
+    size_t i;
+    if (!c || !sn || sn->n == 0 || sn->n > RLOCK_POSIX_MAX_SENTINELS || !sn->master || !sn->master[0]) return -1;
+    for (i = 0; i < sn->n; i++)
+        if (!sn->host[i] || !sn->host[i][0] || strlen(sn->host[i]) >= sizeof c->host || sn->port[i] < 1 ||
+            sn->port[i] > 65535)
+            return -1;
+    rlock__posix_fill(c, connect_timeout_ms);
+    snprintf(c->host, sizeof c->host, "sentinel:%.200s", sn->master); /* for error texts until found */
+    c->sentinel = sn;
+    c->start = rlock__posix_sentinel_connect;
+    return 0;
+}
+
+/* The connect hook of rlock_cluster (rlock.h section 7): user is the
+ * caller's array of RLOCK_CLUSTER_MAX_PRIMARIES rlock_posix_conn; primary
+ * i gets conns[i], TCP to host:port (default connect timeout). */
+RLOCK__ADAPTER_FN int rlock_posix_cluster_connect(void *user, size_t i, const char *host, int port,
+                                                  rlock_transport *out) {
+    rlock_posix_conn *conns = (rlock_posix_conn *)user;
+    if (!conns || !out || i >= RLOCK_CLUSTER_MAX_PRIMARIES || rlock_posix_init_tcp(&conns[i], host, port, 0) != 0)
+        return -1;
+    *out = conns[i].tr;
+    return 0;
 }
 
 /* Close the socket if open (also a connect in progress). Idempotent. */

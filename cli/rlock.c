@@ -23,7 +23,11 @@
  */
 #define RLOCK_IMPLEMENTATION
 #define RLOCK_NO_THREAD_ID        /* one thread, simple locks: no libpthread */
+#ifdef RLOCK_CLI_TLS /* the Makefile sets it when OpenSSL is there: rediss:// and --tls-* */
+#include "adapters/rlock_tls.h"   /* first: it sets the POSIX feature macros */
+#else
 #include "adapters/rlock_posix.h" /* first: it sets the POSIX feature macros */
+#endif
 
 #include <ctype.h>
 #include <signal.h>
@@ -64,6 +68,7 @@ static const char *const help_text[] = {
     "       rlock [OPTIONS] RESOURCE -c 'SHELL COMMAND'",
     "       rlock status [OPTIONS] RESOURCE",
     "       rlock unlock --force [OPTIONS] RESOURCE",
+    "       rlock check [OPTIONS] [SERVER...]   (is Redis fit for locks? rlock check --help)",
     "Run COMMAND while holding the Redis lock RESOURCE, so that one such COMMAND",
     "runs at a time across every machine that uses the same Redis server(s).",
     "rlock waits for the lock, renews its lease while COMMAND runs, and releases",
@@ -80,6 +85,13 @@ static const char *const help_text[] = {
     "                              redis://[USER[:PASS]@]HOST[:PORT][/DB] or unix:/PATH.",
     "                              Default: $RLOCK_SERVERS (comma-separated), else",
     "                              127.0.0.1:6379. (Changed: the short form was -s.)",
+    "                              rediss://... is TLS (see --tls-ca).",
+    "      --tls-ca FILE           TLS for every server, verified against these CAs",
+    "      --tls-cert FILE, --tls-key FILE   TLS client certificate and its key",
+    "      --tls-insecure          TLS without verifying the server (not recommended)",
+    "      --sentinel ADDR         find the server through Sentinel (repeatable, up to",
+    "                              5; with --master NAME): every (re)connect asks them",
+    "                              for the primary NAME and checks its ROLE",
     "  -d, --db N                  database number, SELECTed on every server [0]",
     "  -x, --exclusive             exclusive: one holder (the default), taken on the",
     "                              read-write lock that -s shares: give -x to the",
@@ -176,6 +188,7 @@ typedef struct server {
     char pass[MAX_PASS + 1];
     int has_user, has_pass; /* given in a redis:// URL */
     int db, has_db;         /* redis://HOST/DB */
+    int tls;               /* rediss:// */
     char label[300];       /* for messages; never holds credentials */
 } server;
 
@@ -192,6 +205,10 @@ typedef struct options {
     int db_set;
     char *shell_cmd;                /* -c CMD */
     char *sh_argv[4];               /* sh -c CMD */
+    const char *tls_ca, *tls_cert, *tls_key; /* --tls-*: TLS for every server */
+    int tls_insecure;
+    const char *sentinel[5], *master;         /* --sentinel (HOST:PORT), --master */
+    size_t n_sentinels;
     const char *user;               /* --user */
     const char *password_file;
     char password[MAX_PASS + 1];    /* from the file or the environment */
@@ -205,6 +222,11 @@ typedef struct options {
 static struct {
     options o;
     rlock_posix_conn pc[MAX_SERVERS], spc[MAX_SERVERS]; /* commands, subscribers */
+#ifdef RLOCK_CLI_TLS
+    rlock_tls_conn tc[MAX_SERVERS], stc[MAX_SERVERS];  /* the same over TLS */
+#endif
+    server sentinels[5];
+    rlock_posix_sentinel sn;
     rlock_node node[MAX_SERVERS];
     rlock_subscriber sub[MAX_SERVERS];
     size_t n_subs;
@@ -460,7 +482,11 @@ static const char *parse_server(const char *s, server *sv) {
         return NULL;
     }
     if (strncmp(s, "redis://", 8) == 0) return parse_url(s + 8, sv);
-    if (strncmp(s, "rediss://", 9) == 0) return "TLS (rediss://) is not supported";
+#ifdef RLOCK_CLI_TLS
+    if (strncmp(s, "rediss://", 9) == 0) { sv->tls = 1; return parse_url(s + 9, sv); }
+#else
+    if (strncmp(s, "rediss://", 9) == 0) return "this rlock was built without TLS (OpenSSL)";
+#endif
     if (strstr(s, "://")) return "unknown scheme (use HOST:PORT, redis://... or unix:/PATH)";
     return parse_hostport(s, n, sv);
 }
@@ -511,6 +537,7 @@ static void read_password_file(options *o, const char *path) {
 
 enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_FAIR, OPT_USER,
        OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+       OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_INSECURE, OPT_SENTINEL, OPT_MASTER,
        OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_DB, OPT_COMMAND, OPT_UNLOCK, OPT_CLOSE, OPT_FORCE };
 
 static const struct option_spec {
@@ -531,7 +558,11 @@ static const struct option_spec {
     { 0, "user", OPT_USER, 1 },                { 0, "password-file", OPT_PASSFILE, 1 },
     { 0, "connect-timeout", OPT_CONNECT_TIMEOUT, 1 }, { 0, "command-timeout", OPT_COMMAND_TIMEOUT, 1 },
     { 'v', "verbose", OPT_VERBOSE, 0 },        { 'h', "help", OPT_HELP, 0 },
-    { 'V', "version", OPT_VERSION, 0 },        { 0, NULL, 0, 0 }
+    { 'V', "version", OPT_VERSION, 0 },
+    { 0, "tls-ca", OPT_TLS_CA, 1 },            { 0, "tls-cert", OPT_TLS_CERT, 1 },
+    { 0, "tls-key", OPT_TLS_KEY, 1 },          { 0, "tls-insecure", OPT_TLS_INSECURE, 0 },
+    { 0, "sentinel", OPT_SENTINEL, 1 },        { 0, "master", OPT_MASTER, 1 },
+    { 0, NULL, 0, 0 }
 };
 
 static void apply_option(options *o, const struct option_spec *sp, char *val, const char *name) {
@@ -588,6 +619,23 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
     case OPT_CONNECT_TIMEOUT: o->connect_timeout_ms = duration_arg(name, val, 0); break;
     case OPT_COMMAND_TIMEOUT: o->command_timeout_ms = duration_arg(name, val, 0); break;
     case OPT_VERBOSE: o->verbose = 1; break;
+    case OPT_TLS_CA: o->tls_ca = val; break;
+    case OPT_TLS_CERT: o->tls_cert = val; break;
+    case OPT_TLS_KEY: o->tls_key = val; break;
+    case OPT_TLS_INSECURE: o->tls_insecure = 1; break;
+    case OPT_SENTINEL: {
+        const char *why;
+        if (o->n_sentinels == 5) usage_error("%s: at most 5 Sentinels", name);
+        if ((why = parse_server(val, &g.sentinels[o->n_sentinels])) != NULL || g.sentinels[o->n_sentinels].is_unix ||
+            g.sentinels[o->n_sentinels].tls)
+            usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a Sentinel is HOST:PORT");
+        o->sentinel[o->n_sentinels++] = val;
+        break;
+    }
+    case OPT_MASTER:
+        if (val[0] == '\0' || strlen(val) > 200) usage_error("%s: the name must be 1..200 bytes", name);
+        o->master = val;
+        break;
     case OPT_HELP: {
         size_t i;
         for (i = 0; help_text[i]; i++) puts(help_text[i]);
@@ -767,6 +815,29 @@ static void check_options(options *o) {
     if (o->ttl_ms < MIN_TTL_MS) usage_error("--ttl: a lease under %d ms cannot be renewed reliably", MIN_TTL_MS);
     if (o->command_timeout_ms && o->command_timeout_ms * 3 > o->ttl_ms)
         usage_error("--command-timeout must be at most a third of --ttl (%lld ms)", o->ttl_ms);
+#ifndef RLOCK_CLI_TLS
+    if (o->tls_ca || o->tls_cert || o->tls_key || o->tls_insecure)
+        usage_error("this rlock was built without TLS (OpenSSL): --tls-* cannot be used");
+#endif
+    if ((o->tls_cert == NULL) != (o->tls_key == NULL)) usage_error("--tls-cert and --tls-key go together");
+    if (o->n_sentinels && !o->master) usage_error("--sentinel needs --master NAME");
+    if (o->master && !o->n_sentinels) usage_error("--master needs --sentinel ADDR");
+    if (o->n_sentinels && o->n_servers) usage_error("--sentinel finds the server: give no --server with it");
+    if (o->n_sentinels && (o->tls_ca || o->tls_cert || o->tls_insecure))
+        usage_error("--sentinel with TLS is not supported (Sentinel discovery is plaintext)");
+    if (o->n_sentinels) { /* one server: the primary the Sentinels name */
+        size_t k;
+        server *sv = &o->servers[0];
+        memset(sv, 0, sizeof *sv);
+        snprintf(sv->label, sizeof sv->label, "sentinel:%.200s", o->master);
+        for (k = 0; k < o->n_sentinels; k++) {
+            g.sn.host[k] = g.sentinels[k].host;
+            g.sn.port[k] = g.sentinels[k].port;
+        }
+        g.sn.n = o->n_sentinels;
+        g.sn.master = o->master;
+        o->n_servers = 1;
+    }
     if (o->n_servers == 0) {
         env = getenv("RLOCK_SERVERS");
         if (env && *env) {
@@ -951,15 +1022,37 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb,
     uint32_t ct = (uint32_t)o->connect_timeout_ms;
     const char *user = sv->has_user ? sv->user : o->user;
     const char *pass = sv->has_pass ? sv->pass : o->has_password ? o->password : NULL;
-    if ((sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0)
-        return -1;
+    const rlock_transport *tr;
+#ifdef RLOCK_CLI_TLS
+    if (sv->tls || o->tls_ca || o->tls_cert || o->tls_insecure) {
+        /* the TLS connection of the same slot (pc is g.pc[i] or g.spc[i]) */
+        rlock_tls_conn *tc = pc >= g.pc && pc < g.pc + MAX_SERVERS ? &g.tc[pc - g.pc] : &g.stc[pc - g.spc];
+        rlock_tls_config tcfg;
+        memset(&tcfg, 0, sizeof tcfg);
+        tcfg.ca_file = o->tls_ca;
+        tcfg.cert_file = o->tls_cert;
+        tcfg.key_file = o->tls_key;
+        tcfg.insecure = o->tls_insecure;
+        if (sv->is_unix || rlock_tls_init(tc, sv->host, sv->port, ct, &tcfg) != 0) {
+            say("%s: %s", sv->label, sv->is_unix ? "TLS over a unix socket is not supported" : tc->err);
+            return -1;
+        }
+        tr = rlock_tls_transport(tc);
+    } else
+#endif
+    {
+        if ((o->n_sentinels ? rlock_posix_init_sentinel(pc, &g.sn, ct)
+             : sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0)
+            return -1;
+        tr = rlock_posix_transport(pc);
+    }
     if (nd) {
-        if (rlock_node_init(nd, rlock_posix_transport(pc)) != RLOCK_OK) return -1;
+        if (rlock_node_init(nd, tr) != RLOCK_OK) return -1;
         nd->username = user;
         nd->password = pass;
         nd->db = sv->has_db ? sv->db : (int)o->db;
     } else {
-        if (rlock_subscriber_init(sb, rlock_posix_transport(pc)) != RLOCK_OK) return -1;
+        if (rlock_subscriber_init(sb, tr) != RLOCK_OK) return -1;
         sb->username = user;
         sb->password = pass;
     }
@@ -972,6 +1065,10 @@ static void close_all(void) {
     for (i = 0; i < g.o.n_servers; i++) {
         rlock_posix_close(&g.pc[i]);
         rlock_posix_close(&g.spc[i]);
+#ifdef RLOCK_CLI_TLS
+        rlock_tls_free(&g.tc[i]);
+        rlock_tls_free(&g.stc[i]);
+#endif
     }
 }
 
@@ -1622,6 +1719,8 @@ static int force_unlock(void) {
     return status_exit(st);
 }
 
+#include "rlock_check.c" /* `rlock check`: is this Redis fit for locks? */
+
 int main(int argc, char **argv) {
     options *o = &g.o;
     rlock_config cfg;
@@ -1632,6 +1731,7 @@ int main(int argc, char **argv) {
     for (fd = 0; fd < 3; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) return RC_OSERR;
     g.life_fd = g.stat_fd = -1;
+    if (argc > 1 && strcmp(argv[1], "check") == 0) return check_main(argc - 1, argv + 1);
     parse_args(o, argc, argv);
     check_options(o);
 
@@ -1673,6 +1773,9 @@ int main(int argc, char **argv) {
 
     if (acquire(&rc)) {
         for (i = 0; i < g.n_subs; i++) rlock_posix_close(&g.spc[i]); /* no more waiting */
+#ifdef RLOCK_CLI_TLS
+        for (i = 0; i < g.n_subs; i++) rlock_tls_close(&g.stc[i]);
+#endif
         if (o->fence)
             VERBOSE(("acquired '%s' on %zu/%zu servers (lease %lld ms, valid %lld ms, fence %lld)", o->resource,
                      rlock_last_votes(&g.lk), o->n_servers, o->ttl_ms, rlock_validity_ms(&g.lk),

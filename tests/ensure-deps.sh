@@ -4,7 +4,9 @@
 #   ensure-deps.sh          redis-server (the tests start their own throwaway
 #                           servers), hiredis headers (the hiredis adapter
 #                           and the test harness), libuv and libevent headers
-#                           (examples/libuv_loop.c, libevent_loop.c): `make test`
+#                           (examples/libuv_loop.c, libevent_loop.c), OpenSSL
+#                           headers and the openssl command (the TLS suite):
+#                           `make test`
 #   ensure-deps.sh cross    also what `make cross` needs (tests/cross/run.sh):
 #                           a 32-bit x86 compiler (gcc -m32 if it works, else
 #                           gcc-i686-linux-gnu) and hiredis for i386 (multiarch),
@@ -24,6 +26,9 @@ command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 # examples/libuv_loop.c and examples/libevent_loop.c (tests/test_examples.c runs them)
 [ -f /usr/include/uv.h ] || missing="$missing libuv1-dev"
 [ -f /usr/include/event2/event.h ] || missing="$missing libevent-dev"
+# the TLS adapter's suite (test_tls) and the rlock command's rediss://
+[ -f /usr/include/openssl/ssl.h ] || missing="$missing libssl-dev"
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 if [ "$RLOCK_WANT_VALGRIND" = 1 ]; then command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"; fi
 for want in "$@"; do
     case $want in

@@ -201,7 +201,7 @@ static void test_usage(void) {
         { "-S", "::1:6379", "res", "true", NULL },
         { "-S", "[::1", "res", "true", NULL },
         { "-S", "redis://", "res", "true", NULL },
-        { "-S", "rediss://127.0.0.1:1", "res", "true", NULL },
+        { "-S", "rediss://127.0.0.1:1/x", "res", "true", NULL }, /* TLS or not: a bad path */
         { "-S", "redis://127.0.0.1:1/x", "res", "true", NULL },
         { "-S", "redis://127.0.0.1:1?db=0", "res", "true", NULL },
         { "-S", "redis://a@b@127.0.0.1:1", "res", "true", NULL },

@@ -369,9 +369,9 @@ static void test_multi(const rh_server *s) {
     const size_t mlens[2] = { 5, 4 };
     char buf[64];
     if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
-    CHECK_EQ_LL(rlock_key_slot("foo", 3), 12182);              /* CLUSTER KEYSLOT foo */
-    CHECK_EQ_LL(rlock_key_slot("{user1000}.following", 20), rlock_key_slot("user1000", 8));
-    CHECK_EQ_LL(rlock_key_slot("foo{}{bar}", 10), rlock_key_slot("foo{}{bar}", 10));
+    CHECK_EQ_LL(rlock_cluster_slot("foo", 3), 12182);              /* CLUSTER KEYSLOT foo */
+    CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("user1000", 8));
+    CHECK_EQ_LL(rlock_cluster_slot("foo{}{bar}", 10), rlock_cluster_slot("foo{}{bar}", 10));
     CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, mixed, mlens, 2), RLOCK_E_BADARG);
     CHECK(strstr(rlock_lock_error(&bad), "slot") != NULL);
     CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, keys, lens, 0), RLOCK_E_BADARG);

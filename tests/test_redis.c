@@ -953,12 +953,13 @@ static void test_auth(void) {
     CHECK_MSG(strstr(rlock_node_error(&t.node), "NOAUTH") != NULL, "error '%s'", rlock_node_error(&t.node));
     tc_close(&t);
 
-    /* ACL users: one without scripting, one outside its key pattern */
+    /* ACL users: one without scripting (EVAL nor FCALL: a user with FCALL
+     * is served by functions, test_deploy), one outside its key pattern */
     admin = rh_connect(&s);
     CHECK(admin != NULL);
     if (admin) {
         CHECK(reply_is((redisReply *)redisCommand(admin, "AUTH pw"), "OK"));
-        CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER limited on >pw2 ~* +@all -evalsha -eval"), "OK"));
+        CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER limited on >pw2 ~* +@all -evalsha -eval -fcall -fcall_ro"), "OK"));
         /* rlock's auxiliary keys/channels are "{key}:..." (same cluster slot) */
         CHECK(reply_is((redisReply *)redisCommand(admin, "ACL SETUSER keyed on >pw3 ~other:* ~{other:* allchannels +@all"), "OK"));
         /* Redis 7's default for new users: no pub/sub channels at all */

@@ -2045,7 +2045,16 @@ static void test_auth(void) {
 
     env_reset("NOPERM");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
+    /* scripts refused: the same code as a function (FCALL), refused too */
     fk_add(&F[0], "EVALSHA", "-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
+    fk_add(&F[0], "FCALL", "-NOPERM this user has no permissions to run the 'fcall' command\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    env_done();
+
+    env_reset("NOPERM on a key is not a reason for FCALL");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "EVALSHA", "-NOPERM No permissions to access a key\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
     CHECK_EQ_LL(F[0].n_reqs, 1);
     env_done();
@@ -3564,12 +3573,12 @@ static void test_primitives_unit(void) {
     static char bigkey[256];
     const char *bigs[2] = { bigkey, bigkey };
     env_reset("primitives");
-    CHECK_EQ_LL(rlock_key_slot("123456789", 9), 0x31C3);       /* the Cluster spec's CRC16 test vector */
-    CHECK_EQ_LL(rlock_key_slot("foo", 3), 12182);
-    CHECK_EQ_LL(rlock_key_slot("{user1000}.following", 20), rlock_key_slot("{user1000}.followers", 20));
-    CHECK_EQ_LL(rlock_key_slot("x{}y", 4), rlock__crc16("x{}y", 4) & 16383u); /* empty tag: the whole key */
-    CHECK_EQ_LL(rlock_key_slot("a{b", 3), rlock__crc16("a{b", 3) & 16383u);   /* no '}': the whole key */
-    CHECK_EQ_LL(rlock_key_slot(NULL, 3), 0);
+    CHECK_EQ_LL(rlock_cluster_slot("123456789", 9), 0x31C3);       /* the Cluster spec's CRC16 test vector */
+    CHECK_EQ_LL(rlock_cluster_slot("foo", 3), 12182);
+    CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("{user1000}.followers", 20));
+    CHECK_EQ_LL(rlock_cluster_slot("x{}y", 4), rlock__crc16((const unsigned char *)"x{}y", 4) & 16383u); /* empty tag: the whole key */
+    CHECK_EQ_LL(rlock_cluster_slot("a{b", 3), rlock__crc16((const unsigned char *)"a{b", 3) & 16383u);   /* no '}': the whole key */
+    CHECK_EQ_LL(rlock_cluster_slot(NULL, 3), 0);
     /* the inspect answer */
     {
         static const char ok1[] = "semaphore 1500 3 1 2 0 abcdef0123456789", ok2[] = "free -2 0 0 4 1 ";

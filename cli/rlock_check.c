@@ -1,0 +1,659 @@
+/* rlock_check.c - `rlock check [OPTIONS] [SERVER...]`: is this Redis fit for locks?
+ *
+ * Included by cli/rlock.c (one translation unit: it uses its server parser,
+ * password sources and messages); main() there hands argv to check_main()
+ * when the first argument is "check". It connects as the lock would (same
+ * addresses, user and password), asks each server with read-only commands
+ * and harmless probes, and says per server and overall whether it is fit:
+ *   unfit (exit 2)    cannot connect or AUTH, a replica, a Sentinel, a
+ *                     maxmemory-policy that evicts keys with a TTL (every lock
+ *                     has one) under a maxmemory limit, neither EVAL nor FCALL
+ *                     allowed, Redis < 2.6.12 (no SET NX PX), two addresses of
+ *                     one server (one run_id: two Redlock votes)
+ *   warnings (exit 1) no persistence or appendfsync other than always (a
+ *                     restart or crash forgets locks), an evicting policy with
+ *                     no maxmemory yet, PUBLISH refused (waiters poll), WAIT
+ *                     refused, appendfsync unreadable (CONFIG refused), cluster
+ *                     mode without --cluster
+ *   fit (exit 0)      none of those.
+ * Probes: EVAL "return 1" and FCALL of a function that does not exist on
+ * the probe key (an error that names the function means FCALL is allowed),
+ * PUBLISH to the probe key's name as a channel (no subscriber: nobody
+ * hears it), WAIT 0 0. Nothing is written.
+ * Forms: servers as for the lock (-s/positional, $RLOCK_SERVERS);
+ * --sentinel ADDR (repeatable) --master NAME checks the primary those
+ * Sentinels name; --cluster ADDR (repeatable seeds) checks every primary of
+ * the cluster (CLUSTER NODES). */
+
+#define CHK_MAX 16                 /* servers checked at most (cluster primaries included) */
+#define CHK_NOTES 12
+#define CHK_NOTE_LEN 200
+#define CHK_BUF 65536              /* INFO and CLUSTER NODES replies */
+
+enum { CHK_FIT = 0, CHK_WARN = 1, CHK_UNFIT = 2 };
+static const char *const chk_level_name[3] = { "fit", "warnings", "unfit" };
+
+typedef struct chk_result {
+    char label[320];               /* "sentinel " / "cluster " + a server label */
+    int level;
+    int connected;
+    char version[32], role[16], mode[16], policy[32], fsync[16], run_id[48], master[300];
+    long long maxmemory;
+    int aof;                       /* -1 unknown */
+    int eval, fcall, publish, wait_ok;
+    long long rtt_us;
+    int n_notes;
+    int note_level[CHK_NOTES];
+    char note[CHK_NOTES][CHK_NOTE_LEN];
+} chk_result;
+
+typedef struct chk_conn {
+    rlock_posix_conn pc;
+#ifdef RLOCK_CLI_TLS
+    rlock_tls_conn tls;
+    int use_tls;
+#endif
+    rlock_transport t;
+    uint32_t timeout_ms;
+    size_t len;                    /* bytes in buf */
+    char err[CHK_NOTE_LEN];
+    unsigned char buf[CHK_BUF];
+} chk_conn;
+
+static struct {
+    int json;
+    const char *master;
+    const char *probe_key;
+    server sentinels[MAX_SERVERS], seeds[MAX_SERVERS];
+    size_t n_sentinels, n_seeds;
+    server found[CHK_MAX];         /* discovered: the sentinel's primary, the cluster's primaries */
+    size_t n_found;
+    chk_result res[CHK_MAX];
+    size_t n_res;
+    chk_conn c;
+} ck;
+
+static const char *const check_help[] = {
+    "Usage: rlock check [OPTIONS] [SERVER...]",
+    "Say, per server and overall, whether Redis is fit for locks, and why: version",
+    "and role (a replica is not a lock server), maxmemory-policy (only noeviction",
+    "keeps locks from being evicted), persistence (appendonly/appendfsync: a restart",
+    "without it forgets locks), cluster/sentinel mode, whether this user may run",
+    "EVAL, FCALL and PUBLISH on a probe key, WAIT, and the round-trip time. It",
+    "connects as the lock would and writes nothing.",
+    "",
+    "Options:",
+    "  -s, --server ADDR       a server to check (also as a plain argument; default",
+    "                          $RLOCK_SERVERS, else 127.0.0.1:6379); ADDR as for rlock",
+    "      --sentinel ADDR     a Sentinel (repeatable): check the primary it names",
+    "      --master NAME       the primary's name at the Sentinels (with --sentinel)",
+    "      --cluster ADDR      a cluster node (repeatable seeds): check every primary",
+    "      --user NAME, --password-file FILE   as for rlock",
+    "      --tls-ca FILE, --tls-cert FILE, --tls-key FILE, --tls-insecure   as for rlock",
+    "      --connect-timeout MS  bound on each connection and each reply [1000]",
+    "      --probe-key KEY     the key EVAL/FCALL/PUBLISH are tried on [rlock:check:probe]",
+    "      --json              one JSON object on stdout instead of text",
+    "  -h, --help              show this help and exit",
+    "",
+    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (or unreachable), 64 usage.",
+    NULL
+};
+
+static void chk_note(chk_result *r, int level, const char *fmt, ...) {
+    va_list ap;
+    if (level > r->level) r->level = level;
+    if (r->n_notes == CHK_NOTES) return;
+    va_start(ap, fmt);
+    vsnprintf(r->note[r->n_notes], CHK_NOTE_LEN, fmt, ap);
+    va_end(ap);
+    r->note_level[r->n_notes++] = level;
+}
+
+/* Connect (blocking, bounded by timeout_ms) and AUTH as the lock would. */
+static int chk_open(chk_conn *c, const server *sv, uint32_t timeout_ms) {
+    uint64_t end = now_ms() + timeout_ms;
+    int r;
+    c->timeout_ms = timeout_ms;
+    c->err[0] = '\0';
+#ifdef RLOCK_CLI_TLS
+    c->use_tls = sv->tls || g.o.tls_ca || g.o.tls_cert || g.o.tls_insecure;
+    if (c->use_tls) {
+        rlock_tls_config tcfg;
+        memset(&tcfg, 0, sizeof tcfg);
+        tcfg.ca_file = g.o.tls_ca;
+        tcfg.cert_file = g.o.tls_cert;
+        tcfg.key_file = g.o.tls_key;
+        tcfg.insecure = g.o.tls_insecure;
+        if (sv->is_unix || rlock_tls_init(&c->tls, sv->host, sv->port, timeout_ms, &tcfg) != 0) {
+            snprintf(c->err, sizeof c->err, "%s", sv->is_unix ? "TLS over a unix socket is not supported" : c->tls.err);
+            return -1;
+        }
+        c->t = *rlock_tls_transport(&c->tls);
+    } else
+#endif
+    if ((sv->is_unix ? rlock_posix_init_unix(&c->pc, sv->path, timeout_ms)
+                     : rlock_posix_init_tcp(&c->pc, sv->host, sv->port, timeout_ms)) != 0) {
+        snprintf(c->err, sizeof c->err, "cannot set up a connection");
+        return -1;
+    } else {
+        c->t = *rlock_posix_transport(&c->pc);
+    }
+    while ((r = c->t.connect(c->t.ctx)) == RLOCK_IO_WOULD_BLOCK) {
+        uint64_t now = now_ms();
+        if (now >= end) { snprintf(c->err, sizeof c->err, "connect timed out"); return -1; }
+        c->t.wait(c->t.ctx, RLOCK_WANT_WRITE, (uint32_t)(end - now));
+    }
+    if (r < 0) {
+        const char *e = c->t.error(c->t.ctx);
+        snprintf(c->err, sizeof c->err, "%s", e && *e ? e : "connect failed");
+        return -1;
+    }
+    return 0;
+}
+
+static void chk_close(chk_conn *c) {
+#ifdef RLOCK_CLI_TLS
+    if (c->use_tls) { rlock_tls_free(&c->tls); c->use_tls = 0; }
+#endif
+    rlock_posix_close(&c->pc);
+}
+
+/* Send one command, read its reply into *rep (pointing into c->buf). 0 ok
+ * (a Redis error reply too), -1 on I/O error or timeout (c->err says). */
+static int chk_cmd(chk_conn *c, rlock_reply *rep, int argc, const char *const *argv) {
+    size_t lens[8], off = 0, n;
+    int i;
+    uint64_t end = now_ms() + c->timeout_ms;
+    for (i = 0; i < argc && i < 8; i++) lens[i] = strlen(argv[i]);
+    n = rlock_resp_encode(c->buf, sizeof c->buf, argc, argv, lens);
+    if (n == 0) { snprintf(c->err, sizeof c->err, "command too long"); return -1; }
+    while (off < n) {
+        long w = c->t.send(c->t.ctx, c->buf + off, n - off);
+        uint64_t now = now_ms();
+        if (w < 0) { snprintf(c->err, sizeof c->err, "send: %s", c->t.error(c->t.ctx)); return -1; }
+        off += (size_t)w;
+        if (off < n) {
+            if (now >= end) { snprintf(c->err, sizeof c->err, "send timed out"); return -1; }
+            c->t.wait(c->t.ctx, RLOCK_WANT_WRITE, (uint32_t)(end - now));
+        }
+    }
+    c->len = 0;
+    for (;;) {
+        long got = rlock_resp_parse(c->buf, c->len, sizeof c->buf, rep), r;
+        uint64_t now;
+        if (got > 0) return 0;
+        if (got < 0) { snprintf(c->err, sizeof c->err, "malformed or oversized reply"); return -1; }
+        r = c->t.recv(c->t.ctx, c->buf + c->len, sizeof c->buf - c->len);
+        if (r > 0) { c->len += (size_t)r; continue; }
+        if (r == RLOCK_IO_CLOSED) { snprintf(c->err, sizeof c->err, "the server closed the connection"); return -1; }
+        if (r < 0) { snprintf(c->err, sizeof c->err, "recv: %s", c->t.error(c->t.ctx)); return -1; }
+        now = now_ms();
+        if (now >= end) { snprintf(c->err, sizeof c->err, "no reply within %u ms", (unsigned)c->timeout_ms); return -1; }
+        c->t.wait(c->t.ctx, RLOCK_WANT_READ, (uint32_t)(end - now));
+    }
+}
+
+static int chk_is_error(const rlock_reply *r) { return r->v.type == RLOCK_RESP_ERROR; }
+
+/* "field:value" of an INFO text into out ("" when absent). */
+static void chk_info_field(const rlock_reply *r, const char *field, char *out, size_t cap) {
+    size_t fl = strlen(field), i;
+    out[0] = '\0';
+    if (r->v.type != RLOCK_RESP_BULK) return;
+    for (i = 0; i + fl + 1 <= r->v.len; i++) {
+        if ((i == 0 || r->v.str[i - 1] == '\n') && memcmp(r->v.str + i, field, fl) == 0 && r->v.str[i + fl] == ':') {
+            size_t j = i + fl + 1, k = 0;
+            while (j < r->v.len && r->v.str[j] != '\r' && r->v.str[j] != '\n' && k + 1 < cap) out[k++] = r->v.str[j++];
+            out[k] = '\0';
+            return;
+        }
+    }
+}
+
+/* Copy a reply's text (error, status, bulk) for a note. */
+static const char *chk_text(const rlock_reply *r, char *out, size_t cap) {
+    size_t n = r->v.len < cap - 1 ? r->v.len : cap - 1;
+    if (!r->v.str) n = 0;
+    if (n) memcpy(out, r->v.str, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* Cluster: probe-key{N} for the first N whose slot is in the first slot
+ * range of the "myself" line of CLUSTER NODES. 1 found. */
+static int chk_cluster_probe(const rlock_reply *rep, char *out, size_t cap) {
+    const char *p = rep->v.str, *end = rep->v.str + rep->v.len, *me = NULL;
+    unsigned long lo = 0, hi = 0, n;
+    int field = 0;
+    while (p < end && !me) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        const char *m = p;
+        for (; m + 6 <= le; m++)
+            if (memcmp(m, "myself", 6) == 0) { me = p; break; }
+        if (!me) p = nl ? nl + 1 : end;
+        else end = le;
+    }
+    if (!me) return 0;
+    for (p = me; p < end && field < 8; p++) /* the slots start at the 9th field */
+        if (*p == ' ') field++;
+    if (field < 8 || p >= end || *p < '0' || *p > '9') return 0;
+    while (p < end && *p >= '0' && *p <= '9') lo = lo * 10 + (unsigned long)(*p++ - '0');
+    hi = lo;
+    if (p < end && *p == '-')
+        for (hi = 0, p++; p < end && *p >= '0' && *p <= '9'; p++) hi = hi * 10 + (unsigned long)(*p - '0');
+    for (n = 0; n < 1000000; n++) {
+        int len = snprintf(out, cap, "%s{%lu}", ck.probe_key, n);
+        unsigned slot;
+        if (len <= 0 || (size_t)len >= cap) return 0;
+        slot = rlock_cluster_slot(out, (size_t)len);
+        if (slot >= lo && slot <= hi) return 1;
+    }
+    return 0;
+}
+
+static void chk_server(const server *sv, const options *o, chk_result *r) {
+    chk_conn *c = &ck.c;
+    rlock_reply rep;
+    char tmp[CHK_NOTE_LEN], probe[RLOCK_MAX_KEY_LEN + 32];
+    const char *key = ck.probe_key;
+    const char *user = sv->has_user ? sv->user : o->user;
+    const char *pass = sv->has_pass ? sv->pass : o->has_password ? o->password : NULL;
+    int major = 0, minor = 0, patch = 0, i;
+    long long rtts[5];
+
+    memset(r, 0, sizeof *r);
+    snprintf(r->label, sizeof r->label, "%s", sv->label);
+    r->aof = -1;
+    if (chk_open(c, sv, (uint32_t)o->connect_timeout_ms) != 0) {
+        chk_note(r, CHK_UNFIT, "cannot connect: %s", c->err);
+        chk_close(c);
+        return;
+    }
+    if (pass) {
+        const char *argv[3] = { "AUTH", user ? user : pass, pass };
+        if (chk_cmd(c, &rep, user ? 3 : 2, argv) != 0) { chk_note(r, CHK_UNFIT, "AUTH: %s", c->err); goto done; }
+        if (chk_is_error(&rep)) { chk_note(r, CHK_UNFIT, "AUTH refused: %s", chk_text(&rep, tmp, sizeof tmp)); goto done; }
+    }
+    r->connected = 1;
+    {
+        const char *argv[2] = { "INFO", "server" };
+        if (chk_cmd(c, &rep, 2, argv) != 0) { chk_note(r, CHK_UNFIT, "INFO: %s", c->err); goto done; }
+        if (chk_is_error(&rep)) {
+            chk_note(r, CHK_WARN, "INFO refused (%s): version and role unknown", chk_text(&rep, tmp, sizeof tmp));
+        } else {
+            chk_info_field(&rep, "redis_version", r->version, sizeof r->version);
+            chk_info_field(&rep, "redis_mode", r->mode, sizeof r->mode);
+            chk_info_field(&rep, "run_id", r->run_id, sizeof r->run_id);
+        }
+    }
+    if (sscanf(r->version, "%d.%d.%d", &major, &minor, &patch) >= 2) {
+        if (major < 2 || (major == 2 && (minor < 6 || (minor == 6 && patch < 12))))
+            chk_note(r, CHK_UNFIT, "Redis %s has no SET NX PX (needs >= 2.6.12)", r->version);
+    }
+    if (strcmp(r->mode, "sentinel") == 0) {
+        chk_note(r, CHK_UNFIT, "this is a Sentinel, not a data server: use --sentinel %s --master NAME", sv->label);
+        goto done;
+    }
+    {
+        const char *argv[2] = { "INFO", "replication" };
+        if (chk_cmd(c, &rep, 2, argv) != 0) { chk_note(r, CHK_UNFIT, "INFO: %s", c->err); goto done; }
+        chk_info_field(&rep, "role", r->role, sizeof r->role);
+        if (strcmp(r->role, "slave") == 0 || strcmp(r->role, "replica") == 0) {
+            char h[256], p[16];
+            chk_info_field(&rep, "master_host", h, sizeof h);
+            chk_info_field(&rep, "master_port", p, sizeof p);
+            snprintf(r->master, sizeof r->master, "%s:%s", h, p);
+            chk_note(r, CHK_UNFIT, "a replica (of %s): a lock must go to a primary; a replica refuses writes "
+                     "or, if writable, loses them", r->master);
+        } else if (r->role[0]) {
+            chk_note(r, CHK_FIT, "role %s", r->role);
+        }
+    }
+    if (strcmp(r->mode, "cluster") == 0) {
+        if (ck.n_seeds) chk_note(r, CHK_FIT, "a cluster primary (--cluster)");
+        else chk_note(r, CHK_WARN, "cluster mode: this node serves only its own slots; check the cluster with --cluster %s",
+                      sv->label);
+    }
+    {
+        const char *argv[2] = { "INFO", "memory" };
+        char mm[32];
+        if (chk_cmd(c, &rep, 2, argv) != 0) { chk_note(r, CHK_UNFIT, "INFO: %s", c->err); goto done; }
+        chk_info_field(&rep, "maxmemory_policy", r->policy, sizeof r->policy);
+        chk_info_field(&rep, "maxmemory", mm, sizeof mm);
+        r->maxmemory = atoll(mm);
+        if (!r->policy[0]) chk_note(r, CHK_WARN, "maxmemory-policy unknown");
+        else if (strcmp(r->policy, "noeviction") == 0)
+            chk_note(r, CHK_FIT, "maxmemory-policy noeviction: locks are never evicted (writes fail with OOM instead)");
+        else if (r->maxmemory > 0)
+            chk_note(r, CHK_UNFIT, "maxmemory-policy %s with maxmemory %lld: Redis evicts keys %s when memory is "
+                     "full, and locks are keys with a TTL; use noeviction", r->policy, r->maxmemory,
+                     strncmp(r->policy, "volatile", 8) == 0 ? "that have a TTL" : "of any kind");
+        else
+            chk_note(r, CHK_WARN, "maxmemory-policy %s: it evicts locks as soon as a maxmemory limit is set; use "
+                     "noeviction", r->policy);
+    }
+    {
+        const char *argv[2] = { "INFO", "persistence" };
+        char aof[8];
+        if (chk_cmd(c, &rep, 2, argv) != 0) { chk_note(r, CHK_UNFIT, "INFO: %s", c->err); goto done; }
+        chk_info_field(&rep, "aof_enabled", aof, sizeof aof);
+        r->aof = aof[0] ? atoi(aof) : -1;
+    }
+    {
+        const char *argv[3] = { "CONFIG", "GET", "appendfsync" };
+        if (chk_cmd(c, &rep, 3, argv) != 0) { chk_note(r, CHK_UNFIT, "CONFIG GET: %s", c->err); goto done; }
+        if (!chk_is_error(&rep) && rep.count == 2 && rep.elem[1].type == RLOCK_RESP_BULK) {
+            size_t n = rep.elem[1].len < sizeof r->fsync - 1 ? rep.elem[1].len : sizeof r->fsync - 1;
+            memcpy(r->fsync, rep.elem[1].str, n);
+            r->fsync[n] = '\0';
+        }
+    }
+    if (r->aof == 0)
+        chk_note(r, CHK_WARN, "appendonly no: a restart forgets every lock (another client can take a held one); "
+                 "Redlock needs appendfsync always, or restarts delayed by the longest TTL");
+    else if (r->aof == 1 && strcmp(r->fsync, "always") == 0)
+        chk_note(r, CHK_FIT, "appendonly yes, appendfsync always: a restart keeps every granted lock");
+    else if (r->aof == 1 && r->fsync[0])
+        chk_note(r, CHK_WARN, "appendonly yes, appendfsync %s: a crash may forget the last second of locks; "
+                 "Redlock needs appendfsync always", r->fsync);
+    else
+        chk_note(r, CHK_WARN, "persistence unknown (appendfsync not readable: CONFIG refused?)");
+
+    if (strcmp(r->mode, "cluster") == 0) { /* a probe key this node serves, or every probe says MOVED */
+        const char *argv[2] = { "CLUSTER", "NODES" };
+        if (chk_cmd(c, &rep, 2, argv) == 0 && rep.v.type == RLOCK_RESP_BULK && chk_cluster_probe(&rep, probe, sizeof probe))
+            key = probe;
+    }
+    {   /* what this user may run on the probe key */
+        const char *ev[5] = { "EVAL", "return 1", "1", key, NULL };
+        const char *fc[4] = { "FCALL", "rlock_check_no_such_function", "1", key };
+        const char *pb[3] = { "PUBLISH", key, "" };
+        const char *wt[3] = { "WAIT", "0", "0" };
+        if (chk_cmd(c, &rep, 4, ev) != 0) { chk_note(r, CHK_UNFIT, "EVAL: %s", c->err); goto done; }
+        r->eval = !chk_is_error(&rep);
+        if (!r->eval) chk_note(r, CHK_FIT, "EVAL refused: %s", chk_text(&rep, tmp, sizeof tmp));
+        if (chk_cmd(c, &rep, 4, fc) != 0) { chk_note(r, CHK_UNFIT, "FCALL: %s", c->err); goto done; }
+        /* only "the function is not there" shows that FCALL itself is allowed */
+        r->fcall = chk_is_error(&rep) && rlock__has(rep.v.str, rep.v.len, "not found");
+        if (!r->fcall && !r->eval)
+            chk_note(r, CHK_UNFIT, "neither EVAL nor FCALL may run here: %s", chk_text(&rep, tmp, sizeof tmp));
+        else if (!r->eval)
+            chk_note(r, CHK_FIT, "FCALL allowed: rlock switches to its function libraries (Redis >= 7)");
+        if (chk_cmd(c, &rep, 3, pb) != 0) { chk_note(r, CHK_UNFIT, "PUBLISH: %s", c->err); goto done; }
+        r->publish = rep.v.type == RLOCK_RESP_INTEGER;
+        if (!r->publish)
+            chk_note(r, CHK_WARN, "PUBLISH refused (%s): waiters are not woken on release, they poll",
+                     chk_text(&rep, tmp, sizeof tmp));
+        if (chk_cmd(c, &rep, 3, wt) != 0) { chk_note(r, CHK_UNFIT, "WAIT: %s", c->err); goto done; }
+        r->wait_ok = rep.v.type == RLOCK_RESP_INTEGER;
+        if (!r->wait_ok)
+            chk_note(r, CHK_WARN, "WAIT refused (%s): replica acknowledgement is not available",
+                     chk_text(&rep, tmp, sizeof tmp));
+    }
+    for (i = 0; i < 5; i++) {
+        const char *argv[1] = { "PING" };
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        if (chk_cmd(c, &rep, 1, argv) != 0) { chk_note(r, CHK_UNFIT, "PING: %s", c->err); goto done; }
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        rtts[i] = (long long)(b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+    }
+    {   /* the median of five */
+        int j, k;
+        for (j = 1; j < 5; j++)
+            for (k = j; k > 0 && rtts[k - 1] > rtts[k]; k--) { long long t = rtts[k]; rtts[k] = rtts[k - 1]; rtts[k - 1] = t; }
+        r->rtt_us = rtts[2];
+    }
+done:
+    chk_close(c);
+}
+
+/* Ask the Sentinels for the primary's address; every answer must agree. */
+static int chk_sentinels(const options *o) {
+    size_t i, answered = 0;
+    char first[300] = "";
+    for (i = 0; i < ck.n_sentinels; i++) {
+        chk_conn *c = &ck.c;
+        rlock_reply rep;
+        const char *argv[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", ck.master };
+        char addr[300];
+        chk_result *r = &ck.res[ck.n_res];
+        memset(r, 0, sizeof *r);
+        snprintf(r->label, sizeof r->label, "sentinel %s", ck.sentinels[i].label);
+        snprintf(r->role, sizeof r->role, "sentinel");
+        r->aof = -1;
+        if (chk_open(c, &ck.sentinels[i], (uint32_t)o->connect_timeout_ms) != 0 || chk_cmd(c, &rep, 3, argv) != 0) {
+            chk_note(r, CHK_WARN, "no answer: %s", c->err);
+        } else if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 2 && rep.elem[0].type == RLOCK_RESP_BULK &&
+                   rep.elem[1].type == RLOCK_RESP_BULK && rep.elem[0].len < 256 && rep.elem[1].len < 8) {
+            snprintf(addr, sizeof addr, "%.*s:%.*s", (int)rep.elem[0].len, rep.elem[0].str, (int)rep.elem[1].len,
+                     rep.elem[1].str);
+            snprintf(r->master, sizeof r->master, "%s", addr);
+            chk_note(r, CHK_FIT, "names %s as primary '%s'", addr, ck.master);
+            if (!first[0]) snprintf(first, sizeof first, "%s", addr);
+            else if (strcmp(first, addr) != 0)
+                chk_note(r, CHK_WARN, "disagrees with another Sentinel (%s): a failover is under way?", first);
+            answered++;
+        } else {
+            char t[CHK_NOTE_LEN];
+            chk_note(r, CHK_UNFIT, "does not know primary '%s'%s%s", ck.master, chk_is_error(&rep) ? ": " : "",
+                     chk_is_error(&rep) ? chk_text(&rep, t, sizeof t) : "");
+        }
+        chk_close(c);
+        ck.n_res++;
+    }
+    if (!answered) return -1;
+    {
+        const char *why = parse_server(first, &ck.found[ck.n_found]);
+        if (why) return -1;
+        ck.n_found++;
+    }
+    return 0;
+}
+
+/* The cluster's primaries (CLUSTER NODES from the first seed that answers). */
+static int chk_cluster(const options *o) {
+    size_t i;
+    for (i = 0; i < ck.n_seeds; i++) {
+        chk_conn *c = &ck.c;
+        rlock_reply rep;
+        const char *argv[2] = { "CLUSTER", "NODES" };
+        const char *p, *end;
+        if (chk_open(c, &ck.seeds[i], (uint32_t)o->connect_timeout_ms) != 0) { chk_close(c); continue; }
+        if (o->has_password) {
+            const char *a[3] = { "AUTH", o->user ? o->user : o->password, o->password };
+            if (chk_cmd(c, &rep, o->user ? 3 : 2, a) != 0 || chk_is_error(&rep)) { chk_close(c); continue; }
+        }
+        if (chk_cmd(c, &rep, 2, argv) != 0 || rep.v.type != RLOCK_RESP_BULK) { chk_close(c); continue; }
+        /* <id> <ip:port@cport[,host]> <flags> <master> <ping> <pong> <epoch> <link> <slot>... */
+        for (p = rep.v.str, end = rep.v.str + rep.v.len; p < end;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp1, *at, *sp2, *le = nl ? nl : end;
+            sp1 = memchr(p, ' ', (size_t)(le - p));
+            if (sp1) {
+                at = memchr(sp1 + 1, '@', (size_t)(le - sp1 - 1));
+                sp2 = memchr(sp1 + 1, ' ', (size_t)(le - sp1 - 1));
+                if (at && sp2 && at < sp2 && ck.n_found < CHK_MAX) {
+                    const char *fl = sp2 + 1, *fe = memchr(fl, ' ', (size_t)(le - fl));
+                    char flags[128], addr[300];
+                    size_t n = fe ? (size_t)(fe - fl) : 0;
+                    if (n < sizeof flags) {
+                        memcpy(flags, fl, n);
+                        flags[n] = '\0';
+                        snprintf(addr, sizeof addr, "%.*s", (int)(at - sp1 - 1), sp1 + 1);
+                        if (strstr(flags, "master") && !strstr(flags, "fail") && !strstr(flags, "noaddr") &&
+                            !parse_server(addr, &ck.found[ck.n_found]))
+                            ck.n_found++;
+                    }
+                }
+            }
+            p = nl ? nl + 1 : end;
+        }
+        chk_close(c);
+        return ck.n_found ? 0 : -1;
+    }
+    return -1;
+}
+
+static void chk_json_str(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') printf("\\%c", ch);
+        else if (ch < 0x20) printf("\\u%04x", ch);
+        else putchar(ch);
+    }
+    putchar('"');
+}
+
+static void chk_print(int overall) {
+    size_t i;
+    int j;
+    if (!ck.json) {
+        for (i = 0; i < ck.n_res; i++) {
+            const chk_result *r = &ck.res[i];
+            printf("%s: %s\n", r->label, chk_level_name[r->level]);
+            if (r->connected)
+                printf("  Redis %s, role %s, mode %s, round trip %lld.%03lld ms\n", r->version[0] ? r->version : "?",
+                       r->role[0] ? r->role : "?", r->mode[0] ? r->mode : "?", r->rtt_us / 1000, r->rtt_us % 1000);
+            for (j = 0; j < r->n_notes; j++)
+                printf("  %s: %s\n", r->note_level[j] == CHK_FIT ? "ok" : r->note_level[j] == CHK_WARN ? "warning" : "unfit",
+                       r->note[j]);
+        }
+        printf("overall: %s\n", chk_level_name[overall]);
+        return;
+    }
+    printf("{\"verdict\":\"%s\",\"exit\":%d,\"servers\":[", chk_level_name[overall], overall);
+    for (i = 0; i < ck.n_res; i++) {
+        const chk_result *r = &ck.res[i];
+        printf("%s{\"server\":", i ? "," : "");
+        chk_json_str(r->label);
+        printf(",\"verdict\":\"%s\",\"connected\":%s,\"version\":", chk_level_name[r->level], r->connected ? "true" : "false");
+        chk_json_str(r->version);
+        printf(",\"role\":");
+        chk_json_str(r->role);
+        printf(",\"mode\":");
+        chk_json_str(r->mode);
+        printf(",\"maxmemory_policy\":");
+        chk_json_str(r->policy);
+        printf(",\"maxmemory\":%lld,\"appendonly\":%s,\"appendfsync\":", r->maxmemory,
+               r->aof < 0 ? "null" : r->aof ? "true" : "false");
+        chk_json_str(r->fsync);
+        printf(",\"master\":");
+        chk_json_str(r->master);
+        printf(",\"eval\":%s,\"fcall\":%s,\"publish\":%s,\"wait\":%s,\"rtt_us\":%lld,\"notes\":[",
+               r->eval ? "true" : "false", r->fcall ? "true" : "false", r->publish ? "true" : "false",
+               r->wait_ok ? "true" : "false", r->rtt_us);
+        for (j = 0; j < r->n_notes; j++) {
+            printf("%s{\"level\":\"%s\",\"text\":", j ? "," : "",
+                   r->note_level[j] == CHK_FIT ? "ok" : r->note_level[j] == CHK_WARN ? "warning" : "unfit");
+            chk_json_str(r->note[j]);
+            putchar('}');
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+}
+
+static CLI_NORETURN void check_usage(const char *fmt, const char *arg) {
+    fputs("rlock check: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nUsage: rlock check [OPTIONS] [SERVER...]\nTry 'rlock check --help' for more information.\n", stderr);
+    exit(RC_USAGE);
+}
+
+static void chk_add(server *list, size_t *n, const char *arg, const char *opt) {
+    const char *why;
+    if (*n == MAX_SERVERS) check_usage("%s: too many addresses", opt);
+    if ((why = parse_server(arg, &list[*n])) != NULL) {
+        fprintf(stderr, "rlock check: %s '%.200s': %s\n", opt, shown(arg), why);
+        exit(RC_USAGE);
+    }
+    (*n)++;
+}
+
+/* argv[0] is "check". */
+static int check_main(int argc, char **argv) {
+    options *o = &g.o;
+    int i, overall = CHK_FIT;
+    size_t k, m;
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_ms = 1000;
+    ck.probe_key = "rlock:check:probe";
+    for (i = 1; i < argc; i++) {
+        char *a = argv[i];
+        static const char *const with_value[] = { "-S", "-s", "--server", "--sentinel", "--cluster", "--master",
+                                                  "--probe-key", "--user", "--password-file", "--connect-timeout",
+                                                  "--tls-ca", "--tls-cert", "--tls-key", NULL };
+        char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            for (k = 0; check_help[k]; k++) puts(check_help[k]);
+            return 0;
+        }
+        if (!strcmp(a, "--json")) { ck.json = 1; continue; }
+        if (!strcmp(a, "--tls-insecure")) { o->tls_insecure = 1; continue; }
+        if (a[0] != '-') { add_server(o, a, "SERVER"); scrub_url_password(a); continue; }
+        for (k = 0; with_value[k] && strcmp(a, with_value[k]) != 0; k++) {}
+        if (!with_value[k]) check_usage("unknown option '%.64s'", a);
+        if (!val) check_usage("%s needs a value", a);
+        i++;
+        if (!strcmp(a, "-S") || !strcmp(a, "-s") || !strcmp(a, "--server")) { add_server(o, val, a); scrub_url_password(val); }
+        else if (!strcmp(a, "--sentinel")) chk_add(ck.sentinels, &ck.n_sentinels, val, a);
+        else if (!strcmp(a, "--cluster")) chk_add(ck.seeds, &ck.n_seeds, val, a);
+        else if (!strcmp(a, "--master")) ck.master = val;
+        else if (!strcmp(a, "--probe-key")) ck.probe_key = val;
+        else if (!strcmp(a, "--user")) o->user = val;
+        else if (!strcmp(a, "--password-file")) o->password_file = val;
+        else if (!strcmp(a, "--tls-ca")) o->tls_ca = val;
+        else if (!strcmp(a, "--tls-cert")) o->tls_cert = val;
+        else if (!strcmp(a, "--tls-key")) o->tls_key = val;
+        else o->connect_timeout_ms = duration_arg(a, val, 0);
+    }
+#ifndef RLOCK_CLI_TLS
+    if (o->tls_ca || o->tls_cert || o->tls_key || o->tls_insecure)
+        check_usage("%s", "this rlock was built without TLS (OpenSSL): --tls-* cannot be used");
+#endif
+    if ((o->tls_cert == NULL) != (o->tls_key == NULL)) check_usage("%s", "--tls-cert and --tls-key go together");
+    if (ck.n_sentinels && !ck.master) check_usage("%s", "--sentinel needs --master NAME");
+    if (ck.master && !ck.n_sentinels) check_usage("%s", "--master needs --sentinel ADDR");
+    if (ck.master && (!ck.master[0] || strlen(ck.master) > 200)) check_usage("%s", "--master: the name must be 1..200 bytes");
+    if (!ck.probe_key[0] || strlen(ck.probe_key) > RLOCK_MAX_KEY_LEN) check_usage("%s", "--probe-key must be 1..256 bytes");
+    if (o->user && (!o->user[0] || strlen(o->user) > MAX_USER)) check_usage("%s", "--user: the name must be 1..128 bytes");
+    if (o->password_file) {
+        read_password_file(o, o->password_file);
+    } else {
+        const char *env = getenv("RLOCK_PASSWORD");
+        if (!env || !*env) env = getenv("REDISCLI_AUTH");
+        if (env && *env) {
+            if (strlen(env) > MAX_PASS) check_usage("%s", "the password in the environment is too long");
+            memcpy(o->password, env, strlen(env) + 1);
+            o->has_password = 1;
+        }
+    }
+    if (o->n_servers == 0 && !ck.n_sentinels && !ck.n_seeds) {
+        const char *env = getenv("RLOCK_SERVERS");
+        if (env && *env && !strchr(env, ',')) add_server(o, env, "$RLOCK_SERVERS");
+        else if (env && *env) check_usage("%s", "give the servers as arguments ($RLOCK_SERVERS with several is for rlock)");
+        else add_server(o, "127.0.0.1:6379", "default server");
+    }
+
+    if (ck.n_sentinels && chk_sentinels(o) != 0) overall = CHK_UNFIT;
+    if (ck.n_seeds && chk_cluster(o) != 0) {
+        chk_result *r = &ck.res[ck.n_res++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->label, sizeof r->label, "cluster %s", ck.seeds[0].label);
+        chk_note(r, CHK_UNFIT, "no seed answered CLUSTER NODES with a primary");
+    }
+    for (k = 0; k < o->n_servers && ck.n_res < CHK_MAX; k++) chk_server(&o->servers[k], o, &ck.res[ck.n_res++]);
+    for (k = 0; k < ck.n_found && ck.n_res < CHK_MAX; k++) chk_server(&ck.found[k], o, &ck.res[ck.n_res++]);
+    /* one server under two names would cast two Redlock votes */
+    for (k = 0; k < ck.n_res; k++)
+        for (m = 0; m < k; m++)
+            if (ck.res[k].run_id[0] && strcmp(ck.res[k].run_id, ck.res[m].run_id) == 0)
+                chk_note(&ck.res[k], CHK_UNFIT, "same server as %s (run_id %.12s...): it would get two votes",
+                         ck.res[m].label, ck.res[k].run_id);
+    for (k = 0; k < ck.n_res; k++)
+        if (ck.res[k].level > overall) overall = ck.res[k].level;
+    memset(o->password, 0, sizeof o->password);
+    chk_print(overall);
+    return overall;
+}

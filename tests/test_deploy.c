@@ -1,0 +1,999 @@
+/* test_deploy.c - where Redis really runs (issue 14), against real,
+ * throw-away redis-server processes on loopback (free ports, stopped by PID).
+ *
+ * Covers: servers that refuse EVAL (an ACL user without +eval/+evalsha but
+ * with +fcall): rlock switches to its Redis 7 function libraries by itself,
+ * loads them once (FUNCTION LOAD REPLACE pipelined before the FCALL), loads
+ * them again after FUNCTION FLUSH, and EVAL and FCALL holders exclude each
+ * other on one key; RLOCK_SCRIPTS_EVAL never switches; RLOCK_SCRIPTS_FCALL
+ * uses functions from the start; a user refused both gets RLOCK_E_AUTH with
+ * nothing held. `rlock check` (the CLI) against a fit server, one with
+ * allkeys-lru, a replica, one without persistence, an EVAL-less user, a
+ * sentinel-managed primary, bad arguments and --json.
+ *
+ * RLOCK_TEST_QUICK=1 (the valgrind run) skips the CLI runs (they exec
+ * build/rlock-asan, which valgrind cannot host). */
+#define RLOCK_IMPLEMENTATION
+#include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
+#include "rlock.h"
+#include "harness.h"
+#include "check.h"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+static int quick;
+
+typedef struct tconn {
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+} tconn;
+
+static int tc_open(tconn *t, const rh_server *s, int scripts, const char *user, const char *pass) {
+    rlock_config cfg;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 2000; /* far above a loopback round trip, even under valgrind */
+    cfg.scripts = scripts;
+    cfg.scripts_only = 1; /* every acquire a script: no SET NX PX fast path, so the counts below are the scripts' */
+    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
+    t->node.username = user;
+    t->node.password = pass;
+    return rlock_client_init(&t->cl, &t->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+static void tc_close(tconn *t) {
+    rlock_client_close(&t->cl);
+    rlock_posix_close(&t->pc);
+}
+
+/* The reply text of a command (status/string/error). */
+static int says(const rh_server *s, const char *want, const char *fmt, const char *arg) {
+    char buf[256];
+    rh_str(s, buf, sizeof buf, fmt, arg);
+    if (strcmp(buf, want) != 0) fprintf(stderr, "  redis said: %s\n", buf);
+    return strcmp(buf, want) == 0;
+}
+
+/* 1 when the server has the function library of script id. */
+static int has_library(const rh_server *s, int id) {
+    char name[32];
+    CHECK(rlock_function_name(id, name, sizeof name) == 22);
+    {
+        redisContext *c = rh_connect(s);
+        redisReply *r;
+        int n = -1;
+        if (!c) return -1;
+        r = (redisReply *)redisCommand(c, "FUNCTION LIST LIBRARYNAME %s", name);
+        if (r && r->type == REDIS_REPLY_ARRAY) n = (int)r->elements;
+        if (r) freeReplyObject(r);
+        redisFree(c);
+        return n;
+    }
+}
+
+/* ------------------------------------------------- 1. EVAL-less servers */
+
+static void test_eval_refused(const rh_server *s) {
+    tconn fc, ev, strict, both, pre;
+    rlock_lock a, b, re, x, y;
+    unsigned long c0;
+    char fn[32];
+    int id;
+
+    /* a managed-service user: everything but scripts; functions allowed */
+    CHECK(says(s, "OK", "ACL SETUSER fc on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro%s", ""));
+    CHECK(says(s, "OK", "ACL SETUSER nofn on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro -fcall -fcall_ro%s", ""));
+    CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
+
+    /* names: "rlock_" + 16 hex digits of the script's SHA1; bad ids refused */
+    for (id = 0; id < RLOCK_SCRIPT_COUNT; id++) {
+        CHECK_EQ_LL(rlock_function_name(id, fn, sizeof fn), 22);
+        CHECK(strncmp(fn, "rlock_", 6) == 0 && strncmp(fn + 6, rlock_script_sha(id), 16) == 0);
+    }
+    CHECK_EQ_LL(rlock_function_name(RLOCK_SCRIPT_COUNT, fn, sizeof fn), 0);
+    CHECK_EQ_LL(rlock_function_name(0, fn, 22), 0); /* no room for the NUL */
+
+    CHECK(tc_open(&fc, s, RLOCK_SCRIPTS_AUTO, "fc", "pw") == 0);
+    CHECK(tc_open(&ev, s, RLOCK_SCRIPTS_AUTO, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &fc.cl, "fn:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &ev.cl, "fn:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* EVALSHA refused (NOPERM) -> FCALL -> not found -> LOAD + FCALL */
+    c0 = rlock_node_commands(&fc.node);
+    CHECK_EQ_ST(rlock_acquire(&a, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 5); /* AUTH, EVALSHA, FCALL, FUNCTION LOAD, FCALL */
+    CHECK_EQ_LL(has_library(s, 0), 1);
+    {
+        char buf[64];
+        CHECK(rh_str(s, buf, sizeof buf, "GET %s", "fn:key") == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&a)) == 0);
+    }
+    /* an EVAL holder on the same key is excluded, and the other way round */
+    CHECK_EQ_ST(rlock_acquire(&b, 5000, 0), RLOCK_NOT_ACQUIRED);
+    c0 = rlock_node_commands(&fc.node);
+    CHECK_EQ_ST(rlock_extend(&a, 8000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 3); /* FCALL, LOAD, FCALL: extend's own library */
+    CHECK(rh_int(s, "PTTL %s", "fn:key") > 5000);
+    c0 = rlock_node_commands(&fc.node);
+    CHECK_EQ_ST(rlock_extend(&a, 8000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 1); /* loaded now: one FCALL */
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:key"), 0);
+    CHECK_EQ_ST(rlock_acquire(&b, 5000, 0), RLOCK_OK);
+    c0 = rlock_node_commands(&fc.node);
+    CHECK_EQ_ST(rlock_acquire(&a, 5000, 0), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 1); /* the node stays on FCALL */
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+
+    /* FUNCTION FLUSH (or a restart without persistence): loaded again */
+    CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
+    CHECK_EQ_ST(rlock_acquire(&a, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(has_library(s, 0), 1);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(has_library(s, 2), 1);
+
+    /* reentrant scripts, fencing, and a waiter queued through FCALL */
+    CHECK_EQ_ST(rlock_lock_init(&re, &fc.cl, "fn:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&re, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&re, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&re), 2);
+    CHECK_EQ_ST(rlock_extend(&re, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+    {
+        char buf[32];
+        CHECK(rh_str(s, buf, sizeof buf, "HGET fn:re %s", rlock_lock_token(&re)) == REDIS_REPLY_STRING &&
+              strcmp(buf, "1") == 0);
+    }
+    CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:re"), 0);
+    /* each library is loaded when first needed: simple extend did not run since the flush */
+    for (id = 0; id < 6; id++) CHECK_EQ_LL(has_library(s, id), id != 1); /* the barging ones */
+    tc_close(&fc);
+    tc_close(&ev);
+
+    /* RLOCK_SCRIPTS_EVAL: the NOPERM is the answer; nothing is held */
+    CHECK(tc_open(&strict, s, RLOCK_SCRIPTS_EVAL, "fc", "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&x, &strict.cl, "fn:strict", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&x, 5000, 0), RLOCK_E_AUTH);
+    CHECK_MSG(strstr(rlock_node_error(&strict.node), "evalsha") != NULL, "%s", rlock_node_error(&strict.node));
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:strict"), 0);
+    tc_close(&strict);
+
+    /* refused both: RLOCK_E_AUTH naming fcall, nothing held */
+    CHECK(tc_open(&both, s, RLOCK_SCRIPTS_AUTO, "nofn", "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&x, &both.cl, "fn:both", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&x, 5000, 0), RLOCK_E_AUTH);
+    CHECK_MSG(strstr(rlock_node_error(&both.node), "fcall") != NULL, "%s", rlock_node_error(&both.node));
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:both"), 0);
+    tc_close(&both);
+
+    /* RLOCK_SCRIPTS_FCALL from the start (default user): no EVALSHA at all */
+    CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
+    CHECK(tc_open(&pre, s, RLOCK_SCRIPTS_FCALL, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&y, &pre.cl, "fn:pre", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    c0 = rlock_node_commands(&pre.node);
+    CHECK_EQ_ST(rlock_acquire(&y, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&pre.node) - c0, 3); /* FCALL, LOAD, FCALL */
+    CHECK_EQ_ST(rlock_release(&y), RLOCK_OK);
+    tc_close(&pre);
+
+    /* a bad value is refused by name */
+    {
+        rlock_config cfg;
+        rlock_client cl;
+        rlock_node nd;
+        rlock_posix_conn pc;
+        CHECK_EQ_LL(rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000), 0);
+        CHECK_EQ_ST(rlock_node_init(&nd, rlock_posix_transport(&pc)), RLOCK_OK);
+        rlock_config_init(&cfg);
+        cfg.scripts = 3;
+        CHECK_EQ_ST(rlock_client_init(&cl, &nd, 1, &cfg), RLOCK_E_BADARG);
+        CHECK_MSG(strstr(rlock_client_error(&cl), "scripts 3") != NULL, "%s", rlock_client_error(&cl));
+        rlock_posix_close(&pc);
+    }
+    CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
+    CHECK_EQ_LL(rh_int(s, "ACL DELUSER fc nofn%s", ""), 2);
+}
+
+
+/* ------------------------------------------------------ 2. rlock check */
+
+static char tmpdir[128];
+#define CLI_BIN "build/rlock-asan"
+
+/* Run `rlock-asan check ARGS...` (20 s bound); stdout+stderr into out.
+ * Returns its exit status, or -1. env: "NAME=VALUE" or NULL. */
+static int cli_run(int check, const char *const *args, const char *env, char *out, size_t cap);
+static int check_run(const char *const *args, const char *env, char *out, size_t cap) {
+    return cli_run(1, args, env, out, cap);
+}
+static int cli_run(int check, const char *const *args, const char *env, char *out, size_t cap) {
+    char file[200];
+    const char *argv[24];
+    int argc = 0, i, status, fd;
+    unsigned long long end = rh_now_ms() + 20000;
+    pid_t pid;
+    FILE *f;
+    size_t n = 0;
+    snprintf(file, sizeof file, "%s/check.out", tmpdir);
+    argv[argc++] = CLI_BIN;
+    if (check) argv[argc++] = "check";
+    for (i = 0; args[i] && argc < 23; i++) argv[argc++] = args[i];
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) _exit(121);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        unsetenv("RLOCK_SERVERS");
+        unsetenv("RLOCK_PASSWORD");
+        unsetenv("REDISCLI_AUTH");
+        if (env) {
+            char kv[128], *eq;
+            snprintf(kv, sizeof kv, "%s", env);
+            if ((eq = strchr(kv, '=')) != NULL) { *eq = '\0'; setenv(kv, eq + 1, 1); }
+        }
+        execv(CLI_BIN, (char *const *)argv);
+        _exit(121);
+    }
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (rh_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); return -1; }
+        rh_sleep_ms(5);
+    }
+    f = fopen(file, "r");
+    if (f) { n = fread(out, 1, cap - 1, f); fclose(f); }
+    out[n] = '\0';
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Run check on one server "127.0.0.1:PORT" (+ extra args); expect rc and
+ * each of the words in the output. */
+static void check_expect(int port, const char *const *extra, const char *env, int want_rc, const char *const *words) {
+    char addr[32], out[8192];
+    const char *args[16];
+    int n = 0, i, rc;
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    for (i = 0; extra && extra[i] && n < 14; i++) args[n++] = extra[i];
+    if (port) args[n++] = addr;
+    args[n] = NULL;
+    rc = check_run(args, env, out, sizeof out);
+    CHECK_MSG(rc == want_rc, "rlock check %s: exit %d, want %d; output:\n%s", addr, rc, want_rc, out);
+    for (i = 0; words && words[i]; i++)
+        CHECK_MSG(strstr(out, words[i]) != NULL, "rlock check %s: no '%s' in:\n%s", addr, words[i], out);
+}
+
+/* A Sentinel (redis-server --sentinel, config in its own temp dir)
+ * watching the primary on master_port as "mymaster"; stopped by PID. */
+static int sentinel_start(rh_server *s, int master_port, int quorum) {
+    char conf[300], bin[PATH_MAX];
+    FILE *f;
+    int tries;
+    memset(s, 0, sizeof *s);
+    s->pid = -1;
+    if (rh__make_dir(s) != 0 || rh__find_binary(bin, sizeof bin) != 0) return -1;
+    snprintf(conf, sizeof conf, "%s/sentinel.conf", s->dir);
+    for (tries = 0; tries < 5; tries++) {
+        unsigned long long end;
+        pid_t pid;
+        s->port = rh_free_port();
+        f = fopen(conf, "w");
+        if (!f) return -1;
+        fprintf(f, "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\ndaemonize no\n"
+                   "sentinel monitor mymaster 127.0.0.1 %d %d\nsentinel down-after-milliseconds mymaster 1000\n"
+                   "sentinel failover-timeout mymaster 10000\n",
+                s->port, s->dir, s->logfile, master_port, quorum);
+        fclose(f);
+        pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
+            execl(bin, bin, conf, "--sentinel", (char *)NULL);
+            _exit(127);
+        }
+        s->pid = pid;
+        for (end = rh_now_ms() + 5000; rh_now_ms() < end; rh_sleep_ms(20)) {
+            int status;
+            if (waitpid(pid, &status, WNOHANG) == pid) { s->pid = -1; break; }
+            if (rh__ping_tcp(s->port, 200)) return 0;
+        }
+        if (s->pid > 0) { kill(s->pid, SIGKILL); waitpid(s->pid, NULL, 0); s->pid = -1; }
+    }
+    return -1;
+}
+
+static void test_check(const rh_server *plain) {
+    rh_server fit, lru, replica, sentinel;
+    static const char *const fit_args[] = { "--appendonly", "yes", "--appendfsync", "always", NULL };
+    static const char *const lru_args[] = { "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru", NULL };
+    char replicaof[64], port[16];
+    const char *rep_args[3];
+    char out[8192];
+
+    /* a fit server: noeviction, AOF with fsync always */
+    CHECK(rh_server_start(&fit, fit_args) == 0);
+    {
+        static const char *const w[] = { "overall: fit", "ok: role master", "maxmemory-policy noeviction",
+                                         "appendfsync always", NULL };
+        check_expect(fit.port, NULL, NULL, 0, w);
+    }
+    {
+        static const char *const w[] = { "\"verdict\":\"fit\"", "\"exit\":0", "\"eval\":true", "\"fcall\":true",
+                                         "\"publish\":true", "\"wait\":true", "\"appendfsync\":\"always\"", NULL };
+        static const char *const json[] = { "--json", NULL };
+        check_expect(fit.port, json, NULL, 0, w);
+    }
+    /* evicting policy under a maxmemory limit: unfit */
+    CHECK(rh_server_start(&lru, lru_args) == 0);
+    {
+        static const char *const w[] = { "unfit: maxmemory-policy allkeys-lru", "overall: unfit", NULL };
+        check_expect(lru.port, NULL, NULL, 2, w);
+    }
+    /* no persistence (the harness default): warnings */
+    {
+        static const char *const w[] = { "warning: appendonly no", "overall: warnings", NULL };
+        check_expect(plain->port, NULL, NULL, 1, w);
+    }
+    /* a replica of the fit server: unfit, naming its primary */
+    snprintf(port, sizeof port, "%d", fit.port);
+    rep_args[0] = "--replicaof";
+    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", fit.port);
+    rep_args[1] = replicaof;
+    rep_args[2] = NULL;
+    CHECK(rh_server_start(&replica, rep_args) == 0);
+    {
+        char want[64];
+        const char *w[3];
+        snprintf(want, sizeof want, "a replica (of 127.0.0.1:%d)", fit.port);
+        w[0] = want; w[1] = "overall: unfit"; w[2] = NULL;
+        check_expect(replica.port, NULL, NULL, 2, w);
+    }
+    /* an EVAL-less user: FCALL allowed, so not unfit on that account */
+    CHECK(says(plain, "OK", "ACL SETUSER fc on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro%s", ""));
+    CHECK(says(plain, "OK", "ACL SETUSER none on >pw ~* +@all -eval -evalsha -fcall -fcall_ro -publish%s", ""));
+    {
+        static const char *const a[] = { "--user", "fc", NULL };
+        static const char *const w[] = { "ok: EVAL refused: NOPERM", "FCALL allowed", "overall: warnings", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 1, w);
+    }
+    {
+        static const char *const a[] = { "--user", "none", NULL };
+        static const char *const w[] = { "unfit: neither EVAL nor FCALL", "warning: PUBLISH refused", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 2, w);
+    }
+    {
+        static const char *const a[] = { "--user", "fc", NULL };
+        static const char *const w[] = { "AUTH refused: WRONGPASS", "overall: unfit", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 2, w);
+    }
+    CHECK_EQ_LL(rh_int(plain, "ACL DELUSER fc none%s", ""), 2);
+
+    /* Redlock over a fit and an unfit server: the worst decides */
+    {
+        char a1[32], a2[32];
+        const char *a[3];
+        snprintf(a1, sizeof a1, "127.0.0.1:%d", fit.port);
+        snprintf(a2, sizeof a2, "127.0.0.1:%d", lru.port);
+        a[0] = a1; a[1] = a2; a[2] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK(strstr(out, ": fit\n") != NULL && strstr(out, ": unfit\n") != NULL);
+    }
+    /* nobody listening: unfit, with the reason */
+    {
+        int p = rh_free_port();
+        char want[64];
+        const char *w[2];
+        snprintf(want, sizeof want, "cannot connect: connect 127.0.0.1:%d: Connection refused", p);
+        w[0] = want; w[1] = NULL;
+        check_expect(p, NULL, NULL, 2, w);
+    }
+    /* through a Sentinel: the primary it names is checked */
+    if (sentinel_start(&sentinel, fit.port, 1) == 0) {
+        char sarg[32];
+        const char *a[6];
+        snprintf(sarg, sizeof sarg, "127.0.0.1:%d", sentinel.port);
+        a[0] = "--sentinel"; a[1] = sarg; a[2] = "--master"; a[3] = "mymaster"; a[4] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 0);
+        {
+            char want[96];
+            snprintf(want, sizeof want, "names 127.0.0.1:%d as primary 'mymaster'", fit.port);
+            CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+        }
+        a[3] = "nosuch";
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "does not know primary 'nosuch'") != NULL, "%s", out);
+        /* a Sentinel given as a server is not a lock server */
+        a[0] = sarg; a[1] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "this is a Sentinel") != NULL, "%s", out);
+        rh_server_stop(&sentinel);
+    } else {
+        CHECK_MSG(0, "could not start a Sentinel");
+    }
+    /* usage errors: exit 64, nothing sent */
+    {
+        static const char *const a1[] = { "--sentinel", "127.0.0.1:1", NULL };
+        static const char *const a2[] = { "--bogus", NULL };
+        static const char *const a3[] = { "redis://h:1/5", NULL }; /* only db 0 */
+        static const char *const a4[] = { "--help", NULL };
+        CHECK_EQ_LL(check_run(a1, NULL, out, sizeof out), 64);
+        CHECK(strstr(out, "--sentinel needs --master NAME") != NULL);
+        CHECK_EQ_LL(check_run(a2, NULL, out, sizeof out), 64);
+        CHECK(strstr(out, "unknown option '--bogus'") != NULL);
+        CHECK_EQ_LL(check_run(a3, NULL, out, sizeof out), 64);
+        CHECK_EQ_LL(check_run(a4, NULL, out, sizeof out), 0);
+        CHECK(strstr(out, "Usage: rlock check") != NULL);
+    }
+    rh_server_stop(&replica);
+    rh_server_stop(&lru);
+    rh_server_stop(&fit);
+}
+
+/* ------------------------------------------ 3. replica acknowledgement */
+
+/* 1 once the primary reports n connected replicas (bounded: 10 s). */
+static int wait_replicas(const rh_server *s, int n) {
+    unsigned long long end = rh_now_ms() + 10000;
+    char buf[4096];
+    char want[32];
+    snprintf(want, sizeof want, "connected_slaves:%d", n);
+    while (rh_now_ms() < end) {
+        if (rh_str(s, buf, sizeof buf, "INFO %s", "replication") == REDIS_REPLY_STRING && strstr(buf, want) &&
+            (n == 0 || strstr(buf, "state=online")))
+            return 1;
+        rh_sleep_ms(20);
+    }
+    return 0;
+}
+
+static int tc_open_cfg(tconn *t, const rh_server *s, const rlock_config *cfg) {
+    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
+    return rlock_client_init(&t->cl, &t->node, 1, cfg) == RLOCK_OK ? 0 : -1;
+}
+
+static void test_replica_ack(void) {
+    rh_server prim, rep;
+    char ro[64];
+    const char *rep_args[3];
+    rlock_config cfg;
+    tconn t, w;
+    rlock_lock a, b;
+    unsigned long c0;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    CHECK(wait_replicas(&prim, 1));
+
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    cfg.replicas = 1;
+    cfg.replica_timeout_ms = 1000; /* a loaded machine's replica may take a while to ack */
+    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    cfg.replica_warn = 1;
+    CHECK(tc_open_cfg(&w, &prim, &cfg) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &w.cl, "ack:warn", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&a), -1);
+
+    /* the replica is up: granted, acknowledged by it, in one round trip */
+    c0 = rlock_node_commands(&t.node);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+    CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 2); /* the fast path's SET NX PX + WAIT, one round trip */
+    {
+        char buf[64];
+        CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "ack:key") == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&a)) == 0); /* the replica has it */
+    }
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+
+    /* the replica paused (SIGSTOP): the grant is not acknowledged, so it is
+     * released again and the acquire says so */
+    rh_server_pause(&rep);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_E_REPLICAS);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 0);
+    CHECK_EQ_LL(rlock_lock_state(&a), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
+    /* ... with a wait, it keeps trying until the deadline, then says the same */
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 700), RLOCK_E_REPLICAS);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
+    /* warn mode: kept, and the count tells */
+    CHECK_EQ_ST(rlock_acquire(&b, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&b), 0);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:warn"), 1);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+
+    /* resumed: acknowledged again */
+    rh_server_resume(&rep);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 5000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+
+    /* asking for more replicas than exist: never acknowledged */
+    tc_close(&t);
+    cfg.replica_warn = 0;
+    cfg.replicas = 2;
+    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_E_REPLICAS);
+    CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
+    CHECK(strcmp(rlock_status_str(RLOCK_E_REPLICAS), "too few replica acks") == 0);
+
+    tc_close(&t);
+    tc_close(&w);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
+/* ---------------------------------------------------------- 4. Sentinel */
+
+/* The primary's port as sentinel s names it, 0 when none. */
+static int sentinel_master_port(const rh_server *s) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    int port = 0;
+    if (!c) return 0;
+    r = (redisReply *)redisCommand(c, "SENTINEL GET-MASTER-ADDR-BY-NAME mymaster");
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+        port = atoi(r->element[1]->str);
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return port;
+}
+
+/* 1 when the server on s says ROLE master. */
+static int is_primary(const rh_server *s) {
+    char buf[4096];
+    return rh_str(s, buf, sizeof buf, "INFO %s", "replication") == REDIS_REPLY_STRING && strstr(buf, "role:master");
+}
+
+static void test_sentinel(void) {
+    rh_server prim, rep, sen[3];
+    char ro[64];
+    const char *rep_args[3];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a, b;
+    int i, up = 0, promoted = 0;
+    unsigned long long t0, end;
+    char buf[64];
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    CHECK(wait_replicas(&prim, 1));
+    for (i = 0; i < 3; i++) up += sentinel_start(&sen[i], prim.port, 2) == 0;
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+
+    /* discovery by name: the client connects where the Sentinels point */
+    memset(&sn, 0, sizeof sn);
+    sn.n = 3;
+    sn.master = "mymaster";
+    for (i = 0; i < 3; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 2000;
+    cfg.replicas = 1; /* the grant reaches the replica before it counts */
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:held", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &cl, "sen:next", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(pc.port, prim.port);
+    CHECK(rh_str(&prim, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
+          strcmp(buf, rlock_lock_token(&a)) == 0);
+    CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
+          strcmp(buf, rlock_lock_token(&a)) == 0); /* acknowledged: on the replica too */
+    if (!quick) { /* the rlock command and rlock check find it the same way */
+        char s0[32], s1[32], s2[32], out[4096], want[64];
+        const char *lock[] = { "--sentinel", s0, "--sentinel", s1, "--sentinel", s2, "--master", "mymaster",
+                               "sen:cli", "sh", "-c", "exit 7", NULL };
+        const char *chk[] = { "--sentinel", s0, "--sentinel", s1, "--master", "mymaster", NULL };
+        snprintf(s0, sizeof s0, "127.0.0.1:%d", sen[0].port);
+        snprintf(s1, sizeof s1, "127.0.0.1:%d", sen[1].port);
+        snprintf(s2, sizeof s2, "127.0.0.1:%d", sen[2].port);
+        CHECK_EQ_LL(cli_run(0, lock, NULL, out, sizeof out), 7);
+        CHECK_EQ_LL(check_run(chk, NULL, out, sizeof out), 1); /* no AOF: warnings */
+        snprintf(want, sizeof want, "names 127.0.0.1:%d as primary 'mymaster'", prim.port);
+        CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+        lock[7] = "nosuch";
+        lock[8] = "-n";
+        lock[9] = "sen:cli";
+        lock[10] = "true";
+        lock[11] = NULL;
+        CHECK_EQ_LL(cli_run(0, lock, NULL, out, sizeof out), 69);
+        CHECK_MSG(strstr(out, "does not know 'nosuch'") != NULL, "%s", out);
+    }
+
+    /* failover mid-run (the lock held): the replica is promoted. The
+     * valgrind run (quick) stops here: the demotion alone takes ~11 s. */
+    if (quick) goto done;
+    t0 = rh_now_ms();
+    for (end = t0 + 15000; rh_now_ms() < end; rh_sleep_ms(200)) {
+        char r[128];
+        rh_str(&sen[0], r, sizeof r, "SENTINEL FAILOVER %s", "mymaster");
+        if (strcmp(r, "OK") == 0) break;
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
+        if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) { promoted = 1; break; }
+    CHECK_MSG(promoted, "the replica was not promoted within 20 s");
+    printf("sentinel: failover took %llu ms\n", rh_now_ms() - t0);
+    if (!promoted) goto done;
+
+    /* Until the Sentinels reach the old primary and demote it, it still
+     * believes it is the primary and accepts writes from clients connected
+     * to it: an extend lands there (a split brain only the replica
+     * acknowledgement shows - a new acquire there is refused for lack of a
+     * replica). Once demoted it answers READONLY (or drops its clients) and
+     * the next request asks the Sentinels again. */
+    {
+        int demoted = 0;
+        CHECK_EQ_ST(rlock_acquire(&b, 30000, 0), RLOCK_E_REPLICAS);
+        for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
+            if (!is_primary(&prim)) { demoted = 1; break; }
+        CHECK_MSG(demoted, "the old primary was not demoted within 20 s");
+        printf("sentinel: old primary demoted %llu ms after the failover began\n", rh_now_ms() - t0);
+    }
+    /* The held lock was acknowledged by the replica, so the new primary has
+     * it: it extends there. */
+    {
+        rlock_status st = RLOCK_E_IO;
+        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+            st = rlock_extend(&a, 30000);
+            if (st == RLOCK_OK || st == RLOCK_LOST) break;
+        }
+        CHECK_MSG(st == RLOCK_OK, "extend after failover: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
+    }
+    CHECK_EQ_LL(pc.port, rep.port);
+    CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
+    /* never on a replica: new locks go to the new primary only (once the
+     * old one replicates from it, so that WAIT 1 can be met) */
+    CHECK(wait_replicas(&rep, 1));
+    CHECK_EQ_ST(rlock_acquire(&b, 30000, 5000), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:next"), 1);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:held"), 0);
+done:
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    /* bad arguments */
+    sn.n = 0;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    sn.n = 1;
+    sn.master = "";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    /* nobody knows the name: the connect fails and says why */
+    sn.master = "nosuch";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:x", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "does not know 'nosuch'") != NULL, "%s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+out:
+    for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
+/* ----------------------------------------------------------- 5. Cluster */
+
+#define CL_N 6
+
+/* The server of ours listening on port, or NULL. */
+static rh_server *cl_server(rh_server *sv, int port) {
+    int i;
+    for (i = 0; i < CL_N; i++)
+        if (sv[i].port == port) return &sv[i];
+    return NULL;
+}
+
+/* CLUSTER NODES of s: the port of the replica of the primary on port `of`. */
+static int cl_replica_of(const rh_server *s, int of) {
+    char buf[4096], id[64] = "", want[64];
+    char *line, *save = NULL;
+    int port = 0;
+    if (rh_str(s, buf, sizeof buf, "CLUSTER NODES%s", "") != REDIS_REPLY_STRING) return 0;
+    snprintf(want, sizeof want, "127.0.0.1:%d@", of);
+    for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (strstr(line, want)) sscanf(line, "%63s", id);
+    if (!id[0]) return 0;
+    rh_str(s, buf, sizeof buf, "CLUSTER NODES%s", "");
+    for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char nid[64], addr[64], flags[64], master[64];
+        if (sscanf(line, "%63s %63s %63s %63s", nid, addr, flags, master) == 4 && strcmp(master, id) == 0 &&
+            strstr(flags, "slave"))
+            port = atoi(strchr(addr, ':') + 1);
+    }
+    return port;
+}
+
+/* An integer reply of `cmd key` sent after ASKING (a slot being imported). */
+static long long asking_int(const rh_server *s, const char *cmd, const char *key) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -999;
+    if (!c) return v;
+    r = (redisReply *)redisCommand(c, "ASKING");
+    if (r) freeReplyObject(r);
+    r = (redisReply *)redisCommand(c, "%s %s", cmd, key);
+    if (r && r->type == REDIS_REPLY_INTEGER) v = r->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+static int cl_state_ok(rh_server *sv) {
+    int i;
+    char buf[2048];
+    for (i = 0; i < CL_N; i++)
+        if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING ||
+            !strstr(buf, "cluster_state:ok"))
+            return 0;
+    return 1;
+}
+
+static void test_cluster(void) {
+    static const char *const args[] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                        "--cluster-node-timeout", "1000", NULL };
+    static rh_server sv[CL_N];
+    static rlock_posix_conn pa[RLOCK_CLUSTER_MAX_PRIMARIES], pb[RLOCK_CLUSTER_MAX_PRIMARIES];
+    static rlock_cluster ca, cb;
+    static rlock_lock la[40], lb[40];
+    rlock_config cfg;
+    char addr[CL_N][32], buf[256], key[32];
+    const char *seed_host[1] = { "127.0.0.1" };
+    int seed_port[1], i, up = 0, ok = 0;
+    unsigned long long t0 = rh_now_ms(), end;
+
+    for (i = 0; i < CL_N; i++) {
+        /* the bus port is the data port + 10000 unless given: a free one of its own */
+        char cport[16];
+        const char *a[10];
+        int k;
+        for (k = 0; args[k]; k++) a[k] = args[k];
+        snprintf(cport, sizeof cport, "%d", rh_free_port());
+        a[k++] = "--cluster-port";
+        a[k++] = cport;
+        a[k] = NULL;
+        up += rh_server_start(&sv[i], a) == 0;
+    }
+    CHECK_EQ_LL(up, CL_N);
+    if (up != CL_N) goto out;
+    {   /* redis-cli --cluster create: 3 primaries, one replica each */
+        const char *argv[16];
+        int n = 0, status;
+        pid_t pid;
+        argv[n++] = "redis-cli";
+        argv[n++] = "--cluster";
+        argv[n++] = "create";
+        for (i = 0; i < CL_N; i++) { snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", sv[i].port); argv[n++] = addr[i]; }
+        argv[n++] = "--cluster-replicas";
+        argv[n++] = "1";
+        argv[n++] = "--cluster-yes";
+        argv[n] = NULL;
+        pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
+            execvp("redis-cli", (char *const *)argv);
+            _exit(127);
+        }
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100)) ok = cl_state_ok(sv);
+    CHECK_MSG(ok, "cluster not ok within 20 s");
+    if (!ok) goto out;
+    /* every primary's replica in sync (WAIT and failover need it) */
+    for (i = 0; i < CL_N; i++)
+        if (is_primary(&sv[i])) CHECK(wait_replicas(&sv[i], 1));
+    printf("cluster: 6 nodes up, cluster_state:ok, replicas in sync after %llu ms\n", rh_now_ms() - t0);
+
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    seed_port[0] = sv[0].port;
+    CHECK_EQ_ST(rlock_cluster_init(&ca, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pa), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_init(&cb, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pb), RLOCK_OK);
+
+    /* the slot function agrees with the cluster's own */
+    for (i = 0; i < 40; i++) {
+        snprintf(key, sizeof key, "cl:%d", i);
+        CHECK_EQ_LL(rlock_cluster_slot(key, strlen(key)), rh_int(&sv[0], "CLUSTER KEYSLOT %s", key));
+    }
+    CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("user1000", 8));
+    CHECK_EQ_LL(rlock_cluster_slot("foo{}{bar}", 10), rh_int(&sv[0], "CLUSTER KEYSLOT %s", "foo{}{bar}"));
+
+    /* locks across many slots: each lands on its slot's primary, learnt by MOVED */
+    for (i = 0; i < 40; i++) {
+        rh_server *owner;
+        snprintf(key, sizeof key, "cl:%d", i);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &la[i], key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &lb[i], key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &la[i], 30000, 0), RLOCK_OK);
+        owner = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(key, strlen(key)))]);
+        CHECK(owner != NULL && rh_str(owner, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&la[i])) == 0);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &lb[i], 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
+    }
+    CHECK_EQ_LL(ca.n, 3); /* the seed and the two primaries it redirected to */
+    if (!quick) { /* rlock check --cluster finds the three primaries */
+        char out[8192], seed[32];
+        const char *a[3];
+        int found = 0;
+        snprintf(seed, sizeof seed, "127.0.0.1:%d", sv[0].port);
+        a[0] = "--cluster"; a[1] = seed; a[2] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 1); /* no AOF: warnings */
+        for (i = 0; i < 3; i++) {
+            char want[48];
+            snprintf(want, sizeof want, "127.0.0.1:%d: warnings", ca.port[i]);
+            found += strstr(out, want) != NULL;
+        }
+        CHECK_MSG(found == 3 && strstr(out, "ok: a cluster primary (--cluster)"), "%s", out);
+    }
+    for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
+
+    /* a slot migrated mid-run, the lock held: ASK, then MOVED, followed */
+    {
+        const char *k = "cl:mig";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock a, b;
+        rh_server *src, *dst, *third = NULL;
+        char src_id[64], dst_id[64];
+        rlock_status st;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &b, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &a, 30000, 0), RLOCK_OK);
+        src = cl_server(sv, ca.port[rlock_cluster_primary(&ca, slot)]);
+        dst = cl_server(sv, ca.port[(rlock_cluster_primary(&ca, slot) + 1) % ca.n]);
+        for (i = 0; i < (int)ca.n; i++)
+            if (cl_server(sv, ca.port[i]) != src && cl_server(sv, ca.port[i]) != dst) third = cl_server(sv, ca.port[i]);
+        CHECK(src && dst && third && src != dst);
+        if (!src || !dst || !third) goto out;
+        rh_str(src, src_id, sizeof src_id, "CLUSTER MYID%s", "");
+        rh_str(dst, dst_id, sizeof dst_id, "CLUSTER MYID%s", "");
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u IMPORTING %s", slot, src_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK); /* still on the source */
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "MIGRATE 127.0.0.1 %d %s 0 5000 KEYS %s", dst->port, "", k),
+                    REDIS_REPLY_STATUS);
+        /* the key is on the target now, the slot still the source's: ASK */
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
+        CHECK(asking_int(dst, "PTTL", k) > 25000);
+        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0); /* moved, not copied */
+        st = rlock_cluster_acquire(&cb, &b, 30000, 0); /* held: not ours (or TRYAGAIN mid-migration) */
+        CHECK_MSG(st == RLOCK_NOT_ACQUIRED || st == RLOCK_E_REDIS, "B during migration: %s", rlock_status_str(st));
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1);
+        /* the slot handed over: MOVED, the map learns it */
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(third, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED);
+        CHECK_EQ_LL(cb.port[rlock_cluster_primary(&cb, slot)], dst->port); /* B learnt it from MOVED */
+        CHECK(rh_str(dst, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&a)) == 0);
+        CHECK_EQ_ST(rlock_cluster_release(&ca, &a), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_release(&cb, &b), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(dst, "EXISTS %s", k), 0);
+    }
+
+    /* a primary killed with a lock held, its replica promoted: the client
+     * follows; the lock was acknowledged by the replica (WAIT), so it is
+     * still there. An unacknowledged grant may be lost (async replication). */
+    {
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr;
+        const char *k = "cl:kill";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock a, b;
+        rh_server *victim, *heir;
+        int heir_port, promoted = 0;
+        rlock_status st = RLOCK_E_IO;
+        const char *hosts[CL_N];
+        int ports[CL_N];
+        for (i = 0; i < CL_N; i++) { hosts[i] = "127.0.0.1"; ports[i] = sv[i].port; }
+        /* every node as a seed: when the one primary it knows dies, the
+         * others (replicas too) answer MOVED to whoever took over */
+        cfg.replicas = 1;
+        CHECK_EQ_ST(rlock_cluster_init(&cr, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pr), RLOCK_OK);
+        cfg.replicas = 0;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cr, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cr, &a, 30000, 0), RLOCK_OK);
+        CHECK_EQ_LL(rlock_replica_acks(&a), 1);
+        victim = cl_server(sv, cr.port[rlock_cluster_primary(&cr, slot)]);
+        heir_port = victim ? cl_replica_of(victim, victim->port) : 0;
+        heir = cl_server(sv, heir_port);
+        CHECK(victim && heir);
+        if (!victim || !heir) { rlock_cluster_close(&cr); goto out; }
+        t0 = rh_now_ms();
+        rh_server_kill9(victim);
+        for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
+            if (is_primary(heir)) { promoted = 1; break; }
+        CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir_port);
+        printf("cluster: replica promoted %llu ms after its primary was killed\n", rh_now_ms() - t0);
+        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+            st = rlock_cluster_extend(&cr, &a, 30000);
+            if (st == RLOCK_OK || st == RLOCK_LOST) break;
+        }
+        CHECK_MSG(st == RLOCK_OK, "extend after the failover: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]));
+        CHECK_EQ_LL(cr.port[rlock_cluster_primary(&cr, slot)], heir_port);
+        CHECK(rh_int(heir, "PTTL %s", k) > 25000);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &b, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
+        CHECK_EQ_ST(rlock_cluster_release(&cr, &a), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0);
+        rlock_cluster_close(&cr);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
+    }
+    /* bad arguments */
+    {
+        static rlock_cluster bad;
+        int zero = 0;
+        CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, &zero, 1, NULL, rlock_posix_cluster_connect, pa), RLOCK_E_BADARG);
+        CHECK_MSG(strstr(rlock_cluster_error(&bad), "seed 0") != NULL, "%s", rlock_cluster_error(&bad));
+        CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 0, NULL, rlock_posix_cluster_connect, pa), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 1, NULL, NULL, pa), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&bad, &la[0], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    }
+out:
+    rlock_cluster_close(&ca);
+    rlock_cluster_close(&cb);
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&pa[i]); rlock_posix_close(&pb[i]); }
+    for (i = 0; i < CL_N; i++) rh_server_stop(&sv[i]);
+}
+
+int main(void) {
+    rh_server s;
+    int fds0, fds1;
+
+    quick = getenv("RLOCK_TEST_QUICK") != NULL && getenv("RLOCK_TEST_QUICK")[0] != '\0' &&
+            strcmp(getenv("RLOCK_TEST_QUICK"), "0") != 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rh_ignore_sigpipe();
+    fds0 = rh_count_fds();
+
+    if (rh_server_start(&s, NULL) != 0) {
+        CHECK_MSG(0, "could not start redis-server");
+        return check_summary("deploy");
+    }
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
+    CHECK(mkdtemp(tmpdir) != NULL);
+    test_eval_refused(&s);
+    test_replica_ack();
+    test_sentinel();
+    test_cluster();
+    if (!quick) test_check(&s);
+    {
+        char f[200];
+        snprintf(f, sizeof f, "%s/check.out", tmpdir);
+        unlink(f);
+        CHECK(rmdir(tmpdir) == 0);
+    }
+    CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0);
+    rh_server_stop(&s);
+
+    CHECK_EQ_LL(rh_count_children(), 0);
+    fds1 = rh_count_fds();
+    CHECK_MSG(fds1 == fds0, "fds at start %d, at end %d", fds0, fds1);
+    return check_summary("deploy");
+}

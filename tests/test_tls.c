@@ -1,0 +1,359 @@
+/* test_tls.c - adapters/rlock_tls.h against a real redis-server with TLS
+ * (--tls-port, on free loopback ports, stopped by PID), with a CA and
+ * certificates this test makes with the openssl command in a temp dir.
+ *
+ * Covers: locks over TLS verified by CA and by name (IP SAN, DNS SAN);
+ * refused: another CA, an expired certificate, a name the certificate does
+ * not carry, a plaintext server (the handshake fails, no command sent in
+ * clear: the first byte a listener sees is a TLS handshake record); a
+ * server that wants a client certificate, with and without one;
+ * --tls-insecure-style skipping of verification only when asked; bad
+ * configurations refused at init; no fd left open. */
+#define RLOCK_IMPLEMENTATION
+#include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
+#include "harness.h"
+#include "check.h"
+
+#include <sys/wait.h>
+
+static char dir[128];
+
+/* Run openssl with args (a NULL-terminated list), quietly. 0 ok. */
+static int ossl(const char *const *args) {
+    const char *argv[40];
+    int argc = 0, status;
+    pid_t pid;
+    argv[argc++] = "openssl";
+    while (*args && argc < 39) argv[argc++] = *args++;
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) { dup2(fd, 1); dup2(fd, 2); }
+        if (chdir(dir) != 0) _exit(126);
+        execvp("openssl", (char *const *)argv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* dir/name, in storage of its own per distinct name (a config keeps the
+ * pointer for as long as the test runs). */
+static const char *path(const char *name) {
+    static char names[32][48], paths[32][200];
+    static int n;
+    int i;
+    for (i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return paths[i];
+    if (n == 32) abort();
+    snprintf(names[n], sizeof names[n], "%s", name);
+    snprintf(paths[n], sizeof paths[n], "%s/%s", dir, name);
+    return paths[n++];
+}
+
+/* A CA (name.crt/.key); a certificate signed by ca for CN=localhost with
+ * SANs localhost and 127.0.0.1 (out.crt/.key), valid `days` (0: expires now). */
+static int make_ca(const char *name) {
+    char key[64], crt[64], subj[64];
+    const char *a[] = { "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-keyout", key, "-out", crt, "-days", "2", "-subj", subj, NULL };
+    snprintf(key, sizeof key, "%s.key", name);
+    snprintf(crt, sizeof crt, "%s.crt", name);
+    snprintf(subj, sizeof subj, "/CN=rlock test %s", name);
+    return ossl(a);
+}
+static int make_cert(const char *ca, const char *out, const char *cn, const char *days) {
+    char key[64], csr[64], crt[64], cacrt[64], cakey[64], subj[64];
+    const char *a[] = { "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                        "-out", csr, "-subj", subj, NULL };
+    const char *b[] = { "x509", "-req", "-in", csr, "-CA", cacrt, "-CAkey", cakey, "-CAcreateserial", "-out", crt,
+                        "-days", days, "-extfile", "san.ext", NULL };
+    snprintf(key, sizeof key, "%s.key", out);
+    snprintf(csr, sizeof csr, "%s.csr", out);
+    snprintf(crt, sizeof crt, "%s.crt", out);
+    snprintf(cacrt, sizeof cacrt, "%s.crt", ca);
+    snprintf(cakey, sizeof cakey, "%s.key", ca);
+    snprintf(subj, sizeof subj, "/CN=%s", cn);
+    return ossl(a) == 0 && ossl(b) == 0 ? 0 : -1;
+}
+
+/* One lock over TLS to port with cfg: acquire + release, or the error. */
+static rlock_status try_lock(int port, const char *host, const rlock_tls_config *cfg, char *why, size_t cap) {
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_status st;
+    why[0] = '\0';
+    if (rlock_tls_init(&t, host, port, 2000, cfg) != 0) {
+        snprintf(why, cap, "init: %s", t.err);
+        return RLOCK_E_BADARG;
+    }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 2000;
+    if (rlock_node_init(&node, rlock_tls_transport(&t)) != RLOCK_OK || rlock_client_init(&cl, &node, 1, &rc) != RLOCK_OK ||
+        rlock_lock_init(&lk, &cl, "tls:key", 7, RLOCK_KIND_SIMPLE) != RLOCK_OK) {
+        rlock_tls_free(&t);
+        return RLOCK_E_STATE;
+    }
+    st = rlock_acquire(&lk, 10000, 0);
+    if (st == RLOCK_OK) st = rlock_release(&lk);
+    snprintf(why, cap, "%s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+    return st;
+}
+
+/* Run build/rlock-asan with args (20 s bound); stdout+stderr into out. */
+static int cli(const char *const *args, char *out, size_t cap) {
+    const char *argv[24];
+    int argc = 0, status, fd;
+    unsigned long long end = rh_now_ms() + 20000;
+    pid_t pid;
+    FILE *f;
+    size_t n = 0;
+    argv[argc++] = "build/rlock-asan";
+    while (*args && argc < 23) argv[argc++] = *args++;
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        fd = open(path("cli.out"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) _exit(121);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        unsetenv("RLOCK_SERVERS");
+        unsetenv("RLOCK_PASSWORD");
+        unsetenv("REDISCLI_AUTH");
+        execv(argv[0], (char *const *)argv);
+        _exit(121);
+    }
+    for (;;) {
+        if (waitpid(pid, &status, WNOHANG) == pid) break;
+        if (rh_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); return -1; }
+        rh_sleep_ms(5);
+    }
+    f = fopen(path("cli.out"), "r");
+    if (f) { n = fread(out, 1, cap - 1, f); fclose(f); }
+    out[n] = '\0';
+    unlink(path("cli.out"));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The rlock command over TLS: rediss://, --tls-ca, --tls-insecure, and
+ * `rlock check` over TLS. */
+static void test_cli(int tport, int plain_port) {
+    char url[64], plain[64], addr[32], out[4096];
+    snprintf(url, sizeof url, "rediss://127.0.0.1:%d", tport);
+    snprintf(plain, sizeof plain, "rediss://127.0.0.1:%d", plain_port);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", tport);
+    {
+        const char *a[] = { "--tls-ca", path("ca.crt"), "-S", url, "tls:cli", "true", NULL };
+        CHECK_MSG(cli(a, out, sizeof out) == 0, "%s", out);
+    }
+    {   /* --tls-ca makes every server TLS */
+        const char *a[] = { "--tls-ca", path("ca.crt"), "-S", addr, "tls:cli", "true", NULL };
+        CHECK_MSG(cli(a, out, sizeof out) == 0, "%s", out);
+    }
+    {   /* the system's CAs do not know this one: unavailable, saying why */
+        const char *a[] = { "-n", "-S", url, "tls:cli", "true", NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 69);
+        CHECK_MSG(strstr(out, "certificate verify failed") != NULL, "%s", out);
+    }
+    {
+        const char *a[] = { "--tls-insecure", "-S", url, "tls:cli", "true", NULL };
+        CHECK_MSG(cli(a, out, sizeof out) == 0, "%s", out);
+    }
+    {   /* a plaintext server behind rediss:// */
+        const char *a[] = { "-n", "--tls-ca", path("ca.crt"), "-S", plain, "tls:cli", "true", NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 69);
+    }
+    {
+        const char *a[] = { "--tls-cert", path("client.crt"), "-S", url, "tls:cli", "true", NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 64);
+        CHECK_MSG(strstr(out, "--tls-cert and --tls-key go together") != NULL, "%s", out);
+    }
+    {
+        const char *a[] = { "check", "--tls-ca", path("ca.crt"), url, NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 1); /* no persistence: warnings */
+        CHECK_MSG(strstr(out, "ok: role master") != NULL, "%s", out);
+    }
+    {
+        const char *a[] = { "check", url, NULL };
+        CHECK_EQ_LL(cli(a, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "certificate verify failed") != NULL, "%s", out);
+    }
+}
+
+int main(void) {
+    rh_server s;
+    char tls_port[16], why[256];
+    const char *extra[16];
+    int fds0, tport, n = 0;
+    rlock_tls_config cfg;
+    FILE *f;
+    unsigned long long made;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rh_ignore_sigpipe();
+    fds0 = rh_count_fds();
+    snprintf(dir, sizeof dir, "/tmp/rlock-tls-XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    f = fopen(path("san.ext"), "w");
+    CHECK(f != NULL);
+    if (!f) return check_summary("tls");
+    fputs("subjectAltName=DNS:localhost,IP:127.0.0.1\n", f);
+    fclose(f);
+    CHECK(make_ca("ca") == 0);
+    CHECK(make_ca("other") == 0);
+    CHECK(make_cert("ca", "expired", "localhost", "0") == 0);
+    made = rh_now_ms();
+    CHECK(make_cert("ca", "server", "localhost", "1") == 0);
+    CHECK(make_cert("ca", "client", "rlock-client", "1") == 0);
+
+    tport = rh_free_port();
+    snprintf(tls_port, sizeof tls_port, "%d", tport);
+    extra[n++] = "--tls-port"; extra[n++] = tls_port;
+    extra[n++] = "--tls-cert-file"; extra[n++] = path("server.crt");
+    extra[n++] = "--tls-key-file"; extra[n++] = path("server.key");
+    extra[n++] = "--tls-ca-cert-file"; extra[n++] = path("ca.crt");
+    extra[n++] = "--tls-auth-clients"; extra[n++] = "no";
+    extra[n] = NULL;
+    if (rh_server_start(&s, extra) != 0) {
+        CHECK_MSG(0, "could not start redis-server with TLS (built without it?)");
+        return check_summary("tls");
+    }
+
+    /* verified by CA and by the IP address in the certificate */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.ca_file = path("ca.crt");
+    CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_OK);
+    /* ... and by its DNS name (SNI sent) */
+    CHECK_EQ_ST(try_lock(tport, "localhost", &cfg, why, sizeof why), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&s, "EXISTS %s", "tls:key"), 0);
+
+    /* another CA: refused, saying why */
+    cfg.ca_file = path("other.crt");
+    CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
+    CHECK_MSG(strstr(why, "certificate verify failed") != NULL, "%s", why);
+    printf("tls: wrong CA -> %s\n", why);
+    /* ... unless verification is turned off on purpose */
+    cfg.insecure = 1;
+    CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_OK);
+    cfg.insecure = 0;
+
+    /* a name the certificate does not carry */
+    cfg.ca_file = path("ca.crt");
+    cfg.server_name = "redis.example";
+    CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
+    CHECK_MSG(strstr(why, "hostname mismatch") != NULL || strstr(why, "IP address mismatch") != NULL, "%s", why);
+    printf("tls: wrong name -> %s\n", why);
+    cfg.server_name = NULL;
+
+    /* an expired certificate (made with 0 days: expired once a second passed) */
+    while (rh_now_ms() - made < 2100) rh_sleep_ms(50);
+    {
+        char buf[128];
+        CHECK_EQ_LL(rh_str(&s, buf, sizeof buf, "CONFIG SET tls-cert-file %s tls-key-file %s", path("expired.crt"),
+                           path("expired.key")), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
+        CHECK_MSG(strstr(why, "certificate has expired") != NULL, "%s", why);
+        printf("tls: expired -> %s\n", why);
+        CHECK_EQ_LL(rh_str(&s, buf, sizeof buf, "CONFIG SET tls-cert-file %s tls-key-file %s", path("server.crt"),
+                           path("server.key")), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_OK);
+
+        /* a server that wants a client certificate */
+        CHECK_EQ_LL(rh_str(&s, buf, sizeof buf, "CONFIG SET tls-auth-clients %s", "yes"), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
+        printf("tls: no client certificate -> %s\n", why);
+        cfg.cert_file = path("client.crt");
+        cfg.key_file = path("client.key");
+        CHECK_EQ_ST(try_lock(tport, "127.0.0.1", &cfg, why, sizeof why), RLOCK_OK);
+        CHECK_EQ_LL(rh_str(&s, buf, sizeof buf, "CONFIG SET tls-auth-clients %s", "no"), REDIS_REPLY_STATUS);
+    }
+
+    test_cli(tport, s.port);
+
+    /* a plaintext server: the handshake fails; nothing else is sent */
+    CHECK_EQ_ST(try_lock(s.port, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
+    CHECK(why[0] != '\0');
+    printf("tls: plaintext server -> %s\n", why);
+    {   /* what a listener receives first: a TLS handshake record (0x16), not RESP */
+        int lfd = socket(AF_INET, SOCK_STREAM, 0), afd = -1, r = 0, port = 0;
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        unsigned char first[8];
+        rlock_tls_conn t;
+        unsigned long long end;
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 1) == 0 &&
+              getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0);
+        port = ntohs(sa.sin_port);
+        if (rlock_tls_init(&t, "127.0.0.1", port, 2000, &cfg) != 0) {
+            CHECK_MSG(0, "rlock_tls_init: %s", t.err);
+            close(lfd);
+            goto after_wire;
+        }
+        for (end = rh_now_ms() + 2000; rh_now_ms() < end && afd < 0; rh_sleep_ms(5)) {
+            t.tr.connect(t.tr.ctx);
+            afd = accept(lfd, NULL, NULL);
+        }
+        CHECK(afd >= 0);
+        for (end = rh_now_ms() + 2000; rh_now_ms() < end && r <= 0; rh_sleep_ms(5)) {
+            t.tr.connect(t.tr.ctx); /* sends the ClientHello */
+            r = (int)recv(afd, first, sizeof first, MSG_DONTWAIT);
+        }
+        CHECK(r > 0 && first[0] == 0x16);
+        if (afd >= 0) close(afd);
+        rlock_tls_free(&t);
+        close(lfd);
+    }
+after_wire:
+
+    /* bad configurations: refused at init, saying what */
+    {
+        rlock_tls_conn t;
+        rlock_tls_config bad;
+        memset(&bad, 0, sizeof bad);
+        bad.ca_file = path("nosuch.crt");
+        CHECK_EQ_LL(rlock_tls_init(&t, "127.0.0.1", tport, 1000, &bad), -1);
+        CHECK_MSG(strstr(t.err, "cannot load the CAs") != NULL, "%s", t.err);
+        bad.ca_file = path("ca.crt");
+        bad.cert_file = path("client.crt");
+        CHECK_EQ_LL(rlock_tls_init(&t, "127.0.0.1", tport, 1000, &bad), -1);
+        CHECK_MSG(strstr(t.err, "needs its key") != NULL, "%s", t.err);
+        bad.key_file = path("server.key"); /* not this certificate's */
+        CHECK_EQ_LL(rlock_tls_init(&t, "127.0.0.1", tport, 1000, &bad), -1);
+        CHECK_MSG(strstr(t.err, "does not match") != NULL, "%s", t.err);
+        CHECK_EQ_LL(rlock_tls_init(&t, "", tport, 1000, NULL), -1);
+        /* closing a connection whose init failed, or a zeroed one, closes nothing
+         * (fd 0 of a zeroed struct once went: the command's stdin) */
+        rlock_tls_close(&t);
+        rlock_tls_free(&t);
+        memset(&t, 0, sizeof t);
+        rlock_tls_close(&t);
+        rlock_tls_free(&t);
+        CHECK(fcntl(0, F_GETFD) >= 0);
+    }
+
+    CHECK_EQ_LL(rh_int(&s, "DBSIZE%s", ""), 0);
+    rh_server_stop(&s);
+    {
+        static const char *const files[] = { "san.ext", "ca.crt", "ca.key", "ca.srl", "other.crt", "other.key",
+                                             "expired.crt", "expired.key", "expired.csr", "server.crt", "server.key",
+                                             "server.csr", "client.crt", "client.key", "client.csr", NULL };
+        int i;
+        for (i = 0; files[i]; i++) unlink(path(files[i]));
+        CHECK(rmdir(dir) == 0);
+    }
+    CHECK_EQ_LL(rh_count_children(), 0);
+    CHECK_MSG(rh_count_fds() == fds0, "fds at start %d, at end %d", fds0, rh_count_fds());
+    return check_summary("tls");
+}
