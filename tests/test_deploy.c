@@ -421,7 +421,7 @@ static void test_check(const rh_server *plain) {
     {
         static const char *const a1[] = { "--sentinel", "127.0.0.1:1", NULL };
         static const char *const a2[] = { "--bogus", NULL };
-        static const char *const a3[] = { "redis://h:1/5", NULL }; /* only db 0 */
+        static const char *const a3[] = { "redis://h:1/x", NULL }; /* the path is a database number */
         static const char *const a4[] = { "--help", NULL };
         CHECK_EQ_LL(check_run(a1, NULL, out, sizeof out), 64);
         CHECK(strstr(out, "--sentinel needs --master NAME") != NULL);
