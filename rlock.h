@@ -4336,7 +4336,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
             return rlock__why(lk->why, sizeof lk->why, "key % is NULL or empty", (long long)i, 0, 0);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
             return rlock__why(lk->why, sizeof lk->why, "keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %",
-                              (long long)(total + 2 + lens[i]), RLOCK_MAX_KEY_LEN, 0);
+                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN, 0);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
         memcpy(packed + total + 2, keys[i], lens[i]);
