@@ -533,6 +533,11 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
     return c ? &c->tr : NULL;
 }
 
+/* Sentinel discovery speaks RESP through rlock's own codec, so it is compiled
+ * only in the file that defines RLOCK_IMPLEMENTATION: the plain TCP/unix
+ * transport above still needs no rlock core (even at -O0, where unused
+ * static functions are still emitted and would need rlock_resp_*). */
+#ifdef RLOCK_IMPLEMENTATION
 /* ---- Sentinel ------------------------------------------------------------
  * Each (re)connect asks the Sentinels, in order, SENTINEL
  * GET-MASTER-ADDR-BY-NAME, connects to the first address named, and asks it
@@ -655,6 +660,8 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
     c->start = rlock__posix_sentinel_connect;
     return 0;
 }
+
+#endif /* RLOCK_IMPLEMENTATION: Sentinel */
 
 /* The connect hook of rlock_cluster (rlock.h section 7): user is the
  * caller's array of RLOCK_CLUSTER_MAX_PRIMARIES rlock_posix_conn; primary

@@ -24,9 +24,13 @@ for src in tests/test_*.c; do
     name=$(basename "$src" .c)
     dir="$out/$name"
     mkdir -p "$dir"
+    # the TLS suite links OpenSSL, as in the Makefile
+    extra=
+    [ "$name" = test_tls ] && extra="-lssl -lcrypto"
     # -fprofile-abs-path: gcov finds the sources from the build directory
+    # shellcheck disable=SC2086
     if ! "$cc" -std=c99 -O0 -g --coverage -fprofile-abs-path -I"$root" -I"$root/tests" \
-         "$root/$src" -lhiredis -lpthread -o "$dir/$name" >"$dir/build.log" 2>&1; then
+         "$root/$src" -lhiredis -lpthread $extra -o "$dir/$name" >"$dir/build.log" 2>&1; then
         echo "coverage: skip $name (does not build; see $dir/build.log)"
         continue
     fi
