@@ -6,7 +6,7 @@
  *
  * One process, no threads. rlock checks every argument before it opens a
  * connection, connects (a quorum of the servers must answer), acquires
- * RESOURCE - waiting on Redis pub/sub through a second connection per server
+ * RESOURCE - waiting for release notices on its one connection per server (RESP3)
  * - then forks a guard process that forks and execs COMMAND (the guard kills
  * COMMAND's whole tree if rlock dies; see guard_main). While COMMAND runs,
  * rlock sits in one poll() over the lock's sockets, the guard's reports and
@@ -1744,15 +1744,11 @@ int main(int argc, char **argv) {
             say("%s: cannot set up a connection", o->servers[i].label);
             return RC_SOFTWARE;
         }
+    /* Waiting is on release notices pushed on the command connection (RESP3,
+     * HELLO 3: one socket per server); a server that refuses HELLO 3 (Redis
+     * < 6) is waited on by backoff. */
+    cfg.pubsub = !o->nonblock && o->mode == MODE_RUN;
     rc = rlock_client_init(&g.cl, g.node, o->n_servers, &cfg) == RLOCK_OK ? 0 : RC_OSERR;
-    if (rc == 0 && !o->nonblock && o->mode == MODE_RUN) {
-        /* Waiting is on pub/sub: a second connection per server, used only
-         * until the lock is ours. */
-        for (i = 0; i < o->n_servers && rc == 0; i++)
-            if (init_conn(&g.spc[i], NULL, &g.sub[i], &o->servers[i]) != 0) rc = RC_SOFTWARE;
-        if (rc == 0 && rlock_client_set_subscribers(&g.cl, g.sub, o->n_servers) != RLOCK_OK) rc = RC_SOFTWARE;
-        g.n_subs = o->n_servers;
-    }
     if (rc == 0) {
         rlock_status st = o->limit ? rlock_semaphore_init(&g.lk, &g.cl, o->resource, o->resource_len, o->limit)
                         : rlock_lock_init(&g.lk, &g.cl, o->resource, o->resource_len,
