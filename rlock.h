@@ -124,6 +124,72 @@ extern "C" {
 /* 1. Configuration                                                          */
 /* ======================================================================== */
 
+/* Features that compile out (issue 15; docs/SIZE.md has what each saves).
+ * Each removes its code and its Lua scripts; a call that needs a feature
+ * compiled out says so: RLOCK_E_BADARG, and rlock_lock_error /
+ * rlock_client_error name the macro ("... compiled out (RLOCK_NO_FAIR)").
+ * RLOCK_SMALLEST is all of them and RLOCK_MAX_NODES 1. */
+#ifdef RLOCK_SMALLEST
+#ifndef RLOCK_NO_REENTRANT
+#define RLOCK_NO_REENTRANT
+#endif
+#ifndef RLOCK_NO_WAITING
+#define RLOCK_NO_WAITING
+#endif
+#ifndef RLOCK_NO_FENCING
+#define RLOCK_NO_FENCING
+#endif
+#ifndef RLOCK_NO_EVAL_FALLBACK
+#define RLOCK_NO_EVAL_FALLBACK
+#endif
+#ifndef RLOCK_NO_FAIR
+#define RLOCK_NO_FAIR
+#endif
+#ifndef RLOCK_NO_CLUSTER
+#define RLOCK_NO_CLUSTER
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
+#define RLOCK_NO_PRIMITIVES
+#endif
+#ifndef RLOCK_NO_STATUS_STRINGS
+#define RLOCK_NO_STATUS_STRINGS
+#endif
+#ifndef RLOCK_MAX_NODES
+#define RLOCK_MAX_NODES 1
+#endif
+#endif
+/* 1/0 per feature, for conditions the compiler folds away. */
+#ifdef RLOCK_NO_REENTRANT
+#define RLOCK__HAS_REENTRANT 0
+#else
+#define RLOCK__HAS_REENTRANT 1
+#endif
+#ifdef RLOCK_NO_WAITING
+#define RLOCK__HAS_WAITING 0
+#else
+#define RLOCK__HAS_WAITING 1
+#endif
+#ifdef RLOCK_NO_FENCING
+#define RLOCK__HAS_FENCING 0
+#else
+#define RLOCK__HAS_FENCING 1
+#endif
+#ifdef RLOCK_NO_EVAL_FALLBACK
+#define RLOCK__HAS_EVAL 0
+#else
+#define RLOCK__HAS_EVAL 1
+#endif
+#ifdef RLOCK_NO_FAIR
+#define RLOCK__HAS_FAIR 0
+#else
+#define RLOCK__HAS_FAIR 1
+#endif
+#ifdef RLOCK_NO_CLUSTER
+#define RLOCK__HAS_CLUSTER 0
+#else
+#define RLOCK__HAS_CLUSTER 1
+#endif
+
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 9
 #endif
@@ -987,7 +1053,10 @@ RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
 #endif /* RLOCK_NO_PRIMITIVES */
 
 /* The Lua scripts rlock sends (0..RLOCK_SCRIPT_COUNT-1) and their SHA1s,
- * for tests and for preloading with SCRIPT LOAD. NULL when out of range. */
+ * for tests and for preloading with SCRIPT LOAD. NULL when out of range or
+ * compiled out (a feature's scripts go with it; RLOCK_NO_EVAL_FALLBACK
+ * leaves every text out, the SHA1s stay: preload the texts of a build
+ * without it - they are the same scripts). */
 #ifdef RLOCK_NO_PRIMITIVES
 #define RLOCK_SCRIPT_COUNT 10
 #else
@@ -1030,10 +1099,13 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * (adapters/rlock_posix.h: rlock_posix_cluster_connect). Waiting on a
  * cluster lock is by backoff, or by classic pub/sub if cfg.pubsub (PUBLISH
  * reaches every node of a cluster); sharded pub/sub is not used. */
+#define RLOCK_CLUSTER_SLOTS 16384
+/* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
+RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
+#ifndef RLOCK_NO_CLUSTER /* the add-on module: RLOCK_NO_CLUSTER leaves the rest out */
 #ifndef RLOCK_CLUSTER_MAX_PRIMARIES
 #define RLOCK_CLUSTER_MAX_PRIMARIES 16
 #endif
-#define RLOCK_CLUSTER_SLOTS 16384
 #define RLOCK_CLUSTER_HOPS 8
 typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 255 ? 1 : -1]; /* slot map: one byte */
 typedef int (*rlock_cluster_connect_fn)(void *user, size_t i, const char *host, int port, rlock_transport *out);
@@ -1051,8 +1123,6 @@ typedef struct rlock_cluster {
     char why[RLOCK_WHY_LEN];
 } rlock_cluster;
 
-/* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
-RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
 /* Start from seed addresses (1..RLOCK_CLUSTER_MAX_PRIMARIES); cfg may be
  * NULL. Nothing is sent. RLOCK_E_BADARG (rlock_cluster_error says why). */
 RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
@@ -1068,6 +1138,7 @@ RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk);
 /* The primary (index into cl->host/port) that serves slot now, per the map. */
 RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot);
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
+#endif /* RLOCK_NO_CLUSTER */
 
 #ifdef __cplusplus
 }
@@ -1192,6 +1263,12 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__MAGIC_CLIENT 0x524c4331u
 #define RLOCK__MAGIC_LOCK   0x524c4b31u
 #define RLOCK__MAGIC_SUB    0x524c5331u
+
+/* Feature tests the compiler folds to 0 when the feature is compiled out,
+ * so the code behind them goes too (section 1: RLOCK_NO_*). */
+#define RLOCK__FAIR(lk) (RLOCK__HAS_FAIR ? (lk)->fair_grace : 0u)
+#define RLOCK__FENCING(c) (RLOCK__HAS_FENCING && (c)->cfg.fencing)
+#define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && (lk)->asking)
 
 /* ---- 6.2 Status names --------------------------------------------------- */
 RLOCKDEF const char *rlock_status_str(rlock_status st) {
@@ -1758,24 +1835,45 @@ typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >=
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) ? 1 : -1];
 
+/* A script of a feature compiled out is "" (never sent: no handle can ask
+ * for it); RLOCK_NO_EVAL_FALLBACK leaves every text out (EVALSHA only). */
+#ifdef RLOCK_NO_REENTRANT
+#define RLOCK__RE(x) ""
+#else
+#define RLOCK__RE(x) x
+#endif
+#ifdef RLOCK_NO_FAIR
+#define RLOCK__FAIRS(x) ""
+#else
+#define RLOCK__FAIRS(x) x
+#endif
+#ifdef RLOCK_NO_EVAL_FALLBACK
+#define RLOCK__TEXT(x) ""
+#else
+#define RLOCK__TEXT(x) x
+#endif
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
-    RLOCK__LUA_SIMPLE_ACQUIRE, RLOCK__LUA_SIMPLE_EXTEND, RLOCK__LUA_SIMPLE_RELEASE,
-    RLOCK__LUA_REENTRANT_ACQUIRE, RLOCK__LUA_REENTRANT_EXTEND, RLOCK__LUA_REENTRANT_RELEASE,
-    RLOCK__LUA_FAIR_ACQUIRE, RLOCK__LUA_FAIR_RELEASE, RLOCK__LUA_FAIR_REENTRANT_ACQUIRE,
-    RLOCK__LUA_FAIR_REENTRANT_RELEASE,
-    RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE), RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND), RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE),
-    RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE), RLOCK__PRIM(RLOCK__LUA_READ_EXTEND), RLOCK__PRIM(RLOCK__LUA_READ_RELEASE),
-    RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE), RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND),
-    RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE), RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE),
-    RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND), RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE),
-    RLOCK__PRIM(RLOCK__LUA_INSPECT), RLOCK__PRIM(RLOCK__LUA_FORCE)
+    RLOCK__TEXT(RLOCK__LUA_SIMPLE_ACQUIRE), RLOCK__TEXT(RLOCK__LUA_SIMPLE_EXTEND),
+    RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE),
+    RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE)), RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND)),
+    RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE)),
+    RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE)), RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE)),
+    RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE))),
+    RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE))),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND)),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE)),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE)),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND)),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE)),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE)),
+    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE))
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "5c27939868bc937ae09069c65640a689e003b3d7", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
-    "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
-    "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e",
+    "5c27939868bc937ae09069c65640a689e003b3d7", RLOCK__RE("a3d6a641a5994c3f088206c0b61336daab333e4d"),
+    RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17"), RLOCK__RE("43357a9c73ec130a833fc0e68bc0ad427d52666d"),
+    RLOCK__FAIRS("f7c14efaf0ea643de2afa0772684b07789567d60"), RLOCK__FAIRS("212c373b7eb9457d187e9567cbdbe62eda3228e7"),
+    RLOCK__FAIRS(RLOCK__RE("4bbcbc88639357e161d2a70464ca621ff2ef558e")), RLOCK__FAIRS(RLOCK__RE("280db154797368a3b783227a429b6c84d1fb868e")),
     RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
     RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
     RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("8c837f4f5fb10aaffc6ca52eb3074a0e6364e287"),
@@ -1786,16 +1884,16 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
-    return id >= 0 && id < RLOCK_SCRIPT_COUNT ? rlock__lua[id] : NULL;
+    return id >= 0 && id < RLOCK_SCRIPT_COUNT && rlock__lua[id][0] ? rlock__lua[id] : NULL;
 }
 RLOCKDEF const char *rlock_script_sha(int id) {
-    return id >= 0 && id < RLOCK_SCRIPT_COUNT ? rlock__lua_sha[id] : NULL;
+    return id >= 0 && id < RLOCK_SCRIPT_COUNT && rlock__lua_sha[id][0] ? rlock__lua_sha[id] : NULL;
 }
 
 /* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
 #define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
-    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1) return 0;
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1 || !rlock__lua_sha[id][0]) return 0;
     static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
     memcpy(out, prefix, sizeof prefix);
     memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
@@ -2365,6 +2463,10 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
         return rlock__why(c->why, sizeof c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
                           cfg->scripts, 0, 0);
+    if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
+        return rlock__why(c->why, sizeof c->why, "cfg.pubsub: waiting by notification is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
+    if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
+        return rlock__why(c->why, sizeof c->why, "cfg.fencing: fencing tokens are compiled out (RLOCK_NO_FENCING)", 0, 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
     if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
 #endif
@@ -2377,7 +2479,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     rlock__config_defaults(&c->cfg);
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
-        nodes[i].x.hello = c->cfg.pubsub != 0;
+        nodes[i].x.hello = RLOCK__HAS_WAITING && c->cfg.pubsub != 0;
     }
     c->n_nodes = n;
     if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
@@ -2391,6 +2493,8 @@ static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLO
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n) {
     size_t i, j;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (!RLOCK__HAS_WAITING)
+        return rlock__why(c->why, sizeof c->why, "subscribers: waiting by notification is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
     if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
     if (n == 0 || n > c->n_nodes)
         return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
@@ -2947,7 +3051,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
     int aux = (acquire || release || force) && lk->aux_base_len > 0;
-    int fence = aux && acquire && lk->client->cfg.fencing;
+    int fence = aux && acquire && RLOCK__FENCING(lk->client);
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
@@ -2994,7 +3098,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
         int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
         ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
         if (ok && fair) {
-            size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
+            size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
         ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
@@ -3009,7 +3113,7 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
     if (op == RLOCK__OP_INSPECT) return RLOCK__S_INSPECT;
     if (op == RLOCK__OP_FORCE) return RLOCK__S_FORCE;
     if (lk->kind >= RLOCK_KIND_SEMAPHORE) base = prim[lk->kind - RLOCK_KIND_SEMAPHORE];
-    else if (lk->fair_grace && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
+    else if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
         return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
                (op == RLOCK__OP_ACQUIRE ? 0 : 1);
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
@@ -3093,23 +3197,23 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     rlock_node *nd = lk->client->nodes[i];
     int fcall = nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
-    int again = (int)((r->evaled >> i) & 1u);
+    int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    if (n.s->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    if (n.s->count + 1u + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
     /* Everything this attempt needs goes in one write, or nothing does:
      * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
      * being imported there) must come right before the script it is for;
      * a missing function's library is loaded before the FCALL (its reply is
      * not waited for: the FCALL behind it tells); WAIT follows the script
      * (cfg.replicas), one round trip in all. */
-    if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
-    len = lk->asking && pre == 0 ? 0 : 1;
-    if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
+    if (RLOCK__ASKING(lk) && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
+    len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
+    if (RLOCK__HAS_EVAL && len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
     if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
                                       fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
@@ -3182,6 +3286,15 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
     const rlock_reply *rep = &ev->reply;
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
+    if (!RLOCK__HAS_EVAL && rep->v.type == RLOCK_RESP_ERROR &&
+        ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
+         rlock__has(rep->v.str, rep->v.len, "Function not found"))) {
+        /* Built without the scripts' text: they must be on the server. */
+        rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL, "NOSCRIPT: rlock's scripts are not loaded and this build "
+                            "cannot send them (RLOCK_NO_EVAL_FALLBACK): SCRIPT LOAD each rlock_script_text() "
+                            "of a build without it first");
+        return;
+    }
     if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0 &&
         !((r->evaled >> i) & 1u)) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
@@ -3295,7 +3408,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     unsigned mine = lk->op.sub_ok | lk->op.sub_pending, others = 0;
     const rlock_lock *o;
     lk->op.sub_ok = lk->op.sub_pending = 0;
-    if (!mine) return;
+    if (!RLOCK__HAS_WAITING || !mine) return;
     for (o = c->ops; o; o = o->op.next)
         if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
@@ -3313,6 +3426,7 @@ static void rlock__subs_listen(rlock_client *c) {
     unsigned any = c->linger_mask;
     const rlock_lock *o;
     size_t i;
+    if (!RLOCK__HAS_WAITING) return;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
     for (i = 0; i < c->n_nodes; i++) c->nodes[i]->x.listen = 0;
     for (i = 0; i < c->n_subs; i++) c->subs[i]->x.listen = 0;
@@ -3326,6 +3440,7 @@ static void rlock__subs_listen(rlock_client *c) {
 static void rlock__subs_check(rlock_client *c) {
     size_t j;
     rlock_lock *o;
+    if (!RLOCK__HAS_WAITING) return;
     for (j = 0; j < c->n_nodes; j++) {
         unsigned keep = ~(1u << j);
         if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
@@ -3359,7 +3474,7 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
-    if (lk->fair_grace && delay > lk->fair_grace / 2u + 1u) delay = lk->fair_grace / 2u + 1u;
+    if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
     if (now + delay > op->wait_end) delay = op->wait_end - now;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
@@ -3400,7 +3515,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
-    op->queue = (op->sub_ok != 0 || lk->fair_grace != 0) && now < op->wait_end;
+    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && now < op->wait_end;
     /* The first attempt of a barging simple lock without fencing, not queueing,
      * is a plain SET NX PX: an uncontended acquire costs the server what a
      * raw client's does. Refused, a script attempt follows at once: it
@@ -3409,8 +3524,8 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
         op->plain = 0;
         op->attempts--;
     } else {
-        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
-                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
+        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) &&
+                    !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only;
     }
     rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
 #ifndef RLOCK_NO_PRIMITIVES
@@ -3431,7 +3546,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     rlock_op *op = &lk->op;
     size_t j;
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
-    if ((!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
+    if (!RLOCK__HAS_WAITING || (!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
         rlock__schedule_retry(lk, now);
         return;
     }
@@ -3646,7 +3761,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     case RLOCK__PH_WAITMSG:
         if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
             op->standby = 0;
-            if (now + lk->fair_grace + 1u < op->wake_at) op->wake_at = now + lk->fair_grace + 1u;
+            if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
         }
         if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
@@ -3910,7 +4025,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->aux_base_len == 0 && lk->kind != RLOCK_KIND_MULTI) /* no same-slot counter name */
+    if (RLOCK__FENCING(c) && lk->aux_base_len == 0 && lk->kind != RLOCK_KIND_MULTI) /* no same-slot counter name */
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
                           "counter name hashes to its slot", 0, 0, 0);
     if (lk->state != RLOCK_STATE_HELD) {
@@ -4021,6 +4136,8 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
         return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
                           RLOCK_MAX_KEY_LEN, 0);
+    if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
+        return rlock__why(lk->why, sizeof lk->why, "reentrant locks are compiled out (RLOCK_NO_REENTRANT)", 0, 0, 0);
 #ifdef RLOCK_NO_PRIMITIVES
     if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
         return rlock__why(lk->why, sizeof lk->why, "kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)",
@@ -4048,6 +4165,7 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
+    if (!RLOCK__HAS_FAIR) return rlock__why(lk->why, sizeof lk->why, "fair locks are compiled out (RLOCK_NO_FAIR)", 0, 0, 0);
     if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
         return rlock__why(lk->why, sizeof lk->why, "fair: kind % has no fair form (simple and reentrant locks do)",
                           (long long)lk->kind, 0, 0);
@@ -4428,6 +4546,7 @@ RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len) {
     return rlock__crc16((const unsigned char *)key, key_len) & (RLOCK_CLUSTER_SLOTS - 1);
 }
 
+#ifndef RLOCK_NO_CLUSTER
 static int rlock__cluster_ok(const rlock_cluster *cl) { return cl && cl->n > 0 && cl->connect; }
 
 /* The index of primary host:port, added when new; -1 when the table is
@@ -4578,6 +4697,8 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     if (!cl) return;
     for (i = 0; i < cl->n; i++) rlock_client_close(&cl->client[i]);
 }
+
+#endif /* RLOCK_NO_CLUSTER */
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */
 #endif /* RLOCK_IMPLEMENTATION */

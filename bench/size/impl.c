@@ -1,6 +1,8 @@
-/* size/core.c - the rlock core as firmware builds it, for `make size`:
- * no POSIX, the three platform hooks as calls into the board support code,
- * assertions off. Compiled, never linked or run. */
+/* size/impl.c - rlock's implementation alone in one object, as a firmware
+ * builds it, for `make size` (bench/size.sh): no POSIX, the three platform
+ * hooks as calls into board code (stubs.c), assertions off. The feature
+ * macros come from the command line (-DRLOCK_SMALLEST, ...); the link map
+ * counts this object's kept sections only. */
 #define RLOCK_NO_POSIX
 #include <stddef.h>
 #include <stdint.h>
