@@ -37,7 +37,13 @@ $(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EX
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 
 # Header configurations that must keep compiling (C and C++, gcc and clang).
-COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG RLOCK_NO_PRIMITIVES
+# The feature macros (rlock.h section 1, README "On a microcontroller"): each
+# combination the README documents also runs the unit suite (the tests that
+# apply to it: tests/test_unit.c skips what is compiled out).
+FEATURE_CONFIGS := RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_NO_EVAL_FALLBACK RLOCK_NO_FAIR \
+                   RLOCK_NO_CLUSTER RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_MAX_NODES=1 RLOCK_SMALLEST
+COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG \
+                   $(FEATURE_CONFIGS)
 
 .PHONY: all test test-build deps compile-check unit demo bench size clean chaos firmware
 # What a user wants: no test binaries, no hiredis, no valgrind.
@@ -119,7 +125,15 @@ compile-check: | $(BUILD)
 	  clang $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_clang || exit 1; \
 	  g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_cxx || exit 1; \
 	fi; \
-	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"
+	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"; \
+	for cfg in $(FEATURE_CONFIGS); do \
+	  gcc $(STRICT) -O1 $(SAN) -D$$cfg -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_$$cfg || exit 1; \
+	  ./$(BUILD)/unit_$$cfg > $(BUILD)/unit_$$cfg.log 2>&1 || { tail -20 $(BUILD)/unit_$$cfg.log; exit 1; }; \
+	  echo "compile-check: -D$$cfg $$(tail -n 1 $(BUILD)/unit_$$cfg.log)"; done; \
+	clang $(STRICT) -O1 -DRLOCK_SMALLEST -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_clang_smallest || exit 1; \
+	./$(BUILD)/unit_clang_smallest > /dev/null || exit 1; \
+	g++ -x c++ -Wall -Wextra -Wpedantic -Werror -O1 -DRLOCK_SMALLEST -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_cxx_smallest || exit 1; \
+	./$(BUILD)/unit_cxx_smallest > /dev/null || exit 1
 
 # Everything under sanitizers, then everything again under valgrind, then
 # the demo, the install check, the cross-target runs and the firmware

@@ -39,6 +39,12 @@
 enum { S_ACQ = 0, S_EXT, S_REL, S_RACQ, S_REXT, S_RREL };
 
 #define GRANT "*2\r\n:1\r\n:1\r\n"
+/* a lock kind for tests where any kind will do: reentrant when it is built */
+#ifdef RLOCK_NO_REENTRANT
+#define KIND_RE RLOCK_KIND_SIMPLE
+#else
+#define KIND_RE RLOCK_KIND_REENTRANT
+#endif
 #define TTL 10000LL
 #define DRIFT 102LL      /* TTL * 10 / 1000 + 2 */
 #define NODE_TMO 250ULL  /* min(TTL / 10, 250) */
@@ -1079,6 +1085,12 @@ static void test_aux_key(void) {
 static void test_status_strings(void) {
     int i, j, distinct = 1, nonempty = 1;
     g_test = "status strings";
+#ifdef RLOCK_NO_STATUS_STRINGS /* left out: "" for every status, never NULL */
+    for (i = -1; i <= (int)RLOCK_STATUS_COUNT; i++) CHECK(rlock_status_str((rlock_status)i) != NULL &&
+                                                        rlock_status_str((rlock_status)i)[0] == '\0');
+    (void)j; (void)distinct; (void)nonempty;
+    return;
+#endif
     for (i = 0; i < (int)RLOCK_STATUS_COUNT; i++) {
         const char *a = rlock_status_str((rlock_status)i);
         if (!a || !*a || strcmp(a, "unknown status") == 0) nonempty = 0;
@@ -1125,6 +1137,18 @@ static void sha1_hex(const unsigned char *data, size_t len, char out[41]) {
     for (i = 0; i < 5; i++) sprintf(out + 8 * i, "%08lx", (unsigned long)h[i]);
 }
 
+/* Is script id in this build? A feature compiled out takes its scripts
+ * (ids: rlock.h's RLOCK__S_*; 3..5 reentrant, 6..9 fair, 8..9 both). */
+static int script_in_build(int id) {
+#ifdef RLOCK_NO_REENTRANT
+    if ((id >= 3 && id <= 5) || id == 8 || id == 9) return 0;
+#endif
+#ifdef RLOCK_NO_FAIR
+    if (id >= 6 && id <= 9) return 0;
+#endif
+    return id >= 0 && id < RLOCK_SCRIPT_COUNT;
+}
+
 static void test_scripts(void) {
     char hex[41];
     int i;
@@ -1135,20 +1159,34 @@ static void test_scripts(void) {
     CHECK(strcmp(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709") == 0);
     for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
         const char *t = rlock_script_text(i), *s = rlock_script_sha(i);
-        CHECK_MSG(t && s && strlen(s) == 40, "script %d", i);
+        char fn[32];
+        if (!script_in_build(i)) { /* its feature is compiled out: neither text nor SHA1 is there */
+            CHECK_MSG(!t && !s && rlock_function_name(i, fn, sizeof fn) == 0, "script %d", i);
+            continue;
+        }
+        CHECK_MSG(s && strlen(s) == 40, "script %d", i);
+#ifdef RLOCK_NO_EVAL_FALLBACK
+        CHECK_MSG(!t, "script %d: its text is in a build without the EVAL fallback", i);
+#else
+        CHECK_MSG(t != NULL, "script %d", i);
         if (!t || !s) continue;
         sha1_hex((const unsigned char *)t, strlen(t), hex);
         CHECK_MSG(strcmp(hex, s) == 0, "script %d: SHA1 of the text is %s, header says %s", i, hex, s);
+#endif
     }
     CHECK(rlock_script_text(-1) == NULL && rlock_script_text(RLOCK_SCRIPT_COUNT) == NULL);
     CHECK(rlock_script_sha(-1) == NULL && rlock_script_sha(RLOCK_SCRIPT_COUNT) == NULL);
+#ifndef RLOCK_NO_EVAL_FALLBACK
     /* the numbering these tests rely on */
     CHECK(strstr(rlock_script_text(S_ACQ), "'NX','PX'") != NULL);
     CHECK(strstr(rlock_script_text(S_EXT), "pexpire") != NULL && strstr(rlock_script_text(S_EXT), "get") != NULL);
     CHECK(strstr(rlock_script_text(S_REL), "'del'") != NULL);
+#ifndef RLOCK_NO_REENTRANT
     CHECK(strstr(rlock_script_text(S_RACQ), "hincrby',KEYS[1],ARGV[1],1") != NULL);
     CHECK(strstr(rlock_script_text(S_REXT), "hexists") != NULL && strstr(rlock_script_text(S_REXT), "pexpire") != NULL);
     CHECK(strstr(rlock_script_text(S_RREL), "return -1") != NULL);
+#endif
+#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1278,7 +1316,7 @@ static void test_bad_args(void) {
         memset(&two[1], 0, sizeof two[1]);
         CHECK_EQ_ST(rlock_client_init(&C, two, 2, &CFG), RLOCK_E_BADARG);
     }
-    for (i = 1; i <= 9; i++) {
+    for (i = 1; i <= RLOCK_MAX_NODES; i++) {
         CHECK_EQ_ST(rlock_client_init(&C, N, i, &CFG), RLOCK_OK);
         CHECK_EQ_LL(rlock_client_quorum(&C), i / 2 + 1);
     }
@@ -1353,6 +1391,7 @@ static void test_bad_args(void) {
         CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
         CHECK_EQ_ST(rlock_acquire(&l2, 500, 0), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_acquire(&l2, 400, 0), RLOCK_E_BADARG);
+#ifndef RLOCK_NO_REENTRANT
         /* reentrant owner ids: empty or too long */
         cfg2 = CFG;
         cfg2.owner = "";
@@ -1363,6 +1402,7 @@ static void test_bad_args(void) {
         CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
         CHECK_EQ_ST(rlock_acquire(&l2, TTL, 0), RLOCK_E_BADARG);
+#endif
     }
     /* after destroy every call is a bad argument */
     rlock_lock_destroy(&LK);
@@ -1395,6 +1435,7 @@ static void test_bad_args_oversized_auth(void) {
     env_done();
 }
 
+#if !defined(RLOCK_NO_EVAL_FALLBACK) && !defined(RLOCK_NO_REENTRANT)
 /* The longest key, binary, also fits the EVAL fallback. */
 static void test_max_key(void) {
     static char key[RLOCK_MAX_KEY_LEN];
@@ -1411,6 +1452,7 @@ static void test_max_key(void) {
     CHECK(req_script(&F[0], 1, 1, S_RACQ, &LK, key, sizeof key, "10000"));
     env_done();
 }
+#endif
 
 /* A second op while one runs: invalid state, nothing sent for it. */
 /* Two locks on one client run at once: their requests are pipelined on the
@@ -1458,7 +1500,7 @@ static void test_random_fails(void) {
     g_rand_fail = 0;
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, KIND_RE), RLOCK_OK);
     g_rand_fail = 1;
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_RANDOM);
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_E_RANDOM);
@@ -1483,6 +1525,7 @@ static void test_random_fails(void) {
     env_done();
 }
 
+#if RLOCK_MAX_NODES >= 4 /* a two-node client and spare nodes for others */
 /* FAULTS.md row 23, through every public function of rlock.h (sections 3-5
  * and the RLOCK_WATCHDOG ones): NULL, out-of-range, never initialised and
  * destroyed handles give RLOCK_E_BADARG, or the documented neutral value of
@@ -1523,10 +1566,12 @@ static void test_bad_args_every_public_function(void) {
     memset(&zero_lock, 0, sizeof zero_lock);
     memset(longkey, 'k', sizeof longkey);
 
-    /* --- 2. status names --- */
+    /* --- 2. status names ("" for all when left out: test_status_strings) --- */
+#ifndef RLOCK_NO_STATUS_STRINGS
     CHECK(strcmp(rlock_status_str((rlock_status)-1), "unknown status") == 0);
     CHECK(strcmp(rlock_status_str(RLOCK_STATUS_COUNT), "unknown status") == 0);
     CHECK(strcmp(rlock_status_str((rlock_status)INT_MAX), "unknown status") == 0);
+#endif
 
     /* --- 3. RESP codec --- */
     CHECK(rlock_resp_parse(NULL, 4, 64, &rep) < 0);
@@ -1643,7 +1688,7 @@ static void test_bad_args_every_public_function(void) {
     CHECK_EQ_ST(rlock_lock_init(&destroyed, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
     rlock_lock_destroy(&destroyed);
     CHECK_EQ_ST(rlock_client_init(&dead_client, N + 2, 1, &CFG), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_init(&orphan, &dead_client, "res:1", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&orphan, &dead_client, "res:1", 5, KIND_RE), RLOCK_OK);
     memset(&dead_client, 0, sizeof dead_client); /* the client's memory was reused */
 
     /* --- 5. every lock function on every bad handle --- */
@@ -1766,6 +1811,7 @@ static void test_bad_args_every_public_function(void) {
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     env_done();
 }
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* 6. the lock state machine                                                 */
@@ -1809,7 +1855,9 @@ static void test_plain_fast_path(void) {
     CHECK(F[0].close_calls >= 1);
     env_done();
 
+#if RLOCK_MAX_NODES >= 3
     /* Redlock: a partial plain grant is released (no wake), then the script */
+#if RLOCK_MAX_NODES >= 3
     env_reset("plain SET NX PX fast path, Redlock");
     CFG.scripts_only = 0;
     env_up(3, 1, RLOCK_KIND_SIMPLE);
@@ -1824,7 +1872,10 @@ static void test_plain_fast_path(void) {
     CHECK(!req_has(&F[0], 1, "{res:1}:released")); /* a cleanup wakes no one */
     CHECK_EQ_LL(rlock_last_votes(&LK), 3);
     env_done();
+#endif
+#endif
 
+#ifndef RLOCK_NO_FENCING
     /* fencing: scripts only */
     env_reset("plain SET NX PX fast path, fencing");
     CFG.scripts_only = 0;
@@ -1835,6 +1886,7 @@ static void test_plain_fast_path(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_fence_token(&LK), 7);
     env_done();
+#endif
 }
 
 static void test_acquire_release_basic(void) {
@@ -1977,14 +2029,17 @@ static void test_foreign_wrongtype(void) {
     CHECK_EQ_LL(F[0].close_calls, 0);
     env_done();
 
+#ifndef RLOCK_NO_REENTRANT
     env_reset("wrongtype from a script (Redis 6 wording)");
     env_up(1, 1, RLOCK_KIND_REENTRANT);
     fk_add(&F[0], NULL, "-ERR Error running script (call to f_x): @user_script:1: WRONGTYPE key is not a reentrant rlock lock\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_WRONGTYPE);
     CHECK_EQ_LL(F[0].n_reqs, 1);
     env_done();
+#endif
 }
 
+#ifndef RLOCK_NO_EVAL_FALLBACK
 static void test_noscript(void) {
     env_reset("NOSCRIPT fallback");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
@@ -2010,6 +2065,7 @@ static void test_noscript(void) {
     CHECK(strstr(rlock_node_error(&N[0]), "NOSCRIPT") != NULL);
     env_done();
 }
+#endif
 
 static void test_auth(void) {
     static const char *const auth_errors[] = {
@@ -2180,6 +2236,12 @@ static void test_extra_bytes(void) {
 static unsigned char g_ref[3][8][FK_REQ];
 static size_t g_ref_len[3][8];
 
+/* AUTH, EVALSHA (+ EVAL after NOSCRIPT, when the build can), extend, release */
+#ifdef RLOCK_NO_EVAL_FALLBACK
+#define CHAOS_REQS 4
+#else
+#define CHAOS_REQS 5
+#endif
 static void chaos_one(size_t n, size_t chunk, int alt, int with_wait, int nonblock, size_t split, int record) {
     size_t i;
     int k;
@@ -2192,8 +2254,12 @@ static void chaos_one(size_t n, size_t chunk, int alt, int with_wait, int nonblo
         F[i].split_at = split;
         F[i].connect_block = alt ? 2 : 0;
         fk_add(&F[i], "AUTH", "+OK\r\n");
+#ifndef RLOCK_NO_EVAL_FALLBACK
         fk_add(&F[i], "EVALSHA", "-NOSCRIPT No matching script. Please use EVAL.\r\n");
         fk_add(&F[i], "EVAL", GRANT);
+#else
+        fk_add(&F[i], "EVALSHA", GRANT);
+#endif
         fk_add(&F[i], rlock_script_sha(S_EXT), ":1\r\n");
         fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
     }
@@ -2218,11 +2284,11 @@ static void chaos_one(size_t n, size_t chunk, int alt, int with_wait, int nonblo
     }
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     for (i = 0; i < n; i++) {
-        CHECK_MSG(F[i].n_reqs == 5 && F[i].connect_calls == (alt ? 3 : 1) && F[i].close_calls == 0,
+        CHECK_MSG(F[i].n_reqs == CHAOS_REQS && F[i].connect_calls == (alt ? 3 : 1) && F[i].close_calls == 0,
                   "chunk %lu alt %d wait %d nb %d split %lu: node %lu reqs %d connects %ld closes %ld",
                   (unsigned long)chunk, alt, with_wait, nonblock, (unsigned long)split, (unsigned long)i,
                   F[i].n_reqs, F[i].connect_calls, F[i].close_calls);
-        for (k = 0; k < 5 && k < F[i].n_reqs; k++) {
+        for (k = 0; k < CHAOS_REQS && k < F[i].n_reqs; k++) {
             if (record) {
                 memcpy(g_ref[i][k], F[i].req[k], F[i].req_len[k]);
                 g_ref_len[i][k] = F[i].req_len[k];
@@ -2234,9 +2300,11 @@ static void chaos_one(size_t n, size_t chunk, int alt, int with_wait, int nonblo
     }
     if (record) {
         CHECK_REQ(F[0], 1, 0, S_ACQ, "10000");
+#ifndef RLOCK_NO_EVAL_FALLBACK
         CHECK_REQ(F[0], 2, 1, S_ACQ, "10000");
-        CHECK_REQ(F[0], 3, 0, S_EXT, "20000");
-        CHECK_REQ(F[0], 4, 0, S_REL, "20000");
+#endif
+        CHECK_REQ(F[0], CHAOS_REQS - 2, 0, S_EXT, "20000");
+        CHECK_REQ(F[0], CHAOS_REQS - 1, 0, S_REL, "20000");
     }
     env_done();
 }
@@ -2245,7 +2313,7 @@ static void test_chunking(void) {
     static const size_t chunks[] = { 0, 1, 2, 3, 5, 7, 13 };
     size_t c, n, split;
     int alt, w, nb;
-    for (n = 1; n <= 3; n += 2) {
+    for (n = 1; n <= 3 && n <= RLOCK_MAX_NODES; n += 2) {
         chaos_one(n, 0, 0, 1, 0, 0, 1);
         for (c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
             for (alt = 0; alt <= 1; alt++)
@@ -2426,6 +2494,7 @@ static void test_io_errors(void) {
  * node timeout): the round ends at the timeout, no sooner, no later. */
 static void test_wait_only_cost(void) {
     fk_step *s;
+#if RLOCK_MAX_NODES >= 3
     long calls;
     size_t i;
     env_reset("wait() without wait_many: what it costs");
@@ -2444,6 +2513,7 @@ static void test_wait_only_cost(void) {
     CHECK_MSG(calls <= 3 * ((long)NODE_TMO + 2), "%ld wait() calls over %llu ms, more than 3 per ms", calls,
               (unsigned long long)NODE_TMO);
     env_done();
+#endif
     env_reset("wait() without wait_many: one connection, one call");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -2532,6 +2602,7 @@ static void test_timeouts(void) {
     env_done();
 
     /* Cancel (non-blocking) an attempt whose answer is a grant: released. */
+#if RLOCK_MAX_NODES >= 3
     env_reset("cancel: a granted attempt is released");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) {
@@ -2546,6 +2617,7 @@ static void test_timeouts(void) {
     env_done();
 
     /* Cancel between rounds: nothing granted, nothing sent, ends at once. */
+#endif
     env_reset("cancel: between rounds");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:5000\r\n");
@@ -2663,6 +2735,7 @@ static void test_extend(void) {
     env_done();
 }
 
+#ifndef RLOCK_NO_REENTRANT
 static void test_reentrant(void) {
     const char *tok;
     env_reset("reentrant");
@@ -2715,12 +2788,15 @@ static void test_reentrant(void) {
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
 }
+#endif
 
 /* Release on Redlock judges "not ours" by whether that node granted us: from
  * a node that never did it is neutral, from one that did it means lost. */
+#if RLOCK_MAX_NODES >= 3
 static void test_release_held_mask(void) {
     const char *refuse = "*2\r\n:0\r\n:4000\r\n";
     fk_step *s;
+#if RLOCK_MAX_NODES >= 3
     env_reset("release: granted on 0,1; node 0 unreachable, 1 deleted, 2 never held -> OK");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -2736,7 +2812,9 @@ static void test_release_held_mask(void) {
     CHECK_EQ_LL(rlock_last_votes(&LK), 1);
     CHECK(rlock_lock_state(&LK) == RLOCK_STATE_IDLE);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("release: granted on 0,1; node 0 now someone else's -> LOST");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -2749,7 +2827,9 @@ static void test_release_held_mask(void) {
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST);
     CHECK(rlock_lock_state(&LK) == RLOCK_STATE_IDLE);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("release: granted on 0,1; 0 and 2 unreachable, 1 deleted -> no quorum, still held");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -2764,8 +2844,11 @@ static void test_release_held_mask(void) {
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_QUORUM);
     CHECK(rlock_lock_state(&LK) == RLOCK_STATE_HELD);
     env_done();
+#endif
 }
+#endif
 
+#if RLOCK_MAX_NODES >= 3 /* rounds over 3 nodes */
 /* The round layer's pure functions: answers kept as numbers, then tallied,
  * with no transport at all. */
 static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int want_array) {
@@ -2824,6 +2907,7 @@ static void test_round_tally(void) {
     CHECK(t.yes == 0x3 && t.no == 0x4 && t.max_left == 2);
     CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
 }
+#endif
 
 /* The event-loop API: which connection, which events, which descriptor,
  * until when; a reconnect shows as a new gen and descriptor. */
@@ -2946,6 +3030,7 @@ static void test_renew_outcome(void) {
 #define CHECK_STR(got, want) CHECK_MSG(strcmp((got), (want)) == 0, "got \"%s\", want \"%s\"", (got), (want))
 
 /* RLOCK_E_BADARG comes with a text naming the argument and the bound. */
+#if RLOCK_MAX_NODES >= 2 /* two nodes, and the default limits in the texts */
 static void test_badarg_texts(void) {
     static char key[301];
     rlock_config cfg;
@@ -2986,6 +3071,7 @@ static void test_badarg_texts(void) {
     CHECK_STR(rlock_client_error(&c2), "nodes is NULL");
     CHECK_EQ_ST(rlock_client_connect(&C, 0), RLOCK_E_BADARG);
     CHECK_STR(rlock_client_error(&C), "timeout_ms is 0");
+#ifndef RLOCK_NO_WAITING /* else test_compiled_out */
     {
         static rlock_subscriber s3[3];
         rlock_transport t1 = fk_transport(&F[1], 1);
@@ -2997,6 +3083,8 @@ static void test_badarg_texts(void) {
         CHECK_EQ_ST(rlock_client_set_subscribers(&C, s3, 1), RLOCK_E_BADARG);
         CHECK_STR(rlock_client_error(&C), "subs[0] is the command connection of nodes[1]");
     }
+#endif
+#ifndef RLOCK_NO_REENTRANT
     {
         static char owner[RLOCK_MAX_OWNER_LEN + 2];
         memset(owner, 'o', RLOCK_MAX_OWNER_LEN + 1);
@@ -3008,12 +3096,15 @@ static void test_badarg_texts(void) {
         CHECK_STR(rlock_lock_error(&LK2), "owner is 65 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (64)");
         CFG.owner = NULL;
     }
+#endif
     CHECK_MSG(all_silent(2), "a bad argument reached a transport");
 }
+#endif
 
 /* A key of exactly RLOCK_MAX_KEY_LEN bytes: its "{key}" prefix (2 more
  * bytes) still fits, so a fenced acquire sends the fence counter and the
  * wait-queue keys (it was one byte short: BADARG, and no queue keys). */
+#ifndef RLOCK_NO_FENCING
 static void test_max_key_fenced(void) {
     static char key[RLOCK_MAX_KEY_LEN];
     char fence[RLOCK_MAX_KEY_LEN + 16], waiters[RLOCK_MAX_KEY_LEN + 16];
@@ -3035,10 +3126,13 @@ static void test_max_key_fenced(void) {
     CHECK(mem_find(F[0].req[0], F[0].req_len[0], waiters, strlen(waiters)) != NULL);
     env_done();
 }
+#endif
 
+#if RLOCK_MAX_NODES >= 3
 static void test_three_nodes(void) {
     size_t i;
     fk_step *s;
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: 2 granted + 1 timeout (non-blocking)");
     env_up(3, 0, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3064,7 +3158,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(F[2].req_conn[1], 2);
     CHECK_EQ_LL(rlock_last_votes(&LK), 3);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: 2 granted + 1 timeout (blocking)");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3075,7 +3171,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(rlock_last_votes(&LK), 2);
     CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - (long long)NODE_TMO - DRIFT);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: 1 granted + 2 refused");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3088,7 +3186,9 @@ static void test_three_nodes(void) {
     CHECK_REQ(F[0], 1, 0, S_REL, "10000");
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: granted + refused + IO error");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3104,7 +3204,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(F[2].req_conn[1], 2);
     CHECK_EQ_LL(F[1].close_calls + F[0].close_calls, 0);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: all IO errors");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) {
@@ -3117,14 +3219,18 @@ static void test_three_nodes(void) {
     for (i = 0; i < 3; i++) CHECK(F[i].close_calls == 1 && F[i].connect_calls == 2);
     CHECK_EQ_LL(rlock_last_votes(&LK), 0);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: all connects fail");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) F[i].connect_fail = 1;
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_QUORUM);
     CHECK(F[0].bytes_sent + F[1].bytes_sent + F[2].bytes_sent == 0);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: refused, then a quorum after backoff");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:20\r\n");
@@ -3135,7 +3241,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(rlock_last_votes(&LK), 2);
     CHECK(g_n_sleeps == 1 && g_sleep_ms[0] <= 21);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: a foreign key on one node");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3147,7 +3255,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(F[2].n_reqs, 1); /* never deletes the foreign key */
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: extend on a minority is LOST");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) {
@@ -3159,7 +3269,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(rlock_last_votes(&LK), 1);
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
     env_done();
+#endif
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("3 nodes: release with one node down");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) {
@@ -3173,7 +3285,9 @@ static void test_three_nodes(void) {
     CHECK_EQ_LL(rlock_last_votes(&LK), 2);
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
+#endif
 }
+#endif
 
 static void test_clock(void) {
     fk_step *s;
@@ -3187,6 +3301,7 @@ static void test_clock(void) {
     CHECK_EQ_LL(F[0].n_reqs, 2);
     env_done();
 
+#if RLOCK_MAX_NODES >= 3
     env_reset("clock goes backwards (3 nodes, non-blocking)");
     env_up(3, 0, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -3207,6 +3322,7 @@ static void test_clock(void) {
     CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_E_CLOCK);
     CHECK(F[0].n_reqs == 2 && F[1].n_reqs == 2 && F[2].n_reqs == 2);
     env_done();
+#endif
 
     env_reset("clock goes backwards (extend)");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
@@ -3223,6 +3339,7 @@ static void test_clock(void) {
 #define RUN_ID_C "$40\r\ncccccccccccccccccccccccccccccccccccccccc\r\n"
 
 static void test_client_connect(void) {
+#if RLOCK_MAX_NODES >= 3
     env_reset("client connect");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], "PING", "+PONG\r\n");
@@ -3239,6 +3356,7 @@ static void test_client_connect(void) {
     rlock_client_close(&C);
     CHECK(F[0].close_calls == 1 && F[1].close_calls == 1);
     env_done();
+#endif
 
     env_reset("client connect, one node, password");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
@@ -3260,8 +3378,10 @@ static void test_client_connect(void) {
  * with one run_id: two votes for one server. rlock_client_connect refuses
  * (E_BADARG, the node's error names the other node and the run_id), closes
  * every connection and leaves the client unusable: nothing more is sent. */
+#if RLOCK_MAX_NODES >= 3
 static void test_client_connect_same_server(void) {
     int i;
+#if RLOCK_MAX_NODES >= 3
     env_reset("client connect, one server twice");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
@@ -3283,6 +3403,8 @@ static void test_client_connect_same_server(void) {
 
     /* a node whose user may not run EVAL (or INFO: nil) is not compared;
      * the probe's refusal is not that node's error */
+#endif
+#if RLOCK_MAX_NODES >= 3
     env_reset("client connect, identity unknown");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
@@ -3299,6 +3421,8 @@ static void test_client_connect_same_server(void) {
     env_done();
 
     /* the check runs on the nodes that answered; distinct ids are fine */
+#endif
+#if RLOCK_MAX_NODES >= 3
     env_reset("client connect, three servers");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     for (i = 0; i < 3; i++) fk_add(&F[i], "PING", "+PONG\r\n");
@@ -3307,7 +3431,9 @@ static void test_client_connect_same_server(void) {
     fk_add(&F[2], "run_id", RUN_ID_C);
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
     env_done();
+#endif
 }
+#endif
 
 /* A transport without a connect hook comes connected: the first command
  * goes out on it (README/header: "Without it a dropped connection stays
@@ -3338,9 +3464,9 @@ static void test_no_connect_hook(void) {
 
 /* cfg.fencing: acquire scripts get the "{key}:fence" counter as KEYS[2] and
  * answer {1, holds, fence}; Redlock keeps the largest counter. */
+#ifndef RLOCK_NO_FENCING
 static void test_fencing(void) {
     static const char stray[] = "a}b";
-    fk_step *s;
     size_t i;
     env_reset("fencing, one node");
     CFG.fencing = 1;
@@ -3356,6 +3482,10 @@ static void test_fencing(void) {
     CHECK_EQ_LL(rlock_fence_token(&LK), 0);
     env_done();
 
+#if RLOCK_MAX_NODES >= 3
+#if RLOCK_MAX_NODES >= 3
+    {
+    fk_step *s;
     env_reset("fencing, 3 nodes");
     CFG.fencing = 1;
     g_fencing = 1;
@@ -3367,7 +3497,11 @@ static void test_fencing(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_fence_token(&LK), 9);
     env_done();
+    }
+#endif
+#endif
 
+#ifndef RLOCK_NO_REENTRANT
     env_reset("fencing, reentrant");
     CFG.fencing = 1;
     g_fencing = 1;
@@ -3380,6 +3514,7 @@ static void test_fencing(void) {
     CHECK_EQ_LL(rlock_fence_token(&LK), 7); /* a re-entry keeps the grant's token */
     CHECK_REQ(F[0], 1, 0, S_RACQ, "10000");
     env_done();
+#endif
 
     env_reset("fencing off: {1,1,0} and {1,1} both grant, token 0");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
@@ -3409,6 +3544,81 @@ static void test_fencing(void) {
     CHECK(req_script(&F[0], 1, 0, S_REL, &LK, stray, 3, "10000"));
     for (i = 0; i < 2; i++) CHECK(!req_has(&F[0], (int)i, "released"));
     env_done();
+}
+#endif
+
+/* Features compiled out (RLOCK_NO_*, rlock.h section 1): the calls that
+ * would need one say RLOCK_E_BADARG naming the macro, and send nothing; in
+ * a build that has the feature the same calls are accepted. */
+static void test_compiled_out(void) {
+    rlock_subscriber sub;
+    rlock_transport t;
+    env_reset("compiled out: reentrant");
+    env_nodes(1, 1);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+#ifdef RLOCK_NO_REENTRANT
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_REENTRANT), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
+#else
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+#endif
+    env_reset("compiled out: fair");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_set_fair(&LK, 0, 0), RLOCK_OK); /* barging is always there */
+#ifdef RLOCK_NO_FAIR
+    CHECK_EQ_ST(rlock_lock_set_fair(&LK, 1, 0), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "fair locks are compiled out (RLOCK_NO_FAIR)");
+#else
+    CHECK_EQ_ST(rlock_lock_set_fair(&LK, 1, 0), RLOCK_OK);
+#endif
+    env_reset("compiled out: waiting");
+    env_nodes(2 <= RLOCK_MAX_NODES ? 2 : 1, 1);
+    CFG.pubsub = 1;
+#ifdef RLOCK_NO_WAITING
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "cfg.pubsub: waiting by notification is compiled out (RLOCK_NO_WAITING)");
+    CFG.pubsub = 0;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+#else
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CFG.pubsub = 0;
+#endif
+    t = fk_transport(&F[g_n], 1); /* a connection of its own */
+    CHECK_EQ_ST(rlock_subscriber_init(&sub, &t), RLOCK_OK);
+#ifdef RLOCK_NO_WAITING
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &sub, 1), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "subscribers: waiting by notification is compiled out (RLOCK_NO_WAITING)");
+#else
+    CHECK_EQ_ST(rlock_client_set_subscribers(&C, &sub, 1), RLOCK_OK);
+#endif
+    env_reset("compiled out: fencing");
+    env_nodes(1, 1);
+    CFG.fencing = 1;
+#ifdef RLOCK_NO_FENCING
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "cfg.fencing: fencing tokens are compiled out (RLOCK_NO_FENCING)");
+#else
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+#endif
+    CFG.fencing = 0;
+    CHECK_MSG(all_silent(g_n + 1), "a compiled-out feature reached a transport");
+
+#ifdef RLOCK_NO_EVAL_FALLBACK
+    /* No script text in the image: NOSCRIPT is an error that says how to
+     * load them, and nothing else is sent (no EVAL). */
+    env_reset("compiled out: EVAL fallback");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CFG.scripts_only = 1;
+    fk_add(&F[0], "EVALSHA", "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK(strstr(rlock_node_error(&N[0]), "RLOCK_NO_EVAL_FALLBACK") != NULL &&
+          strstr(rlock_node_error(&N[0]), "SCRIPT LOAD") != NULL);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+#else
+    CHECK(rlock_script_text(0) != NULL);
+#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3650,16 +3860,26 @@ int main(void) {
     test_scripts();
     test_bad_args();
     test_bad_args_oversized_auth();
+#if RLOCK_MAX_NODES >= 4
     test_bad_args_every_public_function();
+#endif
+#if !defined(RLOCK_NO_EVAL_FALLBACK) && !defined(RLOCK_NO_REENTRANT)
     test_max_key();
+#endif
     test_busy();
+#if RLOCK_MAX_NODES >= 3
     test_round_tally();
+#endif
     test_interest();
     test_result_no_io();
     test_wait_only_cost();
     test_renew_outcome();
+#if RLOCK_MAX_NODES >= 2
     test_badarg_texts();
+#endif
+#ifndef RLOCK_NO_FENCING
     test_max_key_fenced();
+#endif
     test_random_fails();
     test_acquire_release_basic();
     test_plain_fast_path();
@@ -3667,7 +3887,9 @@ int main(void) {
     test_refused_then_granted();
     test_wait_deadline();
     test_foreign_wrongtype();
+#ifndef RLOCK_NO_EVAL_FALLBACK
     test_noscript();
+#endif
     test_auth();
     test_redis_error();
     test_wrong_shape();
@@ -3677,14 +3899,23 @@ int main(void) {
     test_timeouts();
     test_slow_exchange();
     test_extend();
+#ifndef RLOCK_NO_REENTRANT
     test_reentrant();
+#endif
+#if RLOCK_MAX_NODES >= 3
     test_three_nodes();
     test_release_held_mask();
+#endif
     test_clock();
     test_client_connect();
+#if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();
+#endif
     test_no_connect_hook();
+#ifndef RLOCK_NO_FENCING
     test_fencing();
+#endif
+    test_compiled_out();
     test_fault01_backoff_jitter();
     test_fault10_monotonic_clock();
     return check_summary("unit");
