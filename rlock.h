@@ -148,6 +148,12 @@ extern "C" {
 #ifndef RLOCK_NO_CLUSTER
 #define RLOCK_NO_CLUSTER
 #endif
+#ifndef RLOCK_NO_REPLICAS
+#define RLOCK_NO_REPLICAS
+#endif
+#ifndef RLOCK_NO_FCALL
+#define RLOCK_NO_FCALL
+#endif
 #ifndef RLOCK_NO_PRIMITIVES
 #define RLOCK_NO_PRIMITIVES
 #endif
@@ -188,6 +194,21 @@ extern "C" {
 #define RLOCK__HAS_CLUSTER 0
 #else
 #define RLOCK__HAS_CLUSTER 1
+#endif
+#ifdef RLOCK_NO_REPLICAS
+#define RLOCK__HAS_REPLICAS 0
+#else
+#define RLOCK__HAS_REPLICAS 1
+#endif
+#ifdef RLOCK_NO_FCALL
+#define RLOCK__HAS_FCALL 0
+#else
+#define RLOCK__HAS_FCALL 1
+#endif
+#ifdef RLOCK_NO_PRIMITIVES
+#define RLOCK__HAS_PRIMITIVES 0
+#else
+#define RLOCK__HAS_PRIMITIVES 1
 #endif
 
 #ifndef RLOCK_MAX_NODES
@@ -1269,6 +1290,8 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__FAIR(lk) (RLOCK__HAS_FAIR ? (lk)->fair_grace : 0u)
 #define RLOCK__FENCING(c) (RLOCK__HAS_FENCING && (c)->cfg.fencing)
 #define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && (lk)->asking)
+#define RLOCK__NSUBS(c) (RLOCK__HAS_WAITING ? (c)->n_subs : 0u) /* RESP2 subscriber connections */
+#define RLOCK__REPLICAS(c) (RLOCK__HAS_REPLICAS ? (c)->cfg.replicas : 0u)
 
 /* ---- 6.2 Status names --------------------------------------------------- */
 RLOCKDEF const char *rlock_status_str(rlock_status st) {
@@ -2464,9 +2487,13 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
         return rlock__why(c->why, sizeof c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
                           cfg->scripts, 0, 0);
     if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        return rlock__why(c->why, sizeof c->why, "cfg.pubsub: waiting by notification is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
+    if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
+        return rlock__why(c->why, sizeof c->why, "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)", 0, 0, 0);
+    if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
+        return rlock__why(c->why, sizeof c->why, "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)", 0, 0, 0);
     if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        return rlock__why(c->why, sizeof c->why, "cfg.fencing: fencing tokens are compiled out (RLOCK_NO_FENCING)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)", 0, 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
     if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
 #endif
@@ -2494,7 +2521,7 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
     size_t i, j;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (!RLOCK__HAS_WAITING)
-        return rlock__why(c->why, sizeof c->why, "subscribers: waiting by notification is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, "subscribers: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
     if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
     if (n == 0 || n > c->n_nodes)
         return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
@@ -2525,11 +2552,11 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 
 /* Connection i of the client: nodes first, then subscribers. */
 static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
-    return i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
+    return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
 }
 /* The public handle of connection i (what rlock_interest.conn names). */
 static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
-    return i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
+    return !RLOCK__HAS_WAITING || i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
 }
 
 /* Fill out[0..cap) with the connections of c that want I/O now (and trs,
@@ -2539,7 +2566,7 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
                                      size_t cap, int *connecting) {
     size_t i, k = 0;
     *connecting = 0;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x n = rlock__conn_at(c, i);
         int w = rlock__x_wants(&n), fd;
         if (!w) continue;
@@ -2619,7 +2646,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, uint64_t now) {
-    size_t i, total = c->n_nodes + c->n_subs;
+    size_t i, total = c->n_nodes + RLOCK__NSUBS(c);
     for (i = 0; i < total; i++) {
         rlock__x n = rlock__conn_at(c, i);
         rlock__event ev;
@@ -2738,7 +2765,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c) {
     size_t i;
     if (!rlock__client_ok(c)) return;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x n = rlock__conn_at(c, i);
         if (n.s->conn != RLOCK__CONN_DOWN || n.s->count)
             rlock__x_dropz(&n, RLOCK_E_IO, "connection closed by rlock_client_close");
@@ -3045,11 +3072,11 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     static const size_t cmd_len[3] = { 7, 4, 5 };
     char fn[6 + RLOCK__FN_HEX + 1];
     const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? rlock__lua[s] : rlock__lua_sha[s];
-    int multi = lk->kind == RLOCK_KIND_MULTI;
+    int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
     int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
-    int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
-    int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
+    int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
+    int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
+    int arg5 = RLOCK__HAS_PRIMITIVES && acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
     int aux = (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && RLOCK__FENCING(lk->client);
     int nkeys = multi ? (int)lk->param
@@ -3196,9 +3223,9 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     rlock_node *nd = lk->client->nodes[i];
-    int fcall = nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
+    int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
-    int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
+    int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
@@ -3288,11 +3315,11 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     if (!RLOCK__HAS_EVAL && rep->v.type == RLOCK_RESP_ERROR &&
         ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
-         rlock__has(rep->v.str, rep->v.len, "Function not found"))) {
+         (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* Built without the scripts' text: they must be on the server. */
-        rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL, "NOSCRIPT: rlock's scripts are not loaded and this build "
-                            "cannot send them (RLOCK_NO_EVAL_FALLBACK): SCRIPT LOAD each rlock_script_text() "
-                            "of a build without it first");
+        rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL, "NOSCRIPT: scripts not loaded, and this build has no "
+                            "text to send (RLOCK_NO_EVAL_FALLBACK): SCRIPT LOAD them first (rlock_script_text "
+                            "of a full build)");
         return;
     }
     if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0 &&
@@ -3304,7 +3331,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         rlock__round_submit(lk, i, now);
         return;
     }
-    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+    if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
         rlock__has(rep->v.str, rep->v.len, "Function not found")) {
         /* FCALL of a library the server does not have: load it, once. */
         r->evaled |= 1u << i;
@@ -3312,7 +3339,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         rlock__round_submit(lk, i, now);
         return;
     }
-    if (rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
+    if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
         lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
         (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
         /* The ACL refuses scripts (a managed service): the same code as a
@@ -3589,7 +3616,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
 static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock_client *c = lk->client;
     size_t i;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x n = rlock__conn_at(c, i);
         (void)rlock__x_disown(&n, lk);
     }
@@ -3607,8 +3634,8 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock_status final;
     unsigned mask, unacked;
     rlock__tally_acquire(&op->round, c->n_nodes, &t);
-    unacked = c->cfg.replicas && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
-    lk->acks = c->cfg.replicas && t.yes ? op->round.acks : -1;
+    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
+    lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t.yes &= ~unacked;
     t.n_yes -= rlock__popcount(unacked);
@@ -3759,6 +3786,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_WAITMSG:
+        if (!RLOCK__HAS_WAITING) return; /* never entered */
         if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
             op->standby = 0;
             if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
@@ -3766,6 +3794,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_SUBSCRIBE:
+        if (!RLOCK__HAS_WAITING) return; /* never entered */
         if (op->sub_pending && now < op->wake_at) return;
         /* Subscribed: try again at once. Not possible: back off instead of
          * re-subscribing in a hot loop. */
@@ -3817,7 +3846,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     if (ev->kind == RLOCK__EV_PUSH) {
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, &ev->reply);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, &ev->reply);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -3826,11 +3855,12 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
         if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
         return;
     case RLOCK__TAG_WAIT:
-        if (i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
+        if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
+        if (!RLOCK__HAS_WAITING) return;
         if (ev->kind == RLOCK__EV_REPLY && rlock__is_pubsub(&ev->reply, "subscribe")) rlock__sub_confirmed(lk, j);
         else lk->op.sub_pending &= ~(1u << j);
         return;
@@ -3868,12 +3898,12 @@ static void rlock__client_step(rlock_client *c) {
         unsigned long before = 0, after = 0;
         rlock_lock *o;
         size_t i;
-        for (i = 0; i < c->n_nodes + c->n_subs; i++) before += rlock__conn_at(c, i).s->commands;
+        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) before += rlock__conn_at(c, i).s->commands;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         rlock__subs_listen(c);
-        for (i = 0; i < c->n_nodes + c->n_subs; i++) after += rlock__conn_at(c, i).s->commands;
+        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) after += rlock__conn_at(c, i).s->commands;
         if (after == before) break; /* nothing new queued: nothing more to send now */
     }
 }
@@ -3925,7 +3955,7 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
             next = o->op.wake_at;
         else if (o->op.phase == RLOCK__PH_DONE)
             next = now;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x n = rlock__conn_at(c, i);
         uint64_t d = rlock__x_deadline(&n);
         if (rlock__x_wants(&n) && d < next) next = d;
@@ -3986,7 +4016,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
         }
         /* Between rounds (nothing granted), or an extend / release: their
          * answers are not needed; they are read and discarded. */
-        for (i = 0; i < c->n_nodes + c->n_subs; i++) {
+        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
             rlock__x n = rlock__conn_at(c, i);
             (void)rlock__x_disown(&n, lk);
         }
@@ -4193,7 +4223,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
     if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answers are read and discarded */
         size_t i;
-        for (i = 0; i < lk->client->n_nodes + lk->client->n_subs; i++) {
+        for (i = 0; i < lk->client->n_nodes + RLOCK__NSUBS(lk->client); i++) {
             rlock__x n = rlock__conn_at(lk->client, i);
             (void)rlock__x_disown(&n, lk);
         }

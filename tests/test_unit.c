@@ -2101,11 +2101,18 @@ static void test_auth(void) {
 
     env_reset("NOPERM");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
+#ifdef RLOCK_NO_FCALL /* no switch to FCALL: the refusal is the answer */
+#define RLOCK_NO_FCALL_REQS 1
+#else
+#define RLOCK_NO_FCALL_REQS 2
+#endif
     /* scripts refused: the same code as a function (FCALL), refused too */
     fk_add(&F[0], "EVALSHA", "-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
+#ifndef RLOCK_NO_FCALL
     fk_add(&F[0], "FCALL", "-NOPERM this user has no permissions to run the 'fcall' command\r\n");
+#endif
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
-    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(F[0].n_reqs, RLOCK_NO_FCALL_REQS);
     env_done();
 
     env_reset("NOPERM on a key is not a reason for FCALL");
@@ -3576,7 +3583,7 @@ static void test_compiled_out(void) {
     CFG.pubsub = 1;
 #ifdef RLOCK_NO_WAITING
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "cfg.pubsub: waiting by notification is compiled out (RLOCK_NO_WAITING)");
+    CHECK_STR(rlock_client_error(&C), "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
     CFG.pubsub = 0;
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
 #else
@@ -3587,7 +3594,7 @@ static void test_compiled_out(void) {
     CHECK_EQ_ST(rlock_subscriber_init(&sub, &t), RLOCK_OK);
 #ifdef RLOCK_NO_WAITING
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, &sub, 1), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "subscribers: waiting by notification is compiled out (RLOCK_NO_WAITING)");
+    CHECK_STR(rlock_client_error(&C), "subscribers: waiting is compiled out (RLOCK_NO_WAITING)");
 #else
     CHECK_EQ_ST(rlock_client_set_subscribers(&C, &sub, 1), RLOCK_OK);
 #endif
@@ -3596,11 +3603,29 @@ static void test_compiled_out(void) {
     CFG.fencing = 1;
 #ifdef RLOCK_NO_FENCING
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_BADARG);
-    CHECK_STR(rlock_client_error(&C), "cfg.fencing: fencing tokens are compiled out (RLOCK_NO_FENCING)");
+    CHECK_STR(rlock_client_error(&C), "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
 #else
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
 #endif
     CFG.fencing = 0;
+    env_reset("compiled out: replicas, FCALL");
+    env_nodes(1, 1);
+    CFG.replicas = 1;
+#ifdef RLOCK_NO_REPLICAS
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
+#else
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+#endif
+    CFG.replicas = 0;
+    CFG.scripts = RLOCK_SCRIPTS_FCALL;
+#ifdef RLOCK_NO_FCALL
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_BADARG);
+    CHECK_STR(rlock_client_error(&C), "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
+#else
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+#endif
+    CFG.scripts = RLOCK_SCRIPTS_AUTO;
     CHECK_MSG(all_silent(g_n + 1), "a compiled-out feature reached a transport");
 
 #ifdef RLOCK_NO_EVAL_FALLBACK
