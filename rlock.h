@@ -80,11 +80,28 @@
  *   RLOCK_THREAD_ID()          unsigned long naming this thread     [pthread_self hash]
  *   RLOCK_NO_THREAD_ID         owner ids use the instance id only
  *   RLOCK_ASSERT(x)            internal invariants (op transitions) [assert]
- *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns "" (saves .rodata)
  *   RLOCK_WATCHDOG             build the optional renewal thread (pthreads)
- *   RLOCK_NO_PRIMITIVES        leave out section 5b (semaphores, read-write and
- *                              multi-locks, inspection): ~12 KB less .rodata and
- *                              ~3 KB less .text on Cortex-M4, a smaller RLOCK_TX_BUF
+ * FEATURES THAT COMPILE OUT (each with its code and its Lua scripts; a call
+ * that needs one says RLOCK_E_BADARG and its error text names the macro;
+ * docs/SIZE.md has the bytes each saves, `make size` measures them)
+ *   RLOCK_NO_REENTRANT         RLOCK_KIND_REENTRANT locks
+ *   RLOCK_NO_WAITING           waiting by notification: cfg.pubsub, subscriber
+ *                              connections, HELLO 3 and the RESP3 reader (a
+ *                              waiter backs off; rlock_resp_parse reads RESP2)
+ *   RLOCK_NO_FENCING           cfg.fencing (fence tokens)
+ *   RLOCK_NO_EVAL_FALLBACK     no script text in the image: EVALSHA only, the
+ *                              scripts must be loaded (SCRIPT LOAD); NOSCRIPT
+ *                              is an error that says so
+ *   RLOCK_NO_FAIR              rlock_lock_set_fair
+ *   RLOCK_NO_REPLICAS          cfg.replicas (WAIT after an acquire)
+ *   RLOCK_NO_FCALL             Redis functions (cfg.scripts FCALL, the switch
+ *                              to FCALL on NOPERM)
+ *   RLOCK_NO_CLUSTER           section 7 (rlock_cluster_*)
+ *   RLOCK_NO_PRIMITIVES        section 5b (semaphores, read-write and
+ *                              multi-locks, inspection), a smaller RLOCK_TX_BUF
+ *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns ""
+ *   RLOCK_MAX_NODES 1          Redlock (one node per client)
+ *   RLOCK_SMALLEST             all of the above: one node, simple locks
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -353,7 +370,8 @@ typedef struct rlock_reply {
     rlock_resp_value elem[RLOCK_RESP_MAX_ELEMS];/* first elements; nested arrays as type ARRAY */
 } rlock_reply;
 
-/* Parse one complete reply from buf[0..len).
+/* Parse one complete reply from buf[0..len) (RESP2, and RESP3 unless
+ * RLOCK_NO_WAITING: only waiting asks a server for RESP3).
  *   > 0  a reply of that many bytes was parsed into *out
  *   = 0  incomplete: feed more bytes (buf grows; call again from the start)
  *   < 0  protocol error (malformed, too deep, a length that cannot fit in
@@ -1349,6 +1367,7 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     return 0;
 }
 
+#ifndef RLOCK_NO_WAITING /* RESP3 only: HELLO 3 is sent for waiting alone */
 /* Strict decimal digits with an optional '-' (big numbers: checked only). */
 static int rlock__resp_digits(const unsigned char *s, size_t n) {
     size_t i = n > 0 && s[0] == '-' ? 1 : 0;
@@ -1367,6 +1386,8 @@ static int rlock__resp_double(const unsigned char *s, size_t n) {
               s[i] == '+')) return -1;
     return 0;
 }
+
+#endif
 
 /* Read the header of one value at *pos (and, for blobs, the body). Returns
  * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
@@ -1397,6 +1418,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
         v->type = RLOCK_RESP_INTEGER;
         v->integer = k;
         break;
+#ifndef RLOCK_NO_WAITING /* RESP3 scalars: a RESP2 connection never sees them */
     case '_':
         if (ll != 0) return -1;
         v->type = RLOCK_RESP_NIL;
@@ -1412,7 +1434,11 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
         v->str = (const char *)line;
         v->len = ll;
         break;
-    case '$': case '!': case '=':
+#endif
+    case '$':
+#ifndef RLOCK_NO_WAITING
+    case '!': case '=':
+#endif
         if (rlock__resp_int(line, ll, &k) != 0) return -1;
         if (k == -1 && b[p] == '$') { v->type = RLOCK_RESP_NIL; break; }
         /* Bound the declared length before using it: it must fit in max_len. */
@@ -1427,7 +1453,11 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
         if (b[p] == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
         *pos = eol + 2 + (size_t)k + 2;
         return 1;
-    case '*': case '>': case '~': case '%': case '|': {
+    case '*':
+#ifndef RLOCK_NO_WAITING
+    case '>': case '~': case '%': case '|':
+#endif
+    {
         int pairs = b[p] == '%' || b[p] == '|';
         if (rlock__resp_int(line, ll, &k) != 0) return -1;
         if (k == -1 && b[p] == '*') { v->type = RLOCK_RESP_NIL; break; }
@@ -2148,7 +2178,7 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
             n->s->tx_len += len;
             rlock__x_push(n, NULL, RLOCK__TAG_SELECT, deadline);
         }
-        if (n->s->hello) {
+        if (RLOCK__HAS_WAITING && n->s->hello) {
             static const char *const argv[2] = { "HELLO", "3" };
             static const size_t lens[2] = { 5, 1 };
             n->s->tx_len += rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
@@ -2671,7 +2701,8 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     "if ok then return string.match(i,'run_id:(%x+)') end return false"
 
 static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
-    static const char *const argv[3] = { "EVAL", RLOCK__LUA_RUN_ID, "0" };
+    static const char script[] = RLOCK__LUA_RUN_ID; /* a section of its own: unlinked with the function */
+    const char *const argv[3] = { "EVAL", script, "0" };
     static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
     return rlock_resp_encode(out, cap, 3, argv, lens);
 }
@@ -3139,7 +3170,7 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
     int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
     if (op == RLOCK__OP_INSPECT) return RLOCK__S_INSPECT;
     if (op == RLOCK__OP_FORCE) return RLOCK__S_FORCE;
-    if (lk->kind >= RLOCK_KIND_SEMAPHORE) base = prim[lk->kind - RLOCK_KIND_SEMAPHORE];
+    if (RLOCK__HAS_PRIMITIVES && lk->kind >= RLOCK_KIND_SEMAPHORE) base = prim[lk->kind - RLOCK_KIND_SEMAPHORE];
     else if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
         return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
                (op == RLOCK__OP_ACQUIRE ? 0 : 1);

@@ -623,6 +623,7 @@ static const pcase valid_replies[] = {
     PC("*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n+x\r\n:-5\r\n"), PC("*5\r\n:1\r\n:2\r\n:3\r\n:4\r\n:5\r\n"),
     PC("*2\r\n$-1\r\n*-1\r\n"), PC("*1\r\n*0\r\n"), PC("*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n"),
     PC("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:7\r\n"), /* 8 levels: the maximum */
+#ifndef RLOCK_NO_WAITING /* RESP3 is read only where HELLO 3 may be sent (waiting) */
     /* RESP3: what Redis sends after HELLO 3 */
     PC("!3\r\nabc\r\n"), PC("_\r\n"), PC("%1\r\n:1\r\n:1\r\n"), PC(">1\r\n:1\r\n"), PC("#t\r\n"), PC("#f\r\n"),
     PC(",1.5\r\n"), PC(",-inf\r\n"), PC(",1e10\r\n"), PC("(123\r\n"), PC("(-3492890328409238509324850943850943825024385\r\n"),
@@ -632,6 +633,7 @@ static const pcase valid_replies[] = {
     PC("%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nmodules\r\n*0\r\n"),
     PC("*2\r\n|1\r\n+k\r\n+v\r\n:1\r\n:2\r\n"), PC("|1\r\n+k\r\n%1\r\n+a\r\n+b\r\n*1\r\n_\r\n"),
     PC("%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n%1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n"), /* 8 levels */
+#endif
 };
 
 static const pcase bad_replies[] = {
@@ -701,6 +703,15 @@ static void test_parse_valid_values(void) {
     CHECK_EQ_LL(rlock_resp_parse(mixed, sizeof mixed - 1, 64, &r), (long)sizeof mixed - 1);
     CHECK(r.count == 3 && r.elem[0].type == RLOCK_RESP_ERROR && r.elem[1].type == RLOCK_RESP_STATUS &&
           r.elem[2].type == RLOCK_RESP_BULK && r.elem[2].len == 0);
+#ifdef RLOCK_NO_WAITING
+    { /* RESP2 only: every RESP3 type is a protocol error */
+        static const char *const resp3[] = { ">1\r\n:1\r\n", "%1\r\n:1\r\n:1\r\n", "~1\r\n:1\r\n", "|1\r\n+a\r\n:1\r\n:5\r\n",
+                                             "_\r\n", "#t\r\n", ",1.5\r\n", "(12\r\n", "=7\r\ntxt:abc\r\n", "!3\r\nabc\r\n" };
+        size_t i;
+        for (i = 0; i < sizeof resp3 / sizeof resp3[0]; i++)
+            CHECK_MSG(rlock_resp_parse((const unsigned char *)resp3[i], strlen(resp3[i]), 64, &r) < 0, "%s", resp3[i]);
+    }
+#else
     /* RESP3 values */
     {
         static const unsigned char push[] = ">3\r\n$7\r\nmessage\r\n$3\r\nch1\r\n$2\r\nid\r\n";
@@ -730,6 +741,7 @@ static void test_parse_valid_values(void) {
         CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"~2\r\n:1\r\n#t\r\n", 12, 64, &r), 12);
         CHECK(r.v.type == RLOCK_RESP_SET && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
     }
+#endif
     /* one reply at a time: what follows is left for the next call */
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":1\r\n:2\r\n", 8, 64, &r), 4);
     CHECK(r.v.integer == 1);
