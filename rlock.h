@@ -241,10 +241,14 @@ extern "C" {
 /* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
  * script (a writer's, section 5b; ~0.9 KB without it) plus the key and
  * three auxiliary keys (checked at compile time). */
-#ifdef RLOCK_NO_PRIMITIVES
-#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
-#else
+#if defined(RLOCK_NO_EVAL_FALLBACK) /* EVALSHA only: a SHA1 instead of a script */
+#define RLOCK_TX_BUF (384 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#elif !defined(RLOCK_NO_PRIMITIVES)
 #define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#elif defined(RLOCK_NO_REENTRANT) && defined(RLOCK_NO_FAIR) /* simple locks: 0.75 KB */
+#define RLOCK_TX_BUF (1024 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#else
+#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
@@ -1871,16 +1875,30 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * script, key, three auxiliary keys, owner and small numbers) must fit. */
 /* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
  * compile-time constant of small config values, not a run-time product */
+/* The longest script text a build may send: none without the EVAL
+ * fallback (EVALSHA sends the SHA1), else the longest of the kinds built. */
+#if defined(RLOCK_NO_EVAL_FALLBACK)
+#define RLOCK__LONGEST_SCRIPT 41
+#elif !defined(RLOCK_NO_REENTRANT) && !defined(RLOCK_NO_FAIR)
+#define RLOCK__LONGEST_SCRIPT sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)
+#elif !defined(RLOCK_NO_REENTRANT)
+#define RLOCK__LONGEST_SCRIPT sizeof(RLOCK__LUA_REENTRANT_ACQUIRE)
+#else
+#define RLOCK__LONGEST_SCRIPT sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) /* longer than the fair one */
+#endif
 #ifdef RLOCK_NO_PRIMITIVES
 #define RLOCK__PRIM(x) "" /* left out: never sent (no handle of these kinds can be made) */
 #else
 #define RLOCK__PRIM(x) x
+#ifndef RLOCK_NO_EVAL_FALLBACK
 /* ... and the writer's acquire, the longest script with the primitives */
 typedef char rlock__tx_buf_fits_writer[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_WRITE_ACQUIRE) + 64 +
                                        4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 #endif
-typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) + 64 +
+#endif
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__LONGEST_SCRIPT + 64 +
                                 4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
+typedef char rlock__simple_acquire_is_longer[sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_ACQUIRE) ? 1 : -1];
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
 /* ... and the writer's acquire is the longest script. */

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """size/mapsum.py MAP OBJ - the bytes a linked program keeps of one object
 file, from the GNU ld map (-Wl,-Map), printed as "text rodata data bss".
-Each output section is split among the input sections by address: an input
+Each input section counts as its own kind (.rodata.* inside a firmware's .text
+output section is .rodata). Each output section is split among the input
+sections by address: an input
 section owns the bytes from its address to the next one's (so merged string
 sections, which the map lists with their size before merging, count once,
 and the sum over all objects is the output section). Sections that
@@ -29,15 +31,18 @@ for l in lines[start:]:
         pend = m.group(1); continue
     m = re.match(r'^ (\.[^\s]+|COMMON)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$', l)
     if m and out and (m.group(1) or pend):
-        out[2].append((int(m.group(2), 16), int(m.group(3), 16), m.group(4)))
+        name = m.group(1) or pend
+        # a firmware's linker script may put .rodata inside .text: the input section tells
+        k = 'bss' if name == 'COMMON' else alias.get(name.split('.')[1]) if name.count('.') >= 1 else None
+        out[2].append((int(m.group(2), 16), int(m.group(3), 16), m.group(4), k or out[0]))
     pend = None
 for kind, end, ins in outs:
     ins = [x for x in ins if x[1] > 0]
     ins.sort(key=lambda x: x[0])          # stable: the first listed at an address owns it
-    for n, (a, s, f) in enumerate(ins):
+    for n, (a, s, f, k) in enumerate(ins):
         nxt = end
         for b in ins[n + 1:]:
             if b[0] > a: nxt = b[0]; break
         if n > 0 and ins[n - 1][0] == a: continue
-        if f.endswith(obj): kinds[kind] += min(s, nxt - a)
+        if f.endswith(obj): kinds[k] += min(s, nxt - a)
 print(kinds['text'], kinds['rodata'], kinds['data'], kinds['bss'])

@@ -18,11 +18,20 @@
  */
 
 /* The configuration this example is built with (also in the README): one
- * node, keys up to 64 bytes, at most 4 requests in flight; everything else
- * at its default. RLOCK_NO_POSIX: the clock, sleep and random hooks are set
- * at run time in rlock_config. */
+ * node, simple locks with fencing, waiting by backoff, keys up to 64 bytes,
+ * at most 4 requests in flight; every feature it does not use compiled out
+ * (RLOCK_SMALLEST less fencing, the EVAL fallback - a fresh server has no
+ * scripts loaded - and status names, which its reports print).
+ * RLOCK_NO_POSIX: the clock, sleep and random hooks are set at run time in
+ * rlock_config. */
 #define RLOCK_NO_POSIX
-#define RLOCK_NO_PRIMITIVES /* no semaphores / read-write locks: ~15 KB less flash */
+#define RLOCK_NO_REENTRANT
+#define RLOCK_NO_WAITING    /* a waiter backs off: no pub/sub, no RESP3 */
+#define RLOCK_NO_FAIR
+#define RLOCK_NO_REPLICAS
+#define RLOCK_NO_FCALL
+#define RLOCK_NO_CLUSTER
+#define RLOCK_NO_PRIMITIVES /* no semaphores / read-write locks */
 #define RLOCK_MAX_NODES 1
 #define RLOCK_MAX_KEY_LEN 64
 #define RLOCK_MAX_OWNER_LEN 32
