@@ -2414,7 +2414,7 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
         return RLOCK_E_AUTH;
     if (rlock__has(s, n, "WRONGTYPE")) return RLOCK_E_WRONGTYPE;
-    if (rlock__has(s, n, "UPGRADE read lock held")) return RLOCK_E_UPGRADE;
+    if (RLOCK__HAS_PRIMITIVES && rlock__has(s, n, "UPGRADE read lock held")) return RLOCK_E_UPGRADE;
     return RLOCK_E_REDIS;
 }
 
@@ -3087,14 +3087,16 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
 #endif
 
 static int rlock__is_acquire_script(int s) {
-    return s == RLOCK__S_SIMPLE_ACQUIRE || s == RLOCK__S_REENTRANT_ACQUIRE || s == RLOCK__S_FAIR_ACQUIRE ||
-           s == RLOCK__S_FAIR_REENTRANT_ACQUIRE || s == RLOCK__S_SEM_ACQUIRE || s == RLOCK__S_READ_ACQUIRE ||
-           s == RLOCK__S_WRITE_ACQUIRE || s == RLOCK__S_MULTI_ACQUIRE;
+    return s == RLOCK__S_SIMPLE_ACQUIRE || (RLOCK__HAS_REENTRANT && s == RLOCK__S_REENTRANT_ACQUIRE) ||
+           (RLOCK__HAS_FAIR && (s == RLOCK__S_FAIR_ACQUIRE || s == RLOCK__S_FAIR_REENTRANT_ACQUIRE)) ||
+           (RLOCK__HAS_PRIMITIVES && (s == RLOCK__S_SEM_ACQUIRE || s == RLOCK__S_READ_ACQUIRE ||
+                                      s == RLOCK__S_WRITE_ACQUIRE || s == RLOCK__S_MULTI_ACQUIRE));
 }
 static int rlock__is_release_script(int s) {
-    return s == RLOCK__S_SIMPLE_RELEASE || s == RLOCK__S_REENTRANT_RELEASE || s == RLOCK__S_FAIR_RELEASE ||
-           s == RLOCK__S_FAIR_REENTRANT_RELEASE || s == RLOCK__S_SEM_RELEASE || s == RLOCK__S_READ_RELEASE ||
-           s == RLOCK__S_WRITE_RELEASE || s == RLOCK__S_MULTI_RELEASE;
+    return s == RLOCK__S_SIMPLE_RELEASE || (RLOCK__HAS_REENTRANT && s == RLOCK__S_REENTRANT_RELEASE) ||
+           (RLOCK__HAS_FAIR && (s == RLOCK__S_FAIR_RELEASE || s == RLOCK__S_FAIR_REENTRANT_RELEASE)) ||
+           (RLOCK__HAS_PRIMITIVES && (s == RLOCK__S_SEM_RELEASE || s == RLOCK__S_READ_RELEASE ||
+                                      s == RLOCK__S_WRITE_RELEASE || s == RLOCK__S_MULTI_RELEASE));
 }
 
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
@@ -3226,13 +3228,13 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     }
 #endif
     kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
-    if (r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
+    if (RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
-            : r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
-            : r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
+            : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
+            : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
             : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
         rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
     }
