@@ -24,10 +24,11 @@ cd "$(dirname "$0")/.."
 kv=0; [ "${1:-}" = --kv ] && kv=1
 out=${BUILD:-build}/size; mkdir -p "$out"
 goal_smallest=4096; goal_full=10240
-# The limits enforced: the figures reached (Cortex-M4 -Os, gcc 12.2), with
-# a little room for compiler versions. Lower them as the code shrinks.
-limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-20480}
-limit_full=${RLOCK_SIZE_LIMIT_FULL:-19968}
+# The limits enforced: the figures reached (Cortex-M4 -Os, gcc 12.2.1:
+# smallest 13,955 B, full 19,716 B) with a little room for compiler
+# versions. Lower them as the code shrinks; never raise them to pass.
+limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-14336}
+limit_full=${RLOCK_SIZE_LIMIT_FULL:-20224}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
 rc=0
@@ -76,7 +77,7 @@ for tgt in $targets; do
 done
 # What each feature macro saves: the full program built without it (Cortex-M4 -Os).
 for m in RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_MAX_NODES=1 RLOCK_NO_EVAL_FALLBACK \
-         RLOCK_NO_FAIR RLOCK_NO_STATUS_STRINGS; do
+         RLOCK_NO_FAIR RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_STATUS_STRINGS; do
     one "full-$m" cortex-m4 -Os
 done
 # ... and each add-on module: the default program built without it.
@@ -89,10 +90,13 @@ s_text=$(get smallest cortex-m4 -Os 1); s_ro=$(get smallest cortex-m4 -Os 2); f_
 
 if [ $kv = 1 ]; then cat "$kvf"; [ -z "$ram" ] || echo "$ram"; exit $rc; fi
 
-python3 bench/size/gen.py "$kvf" "$goal_smallest" "$goal_full" "$limit_smallest" "$limit_full" "$(arm-none-eabi-gcc -dumpversion 2>/dev/null)" > docs/SIZE.md.tmp <<EOF
+if python3 bench/size/gen.py "$kvf" "$goal_smallest" "$goal_full" "$limit_smallest" "$limit_full" \
+       "$(arm-none-eabi-gcc -dumpversion 2>/dev/null)" > docs/SIZE.md.tmp <<EOF
 $ram
 EOF
-mv docs/SIZE.md.tmp docs/SIZE.md
+then mv docs/SIZE.md.tmp docs/SIZE.md
+else echo "size: bench/size/gen.py failed: docs/SIZE.md left as it was" >&2; rm -f docs/SIZE.md.tmp; rc=1
+fi
 sed -n '/^## Per configuration/,/^## /p' docs/SIZE.md | sed '$d'
 if [ -n "$s_text" ] && [ -n "$f_text" ]; then
     s=$((s_text + s_ro))
