@@ -17,7 +17,9 @@
 # <= 4096 B, full .text <= 10240 B; what is ENFORCED is the limit reached so
 # far (RLOCK_SIZE_LIMIT_SMALLEST / RLOCK_SIZE_LIMIT_FULL, below): over it
 # `make size` exits 1; the gap to each goal is printed. A missing cross
-# compiler skips its target with a note, except under CI=true (exit 1).
+# compiler skips its target (a "not measured" row), except arm-none-eabi-gcc
+# under CI=true (exit 1). docs/SIZE.md is not checked for being current by
+# CI: its figures depend on the compilers' versions.
 # --kv prints the "size CONFIG TARGET OPT text rodata data bss" lines only.
 set -u
 cd "$(dirname "$0")/.."
@@ -51,7 +53,8 @@ one() {
     cfg=$1; tgt=$2; opt=$3; cc=$(tgt_cc "$tgt")
     if ! command -v "$cc" >/dev/null 2>&1; then
         echo "size $cfg $tgt $opt skipped $cc-not-installed" >> "$kvf"
-        if [ "${CI:-}" = true ]; then echo "size: $cc not found (CI installs it: .ci/run)" >&2; rc=1; fi
+        case $cc in arm-none-eabi-gcc) # the budgets are Cortex-M4's: CI must measure them
+            if [ "${CI:-}" = true ]; then echo "size: $cc not found (CI installs it: .ci/run)" >&2; rc=1; fi ;; esac
         return
     fi
     prog=$(cfg_prog "$cfg"); defs=$(cfg_defs "$cfg"); fl="$(tgt_flags "$tgt") $opt $common"
