@@ -241,14 +241,10 @@ extern "C" {
 /* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
  * script (a writer's, section 5b; ~0.9 KB without it) plus the key and
  * three auxiliary keys (checked at compile time). */
-#if defined(RLOCK_NO_EVAL_FALLBACK) /* EVALSHA only: a SHA1 instead of a script */
-#define RLOCK_TX_BUF (384 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
-#elif !defined(RLOCK_NO_PRIMITIVES)
-#define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
-#elif defined(RLOCK_NO_REENTRANT) && defined(RLOCK_NO_FAIR) /* simple locks: 0.75 KB */
-#define RLOCK_TX_BUF (1024 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
-#else
+#ifdef RLOCK_NO_PRIMITIVES
 #define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#else
+#define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
