@@ -816,10 +816,13 @@ typedef struct rlock_op {
     rlock_info *info;         /* inspect: one per node */
 } rlock_op;
 
+struct rlock__scripts;
+
 /* One lock on one key. Caller-allocated; fields are private. Grouped by
  * concern, and within that by size (no padding to speak of). */
 typedef struct rlock_lock {
     rlock_client *client;
+    const struct rlock__scripts *scripts; /* the scripts it may send (6.4): its kinds' */
     /* identity */
     size_t key_len;
     size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
@@ -1919,37 +1922,104 @@ typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >=
 #else
 #define RLOCK__TEXT(x) x
 #endif
+/* Each script's text and SHA1 is an array of its own (with -fdata-sections
+ * a section of its own), reached only through the script sets below, so a
+ * program links the scripts of the lock kinds it can make and no others. */
+static const char rlock__t0[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_ACQUIRE);
+static const char rlock__h0[] = "5198afc4958e69f3c9f352625e8e162a0131b904";
+static const char rlock__t1[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_EXTEND);
+static const char rlock__h1[] = "3b0001d1e78f2ce065ec4b6c4a75b952ed987947";
+static const char rlock__t2[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE);
+static const char rlock__h2[] = "5c27939868bc937ae09069c65640a689e003b3d7";
+static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
+static const char rlock__h3[] = RLOCK__RE("a3d6a641a5994c3f088206c0b61336daab333e4d");
+static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
+static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
+static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
+static const char rlock__h5[] = RLOCK__RE("43357a9c73ec130a833fc0e68bc0ad427d52666d");
+static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
+static const char rlock__h6[] = RLOCK__FAIRS("f7c14efaf0ea643de2afa0772684b07789567d60");
+static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
+static const char rlock__h7[] = RLOCK__FAIRS("212c373b7eb9457d187e9567cbdbe62eda3228e7");
+static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4bbcbc88639357e161d2a70464ca621ff2ef558e"));
+static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("280db154797368a3b783227a429b6c84d1fb868e"));
+static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
+static const char rlock__h10[] = RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872");
+static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
+static const char rlock__h11[] = RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3");
+static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
+static const char rlock__h12[] = RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7");
+static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
+static const char rlock__h13[] = RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2");
+static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
+static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
+static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
+static const char rlock__h15[] = RLOCK__PRIM("8c837f4f5fb10aaffc6ca52eb3074a0e6364e287");
+static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
+static const char rlock__h16[] = RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d");
+static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
+static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
+static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
+static const char rlock__h18[] = RLOCK__PRIM("6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c");
+static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
+static const char rlock__h19[] = RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04");
+static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
+static const char rlock__h20[] = RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415");
+static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
+static const char rlock__h21[] = RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674");
+static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
+static const char rlock__h22[] = RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f");
+static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
+static const char rlock__h23[] = RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766");
+/* The scripts a lock may send (its script set, rlock_lock.scripts): what
+ * rlock_lock_init's kinds need (simple, reentrant, read, write); that and the
+ * fair ones once rlock_lock_set_fair made it fair; all of them for the
+ * handles of section 5b (semaphores, multi-locks, inspect, force-unlock).
+ * "" where a set has none: never asked for (a handle of that kind has the
+ * set that has it). */
+static const char *const rlock__lua_lock[RLOCK__S_COUNT] = {
+    rlock__t0, rlock__t1, rlock__t2, rlock__t3, rlock__t4, rlock__t5, "", "", "", "", "", "", "", rlock__t13,
+    rlock__t14, rlock__t15, rlock__t16, rlock__t17, rlock__t18, "", "", "", "", ""
+};
+static const char *const rlock__sha_lock[RLOCK__S_COUNT] = {
+    rlock__h0, rlock__h1, rlock__h2, rlock__h3, rlock__h4, rlock__h5, "", "", "", "", "", "", "", rlock__h13,
+    rlock__h14, rlock__h15, rlock__h16, rlock__h17, rlock__h18, "", "", "", "", ""
+};
+static const char *const rlock__lua_fair[RLOCK__S_COUNT] = {
+    rlock__t0, rlock__t1, rlock__t2, rlock__t3, rlock__t4, rlock__t5, rlock__t6, rlock__t7, rlock__t8,
+    rlock__t9, "", "", "", rlock__t13, rlock__t14, rlock__t15, rlock__t16, rlock__t17, rlock__t18, "", "", "",
+    "", ""
+};
+static const char *const rlock__sha_fair[RLOCK__S_COUNT] = {
+    rlock__h0, rlock__h1, rlock__h2, rlock__h3, rlock__h4, rlock__h5, rlock__h6, rlock__h7, rlock__h8,
+    rlock__h9, "", "", "", rlock__h13, rlock__h14, rlock__h15, rlock__h16, rlock__h17, rlock__h18, "", "", "",
+    "", ""
+};
 static const char *const rlock__lua[RLOCK__S_COUNT] = {
-    RLOCK__TEXT(RLOCK__LUA_SIMPLE_ACQUIRE), RLOCK__TEXT(RLOCK__LUA_SIMPLE_EXTEND),
-    RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE),
-    RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE)), RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND)),
-    RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE)),
-    RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE)), RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE)),
-    RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE))),
-    RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE))),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND)),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE)),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE)),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND)),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE)),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE)),
-    RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT)), RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE))
+    rlock__t0, rlock__t1, rlock__t2, rlock__t3, rlock__t4, rlock__t5, rlock__t6, rlock__t7, rlock__t8,
+    rlock__t9, rlock__t10, rlock__t11, rlock__t12, rlock__t13, rlock__t14, rlock__t15, rlock__t16, rlock__t17,
+    rlock__t18, rlock__t19, rlock__t20, rlock__t21, rlock__t22, rlock__t23
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
-    "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "5c27939868bc937ae09069c65640a689e003b3d7", RLOCK__RE("a3d6a641a5994c3f088206c0b61336daab333e4d"),
-    RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17"), RLOCK__RE("43357a9c73ec130a833fc0e68bc0ad427d52666d"),
-    RLOCK__FAIRS("f7c14efaf0ea643de2afa0772684b07789567d60"), RLOCK__FAIRS("212c373b7eb9457d187e9567cbdbe62eda3228e7"),
-    RLOCK__FAIRS(RLOCK__RE("4bbcbc88639357e161d2a70464ca621ff2ef558e")), RLOCK__FAIRS(RLOCK__RE("280db154797368a3b783227a429b6c84d1fb868e")),
-    RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
-    RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("8c837f4f5fb10aaffc6ca52eb3074a0e6364e287"),
-    RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
-    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
-    RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
+    rlock__h0, rlock__h1, rlock__h2, rlock__h3, rlock__h4, rlock__h5, rlock__h6, rlock__h7, rlock__h8,
+    rlock__h9, rlock__h10, rlock__h11, rlock__h12, rlock__h13, rlock__h14, rlock__h15, rlock__h16, rlock__h17,
+    rlock__h18, rlock__h19, rlock__h20, rlock__h21, rlock__h22, rlock__h23
 };
+struct rlock__scripts {
+    const char *const *text;
+    const char *const *sha;
+};
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock };
+#ifndef RLOCK_NO_FAIR
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair };
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
+static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha };
+#endif
 
+/* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
 RLOCKDEF const char *rlock_script_text(int id) {
     return id >= 0 && id < RLOCK_SCRIPT_COUNT && rlock__lua[id][0] ? rlock__lua[id] : NULL;
 }
@@ -1959,27 +2029,31 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 
 /* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
 #define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
-RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
-    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1 || !rlock__lua_sha[id][0]) return 0;
+/* "rlock_" + the first RLOCK__FN_HEX digits of sha into out (>= 23 bytes). */
+static size_t rlock__function_name(const char *sha, char *out) {
     static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
     memcpy(out, prefix, sizeof prefix);
-    memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
+    memcpy(out + 6, sha, RLOCK__FN_HEX);
     out[6 + RLOCK__FN_HEX] = '\0';
     return 6 + RLOCK__FN_HEX;
+}
+RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1 || !rlock__lua_sha[id][0]) return 0;
+    return rlock__function_name(rlock__lua_sha[id], out);
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
-static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap) {
+static size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
     char name[6 + RLOCK__FN_HEX + 1];
     const char *part[7];
     size_t plen[7], len = 0, pos = 0, i;
     char num[24];
     size_t nn;
-    rlock_function_name(s, name, sizeof name);
+    rlock__function_name(set->sha[s], name);
     part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
-    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = rlock__lua[s]; part[6] = " end)";
+    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = set->text[s]; part[6] = " end)";
     for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
     nn = rlock__utoa(num, (unsigned long long)len);
     if (!rlock__put_header(out, cap, &pos, 4) || !rlock__put_arg(out, cap, &pos, "FUNCTION", 8, NULL, 0) ||
@@ -3118,7 +3192,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     static const size_t cmd_len[3] = { 7, 4, 5 };
     char fn[6 + RLOCK__FN_HEX + 1];
-    const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? rlock__lua[s] : rlock__lua_sha[s];
+    const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
     int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
     int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
     int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
@@ -3139,7 +3213,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
-    if (how == RLOCK__RUN_FCALL) rlock_function_name(s, fn, sizeof fn);
+    if (how == RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
          rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
@@ -3287,7 +3361,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
      * (cfg.replicas), one round trip in all. */
     if (RLOCK__ASKING(lk) && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
     len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
-    if (RLOCK__HAS_EVAL && len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
+    if (RLOCK__HAS_EVAL && len && fcall && again) len = load = rlock__encode_function_load(lk->scripts, r->script, out + pre, cap - pre);
     if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
                                       fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
@@ -4226,6 +4300,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
                           (long long)kind, 0, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
+    lk->scripts = &rlock__set_lock;
     lk->kind = kind;
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
@@ -4252,6 +4327,9 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     if (grace_ms > 600000u)
         return rlock__why(lk->why, sizeof lk->why, "grace % ms is above 600000", (long long)grace_ms, 0, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
+#ifndef RLOCK_NO_FAIR
+    if (lk->scripts == &rlock__set_lock) lk->scripts = &rlock__set_fair; /* (all has them already) */
+#endif
     return RLOCK_OK;
 }
 
@@ -4496,6 +4574,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_SEMAPHORE;
     lk->param = permits;
+    lk->scripts = &rlock__set_all;
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
@@ -4546,6 +4625,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
     lk->param = (long long)n;
+    lk->scripts = &rlock__set_all;
     lk->aux_base_len = 0; /* no wait queue, no fence counter: waits by backoff */
     lk->aux_base[0] = '\0';
     return RLOCK_OK;
@@ -4560,6 +4640,7 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
         return rlock__why(lk->why, sizeof lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0, 0);
     rlock__op_link(lk, op, ttl);
     lk->op.info = out;
+    lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, op, (1u << lk->client->n_nodes) - 1u, ttl, rlock__now(lk->client), 0);
     return RLOCK_WOULD_BLOCK;
