@@ -27,7 +27,7 @@ kv=0; [ "${1:-}" = --kv ] && kv=1
 out=${BUILD:-build}/size; mkdir -p "$out"
 goal_smallest=4096; goal_full=10240
 # The limits enforced: the figures reached (Cortex-M4 -Os, gcc 12.2.1:
-# smallest 13,955 B, full 19,716 B) with a little room for compiler
+# smallest 14,093 B, full 19,752 B) with a little room for compiler
 # versions. Lower them as the code shrinks; never raise them to pass.
 limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-14336}
 limit_full=${RLOCK_SIZE_LIMIT_FULL:-20224}
