@@ -1897,7 +1897,8 @@ typedef char rlock__tx_buf_fits_writer[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_WRITE_A
 #endif
 typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__LONGEST_SCRIPT + 64 +
                                 4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
-typedef char rlock__simple_acquire_is_longer[sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_ACQUIRE) ? 1 : -1];
+typedef char rlock__simple_acquire_is_longer[sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_ACQUIRE) ?
+                                              1 : -1];
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
 /* ... and the writer's acquire is the longest script. */
@@ -3192,7 +3193,8 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     static const size_t cmd_len[3] = { 7, 4, 5 };
     char fn[6 + RLOCK__FN_HEX + 1];
-    const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
+    const char *script = how == RLOCK__RUN_FCALL ? fn
+                       : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
     int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
     int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
     int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
@@ -3361,7 +3363,8 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
      * (cfg.replicas), one round trip in all. */
     if (RLOCK__ASKING(lk) && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
     len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
-    if (RLOCK__HAS_EVAL && len && fcall && again) len = load = rlock__encode_function_load(lk->scripts, r->script, out + pre, cap - pre);
+    if (RLOCK__HAS_EVAL && len && fcall && again)
+        len = load = rlock__encode_function_load(lk->scripts, r->script, out + pre, cap - pre);
     if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
                                       fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
@@ -4317,7 +4320,8 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
-    if (!RLOCK__HAS_FAIR) return rlock__why(lk->why, sizeof lk->why, "fair locks are compiled out (RLOCK_NO_FAIR)", 0, 0, 0);
+    if (!RLOCK__HAS_FAIR)
+        return rlock__why(lk->why, sizeof lk->why, "fair locks are compiled out (RLOCK_NO_FAIR)", 0, 0, 0);
     if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
         return rlock__why(lk->why, sizeof lk->why, "fair: kind % has no fair form (simple and reentrant locks do)",
                           (long long)lk->kind, 0, 0);
