@@ -4,7 +4,7 @@
 # Each configuration is a small program under bench/size/ (smallest.c,
 # default.c, full.c, primitives.c, cluster.c) using what that configuration
 # is for; rlock's implementation is compiled into an object of its own
-# (bench/size/impl.c: RLOCK_NO_POSIX, the hooks as extern calls, asserts off)
+# (bench/size/core.c: RLOCK_NO_POSIX, the hooks as extern calls, asserts off)
 # and the board hooks, a transport and the few libc functions it calls are
 # stand-ins in another (bench/size/stubs.c). Linked with -Wl,--gc-sections
 # and a map; bench/size/mapsum.py sums the kept .text/.rodata/.data/.bss of
@@ -60,14 +60,14 @@ one() {
     prog=$(cfg_prog "$cfg"); defs=$(cfg_defs "$cfg"); fl="$(tgt_flags "$tgt") $opt $common"
     d=$out/$tgt$opt-$cfg; mkdir -p "$d"
     # shellcheck disable=SC2086
-    if ! { $cc $warn $fl $defs -c bench/size/impl.c -o "$d/impl.o" &&
+    if ! { $cc $warn $fl $defs -c bench/size/core.c -o "$d/core.o" &&
            $cc $warn $fl $defs -c "bench/size/$prog.c" -o "$d/prog.o" &&
            $cc $warn $fl $defs -c bench/size/stubs.c -o "$d/stubs.o" &&
            $cc $fl $(tgt_link "$tgt") -nostdlib -nostartfiles -Wl,--gc-sections -Wl,-e,_start -Wl,-Map="$d/prog.map" \
-               "$d/prog.o" "$d/impl.o" "$d/stubs.o" -lgcc -o "$d/prog.elf"; }; then
+               "$d/prog.o" "$d/core.o" "$d/stubs.o" -lgcc -o "$d/prog.elf"; }; then
         echo "size: $cfg $tgt $opt: build failed" >&2; rc=1; return
     fi
-    echo "size $cfg $tgt $opt $(python3 bench/size/mapsum.py "$d/prog.map" /impl.o)" >> "$kvf"
+    echo "size $cfg $tgt $opt $(python3 bench/size/mapsum.py "$d/prog.map" /core.o)" >> "$kvf"
 }
 
 # RLOCK_SIZE_QUICK=1: Cortex-M4 -Os only (while shrinking; docs/SIZE.md is then partial)

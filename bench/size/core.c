@@ -1,4 +1,4 @@
-/* size/impl.c - rlock's implementation alone in one object, as a firmware
+/* size/core.c - rlock's implementation alone in one object, as a firmware
  * builds it, for `make size` (bench/size.sh): no POSIX, the three platform
  * hooks as calls into board code (stubs.c), assertions off. The feature
  * macros come from the command line (-DRLOCK_SMALLEST, ...); the link map
