@@ -717,7 +717,11 @@ typedef struct rlock_lock {
     rlock_client *client;
     /* identity */
     size_t key_len;
-    size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
+    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
+     * aux_base is "{key}", or key itself when it has a hash tag, so every
+     * auxiliary key hashes to the key's cluster slot. It is not stored (the
+     * key is kept once): derived from key where a name is needed. */
+    size_t aux_base_len;      /* its length: key_len + 2, key_len, or 0: none exists (stray '}') */
     size_t owner_len;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
@@ -748,12 +752,6 @@ typedef struct rlock_lock {
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
     char key[RLOCK_MAX_KEY_LEN];
-    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
-     * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. Room for the longest
-     * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
-     * key its fence counter and wait queue. */
-    char aux_base[RLOCK_MAX_AUX_LEN + 1];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
@@ -1421,23 +1419,33 @@ static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long
     return RLOCK_E_BADARG;
 }
 
-/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
- * 0 when it does not fit (checked so that no sum can wrap). */
-static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
-                          const char *b, size_t blen) {
+/* Append the header of a bulk argument of len bytes at *pos, after checking
+ * that the whole argument (its bytes and CRLF) fits (no sum can wrap). The
+ * caller writes its bytes at *pos, then rlock__put_end. */
+static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
     char num[24];
-    size_t len = alen + blen, n, p = *pos;
-    if (alen > cap || blen > cap - alen) return 0;
-    n = rlock__utoa(num, (unsigned long long)len);
+    size_t n = rlock__utoa(num, (unsigned long long)len), p = *pos;
     if (p > cap || n + 5 > cap - p || len > cap - p - n - 5) return 0;
     out[p++] = '$';
     memcpy(out + p, num, n); p += n;
     out[p++] = '\r'; out[p++] = '\n';
-    if (alen) memcpy(out + p, a, alen);
-    if (blen) memcpy(out + p + alen, b, blen);
-    p += len;
-    out[p++] = '\r'; out[p++] = '\n';
     *pos = p;
+    return 1;
+}
+static void rlock__put_end(unsigned char *out, size_t *pos) {
+    out[(*pos)++] = '\r';
+    out[(*pos)++] = '\n';
+}
+
+/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
+ * 0 when it does not fit. */
+static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
+                          const char *b, size_t blen) {
+    if (alen > cap || blen > cap - alen || !rlock__put_bulk(out, cap, pos, alen + blen)) return 0;
+    if (alen) memcpy(out + *pos, a, alen);
+    if (blen) memcpy(out + *pos + alen, b, blen);
+    *pos += alen + blen;
+    rlock__put_end(out, pos);
     return 1;
 }
 
@@ -2645,26 +2653,54 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
-/* The prefix of every auxiliary key of key: key itself when it has a Redis
- * Cluster hash tag (the bytes between the first '{' and the next '}', when
- * not empty), "{key}" otherwise - both hash to key's slot. 0 when it does
- * not fit, or key has a '}' outside a tag (then no same-slot name exists). */
-static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key_len) {
+/* The length of the prefix of every auxiliary key of key: key itself when
+ * it has a Redis Cluster hash tag (the bytes between the first '{' and the
+ * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
+ * 0 when key has a '}' outside a tag (then no same-slot name exists). */
+static size_t rlock__aux_len(const char *key, size_t key_len) {
     size_t open = key_len, close = key_len, i;
     for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
     for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
-    if (open < key_len && close < key_len && close > open + 1) {
-        if (key_len + 1 > cap) return 0;
+    if (open < key_len && close < key_len && close > open + 1) return key_len;
+    return memchr(key, '}', key_len) ? 0 : key_len + 2;
+}
+/* Write the prefix (base_len bytes, from rlock__aux_len) to out, no NUL. */
+static void rlock__aux_write(char *out, const char *key, size_t key_len, size_t base_len) {
+    if (base_len > key_len) { /* "{key}" */
+        out[0] = '{';
+        memcpy(out + 1, key, key_len);
+        out[key_len + 1] = '}';
+    } else {
         memcpy(out, key, key_len);
-        out[key_len] = '\0';
-        return key_len;
     }
-    if (memchr(key, '}', key_len) || key_len + 3 > cap) return 0;
-    out[0] = '{';
-    memcpy(out + 1, key, key_len);
-    out[key_len + 1] = '}';
-    out[key_len + 2] = '\0';
-    return key_len + 2;
+}
+/* The prefix into out[0..cap) with a NUL; its length, 0 when none or it does not fit. */
+static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key_len) {
+    size_t n = rlock__aux_len(key, key_len);
+    if (n == 0 || n + 1 > cap) return 0;
+    rlock__aux_write(out, key, key_len, n);
+    out[n] = '\0';
+    return n;
+}
+
+/* A lock keeps its key once; its auxiliary names (aux_base + suffix) are
+ * derived from it where they are used: appended to a request, compared with
+ * a pushed channel. aux_base_len (0: none) tells which form the base has. */
+static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
+                          const char *suffix, size_t slen) {
+    size_t bl = lk->aux_base_len;
+    if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
+    rlock__aux_write((char *)out + *pos, lk->key, lk->key_len, bl);
+    memcpy(out + *pos + bl, suffix, slen);
+    *pos += bl + slen;
+    rlock__put_end(out, pos);
+    return 1;
+}
+/* Is s[0..aux_base_len) lk's auxiliary prefix? */
+static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
+    size_t b = lk->aux_base_len > lk->key_len;
+    return lk->aux_base_len && (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) &&
+           memcmp(s + b, lk->key, lk->key_len) == 0;
 }
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
@@ -2951,7 +2987,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
-    const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
+    const char *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
     int ok;
@@ -2968,13 +3004,13 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
          rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0);
     if (multi) ok = ok && rlock__put_multi_keys(lk, out, cap, &pos);
     else ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
-    if (ok && (aux || (inspect && bl))) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8);
-    if (ok && aux && !fair) ok = rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
-    if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
+    if (ok && (aux || (inspect && bl))) ok = rlock__put_aux(out, cap, &pos, lk, ":waiters", 8);
+    if (ok && aux && !fair) ok = rlock__put_aux(out, cap, &pos, lk, ":deadlines", 10);
+    if (ok && fence) ok = rlock__put_aux(out, cap, &pos, lk, ":fence", 6);
     if (inspect) return ok ? pos : 0;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
         ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
-             rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released", aux ? 9 : 0);
+             (aux ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0));
         return ok ? pos : 0;
     }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
@@ -2992,7 +3028,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && release) {
         unsigned first = lk->held_mask & (0u - lk->held_mask);
         int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
-        ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
+        ok = wake ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
         if (ok && fair) {
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
@@ -3235,13 +3271,15 @@ static uint64_t rlock__prng(rlock_lock *lk) {
 
 /* Is chan (a pushed message's channel) this lock's release channel? */
 static int rlock__is_my_chan(const rlock_lock *lk, const char *chan, size_t len) {
-    return lk->aux_base_len && len == lk->aux_base_len + 9 && memcmp(chan, lk->aux_base, lk->aux_base_len) == 0 &&
+    return lk->aux_base_len && len == lk->aux_base_len + 9 && rlock__aux_is(lk, chan) &&
            memcmp(chan + lk->aux_base_len, ":released", 9) == 0;
 }
 
 static int rlock__same_chan(const rlock_lock *a, const rlock_lock *b) {
-    return a->aux_base_len && a->aux_base_len == b->aux_base_len &&
-           memcmp(a->aux_base, b->aux_base, a->aux_base_len) == 0;
+    if (!a->aux_base_len || a->aux_base_len != b->aux_base_len) return 0;
+    if (a->key_len == b->key_len) return memcmp(a->key, b->key, a->key_len) == 0; /* one form */
+    /* "{k}" against a key with a hash tag, whose prefix is the key itself */
+    return a->key_len < b->key_len ? rlock__aux_is(a, b->key) : rlock__aux_is(b, a->key);
 }
 
 /* The connection that holds server j's subscriptions, while it is the same
@@ -3251,12 +3289,13 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue [UN]SUBSCRIBE chan for server j: on the connection that already has
+/* Queue [UN]SUBSCRIBE chan for server j - lk's release channel, or with lk
+ * NULL the lingering one: on the connection that already has
  * its subscriptions, else on its command connection when that speaks RESP3
  * (the answer is a push there), else on subscriber j (the answer is a reply:
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
-static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const char *base, size_t base_len,
-                           const char *suffix, size_t suffix_len, void *owner, int tag, uint64_t deadline) {
+static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
+                           uint64_t deadline) {
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x n;
     unsigned char *out;
@@ -3268,7 +3307,8 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const cha
     else return 0;
     if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
-        !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
+        !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
+             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
     if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
     else rlock__x_commit(&n, pos, owner, tag, deadline);
     c->sub_on[j] = n.s;
@@ -3281,8 +3321,7 @@ static void rlock__linger_drop(rlock_client *c, uint64_t now) {
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
         if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", c->linger, c->linger_len, NULL, 0, NULL, RLOCK__TAG_UNSUB,
-                                  now + 1000u);
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", NULL, NULL, RLOCK__TAG_UNSUB, now + 1000u);
     c->linger_len = 0;
     c->linger_mask = 0;
 }
@@ -3301,7 +3340,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     mine &= ~others;
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
-    memcpy(c->linger, lk->aux_base, lk->aux_base_len);
+    rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
     c->linger_mask |= mine;
@@ -3445,8 +3484,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     }
     if (!op->sub_ok) {
         for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, "SUBSCRIBE", lk->aux_base, lk->aux_base_len, ":released", 9, lk,
-                                RLOCK__TAG_SUB, now + op->round.timeout))
+            if (rlock__sub_send(c, j, "SUBSCRIBE", lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
         if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
@@ -4036,7 +4074,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
     /* Same cluster slot as the key, so every script touches one slot. */
-    lk->aux_base_len = rlock__aux_base(lk->aux_base, sizeof lk->aux_base, key, key_len);
+    lk->aux_base_len = rlock__aux_len(key, key_len);
     lk->state = RLOCK_STATE_IDLE;
     lk->acks = -1;
     lk->magic = RLOCK__MAGIC_LOCK;
@@ -4352,7 +4390,6 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     lk->kind = RLOCK_KIND_MULTI;
     lk->param = (long long)n;
     lk->aux_base_len = 0; /* no wait queue, no fence counter: waits by backoff */
-    lk->aux_base[0] = '\0';
     return RLOCK_OK;
 }
 
