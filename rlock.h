@@ -124,6 +124,47 @@ extern "C" {
 /* 1. Configuration                                                          */
 /* ======================================================================== */
 
+/* RLOCK_SMALLEST: every feature that compiles out is out, one node, and the
+ * smaller defaults below (each can still be set). */
+#ifdef RLOCK_SMALLEST
+#ifndef RLOCK_NO_REENTRANT
+#define RLOCK_NO_REENTRANT
+#endif
+#ifndef RLOCK_NO_WAITING
+#define RLOCK_NO_WAITING
+#endif
+#ifndef RLOCK_NO_FENCING
+#define RLOCK_NO_FENCING
+#endif
+#ifndef RLOCK_NO_EVAL_FALLBACK
+#define RLOCK_NO_EVAL_FALLBACK
+#endif
+#ifndef RLOCK_NO_FAIR
+#define RLOCK_NO_FAIR
+#endif
+#ifndef RLOCK_NO_CLUSTER
+#define RLOCK_NO_CLUSTER
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
+#define RLOCK_NO_PRIMITIVES
+#endif
+#ifndef RLOCK_NO_STATUS_STRINGS
+#define RLOCK_NO_STATUS_STRINGS
+#endif
+#ifndef RLOCK_MAX_NODES
+#define RLOCK_MAX_NODES 1
+#endif
+#ifndef RLOCK_MAX_PIPELINE
+#define RLOCK_MAX_PIPELINE 4 /* one lock's request behind AUTH / SELECT; more locks queue */
+#endif
+#ifndef RLOCK_ERR_LEN
+#define RLOCK_ERR_LEN 64
+#endif
+#ifndef RLOCK_WHY_LEN
+#define RLOCK_WHY_LEN 64
+#endif
+#endif /* RLOCK_SMALLEST */
+
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 9
 #endif
@@ -131,20 +172,72 @@ extern "C" {
 #define RLOCK_MAX_KEY_LEN 256
 #endif
 #ifndef RLOCK_MAX_OWNER_LEN
+#ifdef RLOCK_NO_REENTRANT
+#define RLOCK_MAX_OWNER_LEN 32 /* a token only (RLOCK_TOKEN_LEN) */
+#else
 #define RLOCK_MAX_OWNER_LEN 64
 #endif
-#ifndef RLOCK_TX_BUF
-/* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
- * script (a writer's, section 5b; ~0.9 KB without it) plus the key and
- * three auxiliary keys (checked at compile time). */
-#ifdef RLOCK_NO_PRIMITIVES
-#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#endif
+
+/* Buffer floors: a node's TX buffer holds the longest request the compiled
+ * features send, its RX buffer the longest reply they read (both checked at
+ * compile time, section 6.4). RLOCK__ARG(n): one bulk argument of n bytes. */
+#define RLOCK__DIGITS(n) ((n) < 10 ? 1 : (n) < 100 ? 2 : (n) < 1000 ? 3 : (n) < 10000 ? 4 : 20)
+#define RLOCK__ARG(n) ((n) + RLOCK__DIGITS(n) + 5)
+/* Auxiliary names a script request carries besides the key: the wait queue's
+ * two keys and the release channel (waiting), or the fence counter alone. */
+#if !defined(RLOCK_NO_WAITING)
+#define RLOCK__REQ_AUX 3
+#elif !defined(RLOCK_NO_FENCING)
+#define RLOCK__REQ_AUX 1
 #else
-#define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#define RLOCK__REQ_AUX 0
+#endif
+/* After the owner: the ttl, a waiter id (16) and the wait left (8 digits);
+ * a semaphore's permits / a writer's hold-off, or a fair release's grace. */
+#if defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_FAIR)
+#define RLOCK__REQ_NUMS (RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
+#else
+#define RLOCK__REQ_NUMS (2 * RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
+#endif
+/* A script request whose script argument is script_len bytes (the text for
+ * EVAL, else a SHA1 or a function name): header, command, script, numkeys,
+ * key, auxiliary names, owner, numbers and ids. */
+#define RLOCK__REQ_LEN(script_len) \
+    (5 + RLOCK__ARG(7) + RLOCK__ARG(script_len) + RLOCK__ARG(1) + RLOCK__ARG(RLOCK_MAX_KEY_LEN) + \
+     RLOCK__REQ_AUX * RLOCK__ARG(RLOCK_MAX_KEY_LEN + 12) + RLOCK__ARG(RLOCK_MAX_OWNER_LEN) + RLOCK__REQ_NUMS)
+/* An attempt goes out in one write: [ASKING] (cluster) [FUNCTION LOAD] script
+ * [WAIT] (cfg.replicas, at most 48 bytes). */
+#ifdef RLOCK_NO_CLUSTER
+#define RLOCK__REQ_AROUND 48
+#else
+#define RLOCK__REQ_AROUND (17 + 48)
+#endif
+/* Without the EVAL fallback: EVALSHA and a SHA1 (FCALL's function name is
+ * shorter). With it, FUNCTION LOAD REPLACE of the script's library (its
+ * text + 158 bytes) and the FCALL behind it, longer than the EVAL form. */
+#define RLOCK__TX_FLOOR_SHA RLOCK__REQ_LEN(40) + RLOCK__REQ_AROUND
+#define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 160 + RLOCK__REQ_LEN(22) + RLOCK__REQ_AROUND)
+#ifndef RLOCK_TX_BUF
+/* The longest script is up to 1.8 KB (a writer's, section 5b; ~1 KB without
+ * the primitives). */
+#if defined(RLOCK_NO_EVAL_FALLBACK)
+#define RLOCK_TX_BUF (RLOCK__TX_FLOOR_SHA)
+#elif defined(RLOCK_NO_PRIMITIVES)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1024)
+#else
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1856)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
+/* The longest replies are HELLO 3's map and release notices (waiting) and
+ * inspection texts (primitives); the rest are numbers, short arrays and
+ * error lines. */
+#if defined(RLOCK_NO_WAITING) && defined(RLOCK_NO_PRIMITIVES)
+#define RLOCK_RX_BUF 256
+#else
 #define RLOCK_RX_BUF 1024
+#endif
 #endif
 #ifndef RLOCK_RESP_MAX_DEPTH
 #define RLOCK_RESP_MAX_DEPTH 8
@@ -181,6 +274,14 @@ extern "C" {
 /* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
  * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
 #define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
+/* The reply floor: an error line (a Redis message, a MOVED address); with
+ * waiting, a release notice of the longest channel and HELLO 3's map. */
+#ifdef RLOCK_NO_WAITING
+typedef char rlock__rx_buf_fits[RLOCK_RX_BUF >= 128 ? 1 : -1];
+#else
+typedef char rlock__rx_buf_fits[RLOCK_RX_BUF >= 256 && RLOCK_RX_BUF >= RLOCK_MAX_AUX_LEN + 80 ? 1 : -1];
+#endif
 
 /* A subscriber must hold one UNSUBSCRIBE and read one release notice of the
  * longest channel (a smaller RLOCK_SUB_*_BUF would fail every wait). */
@@ -389,8 +490,8 @@ typedef struct rlock_transport {
 /* One request in flight on a connection: whose reply it is (owner, tag: what
  * the layer above asked), and by when it must be answered. */
 typedef struct rlock__pending {
+    uint64_t deadline;    /* first: no padding before it on 32-bit targets (16 bytes, not 24) */
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
-    uint64_t deadline;
     int tag;
 } rlock__pending;
 
@@ -511,6 +612,14 @@ typedef struct rlock_config {
  * function is not there) replaces it with the very same text. */
 enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
 
+/* Room for the lingering channel: without waiting there is none to keep (a
+ * channel that does not fit is unsubscribed at once instead). */
+#ifdef RLOCK_NO_WAITING
+#define RLOCK__LINGER_CAP 1
+#else
+#define RLOCK__LINGER_CAP (RLOCK_MAX_AUX_LEN + sizeof ":released")
+#endif
+
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
     unsigned magic;
@@ -527,7 +636,7 @@ typedef struct rlock_client {
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
-    char linger[RLOCK_MAX_AUX_LEN + sizeof ":released"];
+    char linger[RLOCK__LINGER_CAP];
     size_t linger_len;
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
@@ -670,12 +779,13 @@ typedef struct rlock_round {
     unsigned acking;          /* cfg.replicas: nodes whose WAIT reply is due */
     unsigned stale_wait;      /* nodes whose next WAIT reply belongs to a script sent again */
     unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
-    long long acks;           /* fewest acks reported, -1 none */
     int script;               /* RLOCK__S_* */
     int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
-    uint64_t start;
     uint32_t timeout;         /* per-node timeout of this round */
+    long long acks;           /* fewest acks reported, -1 none */
+    uint64_t start;
+    long long ttl;            /* the lease it asks for (numbers are written out when encoding) */
     rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     long long v[RLOCK_MAX_NODES][3];
@@ -705,9 +815,8 @@ typedef struct rlock_op {
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
-    char ttl_str[24];
-    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
-    char arg5_str[24];        /* acquire: semaphore permits / writer's hold-off ms */
+    unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
+    uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
 } rlock_op;
 
@@ -1436,6 +1545,16 @@ static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[(*pos)++] = '\r';
     out[(*pos)++] = '\n';
 }
+/* Append v in decimal as one bulk argument. */
+static int rlock__put_num(unsigned char *out, size_t cap, size_t *pos, unsigned long long v) {
+    char num[24];
+    size_t n = rlock__utoa(num, v);
+    if (!rlock__put_bulk(out, cap, pos, n)) return 0;
+    memcpy(out + *pos, num, n);
+    *pos += n;
+    rlock__put_end(out, pos);
+    return 1;
+}
 
 /* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
  * 0 when it does not fit. */
@@ -1745,23 +1864,31 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
 
-/* The EVAL fallback of the largest command (a reentrant acquire with fencing:
- * script, key, three auxiliary keys, owner and small numbers) must fit. */
+/* The longest attempt (section 1: RLOCK__TX_FLOOR_*) must fit in a node's
+ * empty TX buffer: with the EVAL fallback, the longest compiled script's
+ * library and its FCALL (a reentrant fair acquire; with the primitives a
+ * writer's); without it, EVALSHA. */
 /* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
  * compile-time constant of small config values, not a run-time product */
 #ifdef RLOCK_NO_PRIMITIVES
 #define RLOCK__PRIM(x) "" /* left out: never sent (no handle of these kinds can be made) */
 #else
 #define RLOCK__PRIM(x) x
-/* ... and the writer's acquire, the longest script with the primitives */
-typedef char rlock__tx_buf_fits_writer[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_WRITE_ACQUIRE) + 64 +
-                                       4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 #endif
-typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) + 64 +
-                                4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
+#if defined(RLOCK_NO_EVAL_FALLBACK)
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_SHA ? 1 : -1];
+#elif defined(RLOCK_NO_PRIMITIVES)
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)) ? 1 : -1];
+#else
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(sizeof(RLOCK__LUA_WRITE_ACQUIRE)) ? 1 : -1];
+#endif
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
 /* ... and the writer's acquire is the longest script. */
+typedef char rlock__fair_reentrant_acquire_is_longest[
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
 typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) ? 1 : -1];
@@ -2996,7 +3123,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
+               rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) ? pos : 0;
     if (how == RLOCK__RUN_FCALL) rlock_function_name(s, fn, sizeof fn);
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
          rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
@@ -3014,10 +3141,10 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
         return ok ? pos : 0;
     }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0);
+         rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
-                            rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
-    if (ok && arg5) ok = rlock__put_arg(out, cap, &pos, op->arg5_str, strlen(op->arg5_str), NULL, 0);
+                            rlock__put_num(out, cap, &pos, op->wait_left);
+    if (ok && arg5) ok = rlock__put_num(out, cap, &pos, op->arg5);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
@@ -3188,7 +3315,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->cleanup = cleanup;
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
-    rlock__utoa(lk->op.ttl_str, (unsigned long long)ttl);
+    r->ttl = ttl;
     for (i = 0; i < lk->client->n_nodes; i++) {
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
@@ -3340,6 +3467,13 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     mine &= ~others;
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
+        size_t j;
+        for (j = 0; j < c->n_nodes; j++)
+            if (((mine >> j) & 1u) && rlock__sub_conn(c, j))
+                (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        return;
+    }
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
@@ -3451,10 +3585,10 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
         op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
                     !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
     }
-    rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
+    op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_SEMAPHORE) rlock__utoa(op->arg5_str, (unsigned long long)lk->param);
-    if (lk->kind == RLOCK_KIND_WRITE) rlock__utoa(op->arg5_str, rlock__holdoff(lk, left));
+    if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (unsigned long long)lk->param;
+    if (lk->kind == RLOCK_KIND_WRITE) op->arg5 = rlock__holdoff(lk, left);
 #endif
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
