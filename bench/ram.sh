@@ -34,7 +34,7 @@ defs() {
     case $1 in
     smallest) echo "-DRLOCK_SMALLEST" ;;
     default) echo "" ;;
-    firmware) awk '/^#define RLOCK_IMPLEMENTATION/{exit} /^#define RLOCK_/{d="-D" $2; if (NF > 2 && $3 !~ /^\/[*\/]/) d=d "=" $3; printf "%s ", d}' examples/firmware/main.c ;;
+    firmware) awk '/^#define RLOCK_IMPLEMENTATION/{exit} /^#define RLOCK_/ && $2 != "RLOCK_NO_POSIX" {d="-D" $2; if (NF > 2 && $3 !~ /^\/[*\/]/) d=d "=" $3; printf "%s ", d}' examples/firmware/main.c ;;
     *) echo "ram.sh: unknown configuration $1 (smallest, firmware, default)" >&2; return 1 ;;
     esac
 }
