@@ -37,7 +37,7 @@ $(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EX
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 
 # Header configurations that must keep compiling (C and C++, gcc and clang).
-COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG RLOCK_NO_PRIMITIVES
+COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG RLOCK_NO_PRIMITIVES RLOCK_SMALLEST
 
 .PHONY: all test test-build deps compile-check unit demo bench size clean chaos firmware
 # What a user wants: no test binaries, no hiredis, no valgrind.

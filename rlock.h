@@ -58,8 +58,14 @@
  *   RLOCK_STATIC               make every function static
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
- *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [3136 / 1024]
+ *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64; 32 with RLOCK_NO_REENTRANT]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers: the longest
+ *                              request / reply the compiled features make
+ *                              (checked at compile time) [3398 / 1024 (x86-64
+ *                              and 32-bit alike); RLOCK_SMALLEST: 496 / 256]
+ *   RLOCK_SMALLEST             every RLOCK_NO_* feature out, RLOCK_MAX_NODES 1,
+ *                              pipeline 4, ERR/WHY_LEN 64: one lock on one node
+ *                              in 2,032 B of RAM on Cortex-M4 (bench/ram.sh)
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
