@@ -190,15 +190,18 @@ extern "C" {
  * compile time, section 6.4). RLOCK__ARG(n): one bulk argument of n bytes. */
 #define RLOCK__DIGITS(n) ((n) < 10 ? 1 : (n) < 100 ? 2 : (n) < 1000 ? 3 : (n) < 10000 ? 4 : 20)
 #define RLOCK__ARG(n) ((n) + RLOCK__DIGITS(n) + 5)
-/* Auxiliary names a script request carries besides the key: the wait queue's
- * two keys and the release channel (waiting), or the fence counter alone. */
-#if !defined(RLOCK_NO_WAITING)
-#define RLOCK__REQ_AUX 3
-#elif !defined(RLOCK_NO_FENCING)
-#define RLOCK__REQ_AUX 1
+/* Whether script requests carry the wait queue (its two keys, the waiter id,
+ * the release channel): not without waiting - the scripts touch the queue
+ * only when given a waiter id or a channel - unless fencing needs the fence
+ * counter's place after them (KEYS[4]). */
+#if defined(RLOCK_NO_WAITING) && defined(RLOCK_NO_FENCING)
+#define RLOCK__REQ_QUEUE 0
 #else
-#define RLOCK__REQ_AUX 0
+#define RLOCK__REQ_QUEUE 1
 #endif
+/* Auxiliary names a script request carries besides the key: the queue's two
+ * keys and the channel (release) or the fence counter (acquire). */
+#define RLOCK__REQ_AUX (RLOCK__REQ_QUEUE ? 3 : 0)
 /* After the owner: the ttl, a waiter id (16) and the wait left (8 digits);
  * a semaphore's permits / a writer's hold-off, or a fair release's grace. */
 #if defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_FAIR)
@@ -2719,25 +2722,26 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline,
 /* Two nodes answering with one run_id are one server under two names (e.g.
  * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
  * index of the first such node (its error text says which it repeats), or
- * n_nodes. Nodes whose run_id cannot be read are not compared. */
-static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
-    rlock__ping p;
+ * n_nodes. Nodes whose run_id cannot be read are not compared. p: the
+ * caller's (its answers are no longer needed), reused: one ~0.5 KB table of
+ * run_ids on the stack, not two. */
+static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k;
     char msg[RLOCK_ERR_LEN], num[24];
-    memset(&p, 0, sizeof p);
-    p.run_id = 1;
-    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, &p, rlock__encode_run_id);
+    memset(p, 0, sizeof *p);
+    p->run_id = 1;
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, rlock__encode_run_id);
     /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
      * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
     for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
-        if (!p.id_len[i]) continue;
+        if (!p->id_len[i]) continue;
         for (j = 0; j < i; j++) {
-            if (p.id_len[j] != p.id_len[i] || memcmp(p.id[j], p.id[i], p.id_len[i]) != 0) continue;
+            if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
             /* "same server as node <j> (run_id <id>)" */
             k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
             k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
             k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
-            k = rlock__append(msg, sizeof msg, k, p.id[i], p.id_len[i]);
+            k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
@@ -2762,7 +2766,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         if ((ping.up >> i) & 1u) up++;
         else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
-    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms) < c->n_nodes) {
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
         c->magic = 0;
@@ -3115,12 +3119,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
-    int aux = (acquire || release || force) && lk->aux_base_len > 0;
+    int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
-    const char *q = op->queue ? lk->waiter_id : "";
+    const char *q = op->queue && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
     int ok;

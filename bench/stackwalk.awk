@@ -12,7 +12,8 @@
 #             bench/size/core.c)
 #   libc      memcpy, memmove, memset, memcmp, memchr, strlen and the
 #             compiler's helpers (__aeabi_*, __udivdi3, ...): small leaves
-# Prints "stack CFG TGT FUNCTION BYTES" and, when any, "stackcallee CFG TGT
+# -v path=1 adds "stackpath CFG TGT FUNCTION f(frame)>g(frame)>...", the
+# deepest chain. Prints "stack CFG TGT FUNCTION BYTES" and, when any, "stackcallee CFG TGT
 # FUNCTION hook,platform,libc"; "stackrecursion CFG TGT A->B" for each cycle
 # (the core has none: a cycle makes the figure a lower bound); "stackdynamic
 # CFG TGT FUNCTION" for a frame gcc could not bound (VLA, alloca).
@@ -31,7 +32,7 @@ function depth(n,   k, e, d, best, s, u) {
     for (k = 1; k <= NE[n]; k++) {
         e = E[n, k]
         d = depth(e)
-        if (d > best) best = d
+        if (d > best) { best = d; NEXT[n] = e }
         u = merge(u, U[e])
     }
     delete ON[n]
@@ -65,6 +66,11 @@ END {
         d = depth(n)
         printf "stack %s %s %s %d\n", cfg, tgt, f, d
         if (U[n] != "") printf "stackcallee %s %s %s %s\n", cfg, tgt, f, U[n]
+        if (path) {
+            p = ""
+            for (x = n; x != ""; x = (x in NEXT) ? NEXT[x] : "") p = p (p == "" ? "" : ">") short(x) "(" SELF[x] + 0 ")"
+            printf "stackpath %s %s %s %s\n", cfg, tgt, f, p
+        }
     }
     for (n in SELF) { depth(n); if (n in DYN) printf "stackdynamic %s %s %s\n", cfg, tgt, short(n) }
     for (n in REC) printf "stackrecursion %s %s %s\n", cfg, tgt, short(n)
