@@ -187,7 +187,7 @@ extern "C" {
 
 /* Buffer floors: a node's TX buffer holds the longest request the compiled
  * features send, its RX buffer the longest reply they read (both checked at
- * compile time, section 6.4). RLOCK__ARG(n): one bulk argument of n bytes. */
+ * compile time: rlock__tx_buf_fits, rlock__rx_buf_fits). RLOCK__ARG(n): one bulk argument of n bytes. */
 #define RLOCK__DIGITS(n) ((n) < 10 ? 1 : (n) < 100 ? 2 : (n) < 1000 ? 3 : (n) < 10000 ? 4 : 20)
 #define RLOCK__ARG(n) ((n) + RLOCK__DIGITS(n) + 5)
 /* Whether script requests carry the wait queue (its two keys, the waiter id,
@@ -225,7 +225,7 @@ extern "C" {
 /* Without the EVAL fallback: EVALSHA and a SHA1 (FCALL's function name is
  * shorter). With it, FUNCTION LOAD REPLACE of the script's library (its
  * text + 158 bytes) and the FCALL behind it, longer than the EVAL form. */
-#define RLOCK__TX_FLOOR_SHA RLOCK__REQ_LEN(40) + RLOCK__REQ_AROUND
+#define RLOCK__TX_FLOOR_SHA (RLOCK__REQ_LEN(40) + RLOCK__REQ_AROUND)
 #define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 160 + RLOCK__REQ_LEN(22) + RLOCK__REQ_AROUND)
 #ifndef RLOCK_TX_BUF
 /* The longest script is up to 1.8 KB (a writer's, section 5b; ~1 KB without
