@@ -45,7 +45,7 @@ FEATURE_CONFIGS := RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_NO
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG \
                    $(FEATURE_CONFIGS)
 
-.PHONY: all test test-build deps compile-check unit demo bench size clean chaos firmware
+.PHONY: all test test-build deps compile-check unit demo bench size ram clean chaos firmware
 # What a user wants: no test binaries, no hiredis, no valgrind.
 all: $(BUILD)/rlock $(EXAMPLES)
 
@@ -119,6 +119,8 @@ compile-check: | $(BUILD)
 	printf '#include "adapters/rlock_posix.h"\n#include "adapters/rlock_hiredis.h"\n#define RLOCK_IMPLEMENTATION\n#include "rlock.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_cc.c; \
 	gcc $(STRICT) -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_c || exit 1; \
 	g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_cxx || exit 1; \
+	for cfg in $(FEATURE_CONFIGS); do \
+	  gcc $(STRICT) -fsyntax-only -D$$cfg -I. $(BUILD)/adapters_cc.c || exit 1; done; \
 	if [ "$(RLOCK_TLS)" = 1 ]; then \
 	  printf '#define RLOCK_IMPLEMENTATION\n#include "adapters/rlock_tls.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_tls.c; \
 	  gcc $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_c || exit 1; \
@@ -195,6 +197,12 @@ $(BUILD)/footprint: bench/footprint.c $(HEADERS) | $(BUILD)
 # .text/.rodata of the core at -Os: x86-64, Cortex-M4, freestanding RISC-V.
 size:
 	@./bench/size.sh
+
+# RAM per lock/node/client and the worst-case stack of every public call, per
+# configuration (smallest, firmware, default) and target (bench/ram.sh; fails
+# when RLOCK_SMALLEST on Cortex-M4 exceeds 2 KiB).
+ram:
+	@./bench/ram.sh
 
 clean:
 	rm -rf $(BUILD)

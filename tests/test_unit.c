@@ -1466,6 +1466,69 @@ static void test_max_key(void) {
 }
 #endif
 
+/* RLOCK_TX_BUF holds the longest attempt any lock can make: every script of
+ * every kind (fair, fenced, queued, replica WAIT and cluster ASKING around
+ * it), at the longest key and owner, the largest numbers, each way a script
+ * goes out (EVALSHA; EVAL; FUNCTION LOAD + FCALL) - as far as the build has
+ * each of these (a feature compiled out is never sent, and its floor goes
+ * with it). Encoded for real, into a buffer far larger, and measured against
+ * the floor of section 1. */
+static void test_tx_floor(void) {
+    static const rlock_kind kinds[] = { RLOCK_KIND_SIMPLE
+#ifndef RLOCK_NO_REENTRANT
+                                        , RLOCK_KIND_REENTRANT
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
+                                        , RLOCK_KIND_SEMAPHORE, RLOCK_KIND_READ, RLOCK_KIND_WRITE
+#endif
+    };
+    static unsigned char buf[2 * RLOCK_TX_BUF];
+    static char key[RLOCK_MAX_KEY_LEN], owner[RLOCK_MAX_OWNER_LEN + 1];
+    size_t k, longest = 0, nodes = RLOCK_MAX_NODES < 2 ? 1 : 2;
+    size_t around = (RLOCK__HAS_CLUSTER ? 17 : 0) + (RLOCK__HAS_REPLICAS ? 48 : 0);
+    int fair, op, how;
+    env_reset("TX floor");
+    memset(key, 'k', sizeof key);
+    memset(owner, 'o', sizeof owner - 1);
+    env_nodes(nodes, 2);
+    CFG.fencing = RLOCK__HAS_FENCING;
+    CFG.owner = owner;
+    CHECK_EQ_ST(rlock_client_init(&C, N, nodes, &CFG), RLOCK_OK);
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (fair = 0; fair <= RLOCK__HAS_FAIR; fair++) {
+#ifndef RLOCK_NO_PRIMITIVES
+            if (kinds[k] == RLOCK_KIND_SEMAPHORE) CHECK_EQ_ST(rlock_semaphore_init(&LK, &C, key, sizeof key, 1000000), RLOCK_OK);
+            else
+#endif
+                CHECK_EQ_ST(rlock_lock_init(&LK, &C, key, sizeof key, kinds[k]), RLOCK_OK);
+            if (fair && kinds[k] <= RLOCK_KIND_REENTRANT) CHECK_EQ_ST(rlock_lock_set_fair(&LK, 1, 600000u), RLOCK_OK);
+            LK.param = LLONG_MAX;
+            LK.held_mask = 1;
+            LK.op.queue = 1;
+            LK.op.wait_left = 86400000u;
+            LK.op.arg5 = ULLONG_MAX;
+            LK.op.round.ttl = RLOCK_MAX_TTL_MS;
+            for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
+                LK.op.round.script = rlock__script_for(&LK, op);
+                for (how = RLOCK__RUN_EVALSHA; how <= RLOCK__RUN_FCALL; how++) {
+                    size_t n;
+                    if ((how == RLOCK__RUN_EVAL && !RLOCK__HAS_EVAL) || (how == RLOCK__RUN_FCALL && !RLOCK__HAS_FCALL))
+                        continue; /* never goes out that way */
+                    n = rlock__encode_lock(&LK, nodes - 1, buf, sizeof buf, how);
+                    CHECK(n > 0);
+                    if (how == RLOCK__RUN_FCALL && RLOCK__HAS_EVAL) /* the library goes first */
+                        n += rlock__encode_function_load(LK.scripts, LK.op.round.script, buf, sizeof buf);
+                    if (n > longest) longest = n;
+                }
+            }
+        }
+    /* ASKING (17 bytes) before the script, WAIT (at most 48) after it */
+    CHECK_MSG(longest + around <= RLOCK_TX_BUF, "the longest attempt does not fit in RLOCK_TX_BUF");
+    printf("TX floor: longest attempt %lu + %lu bytes, RLOCK_TX_BUF %lu\n", (unsigned long)longest,
+           (unsigned long)around, (unsigned long)RLOCK_TX_BUF);
+    env_done();
+}
+
 /* A second op while one runs: invalid state, nothing sent for it. */
 /* Two locks on one client run at once: their requests are pipelined on the
  * one connection and each reply goes to its own lock. A handle that is busy
@@ -3903,6 +3966,7 @@ int main(void) {
 #if !defined(RLOCK_NO_EVAL_FALLBACK) && !defined(RLOCK_NO_REENTRANT)
     test_max_key();
 #endif
+    test_tx_floor();
     test_busy();
 #if RLOCK_MAX_NODES >= 3
     test_round_tally();
