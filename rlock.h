@@ -63,7 +63,7 @@
  *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers: the longest
  *                              request / reply the compiled features make
  *                              (checked at compile time) [3398 / 1024 (x86-64
- *                              and 32-bit alike); RLOCK_SMALLEST: 496 / 256]
+ *                              and 32-bit alike); RLOCK_SMALLEST: 448 / 256]
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
@@ -107,7 +107,7 @@
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
  *                              pipeline 4, ERR/WHY_LEN 64: one lock on one node
- *                              in 2,032 B of RAM on Cortex-M4 (bench/ram.sh)
+ *                              in 1,992 B of RAM on Cortex-M4 (bench/ram.sh)
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -313,9 +313,12 @@ extern "C" {
 #endif
 #ifndef RLOCK_TX_BUF
 /* The longest script is up to 1.8 KB (a writer's, section 5b; ~1 KB without
- * the primitives). */
+ * the primitives; ~0.75 KB, the simple lock's acquire, without reentrant
+ * locks too). */
 #if defined(RLOCK_NO_EVAL_FALLBACK)
 #define RLOCK_TX_BUF (RLOCK__TX_FLOOR_SHA)
+#elif defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_REENTRANT)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(768)
 #elif defined(RLOCK_NO_PRIMITIVES)
 #define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1024)
 #else

@@ -2,7 +2,7 @@
  * that compiles out left out, one node, 4 requests in flight) against a real
  * redis-server the test starts on a free loopback port and stops by PID.
  * Its buffers are sized by what it sends and reads (rlock.h section 1: a
- * 496-byte TX buffer at the default RLOCK_MAX_KEY_LEN, a 256-byte RX buffer),
+ * 448-byte TX buffer at the default RLOCK_MAX_KEY_LEN, a 256-byte RX buffer),
  * and this shows they are enough, at the longest key, for what a lock does:
  *   - acquire, extend, release of a RLOCK_MAX_KEY_LEN-byte binary key; the
  *     server holds exactly our token, with the TTL asked;

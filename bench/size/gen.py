@@ -8,10 +8,19 @@ for l in open(kvf):
     w = l.split()
     if len(w) == 8 and w[0] == 'size':
         size[(w[1], w[2], w[3])] = [int(x) for x in w[4:8]]
+callee, recur, dyn, rbudget = [], [], [], 0
 for l in sys.stdin:
     w = l.split()
-    if len(w) >= 5 and w[0] == 'ram': ram.append(w[1:])
+    if len(w) == 3 and w[0] == 'ram' and w[1] == 'budget_smallest_cortex_m4': rbudget = int(w[2])
+    elif len(w) >= 5 and w[0] == 'ram': ram.append(w[1:])
     elif len(w) >= 5 and w[0] == 'stack': stack.append(w[1:])
+    elif len(w) >= 5 and w[0] == 'stackcallee': callee.append(w[1:])
+    elif w and w[0] == 'stackrecursion': recur.append(w[1:])
+    elif w and w[0] == 'stackdynamic': dyn.append(w[1:])
+ramv = {}
+for r in ram:
+    if len(r) >= 4 and r[2] != 'skipped' and r[3].isdigit(): ramv[(r[0], r[1], r[2])] = int(r[3])
+m4ram = ramv.get(('smallest', 'cortex-m4', 'total'))
 cfgs = ['smallest', 'default', 'full', 'default+primitives', 'default+cluster']
 tgts = ['cortex-m0', 'cortex-m4', 'rv32', 'x86-64']
 what = {
@@ -68,22 +77,66 @@ p('| budget | goal (issue 15) | measured | enforced limit | gap to goal |')
 p('|---|---:|---:|---:|---:|')
 if s: p('| smallest .text+.rodata | %d | %d | %d | %s |' % (gs, s[0] + s[1], ls, 'met' if s[0] + s[1] <= gs else '%d B over' % (s[0] + s[1] - gs)))
 if full: p('| full .text | %d | %d | %d | %s |' % (gf, full[0], lf, 'met' if full[0] <= gf else '%d B over' % (full[0] - gf)))
+if m4ram is not None and rbudget:
+    p('| smallest RAM: one lock on one node (`bench/ram.sh`) | %d | %d | %d | %s |' %
+      (rbudget, m4ram, rbudget, 'met' if m4ram <= rbudget else '%d B over' % (m4ram - rbudget)))
 p()
-p('`make size` exits non-zero when a figure is over its enforced limit (the figure reached so far, lowered as')
-p('the code shrinks); the goals are printed with the gap.')
+p('`make size` exits non-zero when a figure is over its enforced limit (for code, the figure reached so far,')
+p('lowered as the code shrinks; for RAM, the goal itself); the goals are printed with the gap.')
 p()
-p('## RAM and stack')
+p('## RAM')
 p()
-if ram or stack:
-    if ram:
-        p('| configuration | target | what | bytes |')
-        p('|---|---|---|---:|')
-        for r in ram: p('| %s | %s | %s | %s |' % (r[0], r[1], r[2], r[3]))
+rcfgs = [('smallest', '`RLOCK_SMALLEST`'), ('firmware', 'the firmware example\'s (`examples/firmware/main.c`)'),
+         ('default', 'no macros (default and full)')]
+if ramv:
+    p('`bench/ram.sh`: `sizeof` under each target\'s compiler; everything is caller-allocated (no heap, no')
+    p('globals). One lock on one node = one `rlock_lock` + one `rlock_node` + one `rlock_client`. The default')
+    p('and full programs are built with the same (no) macros, so their structures are the same size; the full')
+    p('program holds 2 locks, 3 nodes, 3 RESP2 subscribers and a client.')
+    p()
+    p('| configuration | target | `rlock_lock` | `rlock_node` | `rlock_client` | one lock on one node |')
+    p('|---|---|---:|---:|---:|---:|')
+    for c, name in rcfgs:
+        for t in tgts:
+            v = [ramv.get((c, t, w)) for w in ('lock', 'node', 'client', 'total')]
+            if None in v: p('| %s | %s | not measured (compiler missing) | | | |' % (name, t))
+            else: p('| %s | %s | %d | %d | %d | **%d** |' % (name, t, v[0], v[1], v[2], v[3]))
+    p()
+    p('| full program (2 locks, 3 nodes, 3 subscribers, 1 client; no macros) | bytes |')
+    p('|---|---:|')
+    for t in tgts:
+        v = [ramv.get(('default', t, w)) for w in ('lock', 'node', 'subscriber', 'client')]
+        if None not in v: p('| %s | %d |' % (t, 2 * v[0] + 3 * v[1] + 3 * v[2] + v[3]))
+    p()
+    if m4ram is not None and rbudget:
+        p('**Budget**: one lock on one node in the smallest configuration on Cortex-M4 <= %d B (issue 15); '
+          'measured %d B: %s. `make size` fails over it.' % (rbudget, m4ram, 'met' if m4ram <= rbudget else 'OVER'))
         p()
-    if stack:
-        p('| configuration | target | function | worst-case stack (B) |')
-        p('|---|---|---|---:|')
-        for r in stack: p('| %s | %s | `%s` | %s |' % (r[0], r[1], r[2], r[3]))
 else:
-    p('Not measured yet: `bench/ram.sh --kv` (lines `ram CONFIG TARGET lock|node|client|total B` and')
-    p('`stack CONFIG TARGET FUNCTION B`) is read here when it exists.')
+    p('Not measured: `bench/ram.sh --kv` gave no figures.')
+    p()
+p('## Stack')
+p()
+stk, hooks = {}, set()
+for r in stack: stk[(r[0], r[1], r[2])] = int(r[3])
+for r in callee:
+    if 'hook' in r[3].split(','): hooks.add((r[0], r[1], r[2]))
+cols = [('smallest', 'cortex-m4'), ('smallest', 'cortex-m0'), ('firmware', 'cortex-m4'), ('default', 'cortex-m4'),
+        ('default', 'cortex-m0'), ('default', 'rv32'), ('default', 'x86-64')]
+cols = [c for c in cols if any(k[:2] == c for k in stk)]
+if stk:
+    p('Worst case of every public call, bytes, `-Os` (`bench/ram.sh`: gcc\'s `-fstack-usage` frames walked over')
+    p('its `-fcallgraph-info=su` call graph by `bench/stackwalk.awk`). Not counted: the transport\'s and')
+    p('`rlock_config`\'s hooks (add your deepest hook\'s stack to each call marked *), the platform macros and')
+    p('libc. `-`: compiled out of that configuration. "default" is also the full configuration (same macros).')
+    p('Recursion: %s; unbounded (dynamic) frames: %s.' % (', '.join(' '.join(r) for r in recur) or 'none',
+                                                         ', '.join(' '.join(r) for r in dyn) or 'none'))
+    p()
+    p('| call | ' + ' | '.join('%s %s' % c for c in cols) + ' |')
+    p('|---|' + '---:|' * len(cols))
+    for f in sorted(set(k[2] for k in stk)):
+        hk = any((c[0], c[1], f) in hooks for c in cols)
+        p('| `%s`%s | ' % (f, ' *' if hk else '') +
+          ' | '.join(str(stk[(c[0], c[1], f)]) if (c[0], c[1], f) in stk else '-' for c in cols) + ' |')
+else:
+    p('Not measured: `bench/ram.sh --kv` gave no figures.')
