@@ -59,7 +59,7 @@
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
  *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [3136 / 1024]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [3264 / 1024]
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
@@ -134,13 +134,13 @@ extern "C" {
 #define RLOCK_MAX_OWNER_LEN 64
 #endif
 #ifndef RLOCK_TX_BUF
-/* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
+/* The largest command is the EVAL fallback of an acquire: up to 1.9 KB of
  * script (a writer's, section 5b; ~0.9 KB without it) plus the key and
  * three auxiliary keys (checked at compile time). */
 #ifdef RLOCK_NO_PRIMITIVES
 #define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
 #else
-#define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#define RLOCK_TX_BUF (2176 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
@@ -641,6 +641,8 @@ typedef struct rlock_info {
     long long holds;          /* hold count of the first holder (reentrant / write / read) */
     long long waiters;        /* wait-queue length (stale entries of dead waiters included) */
     int writer_waiting;       /* read-write: a waiting writer keeps new readers out */
+    int readers_turn;         /* read-write: a writer left while readers waited; they go first */
+    long long readers_waiting; /* read-write: readers waiting (a writer holds or waits) */
     char owner[17];           /* first 16 characters of the first holder's token / owner id */
 } rlock_info;
 
@@ -703,6 +705,7 @@ typedef struct rlock_op {
     int standby;              /* fair: a release notice named this waiter next in line */
     int split;                /* the last round was granted by some nodes, short of a quorum */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
+    int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
     char ttl_str[24];
@@ -741,6 +744,7 @@ typedef struct rlock_lock {
     int lost_notified;
     uint32_t renewals;
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
+    int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
@@ -963,6 +967,8 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
                                            long long permits);
 /* Change the N this handle acquires with (see "Changing N" above). */
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits);
+/* The permit slot (0..N-1) a held semaphore handle has; -1 when not held. */
+RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk);
 /* Writers-first on (1, the default) or off (0) for a RLOCK_KIND_WRITE handle. */
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on);
 /* A multi-lock over keys[0..n) (lens[i] bytes each, 2 + lens[i] summed over
@@ -1552,9 +1558,6 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * wait ms, and ARGV[5] for a semaphore's permits / a writer's hold-off ms.
  * Acquire answers {1,holds,fence} | {0,pttl}; extend 1/0; release as the
  * lock kinds (count left >= 0, or -1 / 0 not ours). */
-#define RLOCK__LUA_WRONGTYPE(t, what) \
-    "local t=redis.call('type',KEYS[1]).ok if t~='none' and t~='" t "' then " \
-    "return redis.error_reply('WRONGTYPE key is not " what "') end "
 /* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
@@ -1563,56 +1566,87 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* The key's TTL is the longest lease in it. */
 #define RLOCK__LUA_TTL_AT_LEAST(d) \
     "if redis.call('pttl',KEYS[1])<" d " then redis.call('pexpire',KEYS[1]," d ") end "
-/* Semaphore: zset token -> lease end (server ms); expired permits reaped first. */
+/* Semaphore: zset "<slot>:<token>" -> lease end (server ms), expired permits
+ * reaped first. A permit is one of N numbered slots, each held by one token
+ * at a time: ARGV[6] names the slot to take (Redlock: every node judges the
+ * same slot, so a slot is a Redlock mutex and at most N holders can have a
+ * majority) or -1 for the lowest free one (one node). Refused: {0, ms until
+ * the earliest lease ends, 1 + lowest free slot (0: none)}. Extend and
+ * release find the token's member by a scan: O(permits held). The queue
+ * fragments skip a call when there is nothing to do (one TIME per script). */
+#define RLOCK__LUA_SEM_DEQUEUE \
+    "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
+#define RLOCK__LUA_SEM_ENQUEUE \
+    "if ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then " \
+    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) local e=tonumber(ARGV[4])+60000 " \
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_SEM_ACQUIRE \
-    RLOCK__LUA_WRONGTYPE("zset", "an rlock semaphore") RLOCK__LUA_NOW \
-    "redis.call('zremrangebyscore',KEYS[1],'-inf',ms) local c=redis.call('zcard',KEYS[1]) " \
-    "if c<tonumber(ARGV[5]) then redis.call('zadd',KEYS[1],ms+tonumber(ARGV[2]),ARGV[1]) " \
-    RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") RLOCK__LUA_DEQUEUE \
-    "if KEYS[4] then return {1,c+1,redis.call('incr',KEYS[4])} end return {1,c+1,0} end " \
-    "local e=redis.call('zrange',KEYS[1],0,0,'WITHSCORES') " RLOCK__LUA_ENQUEUE "return {0,tonumber(e[2])-ms}"
+    RLOCK__LUA_NOW "local k,n,tt,p=KEYS[1],tonumber(ARGV[5]),tonumber(ARGV[2]),tonumber(ARGV[6]) " \
+    "if type(redis.pcall('zremrangebyscore',k,'-inf',ms))=='table' then " \
+    "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
+    "local h=redis.call('zrange',k,0,-1,'WITHSCORES') local c,u,mx,mn,f=#h/2,{},ms,nil,-1 for i=1,#h,2 do " \
+    "u[tonumber(string.match(h[i],'^%d+')) or -1]=true local x=tonumber(h[i+1]) if x>mx then mx=x end " \
+    "if not mn or x<mn then mn=x end end if c<n then for i=0,c do if not u[i] then f=i break end end end " \
+    "if c<n and ((p<0 and f>=0) or (p>=0 and p<n and not u[p])) then local s=p<0 and f or p " \
+    "redis.call('zadd',k,ms+tt,s..':'..ARGV[1]) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
+    RLOCK__LUA_SEM_DEQUEUE "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
+    RLOCK__LUA_SEM_ENQUEUE "return {0,(mn or ms)-ms,f+1}"
+#define RLOCK__LUA_SEM_MINE \
+    "local k,m=KEYS[1],':'..ARGV[1] local h=redis.call('zrange',k,0,-1,'WITHSCORES') "
 #define RLOCK__LUA_SEM_EXTEND \
-    RLOCK__LUA_NOW "local s=redis.call('zscore',KEYS[1],ARGV[1]) if s and tonumber(s)>ms then " \
-    "redis.call('zadd',KEYS[1],ms+tonumber(ARGV[2]),ARGV[1]) " RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") \
-    "return 1 end if s then redis.call('zrem',KEYS[1],ARGV[1]) end return 0"
+    RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local tt,g,mx=tonumber(ARGV[2]),false,ms for i=1,#h,2 do " \
+    "local x=tonumber(h[i+1]) if string.sub(h[i],-#m)==m then if x>ms then g=h[i] end elseif x>mx then mx=x end end " \
+    "if not g then return 0 end redis.call('zadd',k,ms+tt,g) if ms+tt>mx then redis.call('pexpire',k,tt) end return 1"
 #define RLOCK__LUA_SEM_RELEASE \
-    RLOCK__LUA_NOW "local s=redis.call('zscore',KEYS[1],ARGV[1]) if not s then return 0 end " \
-    "redis.call('zrem',KEYS[1],ARGV[1]) if tonumber(s)<=ms then return 0 end " RLOCK__LUA_WAKE_ONE "return 1"
+    RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g=0 for i=1,#h,2 do " \
+    "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if tonumber(h[i+1])>ms then g=1 end end end " \
+    "if g==0 then return 0 end " RLOCK__LUA_WAKE_ONE "return 1"
 /* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
- * end. live() reaps expired readers; returns live readers and the latest end. */
+ * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
+ * turn ticket (given by a writer's release, ends with the turn). live()
+ * reaps expired readers, waiting readers and tickets; returns live readers,
+ * the latest lease end, waiting readers (a list of their fields and ends),
+ * live tickets, the latest end of any of these, and how many fields are
+ * none of these (a reentrant lock's owners). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R=redis.call local function live(k,ms) local h=R('hgetall',k) local l,mx=0,ms for i=1,#h,2 do " \
-    "local f=h[i] if string.sub(f,-2)==':x' then local x=tonumber(h[i+1]) if x>ms then l=l+1 " \
-    "if x>mx then mx=x end else R('hdel',k,f,string.sub(f,1,-3)..':r') end end end return l,mx end "
-/* Emptied: the key goes, but a waiting writer's hold-off stays (alone in
- * the key, expiring with it) so readers cannot barge in ahead of it. */
+    "local R,S,N,M=redis.call,string.sub,tonumber,math.max " \
+    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,N(R('hget',k,'wq') or 0),0 " \
+    "for i=1,#h,2 do local f=h[i] local s,x=S(f,-2),N(h[i+1]) if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "else R('hdel',k,f,S(f,1,-3)..':r') end elseif s==':q' or s==':t' then if x<=ms then R('hdel',k,f) " \
+    "elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
+    "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end return l,mx,Q,t,e,z end "
+/* No holder left: the mode goes, but a waiting writer's hold-off, the
+ * waiting readers and their tickets stay (the key lives as long as the
+ * latest of them), so nobody barges in ahead of them. */
 #define RLOCK__LUA_RW_EMPTY \
-    "local w=tonumber(R('hget',k,'wq') or 0) R('del',k) " \
-    "if w>ms then R('hset',k,'wq',w) R('pexpire',k,w-ms) end "
+    "R('hdel',k,'mode') if e>ms then R('pexpire',k,e-ms) else R('del',k) end "
+/* A key of another type fails the first HGET with Redis's own WRONGTYPE. */
 #define RLOCK__LUA_RW_MODE \
-    RLOCK__LUA_RW_LIVE RLOCK__LUA_WRONGTYPE("hash", "a read-write lock") RLOCK__LUA_NOW \
-    "local k,o,tt=KEYS[1],ARGV[1],tonumber(ARGV[2]) local m=R('hget',k,'mode') " \
-    "if t=='hash' and not m and R('hexists',k,'wq')==0 then " \
-    "return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
-    "if m=='read' and live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
+    "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local m=R('hget',k,'mode') local l,mx,Q,t,e,z=live(k,ms) " \
+    "if not m and z>0 then return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
+    "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
+/* A reader is refused while a writer holds, and while a writer waits
+ * (writers first) unless it holds a turn ticket; refused, it queues as a
+ * waiting reader for the next turn. */
 #define RLOCK__LUA_READ_ACQUIRE \
-    RLOCK__LUA_RW_MODE "local mine=R('hexists',k,o..':r')==1 or R('hexists',k,o..':w')==1 " \
-    "if mine or (m~='write' and tonumber(R('hget',k,'wq') or 0)<=ms) then " \
-    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) " \
+    RLOCK__LUA_RW_MODE "local w=R('hexists',k,o..':t')==1 " \
+    "if R('hexists',k,o..':r')==1 or R('hexists',k,o..':w')==1 or (m~='write' and (N(R('hget',k,'wq') or 0)<=ms or w)) then " \
+    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) R('hdel',k,o..':q',o..':t') " \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
-    RLOCK__LUA_DEQUEUE "return {1,c,0} end local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE \
-    "end return {0,p}"
+    RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
+    "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
+/* A writer is refused while turn tickets are out. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
-    RLOCK__LUA_RW_MODE "if not m or (m=='write' and R('hexists',k,o..':w')==1) then " \
+    RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and R('hexists',k,o..':w')==1) then " \
     "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') R('hdel',k,'wq') " \
     RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and R('hexists',k,o..':r')==1 then " \
     "return redis.error_reply('UPGRADE read lock held by this owner') end " \
-    "local d=ms+tonumber(ARGV[5]) if d>ms and d>tonumber(R('hget',k,'wq') or 0) then " \
-    "R('hset',k,'wq',d) end local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE \
-    "end return {0,p}"
+    "local d=ms+N(ARGV[5]) if d>ms and d>N(R('hget',k,'wq') or 0) then R('hset',k,'wq',d) end " \
+    "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_READ_EXTEND \
     RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local x=tonumber(redis.call('hget',k,o..':x') or 0) " \
     "if x>ms and redis.call('hexists',k,o..':r')==1 then redis.call('hset',k,o..':x',ms+tonumber(ARGV[2])) " \
@@ -1620,22 +1654,29 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_WRITE_EXTEND \
     "if redis.call('hget',KEYS[1],'mode')=='write' and redis.call('hexists',KEYS[1],ARGV[1]..':w')==1 then " \
     RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
-/* The last reader out deletes the key (keeping a waiting writer's hold-off)
- * and wakes every waiter: they are writers and the readers the hold-off
+/* The last reader out ends the read mode (keeping what RW_EMPTY keeps) and
+ * wakes every waiter: they are writers and the readers the hold-off
  * refused, in no useful order, so waking one could wake a refused reader
  * and leave the writer asleep until its recheck. A writer out leaves the
- * downgraded readers or deletes the key, and also wakes every waiter
- * (readers enter together). */
+ * downgraded readers or ends the write mode, and gives every waiting reader
+ * a turn ticket that lasts ARGV[5] ms (the releaser's): no writer, this one
+ * included, enters while a ticket is out, so a writer that re-acquires in a
+ * loop cannot starve them; readers that come during the turn wait for the
+ * next one, so the turn cannot starve the writers either. It also wakes
+ * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
     RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':r')==0 then return -1 end " \
     "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end R('hdel',k,o..':r',o..':x') " \
-    "if R('hget',k,'mode')=='read' then " RLOCK__LUA_NOW "if live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY \
+    "if R('hget',k,'mode')=='read' then " RLOCK__LUA_NOW "local l,mx,Q,t,e=live(k,ms) if l==0 then " RLOCK__LUA_RW_EMPTY \
     RLOCK__LUA_WAKE_ALL "end end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
     RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':w')==0 then return -1 end " \
     "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end R('hdel',k,o..':w') " \
-    RLOCK__LUA_NOW "local l,mx=live(k,ms) if l>0 then R('hset',k,'mode','read') " \
-    "R('pexpire',k,mx-ms) else " RLOCK__LUA_RW_EMPTY "end " RLOCK__LUA_WAKE_ALL "return 0"
+    RLOCK__LUA_NOW "local l,mx,Q,t,e=live(k,ms) local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
+    "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
+    "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
+    "if l>0 then R('hset',k,'mode','read') R('pexpire',k,M(mx,e)-ms) else " RLOCK__LUA_RW_EMPTY "end " \
+    RLOCK__LUA_WAKE_ALL "return 0"
 /* Multi: KEYS = the keys; ARGV = token, ttl. All free -> all set, or none. */
 #define RLOCK__LUA_MULTI_MINE \
     "local function mine(k) return redis.call('type',k).ok=='string' and redis.call('get',k)==ARGV[1] end "
@@ -1648,21 +1689,24 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_MULTI_RELEASE \
     RLOCK__LUA_MULTI_MINE "local n=0 for i=1,#KEYS do if mine(KEYS[i]) then redis.call('del',KEYS[i]) n=n+1 end end " \
     "if n==#KEYS then return 1 end return 0"
-/* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters wq owner16".
- * Reads only. */
+/* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
+ * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
+ * readers hold turn tickets (writers wait). Reads only. */
 #define RLOCK__LUA_INSPECT \
     RLOCK__LUA_NOW "local k=KEYS[1] local t=redis.call('type',k).ok local p=redis.call('pttl',k) " \
-    "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,o='other',0,0,0,'' " \
+    "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,r,o='other',0,0,0,0,'' " \
     "if t=='none' then kind='free' elseif t=='string' then kind='simple' h=1 c=1 o=redis.call('get',k) " \
     "elseif t=='zset' then kind='semaphore' h=redis.call('zcount',k,'('..ms,'+inf') c=h>0 and 1 or 0 " \
-    "o=redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '' elseif t=='hash' then " \
-    "local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') " \
-    "if not m and redis.call('hexists',k,'wq')==1 then kind='free' w=1 elseif not m then kind='reentrant' " \
-    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m " \
-    "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end for i=1,#f,2 do local s=string.sub(f[i],-2) " \
+    "o=string.gsub(redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '','^%d+:','') " \
+    "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
+    "local T=0 for i=1,#f,2 do local s=string.sub(f[i],-2) if s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
+    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 end end " \
+    "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
+    "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
+    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
     "local n=string.sub(f[i],1,-3) if (m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
-    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..string.sub(o,1,16)"
+    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
 /* Force: KEYS = key, waiters, deadlines; ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
 #define RLOCK__LUA_FORCE \
@@ -1776,13 +1820,13 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
     "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
     "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e",
-    RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
-    RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("8c837f4f5fb10aaffc6ca52eb3074a0e6364e287"),
-    RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
+    RLOCK__PRIM("d12ffc53f3da287650291131658601d6771a6a34"), RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799"),
+    RLOCK__PRIM("8969b278990be21da2553cd50e27d20e5c5886a9"), RLOCK__PRIM("79b87dcec65d1d2c029945b69830c400a5a0eac9"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("19837862dd5b40be122a3a2a8484e87c3719ee06"),
+    RLOCK__PRIM("a6baaf59212ee7ff174c528f111e05d08f2d4d0c"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
+    RLOCK__PRIM("8a0a79e4cab2460ec9a309ce655b0419c7cd2d83"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
     RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
-    RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
+    RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -2719,6 +2763,7 @@ typedef struct rlock__tally {
     long long max_fence;         /* acquire: largest fence of a granting node */
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
+    long long free_slot;         /* semaphore acquire: lowest free slot a refusing node named, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
@@ -2726,6 +2771,7 @@ static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
+    t->free_slot = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -2755,6 +2801,9 @@ static void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__ta
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
+            /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
+            if (r->shape[i] == 3 && r->v[i][2] > 0 && (t->free_slot < 0 || r->v[i][2] - 1 < t->free_slot))
+                t->free_slot = r->v[i][2] - 1;
         }
     }
 }
@@ -2887,7 +2936,8 @@ static int rlock__info_num(const char **p, const char *end, long long *out) {
     *out = neg ? -v : v;
     return 1;
 }
-/* "kind pttl holders holds waiters wq owner" -> *info (pure; 0: malformed). */
+/* "kind pttl holders holds waiters flags readers-waiting owner" -> *info
+ * (pure; 0: malformed). */
 static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
     const char *p = s, *end = s + len, *sp = (const char *)memchr(s, ' ', len);
     long long wq = 0;
@@ -2898,9 +2948,10 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
     p = sp + 1;
     if (!rlock__info_num(&p, end, &info->pttl_ms) || !rlock__info_num(&p, end, &info->holders) ||
         !rlock__info_num(&p, end, &info->holds) || !rlock__info_num(&p, end, &info->waiters) ||
-        !rlock__info_num(&p, end, &wq))
+        !rlock__info_num(&p, end, &wq) || !rlock__info_num(&p, end, &info->readers_waiting))
         return 0;
-    info->writer_waiting = wq != 0;
+    info->writer_waiting = (wq & 1) != 0;
+    info->readers_turn = (wq & 2) != 0;
     rlock__copy_text(info->owner, sizeof info->owner, p, (size_t)(end - p));
     return 1;
 }
@@ -2929,6 +2980,16 @@ static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_
     return 1;
 }
 
+#ifndef RLOCK_NO_PRIMITIVES
+/* How long the readers that waited for a writer get to come in after it
+ * leaves, before any writer may enter again: long enough for a woken reader
+ * to answer, or for one whose notice was lost to recheck (recheck_ms). */
+static uint32_t rlock__readers_turn(const rlock_lock *lk) {
+    const rlock_config *cfg = &lk->client->cfg;
+    return cfg->recheck_ms > 2u * cfg->backoff_max_ms ? cfg->recheck_ms : 2u * cfg->backoff_max_ms;
+}
+#endif
+
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
@@ -2950,7 +3011,9 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
-    int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
+    int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
+    int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
+    int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + slot : release ? 4 + fair + turn : 2;
     const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
@@ -2982,6 +3045,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
     if (ok && arg5) ok = rlock__put_arg(out, cap, &pos, op->arg5_str, strlen(op->arg5_str), NULL, 0);
+    if (ok && slot) { /* one node takes the lowest free slot; Redlock nodes all judge the same one */
+        size_t sl = 2;
+        if (lk->client->n_nodes == 1) memcpy(grace, "-1", 2);
+        else sl = rlock__utoa(grace, (unsigned long long)lk->slot);
+        ok = rlock__put_arg(out, cap, &pos, grace, sl, NULL, 0);
+    }
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
@@ -2998,6 +3067,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
         ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
+#ifndef RLOCK_NO_PRIMITIVES
+        if (ok && turn) {
+            size_t tl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)rlock__readers_turn(lk));
+            ok = rlock__put_arg(out, cap, &pos, grace, tl, NULL, 0);
+        }
+#endif
     }
     return ok ? pos : 0;
 }
@@ -3515,6 +3590,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         lk->ttl_ms = op->ttl;
         lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
         lk->held_mask = t.yes;
         rlock__op_finish(lk, RLOCK_OK, now);
         return;
@@ -3530,6 +3606,16 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
                 (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
     if (op->plain == 1 && !op->cancel && t.fatal == RLOCK_OK && t.n_no > 0) {
+        op->plain = 2;
+        op->retry = 1;
+    }
+    /* A Redlock semaphore asked for a slot that is taken while another is
+     * free: ask for that one at once (a few times; a follow-up like the
+     * plain SET's, sent even by a try-acquire). */
+    if (lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && !op->cancel && t.fatal == RLOCK_OK &&
+        t.free_slot >= 0 && t.free_slot != lk->slot && op->hops < 3) {
+        lk->slot = (int32_t)t.free_slot;
+        op->hops++;
         op->plain = 2;
         op->retry = 1;
     }
@@ -3667,7 +3753,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         now = rlock__now(lk->client);
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
-            if (op->retry && !op->cancel && now < op->wait_end) rlock__wait_next(lk, now);
+            if (op->retry && !op->cancel && (now < op->wait_end || op->plain == 2)) rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
@@ -4301,6 +4387,8 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_SEMAPHORE;
     lk->param = permits;
+    /* Redlock handles start on different slots, so rivals rarely ask for the same one */
+    lk->slot = (int32_t)(rlock__prng(lk) % (uint64_t)permits);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
@@ -4309,7 +4397,12 @@ RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long perm
         return rlock__why(lk->why, sizeof lk->why, "lk is not a semaphore (kind %)", (long long)lk->kind, 0, 0);
     if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
     lk->param = permits; /* the next attempt carries it */
+    if (lk->state != RLOCK_STATE_HELD && lk->slot >= permits) lk->slot = 0;
     return RLOCK_OK;
+}
+RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk) {
+    if (!rlock__lock_ok(lk) || lk->kind != RLOCK_KIND_SEMAPHORE || rlock_lock_state(lk) != RLOCK_STATE_HELD) return -1;
+    return lk->slot;
 }
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
