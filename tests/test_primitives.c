@@ -4,13 +4,17 @@
  *
  * Covers: a semaphore's permits never exceed N among 16 processes while
  * holders are killed (SIGKILL, their permit stays until its lease ends) and
- * paused past their lease (their release then says LOST); per-permit
+ * paused past their lease (their release then says LOST), on one node and
+ * on three Redlock nodes (one of them paused meanwhile); permit slots (N = 2
+ * on 3 nodes: pairwise-overlapping majorities admit 2, not 3); per-permit
  * renewal and release; changing N; readers together, the writer alone,
  * reentrancy, upgrade refused (RLOCK_E_UPGRADE), downgrade, a reader's own
  * lease, no writer starvation under a stream of readers (and the stream
- * wins when writers-first is off); a multi-lock all or none while one key is
- * held, and its Cluster slot check; inspection against what Redis holds;
- * force-unlock; a semaphore over three Redlock nodes; nothing leaked.
+ * wins when writers-first is off), no reader starvation under a writer that
+ * re-acquires in a loop (turn tickets); a multi-lock all or none while one
+ * key is held, its Cluster slot check, its release waking single-key
+ * waiters and its fence token; inspection against what Redis holds;
+ * force-unlock; nothing leaked.
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
  * loops. No wall-clock asserts: orderings and counts only. */
@@ -21,6 +25,7 @@
 #include "check.h"
 
 #include <sys/file.h>
+#include <sys/stat.h>
 
 static int quick;
 
@@ -406,6 +411,85 @@ static void test_rw_starvation(const rh_server *s) {
     CHECK(off == RLOCK_TIMEOUT || off == RLOCK_OK); /* off may still win a gap; never an error */
 }
 
+/* Turn-taking: one writer re-acquires in a loop (hold 2 ms, release, take
+ * it again at once) while 8 readers loop too. Each reader notes the
+ * writer's cycle count (a byte per cycle appended to a file) when it starts
+ * waiting and when it gets in: a reader that waited gets in before the
+ * writer's next cycle (the release gave it a turn ticket), so the
+ * difference is at most 1 - counted in writer cycles, not milliseconds.
+ * Without turns the writer's immediate re-acquire beats the woken readers
+ * (5 cycles at worst in a run before them). */
+static long long turn_cycles(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+static int turn_writer(const rh_server *s, const char *path, int cycles) {
+    tconn t;
+    rlock_lock w;
+    int i, fd = open(path, O_WRONLY | O_APPEND);
+    if (fd < 0 || tc_open(&t, s) != 0 || rlock_lock_init(&w, &t.cl, "rw:turn", 7, RLOCK_KIND_WRITE) != RLOCK_OK)
+        return 3;
+    for (i = 0; i < cycles; i++) {
+        if (rlock_acquire(&w, 5000, 20000) != RLOCK_OK) return 2;
+        if (write(fd, "w", 1) != 1) return 2;
+        rh_sleep_ms(2);
+        if (rlock_release(&w) != RLOCK_OK) return 2;
+    }
+    close(fd);
+    tc_close(&t);
+    return 0;
+}
+static int turn_reader(const rh_server *s, const char *path, int cycles, int out) {
+    tconn t;
+    rlock_lock r;
+    long long worst = 0;
+    int got = 0;
+    if (tc_open(&t, s) != 0 || rlock_lock_init(&r, &t.cl, "rw:turn", 7, RLOCK_KIND_READ) != RLOCK_OK) return 3;
+    while (turn_cycles(path) < cycles) {
+        long long c0 = turn_cycles(path), c1;
+        if (rlock_acquire(&r, 5000, 20000) != RLOCK_OK) return 2;
+        c1 = turn_cycles(path);
+        got++;
+        if (c1 - c0 > worst) worst = c1 - c0;
+        rh_sleep_ms(1);
+        if (rlock_release(&r) != RLOCK_OK) return 2;
+    }
+    tc_close(&t);
+    if (write(out, &worst, sizeof worst) != (ssize_t)sizeof worst) return 2;
+    return got > 0 ? 0 : 4;
+}
+static void test_rw_turns(const rh_server *s) {
+    enum { READERS = 8 };
+    char path[] = "/tmp/rlock-turn-XXXXXX";
+    pid_t pids[READERS + 1];
+    int i, cycles = quick ? 20 : 60, ok = 0, fd = mkstemp(path), p[2];
+    long long worst = 0, w;
+    if (fd < 0 || pipe(p) != 0) { CHECK_MSG(0, "mkstemp/pipe"); return; }
+    close(fd);
+    fflush(stdout);
+    fflush(stderr);
+    for (i = 0; i <= READERS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) _exit(i == 0 ? turn_writer(s, path, cycles) : turn_reader(s, path, cycles, p[1]));
+    }
+    close(p[1]);
+    for (i = 0; i <= READERS; i++) {
+        int ws = rh_wait_child(pids[i], 120000);
+        CHECK_MSG(rh_exited_with(ws, 0), "%s %d: status 0x%x", i ? "reader" : "writer", i, (unsigned)ws);
+        ok += rh_exited_with(ws, 0);
+    }
+    for (i = 0; i < READERS && read(p[0], &w, sizeof w) == (ssize_t)sizeof w; i++)
+        if (w > worst) worst = w;
+    close(p[0]);
+    unlink(path);
+    printf("read-write: a writer re-acquiring %d times among %d looping readers: a waiting reader got in within "
+           "%lld writer cycle(s) at worst\n", cycles, READERS, worst);
+    CHECK_EQ_LL(ok, READERS + 1);
+    CHECK_EQ_LL(i, READERS);
+    CHECK_MSG(worst <= 1, "a reader waited %lld writer cycles", worst);
+    rh_int(s, "DEL rw:turn {rw:turn}:waiters {rw:turn}:deadlines");
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -615,6 +699,7 @@ int main(void) {
     test_sem_procs(&s);
     test_rw_basic(&s);
     test_rw_starvation(&s);
+    test_rw_turns(&s);
     test_multi(&s);
     test_inspect_force(&s);
     test_sem_redlock();
