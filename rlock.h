@@ -1677,18 +1677,31 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
     "if l>0 then R('hset',k,'mode','read') R('pexpire',k,M(mx,e)-ms) else " RLOCK__LUA_RW_EMPTY "end " \
     RLOCK__LUA_WAKE_ALL "return 0"
-/* Multi: KEYS = the keys; ARGV = token, ttl. All free -> all set, or none. */
+/* Multi: KEYS = the n keys (acquire: then their n fence counters when
+ * fencing; release: then their n wait queues and n deadline hashes when it
+ * wakes); ARGV = token, ttl, n. All free -> all set, or none. The fence is
+ * one more than the largest of the keys' counters, and every counter is set
+ * to it: above any token a lock on any of the keys was given before. A
+ * release wakes one waiter of each key it frees (a simple lock's waiter on
+ * it), on that key's channel "<queue minus :waiters>:released". */
 #define RLOCK__LUA_MULTI_MINE \
     "local function mine(k) return redis.call('type',k).ok=='string' and redis.call('get',k)==ARGV[1] end "
 #define RLOCK__LUA_MULTI_ACQUIRE \
-    "for i=1,#KEYS do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
-    "for i=1,#KEYS do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end return {1,1,0}"
+    "local n=tonumber(ARGV[3]) for i=1,n do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
+    "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end local f=0 if #KEYS>n then " \
+    "for i=n+1,#KEYS do f=math.max(f,tonumber(redis.call('get',KEYS[i]) or 0)) end f=f+1 " \
+    "for i=n+1,#KEYS do redis.call('set',KEYS[i],f) end end return {1,1,f}"
 #define RLOCK__LUA_MULTI_EXTEND \
     RLOCK__LUA_MULTI_MINE "for i=1,#KEYS do if not mine(KEYS[i]) then return 0 end end " \
     "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
 #define RLOCK__LUA_MULTI_RELEASE \
-    RLOCK__LUA_MULTI_MINE "local n=0 for i=1,#KEYS do if mine(KEYS[i]) then redis.call('del',KEYS[i]) n=n+1 end end " \
-    "if n==#KEYS then return 1 end return 0"
+    RLOCK__LUA_MULTI_MINE "local n,c,ms=tonumber(ARGV[3]),0,nil for i=1,n do if mine(KEYS[i]) then " \
+    "redis.call('del',KEYS[i]) c=c+1 local q,d=KEYS[n+i],KEYS[2*n+i] local w=q and redis.call('zpopmin',q) " \
+    "for j=1,16 do if not (w and w[1]) then break end if not ms then local t=redis.call('time') " \
+    "ms=t[1]*1000+math.floor(t[2]/1000) end " \
+    "local e=tonumber(redis.call('hget',d,w[1])) redis.call('hdel',d,w[1]) " \
+    "if e and e>ms then redis.pcall('publish',string.sub(q,1,-9)..':released',w[1]) break end " \
+    "w=redis.call('zpopmin',q) end end end if c==n then return 1 end return 0"
 /* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
  * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
  * readers hold turn tickets (writers wait). Reads only. */
@@ -1824,8 +1837,8 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     RLOCK__PRIM("8969b278990be21da2553cd50e27d20e5c5886a9"), RLOCK__PRIM("79b87dcec65d1d2c029945b69830c400a5a0eac9"),
     RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("19837862dd5b40be122a3a2a8484e87c3719ee06"),
     RLOCK__PRIM("a6baaf59212ee7ff174c528f111e05d08f2d4d0c"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("8a0a79e4cab2460ec9a309ce655b0419c7cd2d83"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
-    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
+    RLOCK__PRIM("8a0a79e4cab2460ec9a309ce655b0419c7cd2d83"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
+    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("27974eb96a40fb7beba234ac7720f9e2207f2458"),
     RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
 };
 
@@ -2969,12 +2982,18 @@ static int rlock__is_release_script(int s) {
 }
 
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
- * its bytes (rlock_multi_init). */
-static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos) {
+ * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
+ * auxiliary name (rlock_aux_key) with that suffix. */
+static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos,
+                                 const char *suffix) {
     size_t at = 0;
+    char aux[RLOCK_MAX_AUX_LEN + 12];
     while (at + 2 <= lk->key_len) {
         size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
-        if (!rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0)) return 0;
+        size_t al = suffix ? rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, suffix) : 0;
+        if (suffix ? al == 0 || !rlock__put_arg(out, cap, pos, aux, al, NULL, 0)
+                   : !rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0))
+            return 0;
         at += 2 + len;
     }
     return 1;
@@ -2989,6 +3008,19 @@ static uint32_t rlock__readers_turn(const rlock_lock *lk) {
     return cfg->recheck_ms > 2u * cfg->backoff_max_ms ? cfg->recheck_ms : 2u * cfg->backoff_max_ms;
 }
 #endif
+
+/* 1 when every key of a multi-lock has a same-slot auxiliary name (no key
+ * with a '}' outside a hash tag): its fence counters and wait queues. */
+static int rlock__multi_aux(const rlock_lock *lk) {
+    size_t at = 0;
+    char aux[RLOCK_MAX_AUX_LEN + 12];
+    while (at + 2 <= lk->key_len) {
+        size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
+        if (!rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, ":fence")) return 0;
+        at += 2 + len;
+    }
+    return 1;
+}
 
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
@@ -3009,14 +3041,21 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
     int aux = (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
-    int nkeys = multi ? (int)lk->param
+    /* A multi-lock's keys, then per key: its fence counter (acquire with
+     * fencing), or its wait queue and deadlines (a release that wakes). */
+    unsigned first = lk->held_mask & (0u - lk->held_mask);
+    int mfence = multi && rlock__is_acquire_script(s) && lk->client->cfg.fencing;
+    int mwake = multi && rlock__is_release_script(s) && !op->round.cleanup && rlock__multi_aux(lk) &&
+                (!first || first == 1u << i);
+    int nkeys = multi ? (int)lk->param * (1 + mfence + 2 * mwake)
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
     int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
-    int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + slot : release ? 4 + fair + turn : 2;
+    int nargs = multi ? 3 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + slot : release ? 4 + fair + turn : 2;
     const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
-    char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
+    char nk[12], grace[12];
+    size_t nkl = rlock__utoa(nk, (unsigned long long)nkeys);
     int ok;
     if (op->round.plain) /* the uncontended fast path: what a raw client would send */
         return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
@@ -3028,9 +3067,19 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
          rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0);
-    if (multi) ok = ok && rlock__put_multi_keys(lk, out, cap, &pos);
-    else ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
+         rlock__put_arg(out, cap, &pos, nk, nkl, NULL, 0);
+    if (multi) {
+        ok = ok && rlock__put_multi_keys(lk, out, cap, &pos, NULL) &&
+             (!mfence || rlock__put_multi_keys(lk, out, cap, &pos, ":fence")) &&
+             (!mwake || (rlock__put_multi_keys(lk, out, cap, &pos, ":waiters") &&
+                         rlock__put_multi_keys(lk, out, cap, &pos, ":deadlines")));
+        nkl = rlock__utoa(nk, (unsigned long long)lk->param);
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
+             rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) &&
+             rlock__put_arg(out, cap, &pos, nk, nkl, NULL, 0);
+        return ok ? pos : 0;
+    }
+    ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
     if (ok && (aux || (inspect && bl))) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8);
     if (ok && aux && !fair) ok = rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
     if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
@@ -3059,7 +3108,6 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
      * votes. A fair release wakes on every node: each node's reservation is
      * a vote for its waiter. */
     if (ok && release) {
-        unsigned first = lk->held_mask & (0u - lk->held_mask);
         int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
         ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
         if (ok && fair) {
@@ -3996,9 +4044,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->aux_base_len == 0 && lk->kind != RLOCK_KIND_MULTI) /* no same-slot counter name */
+    if (c->cfg.fencing && (lk->kind == RLOCK_KIND_MULTI ? !rlock__multi_aux(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
-                          "counter name hashes to its slot", 0, 0, 0);
+                          "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -4444,7 +4492,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
     lk->param = (long long)n;
-    lk->aux_base_len = 0; /* no wait queue, no fence counter: waits by backoff */
+    lk->aux_base_len = 0; /* no wait queue of its own: waits by backoff */
     lk->aux_base[0] = '\0';
     return RLOCK_OK;
 }

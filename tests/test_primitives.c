@@ -539,6 +539,96 @@ static void test_multi(const rh_server *s) {
     tc_close(&t2);
 }
 
+/* A simple-lock waiter on one key of a multi-lock: it rechecks only every
+ * 60 s, so getting in within the parent's 20 s bound means the multi-lock's
+ * release woke it. */
+static int multi_waiter_child(const rh_server *s) {
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock lk;
+    rlock_status st;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.pubsub = 1;
+    cfg.recheck_ms = 60000;
+    if (rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) != 0 ||
+        rlock_node_init(&node, rlock_posix_transport(&pc)) != RLOCK_OK ||
+        rlock_client_init(&cl, &node, 1, &cfg) != RLOCK_OK ||
+        rlock_lock_init(&lk, &cl, "{job}:b", 7, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 3;
+    st = rlock_acquire(&lk, 10000, 120000);
+    if (st == RLOCK_OK) st = rlock_release(&lk);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    return st == RLOCK_OK ? 0 : 1;
+}
+
+/* A string value as a number (GET of a counter). */
+static long long get_num(const rh_server *s, const char *key) {
+    char buf[32];
+    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING ? atoll(buf) : -1;
+}
+
+/* The multi-lock's release wakes a waiter of one of its keys; with fencing
+ * its token is above every token given on any of its keys, and a lock on
+ * one of them afterwards gets a larger one. */
+static void test_multi_wake_fence(const rh_server *s) {
+    tconn_n t;
+    rlock_lock m, one;
+    const char *keys[3] = { "{job}:a", "{job}:b", "{job}:c" };
+    const size_t lens[3] = { 7, 7, 7 };
+    long long f1, fm;
+    pid_t pid;
+    int i, ws;
+    rlock_config cfg;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client fcl;
+    if (tcn_open(&t, s, 1, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_multi_init(&m, &t.cl, keys, lens, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&m, 60000, 0), RLOCK_OK);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) _exit(multi_waiter_child(s));
+    for (i = 0; i < 2000 && rh_int(s, "ZCARD {job}:b:waiters") == 0; i++) rh_sleep_ms(5);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {job}:b:waiters"), 1);
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+    ws = rh_wait_child(pid, 20000);
+    CHECK_MSG(rh_exited_with(ws, 0), "waiter on {job}:b after the multi-lock's release: status 0x%x", (unsigned)ws);
+    if (!rh_exited_with(ws, 0)) { kill(pid, SIGKILL); rh_wait_child(pid, 5000); }
+    tcn_close(&t);
+    /* fence tokens */
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.fencing = 1;
+    CHECK(rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) == 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&fcl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&one, &fcl, "{job}:b", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_multi_init(&m, &fcl, keys, lens, 3), RLOCK_OK);
+    for (i = 0; i < 3; i++) { /* {job}:b's counter runs ahead of the others */
+        CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&one), RLOCK_OK);
+    }
+    f1 = get_num(s, "{job}:b:fence");
+    CHECK(f1 >= 3);
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_OK);
+    fm = rlock_fence_token(&m);
+    CHECK_MSG(fm > f1, "multi-lock fence %lld, {job}:b had given %lld", fm, f1);
+    CHECK_EQ_LL(get_num(s, "{job}:a:fence"), fm);
+    CHECK_EQ_LL(get_num(s, "{job}:c:fence"), fm);
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&one, &fcl, "{job}:c", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_OK);
+    CHECK(rlock_fence_token(&one) > fm);
+    CHECK_EQ_ST(rlock_release(&one), RLOCK_OK);
+    rlock_client_close(&fcl);
+    rlock_posix_close(&pc);
+    rh_int(s, "DEL {job}:a:fence {job}:b:fence {job}:c:fence {job}:b:waiters {job}:b:deadlines");
+}
+
 /* ------------------------------------------- 4. inspection, force-unlock */
 
 static int waiter_child(const rh_server *s) {
@@ -701,6 +791,7 @@ int main(void) {
     test_rw_starvation(&s);
     test_rw_turns(&s);
     test_multi(&s);
+    test_multi_wake_fence(&s);
     test_inspect_force(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
