@@ -3581,17 +3581,18 @@ static void test_primitives_unit(void) {
     CHECK_EQ_LL(rlock_cluster_slot(NULL, 3), 0);
     /* the inspect answer */
     {
-        static const char ok1[] = "semaphore 1500 3 1 2 0 abcdef0123456789", ok2[] = "free -2 0 0 4 1 ";
-        static const char *const bad[] = { "", "x", "simple 12", "simple a b c d e f", "averyveryverylongkind 1 1 1 1 1 x",
+        static const char ok1[] = "semaphore 1500 3 1 2 0 0 abcdef0123456789", ok2[] = "free -2 0 0 4 3 2 ";
+        static const char *const bad[] = { "", "x", "simple 12", "simple a b c d e f", "averyveryverylongkind 1 1 1 1 1 1 x", "simple 1 1 1 1 1 x",
                                            " 1 1 1 1 1 x" };
         size_t i;
         CHECK(rlock__parse_info(&info[0], ok1, strlen(ok1)));
         CHECK(strcmp(info[0].kind, "semaphore") == 0 && info[0].pttl_ms == 1500 && info[0].holders == 3 &&
               info[0].holds == 1 && info[0].waiters == 2 && info[0].writer_waiting == 0 &&
-              strcmp(info[0].owner, "abcdef0123456789") == 0);
+              info[0].readers_turn == 0 && info[0].readers_waiting == 0 && strcmp(info[0].owner, "abcdef0123456789") == 0);
         CHECK(rlock__parse_info(&info[0], ok2, strlen(ok2)));
         CHECK(strcmp(info[0].kind, "free") == 0 && info[0].pttl_ms == -2 && info[0].waiters == 4 &&
-              info[0].writer_waiting == 1 && info[0].owner[0] == '\0');
+              info[0].writer_waiting == 1 && info[0].readers_turn == 1 && info[0].readers_waiting == 2 &&
+              info[0].owner[0] == '\0');
         for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
             CHECK_MSG(!rlock__parse_info(&info[0], bad[i], strlen(bad[i])), "'%s' parsed", bad[i]);
     }
@@ -3612,20 +3613,23 @@ static void test_primitives_unit(void) {
     fk_add(&F[0], rlock_script_sha(S_MULTI_REL), ":1\r\n");
     CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_OK);
     CHECK(req_has(&F[0], 0, "$1\r\n3\r\n$5\r\n{j}:a\r\n$6\r\n{j}:bb\r\n$5\r\n{j}:c\r\n$32\r\n"));
-    CHECK(req_has(&F[0], 0, "*8\r\n")); /* EVALSHA sha 3 k k k token ttl: no queue, no fence */
+    CHECK(req_has(&F[0], 0, "*9\r\n")); /* EVALSHA sha 3 k k k token ttl n: no fence */
     CHECK_EQ_ST(rlock_release(&LK2), RLOCK_OK);
-    /* a semaphore sends its permits as ARGV[5] */
+    CHECK(req_has(&F[0], 1, "*15\r\n$7\r\nEVALSHA")); /* the release: + 3 queues + 3 deadline hashes */
+    CHECK(req_has(&F[0], 1, "$1\r\n9\r\n$5\r\n{j}:a\r\n$6\r\n{j}:bb\r\n$5\r\n{j}:c\r\n$13\r\n{j}:a:waiters\r\n"));
+    /* a semaphore sends its permits as ARGV[5] ... */
     CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 7), RLOCK_OK);
     fk_add(&F[0], rlock_script_sha(S_SEM_ACQ), "*2\r\n:0\r\n:100\r\n");
     CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_NOT_ACQUIRED);
-    CHECK(req_has(&F[0], 2, "$5\r\n10000\r\n$0\r\n\r\n$1\r\n0\r\n$1\r\n7\r\n"));
+    /* ... and the slot it asks for as ARGV[6]: -1 (any) on one node */
+    CHECK(req_has(&F[0], 2, "$5\r\n10000\r\n$0\r\n\r\n$1\r\n0\r\n$1\r\n7\r\n$2\r\n-1\r\n"));
     /* an upgrade is refused with its own status, at once */
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "rw", 2, RLOCK_KIND_WRITE), RLOCK_OK);
     fk_add(&F[0], rlock_script_sha(S_WRITE_ACQ), "-UPGRADE read lock held by this owner\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 5000), RLOCK_E_UPGRADE);
     CHECK(rlock_lock_state(&LK2) == RLOCK_STATE_IDLE);
     /* inspect reads the text answer into out[] */
-    fk_add(&F[0], rlock_script_sha(S_INSPECT), "$34\r\nwrite 900 1 2 0 1 0123456789abcdef\r\n");
+    fk_add(&F[0], rlock_script_sha(S_INSPECT), "$36\r\nwrite 900 1 2 0 1 0 0123456789abcdef\r\n");
     CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_OK);
     CHECK(info[0].st == RLOCK_OK && strcmp(info[0].kind, "write") == 0 && info[0].holds == 2 &&
           info[0].writer_waiting == 1 && strcmp(info[0].owner, "0123456789abcdef") == 0);
