@@ -1501,12 +1501,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_DEQUEUE \
     "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) redis.call('hdel',KEYS[3],ARGV[3]) end "
+/* The loop of a wake-up: w the popped head of queue q (Lua expressions for
+ * the queue, its deadline hash and the channel); ms the server time. */
+#define RLOCK__LUA_WAKE_LOOP(q, dl, ch) \
+    "for i=1,16 do if not w[1] then break end " \
+    "local d=tonumber(redis.call('hget'," dl ",w[1])) redis.call('hdel'," dl ",w[1]) " \
+    "if d and d>ms then redis.pcall('publish'," ch ",w[1]) break end " \
+    "w=redis.call('zpopmin'," q ") end "
 #define RLOCK__LUA_WAKE_ONE \
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
-    "for i=1,16 do if not w[1] then break end " \
-    "local d=tonumber(redis.call('hget',KEYS[3],w[1])) redis.call('hdel',KEYS[3],w[1]) " \
-    "if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) break end " \
-    "w=redis.call('zpopmin',KEYS[2]) end end end "
+    RLOCK__LUA_WAKE_LOOP("KEYS[2]", "KEYS[3]", "ARGV[3]") "end end "
 
 /* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
  * ARGV = token/owner, ttl, waiter id or '', wait ms.
@@ -1572,8 +1576,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * same slot, so a slot is a Redlock mutex and at most N holders can have a
  * majority) or -1 for the lowest free one (one node). Refused: {0, ms until
  * the earliest lease ends, 1 + lowest free slot (0: none)}. Extend and
- * release find the token's member by a scan: O(permits held). The queue
- * fragments skip a call when there is nothing to do (one TIME per script). */
+ * release find the token's member by a scan: O(permits held), which also
+ * reaps expired permits. The queue fragments skip a call when there is
+ * nothing to do (one TIME per script). */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
@@ -1582,11 +1587,13 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_SEM_ACQUIRE \
     RLOCK__LUA_NOW "local k,n,tt,p=KEYS[1],tonumber(ARGV[5]),tonumber(ARGV[2]),tonumber(ARGV[6]) " \
-    "if type(redis.pcall('zremrangebyscore',k,'-inf',ms))=='table' then " \
+    "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
     "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
-    "local h=redis.call('zrange',k,0,-1,'WITHSCORES') local c,u,mx,mn,f=#h/2,{},ms,nil,-1 for i=1,#h,2 do " \
-    "u[tonumber(string.match(h[i],'^%d+')) or -1]=true local x=tonumber(h[i+1]) if x>mx then mx=x end " \
-    "if not mn or x<mn then mn=x end end if c<n then for i=0,c do if not u[i] then f=i break end end end " \
+    "local c,u,mx,mn,f,x0=0,{},ms,nil,-1,{} for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true " \
+    "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
+    "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
+    "if c<n then for i=0,c do if not u[i] then f=i break end end end " \
     "if c<n and ((p<0 and f>=0) or (p>=0 and p<n and not u[p])) then local s=p<0 and f or p " \
     "redis.call('zadd',k,ms+tt,s..':'..ARGV[1]) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
     RLOCK__LUA_SEM_DEQUEUE "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
@@ -1600,7 +1607,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_SEM_RELEASE \
     RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g=0 for i=1,#h,2 do " \
     "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if tonumber(h[i+1])>ms then g=1 end end end " \
-    "if g==0 then return 0 end " RLOCK__LUA_WAKE_ONE "return 1"
+    "if g==0 then return 0 end if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) " \
+    RLOCK__LUA_WAKE_LOOP("KEYS[2]", "KEYS[3]", "ARGV[3]") "end return 1"
 /* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
@@ -1696,12 +1704,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
 #define RLOCK__LUA_MULTI_RELEASE \
     RLOCK__LUA_MULTI_MINE "local n,c,ms=tonumber(ARGV[3]),0,nil for i=1,n do if mine(KEYS[i]) then " \
-    "redis.call('del',KEYS[i]) c=c+1 local q,d=KEYS[n+i],KEYS[2*n+i] local w=q and redis.call('zpopmin',q) " \
-    "for j=1,16 do if not (w and w[1]) then break end if not ms then local t=redis.call('time') " \
-    "ms=t[1]*1000+math.floor(t[2]/1000) end " \
-    "local e=tonumber(redis.call('hget',d,w[1])) redis.call('hdel',d,w[1]) " \
-    "if e and e>ms then redis.pcall('publish',string.sub(q,1,-9)..':released',w[1]) break end " \
-    "w=redis.call('zpopmin',q) end end end if c==n then return 1 end return 0"
+    "redis.call('del',KEYS[i]) c=c+1 local q,e=KEYS[n+i],KEYS[2*n+i] local w=q and redis.call('zpopmin',q) or {} " \
+    "if w[1] and not ms then local t=redis.call('time') ms=t[1]*1000+math.floor(t[2]/1000) end " \
+    RLOCK__LUA_WAKE_LOOP("q", "e", "string.sub(q,1,-9)..':released'") "end end if c==n then return 1 end return 0"
 /* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
  * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
  * readers hold turn tickets (writers wait). Reads only. */
@@ -1833,12 +1838,12 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
     "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
     "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e",
-    RLOCK__PRIM("d12ffc53f3da287650291131658601d6771a6a34"), RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799"),
-    RLOCK__PRIM("8969b278990be21da2553cd50e27d20e5c5886a9"), RLOCK__PRIM("79b87dcec65d1d2c029945b69830c400a5a0eac9"),
+    RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c"), RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799"),
+    RLOCK__PRIM("2c367d622b13203b62725155f6299999832a7958"), RLOCK__PRIM("79b87dcec65d1d2c029945b69830c400a5a0eac9"),
     RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("19837862dd5b40be122a3a2a8484e87c3719ee06"),
     RLOCK__PRIM("a6baaf59212ee7ff174c528f111e05d08f2d4d0c"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
     RLOCK__PRIM("8a0a79e4cab2460ec9a309ce655b0419c7cd2d83"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
-    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("27974eb96a40fb7beba234ac7720f9e2207f2458"),
+    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f47e44d505dc5b4b3dad723c0f2c0d63dcad71b9"),
     RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
 };
 
