@@ -922,21 +922,24 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * with one wake-up per release.
  *
  * SEMAPHORE: at most `permits` holders of one name at once. Each handle that
- * acquires holds one permit under its own random token, with its own lease
- * (a zset token -> lease end, in the server's clock): a holder that dies
- * frees its permit when its lease ends, not before, and not the others'.
- * rlock_extend / rlock_renew_poll renew only the handle's own permit; release
- * frees exactly it and wakes one waiter. Expired permits are reaped by the
- * next script that looks. Changing N: every acquire carries its handle's
- * permits and is granted when fewer than that many live permits exist.
- * Raising N admits more at once; lowering it revokes nothing - new acquires
- * wait until the holders have dropped below the new N. Handles that disagree
- * on N each apply their own. Redlock: a permit is held when a majority of
- * nodes granted it, so with every node up and nodes that never lose data
- * each node holds at most N permits, but different majorities can overlap:
- * with n nodes and quorum q the holders are bounded by floor(n*N/q), which
- * is N only for N = 1 (3 nodes, N = 2: 3 holders are possible). Use a single
- * node (or N = 1) when "at most N" must be strict.
+ * acquires holds one permit - one of N numbered slots - under its own random
+ * token, with its own lease (a zset "<slot>:<token>" -> lease end, in the
+ * server's clock): a holder that dies frees its permit when its lease ends,
+ * not before, and not the others'. rlock_extend / rlock_renew_poll renew
+ * only the handle's own permit; release frees exactly it and wakes one
+ * waiter (extend and release find it by a scan: O(permits held)). Expired
+ * permits are reaped by the next script that looks. Changing N: every
+ * acquire carries its handle's permits and is granted when fewer than that
+ * many live permits exist and a slot below it is free. Raising N admits
+ * more at once; lowering it revokes nothing - new acquires wait until the
+ * holders have dropped below the new N. Handles that disagree on N each
+ * apply their own. Redlock: at most N holders, exactly (nodes that keep
+ * their data, as for any Redlock). Each slot is a Redlock mutex: an attempt
+ * names one slot, every node judges that slot, and a permit is held when a
+ * majority granted it - one slot cannot have two majorities. A refusal names
+ * the lowest free slot; the attempt that asks for it follows at once (at
+ * most 3 per acquire round). (Counting permits per node would not do:
+ * majorities overlap, and n nodes with quorum q would admit floor(n*N/q).)
  *
  * READ-WRITE: init two handles on the same key with RLOCK_KIND_READ and
  * RLOCK_KIND_WRITE. Many readers or one writer; reentrant per owner id (as
@@ -945,19 +948,26 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * > 0) keeps new readers out so a stream of readers cannot starve it (its
  * hold-off lasts its wait left, at most max(ttl, 2 x recheck_ms, 2 x
  * backoff_max_ms), renewed by its next attempt); rlock_rw_writers_first(lk, 0)
- * turns that off for a write handle. An owner holding the read lock only
- * that asks for the write lock gets RLOCK_E_UPGRADE at once (two upgraders
- * would deadlock): release the read lock first. Holding the write lock and
- * acquiring the read lock (then releasing the write one) downgrades.
- * Fence tokens come with write grants only.
+ * turns that off for a write handle. Nor can a writer that re-acquires in a
+ * loop starve the readers: a reader refused while it waits is noted, and a
+ * writer's release gives every noted reader a turn ticket lasting
+ * max(recheck_ms, 2 x backoff_max_ms); no writer enters while a ticket is
+ * out, and readers noted during the turn wait for the next one. An owner
+ * holding the read lock only that asks for the write lock gets
+ * RLOCK_E_UPGRADE at once (two upgraders would deadlock): release the read
+ * lock first. Holding the write lock and acquiring the read lock (then
+ * releasing the write one) downgrades. Fence tokens come with write grants
+ * only.
  *
  * MULTI: 1..RLOCK_MAX_MULTI keys taken all or none by one script per node
  * (one round trip), each key a simple lock (string = token) that excludes
- * RLOCK_KIND_SIMPLE locks on it; released together. The keys must share a
- * Redis Cluster hash slot (give them one hash tag: "{job}:in", "{job}:out"),
- * checked at init, so the same code runs on a Cluster. A multi-lock waits by
- * backoff (no wait queue; a simple-lock waiter on one of its keys is woken by
- * its recheck, not by the multi-lock's release); no fence token. */
+ * RLOCK_KIND_SIMPLE locks on it; released together, waking one waiter of
+ * each key. The keys must share a Redis Cluster hash slot (give them one
+ * hash tag: "{job}:in", "{job}:out"), checked at init, so the same code runs
+ * on a Cluster. With cfg.fencing its fence token is one above the largest
+ * of its keys' counters, and each counter is set to it (so it orders with
+ * the simple locks' tokens on every key). A multi-lock waits by backoff: it
+ * joins no wait queue, so a single-key release does not wake it. */
 #ifndef RLOCK_MAX_MULTI
 #define RLOCK_MAX_MULTI 8
 #endif
