@@ -938,7 +938,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * names one slot, every node judges that slot, and a permit is held when a
  * majority granted it - one slot cannot have two majorities. A refusal names
  * the lowest free slot; the attempt that asks for it follows at once (at
- * most 3 per acquire round). (Counting permits per node would not do:
+ * most 3 such per acquire call). (Counting permits per node would not do:
  * majorities overlap, and n nodes with quorum q would admit floor(n*N/q).)
  *
  * READ-WRITE: init two handles on the same key with RLOCK_KIND_READ and
@@ -3816,7 +3816,9 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         now = rlock__now(lk->client);
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
-            if (op->retry && !op->cancel && (now < op->wait_end || op->plain == 2)) rlock__wait_next(lk, now);
+            /* (a semaphore's follow-up for a free slot goes out even past the wait) */
+            if (op->retry && !op->cancel && (now < op->wait_end || (op->plain == 2 && op->hops > 0)))
+                rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
