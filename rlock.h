@@ -1628,42 +1628,43 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * live tickets, the latest end of any of these, and how many fields are
  * none of these (a reentrant lock's owners). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R,S,N,M=redis.call,string.sub,tonumber,math.max " \
-    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,N(R('hget',k,'wq') or 0),0 " \
-    "for i=1,#h,2 do local f=h[i] local s,x=S(f,-2),N(h[i+1]) if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
-    "else R('hdel',k,f,S(f,1,-3)..':r') end elseif s==':q' or s==':t' then if x<=ms then R('hdel',k,f) " \
-    "elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
-    "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end return l,mx,Q,t,e,z end "
+    "local R,S,N,M,F=redis.call,string.sub,tonumber,math.max,{} " \
+    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
+    "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
+    "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end " \
+    "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
  * latest of them), so nobody barges in ahead of them. */
 #define RLOCK__LUA_RW_EMPTY \
     "R('hdel',k,'mode') if e>ms then R('pexpire',k,e-ms) else R('del',k) end "
-/* A key of another type fails the first HGET with Redis's own WRONGTYPE. */
+/* A key of another type fails the HGETALL with Redis's own WRONGTYPE. The
+ * fields are read once (F); calls are left for the changes. */
 #define RLOCK__LUA_RW_MODE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
-    "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local m=R('hget',k,'mode') local l,mx,Q,t,e,z=live(k,ms) " \
+    "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local l,mx,Q,t,e,z=live(k,ms) local m=F.mode " \
     "if not m and z>0 then return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
     "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
 /* A reader is refused while a writer holds, and while a writer waits
  * (writers first) unless it holds a turn ticket; refused, it queues as a
  * waiting reader for the next turn. */
 #define RLOCK__LUA_READ_ACQUIRE \
-    RLOCK__LUA_RW_MODE "local w=R('hexists',k,o..':t')==1 " \
-    "if R('hexists',k,o..':r')==1 or R('hexists',k,o..':w')==1 or (m~='write' and (N(R('hget',k,'wq') or 0)<=ms or w)) then " \
-    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) R('hdel',k,o..':q',o..':t') " \
+    RLOCK__LUA_RW_MODE "local w=F[o..':t'] " \
+    "if F[o..':r'] or F[o..':w'] or (m~='write' and (N(F.wq or 0)<=ms or w)) then " \
+    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 /* A writer is refused while turn tickets are out. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
-    RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and R('hexists',k,o..':w')==1) then " \
-    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') R('hdel',k,'wq') " \
+    RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " \
     RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
-    "if m=='read' and R('hexists',k,o..':r')==1 then " \
-    "return redis.error_reply('UPGRADE read lock held by this owner') end " \
-    "local d=ms+N(ARGV[5]) if d>ms and d>N(R('hget',k,'wq') or 0) then R('hset',k,'wq',d) end " \
+    "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
+    "local d=ms+N(ARGV[5]) if d>ms and d>N(F.wq or 0) then R('hset',k,'wq',d) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_READ_EXTEND \
     RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local x=tonumber(redis.call('hget',k,o..':x') or 0) " \
@@ -1683,18 +1684,19 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * next one, so the turn cannot starve the writers either. It also wakes
  * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
-    RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':r')==0 then return -1 end " \
-    "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end R('hdel',k,o..':r',o..':x') " \
-    "if R('hget',k,'mode')=='read' then " RLOCK__LUA_NOW "local l,mx,Q,t,e=live(k,ms) if l==0 then " RLOCK__LUA_RW_EMPTY \
-    RLOCK__LUA_WAKE_ALL "end end return 0"
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
+    "if not F[o..':r'] then return -1 end local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
+    RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
-    RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':w')==0 then return -1 end " \
-    "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end R('hdel',k,o..':w') " \
-    RLOCK__LUA_NOW "local l,mx,Q,t,e=live(k,ms) local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
+    "if not F[o..':w'] then return -1 end local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
     "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
     "if l>0 then R('hset',k,'mode','read') R('pexpire',k,M(mx,e)-ms) else " RLOCK__LUA_RW_EMPTY "end " \
     RLOCK__LUA_WAKE_ALL "return 0"
+
 /* Multi: KEYS = the n keys (acquire: then their n fence counters when
  * fencing; release: then their n wait queues and n deadline hashes when it
  * wakes); ARGV = token, ttl, n. All free -> all set, or none. The fence is
@@ -1849,10 +1851,10 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
     "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e",
     RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c"), RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799"),
-    RLOCK__PRIM("2c367d622b13203b62725155f6299999832a7958"), RLOCK__PRIM("79b87dcec65d1d2c029945b69830c400a5a0eac9"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("19837862dd5b40be122a3a2a8484e87c3719ee06"),
-    RLOCK__PRIM("a6baaf59212ee7ff174c528f111e05d08f2d4d0c"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("8a0a79e4cab2460ec9a309ce655b0419c7cd2d83"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
+    RLOCK__PRIM("2c367d622b13203b62725155f6299999832a7958"), RLOCK__PRIM("b3f4eeea6a380dcde8fef46a8a72d527a797cf62"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("a3b20d0e458a3dc3b6c3043af3195ec5d7025891"),
+    RLOCK__PRIM("3d4cd3215521056ef999de19499e9444be20c255"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
+    RLOCK__PRIM("9f64fb4f9eec5a0258d3a6f189b17a33fefd60f1"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
     RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f47e44d505dc5b4b3dad723c0f2c0d63dcad71b9"),
     RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
 };
