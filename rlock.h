@@ -2981,7 +2981,11 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
-    const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
+    /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
+     * sent once this acquisition queued, even if this attempt would not (its
+     * subscription lost): a grant must take the entry out, or a release
+     * would wake it instead of a live waiter. */
+    const char *b = lk->aux_base, *q = op->queue || lk->queued ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
     int ok;

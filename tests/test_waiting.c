@@ -120,10 +120,13 @@ static void count_lost(rlock_lock *lk, void *user) {
     if (user) (*(int *)user)++;
 }
 
-/* GET key == want. */
+/* GET key == want, or want + "+": a waiter granted by a script marks its
+ * value, so that its release wakes the next (rlock.h, the "queued" mark). */
 static int key_is(const rh_server *s, const char *key, const char *want) {
     char buf[256];
-    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0;
+    size_t n = strlen(want);
+    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strncmp(buf, want, n) == 0 &&
+           (buf[n] == '\0' || (buf[n] == '+' && buf[n + 1] == '\0'));
 }
 
 /* GET key as a number, -999 when missing or not a string. */
