@@ -1507,7 +1507,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "w=redis.call('zpopmin',KEYS[2]) end end end "
 
 /* Acquire scripts: KEYS = lock, waiters, (unused)[, fence counter];
- * ARGV = token/owner, ttl, waiter id or '', wait ms.
+ * ARGV = token/owner, ttl, waiter id or '', wait ms (the simple lock's
+ * ARGV[5]: '1' when an earlier attempt queued, so a grant has an entry to
+ * dequeue; '' saves the ZREM).
  * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key)
  *
  * The simple lock's "queued" mark: a waiter that queues appends "+" to the
@@ -1531,7 +1533,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local v=redis.pcall('get',KEYS[1]) if type(v)=='table' then " \
     "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end " \
     "if not v then local m='' if ARGV[3]~='' then m='+' end " \
-    "redis.call('set',KEYS[1],ARGV[1]..m,'PX',ARGV[2]) " RLOCK__LUA_DEQUEUE \
+    "redis.call('set',KEYS[1],ARGV[1]..m,'PX',ARGV[2]) if ARGV[5]=='1' then " RLOCK__LUA_DEQUEUE "end " \
     "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
     "local t=redis.call('pttl',KEYS[1]) if t>=0 then " RLOCK__LUA_ENQUEUE \
     "if ARGV[3]~='' and string.sub(v,-1)~='+' and string.sub(v,1,1)~='~' then " \
@@ -1801,7 +1803,7 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__PRIM(RLOCK__LUA_INSPECT), RLOCK__PRIM(RLOCK__LUA_FORCE)
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
-    "dc3e2c03dee0a69d96fae4c26c3de8433b31b821", "79612b9e4be076a6d75391594e283bd6c57b8210",
+    "a13c017b0f24703f4440942543dc4c33bf8ebb77", "79612b9e4be076a6d75391594e283bd6c57b8210",
     "be462f0a63d4592e0368e452ebe2fbfdf468bc73", "5ed6f7d20b120d52b9beb663cc060c626cf5e3e6",
     "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "3679f24e7d7d48a1ed4f8812429801a39e159a9a",
     "c6d0fa0dc0946e9988ae650d865a7769eb2f3866", "b6d84e116d67039717ba1fb31ddbc0385a94dcd1",
@@ -2976,11 +2978,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
+    int queued5 = s == RLOCK__S_SIMPLE_ACQUIRE; /* ARGV[5]: '1' an earlier attempt queued (a grant dequeues) */
     int aux = (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
-    int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
+    int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + queued5 : release ? 4 + fair : 2;
     /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
      * sent once this acquisition queued, even if this attempt would not (its
      * subscription lost): a grant must take the entry out, or a release
@@ -3016,6 +3019,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
     if (ok && arg5) ok = rlock__put_arg(out, cap, &pos, op->arg5_str, strlen(op->arg5_str), NULL, 0);
+    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", lk->queued ? 1 : 0, NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
@@ -3478,10 +3482,9 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
         op->plain = 0;
         op->attempts--;
     } else {
-        op->plain = op->attempts == 0 && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
+        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
                     !lk->client->cfg.fencing && !lk->client->cfg.scripts_only && rlock__scripts_ran(lk->client);
     }
-    if (op->queue && !op->plain) lk->queued = 1;
     rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
 #ifndef RLOCK_NO_PRIMITIVES
     if (lk->kind == RLOCK_KIND_SEMAPHORE) rlock__utoa(op->arg5_str, (unsigned long long)lk->param);
@@ -3490,6 +3493,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
+    if (op->queue && !op->plain) lk->queued = 1; /* after: this attempt's grant has no entry to take out */
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
