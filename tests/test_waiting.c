@@ -1253,6 +1253,66 @@ static void test_resp3_wait(rh_server *srv) {
     for (i = 0; i < NSRV; i++) rh_int(&srv[i], "DEL {r3:key}:waiters {r3:key}:deadlines");
 }
 
+/* Redlock waiting with the first node that granted - a release's first
+ * wake node - killed during the hold: the release wakes from a second node
+ * that granted, so the waiter (RESP3, re-check 5 s) gets the lock on the
+ * other two at once instead of after its re-check or the holder's TTL. */
+static void test_wake_node_down(rh_server *srv) {
+    rh_server *s3[NSRV];
+    tcli h, w;
+    rlock_lock hl, wl;
+    rlock_config cfg = cfg_base(250, NULL);
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    long long took = -1;
+    unsigned long long t0;
+    int i, queued = 0;
+    for (i = 0; i < NSRV; i++) s3[i] = &srv[i];
+    cfg.recheck_ms = 5000;
+    CHECK(tcli_open(&h, s3, NSRV, &cfg, 0) == 0);
+    cfg.pubsub = 1;
+    CHECK(tcli_open(&w, s3, NSRV, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "wd:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wl, &w.cl, "wd:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&hl), 3);
+    CHECK_EQ_ST(rlock_acquire_begin(&wl, 5000, 8000), RLOCK_WOULD_BLOCK);
+    /* until the waiter is queued on every node (bounded) */
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && !queued && since(t0) < 3000) {
+        st = rlock_step(&wl);
+        for (queued = 1, i = 0; i < NSRV; i++) queued = queued && rh_int(&srv[i], "ZCARD {wd:key}:waiters") == 1;
+        if (!queued) tcli_wait(&w, 10);
+    }
+    CHECK_MSG(queued && st == RLOCK_WOULD_BLOCK, "the waiter never queued on all %d nodes (%s)", NSRV,
+              rlock_status_str(st));
+    rh_server_kill9(&srv[0]);
+    /* the waiter sees its node-0 connection drop and settles (held on 1, 2) */
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 300) {
+        st = rlock_step(&wl);
+        tcli_wait(&w, 10);
+    }
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 8000) {
+        uint32_t to = rlock_next_timeout_ms(&wl);
+        if ((st = rlock_step(&wl)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&w, to < 50 ? to : 50);
+    }
+    took = since(t0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(took < 1000, "the waiter got the lock %lld ms after the release (its re-check is 5000 ms)", took);
+    CHECK_EQ_LL(rlock_last_votes(&wl), 2);
+    printf("Redlock-3, first wake node killed during the hold: the waiter got the lock %lld ms after the "
+           "release (woken by another node)\n", took);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&wl), RLOCK_OK);
+    tcli_close(&w);
+    tcli_close(&h);
+    CHECK(rh_server_restart(&srv[0], NULL) == 0);
+    for (i = 1; i < NSRV; i++) rh_int(&srv[i], "DEL {wd:key}:waiters");
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -1285,6 +1345,7 @@ int main(void) {
     test_fencing(srv);
     test_watchdog_lifecycle(&srv[0]);
     test_caps(&srv[0]);
+    test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
     CHECK_EQ_LL(rh_int(&srv[0], "DBSIZE"), 0); /* no lock or counter left behind */
