@@ -466,8 +466,9 @@ typedef struct rlock_config {
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
     /* 1: every acquire attempt is a script. 0: a barging simple lock without
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
-     * fast path; refused, a script attempt follows at once). Set it for an
-     * ACL user that may run EVALSHA but not SET. [0] */
+     * fast path; refused, a script attempt follows at once), once a script
+     * has run on each node (not with a user the ACL refuses scripts). Set it
+     * for an ACL user that may run EVALSHA but not SET. [0] */
     int scripts_only;
     /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
      * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
@@ -1509,7 +1510,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* Acquire scripts: KEYS = lock, waiters, (unused)[, fence counter];
  * ARGV = token/owner, ttl, waiter id or '', wait ms (the simple lock's
  * ARGV[5]: '1' when an earlier attempt queued, so a grant has an entry to
- * dequeue; '' saves the ZREM).
+ * dequeue; absent, the ZREM is saved).
  * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key)
  *
  * The simple lock's "queued" mark: a waiter that queues appends "+" to the
@@ -2978,7 +2979,11 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
-    int queued5 = s == RLOCK__S_SIMPLE_ACQUIRE; /* ARGV[5]: '1' an earlier attempt queued (a grant dequeues) */
+    /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues). Absent
+     * otherwise: the request stays at 10 elements, and a server answers an
+     * unauthenticated client's longer multibulk with a protocol error, not
+     * NOAUTH. */
+    int queued5 = s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued;
     int aux = (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = multi ? (int)lk->param
@@ -3019,7 +3024,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
     if (ok && arg5) ok = rlock__put_arg(out, cap, &pos, op->arg5_str, strlen(op->arg5_str), NULL, 0);
-    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", lk->queued ? 1 : 0, NULL, 0);
+    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", 1, NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
@@ -3471,13 +3476,15 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
     op->queue = (op->sub_ok != 0 || lk->fair_grace != 0) && now < op->wait_end;
-    /* The first attempt of a barging simple lock without fencing is a plain
-     * SET NX PX, subscribed or not: an uncontended acquire (and a releaser
-     * taking the lock again) costs the server what a raw client's does.
-     * Refused, a script attempt follows at once: it queues, and tells a
-     * holder's PTTL from a foreign or wrong-type key. Only where a script
-     * has run on every node: a user whose ACL refuses scripts would get the
-     * key by SET and then could not release it (the release is a script). */
+    /* The first attempt of a barging simple lock without fencing, not
+     * queueing, is a plain SET NX PX: an uncontended acquire costs the server
+     * what a raw client's does. Refused, a script attempt follows at once: it
+     * queues, and tells a holder's PTTL from a foreign or wrong-type key. A
+     * client still subscribed from a recent wait (queueing) goes to the
+     * script first: under contention SET + script would be two commands per
+     * attempt. Only where a script has run on every node: a user whose ACL
+     * refuses scripts would get the key by SET and then could not release
+     * it (the release is a script). */
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
         op->attempts--;
