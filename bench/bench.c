@@ -471,6 +471,9 @@ static int capture_cmds(const char *key, rlock_kind kind, captured *out) {
     if (rlock_node_init(&node, &tr) == RLOCK_OK && rlock_client_init(&cl, &node, 1, NULL) == RLOCK_OK) {
         if (rlock_client_connect(&cl, 2000) == RLOCK_OK &&
             rlock_lock_init(&lk, &cl, key, strlen(key), kind) == RLOCK_OK) {
+            /* one cycle first, not captured: a client's fast path starts once
+             * a script has run on the node, and the rows run warmed up */
+            if (rlock_acquire(&lk, ROW_TTL_MS, 0) == RLOCK_OK) (void)rlock_release(&lk);
             t.buf = out->acq; t.cap = sizeof out->acq; t.len = 0;
             if (rlock_acquire(&lk, ROW_TTL_MS, 0) == RLOCK_OK) {
                 out->acq_len = t.len;
