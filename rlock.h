@@ -538,6 +538,7 @@ typedef struct rlock_node {
     /* --- private --- */
     unsigned magic;
     int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
+    int scripted;         /* a script ran here (not refused by the ACL): the fast path may be used */
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
     /* diagnostics of the last round on this node (set by the round layer) */
@@ -578,8 +579,9 @@ typedef struct rlock_config {
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
     /* 1: every acquire attempt is a script. 0: a barging simple lock without
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
-     * fast path; refused, a script attempt follows at once). Set it for an
-     * ACL user that may run EVALSHA but not SET. [0] */
+     * fast path; refused, a script attempt follows at once), once a script
+     * has run on each node (not with a user the ACL refuses scripts). Set it
+     * for an ACL user that may run EVALSHA but not SET. [0] */
     int scripts_only;
     /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
      * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
@@ -796,6 +798,7 @@ typedef struct rlock_round {
     int script;               /* RLOCK__S_* */
     int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
+    unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
     long long acks;           /* fewest acks reported, -1 none */
     uint64_t start;
@@ -867,6 +870,7 @@ typedef struct rlock_lock {
     rlock_state state;
     unsigned held_mask;       /* nodes that granted or extended the current hold */
     int lost_notified;
+    int queued;               /* this acquisition queued its waiter id (a Redlock release unqueues it) */
     uint32_t renewals;
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
@@ -1634,24 +1638,33 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
        RLOCK__S_COUNT };
 
 /* Shared fragments. The wait queue: a failed attempt that will wait on
- * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the FIFO
- * zset KEYS[2] with its deadline (server ms) in the hash KEYS[3]; a grant
- * dequeues it; a release pops the oldest waiter still within its deadline and
- * publishes only its id, so one waiter wakes per release, not all of them.
+ * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the zset
+ * KEYS[2], scored by its deadline (server ms: when it stops waiting); a grant
+ * dequeues it; a release pops the waiter whose deadline comes first, skips
+ * those already past it, and publishes only its id, so one waiter wakes per
+ * release, not all of them. The deadline is the score (no second key, no
+ * HSET/HGET/HDEL per wait); KEYS[3] ("{key}:deadlines") is still passed but
+ * unused. The queue's TTL is renewed only when it falls below the longest
+ * wait + 60 s, to twice that margin: one PEXPIRE per minute, not per wait.
  * PUBLISH is a pcall: a releaser whose ACL user may not publish (Redis 7's
  * default for new users) must not fail after its DEL already happened. */
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
 #define RLOCK__LUA_ENQUEUE \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW \
-    "redis.call('zadd',KEYS[2],'NX',ms,ARGV[3]) " \
-    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) " \
-    "local e=tonumber(ARGV[4])+60000 " \
-    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
+    "redis.call('zadd',KEYS[2],ms+tonumber(ARGV[4]),ARGV[3]) local e=tonumber(ARGV[4])+60000 " \
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
 #define RLOCK__LUA_DEQUEUE \
-    "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) redis.call('hdel',KEYS[3],ARGV[3]) end "
-/* The loop of a wake-up: w the popped head of queue q (Lua expressions for
- * the queue, its deadline hash and the channel); ms the server time. */
+    "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) end "
+/* The loop of a wake-up from a wait queue scored by deadline (a lock's
+ * queue): w the popped head of queue q, ch the channel (Lua expressions);
+ * ms the server time. Waiters already past their deadline are skipped. */
+#define RLOCK__LUA_WAKE_SCORED(q, ch) \
+    "for i=1,16 do if not w[1] then break end " \
+    "if tonumber(w[2])>ms then redis.pcall('publish'," ch ",w[1]) break end " \
+    "w=redis.call('zpopmin'," q ") end "
+/* The same for a semaphore's queue (scored by arrival, so FIFO; each
+ * waiter's deadline in the hash dl). */
 #define RLOCK__LUA_WAKE_LOOP(q, dl, ch) \
     "for i=1,16 do if not w[1] then break end " \
     "local d=tonumber(redis.call('hget'," dl ",w[1])) redis.call('hdel'," dl ",w[1]) " \
@@ -1659,33 +1672,59 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "w=redis.call('zpopmin'," q ") end "
 #define RLOCK__LUA_WAKE_ONE \
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
-    RLOCK__LUA_WAKE_LOOP("KEYS[2]", "KEYS[3]", "ARGV[3]") "end end "
+    RLOCK__LUA_WAKE_SCORED("KEYS[2]", "ARGV[3]") "end end "
 
-/* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
- * ARGV = token/owner, ttl, waiter id or '', wait ms.
- * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key) */
+/* Acquire scripts: KEYS = lock, waiters, (unused)[, fence counter];
+ * ARGV = token/owner, ttl, waiter id or '', wait ms (the simple lock's
+ * ARGV[5]: '1' when an earlier attempt queued, so a grant has an entry to
+ * dequeue; absent, the ZREM is saved).
+ * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key)
+ *
+ * The simple lock's "queued" mark: a waiter that queues appends "+" to the
+ * holder's value (token -> token+), in the same script that saw the lock
+ * held; a waiter granted by a script while queueing (ARGV[3] set) stores
+ * token+ itself. A release finding the bare token knows nothing queued
+ * during this hold and is one compare-and-delete (GET, DEL): it skips the
+ * queue. Race argument: scripts run one at a time, so a waiter either queued
+ * before the release (the value is token+ by then, and the release wakes
+ * it) or after it (it saw the key free, or another holder, whom it marks).
+ * Waiters queued during an earlier hold are covered too: that hold's release
+ * woke one of them, and that one, on its way back, either takes the lock
+ * (by a script: it stores the mark, so its release wakes the next) or finds
+ * it held and queues again (marking the new holder). Only a woken waiter
+ * that never comes back (killed, gave up) strands the rest until their
+ * timed re-check - the same loss as a notice lost on the way (FAULTS.md).
+ * GET first: a free key is SET at once; a held one is read (its type checked
+ * by the same call: pcall, WRONGTYPE on a hash) and marked unless it already
+ * is, or is a fair lock's reservation ("~..."). */
 #define RLOCK__LUA_SIMPLE_ACQUIRE \
-    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then " RLOCK__LUA_DEQUEUE \
-    "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
-    "local t=redis.call('pttl',KEYS[1]) " \
-    "if redis.call('type',KEYS[1]).ok~='string' then " \
+    "local v=redis.pcall('get',KEYS[1]) if type(v)=='table' then " \
     "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end " \
-    "if t>=0 then " RLOCK__LUA_ENQUEUE "end return {0,t}"
+    "if not v then local m='' if ARGV[3]~='' then m='+' end " \
+    "redis.call('set',KEYS[1],ARGV[1]..m,'PX',ARGV[2]) if ARGV[5]=='1' then " RLOCK__LUA_DEQUEUE "end " \
+    "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
+    "local t=redis.call('pttl',KEYS[1]) if t>=0 then " RLOCK__LUA_ENQUEUE \
+    "if ARGV[3]~='' and string.sub(v,-1)~='+' and string.sub(v,1,1)~='~' then " \
+    "redis.call('append',KEYS[1],'+') end end return {0,t}"
+/* Is v (a simple lock's value) ARGV[1]'s, marked or not? */
+#define RLOCK__LUA_MINE(v) "(" v "==ARGV[1] or " v "==ARGV[1]..'+')"
 /* extend: KEYS = lock; ARGV = token, ttl -> 1 extended | 0 not ours */
 #define RLOCK__LUA_SIMPLE_EXTEND \
-    "if redis.call('get',KEYS[1])==ARGV[1] then " \
+    "local v=redis.call('get',KEYS[1]) if " RLOCK__LUA_MINE("v") " then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
 /* A Redlock releaser drops its own queue entry (ARGV[4], its waiter id, ''
- * on one node): a node that refused it while a quorum granted still has it
- * queued, and would later wake it instead of a live waiter. */
+ * on one node and when it never queued): a node that refused it while a
+ * quorum granted still has it queued, and would later wake it instead of a
+ * live waiter. */
 #define RLOCK__LUA_UNQUEUE_SELF \
-    "if KEYS[2] and ARGV[4] and ARGV[4]~='' then redis.call('zrem',KEYS[2],ARGV[4]) " \
-    "redis.call('hdel',KEYS[3],ARGV[4]) end "
-/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or '',
- * own waiter id or '' -> 1 deleted | 0 not ours (never a bare DEL) */
+    "if KEYS[2] and ARGV[4] and ARGV[4]~='' then redis.call('zrem',KEYS[2],ARGV[4]) end "
+/* release: KEYS = lock, waiters, (unused); ARGV = token, ttl, channel or '',
+ * own waiter id or '' -> 1 deleted | 0 not ours (never a bare DEL). The bare
+ * token: nothing queued during the hold (see the mark above), no wake. */
 #define RLOCK__LUA_SIMPLE_RELEASE \
-    RLOCK__LUA_UNQUEUE_SELF "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
-    RLOCK__LUA_WAKE_ONE "return 1 end return 0"
+    RLOCK__LUA_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
+    "if v==ARGV[1] then redis.call('del',KEYS[1]) return 1 end " \
+    "if v==ARGV[1]..'+' then redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 1 end return 0"
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
@@ -1706,7 +1745,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
 
 /* ---- 6.4b Lua scripts of the primitives (section 5b) -----------------------
- * Same argument layout as the lock scripts: KEYS = key, waiters, deadlines[,
+ * Same argument layout as the lock scripts: KEYS = key, waiters, (unused)[,
  * fence]; ARGV = token/owner, ttl, waiter id or '' (release: channel or ''),
  * wait ms, and ARGV[5] for a semaphore's permits / a writer's hold-off ms.
  * Acquire answers {1,holds,fence} | {0,pttl}; extend 1/0; release as the
@@ -1714,8 +1753,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
-    "if not w[1] then break end local d=tonumber(redis.call('hget',KEYS[3],w[1])) " \
-    "redis.call('hdel',KEYS[3],w[1]) if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) end end end "
+    "if not w[1] then break end if tonumber(w[2])>ms then redis.pcall('publish',ARGV[3],w[1]) end end end "
 /* The key's TTL is the longest lease in it. */
 #define RLOCK__LUA_TTL_AT_LEAST(d) \
     "if redis.call('pttl',KEYS[1])<" d " then redis.call('pexpire',KEYS[1]," d ") end "
@@ -1837,14 +1875,15 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_WAKE_ALL "return 0"
 
 /* Multi: KEYS = the n keys (acquire: then their n fence counters when
- * fencing; release: then their n wait queues and n deadline hashes when it
+ * fencing; release: then their n wait queues and n deadline hashes (unused) when it
  * wakes); ARGV = token, ttl, n. All free -> all set, or none. The fence is
  * one more than the largest of the keys' counters, and every counter is set
  * to it: above any token a lock on any of the keys was given before. A
  * release wakes one waiter of each key it frees (a simple lock's waiter on
  * it), on that key's channel "<queue minus :waiters>:released". */
 #define RLOCK__LUA_MULTI_MINE \
-    "local function mine(k) return redis.call('type',k).ok=='string' and redis.call('get',k)==ARGV[1] end "
+    "local function mine(k) if redis.call('type',k).ok~='string' then return false end " \
+    "local v=redis.call('get',k) return " RLOCK__LUA_MINE("v") " end "
 #define RLOCK__LUA_MULTI_ACQUIRE \
     "local n=tonumber(ARGV[3]) for i=1,n do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
     "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end local f=0 if #KEYS>n then " \
@@ -1855,9 +1894,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
 #define RLOCK__LUA_MULTI_RELEASE \
     RLOCK__LUA_MULTI_MINE "local n,c,ms=tonumber(ARGV[3]),0,nil for i=1,n do if mine(KEYS[i]) then " \
-    "redis.call('del',KEYS[i]) c=c+1 local q,e=KEYS[n+i],KEYS[2*n+i] local w=q and redis.call('zpopmin',q) or {} " \
+    "redis.call('del',KEYS[i]) c=c+1 local q=KEYS[n+i] local w=q and redis.call('zpopmin',q) or {} " \
     "if w[1] and not ms then local t=redis.call('time') ms=t[1]*1000+math.floor(t[2]/1000) end " \
-    RLOCK__LUA_WAKE_LOOP("q", "e", "string.sub(q,1,-9)..':released'") "end end if c==n then return 1 end return 0"
+    RLOCK__LUA_WAKE_SCORED("q", "string.sub(q,1,-9)..':released'") "end end if c==n then return 1 end return 0"
 /* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
  * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
  * readers hold turn tickets (writers wait). Reads only. */
@@ -1876,7 +1915,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local n=string.sub(f[i],1,-3) if (m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
     "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
-/* Force: KEYS = key, waiters, deadlines; ARGV[3] = channel or ''.
+/* Force: KEYS = key, waiters, (unused); ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
 #define RLOCK__LUA_FORCE \
     "local p=redis.call('pttl',KEYS[1]) if p==-2 then return 0 end if p==-1 then return -1 end " \
@@ -1899,6 +1938,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
  *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
  *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
+ *   A barging waiter queued behind a fair holder marks its token "+" (see
+ *   the simple lock's mark): the release accepts it.
  * Release: ARGV = token/owner, ttl, channel or '', grace ms ('0': a cleanup,
  *   delete without a hand-off), and on Redlock the releaser's own waiter id
  *   (a node that refused it while others granted still has it queued).
@@ -1909,7 +1950,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if ARGV[3]~='' then local n=redis.call('time') " \
     "redis.call('zadd',KEYS[2],'NX',n[1]*1000000+n[2],ARGV[3]) " \
     "local e=tonumber(ARGV[4])+60000 " \
-    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) end end "
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
 #define RLOCK__LUA_FAIR_UNQUEUE_SELF "if ARGV[5]~='' then redis.call('zrem',KEYS[2],ARGV[5]) end "
 #define RLOCK__LUA_FAIR_HANDOFF \
     "local w=redis.call('zrange',KEYS[2],0,1) " \
@@ -1928,8 +1969,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * there after a quorum elsewhere had granted it): passed on, not kept. */
 #define RLOCK__LUA_FAIR_RELEASE \
     RLOCK__LUA_FAIR_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
-    "if v~=ARGV[1] and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " RLOCK__LUA_FAIR_HANDOFF \
-    "if v==ARGV[1] then return 1 end return 0"
+    "local mine=" RLOCK__LUA_MINE("v") " if not mine and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " \
+    RLOCK__LUA_FAIR_HANDOFF "if mine then return 1 end return 0"
 #define RLOCK__LUA_FAIR_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok local r=false " \
     "if t=='string' then local v=redis.call('get',KEYS[1]) " \
@@ -1992,18 +2033,18 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__PRIM(RLOCK__LUA_INSPECT), RLOCK__PRIM(RLOCK__LUA_FORCE)
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
-    "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "5c27939868bc937ae09069c65640a689e003b3d7", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
-    "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
-    "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e",
+    "a13c017b0f24703f4440942543dc4c33bf8ebb77", "79612b9e4be076a6d75391594e283bd6c57b8210",
+    "be462f0a63d4592e0368e452ebe2fbfdf468bc73", "5ed6f7d20b120d52b9beb663cc060c626cf5e3e6",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "3679f24e7d7d48a1ed4f8812429801a39e159a9a",
+    "c6d0fa0dc0946e9988ae650d865a7769eb2f3866", "b6d84e116d67039717ba1fb31ddbc0385a94dcd1",
+    "4a2be67b73016d2e6cca608b764423125ad984e1", "280db154797368a3b783227a429b6c84d1fb868e",
     RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c"), RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799"),
-    RLOCK__PRIM("2c367d622b13203b62725155f6299999832a7958"), RLOCK__PRIM("b3f4eeea6a380dcde8fef46a8a72d527a797cf62"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("a3b20d0e458a3dc3b6c3043af3195ec5d7025891"),
-    RLOCK__PRIM("3d4cd3215521056ef999de19499e9444be20c255"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("9f64fb4f9eec5a0258d3a6f189b17a33fefd60f1"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
-    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f47e44d505dc5b4b3dad723c0f2c0d63dcad71b9"),
-    RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
+    RLOCK__PRIM("88a5da4fa559af9b762cac6823a212308938fda6"), RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("22e312a4ce15b9e74c156730686544dac530590c"),
+    RLOCK__PRIM("824e2c17eaafc9d5eb814b19b9c1c61118ab82b6"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
+    RLOCK__PRIM("fed0c85108a681480352093aaa2941f7ab8df53e"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
+    RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5491a76"), RLOCK__PRIM("2d7de7a433465a3e195405b02fe6000567fcae6d"),
+    RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("5fab5e6a69aa6615a4b45dc14b9b7c15a0d53ac1")
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -3232,6 +3273,11 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
+    /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues). Absent
+     * otherwise: the request stays at 10 elements, and a server answers an
+     * unauthenticated client's longer multibulk with a protocol error, not
+     * NOAUTH. */
+    int queued5 = RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued;
     int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     /* A multi-lock's keys, then per key: its fence counter (acquire with
@@ -3244,8 +3290,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
     int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
-    int nargs = multi ? 3 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + slot : release ? 4 + fair + turn : 2;
-    const char *q = op->queue && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
+    int nargs = multi ? 3 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + slot + queued5 : release ? 4 + fair + turn : 2;
+    /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
+     * sent once this acquisition queued, even if this attempt would not (its
+     * subscription lost): a grant must take the entry out, or a release
+     * would wake it instead of a live waiter. */
+    const char *q = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk[12], grace[12];
     size_t nkl = rlock__utoa(nk, (unsigned long long)nkeys);
@@ -3289,21 +3339,21 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && slot) /* one node takes the lowest free slot; Redlock nodes all judge the same one */
         ok = lk->client->n_nodes == 1 ? rlock__put_arg(out, cap, &pos, "-1", 2, NULL, 0)
                                       : rlock__put_num(out, cap, &pos, (unsigned long long)lk->slot);
+    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", 1, NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
-     * one node only (the first that granted it): each node would wake the
-     * head of its own queue, and different waiters woken at once split the
-     * votes. A fair release wakes on every node: each node's reservation is
-     * a vote for its waiter. */
+     * the nodes rlock__wake_nodes chose. A fair release wakes on every node:
+     * each node's reservation is a vote for its waiter. */
     if (ok && release) {
-        int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
+        int wake = aux && !op->round.cleanup && (fair || (op->round.wake >> i & 1u));
         ok = wake ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
         if (ok && fair) {
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0,
+                                  NULL, 0);
 #ifndef RLOCK_NO_PRIMITIVES
         if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
 #endif
@@ -3447,6 +3497,28 @@ static void rlock__round_send(rlock_lock *lk, uint64_t now) {
         if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
 }
 
+/* Which nodes a barging lock's release wakes a waiter from. One node: it.
+ * Redlock: each node would wake the head of its own queue, and different
+ * waiters woken at once split the votes; but one designated node that is
+ * down wakes nobody and every waiter sleeps until its re-check. So two of
+ * the nodes that granted, those with a live connection first: their queues
+ * are ordered by the same deadlines, so both mostly wake the same waiter
+ * (and a waiter woken by any node retries on all); one of them down, the
+ * other still wakes. */
+static unsigned rlock__wake_nodes(const rlock_lock *lk) {
+    const rlock_client *c = lk->client;
+    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, wake = 0;
+    size_t i, n = 0;
+    int pass;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < c->n_nodes && n < 2; i++)
+            if (((held & ~wake) >> i & 1u) && (pass || c->nodes[i]->x.conn == RLOCK__CONN_UP)) {
+                wake |= 1u << i;
+                n++;
+            }
+    return wake;
+}
+
 /* Send the script for `op` to every node in mask, all before any reply is
  * read, so a round costs one round trip of the slowest node. */
 static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
@@ -3459,6 +3531,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->script = rlock__script_for(lk, op);
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
+    r->wake = op == RLOCK__OP_RELEASE && !cleanup ? rlock__wake_nodes(lk) : 0;
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
@@ -3519,6 +3592,9 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         rlock__round_submit(lk, i, now);
         return;
     }
+    if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
+        lk->client->nodes[i]->scripted = !(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
+                                           memcmp(rep->v.str, "NOPERM", 6) == 0);
     rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
@@ -3709,6 +3785,14 @@ static unsigned long long rlock__holdoff(const rlock_lock *lk, uint64_t left) {
 }
 #endif
 
+/* Has a script run on every node (rlock_node.scripted)? */
+static int rlock__scripts_ran(const rlock_client *c) {
+    size_t i;
+    for (i = 0; i < c->n_nodes; i++)
+        if (!c->nodes[i]->scripted) return 0;
+    return 1;
+}
+
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
@@ -3720,16 +3804,21 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
     op->queue = (op->sub_ok != 0 || lk->fair_grace != 0) && now < op->wait_end;
-    /* The first attempt of a barging simple lock without fencing, not queueing,
-     * is a plain SET NX PX: an uncontended acquire costs the server what a
-     * raw client's does. Refused, a script attempt follows at once: it
-     * queues, and tells a holder's PTTL from a foreign or wrong-type key. */
+    /* The first attempt of a barging simple lock without fencing, not
+     * queueing, is a plain SET NX PX: an uncontended acquire costs the server
+     * what a raw client's does. Refused, a script attempt follows at once: it
+     * queues, and tells a holder's PTTL from a foreign or wrong-type key. A
+     * client still subscribed from a recent wait (queueing) goes to the
+     * script first: under contention SET + script would be two commands per
+     * attempt. Only where a script has run on every node: a user whose ACL
+     * refuses scripts would get the key by SET and then could not release
+     * it (the release is a script). */
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
         op->attempts--;
     } else {
         op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
-                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
+                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only && rlock__scripts_ran(lk->client);
     }
     op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
 #ifndef RLOCK_NO_PRIMITIVES
@@ -3739,6 +3828,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
+    if (op->queue && !op->plain) lk->queued = 1; /* after: this attempt's grant has no entry to take out */
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
@@ -4274,6 +4364,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         }
         lk->state = RLOCK_STATE_IDLE;
         lk->holds = 0;
+        lk->queued = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
     /* Subscribed from the last wait on this key: the first attempt already

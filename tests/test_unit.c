@@ -1143,7 +1143,7 @@ static void test_scripts(void) {
     CHECK(rlock_script_text(-1) == NULL && rlock_script_text(RLOCK_SCRIPT_COUNT) == NULL);
     CHECK(rlock_script_sha(-1) == NULL && rlock_script_sha(RLOCK_SCRIPT_COUNT) == NULL);
     /* the numbering these tests rely on */
-    CHECK(strstr(rlock_script_text(S_ACQ), "'NX','PX'") != NULL);
+    CHECK(strstr(rlock_script_text(S_ACQ), "'set',KEYS[1],ARGV[1]..m,'PX'") != NULL);
     CHECK(strstr(rlock_script_text(S_EXT), "pexpire") != NULL && strstr(rlock_script_text(S_EXT), "get") != NULL);
     CHECK(strstr(rlock_script_text(S_REL), "'del'") != NULL);
     CHECK(strstr(rlock_script_text(S_RACQ), "hincrby',KEYS[1],ARGV[1],1") != NULL);
@@ -1855,7 +1855,9 @@ static void test_bad_args_every_public_function(void) {
  * without fencing first sends the plain SET key token NX PX ttl a raw client
  * would; refused (nil), the script attempt follows at once - it queues and
  * tells a holder's PTTL from a foreign key. Fencing, reentrant and fair
- * locks always use scripts. */
+ * locks always use scripts. Only once a script ran on the node: before, a
+ * user whose ACL refuses scripts would get the key by SET and could not
+ * release it. */
 static void test_plain_fast_path(void) {
     unsigned char want[256];
     const char *argv[6];
@@ -1863,25 +1865,31 @@ static void test_plain_fast_path(void) {
     env_reset("plain SET NX PX fast path");
     CFG.scripts_only = 0;
     env_up(1, 1, RLOCK_KIND_SIMPLE);
+    /* no script has run on the node yet: the first acquire is one */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     fk_add(&F[0], "SET", "+OK\r\n");
     fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     argv[0] = "SET"; argv[1] = "res:1"; argv[2] = rlock_lock_token(&LK); argv[3] = "NX"; argv[4] = "PX"; argv[5] = "10000";
     for (i = 0; i < 6; i++) lens[i] = strlen(argv[i]);
     n = mk_cmd(want, 6, argv, lens);
-    CHECK(req_eq(&F[0], 0, want, n));
+    CHECK(req_eq(&F[0], 2, want, n));
     CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
-    CHECK_REQ(F[0], 1, 0, S_REL, "10000");
+    CHECK_REQ(F[0], 3, 0, S_REL, "10000");
     /* refused: the script follows at once and gives the real answer */
     fk_add(&F[0], "SET", "$-1\r\n");
     fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_FOREIGN);
-    CHECK_REQ(F[0], 3, 0, S_ACQ, "10000");
+    CHECK_REQ(F[0], 5, 0, S_ACQ, "10000");
     fk_add(&F[0], "SET", "$-1\r\n");
     fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:500\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
-    CHECK_EQ_LL(F[0].n_reqs, 6);
+    CHECK_EQ_LL(F[0].n_reqs, 8);
     /* a reply of another shape is a protocol error, and drops the connection */
     fk_add(&F[0], "SET", ":1\r\n");
     fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n"); /* the outcome was unknown: cleaned up */
@@ -1893,6 +1901,12 @@ static void test_plain_fast_path(void) {
     env_reset("plain SET NX PX fast path, Redlock");
     CFG.scripts_only = 0;
     env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) { /* a script runs on every node first */
+        fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     fk_add(&F[0], "SET", "+OK\r\n");
     fk_add(&F[1], "SET", "$-1\r\n");
     fk_add(&F[2], "SET", "$-1\r\n");
@@ -1901,7 +1915,9 @@ static void test_plain_fast_path(void) {
     fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
     fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_OK);
-    CHECK(!req_has(&F[0], 1, "{res:1}:released")); /* a cleanup wakes no one */
+    CHECK(req_has(&F[0], 1, "{res:1}:released")); /* the release before: nodes 0 and 1 wake */
+    CHECK(req_has(&F[1], 1, "{res:1}:released") && !req_has(&F[2], 1, "{res:1}:released"));
+    CHECK(!req_has(&F[0], 3, "{res:1}:released")); /* a cleanup wakes no one */
     CHECK_EQ_LL(rlock_last_votes(&LK), 3);
     env_done();
 
