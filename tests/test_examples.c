@@ -345,7 +345,7 @@ static long slurp(const char *path, char *buf, size_t cap) {
  * CONTENTS", each " *   " or " *" taken off, the last empty one dropped)
  * must be examples/basic.c. */
 static void header_example_is(const char *basic) {
-    static char header[262144], ex[8192];
+    static char header[524288], ex[8192];
     const char *p, *end;
     size_t n = 0;
     CHECK_MSG(slurp("rlock.h", header, sizeof header) > 0, "rlock.h: not found or over %u bytes", (unsigned)sizeof header);
@@ -373,7 +373,7 @@ static void header_example_is(const char *basic) {
 }
 
 static void test_quick_start(const rh_server *s) {
-    static char readme[262144], basic[8192];
+    static char readme[524288], basic[8192];
     char port[16], line[512];
     const char *args[2], *start, *end;
     int status, ok = 0, fails = check_fail_count;
