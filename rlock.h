@@ -394,6 +394,30 @@ typedef struct rlock__pending {
     int tag;
 } rlock__pending;
 
+/* The owner of a request that is told of its answer by a function (private:
+ * the layer above the client, the cluster's slot-map fetch). */
+struct rlock__event;
+struct rlock_client;
+typedef struct rlock__call {
+    void (*done)(struct rlock__call *self, struct rlock_client *c, size_t i, const struct rlock__event *ev);
+} rlock__call;
+
+/* A reply read piece by piece (private): one larger than the receive buffer
+ * (CLUSTER SHARDS of a big cluster), each complete value handed to visit and
+ * then forgotten. visit sees a scalar or an aggregate's header (type and
+ * integer = its element count) at `depth` (aggregates around it), pos[d]
+ * being the index within the aggregate open at depth d; and, with type
+ * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
+struct rlock__walk;
+typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
+typedef struct rlock__walk {
+    rlock__visit_fn visit;
+    void *user;
+    int depth, started, done;
+    long long left[RLOCK_RESP_MAX_DEPTH];
+    long long pos[RLOCK_RESP_MAX_DEPTH];
+} rlock__walk;
+
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
  * what each sends and receives. */
@@ -411,6 +435,7 @@ typedef struct rlock__conn {
     rlock_status fail_st;
     size_t tx_len, tx_off, rx_len, rx_used;
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
+    rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
 
@@ -532,6 +557,8 @@ typedef struct rlock_client {
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
+    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
+                                    SSUBSCRIBE on the command connection (RESP3) */
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -711,6 +738,15 @@ typedef struct rlock_op {
     rlock_info *info;         /* inspect: one per node */
 } rlock_op;
 
+/* A Redis Cluster operation across its redirects (private, section 7). */
+typedef struct rlock__cluster_op {
+    struct rlock_lock *next;  /* the cluster's list of operations in progress */
+    long long ttl;
+    uint64_t wait_end, wake_at;
+    rlock_status result;
+    unsigned char kind, phase, hops, io, again, asked, timed;
+} rlock__cluster_op;
+
 /* One lock on one key. Caller-allocated; fields are private. Grouped by
  * concern, and within that by size (no padding to speak of). */
 typedef struct rlock_lock {
@@ -743,6 +779,7 @@ typedef struct rlock_lock {
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
+    rlock__cluster_op cl;     /* cluster: the rlock_cluster_* operation in progress */
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
@@ -1012,42 +1049,71 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
 /* ======================================================================== */
 /* A lock on a cluster is a single-node lock on the primary that serves its
  * key's slot (its auxiliary keys share the slot). rlock_cluster keeps one
- * node + client per known primary (at most RLOCK_CLUSTER_MAX_PRIMARIES, all
- * in the caller's struct: no heap) and a slot -> primary map, learned from
- * the MOVED replies (a slot not known yet goes to the first seed, which
- * redirects it; the map is not fetched with CLUSTER SLOTS). The blocking
- * calls below follow MOVED (the map is updated and the lock moves to that
- * primary's client) and ASK (the next script goes with ASKING to the
- * importing primary, the map is not changed), up to RLOCK_CLUSTER_HOPS
- * redirects; a primary that cannot be reached (killed, failing over) makes
- * them ask the other primaries, which answer MOVED once the cluster has
- * promoted a replica. Give seeds on more than one shard (replicas are
- * fine: they answer MOVED): a single seed that dies leaves nobody to ask.
- * "Primaries" below are the nodes known, seeds included. The calls block
- * (each hop is a blocking rlock call); there is no non-blocking form yet.
- * Connections are made through the user's hook: it
- * prepares a transport for host:port in slot i of the user's own storage
- * (adapters/rlock_posix.h: rlock_posix_cluster_connect). Waiting on a
- * cluster lock is by backoff, or by classic pub/sub if cfg.pubsub (PUBLISH
- * reaches every node of a cluster); sharded pub/sub is not used. */
+ * node + client per known node (seeds and primaries: at most
+ * RLOCK_CLUSTER_MAX_PRIMARIES, all in the caller's struct, no heap) and a
+ * slot -> primary map.
+ *   The map is learnt before the first lock: the first operation asks a seed
+ * CLUSTER SHARDS (Redis >= 7; CLUSTER SLOTS on older servers), read as it
+ * arrives (a big cluster's answer is larger than RLOCK_RX_BUF), and only
+ * primaries marked online go in the map: a replica never gets a lock. A
+ * cluster with more nodes than fit (seeds included) is an error,
+ * RLOCK_E_BADARG, rlock_cluster_error saying so. A seed that does not answer
+ * is skipped for the next; when none does, locks go to the first seed and
+ * follow its MOVED. Give seeds on more than one shard (replicas are fine).
+ *   The operations follow MOVED (the slot is updated at once and the whole
+ * map fetched again in the background) and ASK (the next script goes with
+ * ASKING to the importing primary; the map is not changed), up to
+ * RLOCK_CLUSTER_HOPS redirects; -TRYAGAIN (a multi-key script during a slot
+ * migration) is retried after a short pause, RLOCK__CLUSTER_TRIES times; a
+ * primary that cannot be reached (killed, failing over) makes them ask the
+ * other nodes every 100 ms (~4 s in all), which answer MOVED once the
+ * cluster has promoted a replica.
+ *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
+ * shard channel "{key}:released" on its primary's command connection
+ * (RESP3) and the release scripts SPUBLISH there, so a notice goes to that
+ * shard only (PUBLISH would cross every node of the cluster). A slot that
+ * moves unsubscribes its waiters (the server's "sunsubscribe"): they retry
+ * at once and are redirected. Without cfg.pubsub, waiting is backoff.
+ *   Every call has a non-blocking form (*_begin, then rlock_cluster_step
+ * until not RLOCK_WOULD_BLOCK; rlock_cluster_interest says which
+ * connections to watch); the blocking ones loop over them. Connections are
+ * made through the user's hook: it prepares a transport for host:port in
+ * slot i of the user's own storage (adapters/rlock_posix.h:
+ * rlock_posix_cluster_connect). README "Deployments" says what a cluster
+ * lock guarantees across failover (in short: what replication keeps). */
 #ifndef RLOCK_CLUSTER_MAX_PRIMARIES
 #define RLOCK_CLUSTER_MAX_PRIMARIES 16
 #endif
 #define RLOCK_CLUSTER_SLOTS 16384
 #define RLOCK_CLUSTER_HOPS 8
-typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 255 ? 1 : -1]; /* slot map: one byte */
+/* slot map: one byte per slot, node index + 1 (255: being read) */
+typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 254 ? 1 : -1];
 typedef int (*rlock_cluster_connect_fn)(void *user, size_t i, const char *host, int port, rlock_transport *out);
 typedef struct rlock_cluster {
     rlock_config cfg;
     rlock_cluster_connect_fn connect;
     void *user;
     const char *username, *password;  /* AUTH on every primary (NULL: none) */
-    size_t n;                         /* primaries known */
+    size_t n;                         /* nodes known (seeds, then primaries learnt) */
     char host[RLOCK_CLUSTER_MAX_PRIMARIES][64];
     int port[RLOCK_CLUSTER_MAX_PRIMARIES];
     rlock_node node[RLOCK_CLUSTER_MAX_PRIMARIES];
     rlock_client client[RLOCK_CLUSTER_MAX_PRIMARIES];
-    unsigned char slot[RLOCK_CLUSTER_SLOTS]; /* primary index + 1; 0: not known (ask primary 0) */
+    unsigned char slot[RLOCK_CLUSTER_SLOTS]; /* node index + 1; 0: not known (ask node 0) */
+    /* counters (read them; tests and benchmarks do) */
+    unsigned long moved;              /* MOVED replies followed */
+    unsigned long asked;              /* ASK replies followed */
+    unsigned long fetches;            /* slot maps read (CLUSTER SHARDS / SLOTS) */
+    /* --- private: the slot-map fetch and the operations in progress --- */
+    struct rlock_lock *ops;
+    rlock__call call;
+    rlock__walk walk;
+    int fetch;                        /* RLOCK__MAP_* */
+    int slots_cmd;                    /* asking CLUSTER SLOTS (SHARDS was refused) */
+    size_t from, tries;               /* node asked; nodes asked in this fetch */
+    int field, nfield, prim, role_ok, health_ok, pending, full, port_v;
+    long long lo, hi;
+    char ip[64], ep[64];
     char why[RLOCK_WHY_LEN];
 } rlock_cluster;
 
@@ -1058,14 +1124,25 @@ RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
 RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
                                          const rlock_config *cfg, rlock_cluster_connect_fn connect, void *user);
 RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl);
-/* A lock handle for key on the primary the map names (not sent yet). */
+/* A lock handle for key (not sent yet); its primary is chosen when it acquires. */
 RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
                                               rlock_kind kind);
-/* rlock_acquire / extend / release that follow MOVED and ASK. */
+/* rlock_acquire / extend / release that learn the map and follow MOVED and ASK. */
 RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms);
 RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk);
-/* The primary (index into cl->host/port) that serves slot now, per the map. */
+/* Non-blocking forms: begin, then rlock_cluster_step(cl, lk) until it is
+ * not RLOCK_WOULD_BLOCK (its final status). Between steps, wait for the
+ * connections rlock_cluster_interest lists, or its timeout. */
+RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms,
+                                                  long long wait_ms);
+RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
+RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk);
+RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk);
+/* Every connection of cl its operations (and its map fetch) need now, as
+ * rlock_client_interest; *timeout_ms: step again at the latest then. */
+RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
+/* The node (index into cl->host/port) that serves slot now, per the map. */
 RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot);
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
 
@@ -1484,7 +1561,13 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * dequeues it; a release pops the oldest waiter still within its deadline and
  * publishes only its id, so one waiter wakes per release, not all of them.
  * PUBLISH is a pcall: a releaser whose ACL user may not publish (Redis 7's
- * default for new users) must not fail after its DEL already happened. */
+ * default for new users) must not fail after its DEL already happened.
+ * ARGV[3], the channel, ends in '!' on Redis Cluster (section 7): the notice
+ * goes by SPUBLISH to the channel without it, to the key's shard only (the
+ * channel "{key}:released" hashes to the key's slot); PUBLISH would be
+ * broadcast to every node of the cluster. */
+#define RLOCK__LUA_PUBLISH(msg) \
+    "local c,p=ARGV[3],'publish' if c:sub(-1)=='!' then c,p=c:sub(1,-2),'spublish' end redis.pcall(p,c," msg ") "
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
 #define RLOCK__LUA_ENQUEUE \
@@ -1499,7 +1582,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
     "for i=1,16 do if not w[1] then break end " \
     "local d=tonumber(redis.call('hget',KEYS[3],w[1])) redis.call('hdel',KEYS[3],w[1]) " \
-    "if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) break end " \
+    "if d and d>ms then " RLOCK__LUA_PUBLISH("w[1]") "break end " \
     "w=redis.call('zpopmin',KEYS[2]) end end end "
 
 /* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
@@ -1559,7 +1642,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
     "if not w[1] then break end local d=tonumber(redis.call('hget',KEYS[3],w[1])) " \
-    "redis.call('hdel',KEYS[3],w[1]) if d and d>ms then redis.pcall('publish',ARGV[3],w[1]) end end end "
+    "redis.call('hdel',KEYS[3],w[1]) if d and d>ms then " RLOCK__LUA_PUBLISH("w[1]") "end end end "
 /* The key's TTL is the longest lease in it. */
 #define RLOCK__LUA_TTL_AT_LEAST(d) \
     "if redis.call('pttl',KEYS[1])<" d " then redis.call('pexpire',KEYS[1]," d ") end "
@@ -1702,7 +1785,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local w=redis.call('zrange',KEYS[2],0,1) " \
     "if w[1] and ARGV[4]~='0' then redis.call('zrem',KEYS[2],w[1]) " \
     "redis.call('set',KEYS[1],'~'..w[1],'PX',ARGV[4]) " \
-    "if ARGV[3]~='' then redis.pcall('publish',ARGV[3],w[2] and w[1]..' '..w[2] or w[1]) end " \
+    "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("w[2] and w[1]..' '..w[2] or w[1]") "end " \
     "else redis.call('del',KEYS[1]) end "
 #define RLOCK__LUA_FAIR_FENCE \
     "if KEYS[3] then f=redis.call('incr',KEYS[3]) end "
@@ -1772,17 +1855,17 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "5c27939868bc937ae09069c65640a689e003b3d7", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "43357a9c73ec130a833fc0e68bc0ad427d52666d",
-    "f7c14efaf0ea643de2afa0772684b07789567d60", "212c373b7eb9457d187e9567cbdbe62eda3228e7",
-    "4bbcbc88639357e161d2a70464ca621ff2ef558e", "280db154797368a3b783227a429b6c84d1fb868e",
+    "394210a8190d7ff17db822f79d908def16e0b308", "a3d6a641a5994c3f088206c0b61336daab333e4d",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "f93a81b828a2530eaa91963bb38c3b51cdc83b00",
+    "f7c14efaf0ea643de2afa0772684b07789567d60", "073cbff803a4a4ebbbf4823e94ad19c64cf6c53e",
+    "4bbcbc88639357e161d2a70464ca621ff2ef558e", "bc2ec01d5845f0d2f0bd951771fe2aaeebccc2ac",
     RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
-    RLOCK__PRIM("651b27577c3560023456f61cddd1df23375d76f7"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("8c837f4f5fb10aaffc6ca52eb3074a0e6364e287"),
+    RLOCK__PRIM("78485954dc340c9eb8bc1d58f694a01a669873e1"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("1d23f032faa47784667d9ee7b28843e65079b3da"),
     RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("6fe9cf04ed6fe54f153a7ee7bd7f9f7b609a1f2c"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
+    RLOCK__PRIM("0865fa3bd1aa1063c312b468e3300540a451b654"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
     RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
-    RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f"), RLOCK__PRIM("8c7c150d6ddd5f4927989bfa2aff03ba98982766")
+    RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f"), RLOCK__PRIM("ae11b95628dbda807c103a5c986238fdcbff47c9")
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -1840,6 +1923,50 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
 #define RLOCK__TAG_HELLO (-2)
 #define RLOCK__TAG_SELECT (-3)
+/* Flags on a tag: the request is answered, when it succeeds, by a push of
+ * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
+#define RLOCK__X_BY_SUB_PUSH 0x1000
+#define RLOCK__X_BY_UNSUB_PUSH 0x2000
+/* ... its reply, when an aggregate, is read through the connection's walk. */
+#define RLOCK__X_WALK 0x4000
+#define RLOCK__X_TAG(t) ((t) & ~(RLOCK__X_BY_SUB_PUSH | RLOCK__X_BY_UNSUB_PUSH | RLOCK__X_WALK))
+
+/* Hand every complete value in buf[0..len) to w->visit (see rlock__walk).
+ * Returns the bytes consumed (the rest is an incomplete value: feed it again
+ * with more), -1 when malformed, too deep, or one value cannot fit in
+ * max_len. w->done once the outermost value is complete. */
+static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t len, size_t max_len) {
+    size_t pos = 0;
+    while (!w->done && pos < len) {
+        rlock_resp_value v, end;
+        long long n;
+        size_t used = 0;
+        int attr, r;
+        memset(&v, 0, sizeof v);
+        r = rlock__resp_one(buf + pos, len - pos, &used, max_len, &v, &n, &attr);
+        if (r < 0 || attr) return -1; /* attributes: never in the replies walked */
+        if (r == 0) break;
+        if (n >= 0 && w->depth >= RLOCK_RESP_MAX_DEPTH) return -1;
+        pos += used;
+        w->started = 1;
+        w->visit(w->user, w, &v);
+        if (n > 0) {
+            w->left[w->depth] = n;
+            w->pos[w->depth] = 0;
+            w->depth++;
+            continue;
+        }
+        for (;;) { /* a value is complete: close the aggregates it completes */
+            if (w->depth == 0) { w->done = 1; break; }
+            w->pos[w->depth - 1]++;
+            if (--w->left[w->depth - 1] > 0) break;
+            w->depth--;
+            memset(&end, 0, sizeof end);
+            w->visit(w->user, w, &end);
+        }
+    }
+    return (long)pos;
+}
 
 typedef struct rlock__event {
     int kind;            /* RLOCK__EV_* */
@@ -1857,9 +1984,9 @@ static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
            r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
            r->elem[1].type == RLOCK_RESP_BULK;
 }
-/* A pushed Pub/Sub message: ["message", channel, payload]. */
+/* A pushed Pub/Sub message: ["message", channel, payload] (sharded: "smessage"). */
 static int rlock__is_message(const rlock_reply *r) {
-    return rlock__is_pubsub(r, "message") && r->elem[2].type == RLOCK_RESP_BULK;
+    return (rlock__is_pubsub(r, "message") || rlock__is_pubsub(r, "smessage")) && r->elem[2].type == RLOCK_RESP_BULK;
 }
 
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
@@ -1917,6 +2044,7 @@ static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, s
     n->s->tx_len = n->s->tx_off = 0;
     n->s->failing = n->s->count;
     n->s->fail_st = st;
+    n->s->walk = NULL;
 }
 static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
@@ -2046,6 +2174,13 @@ static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag,
     n->s->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
+/* ... a request whose reply (it may be larger than rx) is read through walk. */
+static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
+                                 rlock__walk *walk) {
+    walk->depth = walk->started = walk->done = 0;
+    n->s->walk = walk;
+    rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
+}
 /* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
 static void rlock__x_commit_push(const rlock__x *n, size_t len) {
     n->s->tx_len += len;
@@ -2086,7 +2221,7 @@ static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
         if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO || p.tag == RLOCK__TAG_SELECT) continue;
         ev->kind = RLOCK__EV_FAIL;
         ev->owner = p.owner;
-        ev->tag = p.tag;
+        ev->tag = RLOCK__X_TAG(p.tag);
         ev->st = n->s->fail_st;
         ev->why = n->s->xerr;
         return 1;
@@ -2143,16 +2278,49 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
     if (!n->s->rx_len) return 0;
+    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
+    if (p && (p->tag & RLOCK__X_WALK) && n->s->walk &&
+        (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
+        /* read as it comes (an error or a push is read whole, below) */
+        rlock__walk *w = n->s->walk;
+        used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+        if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
+        n->s->rx_len -= (size_t)used;
+        if (!w->done) return 0;
+        n->s->walk = NULL;
+        n->s->head = (n->s->head + 1) % n->q_cap;
+        n->s->count--;
+        memset(&ev->reply, 0, sizeof ev->reply);
+        ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
+        ev->kind = RLOCK__EV_REPLY;
+        ev->owner = p->owner;
+        ev->tag = RLOCK__X_TAG(p->tag);
+        ev->st = RLOCK_OK;
+        return 1;
+    }
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    p = n->s->count ? rlock__x_at(n, 0) : NULL;
     if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply))) {
-        ev->kind = RLOCK__EV_PUSH;
+        /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
+        int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
+        int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
         n->s->rx_used = (size_t)used;
+        if (p && ((sub && (p->tag & RLOCK__X_BY_SUB_PUSH)) || (unsub && (p->tag & RLOCK__X_BY_UNSUB_PUSH)))) {
+            n->s->head = (n->s->head + 1) % n->q_cap;
+            n->s->count--;
+            ev->kind = RLOCK__EV_REPLY;
+            ev->owner = p->owner;
+            ev->tag = RLOCK__X_TAG(p->tag);
+            ev->st = RLOCK_OK;
+            return 1;
+        }
+        ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
-    if (n->s->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
-    p = rlock__x_at(n, 0);
+    if (!p) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
     if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
         rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
         return -1;
@@ -2183,7 +2351,7 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     n->s->rx_used = (size_t)used;
     ev->kind = RLOCK__EV_REPLY;
     ev->owner = p->owner;
-    ev->tag = p->tag;
+    ev->tag = RLOCK__X_TAG(p->tag);
     ev->st = RLOCK_OK;
     return 1;
 }
@@ -2493,7 +2661,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 }
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
-enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT };
+enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT, RLOCK__TAG_CALL };
 
 /* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
@@ -2952,7 +3120,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
     const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
-    size_t bl = lk->aux_base_len, pos = 0;
+    size_t bl = lk->aux_base_len, pos = 0, rel = 9u + (lk->client->shard != 0); /* '!': SPUBLISH (cluster) */
     char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
     int ok;
     if (op->round.plain) /* the uncontended fast path: what a raw client would send */
@@ -2974,7 +3142,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (inspect) return ok ? pos : 0;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
         ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
-             rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released", aux ? 9 : 0);
+             rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released!", aux ? rel : 0);
         return ok ? pos : 0;
     }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
@@ -2992,7 +3160,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && release) {
         unsigned first = lk->held_mask & (0u - lk->held_mask);
         int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
-        ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
+        ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released!", wake ? rel : 0);
         if (ok && fair) {
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
@@ -3264,12 +3432,16 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const cha
     const char *why;
     if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
         n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs) n = rlock__x_sub(c->subs[j]);
+    else if (j < c->n_subs && !c->shard) n = rlock__x_sub(c->subs[j]);
     else return 0;
     if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
-    if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
+    if (!rlock__put_header(out, cap, &pos, 2) ||
+        !rlock__put_arg(out, cap, &pos, "S", c->shard ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
         !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
-    if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
+    if (c->shard) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
+        rlock__x_commit(&n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
+                        deadline);
+    else if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
     else rlock__x_commit(&n, pos, owner, tag, deadline);
     c->sub_on[j] = n.s;
     c->sub_gen[j] = n.s->gen;
@@ -3689,8 +3861,18 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
 static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
     rlock_lock *o;
     int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
+    /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
+     * waiters retry now (and are redirected), the lingering one is gone. */
+    int moved = !msg && c->shard && rlock__is_pubsub(r, "sunsubscribe");
+    if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
+        c->linger_mask &= ~(1u << j);
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
+        if (moved) {
+            o->op.sub_ok &= ~(1u << j);
+            o->op.sub_pending &= ~(1u << j);
+            o->op.woke = 1;
+        }
         if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
             if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
             else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
@@ -3713,10 +3895,17 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     case RLOCK__TAG_WAIT:
         if (i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
+    case RLOCK__TAG_CALL: {
+        rlock__call *call = (rlock__call *)ev->owner;
+        call->done(call, c, i, ev);
+        return;
+    }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (ev->kind == RLOCK__EV_REPLY && rlock__is_pubsub(&ev->reply, "subscribe")) rlock__sub_confirmed(lk, j);
+        if (ev->kind == RLOCK__EV_REPLY &&
+            (rlock__is_pubsub(&ev->reply, "subscribe") || rlock__is_pubsub(&ev->reply, "ssubscribe")))
+            rlock__sub_confirmed(lk, j);
         else lk->op.sub_pending &= ~(1u << j);
         return;
     }
@@ -4430,15 +4619,15 @@ RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len) {
 
 static int rlock__cluster_ok(const rlock_cluster *cl) { return cl && cl->n > 0 && cl->connect; }
 
-/* The index of primary host:port, added when new; -1 when the table is
- * full, the address does not fit, or the connect hook refuses it. */
+/* The index of node host:port, added when new; -1 when the address does not
+ * fit or the connect hook refuses it, -2 when the table is full. */
 static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, int port) {
     rlock_transport tr;
     size_t i;
     for (i = 0; i < cl->n; i++)
         if (cl->port[i] == port && strlen(cl->host[i]) == hl && memcmp(cl->host[i], host, hl) == 0) return (int)i;
-    if (cl->n == RLOCK_CLUSTER_MAX_PRIMARIES || hl == 0 || hl >= sizeof cl->host[0] || port < 1 || port > 65535)
-        return -1;
+    if (hl == 0 || hl >= sizeof cl->host[0] || port < 1 || port > 65535) return -1;
+    if (cl->n == RLOCK_CLUSTER_MAX_PRIMARIES) return -2;
     i = cl->n;
     memcpy(cl->host[i], host, hl);
     cl->host[i][hl] = '\0';
@@ -4449,8 +4638,176 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
+    cl->client[i].shard = 1;
     cl->n++;
     return (int)i;
+}
+
+static rlock_status rlock__cluster_full(rlock_cluster *cl) {
+    (void)rlock__why(cl->why, sizeof cl->why, "the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % "
+                     "(seeds included)", RLOCK_CLUSTER_MAX_PRIMARIES, 0, 0);
+    return RLOCK_E_BADARG;
+}
+
+/* ---- the slot map: CLUSTER SHARDS (else CLUSTER SLOTS), read as it comes --
+ * SLOTS: [[start, end, [host, port, id, ...], replicas...], ...].
+ * SHARDS: [{"slots": [start, end, ...], "nodes": [{"endpoint": host, "ip":
+ * ip, "port": p, "role": "master", "health": "online", ...}, ...]}, ...]
+ * (maps are flat arrays under RESP2). A shard's slots come before its nodes:
+ * they are marked RLOCK__CLUSTER_PENDING until its primary is known. */
+enum { RLOCK__MAP_NONE, RLOCK__MAP_BUSY, RLOCK__MAP_DONE, RLOCK__MAP_FAILED };
+enum { RLOCK__F_NONE, RLOCK__F_SLOTS, RLOCK__F_NODES, RLOCK__F_IP, RLOCK__F_EP, RLOCK__F_PORT, RLOCK__F_ROLE,
+       RLOCK__F_HEALTH };
+#define RLOCK__CLUSTER_PENDING 255u
+
+static int rlock__is(const rlock_resp_value *v, const char *s) {
+    size_t n = strlen(s);
+    return (v->type == RLOCK_RESP_BULK || v->type == RLOCK_RESP_STATUS) && v->len == n && memcmp(v->str, s, n) == 0;
+}
+
+static void rlock__cluster_mark(rlock_cluster *cl, long long lo, long long hi, unsigned v) {
+    long long k;
+    if (lo < 0 || hi >= RLOCK_CLUSTER_SLOTS || lo > hi) return;
+    for (k = lo; k <= hi; k++) cl->slot[k] = (unsigned char)v;
+}
+
+/* The shard's slots marked pending go to its primary (index + 1; 0: none known). */
+static void rlock__cluster_settle(rlock_cluster *cl, unsigned v) {
+    size_t k;
+    if (!cl->pending) return;
+    for (k = 0; k < RLOCK_CLUSTER_SLOTS; k++)
+        if (cl->slot[k] == RLOCK__CLUSTER_PENDING) cl->slot[k] = (unsigned char)v;
+    cl->pending = 0;
+}
+
+/* A primary's address as read: its index (added when new), -1 unusable. */
+static int rlock__cluster_at(rlock_cluster *cl, const char *host, int port) {
+    int idx;
+    if (!host[0] || strcmp(host, "?") == 0 || port <= 0) return -1; /* endpoint unknown: MOVED will say */
+    idx = rlock__cluster_add(cl, host, strlen(host), port);
+    if (idx == -2) cl->full = 1;
+    return idx;
+}
+
+static void rlock__cluster_text(char *out, size_t cap, const rlock_resp_value *v) {
+    if (v->type == RLOCK_RESP_BULK || v->type == RLOCK_RESP_STATUS) rlock__copy_text(out, cap, v->str, v->len);
+    else out[0] = '\0';
+}
+
+static void rlock__cluster_visit_slots(rlock_cluster *cl, const rlock__walk *w, const rlock_resp_value *v) {
+    if (w->depth == 2 && v->type == RLOCK_RESP_INTEGER && w->pos[1] <= 1) {
+        if (w->pos[1] == 0) cl->lo = v->integer;
+        else cl->hi = v->integer;
+    } else if (w->depth == 3 && w->pos[1] == 2 && w->pos[2] == 0) { /* the primary: host, port, ... */
+        rlock__cluster_text(cl->ep, sizeof cl->ep, v);
+    } else if (w->depth == 3 && w->pos[1] == 2 && w->pos[2] == 1 && v->type == RLOCK_RESP_INTEGER &&
+               v->integer > 0 && v->integer < 65536) {
+        int idx = rlock__cluster_at(cl, cl->ep, (int)v->integer);
+        if (idx >= 0) rlock__cluster_mark(cl, cl->lo, cl->hi, (unsigned)idx + 1u);
+    }
+}
+
+static void rlock__cluster_visit_shards(rlock_cluster *cl, const rlock__walk *w, const rlock_resp_value *v) {
+    int end = v->type == RLOCK_RESP_NONE;
+    if (w->depth == 1) { /* a shard begins or ends */
+        if (end) rlock__cluster_settle(cl, cl->prim >= 0 ? (unsigned)cl->prim + 1u : 0u);
+        cl->field = RLOCK__F_NONE;
+        cl->prim = -1;
+    } else if (w->depth == 2 && !end && w->pos[1] % 2 == 0) {
+        cl->field = rlock__is(v, "slots") ? RLOCK__F_SLOTS : rlock__is(v, "nodes") ? RLOCK__F_NODES : RLOCK__F_NONE;
+    } else if (w->depth == 3 && cl->field == RLOCK__F_SLOTS && v->type == RLOCK_RESP_INTEGER) {
+        if (w->pos[2] % 2 == 0) cl->lo = v->integer;
+        else if (cl->prim >= 0) rlock__cluster_mark(cl, cl->lo, v->integer, (unsigned)cl->prim + 1u);
+        else { rlock__cluster_mark(cl, cl->lo, v->integer, RLOCK__CLUSTER_PENDING); cl->pending = 1; }
+    } else if (w->depth == 3 && cl->field == RLOCK__F_NODES) {
+        if (!end) { /* a node begins */
+            cl->ip[0] = cl->ep[0] = '\0';
+            cl->port_v = 0;
+            cl->role_ok = 0;
+            cl->health_ok = 1;
+        } else if (cl->role_ok && cl->health_ok && cl->prim < 0) { /* the shard's primary, online */
+            int idx = rlock__cluster_at(cl, cl->ep[0] && strcmp(cl->ep, "?") != 0 ? cl->ep : cl->ip, cl->port_v);
+            if (idx >= 0) {
+                cl->prim = idx;
+                rlock__cluster_settle(cl, (unsigned)idx + 1u);
+            }
+        }
+    } else if (w->depth == 4 && cl->field == RLOCK__F_NODES && !end) {
+        if (w->pos[3] % 2 == 0) {
+            cl->nfield = rlock__is(v, "ip") ? RLOCK__F_IP : rlock__is(v, "endpoint") ? RLOCK__F_EP
+                       : rlock__is(v, "port") ? RLOCK__F_PORT : rlock__is(v, "role") ? RLOCK__F_ROLE
+                       : rlock__is(v, "health") ? RLOCK__F_HEALTH : RLOCK__F_NONE;
+        } else if (cl->nfield == RLOCK__F_IP) rlock__cluster_text(cl->ip, sizeof cl->ip, v);
+        else if (cl->nfield == RLOCK__F_EP) rlock__cluster_text(cl->ep, sizeof cl->ep, v);
+        else if (cl->nfield == RLOCK__F_PORT && v->type == RLOCK_RESP_INTEGER && v->integer > 0 && v->integer < 65536)
+            cl->port_v = (int)v->integer;
+        else if (cl->nfield == RLOCK__F_ROLE) cl->role_ok = rlock__is(v, "master") || rlock__is(v, "primary");
+        else if (cl->nfield == RLOCK__F_HEALTH) cl->health_ok = rlock__is(v, "online");
+    }
+}
+
+static void rlock__cluster_visit(void *user, const rlock__walk *w, const rlock_resp_value *v) {
+    rlock_cluster *cl = (rlock_cluster *)user;
+    if (cl->slots_cmd) rlock__cluster_visit_slots(cl, w, v);
+    else rlock__cluster_visit_shards(cl, w, v);
+}
+
+static uint32_t rlock__cluster_timeout(const rlock_cluster *cl) {
+    return cl->cfg.node_timeout_ms ? cl->cfg.node_timeout_ms : 1000u;
+}
+
+/* Ask node cl->from for the map, or the next node that can be asked; none
+ * left (each asked once in this fetch): RLOCK__MAP_FAILED. */
+static void rlock__cluster_fetch_send(rlock_cluster *cl, uint64_t now) {
+    static const char *const argv[2][2] = { { "CLUSTER", "SHARDS" }, { "CLUSTER", "SLOTS" } };
+    static const size_t lens[2][2] = { { 7, 6 }, { 7, 5 } };
+    uint64_t deadline = now + rlock__cluster_timeout(cl);
+    for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
+        rlock__x x = rlock__x_node(&cl->node[cl->from]);
+        unsigned char *out;
+        size_t cap, len;
+        const char *why;
+        if (rlock__x_begin(&x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
+        len = rlock_resp_encode(out, cap, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
+        if (len == 0) continue;
+        cl->walk.visit = rlock__cluster_visit;
+        cl->walk.user = cl;
+        cl->field = cl->nfield = RLOCK__F_NONE;
+        cl->prim = -1;
+        cl->pending = cl->full = 0;
+        rlock__x_commit_walk(&x, len, &cl->call, RLOCK__TAG_CALL, deadline, &cl->walk);
+        cl->fetch = RLOCK__MAP_BUSY;
+        return;
+    }
+    cl->fetch = RLOCK__MAP_FAILED;
+}
+
+static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, uint64_t now) {
+    if (cl->fetch == RLOCK__MAP_BUSY) return;
+    cl->tries = 0;
+    cl->from = from;
+    cl->slots_cmd = 0;
+    rlock__cluster_fetch_send(cl, now);
+}
+
+/* The fetch's answer: the map is read (the walk filled it in); refused
+ * (CLUSTER SHARDS unknown before Redis 7): CLUSTER SLOTS; failed: the next node. */
+static void rlock__cluster_fetch_done(rlock__call *self, rlock_client *c, size_t i, const rlock__event *ev) {
+    rlock_cluster *cl = (rlock_cluster *)(void *)((char *)self - offsetof(rlock_cluster, call));
+    (void)i;
+    rlock__cluster_settle(cl, 0);
+    if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ARRAY) {
+        cl->fetch = cl->full ? RLOCK__MAP_FAILED : RLOCK__MAP_DONE;
+        cl->fetches += !cl->full;
+        return;
+    }
+    if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ERROR && !cl->slots_cmd) cl->slots_cmd = 1;
+    else {
+        cl->tries++;
+        cl->from = (cl->from + 1) % cl->n;
+        cl->slots_cmd = 0;
+    }
+    rlock__cluster_fetch_send(cl, rlock__now(c));
 }
 
 RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
@@ -4465,6 +4822,7 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     if (cfg) cl->cfg = *cfg;
     cl->connect = connect;
     cl->user = user;
+    cl->call.done = rlock__cluster_fetch_done;
     for (i = 0; i < n; i++)
         if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
             rlock_status st = rlock__why(cl->why, sizeof cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
@@ -4479,13 +4837,16 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
 RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl) { return cl ? cl->why : ""; }
 
 RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot) {
-    return cl && slot < RLOCK_CLUSTER_SLOTS && cl->slot[slot] ? (size_t)cl->slot[slot] - 1 : 0;
+    return cl && slot < RLOCK_CLUSTER_SLOTS && cl->slot[slot] && cl->slot[slot] <= cl->n ? (size_t)cl->slot[slot] - 1 : 0;
 }
 
 RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
                                               rlock_kind kind) {
+    rlock_status st;
     if (!rlock__cluster_ok(cl) || !key) return RLOCK_E_BADARG;
-    return rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
+    st = rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
+    if (st == RLOCK_OK) memset(&lk->cl, 0, sizeof lk->cl);
+    return st;
 }
 
 /* "MOVED 3999 127.0.0.1:6381" / "ASK ..." -> slot, host, port. 0 ok. */
@@ -4508,75 +4869,221 @@ static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, cons
     return 0;
 }
 
-enum { RLOCK__CL_ACQUIRE, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+enum { RLOCK__CL_ACQUIRE = 1, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+/* IDLE; MAP: waiting for the slot map; START: the lock call is due; RUN: it runs; PAUSE: until wake_at */
+enum { RLOCK__CLP_IDLE, RLOCK__CLP_MAP, RLOCK__CLP_START, RLOCK__CLP_RUN, RLOCK__CLP_PAUSE };
 #define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
+#define RLOCK__CLUSTER_TRIES 20      /* -TRYAGAIN (slot migrating): again after 10..80 ms, ~1.4 s in all */
 
-static rlock_status rlock__cluster_run(rlock_cluster *cl, rlock_lock *lk, int op, long long ttl, long long wait) {
-    rlock_status st = RLOCK_E_STATE;
-    int hops = 0, io = 0, asked = 0;
-    uint64_t wait_end;
-    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
-        return RLOCK_E_BADARG;
-    wait_end = rlock__now(lk->client) + (uint64_t)(wait > 0 ? wait : 0);
+static rlock_client *rlock__cluster_home(rlock_cluster *cl, const rlock_lock *lk) {
+    return &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(lk->key, lk->key_len))];
+}
+
+static void rlock__cluster_unlink(rlock_cluster *cl, rlock_lock *lk) {
+    rlock_lock **p = &cl->ops;
+    while (*p && *p != lk) p = &(*p)->cl.next;
+    if (*p) *p = lk->cl.next;
+    lk->cl.next = NULL;
+    lk->cl.phase = RLOCK__CLP_IDLE;
+}
+
+/* The lock call's status st, redirects followed: RLOCK_WOULD_BLOCK when the
+ * operation goes on (phase says how), else its final status. */
+static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rlock_status st, uint64_t now) {
+    rlock__cluster_op *o = &lk->cl;
+    const char *err = rlock_node_error(lk->client->nodes[0]);
+    int asking = lk->asking;
+    lk->asking = 0;
+    if (st == RLOCK_E_MOVED && o->hops++ < RLOCK_CLUSTER_HOPS) {
+        const char *host;
+        size_t hl;
+        int ask, port, idx;
+        unsigned slot;
+        if (rlock__cluster_redirect(err, &ask, &slot, &host, &hl, &port) != 0) return st;
+        idx = rlock__cluster_add(cl, host, hl, port);
+        if (idx < 0) {
+            if (idx == -2) (void)rlock__cluster_full(cl);
+            else (void)rlock__why(cl->why, sizeof cl->why, "redirected to an address that cannot be used", 0, 0, 0);
+            return st;
+        }
+        if (ask) cl->asked++;
+        else { /* the slot moved: learn it now, and the rest of the map again */
+            cl->slot[slot] = (unsigned char)(idx + 1);
+            cl->moved++;
+            rlock__cluster_fetch_start(cl, (size_t)idx, now);
+        }
+        lk->asking = ask; /* ASK: this once, at the importing primary */
+        o->asked |= (unsigned char)ask;
+        lk->client = &cl->client[idx];
+        o->phase = RLOCK__CLP_START;
+        return RLOCK_WOULD_BLOCK;
+    }
+    if (st == RLOCK_E_IO && cl->n > 1 && o->io++ < RLOCK__CLUSTER_IO_TRIES) {
+        /* Unreachable: maybe failing over. Another node answers MOVED to
+         * whoever serves the slot (the old address until a replica is promoted). */
+        lk->client = &cl->client[((size_t)(lk->client - cl->client) + 1) % cl->n];
+        o->hops = 0;
+        o->wake_at = now + 100u;
+        o->phase = RLOCK__CLP_PAUSE;
+        return RLOCK_WOULD_BLOCK;
+    }
+    if (st == RLOCK_E_REDIS && strncmp(err, "TRYAGAIN", 8) == 0 && o->again++ < RLOCK__CLUSTER_TRIES) {
+        /* a multi-key script while its slot migrates: the same node, soon */
+        lk->asking = asking;
+        o->wake_at = now + (10u << (o->again < 4 ? o->again - 1 : 3));
+        o->phase = RLOCK__CLP_PAUSE;
+        return RLOCK_WOULD_BLOCK;
+    }
+    /* After an ASK the slot is still the map's primary's: the next operation
+     * starts there again (and is sent on if need be). */
+    if (o->asked) lk->client = rlock__cluster_home(cl, lk);
+    if (st == RLOCK_NOT_ACQUIRED && o->timed) st = RLOCK_TIMEOUT; /* the wait ran out across redirects */
+    return st;
+}
+
+/* Move lk's cluster operation as far as it goes now. */
+static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
+    rlock__cluster_op *o = &lk->cl;
     for (;;) {
-        long long left = 0;
-        if (op == RLOCK__CL_ACQUIRE) {
-            uint64_t now = rlock__now(lk->client);
-            left = wait > 0 && now < wait_end ? (long long)(wait_end - now) : 0;
-        }
-        st = op == RLOCK__CL_ACQUIRE ? rlock_acquire(lk, ttl, left) : op == RLOCK__CL_EXTEND ? rlock_extend(lk, ttl)
-                                                                    : rlock_release(lk);
-        lk->asking = 0;
-        if (st == RLOCK_E_MOVED && hops++ < RLOCK_CLUSTER_HOPS) {
-            const char *host;
-            size_t hl;
-            int ask, port, idx;
-            unsigned slot;
-            if (rlock__cluster_redirect(rlock_node_error(lk->client->nodes[0]), &ask, &slot, &host, &hl, &port) != 0)
-                return st;
-            idx = rlock__cluster_add(cl, host, hl, port);
-            if (idx < 0) {
-                rlock__why(cl->why, sizeof cl->why, "redirected to a primary that cannot be added (% known, at most %)",
-                           (long long)cl->n, RLOCK_CLUSTER_MAX_PRIMARIES, 0);
-                return st;
+        uint64_t now = rlock__now(lk->client);
+        rlock_status st;
+        switch (o->phase) {
+        case RLOCK__CLP_MAP:
+            if (cl->fetch == RLOCK__MAP_BUSY) return RLOCK_WOULD_BLOCK;
+            if (cl->full) return rlock__cluster_full(cl);
+            /* a lock not held goes where the map says (held: where it was granted) */
+            if (o->kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD) lk->client = rlock__cluster_home(cl, lk);
+            o->phase = RLOCK__CLP_START;
+            continue;
+        case RLOCK__CLP_PAUSE:
+            if (now < o->wake_at) return RLOCK_WOULD_BLOCK;
+            o->phase = RLOCK__CLP_START;
+            continue;
+        case RLOCK__CLP_START:
+            if (o->kind == RLOCK__CL_ACQUIRE) {
+                long long left = o->wait_end > now ? (long long)(o->wait_end - now) : 0;
+                st = rlock_acquire_begin(lk, o->ttl, left);
+            } else {
+                st = o->kind == RLOCK__CL_EXTEND ? rlock_extend_begin(lk, o->ttl) : rlock_release_begin(lk);
             }
-            if (!ask) cl->slot[slot] = (unsigned char)(idx + 1);
-            lk->asking = ask; /* ASK: this once, at the importing primary */
-            asked |= ask;
-            lk->client = &cl->client[idx];
-            continue;
+            o->phase = RLOCK__CLP_RUN;
+            if (st == RLOCK_WOULD_BLOCK) return st;
+            break;
+        case RLOCK__CLP_RUN:
+            st = rlock_step(lk);
+            if (st == RLOCK_WOULD_BLOCK) return st;
+            break;
+        default:
+            return RLOCK_E_STATE;
         }
-        if (st == RLOCK_E_IO && cl->n > 1 && io++ < RLOCK__CLUSTER_IO_TRIES) {
-            /* Unreachable: maybe failing over. Another primary answers MOVED
-             * to whoever serves the slot (the old address until a replica
-             * is promoted). */
-            size_t cur = (size_t)(lk->client - cl->client);
-            rlock__sleep(lk->client, 100);
-            lk->client = &cl->client[(cur + 1) % cl->n];
-            hops = 0;
-            continue;
-        }
-        /* After an ASK the slot is still the map's primary's: the next
-         * operation starts there again (and is sent on if need be). */
-        if (asked) lk->client = &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(lk->key, lk->key_len))];
-        return st;
+        st = rlock__cluster_judge(cl, lk, st, rlock__now(lk->client));
+        if (st != RLOCK_WOULD_BLOCK) return st;
     }
 }
 
+static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int kind, long long ttl, long long wait) {
+    uint64_t now;
+    rlock_status st;
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
+        return RLOCK_E_BADARG;
+    if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (kind != RLOCK__CL_RELEASE && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (wait < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait, 0, 0);
+    now = rlock__now(lk->client);
+    memset(&lk->cl, 0, sizeof lk->cl);
+    lk->cl.kind = (unsigned char)kind;
+    lk->cl.ttl = ttl;
+    lk->cl.wait_end = now + (uint64_t)wait;
+    lk->cl.timed = wait > 0;
+    lk->cl.phase = RLOCK__CLP_MAP;
+    lk->cl.next = cl->ops;
+    cl->ops = lk;
+    if (cl->fetch == RLOCK__MAP_NONE) rlock__cluster_fetch_start(cl, 0, now); /* the map, before the first lock */
+    st = rlock__cluster_advance(cl, lk);
+    if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);
+    return st;
+}
+
+RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms,
+                                                  long long wait_ms) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+}
+RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+}
+RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+}
+
+RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk) {
+    rlock_status st;
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->cl.phase == RLOCK__CLP_IDLE) return RLOCK_E_STATE;
+    if (cl->fetch == RLOCK__MAP_BUSY) rlock__client_step(&cl->client[cl->from]);
+    st = rlock__cluster_advance(cl, lk);
+    if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);
+    return st;
+}
+
+RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
+    size_t i, k = 0;
+    uint32_t t = UINT32_MAX;
+    uint64_t now;
+    const rlock_lock *o;
+    if (timeout_ms) *timeout_ms = 0;
+    if (!rlock__cluster_ok(cl) || (!out && cap)) return 0;
+    for (i = 0; i < cl->n; i++) {
+        uint32_t ti = UINT32_MAX;
+        k += rlock_client_interest(&cl->client[i], k < cap ? out + k : NULL, k < cap ? cap - k : 0, &ti);
+        if (ti < t) t = ti;
+    }
+    now = rlock__now(&cl->client[0]);
+    for (o = cl->ops; o; o = o->cl.next) {
+        if (o->cl.phase == RLOCK__CLP_PAUSE) {
+            uint32_t ti = o->cl.wake_at <= now ? 0 : o->cl.wake_at - now > UINT32_MAX - 1u ? UINT32_MAX - 1u
+                                                                                        : (uint32_t)(o->cl.wake_at - now);
+            if (ti < t) t = ti;
+        } else if (o->cl.phase == RLOCK__CLP_START || (o->cl.phase == RLOCK__CLP_MAP && cl->fetch != RLOCK__MAP_BUSY)) {
+            t = 0;
+        }
+    }
+    if (timeout_ms) *timeout_ms = t;
+    return k;
+}
+
+/* The blocking calls: begin, then step, waiting on what the step needs. */
+static rlock_status rlock__cluster_run(rlock_cluster *cl, rlock_lock *lk, rlock_status st) {
+    while (st == RLOCK_WOULD_BLOCK) {
+        uint32_t t;
+        st = rlock_cluster_step(cl, lk);
+        if (st != RLOCK_WOULD_BLOCK) break;
+        (void)rlock_cluster_interest(cl, NULL, 0, &t);
+        if (lk->cl.phase == RLOCK__CLP_MAP) rlock__client_wait(&cl->client[cl->from], t);
+        else if (lk->cl.phase == RLOCK__CLP_RUN) rlock__client_wait(lk->client, t);
+        else if (t) rlock__sleep(lk->client, t);
+    }
+    return st;
+}
+
 RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms) {
-    return rlock__cluster_run(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+    return rlock__cluster_run(cl, lk, rlock_cluster_acquire_begin(cl, lk, ttl_ms, wait_ms));
 }
 RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
-    return rlock__cluster_run(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+    return rlock__cluster_run(cl, lk, rlock_cluster_extend_begin(cl, lk, ttl_ms));
 }
 RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk) {
-    return rlock__cluster_run(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+    return rlock__cluster_run(cl, lk, rlock_cluster_release_begin(cl, lk));
 }
 
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     size_t i;
     if (!cl) return;
-    for (i = 0; i < cl->n; i++) rlock_client_close(&cl->client[i]);
+    for (i = 0; i < cl->n; i++) {
+        rlock__x x = rlock__x_node(&cl->node[i]);
+        (void)rlock__x_disown(&x, &cl->call); /* a fetch in flight: its failure is nobody's */
+        rlock_client_close(&cl->client[i]);
+    }
+    if (cl->fetch == RLOCK__MAP_BUSY) cl->fetch = RLOCK__MAP_NONE;
 }
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */
