@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "check.h"
 
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -742,6 +743,55 @@ static long long asking_int(const rh_server *s, const char *cmd, const char *key
     return v;
 }
 
+/* Subscribers of a channel: PUBSUB SHARDNUMSUB (sharded) or NUMSUB (classic). */
+static long long cl_numsub(const rh_server *s, const char *which, const char *chan) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -1;
+    if (!c) return v;
+    r = (redisReply *)redisCommand(c, "PUBSUB %s %s", which, chan);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER)
+        v = r->element[1]->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* How often s ran cmd (INFO commandstats; scripts' commands count too). */
+static long long cl_calls(const rh_server *s, const char *cmd) {
+    char buf[16384], want[64], *p;
+    if (rh_str(s, buf, sizeof buf, "INFO %s", "commandstats") != REDIS_REPLY_STRING) return -1;
+    snprintf(want, sizeof want, "cmdstat_%s:calls=", cmd);
+    p = strstr(buf, want);
+    return p ? atoll(p + strlen(want)) : 0;
+}
+
+/* Drive lk's cluster operation as an event loop would: poll() what
+ * rlock_cluster_interest lists, for as long as it says, then step; at most
+ * max_ms. */
+static rlock_status cl_drive(rlock_cluster *cl, rlock_lock *lk, rlock_status st, unsigned long long max_ms) {
+    unsigned long long end = rh_now_ms() + max_ms;
+    while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        rlock_interest it[2 * RLOCK_CLUSTER_MAX_PRIMARIES];
+        struct pollfd pf[2 * RLOCK_CLUSTER_MAX_PRIMARIES];
+        uint32_t t;
+        size_t k, n = rlock_cluster_interest(cl, it, sizeof it / sizeof it[0], &t);
+        nfds_t m = 0;
+        unsigned long long left = end - rh_now_ms();
+        for (k = 0; k < n && k < sizeof it / sizeof it[0]; k++) {
+            if (it[k].fd < 0) { t = 0; continue; }
+            pf[m].fd = it[k].fd;
+            pf[m].events = (short)(((it[k].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                   ((it[k].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            m++;
+        }
+        if (t > left) t = (uint32_t)left;
+        (void)poll(pf, m, (int)t);
+        st = rlock_cluster_step(cl, lk);
+    }
+    return st;
+}
+
 static int cl_state_ok(rh_server *sv) {
     int i;
     char buf[2048];
@@ -822,7 +872,8 @@ static void test_cluster(void) {
     CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("user1000", 8));
     CHECK_EQ_LL(rlock_cluster_slot("foo{}{bar}", 10), rh_int(&sv[0], "CLUSTER KEYSLOT %s", "foo{}{bar}"));
 
-    /* locks across many slots: each lands on its slot's primary, learnt by MOVED */
+    /* locks across many slots: each lands on its slot's primary, from the
+     * map read before the first lock - no MOVED on a fresh client */
     for (i = 0; i < 40; i++) {
         rh_server *owner;
         snprintf(key, sizeof key, "cl:%d", i);
@@ -834,7 +885,10 @@ static void test_cluster(void) {
               strcmp(buf, rlock_lock_token(&la[i])) == 0);
         CHECK_EQ_ST(rlock_cluster_acquire(&cb, &lb[i], 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
     }
-    CHECK_EQ_LL(ca.n, 3); /* the seed and the two primaries it redirected to */
+    CHECK_EQ_LL(ca.n, 3); /* the seed and the two primaries the map named */
+    CHECK_EQ_LL(ca.fetches, 1);
+    CHECK_EQ_LL(ca.moved + ca.asked + cb.moved + cb.asked, 0);
+    printf("cluster: 40 locks on %d slots' primaries, %lu MOVED, map read %lu time(s)\n", 40, ca.moved, ca.fetches);
     if (!quick) { /* rlock check --cluster finds the three primaries */
         char out[8192], seed[32];
         const char *a[3];
@@ -850,6 +904,81 @@ static void test_cluster(void) {
         CHECK_MSG(found == 3 && strstr(out, "ok: a cluster primary (--cluster)"), "%s", out);
     }
     for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
+
+    /* seeds that are all replicas: the map names the primaries, a replica
+     * never gets a lock, nothing is redirected */
+    {
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr;
+        const char *hosts[CL_N];
+        int ports[CL_N], nr = 0;
+        for (i = 0; i < CL_N; i++)
+            if (!is_primary(&sv[i])) { hosts[nr] = "127.0.0.1"; ports[nr++] = sv[i].port; }
+        CHECK_EQ_LL(nr, 3);
+        CHECK_EQ_ST(rlock_cluster_init(&cr, hosts, ports, (size_t)nr, &cfg, rlock_posix_cluster_connect, pr), RLOCK_OK);
+        for (i = 0; i < 20; i++) {
+            rlock_lock l;
+            rh_server *on;
+            snprintf(key, sizeof key, "cl:r%d", i);
+            CHECK_EQ_ST(rlock_cluster_lock_init(&cr, &l, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_cluster_acquire(&cr, &l, 30000, 0), RLOCK_OK);
+            on = cl_server(sv, cr.port[l.client - cr.client]);
+            CHECK(on != NULL && is_primary(on));
+            CHECK_EQ_ST(rlock_cluster_release(&cr, &l), RLOCK_OK);
+        }
+        CHECK_EQ_LL(cr.n, 6); /* 3 replica seeds + 3 primaries */
+        CHECK_EQ_LL(cr.moved + cr.asked, 0);
+        rlock_cluster_close(&cr);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
+    }
+
+    /* waiting by sharded pub/sub: the waiter SSUBSCRIBEs on the key's
+     * primary, the release SPUBLISHes there once, nobody PUBLISHes. Its
+     * recheck is 60 s and its wait 20 s: only the notice can wake it in time. */
+    {
+        static rlock_posix_conn ph[RLOCK_CLUSTER_MAX_PRIMARIES], pw[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster ch, cw;
+        const char *k = "cl:wait";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock h, w;
+        rh_server *prim;
+        long long spub[CL_N], pub[CL_N], subs = 0;
+        unsigned long long t0w;
+        rlock_status st;
+        cfg.pubsub = 1;
+        cfg.recheck_ms = 60000;
+        CHECK_EQ_ST(rlock_cluster_init(&ch, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, ph), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_init(&cw, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pw), RLOCK_OK);
+        cfg.pubsub = 0;
+        cfg.recheck_ms = 0;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ch, &h, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cw, &w, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ch, &h, 30000, 0), RLOCK_OK);
+        prim = cl_server(sv, ch.port[rlock_cluster_primary(&ch, slot)]);
+        CHECK(prim != NULL);
+        if (!prim) goto out;
+        for (i = 0; i < CL_N; i++) { spub[i] = cl_calls(&sv[i], "spublish"); pub[i] = cl_calls(&sv[i], "publish"); }
+        st = rlock_cluster_acquire_begin(&cw, &w, 30000, 20000);
+        for (end = rh_now_ms() + 5000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end && subs < 1;)
+            if ((st = cl_drive(&cw, &w, st, 20)) == RLOCK_WOULD_BLOCK) subs = cl_numsub(prim, "SHARDNUMSUB", "{cl:wait}:released");
+        CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(subs, 1);                                               /* on the key's primary */
+        CHECK_EQ_LL(cl_numsub(prim, "NUMSUB", "{cl:wait}:released"), 0);    /* not a classic channel */
+        t0w = rh_now_ms();
+        CHECK_EQ_ST(rlock_cluster_release(&ch, &h), RLOCK_OK);
+        st = cl_drive(&cw, &w, st, 15000);
+        CHECK_EQ_ST(st, RLOCK_OK);
+        printf("cluster: a waiter woke %llu ms after the release (recheck 60 s)\n", rh_now_ms() - t0w);
+        for (i = 0; i < CL_N; i++) {
+            CHECK_EQ_LL(cl_calls(&sv[i], "spublish") - spub[i], &sv[i] == prim ? 1 : 0);
+            CHECK_EQ_LL(cl_calls(&sv[i], "publish") - pub[i], 0);
+        }
+        CHECK_EQ_LL(cw.moved + ch.moved, 0);
+        CHECK_EQ_ST(rlock_cluster_release(&cw, &w), RLOCK_OK);
+        rlock_cluster_close(&ch);
+        rlock_cluster_close(&cw);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&ph[i]); rlock_posix_close(&pw[i]); }
+    }
 
     /* a slot migrated mid-run, the lock held: ASK, then MOVED, followed */
     {
@@ -879,13 +1008,21 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
         CHECK(asking_int(dst, "PTTL", k) > 25000);
         CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0); /* moved, not copied */
-        st = rlock_cluster_acquire(&cb, &b, 30000, 0); /* held: not ours (or TRYAGAIN mid-migration) */
-        CHECK_MSG(st == RLOCK_NOT_ACQUIRED || st == RLOCK_E_REDIS, "B during migration: %s", rlock_status_str(st));
+        CHECK(ca.asked >= 1);
+        /* B, mid-migration: ASK to the target, where its script finds the
+         * lock key but not the wait-queue keys (never created): -TRYAGAIN,
+         * retried after a pause while the migration finishes */
+        st = rlock_cluster_acquire_begin(&cb, &b, 30000, 0);
+        for (end = rh_now_ms() + 5000; st == RLOCK_WOULD_BLOCK && !b.cl.again && rh_now_ms() < end;)
+            st = cl_drive(&cb, &b, st, 10);
+        CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+        CHECK_MSG(b.cl.again > 0 && cb.asked >= 1, "B during migration: no TRYAGAIN (%u), %lu ASK", b.cl.again, cb.asked);
         CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1);
         /* the slot handed over: MOVED, the map learns it */
         CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
         CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
         CHECK_EQ_LL(rh_str(third, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(cl_drive(&cb, &b, st, 5000), RLOCK_NOT_ACQUIRED); /* held by A: no overlap */
         CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
         CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED);
         CHECK_EQ_LL(cb.port[rlock_cluster_primary(&cb, slot)], dst->port); /* B learnt it from MOVED */
@@ -954,6 +1091,27 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 0, NULL, rlock_posix_cluster_connect, pa), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 1, NULL, NULL, pa), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_cluster_lock_init(&bad, &la[0], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    }
+    /* a cluster with more nodes than RLOCK_CLUSTER_MAX_PRIMARIES: 15 seeds
+     * (one real) and two more primaries in its map make 17 */
+    {
+        static rlock_posix_conn pg[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster big;
+        const char *hosts[RLOCK_CLUSTER_MAX_PRIMARIES - 1];
+        int ports[RLOCK_CLUSTER_MAX_PRIMARIES - 1];
+        rlock_lock l;
+        int live = 0;
+        for (i = 0; i < CL_N; i++)
+            if (is_primary(&sv[i])) live = sv[i].port; /* a primary still up after the failover above */
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES - 1; i++) { hosts[i] = "127.0.0.1"; ports[i] = i ? rh_free_port() : live; }
+        CHECK_EQ_ST(rlock_cluster_init(&big, hosts, ports, RLOCK_CLUSTER_MAX_PRIMARIES - 1, &cfg, rlock_posix_cluster_connect, pg),
+                    RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&big, &l, "cl:big", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&big, &l, 30000, 0), RLOCK_E_BADARG);
+        CHECK_MSG(strstr(rlock_cluster_error(&big), "RLOCK_CLUSTER_MAX_PRIMARIES") != NULL, "%s", rlock_cluster_error(&big));
+        CHECK_EQ_LL(rlock_lock_state(&l), RLOCK_STATE_IDLE);
+        rlock_cluster_close(&big);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pg[i]);
     }
 out:
     rlock_cluster_close(&ca);
