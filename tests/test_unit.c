@@ -3565,6 +3565,132 @@ static void test_fault10_monotonic_clock(void) {
  * mapped to its own status (not retried), an inspect answer read into
  * rlock_info. */
 #ifndef RLOCK_NO_PRIMITIVES
+/* ---- Redis Cluster: the slot map read value by value (rlock__walk) ---- */
+static long ut_cl_send(void *ctx, const unsigned char *b, size_t n) { (void)ctx; (void)b; (void)n; return 0; }
+static long ut_cl_recv(void *ctx, unsigned char *b, size_t n) { (void)ctx; (void)b; (void)n; return 0; }
+static int ut_cl_connect(void *user, size_t i, const char *host, int port, rlock_transport *out) {
+    (void)user; (void)i; (void)host; (void)port;
+    out->send = ut_cl_send;
+    out->recv = ut_cl_recv;
+    return 0;
+}
+
+/* Feed text through cl's walk in a 48-byte window, `step` bytes arriving at
+ * a time (as a small receive buffer would): 1 done, 0 not done, -1 malformed. */
+static int ut_walk(rlock_cluster *cl, int slots_cmd, const char *text, size_t step) {
+    unsigned char buf[48];
+    size_t len = 0, off = 0, n = strlen(text);
+    memset(&cl->walk, 0, sizeof cl->walk);
+    cl->walk.visit = rlock__cluster_visit;
+    cl->walk.user = cl;
+    cl->slots_cmd = slots_cmd;
+    cl->prim = -1;
+    cl->full = cl->pending = 0;
+    while (!cl->walk.done) {
+        long used;
+        size_t k = n - off < step ? n - off : step;
+        if (k > sizeof buf - len) k = sizeof buf - len;
+        memcpy(buf + len, text + off, k);
+        len += k;
+        off += k;
+        used = rlock__walk_feed(&cl->walk, buf, len, sizeof buf);
+        if (used < 0) return -1;
+        memmove(buf, buf + used, len - (size_t)used);
+        len -= (size_t)used;
+        if (off == n && used == 0) break;
+    }
+    rlock__cluster_settle(cl, 0);
+    return cl->walk.done && len == 0 ? 1 : 0;
+}
+
+static void test_cluster_map(void) {
+    /* CLUSTER SHARDS under RESP3: a shard whose slots come before its nodes
+     * (a replica listed first), one whose nodes come first, one whose
+     * primary has failed (its slots stay unknown) */
+    static const char shards[] =
+        "*3\r\n"
+        "%2\r\n$5\r\nslots\r\n*4\r\n:0\r\n:5460\r\n:10000\r\n:10001\r\n$5\r\nnodes\r\n*2\r\n"
+        "%4\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n:7001\r\n$4\r\nrole\r\n$7\r\nreplica\r\n"
+        "$6\r\nhealth\r\n$6\r\nonline\r\n"
+        "%5\r\n$2\r\nid\r\n$3\r\nabc\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n:7000\r\n"
+        "$4\r\nrole\r\n$6\r\nmaster\r\n$6\r\nhealth\r\n$6\r\nonline\r\n"
+        "%2\r\n$5\r\nnodes\r\n*1\r\n%3\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n:7002\r\n"
+        "$4\r\nrole\r\n$6\r\nmaster\r\n$5\r\nslots\r\n*2\r\n:5461\r\n:9999\r\n"
+        "%2\r\n$5\r\nslots\r\n*2\r\n:12000\r\n:12001\r\n$5\r\nnodes\r\n*1\r\n%3\r\n$4\r\nport\r\n:7009\r\n"
+        "$4\r\nrole\r\n$6\r\nmaster\r\n$6\r\nhealth\r\n$6\r\nfailed\r\n";
+    /* CLUSTER SLOTS (RESP2): [start, end, [host, port, id], [replica ...]] */
+    static const char slots[] =
+        "*1\r\n*4\r\n:12000\r\n:12010\r\n*3\r\n$9\r\n127.0.0.1\r\n:7003\r\n$3\r\nid1\r\n"
+        "*3\r\n$9\r\n127.0.0.1\r\n:7004\r\n$3\r\nid2\r\n";
+    static rlock_cluster cl;
+    static const char *const seeds[1] = { "seed" };
+    static const int seed_ports[1] = { 1 };
+    size_t step;
+    int deep;
+    char nested[64] = "";
+    for (step = 1; step <= 48; step += 47) {
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, NULL, ut_cl_connect, NULL), RLOCK_OK);
+        CHECK_EQ_LL(ut_walk(&cl, 0, shards, step), 1);
+        CHECK_EQ_LL(cl.n, 3); /* the seed, 7000 and 7002: not the replica, not the failed primary */
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 0)], 7000);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 5460)], 7000);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 10001)], 7000);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 5461)], 7002);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 9999)], 7002);
+        CHECK_EQ_LL(cl.slot[12000], 0); /* no live primary: not known (the seed is asked) */
+        CHECK_EQ_LL(cl.slot[10002], 0);
+        CHECK_EQ_LL(ut_walk(&cl, 1, slots, step), 1);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 12005)], 7003);
+        CHECK_EQ_LL(cl.n, 4); /* the replica 7004 is not added */
+        CHECK_EQ_LL(ut_walk(&cl, 1, "*1\r\n:x\r\n", step), -1);                /* malformed */
+        CHECK_EQ_LL(ut_walk(&cl, 1, "*1\r\n|1\r\n+a\r\n+b\r\n:1\r\n", step), -1); /* attributes: refused */
+        rlock_cluster_close(&cl);
+    }
+    for (deep = 0; deep <= RLOCK_RESP_MAX_DEPTH; deep++) strcat(nested, "*1\r\n");
+    strcat(nested, ":1\r\n");
+    CHECK_EQ_LL(ut_walk(&cl, 1, nested, 48), -1); /* too deep */
+    {   /* one value longer than the window cannot be read */
+        char big[128];
+        snprintf(big, sizeof big, "*1\r\n$60\r\n%060d\r\n", 0);
+        CHECK_EQ_LL(ut_walk(&cl, 1, big, 48), -1);
+    }
+    {   /* more primaries than fit: noted, and the operation says so */
+        char text[4096];
+        size_t pos = 0;
+        int i;
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, NULL, ut_cl_connect, NULL), RLOCK_OK);
+        pos += (size_t)snprintf(text + pos, sizeof text - pos, "*%d\r\n", RLOCK_CLUSTER_MAX_PRIMARIES);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++)
+            pos += (size_t)snprintf(text + pos, sizeof text - pos, "*3\r\n:%d\r\n:%d\r\n*2\r\n$1\r\nh\r\n:%d\r\n", i, i,
+                                    100 + i);
+        CHECK_EQ_LL(ut_walk(&cl, 1, text, 48), 1);
+        CHECK_EQ_LL(cl.full, 1);
+        CHECK_EQ_LL(cl.n, RLOCK_CLUSTER_MAX_PRIMARIES);
+        CHECK_EQ_ST(rlock__cluster_full(&cl), RLOCK_E_BADARG);
+        CHECK(strstr(rlock_cluster_error(&cl), "RLOCK_CLUSTER_MAX_PRIMARIES") != NULL);
+        rlock_cluster_close(&cl);
+    }
+    {   /* the non-blocking calls' argument checks */
+        rlock_lock lk;
+        uint32_t t = 7;
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(NULL, NULL, 1000, 0), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_extend_begin(NULL, NULL, 1000), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_release_begin(NULL, NULL), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_step(NULL, NULL), RLOCK_E_BADARG);
+        CHECK_EQ_LL(rlock_cluster_interest(NULL, NULL, 0, &t), 0);
+        CHECK_EQ_LL(t, 0);
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, NULL, ut_cl_connect, NULL), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &lk, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_step(&cl, &lk), RLOCK_E_STATE);                 /* nothing begun */
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &lk, 0, 0), RLOCK_E_BADARG);  /* ttl 0 */
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &lk, 1000, -1), RLOCK_E_BADARG);
+        CHECK(strstr(rlock_lock_error(&lk), "negative") != NULL);
+        CHECK_EQ_LL(rlock_cluster_interest(&cl, NULL, 0, &t), 0);
+        CHECK_EQ_LL(t, UINT32_MAX); /* nothing to do */
+        rlock_cluster_close(&cl);
+    }
+}
+
 static void test_primitives_unit(void) {
     enum { S_SEM_ACQ = 10, S_WRITE_ACQ = 16, S_MULTI_ACQ = 19, S_MULTI_REL = 21, S_INSPECT = 22 };
     rlock_info info[2];
@@ -3644,6 +3770,7 @@ int main(void) {
     test_parse_splits();
     test_parse_malformed();
     test_parse_fuzz();
+    test_cluster_map();
     test_encode();
     test_aux_key();
     test_status_strings();
