@@ -1139,6 +1139,11 @@ RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock 
 RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk);
 RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk);
+/* Stop lk's cluster operation: a lock call in flight is cancelled as by
+ * rlock_cancel (blocking, bounded by the node timeout: a grant it got is
+ * released), and nothing of it goes on. A grant that had finished is kept
+ * (rlock_lock_state says HELD: release it). */
+RLOCKDEF void rlock_cluster_cancel(rlock_cluster *cl, rlock_lock *lk);
 /* Every connection of cl its operations (and its map fetch) need now, as
  * rlock_client_interest; *timeout_ms: step again at the latest then. */
 RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
@@ -1929,7 +1934,9 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__X_BY_UNSUB_PUSH 0x2000
 /* ... its reply, when an aggregate, is read through the connection's walk. */
 #define RLOCK__X_WALK 0x4000
-#define RLOCK__X_TAG(t) ((t) & ~(RLOCK__X_BY_SUB_PUSH | RLOCK__X_BY_UNSUB_PUSH | RLOCK__X_WALK))
+#define RLOCK__X_TAG(t) ((t) < 0 ? (t) : (t) & ~(RLOCK__X_BY_SUB_PUSH | RLOCK__X_BY_UNSUB_PUSH | RLOCK__X_WALK))
+/* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
+#define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
 /* Hand every complete value in buf[0..len) to w->visit (see rlock__walk).
  * Returns the bytes consumed (the rest is an incomplete value: feed it again
@@ -2279,7 +2286,7 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     long used;
     if (!n->s->rx_len) return 0;
     p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
-    if (p && (p->tag & RLOCK__X_WALK) && n->s->walk &&
+    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk &&
         (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
         /* read as it comes (an error or a push is read whole, below) */
         rlock__walk *w = n->s->walk;
@@ -2308,7 +2315,8 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
         int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
         n->s->rx_used = (size_t)used;
-        if (p && ((sub && (p->tag & RLOCK__X_BY_SUB_PUSH)) || (unsub && (p->tag & RLOCK__X_BY_UNSUB_PUSH)))) {
+        if (p && ((sub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
+                  (unsub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH)))) {
             n->s->head = (n->s->head + 1) % n->q_cap;
             n->s->count--;
             ev->kind = RLOCK__EV_REPLY;
@@ -5023,6 +5031,16 @@ RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk) {
     st = rlock__cluster_advance(cl, lk);
     if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);
     return st;
+}
+
+RLOCKDEF void rlock_cluster_cancel(rlock_cluster *cl, rlock_lock *lk) {
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->cl.phase == RLOCK__CLP_IDLE) return;
+    if (lk->op.kind != RLOCK__OP_NONE) {
+        rlock_cancel(lk);
+        (void)rlock_result(lk); /* a finished op's result: its grant, if any, is kept */
+    }
+    lk->asking = 0;
+    rlock__cluster_unlink(cl, lk);
 }
 
 RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
