@@ -4691,7 +4691,7 @@ static void rlock__cluster_settle(rlock_cluster *cl, unsigned v) {
 /* A primary's address as read: its index (added when new), -1 unusable. */
 static int rlock__cluster_at(rlock_cluster *cl, const char *host, int port) {
     int idx;
-    if (!host[0] || strcmp(host, "?") == 0 || port <= 0) return -1; /* endpoint unknown: MOVED will say */
+    if (!host[0] || (host[0] == '?' && !host[1]) || port <= 0) return -1; /* endpoint unknown: MOVED will say */
     idx = rlock__cluster_add(cl, host, strlen(host), port);
     if (idx == -2) cl->full = 1;
     return idx;
@@ -4734,7 +4734,7 @@ static void rlock__cluster_visit_shards(rlock_cluster *cl, const rlock__walk *w,
             cl->role_ok = 0;
             cl->health_ok = 1;
         } else if (cl->role_ok && cl->health_ok && cl->prim < 0) { /* the shard's primary, online */
-            int idx = rlock__cluster_at(cl, cl->ep[0] && strcmp(cl->ep, "?") != 0 ? cl->ep : cl->ip, cl->port_v);
+            int idx = rlock__cluster_at(cl, cl->ep[0] && !(cl->ep[0] == '?' && !cl->ep[1]) ? cl->ep : cl->ip, cl->port_v);
             if (idx >= 0) {
                 cl->prim = idx;
                 rlock__cluster_settle(cl, (unsigned)idx + 1u);
@@ -4935,7 +4935,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         o->phase = RLOCK__CLP_PAUSE;
         return RLOCK_WOULD_BLOCK;
     }
-    if (st == RLOCK_E_REDIS && strncmp(err, "TRYAGAIN", 8) == 0 && o->again++ < RLOCK__CLUSTER_TRIES) {
+    if (st == RLOCK_E_REDIS && strlen(err) >= 8 && memcmp(err, "TRYAGAIN", 8) == 0 && o->again++ < RLOCK__CLUSTER_TRIES) {
         /* a multi-key script while its slot migrates: the same node, soon */
         lk->asking = asking;
         o->wake_at = now + (10u << (o->again < 4 ? o->again - 1 : 3));
