@@ -743,7 +743,6 @@ typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
     long long ttl;
     uint64_t wait_end, wake_at;
-    rlock_status result;
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
@@ -1064,7 +1063,7 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * map fetched again in the background) and ASK (the next script goes with
  * ASKING to the importing primary; the map is not changed), up to
  * RLOCK_CLUSTER_HOPS redirects; -TRYAGAIN (a multi-key script during a slot
- * migration) is retried after a short pause, RLOCK__CLUSTER_TRIES times; a
+ * migration) is retried after 10..80 ms, up to 20 times (~1.4 s); a
  * primary that cannot be reached (killed, failing over) makes them ask the
  * other nodes every 100 ms (~4 s in all), which answer MOVED once the
  * cluster has promoted a replica.
