@@ -1025,6 +1025,18 @@ static void test_cluster(void) {
         CHECK_EQ_LL(cw.moved + ch.moved, 0); /* under RESP3 too, the map came first */
         CHECK_EQ_LL(cw.fetches, 1);
         CHECK_EQ_ST(rlock_cluster_release(&cw, &w), RLOCK_OK);
+        /* a waiter cancelled mid-wait: nothing of it goes on, nothing held */
+        CHECK_EQ_ST(rlock_cluster_acquire(&ch, &h, 30000, 0), RLOCK_OK);
+        st = rlock_cluster_acquire_begin(&cw, &w, 30000, 20000);
+        for (end = rh_now_ms() + 5000; st == RLOCK_WOULD_BLOCK && !rlock_acquire_waiting(&w) && rh_now_ms() < end;)
+            st = cl_drive(&cw, &w, st, 10);
+        CHECK(st == RLOCK_WOULD_BLOCK && rlock_acquire_waiting(&w));
+        rlock_cluster_cancel(&cw, &w);
+        CHECK(cw.ops == NULL);
+        CHECK_EQ_ST(rlock_cluster_step(&cw, &w), RLOCK_E_STATE);
+        CHECK_EQ_LL(rlock_lock_state(&w), RLOCK_STATE_IDLE);
+        CHECK_EQ_ST(rlock_cluster_release(&ch, &h), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
         rlock_cluster_close(&ch);
         rlock_cluster_close(&cw);
         for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&ph[i]); rlock_posix_close(&pw[i]); }
