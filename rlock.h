@@ -545,7 +545,9 @@ typedef struct rlock__conn {
     rlock_status fail_st;
     size_t tx_len, tx_off, rx_len, rx_used;
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
+#ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
+#endif
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
 
@@ -675,8 +677,10 @@ typedef struct rlock_client {
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
+#ifndef RLOCK_NO_CLUSTER
     int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
                                     SSUBSCRIBE on the command connection (RESP3) */
+#endif
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -900,7 +904,9 @@ typedef struct rlock_lock {
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
+#ifndef RLOCK_NO_CLUSTER
     rlock__cluster_op cl;     /* cluster: the rlock_cluster_* operation in progress */
+#endif
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
@@ -1196,10 +1202,13 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * slot i of the user's own storage (adapters/rlock_posix.h:
  * rlock_posix_cluster_connect). README "Deployments" says what a cluster
  * lock guarantees across failover (in short: what replication keeps). */
+#define RLOCK_CLUSTER_SLOTS 16384
+/* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
+RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
+#ifndef RLOCK_NO_CLUSTER /* (the multi-lock's same-slot check needs only rlock_cluster_slot) */
 #ifndef RLOCK_CLUSTER_MAX_PRIMARIES
 #define RLOCK_CLUSTER_MAX_PRIMARIES 16
 #endif
-#define RLOCK_CLUSTER_SLOTS 16384
 #define RLOCK_CLUSTER_HOPS 8
 /* slot map: one byte per slot, node index + 1 (255: being read) */
 typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 254 ? 1 : -1];
@@ -1232,8 +1241,6 @@ typedef struct rlock_cluster {
     char why[RLOCK_WHY_LEN];
 } rlock_cluster;
 
-/* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
-RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
 /* Start from seed addresses (1..RLOCK_CLUSTER_MAX_PRIMARIES); cfg may be
  * NULL. Nothing is sent. RLOCK_E_BADARG (rlock_cluster_error says why). */
 RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
@@ -1265,6 +1272,7 @@ RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, s
 /* The node (index into cl->host/port) that serves slot now, per the map. */
 RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot);
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
+#endif /* RLOCK_NO_CLUSTER */
 
 #ifdef __cplusplus
 }
@@ -2080,6 +2088,7 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
+#ifndef RLOCK_NO_CLUSTER
 /* Hand every complete value in buf[0..len) to w->visit (see rlock__walk).
  * Returns the bytes consumed (the rest is an incomplete value: feed it again
  * with more), -1 when malformed, too deep, or one value cannot fit in
@@ -2116,6 +2125,7 @@ static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t le
     }
     return (long)pos;
 }
+#endif /* RLOCK_NO_CLUSTER */
 
 typedef struct rlock__event {
     int kind;            /* RLOCK__EV_* */
@@ -2193,7 +2203,9 @@ static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, s
     n->s->tx_len = n->s->tx_off = 0;
     n->s->failing = n->s->count;
     n->s->fail_st = st;
+#ifndef RLOCK_NO_CLUSTER
     n->s->walk = NULL;
+#endif
 }
 static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
@@ -2323,6 +2335,7 @@ static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag,
     n->s->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
+#ifndef RLOCK_NO_CLUSTER
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
 static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
                                  rlock__walk *walk) {
@@ -2330,6 +2343,7 @@ static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int
     n->s->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
+#endif
 /* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
 static void rlock__x_commit_push(const rlock__x *n, size_t len) {
     n->s->tx_len += len;
@@ -2428,6 +2442,7 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     long used;
     if (!n->s->rx_len) return 0;
     p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
+#ifndef RLOCK_NO_CLUSTER
     if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk &&
         (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
         /* read as it comes (an error or a push is read whole, below) */
@@ -2448,6 +2463,7 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         ev->st = RLOCK_OK;
         return 1;
     }
+#endif
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
@@ -2809,6 +2825,13 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     }
     trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
 }
+
+/* A Redis Cluster primary's client (section 7): notices by SPUBLISH, waiting by SSUBSCRIBE. */
+#ifdef RLOCK_NO_CLUSTER
+#define RLOCK__SHARD(c) 0
+#else
+#define RLOCK__SHARD(c) ((c)->shard)
+#endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
 enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT, RLOCK__TAG_CALL };
@@ -3297,7 +3320,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
-    int shard = lk->client->shard && (release || force); /* Redis Cluster: notices by SPUBLISH, one more ARGV */
+    int shard = RLOCK__SHARD(lk->client) && (release || force); /* Redis Cluster: notices by SPUBLISH, one more ARGV */
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 + 2 * shard : acquire ? 4 + arg5 : release ? 4 + fair + shard : 2;
     const char *q = op->queue && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
@@ -3617,14 +3640,14 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     const char *why;
     if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
         n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs && !c->shard) n = rlock__x_sub(c->subs[j]);
+    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = rlock__x_sub(c->subs[j]);
     else return 0;
     if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
-        !rlock__put_arg(out, cap, &pos, "S", c->shard ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
+        !rlock__put_arg(out, cap, &pos, "S", RLOCK__SHARD(c) ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
-    if (c->shard) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
+    if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
         rlock__x_commit(&n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
                         deadline);
     else if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
@@ -4054,7 +4077,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
     int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
     /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
      * waiters retry now (and are redirected), the lingering one is gone. */
-    int moved = !msg && c->shard && rlock__is_pubsub(r, "sunsubscribe");
+    int moved = !msg && RLOCK__SHARD(c) && rlock__is_pubsub(r, "sunsubscribe");
     if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
         c->linger_mask &= ~(1u << j);
     for (o = c->ops; o; o = o->op.next) {
@@ -4807,6 +4830,7 @@ RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len) {
     return rlock__crc16((const unsigned char *)key, key_len) & (RLOCK_CLUSTER_SLOTS - 1);
 }
 
+#ifndef RLOCK_NO_CLUSTER
 static int rlock__cluster_ok(const rlock_cluster *cl) { return cl && cl->n > 0 && cl->connect; }
 
 /* The index of node host:port, added when new; -1 when the address does not
@@ -5285,6 +5309,7 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     }
     if (cl->fetch == RLOCK__MAP_BUSY) cl->fetch = RLOCK__MAP_NONE;
 }
+#endif /* RLOCK_NO_CLUSTER */
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */
 #endif /* RLOCK_IMPLEMENTATION */
