@@ -663,6 +663,7 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
 
 #endif /* RLOCK_IMPLEMENTATION: Sentinel */
 
+#ifndef RLOCK_NO_CLUSTER
 /* The connect hook of rlock_cluster (rlock.h section 7): user is the
  * caller's array of RLOCK_CLUSTER_MAX_PRIMARIES rlock_posix_conn; primary
  * i gets conns[i], TCP to host:port (default connect timeout). */
@@ -674,6 +675,7 @@ RLOCK__ADAPTER_FN int rlock_posix_cluster_connect(void *user, size_t i, const ch
     *out = conns[i].tr;
     return 0;
 }
+#endif
 
 /* Close the socket if open (also a connect in progress). Idempotent. */
 RLOCK__ADAPTER_FN void rlock_posix_close(rlock_posix_conn *c) {
