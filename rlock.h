@@ -346,7 +346,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  *                           reply unread meanwhile (a NOSCRIPT answer whose
  *                           EVAL must go out before the round's deadline, a
  *                           release notice). wait_many ends the slicing.
- *   fd, wait_many, error   optional: see their fields below.
+ *   fd, events, wait_many, error   optional: see their fields below.
  * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
  * connect, send, recv and close - never wait. It reads while a reply is due;
  * and once before it queues a request on an idle connection (nothing
@@ -364,7 +364,8 @@ typedef struct rlock_transport {
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
     /* optional: the descriptor an event loop polls for this connection, -1
      * when not connected; NULL when the transport has none. Its readiness
-     * must be the connection's (no bytes buffered inside the transport).
+     * must be the connection's: while bytes wait buffered inside the
+     * transport (TLS records already decrypted) it returns -1 (step now).
      * Any step (rlock_client_step, rlock_step, *_begin, cancel) may close()
      * it - a timeout, an error, a reconnect - while an event loop still
      * watches it, and the next connect() may reuse the number: re-read
@@ -384,6 +385,11 @@ typedef struct rlock_transport {
      * RLOCK_IO_ERROR: the server dropped it (rlock reconnects); RLOCK_IO_BUSY:
      * someone else uses it now (nothing is sent). Must not consume bytes. */
     int (*idle)(void *ctx);
+    /* optional, with fd: the events to watch on fd when rlock wants `want`
+     * (RLOCK_WANT_*), for a transport whose own protocol reads while rlock
+     * writes (TLS: the handshake waits for the server's answer while rlock
+     * asks to write); NULL: want itself. */
+    int (*events)(void *ctx, int want);
 } rlock_transport;
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
@@ -2444,7 +2450,7 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         if (k < cap) {
             out[k].conn = rlock__conn_handle(c, i);
             out[k].fd = fd;
-            out[k].events = w;
+            out[k].events = n.t->events && fd >= 0 ? n.t->events(n.t->ctx, w) : w;
             out[k].gen = n.s->gen;
             if (trs) trs[k] = n.t;
         }
