@@ -110,6 +110,9 @@ typedef struct rlock_posix_conn {
     /* how a fresh connect starts when not the plain way (Sentinel); a
      * pointer, so that a program without it needs no rlock core */
     int (*start)(struct rlock_posix_conn *c);
+    /* 1: a Sentinel announced a new primary (rlock_posix_sentinel_watch):
+     * the next send/recv drops this connection, so rlock reconnects */
+    int switched;
 } rlock_posix_conn;
 
 /* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
@@ -385,6 +388,12 @@ static int rlock__posix_connect(void *ctx) {
 /* send/recv before connect() said 1: finish the connect first, so a caller
  * that only waits and retries send/recv still makes progress. */
 static int rlock__posix_ready(rlock_posix_conn *c) {
+    if (c->switched) { /* the primary moved: a fresh connect asks the Sentinels again */
+        c->switched = 0;
+        rlock__posix_drop(c);
+        snprintf(c->err, sizeof c->err, "the Sentinels announced a new primary (+switch-master)");
+        return RLOCK_IO_CLOSED;
+    }
     return c->connecting ? rlock__posix_connect(c) : 1;
 }
 
@@ -395,7 +404,7 @@ static long rlock__posix_send(void *ctx, const unsigned char *buf, size_t len) {
         if (c) snprintf(c->err, sizeof c->err, "send: not connected");
         return RLOCK_IO_ERROR;
     }
-    if ((n = rlock__posix_ready(c)) != 1) return n;
+    if ((n = rlock__posix_ready(c)) != 1) return n == RLOCK_IO_CLOSED ? RLOCK_IO_ERROR : n;
     n = rlock_posix_fd_send(c->fd, buf, len);
     if (n == RLOCK_IO_ERROR) rlock__posix_seterr(c, "send", errno);
     return n;
@@ -546,7 +555,8 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * asked after AUTH with the given credentials). All of it blocks, within
  * connect_timeout_ms. rlock reconnects after a dropped connection and after
  * a READONLY reply (a primary demoted under it), so each failover is
- * followed by a fresh question to the Sentinels. */
+ * followed by a fresh question to the Sentinels; rlock_posix_sentinel_watch
+ * (below) reconnects as soon as the Sentinels announce it. */
 
 /* One command on a blocking exchange over c (connected), within c's
  * connect budget; the reply parsed into *rep, pointing into buf. 0 ok. */
@@ -659,6 +669,206 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
     c->sentinel = sn;
     c->start = rlock__posix_sentinel_connect;
     return 0;
+}
+
+
+/* ---- Sentinel: following +switch-master ---------------------------------
+ * A failover is announced by the Sentinels (+switch-master) seconds before
+ * the old primary is demoted: until then it still takes writes from the
+ * clients connected to it, READONLY never comes, and a client that waits
+ * for it locks on a primary nobody else uses. rlock_posix_sentinel_watch
+ * keeps one connection to a Sentinel (the first of c's that answers, then
+ * the next when it fails) subscribed to +switch-master, after asking it
+ * where the primary is (a failover missed while no Sentinel was watched is
+ * seen then). When a notice names c's primary (or the answer is not where
+ * c is connected) it marks c (c->switched): c's next send/recv drops the
+ * connection and rlock's reconnect asks the Sentinels again.
+ * Non-blocking, for event loops like rlock_client_interest/_step: watch the
+ * descriptor _interest gives (or call _step when its timeout passes), call
+ * _step, and after it returned 1 call rlock_client_step, which moves the
+ * client's requests over. Nothing in it blocks (a Sentinel given by name
+ * still resolves through getaddrinfo). The blocking calls do not drive it:
+ * a program using only them follows on READONLY and dropped connections. */
+#ifndef RLOCK_POSIX_SENTINEL_RETRY_MS
+#define RLOCK_POSIX_SENTINEL_RETRY_MS 250u /* before trying the next Sentinel */
+#endif
+enum { RLOCK__SW_DOWN = 0, RLOCK__SW_CONNECTING, RLOCK__SW_UP };
+typedef struct rlock_posix_sentinel_watch {
+    rlock_posix_conn *c;           /* the data connection it re-points */
+    unsigned long switches;        /* times it marked c: notices naming c's primary, or a moved answer */
+    int subscribed;                /* 1 while a Sentinel confirmed the subscription */
+    char err[128];                 /* why the last Sentinel was left ("" when none) */
+    /* --- private --- */
+    rlock_posix_conn q;            /* to the Sentinel watched now */
+    size_t at;                     /* which of c->sentinel's Sentinels */
+    int state;                     /* RLOCK__SW_* */
+    uint64_t retry_at;             /* DOWN: not before this (monotonic ms) */
+    size_t tx_len, tx_off, have;
+    unsigned char tx[160];
+    unsigned char buf[512];
+} rlock_posix_sentinel_watch;
+
+/* Watch the Sentinels of c (made by rlock_posix_init_sentinel; c must stay
+ * where it is). Does not connect. 0 ok, -1 bad arguments. */
+RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_init(rlock_posix_sentinel_watch *w, rlock_posix_conn *c) {
+    if (!w || !c || !c->sentinel) return -1;
+    memset(w, 0, sizeof *w);
+    w->q.fd = -1;
+    w->c = c;
+    return 0;
+}
+
+static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
+    const rlock_posix_sentinel *sn = w->c->sentinel;
+    snprintf(w->err, sizeof w->err, "Sentinel %.40s:%d: %.60s", sn->host[w->at], sn->port[w->at], why);
+    rlock__posix_drop(&w->q);
+    w->state = RLOCK__SW_DOWN;
+    w->subscribed = 0;
+    w->at = (w->at + 1) % sn->n;
+    w->retry_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_RETRY_MS;
+}
+
+/* The primary is at host:port now: mark c unless it is connected there. */
+static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value *host, const rlock_resp_value *port) {
+    rlock_posix_conn *c = w->c;
+    char h[64];
+    int p = 0;
+    size_t k;
+    if (host->len == 0 || host->len >= sizeof h || port->len == 0 || port->len > 5) return 0;
+    memcpy(h, host->str, host->len);
+    h[host->len] = '\0';
+    for (k = 0; k < port->len; k++) {
+        if (port->str[k] < '0' || port->str[k] > '9') return 0;
+        p = p * 10 + (port->str[k] - '0');
+    }
+    if (c->fd < 0 || (p == c->port && strcmp(h, c->host) == 0)) return 0; /* not connected, or there */
+    c->switched = 1;
+    w->switches++;
+    return 1;
+}
+
+/* One reply or message from the Sentinel: 1 when c was marked. */
+static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) {
+    const char *master = w->c->sentinel->master;
+    size_t ml = strlen(master);
+    if (r->v.type == RLOCK_RESP_ERROR) { /* not a Sentinel, or it wants AUTH: try the next */
+        char why[64];
+        snprintf(why, sizeof why, "%.*s", (int)(r->v.len < 60 ? r->v.len : 60), r->v.str);
+        rlock__sw_fail(w, why);
+        return 0;
+    }
+    if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count < 2) return 0;
+    if (r->count == 2 && r->elem[0].type == RLOCK_RESP_BULK && r->elem[1].type == RLOCK_RESP_BULK)
+        return rlock__sw_moved(w, &r->elem[0], &r->elem[1]); /* GET-MASTER-ADDR-BY-NAME */
+    if (r->count == 3 && r->elem[0].len == 9 && memcmp(r->elem[0].str, "subscribe", 9) == 0) {
+        w->subscribed = 1;
+        return 0;
+    }
+    if (r->count == 3 && r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
+        r->elem[2].type == RLOCK_RESP_BULK) {
+        /* "<name> <old-ip> <old-port> <new-ip> <new-port>" */
+        const char *m = r->elem[2].str, *f[5];
+        size_t len = r->elem[2].len, i, n = 0, fl[5];
+        for (i = 0; i < len && n < 5; n++) {
+            f[n] = m + i;
+            while (i < len && m[i] != ' ') i++;
+            fl[n] = (size_t)(m + i - f[n]);
+            while (i < len && m[i] == ' ') i++;
+        }
+        if (n == 5 && fl[0] == ml && memcmp(f[0], master, ml) == 0) {
+            rlock_resp_value h, p;
+            memset(&h, 0, sizeof h);
+            memset(&p, 0, sizeof p);
+            h.str = f[3]; h.len = fl[3];
+            p.str = f[4]; p.len = fl[4];
+            return rlock__sw_moved(w, &h, &p);
+        }
+    }
+    return 0;
+}
+
+/* Make progress without blocking: (re)connect to a Sentinel, ask, subscribe,
+ * read notices. 1 when it marked c in this step (call rlock_client_step),
+ * else 0; a failed Sentinel is left for the next (w->err says why). */
+RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch *w) {
+    const rlock_posix_sentinel *sn;
+    int r, marked = 0;
+    if (!w || !w->c || !w->c->sentinel) return 0;
+    sn = w->c->sentinel;
+    if (w->state == RLOCK__SW_DOWN) {
+        const char *argv[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
+        const char *sub[2] = { "SUBSCRIBE", "+switch-master" };
+        size_t lens[3], n1, n2;
+        if (rlock__posix_now_ms() < w->retry_at) return 0;
+        if (rlock_posix_init_tcp(&w->q, sn->host[w->at], sn->port[w->at], w->c->connect_timeout_ms) != 0) {
+            rlock__sw_fail(w, "bad address");
+            return 0;
+        }
+        lens[0] = 8; lens[1] = 23; lens[2] = strlen(sn->master);
+        n1 = rlock_resp_encode(w->tx, sizeof w->tx, 3, argv, lens);
+        lens[0] = 9; lens[1] = 14;
+        n2 = n1 ? rlock_resp_encode(w->tx + n1, sizeof w->tx - n1, 2, sub, lens) : 0;
+        if (!n2) { rlock__sw_fail(w, "master name too long"); return 0; }
+        w->tx_len = n1 + n2;
+        w->tx_off = w->have = 0;
+        w->state = RLOCK__SW_CONNECTING;
+    }
+    if (w->state == RLOCK__SW_CONNECTING) {
+        r = rlock__posix_connect(&w->q);
+        if (r == 0) return 0;
+        if (r < 0) { rlock__sw_fail(w, w->q.err); return 0; }
+        w->state = RLOCK__SW_UP;
+    }
+    while (w->tx_off < w->tx_len) {
+        long n = rlock_posix_fd_send(w->q.fd, w->tx + w->tx_off, w->tx_len - w->tx_off);
+        if (n == RLOCK_IO_WOULD_BLOCK) return 0;
+        if (n < 0) { rlock__sw_fail(w, strerror(errno)); return 0; }
+        w->tx_off += (size_t)n;
+    }
+    for (;;) {
+        rlock_reply rep;
+        long got = rlock_resp_parse(w->buf, w->have, sizeof w->buf, &rep), n;
+        if (got < 0) { rlock__sw_fail(w, "protocol error"); return marked; }
+        if (got > 0) {
+            marked |= rlock__sw_frame(w, &rep);
+            if (w->state != RLOCK__SW_UP) return marked;
+            memmove(w->buf, w->buf + got, w->have - (size_t)got);
+            w->have -= (size_t)got;
+            continue;
+        }
+        n = rlock_posix_fd_recv(w->q.fd, w->buf + w->have, sizeof w->buf - w->have);
+        if (n == RLOCK_IO_WOULD_BLOCK) return marked;
+        if (n < 0) { rlock__sw_fail(w, n == RLOCK_IO_CLOSED ? "closed the connection" : strerror(errno)); return marked; }
+        w->have += (size_t)n;
+    }
+}
+
+/* What to watch: returns RLOCK_WANT_* for *fd (0 with *fd -1: nothing to
+ * watch, step after *timeout_ms; UINT32_MAX: no deadline). */
+RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_interest(const rlock_posix_sentinel_watch *w, int *fd,
+                                                         uint32_t *timeout_ms) {
+    uint64_t now = rlock__posix_now_ms();
+    *fd = -1;
+    *timeout_ms = UINT32_MAX;
+    if (!w || !w->c) return 0;
+    if (w->state == RLOCK__SW_DOWN) {
+        *timeout_ms = now >= w->retry_at ? 0 : (uint32_t)(w->retry_at - now);
+        return 0;
+    }
+    *fd = w->q.fd;
+    if (w->state == RLOCK__SW_CONNECTING) {
+        *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
+        return RLOCK_WANT_WRITE;
+    }
+    return w->tx_off < w->tx_len ? RLOCK_WANT_WRITE : RLOCK_WANT_READ;
+}
+
+/* Close the Sentinel connection (idempotent); c is left as it is. */
+RLOCK__ADAPTER_FN void rlock_posix_sentinel_watch_close(rlock_posix_sentinel_watch *w) {
+    if (!w) return;
+    rlock__posix_drop(&w->q);
+    w->state = RLOCK__SW_DOWN;
+    w->subscribed = 0;
 }
 
 #endif /* RLOCK_IMPLEMENTATION: Sentinel */

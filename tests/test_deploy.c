@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "check.h"
 
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -558,6 +559,25 @@ static int is_primary(const rh_server *s) {
     return rh_str(s, buf, sizeof buf, "INFO %s", "replication") == REDIS_REPLY_STRING && strstr(buf, "role:master");
 }
 
+/* Drive w for up to ms (poll() on its descriptor, as an event loop
+ * would) or until done(w): 1 when done. */
+static int watch_until(rlock_posix_sentinel_watch *w, unsigned ms, int (*done)(const rlock_posix_sentinel_watch *)) {
+    unsigned long long end = rh_now_ms() + ms;
+    while (!done(w) && rh_now_ms() < end) {
+        struct pollfd p;
+        uint32_t t;
+        int ev = rlock_posix_sentinel_watch_interest(w, &p.fd, &t);
+        p.events = (short)(((ev & RLOCK_WANT_READ) ? POLLIN : 0) | ((ev & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, t > 50 ? 50 : (int)t);
+        (void)rlock_posix_sentinel_watch_step(w);
+    }
+    return done(w);
+}
+static int watch_subscribed(const rlock_posix_sentinel_watch *w) { return w->subscribed; }
+static int watch_switched(const rlock_posix_sentinel_watch *w) { return w->switches > 0; }
+static int watch_not_subscribed(const rlock_posix_sentinel_watch *w) { return !w->subscribed; }
+
 static void test_sentinel(void) {
     rh_server prim, rep, sen[3];
     char ro[64];
@@ -568,6 +588,7 @@ static void test_sentinel(void) {
     rlock_client cl;
     rlock_config cfg;
     rlock_lock a, b;
+    rlock_posix_sentinel_watch w;
     int i, up = 0, promoted = 0;
     unsigned long long t0, end;
     char buf[64];
@@ -596,6 +617,11 @@ static void test_sentinel(void) {
     CHECK_EQ_ST(rlock_lock_init(&b, &cl, "sen:next", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
     CHECK_EQ_LL(pc.port, prim.port);
+    /* a watch on the Sentinels: subscribed, and nothing moved yet */
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    CHECK(watch_until(&w, 5000, watch_subscribed));
+    CHECK_EQ_LL(w.switches, 0);
+    CHECK_EQ_LL(pc.switched, 0);
     CHECK(rh_str(&prim, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
           strcmp(buf, rlock_lock_token(&a)) == 0);
     CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
@@ -630,38 +656,46 @@ static void test_sentinel(void) {
         rh_str(&sen[0], r, sizeof r, "SENTINEL FAILOVER %s", "mymaster");
         if (strcmp(r, "OK") == 0) break;
     }
-    for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
-        if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) { promoted = 1; break; }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !promoted;) {
+        (void)watch_until(&w, 50, watch_switched); /* the event loop goes on meanwhile */
+        if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) promoted = 1;
+    }
     CHECK_MSG(promoted, "the replica was not promoted within 20 s");
     printf("sentinel: failover took %llu ms\n", rh_now_ms() - t0);
     if (!promoted) goto done;
 
-    /* Until the Sentinels reach the old primary and demote it, it still
-     * believes it is the primary and accepts writes from clients connected
-     * to it: an extend lands there (a split brain only the replica
-     * acknowledgement shows - a new acquire there is refused for lack of a
-     * replica). Once demoted it answers READONLY (or drops its clients) and
-     * the next request asks the Sentinels again. */
+    /* +switch-master: the watch marks the connection as soon as the
+     * Sentinels announce the new primary - seconds before the old one is
+     * demoted. Until then the old primary still believes it is the primary
+     * and takes writes from clients connected to it (a split brain: without
+     * the watch an extend would land there; only the replica
+     * acknowledgement would show it). With the mark, the next request
+     * drops the connection and asks the Sentinels again. */
+    {
+        int old_still_primary;
+        rlock_status st;
+        CHECK_MSG(watch_until(&w, 10000, watch_switched), "no +switch-master within 10 s (%s)", w.err);
+        old_still_primary = is_primary(&prim);
+        CHECK_EQ_LL(w.switches, 1);
+        CHECK_EQ_LL(pc.switched, 1);
+        /* the held lock was acknowledged by the replica, so the new primary
+         * has it: it extends there, in one call */
+        st = rlock_extend(&a, 30000);
+        CHECK_MSG(st == RLOCK_OK, "extend after +switch-master: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
+        CHECK_EQ_LL(pc.switched, 0); /* the mark was taken: reconnected */
+        CHECK_EQ_LL(pc.port, rep.port);
+        printf("sentinel: +switch-master %llu ms after the failover began; the client moved to the new primary "
+               "while the old one %s\n", rh_now_ms() - t0,
+               old_still_primary ? "still took writes as a primary" : "was already demoted");
+    }
+    CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
     {
         int demoted = 0;
-        CHECK_EQ_ST(rlock_acquire(&b, 30000, 0), RLOCK_E_REPLICAS);
         for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
             if (!is_primary(&prim)) { demoted = 1; break; }
         CHECK_MSG(demoted, "the old primary was not demoted within 20 s");
         printf("sentinel: old primary demoted %llu ms after the failover began\n", rh_now_ms() - t0);
     }
-    /* The held lock was acknowledged by the replica, so the new primary has
-     * it: it extends there. */
-    {
-        rlock_status st = RLOCK_E_IO;
-        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
-            st = rlock_extend(&a, 30000);
-            if (st == RLOCK_OK || st == RLOCK_LOST) break;
-        }
-        CHECK_MSG(st == RLOCK_OK, "extend after failover: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
-    }
-    CHECK_EQ_LL(pc.port, rep.port);
-    CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
     /* never on a replica: new locks go to the new primary only (once the
      * old one replicates from it, so that WAIT 1 can be met) */
     CHECK(wait_replicas(&rep, 1));
@@ -670,7 +704,18 @@ static void test_sentinel(void) {
     CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
     CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:held"), 0);
+    /* the watched Sentinel goes away: the watch moves on to the next */
+    {
+        size_t at = w.at;
+        rh_server_stop(&sen[at]);
+        CHECK(watch_until(&w, 3000, watch_not_subscribed));
+        CHECK_MSG(w.err[0] != '\0', "%s", w.err);
+        CHECK(watch_until(&w, 5000, watch_subscribed));
+        CHECK(w.at != at);
+        CHECK_EQ_LL(w.switches, 1);
+    }
 done:
+    rlock_posix_sentinel_watch_close(&w);
     rlock_client_close(&cl);
     rlock_posix_close(&pc);
     /* bad arguments */
@@ -679,7 +724,10 @@ done:
     sn.n = 1;
     sn.master = "";
     CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
-    /* nobody knows the name: the connect fails and says why */
+    /* nobody knows the name: the connect fails and says why (asking a
+     * Sentinel still running: one was stopped above) */
+    for (i = 0; i < 3; i++)
+        if (sen[i].pid > 0) { sn.port[0] = sen[i].port; break; }
     sn.master = "nosuch";
     CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
     CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
