@@ -431,6 +431,7 @@ typedef struct rlock_node {
     /* --- private --- */
     unsigned magic;
     int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
+    unsigned long fn_named; /* the connection (gen) that told its function version (CLIENT SETNAME) */
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
     /* diagnostics of the last round on this node (set by the round layer) */
@@ -1002,9 +1003,16 @@ RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
 /* The function (and library) name of script id under RLOCK_SCRIPTS_FCALL,
- * "rlock_" + 16 hex digits, into out (>= 23 bytes); its length, 0 when out
- * of range or it does not fit. */
+ * "rlock_" + this build's function version + "_" + 8 hex digits of the
+ * script's SHA1, into out (>= 28 bytes); its length, 0 when out of range or
+ * it does not fit. */
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap);
+/* This build's function version: 12 hex digits that change whenever any of
+ * its scripts does, into out (>= 13 bytes); its length, 0 when it does not
+ * fit. A connection that runs FCALL says it with CLIENT SETNAME rlock-VERSION,
+ * so a tool (rlock check --delete-old-functions) can tell which versions'
+ * libraries still have clients (README "Deployments"). */
+RLOCKDEF size_t rlock_function_version(char *out, size_t cap);
 
 /* Derive an auxiliary key (fence counter, release channel) that hashes to
  * the same Redis Cluster slot as key: key + suffix when key has a hash tag,
@@ -1799,21 +1807,52 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 }
 
 /* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
-#define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
+/* Names carry the build's version (every script's SHA1 folded), so one
+ * version's libraries are all its own: a new version loads new libraries
+ * beside the old ones (never over them while old clients run), and the old
+ * ones can be deleted by version once no client of it is connected. */
+#define RLOCK__FN_VER 12 /* hex digits of the version */
+#define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
+#define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
+RLOCKDEF size_t rlock_function_version(char *out, size_t cap) {
+    uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a 64 over the SHA1s */
+    int id, i;
+    if (!out || cap < RLOCK__FN_VER + 1) return 0;
+    for (id = 0; id < RLOCK__S_COUNT; id++)
+        for (i = 0; rlock__lua_sha[id][i]; i++) h = (h ^ (unsigned char)rlock__lua_sha[id][i]) * UINT64_C(1099511628211);
+    for (i = 0; i < RLOCK__FN_VER; i++) out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15u];
+    out[RLOCK__FN_VER] = '\0';
+    return RLOCK__FN_VER;
+}
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
-    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1) return 0;
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < RLOCK__FN_LEN + 1) return 0;
     static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
     memcpy(out, prefix, sizeof prefix);
-    memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
-    out[6 + RLOCK__FN_HEX] = '\0';
-    return 6 + RLOCK__FN_HEX;
+    rlock_function_version(out + 6, cap - 6);
+    out[6 + RLOCK__FN_VER] = '_';
+    memcpy(out + 7 + RLOCK__FN_VER, rlock__lua_sha[id], RLOCK__FN_HEX);
+    out[RLOCK__FN_LEN] = '\0';
+    return RLOCK__FN_LEN;
+}
+
+/* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+ * before its first one, so that its version's libraries are not deleted
+ * under it. Its length, 0 when it does not fit. */
+static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+    char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
+    const char *argv[3];
+    size_t lens[3];
+    argv[0] = "CLIENT"; lens[0] = 6;
+    argv[1] = "SETNAME"; lens[1] = 7;
+    argv[2] = name; lens[2] = 6 + rlock_function_version(name + 6, sizeof name - 6);
+    return rlock_resp_encode(out, cap, 3, argv, lens);
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
 static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap) {
-    char name[6 + RLOCK__FN_HEX + 1];
+    char name[RLOCK__FN_LEN + 1];
     const char *part[7];
     size_t plen[7], len = 0, pos = 0, i;
     char num[24];
@@ -2945,7 +2984,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int s = op->round.script;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     static const size_t cmd_len[3] = { 7, 4, 5 };
-    char fn[6 + RLOCK__FN_HEX + 1];
+    char fn[RLOCK__FN_LEN + 1];
     const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? rlock__lua[s] : rlock__lua_sha[s];
     int multi = lk->kind == RLOCK_KIND_MULTI;
     int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
@@ -3094,11 +3133,12 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     rlock_round *r = &lk->op.round;
     rlock__x n = rlock__x_node(lk->client->nodes[i]);
     unsigned char *out;
-    size_t cap, len, pre = 0, load = 0, wlen = 0;
+    size_t cap, len, pre = 0, load = 0, wlen = 0, named = 0;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     rlock_node *nd = lk->client->nodes[i];
     int fcall = nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
+    int name = 0;
     int again = (int)((r->evaled >> i) & 1u);
     int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
     rlock_status st;
@@ -3106,13 +3146,21 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    if (n.s->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    name = fcall && !r->plain && nd->fn_named != n.s->gen;
+    if (n.s->count + 1u + (unsigned)name + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait >
+        RLOCK_MAX_PIPELINE)
+        return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
+     * [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT]. SETNAME
+     * (reply not waited for) goes before a connection's first FCALL: it
+     * says which version's libraries this client runs. ASKING (cluster: the slot is
      * being imported there) must come right before the script it is for;
      * a missing function's library is loaded before the FCALL (its reply is
      * not waited for: the FCALL behind it tells); WAIT follows the script
      * (cfg.replicas), one round trip in all. */
+    if (name) named = rlock__encode_fn_setname(out, cap); /* 0 (no room): the next attempt says it */
+    out += named;
+    cap -= named;
     if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
     len = lk->asking && pre == 0 ? 0 : 1;
     if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
@@ -3125,6 +3173,10 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
         return;
     }
     if (fcall) nd->fcall = 1;
+    if (named) {
+        rlock__x_commit(&n, named, NULL, RLOCK__TAG_LOCK, deadline);
+        nd->fn_named = n.s->gen;
+    }
     if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
     if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
     rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);

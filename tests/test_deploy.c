@@ -56,21 +56,24 @@ static int says(const rh_server *s, const char *want, const char *fmt, const cha
     return strcmp(buf, want) == 0;
 }
 
+/* How many function libraries the server has whose names match pattern. */
+static int libraries(const rh_server *s, const char *pattern) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    int n = -1;
+    if (!c) return -1;
+    r = (redisReply *)redisCommand(c, "FUNCTION LIST LIBRARYNAME %s", pattern);
+    if (r && r->type == REDIS_REPLY_ARRAY) n = (int)r->elements;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
 /* 1 when the server has the function library of script id. */
 static int has_library(const rh_server *s, int id) {
     char name[32];
-    CHECK(rlock_function_name(id, name, sizeof name) == 22);
-    {
-        redisContext *c = rh_connect(s);
-        redisReply *r;
-        int n = -1;
-        if (!c) return -1;
-        r = (redisReply *)redisCommand(c, "FUNCTION LIST LIBRARYNAME %s", name);
-        if (r && r->type == REDIS_REPLY_ARRAY) n = (int)r->elements;
-        if (r) freeReplyObject(r);
-        redisFree(c);
-        return n;
-    }
+    CHECK(rlock_function_name(id, name, sizeof name) == 27);
+    return libraries(s, name);
 }
 
 /* ------------------------------------------------- 1. EVAL-less servers */
@@ -79,7 +82,7 @@ static void test_eval_refused(const rh_server *s) {
     tconn fc, ev, strict, both, pre;
     rlock_lock a, b, re, x, y;
     unsigned long c0;
-    char fn[32];
+    char fn[32], ver[16];
     int id;
 
     /* a managed-service user: everything but scripts; functions allowed */
@@ -87,13 +90,18 @@ static void test_eval_refused(const rh_server *s) {
     CHECK(says(s, "OK", "ACL SETUSER nofn on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro -fcall -fcall_ro%s", ""));
     CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
 
-    /* names: "rlock_" + 16 hex digits of the script's SHA1; bad ids refused */
+    /* names: "rlock_" + the build's version + "_" + 8 hex digits of the
+     * script's SHA1; bad ids refused */
+    CHECK_EQ_LL(rlock_function_version(ver, sizeof ver), 12);
+    CHECK_EQ_LL(strspn(ver, "0123456789abcdef"), 12);
+    CHECK_EQ_LL(rlock_function_version(ver, 12), 0); /* no room for the NUL */
     for (id = 0; id < RLOCK_SCRIPT_COUNT; id++) {
-        CHECK_EQ_LL(rlock_function_name(id, fn, sizeof fn), 22);
-        CHECK(strncmp(fn, "rlock_", 6) == 0 && strncmp(fn + 6, rlock_script_sha(id), 16) == 0);
+        CHECK_EQ_LL(rlock_function_name(id, fn, sizeof fn), 27);
+        CHECK(strncmp(fn, "rlock_", 6) == 0 && strncmp(fn + 6, ver, 12) == 0 && fn[18] == '_' &&
+              strncmp(fn + 19, rlock_script_sha(id), 8) == 0);
     }
     CHECK_EQ_LL(rlock_function_name(RLOCK_SCRIPT_COUNT, fn, sizeof fn), 0);
-    CHECK_EQ_LL(rlock_function_name(0, fn, 22), 0); /* no room for the NUL */
+    CHECK_EQ_LL(rlock_function_name(0, fn, 27), 0); /* no room for the NUL */
 
     CHECK(tc_open(&fc, s, RLOCK_SCRIPTS_AUTO, "fc", "pw") == 0);
     CHECK(tc_open(&ev, s, RLOCK_SCRIPTS_AUTO, NULL, NULL) == 0);
@@ -103,8 +111,14 @@ static void test_eval_refused(const rh_server *s) {
     /* EVALSHA refused (NOPERM) -> FCALL -> not found -> LOAD + FCALL */
     c0 = rlock_node_commands(&fc.node);
     CHECK_EQ_ST(rlock_acquire(&a, 5000, 0), RLOCK_OK);
-    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 5); /* AUTH, EVALSHA, FCALL, FUNCTION LOAD, FCALL */
+    /* AUTH, EVALSHA, CLIENT SETNAME, FCALL, FUNCTION LOAD, FCALL */
+    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 6);
     CHECK_EQ_LL(has_library(s, 0), 1);
+    {   /* the connection that runs FCALL says its version */
+        char list[4096], want[32];
+        snprintf(want, sizeof want, " name=rlock-%s ", ver);
+        CHECK(rh_str(s, list, sizeof list, "CLIENT LIST%s", "") == REDIS_REPLY_STRING && strstr(list, want) != NULL);
+    }
     {
         char buf[64];
         CHECK(rh_str(s, buf, sizeof buf, "GET %s", "fn:key") == REDIS_REPLY_STRING &&
@@ -175,7 +189,7 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&y, &pre.cl, "fn:pre", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     c0 = rlock_node_commands(&pre.node);
     CHECK_EQ_ST(rlock_acquire(&y, 5000, 0), RLOCK_OK);
-    CHECK_EQ_LL(rlock_node_commands(&pre.node) - c0, 3); /* FCALL, LOAD, FCALL */
+    CHECK_EQ_LL(rlock_node_commands(&pre.node) - c0, 4); /* SETNAME, FCALL, LOAD, FCALL */
     CHECK_EQ_ST(rlock_release(&y), RLOCK_OK);
     tc_close(&pre);
 
@@ -308,6 +322,71 @@ static int sentinel_start(rh_server *s, int master_port, int quorum) {
         if (s->pid > 0) { kill(s->pid, SIGKILL); waitpid(s->pid, NULL, 0); s->pid = -1; }
     }
     return -1;
+}
+
+/* Libraries of another rlock version: rlock check reports them, and with
+ * --delete-old-functions deletes them only once no client of that version
+ * is connected (its connections are named rlock-VERSION); this version's
+ * libraries and those whose version cannot be told are kept. Run as an ACL
+ * user with +fcall but no +eval. */
+static void test_old_functions(const rh_server *s) {
+    static const char *const del[] = { "--user", "fc", "--delete-old-functions", NULL };
+    static const char *const look[] = { "--user", "fc", NULL };
+    tconn fc;
+    rlock_lock a;
+    redisContext *old;
+    redisReply *r;
+    char addr[32], out[8192];
+    const char *args[8];
+    int i;
+    CHECK(says(s, "OK", "ACL SETUSER fc on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro%s", ""));
+    /* this version's client, holding a lock through its functions */
+    CHECK(tc_open(&fc, s, RLOCK_SCRIPTS_AUTO, "fc", "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &fc.cl, "fn:old", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    /* an old version's library, its client still connected; and a library
+     * named the way no version is (cannot be told: always kept) */
+    CHECK(says(s, "rlock_0123456789ab_deadbeef",
+               "FUNCTION LOAD %s", "#!lua name=rlock_0123456789ab_deadbeef\n"
+               "redis.register_function('rlock_0123456789ab_deadbeef', function() return 1 end)"));
+    CHECK(says(s, "rlock_0123456789abcdef",
+               "FUNCTION LOAD %s", "#!lua name=rlock_0123456789abcdef\n"
+               "redis.register_function('rlock_0123456789abcdef', function() return 1 end)"));
+    old = rh_connect(s);
+    r = old ? (redisReply *)redisCommand(old, "CLIENT SETNAME rlock-0123456789ab") : NULL;
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r) freeReplyObject(r);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", s->port);
+    for (i = 0; del[i]; i++) args[i] = del[i];
+    args[i++] = addr;
+    args[i] = NULL;
+    CHECK_EQ_LL(check_run(args, "RLOCK_PASSWORD=pw", out, sizeof out), 1); /* no AOF: warnings */
+    CHECK_MSG(strstr(out, "version 0123456789ab: 1 library kept, 1 client connection of that version still connected"),
+              "%s", out);
+    CHECK_MSG(strstr(out, "1 rlock function library of an unknown version: kept"), "%s", out);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789ab_*"), 1);
+    /* its client gone: reported, kept without the option, deleted with it */
+    if (old) redisFree(old);
+    for (i = 0; look[i]; i++) args[i] = look[i];
+    args[i++] = addr;
+    args[i] = NULL;
+    CHECK_EQ_LL(check_run(args, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "version 0123456789ab: 1 library, no client connected (--delete-old-functions deletes them)"),
+              "%s", out);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789ab_*"), 1);
+    for (i = 0; del[i]; i++) args[i] = del[i];
+    args[i++] = addr;
+    args[i] = NULL;
+    CHECK_EQ_LL(check_run(args, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "version 0123456789ab: no client connected, 1 of 1 library deleted"), "%s", out);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789ab_*"), 0);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789abcdef"), 1);
+    CHECK_EQ_LL(has_library(s, 0), 1); /* this version's: kept, and the held lock goes on */
+    CHECK_EQ_ST(rlock_extend(&a, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    tc_close(&fc);
+    CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
+    CHECK_EQ_LL(rh_int(s, "ACL DELUSER fc%s", ""), 1);
 }
 
 static void test_check(const rh_server *plain) {
@@ -1027,6 +1106,7 @@ int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
     CHECK(mkdtemp(tmpdir) != NULL);
     test_eval_refused(&s);
+    test_old_functions(&s);
     test_replica_ack();
     test_sentinel();
     test_cluster();
