@@ -25,27 +25,14 @@
 
 static int quick;
 
-typedef struct tconn {
-    rlock_posix_conn pc;
-    rlock_node node;
-    rlock_client cl;
-} tconn;
-
-static int tc_open(tconn *t, const rh_server *s, int scripts, const char *user, const char *pass) {
+/* A client whose scripts go as `scripts` says (RLOCK_SCRIPTS_*). */
+static int tc_open(rh_tconn *t, const rh_server *s, int scripts, const char *user, const char *pass) {
     rlock_config cfg;
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 2000; /* far above a loopback round trip, even under valgrind */
     cfg.scripts = scripts;
     cfg.scripts_only = 1; /* every acquire a script: no SET NX PX fast path, so the counts below are the scripts' */
-    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
-    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
-    t->node.username = user;
-    t->node.password = pass;
-    return rlock_client_init(&t->cl, &t->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
-}
-static void tc_close(tconn *t) {
-    rlock_client_close(&t->cl);
-    rlock_posix_close(&t->pc);
+    return rh_tc_open(t, s, 0, &cfg, user, pass);
 }
 
 /* The reply text of a command (status/string/error). */
@@ -79,7 +66,7 @@ static int has_library(const rh_server *s, int id) {
 /* ------------------------------------------------- 1. EVAL-less servers */
 
 static void test_eval_refused(const rh_server *s) {
-    tconn fc, ev, strict, both, pre;
+    rh_tconn fc, ev, strict, both, pre;
     rlock_lock a, b, re, x, y;
     unsigned long c0;
     char fn[32], ver[16];
@@ -164,8 +151,8 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:re"), 0);
     /* each library is loaded when first needed: simple extend did not run since the flush */
     for (id = 0; id < 6; id++) CHECK_EQ_LL(has_library(s, id), id != 1); /* the barging ones */
-    tc_close(&fc);
-    tc_close(&ev);
+    rh_tc_close(&fc);
+    rh_tc_close(&ev);
 
     /* RLOCK_SCRIPTS_EVAL: the NOPERM is the answer; nothing is held */
     CHECK(tc_open(&strict, s, RLOCK_SCRIPTS_EVAL, "fc", "pw") == 0);
@@ -173,7 +160,7 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&x, 5000, 0), RLOCK_E_AUTH);
     CHECK_MSG(strstr(rlock_node_error(&strict.node), "evalsha") != NULL, "%s", rlock_node_error(&strict.node));
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:strict"), 0);
-    tc_close(&strict);
+    rh_tc_close(&strict);
 
     /* refused both: RLOCK_E_AUTH naming fcall, nothing held */
     CHECK(tc_open(&both, s, RLOCK_SCRIPTS_AUTO, "nofn", "pw") == 0);
@@ -181,7 +168,7 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&x, 5000, 0), RLOCK_E_AUTH);
     CHECK_MSG(strstr(rlock_node_error(&both.node), "fcall") != NULL, "%s", rlock_node_error(&both.node));
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:both"), 0);
-    tc_close(&both);
+    rh_tc_close(&both);
 
     /* RLOCK_SCRIPTS_FCALL from the start (default user): no EVALSHA at all */
     CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
@@ -191,7 +178,7 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&y, 5000, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_node_commands(&pre.node) - c0, 4); /* SETNAME, FCALL, LOAD, FCALL */
     CHECK_EQ_ST(rlock_release(&y), RLOCK_OK);
-    tc_close(&pre);
+    rh_tc_close(&pre);
 
     /* a bad value is refused by name */
     {
@@ -332,7 +319,7 @@ static int sentinel_start(rh_server *s, int master_port, int quorum) {
 static void test_old_functions(const rh_server *s) {
     static const char *const del[] = { "--user", "fc", "--delete-old-functions", NULL };
     static const char *const look[] = { "--user", "fc", NULL };
-    tconn fc;
+    rh_tconn fc;
     rlock_lock a;
     redisContext *old;
     redisReply *r;
@@ -384,7 +371,7 @@ static void test_old_functions(const rh_server *s) {
     CHECK_EQ_LL(has_library(s, 0), 1); /* this version's: kept, and the held lock goes on */
     CHECK_EQ_ST(rlock_extend(&a, 30000), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
-    tc_close(&fc);
+    rh_tc_close(&fc);
     CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
     CHECK_EQ_LL(rh_int(s, "ACL DELUSER fc%s", ""), 1);
 }
@@ -533,18 +520,12 @@ static int wait_replicas(const rh_server *s, int n) {
     return 0;
 }
 
-static int tc_open_cfg(tconn *t, const rh_server *s, const rlock_config *cfg) {
-    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
-    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
-    return rlock_client_init(&t->cl, &t->node, 1, cfg) == RLOCK_OK ? 0 : -1;
-}
-
 static void test_replica_ack(void) {
     rh_server prim, rep;
     char ro[64];
     const char *rep_args[3];
     rlock_config cfg;
-    tconn t, w;
+    rh_tconn t, w;
     rlock_lock a, b;
     unsigned long c0;
 
@@ -558,9 +539,9 @@ static void test_replica_ack(void) {
     cfg.node_timeout_ms = 3000;
     cfg.replicas = 1;
     cfg.replica_timeout_ms = 1000; /* a loaded machine's replica may take a while to ack */
-    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    CHECK(rh_tc_open(&t, &prim, 0, &cfg, NULL, NULL) == 0);
     cfg.replica_warn = 1;
-    CHECK(tc_open_cfg(&w, &prim, &cfg) == 0);
+    CHECK(rh_tc_open(&w, &prim, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&b, &w.cl, "ack:warn", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_LL(rlock_replica_acks(&a), -1);
@@ -600,18 +581,18 @@ static void test_replica_ack(void) {
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
 
     /* asking for more replicas than exist: never acknowledged */
-    tc_close(&t);
+    rh_tc_close(&t);
     cfg.replica_warn = 0;
     cfg.replicas = 2;
-    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    CHECK(rh_tc_open(&t, &prim, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_E_REPLICAS);
     CHECK_EQ_LL(rlock_replica_acks(&a), 1);
     CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
     CHECK(strcmp(rlock_status_str(RLOCK_E_REPLICAS), "too few replica acks") == 0);
 
-    tc_close(&t);
-    tc_close(&w);
+    rh_tc_close(&t);
+    rh_tc_close(&w);
     rh_server_stop(&rep);
     rh_server_stop(&prim);
 }

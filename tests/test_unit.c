@@ -643,6 +643,12 @@ static const pcase bad_replies[] = {
     PC("*2\r\n:1\r\n!x\r\n"), PC("*1\r\n$-2\r\n"), PC("*2\r\n:1\r\n:1\n"), PC("*1\r\n*-3\r\n"),
 };
 
+/* 1 when the whole of text (no NUL inside) parses as one reply of type. */
+static int parses_as(const char *text, rlock_resp_type type, rlock_reply *r) {
+    long n = (long)strlen(text);
+    return rlock_resp_parse((const unsigned char *)text, (size_t)n, 64, r) == n && r->v.type == type;
+}
+
 static void test_parse_valid_values(void) {
     rlock_reply r;
     static const unsigned char bin[] = "$6\r\na\0b\rc\n\r\n";
@@ -651,37 +657,23 @@ static void test_parse_valid_values(void) {
     static const unsigned char mixed[] = "*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n";
     g_test = "parse values";
 
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+OK\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+\r\n", 3, 64, &r), 3);
-    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"-ERR bad\r\n", 10, 64, &r), 10);
-    CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":0\r\n", 4, 64, &r), 4);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == -1);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-0\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":9223372036854775807\r\n", 22, 64, &r), 22);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MAX);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775808\r\n", 23, 64, &r), 23);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MIN);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775807\r\n", 23, 64, &r), 23);
-    CHECK(r.v.integer == -LLONG_MAX);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$0\r\n\r\n", 6, 64, &r), 6);
-    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 0 && r.v.str != NULL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$5\r\nhello\r\n", 11, 64, &r), 11);
-    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
+    CHECK(parses_as("+OK\r\n", RLOCK_RESP_STATUS, &r) && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
+    CHECK(parses_as("+\r\n", RLOCK_RESP_STATUS, &r) && r.v.len == 0);
+    CHECK(parses_as("-ERR bad\r\n", RLOCK_RESP_ERROR, &r) && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
+    CHECK(parses_as(":0\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 0);
+    CHECK(parses_as(":-1\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == -1);
+    CHECK(parses_as(":-0\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 0);
+    CHECK(parses_as(":9223372036854775807\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == LLONG_MAX);
+    CHECK(parses_as(":-9223372036854775808\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == LLONG_MIN);
+    CHECK(parses_as(":-9223372036854775807\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == -LLONG_MAX);
+    CHECK(parses_as("$0\r\n\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 0 && r.v.str != NULL);
+    CHECK(parses_as("$5\r\nhello\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
     CHECK_EQ_LL(rlock_resp_parse(bin, sizeof bin - 1, 64, &r), (long)sizeof bin - 1);
     CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 6 && memcmp(r.v.str, "a\0b\rc\n", 6) == 0);
     CHECK(r.v.str == (const char *)bin + 4);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_NIL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_NIL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*0\r\n", 4, 64, &r), 4);
-    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 0);
+    CHECK(parses_as("$-1\r\n", RLOCK_RESP_NIL, &r));
+    CHECK(parses_as("*-1\r\n", RLOCK_RESP_NIL, &r));
+    CHECK(parses_as("*0\r\n", RLOCK_RESP_ARRAY, &r) && r.count == 0);
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)GRANT, 12, 64, &r), 12);
     CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].type == RLOCK_RESP_INTEGER &&
           r.elem[0].integer == 1 && r.elem[1].type == RLOCK_RESP_INTEGER && r.elem[1].integer == 1);
@@ -707,22 +699,14 @@ static void test_parse_valid_values(void) {
               r.elem[1].integer == 3 && r.elem[3].type == RLOCK_RESP_ARRAY && r.elem[3].integer == 0);
         CHECK_EQ_LL(rlock_resp_parse(attr, sizeof attr - 1, 64, &r), (long)sizeof attr - 1);
         CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].integer == 1 && r.elem[1].integer == 2);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"|1\r\n+a\r\n:1\r\n:5\r\n", 16, 64, &r), 16);
-        CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 5);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"_\r\n", 3, 64, &r), 3);
-        CHECK(r.v.type == RLOCK_RESP_NIL);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"#f\r\n", 4, 64, &r), 4);
-        CHECK(r.v.type == RLOCK_RESP_BOOL && r.v.integer == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)",-1.5e3\r\n", 9, 64, &r), 9);
-        CHECK(r.v.type == RLOCK_RESP_DOUBLE && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"(-12\r\n", 6, 64, &r), 6);
-        CHECK(r.v.type == RLOCK_RESP_BIGNUM && r.v.len == 3);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"=7\r\ntxt:abc\r\n", 13, 64, &r), 13);
-        CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"!3\r\nabc\r\n", 9, 64, &r), 9);
-        CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 3);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"~2\r\n:1\r\n#t\r\n", 12, 64, &r), 12);
-        CHECK(r.v.type == RLOCK_RESP_SET && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
+        CHECK(parses_as("|1\r\n+a\r\n:1\r\n:5\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 5);
+        CHECK(parses_as("_\r\n", RLOCK_RESP_NIL, &r));
+        CHECK(parses_as("#f\r\n", RLOCK_RESP_BOOL, &r) && r.v.integer == 0);
+        CHECK(parses_as(",-1.5e3\r\n", RLOCK_RESP_DOUBLE, &r) && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
+        CHECK(parses_as("(-12\r\n", RLOCK_RESP_BIGNUM, &r) && r.v.len == 3);
+        CHECK(parses_as("=7\r\ntxt:abc\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
+        CHECK(parses_as("!3\r\nabc\r\n", RLOCK_RESP_ERROR, &r) && r.v.len == 3);
+        CHECK(parses_as("~2\r\n:1\r\n#t\r\n", RLOCK_RESP_SET, &r) && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
     }
     /* one reply at a time: what follows is left for the next call */
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":1\r\n:2\r\n", 8, 64, &r), 4);
