@@ -653,7 +653,8 @@ static void test_sentinel(void) {
     rlock_client cl;
     rlock_config cfg;
     rlock_lock a, b;
-    rlock_posix_sentinel_watch w;
+    rlock_posix_sentinel_watch w, late;
+    rlock_posix_conn pc2;
     int i, up = 0, promoted = 0;
     unsigned long long t0, end;
     char buf[64];
@@ -687,6 +688,10 @@ static void test_sentinel(void) {
     CHECK(watch_until(&w, 5000, watch_subscribed));
     CHECK_EQ_LL(w.switches, 0);
     CHECK_EQ_LL(pc.switched, 0);
+    /* a second connection to the primary, watched only after the failover */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc2, &sn, 2000), 0);
+    CHECK_EQ_LL(pc2.tr.connect(pc2.tr.ctx), 1);
+    CHECK_EQ_LL(pc2.port, prim.port);
     CHECK(rh_str(&prim, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
           strcmp(buf, rlock_lock_token(&a)) == 0);
     CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
@@ -754,6 +759,14 @@ static void test_sentinel(void) {
                old_still_primary ? "still took writes as a primary" : "was already demoted");
     }
     CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
+    /* a failover missed while nobody watched: a watch started afterwards
+     * asks where the primary is first, and marks the connection still on
+     * the old one */
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&late, &pc2), 0);
+    CHECK(watch_until(&late, 5000, watch_subscribed));
+    CHECK_EQ_LL(late.switches, 1);
+    CHECK_EQ_LL(pc2.switched, 1);
+    rlock_posix_sentinel_watch_close(&late);
     {
         int demoted = 0;
         for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
@@ -781,6 +794,7 @@ static void test_sentinel(void) {
     }
 done:
     rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc2);
     rlock_client_close(&cl);
     rlock_posix_close(&pc);
     /* bad arguments */
