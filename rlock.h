@@ -3159,14 +3159,18 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
      * not waited for: the FCALL behind it tells); WAIT follows the script
      * (cfg.replicas), one round trip in all. */
     if (name) named = rlock__encode_fn_setname(out, cap); /* 0 (no room): the next attempt says it */
-    out += named;
-    cap -= named;
-    if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
-    len = lk->asking && pre == 0 ? 0 : 1;
-    if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
-    if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
-                                      fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
+    for (;;) {
+        unsigned char *o = out + named;
+        size_t c = cap - named;
+        if (lk->asking && c >= sizeof asking - 1) { memcpy(o, asking, sizeof asking - 1); pre = sizeof asking - 1; }
+        len = lk->asking && pre == 0 ? 0 : 1;
+        if (len && fcall && again) len = load = rlock__encode_function_load(r->script, o + pre, c - pre);
+        if (len) len = rlock__encode_lock(lk, i, o + pre + load, c - pre - load,
+                                          fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+        if (len && wait) wlen = rlock__encode_wait(lk, r, o + pre + load + len, c - pre - load - len);
+        if ((len && (!wait || wlen)) || !named) break;
+        named = pre = load = wlen = 0; /* no room for the name as well: a later attempt says it */
+    }
     if (len == 0 || (wait && wlen == 0)) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
