@@ -37,9 +37,9 @@ $(BUILD)/libevent_loop $(BUILD)/asan/libevent_loop $(BUILD)/vg/libevent_loop: EX
 CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 
 # Header configurations that must keep compiling (C and C++, gcc and clang).
-COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG RLOCK_NO_PRIMITIVES
+COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_STATUS_STRINGS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG RLOCK_NO_PRIMITIVES RLOCK_SMALLEST
 
-.PHONY: all test test-build deps compile-check unit demo bench size clean chaos firmware
+.PHONY: all test test-build deps compile-check unit demo bench size ram clean chaos firmware
 # What a user wants: no test binaries, no hiredis, no valgrind.
 all: $(BUILD)/rlock $(EXAMPLES)
 
@@ -181,6 +181,12 @@ $(BUILD)/footprint: bench/footprint.c $(HEADERS) | $(BUILD)
 # .text/.rodata of the core at -Os: x86-64, Cortex-M4, freestanding RISC-V.
 size:
 	@./bench/size.sh
+
+# RAM per lock/node/client and the worst-case stack of every public call, per
+# configuration (smallest, firmware, default) and target (bench/ram.sh; fails
+# when RLOCK_SMALLEST on Cortex-M4 exceeds 2 KiB).
+ram:
+	@./bench/ram.sh
 
 clean:
 	rm -rf $(BUILD)

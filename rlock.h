@@ -58,8 +58,14 @@
  *   RLOCK_STATIC               make every function static
  *   RLOCK_MAX_NODES            Redlock nodes per client            [9]
  *   RLOCK_MAX_KEY_LEN          longest key in bytes                 [256]
- *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64]
- *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers     [3136 / 1024]
+ *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64; 32 with RLOCK_NO_REENTRANT]
+ *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers: the longest
+ *                              request / reply the compiled features make
+ *                              (checked at compile time) [3398 / 1024 (x86-64
+ *                              and 32-bit alike); RLOCK_SMALLEST: 496 / 256]
+ *   RLOCK_SMALLEST             every RLOCK_NO_* feature out, RLOCK_MAX_NODES 1,
+ *                              pipeline 4, ERR/WHY_LEN 64: one lock on one node
+ *                              in 2,040 B of RAM on Cortex-M4 (bench/ram.sh)
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
@@ -124,6 +130,47 @@ extern "C" {
 /* 1. Configuration                                                          */
 /* ======================================================================== */
 
+/* RLOCK_SMALLEST: every feature that compiles out is out, one node, and the
+ * smaller defaults below (each can still be set). */
+#ifdef RLOCK_SMALLEST
+#ifndef RLOCK_NO_REENTRANT
+#define RLOCK_NO_REENTRANT
+#endif
+#ifndef RLOCK_NO_WAITING
+#define RLOCK_NO_WAITING
+#endif
+#ifndef RLOCK_NO_FENCING
+#define RLOCK_NO_FENCING
+#endif
+#ifndef RLOCK_NO_EVAL_FALLBACK
+#define RLOCK_NO_EVAL_FALLBACK
+#endif
+#ifndef RLOCK_NO_FAIR
+#define RLOCK_NO_FAIR
+#endif
+#ifndef RLOCK_NO_CLUSTER
+#define RLOCK_NO_CLUSTER
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
+#define RLOCK_NO_PRIMITIVES
+#endif
+#ifndef RLOCK_NO_STATUS_STRINGS
+#define RLOCK_NO_STATUS_STRINGS
+#endif
+#ifndef RLOCK_MAX_NODES
+#define RLOCK_MAX_NODES 1
+#endif
+#ifndef RLOCK_MAX_PIPELINE
+#define RLOCK_MAX_PIPELINE 4 /* one lock's request behind AUTH / SELECT; more locks queue */
+#endif
+#ifndef RLOCK_ERR_LEN
+#define RLOCK_ERR_LEN 64
+#endif
+#ifndef RLOCK_WHY_LEN
+#define RLOCK_WHY_LEN 64
+#endif
+#endif /* RLOCK_SMALLEST */
+
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 9
 #endif
@@ -131,20 +178,75 @@ extern "C" {
 #define RLOCK_MAX_KEY_LEN 256
 #endif
 #ifndef RLOCK_MAX_OWNER_LEN
+#ifdef RLOCK_NO_REENTRANT
+#define RLOCK_MAX_OWNER_LEN 32 /* a token only (RLOCK_TOKEN_LEN) */
+#else
 #define RLOCK_MAX_OWNER_LEN 64
 #endif
-#ifndef RLOCK_TX_BUF
-/* The largest command is the EVAL fallback of an acquire: up to 1.8 KB of
- * script (a writer's, section 5b; ~0.9 KB without it) plus the key and
- * three auxiliary keys (checked at compile time). */
-#ifdef RLOCK_NO_PRIMITIVES
-#define RLOCK_TX_BUF (1280 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#endif
+
+/* Buffer floors: a node's TX buffer holds the longest request the compiled
+ * features send, its RX buffer the longest reply they read (both checked at
+ * compile time: rlock__tx_buf_fits, rlock__rx_buf_fits). RLOCK__ARG(n): one bulk argument of n bytes. */
+#define RLOCK__DIGITS(n) ((n) < 10 ? 1 : (n) < 100 ? 2 : (n) < 1000 ? 3 : (n) < 10000 ? 4 : 20)
+#define RLOCK__ARG(n) ((n) + RLOCK__DIGITS(n) + 5)
+/* Whether script requests carry the wait queue (its two keys, the waiter id,
+ * the release channel): not without waiting - the scripts touch the queue
+ * only when given a waiter id or a channel - unless fencing needs the fence
+ * counter's place after them (KEYS[4]). */
+#if defined(RLOCK_NO_WAITING) && defined(RLOCK_NO_FENCING)
+#define RLOCK__REQ_QUEUE 0
 #else
-#define RLOCK_TX_BUF (2048 + 4 * RLOCK_MAX_KEY_LEN + RLOCK_MAX_OWNER_LEN)
+#define RLOCK__REQ_QUEUE 1
+#endif
+/* Auxiliary names a script request carries besides the key: the queue's two
+ * keys and the channel (release) or the fence counter (acquire). */
+#define RLOCK__REQ_AUX (RLOCK__REQ_QUEUE ? 3 : 0)
+/* After the owner: the ttl, a waiter id (16) and the wait left (8 digits);
+ * a semaphore's permits / a writer's hold-off, or a fair release's grace. */
+#if defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_FAIR)
+#define RLOCK__REQ_NUMS (RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
+#else
+#define RLOCK__REQ_NUMS (2 * RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
+#endif
+/* A script request whose script argument is script_len bytes (the text for
+ * EVAL, else a SHA1 or a function name): header, command, script, numkeys,
+ * key, auxiliary names, owner, numbers and ids. */
+#define RLOCK__REQ_LEN(script_len) \
+    (5 + RLOCK__ARG(7) + RLOCK__ARG(script_len) + RLOCK__ARG(1) + RLOCK__ARG(RLOCK_MAX_KEY_LEN) + \
+     RLOCK__REQ_AUX * RLOCK__ARG(RLOCK_MAX_KEY_LEN + 12) + RLOCK__ARG(RLOCK_MAX_OWNER_LEN) + RLOCK__REQ_NUMS)
+/* An attempt goes out in one write: [ASKING] (cluster) [FUNCTION LOAD] script
+ * [WAIT] (cfg.replicas, at most 48 bytes). */
+#ifdef RLOCK_NO_CLUSTER
+#define RLOCK__REQ_AROUND 48
+#else
+#define RLOCK__REQ_AROUND (17 + 48)
+#endif
+/* Without the EVAL fallback: EVALSHA and a SHA1 (FCALL's function name is
+ * shorter). With it, FUNCTION LOAD REPLACE of the script's library (its
+ * text + 158 bytes) and the FCALL behind it, longer than the EVAL form. */
+#define RLOCK__TX_FLOOR_SHA (RLOCK__REQ_LEN(40) + RLOCK__REQ_AROUND)
+#define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 160 + RLOCK__REQ_LEN(22) + RLOCK__REQ_AROUND)
+#ifndef RLOCK_TX_BUF
+/* The longest script is up to 1.8 KB (a writer's, section 5b; ~1 KB without
+ * the primitives). */
+#if defined(RLOCK_NO_EVAL_FALLBACK)
+#define RLOCK_TX_BUF (RLOCK__TX_FLOOR_SHA)
+#elif defined(RLOCK_NO_PRIMITIVES)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1024)
+#else
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1856)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
+/* The longest replies are HELLO 3's map and release notices (waiting) and
+ * inspection texts (primitives); the rest are numbers, short arrays and
+ * error lines. */
+#if defined(RLOCK_NO_WAITING) && defined(RLOCK_NO_PRIMITIVES)
+#define RLOCK_RX_BUF 256
+#else
 #define RLOCK_RX_BUF 1024
+#endif
 #endif
 #ifndef RLOCK_RESP_MAX_DEPTH
 #define RLOCK_RESP_MAX_DEPTH 8
@@ -181,6 +283,14 @@ extern "C" {
 /* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
  * buffer for an auxiliary name needs RLOCK_MAX_AUX_LEN + strlen(suffix) + 1. */
 #define RLOCK_MAX_AUX_LEN (RLOCK_MAX_KEY_LEN + 2)
+
+/* The reply floor: an error line (a Redis message, a MOVED address); with
+ * waiting, a release notice of the longest channel and HELLO 3's map. */
+#ifdef RLOCK_NO_WAITING
+typedef char rlock__rx_buf_fits[RLOCK_RX_BUF >= 128 ? 1 : -1];
+#else
+typedef char rlock__rx_buf_fits[RLOCK_RX_BUF >= 256 && RLOCK_RX_BUF >= RLOCK_MAX_AUX_LEN + 80 ? 1 : -1];
+#endif
 
 /* A subscriber must hold one UNSUBSCRIBE and read one release notice of the
  * longest channel (a smaller RLOCK_SUB_*_BUF would fail every wait). */
@@ -395,8 +505,8 @@ typedef struct rlock_transport {
 /* One request in flight on a connection: whose reply it is (owner, tag: what
  * the layer above asked), and by when it must be answered. */
 typedef struct rlock__pending {
+    uint64_t deadline;    /* first: no padding before it on 32-bit targets (16 bytes, not 24) */
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
-    uint64_t deadline;
     int tag;
 } rlock__pending;
 
@@ -518,6 +628,14 @@ typedef struct rlock_config {
  * function is not there) replaces it with the very same text. */
 enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
 
+/* Room for the lingering channel: without waiting there is none to keep (a
+ * channel that does not fit is unsubscribed at once instead). */
+#ifdef RLOCK_NO_WAITING
+#define RLOCK__LINGER_CAP 1
+#else
+#define RLOCK__LINGER_CAP (RLOCK_MAX_AUX_LEN + sizeof ":released")
+#endif
+
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
     unsigned magic;
@@ -534,7 +652,7 @@ typedef struct rlock_client {
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
-    char linger[RLOCK_MAX_AUX_LEN + sizeof ":released"];
+    char linger[RLOCK__LINGER_CAP];
     size_t linger_len;
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
@@ -677,12 +795,13 @@ typedef struct rlock_round {
     unsigned acking;          /* cfg.replicas: nodes whose WAIT reply is due */
     unsigned stale_wait;      /* nodes whose next WAIT reply belongs to a script sent again */
     unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
-    long long acks;           /* fewest acks reported, -1 none */
     int script;               /* RLOCK__S_* */
     int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
-    uint64_t start;
     uint32_t timeout;         /* per-node timeout of this round */
+    long long acks;           /* fewest acks reported, -1 none */
+    uint64_t start;
+    long long ttl;            /* the lease it asks for (numbers are written out when encoding) */
     rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     long long v[RLOCK_MAX_NODES][3];
@@ -712,9 +831,8 @@ typedef struct rlock_op {
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
-    char ttl_str[24];
-    char wait_str[24];        /* wait left, ms, sent with an attempt that may queue */
-    char arg5_str[24];        /* acquire: semaphore permits / writer's hold-off ms */
+    unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
+    uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
 } rlock_op;
 
@@ -724,7 +842,11 @@ typedef struct rlock_lock {
     rlock_client *client;
     /* identity */
     size_t key_len;
-    size_t aux_base_len;      /* 0: no same-slot name exists (stray '}') */
+    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
+     * aux_base is "{key}", or key itself when it has a hash tag, so every
+     * auxiliary key hashes to the key's cluster slot. It is not stored (the
+     * key is kept once): derived from key where a name is needed. */
+    size_t aux_base_len;      /* its length: key_len + 2, key_len, or 0: none exists (stray '}') */
     size_t owner_len;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
@@ -755,12 +877,6 @@ typedef struct rlock_lock {
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
     char key[RLOCK_MAX_KEY_LEN];
-    /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
-     * aux_base is "{key}", or key itself when it has a hash tag, so every
-     * auxiliary key hashes to the key's cluster slot. Room for the longest
-     * "{key}" and its NUL: one byte less silently cost a RLOCK_MAX_KEY_LEN
-     * key its fence counter and wait queue. */
-    char aux_base[RLOCK_MAX_AUX_LEN + 1];
 } rlock_lock;
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
@@ -1435,23 +1551,43 @@ static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long
     return RLOCK_E_BADARG;
 }
 
-/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
- * 0 when it does not fit (checked so that no sum can wrap). */
-static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
-                          const char *b, size_t blen) {
+/* Append the header of a bulk argument of len bytes at *pos, after checking
+ * that the whole argument (its bytes and CRLF) fits (no sum can wrap). The
+ * caller writes its bytes at *pos, then rlock__put_end. */
+static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
     char num[24];
-    size_t len = alen + blen, n, p = *pos;
-    if (alen > cap || blen > cap - alen) return 0;
-    n = rlock__utoa(num, (unsigned long long)len);
+    size_t n = rlock__utoa(num, (unsigned long long)len), p = *pos;
     if (p > cap || n + 5 > cap - p || len > cap - p - n - 5) return 0;
     out[p++] = '$';
     memcpy(out + p, num, n); p += n;
     out[p++] = '\r'; out[p++] = '\n';
-    if (alen) memcpy(out + p, a, alen);
-    if (blen) memcpy(out + p + alen, b, blen);
-    p += len;
-    out[p++] = '\r'; out[p++] = '\n';
     *pos = p;
+    return 1;
+}
+static void rlock__put_end(unsigned char *out, size_t *pos) {
+    out[(*pos)++] = '\r';
+    out[(*pos)++] = '\n';
+}
+/* Append v in decimal as one bulk argument. */
+static int rlock__put_num(unsigned char *out, size_t cap, size_t *pos, unsigned long long v) {
+    char num[24];
+    size_t n = rlock__utoa(num, v);
+    if (!rlock__put_bulk(out, cap, pos, n)) return 0;
+    memcpy(out + *pos, num, n);
+    *pos += n;
+    rlock__put_end(out, pos);
+    return 1;
+}
+
+/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
+ * 0 when it does not fit. */
+static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
+                          const char *b, size_t blen) {
+    if (alen > cap || blen > cap - alen || !rlock__put_bulk(out, cap, pos, alen + blen)) return 0;
+    if (alen) memcpy(out + *pos, a, alen);
+    if (blen) memcpy(out + *pos + alen, b, blen);
+    *pos += alen + blen;
+    rlock__put_end(out, pos);
     return 1;
 }
 
@@ -1751,23 +1887,31 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
 
-/* The EVAL fallback of the largest command (a reentrant acquire with fencing:
- * script, key, three auxiliary keys, owner and small numbers) must fit. */
+/* The longest attempt (section 1: RLOCK__TX_FLOOR_*) must fit in a node's
+ * empty TX buffer: with the EVAL fallback, the longest compiled script's
+ * library and its FCALL (a reentrant fair acquire; with the primitives a
+ * writer's); without it, EVALSHA. */
 /* NOLINTBEGIN(bugprone-implicit-widening-of-multiplication-result): a
  * compile-time constant of small config values, not a run-time product */
 #ifdef RLOCK_NO_PRIMITIVES
 #define RLOCK__PRIM(x) "" /* left out: never sent (no handle of these kinds can be made) */
 #else
 #define RLOCK__PRIM(x) x
-/* ... and the writer's acquire, the longest script with the primitives */
-typedef char rlock__tx_buf_fits_writer[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_WRITE_ACQUIRE) + 64 +
-                                       4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
 #endif
-typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) + 64 +
-                                4 * (RLOCK_MAX_KEY_LEN + 2 + 10 + 8) + RLOCK_MAX_OWNER_LEN + 80 ? 1 : -1];
+#if defined(RLOCK_NO_EVAL_FALLBACK)
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_SHA ? 1 : -1];
+#elif defined(RLOCK_NO_PRIMITIVES)
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)) ? 1 : -1];
+#else
+typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(sizeof(RLOCK__LUA_WRITE_ACQUIRE)) ? 1 : -1];
+#endif
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
 /* ... and the writer's acquire is the longest script. */
+typedef char rlock__fair_reentrant_acquire_is_longest[
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
 typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) ? 1 : -1];
@@ -2623,25 +2767,26 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline,
 /* Two nodes answering with one run_id are one server under two names (e.g.
  * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
  * index of the first such node (its error text says which it repeats), or
- * n_nodes. Nodes whose run_id cannot be read are not compared. */
-static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms) {
-    rlock__ping p;
+ * n_nodes. Nodes whose run_id cannot be read are not compared. p: the
+ * caller's (its answers are no longer needed), reused: one ~0.5 KB table of
+ * run_ids on the stack, not two. */
+static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k;
     char msg[RLOCK_ERR_LEN], num[24];
-    memset(&p, 0, sizeof p);
-    p.run_id = 1;
-    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, &p, rlock__encode_run_id);
+    memset(p, 0, sizeof *p);
+    p->run_id = 1;
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, rlock__encode_run_id);
     /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
      * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
     for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
-        if (!p.id_len[i]) continue;
+        if (!p->id_len[i]) continue;
         for (j = 0; j < i; j++) {
-            if (p.id_len[j] != p.id_len[i] || memcmp(p.id[j], p.id[i], p.id_len[i]) != 0) continue;
+            if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
             /* "same server as node <j> (run_id <id>)" */
             k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
             k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
             k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
-            k = rlock__append(msg, sizeof msg, k, p.id[i], p.id_len[i]);
+            k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
@@ -2666,7 +2811,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         if ((ping.up >> i) & 1u) up++;
         else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
-    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms) < c->n_nodes) {
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
         c->magic = 0;
@@ -2690,26 +2835,54 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
-/* The prefix of every auxiliary key of key: key itself when it has a Redis
- * Cluster hash tag (the bytes between the first '{' and the next '}', when
- * not empty), "{key}" otherwise - both hash to key's slot. 0 when it does
- * not fit, or key has a '}' outside a tag (then no same-slot name exists). */
-static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key_len) {
+/* The length of the prefix of every auxiliary key of key: key itself when
+ * it has a Redis Cluster hash tag (the bytes between the first '{' and the
+ * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
+ * 0 when key has a '}' outside a tag (then no same-slot name exists). */
+static size_t rlock__aux_len(const char *key, size_t key_len) {
     size_t open = key_len, close = key_len, i;
     for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
     for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
-    if (open < key_len && close < key_len && close > open + 1) {
-        if (key_len + 1 > cap) return 0;
+    if (open < key_len && close < key_len && close > open + 1) return key_len;
+    return memchr(key, '}', key_len) ? 0 : key_len + 2;
+}
+/* Write the prefix (base_len bytes, from rlock__aux_len) to out, no NUL. */
+static void rlock__aux_write(char *out, const char *key, size_t key_len, size_t base_len) {
+    if (base_len > key_len) { /* "{key}" */
+        out[0] = '{';
+        memcpy(out + 1, key, key_len);
+        out[key_len + 1] = '}';
+    } else {
         memcpy(out, key, key_len);
-        out[key_len] = '\0';
-        return key_len;
     }
-    if (memchr(key, '}', key_len) || key_len + 3 > cap) return 0;
-    out[0] = '{';
-    memcpy(out + 1, key, key_len);
-    out[key_len + 1] = '}';
-    out[key_len + 2] = '\0';
-    return key_len + 2;
+}
+/* The prefix into out[0..cap) with a NUL; its length, 0 when none or it does not fit. */
+static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key_len) {
+    size_t n = rlock__aux_len(key, key_len);
+    if (n == 0 || n + 1 > cap) return 0;
+    rlock__aux_write(out, key, key_len, n);
+    out[n] = '\0';
+    return n;
+}
+
+/* A lock keeps its key once; its auxiliary names (aux_base + suffix) are
+ * derived from it where they are used: appended to a request, compared with
+ * a pushed channel. aux_base_len (0: none) tells which form the base has. */
+static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
+                          const char *suffix, size_t slen) {
+    size_t bl = lk->aux_base_len;
+    if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
+    rlock__aux_write((char *)out + *pos, lk->key, lk->key_len, bl);
+    memcpy(out + *pos + bl, suffix, slen);
+    *pos += bl + slen;
+    rlock__put_end(out, pos);
+    return 1;
+}
+/* Is s[0..aux_base_len) lk's auxiliary prefix? */
+static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
+    size_t b = lk->aux_base_len > lk->key_len;
+    return lk->aux_base_len && (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) &&
+           memcmp(s + b, lk->key, lk->key_len) == 0;
 }
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
@@ -2991,12 +3164,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
-    int aux = (acquire || release || force) && lk->aux_base_len > 0;
+    int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
     int nkeys = multi ? (int)lk->param
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     int nargs = multi ? 2 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 : release ? 4 + fair : 2;
-    const char *b = lk->aux_base, *q = op->queue ? lk->waiter_id : "";
+    const char *q = op->queue && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
     char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
     int ok;
@@ -3005,7 +3178,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0) ? pos : 0;
+               rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) ? pos : 0;
     if (how == RLOCK__RUN_FCALL) rlock_function_name(s, fn, sizeof fn);
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
          rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
@@ -3013,20 +3186,20 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
          rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0);
     if (multi) ok = ok && rlock__put_multi_keys(lk, out, cap, &pos);
     else ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
-    if (ok && (aux || (inspect && bl))) ok = rlock__put_arg(out, cap, &pos, b, bl, ":waiters", 8);
-    if (ok && aux && !fair) ok = rlock__put_arg(out, cap, &pos, b, bl, ":deadlines", 10);
-    if (ok && fence) ok = rlock__put_arg(out, cap, &pos, b, bl, ":fence", 6);
+    if (ok && (aux || (inspect && bl))) ok = rlock__put_aux(out, cap, &pos, lk, ":waiters", 8);
+    if (ok && aux && !fair) ok = rlock__put_aux(out, cap, &pos, lk, ":deadlines", 10);
+    if (ok && fence) ok = rlock__put_aux(out, cap, &pos, lk, ":fence", 6);
     if (inspect) return ok ? pos : 0;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
         ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
-             rlock__put_arg(out, cap, &pos, b, aux ? bl : 0, ":released", aux ? 9 : 0);
+             (aux ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0));
         return ok ? pos : 0;
     }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, op->ttl_str, strlen(op->ttl_str), NULL, 0);
+         rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl);
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
-                            rlock__put_arg(out, cap, &pos, op->wait_str, strlen(op->wait_str), NULL, 0);
-    if (ok && arg5) ok = rlock__put_arg(out, cap, &pos, op->arg5_str, strlen(op->arg5_str), NULL, 0);
+                            rlock__put_num(out, cap, &pos, op->wait_left);
+    if (ok && arg5) ok = rlock__put_num(out, cap, &pos, op->arg5);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
@@ -3037,7 +3210,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && release) {
         unsigned first = lk->held_mask & (0u - lk->held_mask);
         int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
-        ok = rlock__put_arg(out, cap, &pos, b, wake ? bl : 0, ":released", wake ? 9 : 0);
+        ok = wake ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
         if (ok && fair) {
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
@@ -3214,7 +3387,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->cleanup = cleanup;
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
-    rlock__utoa(lk->op.ttl_str, (unsigned long long)ttl);
+    r->ttl = ttl;
     for (i = 0; i < lk->client->n_nodes; i++) {
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
@@ -3297,13 +3470,15 @@ static uint64_t rlock__prng(rlock_lock *lk) {
 
 /* Is chan (a pushed message's channel) this lock's release channel? */
 static int rlock__is_my_chan(const rlock_lock *lk, const char *chan, size_t len) {
-    return lk->aux_base_len && len == lk->aux_base_len + 9 && memcmp(chan, lk->aux_base, lk->aux_base_len) == 0 &&
+    return lk->aux_base_len && len == lk->aux_base_len + 9 && rlock__aux_is(lk, chan) &&
            memcmp(chan + lk->aux_base_len, ":released", 9) == 0;
 }
 
 static int rlock__same_chan(const rlock_lock *a, const rlock_lock *b) {
-    return a->aux_base_len && a->aux_base_len == b->aux_base_len &&
-           memcmp(a->aux_base, b->aux_base, a->aux_base_len) == 0;
+    if (!a->aux_base_len || a->aux_base_len != b->aux_base_len) return 0;
+    if (a->key_len == b->key_len) return memcmp(a->key, b->key, a->key_len) == 0; /* one form */
+    /* "{k}" against a key with a hash tag, whose prefix is the key itself */
+    return a->key_len < b->key_len ? rlock__aux_is(a, b->key) : rlock__aux_is(b, a->key);
 }
 
 /* The connection that holds server j's subscriptions, while it is the same
@@ -3313,12 +3488,13 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue [UN]SUBSCRIBE chan for server j: on the connection that already has
+/* Queue [UN]SUBSCRIBE chan for server j - lk's release channel, or with lk
+ * NULL the lingering one: on the connection that already has
  * its subscriptions, else on its command connection when that speaks RESP3
  * (the answer is a push there), else on subscriber j (the answer is a reply:
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
-static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const char *base, size_t base_len,
-                           const char *suffix, size_t suffix_len, void *owner, int tag, uint64_t deadline) {
+static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
+                           uint64_t deadline) {
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x n;
     unsigned char *out;
@@ -3330,7 +3506,8 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const cha
     else return 0;
     if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
-        !rlock__put_arg(out, cap, &pos, base, base_len, suffix, suffix_len)) return 0;
+        !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
+             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
     if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
     else rlock__x_commit(&n, pos, owner, tag, deadline);
     c->sub_on[j] = n.s;
@@ -3343,8 +3520,7 @@ static void rlock__linger_drop(rlock_client *c, uint64_t now) {
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
         if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", c->linger, c->linger_len, NULL, 0, NULL, RLOCK__TAG_UNSUB,
-                                  now + 1000u);
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", NULL, NULL, RLOCK__TAG_UNSUB, now + 1000u);
     c->linger_len = 0;
     c->linger_mask = 0;
 }
@@ -3363,7 +3539,14 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     mine &= ~others;
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
-    memcpy(c->linger, lk->aux_base, lk->aux_base_len);
+    if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
+        size_t j;
+        for (j = 0; j < c->n_nodes; j++)
+            if (((mine >> j) & 1u) && rlock__sub_conn(c, j))
+                (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        return;
+    }
+    rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
     c->linger_mask |= mine;
@@ -3474,10 +3657,10 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
         op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
                     !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
     }
-    rlock__utoa(op->wait_str, left > 86400000u ? 86400000u : left);
+    op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_SEMAPHORE) rlock__utoa(op->arg5_str, (unsigned long long)lk->param);
-    if (lk->kind == RLOCK_KIND_WRITE) rlock__utoa(op->arg5_str, rlock__holdoff(lk, left));
+    if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (unsigned long long)lk->param;
+    if (lk->kind == RLOCK_KIND_WRITE) op->arg5 = rlock__holdoff(lk, left);
 #endif
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
@@ -3507,8 +3690,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
     }
     if (!op->sub_ok) {
         for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, "SUBSCRIBE", lk->aux_base, lk->aux_base_len, ":released", 9, lk,
-                                RLOCK__TAG_SUB, now + op->round.timeout))
+            if (rlock__sub_send(c, j, "SUBSCRIBE", lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
         if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
@@ -4098,7 +4280,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
     /* Same cluster slot as the key, so every script touches one slot. */
-    lk->aux_base_len = rlock__aux_base(lk->aux_base, sizeof lk->aux_base, key, key_len);
+    lk->aux_base_len = rlock__aux_len(key, key_len);
     lk->state = RLOCK_STATE_IDLE;
     lk->acks = -1;
     lk->magic = RLOCK__MAGIC_LOCK;
@@ -4414,7 +4596,6 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     lk->kind = RLOCK_KIND_MULTI;
     lk->param = (long long)n;
     lk->aux_base_len = 0; /* no wait queue, no fence counter: waits by backoff */
-    lk->aux_base[0] = '\0';
     return RLOCK_OK;
 }
 

@@ -1396,6 +1396,59 @@ static void test_max_key(void) {
     env_done();
 }
 
+/* RLOCK_TX_BUF holds the longest attempt any lock can make: every script of
+ * every kind (fair, fenced, queued, replica WAIT and cluster ASKING around
+ * it), at the longest key and owner, the largest numbers, each way a script
+ * goes out (EVALSHA; EVAL; FUNCTION LOAD + FCALL). Encoded for real, into a
+ * buffer far larger, and measured against the floor of section 1. */
+static void test_tx_floor(void) {
+    static const rlock_kind kinds[] = { RLOCK_KIND_SIMPLE, RLOCK_KIND_REENTRANT
+#ifndef RLOCK_NO_PRIMITIVES
+                                        , RLOCK_KIND_SEMAPHORE, RLOCK_KIND_READ, RLOCK_KIND_WRITE
+#endif
+    };
+    static unsigned char buf[2 * RLOCK_TX_BUF];
+    static char key[RLOCK_MAX_KEY_LEN], owner[RLOCK_MAX_OWNER_LEN + 1];
+    size_t k, longest = 0;
+    int fair, op, how;
+    env_reset("TX floor");
+    memset(key, 'k', sizeof key);
+    memset(owner, 'o', sizeof owner - 1);
+    env_nodes(2, 2);
+    CFG.fencing = 1;
+    CFG.owner = owner;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 2, &CFG), RLOCK_OK);
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (fair = 0; fair < 2; fair++) {
+#ifndef RLOCK_NO_PRIMITIVES
+            if (kinds[k] == RLOCK_KIND_SEMAPHORE) CHECK_EQ_ST(rlock_semaphore_init(&LK, &C, key, sizeof key, 1000000), RLOCK_OK);
+            else
+#endif
+                CHECK_EQ_ST(rlock_lock_init(&LK, &C, key, sizeof key, kinds[k]), RLOCK_OK);
+            if (fair && kinds[k] <= RLOCK_KIND_REENTRANT) (void)rlock_lock_set_fair(&LK, 1, 4000000000u);
+            LK.param = LLONG_MAX;
+            LK.held_mask = 1;
+            LK.op.queue = 1;
+            LK.op.wait_left = 86400000u;
+            LK.op.arg5 = ULLONG_MAX;
+            LK.op.round.ttl = RLOCK_MAX_TTL_MS;
+            for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
+                LK.op.round.script = rlock__script_for(&LK, op);
+                for (how = RLOCK__RUN_EVALSHA; how <= RLOCK__RUN_FCALL; how++) {
+                    size_t n = rlock__encode_lock(&LK, 1, buf, sizeof buf, how);
+                    CHECK(n > 0);
+                    if (how == RLOCK__RUN_FCALL) n += rlock__encode_function_load(LK.op.round.script, buf, sizeof buf);
+                    if (n > longest) longest = n;
+                }
+            }
+        }
+    /* ASKING (17 bytes) before the script, WAIT (at most 48) after it */
+    CHECK_MSG(longest + 17 + 48 <= RLOCK_TX_BUF, "the longest attempt does not fit in RLOCK_TX_BUF");
+    printf("TX floor: longest attempt %lu + 65 bytes, RLOCK_TX_BUF %lu\n", (unsigned long)longest,
+           (unsigned long)RLOCK_TX_BUF);
+    env_done();
+}
+
 /* A second op while one runs: invalid state, nothing sent for it. */
 /* Two locks on one client run at once: their requests are pipelined on the
  * one connection and each reply goes to its own lock. A handle that is busy
@@ -3637,6 +3690,7 @@ int main(void) {
     test_bad_args_oversized_auth();
     test_bad_args_every_public_function();
     test_max_key();
+    test_tx_floor();
     test_busy();
     test_round_tally();
     test_interest();
