@@ -98,7 +98,8 @@ static const char *const help_text[] = {
     "                              writers of a RESOURCE that has -s readers",
     "  -s, --shared                shared (read) lock: many -s holders at once, none",
     "                              while an -x holder has it; a waiting -x keeps new",
-    "                              -s holders out",
+    "                              -s holders out, and -s holders that waited go",
+    "                              before the next -x when one leaves",
     "      --limit N               at most N holders at once (a semaphore of N",
     "                              permits, each with its own lease)",
     "  -c, --command CMD           run CMD through sh -c (instead of COMMAND [ARG...])",
@@ -1666,6 +1667,7 @@ static int show_status(void) {
     for (i = 0; i < g.o.n_servers; i++) {
         const rlock_info *in = &info[i];
         const char *on = g.o.n_servers > 1 ? g.o.servers[i].label : NULL;
+        char rd[96];
         if (in->st != RLOCK_OK) {
             printf("%s%s%s: no answer (%s)\n", g.o.resource, on ? " on " : "", on ? on : "", rlock_status_str(in->st));
             continue;
@@ -1676,17 +1678,21 @@ static int show_status(void) {
                    on ? " on " : "", on ? on : "");
             continue;
         }
+        if (in->readers_waiting > 0)
+            snprintf(rd, sizeof rd, "; %lld reader%s waiting%s", in->readers_waiting, in->readers_waiting == 1 ? "" : "s",
+                     in->readers_turn ? ", their turn (writers wait)" : "");
+        else
+            rd[0] = '\0';
         if (strcmp(in->kind, "free") == 0 || in->holders == 0) {
-            printf("%s%s%s: free%s%s, %lld waiting\n", g.o.resource, on ? " on " : "", on ? on : "",
-                   in->writer_waiting ? " (a writer is waiting: new readers wait)" : "",
-                   strcmp(in->kind, "free") ? "" : "", in->waiters);
+            printf("%s%s%s: free%s, %lld waiting%s\n", g.o.resource, on ? " on " : "", on ? on : "",
+                   in->writer_waiting ? " (a writer is waiting: new readers wait)" : "", in->waiters, rd);
             continue;
         }
         held++;
-        printf("%s%s%s: held (%s) by %s%s, %lld holder%s, hold count %lld, ttl %lld ms, %lld waiting%s\n",
+        printf("%s%s%s: held (%s) by %s%s, %lld holder%s, hold count %lld, ttl %lld ms, %lld waiting%s%s\n",
                g.o.resource, on ? " on " : "", on ? on : "", in->kind, in->owner, strlen(in->owner) >= 16 ? "..." : "",
                in->holders, in->holders == 1 ? "" : "s", in->holds, in->pttl_ms, in->waiters,
-               in->writer_waiting ? " (a writer among them: new readers wait)" : "");
+               in->writer_waiting ? " (a writer among them: new readers wait)" : "", rd);
     }
     if (foreign && !held) return RC_DATAERR;
     return held >= rlock_client_quorum(&g.cl) ? 1 : 0;

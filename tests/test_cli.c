@@ -942,6 +942,9 @@ static void test_primitives_cli(void) {
     const char *unl[] = { "unlock", "--force", "-S", S[0], "t:st", NULL };
     const char *unl_noforce[] = { "unlock", "-S", S[0], "t:st", NULL };
     const char *victim[] = { "-t", "1", "-S", S[0], "t:st", "sleep", "30", NULL };
+    const char *writer[] = { "-x", "-S", S[0], "t:rw", "sleep", "1.5", NULL };
+    const char *reader[] = { "-s", "-w", "20", "-S", S[0], "t:rw", "true", NULL };
+    const char *st_rw[] = { "status", "-S", S[0], "t:rw", NULL };
     const char *count_db = "redis.call('select',ARGV[1]) return redis.call('exists',KEYS[1])";
     pid_t a, b;
     /* a semaphore of 2 */
@@ -996,6 +999,19 @@ static void test_primitives_cli(void) {
     CHECK_MSG(strstr(out, "deleted or taken by another client") != NULL, "%s", out);
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:st t:sem"), 0);
     rh_int(&srv[0], "DEL {t:sem}:waiters {t:sem}:deadlines");
+    /* status shows a reader waiting behind a writer */
+    a = cli_start(writer, NULL, o1);
+    CHECK(wait_key(&srv[0], "t:rw", 1, 5000));
+    b = cli_start(reader, NULL, o2);
+    {
+        unsigned long long end = rh_now_ms() + 5000;
+        while (rh_int(&srv[0], "ZCARD {t:rw}:waiters") < 1 && rh_now_ms() < end) rh_sleep_ms(10);
+    }
+    CHECK_EQ_LL(cli_run(st_rw, out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "held (write)") != NULL && strstr(out, "1 reader waiting") != NULL, "%s", out);
+    CHECK_EQ_LL(cli_wait(a, 10000), 0);
+    CHECK_EQ_LL(cli_wait(b, 10000), 0);
+    rh_int(&srv[0], "DEL t:rw {t:rw}:waiters {t:rw}:deadlines");
 }
 
 int main(void) {
