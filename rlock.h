@@ -61,11 +61,11 @@
  *   RLOCK_MAX_OWNER_LEN        longest reentrant owner id (>= 32)   [64; 32 with RLOCK_NO_REENTRANT]
  *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers: the longest
  *                              request / reply the compiled features make
- *                              (checked at compile time) [3398 / 1024 (x86-64
+ *                              (checked at compile time) [3489 / 1024 (x86-64
  *                              and 32-bit alike); RLOCK_SMALLEST: 496 / 256]
  *   RLOCK_SMALLEST             every RLOCK_NO_* feature out, RLOCK_MAX_NODES 1,
  *                              pipeline 4, ERR/WHY_LEN 64: one lock on one node
- *                              in 2,032 B of RAM on Cortex-M4 (bench/ram.sh)
+ *                              in 2,048 B of RAM on Cortex-M4 (bench/ram.sh)
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
@@ -203,11 +203,14 @@ extern "C" {
  * keys and the channel (release) or the fence counter (acquire). */
 #define RLOCK__REQ_AUX (RLOCK__REQ_QUEUE ? 3 : 0)
 /* After the owner: the ttl, a waiter id (16) and the wait left (8 digits);
- * a semaphore's permits / a writer's hold-off, or a fair release's grace. */
+ * a semaphore's permits / a writer's hold-off, or a fair release's grace;
+ * a semaphore's slot (10 digits) / a writer release's readers' turn. */
 #if defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_FAIR)
 #define RLOCK__REQ_NUMS (RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
-#else
+#elif defined(RLOCK_NO_PRIMITIVES)
 #define RLOCK__REQ_NUMS (2 * RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
+#else
+#define RLOCK__REQ_NUMS (3 * RLOCK__ARG(20) + 2 * RLOCK__ARG(16))
 #endif
 /* A script request whose script argument is script_len bytes (the text for
  * EVAL, else a SHA1 or a function name): header, command, script, numkeys,
@@ -224,18 +227,19 @@ extern "C" {
 #endif
 /* Without the EVAL fallback: EVALSHA and a SHA1 (FCALL's function name is
  * shorter). With it, FUNCTION LOAD REPLACE of the script's library (its
- * text + 158 bytes) and the FCALL behind it, longer than the EVAL form. */
+ * text + 168 bytes) and the FCALL behind it (a 27-byte name), longer than
+ * the EVAL form. */
 #define RLOCK__TX_FLOOR_SHA (RLOCK__REQ_LEN(40) + RLOCK__REQ_AROUND)
-#define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 160 + RLOCK__REQ_LEN(22) + RLOCK__REQ_AROUND)
+#define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 170 + RLOCK__REQ_LEN(27) + RLOCK__REQ_AROUND)
 #ifndef RLOCK_TX_BUF
-/* The longest script is up to 1.8 KB (a writer's, section 5b; ~1 KB without
+/* The longest script is up to 1.9 KB (a writer's, section 5b; ~1 KB without
  * the primitives). */
 #if defined(RLOCK_NO_EVAL_FALLBACK)
 #define RLOCK_TX_BUF (RLOCK__TX_FLOOR_SHA)
 #elif defined(RLOCK_NO_PRIMITIVES)
 #define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1024)
 #else
-#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1856)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1920)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
@@ -456,7 +460,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  *                           reply unread meanwhile (a NOSCRIPT answer whose
  *                           EVAL must go out before the round's deadline, a
  *                           release notice). wait_many ends the slicing.
- *   fd, wait_many, error   optional: see their fields below.
+ *   fd, events, wait_many, error   optional: see their fields below.
  * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
  * connect, send, recv and close - never wait. It reads while a reply is due;
  * and once before it queues a request on an idle connection (nothing
@@ -474,7 +478,8 @@ typedef struct rlock_transport {
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
     /* optional: the descriptor an event loop polls for this connection, -1
      * when not connected; NULL when the transport has none. Its readiness
-     * must be the connection's (no bytes buffered inside the transport).
+     * must be the connection's: while bytes wait buffered inside the
+     * transport (TLS records already decrypted) it returns -1 (step now).
      * Any step (rlock_client_step, rlock_step, *_begin, cancel) may close()
      * it - a timeout, an error, a reconnect - while an event loop still
      * watches it, and the next connect() may reuse the number: re-read
@@ -494,6 +499,11 @@ typedef struct rlock_transport {
      * RLOCK_IO_ERROR: the server dropped it (rlock reconnects); RLOCK_IO_BUSY:
      * someone else uses it now (nothing is sent). Must not consume bytes. */
     int (*idle)(void *ctx);
+    /* optional, with fd: the events to watch on fd when rlock wants `want`
+     * (RLOCK_WANT_*), for a transport whose own protocol reads while rlock
+     * writes (TLS: the handshake waits for the server's answer while rlock
+     * asks to write); NULL: want itself. */
+    int (*events)(void *ctx, int want);
 } rlock_transport;
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
@@ -561,7 +571,11 @@ typedef struct rlock_node {
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
     unsigned magic;
-    int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
+    /* (small types: RLOCK_SMALLEST's one lock on one node stays within 2 KiB) */
+    unsigned char fcall;    /* scripts go as FCALL (configured, or EVAL refused by ACL) */
+    unsigned char scripted; /* a script ran here (not refused by the ACL): the fast path may be used */
+    unsigned short fn_named; /* the connection (gen, low 16 bits) that told its function version (CLIENT
+                                SETNAME); a later connection whose gen matches mod 65536 is not named again */
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
     /* diagnostics of the last round on this node (set by the round layer) */
@@ -602,8 +616,9 @@ typedef struct rlock_config {
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
     /* 1: every acquire attempt is a script. 0: a barging simple lock without
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
-     * fast path; refused, a script attempt follows at once). Set it for an
-     * ACL user that may run EVALSHA but not SET. [0] */
+     * fast path; refused, a script attempt follows at once), once a script
+     * has run on each node (not with a user the ACL refuses scripts). Set it
+     * for an ACL user that may run EVALSHA but not SET. [0] */
     int scripts_only;
     /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
      * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
@@ -790,6 +805,8 @@ typedef struct rlock_info {
     long long holds;          /* hold count of the first holder (reentrant / write / read) */
     long long waiters;        /* wait-queue length (stale entries of dead waiters included) */
     int writer_waiting;       /* read-write: a waiting writer keeps new readers out */
+    int readers_turn;         /* read-write: a writer left while readers waited; they go first */
+    long long readers_waiting; /* read-write: readers waiting (a writer holds or waits) */
     char owner[17];           /* first 16 characters of the first holder's token / owner id */
 } rlock_info;
 
@@ -822,6 +839,7 @@ typedef struct rlock_round {
     int script;               /* RLOCK__S_* */
     int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
+    unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
     long long acks;           /* fewest acks reported, -1 none */
     uint64_t start;
@@ -853,6 +871,7 @@ typedef struct rlock_op {
     int standby;              /* fair: a release notice named this waiter next in line */
     int split;                /* the last round was granted by some nodes, short of a quorum */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
+    int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
     unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
@@ -900,8 +919,10 @@ typedef struct rlock_lock {
     rlock_state state;
     unsigned held_mask;       /* nodes that granted or extended the current hold */
     int lost_notified;
+    int queued;               /* this acquisition queued its waiter id (a Redlock release unqueues it) */
     uint32_t renewals;
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
+    int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
 #ifndef RLOCK_NO_CLUSTER
@@ -1076,21 +1097,24 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * with one wake-up per release.
  *
  * SEMAPHORE: at most `permits` holders of one name at once. Each handle that
- * acquires holds one permit under its own random token, with its own lease
- * (a zset token -> lease end, in the server's clock): a holder that dies
- * frees its permit when its lease ends, not before, and not the others'.
- * rlock_extend / rlock_renew_poll renew only the handle's own permit; release
- * frees exactly it and wakes one waiter. Expired permits are reaped by the
- * next script that looks. Changing N: every acquire carries its handle's
- * permits and is granted when fewer than that many live permits exist.
- * Raising N admits more at once; lowering it revokes nothing - new acquires
- * wait until the holders have dropped below the new N. Handles that disagree
- * on N each apply their own. Redlock: a permit is held when a majority of
- * nodes granted it, so with every node up and nodes that never lose data
- * each node holds at most N permits, but different majorities can overlap:
- * with n nodes and quorum q the holders are bounded by floor(n*N/q), which
- * is N only for N = 1 (3 nodes, N = 2: 3 holders are possible). Use a single
- * node (or N = 1) when "at most N" must be strict.
+ * acquires holds one permit - one of N numbered slots - under its own random
+ * token, with its own lease (a zset "<slot>:<token>" -> lease end, in the
+ * server's clock): a holder that dies frees its permit when its lease ends,
+ * not before, and not the others'. rlock_extend / rlock_renew_poll renew
+ * only the handle's own permit; release frees exactly it and wakes one
+ * waiter (extend and release find it by a scan: O(permits held)). Expired
+ * permits are reaped by the next script that looks. Changing N: every
+ * acquire carries its handle's permits and is granted when fewer than that
+ * many live permits exist and a slot below it is free. Raising N admits
+ * more at once; lowering it revokes nothing - new acquires wait until the
+ * holders have dropped below the new N. Handles that disagree on N each
+ * apply their own. Redlock: at most N holders, exactly (nodes that keep
+ * their data, as for any Redlock). Each slot is a Redlock mutex: an attempt
+ * names one slot, every node judges that slot, and a permit is held when a
+ * majority granted it - one slot cannot have two majorities. A refusal names
+ * the lowest free slot; the attempt that asks for it follows at once (at
+ * most 3 such per acquire call). (Counting permits per node would not do:
+ * majorities overlap, and n nodes with quorum q would admit floor(n*N/q).)
  *
  * READ-WRITE: init two handles on the same key with RLOCK_KIND_READ and
  * RLOCK_KIND_WRITE. Many readers or one writer; reentrant per owner id (as
@@ -1099,19 +1123,26 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * > 0) keeps new readers out so a stream of readers cannot starve it (its
  * hold-off lasts its wait left, at most max(ttl, 2 x recheck_ms, 2 x
  * backoff_max_ms), renewed by its next attempt); rlock_rw_writers_first(lk, 0)
- * turns that off for a write handle. An owner holding the read lock only
- * that asks for the write lock gets RLOCK_E_UPGRADE at once (two upgraders
- * would deadlock): release the read lock first. Holding the write lock and
- * acquiring the read lock (then releasing the write one) downgrades.
- * Fence tokens come with write grants only.
+ * turns that off for a write handle. Nor can a writer that re-acquires in a
+ * loop starve the readers: a reader refused while it waits is noted, and a
+ * writer's release gives every noted reader a turn ticket lasting
+ * max(recheck_ms, 2 x backoff_max_ms); no writer enters while a ticket is
+ * out, and readers noted during the turn wait for the next one. An owner
+ * holding the read lock only that asks for the write lock gets
+ * RLOCK_E_UPGRADE at once (two upgraders would deadlock): release the read
+ * lock first. Holding the write lock and acquiring the read lock (then
+ * releasing the write one) downgrades. Fence tokens come with write grants
+ * only.
  *
  * MULTI: 1..RLOCK_MAX_MULTI keys taken all or none by one script per node
  * (one round trip), each key a simple lock (string = token) that excludes
- * RLOCK_KIND_SIMPLE locks on it; released together. The keys must share a
- * Redis Cluster hash slot (give them one hash tag: "{job}:in", "{job}:out"),
- * checked at init, so the same code runs on a Cluster. A multi-lock waits by
- * backoff (no wait queue; a simple-lock waiter on one of its keys is woken by
- * its recheck, not by the multi-lock's release); no fence token. */
+ * RLOCK_KIND_SIMPLE locks on it; released together, waking one waiter of
+ * each key. The keys must share a Redis Cluster hash slot (give them one
+ * hash tag: "{job}:in", "{job}:out"), checked at init, so the same code runs
+ * on a Cluster. With cfg.fencing its fence token is one above the largest
+ * of its keys' counters, and each counter is set to it (so it orders with
+ * the simple locks' tokens on every key). A multi-lock waits by backoff: it
+ * joins no wait queue, so a single-key release does not wake it. */
 #ifndef RLOCK_MAX_MULTI
 #define RLOCK_MAX_MULTI 8
 #endif
@@ -1121,6 +1152,8 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
                                            long long permits);
 /* Change the N this handle acquires with (see "Changing N" above). */
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits);
+/* The permit slot (0..N-1) a held semaphore handle has; -1 when not held. */
+RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk);
 /* Writers-first on (1, the default) or off (0) for a RLOCK_KIND_WRITE handle. */
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on);
 /* A multi-lock over keys[0..n) (lens[i] bytes each, 2 + lens[i] summed over
@@ -1154,9 +1187,16 @@ RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
 /* The function (and library) name of script id under RLOCK_SCRIPTS_FCALL,
- * "rlock_" + 16 hex digits, into out (>= 23 bytes); its length, 0 when out
- * of range or it does not fit. */
+ * "rlock_" + this build's function version + "_" + 8 hex digits of the
+ * script's SHA1, into out (>= 28 bytes); its length, 0 when out of range or
+ * it does not fit. */
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap);
+/* This build's function version: 12 hex digits that change whenever any of
+ * its scripts does, into out (>= 13 bytes); its length, 0 when it does not
+ * fit. A connection that runs FCALL says it with CLIENT SETNAME rlock-VERSION,
+ * so a tool (rlock check --delete-old-functions) can tell which versions'
+ * libraries still have clients (README "Deployments"). */
+RLOCKDEF size_t rlock_function_version(char *out, size_t cap);
 
 /* Derive an auxiliary key (fence counter, release channel) that hashes to
  * the same Redis Cluster slot as key: key + suffix when key has a hash tag,
@@ -1704,59 +1744,99 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
        RLOCK__S_COUNT };
 
 /* Shared fragments. The wait queue: a failed attempt that will wait on
- * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the FIFO
- * zset KEYS[2] with its deadline (server ms) in the hash KEYS[3]; a grant
- * dequeues it; a release pops the oldest waiter still within its deadline and
- * publishes only its id, so one waiter wakes per release, not all of them.
+ * pub/sub enqueues a random waiter id (ARGV[3], never the token) in the zset
+ * KEYS[2], scored by its deadline (server ms: when it stops waiting); a grant
+ * dequeues it; a release pops the waiter whose deadline comes first, skips
+ * those already past it, and publishes only its id, so one waiter wakes per
+ * release, not all of them. The deadline is the score (no second key, no
+ * HSET/HGET/HDEL per wait); KEYS[3] ("{key}:deadlines") is still passed but
+ * unused. The queue's TTL is renewed only when it falls below the longest
+ * wait + 60 s, to twice that margin: one PEXPIRE per minute, not per wait.
  * PUBLISH is a pcall: a releaser whose ACL user may not publish (Redis 7's
  * default for new users) must not fail after its DEL already happened.
- * On a Redis Cluster (section 7) the request carries one more argument,
- * 'spublish', after its usual ones (ARGV[5], a fair release's ARGV[6]): the
- * notice goes to the key's shard only (the channel "{key}:released" hashes
- * to the key's slot); PUBLISH would be broadcast to every node. */
-#define RLOCK__LUA_PUBLISH(n, msg) "redis.pcall(ARGV[" n "] or 'publish',ARGV[3]," msg ") "
+ * On a Redis Cluster (section 7) a release or force request carries
+ * 'spublish' as ARGV[7] (padded with '' up to ARGV[6]; no release script
+ * reads past ARGV[5]): the notice goes to the key's shard only (the channel
+ * "{key}:released" hashes to the key's slot); PUBLISH would be broadcast to
+ * every node. */
+#define RLOCK__LUA_PUBLISH(ch, msg) "redis.pcall(ARGV[7] or 'publish'," ch "," msg ") "
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
 #define RLOCK__LUA_ENQUEUE \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW \
-    "redis.call('zadd',KEYS[2],'NX',ms,ARGV[3]) " \
-    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) " \
-    "local e=tonumber(ARGV[4])+60000 " \
-    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
+    "redis.call('zadd',KEYS[2],ms+tonumber(ARGV[4]),ARGV[3]) local e=tonumber(ARGV[4])+60000 " \
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
 #define RLOCK__LUA_DEQUEUE \
-    "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) redis.call('hdel',KEYS[3],ARGV[3]) end "
+    "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) end "
+/* The loop of a wake-up from a wait queue scored by deadline (a lock's
+ * queue): w the popped head of queue q, ch the channel (Lua expressions);
+ * ms the server time. Waiters already past their deadline are skipped. */
+#define RLOCK__LUA_WAKE_SCORED(q, ch) \
+    "for i=1,16 do if not w[1] then break end " \
+    "if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
+    "w=redis.call('zpopmin'," q ") end "
+/* The same for a semaphore's queue (scored by arrival, so FIFO; each
+ * waiter's deadline in the hash dl). */
+#define RLOCK__LUA_WAKE_LOOP(q, dl, ch) \
+    "for i=1,16 do if not w[1] then break end " \
+    "local d=tonumber(redis.call('hget'," dl ",w[1])) redis.call('hdel'," dl ",w[1]) " \
+    "if d and d>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
+    "w=redis.call('zpopmin'," q ") end "
 #define RLOCK__LUA_WAKE_ONE \
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
-    "for i=1,16 do if not w[1] then break end " \
-    "local d=tonumber(redis.call('hget',KEYS[3],w[1])) redis.call('hdel',KEYS[3],w[1]) " \
-    "if d and d>ms then " RLOCK__LUA_PUBLISH("5", "w[1]") "break end " \
-    "w=redis.call('zpopmin',KEYS[2]) end end end "
+    RLOCK__LUA_WAKE_SCORED("KEYS[2]", "ARGV[3]") "end end "
 
-/* Acquire scripts: KEYS = lock, waiters, deadlines[, fence counter];
- * ARGV = token/owner, ttl, waiter id or '', wait ms.
- * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key) */
+/* Acquire scripts: KEYS = lock, waiters, (unused)[, fence counter];
+ * ARGV = token/owner, ttl, waiter id or '', wait ms (the simple lock's
+ * ARGV[5]: '1' when an earlier attempt queued, so a grant has an entry to
+ * dequeue; absent, the ZREM is saved).
+ * -> {1,holds,fence} granted | {0,pttl} held (pttl -1: no TTL, foreign key)
+ *
+ * The simple lock's "queued" mark: a waiter that queues appends "+" to the
+ * holder's value (token -> token+), in the same script that saw the lock
+ * held; a waiter granted by a script while queueing (ARGV[3] set) stores
+ * token+ itself. A release finding the bare token knows nothing queued
+ * during this hold and is one compare-and-delete (GET, DEL): it skips the
+ * queue. Race argument: scripts run one at a time, so a waiter either queued
+ * before the release (the value is token+ by then, and the release wakes
+ * it) or after it (it saw the key free, or another holder, whom it marks).
+ * Waiters queued during an earlier hold are covered too: that hold's release
+ * woke one of them, and that one, on its way back, either takes the lock
+ * (by a script: it stores the mark, so its release wakes the next) or finds
+ * it held and queues again (marking the new holder). Only a woken waiter
+ * that never comes back (killed, gave up) strands the rest until their
+ * timed re-check - the same loss as a notice lost on the way (FAULTS.md).
+ * GET first: a free key is SET at once; a held one is read (its type checked
+ * by the same call: pcall, WRONGTYPE on a hash) and marked unless it already
+ * is, or is a fair lock's reservation ("~..."). */
 #define RLOCK__LUA_SIMPLE_ACQUIRE \
-    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then " RLOCK__LUA_DEQUEUE \
-    "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
-    "local t=redis.call('pttl',KEYS[1]) " \
-    "if redis.call('type',KEYS[1]).ok~='string' then " \
+    "local v=redis.pcall('get',KEYS[1]) if type(v)=='table' then " \
     "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end " \
-    "if t>=0 then " RLOCK__LUA_ENQUEUE "end return {0,t}"
+    "if not v then local m='' if ARGV[3]~='' then m='+' end " \
+    "redis.call('set',KEYS[1],ARGV[1]..m,'PX',ARGV[2]) if ARGV[5]=='1' then " RLOCK__LUA_DEQUEUE "end " \
+    "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
+    "local t=redis.call('pttl',KEYS[1]) if t>=0 then " RLOCK__LUA_ENQUEUE \
+    "if ARGV[3]~='' and string.sub(v,-1)~='+' and string.sub(v,1,1)~='~' then " \
+    "redis.call('append',KEYS[1],'+') end end return {0,t}"
+/* Is v (a simple lock's value) ARGV[1]'s, marked or not? */
+#define RLOCK__LUA_MINE(v) "(" v "==ARGV[1] or " v "==ARGV[1]..'+')"
 /* extend: KEYS = lock; ARGV = token, ttl -> 1 extended | 0 not ours */
 #define RLOCK__LUA_SIMPLE_EXTEND \
-    "if redis.call('get',KEYS[1])==ARGV[1] then " \
+    "local v=redis.call('get',KEYS[1]) if " RLOCK__LUA_MINE("v") " then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
 /* A Redlock releaser drops its own queue entry (ARGV[4], its waiter id, ''
- * on one node): a node that refused it while a quorum granted still has it
- * queued, and would later wake it instead of a live waiter. */
+ * on one node and when it never queued): a node that refused it while a
+ * quorum granted still has it queued, and would later wake it instead of a
+ * live waiter. */
 #define RLOCK__LUA_UNQUEUE_SELF \
-    "if KEYS[2] and ARGV[4] and ARGV[4]~='' then redis.call('zrem',KEYS[2],ARGV[4]) " \
-    "redis.call('hdel',KEYS[3],ARGV[4]) end "
-/* release: KEYS = lock, waiters, deadlines; ARGV = token, ttl, channel or '',
- * own waiter id or '' -> 1 deleted | 0 not ours (never a bare DEL) */
+    "if KEYS[2] and ARGV[4] and ARGV[4]~='' then redis.call('zrem',KEYS[2],ARGV[4]) end "
+/* release: KEYS = lock, waiters, (unused); ARGV = token, ttl, channel or '',
+ * own waiter id or '' -> 1 deleted | 0 not ours (never a bare DEL). The bare
+ * token: nothing queued during the hold (see the mark above), no wake. */
 #define RLOCK__LUA_SIMPLE_RELEASE \
-    RLOCK__LUA_UNQUEUE_SELF "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) " \
-    RLOCK__LUA_WAKE_ONE "return 1 end return 0"
+    RLOCK__LUA_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
+    "if v==ARGV[1] then redis.call('del',KEYS[1]) return 1 end " \
+    "if v==ARGV[1]..'+' then redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 1 end return 0"
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
@@ -1777,72 +1857,104 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
 
 /* ---- 6.4b Lua scripts of the primitives (section 5b) -----------------------
- * Same argument layout as the lock scripts: KEYS = key, waiters, deadlines[,
+ * Same argument layout as the lock scripts: KEYS = key, waiters, (unused)[,
  * fence]; ARGV = token/owner, ttl, waiter id or '' (release: channel or ''),
  * wait ms, and ARGV[5] for a semaphore's permits / a writer's hold-off ms.
  * Acquire answers {1,holds,fence} | {0,pttl}; extend 1/0; release as the
  * lock kinds (count left >= 0, or -1 / 0 not ours). */
-#define RLOCK__LUA_WRONGTYPE(t, what) \
-    "local t=redis.call('type',KEYS[1]).ok if t~='none' and t~='" t "' then " \
-    "return redis.error_reply('WRONGTYPE key is not " what "') end "
 /* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
-    "if not w[1] then break end local d=tonumber(redis.call('hget',KEYS[3],w[1])) " \
-    "redis.call('hdel',KEYS[3],w[1]) if d and d>ms then " RLOCK__LUA_PUBLISH("5", "w[1]") "end end end "
+    "if not w[1] then break end if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]") "end end end "
 /* The key's TTL is the longest lease in it. */
 #define RLOCK__LUA_TTL_AT_LEAST(d) \
     "if redis.call('pttl',KEYS[1])<" d " then redis.call('pexpire',KEYS[1]," d ") end "
-/* Semaphore: zset token -> lease end (server ms); expired permits reaped first. */
+/* Semaphore: zset "<slot>:<token>" -> lease end (server ms), expired permits
+ * reaped first. A permit is one of N numbered slots, each held by one token
+ * at a time: ARGV[6] names the slot to take (Redlock: every node judges the
+ * same slot, so a slot is a Redlock mutex and at most N holders can have a
+ * majority) or -1 for the lowest free one (one node). Refused: {0, ms until
+ * the earliest lease ends, 1 + lowest free slot (0: none)}. Extend and
+ * release find the token's member by a scan: O(permits held), which also
+ * reaps expired permits. The queue fragments skip a call when there is
+ * nothing to do (one TIME per script). */
+#define RLOCK__LUA_SEM_DEQUEUE \
+    "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
+#define RLOCK__LUA_SEM_ENQUEUE \
+    "if ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then " \
+    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) local e=tonumber(ARGV[4])+60000 " \
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_SEM_ACQUIRE \
-    RLOCK__LUA_WRONGTYPE("zset", "an rlock semaphore") RLOCK__LUA_NOW \
-    "redis.call('zremrangebyscore',KEYS[1],'-inf',ms) local c=redis.call('zcard',KEYS[1]) " \
-    "if c<tonumber(ARGV[5]) then redis.call('zadd',KEYS[1],ms+tonumber(ARGV[2]),ARGV[1]) " \
-    RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") RLOCK__LUA_DEQUEUE \
-    "if KEYS[4] then return {1,c+1,redis.call('incr',KEYS[4])} end return {1,c+1,0} end " \
-    "local e=redis.call('zrange',KEYS[1],0,0,'WITHSCORES') " RLOCK__LUA_ENQUEUE "return {0,tonumber(e[2])-ms}"
+    RLOCK__LUA_NOW "local k,n,tt,p=KEYS[1],tonumber(ARGV[5]),tonumber(ARGV[2]),tonumber(ARGV[6]) " \
+    "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
+    "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
+    "local c,u,mx,mn,f,x0=0,{},ms,nil,-1,{} for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true " \
+    "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
+    "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
+    "if c<n then for i=0,c do if not u[i] then f=i break end end end " \
+    "if c<n and ((p<0 and f>=0) or (p>=0 and p<n and not u[p])) then local s=p<0 and f or p " \
+    "redis.call('zadd',k,ms+tt,s..':'..ARGV[1]) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
+    RLOCK__LUA_SEM_DEQUEUE "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
+    RLOCK__LUA_SEM_ENQUEUE "return {0,(mn or ms)-ms,f+1}"
+#define RLOCK__LUA_SEM_MINE \
+    "local k,m=KEYS[1],':'..ARGV[1] local h=redis.call('zrange',k,0,-1,'WITHSCORES') "
 #define RLOCK__LUA_SEM_EXTEND \
-    RLOCK__LUA_NOW "local s=redis.call('zscore',KEYS[1],ARGV[1]) if s and tonumber(s)>ms then " \
-    "redis.call('zadd',KEYS[1],ms+tonumber(ARGV[2]),ARGV[1]) " RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") \
-    "return 1 end if s then redis.call('zrem',KEYS[1],ARGV[1]) end return 0"
+    RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local tt,g,mx=tonumber(ARGV[2]),false,ms for i=1,#h,2 do " \
+    "local x=tonumber(h[i+1]) if string.sub(h[i],-#m)==m then if x>ms then g=h[i] end elseif x>mx then mx=x end end " \
+    "if not g then return 0 end redis.call('zadd',k,ms+tt,g) if ms+tt>mx then redis.call('pexpire',k,tt) end return 1"
 #define RLOCK__LUA_SEM_RELEASE \
-    RLOCK__LUA_NOW "local s=redis.call('zscore',KEYS[1],ARGV[1]) if not s then return 0 end " \
-    "redis.call('zrem',KEYS[1],ARGV[1]) if tonumber(s)<=ms then return 0 end " RLOCK__LUA_WAKE_ONE "return 1"
+    RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g=0 for i=1,#h,2 do " \
+    "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if tonumber(h[i+1])>ms then g=1 end end end " \
+    "if g==0 then return 0 end if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) " \
+    RLOCK__LUA_WAKE_LOOP("KEYS[2]", "KEYS[3]", "ARGV[3]") "end return 1"
 /* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
- * end. live() reaps expired readers; returns live readers and the latest end. */
+ * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
+ * turn ticket (given by a writer's release, ends with the turn). live()
+ * reaps expired readers, waiting readers and tickets; returns live readers,
+ * the latest lease end, waiting readers (a list of their fields and ends),
+ * live tickets, the latest end of any of these, and how many fields are
+ * none of these (a reentrant lock's owners). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R=redis.call local function live(k,ms) local h=R('hgetall',k) local l,mx=0,ms for i=1,#h,2 do " \
-    "local f=h[i] if string.sub(f,-2)==':x' then local x=tonumber(h[i+1]) if x>ms then l=l+1 " \
-    "if x>mx then mx=x end else R('hdel',k,f,string.sub(f,1,-3)..':r') end end end return l,mx end "
-/* Emptied: the key goes, but a waiting writer's hold-off stays (alone in
- * the key, expiring with it) so readers cannot barge in ahead of it. */
+    "local R,S,N,M,F=redis.call,string.sub,tonumber,math.max,{} " \
+    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
+    "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
+    "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end " \
+    "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
+/* No holder left: the mode goes, but a waiting writer's hold-off, the
+ * waiting readers and their tickets stay (the key lives as long as the
+ * latest of them), so nobody barges in ahead of them. */
 #define RLOCK__LUA_RW_EMPTY \
-    "local w=tonumber(R('hget',k,'wq') or 0) R('del',k) " \
-    "if w>ms then R('hset',k,'wq',w) R('pexpire',k,w-ms) end "
+    "R('hdel',k,'mode') if e>ms then R('pexpire',k,e-ms) else R('del',k) end "
+/* A key of another type fails the HGETALL with Redis's own WRONGTYPE. The
+ * fields are read once (F); calls are left for the changes. */
 #define RLOCK__LUA_RW_MODE \
-    RLOCK__LUA_RW_LIVE RLOCK__LUA_WRONGTYPE("hash", "a read-write lock") RLOCK__LUA_NOW \
-    "local k,o,tt=KEYS[1],ARGV[1],tonumber(ARGV[2]) local m=R('hget',k,'mode') " \
-    "if t=='hash' and not m and R('hexists',k,'wq')==0 then " \
-    "return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
-    "if m=='read' and live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
+    "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local l,mx,Q,t,e,z=live(k,ms) local m=F.mode " \
+    "if not m and z>0 then return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
+    "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
+/* A reader is refused while a writer holds, and while a writer waits
+ * (writers first) unless it holds a turn ticket; refused, it queues as a
+ * waiting reader for the next turn. */
 #define RLOCK__LUA_READ_ACQUIRE \
-    RLOCK__LUA_RW_MODE "local mine=R('hexists',k,o..':r')==1 or R('hexists',k,o..':w')==1 " \
-    "if mine or (m~='write' and tonumber(R('hget',k,'wq') or 0)<=ms) then " \
-    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) " \
+    RLOCK__LUA_RW_MODE "local w=F[o..':t'] " \
+    "if F[o..':r'] or F[o..':w'] or (m~='write' and (N(F.wq or 0)<=ms or w)) then " \
+    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
-    RLOCK__LUA_DEQUEUE "return {1,c,0} end local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE \
-    "end return {0,p}"
+    RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
+    "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
+/* A writer is refused while turn tickets are out. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
-    RLOCK__LUA_RW_MODE "if not m or (m=='write' and R('hexists',k,o..':w')==1) then " \
-    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') R('hdel',k,'wq') " \
+    RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " \
     RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
-    "if m=='read' and R('hexists',k,o..':r')==1 then " \
-    "return redis.error_reply('UPGRADE read lock held by this owner') end " \
-    "local d=ms+tonumber(ARGV[5]) if d>ms and d>tonumber(R('hget',k,'wq') or 0) then " \
-    "R('hset',k,'wq',d) end local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE \
-    "end return {0,p}"
+    "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
+    "local d=ms+N(ARGV[5]) if d>ms and d>N(F.wq or 0) then R('hset',k,'wq',d) end " \
+    "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_READ_EXTEND \
     RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local x=tonumber(redis.call('hget',k,o..':x') or 0) " \
     "if x>ms and redis.call('hexists',k,o..':r')==1 then redis.call('hset',k,o..':x',ms+tonumber(ARGV[2])) " \
@@ -1850,50 +1962,72 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_WRITE_EXTEND \
     "if redis.call('hget',KEYS[1],'mode')=='write' and redis.call('hexists',KEYS[1],ARGV[1]..':w')==1 then " \
     RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
-/* The last reader out deletes the key (keeping a waiting writer's hold-off)
- * and wakes every waiter: they are writers and the readers the hold-off
+/* The last reader out ends the read mode (keeping what RW_EMPTY keeps) and
+ * wakes every waiter: they are writers and the readers the hold-off
  * refused, in no useful order, so waking one could wake a refused reader
  * and leave the writer asleep until its recheck. A writer out leaves the
- * downgraded readers or deletes the key, and also wakes every waiter
- * (readers enter together). */
+ * downgraded readers or ends the write mode, and gives every waiting reader
+ * a turn ticket that lasts ARGV[5] ms (the releaser's): no writer, this one
+ * included, enters while a ticket is out, so a writer that re-acquires in a
+ * loop cannot starve them; readers that come during the turn wait for the
+ * next one, so the turn cannot starve the writers either. It also wakes
+ * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
-    RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':r')==0 then return -1 end " \
-    "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end R('hdel',k,o..':r',o..':x') " \
-    "if R('hget',k,'mode')=='read' then " RLOCK__LUA_NOW "if live(k,ms)==0 then " RLOCK__LUA_RW_EMPTY \
-    RLOCK__LUA_WAKE_ALL "end end return 0"
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
+    "if not F[o..':r'] then return -1 end local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
+    RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
-    RLOCK__LUA_RW_LIVE "local k,o=KEYS[1],ARGV[1] if R('hexists',k,o..':w')==0 then return -1 end " \
-    "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end R('hdel',k,o..':w') " \
-    RLOCK__LUA_NOW "local l,mx=live(k,ms) if l>0 then R('hset',k,'mode','read') " \
-    "R('pexpire',k,mx-ms) else " RLOCK__LUA_RW_EMPTY "end " RLOCK__LUA_WAKE_ALL "return 0"
-/* Multi: KEYS = the keys; ARGV = token, ttl. All free -> all set, or none. */
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
+    "if not F[o..':w'] then return -1 end local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
+    "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
+    "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
+    "if l>0 then R('hset',k,'mode','read') R('pexpire',k,M(mx,e)-ms) else " RLOCK__LUA_RW_EMPTY "end " \
+    RLOCK__LUA_WAKE_ALL "return 0"
+
+/* Multi: KEYS = the n keys (acquire: then their n fence counters when
+ * fencing; release: then their n wait queues and n deadline hashes (unused) when it
+ * wakes); ARGV = token, ttl, n. All free -> all set, or none. The fence is
+ * one more than the largest of the keys' counters, and every counter is set
+ * to it: above any token a lock on any of the keys was given before. A
+ * release wakes one waiter of each key it frees (a simple lock's waiter on
+ * it), on that key's channel "<queue minus :waiters>:released". */
 #define RLOCK__LUA_MULTI_MINE \
-    "local function mine(k) return redis.call('type',k).ok=='string' and redis.call('get',k)==ARGV[1] end "
+    "local function mine(k) if redis.call('type',k).ok~='string' then return false end " \
+    "local v=redis.call('get',k) return " RLOCK__LUA_MINE("v") " end "
 #define RLOCK__LUA_MULTI_ACQUIRE \
-    "for i=1,#KEYS do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
-    "for i=1,#KEYS do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end return {1,1,0}"
+    "local n=tonumber(ARGV[3]) for i=1,n do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
+    "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end local f=0 if #KEYS>n then " \
+    "for i=n+1,#KEYS do f=math.max(f,tonumber(redis.call('get',KEYS[i]) or 0)) end f=f+1 " \
+    "for i=n+1,#KEYS do redis.call('set',KEYS[i],f) end end return {1,1,f}"
 #define RLOCK__LUA_MULTI_EXTEND \
     RLOCK__LUA_MULTI_MINE "for i=1,#KEYS do if not mine(KEYS[i]) then return 0 end end " \
     "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
 #define RLOCK__LUA_MULTI_RELEASE \
-    RLOCK__LUA_MULTI_MINE "local n=0 for i=1,#KEYS do if mine(KEYS[i]) then redis.call('del',KEYS[i]) n=n+1 end end " \
-    "if n==#KEYS then return 1 end return 0"
-/* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters wq owner16".
- * Reads only. */
+    RLOCK__LUA_MULTI_MINE "local n,c,ms=tonumber(ARGV[3]),0,nil for i=1,n do if mine(KEYS[i]) then " \
+    "redis.call('del',KEYS[i]) c=c+1 local q=KEYS[n+i] local w=q and redis.call('zpopmin',q) or {} " \
+    "if w[1] and not ms then local t=redis.call('time') ms=t[1]*1000+math.floor(t[2]/1000) end " \
+    RLOCK__LUA_WAKE_SCORED("q", "string.sub(q,1,-9)..':released'") "end end if c==n then return 1 end return 0"
+/* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
+ * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
+ * readers hold turn tickets (writers wait). Reads only. */
 #define RLOCK__LUA_INSPECT \
     RLOCK__LUA_NOW "local k=KEYS[1] local t=redis.call('type',k).ok local p=redis.call('pttl',k) " \
-    "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,o='other',0,0,0,'' " \
+    "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,r,o='other',0,0,0,0,'' " \
     "if t=='none' then kind='free' elseif t=='string' then kind='simple' h=1 c=1 o=redis.call('get',k) " \
     "elseif t=='zset' then kind='semaphore' h=redis.call('zcount',k,'('..ms,'+inf') c=h>0 and 1 or 0 " \
-    "o=redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '' elseif t=='hash' then " \
-    "local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') " \
-    "if not m and redis.call('hexists',k,'wq')==1 then kind='free' w=1 elseif not m then kind='reentrant' " \
-    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m " \
-    "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end for i=1,#f,2 do local s=string.sub(f[i],-2) " \
+    "o=string.gsub(redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '','^%d+:','') " \
+    "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
+    "local T=0 for i=1,#f,2 do local s=string.sub(f[i],-2) if s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
+    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 end end " \
+    "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
+    "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
+    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
     "local n=string.sub(f[i],1,-3) if (m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
-    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..string.sub(o,1,16)"
-/* Force: KEYS = key, waiters, deadlines; ARGV[3] = channel or ''.
+    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
+/* Force: KEYS = key, waiters, (unused); ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
 #define RLOCK__LUA_FORCE \
     "local p=redis.call('pttl',KEYS[1]) if p==-2 then return 0 end if p==-1 then return -1 end " \
@@ -1916,6 +2050,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
  *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
  *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
+ *   A barging waiter queued behind a fair holder marks its token "+" (see
+ *   the simple lock's mark): the release accepts it.
  * Release: ARGV = token/owner, ttl, channel or '', grace ms ('0': a cleanup,
  *   delete without a hand-off), and on Redlock the releaser's own waiter id
  *   (a node that refused it while others granted still has it queued).
@@ -1926,13 +2062,13 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if ARGV[3]~='' then local n=redis.call('time') " \
     "redis.call('zadd',KEYS[2],'NX',n[1]*1000000+n[2],ARGV[3]) " \
     "local e=tonumber(ARGV[4])+60000 " \
-    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) end end "
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
 #define RLOCK__LUA_FAIR_UNQUEUE_SELF "if ARGV[5]~='' then redis.call('zrem',KEYS[2],ARGV[5]) end "
 #define RLOCK__LUA_FAIR_HANDOFF \
     "local w=redis.call('zrange',KEYS[2],0,1) " \
     "if w[1] and ARGV[4]~='0' then redis.call('zrem',KEYS[2],w[1]) " \
     "redis.call('set',KEYS[1],'~'..w[1],'PX',ARGV[4]) " \
-    "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("6", "w[2] and w[1]..' '..w[2] or w[1]") "end " \
+    "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[2] and w[1]..' '..w[2] or w[1]") "end " \
     "else redis.call('del',KEYS[1]) end "
 #define RLOCK__LUA_FAIR_FENCE \
     "if KEYS[3] then f=redis.call('incr',KEYS[3]) end "
@@ -1945,8 +2081,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * there after a quorum elsewhere had granted it): passed on, not kept. */
 #define RLOCK__LUA_FAIR_RELEASE \
     RLOCK__LUA_FAIR_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
-    "if v~=ARGV[1] and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " RLOCK__LUA_FAIR_HANDOFF \
-    "if v==ARGV[1] then return 1 end return 0"
+    "local mine=" RLOCK__LUA_MINE("v") " if not mine and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " \
+    RLOCK__LUA_FAIR_HANDOFF "if mine then return 1 end return 0"
 #define RLOCK__LUA_FAIR_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok local r=false " \
     "if t=='string' then local v=redis.call('get',KEYS[1]) " \
@@ -2009,18 +2145,18 @@ static const char *const rlock__lua[RLOCK__S_COUNT] = {
     RLOCK__PRIM(RLOCK__LUA_INSPECT), RLOCK__PRIM(RLOCK__LUA_FORCE)
 };
 static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
-    "5198afc4958e69f3c9f352625e8e162a0131b904", "3b0001d1e78f2ce065ec4b6c4a75b952ed987947",
-    "9d6415a38a6f50cadc566b5b08d9b9b02742fe5d", "a3d6a641a5994c3f088206c0b61336daab333e4d",
-    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "6559e0ec126d7161c91f81f2144d6416c970aaab",
-    "f7c14efaf0ea643de2afa0772684b07789567d60", "1bfcea631881aaa5da3d0cbc07031b569b65ecd3",
-    "4bbcbc88639357e161d2a70464ca621ff2ef558e", "758504be7b695bc31ccb6f9a5e442a55ea5d4f5a",
-    RLOCK__PRIM("73c3200ea0bcd2fced09231c517bd06c44cd7872"), RLOCK__PRIM("f97790c858588bc153f2d9c728ae603445c757d3"),
-    RLOCK__PRIM("2083a76409e7e3d8e4602d38cd9f185903ff9ffc"), RLOCK__PRIM("83c097b1102accb87b6a4fc6502b593bfa6a65d2"),
-    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("68d5861cf6fb5b71c8f8cc0c27506fbbfebf0228"),
-    RLOCK__PRIM("620ecc9ec2266640e3776c7dad81734fd2b2797d"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
-    RLOCK__PRIM("db240b887a71830e1b883d1312ace226372e6709"), RLOCK__PRIM("2f9f2bf9ae4eb02b14ac8b9e9df0714344df3b04"),
-    RLOCK__PRIM("b3bf648a06b226a357add3d7c17fb73db5af1415"), RLOCK__PRIM("f951cdead6c75298035bcb752a5abe18147a6674"),
-    RLOCK__PRIM("658a53f79ebac3be7bdb9e360403b7ddee6d177f"), RLOCK__PRIM("44d6a7324cacdac9ff5933c6312c26fa4c65ffb6")
+    "a13c017b0f24703f4440942543dc4c33bf8ebb77", "79612b9e4be076a6d75391594e283bd6c57b8210",
+    "590029a68790712fc10736e01aa20131e0a67aa9", "5ed6f7d20b120d52b9beb663cc060c626cf5e3e6",
+    "0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17", "d20c483b756ea41d97fa0c989edc308f12f2e049",
+    "c6d0fa0dc0946e9988ae650d865a7769eb2f3866", "8a135de59a55c3c65e2e8b11885feaa5d30dfd96",
+    "4a2be67b73016d2e6cca608b764423125ad984e1", "d5761c52586020dfb55ee542f1fad5b280aeb849",
+    RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c"), RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799"),
+    RLOCK__PRIM("ea0719f4d350c9bf1fc22e92ef91b3f27a80db9d"), RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e"),
+    RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0"), RLOCK__PRIM("d2998cae683551c6e654f3afd417ccd348ffb67c"),
+    RLOCK__PRIM("824e2c17eaafc9d5eb814b19b9c1c61118ab82b6"), RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801"),
+    RLOCK__PRIM("3c0be3f10e2721a0ab46b6a038d68e8b9b6e693c"), RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877"),
+    RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5491a76"), RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a"),
+    RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a"), RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bccae51c")
 };
 
 RLOCKDEF const char *rlock_script_text(int id) {
@@ -2031,21 +2167,52 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 }
 
 /* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
-#define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
+/* Names carry the build's version (every script's SHA1 folded), so one
+ * version's libraries are all its own: a new version loads new libraries
+ * beside the old ones (never over them while old clients run), and the old
+ * ones can be deleted by version once no client of it is connected. */
+#define RLOCK__FN_VER 12 /* hex digits of the version */
+#define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
+#define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
+RLOCKDEF size_t rlock_function_version(char *out, size_t cap) {
+    uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a 64 over the SHA1s */
+    int id, i;
+    if (!out || cap < RLOCK__FN_VER + 1) return 0;
+    for (id = 0; id < RLOCK__S_COUNT; id++)
+        for (i = 0; rlock__lua_sha[id][i]; i++) h = (h ^ (unsigned char)rlock__lua_sha[id][i]) * UINT64_C(1099511628211);
+    for (i = 0; i < RLOCK__FN_VER; i++) out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15u];
+    out[RLOCK__FN_VER] = '\0';
+    return RLOCK__FN_VER;
+}
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
-    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1) return 0;
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < RLOCK__FN_LEN + 1) return 0;
     static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
     memcpy(out, prefix, sizeof prefix);
-    memcpy(out + 6, rlock__lua_sha[id], RLOCK__FN_HEX);
-    out[6 + RLOCK__FN_HEX] = '\0';
-    return 6 + RLOCK__FN_HEX;
+    rlock_function_version(out + 6, cap - 6);
+    out[6 + RLOCK__FN_VER] = '_';
+    memcpy(out + 7 + RLOCK__FN_VER, rlock__lua_sha[id], RLOCK__FN_HEX);
+    out[RLOCK__FN_LEN] = '\0';
+    return RLOCK__FN_LEN;
+}
+
+/* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+ * before its first one, so that its version's libraries are not deleted
+ * under it. Its length, 0 when it does not fit. */
+static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+    char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
+    const char *argv[3];
+    size_t lens[3];
+    argv[0] = "CLIENT"; lens[0] = 6;
+    argv[1] = "SETNAME"; lens[1] = 7;
+    argv[2] = name; lens[2] = 6 + rlock_function_version(name + 6, sizeof name - 6);
+    return rlock_resp_encode(out, cap, 3, argv, lens);
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
 static size_t rlock__encode_function_load(int s, unsigned char *out, size_t cap) {
-    char name[6 + RLOCK__FN_HEX + 1];
+    char name[RLOCK__FN_LEN + 1];
     const char *part[7];
     size_t plen[7], len = 0, pos = 0, i;
     char num[24];
@@ -2778,7 +2945,7 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         if (k < cap) {
             out[k].conn = rlock__conn_handle(c, i);
             out[k].fd = fd;
-            out[k].events = w;
+            out[k].events = n.t->events && fd >= 0 ? n.t->events(n.t->ctx, w) : w;
             out[k].gen = n.s->gen;
             if (trs) trs[k] = n.t;
         }
@@ -3089,6 +3256,7 @@ typedef struct rlock__tally {
     long long max_fence;         /* acquire: largest fence of a granting node */
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
+    long long free_slot;         /* semaphore acquire: lowest free slot a refusing node named, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
@@ -3096,6 +3264,7 @@ static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
+    t->free_slot = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -3125,6 +3294,9 @@ static void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__ta
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
+            /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
+            if (r->shape[i] == 3 && r->v[i][2] > 0 && (t->free_slot < 0 || r->v[i][2] - 1 < t->free_slot))
+                t->free_slot = r->v[i][2] - 1;
         }
     }
 }
@@ -3257,7 +3429,8 @@ static int rlock__info_num(const char **p, const char *end, long long *out) {
     *out = neg ? -v : v;
     return 1;
 }
-/* "kind pttl holders holds waiters wq owner" -> *info (pure; 0: malformed). */
+/* "kind pttl holders holds waiters flags readers-waiting owner" -> *info
+ * (pure; 0: malformed). */
 static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
     const char *p = s, *end = s + len, *sp = (const char *)memchr(s, ' ', len);
     long long wq = 0;
@@ -3268,9 +3441,10 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
     p = sp + 1;
     if (!rlock__info_num(&p, end, &info->pttl_ms) || !rlock__info_num(&p, end, &info->holders) ||
         !rlock__info_num(&p, end, &info->holds) || !rlock__info_num(&p, end, &info->waiters) ||
-        !rlock__info_num(&p, end, &wq))
+        !rlock__info_num(&p, end, &wq) || !rlock__info_num(&p, end, &info->readers_waiting))
         return 0;
-    info->writer_waiting = wq != 0;
+    info->writer_waiting = (wq & 1) != 0;
+    info->readers_turn = (wq & 2) != 0;
     rlock__copy_text(info->owner, sizeof info->owner, p, (size_t)(end - p));
     return 1;
 }
@@ -3288,12 +3462,41 @@ static int rlock__is_release_script(int s) {
 }
 
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
- * its bytes (rlock_multi_init). */
-static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos) {
+ * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
+ * auxiliary name (rlock_aux_key) with that suffix. */
+static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos,
+                                 const char *suffix) {
     size_t at = 0;
+    char aux[RLOCK_MAX_AUX_LEN + 12];
     while (at + 2 <= lk->key_len) {
         size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
-        if (!rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0)) return 0;
+        size_t al = suffix ? rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, suffix) : 0;
+        if (suffix ? al == 0 || !rlock__put_arg(out, cap, pos, aux, al, NULL, 0)
+                   : !rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0))
+            return 0;
+        at += 2 + len;
+    }
+    return 1;
+}
+
+#ifndef RLOCK_NO_PRIMITIVES
+/* How long the readers that waited for a writer get to come in after it
+ * leaves, before any writer may enter again: long enough for a woken reader
+ * to answer, or for one whose notice was lost to recheck (recheck_ms). */
+static uint32_t rlock__readers_turn(const rlock_lock *lk) {
+    const rlock_config *cfg = &lk->client->cfg;
+    return cfg->recheck_ms > 2u * cfg->backoff_max_ms ? cfg->recheck_ms : 2u * cfg->backoff_max_ms;
+}
+#endif
+
+/* 1 when every key of a multi-lock has a same-slot auxiliary name (no key
+ * with a '}' outside a hash tag): its fence counters and wait queues. */
+static int rlock__multi_aux(const rlock_lock *lk) {
+    size_t at = 0;
+    char aux[RLOCK_MAX_AUX_LEN + 12];
+    while (at + 2 <= lk->key_len) {
+        size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
+        if (!rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, ":fence")) return 0;
         at += 2 + len;
     }
     return 1;
@@ -3309,23 +3512,43 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int s = op->round.script;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     static const size_t cmd_len[3] = { 7, 4, 5 };
-    char fn[6 + RLOCK__FN_HEX + 1];
+    char fn[RLOCK__FN_LEN + 1];
     const char *script = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? rlock__lua[s] : rlock__lua_sha[s];
     int multi = lk->kind == RLOCK_KIND_MULTI;
     int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
     int inspect = s == RLOCK__S_INSPECT, force = s == RLOCK__S_FORCE;
     int fair = s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
     int arg5 = acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
+    /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues). Absent
+     * otherwise: the request stays at 10 elements, and a server answers an
+     * unauthenticated client's longer multibulk with a protocol error, not
+     * NOAUTH. */
+    int queued5 = RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued;
     int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
     int fence = aux && acquire && lk->client->cfg.fencing;
-    int nkeys = multi ? (int)lk->param
+    /* A multi-lock's keys, then per key: its fence counter (acquire with
+     * fencing), or its wait queue and deadlines (a release that wakes). */
+    unsigned first = lk->held_mask & (0u - lk->held_mask);
+    int mfence = multi && rlock__is_acquire_script(s) && lk->client->cfg.fencing;
+    int mwake = multi && rlock__is_release_script(s) && !op->round.cleanup && rlock__multi_aux(lk) &&
+                (!first || first == 1u << i);
+    int nkeys = multi ? (int)lk->param * (1 + mfence + 2 * mwake)
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
-    int shard = RLOCK__SHARD(lk->client) && (release || force); /* Redis Cluster: notices by SPUBLISH, one more ARGV */
-    int nargs = multi ? 2 : inspect ? 0 : force ? 3 + 2 * shard : acquire ? 4 + arg5 : release ? 4 + fair + shard : 2;
-    const char *q = op->queue && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
+    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
+    int shard = RLOCK__SHARD(lk->client) && (release || force);
+    int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
+    int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
+    int nargs = multi ? 3 : inspect ? 0 : force ? (shard ? 7 : 3) : acquire ? 4 + arg5 + slot + queued5
+                                           : release ? (shard ? 7 : 4 + fair + turn) : 2;
+    /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
+     * sent once this acquisition queued, even if this attempt would not (its
+     * subscription lost): a grant must take the entry out, or a release
+     * would wake it instead of a live waiter. */
+    const char *q = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
     size_t bl = lk->aux_base_len, pos = 0;
-    char nk = (char)('0' + nkeys), grace[12]; /* nkeys: 1..RLOCK_MAX_MULTI */
-    int ok;
+    char nk[12], grace[12];
+    size_t nkl = rlock__utoa(nk, (unsigned long long)nkeys);
+    int ok, pad;
     if (op->round.plain) /* the uncontended fast path: what a raw client would send */
         return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
@@ -3336,9 +3559,18 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
          rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
          rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, &nk, 1, NULL, 0);
-    if (multi) ok = ok && rlock__put_multi_keys(lk, out, cap, &pos);
-    else ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
+         rlock__put_arg(out, cap, &pos, nk, nkl, NULL, 0);
+    if (multi) {
+        ok = ok && rlock__put_multi_keys(lk, out, cap, &pos, NULL) &&
+             (!mfence || rlock__put_multi_keys(lk, out, cap, &pos, ":fence")) &&
+             (!mwake || (rlock__put_multi_keys(lk, out, cap, &pos, ":waiters") &&
+                         rlock__put_multi_keys(lk, out, cap, &pos, ":deadlines")));
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
+             rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) &&
+             rlock__put_num(out, cap, &pos, (unsigned long long)lk->param);
+        return ok ? pos : 0;
+    }
+    ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
     if (ok && (aux || (inspect && bl))) ok = rlock__put_aux(out, cap, &pos, lk, ":waiters", 8);
     if (ok && aux && !fair) ok = rlock__put_aux(out, cap, &pos, lk, ":deadlines", 10);
     if (ok && fence) ok = rlock__put_aux(out, cap, &pos, lk, ":fence", 6);
@@ -3346,7 +3578,8 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (force) { /* ARGV[3] is the channel every waiter listens on */
         ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
              (aux ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0));
-        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
+        for (pad = 3; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
+        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
         return ok ? pos : 0;
     }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
@@ -3354,22 +3587,28 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
                             rlock__put_num(out, cap, &pos, op->wait_left);
     if (ok && arg5) ok = rlock__put_num(out, cap, &pos, op->arg5);
+    if (ok && slot) /* one node takes the lowest free slot; Redlock nodes all judge the same one */
+        ok = lk->client->n_nodes == 1 ? rlock__put_arg(out, cap, &pos, "-1", 2, NULL, 0)
+                                      : rlock__put_num(out, cap, &pos, (unsigned long long)lk->slot);
+    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", 1, NULL, 0);
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
-     * one node only (the first that granted it): each node would wake the
-     * head of its own queue, and different waiters woken at once split the
-     * votes. A fair release wakes on every node: each node's reservation is
-     * a vote for its waiter. */
+     * the nodes rlock__wake_nodes chose. A fair release wakes on every node:
+     * each node's reservation is a vote for its waiter. */
     if (ok && release) {
-        unsigned first = lk->held_mask & (0u - lk->held_mask);
-        int wake = aux && !op->round.cleanup && (fair || !first || first == 1u << i);
+        int wake = aux && !op->round.cleanup && (fair || (op->round.wake >> i & 1u));
         ok = wake ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
         if (ok && fair) {
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)lk->fair_grace);
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->client->n_nodes > 1 ? 16 : 0, NULL, 0);
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0,
+                                  NULL, 0);
+#ifndef RLOCK_NO_PRIMITIVES
+        if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
+#endif
+        for (pad = 4 + fair + turn; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
         if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
     }
     return ok ? pos : 0;
@@ -3461,11 +3700,12 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     rlock_round *r = &lk->op.round;
     rlock__x n = rlock__x_node(lk->client->nodes[i]);
     unsigned char *out;
-    size_t cap, len, pre = 0, load = 0, wlen = 0;
+    size_t cap, len, pre = 0, load = 0, wlen = 0, named = 0;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     rlock_node *nd = lk->client->nodes[i];
     int fcall = nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL;
+    int name = 0;
     int again = (int)((r->evaled >> i) & 1u);
     int wait = rlock__round_wants_array(r) && !r->cleanup && lk->client->cfg.replicas;
     rlock_status st;
@@ -3473,25 +3713,41 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    if (n.s->count + 1u + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    name = fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen;
+    if (n.s->count + 1u + (unsigned)name + (unsigned)lk->asking + (unsigned)(fcall && again) + (unsigned)wait >
+        RLOCK_MAX_PIPELINE)
+        return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
+     * [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT]. SETNAME
+     * (reply not waited for) goes before a connection's first FCALL: it
+     * says which version's libraries this client runs. ASKING (cluster: the slot is
      * being imported there) must come right before the script it is for;
      * a missing function's library is loaded before the FCALL (its reply is
      * not waited for: the FCALL behind it tells); WAIT follows the script
      * (cfg.replicas), one round trip in all. */
-    if (lk->asking && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
-    len = lk->asking && pre == 0 ? 0 : 1;
-    if (len && fcall && again) len = load = rlock__encode_function_load(r->script, out + pre, cap - pre);
-    if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
-                                      fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
+    if (name) named = rlock__encode_fn_setname(out, cap); /* 0 (no room): the next attempt says it */
+    for (;;) {
+        unsigned char *o = out + named;
+        size_t c = cap - named;
+        if (lk->asking && c >= sizeof asking - 1) { memcpy(o, asking, sizeof asking - 1); pre = sizeof asking - 1; }
+        len = lk->asking && pre == 0 ? 0 : 1;
+        if (len && fcall && again) len = load = rlock__encode_function_load(r->script, o + pre, c - pre);
+        if (len) len = rlock__encode_lock(lk, i, o + pre + load, c - pre - load,
+                                          fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+        if (len && wait) wlen = rlock__encode_wait(lk, r, o + pre + load + len, c - pre - load - len);
+        if ((len && (!wait || wlen)) || !named) break;
+        named = pre = load = wlen = 0; /* no room for the name as well: a later attempt says it */
+    }
     if (len == 0 || (wait && wlen == 0)) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
     if (fcall) nd->fcall = 1;
+    if (named) {
+        rlock__x_commit(&n, named, NULL, RLOCK__TAG_LOCK, deadline);
+        nd->fn_named = (unsigned short)n.s->gen;
+    }
     if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
     if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
     rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);
@@ -3511,6 +3767,28 @@ static void rlock__round_send(rlock_lock *lk, uint64_t now) {
         if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
 }
 
+/* Which nodes a barging lock's release wakes a waiter from. One node: it.
+ * Redlock: each node would wake the head of its own queue, and different
+ * waiters woken at once split the votes; but one designated node that is
+ * down wakes nobody and every waiter sleeps until its re-check. So two of
+ * the nodes that granted, those with a live connection first: their queues
+ * are ordered by the same deadlines, so both mostly wake the same waiter
+ * (and a waiter woken by any node retries on all); one of them down, the
+ * other still wakes. */
+static unsigned rlock__wake_nodes(const rlock_lock *lk) {
+    const rlock_client *c = lk->client;
+    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, wake = 0;
+    size_t i, n = 0;
+    int pass;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < c->n_nodes && n < 2; i++)
+            if (((held & ~wake) >> i & 1u) && (pass || c->nodes[i]->x.conn == RLOCK__CONN_UP)) {
+                wake |= 1u << i;
+                n++;
+            }
+    return wake;
+}
+
 /* Send the script for `op` to every node in mask, all before any reply is
  * read, so a round costs one round trip of the slowest node. */
 static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
@@ -3523,6 +3801,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->script = rlock__script_for(lk, op);
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
+    r->wake = op == RLOCK__OP_RELEASE && !cleanup ? rlock__wake_nodes(lk) : 0;
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
@@ -3583,6 +3862,9 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         rlock__round_submit(lk, i, now);
         return;
     }
+    if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
+        lk->client->nodes[i]->scripted = (unsigned char)!(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
+                                                          memcmp(rep->v.str, "NOPERM", 6) == 0);
     rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
@@ -3777,6 +4059,14 @@ static unsigned long long rlock__holdoff(const rlock_lock *lk, uint64_t left) {
 }
 #endif
 
+/* Has a script run on every node (rlock_node.scripted)? */
+static int rlock__scripts_ran(const rlock_client *c) {
+    size_t i;
+    for (i = 0; i < c->n_nodes; i++)
+        if (!c->nodes[i]->scripted) return 0;
+    return 1;
+}
+
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
@@ -3788,16 +4078,21 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
     op->queue = (op->sub_ok != 0 || lk->fair_grace != 0) && now < op->wait_end;
-    /* The first attempt of a barging simple lock without fencing, not queueing,
-     * is a plain SET NX PX: an uncontended acquire costs the server what a
-     * raw client's does. Refused, a script attempt follows at once: it
-     * queues, and tells a holder's PTTL from a foreign or wrong-type key. */
+    /* The first attempt of a barging simple lock without fencing, not
+     * queueing, is a plain SET NX PX: an uncontended acquire costs the server
+     * what a raw client's does. Refused, a script attempt follows at once: it
+     * queues, and tells a holder's PTTL from a foreign or wrong-type key. A
+     * client still subscribed from a recent wait (queueing) goes to the
+     * script first: under contention SET + script would be two commands per
+     * attempt. Only where a script has run on every node: a user whose ACL
+     * refuses scripts would get the key by SET and then could not release
+     * it (the release is a script). */
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
         op->attempts--;
     } else {
         op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !lk->fair_grace &&
-                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only;
+                    !lk->client->cfg.fencing && !lk->client->cfg.scripts_only && rlock__scripts_ran(lk->client);
     }
     op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
 #ifndef RLOCK_NO_PRIMITIVES
@@ -3807,6 +4102,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
+    if (op->queue && !op->plain) lk->queued = 1; /* after: this attempt's grant has no entry to take out */
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
@@ -3901,6 +4197,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
         lk->ttl_ms = op->ttl;
         lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
         lk->held_mask = t.yes;
         rlock__op_finish(lk, RLOCK_OK, now);
         return;
@@ -3916,6 +4213,16 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
                 (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
     if (op->plain == 1 && !op->cancel && t.fatal == RLOCK_OK && t.n_no > 0) {
+        op->plain = 2;
+        op->retry = 1;
+    }
+    /* A Redlock semaphore asked for a slot that is taken while another is
+     * free: ask for that one at once (a few times; a follow-up like the
+     * plain SET's, sent even by a try-acquire). */
+    if (lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && !op->cancel && t.fatal == RLOCK_OK &&
+        t.free_slot >= 0 && t.free_slot != lk->slot && op->hops < 3) {
+        lk->slot = (int32_t)t.free_slot;
+        op->hops++;
         op->plain = 2;
         op->retry = 1;
     }
@@ -4053,7 +4360,9 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         now = rlock__now(lk->client);
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
-            if (op->retry && !op->cancel && now < op->wait_end) rlock__wait_next(lk, now);
+            /* (a semaphore's follow-up for a free slot goes out even past the wait) */
+            if (op->retry && !op->cancel && (now < op->wait_end || (op->plain == 2 && op->hops > 0)))
+                rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
@@ -4313,9 +4622,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
-    if (c->cfg.fencing && lk->aux_base_len == 0 && lk->kind != RLOCK_KIND_MULTI) /* no same-slot counter name */
+    if (c->cfg.fencing && (lk->kind == RLOCK_KIND_MULTI ? !rlock__multi_aux(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
-                          "counter name hashes to its slot", 0, 0, 0);
+                          "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -4346,6 +4655,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         }
         lk->state = RLOCK_STATE_IDLE;
         lk->holds = 0;
+        lk->queued = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
     /* Subscribed from the last wait on this key: the first attempt already
@@ -4704,6 +5014,8 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_SEMAPHORE;
     lk->param = permits;
+    /* Redlock handles start on different slots, so rivals rarely ask for the same one */
+    lk->slot = (int32_t)(rlock__prng(lk) % (uint64_t)permits);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
@@ -4712,7 +5024,12 @@ RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long perm
         return rlock__why(lk->why, sizeof lk->why, "lk is not a semaphore (kind %)", (long long)lk->kind, 0, 0);
     if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
     lk->param = permits; /* the next attempt carries it */
+    if (lk->state != RLOCK_STATE_HELD && lk->slot >= permits) lk->slot = 0;
     return RLOCK_OK;
+}
+RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk) {
+    if (!rlock__lock_ok(lk) || lk->kind != RLOCK_KIND_SEMAPHORE || rlock_lock_state(lk) != RLOCK_STATE_HELD) return -1;
+    return lk->slot;
 }
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
@@ -4754,7 +5071,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
     lk->param = (long long)n;
-    lk->aux_base_len = 0; /* no wait queue, no fence counter: waits by backoff */
+    lk->aux_base_len = 0; /* no wait queue of its own: waits by backoff */
     return RLOCK_OK;
 }
 

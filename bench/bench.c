@@ -53,7 +53,11 @@
  * asserted; the exit status is non-zero only for errors (servers, lock
  * failures, overlapping critical sections, a failing helper).
  * RLOCK_BENCH_SECONDS=x sets the seconds per uncontended row (default 2;
- * contended rows run 1.5 times as long). Servers are stopped by PID on every
+ * contended rows run 1.5 times as long). RLOCK_BENCH_ONLY=text runs only the
+ * rlock contended rows whose "name, waiting, N procs" contains text (e.g.
+ * "1 node, pub/sub", "fair", "procs" for all of them), after a PING round-trip
+ * measure for their ceiling; everything else is skipped (a quick look at one
+ * change on a shared machine). Servers are stopped by PID on every
  * exit path (and die with this process otherwise: PR_SET_PDEATHSIG). */
 #define RLOCK_IMPLEMENTATION
 #include "../adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
@@ -467,6 +471,9 @@ static int capture_cmds(const char *key, rlock_kind kind, captured *out) {
     if (rlock_node_init(&node, &tr) == RLOCK_OK && rlock_client_init(&cl, &node, 1, NULL) == RLOCK_OK) {
         if (rlock_client_connect(&cl, 2000) == RLOCK_OK &&
             rlock_lock_init(&lk, &cl, key, strlen(key), kind) == RLOCK_OK) {
+            /* one cycle first, not captured: a client's fast path starts once
+             * a script has run on the node, and the rows run warmed up */
+            if (rlock_acquire(&lk, ROW_TTL_MS, 0) == RLOCK_OK) (void)rlock_release(&lk);
             t.buf = out->acq; t.cap = sizeof out->acq; t.len = 0;
             if (rlock_acquire(&lk, ROW_TTL_MS, 0) == RLOCK_OK) {
                 out->acq_len = t.len;
@@ -2042,7 +2049,7 @@ static void engine_goals(const row *rows) {
 
 int main(int argc, char **argv) {
     const char *csv_path = argc > 1 ? argv[1] : "build/bench.csv";
-    const char *env = getenv("RLOCK_BENCH_SECONDS");
+    const char *env = getenv("RLOCK_BENCH_SECONDS"), *only = getenv("RLOCK_BENCH_ONLY");
     char cpu[256], ver[64], load[64], dir[] = "/tmp/rlock-bench-XXXXXX";
     struct utsname un;
     struct sigaction sa;
@@ -2114,7 +2121,17 @@ int main(int argc, char **argv) {
     fc.c = rh_connect(&g_srv[0]);
     fc.sha = rlock_script_sha(2);
     if (!fc.c) { rc = 1; goto out; }
-    {
+    if (only && *only) { /* RLOCK_BENCH_ONLY: the contended rows' ceiling needs the PING round trip only */
+        rows[0].name = "floor: PING round trip"; rows[0].acq = floor_ping; rows[0].adapter = "hiredis";
+        rows[0].nodes = 1; rows[0].ctx = &fc; rows[0].ready = 1;
+        row_warmup(&rows[0]);
+        row_slice(&rows[0], (uint64_t)(g_row_s * 1e9));
+        row_finish(&rows[0]);
+        rows[0].x_floor = rows[0].x_ref = rows[0].x_single = rows[0].p50_x_single = -1;
+        ping_rtt = rows[0].p50;
+        n_rows = 1;
+        printf("RLOCK_BENCH_ONLY=\"%s\": only the rlock contended rows that match; PING p50 %.1f us\n\n", only, ping_rtt);
+    } else {
         static const struct { const char *name; int nodes, reentrant; } ref[4] = {
             { "ref: rlock cmds (1 node)", 1, 0 },
             { "ref: rlock reentrant cmds (1 node)", 1, 1 },
@@ -2247,6 +2264,11 @@ int main(int argc, char **argv) {
             r->single = cs[i].single;
             r->x_single = -1;
             if (g_stop) continue;
+            if (only && *only) {
+                char what[96];
+                snprintf(what, sizeof what, "%s, %s, %d procs", r->name, WAITING(r), r->procs);
+                if (!strstr(what, only)) { r->skipped = "not run (RLOCK_BENCH_ONLY)"; continue; }
+            }
             printf("  contended: %s, %s, %d procs ...\n", r->name, WAITING(r), r->procs);
             if (bench_contended(r, dir, ping_rtt) != 0) rc = 1;
         }
@@ -2254,7 +2276,7 @@ int main(int argc, char **argv) {
     /* 3b. primitives (rlock.h section 5b): a semaphore of 4 permits among 16
      * processes (next to redis-semaphore's Semaphore below), and one writer
      * among 15 readers of a read-write lock; 1 ms critical sections. */
-    {
+    if (!only || !*only) {
         static const struct { const char *name; int procs, permits, rw; } ps[N_PRIM_CROWS] = {
             { "rlock semaphore(4) 1 node", 16, 4, 0 }, { "rlock read-write 15r+1w 1 node", 16, 0, 1 },
         };
@@ -2275,8 +2297,10 @@ int main(int argc, char **argv) {
             g_cs_permits = g_cs_rw = 0;
         }
     }
-    printf("\n4. peers (bench/peers/, the same servers; see bench/package.json for versions)\n");
-    bench_peers(prow, crows, &n_crows, dir, ping_rtt, &rc);
+    if (!only || !*only) {
+        printf("\n4. peers (bench/peers/, the same servers; see bench/package.json for versions)\n");
+        bench_peers(prow, crows, &n_crows, dir, ping_rtt, &rc);
+    }
     for (i = 0; i < n_crows; i++) {
         contended *r = &crows[i];
         if (r->single >= 0 && !r->skipped && !crows[r->single].skipped && crows[r->single].acq_s > 0)
@@ -2296,7 +2320,8 @@ int main(int argc, char **argv) {
         if (i == N_RL_CROWS)
             printf("---------------------------------------+---------+-------+--------+--------+--------+--------+--------+---------+---------+----------+-----------+--------+-----------+-----------+--------\n");
         if (r->skipped) {
-            printf("%-38s | %-7s | %5d | %s\n", name, "poll", r->procs, r->skipped);
+            if (only && *only) continue; /* RLOCK_BENCH_ONLY left it out */
+            printf("%-38s | %-7s | %5d | %s\n", name, WAITING(r), r->procs, r->skipped);
             continue;
         }
         snprintf(mm, sizeof mm, "%lu-%lu", r->min_acq, r->max_acq);
@@ -2346,6 +2371,7 @@ int main(int argc, char **argv) {
     }
     printf("\n");
 
+    if (only && *only) goto csv; /* RLOCK_BENCH_ONLY: no peers, footprint or goals */
     printf("%-36s | %-6s | %5s | %8s | %7s | %7s | %7s | %9s | %8s | %7s | %7s | %7s | %6s\n", "peers, uncontended (acquire+release)",
            "client", "nodes", "cycles/s", "p50 us", "p99 us", "x floor", "x lang fl", "x single", "p50 x 1", "cmd/cyc",
            "srv/cyc", "cpu us");
@@ -2389,7 +2415,7 @@ int main(int argc, char **argv) {
     engine_goals(rows);
     print_goals12(rows, crows, n_crows, prow);
 
-    /* CSV */
+csv:
     csv = fopen(csv_path, "w");
     if (!csv) {
         fprintf(stderr, "bench: cannot write %s: %s\n", csv_path, strerror(errno));

@@ -102,7 +102,8 @@ static const char *const help_text[] = {
     "                              writers of a RESOURCE that has -s readers",
     "  -s, --shared                shared (read) lock: many -s holders at once, none",
     "                              while an -x holder has it; a waiting -x keeps new",
-    "                              -s holders out",
+    "                              -s holders out, and -s holders that waited go",
+    "                              before the next -x when one leaves",
     "      --limit N               at most N holders at once (a semaphore of N",
     "                              permits, each with its own lease)",
     "  -c, --command CMD           run CMD through sh -c (instead of COMMAND [ARG...])",
@@ -225,15 +226,13 @@ typedef struct options {
 /* Everything rlock owns. One process, one lock: static storage. */
 static struct {
     options o;
-    rlock_posix_conn pc[MAX_SERVERS], spc[MAX_SERVERS]; /* commands, subscribers */
+    rlock_posix_conn pc[MAX_SERVERS];
 #ifdef RLOCK_CLI_TLS
-    rlock_tls_conn tc[MAX_SERVERS], stc[MAX_SERVERS];  /* the same over TLS */
+    rlock_tls_conn tc[MAX_SERVERS];  /* the same over TLS */
 #endif
     server sentinels[5];
     rlock_posix_sentinel sn;
     rlock_node node[MAX_SERVERS];
-    rlock_subscriber sub[MAX_SERVERS];
-    size_t n_subs;
     rlock_client cl;
     rlock_lock lk;
     int sigfd[2];          /* self-pipe: handlers write signal numbers */
@@ -1057,8 +1056,8 @@ static size_t nodes_with(rlock_status st) {
     return n;
 }
 
-/* A command connection (nd) or a subscriber (sb) to sv. */
-static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb, const server *sv) {
+/* The connection nd to sv (waiting rides on it: RESP3, cfg.pubsub). */
+static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
     const options *o = &g.o;
     uint32_t ct = (uint32_t)o->connect_timeout_ms;
     const char *user = sv->has_user ? sv->user : o->user;
@@ -1066,8 +1065,7 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb,
     const rlock_transport *tr;
 #ifdef RLOCK_CLI_TLS
     if (sv->tls || o->tls_ca || o->tls_cert || o->tls_insecure) {
-        /* the TLS connection of the same slot (pc is g.pc[i] or g.spc[i]) */
-        rlock_tls_conn *tc = pc >= g.pc && pc < g.pc + MAX_SERVERS ? &g.tc[pc - g.pc] : &g.stc[pc - g.spc];
+        rlock_tls_conn *tc = &g.tc[pc - g.pc]; /* the TLS connection of the same slot */
         rlock_tls_config tcfg;
         memset(&tcfg, 0, sizeof tcfg);
         tcfg.ca_file = o->tls_ca;
@@ -1087,16 +1085,10 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb,
             return -1;
         tr = rlock_posix_transport(pc);
     }
-    if (nd) {
-        if (rlock_node_init(nd, tr) != RLOCK_OK) return -1;
-        nd->username = user;
-        nd->password = pass;
-        nd->db = sv->has_db ? sv->db : (int)o->db;
-    } else {
-        if (rlock_subscriber_init(sb, tr) != RLOCK_OK) return -1;
-        sb->username = user;
-        sb->password = pass;
-    }
+    if (rlock_node_init(nd, tr) != RLOCK_OK) return -1;
+    nd->username = user;
+    nd->password = pass;
+    nd->db = sv->has_db ? sv->db : (int)o->db;
     return 0;
 }
 
@@ -1105,10 +1097,8 @@ static void close_all(void) {
     rlock_client_close(&g.cl);
     for (i = 0; i < g.o.n_servers; i++) {
         rlock_posix_close(&g.pc[i]);
-        rlock_posix_close(&g.spc[i]);
 #ifdef RLOCK_CLI_TLS
         rlock_tls_free(&g.tc[i]);
-        rlock_tls_free(&g.stc[i]);
 #endif
     }
 }
@@ -1389,8 +1379,6 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
      * has none. Fds 0-2 were filled at start: never one of them.) */
     for (i = 0; i < g.o.n_servers; i++) {
         int fd = conn_fd(&g.node[i].transport);
-        if (fd > 2) close(fd);
-        fd = i < g.n_subs ? conn_fd(&g.sub[i].transport) : -1;
         if (fd > 2) close(fd);
     }
     close(g.sigfd[0]);
@@ -1763,6 +1751,7 @@ static int show_status(void) {
     for (i = 0; i < g.o.n_servers; i++) {
         const rlock_info *in = &info[i];
         const char *on = g.o.n_servers > 1 ? g.o.servers[i].label : NULL;
+        char rd[96];
         if (in->st != RLOCK_OK) {
             printf("%s%s%s: no answer (%s)\n", g.o.resource, on ? " on " : "", on ? on : "", rlock_status_str(in->st));
             continue;
@@ -1773,17 +1762,21 @@ static int show_status(void) {
                    on ? " on " : "", on ? on : "");
             continue;
         }
+        if (in->readers_waiting > 0)
+            snprintf(rd, sizeof rd, "; %lld reader%s waiting%s", in->readers_waiting, in->readers_waiting == 1 ? "" : "s",
+                     in->readers_turn ? ", their turn (writers wait)" : "");
+        else
+            rd[0] = '\0';
         if (strcmp(in->kind, "free") == 0 || in->holders == 0) {
-            printf("%s%s%s: free%s%s, %lld waiting\n", g.o.resource, on ? " on " : "", on ? on : "",
-                   in->writer_waiting ? " (a writer is waiting: new readers wait)" : "",
-                   strcmp(in->kind, "free") ? "" : "", in->waiters);
+            printf("%s%s%s: free%s, %lld waiting%s\n", g.o.resource, on ? " on " : "", on ? on : "",
+                   in->writer_waiting ? " (a writer is waiting: new readers wait)" : "", in->waiters, rd);
             continue;
         }
         held++;
-        printf("%s%s%s: held (%s) by %s%s, %lld holder%s, hold count %lld, ttl %lld ms, %lld waiting%s\n",
+        printf("%s%s%s: held (%s) by %s%s, %lld holder%s, hold count %lld, ttl %lld ms, %lld waiting%s%s\n",
                g.o.resource, on ? " on " : "", on ? on : "", in->kind, in->owner, strlen(in->owner) >= 16 ? "..." : "",
                in->holders, in->holders == 1 ? "" : "s", in->holds, in->pttl_ms, in->waiters,
-               in->writer_waiting ? " (a writer among them: new readers wait)" : "");
+               in->writer_waiting ? " (a writer among them: new readers wait)" : "", rd);
     }
     if (foreign && !held) return RC_DATAERR;
     return held >= rlock_client_quorum(&g.cl) ? 1 : 0;
@@ -1853,7 +1846,7 @@ int main(int argc, char **argv) {
     cfg.fencing = o->fence;
     if (gc.n) return cluster_main(&cfg);
     for (i = 0; i < o->n_servers; i++)
-        if (init_conn(&g.pc[i], &g.node[i], NULL, &o->servers[i]) != 0) {
+        if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {
             say("%s: cannot set up a connection", o->servers[i].label);
             return RC_SOFTWARE;
         }
@@ -1881,10 +1874,6 @@ int main(int argc, char **argv) {
     }
 
     if (acquire(&rc)) {
-        for (i = 0; i < g.n_subs; i++) rlock_posix_close(&g.spc[i]); /* no more waiting */
-#ifdef RLOCK_CLI_TLS
-        for (i = 0; i < g.n_subs; i++) rlock_tls_close(&g.stc[i]);
-#endif
         if (o->fence)
             VERBOSE(("acquired '%s' on %zu/%zu servers (lease %lld ms, valid %lld ms, fence %lld)", o->resource,
                      rlock_last_votes(&g.lk), o->n_servers, o->ttl_ms, rlock_validity_ms(&g.lk),

@@ -643,6 +643,12 @@ static const pcase bad_replies[] = {
     PC("*2\r\n:1\r\n!x\r\n"), PC("*1\r\n$-2\r\n"), PC("*2\r\n:1\r\n:1\n"), PC("*1\r\n*-3\r\n"),
 };
 
+/* 1 when the whole of text (no NUL inside) parses as one reply of type. */
+static int parses_as(const char *text, rlock_resp_type type, rlock_reply *r) {
+    long n = (long)strlen(text);
+    return rlock_resp_parse((const unsigned char *)text, (size_t)n, 64, r) == n && r->v.type == type;
+}
+
 static void test_parse_valid_values(void) {
     rlock_reply r;
     static const unsigned char bin[] = "$6\r\na\0b\rc\n\r\n";
@@ -651,37 +657,23 @@ static void test_parse_valid_values(void) {
     static const unsigned char mixed[] = "*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n";
     g_test = "parse values";
 
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+OK\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+\r\n", 3, 64, &r), 3);
-    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"-ERR bad\r\n", 10, 64, &r), 10);
-    CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":0\r\n", 4, 64, &r), 4);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == -1);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-0\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":9223372036854775807\r\n", 22, 64, &r), 22);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MAX);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775808\r\n", 23, 64, &r), 23);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MIN);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775807\r\n", 23, 64, &r), 23);
-    CHECK(r.v.integer == -LLONG_MAX);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$0\r\n\r\n", 6, 64, &r), 6);
-    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 0 && r.v.str != NULL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$5\r\nhello\r\n", 11, 64, &r), 11);
-    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
+    CHECK(parses_as("+OK\r\n", RLOCK_RESP_STATUS, &r) && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
+    CHECK(parses_as("+\r\n", RLOCK_RESP_STATUS, &r) && r.v.len == 0);
+    CHECK(parses_as("-ERR bad\r\n", RLOCK_RESP_ERROR, &r) && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
+    CHECK(parses_as(":0\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 0);
+    CHECK(parses_as(":-1\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == -1);
+    CHECK(parses_as(":-0\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 0);
+    CHECK(parses_as(":9223372036854775807\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == LLONG_MAX);
+    CHECK(parses_as(":-9223372036854775808\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == LLONG_MIN);
+    CHECK(parses_as(":-9223372036854775807\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == -LLONG_MAX);
+    CHECK(parses_as("$0\r\n\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 0 && r.v.str != NULL);
+    CHECK(parses_as("$5\r\nhello\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
     CHECK_EQ_LL(rlock_resp_parse(bin, sizeof bin - 1, 64, &r), (long)sizeof bin - 1);
     CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 6 && memcmp(r.v.str, "a\0b\rc\n", 6) == 0);
     CHECK(r.v.str == (const char *)bin + 4);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_NIL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_NIL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*0\r\n", 4, 64, &r), 4);
-    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 0);
+    CHECK(parses_as("$-1\r\n", RLOCK_RESP_NIL, &r));
+    CHECK(parses_as("*-1\r\n", RLOCK_RESP_NIL, &r));
+    CHECK(parses_as("*0\r\n", RLOCK_RESP_ARRAY, &r) && r.count == 0);
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)GRANT, 12, 64, &r), 12);
     CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].type == RLOCK_RESP_INTEGER &&
           r.elem[0].integer == 1 && r.elem[1].type == RLOCK_RESP_INTEGER && r.elem[1].integer == 1);
@@ -707,22 +699,14 @@ static void test_parse_valid_values(void) {
               r.elem[1].integer == 3 && r.elem[3].type == RLOCK_RESP_ARRAY && r.elem[3].integer == 0);
         CHECK_EQ_LL(rlock_resp_parse(attr, sizeof attr - 1, 64, &r), (long)sizeof attr - 1);
         CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].integer == 1 && r.elem[1].integer == 2);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"|1\r\n+a\r\n:1\r\n:5\r\n", 16, 64, &r), 16);
-        CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 5);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"_\r\n", 3, 64, &r), 3);
-        CHECK(r.v.type == RLOCK_RESP_NIL);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"#f\r\n", 4, 64, &r), 4);
-        CHECK(r.v.type == RLOCK_RESP_BOOL && r.v.integer == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)",-1.5e3\r\n", 9, 64, &r), 9);
-        CHECK(r.v.type == RLOCK_RESP_DOUBLE && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"(-12\r\n", 6, 64, &r), 6);
-        CHECK(r.v.type == RLOCK_RESP_BIGNUM && r.v.len == 3);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"=7\r\ntxt:abc\r\n", 13, 64, &r), 13);
-        CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"!3\r\nabc\r\n", 9, 64, &r), 9);
-        CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 3);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"~2\r\n:1\r\n#t\r\n", 12, 64, &r), 12);
-        CHECK(r.v.type == RLOCK_RESP_SET && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
+        CHECK(parses_as("|1\r\n+a\r\n:1\r\n:5\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 5);
+        CHECK(parses_as("_\r\n", RLOCK_RESP_NIL, &r));
+        CHECK(parses_as("#f\r\n", RLOCK_RESP_BOOL, &r) && r.v.integer == 0);
+        CHECK(parses_as(",-1.5e3\r\n", RLOCK_RESP_DOUBLE, &r) && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
+        CHECK(parses_as("(-12\r\n", RLOCK_RESP_BIGNUM, &r) && r.v.len == 3);
+        CHECK(parses_as("=7\r\ntxt:abc\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
+        CHECK(parses_as("!3\r\nabc\r\n", RLOCK_RESP_ERROR, &r) && r.v.len == 3);
+        CHECK(parses_as("~2\r\n:1\r\n#t\r\n", RLOCK_RESP_SET, &r) && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
     }
     /* one reply at a time: what follows is left for the next call */
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":1\r\n:2\r\n", 8, 64, &r), 4);
@@ -1143,7 +1127,7 @@ static void test_scripts(void) {
     CHECK(rlock_script_text(-1) == NULL && rlock_script_text(RLOCK_SCRIPT_COUNT) == NULL);
     CHECK(rlock_script_sha(-1) == NULL && rlock_script_sha(RLOCK_SCRIPT_COUNT) == NULL);
     /* the numbering these tests rely on */
-    CHECK(strstr(rlock_script_text(S_ACQ), "'NX','PX'") != NULL);
+    CHECK(strstr(rlock_script_text(S_ACQ), "'set',KEYS[1],ARGV[1]..m,'PX'") != NULL);
     CHECK(strstr(rlock_script_text(S_EXT), "pexpire") != NULL && strstr(rlock_script_text(S_EXT), "get") != NULL);
     CHECK(strstr(rlock_script_text(S_REL), "'del'") != NULL);
     CHECK(strstr(rlock_script_text(S_RACQ), "hincrby',KEYS[1],ARGV[1],1") != NULL);
@@ -1458,6 +1442,33 @@ static void test_tx_floor(void) {
                 }
             }
         }
+#ifndef RLOCK_NO_PRIMITIVES
+    { /* a multi-lock of RLOCK_MAX_MULTI keys filling RLOCK_MAX_KEY_LEN: with fencing its acquire carries
+       * every key's counter, its release every key's queue and deadlines */
+        static char mk[RLOCK_MAX_MULTI][RLOCK_MAX_KEY_LEN];
+        const char *mks[RLOCK_MAX_MULTI];
+        size_t mls[RLOCK_MAX_MULTI], i;
+        for (i = 0; i < RLOCK_MAX_MULTI; i++) {
+            mls[i] = RLOCK_MAX_KEY_LEN / RLOCK_MAX_MULTI - 2;
+            memset(mk[i], 'm', mls[i]);
+            memcpy(mk[i], "{t}", 3);
+            mk[i][3] = (char)('a' + i);
+            mks[i] = mk[i];
+        }
+        CHECK_EQ_ST(rlock_multi_init(&LK, &C, mks, mls, RLOCK_MAX_MULTI), RLOCK_OK);
+        LK.held_mask = 1;
+        LK.op.round.ttl = RLOCK_MAX_TTL_MS;
+        for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
+            LK.op.round.script = rlock__script_for(&LK, op);
+            for (how = RLOCK__RUN_EVALSHA; how <= RLOCK__RUN_FCALL; how++) {
+                size_t n = rlock__encode_lock(&LK, 0, buf, sizeof buf, how);
+                CHECK(n > 0);
+                if (how == RLOCK__RUN_FCALL) n += rlock__encode_function_load(LK.op.round.script, buf, sizeof buf);
+                if (n > longest) longest = n;
+            }
+        }
+    }
+#endif
     /* ASKING (17 bytes) before the script, WAIT (at most 48) after it */
     CHECK_MSG(longest + 17 + 48 <= RLOCK_TX_BUF, "the longest attempt does not fit in RLOCK_TX_BUF");
     printf("TX floor: longest attempt %lu + 65 bytes, RLOCK_TX_BUF %lu\n", (unsigned long)longest,
@@ -1828,7 +1839,9 @@ static void test_bad_args_every_public_function(void) {
  * without fencing first sends the plain SET key token NX PX ttl a raw client
  * would; refused (nil), the script attempt follows at once - it queues and
  * tells a holder's PTTL from a foreign key. Fencing, reentrant and fair
- * locks always use scripts. */
+ * locks always use scripts. Only once a script ran on the node: before, a
+ * user whose ACL refuses scripts would get the key by SET and could not
+ * release it. */
 static void test_plain_fast_path(void) {
     unsigned char want[256];
     const char *argv[6];
@@ -1836,25 +1849,31 @@ static void test_plain_fast_path(void) {
     env_reset("plain SET NX PX fast path");
     CFG.scripts_only = 0;
     env_up(1, 1, RLOCK_KIND_SIMPLE);
+    /* no script has run on the node yet: the first acquire is one */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_REQ(F[0], 0, 0, S_ACQ, "10000");
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     fk_add(&F[0], "SET", "+OK\r\n");
     fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     argv[0] = "SET"; argv[1] = "res:1"; argv[2] = rlock_lock_token(&LK); argv[3] = "NX"; argv[4] = "PX"; argv[5] = "10000";
     for (i = 0; i < 6; i++) lens[i] = strlen(argv[i]);
     n = mk_cmd(want, 6, argv, lens);
-    CHECK(req_eq(&F[0], 0, want, n));
+    CHECK(req_eq(&F[0], 2, want, n));
     CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
-    CHECK_REQ(F[0], 1, 0, S_REL, "10000");
+    CHECK_REQ(F[0], 3, 0, S_REL, "10000");
     /* refused: the script follows at once and gives the real answer */
     fk_add(&F[0], "SET", "$-1\r\n");
     fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_FOREIGN);
-    CHECK_REQ(F[0], 3, 0, S_ACQ, "10000");
+    CHECK_REQ(F[0], 5, 0, S_ACQ, "10000");
     fk_add(&F[0], "SET", "$-1\r\n");
     fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:500\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_NOT_ACQUIRED);
-    CHECK_EQ_LL(F[0].n_reqs, 6);
+    CHECK_EQ_LL(F[0].n_reqs, 8);
     /* a reply of another shape is a protocol error, and drops the connection */
     fk_add(&F[0], "SET", ":1\r\n");
     fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n"); /* the outcome was unknown: cleaned up */
@@ -1866,6 +1885,12 @@ static void test_plain_fast_path(void) {
     env_reset("plain SET NX PX fast path, Redlock");
     CFG.scripts_only = 0;
     env_up(3, 1, RLOCK_KIND_SIMPLE);
+    for (i = 0; i < 3; i++) { /* a script runs on every node first */
+        fk_add(&F[i], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[i], rlock_script_sha(S_REL), ":1\r\n");
+    }
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     fk_add(&F[0], "SET", "+OK\r\n");
     fk_add(&F[1], "SET", "$-1\r\n");
     fk_add(&F[2], "SET", "$-1\r\n");
@@ -1874,7 +1899,9 @@ static void test_plain_fast_path(void) {
     fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
     fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_OK);
-    CHECK(!req_has(&F[0], 1, "{res:1}:released")); /* a cleanup wakes no one */
+    CHECK(req_has(&F[0], 1, "{res:1}:released")); /* the release before: nodes 0 and 1 wake */
+    CHECK(req_has(&F[1], 1, "{res:1}:released") && !req_has(&F[2], 1, "{res:1}:released"));
+    CHECK(!req_has(&F[0], 3, "{res:1}:released")); /* a cleanup wakes no one */
     CHECK_EQ_LL(rlock_last_votes(&LK), 3);
     env_done();
 
@@ -2100,9 +2127,10 @@ static void test_auth(void) {
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     /* scripts refused: the same code as a function (FCALL), refused too */
     fk_add(&F[0], "EVALSHA", "-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
+    fk_add(&F[0], "CLIENT", "+OK\r\n"); /* SETNAME rlock-VERSION before the first FCALL */
     fk_add(&F[0], "FCALL", "-NOPERM this user has no permissions to run the 'fcall' command\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
-    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
     env_done();
 
     env_reset("NOPERM on a key is not a reason for FCALL");
@@ -3762,17 +3790,18 @@ static void test_primitives_unit(void) {
     CHECK_EQ_LL(rlock_cluster_slot(NULL, 3), 0);
     /* the inspect answer */
     {
-        static const char ok1[] = "semaphore 1500 3 1 2 0 abcdef0123456789", ok2[] = "free -2 0 0 4 1 ";
-        static const char *const bad[] = { "", "x", "simple 12", "simple a b c d e f", "averyveryverylongkind 1 1 1 1 1 x",
+        static const char ok1[] = "semaphore 1500 3 1 2 0 0 abcdef0123456789", ok2[] = "free -2 0 0 4 3 2 ";
+        static const char *const bad[] = { "", "x", "simple 12", "simple a b c d e f", "averyveryverylongkind 1 1 1 1 1 1 x", "simple 1 1 1 1 1 x",
                                            " 1 1 1 1 1 x" };
         size_t i;
         CHECK(rlock__parse_info(&info[0], ok1, strlen(ok1)));
         CHECK(strcmp(info[0].kind, "semaphore") == 0 && info[0].pttl_ms == 1500 && info[0].holders == 3 &&
               info[0].holds == 1 && info[0].waiters == 2 && info[0].writer_waiting == 0 &&
-              strcmp(info[0].owner, "abcdef0123456789") == 0);
+              info[0].readers_turn == 0 && info[0].readers_waiting == 0 && strcmp(info[0].owner, "abcdef0123456789") == 0);
         CHECK(rlock__parse_info(&info[0], ok2, strlen(ok2)));
         CHECK(strcmp(info[0].kind, "free") == 0 && info[0].pttl_ms == -2 && info[0].waiters == 4 &&
-              info[0].writer_waiting == 1 && info[0].owner[0] == '\0');
+              info[0].writer_waiting == 1 && info[0].readers_turn == 1 && info[0].readers_waiting == 2 &&
+              info[0].owner[0] == '\0');
         for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
             CHECK_MSG(!rlock__parse_info(&info[0], bad[i], strlen(bad[i])), "'%s' parsed", bad[i]);
     }
@@ -3793,20 +3822,23 @@ static void test_primitives_unit(void) {
     fk_add(&F[0], rlock_script_sha(S_MULTI_REL), ":1\r\n");
     CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_OK);
     CHECK(req_has(&F[0], 0, "$1\r\n3\r\n$5\r\n{j}:a\r\n$6\r\n{j}:bb\r\n$5\r\n{j}:c\r\n$32\r\n"));
-    CHECK(req_has(&F[0], 0, "*8\r\n")); /* EVALSHA sha 3 k k k token ttl: no queue, no fence */
+    CHECK(req_has(&F[0], 0, "*9\r\n")); /* EVALSHA sha 3 k k k token ttl n: no fence */
     CHECK_EQ_ST(rlock_release(&LK2), RLOCK_OK);
-    /* a semaphore sends its permits as ARGV[5] */
+    CHECK(req_has(&F[0], 1, "*15\r\n$7\r\nEVALSHA")); /* the release: + 3 queues + 3 deadline hashes */
+    CHECK(req_has(&F[0], 1, "$1\r\n9\r\n$5\r\n{j}:a\r\n$6\r\n{j}:bb\r\n$5\r\n{j}:c\r\n$13\r\n{j}:a:waiters\r\n"));
+    /* a semaphore sends its permits as ARGV[5] ... */
     CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 7), RLOCK_OK);
     fk_add(&F[0], rlock_script_sha(S_SEM_ACQ), "*2\r\n:0\r\n:100\r\n");
     CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_NOT_ACQUIRED);
-    CHECK(req_has(&F[0], 2, "$5\r\n10000\r\n$0\r\n\r\n$1\r\n0\r\n$1\r\n7\r\n"));
+    /* ... and the slot it asks for as ARGV[6]: -1 (any) on one node */
+    CHECK(req_has(&F[0], 2, "$5\r\n10000\r\n$0\r\n\r\n$1\r\n0\r\n$1\r\n7\r\n$2\r\n-1\r\n"));
     /* an upgrade is refused with its own status, at once */
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "rw", 2, RLOCK_KIND_WRITE), RLOCK_OK);
     fk_add(&F[0], rlock_script_sha(S_WRITE_ACQ), "-UPGRADE read lock held by this owner\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 5000), RLOCK_E_UPGRADE);
     CHECK(rlock_lock_state(&LK2) == RLOCK_STATE_IDLE);
     /* inspect reads the text answer into out[] */
-    fk_add(&F[0], rlock_script_sha(S_INSPECT), "$34\r\nwrite 900 1 2 0 1 0123456789abcdef\r\n");
+    fk_add(&F[0], rlock_script_sha(S_INSPECT), "$36\r\nwrite 900 1 2 0 1 0 0123456789abcdef\r\n");
     CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_OK);
     CHECK(info[0].st == RLOCK_OK && strcmp(info[0].kind, "write") == 0 && info[0].holds == 2 &&
           info[0].writer_waiting == 1 && strcmp(info[0].owner, "0123456789abcdef") == 0);

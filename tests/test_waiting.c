@@ -120,10 +120,13 @@ static void count_lost(rlock_lock *lk, void *user) {
     if (user) (*(int *)user)++;
 }
 
-/* GET key == want. */
+/* GET key == want, or want + "+": a waiter granted by a script marks its
+ * value, so that its release wakes the next (rlock.h, the "queued" mark). */
 static int key_is(const rh_server *s, const char *key, const char *want) {
     char buf[256];
-    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0;
+    size_t n = strlen(want);
+    return rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strncmp(buf, want, n) == 0 &&
+           (buf[n] == '\0' || (buf[n] == '+' && buf[n + 1] == '\0'));
 }
 
 /* GET key as a number, -999 when missing or not a string. */
@@ -1250,6 +1253,198 @@ static void test_resp3_wait(rh_server *srv) {
     for (i = 0; i < NSRV; i++) rh_int(&srv[i], "DEL {r3:key}:waiters {r3:key}:deadlines");
 }
 
+/* INFO commandstats calls of cmd, 0 when it never ran. */
+static long long stat_calls(const rh_server *s, const char *cmd) {
+    static char info[16384];
+    char needle[64];
+    const char *p;
+    if (rh_str(s, info, sizeof info, "INFO commandstats") != REDIS_REPLY_STRING) return -1;
+    snprintf(needle, sizeof needle, "cmdstat_%s:calls=", cmd);
+    p = strstr(info, needle);
+    return p ? atoll(p + strlen(needle)) : 0;
+}
+
+/* Step a and b (either may be NULL or done) until one is granted or ms pass;
+ * returns the granted one, NULL on none. */
+static rlock_lock *step_until_granted(tcli *t, rlock_lock *a, rlock_status *sa, rlock_lock *b, rlock_status *sb,
+                                      unsigned ms) {
+    unsigned long long t0 = rh_now_ms();
+    while (since(t0) < (long long)ms) {
+        if (a && *sa == RLOCK_WOULD_BLOCK && (*sa = rlock_step(a)) == RLOCK_OK) return a;
+        if (b && *sb == RLOCK_WOULD_BLOCK && (*sb = rlock_step(b)) == RLOCK_OK) return b;
+        tcli_wait(t, 10);
+    }
+    return NULL;
+}
+
+/* The uncontended release in a waiting setup (cfg.pubsub: the release names
+ * the queue and channel) is one compare-and-delete: EVALSHA, GET, DEL - no
+ * look at the queue, because nobody marked the value. The race argument of
+ * rlock.h's "queued" mark, on a real server: a waiter queued during the hold
+ * marks it and is woken; a waiter queued during an EARLIER hold is still
+ * woken after a barging client took the lock by the fast path (unmarked):
+ * the waiter that release woke comes back, finds it held, queues again and
+ * marks it. Re-checks are 5 s and leases 5 s, so only wake-ups are fast. */
+static void test_release_floor(rh_server *s) {
+    rlock_config cfg = cfg_base(250, NULL);
+    tcli h, w, bc;
+    rlock_lock hl, w1, w2, bl, *first, *second;
+    rlock_status s1 = RLOCK_WOULD_BLOCK, s2 = RLOCK_WOULD_BLOCK;
+    char v[128], want[128];
+    unsigned long long t0;
+    long long zp;
+    cfg.recheck_ms = 5000;
+    cfg.pubsub = 1;
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    CHECK(tcli_open(&w, &s, 1, &cfg, 0) == 0);
+    CHECK(tcli_open(&bc, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "floor:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w1, &w.cl, "floor:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &w.cl, "floor:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&bl, &bc.cl, "floor:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    /* a script has run on each client's node: the fast path is on */
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&bl, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&bl), RLOCK_OK);
+
+    CHECK_EQ_LL(rh_str(s, v, sizeof v, "CONFIG RESETSTAT"), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_EQ_LL(stat_calls(s, "set"), 1);
+    CHECK_EQ_LL(stat_calls(s, "evalsha"), 1);
+    CHECK_EQ_LL(stat_calls(s, "get"), 1);
+    CHECK_EQ_LL(stat_calls(s, "del"), 1);
+    CHECK_EQ_LL(stat_calls(s, "zpopmin") + stat_calls(s, "time") + stat_calls(s, "publish"), 0);
+    printf("uncontended cycle with waiting on: SET NX PX, then EVALSHA + GET + DEL (no queue look-up)\n");
+
+    /* a waiter queued during the hold marks it; the release wakes it */
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&w1, 5000, 8000), RLOCK_WOULD_BLOCK);
+    t0 = rh_now_ms();
+    while (rh_int(s, "ZCARD {floor:key}:waiters") != 1 && since(t0) < 3000) {
+        if ((s1 = rlock_step(&w1)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&w, 10);
+    }
+    snprintf(want, sizeof want, "%s+", rlock_lock_token(&hl));
+    CHECK(rh_str(s, v, sizeof v, "GET floor:key") == REDIS_REPLY_STRING && strcmp(v, want) == 0);
+    zp = stat_calls(s, "zpopmin");
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_EQ_LL(stat_calls(s, "zpopmin"), zp + 1);
+    t0 = rh_now_ms();
+    CHECK(step_until_granted(&w, &w1, &s1, NULL, NULL, 3000) == &w1);
+    CHECK_MSG(since(t0) < 1000, "the queued waiter got the lock %lld ms after the release", since(t0));
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+
+    /* two waiters queued during H's hold; H's release wakes one, but a
+     * barging client takes the lock first by the fast path (unmarked) */
+    s1 = s2 = RLOCK_WOULD_BLOCK;
+    CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&w1, 5000, 8000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&w2, 5000, 8000), RLOCK_WOULD_BLOCK);
+    t0 = rh_now_ms();
+    while (rh_int(s, "ZCARD {floor:key}:waiters") != 2 && since(t0) < 3000) {
+        s1 = rlock_step(&w1);
+        s2 = rlock_step(&w2);
+        tcli_wait(&w, 10);
+    }
+    CHECK_EQ_LL(rh_int(s, "ZCARD {floor:key}:waiters"), 2);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* pops one and publishes; neither has stepped yet */
+    CHECK_EQ_LL(rh_int(s, "ZCARD {floor:key}:waiters"), 1);
+    CHECK_EQ_ST(rlock_acquire(&bl, 5000, 0), RLOCK_OK);
+    CHECK(rh_str(s, v, sizeof v, "GET floor:key") == REDIS_REPLY_STRING && strcmp(v, rlock_lock_token(&bl)) == 0);
+    /* the woken waiter comes back, finds B, queues again and marks B */
+    snprintf(want, sizeof want, "%s+", rlock_lock_token(&bl));
+    t0 = rh_now_ms();
+    while (!(rh_str(s, v, sizeof v, "GET floor:key") == REDIS_REPLY_STRING && strcmp(v, want) == 0) &&
+           since(t0) < 2000) {
+        s1 = rlock_step(&w1);
+        s2 = rlock_step(&w2);
+        tcli_wait(&w, 10);
+    }
+    CHECK_MSG(strcmp(v, want) == 0, "the barging holder's value is \"%s\", not marked", v);
+    CHECK_EQ_ST(s1, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(s2, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&bl), RLOCK_OK);
+    t0 = rh_now_ms();
+    first = step_until_granted(&w, &w1, &s1, &w2, &s2, 3000);
+    CHECK_MSG(first != NULL && since(t0) < 1000, "a waiter got the lock %lld ms after the barging holder's release",
+              since(t0));
+    if (first) {
+        second = first == &w1 ? &w2 : &w1;
+        CHECK_EQ_ST(rlock_release(first), RLOCK_OK);
+        t0 = rh_now_ms();
+        CHECK(step_until_granted(&w, second, second == &w1 ? &s1 : &s2, NULL, NULL, 3000) == second);
+        CHECK_MSG(since(t0) < 1000, "the last waiter got the lock %lld ms after the release", since(t0));
+        CHECK_EQ_ST(rlock_release(second), RLOCK_OK);
+    }
+    printf("a waiter queued in an earlier hold: woken after a fast-path holder's release too (its peer re-marked it)\n");
+    CHECK_EQ_LL(rh_int(s, "EXISTS floor:key {floor:key}:waiters"), 0);
+    tcli_close(&bc);
+    tcli_close(&w);
+    tcli_close(&h);
+}
+
+/* Redlock waiting with the first node that granted - a release's first
+ * wake node - killed during the hold: the release wakes from a second node
+ * that granted, so the waiter (RESP3, re-check 5 s) gets the lock on the
+ * other two at once instead of after its re-check or the holder's TTL. */
+static void test_wake_node_down(rh_server *srv) {
+    rh_server *s3[NSRV];
+    tcli h, w;
+    rlock_lock hl, wl;
+    rlock_config cfg = cfg_base(250, NULL);
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    long long took = -1;
+    unsigned long long t0;
+    int i, queued = 0;
+    for (i = 0; i < NSRV; i++) s3[i] = &srv[i];
+    cfg.recheck_ms = 5000;
+    CHECK(tcli_open(&h, s3, NSRV, &cfg, 0) == 0);
+    cfg.pubsub = 1;
+    CHECK(tcli_open(&w, s3, NSRV, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "wd:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wl, &w.cl, "wd:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&hl), 3);
+    CHECK_EQ_ST(rlock_acquire_begin(&wl, 5000, 8000), RLOCK_WOULD_BLOCK);
+    /* until the waiter is queued on every node (bounded) */
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && !queued && since(t0) < 3000) {
+        st = rlock_step(&wl);
+        for (queued = 1, i = 0; i < NSRV; i++) queued = queued && rh_int(&srv[i], "ZCARD {wd:key}:waiters") == 1;
+        if (!queued) tcli_wait(&w, 10);
+    }
+    CHECK_MSG(queued && st == RLOCK_WOULD_BLOCK, "the waiter never queued on all %d nodes (%s)", NSRV,
+              rlock_status_str(st));
+    rh_server_kill9(&srv[0]);
+    /* the waiter sees its node-0 connection drop and settles (held on 1, 2) */
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 300) {
+        st = rlock_step(&wl);
+        tcli_wait(&w, 10);
+    }
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 8000) {
+        uint32_t to = rlock_next_timeout_ms(&wl);
+        if ((st = rlock_step(&wl)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&w, to < 50 ? to : 50);
+    }
+    took = since(t0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(took < 1000, "the waiter got the lock %lld ms after the release (its re-check is 5000 ms)", took);
+    CHECK_EQ_LL(rlock_last_votes(&wl), 2);
+    printf("Redlock-3, first wake node killed during the hold: the waiter got the lock %lld ms after the "
+           "release (woken by another node)\n", took);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&wl), RLOCK_OK);
+    tcli_close(&w);
+    tcli_close(&h);
+    CHECK(rh_server_restart(&srv[0], NULL) == 0);
+    for (i = 1; i < NSRV; i++) rh_int(&srv[i], "DEL {wd:key}:waiters");
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -1282,6 +1477,8 @@ int main(void) {
     test_fencing(srv);
     test_watchdog_lifecycle(&srv[0]);
     test_caps(&srv[0]);
+    test_release_floor(&srv[0]);
+    test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
     CHECK_EQ_LL(rh_int(&srv[0], "DBSIZE"), 0); /* no lock or counter left behind */
