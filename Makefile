@@ -322,7 +322,7 @@ LINT_CPPCHECK := cppcheck --enable=warning,performance,portability --error-exitc
 lint:
 	@mkdir -p $(BUILD)/lint
 	@printf '#define RLOCK_IMPLEMENTATION\n#include "rlock.h"\n' > $(BUILD)/lint/rlock_impl.c
-	@printf '#include "adapters/rlock_posix.h"\n#include "adapters/rlock_hiredis.h"\n#define RLOCK_IMPLEMENTATION\n#include "rlock.h"\n' > $(BUILD)/lint/adapters_impl.c
+	@printf '#define RLOCK_IMPLEMENTATION\n#include "adapters/rlock_tls.h"\n#include "adapters/rlock_hiredis.h"\n' > $(BUILD)/lint/adapters_impl.c
 	$(LINT_CPPCHECK) $(BUILD)/lint/rlock_impl.c
 	$(LINT_CPPCHECK) -DMSG_DONTWAIT=64 -DMSG_NOSIGNAL=16384 $(BUILD)/lint/adapters_impl.c
 	@set -e; for tu in "adapters_impl.c" "rlock_impl.c -DRLOCK_WATCHDOG" "rlock_impl.c -DRLOCK_STATIC"; do \

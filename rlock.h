@@ -306,13 +306,13 @@ extern "C" {
 #endif
 /* Without the EVAL fallback: EVALSHA and a SHA1 (FCALL's function name is
  * shorter). With it, FUNCTION LOAD REPLACE of the script's library (its
- * text + 158 bytes) and the FCALL behind it, longer than the EVAL form
- * (without functions, RLOCK_NO_FCALL: the EVAL form). */
+ * text + 168 bytes) and the FCALL behind it (a 27-byte name), longer than
+ * the EVAL form (without functions, RLOCK_NO_FCALL: the EVAL form). */
 #define RLOCK__TX_FLOOR_SHA (RLOCK__REQ_LEN(40) + RLOCK__REQ_AROUND)
 #ifdef RLOCK_NO_FCALL
 #define RLOCK__TX_FLOOR_TEXT(script_len) (RLOCK__REQ_LEN(script_len) + RLOCK__REQ_AROUND)
 #else
-#define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 160 + RLOCK__REQ_LEN(22) + RLOCK__REQ_AROUND)
+#define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 170 + RLOCK__REQ_LEN(27) + RLOCK__REQ_AROUND)
 #endif
 #ifndef RLOCK_TX_BUF
 /* The longest script is up to 1.9 KB (a writer's, section 5b; ~1 KB without
@@ -547,7 +547,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
  *                           reply unread meanwhile (a NOSCRIPT answer whose
  *                           EVAL must go out before the round's deadline, a
  *                           release notice). wait_many ends the slicing.
- *   fd, wait_many, error   optional: see their fields below.
+ *   fd, events, wait_many, error   optional: see their fields below.
  * The non-blocking path (rlock_step, rlock_client_step, *_begin) calls only
  * connect, send, recv and close - never wait. It reads while a reply is due;
  * and once before it queues a request on an idle connection (nothing
@@ -565,7 +565,8 @@ typedef struct rlock_transport {
     int (*wait)(void *ctx, int want, uint32_t timeout_ms);
     /* optional: the descriptor an event loop polls for this connection, -1
      * when not connected; NULL when the transport has none. Its readiness
-     * must be the connection's (no bytes buffered inside the transport).
+     * must be the connection's: while bytes wait buffered inside the
+     * transport (TLS records already decrypted) it returns -1 (step now).
      * Any step (rlock_client_step, rlock_step, *_begin, cancel) may close()
      * it - a timeout, an error, a reconnect - while an event loop still
      * watches it, and the next connect() may reuse the number: re-read
@@ -585,6 +586,11 @@ typedef struct rlock_transport {
      * RLOCK_IO_ERROR: the server dropped it (rlock reconnects); RLOCK_IO_BUSY:
      * someone else uses it now (nothing is sent). Must not consume bytes. */
     int (*idle)(void *ctx);
+    /* optional, with fd: the events to watch on fd when rlock wants `want`
+     * (RLOCK_WANT_*), for a transport whose own protocol reads while rlock
+     * writes (TLS: the handshake waits for the server's answer while rlock
+     * asks to write); NULL: want itself. */
+    int (*events)(void *ctx, int want);
 } rlock_transport;
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
@@ -594,6 +600,30 @@ typedef struct rlock__pending {
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
     int tag;
 } rlock__pending;
+
+/* The owner of a request that is told of its answer by a function (private:
+ * the layer above the client, the cluster's slot-map fetch). */
+struct rlock__event;
+struct rlock_client;
+typedef struct rlock__call {
+    void (*done)(struct rlock__call *self, struct rlock_client *c, size_t i, const struct rlock__event *ev);
+} rlock__call;
+
+/* A reply read piece by piece (private): one larger than the receive buffer
+ * (CLUSTER SHARDS of a big cluster), each complete value handed to visit and
+ * then forgotten. visit sees a scalar or an aggregate's header (type and
+ * integer = its element count) at `depth` (aggregates around it), pos[d]
+ * being the index within the aggregate open at depth d; and, with type
+ * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
+struct rlock__walk;
+typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
+typedef struct rlock__walk {
+    rlock__visit_fn visit;
+    void *user;
+    int depth, started, done;
+    long long left[RLOCK_RESP_MAX_DEPTH];
+    long long pos[RLOCK_RESP_MAX_DEPTH];
+} rlock__walk;
 
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
@@ -612,6 +642,9 @@ typedef struct rlock__conn {
     rlock_status fail_st;
     size_t tx_len, tx_off, rx_len, rx_used;
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
+#ifndef RLOCK_NO_CLUSTER
+    rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
+#endif
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
 
@@ -625,8 +658,11 @@ typedef struct rlock_node {
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
     unsigned magic;
-    int fcall;            /* scripts go as FCALL (configured, or EVAL refused by ACL) */
-    int scripted;         /* a script ran here (not refused by the ACL): the fast path may be used */
+    /* (small types: RLOCK_SMALLEST's one lock on one node stays within 2 KiB) */
+    unsigned char fcall;    /* scripts go as FCALL (configured, or EVAL refused by ACL) */
+    unsigned char scripted; /* a script ran here (not refused by the ACL): the fast path may be used */
+    unsigned short fn_named; /* the connection (gen, low 16 bits) that told its function version (CLIENT
+                                SETNAME); a later connection whose gen matches mod 65536 is not named again */
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
     /* diagnostics of the last round on this node (set by the round layer) */
@@ -707,9 +743,10 @@ typedef struct rlock_config {
 } rlock_config;
 
 /* rlock_config.scripts. FCALL runs each script as a Redis 7 function of a
- * library of its own named "rlock_" + the first 16 hex digits of the
- * script's SHA1 (rlock_function_name): a changed script is a new library, so
- * versions never overwrite each other's code, and loading one again (FUNCTION
+ * library of its own named "rlock_" VERSION "_" + the first 8 hex digits of
+ * the script's SHA1 (rlock_function_name; VERSION, rlock_function_version: 12
+ * hex digits folded over every script's SHA1): a changed script is a new
+ * library, so versions never overwrite each other's code, and loading one again (FUNCTION
  * LOAD REPLACE, sent pipelined before the FCALL when the server says the
  * function is not there) replaces it with the very same text. */
 enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
@@ -743,6 +780,10 @@ typedef struct rlock_client {
     unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
+#ifndef RLOCK_NO_CLUSTER
+    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
+                                    SSUBSCRIBE on the command connection (RESP3) */
+#endif
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -928,6 +969,14 @@ typedef struct rlock_op {
 
 struct rlock__scripts;
 
+/* A Redis Cluster operation across its redirects (private, section 7). */
+typedef struct rlock__cluster_op {
+    struct rlock_lock *next;  /* the cluster's list of operations in progress */
+    long long ttl;
+    uint64_t wait_end, wake_at;
+    unsigned char kind, phase, hops, io, again, asked, timed;
+} rlock__cluster_op;
+
 /* One lock on one key. Caller-allocated; fields are private. Grouped by
  * concern, and within that by size (no padding to speak of). */
 typedef struct rlock_lock {
@@ -967,6 +1016,9 @@ typedef struct rlock_lock {
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
+#ifndef RLOCK_NO_CLUSTER
+    rlock__cluster_op cl;     /* cluster: the rlock_cluster_* operation in progress */
+#endif
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
@@ -1229,9 +1281,16 @@ RLOCKDEF rlock_status rlock_force_unlock(rlock_lock *lk);
 RLOCKDEF const char *rlock_script_text(int id);
 RLOCKDEF const char *rlock_script_sha(int id);
 /* The function (and library) name of script id under RLOCK_SCRIPTS_FCALL,
- * "rlock_" + 16 hex digits, into out (>= 23 bytes); its length, 0 when out
- * of range or it does not fit. */
+ * "rlock_" + this build's function version + "_" + 8 hex digits of the
+ * script's SHA1, into out (>= 28 bytes); its length, 0 when out of range or
+ * it does not fit. */
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap);
+/* This build's function version: 12 hex digits that change whenever any of
+ * its scripts does, into out (>= 13 bytes); its length, 0 when it does not
+ * fit. A connection that runs FCALL says it with CLIENT SETNAME rlock-VERSION,
+ * so a tool (rlock check --delete-old-functions) can tell which versions'
+ * libraries still have clients (README "Deployments"). */
+RLOCKDEF size_t rlock_function_version(char *out, size_t cap);
 
 /* Derive an auxiliary key (fence counter, release channel) that hashes to
  * the same Redis Cluster slot as key: key + suffix when key has a hash tag,
@@ -1245,45 +1304,74 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
 /* ======================================================================== */
 /* A lock on a cluster is a single-node lock on the primary that serves its
  * key's slot (its auxiliary keys share the slot). rlock_cluster keeps one
- * node + client per known primary (at most RLOCK_CLUSTER_MAX_PRIMARIES, all
- * in the caller's struct: no heap) and a slot -> primary map, learned from
- * the MOVED replies (a slot not known yet goes to the first seed, which
- * redirects it; the map is not fetched with CLUSTER SLOTS). The blocking
- * calls below follow MOVED (the map is updated and the lock moves to that
- * primary's client) and ASK (the next script goes with ASKING to the
- * importing primary, the map is not changed), up to RLOCK_CLUSTER_HOPS
- * redirects; a primary that cannot be reached (killed, failing over) makes
- * them ask the other primaries, which answer MOVED once the cluster has
- * promoted a replica. Give seeds on more than one shard (replicas are
- * fine: they answer MOVED): a single seed that dies leaves nobody to ask.
- * "Primaries" below are the nodes known, seeds included. The calls block
- * (each hop is a blocking rlock call); there is no non-blocking form yet.
- * Connections are made through the user's hook: it
- * prepares a transport for host:port in slot i of the user's own storage
- * (adapters/rlock_posix.h: rlock_posix_cluster_connect). Waiting on a
- * cluster lock is by backoff, or by classic pub/sub if cfg.pubsub (PUBLISH
- * reaches every node of a cluster); sharded pub/sub is not used. */
+ * node + client per known node (seeds and primaries: at most
+ * RLOCK_CLUSTER_MAX_PRIMARIES, all in the caller's struct, no heap) and a
+ * slot -> primary map.
+ *   The map is learnt before the first lock: the first operation asks a seed
+ * CLUSTER SHARDS (Redis >= 7; CLUSTER SLOTS on older servers), read as it
+ * arrives (a big cluster's answer is larger than RLOCK_RX_BUF), and only
+ * primaries marked online go in the map: a replica never gets a lock. A
+ * cluster with more nodes than fit (seeds included) is an error,
+ * RLOCK_E_BADARG, rlock_cluster_error saying so. A seed that does not answer
+ * is skipped for the next; when none does, locks go to the first seed and
+ * follow its MOVED. Give seeds on more than one shard (replicas are fine).
+ *   The operations follow MOVED (the slot is updated at once and the whole
+ * map fetched again in the background) and ASK (the next script goes with
+ * ASKING to the importing primary; the map is not changed), up to
+ * RLOCK_CLUSTER_HOPS redirects; -TRYAGAIN (a multi-key script during a slot
+ * migration) is retried after 10..80 ms, up to 20 times (~1.4 s); a
+ * primary that cannot be reached (killed, failing over) makes them ask the
+ * other nodes every 100 ms (~4 s in all), which answer MOVED once the
+ * cluster has promoted a replica.
+ *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
+ * shard channel "{key}:released" on its primary's command connection
+ * (RESP3) and the release scripts SPUBLISH there, so a notice goes to that
+ * shard only (PUBLISH would cross every node of the cluster). A slot that
+ * moves unsubscribes its waiters (the server's "sunsubscribe"): they retry
+ * at once and are redirected. Without cfg.pubsub, waiting is backoff.
+ *   Every call has a non-blocking form (*_begin, then rlock_cluster_step
+ * until not RLOCK_WOULD_BLOCK; rlock_cluster_interest says which
+ * connections to watch); the blocking ones loop over them. Connections are
+ * made through the user's hook: it prepares a transport for host:port in
+ * slot i of the user's own storage (adapters/rlock_posix.h:
+ * rlock_posix_cluster_connect). README "Deployments" says what a cluster
+ * lock guarantees across failover (in short: what replication keeps). */
 #define RLOCK_CLUSTER_SLOTS 16384
 /* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
 RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len);
-#ifndef RLOCK_NO_CLUSTER /* the add-on module: RLOCK_NO_CLUSTER leaves the rest out */
+#ifndef RLOCK_NO_CLUSTER /* (the multi-lock's same-slot check needs only rlock_cluster_slot) */
 #ifndef RLOCK_CLUSTER_MAX_PRIMARIES
 #define RLOCK_CLUSTER_MAX_PRIMARIES 16
 #endif
 #define RLOCK_CLUSTER_HOPS 8
-typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 255 ? 1 : -1]; /* slot map: one byte */
+/* slot map: one byte per slot, node index + 1 (255: being read) */
+typedef char rlock__cluster_index_fits[RLOCK_CLUSTER_MAX_PRIMARIES <= 254 ? 1 : -1];
 typedef int (*rlock_cluster_connect_fn)(void *user, size_t i, const char *host, int port, rlock_transport *out);
 typedef struct rlock_cluster {
     rlock_config cfg;
     rlock_cluster_connect_fn connect;
     void *user;
     const char *username, *password;  /* AUTH on every primary (NULL: none) */
-    size_t n;                         /* primaries known */
+    size_t n;                         /* nodes known (seeds, then primaries learnt) */
     char host[RLOCK_CLUSTER_MAX_PRIMARIES][64];
     int port[RLOCK_CLUSTER_MAX_PRIMARIES];
     rlock_node node[RLOCK_CLUSTER_MAX_PRIMARIES];
     rlock_client client[RLOCK_CLUSTER_MAX_PRIMARIES];
-    unsigned char slot[RLOCK_CLUSTER_SLOTS]; /* primary index + 1; 0: not known (ask primary 0) */
+    unsigned char slot[RLOCK_CLUSTER_SLOTS]; /* node index + 1; 0: not known (ask node 0) */
+    /* counters (read them; tests and benchmarks do) */
+    unsigned long moved;              /* MOVED replies followed */
+    unsigned long asked;              /* ASK replies followed */
+    unsigned long fetches;            /* slot maps read (CLUSTER SHARDS / SLOTS) */
+    /* --- private: the slot-map fetch and the operations in progress --- */
+    struct rlock_lock *ops;
+    rlock__call call;
+    rlock__walk walk;
+    int fetch;                        /* RLOCK__MAP_* */
+    int slots_cmd;                    /* asking CLUSTER SLOTS (SHARDS was refused) */
+    size_t from, tries;               /* node asked; nodes asked in this fetch */
+    int field, nfield, prim, role_ok, health_ok, pending, full, port_v;
+    long long lo, hi;
+    char ip[64], ep[64];
     char why[RLOCK_WHY_LEN];
 } rlock_cluster;
 
@@ -1292,14 +1380,30 @@ typedef struct rlock_cluster {
 RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
                                          const rlock_config *cfg, rlock_cluster_connect_fn connect, void *user);
 RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl);
-/* A lock handle for key on the primary the map names (not sent yet). */
+/* A lock handle for key (not sent yet); its primary is chosen when it acquires. */
 RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
                                               rlock_kind kind);
-/* rlock_acquire / extend / release that follow MOVED and ASK. */
+/* rlock_acquire / extend / release that learn the map and follow MOVED and ASK. */
 RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms);
 RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk);
-/* The primary (index into cl->host/port) that serves slot now, per the map. */
+/* Non-blocking forms: begin, then rlock_cluster_step(cl, lk) until it is
+ * not RLOCK_WOULD_BLOCK (its final status). Between steps, wait for the
+ * connections rlock_cluster_interest lists, or its timeout. */
+RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms,
+                                                  long long wait_ms);
+RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
+RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk);
+RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk);
+/* Stop lk's cluster operation: a lock call in flight is cancelled as by
+ * rlock_cancel (blocking, bounded by the node timeout: a grant it got is
+ * released), and nothing of it goes on. A grant that had finished is kept
+ * (rlock_lock_state says HELD: release it). */
+RLOCKDEF void rlock_cluster_cancel(rlock_cluster *cl, rlock_lock *lk);
+/* Every connection of cl its operations (and its map fetch) need now, as
+ * rlock_client_interest; *timeout_ms: step again at the latest then. */
+RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms);
+/* The node (index into cl->host/port) that serves slot now, per the map. */
 RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot);
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
 #endif /* RLOCK_NO_CLUSTER */
@@ -1763,7 +1867,13 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * unused. The queue's TTL is renewed only when it falls below the longest
  * wait + 60 s, to twice that margin: one PEXPIRE per minute, not per wait.
  * PUBLISH is a pcall: a releaser whose ACL user may not publish (Redis 7's
- * default for new users) must not fail after its DEL already happened. */
+ * default for new users) must not fail after its DEL already happened.
+ * On a Redis Cluster (section 7) a release or force request carries
+ * 'spublish' as ARGV[7] (padded with '' up to ARGV[6]; no release script
+ * reads past ARGV[5]): the notice goes to the key's shard only (the channel
+ * "{key}:released" hashes to the key's slot); PUBLISH would be broadcast to
+ * every node. */
+#define RLOCK__LUA_PUBLISH(ch, msg) "redis.pcall(ARGV[7] or 'publish'," ch "," msg ") "
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
 #define RLOCK__LUA_ENQUEUE \
@@ -1777,14 +1887,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * ms the server time. Waiters already past their deadline are skipped. */
 #define RLOCK__LUA_WAKE_SCORED(q, ch) \
     "for i=1,16 do if not w[1] then break end " \
-    "if tonumber(w[2])>ms then redis.pcall('publish'," ch ",w[1]) break end " \
+    "if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
     "w=redis.call('zpopmin'," q ") end "
 /* The same for a semaphore's queue (scored by arrival, so FIFO; each
  * waiter's deadline in the hash dl). */
 #define RLOCK__LUA_WAKE_LOOP(q, dl, ch) \
     "for i=1,16 do if not w[1] then break end " \
     "local d=tonumber(redis.call('hget'," dl ",w[1])) redis.call('hdel'," dl ",w[1]) " \
-    "if d and d>ms then redis.pcall('publish'," ch ",w[1]) break end " \
+    "if d and d>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
     "w=redis.call('zpopmin'," q ") end "
 #define RLOCK__LUA_WAKE_ONE \
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
@@ -1869,7 +1979,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
-    "if not w[1] then break end if tonumber(w[2])>ms then redis.pcall('publish',ARGV[3],w[1]) end end end "
+    "if not w[1] then break end if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]") "end end end "
 /* The key's TTL is the longest lease in it. */
 #define RLOCK__LUA_TTL_AT_LEAST(d) \
     "if redis.call('pttl',KEYS[1])<" d " then redis.call('pexpire',KEYS[1]," d ") end "
@@ -2072,7 +2182,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local w=redis.call('zrange',KEYS[2],0,1) " \
     "if w[1] and ARGV[4]~='0' then redis.call('zrem',KEYS[2],w[1]) " \
     "redis.call('set',KEYS[1],'~'..w[1],'PX',ARGV[4]) " \
-    "if ARGV[3]~='' then redis.pcall('publish',ARGV[3],w[2] and w[1]..' '..w[2] or w[1]) end " \
+    "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[2] and w[1]..' '..w[2] or w[1]") "end " \
     "else redis.call('del',KEYS[1]) end "
 #define RLOCK__LUA_FAIR_FENCE \
     "if KEYS[3] then f=redis.call('incr',KEYS[3]) end "
@@ -2198,49 +2308,49 @@ static const char rlock__h0[] = "a13c017b0f24703f4440942543dc4c33bf8ebb77";
 static const char rlock__t1[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_EXTEND);
 static const char rlock__h1[] = "79612b9e4be076a6d75391594e283bd6c57b8210";
 static const char rlock__t2[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE);
-static const char rlock__h2[] = "be462f0a63d4592e0368e452ebe2fbfdf468bc73";
+static const char rlock__h2[] = "590029a68790712fc10736e01aa20131e0a67aa9";
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
 static const char rlock__h3[] = RLOCK__RE("5ed6f7d20b120d52b9beb663cc060c626cf5e3e6");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
 static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
-static const char rlock__h5[] = RLOCK__RE("3679f24e7d7d48a1ed4f8812429801a39e159a9a");
+static const char rlock__h5[] = RLOCK__RE("d20c483b756ea41d97fa0c989edc308f12f2e049");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
 static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
-static const char rlock__h7[] = RLOCK__FAIRS("b6d84e116d67039717ba1fb31ddbc0385a94dcd1");
+static const char rlock__h7[] = RLOCK__FAIRS("8a135de59a55c3c65e2e8b11885feaa5d30dfd96");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
 static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4a2be67b73016d2e6cca608b764423125ad984e1"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("280db154797368a3b783227a429b6c84d1fb868e"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("d5761c52586020dfb55ee542f1fad5b280aeb849"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
-static const char rlock__h12[] = RLOCK__PRIM("88a5da4fa559af9b762cac6823a212308938fda6");
+static const char rlock__h12[] = RLOCK__PRIM("ea0719f4d350c9bf1fc22e92ef91b3f27a80db9d");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
 static const char rlock__h13[] = RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("22e312a4ce15b9e74c156730686544dac530590c");
+static const char rlock__h15[] = RLOCK__PRIM("d2998cae683551c6e654f3afd417ccd348ffb67c");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
 static const char rlock__h16[] = RLOCK__PRIM("824e2c17eaafc9d5eb814b19b9c1c61118ab82b6");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("fed0c85108a681480352093aaa2941f7ab8df53e");
+static const char rlock__h18[] = RLOCK__PRIM("3c0be3f10e2721a0ab46b6a038d68e8b9b6e693c");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
 static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5491a76");
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
-static const char rlock__h21[] = RLOCK__PRIM("2d7de7a433465a3e195405b02fe6000567fcae6d");
+static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a");
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
 static const char rlock__h22[] = RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
-static const char rlock__h23[] = RLOCK__PRIM("5fab5e6a69aa6615a4b45dc14b9b7c15a0d53ac1");
+static const char rlock__h23[] = RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bccae51c");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
  * rlock_lock_init's kinds need (simple, reentrant, read, write); that and the
  * fair ones once rlock_lock_set_fair made it fair; all of them for the
@@ -2296,25 +2406,59 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 }
 
 /* ---- 6.4b Redis 7 functions (servers that refuse EVAL) ------------------- */
-#define RLOCK__FN_HEX 16 /* SHA1 digits in a function name: 64 bits tell versions apart */
-/* "rlock_" + the first RLOCK__FN_HEX digits of sha into out (>= 23 bytes). */
+/* Names carry the build's version (every script's SHA1 folded), so one
+ * version's libraries are all its own: a new version loads new libraries
+ * beside the old ones (never over them while old clients run), and the old
+ * ones can be deleted by version once no client of it is connected. The
+ * version reads every script's SHA1, so an FCALL user links them all (the
+ * texts stay per script set); RLOCK_NO_FCALL never calls it. */
+#define RLOCK__FN_VER 12 /* hex digits of the version */
+#define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
+#define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
+RLOCKDEF size_t rlock_function_version(char *out, size_t cap) {
+    uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a 64 over the SHA1s */
+    int id, i;
+    if (!out || cap < RLOCK__FN_VER + 1) return 0;
+    for (id = 0; id < RLOCK__S_COUNT; id++)
+        for (i = 0; rlock__lua_sha[id][i]; i++) h = (h ^ (unsigned char)rlock__lua_sha[id][i]) * UINT64_C(1099511628211);
+    for (i = 0; i < RLOCK__FN_VER; i++) out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15u];
+    out[RLOCK__FN_VER] = '\0';
+    return RLOCK__FN_VER;
+}
+/* "rlock_" VERSION "_" + the first RLOCK__FN_HEX digits of sha into out
+ * (RLOCK__FN_LEN + 1 bytes). */
 static size_t rlock__function_name(const char *sha, char *out) {
     static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
     memcpy(out, prefix, sizeof prefix);
-    memcpy(out + 6, sha, RLOCK__FN_HEX);
-    out[6 + RLOCK__FN_HEX] = '\0';
-    return 6 + RLOCK__FN_HEX;
+    rlock_function_version(out + 6, RLOCK__FN_VER + 1);
+    out[6 + RLOCK__FN_VER] = '_';
+    memcpy(out + 7 + RLOCK__FN_VER, sha, RLOCK__FN_HEX);
+    out[RLOCK__FN_LEN] = '\0';
+    return RLOCK__FN_LEN;
 }
 RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
-    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < 6 + RLOCK__FN_HEX + 1 || !rlock__lua_sha[id][0]) return 0;
+    if (id < 0 || id >= RLOCK__S_COUNT || !out || cap < RLOCK__FN_LEN + 1 || !rlock__lua_sha[id][0]) return 0;
     return rlock__function_name(rlock__lua_sha[id], out);
+}
+
+/* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+ * before its first one, so that its version's libraries are not deleted
+ * under it. Its length, 0 when it does not fit. */
+static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+    char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
+    const char *argv[3];
+    size_t lens[3];
+    argv[0] = "CLIENT"; lens[0] = 6;
+    argv[1] = "SETNAME"; lens[1] = 7;
+    argv[2] = name; lens[2] = 6 + rlock_function_version(name + 6, sizeof name - 6);
+    return rlock_resp_encode(out, cap, 3, argv, lens);
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
 static size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
-    char name[6 + RLOCK__FN_HEX + 1];
+    char name[RLOCK__FN_LEN + 1];
     const char *part[7];
     size_t plen[7], len = 0, pos = 0, i;
     char num[24];
@@ -2347,6 +2491,54 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
 #define RLOCK__TAG_HELLO (-2)
 #define RLOCK__TAG_SELECT (-3)
+/* Flags on a tag: the request is answered, when it succeeds, by a push of
+ * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
+#define RLOCK__X_BY_SUB_PUSH 0x1000
+#define RLOCK__X_BY_UNSUB_PUSH 0x2000
+/* ... its reply, when an aggregate, is read through the connection's walk. */
+#define RLOCK__X_WALK 0x4000
+#define RLOCK__X_TAG(t) ((t) < 0 ? (t) : (t) & ~(RLOCK__X_BY_SUB_PUSH | RLOCK__X_BY_UNSUB_PUSH | RLOCK__X_WALK))
+/* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
+#define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
+
+#ifndef RLOCK_NO_CLUSTER
+/* Hand every complete value in buf[0..len) to w->visit (see rlock__walk).
+ * Returns the bytes consumed (the rest is an incomplete value: feed it again
+ * with more), -1 when malformed, too deep, or one value cannot fit in
+ * max_len. w->done once the outermost value is complete. */
+static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t len, size_t max_len) {
+    size_t pos = 0;
+    while (!w->done && pos < len) {
+        rlock_resp_value v, end;
+        long long n;
+        size_t used = 0;
+        int attr, r;
+        memset(&v, 0, sizeof v);
+        r = rlock__resp_one(buf + pos, len - pos, &used, max_len, &v, &n, &attr);
+        if (r < 0 || attr) return -1; /* attributes: never in the replies walked */
+        if (r == 0) break;
+        if (n >= 0 && w->depth >= RLOCK_RESP_MAX_DEPTH) return -1;
+        pos += used;
+        w->started = 1;
+        w->visit(w->user, w, &v);
+        if (n > 0) {
+            w->left[w->depth] = n;
+            w->pos[w->depth] = 0;
+            w->depth++;
+            continue;
+        }
+        for (;;) { /* a value is complete: close the aggregates it completes */
+            if (w->depth == 0) { w->done = 1; break; }
+            w->pos[w->depth - 1]++;
+            if (--w->left[w->depth - 1] > 0) break;
+            w->depth--;
+            memset(&end, 0, sizeof end);
+            w->visit(w->user, w, &end);
+        }
+    }
+    return (long)pos;
+}
+#endif /* RLOCK_NO_CLUSTER */
 
 typedef struct rlock__event {
     int kind;            /* RLOCK__EV_* */
@@ -2364,9 +2556,9 @@ static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
            r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
            r->elem[1].type == RLOCK_RESP_BULK;
 }
-/* A pushed Pub/Sub message: ["message", channel, payload]. */
+/* A pushed Pub/Sub message: ["message", channel, payload] (sharded: "smessage"). */
 static int rlock__is_message(const rlock_reply *r) {
-    return rlock__is_pubsub(r, "message") && r->elem[2].type == RLOCK_RESP_BULK;
+    return (rlock__is_pubsub(r, "message") || rlock__is_pubsub(r, "smessage")) && r->elem[2].type == RLOCK_RESP_BULK;
 }
 
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
@@ -2424,6 +2616,9 @@ static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, s
     n->s->tx_len = n->s->tx_off = 0;
     n->s->failing = n->s->count;
     n->s->fail_st = st;
+#ifndef RLOCK_NO_CLUSTER
+    n->s->walk = NULL;
+#endif
 }
 static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
@@ -2553,6 +2748,15 @@ static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag,
     n->s->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
+#ifndef RLOCK_NO_CLUSTER
+/* ... a request whose reply (it may be larger than rx) is read through walk. */
+static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
+                                 rlock__walk *walk) {
+    walk->depth = walk->started = walk->done = 0;
+    n->s->walk = walk;
+    rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
+}
+#endif
 /* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
 static void rlock__x_commit_push(const rlock__x *n, size_t len) {
     n->s->tx_len += len;
@@ -2593,7 +2797,7 @@ static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
         if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO || p.tag == RLOCK__TAG_SELECT) continue;
         ev->kind = RLOCK__EV_FAIL;
         ev->owner = p.owner;
-        ev->tag = p.tag;
+        ev->tag = RLOCK__X_TAG(p.tag);
         ev->st = n->s->fail_st;
         ev->why = n->s->xerr;
         return 1;
@@ -2650,16 +2854,52 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
     if (!n->s->rx_len) return 0;
+    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
+#ifndef RLOCK_NO_CLUSTER
+    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk &&
+        (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
+        /* read as it comes (an error or a push is read whole, below) */
+        rlock__walk *w = n->s->walk;
+        used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+        if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
+        n->s->rx_len -= (size_t)used;
+        if (!w->done) return 0;
+        n->s->walk = NULL;
+        n->s->head = (n->s->head + 1) % n->q_cap;
+        n->s->count--;
+        memset(&ev->reply, 0, sizeof ev->reply);
+        ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
+        ev->kind = RLOCK__EV_REPLY;
+        ev->owner = p->owner;
+        ev->tag = RLOCK__X_TAG(p->tag);
+        ev->st = RLOCK_OK;
+        return 1;
+    }
+#endif
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    p = n->s->count ? rlock__x_at(n, 0) : NULL;
     if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply))) {
-        ev->kind = RLOCK__EV_PUSH;
+        /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
+        int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
+        int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
         n->s->rx_used = (size_t)used;
+        if (p && ((sub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
+                  (unsub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH)))) {
+            n->s->head = (n->s->head + 1) % n->q_cap;
+            n->s->count--;
+            ev->kind = RLOCK__EV_REPLY;
+            ev->owner = p->owner;
+            ev->tag = RLOCK__X_TAG(p->tag);
+            ev->st = RLOCK_OK;
+            return 1;
+        }
+        ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
-    if (n->s->count == 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
-    p = rlock__x_at(n, 0);
+    if (!p) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
     if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
         rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
         return -1;
@@ -2690,7 +2930,7 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     n->s->rx_used = (size_t)used;
     ev->kind = RLOCK__EV_REPLY;
     ev->owner = p->owner;
-    ev->tag = p->tag;
+    ev->tag = RLOCK__X_TAG(p->tag);
     ev->st = RLOCK_OK;
     return 1;
 }
@@ -2961,7 +3201,7 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         if (k < cap) {
             out[k].conn = rlock__conn_handle(c, i);
             out[k].fd = fd;
-            out[k].events = w;
+            out[k].events = n.t->events && fd >= 0 ? n.t->events(n.t->ctx, w) : w;
             out[k].gen = n.s->gen;
             if (trs) trs[k] = n.t;
         }
@@ -3009,8 +3249,15 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
 }
 
+/* A Redis Cluster primary's client (section 7): notices by SPUBLISH, waiting by SSUBSCRIBE. */
+#ifdef RLOCK_NO_CLUSTER
+#define RLOCK__SHARD(c) 0
+#else
+#define RLOCK__SHARD(c) ((c)->shard)
+#endif
+
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
-enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT };
+enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT, RLOCK__TAG_CALL };
 
 /* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
@@ -3524,7 +3771,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     int s = op->round.script;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     static const size_t cmd_len[3] = { 7, 4, 5 };
-    char fn[6 + RLOCK__FN_HEX + 1];
+    char fn[RLOCK__FN_LEN + 1];
     const char *script = how == RLOCK__RUN_FCALL ? fn
                        : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
     int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
@@ -3547,9 +3794,12 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                 (!first || first == 1u << i);
     int nkeys = multi ? (int)lk->param * (1 + mfence + 2 * mwake)
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
+    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
+    int shard = RLOCK__SHARD(lk->client) && (release || force);
     int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
     int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
-    int nargs = multi ? 3 : inspect ? 0 : force ? 3 : acquire ? 4 + arg5 + slot + queued5 : release ? 4 + fair + turn : 2;
+    int nargs = multi ? 3 : inspect ? 0 : force ? (shard ? 7 : 3) : acquire ? 4 + arg5 + slot + queued5
+                                           : release ? (shard ? 7 : 4 + fair + turn) : 2;
     /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
      * sent once this acquisition queued, even if this attempt would not (its
      * subscription lost): a grant must take the entry out, or a release
@@ -3558,7 +3808,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     size_t bl = lk->aux_base_len, pos = 0;
     char nk[12], grace[12];
     size_t nkl = rlock__utoa(nk, (unsigned long long)nkeys);
-    int ok;
+    int ok, pad;
     if (op->round.plain) /* the uncontended fast path: what a raw client would send */
         return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
                rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
@@ -3588,6 +3838,8 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     if (force) { /* ARGV[3] is the channel every waiter listens on */
         ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
              (aux ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0));
+        for (pad = 3; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
+        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
         return ok ? pos : 0;
     }
     ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
@@ -3616,6 +3868,8 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
 #ifndef RLOCK_NO_PRIMITIVES
         if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
 #endif
+        for (pad = 4 + fair + turn; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
+        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
     }
     return ok ? pos : 0;
 }
@@ -3706,11 +3960,12 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     rlock_round *r = &lk->op.round;
     rlock__x n = rlock__x_node(lk->client->nodes[i]);
     unsigned char *out;
-    size_t cap, len, pre = 0, load = 0, wlen = 0;
+    size_t cap, len, pre = 0, load = 0, wlen = 0, named = 0;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     rlock_node *nd = lk->client->nodes[i];
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
+    int name = 0;
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
     rlock_status st;
@@ -3718,26 +3973,42 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    if (n.s->count + 1u + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait > RLOCK_MAX_PIPELINE) return;
+    name = fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen;
+    if (n.s->count + 1u + (unsigned)name + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait >
+        RLOCK_MAX_PIPELINE)
+        return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * [ASKING] [FUNCTION LOAD] script [WAIT]. ASKING (cluster: the slot is
+     * [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT]. SETNAME
+     * (reply not waited for) goes before a connection's first FCALL: it
+     * says which version's libraries this client runs. ASKING (cluster: the slot is
      * being imported there) must come right before the script it is for;
      * a missing function's library is loaded before the FCALL (its reply is
      * not waited for: the FCALL behind it tells); WAIT follows the script
      * (cfg.replicas), one round trip in all. */
-    if (RLOCK__ASKING(lk) && cap >= sizeof asking - 1) { memcpy(out, asking, sizeof asking - 1); pre = sizeof asking - 1; }
-    len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
-    if (RLOCK__HAS_EVAL && len && fcall && again)
-        len = load = rlock__encode_function_load(lk->scripts, r->script, out + pre, cap - pre);
-    if (len) len = rlock__encode_lock(lk, i, out + pre + load, cap - pre - load,
-                                      fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len && wait) wlen = rlock__encode_wait(lk, r, out + pre + load + len, cap - pre - load - len);
+    if (name) named = rlock__encode_fn_setname(out, cap); /* 0 (no room): the next attempt says it */
+    for (;;) {
+        unsigned char *o = out + named;
+        size_t c = cap - named;
+        if (RLOCK__ASKING(lk) && c >= sizeof asking - 1) { memcpy(o, asking, sizeof asking - 1); pre = sizeof asking - 1; }
+        len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
+        if (RLOCK__HAS_EVAL && len && fcall && again)
+            len = load = rlock__encode_function_load(lk->scripts, r->script, o + pre, c - pre);
+        if (len) len = rlock__encode_lock(lk, i, o + pre + load, c - pre - load,
+                                          fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+        if (len && wait) wlen = rlock__encode_wait(lk, r, o + pre + load + len, c - pre - load - len);
+        if ((len && (!wait || wlen)) || !named) break;
+        named = pre = load = wlen = 0; /* no room for the name as well: a later attempt says it */
+    }
     if (len == 0 || (wait && wlen == 0)) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
     if (fcall) nd->fcall = 1;
+    if (named) {
+        rlock__x_commit(&n, named, NULL, RLOCK__TAG_LOCK, deadline);
+        nd->fn_named = (unsigned short)n.s->gen;
+    }
     if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
     if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
     rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);
@@ -3870,8 +4141,8 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         return;
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
-        lk->client->nodes[i]->scripted = !(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
-                                           memcmp(rep->v.str, "NOPERM", 6) == 0);
+        lk->client->nodes[i]->scripted = (unsigned char)!(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
+                                                          memcmp(rep->v.str, "NOPERM", 6) == 0);
     rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
@@ -3929,13 +4200,17 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     const char *why;
     if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
         n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs) n = rlock__x_sub(c->subs[j]);
+    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = rlock__x_sub(c->subs[j]);
     else return 0;
     if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
-    if (!rlock__put_header(out, cap, &pos, 2) || !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
+    if (!rlock__put_header(out, cap, &pos, 2) ||
+        !rlock__put_arg(out, cap, &pos, "S", RLOCK__SHARD(c) ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
-    if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
+    if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
+        rlock__x_commit(&n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
+                        deadline);
+    else if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
     else rlock__x_commit(&n, pos, owner, tag, deadline);
     c->sub_on[j] = n.s;
     c->sub_gen[j] = n.s->gen;
@@ -4391,8 +4666,18 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
 static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
     rlock_lock *o;
     int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
+    /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
+     * waiters retry now (and are redirected), the lingering one is gone. */
+    int moved = !msg && RLOCK__SHARD(c) && rlock__is_pubsub(r, "sunsubscribe");
+    if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
+        c->linger_mask &= ~(1u << j);
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
+        if (moved) {
+            o->op.sub_ok &= ~(1u << j);
+            o->op.sub_pending &= ~(1u << j);
+            o->op.woke = 1;
+        }
         if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
             if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
             else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
@@ -4415,11 +4700,18 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     case RLOCK__TAG_WAIT:
         if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
+    case RLOCK__TAG_CALL: {
+        rlock__call *call = (rlock__call *)ev->owner;
+        call->done(call, c, i, ev);
+        return;
+    }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY && rlock__is_pubsub(&ev->reply, "subscribe")) rlock__sub_confirmed(lk, j);
+        if (ev->kind == RLOCK__EV_REPLY &&
+            (rlock__is_pubsub(&ev->reply, "subscribe") || rlock__is_pubsub(&ev->reply, "ssubscribe")))
+            rlock__sub_confirmed(lk, j);
         else lk->op.sub_pending &= ~(1u << j);
         return;
     }
@@ -5152,15 +5444,15 @@ RLOCKDEF unsigned rlock_cluster_slot(const char *key, size_t key_len) {
 #ifndef RLOCK_NO_CLUSTER
 static int rlock__cluster_ok(const rlock_cluster *cl) { return cl && cl->n > 0 && cl->connect; }
 
-/* The index of primary host:port, added when new; -1 when the table is
- * full, the address does not fit, or the connect hook refuses it. */
+/* The index of node host:port, added when new; -1 when the address does not
+ * fit or the connect hook refuses it, -2 when the table is full. */
 static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, int port) {
     rlock_transport tr;
     size_t i;
     for (i = 0; i < cl->n; i++)
         if (cl->port[i] == port && strlen(cl->host[i]) == hl && memcmp(cl->host[i], host, hl) == 0) return (int)i;
-    if (cl->n == RLOCK_CLUSTER_MAX_PRIMARIES || hl == 0 || hl >= sizeof cl->host[0] || port < 1 || port > 65535)
-        return -1;
+    if (hl == 0 || hl >= sizeof cl->host[0] || port < 1 || port > 65535) return -1;
+    if (cl->n == RLOCK_CLUSTER_MAX_PRIMARIES) return -2;
     i = cl->n;
     memcpy(cl->host[i], host, hl);
     cl->host[i][hl] = '\0';
@@ -5171,8 +5463,176 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
+    cl->client[i].shard = 1;
     cl->n++;
     return (int)i;
+}
+
+static rlock_status rlock__cluster_full(rlock_cluster *cl) {
+    (void)rlock__why(cl->why, sizeof cl->why, "the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % "
+                     "(seeds included)", RLOCK_CLUSTER_MAX_PRIMARIES, 0, 0);
+    return RLOCK_E_BADARG;
+}
+
+/* ---- the slot map: CLUSTER SHARDS (else CLUSTER SLOTS), read as it comes --
+ * SLOTS: [[start, end, [host, port, id, ...], replicas...], ...].
+ * SHARDS: [{"slots": [start, end, ...], "nodes": [{"endpoint": host, "ip":
+ * ip, "port": p, "role": "master", "health": "online", ...}, ...]}, ...]
+ * (maps are flat arrays under RESP2). A shard's slots come before its nodes:
+ * they are marked RLOCK__CLUSTER_PENDING until its primary is known. */
+enum { RLOCK__MAP_NONE, RLOCK__MAP_BUSY, RLOCK__MAP_DONE, RLOCK__MAP_FAILED };
+enum { RLOCK__F_NONE, RLOCK__F_SLOTS, RLOCK__F_NODES, RLOCK__F_IP, RLOCK__F_EP, RLOCK__F_PORT, RLOCK__F_ROLE,
+       RLOCK__F_HEALTH };
+#define RLOCK__CLUSTER_PENDING 255u
+
+static int rlock__is(const rlock_resp_value *v, const char *s) {
+    size_t n = strlen(s);
+    return (v->type == RLOCK_RESP_BULK || v->type == RLOCK_RESP_STATUS) && v->len == n && memcmp(v->str, s, n) == 0;
+}
+
+static void rlock__cluster_mark(rlock_cluster *cl, long long lo, long long hi, unsigned v) {
+    long long k;
+    if (lo < 0 || hi >= RLOCK_CLUSTER_SLOTS || lo > hi) return;
+    for (k = lo; k <= hi; k++) cl->slot[k] = (unsigned char)v;
+}
+
+/* The shard's slots marked pending go to its primary (index + 1; 0: none known). */
+static void rlock__cluster_settle(rlock_cluster *cl, unsigned v) {
+    size_t k;
+    if (!cl->pending) return;
+    for (k = 0; k < RLOCK_CLUSTER_SLOTS; k++)
+        if (cl->slot[k] == RLOCK__CLUSTER_PENDING) cl->slot[k] = (unsigned char)v;
+    cl->pending = 0;
+}
+
+/* A primary's address as read: its index (added when new), -1 unusable. */
+static int rlock__cluster_at(rlock_cluster *cl, const char *host, int port) {
+    int idx;
+    if (!host[0] || (host[0] == '?' && !host[1]) || port <= 0) return -1; /* endpoint unknown: MOVED will say */
+    idx = rlock__cluster_add(cl, host, strlen(host), port);
+    if (idx == -2) cl->full = 1;
+    return idx;
+}
+
+static void rlock__cluster_text(char *out, size_t cap, const rlock_resp_value *v) {
+    if (v->type == RLOCK_RESP_BULK || v->type == RLOCK_RESP_STATUS) rlock__copy_text(out, cap, v->str, v->len);
+    else out[0] = '\0';
+}
+
+static void rlock__cluster_visit_slots(rlock_cluster *cl, const rlock__walk *w, const rlock_resp_value *v) {
+    if (w->depth == 2 && v->type == RLOCK_RESP_INTEGER && w->pos[1] <= 1) {
+        if (w->pos[1] == 0) cl->lo = v->integer;
+        else cl->hi = v->integer;
+    } else if (w->depth == 3 && w->pos[1] == 2 && w->pos[2] == 0) { /* the primary: host, port, ... */
+        rlock__cluster_text(cl->ep, sizeof cl->ep, v);
+    } else if (w->depth == 3 && w->pos[1] == 2 && w->pos[2] == 1 && v->type == RLOCK_RESP_INTEGER &&
+               v->integer > 0 && v->integer < 65536) {
+        int idx = rlock__cluster_at(cl, cl->ep, (int)v->integer);
+        if (idx >= 0) rlock__cluster_mark(cl, cl->lo, cl->hi, (unsigned)idx + 1u);
+    }
+}
+
+static void rlock__cluster_visit_shards(rlock_cluster *cl, const rlock__walk *w, const rlock_resp_value *v) {
+    int end = v->type == RLOCK_RESP_NONE;
+    if (w->depth == 1) { /* a shard begins or ends */
+        if (end) rlock__cluster_settle(cl, cl->prim >= 0 ? (unsigned)cl->prim + 1u : 0u);
+        cl->field = RLOCK__F_NONE;
+        cl->prim = -1;
+    } else if (w->depth == 2 && !end && w->pos[1] % 2 == 0) {
+        cl->field = rlock__is(v, "slots") ? RLOCK__F_SLOTS : rlock__is(v, "nodes") ? RLOCK__F_NODES : RLOCK__F_NONE;
+    } else if (w->depth == 3 && cl->field == RLOCK__F_SLOTS && v->type == RLOCK_RESP_INTEGER) {
+        if (w->pos[2] % 2 == 0) cl->lo = v->integer;
+        else if (cl->prim >= 0) rlock__cluster_mark(cl, cl->lo, v->integer, (unsigned)cl->prim + 1u);
+        else { rlock__cluster_mark(cl, cl->lo, v->integer, RLOCK__CLUSTER_PENDING); cl->pending = 1; }
+    } else if (w->depth == 3 && cl->field == RLOCK__F_NODES) {
+        if (!end) { /* a node begins */
+            cl->ip[0] = cl->ep[0] = '\0';
+            cl->port_v = 0;
+            cl->role_ok = 0;
+            cl->health_ok = 1;
+        } else if (cl->role_ok && cl->health_ok && cl->prim < 0) { /* the shard's primary, online */
+            int idx = rlock__cluster_at(cl, cl->ep[0] && !(cl->ep[0] == '?' && !cl->ep[1]) ? cl->ep : cl->ip, cl->port_v);
+            if (idx >= 0) {
+                cl->prim = idx;
+                rlock__cluster_settle(cl, (unsigned)idx + 1u);
+            }
+        }
+    } else if (w->depth == 4 && cl->field == RLOCK__F_NODES && !end) {
+        if (w->pos[3] % 2 == 0) {
+            cl->nfield = rlock__is(v, "ip") ? RLOCK__F_IP : rlock__is(v, "endpoint") ? RLOCK__F_EP
+                       : rlock__is(v, "port") ? RLOCK__F_PORT : rlock__is(v, "role") ? RLOCK__F_ROLE
+                       : rlock__is(v, "health") ? RLOCK__F_HEALTH : RLOCK__F_NONE;
+        } else if (cl->nfield == RLOCK__F_IP) rlock__cluster_text(cl->ip, sizeof cl->ip, v);
+        else if (cl->nfield == RLOCK__F_EP) rlock__cluster_text(cl->ep, sizeof cl->ep, v);
+        else if (cl->nfield == RLOCK__F_PORT && v->type == RLOCK_RESP_INTEGER && v->integer > 0 && v->integer < 65536)
+            cl->port_v = (int)v->integer;
+        else if (cl->nfield == RLOCK__F_ROLE) cl->role_ok = rlock__is(v, "master") || rlock__is(v, "primary");
+        else if (cl->nfield == RLOCK__F_HEALTH) cl->health_ok = rlock__is(v, "online");
+    }
+}
+
+static void rlock__cluster_visit(void *user, const rlock__walk *w, const rlock_resp_value *v) {
+    rlock_cluster *cl = (rlock_cluster *)user;
+    if (cl->slots_cmd) rlock__cluster_visit_slots(cl, w, v);
+    else rlock__cluster_visit_shards(cl, w, v);
+}
+
+static uint32_t rlock__cluster_timeout(const rlock_cluster *cl) {
+    return cl->cfg.node_timeout_ms ? cl->cfg.node_timeout_ms : 1000u;
+}
+
+/* Ask node cl->from for the map, or the next node that can be asked; none
+ * left (each asked once in this fetch): RLOCK__MAP_FAILED. */
+static void rlock__cluster_fetch_send(rlock_cluster *cl, uint64_t now) {
+    static const char *const argv[2][2] = { { "CLUSTER", "SHARDS" }, { "CLUSTER", "SLOTS" } };
+    static const size_t lens[2][2] = { { 7, 6 }, { 7, 5 } };
+    uint64_t deadline = now + rlock__cluster_timeout(cl);
+    for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
+        rlock__x x = rlock__x_node(&cl->node[cl->from]);
+        unsigned char *out;
+        size_t cap, len;
+        const char *why;
+        if (rlock__x_begin(&x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
+        len = rlock_resp_encode(out, cap, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
+        if (len == 0) continue;
+        cl->walk.visit = rlock__cluster_visit;
+        cl->walk.user = cl;
+        cl->field = cl->nfield = RLOCK__F_NONE;
+        cl->prim = -1;
+        cl->pending = cl->full = 0;
+        rlock__x_commit_walk(&x, len, &cl->call, RLOCK__TAG_CALL, deadline, &cl->walk);
+        cl->fetch = RLOCK__MAP_BUSY;
+        return;
+    }
+    cl->fetch = RLOCK__MAP_FAILED;
+}
+
+static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, uint64_t now) {
+    if (cl->fetch == RLOCK__MAP_BUSY) return;
+    cl->tries = 0;
+    cl->from = from;
+    cl->slots_cmd = 0;
+    rlock__cluster_fetch_send(cl, now);
+}
+
+/* The fetch's answer: the map is read (the walk filled it in); refused
+ * (CLUSTER SHARDS unknown before Redis 7): CLUSTER SLOTS; failed: the next node. */
+static void rlock__cluster_fetch_done(rlock__call *self, rlock_client *c, size_t i, const rlock__event *ev) {
+    rlock_cluster *cl = (rlock_cluster *)(void *)((char *)self - offsetof(rlock_cluster, call));
+    (void)i;
+    rlock__cluster_settle(cl, 0);
+    if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ARRAY) {
+        cl->fetch = cl->full ? RLOCK__MAP_FAILED : RLOCK__MAP_DONE;
+        cl->fetches += !cl->full;
+        return;
+    }
+    if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ERROR && !cl->slots_cmd) cl->slots_cmd = 1;
+    else {
+        cl->tries++;
+        cl->from = (cl->from + 1) % cl->n;
+        cl->slots_cmd = 0;
+    }
+    rlock__cluster_fetch_send(cl, rlock__now(c));
 }
 
 RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *hosts, const int *ports, size_t n,
@@ -5187,6 +5647,7 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     if (cfg) cl->cfg = *cfg;
     cl->connect = connect;
     cl->user = user;
+    cl->call.done = rlock__cluster_fetch_done;
     for (i = 0; i < n; i++)
         if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
             rlock_status st = rlock__why(cl->why, sizeof cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
@@ -5201,13 +5662,16 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
 RLOCKDEF const char *rlock_cluster_error(const rlock_cluster *cl) { return cl ? cl->why : ""; }
 
 RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot) {
-    return cl && slot < RLOCK_CLUSTER_SLOTS && cl->slot[slot] ? (size_t)cl->slot[slot] - 1 : 0;
+    return cl && slot < RLOCK_CLUSTER_SLOTS && cl->slot[slot] && cl->slot[slot] <= cl->n ? (size_t)cl->slot[slot] - 1 : 0;
 }
 
 RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
                                               rlock_kind kind) {
+    rlock_status st;
     if (!rlock__cluster_ok(cl) || !key) return RLOCK_E_BADARG;
-    return rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
+    st = rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
+    if (st == RLOCK_OK) memset(&lk->cl, 0, sizeof lk->cl);
+    return st;
 }
 
 /* "MOVED 3999 127.0.0.1:6381" / "ASK ..." -> slot, host, port. 0 ok. */
@@ -5230,77 +5694,232 @@ static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, cons
     return 0;
 }
 
-enum { RLOCK__CL_ACQUIRE, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+enum { RLOCK__CL_ACQUIRE = 1, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+/* IDLE; MAP: waiting for the slot map; START: the lock call is due; RUN: it runs; PAUSE: until wake_at */
+enum { RLOCK__CLP_IDLE, RLOCK__CLP_MAP, RLOCK__CLP_START, RLOCK__CLP_RUN, RLOCK__CLP_PAUSE };
 #define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
+#define RLOCK__CLUSTER_TRIES 20      /* -TRYAGAIN (slot migrating): again after 10..80 ms, ~1.4 s in all */
 
-static rlock_status rlock__cluster_run(rlock_cluster *cl, rlock_lock *lk, int op, long long ttl, long long wait) {
-    rlock_status st = RLOCK_E_STATE;
-    int hops = 0, io = 0, asked = 0;
-    uint64_t wait_end;
-    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
-        return RLOCK_E_BADARG;
-    wait_end = rlock__now(lk->client) + (uint64_t)(wait > 0 ? wait : 0);
+static rlock_client *rlock__cluster_home(rlock_cluster *cl, const rlock_lock *lk) {
+    return &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(lk->key, lk->key_len))];
+}
+
+static void rlock__cluster_unlink(rlock_cluster *cl, rlock_lock *lk) {
+    rlock_lock **p = &cl->ops;
+    while (*p && *p != lk) p = &(*p)->cl.next;
+    if (*p) *p = lk->cl.next;
+    lk->cl.next = NULL;
+    lk->cl.phase = RLOCK__CLP_IDLE;
+}
+
+/* The lock call's status st, redirects followed: RLOCK_WOULD_BLOCK when the
+ * operation goes on (phase says how), else its final status. */
+static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rlock_status st, uint64_t now) {
+    rlock__cluster_op *o = &lk->cl;
+    const char *err = rlock_node_error(lk->client->nodes[0]);
+    int asking = lk->asking;
+    lk->asking = 0;
+    if (st == RLOCK_E_MOVED && o->hops++ < RLOCK_CLUSTER_HOPS) {
+        const char *host;
+        size_t hl;
+        int ask, port, idx;
+        unsigned slot;
+        if (rlock__cluster_redirect(err, &ask, &slot, &host, &hl, &port) != 0) return st;
+        idx = rlock__cluster_add(cl, host, hl, port);
+        if (idx < 0) {
+            if (idx == -2) (void)rlock__cluster_full(cl);
+            else (void)rlock__why(cl->why, sizeof cl->why, "redirected to an address that cannot be used", 0, 0, 0);
+            return st;
+        }
+        if (ask) cl->asked++;
+        else { /* the slot moved: learn it now, and the rest of the map again */
+            cl->slot[slot] = (unsigned char)(idx + 1);
+            cl->moved++;
+            rlock__cluster_fetch_start(cl, (size_t)idx, now);
+        }
+        lk->asking = ask; /* ASK: this once, at the importing primary */
+        o->asked |= (unsigned char)ask;
+        lk->client = &cl->client[idx];
+        o->phase = RLOCK__CLP_START;
+        return RLOCK_WOULD_BLOCK;
+    }
+    if (st == RLOCK_E_IO && cl->n > 1 && o->io++ < RLOCK__CLUSTER_IO_TRIES) {
+        /* Unreachable: maybe failing over. Another node answers MOVED to
+         * whoever serves the slot (the old address until a replica is promoted). */
+        lk->client = &cl->client[((size_t)(lk->client - cl->client) + 1) % cl->n];
+        o->hops = 0;
+        o->wake_at = now + 100u;
+        o->phase = RLOCK__CLP_PAUSE;
+        return RLOCK_WOULD_BLOCK;
+    }
+    if (st == RLOCK_E_REDIS && strlen(err) >= 8 && memcmp(err, "TRYAGAIN", 8) == 0 && o->again++ < RLOCK__CLUSTER_TRIES) {
+        /* a multi-key script while its slot migrates: the same node, soon */
+        lk->asking = asking;
+        o->wake_at = now + (10u << (o->again < 4 ? o->again - 1 : 3));
+        o->phase = RLOCK__CLP_PAUSE;
+        return RLOCK_WOULD_BLOCK;
+    }
+    /* After an ASK the slot is still the map's primary's: the next operation
+     * starts there again (and is sent on if need be). */
+    if (o->asked) lk->client = rlock__cluster_home(cl, lk);
+    if (st == RLOCK_NOT_ACQUIRED && o->timed) st = RLOCK_TIMEOUT; /* the wait ran out across redirects */
+    return st;
+}
+
+/* Move lk's cluster operation as far as it goes now. */
+static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
+    rlock__cluster_op *o = &lk->cl;
     for (;;) {
-        long long left = 0;
-        if (op == RLOCK__CL_ACQUIRE) {
-            uint64_t now = rlock__now(lk->client);
-            left = wait > 0 && now < wait_end ? (long long)(wait_end - now) : 0;
-        }
-        st = op == RLOCK__CL_ACQUIRE ? rlock_acquire(lk, ttl, left) : op == RLOCK__CL_EXTEND ? rlock_extend(lk, ttl)
-                                                                    : rlock_release(lk);
-        lk->asking = 0;
-        if (st == RLOCK_E_MOVED && hops++ < RLOCK_CLUSTER_HOPS) {
-            const char *host;
-            size_t hl;
-            int ask, port, idx;
-            unsigned slot;
-            if (rlock__cluster_redirect(rlock_node_error(lk->client->nodes[0]), &ask, &slot, &host, &hl, &port) != 0)
-                return st;
-            idx = rlock__cluster_add(cl, host, hl, port);
-            if (idx < 0) {
-                rlock__why(cl->why, sizeof cl->why, "redirected to a primary that cannot be added (% known, at most %)",
-                           (long long)cl->n, RLOCK_CLUSTER_MAX_PRIMARIES, 0);
-                return st;
+        uint64_t now = rlock__now(lk->client);
+        rlock_status st;
+        switch (o->phase) {
+        case RLOCK__CLP_MAP:
+            if (cl->fetch == RLOCK__MAP_BUSY) return RLOCK_WOULD_BLOCK;
+            if (cl->full) return rlock__cluster_full(cl);
+            /* a lock not held goes where the map says (held: where it was granted) */
+            if (o->kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD) lk->client = rlock__cluster_home(cl, lk);
+            o->phase = RLOCK__CLP_START;
+            continue;
+        case RLOCK__CLP_PAUSE:
+            if (now < o->wake_at) return RLOCK_WOULD_BLOCK;
+            o->phase = RLOCK__CLP_START;
+            continue;
+        case RLOCK__CLP_START:
+            if (o->kind == RLOCK__CL_ACQUIRE) {
+                long long left = o->wait_end > now ? (long long)(o->wait_end - now) : 0;
+                st = rlock_acquire_begin(lk, o->ttl, left);
+            } else {
+                st = o->kind == RLOCK__CL_EXTEND ? rlock_extend_begin(lk, o->ttl) : rlock_release_begin(lk);
             }
-            if (!ask) cl->slot[slot] = (unsigned char)(idx + 1);
-            lk->asking = ask; /* ASK: this once, at the importing primary */
-            asked |= ask;
-            lk->client = &cl->client[idx];
-            continue;
+            o->phase = RLOCK__CLP_RUN;
+            if (st == RLOCK_WOULD_BLOCK) return st;
+            break;
+        case RLOCK__CLP_RUN:
+            st = rlock_step(lk);
+            if (st == RLOCK_WOULD_BLOCK) return st;
+            break;
+        default:
+            return RLOCK_E_STATE;
         }
-        if (st == RLOCK_E_IO && cl->n > 1 && io++ < RLOCK__CLUSTER_IO_TRIES) {
-            /* Unreachable: maybe failing over. Another primary answers MOVED
-             * to whoever serves the slot (the old address until a replica
-             * is promoted). */
-            size_t cur = (size_t)(lk->client - cl->client);
-            rlock__sleep(lk->client, 100);
-            lk->client = &cl->client[(cur + 1) % cl->n];
-            hops = 0;
-            continue;
-        }
-        /* After an ASK the slot is still the map's primary's: the next
-         * operation starts there again (and is sent on if need be). */
-        if (asked) lk->client = &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(lk->key, lk->key_len))];
-        return st;
+        st = rlock__cluster_judge(cl, lk, st, rlock__now(lk->client));
+        if (st != RLOCK_WOULD_BLOCK) return st;
     }
 }
 
+static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int kind, long long ttl, long long wait) {
+    uint64_t now;
+    rlock_status st;
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
+        return RLOCK_E_BADARG;
+    if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (kind != RLOCK__CL_RELEASE && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (wait < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait, 0, 0);
+    now = rlock__now(lk->client);
+    memset(&lk->cl, 0, sizeof lk->cl);
+    lk->cl.kind = (unsigned char)kind;
+    lk->cl.ttl = ttl;
+    lk->cl.wait_end = now + (uint64_t)wait;
+    lk->cl.timed = wait > 0;
+    lk->cl.phase = RLOCK__CLP_MAP;
+    lk->cl.next = cl->ops;
+    cl->ops = lk;
+    if (cl->fetch == RLOCK__MAP_NONE) rlock__cluster_fetch_start(cl, 0, now); /* the map, before the first lock */
+    st = rlock__cluster_advance(cl, lk);
+    if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);
+    return st;
+}
+
+RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms,
+                                                  long long wait_ms) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+}
+RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+}
+RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+}
+
+RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk) {
+    rlock_status st;
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (lk->cl.phase == RLOCK__CLP_IDLE) return RLOCK_E_STATE;
+    if (cl->fetch == RLOCK__MAP_BUSY) rlock__client_step(&cl->client[cl->from]);
+    st = rlock__cluster_advance(cl, lk);
+    if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);
+    return st;
+}
+
+RLOCKDEF void rlock_cluster_cancel(rlock_cluster *cl, rlock_lock *lk) {
+    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->cl.phase == RLOCK__CLP_IDLE) return;
+    if (lk->op.kind != RLOCK__OP_NONE) {
+        rlock_cancel(lk);
+        (void)rlock_result(lk); /* a finished op's result: its grant, if any, is kept */
+    }
+    lk->asking = 0;
+    rlock__cluster_unlink(cl, lk);
+}
+
+RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
+    size_t i, k = 0;
+    uint32_t t = UINT32_MAX;
+    uint64_t now;
+    const rlock_lock *o;
+    if (timeout_ms) *timeout_ms = 0;
+    if (!rlock__cluster_ok(cl) || (!out && cap)) return 0;
+    for (i = 0; i < cl->n; i++) {
+        uint32_t ti = UINT32_MAX;
+        k += rlock_client_interest(&cl->client[i], k < cap ? out + k : NULL, k < cap ? cap - k : 0, &ti);
+        if (ti < t) t = ti;
+    }
+    now = rlock__now(&cl->client[0]);
+    for (o = cl->ops; o; o = o->cl.next) {
+        if (o->cl.phase == RLOCK__CLP_PAUSE) {
+            uint32_t ti = o->cl.wake_at <= now ? 0 : o->cl.wake_at - now > UINT32_MAX - 1u ? UINT32_MAX - 1u
+                                                                                        : (uint32_t)(o->cl.wake_at - now);
+            if (ti < t) t = ti;
+        } else if (o->cl.phase == RLOCK__CLP_START || (o->cl.phase == RLOCK__CLP_MAP && cl->fetch != RLOCK__MAP_BUSY)) {
+            t = 0;
+        }
+    }
+    if (timeout_ms) *timeout_ms = t;
+    return k;
+}
+
+/* The blocking calls: begin, then step, waiting on what the step needs. */
+static rlock_status rlock__cluster_run(rlock_cluster *cl, rlock_lock *lk, rlock_status st) {
+    while (st == RLOCK_WOULD_BLOCK) {
+        uint32_t t;
+        st = rlock_cluster_step(cl, lk);
+        if (st != RLOCK_WOULD_BLOCK) break;
+        (void)rlock_cluster_interest(cl, NULL, 0, &t);
+        if (lk->cl.phase == RLOCK__CLP_MAP) rlock__client_wait(&cl->client[cl->from], t);
+        else if (lk->cl.phase == RLOCK__CLP_RUN) rlock__client_wait(lk->client, t);
+        else if (t) rlock__sleep(lk->client, t);
+    }
+    return st;
+}
+
 RLOCKDEF rlock_status rlock_cluster_acquire(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms, long long wait_ms) {
-    return rlock__cluster_run(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+    return rlock__cluster_run(cl, lk, rlock_cluster_acquire_begin(cl, lk, ttl_ms, wait_ms));
 }
 RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
-    return rlock__cluster_run(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+    return rlock__cluster_run(cl, lk, rlock_cluster_extend_begin(cl, lk, ttl_ms));
 }
 RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk) {
-    return rlock__cluster_run(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+    return rlock__cluster_run(cl, lk, rlock_cluster_release_begin(cl, lk));
 }
 
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     size_t i;
     if (!cl) return;
-    for (i = 0; i < cl->n; i++) rlock_client_close(&cl->client[i]);
+    for (i = 0; i < cl->n; i++) {
+        rlock__x x = rlock__x_node(&cl->node[i]);
+        (void)rlock__x_disown(&x, &cl->call); /* a fetch in flight: its failure is nobody's */
+        rlock_client_close(&cl->client[i]);
+    }
+    if (cl->fetch == RLOCK__MAP_BUSY) cl->fetch = RLOCK__MAP_NONE;
 }
-
 #endif /* RLOCK_NO_CLUSTER */
 
 #endif /* RLOCK_IMPLEMENTATION_INCLUDED */

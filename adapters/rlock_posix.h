@@ -93,6 +93,10 @@
 extern "C" {
 #endif
 
+/* Where a Sentinel-led connect is (rlock_posix_conn.phase). */
+enum { RLOCK__SN_NONE = 0, RLOCK__SN_ASK_CONN, RLOCK__SN_ASK_SEND, RLOCK__SN_ASK_READ, RLOCK__SN_PRIM_CONN,
+       RLOCK__SN_PRIM_SEND, RLOCK__SN_PRIM_READ };
+
 typedef struct rlock_posix_conn {
     rlock_transport tr;            /* filled by init; hand it to rlock_node_init */
     int fd;                        /* -1 when not connected */
@@ -107,9 +111,16 @@ typedef struct rlock_posix_conn {
     uint64_t connect_start_ms;     /* monotonic ms when this connect began */
     int addr_index;                /* getaddrinfo entry being tried */
     const struct rlock_posix_sentinel *sentinel; /* set: host/port come from Sentinel at each connect */
-    /* how a fresh connect starts when not the plain way (Sentinel); a
-     * pointer, so that a program without it needs no rlock core */
+    /* how a connect goes when not the plain way (Sentinel): called for a
+     * fresh connect and then for each step until it said 1; a pointer, so
+     * that a program without it needs no rlock core */
     int (*start)(struct rlock_posix_conn *c);
+    int phase;                     /* where start's connect is (RLOCK__SN_*), 0: not begun */
+    size_t sn_at, sn_len, sn_off;  /* Sentinel asked; bytes in sn_buf; sent / parsed so far */
+    unsigned char sn_buf[512];     /* its question and answer, then [AUTH] ROLE and the reply */
+    /* 1: a Sentinel announced a new primary (rlock_posix_sentinel_watch):
+     * the next send/recv drops this connection, so rlock reconnects */
+    int switched;
 } rlock_posix_conn;
 
 /* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
@@ -335,11 +346,10 @@ static int rlock__posix_start(rlock_posix_conn *c) {
     return rlock__posix_start_tcp(c, 0);
 }
 
+static int rlock__posix_progress(rlock_posix_conn *c);
+
 static int rlock__posix_connect(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
-    struct pollfd p;
-    int r, soerr = 0;
-    socklen_t sl = (socklen_t)sizeof soerr;
     if (!c) return RLOCK_IO_ERROR;
     if (c->fd >= 0 && !c->connecting) return 1;
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
@@ -347,10 +357,21 @@ static int rlock__posix_connect(void *ctx) {
         c->connecting = 0;
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();
+        c->phase = 0;
         if (c->start) return c->start(c);
         return rlock__posix_start(c);
     }
-    /* in progress: poll without waiting, then ask the socket how it went */
+    if (c->start) return c->start(c); /* its next step */
+    return rlock__posix_progress(c);
+}
+
+/* A TCP connect in progress: poll without waiting, then ask the socket how
+ * it went. 1 connected, 0 not yet, RLOCK_IO_ERROR (every address failed,
+ * or the bound ran out). */
+static int rlock__posix_progress(rlock_posix_conn *c) {
+    struct pollfd p;
+    int r, soerr = 0;
+    socklen_t sl = (socklen_t)sizeof soerr;
     p.fd = c->fd;
     p.events = POLLOUT;
     p.revents = 0;
@@ -385,6 +406,12 @@ static int rlock__posix_connect(void *ctx) {
 /* send/recv before connect() said 1: finish the connect first, so a caller
  * that only waits and retries send/recv still makes progress. */
 static int rlock__posix_ready(rlock_posix_conn *c) {
+    if (c->switched) { /* the primary moved: a fresh connect asks the Sentinels again */
+        c->switched = 0;
+        rlock__posix_drop(c);
+        snprintf(c->err, sizeof c->err, "the Sentinels announced a new primary (+switch-master)");
+        return RLOCK_IO_CLOSED;
+    }
     return c->connecting ? rlock__posix_connect(c) : 1;
 }
 
@@ -395,7 +422,7 @@ static long rlock__posix_send(void *ctx, const unsigned char *buf, size_t len) {
         if (c) snprintf(c->err, sizeof c->err, "send: not connected");
         return RLOCK_IO_ERROR;
     }
-    if ((n = rlock__posix_ready(c)) != 1) return n;
+    if ((n = rlock__posix_ready(c)) != 1) return n == RLOCK_IO_CLOSED ? RLOCK_IO_ERROR : n;
     n = rlock_posix_fd_send(c->fd, buf, len);
     if (n == RLOCK_IO_ERROR) rlock__posix_seterr(c, "send", errno);
     return n;
@@ -416,9 +443,18 @@ static long rlock__posix_recv(void *ctx, unsigned char *buf, size_t len) {
     return n;
 }
 
-/* While connecting, wait for writability but never past the connect bound:
- * when it runs out, report "ready" so that the next connect() call fails
- * with the timeout instead of the caller sleeping on. */
+/* What to poll the descriptor for: while connecting, writability - but a
+ * Sentinel-led connect reads the answers to its questions. */
+static int rlock__posix_events(void *ctx, int want) {
+    const rlock_posix_conn *c = (const rlock_posix_conn *)ctx;
+    if (!c || !c->connecting) return want;
+    return c->phase == RLOCK__SN_ASK_READ || c->phase == RLOCK__SN_PRIM_READ ? RLOCK_WANT_READ : RLOCK_WANT_WRITE;
+}
+
+/* While connecting, wait for what the connect needs (writability; a
+ * Sentinel's answer) but never past the connect bound: when it runs out,
+ * report "ready" so that the next connect() call fails with the timeout
+ * instead of the caller sleeping on. */
 static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
     int r;
@@ -426,7 +462,7 @@ static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
     if (c->connecting) {
         uint64_t left = rlock__posix_connect_left(c);
         uint32_t t = left < (uint64_t)timeout_ms ? (uint32_t)left : timeout_ms;
-        r = rlock_posix_fd_wait(c->fd, RLOCK_WANT_WRITE, t);
+        r = rlock_posix_fd_wait(c->fd, rlock__posix_events(c, RLOCK_WANT_WRITE), t);
         if (r == 0 && left <= (uint64_t)timeout_ms) return 1;
         return r;
     }
@@ -485,6 +521,7 @@ static void rlock__posix_fill(rlock_posix_conn *c, uint32_t connect_timeout_ms) 
     c->tr.close = rlock__posix_close_hook;
     c->tr.wait = rlock__posix_wait;
     c->tr.fd = rlock__posix_fd_hook;
+    c->tr.events = rlock__posix_events;
     c->tr.error = rlock__posix_error_hook;
     c->tr.wait_many = rlock_posix_wait_many;
 }
@@ -542,105 +579,201 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * Each (re)connect asks the Sentinels, in order, SENTINEL
  * GET-MASTER-ADDR-BY-NAME, connects to the first address named, and asks it
  * ROLE: only a server that says "master" is used - never a replica, even one
- * a Sentinel still names during a failover (a server that wants AUTH first is
- * asked after AUTH with the given credentials). All of it blocks, within
- * connect_timeout_ms. rlock reconnects after a dropped connection and after
- * a READONLY reply (a primary demoted under it), so each failover is
- * followed by a fresh question to the Sentinels. */
+ * a Sentinel still names during a failover (with credentials, AUTH goes
+ * before ROLE). It is a connect like any other, within connect_timeout_ms,
+ * and as non-blocking: each connect() call moves it on as far as the
+ * sockets allow and says 0 until the primary has answered (the fd and
+ * events hooks give the socket and what it waits for), so an event loop
+ * never blocks in it (a Sentinel given by name still resolves through
+ * getaddrinfo). rlock reconnects after a dropped connection and after a
+ * READONLY reply (a primary demoted under it), so each failover is followed
+ * by a fresh question to the Sentinels; rlock_posix_sentinel_watch (below)
+ * reconnects as soon as the Sentinels announce it. */
 
-/* One command on a blocking exchange over c (connected), within c's
- * connect budget; the reply parsed into *rep, pointing into buf. 0 ok. */
-static int rlock__posix_ask(rlock_posix_conn *c, int argc, const char *const *argv, unsigned char *buf,
-                            size_t cap, rlock_reply *rep) {
-    size_t lens[4], n, off = 0, have = 0;
+/* Encode argv into c->sn_buf as the request to send (appended). 0 no room. */
+static int rlock__sn_put(rlock_posix_conn *c, int argc, const char *const *argv) {
+    size_t lens[3], n;
     int i;
     for (i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
-    n = rlock_resp_encode(buf, cap, argc, argv, lens);
-    if (n == 0) return -1;
-    while (off < n) {
-        long w = rlock__posix_send(c, buf + off, n - off);
-        if (w < 0) return -1;
-        off += (size_t)w;
-        if (off < n && (rlock__posix_connect_left(c) == 0 ||
-                        rlock__posix_wait(c, RLOCK_WANT_WRITE, (uint32_t)rlock__posix_connect_left(c)) < 0))
-            return -1;
-    }
-    for (;;) {
-        long got = rlock_resp_parse(buf, have, cap, rep), r;
-        if (got > 0) return 0;
-        if (got < 0) return -1;
-        r = rlock__posix_recv(c, buf + have, cap - have);
-        if (r > 0) { have += (size_t)r; continue; }
-        if (r < 0 || rlock__posix_connect_left(c) == 0) return -1;
-        (void)rlock__posix_wait(c, RLOCK_WANT_READ, (uint32_t)rlock__posix_connect_left(c));
-    }
+    n = rlock_resp_encode(c->sn_buf + c->sn_len, sizeof c->sn_buf - c->sn_len, argc, argv, lens);
+    c->sn_len += n;
+    return n != 0;
 }
 
-/* Connect c (host/port set) and finish the connect, blocking within budget. */
-static int rlock__posix_connect_blocking(rlock_posix_conn *c) {
-    int r = rlock__posix_start(c);
-    while (r == 0) {
-        uint64_t left = rlock__posix_connect_left(c);
-        if (left == 0) break;
-        (void)rlock__posix_wait(c, RLOCK_WANT_WRITE, (uint32_t)left);
-        r = rlock__posix_connect(c);
+/* Start on Sentinel c->sn_at, or the next that can be started: 1 started,
+ * 0 none left (c->err says why the last failed). */
+static int rlock__sn_ask(rlock_posix_conn *c) {
+    const rlock_posix_sentinel *sn = c->sentinel;
+    const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
+    for (; c->sn_at < sn->n && rlock__posix_connect_left(c) > 0; c->sn_at++) {
+        int r;
+        snprintf(c->host, sizeof c->host, "%s", sn->host[c->sn_at]);
+        c->port = sn->port[c->sn_at];
+        c->addr_index = 0;
+        r = rlock__posix_start_tcp(c, 0);
+        if (r < 0) continue;
+        c->sn_len = c->sn_off = 0;
+        if (!rlock__sn_put(c, 3, ask)) { snprintf(c->err, sizeof c->err, "Sentinel master name too long"); break; }
+        c->phase = r == 1 ? RLOCK__SN_ASK_SEND : RLOCK__SN_ASK_CONN;
+        c->connecting = 1;
+        return 1;
     }
-    if (r == 1) return 0;
-    if (r == 0) snprintf(c->err, sizeof c->err, "connect %.64s:%d: timed out", c->host, c->port);
     rlock__posix_drop(c);
+    c->phase = RLOCK__SN_NONE;
+    return 0;
+}
+
+/* Open the next socket with start(c) while the current one is still open,
+ * then close that: the new descriptor never reuses the old number, so an
+ * event loop that watches descriptors (epoll) sees a new one to register. */
+static int rlock__sn_move(rlock_posix_conn *c, int (*start)(rlock_posix_conn *c)) {
+    int old = c->fd, r;
+    c->fd = -1;
+    c->connecting = 0;
+    r = start(c);
+    if (old >= 0) close(old);
+    return r;
+}
+
+static int rlock__sn_start_primary(rlock_posix_conn *c) {
+    c->addr_index = 0;
+    return rlock__posix_start_tcp(c, 0);
+}
+
+/* This Sentinel failed (why): on to the next. */
+static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
+    const rlock_posix_sentinel *sn = c->sentinel;
+    char w[64];
+    snprintf(w, sizeof w, "%s", why);
+    snprintf(c->err, sizeof c->err, "Sentinel %.40s:%d: %.63s", sn->host[c->sn_at], sn->port[c->sn_at], w);
+    c->sn_at++;
+    rlock__sn_move(c, rlock__sn_ask);
+}
+
+/* The Sentinel's answer in sn_buf[0..sn_off): 1 a primary's address (now in
+ * c->host/port), 0 incomplete, -1 not an address (c->err says). */
+static int rlock__sn_answer(rlock_posix_conn *c) {
+    const rlock_posix_sentinel *sn = c->sentinel;
+    rlock_reply rep;
+    long got = rlock_resp_parse(c->sn_buf, c->sn_off, sizeof c->sn_buf, &rep);
+    size_t k;
+    int port = 0;
+    if (got == 0) return 0;
+    if (got < 0 || rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
+        rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof c->host ||
+        rep.elem[1].len == 0 || rep.elem[1].len > 5) {
+        snprintf(c->err, sizeof c->err, "does not know '%.60s'", sn->master);
+        return -1;
+    }
+    for (k = 0; k < rep.elem[1].len; k++) port = port * 10 + (rep.elem[1].str[k] - '0');
+    if (port < 1 || port > 65535) return -1;
+    memcpy(c->host, rep.elem[0].str, rep.elem[0].len);
+    c->host[rep.elem[0].len] = '\0';
+    c->port = port;
+    return 1;
+}
+
+/* [AUTH's reply] ROLE's reply in sn_buf[0..sn_off): 1 "master", 0
+ * incomplete, -1 anything else. The whole reply is read, so that none of
+ * it is left for rlock's first request. */
+static int rlock__sn_role(rlock_posix_conn *c) {
+    rlock_reply rep;
+    long got, off = 0;
+    if (c->sentinel->password) { /* AUTH's answer; ROLE says whether it mattered */
+        got = rlock_resp_parse(c->sn_buf, c->sn_off, sizeof c->sn_buf, &rep);
+        if (got <= 0) return got == 0 ? 0 : -1;
+        off = got;
+    }
+    got = rlock_resp_parse(c->sn_buf + off, c->sn_off - (size_t)off, sizeof c->sn_buf - (size_t)off, &rep);
+    if (got == 0) return 0;
+    if ((size_t)(off + got) == c->sn_off && rep.v.type == RLOCK_RESP_ARRAY && rep.count >= 1 &&
+        rep.elem[0].type == RLOCK_RESP_BULK && rep.elem[0].len == 6 && memcmp(rep.elem[0].str, "master", 6) == 0)
+        return 1;
     return -1;
 }
 
+/* The connect hook of a Sentinel-led connection: one step as far as the
+ * sockets allow. 1 connected to the primary, 0 in progress, RLOCK_IO_ERROR. */
 static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
-    unsigned char buf[512];
-    rlock_reply rep;
-    size_t i;
-    char why[128] = "no Sentinel answered";
-    for (i = 0; i < sn->n && i < RLOCK_POSIX_MAX_SENTINELS; i++) {
-        rlock_posix_conn q;
-        const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
-        char host[256];
-        int port = 0, ok;
-        size_t k;
-        if (rlock__posix_connect_left(c) == 0) break;
-        if (rlock_posix_init_tcp(&q, sn->host[i], sn->port[i], (uint32_t)rlock__posix_connect_left(c)) != 0) continue;
-        q.connect_start_ms = rlock__posix_now_ms();
-        ok = rlock__posix_connect_blocking(&q) == 0 && rlock__posix_ask(&q, 3, ask, buf, sizeof buf, &rep) == 0;
-        rlock__posix_drop(&q);
-        if (!ok) { snprintf(why, sizeof why, "Sentinel %.40s:%d: %.40s", sn->host[i], sn->port[i], q.err[0] ? q.err : "no reply"); continue; }
-        if (rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
-            rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof host ||
-            rep.elem[1].len == 0 || rep.elem[1].len > 5) {
-            snprintf(why, sizeof why, "Sentinel %.40s:%d does not know '%.30s'", sn->host[i], sn->port[i], sn->master);
+    for (;;) {
+        long n;
+        int r;
+        if (c->phase == RLOCK__SN_NONE) { /* a fresh connect: the first Sentinel */
+            c->sn_at = 0;
+            snprintf(c->err, sizeof c->err, "no Sentinel answered");
+            if (!rlock__sn_ask(c)) return RLOCK_IO_ERROR;
             continue;
         }
-        memcpy(host, rep.elem[0].str, rep.elem[0].len);
-        host[rep.elem[0].len] = '\0';
-        for (k = 0; k < rep.elem[1].len; k++) port = port * 10 + (rep.elem[1].str[k] - '0');
-        if (port < 1 || port > 65535) continue;
-        memcpy(c->host, host, rep.elem[0].len + 1);
-        c->port = port;
-        if (rlock__posix_connect_blocking(c) != 0) return RLOCK_IO_ERROR;
-        {   /* never a replica: ask the server itself */
-            const char *role[1] = { "ROLE" };
-            ok = rlock__posix_ask(c, 1, role, buf, sizeof buf, &rep) == 0;
-            if (ok && rep.v.type == RLOCK_RESP_ERROR && sn->password) { /* NOAUTH: log in first */
-                const char *auth[3] = { "AUTH", sn->username ? sn->username : sn->password, sn->password };
-                ok = rlock__posix_ask(c, sn->username ? 3 : 2, auth, buf, sizeof buf, &rep) == 0 &&
-                     rep.v.type == RLOCK_RESP_STATUS && rlock__posix_ask(c, 1, role, buf, sizeof buf, &rep) == 0;
-            }
-            if (ok && rep.v.type == RLOCK_RESP_ARRAY && rep.count >= 1 && rep.elem[0].type == RLOCK_RESP_BULK &&
-                rep.elem[0].len == 6 && memcmp(rep.elem[0].str, "master", 6) == 0)
-                return 1;
-            snprintf(c->err, sizeof c->err, "%.64s:%d (named by Sentinel) does not say it is a primary", c->host,
-                     c->port);
+        if (rlock__posix_connect_left(c) == 0) {
+            int asking = c->phase <= RLOCK__SN_ASK_READ;
+            snprintf(c->err, sizeof c->err, "%s %.64s:%d: timed out", asking ? "Sentinel" : "connect", c->host, c->port);
             rlock__posix_drop(c);
+            c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
         }
+        switch (c->phase) {
+        case RLOCK__SN_ASK_CONN:
+        case RLOCK__SN_PRIM_CONN:
+            r = rlock__posix_progress(c);
+            c->connecting = 1; /* until the primary said ROLE master */
+            if (r == 0) return RLOCK_IO_WOULD_BLOCK;
+            if (r < 0 && c->phase == RLOCK__SN_ASK_CONN) { rlock__sn_next(c, c->err); break; }
+            if (r < 0) { c->phase = RLOCK__SN_NONE; c->connecting = 0; return RLOCK_IO_ERROR; }
+            c->phase++; /* to its _SEND */
+            break;
+        case RLOCK__SN_ASK_SEND:
+        case RLOCK__SN_PRIM_SEND:
+            n = rlock_posix_fd_send(c->fd, c->sn_buf + c->sn_off, c->sn_len - c->sn_off);
+            if (n == RLOCK_IO_WOULD_BLOCK) return RLOCK_IO_WOULD_BLOCK;
+            if (n < 0 && c->phase == RLOCK__SN_ASK_SEND) { rlock__sn_next(c, strerror(errno)); break; }
+            if (n < 0) {
+                rlock__posix_seterr(c, "send", errno);
+                rlock__posix_drop(c);
+                c->phase = RLOCK__SN_NONE;
+                return RLOCK_IO_ERROR;
+            }
+            c->sn_off += (size_t)n;
+            if (c->sn_off == c->sn_len) { c->phase++; c->sn_off = 0; } /* to its _READ */
+            break;
+        case RLOCK__SN_ASK_READ:
+        case RLOCK__SN_PRIM_READ:
+            n = rlock_posix_fd_recv(c->fd, c->sn_buf + c->sn_off, sizeof c->sn_buf - c->sn_off);
+            if (n == RLOCK_IO_WOULD_BLOCK) return RLOCK_IO_WOULD_BLOCK;
+            if (n > 0) c->sn_off += (size_t)n;
+            r = n > 0 ? (c->phase == RLOCK__SN_ASK_READ ? rlock__sn_answer(c) : rlock__sn_role(c)) : -1;
+            if (r == 0 && c->sn_off < sizeof c->sn_buf) break;
+            if (r == 0) snprintf(c->err, sizeof c->err, "answer longer than %u bytes", (unsigned)sizeof c->sn_buf);
+            if (n < 0) snprintf(c->err, sizeof c->err, "closed the connection before answering");
+            if (c->phase == RLOCK__SN_ASK_READ) {
+                const char *role[1] = { "ROLE" };
+                const char *auth[3] = { "AUTH", sn->username ? sn->username : sn->password, sn->password };
+                if (r != 1) { rlock__sn_next(c, c->err); break; }
+                r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
+                if (r < 0) { c->phase = RLOCK__SN_NONE; return RLOCK_IO_ERROR; }
+                c->sn_len = c->sn_off = 0;
+                if ((sn->password && !rlock__sn_put(c, sn->username ? 3 : 2, auth)) || !rlock__sn_put(c, 1, role)) {
+                    snprintf(c->err, sizeof c->err, "credentials too long");
+                    rlock__posix_drop(c);
+                    c->phase = RLOCK__SN_NONE;
+                    return RLOCK_IO_ERROR;
+                }
+                c->phase = r == 1 ? RLOCK__SN_PRIM_SEND : RLOCK__SN_PRIM_CONN;
+                c->connecting = 1;
+                break;
+            }
+            c->phase = RLOCK__SN_NONE;
+            if (r == 1) { c->connecting = 0; c->err[0] = '\0'; return 1; }
+            if (n > 0) snprintf(c->err, sizeof c->err, "%.64s:%d (named by Sentinel) does not say it is a primary",
+                                c->host, c->port);
+            rlock__posix_drop(c);
+            return RLOCK_IO_ERROR;
+        default:
+            c->phase = RLOCK__SN_NONE;
+            return RLOCK_IO_ERROR;
+        }
+        if (c->phase == RLOCK__SN_NONE) return RLOCK_IO_ERROR; /* no Sentinel left */
     }
-    snprintf(c->err, sizeof c->err, "%s", why);
-    return RLOCK_IO_ERROR;
 }
 
 /* Prepare c to reach the primary that the Sentinels in sn call
@@ -659,6 +792,206 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
     c->sentinel = sn;
     c->start = rlock__posix_sentinel_connect;
     return 0;
+}
+
+
+/* ---- Sentinel: following +switch-master ---------------------------------
+ * A failover is announced by the Sentinels (+switch-master) seconds before
+ * the old primary is demoted: until then it still takes writes from the
+ * clients connected to it, READONLY never comes, and a client that waits
+ * for it locks on a primary nobody else uses. rlock_posix_sentinel_watch
+ * keeps one connection to a Sentinel (the first of c's that answers, then
+ * the next when it fails) subscribed to +switch-master, after asking it
+ * where the primary is (a failover missed while no Sentinel was watched is
+ * seen then). When a notice names c's primary (or the answer is not where
+ * c is connected) it marks c (c->switched): c's next send/recv drops the
+ * connection and rlock's reconnect asks the Sentinels again.
+ * Non-blocking, for event loops like rlock_client_interest/_step: watch the
+ * descriptor _interest gives (or call _step when its timeout passes), call
+ * _step, and after it returned 1 call rlock_client_step, which moves the
+ * client's requests over. Nothing in it blocks (a Sentinel given by name
+ * still resolves through getaddrinfo). The blocking calls do not drive it:
+ * a program using only them follows on READONLY and dropped connections. */
+#ifndef RLOCK_POSIX_SENTINEL_RETRY_MS
+#define RLOCK_POSIX_SENTINEL_RETRY_MS 250u /* before trying the next Sentinel */
+#endif
+enum { RLOCK__SW_DOWN = 0, RLOCK__SW_CONNECTING, RLOCK__SW_UP };
+typedef struct rlock_posix_sentinel_watch {
+    rlock_posix_conn *c;           /* the data connection it re-points */
+    unsigned long switches;        /* times it marked c: notices naming c's primary, or a moved answer */
+    int subscribed;                /* 1 while a Sentinel confirmed the subscription */
+    char err[128];                 /* why the last Sentinel was left ("" when none) */
+    /* --- private --- */
+    rlock_posix_conn q;            /* to the Sentinel watched now */
+    size_t at;                     /* which of c->sentinel's Sentinels */
+    int state;                     /* RLOCK__SW_* */
+    uint64_t retry_at;             /* DOWN: not before this (monotonic ms) */
+    size_t tx_len, tx_off, have;
+    unsigned char tx[160];
+    unsigned char buf[512];
+} rlock_posix_sentinel_watch;
+
+/* Watch the Sentinels of c (made by rlock_posix_init_sentinel; c must stay
+ * where it is). Does not connect. 0 ok, -1 bad arguments. */
+RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_init(rlock_posix_sentinel_watch *w, rlock_posix_conn *c) {
+    if (!w || !c || !c->sentinel) return -1;
+    memset(w, 0, sizeof *w);
+    w->q.fd = -1;
+    w->c = c;
+    return 0;
+}
+
+static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
+    const rlock_posix_sentinel *sn = w->c->sentinel;
+    snprintf(w->err, sizeof w->err, "Sentinel %.40s:%d: %.60s", sn->host[w->at], sn->port[w->at], why);
+    rlock__posix_drop(&w->q);
+    w->state = RLOCK__SW_DOWN;
+    w->subscribed = 0;
+    w->at = (w->at + 1) % sn->n;
+    w->retry_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_RETRY_MS;
+}
+
+/* The primary is at host:port now: mark c unless it is connected there. */
+static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value *host, const rlock_resp_value *port) {
+    rlock_posix_conn *c = w->c;
+    char h[64];
+    int p = 0;
+    size_t k;
+    if (host->len == 0 || host->len >= sizeof h || port->len == 0 || port->len > 5) return 0;
+    memcpy(h, host->str, host->len);
+    h[host->len] = '\0';
+    for (k = 0; k < port->len; k++) {
+        if (port->str[k] < '0' || port->str[k] > '9') return 0;
+        p = p * 10 + (port->str[k] - '0');
+    }
+    if (c->fd < 0 || c->connecting || (p == c->port && strcmp(h, c->host) == 0)) return 0; /* not connected, or there */
+    c->switched = 1;
+    w->switches++;
+    return 1;
+}
+
+/* One reply or message from the Sentinel: 1 when c was marked. */
+static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) {
+    const char *master = w->c->sentinel->master;
+    size_t ml = strlen(master);
+    if (r->v.type == RLOCK_RESP_ERROR) { /* not a Sentinel, or it wants AUTH: try the next */
+        char why[64];
+        snprintf(why, sizeof why, "%.*s", (int)(r->v.len < 60 ? r->v.len : 60), r->v.str);
+        rlock__sw_fail(w, why);
+        return 0;
+    }
+    if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count < 2) return 0;
+    if (r->count == 2 && r->elem[0].type == RLOCK_RESP_BULK && r->elem[1].type == RLOCK_RESP_BULK)
+        return rlock__sw_moved(w, &r->elem[0], &r->elem[1]); /* GET-MASTER-ADDR-BY-NAME */
+    if (r->count == 3 && r->elem[0].len == 9 && memcmp(r->elem[0].str, "subscribe", 9) == 0) {
+        w->subscribed = 1;
+        return 0;
+    }
+    if (r->count == 3 && r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
+        r->elem[2].type == RLOCK_RESP_BULK) {
+        /* "<name> <old-ip> <old-port> <new-ip> <new-port>" */
+        const char *m = r->elem[2].str, *f[5];
+        size_t len = r->elem[2].len, i, n = 0, fl[5];
+        for (i = 0; i < len && n < 5; n++) {
+            f[n] = m + i;
+            while (i < len && m[i] != ' ') i++;
+            fl[n] = (size_t)(m + i - f[n]);
+            while (i < len && m[i] == ' ') i++;
+        }
+        if (n == 5 && fl[0] == ml && memcmp(f[0], master, ml) == 0) {
+            rlock_resp_value h, p;
+            memset(&h, 0, sizeof h);
+            memset(&p, 0, sizeof p);
+            h.str = f[3]; h.len = fl[3];
+            p.str = f[4]; p.len = fl[4];
+            return rlock__sw_moved(w, &h, &p);
+        }
+    }
+    return 0;
+}
+
+/* Make progress without blocking: (re)connect to a Sentinel, ask, subscribe,
+ * read notices. 1 when it marked c in this step (call rlock_client_step),
+ * else 0; a failed Sentinel is left for the next (w->err says why). */
+RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch *w) {
+    const rlock_posix_sentinel *sn;
+    int r, marked = 0;
+    if (!w || !w->c || !w->c->sentinel) return 0;
+    sn = w->c->sentinel;
+    if (w->state == RLOCK__SW_DOWN) {
+        const char *argv[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
+        const char *sub[2] = { "SUBSCRIBE", "+switch-master" };
+        size_t lens[3], n1, n2;
+        if (rlock__posix_now_ms() < w->retry_at) return 0;
+        if (rlock_posix_init_tcp(&w->q, sn->host[w->at], sn->port[w->at], w->c->connect_timeout_ms) != 0) {
+            rlock__sw_fail(w, "bad address");
+            return 0;
+        }
+        lens[0] = 8; lens[1] = 23; lens[2] = strlen(sn->master);
+        n1 = rlock_resp_encode(w->tx, sizeof w->tx, 3, argv, lens);
+        lens[0] = 9; lens[1] = 14;
+        n2 = n1 ? rlock_resp_encode(w->tx + n1, sizeof w->tx - n1, 2, sub, lens) : 0;
+        if (!n2) { rlock__sw_fail(w, "master name too long"); return 0; }
+        w->tx_len = n1 + n2;
+        w->tx_off = w->have = 0;
+        w->state = RLOCK__SW_CONNECTING;
+    }
+    if (w->state == RLOCK__SW_CONNECTING) {
+        r = rlock__posix_connect(&w->q);
+        if (r == 0) return 0;
+        if (r < 0) { rlock__sw_fail(w, w->q.err); return 0; }
+        w->state = RLOCK__SW_UP;
+    }
+    while (w->tx_off < w->tx_len) {
+        long n = rlock_posix_fd_send(w->q.fd, w->tx + w->tx_off, w->tx_len - w->tx_off);
+        if (n == RLOCK_IO_WOULD_BLOCK) return 0;
+        if (n < 0) { rlock__sw_fail(w, strerror(errno)); return 0; }
+        w->tx_off += (size_t)n;
+    }
+    for (;;) {
+        rlock_reply rep;
+        long got = rlock_resp_parse(w->buf, w->have, sizeof w->buf, &rep), n;
+        if (got < 0) { rlock__sw_fail(w, "protocol error"); return marked; }
+        if (got > 0) {
+            marked |= rlock__sw_frame(w, &rep);
+            if (w->state != RLOCK__SW_UP) return marked;
+            memmove(w->buf, w->buf + got, w->have - (size_t)got);
+            w->have -= (size_t)got;
+            continue;
+        }
+        n = rlock_posix_fd_recv(w->q.fd, w->buf + w->have, sizeof w->buf - w->have);
+        if (n == RLOCK_IO_WOULD_BLOCK) return marked;
+        if (n < 0) { rlock__sw_fail(w, n == RLOCK_IO_CLOSED ? "closed the connection" : strerror(errno)); return marked; }
+        w->have += (size_t)n;
+    }
+}
+
+/* What to watch: returns RLOCK_WANT_* for *fd (0 with *fd -1: nothing to
+ * watch, step after *timeout_ms; UINT32_MAX: no deadline). */
+RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_interest(const rlock_posix_sentinel_watch *w, int *fd,
+                                                         uint32_t *timeout_ms) {
+    uint64_t now = rlock__posix_now_ms();
+    *fd = -1;
+    *timeout_ms = UINT32_MAX;
+    if (!w || !w->c) return 0;
+    if (w->state == RLOCK__SW_DOWN) {
+        *timeout_ms = now >= w->retry_at ? 0 : (uint32_t)(w->retry_at - now);
+        return 0;
+    }
+    *fd = w->q.fd;
+    if (w->state == RLOCK__SW_CONNECTING) {
+        *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
+        return RLOCK_WANT_WRITE;
+    }
+    return w->tx_off < w->tx_len ? RLOCK_WANT_WRITE : RLOCK_WANT_READ;
+}
+
+/* Close the Sentinel connection (idempotent); c is left as it is. */
+RLOCK__ADAPTER_FN void rlock_posix_sentinel_watch_close(rlock_posix_sentinel_watch *w) {
+    if (!w) return;
+    rlock__posix_drop(&w->q);
+    w->state = RLOCK__SW_DOWN;
+    w->subscribed = 0;
 }
 
 #endif /* RLOCK_IMPLEMENTATION: Sentinel */

@@ -22,10 +22,11 @@
  * LIMITS
  *   OpenSSL allocates (the SSL_CTX at init, the SSL per connection); the rlock
  *   core still does not. The handshake is non-blocking and counts against
- *   connect_timeout_ms. OpenSSL may hold decrypted bytes the socket no longer
- *   shows, so the transport has no fd hook: event loops see fd -1 and step
- *   at once (rlock_client_interest); the blocking calls use its wait(), which
- *   knows. insecure = 1 turns verification off (say so only when asked).
+ *   connect_timeout_ms. Event loops (rlock_client_interest / _step) get the
+ *   socket from the fd hook and what to poll it for from the events hook
+ *   (during the handshake, what OpenSSL waits for); while OpenSSL holds
+ *   bytes it already read off the socket the fd is -1: step at once.
+ *   insecure = 1 turns verification off (say so only when asked).
  *   The hiredis adapter has no TLS: Debian 12's hiredis 0.14 has no SSL
  *   support, so for TLS use this transport, not rlock_hiredis.h.
  */
@@ -59,7 +60,7 @@ typedef struct rlock_tls_conn {
     SSL_CTX *ctx;
     SSL *ssl;
     int handshaking;          /* TLS handshake in progress on tcp */
-    int want;                 /* RLOCK_WANT_* the handshake / last call waits for */
+    int want;                 /* RLOCK_WANT_* OpenSSL waits for when not what rlock asks (handshake), 0 */
     char name[256];           /* verified name and SNI */
 } rlock_tls_conn;
 
@@ -83,6 +84,7 @@ static void rlock__tls_drop(rlock_tls_conn *c) {
     if (c->ssl) SSL_free(c->ssl); /* no close_notify: it could block, and rlock drops on errors */
     c->ssl = NULL;
     c->handshaking = 0;
+    c->want = 0;
     rlock_posix_close(&c->tcp);
 }
 
@@ -143,8 +145,9 @@ static int rlock__tls_connect(void *ctx) {
     return rlock__tls_handshake(c);
 }
 
-static long rlock__tls_send(void *ctx, const unsigned char *buf, size_t len) {
-    rlock_tls_conn *c = (rlock_tls_conn *)ctx;
+/* One SSL_write (out) or SSL_read (!out) as the transport's send/recv:
+ * bytes moved, would-block (noting what OpenSSL waits for), closed, error. */
+static long rlock__tls_io(rlock_tls_conn *c, unsigned char *buf, size_t len, int out) {
     int r, e;
     if (!c->ssl) return RLOCK_IO_ERROR;
     if (c->handshaking) {
@@ -153,50 +156,57 @@ static long rlock__tls_send(void *ctx, const unsigned char *buf, size_t len) {
     }
     if (len > INT_MAX) len = INT_MAX;
     ERR_clear_error();
-    r = SSL_write(c->ssl, buf, (int)len);
-    if (r > 0) return r;
-    e = SSL_get_error(c->ssl, r);
-    if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
-        c->want = e == SSL_ERROR_WANT_READ ? RLOCK_WANT_READ : RLOCK_WANT_WRITE;
-        return RLOCK_IO_WOULD_BLOCK;
-    }
-    rlock__tls_err(c, "TLS send to");
-    return RLOCK_IO_ERROR;
-}
-
-static long rlock__tls_recv(void *ctx, unsigned char *buf, size_t len) {
-    rlock_tls_conn *c = (rlock_tls_conn *)ctx;
-    int r, e;
-    if (!c->ssl) return RLOCK_IO_ERROR;
-    if (c->handshaking) {
-        r = rlock__tls_handshake(c);
-        if (r != 1) return r;
-    }
-    if (len > INT_MAX) len = INT_MAX;
-    ERR_clear_error();
-    r = SSL_read(c->ssl, buf, (int)len);
-    if (r > 0) return r;
+    r = out ? SSL_write(c->ssl, buf, (int)len) : SSL_read(c->ssl, buf, (int)len);
+    if (r > 0) { c->want = 0; return r; }
     e = SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        c->want = e == SSL_ERROR_WANT_READ ? RLOCK_WANT_READ : RLOCK_WANT_WRITE;
+        /* noted only when OpenSSL needs the other direction (a write that
+         * must read first: TLS 1.3 key update), which the events hook says */
+        c->want = out == (e == SSL_ERROR_WANT_READ) ? (out ? RLOCK_WANT_READ : RLOCK_WANT_WRITE) : 0;
         return RLOCK_IO_WOULD_BLOCK;
     }
-    if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+    if (!out && (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0))) {
         snprintf(c->err, sizeof c->err, "%.48s:%d closed the connection", c->tcp.host, c->tcp.port);
         ERR_clear_error();
         return RLOCK_IO_CLOSED;
     }
-    rlock__tls_err(c, "TLS recv from");
+    rlock__tls_err(c, out ? "TLS send to" : "TLS recv from");
     return RLOCK_IO_ERROR;
+}
+
+static long rlock__tls_send(void *ctx, const unsigned char *buf, size_t len) {
+    /* SSL_write only reads buf; the cast spares a second copy of rlock__tls_io */
+    return rlock__tls_io((rlock_tls_conn *)ctx, (unsigned char *)(uintptr_t)buf, len, 1);
+}
+
+static long rlock__tls_recv(void *ctx, unsigned char *buf, size_t len) {
+    return rlock__tls_io((rlock_tls_conn *)ctx, buf, len, 0);
+}
+
+/* The event-loop hooks. The socket, except while OpenSSL holds bytes it
+ * already read (a decrypted record, or the rest of one): then -1, which
+ * rlock_client_interest reports as "step now", since poll() would not
+ * wake for bytes no longer on the socket. */
+static int rlock__tls_fd(void *ctx) {
+    rlock_tls_conn *c = (rlock_tls_conn *)ctx;
+    if (c->ssl && !c->handshaking && SSL_has_pending(c->ssl)) return -1;
+    return c->tcp.fd;
+}
+
+/* What to poll for: during the handshake (or a write that must read
+ * first) what OpenSSL waits for, which may be to read while rlock asks to
+ * write; else what rlock wants. */
+static int rlock__tls_events(void *ctx, int want) {
+    const rlock_tls_conn *c = (const rlock_tls_conn *)ctx;
+    return c->ssl && c->want ? c->want : want;
 }
 
 /* What rlock asks to wait for, or what OpenSSL needs (a handshake, a
  * renegotiation); at once when OpenSSL holds decrypted bytes. */
 static int rlock__tls_wait(void *ctx, int want, uint32_t timeout_ms) {
     rlock_tls_conn *c = (rlock_tls_conn *)ctx;
-    if (c->ssl && !c->handshaking && (want & RLOCK_WANT_READ) && SSL_pending(c->ssl) > 0) return 1;
-    if (c->ssl && c->handshaking && c->want) want = c->want;
-    return c->tcp.tr.wait(c->tcp.tr.ctx, want, timeout_ms);
+    if (c->ssl && !c->handshaking && (want & RLOCK_WANT_READ) && SSL_has_pending(c->ssl)) return 1;
+    return c->tcp.tr.wait(c->tcp.tr.ctx, rlock__tls_events(c, want), timeout_ms);
 }
 
 static void rlock__tls_close(void *ctx) { rlock__tls_drop((rlock_tls_conn *)ctx); }
@@ -261,6 +271,8 @@ RLOCK__ADAPTER_FN int rlock_tls_init(rlock_tls_conn *c, const char *host, int po
     c->tr.close = rlock__tls_close;
     c->tr.wait = rlock__tls_wait;
     c->tr.error = rlock__tls_error;
+    c->tr.fd = rlock__tls_fd;
+    c->tr.events = rlock__tls_events;
     return 0;
 fail:
     ERR_clear_error();

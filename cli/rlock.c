@@ -92,6 +92,10 @@ static const char *const help_text[] = {
     "      --sentinel ADDR         find the server through Sentinel (repeatable, up to",
     "                              5; with --master NAME): every (re)connect asks them",
     "                              for the primary NAME and checks its ROLE",
+    "      --cluster ADDR          a Redis Cluster node, HOST:PORT (repeatable seeds;",
+    "                              replicas are fine): the lock goes to the primary of",
+    "                              RESOURCE's slot (the map is read from the seeds),",
+    "                              follows MOVED/ASK, waits by sharded pub/sub",
     "  -d, --db N                  database number, SELECTed on every server [0]",
     "  -x, --exclusive             exclusive: one holder (the default), taken on the",
     "                              read-write lock that -s shares: give -x to the",
@@ -222,15 +226,13 @@ typedef struct options {
 /* Everything rlock owns. One process, one lock: static storage. */
 static struct {
     options o;
-    rlock_posix_conn pc[MAX_SERVERS], spc[MAX_SERVERS]; /* commands, subscribers */
+    rlock_posix_conn pc[MAX_SERVERS];
 #ifdef RLOCK_CLI_TLS
-    rlock_tls_conn tc[MAX_SERVERS], stc[MAX_SERVERS];  /* the same over TLS */
+    rlock_tls_conn tc[MAX_SERVERS];  /* the same over TLS */
 #endif
     server sentinels[5];
     rlock_posix_sentinel sn;
     rlock_node node[MAX_SERVERS];
-    rlock_subscriber sub[MAX_SERVERS];
-    size_t n_subs;
     rlock_client cl;
     rlock_lock lk;
     int sigfd[2];          /* self-pipe: handlers write signal numbers */
@@ -244,6 +246,16 @@ static struct {
     pid_t target;          /* where signals for COMMAND go: -pgid or pid */
     int own_group;         /* COMMAND runs in a process group of its own */
 } g;
+
+/* --cluster: the seeds, and the cluster's own connections (one per node). */
+static struct {
+    server seeds[RLOCK_CLUSTER_MAX_PRIMARIES];
+    const char *host[RLOCK_CLUSTER_MAX_PRIMARIES];
+    int port[RLOCK_CLUSTER_MAX_PRIMARIES];
+    size_t n;                       /* seeds given; 0: not a cluster */
+    rlock_posix_conn pc[RLOCK_CLUSTER_MAX_PRIMARIES];
+    rlock_cluster cl;
+} gc;
 
 static const int forwarded_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define N_FORWARDED (sizeof forwarded_sigs / sizeof forwarded_sigs[0])
@@ -538,7 +550,7 @@ static void read_password_file(options *o, const char *path) {
 
 enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_FAIR, OPT_USER,
        OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
-       OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_INSECURE, OPT_SENTINEL, OPT_MASTER,
+       OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_INSECURE, OPT_SENTINEL, OPT_MASTER, OPT_CLUSTER,
        OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_DB, OPT_COMMAND, OPT_UNLOCK, OPT_CLOSE, OPT_FORCE };
 
 static const struct option_spec {
@@ -563,6 +575,7 @@ static const struct option_spec {
     { 0, "tls-ca", OPT_TLS_CA, 1 },            { 0, "tls-cert", OPT_TLS_CERT, 1 },
     { 0, "tls-key", OPT_TLS_KEY, 1 },          { 0, "tls-insecure", OPT_TLS_INSECURE, 0 },
     { 0, "sentinel", OPT_SENTINEL, 1 },        { 0, "master", OPT_MASTER, 1 },
+    { 0, "cluster", OPT_CLUSTER, 1 },
     { 0, NULL, 0, 0 }
 };
 
@@ -631,6 +644,18 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
             g.sentinels[o->n_sentinels].tls)
             usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a Sentinel is HOST:PORT");
         o->sentinel[o->n_sentinels++] = val;
+        break;
+    }
+    case OPT_CLUSTER: { /* a seed: HOST:PORT */
+        const char *why;
+        server *sv;
+        if (gc.n == RLOCK_CLUSTER_MAX_PRIMARIES) usage_error("%s: at most %d seeds", name, RLOCK_CLUSTER_MAX_PRIMARIES);
+        sv = &gc.seeds[gc.n];
+        if ((why = parse_server(val, sv)) != NULL || sv->is_unix || sv->tls || sv->has_db || strlen(sv->host) >= 64)
+            usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a cluster node is HOST:PORT (no TLS, no /DB)");
+        if (sv->has_user || sv->has_pass) usage_error("%s: give the user and password with --user / --password-file", name);
+        gc.host[gc.n] = sv->host;
+        gc.port[gc.n++] = sv->port;
         break;
     }
     case OPT_MASTER:
@@ -839,7 +864,12 @@ static void check_options(options *o) {
         g.sn.master = o->master;
         o->n_servers = 1;
     }
-    if (o->n_servers == 0) {
+    if (gc.n) { /* the cluster's nodes are the servers */
+        if (o->n_servers || o->n_sentinels) usage_error("--cluster finds the servers: give no --server or --sentinel with it");
+        if (o->tls_ca || o->tls_cert || o->tls_insecure) usage_error("--cluster with TLS is not supported");
+        if (o->db_set) usage_error("--cluster: a cluster has only database 0 (no --db)");
+        if (o->mode != MODE_RUN) usage_error("--cluster works with the lock command (and rlock check), not status/unlock");
+    } else if (o->n_servers == 0) {
         env = getenv("RLOCK_SERVERS");
         if (env && *env) {
             char buf[MAX_SERVERS * (MAX_ADDR + 1) + 64], *p, *next;
@@ -970,8 +1000,8 @@ static uint64_t now_ms(void) {
  * the client's operations need (rlock_client_interest), until something
  * happens, the client's own next deadline, or limit_ms (-1: no limit). */
 static void wait_io(long long limit_ms) {
-    struct pollfd p[2 + 2 * MAX_SERVERS];
-    rlock_interest it[2 * MAX_SERVERS];
+    struct pollfd p[2 + 2 * MAX_SERVERS + RLOCK_CLUSTER_MAX_PRIMARIES];
+    rlock_interest it[2 * MAX_SERVERS + RLOCK_CLUSTER_MAX_PRIMARIES];
     nfds_t n = 0;
     size_t i, k;
     uint32_t next;
@@ -985,7 +1015,8 @@ static void wait_io(long long limit_ms) {
         p[n].events = POLLIN;
         p[n++].revents = 0;
     }
-    k = rlock_client_interest(&g.cl, it, sizeof it / sizeof it[0], &next);
+    k = gc.n ? rlock_cluster_interest(&gc.cl, it, sizeof it / sizeof it[0], &next)
+             : rlock_client_interest(&g.cl, it, sizeof it / sizeof it[0], &next);
     if (k > sizeof it / sizeof it[0]) k = sizeof it / sizeof it[0];
     if (next != UINT32_MAX && (timeout_ms < 0 || (long long)next < timeout_ms)) timeout_ms = next;
     for (i = 0; i < k; i++) {
@@ -1003,6 +1034,14 @@ static void wait_io(long long limit_ms) {
 /* Say, for every server whose last exchange failed, why. */
 static void report_nodes(void) {
     size_t i;
+    if (gc.n && g.lk.client) { /* the cluster node the lock went to last */
+        const rlock_node *nd = g.lk.client->nodes[0];
+        size_t at = (size_t)(g.lk.client - gc.cl.client);
+        if (rlock_node_status(nd) != RLOCK_OK)
+            say("%s:%d: %s%s%s", gc.cl.host[at], gc.cl.port[at], rlock_status_str(rlock_node_status(nd)),
+                rlock_node_error(nd)[0] ? ": " : "", rlock_node_error(nd));
+        if (rlock_cluster_error(&gc.cl)[0]) say("cluster: %s", rlock_cluster_error(&gc.cl));
+    }
     for (i = 0; i < g.o.n_servers; i++) {
         const char *why = rlock_node_error(&g.node[i]); /* the transport's own text included */
         rlock_status st = rlock_node_status(&g.node[i]);
@@ -1017,8 +1056,8 @@ static size_t nodes_with(rlock_status st) {
     return n;
 }
 
-/* A command connection (nd) or a subscriber (sb) to sv. */
-static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb, const server *sv) {
+/* The connection nd to sv (waiting rides on it: RESP3, cfg.pubsub). */
+static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
     const options *o = &g.o;
     uint32_t ct = (uint32_t)o->connect_timeout_ms;
     const char *user = sv->has_user ? sv->user : o->user;
@@ -1026,8 +1065,7 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb,
     const rlock_transport *tr;
 #ifdef RLOCK_CLI_TLS
     if (sv->tls || o->tls_ca || o->tls_cert || o->tls_insecure) {
-        /* the TLS connection of the same slot (pc is g.pc[i] or g.spc[i]) */
-        rlock_tls_conn *tc = pc >= g.pc && pc < g.pc + MAX_SERVERS ? &g.tc[pc - g.pc] : &g.stc[pc - g.spc];
+        rlock_tls_conn *tc = &g.tc[pc - g.pc]; /* the TLS connection of the same slot */
         rlock_tls_config tcfg;
         memset(&tcfg, 0, sizeof tcfg);
         tcfg.ca_file = o->tls_ca;
@@ -1047,16 +1085,10 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, rlock_subscriber *sb,
             return -1;
         tr = rlock_posix_transport(pc);
     }
-    if (nd) {
-        if (rlock_node_init(nd, tr) != RLOCK_OK) return -1;
-        nd->username = user;
-        nd->password = pass;
-        nd->db = sv->has_db ? sv->db : (int)o->db;
-    } else {
-        if (rlock_subscriber_init(sb, tr) != RLOCK_OK) return -1;
-        sb->username = user;
-        sb->password = pass;
-    }
+    if (rlock_node_init(nd, tr) != RLOCK_OK) return -1;
+    nd->username = user;
+    nd->password = pass;
+    nd->db = sv->has_db ? sv->db : (int)o->db;
     return 0;
 }
 
@@ -1065,10 +1097,8 @@ static void close_all(void) {
     rlock_client_close(&g.cl);
     for (i = 0; i < g.o.n_servers; i++) {
         rlock_posix_close(&g.pc[i]);
-        rlock_posix_close(&g.spc[i]);
 #ifdef RLOCK_CLI_TLS
         rlock_tls_free(&g.tc[i]);
-        rlock_tls_free(&g.stc[i]);
 #endif
     }
 }
@@ -1091,6 +1121,47 @@ static int status_exit(rlock_status st) {
 static int not_held(int *rc, int code) {
     *rc = code;
     return 0;
+}
+
+/* --cluster: acquire on the primary of RESOURCE's slot (the map read from
+ * the seeds first), following redirects; signals end the wait. As acquire. */
+static int acquire_cluster(int *rc) {
+    const options *o = &g.o;
+    long long wait = o->nonblock ? 0 : o->wait_set ? o->wait_ms : LLONG_MAX / 4;
+    int said_waiting = 0;
+    rlock_status st = rlock_cluster_acquire_begin(&gc.cl, &g.lk, o->ttl_ms, wait);
+    while (st == RLOCK_WOULD_BLOCK) {
+        drain_signals();
+        if (g.stop_sig) {
+            rlock_cluster_cancel(&gc.cl, &g.lk); /* nothing granted is left behind */
+            if (rlock_lock_state(&g.lk) == RLOCK_STATE_HELD) rlock_cluster_release(&gc.cl, &g.lk);
+            VERBOSE(("%s: stopped waiting", sig_name(g.stop_sig)));
+            return not_held(rc, 128 + g.stop_sig);
+        }
+        if (!said_waiting && rlock_acquire_waiting(&g.lk)) {
+            said_waiting = 1;
+            VERBOSE(("'%s' is held; waiting for it", o->resource));
+        }
+        wait_io(-1);
+        st = rlock_cluster_step(&gc.cl, &g.lk);
+    }
+    if (st == RLOCK_OK) {
+        size_t at = (size_t)(g.lk.client - gc.cl.client);
+        VERBOSE(("acquired '%s' on the cluster primary %s:%d (lease %lld ms, valid %lld ms; %lu MOVED, %lu ASK)",
+                 o->resource, gc.cl.host[at], gc.cl.port[at], o->ttl_ms, rlock_validity_ms(&g.lk), gc.cl.moved,
+                 gc.cl.asked));
+        if (!g.stop_sig) return 1;
+        rlock_cluster_release(&gc.cl, &g.lk);
+    }
+    if (g.stop_sig) return not_held(rc, 128 + g.stop_sig);
+    if (st == RLOCK_NOT_ACQUIRED || st == RLOCK_TIMEOUT) {
+        VERBOSE(("'%s' is held by someone else; giving up%s (exit %d)", o->resource,
+                 st == RLOCK_TIMEOUT ? " after the --wait time" : "", o->conflict_rc));
+        return not_held(rc, o->conflict_rc);
+    }
+    report_nodes();
+    say("could not acquire '%s' on the cluster: %s", o->resource, rlock_status_str(st));
+    return not_held(rc, st == RLOCK_E_BADARG ? RC_SOFTWARE : status_exit(st));
 }
 
 /* Connect, then acquire, waiting in our own poll() so that signals end the
@@ -1308,8 +1379,6 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
      * has none. Fds 0-2 were filled at start: never one of them.) */
     for (i = 0; i < g.o.n_servers; i++) {
         int fd = conn_fd(&g.node[i].transport);
-        if (fd > 2) close(fd);
-        fd = i < g.n_subs ? conn_fd(&g.sub[i].transport) : -1;
         if (fd > 2) close(fd);
     }
     close(g.sigfd[0]);
@@ -1554,6 +1623,8 @@ static int run_locked(void) {
         if (!lost) {
             uint64_t end_before = now_ms() + (uint64_t)rlock_validity_ms(&g.lk);
             st = rlock_renew_poll(&g.lk, &next);
+            if (st == RLOCK_E_MOVED && gc.n) /* the slot moved: renew where it went (blocking, bounded) */
+                st = rlock_cluster_extend(&gc.cl, &g.lk, o->ttl_ms);
             now = now_ms();
             validity = rlock_validity_ms(&g.lk);
             timeout = next;
@@ -1570,7 +1641,7 @@ static int run_locked(void) {
                     if (rlock_renew_outcome(&g.lk) == RLOCK_RENEW_RENEWED) {
                         failing = 0;
                         VERBOSE(("renewed '%s' on %zu/%zu servers (valid %lld ms)", o->resource,
-                                 rlock_last_votes(&g.lk), o->n_servers, validity));
+                                 rlock_last_votes(&g.lk), o->n_servers ? o->n_servers : 1, validity));
                     }
                     if (st != RLOCK_OK) {
                         if (!failing) {
@@ -1621,7 +1692,7 @@ static int run_locked(void) {
         lost = 1;
         say("the lease on '%s' ran out before COMMAND ended (rlock could not renew it in time)", o->resource);
     }
-    st = rlock_release(&g.lk);
+    st = gc.n ? rlock_cluster_release(&gc.cl, &g.lk) : rlock_release(&g.lk);
     if (st == RLOCK_OK) {
         VERBOSE(("released '%s'", o->resource));
     } else if (st == RLOCK_LOST) {
@@ -1727,6 +1798,34 @@ static int force_unlock(void) {
 
 #include "rlock_check.c" /* `rlock check`: is this Redis fit for locks? */
 
+/* --cluster: the lock command on a Redis Cluster (after the options). */
+static int cluster_main(rlock_config *cfg) {
+    const options *o = &g.o;
+    rlock_status st;
+    int rc = 0;
+    size_t i;
+    cfg->pubsub = !o->nonblock; /* sharded pub/sub: SSUBSCRIBE on the key's primary (RESP3) */
+    st = rlock_cluster_init(&gc.cl, gc.host, gc.port, gc.n, cfg, rlock_posix_cluster_connect, gc.pc);
+    if (st == RLOCK_OK) {
+        gc.cl.username = o->user;
+        gc.cl.password = o->has_password ? o->password : NULL;
+        for (i = 0; i < gc.cl.n; i++) { gc.cl.node[i].username = gc.cl.username; gc.cl.node[i].password = gc.cl.password; }
+        st = o->limit ? rlock_semaphore_init(&g.lk, &gc.cl.client[0], o->resource, o->resource_len, o->limit)
+           : rlock_cluster_lock_init(&gc.cl, &g.lk, o->resource, o->resource_len,
+                                     o->shared ? RLOCK_KIND_READ : o->exclusive ? RLOCK_KIND_WRITE : RLOCK_KIND_SIMPLE);
+    }
+    if (st == RLOCK_OK && o->fair) st = rlock_lock_set_fair(&g.lk, 1, 0);
+    if (st != RLOCK_OK) {
+        say("cannot set up the cluster lock (%s%s%s)", rlock_status_str(st), rlock_cluster_error(&gc.cl)[0] ? ": " : "",
+            rlock_cluster_error(&gc.cl));
+        return st == RLOCK_E_RANDOM ? RC_OSERR : RC_SOFTWARE;
+    }
+    if (acquire_cluster(&rc)) rc = run_locked();
+    rlock_cluster_close(&gc.cl);
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&gc.pc[i]);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     options *o = &g.o;
     rlock_config cfg;
@@ -1745,8 +1844,9 @@ int main(int argc, char **argv) {
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = (uint32_t)o->command_timeout_ms;
     cfg.fencing = o->fence;
+    if (gc.n) return cluster_main(&cfg);
     for (i = 0; i < o->n_servers; i++)
-        if (init_conn(&g.pc[i], &g.node[i], NULL, &o->servers[i]) != 0) {
+        if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {
             say("%s: cannot set up a connection", o->servers[i].label);
             return RC_SOFTWARE;
         }
@@ -1774,10 +1874,6 @@ int main(int argc, char **argv) {
     }
 
     if (acquire(&rc)) {
-        for (i = 0; i < g.n_subs; i++) rlock_posix_close(&g.spc[i]); /* no more waiting */
-#ifdef RLOCK_CLI_TLS
-        for (i = 0; i < g.n_subs; i++) rlock_tls_close(&g.stc[i]);
-#endif
         if (o->fence)
             VERBOSE(("acquired '%s' on %zu/%zu servers (lease %lld ms, valid %lld ms, fence %lld)", o->resource,
                      rlock_last_votes(&g.lk), o->n_servers, o->ttl_ms, rlock_validity_ms(&g.lk),

@@ -19,7 +19,9 @@
  * Probes: EVAL "return 1" and FCALL of a function that does not exist on
  * the probe key (an error that names the function means FCALL is allowed),
  * PUBLISH to the probe key's name as a channel (no subscriber: nobody
- * hears it), WAIT 0 0. Nothing is written.
+ * hears it), WAIT 0 0; FUNCTION LIST and CLIENT LIST for rlock's function
+ * libraries of other versions. Nothing is written, except that
+ * --delete-old-functions deletes those no connected client runs.
  * Forms: servers as for the lock (-s/positional, $RLOCK_SERVERS);
  * --sentinel ADDR (repeatable) --master NAME checks the primary those
  * Sentinels name; --cluster ADDR (repeatable seeds) checks every primary of
@@ -62,6 +64,7 @@ typedef struct chk_conn {
 
 static struct {
     int json;
+    int delete_old;                /* --delete-old-functions */
     const char *master;
     const char *probe_key;
     server sentinels[MAX_SERVERS], seeds[MAX_SERVERS];
@@ -80,7 +83,7 @@ static const char *const check_help[] = {
     "keeps locks from being evicted), persistence (appendonly/appendfsync: a restart",
     "without it forgets locks), cluster/sentinel mode, whether this user may run",
     "EVAL, FCALL and PUBLISH on a probe key, WAIT, and the round-trip time. It",
-    "connects as the lock would and writes nothing.",
+    "connects as the lock would and writes nothing (but --delete-old-functions).",
     "",
     "Options:",
     "  -s, --server ADDR       a server to check (also as a plain argument; default",
@@ -93,6 +96,9 @@ static const char *const check_help[] = {
     "      --connect-timeout MS  bound on each connection and each reply [1000]",
     "      --probe-key KEY     the key EVAL/FCALL/PUBLISH are tried on [rlock:check:probe]",
     "      --json              one JSON object on stdout instead of text",
+    "      --delete-old-functions  delete rlock's function libraries of other",
+    "                          versions that no connected client runs (CLIENT LIST",
+    "                          shows none named rlock-VERSION); all others are kept",
     "  -h, --help              show this help and exit",
     "",
     "Exit status: 0 fit, 1 fit with warnings, 2 unfit (or unreachable), 64 usage.",
@@ -251,6 +257,93 @@ static int chk_cluster_probe(const rlock_reply *rep, char *out, size_t cap) {
     return 0;
 }
 
+/* rlock's function libraries of other versions (rlock_VERSION_SHA8; this
+ * build's version is rlock_function_version). A version's clients name
+ * each connection that runs FCALL "rlock-VERSION" (CLIENT SETNAME), so a
+ * version with no such connection has no client that could call its
+ * libraries now. With --delete-old-functions those libraries are deleted
+ * (FUNCTION DELETE) - and only those: a version whose clients are
+ * connected, a library whose version cannot be told (an older naming), or
+ * any library at all when CLIENT LIST cannot be read, is kept. A client of
+ * a deleted version that connects later loads its library again (FUNCTION
+ * LOAD, which its user must be allowed). */
+#define CHK_LIBS 256
+#define CHK_VERS 8
+static void chk_functions(chk_conn *c, chk_result *r) {
+    static char libs[CHK_LIBS][64];
+    char mine[16], vers[CHK_VERS][16], tmp[CHK_NOTE_LEN];
+    size_t n_libs = 0, n_vers = 0, i, v, unknown = 0, deleted[CHK_VERS] = { 0 }, count[CHK_VERS] = { 0 };
+    long clients[CHK_VERS];
+    const char *fl[4] = { "FUNCTION", "LIST", "LIBRARYNAME", "rlock_*" };
+    const char *cl[2] = { "CLIENT", "LIST" };
+    rlock_reply rep;
+    const char *p, *end;
+    int listed;
+    rlock_function_version(mine, sizeof mine);
+    if (chk_cmd(c, &rep, 4, fl) != 0 || chk_is_error(&rep) || rep.v.type != RLOCK_RESP_ARRAY) return; /* < 7, or refused */
+    /* each library: ... $12 library_name $N NAME ... (the raw reply, nested) */
+    for (p = (const char *)c->buf, end = p + c->len; p < end; p++) {
+        static const char key[] = "library_name\r\n$";
+        size_t len = 0;
+        if ((size_t)(end - p) < sizeof key - 1 || memcmp(p, key, sizeof key - 1) != 0) continue;
+        for (p += sizeof key - 1; p < end && *p >= '0' && *p <= '9'; p++) len = len * 10 + (size_t)(*p - '0');
+        p += 2;
+        if (p + len > end || len >= sizeof libs[0] || n_libs == CHK_LIBS) break;
+        memcpy(libs[n_libs], p, len);
+        libs[n_libs++][len] = '\0';
+        p += len;
+    }
+    for (i = 0; i < n_libs; i++) {
+        const char *l = libs[i];
+        size_t k, ok = strlen(l) == 27 && l[18] == '_';
+        for (k = 6; ok && k < 27; k++) ok = k == 18 || (l[k] >= '0' && l[k] <= '9') || (l[k] >= 'a' && l[k] <= 'f');
+        if (!ok) { unknown++; continue; }
+        if (memcmp(l + 6, mine, 12) == 0) continue;
+        for (v = 0; v < n_vers && memcmp(vers[v], l + 6, 12) != 0; v++) {}
+        if (v == n_vers) {
+            if (n_vers == CHK_VERS) { unknown++; continue; }
+            memcpy(vers[n_vers], l + 6, 12);
+            vers[n_vers++][12] = '\0';
+        }
+        count[v]++;
+    }
+    if (unknown)
+        chk_note(r, CHK_FIT, "%zu rlock function librar%s of an unknown version: kept (FUNCTION DELETE by hand once "
+                 "no client of it runs)", unknown, unknown == 1 ? "y" : "ies");
+    if (!n_vers) return;
+    /* which versions have clients connected: "name=rlock-VERSION" */
+    listed = chk_cmd(c, &rep, 2, cl) == 0 && rep.v.type == RLOCK_RESP_BULK;
+    for (v = 0; v < n_vers; v++) clients[v] = listed ? 0 : -1;
+    for (p = listed ? rep.v.str : NULL, end = p ? p + rep.v.len : NULL; p && p + 24 <= end; p++) {
+        if (memcmp(p, " name=rlock-", 12) != 0) continue;
+        for (v = 0; v < n_vers; v++)
+            if (memcmp(p + 12, vers[v], 12) == 0 && (p[24] == ' ' || p[24] == '\n' || p[24] == '\r')) clients[v]++;
+    }
+    for (v = 0; v < n_vers; v++) {
+        if (clients[v] == 0 && ck.delete_old) {
+            for (i = 0; i < n_libs; i++) {
+                const char *fd[3] = { "FUNCTION", "DELETE", libs[i] };
+                if (strlen(libs[i]) != 27 || memcmp(libs[i] + 6, vers[v], 12) != 0) continue;
+                if (chk_cmd(c, &rep, 3, fd) == 0 && rep.v.type == RLOCK_RESP_STATUS) deleted[v]++;
+                else chk_note(r, CHK_WARN, "FUNCTION DELETE %s: %s", libs[i], chk_is_error(&rep) ? chk_text(&rep, tmp, sizeof tmp) : c->err);
+            }
+            chk_note(r, CHK_FIT, "rlock functions of version %s: no client connected, %zu of %zu librar%s deleted",
+                     vers[v], deleted[v], count[v], count[v] == 1 ? "y" : "ies");
+        } else if (clients[v] == 0) {
+            chk_note(r, CHK_FIT, "rlock functions of version %s: %zu librar%s, no client connected "
+                     "(--delete-old-functions deletes them)", vers[v], count[v], count[v] == 1 ? "y" : "ies");
+        } else if (clients[v] > 0) {
+            chk_note(r, CHK_FIT, "rlock functions of version %s: %zu librar%s kept, %ld client connection%s of that "
+                     "version still connected", vers[v], count[v], count[v] == 1 ? "y" : "ies", clients[v],
+                     clients[v] == 1 ? "" : "s");
+        } else {
+            chk_note(r, ck.delete_old ? CHK_WARN : CHK_FIT, "rlock functions of version %s: %zu librar%s kept: "
+                     "CLIENT LIST refused, so whether its clients still run cannot be told", vers[v], count[v],
+                     count[v] == 1 ? "y" : "ies");
+        }
+    }
+}
+
 static void chk_server(const server *sv, const options *o, chk_result *r) {
     chk_conn *c = &ck.c;
     rlock_reply rep;
@@ -390,6 +483,7 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
             chk_note(r, CHK_WARN, "WAIT refused (%s): replica acknowledgement is not available",
                      chk_text(&rep, tmp, sizeof tmp));
     }
+    chk_functions(c, r);
     for (i = 0; i < 5; i++) {
         const char *argv[1] = { "PING" };
         struct timespec a, b;
@@ -590,6 +684,7 @@ static int check_main(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(a, "--json")) { ck.json = 1; continue; }
+        if (!strcmp(a, "--delete-old-functions")) { ck.delete_old = 1; continue; }
         if (!strcmp(a, "--tls-insecure")) { o->tls_insecure = 1; continue; }
         if (a[0] != '-') { add_server(o, a, "SERVER"); scrub_url_password(a); continue; }
         for (k = 0; with_value[k] && strcmp(a, with_value[k]) != 0; k++) {}

@@ -23,13 +23,12 @@ for f in "$RLOCK" ./build/rlock-testserver; do
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rlock-demo.XXXXXX") || exit 1
-helper=
+. ./examples/testservers.sh
 server_pids=
 cleanup() {
     trap - EXIT INT TERM
     [ -n "$server_pids" ] && kill $server_pids 2>/dev/null # stop the servers by PID
-    exec 3>&-                                               # EOF: the helper reaps them, removes their dirs
-    [ -n "$helper" ] && wait "$helper"
+    servers_stop                                            # the helper reaps them, removes their dirs
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -43,17 +42,7 @@ fail() {
 }
 
 # ---- three throwaway redis-servers -------------------------------------
-mkfifo "$tmp/ctl" || fail "mkfifo failed"
-./build/rlock-testserver 3 <"$tmp/ctl" >"$tmp/servers" &
-helper=$!
-exec 3>"$tmp/ctl"
-i=0
-until grep -q '^ready$' "$tmp/servers" 2>/dev/null; do
-    kill -0 "$helper" 2>/dev/null || fail "could not start redis-server"
-    i=$((i + 1))
-    [ $i -le 100 ] || fail "redis-server did not come up in 10 s"
-    sleep 0.1
-done
+servers_start 3
 set -- $(sed -n '1,3p' "$tmp/servers")
 P1=$1 PID1=$2 P2=$3 PID2=$4 P3=$5 PID3=$6
 server_pids="$PID1 $PID2 $PID3"

@@ -56,6 +56,10 @@
  *   int  rh_str(const rh_server *s, char *out, size_t cap, const char *fmt, ...);
  *            reply text into out (string/status/error verbatim, integer in
  *            decimal, nil/array ""); returns REDIS_REPLY_* or -1
+ *   int  rh_tc_open(rh_tconn *t, const rh_server *s, int use_unix, const rlock_config *cfg,
+ *                   const char *user, const char *pass);  void rh_tc_close(rh_tconn *t);
+ *            one rlock client on one node over the POSIX adapter (declared
+ *            only when adapters/rlock_posix.h was included first)
  *   unsigned long long rh_now_ms(void);  CLOCK_MONOTONIC milliseconds
  *   void rh_sleep_ms(unsigned ms);
  *   void rh_ignore_sigpipe(void);
@@ -680,5 +684,36 @@ static inline int rh_str(const rh_server *s, char *out, size_t cap, const char *
     redisFree(c);
     return type;
 }
+
+/* ------------------------------------------- an rlock client on a server */
+#ifdef RLOCK_POSIX_H /* only where the POSIX adapter was included first */
+/* One rlock client over one node, the POSIX adapter to s (TCP, or its unix
+ * socket with use_unix), as the integration suites use it. cfg NULL: the
+ * defaults with a 1 s node timeout (far above a loopback round trip, even
+ * on a loaded machine or under valgrind). user/pass: AUTH (NULL: none). */
+typedef struct rh_tconn {
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+} rh_tconn;
+
+static inline int rh_tc_open(rh_tconn *t, const rh_server *s, int use_unix, const rlock_config *cfg, const char *user,
+                             const char *pass) {
+    rlock_config def;
+    int r = use_unix ? rlock_posix_init_unix(&t->pc, s->unixsock, 1000)
+                     : rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000);
+    rlock_config_init(&def);
+    def.node_timeout_ms = 1000;
+    if (r != 0 || rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
+    t->node.username = user;
+    t->node.password = pass;
+    return rlock_client_init(&t->cl, &t->node, 1, cfg ? cfg : &def) == RLOCK_OK ? 0 : -1;
+}
+
+static inline void rh_tc_close(rh_tconn *t) {
+    rlock_client_close(&t->cl);
+    rlock_posix_close(&t->pc);
+}
+#endif /* RLOCK_POSIX_H */
 
 #endif /* RLOCK_TEST_HARNESS_H */

@@ -23,11 +23,10 @@ prefix=/opt/rlock-check
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rlock-install.XXXXXX") || exit 1
 stage=$tmp/stage
 root=$stage$prefix
-helper=
+. ./examples/testservers.sh
 cleanup() {
     trap - EXIT INT TERM
-    exec 3>&-                           # EOF: the helper stops its server by PID
-    [ -n "$helper" ] && wait "$helper"
+    servers_stop # the helper stops its server by PID
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -78,17 +77,7 @@ done
 echo "install-check: rlock $version, man page renders without warnings and has every option of --help"
 
 # ---- a throwaway redis-server --------------------------------------------
-mkfifo "$tmp/ctl" || fail "mkfifo failed"
-./build/rlock-testserver 1 <"$tmp/ctl" >"$tmp/servers" &
-helper=$!
-exec 3>"$tmp/ctl"
-i=0
-until grep -q '^ready$' "$tmp/servers" 2>/dev/null; do
-    kill -0 "$helper" 2>/dev/null || fail "could not start redis-server"
-    i=$((i + 1))
-    [ $i -le 100 ] || fail "redis-server did not come up in 10 s"
-    sleep 0.1
-done
+servers_start 1
 port=$(sed -n '1s/ .*//p' "$tmp/servers")
 
 # ---- 3. a program built three ways, and the installed command -----------

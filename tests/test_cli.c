@@ -371,6 +371,45 @@ static void test_conflict(void) {
     CHECK_EQ_LL(cli_run(nb, out, sizeof out), 0); /* free again */
 }
 
+/* A server that refuses HELLO 3 (Redis < 6, or HELLO renamed away): rlock
+ * waits by backoff on RESP2, with no subscriber connection. The holder's
+ * lease is 30 s, so a waiter done soon after the holder's 1 s proves the
+ * backoff rechecked; no SUBSCRIBE ever reached the server. */
+static void test_no_hello(void) {
+    static const char *const extra[] = { "--rename-command", "HELLO", "", NULL };
+    rh_server old;
+    char sv[64], out[4096], hold_out[300], wait_out[300];
+    const char *holder[] = { "-S", sv, "t:nohello", "sleep", "1", NULL };
+    const char *waiter[] = { "-v", "-w", "20", "-S", sv, "t:nohello", "true", NULL };
+    redisContext *rc;
+    redisReply *r;
+    unsigned long long t0;
+    pid_t h, w;
+    if (rh_server_start(&old, extra) != 0) { CHECK_MSG(0, "cannot start a server without HELLO"); return; }
+    snprintf(sv, sizeof sv, "127.0.0.1:%d", old.port);
+    path_in(hold_out, sizeof hold_out, "out.nohello.holder");
+    path_in(wait_out, sizeof wait_out, "out.nohello.waiter");
+    t0 = rh_now_ms();
+    h = cli_start(holder, NULL, hold_out);
+    CHECK(wait_key(&old, "t:nohello", 1, 5000));
+    w = cli_start(waiter, NULL, wait_out);
+    CHECK_EQ_LL(cli_wait(h, 10000), 0);
+    CHECK_EQ_LL(cli_wait(w, 15000), 0);
+    CHECK_MSG(rh_now_ms() - t0 < 8000, "the waiter took %llu ms", rh_now_ms() - t0);
+    read_file(wait_out, out, sizeof out);
+    CHECK_MSG(strstr(out, "waiting") && strstr(out, "acquired"), "%s", out);
+    rc = rh_connect(&old);
+    r = rc ? (redisReply *)redisCommand(rc, "INFO commandstats") : NULL;
+    CHECK(r && r->type == REDIS_REPLY_STRING);
+    if (r && r->type == REDIS_REPLY_STRING) {
+        CHECK_MSG(strstr(r->str, "cmdstat_subscribe:") == NULL, "%s", r->str);
+        CHECK_MSG(strstr(r->str, "cmdstat_hello:") == NULL, "%s", r->str);
+    }
+    if (r) freeReplyObject(r);
+    if (rc) redisFree(rc);
+    rh_server_stop(&old);
+}
+
 /* 8 invocations at once on one lock: each critical section alone, all run. */
 static void test_concurrent(void) {
     enum { N = 8 };
@@ -1003,6 +1042,7 @@ int main(void) {
     test_help();
     test_run();
     test_conflict();
+    test_no_hello();
     test_flock_forms();
     test_primitives_cli();
     test_concurrent();

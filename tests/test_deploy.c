@@ -7,9 +7,14 @@
  * them again after FUNCTION FLUSH, and EVAL and FCALL holders exclude each
  * other on one key; RLOCK_SCRIPTS_EVAL never switches; RLOCK_SCRIPTS_FCALL
  * uses functions from the start; a user refused both gets RLOCK_E_AUTH with
- * nothing held. `rlock check` (the CLI) against a fit server, one with
+ * nothing held; libraries are named by version and each FCALL connection
+ * says its version (CLIENT SETNAME), and `rlock check --delete-old-functions`
+ * deletes another version's libraries only once none of its clients is
+ * connected. `rlock check` (the CLI) against a fit server, one with
  * allkeys-lru, a replica, one without persistence, an EVAL-less user, a
- * sentinel-managed primary, bad arguments and --json.
+ * sentinel-managed primary, bad arguments and --json. Sentinel: discovery,
+ * failover followed through +switch-master (rlock_posix_sentinel_watch,
+ * driven by poll()), the held lock extended on the new primary.
  *
  * RLOCK_TEST_QUICK=1 (the valgrind run) skips the CLI runs (they exec
  * build/rlock-asan, which valgrind cannot host). */
@@ -19,32 +24,20 @@
 #include "harness.h"
 #include "check.h"
 
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
 static int quick;
 
-typedef struct tconn {
-    rlock_posix_conn pc;
-    rlock_node node;
-    rlock_client cl;
-} tconn;
-
-static int tc_open(tconn *t, const rh_server *s, int scripts, const char *user, const char *pass) {
+/* A client whose scripts go as `scripts` says (RLOCK_SCRIPTS_*). */
+static int tc_open(rh_tconn *t, const rh_server *s, int scripts, const char *user, const char *pass) {
     rlock_config cfg;
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 2000; /* far above a loopback round trip, even under valgrind */
     cfg.scripts = scripts;
     cfg.scripts_only = 1; /* every acquire a script: no SET NX PX fast path, so the counts below are the scripts' */
-    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
-    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
-    t->node.username = user;
-    t->node.password = pass;
-    return rlock_client_init(&t->cl, &t->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
-}
-static void tc_close(tconn *t) {
-    rlock_client_close(&t->cl);
-    rlock_posix_close(&t->pc);
+    return rh_tc_open(t, s, 0, &cfg, user, pass);
 }
 
 /* The reply text of a command (status/string/error). */
@@ -55,30 +48,33 @@ static int says(const rh_server *s, const char *want, const char *fmt, const cha
     return strcmp(buf, want) == 0;
 }
 
+/* How many function libraries the server has whose names match pattern. */
+static int libraries(const rh_server *s, const char *pattern) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    int n = -1;
+    if (!c) return -1;
+    r = (redisReply *)redisCommand(c, "FUNCTION LIST LIBRARYNAME %s", pattern);
+    if (r && r->type == REDIS_REPLY_ARRAY) n = (int)r->elements;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
 /* 1 when the server has the function library of script id. */
 static int has_library(const rh_server *s, int id) {
     char name[32];
-    CHECK(rlock_function_name(id, name, sizeof name) == 22);
-    {
-        redisContext *c = rh_connect(s);
-        redisReply *r;
-        int n = -1;
-        if (!c) return -1;
-        r = (redisReply *)redisCommand(c, "FUNCTION LIST LIBRARYNAME %s", name);
-        if (r && r->type == REDIS_REPLY_ARRAY) n = (int)r->elements;
-        if (r) freeReplyObject(r);
-        redisFree(c);
-        return n;
-    }
+    CHECK(rlock_function_name(id, name, sizeof name) == 27);
+    return libraries(s, name);
 }
 
 /* ------------------------------------------------- 1. EVAL-less servers */
 
 static void test_eval_refused(const rh_server *s) {
-    tconn fc, ev, strict, both, pre;
+    rh_tconn fc, ev, strict, both, pre;
     rlock_lock a, b, re, x, y;
     unsigned long c0;
-    char fn[32];
+    char fn[32], ver[16];
     int id;
 
     /* a managed-service user: everything but scripts; functions allowed */
@@ -86,13 +82,18 @@ static void test_eval_refused(const rh_server *s) {
     CHECK(says(s, "OK", "ACL SETUSER nofn on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro -fcall -fcall_ro%s", ""));
     CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
 
-    /* names: "rlock_" + 16 hex digits of the script's SHA1; bad ids refused */
+    /* names: "rlock_" + the build's version + "_" + 8 hex digits of the
+     * script's SHA1; bad ids refused */
+    CHECK_EQ_LL(rlock_function_version(ver, sizeof ver), 12);
+    CHECK_EQ_LL(strspn(ver, "0123456789abcdef"), 12);
+    CHECK_EQ_LL(rlock_function_version(ver, 12), 0); /* no room for the NUL */
     for (id = 0; id < RLOCK_SCRIPT_COUNT; id++) {
-        CHECK_EQ_LL(rlock_function_name(id, fn, sizeof fn), 22);
-        CHECK(strncmp(fn, "rlock_", 6) == 0 && strncmp(fn + 6, rlock_script_sha(id), 16) == 0);
+        CHECK_EQ_LL(rlock_function_name(id, fn, sizeof fn), 27);
+        CHECK(strncmp(fn, "rlock_", 6) == 0 && strncmp(fn + 6, ver, 12) == 0 && fn[18] == '_' &&
+              strncmp(fn + 19, rlock_script_sha(id), 8) == 0);
     }
     CHECK_EQ_LL(rlock_function_name(RLOCK_SCRIPT_COUNT, fn, sizeof fn), 0);
-    CHECK_EQ_LL(rlock_function_name(0, fn, 22), 0); /* no room for the NUL */
+    CHECK_EQ_LL(rlock_function_name(0, fn, 27), 0); /* no room for the NUL */
 
     CHECK(tc_open(&fc, s, RLOCK_SCRIPTS_AUTO, "fc", "pw") == 0);
     CHECK(tc_open(&ev, s, RLOCK_SCRIPTS_AUTO, NULL, NULL) == 0);
@@ -102,8 +103,14 @@ static void test_eval_refused(const rh_server *s) {
     /* EVALSHA refused (NOPERM) -> FCALL -> not found -> LOAD + FCALL */
     c0 = rlock_node_commands(&fc.node);
     CHECK_EQ_ST(rlock_acquire(&a, 5000, 0), RLOCK_OK);
-    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 5); /* AUTH, EVALSHA, FCALL, FUNCTION LOAD, FCALL */
+    /* AUTH, EVALSHA, CLIENT SETNAME, FCALL, FUNCTION LOAD, FCALL */
+    CHECK_EQ_LL(rlock_node_commands(&fc.node) - c0, 6);
     CHECK_EQ_LL(has_library(s, 0), 1);
+    {   /* the connection that runs FCALL says its version */
+        char list[4096], want[32];
+        snprintf(want, sizeof want, " name=rlock-%s ", ver);
+        CHECK(rh_str(s, list, sizeof list, "CLIENT LIST%s", "") == REDIS_REPLY_STRING && strstr(list, want) != NULL);
+    }
     {
         char buf[64];
         CHECK(rh_str(s, buf, sizeof buf, "GET %s", "fn:key") == REDIS_REPLY_STRING &&
@@ -149,8 +156,8 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:re"), 0);
     /* each library is loaded when first needed: simple extend did not run since the flush */
     for (id = 0; id < 6; id++) CHECK_EQ_LL(has_library(s, id), id != 1); /* the barging ones */
-    tc_close(&fc);
-    tc_close(&ev);
+    rh_tc_close(&fc);
+    rh_tc_close(&ev);
 
     /* RLOCK_SCRIPTS_EVAL: the NOPERM is the answer; nothing is held */
     CHECK(tc_open(&strict, s, RLOCK_SCRIPTS_EVAL, "fc", "pw") == 0);
@@ -158,7 +165,7 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&x, 5000, 0), RLOCK_E_AUTH);
     CHECK_MSG(strstr(rlock_node_error(&strict.node), "evalsha") != NULL, "%s", rlock_node_error(&strict.node));
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:strict"), 0);
-    tc_close(&strict);
+    rh_tc_close(&strict);
 
     /* refused both: RLOCK_E_AUTH naming fcall, nothing held */
     CHECK(tc_open(&both, s, RLOCK_SCRIPTS_AUTO, "nofn", "pw") == 0);
@@ -166,7 +173,7 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&x, 5000, 0), RLOCK_E_AUTH);
     CHECK_MSG(strstr(rlock_node_error(&both.node), "fcall") != NULL, "%s", rlock_node_error(&both.node));
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", "fn:both"), 0);
-    tc_close(&both);
+    rh_tc_close(&both);
 
     /* RLOCK_SCRIPTS_FCALL from the start (default user): no EVALSHA at all */
     CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
@@ -174,9 +181,9 @@ static void test_eval_refused(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&y, &pre.cl, "fn:pre", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     c0 = rlock_node_commands(&pre.node);
     CHECK_EQ_ST(rlock_acquire(&y, 5000, 0), RLOCK_OK);
-    CHECK_EQ_LL(rlock_node_commands(&pre.node) - c0, 3); /* FCALL, LOAD, FCALL */
+    CHECK_EQ_LL(rlock_node_commands(&pre.node) - c0, 4); /* SETNAME, FCALL, LOAD, FCALL */
     CHECK_EQ_ST(rlock_release(&y), RLOCK_OK);
-    tc_close(&pre);
+    rh_tc_close(&pre);
 
     /* a bad value is refused by name */
     {
@@ -307,6 +314,71 @@ static int sentinel_start(rh_server *s, int master_port, int quorum) {
         if (s->pid > 0) { kill(s->pid, SIGKILL); waitpid(s->pid, NULL, 0); s->pid = -1; }
     }
     return -1;
+}
+
+/* Libraries of another rlock version: rlock check reports them, and with
+ * --delete-old-functions deletes them only once no client of that version
+ * is connected (its connections are named rlock-VERSION); this version's
+ * libraries and those whose version cannot be told are kept. Run as an ACL
+ * user with +fcall but no +eval. */
+static void test_old_functions(const rh_server *s) {
+    static const char *const del[] = { "--user", "fc", "--delete-old-functions", NULL };
+    static const char *const look[] = { "--user", "fc", NULL };
+    rh_tconn fc;
+    rlock_lock a;
+    redisContext *old;
+    redisReply *r;
+    char addr[32], out[8192];
+    const char *args[8];
+    int i;
+    CHECK(says(s, "OK", "ACL SETUSER fc on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro%s", ""));
+    /* this version's client, holding a lock through its functions */
+    CHECK(tc_open(&fc, s, RLOCK_SCRIPTS_AUTO, "fc", "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &fc.cl, "fn:old", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    /* an old version's library, its client still connected; and a library
+     * named the way no version is (cannot be told: always kept) */
+    CHECK(says(s, "rlock_0123456789ab_deadbeef",
+               "FUNCTION LOAD %s", "#!lua name=rlock_0123456789ab_deadbeef\n"
+               "redis.register_function('rlock_0123456789ab_deadbeef', function() return 1 end)"));
+    CHECK(says(s, "rlock_0123456789abcdef",
+               "FUNCTION LOAD %s", "#!lua name=rlock_0123456789abcdef\n"
+               "redis.register_function('rlock_0123456789abcdef', function() return 1 end)"));
+    old = rh_connect(s);
+    r = old ? (redisReply *)redisCommand(old, "CLIENT SETNAME rlock-0123456789ab") : NULL;
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r) freeReplyObject(r);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", s->port);
+    for (i = 0; del[i]; i++) args[i] = del[i];
+    args[i++] = addr;
+    args[i] = NULL;
+    CHECK_EQ_LL(check_run(args, "RLOCK_PASSWORD=pw", out, sizeof out), 1); /* no AOF: warnings */
+    CHECK_MSG(strstr(out, "version 0123456789ab: 1 library kept, 1 client connection of that version still connected"),
+              "%s", out);
+    CHECK_MSG(strstr(out, "1 rlock function library of an unknown version: kept"), "%s", out);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789ab_*"), 1);
+    /* its client gone: reported, kept without the option, deleted with it */
+    if (old) redisFree(old);
+    for (i = 0; look[i]; i++) args[i] = look[i];
+    args[i++] = addr;
+    args[i] = NULL;
+    CHECK_EQ_LL(check_run(args, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "version 0123456789ab: 1 library, no client connected (--delete-old-functions deletes them)"),
+              "%s", out);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789ab_*"), 1);
+    for (i = 0; del[i]; i++) args[i] = del[i];
+    args[i++] = addr;
+    args[i] = NULL;
+    CHECK_EQ_LL(check_run(args, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "version 0123456789ab: no client connected, 1 of 1 library deleted"), "%s", out);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789ab_*"), 0);
+    CHECK_EQ_LL(libraries(s, "rlock_0123456789abcdef"), 1);
+    CHECK_EQ_LL(has_library(s, 0), 1); /* this version's: kept, and the held lock goes on */
+    CHECK_EQ_ST(rlock_extend(&a, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rh_tc_close(&fc);
+    CHECK(says(s, "OK", "FUNCTION FLUSH%s", ""));
+    CHECK_EQ_LL(rh_int(s, "ACL DELUSER fc%s", ""), 1);
 }
 
 static void test_check(const rh_server *plain) {
@@ -453,18 +525,12 @@ static int wait_replicas(const rh_server *s, int n) {
     return 0;
 }
 
-static int tc_open_cfg(tconn *t, const rh_server *s, const rlock_config *cfg) {
-    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
-    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
-    return rlock_client_init(&t->cl, &t->node, 1, cfg) == RLOCK_OK ? 0 : -1;
-}
-
 static void test_replica_ack(void) {
     rh_server prim, rep;
     char ro[64];
     const char *rep_args[3];
     rlock_config cfg;
-    tconn t, w;
+    rh_tconn t, w;
     rlock_lock a, b;
     unsigned long c0;
 
@@ -478,9 +544,9 @@ static void test_replica_ack(void) {
     cfg.node_timeout_ms = 3000;
     cfg.replicas = 1;
     cfg.replica_timeout_ms = 1000; /* a loaded machine's replica may take a while to ack */
-    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    CHECK(rh_tc_open(&t, &prim, 0, &cfg, NULL, NULL) == 0);
     cfg.replica_warn = 1;
-    CHECK(tc_open_cfg(&w, &prim, &cfg) == 0);
+    CHECK(rh_tc_open(&w, &prim, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&b, &w.cl, "ack:warn", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_LL(rlock_replica_acks(&a), -1);
@@ -524,18 +590,18 @@ static void test_replica_ack(void) {
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
 
     /* asking for more replicas than exist: never acknowledged */
-    tc_close(&t);
+    rh_tc_close(&t);
     cfg.replica_warn = 0;
     cfg.replicas = 2;
-    CHECK(tc_open_cfg(&t, &prim, &cfg) == 0);
+    CHECK(rh_tc_open(&t, &prim, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "ack:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_E_REPLICAS);
     CHECK_EQ_LL(rlock_replica_acks(&a), 1);
     CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "ack:key"), 0);
     CHECK(strcmp(rlock_status_str(RLOCK_E_REPLICAS), "too few replica acks") == 0);
 
-    tc_close(&t);
-    tc_close(&w);
+    rh_tc_close(&t);
+    rh_tc_close(&w);
     rh_server_stop(&rep);
     rh_server_stop(&prim);
 }
@@ -562,6 +628,86 @@ static int is_primary(const rh_server *s) {
     return rh_str(s, buf, sizeof buf, "INFO %s", "replication") == REDIS_REPLY_STRING && strstr(buf, "role:master");
 }
 
+/* Drive w for up to ms (poll() on its descriptor, as an event loop
+ * would) or until done(w): 1 when done. */
+static int watch_until(rlock_posix_sentinel_watch *w, unsigned ms, int (*done)(const rlock_posix_sentinel_watch *)) {
+    unsigned long long end = rh_now_ms() + ms;
+    while (!done(w) && rh_now_ms() < end) {
+        struct pollfd p;
+        uint32_t t;
+        int ev = rlock_posix_sentinel_watch_interest(w, &p.fd, &t);
+        p.events = (short)(((ev & RLOCK_WANT_READ) ? POLLIN : 0) | ((ev & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, t > 50 ? 50 : (int)t);
+        (void)rlock_posix_sentinel_watch_step(w);
+    }
+    return done(w);
+}
+static int watch_subscribed(const rlock_posix_sentinel_watch *w) { return w->subscribed; }
+static int watch_switched(const rlock_posix_sentinel_watch *w) { return w->switches > 0; }
+static int watch_not_subscribed(const rlock_posix_sentinel_watch *w) { return !w->subscribed; }
+
+/* Discovery in an event loop: with the first Sentinel stopped (SIGSTOP: the
+ * kernel still accepts, nobody answers), a step returns with the
+ * connection waiting to read the Sentinel's answer - nothing blocks in
+ * connect() - and poll() sleeps there; once it runs again the loop
+ * finishes the acquire on the primary, on a descriptor of another number. */
+static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, int prim_port) {
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock lk;
+    rlock_interest it;
+    struct pollfd p;
+    uint32_t t;
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    int i, slept = -1, sfd = -1;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 5000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 5000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "sen:loop", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    rh_server_pause(&sen[0]);
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 10000, 0), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 20 && slept < 0; i++) {
+        size_t n = rlock_client_interest(&cl, &it, 1, &t);
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        if (n == 1 && it.fd >= 0 && it.events == RLOCK_WANT_READ && rlock_node_wants(&node) == RLOCK_WANT_WRITE &&
+            pc.port == sn->port[0]) {
+            slept = poll(&p, 1, 100); /* the stopped Sentinel's answer: nothing comes */
+            sfd = it.fd;
+        } else {
+            (void)poll(&p, p.fd >= 0 ? 1 : 0, t > 100 ? 100 : (int)t);
+        }
+        rlock_client_step(&cl);
+    }
+    CHECK_MSG(slept == 0, "waiting on the stopped Sentinel: poll() returned %d (want 0)", slept);
+    CHECK_EQ_ST(rlock_result(&lk), RLOCK_WOULD_BLOCK);
+    rh_server_resume(&sen[0]);
+    for (i = 0; i < 200 && (st = rlock_result(&lk)) == RLOCK_WOULD_BLOCK; i++) {
+        size_t n = rlock_client_interest(&cl, &it, 1, &t);
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, t > 100 ? 100 : (int)t);
+        rlock_client_step(&cl);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(pc.port, prim_port);
+    /* the primary's socket is opened before the Sentinel's closes: never the
+     * same number in one connect (an epoll loop re-registers it) */
+    CHECK(pc.fd >= 0 && pc.fd != sfd);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+}
+
 static void test_sentinel(void) {
     rh_server prim, rep, sen[3];
     char ro[64];
@@ -572,6 +718,8 @@ static void test_sentinel(void) {
     rlock_client cl;
     rlock_config cfg;
     rlock_lock a, b;
+    rlock_posix_sentinel_watch w, late;
+    rlock_posix_conn pc2;
     int i, up = 0, promoted = 0;
     unsigned long long t0, end;
     char buf[64];
@@ -590,6 +738,7 @@ static void test_sentinel(void) {
     sn.n = 3;
     sn.master = "mymaster";
     for (i = 0; i < 3; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    sentinel_event_loop(sen, &sn, prim.port);
     CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
     CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
     rlock_config_init(&cfg);
@@ -600,6 +749,19 @@ static void test_sentinel(void) {
     CHECK_EQ_ST(rlock_lock_init(&b, &cl, "sen:next", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
     CHECK_EQ_LL(pc.port, prim.port);
+    /* a watch on the Sentinels: subscribed, and nothing moved yet */
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    CHECK(watch_until(&w, 5000, watch_subscribed));
+    CHECK_EQ_LL(w.switches, 0);
+    CHECK_EQ_LL(pc.switched, 0);
+    /* a second connection to the primary, watched only after the failover */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc2, &sn, 2000), 0);
+    {
+        int r, n = 0;
+        while ((r = pc2.tr.connect(pc2.tr.ctx)) == 0 && n++ < 100) (void)pc2.tr.wait(pc2.tr.ctx, RLOCK_WANT_WRITE, 100);
+        CHECK_EQ_LL(r, 1);
+    }
+    CHECK_EQ_LL(pc2.port, prim.port);
     CHECK(rh_str(&prim, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
           strcmp(buf, rlock_lock_token(&a)) == 0);
     CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:held") == REDIS_REPLY_STRING &&
@@ -634,38 +796,54 @@ static void test_sentinel(void) {
         rh_str(&sen[0], r, sizeof r, "SENTINEL FAILOVER %s", "mymaster");
         if (strcmp(r, "OK") == 0) break;
     }
-    for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
-        if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) { promoted = 1; break; }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !promoted;) {
+        (void)watch_until(&w, 50, watch_switched); /* the event loop goes on meanwhile */
+        if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) promoted = 1;
+    }
     CHECK_MSG(promoted, "the replica was not promoted within 20 s");
     printf("sentinel: failover took %llu ms\n", rh_now_ms() - t0);
     if (!promoted) goto done;
 
-    /* Until the Sentinels reach the old primary and demote it, it still
-     * believes it is the primary and accepts writes from clients connected
-     * to it: an extend lands there (a split brain only the replica
-     * acknowledgement shows - a new acquire there is refused for lack of a
-     * replica). Once demoted it answers READONLY (or drops its clients) and
-     * the next request asks the Sentinels again. */
+    /* +switch-master: the watch marks the connection as soon as the
+     * Sentinels announce the new primary - seconds before the old one is
+     * demoted. Until then the old primary still believes it is the primary
+     * and takes writes from clients connected to it (a split brain: without
+     * the watch an extend would land there; only the replica
+     * acknowledgement would show it). With the mark, the next request
+     * drops the connection and asks the Sentinels again. */
+    {
+        int old_still_primary;
+        rlock_status st;
+        CHECK_MSG(watch_until(&w, 10000, watch_switched), "no +switch-master within 10 s (%s)", w.err);
+        old_still_primary = is_primary(&prim);
+        CHECK_EQ_LL(w.switches, 1);
+        CHECK_EQ_LL(pc.switched, 1);
+        /* the held lock was acknowledged by the replica, so the new primary
+         * has it: it extends there, in one call */
+        st = rlock_extend(&a, 30000);
+        CHECK_MSG(st == RLOCK_OK, "extend after +switch-master: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
+        CHECK_EQ_LL(pc.switched, 0); /* the mark was taken: reconnected */
+        CHECK_EQ_LL(pc.port, rep.port);
+        printf("sentinel: +switch-master %llu ms after the failover began; the client moved to the new primary "
+               "while the old one %s\n", rh_now_ms() - t0,
+               old_still_primary ? "still took writes as a primary" : "was already demoted");
+    }
+    CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
+    /* a failover missed while nobody watched: a watch started afterwards
+     * asks where the primary is first, and marks the connection still on
+     * the old one */
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&late, &pc2), 0);
+    CHECK(watch_until(&late, 5000, watch_subscribed));
+    CHECK_EQ_LL(late.switches, 1);
+    CHECK_EQ_LL(pc2.switched, 1);
+    rlock_posix_sentinel_watch_close(&late);
     {
         int demoted = 0;
-        CHECK_EQ_ST(rlock_acquire(&b, 30000, 0), RLOCK_E_REPLICAS);
         for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(50))
             if (!is_primary(&prim)) { demoted = 1; break; }
         CHECK_MSG(demoted, "the old primary was not demoted within 20 s");
         printf("sentinel: old primary demoted %llu ms after the failover began\n", rh_now_ms() - t0);
     }
-    /* The held lock was acknowledged by the replica, so the new primary has
-     * it: it extends there. */
-    {
-        rlock_status st = RLOCK_E_IO;
-        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
-            st = rlock_extend(&a, 30000);
-            if (st == RLOCK_OK || st == RLOCK_LOST) break;
-        }
-        CHECK_MSG(st == RLOCK_OK, "extend after failover: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
-    }
-    CHECK_EQ_LL(pc.port, rep.port);
-    CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
     /* never on a replica: new locks go to the new primary only (once the
      * old one replicates from it, so that WAIT 1 can be met) */
     CHECK(wait_replicas(&rep, 1));
@@ -674,7 +852,19 @@ static void test_sentinel(void) {
     CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
     CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:held"), 0);
+    /* the watched Sentinel goes away: the watch moves on to the next */
+    {
+        size_t at = w.at;
+        rh_server_stop(&sen[at]);
+        CHECK(watch_until(&w, 3000, watch_not_subscribed));
+        CHECK_MSG(w.err[0] != '\0', "%s", w.err);
+        CHECK(watch_until(&w, 5000, watch_subscribed));
+        CHECK(w.at != at);
+        CHECK_EQ_LL(w.switches, 1);
+    }
 done:
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc2);
     rlock_client_close(&cl);
     rlock_posix_close(&pc);
     /* bad arguments */
@@ -683,7 +873,10 @@ done:
     sn.n = 1;
     sn.master = "";
     CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
-    /* nobody knows the name: the connect fails and says why */
+    /* nobody knows the name: the connect fails and says why (asking a
+     * Sentinel still running: one was stopped above) */
+    for (i = 0; i < 3; i++)
+        if (sen[i].pid > 0) { sn.port[0] = sen[i].port; break; }
     sn.master = "nosuch";
     CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
     CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
@@ -744,6 +937,55 @@ static long long asking_int(const rh_server *s, const char *cmd, const char *key
     if (r) freeReplyObject(r);
     redisFree(c);
     return v;
+}
+
+/* Subscribers of a channel: PUBSUB SHARDNUMSUB (sharded) or NUMSUB (classic). */
+static long long cl_numsub(const rh_server *s, const char *which, const char *chan) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -1;
+    if (!c) return v;
+    r = (redisReply *)redisCommand(c, "PUBSUB %s %s", which, chan);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER)
+        v = r->element[1]->integer;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* How often s ran cmd (INFO commandstats; scripts' commands count too). */
+static long long cl_calls(const rh_server *s, const char *cmd) {
+    char buf[16384], want[64], *p;
+    if (rh_str(s, buf, sizeof buf, "INFO %s", "commandstats") != REDIS_REPLY_STRING) return -1;
+    snprintf(want, sizeof want, "cmdstat_%s:calls=", cmd);
+    p = strstr(buf, want);
+    return p ? atoll(p + strlen(want)) : 0;
+}
+
+/* Drive lk's cluster operation as an event loop would: poll() what
+ * rlock_cluster_interest lists, for as long as it says, then step; at most
+ * max_ms. */
+static rlock_status cl_drive(rlock_cluster *cl, rlock_lock *lk, rlock_status st, unsigned long long max_ms) {
+    unsigned long long end = rh_now_ms() + max_ms;
+    while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        rlock_interest it[2 * RLOCK_CLUSTER_MAX_PRIMARIES];
+        struct pollfd pf[2 * RLOCK_CLUSTER_MAX_PRIMARIES];
+        uint32_t t;
+        size_t k, n = rlock_cluster_interest(cl, it, sizeof it / sizeof it[0], &t);
+        nfds_t m = 0;
+        unsigned long long left = end - rh_now_ms();
+        for (k = 0; k < n && k < sizeof it / sizeof it[0]; k++) {
+            if (it[k].fd < 0) { t = 0; continue; }
+            pf[m].fd = it[k].fd;
+            pf[m].events = (short)(((it[k].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                   ((it[k].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            m++;
+        }
+        if (t > left) t = (uint32_t)left;
+        (void)poll(pf, m, (int)t);
+        st = rlock_cluster_step(cl, lk);
+    }
+    return st;
 }
 
 static int cl_state_ok(rh_server *sv) {
@@ -826,7 +1068,8 @@ static void test_cluster(void) {
     CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("user1000", 8));
     CHECK_EQ_LL(rlock_cluster_slot("foo{}{bar}", 10), rh_int(&sv[0], "CLUSTER KEYSLOT %s", "foo{}{bar}"));
 
-    /* locks across many slots: each lands on its slot's primary, learnt by MOVED */
+    /* locks across many slots: each lands on its slot's primary, from the
+     * map read before the first lock - no MOVED on a fresh client */
     for (i = 0; i < 40; i++) {
         rh_server *owner;
         snprintf(key, sizeof key, "cl:%d", i);
@@ -838,7 +1081,10 @@ static void test_cluster(void) {
               strcmp(buf, rlock_lock_token(&la[i])) == 0);
         CHECK_EQ_ST(rlock_cluster_acquire(&cb, &lb[i], 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
     }
-    CHECK_EQ_LL(ca.n, 3); /* the seed and the two primaries it redirected to */
+    CHECK_EQ_LL(ca.n, 3); /* the seed and the two primaries the map named */
+    CHECK_EQ_LL(ca.fetches, 1);
+    CHECK_EQ_LL(ca.moved + ca.asked + cb.moved + cb.asked, 0);
+    printf("cluster: 40 locks on %d slots' primaries, %lu MOVED, map read %lu time(s)\n", 40, ca.moved, ca.fetches);
     if (!quick) { /* rlock check --cluster finds the three primaries */
         char out[8192], seed[32];
         const char *a[3];
@@ -854,6 +1100,143 @@ static void test_cluster(void) {
         CHECK_MSG(found == 3 && strstr(out, "ok: a cluster primary (--cluster)"), "%s", out);
     }
     for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
+
+    /* the rlock command with --cluster: runs COMMAND under the lock on the
+     * key's primary; -n refuses a held lock; a waiter is woken by the
+     * holder's release (sharded pub/sub) */
+    {
+        char seed[32], out[8192], arg_ttl[] = "30";
+        const char *k = "cl:cli";
+        rh_server *prim;
+        rlock_lock l;
+        pid_t holder;
+        int status;
+        snprintf(seed, sizeof seed, "127.0.0.1:%d", sv[1].port);
+        {
+            const char *a[] = { "-v", "--cluster", seed, "--cluster", addr[2], k, "-c", "exit 7", NULL };
+            CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 7);
+            CHECK_MSG(strstr(out, "acquired 'cl:cli' on the cluster primary") && strstr(out, "0 MOVED"), "%s", out);
+        }
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &l, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &l, 30000, 0), RLOCK_OK);
+        {
+            const char *a[] = { "-n", "--cluster", seed, k, "true", NULL };
+            CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 1);
+        }
+        CHECK_EQ_ST(rlock_cluster_release(&ca, &l), RLOCK_OK);
+        prim = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(k, strlen(k)))]);
+        holder = fork(); /* a holder for ~1 s, in the background */
+        if (holder == 0) {
+            const char *a[] = { CLI_BIN, "--cluster", seed, "-t", arg_ttl, k, "-c", "sleep 1", NULL };
+            int fd = open("/dev/null", O_RDWR);
+            dup2(fd, 1); dup2(fd, 2);
+            execv(CLI_BIN, (char *const *)a);
+            _exit(121);
+        }
+        for (end = rh_now_ms() + 10000; prim && rh_now_ms() < end && rh_int(prim, "EXISTS %s", k) != 1;) rh_sleep_ms(10);
+        CHECK(prim && rh_int(prim, "EXISTS %s", k) == 1);
+        {   /* waits (lease 30 s, so only the release notice ends the wait this soon) */
+            const char *a[] = { "-w", "20", "--cluster", seed, k, "-c", "exit 3", NULL };
+            unsigned long long t0c = rh_now_ms();
+            CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 3);
+            CHECK_MSG(rh_now_ms() - t0c < 15000, "the waiter took %llu ms", rh_now_ms() - t0c);
+        }
+        CHECK(waitpid(holder, &status, 0) == holder && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(prim && rh_int(prim, "EXISTS %s", k) == 0);
+        {
+            const char *a[] = { "--cluster", seed, "-S", "127.0.0.1:1", k, "true", NULL };
+            CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 64);
+            CHECK_MSG(strstr(out, "--cluster finds the servers") != NULL, "%s", out);
+        }
+    }
+
+    /* seeds that are all replicas: the map names the primaries, a replica
+     * never gets a lock, nothing is redirected */
+    {
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr;
+        const char *hosts[CL_N];
+        int ports[CL_N], nr = 0;
+        for (i = 0; i < CL_N; i++)
+            if (!is_primary(&sv[i])) { hosts[nr] = "127.0.0.1"; ports[nr++] = sv[i].port; }
+        CHECK_EQ_LL(nr, 3);
+        CHECK_EQ_ST(rlock_cluster_init(&cr, hosts, ports, (size_t)nr, &cfg, rlock_posix_cluster_connect, pr), RLOCK_OK);
+        for (i = 0; i < 20; i++) {
+            rlock_lock l;
+            rh_server *on;
+            snprintf(key, sizeof key, "cl:r%d", i);
+            CHECK_EQ_ST(rlock_cluster_lock_init(&cr, &l, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_cluster_acquire(&cr, &l, 30000, 0), RLOCK_OK);
+            on = cl_server(sv, cr.port[l.client - cr.client]);
+            CHECK(on != NULL && is_primary(on));
+            CHECK_EQ_ST(rlock_cluster_release(&cr, &l), RLOCK_OK);
+        }
+        CHECK_EQ_LL(cr.n, 6); /* 3 replica seeds + 3 primaries */
+        CHECK_EQ_LL(cr.moved + cr.asked, 0);
+        rlock_cluster_close(&cr);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
+    }
+
+    /* waiting by sharded pub/sub: the waiter SSUBSCRIBEs on the key's
+     * primary, the release SPUBLISHes there once, nobody PUBLISHes. Its
+     * recheck is 60 s and its wait 20 s: only the notice can wake it in time. */
+    {
+        static rlock_posix_conn ph[RLOCK_CLUSTER_MAX_PRIMARIES], pw[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster ch, cw;
+        const char *k = "cl:wait";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock h, w;
+        rh_server *prim;
+        long long spub[CL_N], pub[CL_N], subs = 0;
+        unsigned long long t0w;
+        rlock_status st;
+        cfg.pubsub = 1;
+        cfg.recheck_ms = 60000;
+        CHECK_EQ_ST(rlock_cluster_init(&ch, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, ph), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_init(&cw, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pw), RLOCK_OK);
+        cfg.pubsub = 0;
+        cfg.recheck_ms = 0;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ch, &h, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cw, &w, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ch, &h, 30000, 0), RLOCK_OK);
+        prim = cl_server(sv, ch.port[rlock_cluster_primary(&ch, slot)]);
+        CHECK(prim != NULL);
+        if (!prim) goto out;
+        for (i = 0; i < CL_N; i++) { spub[i] = cl_calls(&sv[i], "spublish"); pub[i] = cl_calls(&sv[i], "publish"); }
+        st = rlock_cluster_acquire_begin(&cw, &w, 30000, 20000);
+        for (end = rh_now_ms() + 5000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end && subs < 1;)
+            if ((st = cl_drive(&cw, &w, st, 20)) == RLOCK_WOULD_BLOCK) subs = cl_numsub(prim, "SHARDNUMSUB", "{cl:wait}:released");
+        CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(subs, 1);                                               /* on the key's primary */
+        CHECK_EQ_LL(cl_numsub(prim, "NUMSUB", "{cl:wait}:released"), 0);    /* not a classic channel */
+        t0w = rh_now_ms();
+        CHECK_EQ_ST(rlock_cluster_release(&ch, &h), RLOCK_OK);
+        st = cl_drive(&cw, &w, st, 15000);
+        CHECK_EQ_ST(st, RLOCK_OK);
+        printf("cluster: a waiter woke %llu ms after the release (recheck 60 s)\n", rh_now_ms() - t0w);
+        for (i = 0; i < CL_N; i++) {
+            CHECK_EQ_LL(cl_calls(&sv[i], "spublish") - spub[i], &sv[i] == prim ? 1 : 0);
+            CHECK_EQ_LL(cl_calls(&sv[i], "publish") - pub[i], 0);
+        }
+        CHECK_EQ_LL(cw.moved + ch.moved, 0); /* under RESP3 too, the map came first */
+        CHECK_EQ_LL(cw.fetches, 1);
+        CHECK_EQ_ST(rlock_cluster_release(&cw, &w), RLOCK_OK);
+        /* a waiter cancelled mid-wait: nothing of it goes on, nothing held */
+        CHECK_EQ_ST(rlock_cluster_acquire(&ch, &h, 30000, 0), RLOCK_OK);
+        st = rlock_cluster_acquire_begin(&cw, &w, 30000, 20000);
+        for (end = rh_now_ms() + 5000; st == RLOCK_WOULD_BLOCK && !rlock_acquire_waiting(&w) && rh_now_ms() < end;)
+            st = cl_drive(&cw, &w, st, 10);
+        CHECK(st == RLOCK_WOULD_BLOCK && rlock_acquire_waiting(&w));
+        rlock_cluster_cancel(&cw, &w);
+        CHECK(cw.ops == NULL);
+        CHECK_EQ_ST(rlock_cluster_step(&cw, &w), RLOCK_E_STATE);
+        CHECK_EQ_LL(rlock_lock_state(&w), RLOCK_STATE_IDLE);
+        CHECK_EQ_ST(rlock_cluster_release(&ch, &h), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
+        rlock_cluster_close(&ch);
+        rlock_cluster_close(&cw);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&ph[i]); rlock_posix_close(&pw[i]); }
+    }
 
     /* a slot migrated mid-run, the lock held: ASK, then MOVED, followed */
     {
@@ -883,13 +1266,21 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
         CHECK(asking_int(dst, "PTTL", k) > 25000);
         CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0); /* moved, not copied */
-        st = rlock_cluster_acquire(&cb, &b, 30000, 0); /* held: not ours (or TRYAGAIN mid-migration) */
-        CHECK_MSG(st == RLOCK_NOT_ACQUIRED || st == RLOCK_E_REDIS, "B during migration: %s", rlock_status_str(st));
+        CHECK(ca.asked >= 1);
+        /* B, mid-migration: ASK to the target, where its script finds the
+         * lock key but not the wait-queue keys (never created): -TRYAGAIN,
+         * retried after a pause while the migration finishes */
+        st = rlock_cluster_acquire_begin(&cb, &b, 30000, 0);
+        for (end = rh_now_ms() + 5000; st == RLOCK_WOULD_BLOCK && !b.cl.again && rh_now_ms() < end;)
+            st = cl_drive(&cb, &b, st, 10);
+        CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+        CHECK_MSG(b.cl.again > 0 && cb.asked >= 1, "B during migration: no TRYAGAIN (%u), %lu ASK", b.cl.again, cb.asked);
         CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1);
         /* the slot handed over: MOVED, the map learns it */
         CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
         CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
         CHECK_EQ_LL(rh_str(third, buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, dst_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(cl_drive(&cb, &b, st, 5000), RLOCK_NOT_ACQUIRED); /* held by A: no overlap */
         CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 30000), RLOCK_OK);
         CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED);
         CHECK_EQ_LL(cb.port[rlock_cluster_primary(&cb, slot)], dst->port); /* B learnt it from MOVED */
@@ -959,6 +1350,27 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_init(&bad, seed_host, seed_port, 1, NULL, NULL, pa), RLOCK_E_BADARG);
         CHECK_EQ_ST(rlock_cluster_lock_init(&bad, &la[0], "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     }
+    /* a cluster with more nodes than RLOCK_CLUSTER_MAX_PRIMARIES: 15 seeds
+     * (one real) and two more primaries in its map make 17 */
+    {
+        static rlock_posix_conn pg[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster big;
+        const char *hosts[RLOCK_CLUSTER_MAX_PRIMARIES - 1];
+        int ports[RLOCK_CLUSTER_MAX_PRIMARIES - 1];
+        rlock_lock l;
+        int live = 0;
+        for (i = 0; i < CL_N; i++)
+            if (is_primary(&sv[i])) live = sv[i].port; /* a primary still up after the failover above */
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES - 1; i++) { hosts[i] = "127.0.0.1"; ports[i] = i ? rh_free_port() : live; }
+        CHECK_EQ_ST(rlock_cluster_init(&big, hosts, ports, RLOCK_CLUSTER_MAX_PRIMARIES - 1, &cfg, rlock_posix_cluster_connect, pg),
+                    RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&big, &l, "cl:big", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&big, &l, 30000, 0), RLOCK_E_BADARG);
+        CHECK_MSG(strstr(rlock_cluster_error(&big), "RLOCK_CLUSTER_MAX_PRIMARIES") != NULL, "%s", rlock_cluster_error(&big));
+        CHECK_EQ_LL(rlock_lock_state(&l), RLOCK_STATE_IDLE);
+        rlock_cluster_close(&big);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pg[i]);
+    }
 out:
     rlock_cluster_close(&ca);
     rlock_cluster_close(&cb);
@@ -983,6 +1395,7 @@ int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rlock-deploy-XXXXXX");
     CHECK(mkdtemp(tmpdir) != NULL);
     test_eval_refused(&s);
+    if (!quick) test_old_functions(&s);
     test_replica_ack();
     test_sentinel();
     test_cluster();

@@ -345,7 +345,7 @@ static long slurp(const char *path, char *buf, size_t cap) {
  * CONTENTS", each " *   " or " *" taken off, the last empty one dropped)
  * must be examples/basic.c. */
 static void header_example_is(const char *basic) {
-    static char header[524288], ex[8192];
+    static char header[1 << 20], ex[8192]; /* rlock.h is over 256 KiB */
     const char *p, *end;
     size_t n = 0;
     CHECK_MSG(slurp("rlock.h", header, sizeof header) > 0, "rlock.h: not found or over %u bytes", (unsigned)sizeof header);

@@ -158,6 +158,34 @@ static int hold(fcli *h, rlock_lock *lk, rh_server *srv, int n, const wopts *o) 
     return rlock_acquire(lk, 20000, 0) == RLOCK_OK ? 0 : -1;
 }
 
+/* A test's waiter options: key on n servers, the fair grace, the re-check
+ * and how long each waiter holds (subs, reentrant: 0; the caller sets them). */
+static void wopts_for(wopts *o, const char *key, int n, uint32_t grace, uint32_t recheck, int hold_ms) {
+    memset(o, 0, sizeof *o);
+    o->key = key;
+    o->n = n;
+    o->grace = grace;
+    o->recheck = recheck;
+    o->hold_ms = hold_ms;
+}
+
+/* Wait (10 s bound) until n waiters listen for the key's release notices
+ * on s: a waiter queues first, then subscribes. */
+static void wait_listening(rh_server *s, const char *key, long long n) {
+    unsigned long long t0 = rh_now_ms();
+    while (numsub(s, key) < n && since(t0) < 10000) rh_sleep_ms(2);
+    CHECK_EQ_LL(numsub(s, key), n);
+}
+
+/* A test's end: the key is gone from the first server; the report pipe
+ * and the holder's client are closed. */
+static void test_end(rh_server *srv, const char *key, int pfd[2], fcli *h) {
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
+    close(pfd[0]);
+    close(pfd[1]);
+    fcli_close(h);
+}
+
 /* N processes queue one after another behind a holder; the release then
  * serves them in exactly that order, one at a time. */
 static void test_fifo(rh_server *srv, int n_nodes, int reentrant, int subs, int down) {
@@ -170,14 +198,11 @@ static void test_fifo(rh_server *srv, int n_nodes, int reentrant, int subs, int 
     report r;
     unsigned long long t_rel;
     snprintf(key, sizeof key, "fifo:%d:%d:%d", n_nodes, reentrant, subs);
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.n = n_nodes;
+    /* grace 2 s (5 s under valgrind): on a loaded CI a woken waiter must make
+     * it in time, or it is skipped and the order check fails for the wrong reason */
+    wopts_for(&o, key, n_nodes, quick ? 5000 : 2000, 1000, 5);
     o.subs = subs;
     o.reentrant = reentrant;
-    o.hold_ms = 5;
-    o.grace = 2000; /* loaded CI: a woken waiter must make it in time */
-    o.recheck = 1000;
     CHECK(pipe(pfd) == 0);
     CHECK(hold(&h, &hl, srv, n_nodes, &o) == 0);
     if (reentrant) CHECK_EQ_ST(rlock_acquire(&hl, 20000, 0), RLOCK_OK); /* held twice */
@@ -204,10 +229,7 @@ static void test_fifo(rh_server *srv, int n_nodes, int reentrant, int subs, int 
     CHECK_MSG(order_ok, "waiters were not served in the order they queued");
     CHECK_EQ_LL(overlaps, 0);
     CHECK_EQ_LL(queued(&srv[0], key), 0);
-    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
-    close(pfd[0]);
-    close(pfd[1]);
-    fcli_close(&h);
+    test_end(srv, key, pfd, &h);
 }
 
 /* The releaser and a third client cannot take a key reserved for a waiter
@@ -222,11 +244,7 @@ static void test_no_barging(rh_server *srv) {
     report r;
     char v[64];
     const char *key = "fair:nobarge";
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.n = 1;
-    o.grace = 5000;
-    o.recheck = 1000;
+    wopts_for(&o, key, 1, 5000, 1000, 0);
     CHECK(pipe(pfd) == 0);
     CHECK(hold(&h, &hl, srv, 1, &o) == 0);
     pid = start_waiter(srv, 1, &o, 0, pfd[1], 1);
@@ -248,10 +266,8 @@ static void test_no_barging(rh_server *srv) {
     CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK); /* free again after the waiter's release */
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
     printf("fair: a reserved key refused the releaser, a barging and a fair client; its waiter claimed it\n");
-    close(pfd[0]);
-    close(pfd[1]);
     fcli_close(&x);
-    fcli_close(&h);
+    test_end(srv, key, pfd, &h);
 }
 
 /* The oldest waiter is killed (kill -9) while queued: the release reserves
@@ -267,20 +283,12 @@ static void test_dead_waiter(rh_server *srv) {
     long long waited;
     unsigned long long t_rel;
     const char *key = "fair:dead";
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.n = 1;
-    o.grace = 400;
-    o.recheck = 10000; /* only the grace can bring the next one in early */
+    wopts_for(&o, key, 1, 400, 10000, 0); /* re-check 10 s: only the grace can bring the next one in early */
     CHECK(pipe(pfd) == 0);
     CHECK(hold(&h, &hl, srv, 1, &o) == 0);
     pids[0] = start_waiter(srv, 1, &o, 0, pfd[1], 1);
     pids[1] = start_waiter(srv, 1, &o, 1, pfd[1], 2);
-    {   /* both listen (a waiter queues first, then subscribes) */
-        unsigned long long t0 = rh_now_ms();
-        while (numsub(&srv[0], key) < 2 && since(t0) < 10000) rh_sleep_ms(2);
-        CHECK_EQ_LL(numsub(&srv[0], key), 2);
-    }
+    wait_listening(&srv[0], key, 2);
     kill(pids[0], SIGKILL);
     st = rh_wait_child(pids[0], 10000);
     CHECK(WIFSIGNALED(st));
@@ -296,10 +304,7 @@ static void test_dead_waiter(rh_server *srv) {
     CHECK_MSG(waited >= (long long)o.grace - 50, "the dead waiter's reservation ended after %lld ms", waited);
     CHECK_MSG(waited <= (long long)o.grace + 1500, "the next waiter waited %lld ms, grace %u", waited, o.grace);
     reap(pids, 2, 1);
-    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
-    close(pfd[0]);
-    close(pfd[1]);
-    fcli_close(&h);
+    test_end(srv, key, pfd, &h);
 }
 
 /* The holder is a process killed with kill -9: its waiters get the lock once
@@ -311,12 +316,7 @@ static void test_holder_killed(rh_server *srv) {
     report r;
     unsigned long long t_kill;
     const char *key = "fair:holder";
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.n = 1;
-    o.grace = 1000;
-    o.recheck = 5000;
-    o.hold_ms = 5;
+    wopts_for(&o, key, 1, 1000, 5000, 5);
     CHECK(pipe(pfd) == 0);
     CHECK(pipe(hfd) == 0);
     holder = rh_fork();
@@ -370,21 +370,12 @@ static void test_lost_notices(rh_server *srv, int subs) {
     unsigned long long t_rel;
     char key[64];
     snprintf(key, sizeof key, "fair:lost:%d", subs);
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.n = 1;
+    wopts_for(&o, key, 1, 300, 200, 5);
     o.subs = subs;
-    o.grace = 300;
-    o.recheck = 200;
-    o.hold_ms = 5;
     CHECK(pipe(pfd) == 0);
     CHECK(hold(&h, &hl, srv, 1, &o) == 0);
     for (i = 0; i < np; i++) pids[i] = start_waiter(srv, 1, &o, i, pfd[1], i + 1);
-    {   /* a waiter queues first, then subscribes: wait for all to listen */
-        unsigned long long t0 = rh_now_ms();
-        while (numsub(&srv[0], key) < np && since(t0) < 10000) rh_sleep_ms(2);
-        CHECK_EQ_LL(numsub(&srv[0], key), np);
-    }
+    wait_listening(&srv[0], key, np);
     /* A RESP3 connection with subscriptions is a pubsub client too: this
      * kills the waiters' command connections (subs 0) or their subscriber
      * connections (subs 1). */
@@ -402,10 +393,7 @@ static void test_lost_notices(rh_server *srv, int subs) {
     CHECK_MSG(since(t_rel) < 10000, "served %lld ms after the release", since(t_rel));
     CHECK_EQ_LL(overlaps, 0);
     reap(pids, np, 1);
-    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
-    close(pfd[0]);
-    close(pfd[1]);
-    fcli_close(&h);
+    test_end(srv, key, pfd, &h);
 }
 
 /* Contention without an order set up: 6 processes x 5 acquisitions each,

@@ -29,30 +29,19 @@
 
 static int quick;
 
-typedef struct tconn {
-    rlock_posix_conn pc;
-    rlock_node node;
-    rlock_client cl;
-} tconn;
-
-static int tc_open(tconn *t, const rh_server *s) {
+/* A client that waits for release notices (RESP3 pub/sub). */
+static int tc_open(rh_tconn *t, const rh_server *s) {
     rlock_config cfg;
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 1000; /* far above a loopback round trip on a loaded machine */
     cfg.pubsub = 1;
-    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
-    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
-    return rlock_client_init(&t->cl, &t->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
-}
-static void tc_close(tconn *t) {
-    rlock_client_close(&t->cl);
-    rlock_posix_close(&t->pc);
+    return rh_tc_open(t, s, 0, &cfg, NULL, NULL);
 }
 
 /* ------------------------------------------------------ 1. semaphore */
 
 static void test_sem_basic(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     rlock_lock a, b, c, d;
     rlock_info info[1];
     char tok[48];
@@ -116,7 +105,7 @@ static void test_sem_basic(const rh_server *s) {
     CHECK_EQ_ST(rlock_semaphore_init(&a, &t.cl, "sem:str", 7, 3), RLOCK_OK);
     CHECK_EQ_ST(rlock_try_acquire(&a, 5000), RLOCK_E_WRONGTYPE);
     CHECK_EQ_LL(rh_int(s, "DEL sem:str"), 1);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* One interval a permit was held: [from, to] in CLOCK_MONOTONIC ms. */
@@ -267,7 +256,7 @@ static void test_sem_procs(rh_server *s) { sem_procs(s, 1); }
 /* --------------------------------------------------- 2. read-write lock */
 
 static void test_rw_basic(const rh_server *s) {
-    tconn t1, t2;
+    rh_tconn t1, t2;
     rlock_lock r1, w1, r2, w2;
     rlock_info info[1];
     char buf[64];
@@ -328,14 +317,14 @@ static void test_rw_basic(const rh_server *s) {
     CHECK_EQ_ST(rlock_extend(&r1, 10000), RLOCK_LOST);
     CHECK_EQ_ST(rlock_release(&w2), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "EXISTS rw:k"), 0);
-    tc_close(&t1);
-    tc_close(&t2);
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
 }
 
 /* A stream of readers: each loops read (ttl 5 s) / hold 20 ms / release,
  * overlapping one another, until the stop file exists. */
 static int reader_child(const rh_server *s, const char *stop, int *got) {
-    tconn t;
+    rh_tconn t;
     rlock_lock r;
     unsigned long long end = rh_now_ms() + 60000;
     *got = 0;
@@ -347,7 +336,7 @@ static int reader_child(const rh_server *s, const char *stop, int *got) {
             if (rlock_release(&r) != RLOCK_OK) return 2;
         }
     }
-    tc_close(&t);
+    rh_tc_close(&t);
     return 0;
 }
 
@@ -357,7 +346,7 @@ static rlock_status writer_vs_readers(const rh_server *s, int writers_first, int
     enum { READERS = 4 };
     char stop[] = "/tmp/rlock-rw-stop-XXXXXX";
     pid_t pids[READERS];
-    tconn t;
+    rh_tconn t;
     rlock_lock w;
     rlock_status st = RLOCK_E_IO;
     int i, fd = mkstemp(stop), got = 0;
@@ -387,7 +376,7 @@ static rlock_status writer_vs_readers(const rh_server *s, int writers_first, int
             CHECK(strcmp(info[0].kind, "write") == 0); /* alone: no reader inside with it */
             CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
         }
-        tc_close(&t);
+        rh_tc_close(&t);
     }
     fd = open(stop, O_WRONLY | O_CREAT, 0600);
     if (fd >= 0) close(fd);
@@ -424,7 +413,7 @@ static long long turn_cycles(const char *path) {
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 static int turn_writer(const rh_server *s, const char *path, int cycles) {
-    tconn t;
+    rh_tconn t;
     rlock_lock w;
     int i, fd = open(path, O_WRONLY | O_APPEND);
     if (fd < 0 || tc_open(&t, s) != 0 || rlock_lock_init(&w, &t.cl, "rw:turn", 7, RLOCK_KIND_WRITE) != RLOCK_OK)
@@ -436,11 +425,11 @@ static int turn_writer(const rh_server *s, const char *path, int cycles) {
         if (rlock_release(&w) != RLOCK_OK) return 2;
     }
     close(fd);
-    tc_close(&t);
+    rh_tc_close(&t);
     return 0;
 }
 static int turn_reader(const rh_server *s, const char *path, int cycles, int out) {
-    tconn t;
+    rh_tconn t;
     rlock_lock r;
     long long worst = 0;
     int got = 0;
@@ -462,7 +451,7 @@ static int turn_reader(const rh_server *s, const char *path, int cycles, int out
         rh_sleep_ms(1);
         if (rlock_release(&r) != RLOCK_OK) return 2;
     }
-    tc_close(&t);
+    rh_tc_close(&t);
     if (write(out, &worst, sizeof worst) != (ssize_t)sizeof worst) return 2;
     return got > 0 ? 0 : 4;
 }
@@ -501,7 +490,7 @@ static void test_rw_turns(const rh_server *s) {
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
-    tconn t1, t2;
+    rh_tconn t1, t2;
     rlock_lock m, one, bad;
     const char *keys[3] = { "{job}:a", "{job}:b", "{job}:c" };
     const size_t lens[3] = { 7, 7, 7 };
@@ -543,8 +532,8 @@ static void test_multi(const rh_server *s) {
     CHECK_EQ_ST(rlock_extend(&m, 10000), RLOCK_LOST);
     CHECK_EQ_ST(rlock_release(&m), RLOCK_LOST);
     CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:b {job}:c"), 0);
-    tc_close(&t1);
-    tc_close(&t2);
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
 }
 
 /* A simple-lock waiter on one key of a multi-lock: it rechecks only every
@@ -640,18 +629,18 @@ static void test_multi_wake_fence(const rh_server *s) {
 /* ------------------------------------------- 4. inspection, force-unlock */
 
 static int waiter_child(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     rlock_status st;
     if (tc_open(&t, s) != 0 || rlock_lock_init(&lk, &t.cl, "insp:k", 6, RLOCK_KIND_SIMPLE) != RLOCK_OK) return 3;
     st = rlock_acquire(&lk, 10000, 20000);
     if (st == RLOCK_OK) rlock_release(&lk);
-    tc_close(&t);
+    rh_tc_close(&t);
     return st == RLOCK_OK ? 0 : 1;
 }
 
 static void test_inspect_force(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     rlock_lock lk, re, probe;
     rlock_info info[1];
     pid_t pid;
@@ -701,7 +690,7 @@ static void test_inspect_force(const rh_server *s) {
     CHECK_EQ_LL(info[0].pttl_ms, -1);
     CHECK_EQ_LL(rh_int(s, "DEL insp:k"), 1);
     rh_int(s, "DEL {insp:k}:waiters {insp:k}:deadlines");
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* ------------------------------------------- 5. semaphore over Redlock */

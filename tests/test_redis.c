@@ -32,11 +32,6 @@ static int quick;
 /* ------------------------------------------------------------ helpers */
 
 /* One node over the POSIX adapter, in a one-node client. Must not move. */
-typedef struct tconn {
-    rlock_posix_conn pc;
-    rlock_node node;
-    rlock_client cl;
-} tconn;
 
 /* The default for these tests: a per-node timeout far above a loopback
  * round trip, so a loaded machine (valgrind, parallel suites) does not turn
@@ -51,23 +46,7 @@ static rlock_config cfg_node_timeout(uint32_t ms) {
     return c;
 }
 
-static int tc_open(tconn *t, const rh_server *s, int use_unix, const rlock_config *cfg,
-                   const char *user, const char *pass) {
-    rlock_config def = cfg_node_timeout(T_NODE_TIMEOUT);
-    int r = use_unix ? rlock_posix_init_unix(&t->pc, s->unixsock, 1000)
-                     : rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000);
-    if (r != 0) return -1;
-    if (rlock_node_init(&t->node, rlock_posix_transport(&t->pc)) != RLOCK_OK) return -1;
-    t->node.username = user;
-    t->node.password = pass;
-    if (rlock_client_init(&t->cl, &t->node, 1, cfg ? cfg : &def) != RLOCK_OK) return -1;
-    return 0;
-}
-static int tc_tcp(tconn *t, const rh_server *s) { return tc_open(t, s, 0, NULL, NULL, NULL); }
-static void tc_close(tconn *t) {
-    rlock_client_close(&t->cl);
-    rlock_posix_close(&t->pc);
-}
+static int tc_tcp(rh_tconn *t, const rh_server *s) { return rh_tc_open(t, s, 0, NULL, NULL, NULL); }
 
 static long long since(unsigned long long t0) { return (long long)(rh_now_ms() - t0); }
 
@@ -167,7 +146,7 @@ static void basic_cycle(rlock_client *cl, const rh_server *s, const char *key, c
 }
 
 static void test_basic(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     struct timeval tv;
     redisContext *rc;
 
@@ -176,12 +155,12 @@ static void test_basic(const rh_server *s) {
     basic_cycle(&t.cl, s, "basic:tcp", "posix tcp");
     CHECK(rlock_node_commands(&t.node) >= 6);
     CHECK_EQ_ST(rlock_client_connect(&t.cl, 1000), RLOCK_OK);
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* POSIX adapter, unix socket */
-    CHECK(tc_open(&t, s, 1, NULL, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&t, s, 1, NULL, NULL, NULL) == 0);
     basic_cycle(&t.cl, s, "basic:unix", "posix unix");
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* hiredis adapter on a program's own context */
     tv.tv_sec = 2;
@@ -276,7 +255,7 @@ static void test_script_shas(const rh_server *s) {
 
 /* Child body. Exit code: 0 fine, 1 overlap seen, 2 lock errors, 3 setup. */
 static int mutex_child(const rh_server *s, const char *dir, int rounds) {
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     char marker[300], counter[300];
     int i, overlaps = 0, errors = 0;
@@ -317,7 +296,7 @@ static int mutex_child(const rh_server *s, const char *dir, int rounds) {
             errors++;
         }
     }
-    tc_close(&t);
+    rh_tc_close(&t);
     return overlaps ? 1 : errors ? 2 : 0;
 }
 
@@ -370,13 +349,13 @@ static void test_mutex(const rh_server *s) {
 
 static void test_token_safety(const rh_server *s) {
     rlock_config cfg = cfg_node_timeout(250); /* below the 300 ms TTLs */
-    tconn a, b;
+    rh_tconn a, b;
     rlock_lock la, lb;
     char btok[RLOCK_TOKEN_LEN + 1];
     unsigned long cmds;
 
-    CHECK(tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
-    CHECK(tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, "safety:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, "safety:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
 
@@ -412,25 +391,25 @@ static void test_token_safety(const rh_server *s) {
     CHECK(key_is(s, "safety:key", btok));
     CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "EXISTS safety:key"), 0);
-    tc_close(&a);
-    tc_close(&b);
+    rh_tc_close(&a);
+    rh_tc_close(&b);
 }
 
 /* Child: acquire (ttl 300), report on the pipe, extend every 100 ms.
  * Exit 0 when extend reported LOST and the release after it too. */
 static int sigstop_child(const rh_server *s, int wfd) {
     rlock_config cfg = cfg_node_timeout(250); /* below the 300 ms TTL */
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     rlock_status st;
     char c;
     int i, lost = 0, rc = 0;
-    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 ||
+    if (rh_tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 ||
         rlock_lock_init(&lk, &t.cl, "sigstop:key", 11, RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;
     st = rlock_acquire(&lk, 300, 2000);
     c = st == RLOCK_OK ? 'A' : 'F';
-    if (write(wfd, &c, 1) != 1 || st != RLOCK_OK) { tc_close(&t); return 11; }
+    if (write(wfd, &c, 1) != 1 || st != RLOCK_OK) { rh_tc_close(&t); return 11; }
     close(wfd);
     for (i = 0; i < 100 && !lost; i++) {
         rh_sleep_ms(100);
@@ -441,7 +420,7 @@ static int sigstop_child(const rh_server *s, int wfd) {
     if (!lost) rc = 12;
     else if (rlock_lock_state(&lk) != RLOCK_STATE_LOST) rc = 13;
     else if (rlock_release(&lk) != RLOCK_LOST) rc = 14;
-    tc_close(&t);
+    rh_tc_close(&t);
     return rc;
 }
 
@@ -449,7 +428,7 @@ static void test_sigstop(const rh_server *s) {
     int pfd[2], status;
     pid_t pid;
     char c = 0;
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     unsigned long long t0;
 
@@ -485,14 +464,14 @@ static void test_sigstop(const rh_server *s) {
         CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     }
     CHECK_EQ_LL(rh_int(s, "EXISTS sigstop:key"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* ------------------------------------------------------- 5. reentrancy */
 
 static void test_reentrant(const rh_server *s) {
     rlock_config cfg = cfg_node_timeout(150); /* below the 200 ms TTL used here */
-    tconn a, b;
+    rh_tconn a, b;
     rlock_lock ra, rb;
     char buf[64];
     long long i, pttl;
@@ -500,8 +479,8 @@ static void test_reentrant(const rh_server *s) {
     unsigned long long t0;
     const char *key = "re:key";
 
-    CHECK(tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
-    CHECK(tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&a, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&b, s, 0, &cfg, NULL, NULL) == 0);
     CHECK(strlen(rlock_client_instance_id(&a.cl)) == 16 &&
           strcmp(rlock_client_instance_id(&a.cl), rlock_client_instance_id(&b.cl)) != 0);
     CHECK_EQ_ST(rlock_lock_init(&ra, &a.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
@@ -570,14 +549,14 @@ static void test_reentrant(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "HLEN %s", key), 1);
     CHECK_EQ_ST(rlock_release(&rb), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
-    tc_close(&a);
-    tc_close(&b);
+    rh_tc_close(&a);
+    rh_tc_close(&b);
 }
 
 /* --------------------------------------------------------- 6. NOSCRIPT */
 
 static void test_noscript(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     rlock_lock lk, re;
     char buf[64];
     unsigned long c0;
@@ -597,11 +576,11 @@ static void test_noscript(const rh_server *s) {
     CHECK(rh_int(s, "PTTL ns:key") > 4000);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "EXISTS ns:key"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* Scripts only (cfg.scripts_only): each script falls back to EVAL once. */
     cfg.scripts_only = 1;
-    CHECK(tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ns:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&re, &t.cl, "ns:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
 
@@ -647,13 +626,13 @@ static void test_noscript(const rh_server *s) {
     CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
     CHECK_EQ_LL(script_exists(s, rlock_script_sha(5)), 1);
     CHECK_EQ_LL(rh_int(s, "EXISTS ns:re"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* ---------------------------------------- 7. WRONGTYPE / foreign keys */
 
 static void test_wrongtype(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     char buf[64];
     unsigned long long t0;
@@ -712,21 +691,21 @@ static void test_wrongtype(const rh_server *s) {
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "DEL wt:hash wt:str"), 2);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* ------------------------------------- 8. server paused / killed / kicked */
 
 static void test_server_faults(rh_server *s) {
     rlock_config cfg = cfg_node_timeout(200);
-    tconn ft, t;
+    rh_tconn ft, t;
     rlock_lock lk;
     unsigned long long t0;
     rlock_status st;
     long long dt, killed;
 
     /* ft: a 200 ms per-node timeout, for the paused and killed server */
-    CHECK(tc_open(&ft, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&ft, s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &ft.cl, "fault:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 1000, 3000), RLOCK_OK); /* connection is up */
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
@@ -760,7 +739,7 @@ static void test_server_faults(rh_server *s) {
     CHECK(key_is(s, "fault:key", rlock_lock_token(&lk)));
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     rlock_lock_destroy(&lk);
-    tc_close(&ft);
+    rh_tc_close(&ft);
 
     /* the server kills the connection between operations (FAULTS 25): the
      * next operation - even an extend or release, which never retry -
@@ -799,7 +778,7 @@ static void test_server_faults(rh_server *s) {
         CHECK_EQ_LL(rh_str(s, buf, sizeof buf, "CONFIG SET timeout 0"), REDIS_REPLY_STATUS);
         CHECK_EQ_LL(rh_int(s, "EXISTS fault:key"), 0);
     }
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* the hiredis adapter reconnects through redisReconnect */
     {
@@ -853,13 +832,13 @@ static long long auth_int(const rh_server *s, const char *cmd) {
  * is queued: the release still succeeds (the wake-up PUBLISH is denied, the
  * waiter wakes by the holder's PTTL instead). */
 static int nochan_waiter_child(const rh_server *s) {
-    tconn w;
+    rh_tconn w;
     rlock_posix_conn sp;
     rlock_subscriber sn;
     rlock_lock lk;
     rlock_status st;
     int rc = 0;
-    if (tc_open(&w, s, 0, NULL, NULL, "pw") != 0 || rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
+    if (rh_tc_open(&w, s, 0, NULL, NULL, "pw") != 0 || rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
         rlock_subscriber_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK)
         return 3;
     sn.password = "pw";
@@ -869,18 +848,18 @@ static int nochan_waiter_child(const rh_server *s) {
         fprintf(stderr, "nochan waiter: %s (%s)\n", rlock_status_str(st), rlock_node_error(&w.node));
         rc = 1;
     } else if (rlock_release(&lk) != RLOCK_OK) rc = 2;
-    tc_close(&w);
+    rh_tc_close(&w);
     rlock_posix_close(&sp);
     return rc;
 }
 
 static void test_auth_nochan_waiter(const rh_server *s) {
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     rlock_status st;
     pid_t pid;
     unsigned long long t0;
-    CHECK(tc_open(&t, s, 0, NULL, "nochan", "pw4") == 0);
+    CHECK(rh_tc_open(&t, s, 0, NULL, "nochan", "pw4") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:q", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
     pid = rh_fork();
@@ -898,13 +877,13 @@ static void test_auth_nochan_waiter(const rh_server *s) {
         CHECK_MSG(rh_exited_with(status, 0), "nochan waiter child: status 0x%x", (unsigned)status);
     }
     CHECK_EQ_LL(auth_int(s, "EXISTS auth:q"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 static void test_auth(void) {
     static const char *const args[] = { "--requirepass", "pw", NULL };
     rh_server s;
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     redisContext *admin;
     unsigned long long t0;
@@ -915,24 +894,24 @@ static void test_auth(void) {
     if (rh_server_start(&s, args) != 0) { CHECK_MSG(0, "start redis-server --requirepass"); return; }
 
     /* right password */
-    CHECK(tc_open(&t, &s, 0, NULL, NULL, "pw") == 0);
+    CHECK(rh_tc_open(&t, &s, 0, NULL, NULL, "pw") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     /* re-AUTH after a reconnect (unix socket too) */
-    tc_close(&t);
+    rh_tc_close(&t);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
-    tc_close(&t);
-    CHECK(tc_open(&t, &s, 1, NULL, NULL, "pw") == 0);
+    rh_tc_close(&t);
+    CHECK(rh_tc_open(&t, &s, 1, NULL, NULL, "pw") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_REENTRANT), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* wrong password: WRONGPASS, prompt, not retried, secret not in the error */
-    CHECK(tc_open(&t, &s, 0, NULL, NULL, "wrong-secret") == 0);
+    CHECK(rh_tc_open(&t, &s, 0, NULL, NULL, "wrong-secret") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     c0 = rlock_node_commands(&t.node);
     t0 = rh_now_ms();
@@ -944,10 +923,10 @@ static void test_auth(void) {
     CHECK(strstr(rlock_node_error(&t.node), "wrong-secret") == NULL);
     CHECK(strstr(t.pc.err, "wrong-secret") == NULL);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* no password: NOAUTH */
-    CHECK(tc_open(&t, &s, 0, NULL, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&t, &s, 0, NULL, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     c0 = rlock_node_commands(&t.node);
     t0 = rh_now_ms();
@@ -955,7 +934,7 @@ static void test_auth(void) {
     CHECK_MSG(since(t0) < 500, "no password took %lld ms", since(t0));
     CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 1);
     CHECK_MSG(strstr(rlock_node_error(&t.node), "NOAUTH") != NULL, "error '%s'", rlock_node_error(&t.node));
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* ACL users: one without scripting (EVAL nor FCALL: a user with FCALL
      * is served by functions, test_deploy), one outside its key pattern */
@@ -977,7 +956,7 @@ static void test_auth(void) {
          * the lease then runs out */
         rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
         cfg.scripts_only = 1;
-        CHECK(tc_open(&t, &s, 0, &cfg, "limited", "pw2") == 0);
+        CHECK(rh_tc_open(&t, &s, 0, &cfg, "limited", "pw2") == 0);
         CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
         t0 = rh_now_ms();
         st = rlock_acquire(&lk, 5000, 2000);
@@ -985,12 +964,12 @@ static void test_auth(void) {
         CHECK_MSG(since(t0) < 500, "NOPERM took %lld ms", since(t0));
         CHECK_MSG(strstr(rlock_node_error(&t.node), "NOPERM") != NULL, "error '%s'", rlock_node_error(&t.node));
         printf("auth: ACL user without eval -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
-        tc_close(&t);
+        rh_tc_close(&t);
         /* Without scripts_only: the fast path's SET would get the key and
          * the release (a script) could not give it back. The fast path waits
          * until a script has run on the node, so the acquire is refused just
          * as cleanly, every time, and no key is left behind. */
-        CHECK(tc_open(&t, &s, 0, NULL, "limited", "pw2") == 0);
+        CHECK(rh_tc_open(&t, &s, 0, NULL, "limited", "pw2") == 0);
         CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
         for (i = 0; i < 2; i++) {
             st = rlock_acquire(&lk, 1500, 0);
@@ -1002,10 +981,10 @@ static void test_auth(void) {
         }
         printf("auth: ACL user without eval nor fcall, fast path on -> %s (%s), twice, no key left\n",
                rlock_status_str(st), rlock_node_error(&t.node));
-        tc_close(&t);
+        rh_tc_close(&t);
         /* A user refused EVAL/EVALSHA but not FCALL: the first acquire runs as
          * a function, so the fast path follows, and its release works. */
-        CHECK(tc_open(&t, &s, 0, NULL, "fnonly", "pw5") == 0);
+        CHECK(rh_tc_open(&t, &s, 0, NULL, "fnonly", "pw5") == 0);
         CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
         for (i = 0; i < 2; i++) {
             c0 = rlock_node_commands(&t.node);
@@ -1015,10 +994,10 @@ static void test_auth(void) {
             CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
             CHECK_EQ_LL(auth_int(&s, "EXISTS auth:key"), 0);
         }
-        tc_close(&t);
+        rh_tc_close(&t);
     }
 
-    CHECK(tc_open(&t, &s, 0, NULL, "keyed", "pw3") == 0);
+    CHECK(rh_tc_open(&t, &s, 0, NULL, "keyed", "pw3") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     t0 = rh_now_ms();
     st = rlock_acquire(&lk, 5000, 2000);
@@ -1029,11 +1008,11 @@ static void test_auth(void) {
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* inside its pattern: fine */
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     CHECK_EQ_LL(auth_int(&s, "EXISTS other:key"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
 
     /* a user without channel permissions can still lock and unlock: a
      * release must not half-succeed (delete, then fail on a PUBLISH) */
-    CHECK(tc_open(&t, &s, 0, NULL, "nochan", "pw4") == 0);
+    CHECK(rh_tc_open(&t, &s, 0, NULL, "nochan", "pw4") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
     st = rlock_release(&lk);
@@ -1047,15 +1026,15 @@ static void test_auth(void) {
     CHECK_MSG(st == RLOCK_OK, "reentrant release by a user without channels: %s (%s)", rlock_status_str(st),
               rlock_node_error(&t.node));
     CHECK_EQ_LL(auth_int(&s, "EXISTS auth:re"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
     test_auth_nochan_waiter(&s);
 
     /* wrong ACL password */
-    CHECK(tc_open(&t, &s, 0, NULL, "limited", "nope") == 0);
+    CHECK(rh_tc_open(&t, &s, 0, NULL, "limited", "nope") == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_AUTH);
     CHECK(strstr(rlock_node_error(&t.node), "nope") == NULL);
-    tc_close(&t);
+    rh_tc_close(&t);
 
     rh_server_stop(&s);
     CHECK_EQ_LL(s.pid, -1);
@@ -1065,7 +1044,7 @@ static void test_auth(void) {
 
 static void test_maxclients(const rh_server *s) {
     redisContext *hold = rh_connect(s);
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     rlock_status st;
     int fds0;
@@ -1085,7 +1064,7 @@ static void test_maxclients(const rh_server *s) {
     st = rlock_acquire(&lk, 5000, 300);
     CHECK_MSG(st == RLOCK_E_REDIS || st == RLOCK_E_IO, "maxclients with a wait: %s", rlock_status_str(st));
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
-    tc_close(&t);
+    rh_tc_close(&t);
     CHECK_EQ_LL(rh_count_fds(), fds0);
     CHECK(reply_is((redisReply *)redisCommand(hold, "CONFIG SET maxclients 10000"), "OK"));
     redisFree(hold);
@@ -1096,7 +1075,7 @@ static void test_maxclients(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "maxc:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* ------------------------------------------------- 11. OOM / READONLY */
@@ -1106,7 +1085,7 @@ static void test_oom_readonly(const rh_server *s) {
     char portstr[16];
     const char *rep_args[4];
     rh_server o, r;
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     rlock_status st;
     redisContext *c;
@@ -1149,7 +1128,7 @@ static void test_oom_readonly(const rh_server *s) {
         CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_REDIS);
         CHECK_MSG(strncmp(rlock_node_error(&t.node), "OOM", 3) == 0, "error '%s'", rlock_node_error(&t.node));
         CHECK_EQ_LL(rh_int(&o, "EXISTS oom:re"), 0);
-        tc_close(&t);
+        rh_tc_close(&t);
         if (c) redisFree(c);
         rh_server_stop(&o);
     } else {
@@ -1169,7 +1148,7 @@ static void test_oom_readonly(const rh_server *s) {
         CHECK_MSG(strstr(rlock_node_error(&t.node), "READONLY") != NULL, "error '%s'", rlock_node_error(&t.node));
         printf("readonly: acquire -> %s (%s)\n", rlock_status_str(st), rlock_node_error(&t.node));
         CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
-        tc_close(&t);
+        rh_tc_close(&t);
         rh_server_stop(&r);
     } else {
         CHECK_MSG(0, "start redis-server --replicaof");
@@ -1179,7 +1158,7 @@ static void test_oom_readonly(const rh_server *s) {
 /* -------------------------------------------- 12. non-blocking API */
 
 /* Drive lk with rlock_step + poll() on the posix fd until it finishes. */
-static rlock_status drive(rlock_lock *lk, tconn *t, rlock_status st, unsigned budget_ms, int *polls) {
+static rlock_status drive(rlock_lock *lk, rh_tconn *t, rlock_status st, unsigned budget_ms, int *polls) {
     unsigned long long end = rh_now_ms() + budget_ms;
     while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
         struct pollfd p;
@@ -1199,7 +1178,7 @@ static rlock_status drive(rlock_lock *lk, tconn *t, rlock_status st, unsigned bu
 }
 
 static void test_nonblocking(const rh_server *s) {
-    tconn t, h;
+    rh_tconn t, h;
     rlock_lock lk, hl;
     rlock_status st;
     int polls = 0;
@@ -1223,7 +1202,7 @@ static void test_nonblocking(const rh_server *s) {
     /* contended: backoff phases (no fd wanted) are timed by rlock_next_timeout_ms */
     {
         rlock_config hcfg = cfg_node_timeout(250);
-        CHECK(tc_open(&h, s, 0, &hcfg, NULL, NULL) == 0);
+        CHECK(rh_tc_open(&h, s, 0, &hcfg, NULL, NULL) == 0);
     }
     CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "nb:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&hl, 300, 0), RLOCK_OK);
@@ -1245,8 +1224,8 @@ static void test_nonblocking(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "EXISTS nb:key"), 0); /* granted, then released by the cancel */
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
-    tc_close(&h);
-    tc_close(&t);
+    rh_tc_close(&h);
+    rh_tc_close(&t);
 }
 
 /* ------------------------------- many locks on one client (pipelining) */
@@ -1264,7 +1243,7 @@ static int client_count(const rh_server *s) {
 
 /* Child: hold pipe:b for ~300 ms from its own process, then release. */
 static int pipe_holder_child(const rh_server *s, int wfd) {
-    tconn h;
+    rh_tconn h;
     rlock_lock hl;
     if (tc_tcp(&h, s) != 0) return 2;
     if (rlock_lock_init(&hl, &h.cl, "pipe:b", 6, RLOCK_KIND_SIMPLE) != RLOCK_OK) return 3;
@@ -1272,7 +1251,7 @@ static int pipe_holder_child(const rh_server *s, int wfd) {
     if (write(wfd, "h", 1) != 1) return 5;
     rh_sleep_ms(300);
     if (rlock_release(&hl) != RLOCK_OK) return 6;
-    tc_close(&h);
+    rh_tc_close(&h);
     return 0;
 }
 
@@ -1285,7 +1264,7 @@ static int pipe_holder_child(const rh_server *s, int wfd) {
  * connection from this client, not three. */
 static void test_pipelined_locks(const rh_server *s) {
     static const char *const keys[3] = { "pipe:a", "pipe:b", "pipe:c" };
-    tconn t;
+    rh_tconn t;
     rlock_lock lk[3];
     rlock_status st[3];
     long long done_at[3];
@@ -1356,7 +1335,7 @@ static void test_pipelined_locks(const rh_server *s) {
     printf("pipelined: 3 locks on one client over one connection; a %lld ms, c %lld ms, b (held by another "
            "process for 300 ms) %lld ms\n", done_at[0], done_at[2], done_at[1]);
     close(fds[0]);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
@@ -1365,10 +1344,10 @@ static void test_pipelined_locks(const rh_server *s) {
  * it until killed. */
 static int killed_holder_child(const rh_server *s, int wfd) {
     rlock_config cfg = cfg_node_timeout(250); /* below the 1000 ms TTL */
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     char c;
-    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 ||
+    if (rh_tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 ||
         rlock_lock_init(&lk, &t.cl, "killed:key", 10, RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;
     c = rlock_acquire(&lk, 1000, 2000) == RLOCK_OK ? 'A' : 'F';
@@ -1383,7 +1362,7 @@ static void test_fault02_holder_killed(const rh_server *s) {
     int pfd[2], status;
     pid_t pid;
     char c = 0;
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     long long pttl;
     unsigned long long t_kill, t_read, t_got;
@@ -1424,7 +1403,7 @@ static void test_fault02_holder_killed(const rh_server *s) {
     CHECK(key_is(s, "killed:key", rlock_lock_token(&lk)));
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "EXISTS killed:key"), 0);
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* Child of test_max_key_aux: wait (pub/sub, so it queues) for the longest
@@ -1433,12 +1412,12 @@ static int max_key_waiter_child(const rh_server *s, const char *key, long long a
     rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
     rlock_posix_conn spc;
     rlock_subscriber sub;
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     rlock_status st;
     int rc;
     cfg.fencing = 1;
-    if (tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 || rlock_posix_init_tcp(&spc, "127.0.0.1", s->port, 1000) != 0 ||
+    if (rh_tc_open(&t, s, 0, &cfg, NULL, NULL) != 0 || rlock_posix_init_tcp(&spc, "127.0.0.1", s->port, 1000) != 0 ||
         rlock_subscriber_init(&sub, rlock_posix_transport(&spc)) != RLOCK_OK ||
         rlock_client_set_subscribers(&t.cl, &sub, 1) != RLOCK_OK ||
         rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
@@ -1446,7 +1425,7 @@ static int max_key_waiter_child(const rh_server *s, const char *key, long long a
     st = rlock_acquire(&lk, 5000, 8000);
     rc = st != RLOCK_OK ? 11 : rlock_fence_token(&lk) <= above ? 12 : rlock_release(&lk) != RLOCK_OK ? 13 : 0;
     rlock_posix_close(&spc);
-    tc_close(&t);
+    rh_tc_close(&t);
     return rc;
 }
 
@@ -1464,14 +1443,14 @@ static void test_max_key_aux(const rh_server *s) {
     long long fence, queued = 0;
     int status;
     pid_t pid;
-    tconn t;
+    rh_tconn t;
     rlock_lock lk;
     memset(key, 'm', RLOCK_MAX_KEY_LEN);
     CHECK_EQ_LL(rlock_aux_key(fence_key, sizeof fence_key, key, RLOCK_MAX_KEY_LEN, ":fence"), RLOCK_MAX_AUX_LEN + 6);
     CHECK_EQ_LL(rlock_aux_key(waiters, sizeof waiters, key, RLOCK_MAX_KEY_LEN, ":waiters"), RLOCK_MAX_AUX_LEN + 8);
     CHECK_EQ_LL(rlock_aux_key(deadlines, sizeof deadlines, key, RLOCK_MAX_KEY_LEN, ":deadlines"), RLOCK_MAX_AUX_LEN + 10);
     cfg.fencing = 1;
-    CHECK(tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
     fence = rlock_fence_token(&lk);
@@ -1490,7 +1469,7 @@ static void test_max_key_aux(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
     CHECK_EQ_LL(rh_int(s, "DEL %s", fence_key), 1);
     rh_int(s, "DEL %s %s", waiters, deadlines); /* they also expire by themselves */
-    tc_close(&t);
+    rh_tc_close(&t);
 }
 
 /* Nodes [0..n) over TCP or unix to servers srv[i], one client. */
@@ -1660,7 +1639,7 @@ static void test_fault09_restart_without_persistence(void) {
     static const char *const fsync_always[] = { "--appendonly", "yes", "--appendfsync", "always", NULL };
     rlock_config cfg = cfg_node_timeout(200);
     rh_server s;
-    tconn a, b;
+    rh_tconn a, b;
     rlock_lock la, lb;
     char btok[RLOCK_TOKEN_LEN + 1];
     long long va;
@@ -1670,8 +1649,8 @@ static void test_fault09_restart_without_persistence(void) {
 
     if (rh_server_start(&s, nopersist) != 0) { CHECK_MSG(0, "start redis-server --save '' --appendonly no"); return; }
     CHECK(config_is(&s, "save", "") && config_is(&s, "appendonly", "no"));
-    CHECK(tc_open(&a, &s, 0, &cfg, NULL, NULL) == 0);
-    CHECK(tc_open(&b, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&a, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&b, &s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
 
@@ -1720,16 +1699,16 @@ static void test_fault09_restart_without_persistence(void) {
     CHECK(key_is(&s, "restart:key", btok));
     CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK);
     CHECK_EQ_LL(rh_int(&s, "EXISTS restart:key"), 0);
-    tc_close(&a);
-    tc_close(&b);
+    rh_tc_close(&a);
+    rh_tc_close(&b);
     rh_server_stop(&s);
 
     /* 3. the other fix the README names, appendfsync always: the server
      * restarted at once still has A's lock, with its TTL; B is refused */
     if (rh_server_start(&s, fsync_always) != 0) { CHECK_MSG(0, "start redis-server --appendfsync always"); return; }
     CHECK(config_is(&s, "appendonly", "yes") && config_is(&s, "appendfsync", "always"));
-    CHECK(tc_open(&a, &s, 0, &cfg, NULL, NULL) == 0);
-    CHECK(tc_open(&b, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&a, &s, 0, &cfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&b, &s, 0, &cfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, "restart:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&la, 5000, 0), RLOCK_OK);
@@ -1742,8 +1721,8 @@ static void test_fault09_restart_without_persistence(void) {
     CHECK_EQ_ST(rlock_extend(&la, 5000), RLOCK_OK); /* still A's */
     CHECK_EQ_ST(rlock_release(&la), RLOCK_OK);
     CHECK_EQ_LL(rh_int(&s, "EXISTS restart:key"), 0);
-    tc_close(&a);
-    tc_close(&b);
+    rh_tc_close(&a);
+    rh_tc_close(&b);
     rh_server_stop(&s);
 }
 
@@ -1760,7 +1739,7 @@ static void test_fault22_eintr(const rh_server *s) {
     rlock_config hcfg = cfg_node_timeout(250);
     struct sigaction sa, old;
     struct itimerval it, off;
-    tconn t, h;
+    rh_tconn t, h;
     rlock_lock lk, hl;
     unsigned long long t0, th;
     long long dt;
@@ -1768,7 +1747,7 @@ static void test_fault22_eintr(const rh_server *s) {
     rlock_status st;
 
     CHECK(tc_tcp(&t, s) == 0);
-    CHECK(tc_open(&h, s, 0, &hcfg, NULL, NULL) == 0);
+    CHECK(rh_tc_open(&h, s, 0, &hcfg, NULL, NULL) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "eintr:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "eintr:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
     th = rh_now_ms();
@@ -1817,8 +1796,8 @@ static void test_fault22_eintr(const rh_server *s) {
     CHECK_MSG(g_alarms >= 100, "only %d signals arrived", (int)g_alarms);
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_LOST); /* it expired, and was taken */
     CHECK_EQ_LL(rh_int(s, "EXISTS eintr:key"), 0);
-    tc_close(&h);
-    tc_close(&t);
+    rh_tc_close(&h);
+    rh_tc_close(&t);
 }
 
 /* -------------------------------------------------------------- main */

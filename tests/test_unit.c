@@ -651,6 +651,12 @@ static const pcase bad_replies[] = {
     PC("*2\r\n:1\r\n!x\r\n"), PC("*1\r\n$-2\r\n"), PC("*2\r\n:1\r\n:1\n"), PC("*1\r\n*-3\r\n"),
 };
 
+/* 1 when the whole of text (no NUL inside) parses as one reply of type. */
+static int parses_as(const char *text, rlock_resp_type type, rlock_reply *r) {
+    long n = (long)strlen(text);
+    return rlock_resp_parse((const unsigned char *)text, (size_t)n, 64, r) == n && r->v.type == type;
+}
+
 static void test_parse_valid_values(void) {
     rlock_reply r;
     static const unsigned char bin[] = "$6\r\na\0b\rc\n\r\n";
@@ -659,37 +665,23 @@ static void test_parse_valid_values(void) {
     static const unsigned char mixed[] = "*3\r\n-ERR x\r\n+OK\r\n$0\r\n\r\n";
     g_test = "parse values";
 
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+OK\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"+\r\n", 3, 64, &r), 3);
-    CHECK(r.v.type == RLOCK_RESP_STATUS && r.v.len == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"-ERR bad\r\n", 10, 64, &r), 10);
-    CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":0\r\n", 4, 64, &r), 4);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == -1);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-0\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 0);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":9223372036854775807\r\n", 22, 64, &r), 22);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MAX);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775808\r\n", 23, 64, &r), 23);
-    CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == LLONG_MIN);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)":-9223372036854775807\r\n", 23, 64, &r), 23);
-    CHECK(r.v.integer == -LLONG_MAX);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$0\r\n\r\n", 6, 64, &r), 6);
-    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 0 && r.v.str != NULL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$5\r\nhello\r\n", 11, 64, &r), 11);
-    CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
+    CHECK(parses_as("+OK\r\n", RLOCK_RESP_STATUS, &r) && r.v.len == 2 && memcmp(r.v.str, "OK", 2) == 0);
+    CHECK(parses_as("+\r\n", RLOCK_RESP_STATUS, &r) && r.v.len == 0);
+    CHECK(parses_as("-ERR bad\r\n", RLOCK_RESP_ERROR, &r) && r.v.len == 7 && memcmp(r.v.str, "ERR bad", 7) == 0);
+    CHECK(parses_as(":0\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 0);
+    CHECK(parses_as(":-1\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == -1);
+    CHECK(parses_as(":-0\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 0);
+    CHECK(parses_as(":9223372036854775807\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == LLONG_MAX);
+    CHECK(parses_as(":-9223372036854775808\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == LLONG_MIN);
+    CHECK(parses_as(":-9223372036854775807\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == -LLONG_MAX);
+    CHECK(parses_as("$0\r\n\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 0 && r.v.str != NULL);
+    CHECK(parses_as("$5\r\nhello\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 5 && memcmp(r.v.str, "hello", 5) == 0);
     CHECK_EQ_LL(rlock_resp_parse(bin, sizeof bin - 1, 64, &r), (long)sizeof bin - 1);
     CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 6 && memcmp(r.v.str, "a\0b\rc\n", 6) == 0);
     CHECK(r.v.str == (const char *)bin + 4);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"$-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_NIL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*-1\r\n", 5, 64, &r), 5);
-    CHECK(r.v.type == RLOCK_RESP_NIL);
-    CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"*0\r\n", 4, 64, &r), 4);
-    CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 0);
+    CHECK(parses_as("$-1\r\n", RLOCK_RESP_NIL, &r));
+    CHECK(parses_as("*-1\r\n", RLOCK_RESP_NIL, &r));
+    CHECK(parses_as("*0\r\n", RLOCK_RESP_ARRAY, &r) && r.count == 0);
     CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)GRANT, 12, 64, &r), 12);
     CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].type == RLOCK_RESP_INTEGER &&
           r.elem[0].integer == 1 && r.elem[1].type == RLOCK_RESP_INTEGER && r.elem[1].integer == 1);
@@ -724,22 +716,14 @@ static void test_parse_valid_values(void) {
               r.elem[1].integer == 3 && r.elem[3].type == RLOCK_RESP_ARRAY && r.elem[3].integer == 0);
         CHECK_EQ_LL(rlock_resp_parse(attr, sizeof attr - 1, 64, &r), (long)sizeof attr - 1);
         CHECK(r.v.type == RLOCK_RESP_ARRAY && r.count == 2 && r.elem[0].integer == 1 && r.elem[1].integer == 2);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"|1\r\n+a\r\n:1\r\n:5\r\n", 16, 64, &r), 16);
-        CHECK(r.v.type == RLOCK_RESP_INTEGER && r.v.integer == 5);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"_\r\n", 3, 64, &r), 3);
-        CHECK(r.v.type == RLOCK_RESP_NIL);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"#f\r\n", 4, 64, &r), 4);
-        CHECK(r.v.type == RLOCK_RESP_BOOL && r.v.integer == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)",-1.5e3\r\n", 9, 64, &r), 9);
-        CHECK(r.v.type == RLOCK_RESP_DOUBLE && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"(-12\r\n", 6, 64, &r), 6);
-        CHECK(r.v.type == RLOCK_RESP_BIGNUM && r.v.len == 3);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"=7\r\ntxt:abc\r\n", 13, 64, &r), 13);
-        CHECK(r.v.type == RLOCK_RESP_BULK && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"!3\r\nabc\r\n", 9, 64, &r), 9);
-        CHECK(r.v.type == RLOCK_RESP_ERROR && r.v.len == 3);
-        CHECK_EQ_LL(rlock_resp_parse((const unsigned char *)"~2\r\n:1\r\n#t\r\n", 12, 64, &r), 12);
-        CHECK(r.v.type == RLOCK_RESP_SET && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
+        CHECK(parses_as("|1\r\n+a\r\n:1\r\n:5\r\n", RLOCK_RESP_INTEGER, &r) && r.v.integer == 5);
+        CHECK(parses_as("_\r\n", RLOCK_RESP_NIL, &r));
+        CHECK(parses_as("#f\r\n", RLOCK_RESP_BOOL, &r) && r.v.integer == 0);
+        CHECK(parses_as(",-1.5e3\r\n", RLOCK_RESP_DOUBLE, &r) && r.v.len == 6 && memcmp(r.v.str, "-1.5e3", 6) == 0);
+        CHECK(parses_as("(-12\r\n", RLOCK_RESP_BIGNUM, &r) && r.v.len == 3);
+        CHECK(parses_as("=7\r\ntxt:abc\r\n", RLOCK_RESP_BULK, &r) && r.v.len == 3 && memcmp(r.v.str, "abc", 3) == 0);
+        CHECK(parses_as("!3\r\nabc\r\n", RLOCK_RESP_ERROR, &r) && r.v.len == 3);
+        CHECK(parses_as("~2\r\n:1\r\n#t\r\n", RLOCK_RESP_SET, &r) && r.count == 2 && r.elem[1].type == RLOCK_RESP_BOOL);
     }
 #endif
     /* one reply at a time: what follows is left for the next call */
@@ -2230,11 +2214,12 @@ static void test_auth(void) {
 #ifdef RLOCK_NO_FCALL /* no switch to FCALL: the refusal is the answer */
 #define RLOCK_NO_FCALL_REQS 1
 #else
-#define RLOCK_NO_FCALL_REQS 2
+#define RLOCK_NO_FCALL_REQS 3 /* EVALSHA, CLIENT SETNAME, FCALL */
 #endif
     /* scripts refused: the same code as a function (FCALL), refused too */
     fk_add(&F[0], "EVALSHA", "-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
 #ifndef RLOCK_NO_FCALL
+    fk_add(&F[0], "CLIENT", "+OK\r\n"); /* SETNAME rlock-VERSION before the first FCALL */
     fk_add(&F[0], "FCALL", "-NOPERM this user has no permissions to run the 'fcall' command\r\n");
 #endif
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_AUTH);
@@ -3925,7 +3910,158 @@ static void test_fault10_monotonic_clock(void) {
  * one token, nothing else), the semaphore's permits argument, UPGRADE
  * mapped to its own status (not retried), an inspect answer read into
  * rlock_info. */
-#ifndef RLOCK_NO_PRIMITIVES
+#ifndef RLOCK_NO_PRIMITIVES /* the small-flash configuration (cortex-m0's 256 KiB) holds the suite only without the
+                              cluster code this pulls in; i686, ppc (big-endian) and cortex-m4 run it */
+#ifndef RLOCK_NO_CLUSTER /* (rlock_cluster_slot, below, stays: multi-locks use it) */
+/* ---- Redis Cluster: the slot map read value by value (rlock__walk) ---- */
+static long ut_cl_send(void *ctx, const unsigned char *b, size_t n) { (void)ctx; (void)b; (void)n; return 0; }
+static long ut_cl_recv(void *ctx, unsigned char *b, size_t n) { (void)ctx; (void)b; (void)n; return 0; }
+static int ut_cl_connect(void *user, size_t i, const char *host, int port, rlock_transport *out) {
+    (void)user; (void)i; (void)host; (void)port;
+    out->send = ut_cl_send;
+    out->recv = ut_cl_recv;
+    return 0;
+}
+
+/* Feed text through cl's walk in a 48-byte window, `step` bytes arriving at
+ * a time (as a small receive buffer would): 1 done, 0 not done, -1 malformed. */
+static int ut_walk(rlock_cluster *cl, int slots_cmd, const char *text, size_t step) {
+    unsigned char buf[48];
+    size_t len = 0, off = 0, n = strlen(text);
+    memset(&cl->walk, 0, sizeof cl->walk);
+    cl->walk.visit = rlock__cluster_visit;
+    cl->walk.user = cl;
+    cl->slots_cmd = slots_cmd;
+    cl->prim = -1;
+    cl->full = cl->pending = 0;
+    while (!cl->walk.done) {
+        long used;
+        size_t k = n - off < step ? n - off : step;
+        if (k > sizeof buf - len) k = sizeof buf - len;
+        memcpy(buf + len, text + off, k);
+        len += k;
+        off += k;
+        used = rlock__walk_feed(&cl->walk, buf, len, sizeof buf);
+        if (used < 0) return -1;
+        memmove(buf, buf + used, len - (size_t)used);
+        len -= (size_t)used;
+        if (off == n && used == 0) break;
+    }
+    rlock__cluster_settle(cl, 0);
+    return cl->walk.done && len == 0 ? 1 : 0;
+}
+
+static void test_cluster_map(void) {
+    /* CLUSTER SHARDS under RESP3: a shard whose slots come before its nodes
+     * (a replica listed first), one whose nodes come first, one whose
+     * primary has failed (its slots stay unknown) */
+    static const char shards[] =
+        "*3\r\n"
+        "%2\r\n$5\r\nslots\r\n*4\r\n:0\r\n:5460\r\n:10000\r\n:10001\r\n$5\r\nnodes\r\n*2\r\n"
+        "%4\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n:7001\r\n$4\r\nrole\r\n$7\r\nreplica\r\n"
+        "$6\r\nhealth\r\n$6\r\nonline\r\n"
+        "%5\r\n$2\r\nid\r\n$3\r\nabc\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n:7000\r\n"
+        "$4\r\nrole\r\n$6\r\nmaster\r\n$6\r\nhealth\r\n$6\r\nonline\r\n"
+        "%2\r\n$5\r\nnodes\r\n*1\r\n%3\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n:7002\r\n"
+        "$4\r\nrole\r\n$6\r\nmaster\r\n$5\r\nslots\r\n*2\r\n:5461\r\n:9999\r\n"
+        "%2\r\n$5\r\nslots\r\n*2\r\n:12000\r\n:12001\r\n$5\r\nnodes\r\n*1\r\n%3\r\n$4\r\nport\r\n:7009\r\n"
+        "$4\r\nrole\r\n$6\r\nmaster\r\n$6\r\nhealth\r\n$6\r\nfailed\r\n";
+    /* CLUSTER SLOTS (RESP2): [start, end, [host, port, id], [replica ...]] */
+    static const char slots[] =
+        "*1\r\n*4\r\n:12000\r\n:12010\r\n*3\r\n$9\r\n127.0.0.1\r\n:7003\r\n$3\r\nid1\r\n"
+        "*3\r\n$9\r\n127.0.0.1\r\n:7004\r\n$3\r\nid2\r\n";
+    static rlock_cluster cl;
+    static const char *const seeds[1] = { "seed" };
+    static const int seed_ports[1] = { 1 };
+    size_t step;
+    int deep;
+    char nested[64] = "";
+    char shards_in[sizeof shards + 8]; /* (+1 per map of 5 or more fields) */
+#ifdef RLOCK_NO_WAITING
+    {   /* no HELLO 3 (and no RESP3 reader) without waiting: the server
+         * sends CLUSTER SHARDS' maps as flat arrays, "%N" as "*2N" */
+        const char *p;
+        size_t o = 0;
+        for (p = shards; *p; p++) {
+            if (*p == '%') { /* one digit in: 1..9 fields, 2..18 elements */
+                int n = 2 * (p[1] - '0');
+                shards_in[o++] = '*';
+                if (n >= 10) shards_in[o++] = '1';
+                shards_in[o++] = (char)('0' + n % 10);
+                p++;
+            }
+            else shards_in[o++] = *p;
+        }
+        shards_in[o] = '\0';
+    }
+#else
+    memcpy(shards_in, shards, sizeof shards);
+#endif
+    env_reset("cluster_map"); /* CFG: the fake clock and random source (bare metal has no other) */
+    for (step = 1; step <= 48; step += 47) {
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, &CFG, ut_cl_connect, NULL), RLOCK_OK);
+        CHECK_EQ_LL(ut_walk(&cl, 0, shards_in, step), 1);
+        CHECK_EQ_LL(cl.n, 3); /* the seed, 7000 and 7002: not the replica, not the failed primary */
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 0)], 7000);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 5460)], 7000);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 10001)], 7000);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 5461)], 7002);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 9999)], 7002);
+        CHECK_EQ_LL(cl.slot[12000], 0); /* no live primary: not known (the seed is asked) */
+        CHECK_EQ_LL(cl.slot[10002], 0);
+        CHECK_EQ_LL(ut_walk(&cl, 1, slots, step), 1);
+        CHECK_EQ_LL(cl.port[rlock_cluster_primary(&cl, 12005)], 7003);
+        CHECK_EQ_LL(cl.n, 4); /* the replica 7004 is not added */
+        CHECK_EQ_LL(ut_walk(&cl, 1, "*1\r\n:x\r\n", step), -1);                /* malformed */
+        CHECK_EQ_LL(ut_walk(&cl, 1, "*1\r\n|1\r\n+a\r\n+b\r\n:1\r\n", step), -1); /* attributes: refused */
+        rlock_cluster_close(&cl);
+    }
+    for (deep = 0; deep <= RLOCK_RESP_MAX_DEPTH; deep++) strcat(nested, "*1\r\n");
+    strcat(nested, ":1\r\n");
+    CHECK_EQ_LL(ut_walk(&cl, 1, nested, 48), -1); /* too deep */
+    {   /* one value longer than the window cannot be read */
+        char big[128];
+        snprintf(big, sizeof big, "*1\r\n$60\r\n%060d\r\n", 0);
+        CHECK_EQ_LL(ut_walk(&cl, 1, big, 48), -1);
+    }
+    {   /* more primaries than fit: noted, and the operation says so */
+        char text[4096];
+        size_t pos = 0;
+        int i;
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, &CFG, ut_cl_connect, NULL), RLOCK_OK);
+        pos += (size_t)snprintf(text + pos, sizeof text - pos, "*%d\r\n", RLOCK_CLUSTER_MAX_PRIMARIES);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++)
+            pos += (size_t)snprintf(text + pos, sizeof text - pos, "*3\r\n:%d\r\n:%d\r\n*2\r\n$1\r\nh\r\n:%d\r\n", i, i,
+                                    100 + i);
+        CHECK_EQ_LL(ut_walk(&cl, 1, text, 48), 1);
+        CHECK_EQ_LL(cl.full, 1);
+        CHECK_EQ_LL(cl.n, RLOCK_CLUSTER_MAX_PRIMARIES);
+        CHECK_EQ_ST(rlock__cluster_full(&cl), RLOCK_E_BADARG);
+        CHECK(strstr(rlock_cluster_error(&cl), "RLOCK_CLUSTER_MAX_PRIMARIES") != NULL);
+        rlock_cluster_close(&cl);
+    }
+    {   /* the non-blocking calls' argument checks */
+        rlock_lock lk;
+        uint32_t t = 7;
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(NULL, NULL, 1000, 0), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_extend_begin(NULL, NULL, 1000), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_release_begin(NULL, NULL), RLOCK_E_BADARG);
+        CHECK_EQ_ST(rlock_cluster_step(NULL, NULL), RLOCK_E_BADARG);
+        CHECK_EQ_LL(rlock_cluster_interest(NULL, NULL, 0, &t), 0);
+        CHECK_EQ_LL(t, 0);
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, &CFG, ut_cl_connect, NULL), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &lk, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_step(&cl, &lk), RLOCK_E_STATE);                 /* nothing begun */
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &lk, 0, 0), RLOCK_E_BADARG);  /* ttl 0 */
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &lk, 1000, -1), RLOCK_E_BADARG);
+        CHECK(strstr(rlock_lock_error(&lk), "negative") != NULL);
+        CHECK_EQ_LL(rlock_cluster_interest(&cl, NULL, 0, &t), 0);
+        CHECK_EQ_LL(t, UINT32_MAX); /* nothing to do */
+        rlock_cluster_close(&cl);
+    }
+}
+#endif /* RLOCK_NO_CLUSTER */
+
 static void test_primitives_unit(void) {
     enum { S_SEM_ACQ = 10, S_WRITE_ACQ = 16, S_MULTI_ACQ = 19, S_MULTI_REL = 21, S_INSPECT = 22 };
     rlock_info info[2];
@@ -4009,6 +4145,9 @@ int main(void) {
     test_parse_splits();
     test_parse_malformed();
     test_parse_fuzz();
+#if !defined(RLOCK_NO_PRIMITIVES) && !defined(RLOCK_NO_CLUSTER)
+    test_cluster_map();
+#endif
     test_encode();
     test_aux_key();
     test_status_strings();
