@@ -2881,7 +2881,8 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     p = n->s->count ? rlock__x_at(n, 0) : NULL;
-    if (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply))) {
+    if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
+        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply)))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
         int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
