@@ -1123,6 +1123,17 @@ static int not_held(int *rc, int code) {
     return 0;
 }
 
+/* An acquire that ended without the lock because of a signal or a conflict
+ * (held elsewhere, or --wait ran out): sets *rc and returns 1. */
+static int gave_up(rlock_status st, int *rc) {
+    const options *o = &g.o;
+    if (g.stop_sig) return !not_held(rc, 128 + g.stop_sig);
+    if (st != RLOCK_NOT_ACQUIRED && st != RLOCK_TIMEOUT) return 0;
+    VERBOSE(("'%s' is held by someone else; giving up%s (exit %d)", o->resource,
+             st == RLOCK_TIMEOUT ? " after the --wait time" : "", o->conflict_rc));
+    return !not_held(rc, o->conflict_rc);
+}
+
 /* --cluster: acquire on the primary of RESOURCE's slot (the map read from
  * the seeds first), following redirects; signals end the wait. As acquire. */
 static int acquire_cluster(int *rc) {
@@ -1153,12 +1164,7 @@ static int acquire_cluster(int *rc) {
         if (!g.stop_sig) return 1;
         rlock_cluster_release(&gc.cl, &g.lk);
     }
-    if (g.stop_sig) return not_held(rc, 128 + g.stop_sig);
-    if (st == RLOCK_NOT_ACQUIRED || st == RLOCK_TIMEOUT) {
-        VERBOSE(("'%s' is held by someone else; giving up%s (exit %d)", o->resource,
-                 st == RLOCK_TIMEOUT ? " after the --wait time" : "", o->conflict_rc));
-        return not_held(rc, o->conflict_rc);
-    }
+    if (gave_up(st, rc)) return 0;
     report_nodes();
     say("could not acquire '%s' on the cluster: %s", o->resource, rlock_status_str(st));
     return not_held(rc, st == RLOCK_E_BADARG ? RC_SOFTWARE : status_exit(st));
@@ -1238,12 +1244,7 @@ static int acquire(int *rc) {
         }
         return 1;
     }
-    if (g.stop_sig) return not_held(rc, 128 + g.stop_sig);
-    if (st == RLOCK_NOT_ACQUIRED || st == RLOCK_TIMEOUT) {
-        VERBOSE(("'%s' is held by someone else; giving up%s (exit %d)", o->resource,
-                 st == RLOCK_TIMEOUT ? " after the --wait time" : "", o->conflict_rc));
-        return not_held(rc, o->conflict_rc);
-    }
+    if (gave_up(st, rc)) return 0;
     report_nodes();
     if (st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN)
         say("the key '%s' exists but is not an rlock lock (%s); rlock does not touch it",
