@@ -93,6 +93,10 @@
 extern "C" {
 #endif
 
+#ifndef RLOCK_POSIX_MAX_SENTINELS
+#define RLOCK_POSIX_MAX_SENTINELS 5
+#endif
+
 /* Where a Sentinel-led connect is (rlock_posix_conn.phase). */
 enum { RLOCK__SN_NONE = 0, RLOCK__SN_ASK_CONN, RLOCK__SN_ASK_SEND, RLOCK__SN_ASK_READ, RLOCK__SN_PRIM_CONN,
        RLOCK__SN_PRIM_SEND, RLOCK__SN_PRIM_READ };
@@ -117,7 +121,10 @@ typedef struct rlock_posix_conn {
     int (*start)(struct rlock_posix_conn *c);
     int phase;                     /* where start's connect is (RLOCK__SN_*), 0: not begun */
     size_t sn_at, sn_len, sn_off;  /* Sentinel asked; bytes in sn_buf; sent / parsed so far */
-    unsigned char sn_buf[512];     /* its question and answer, then [AUTH] ROLE and the reply */
+    unsigned char sn_buf[1024];    /* [AUTH] its question and answer, then [AUTH] ROLE and the reply */
+    /* each Sentinel's address, resolved once by rlock_posix_init_sentinel
+     * (numeric: no DNS in the non-blocking connect); "" did not resolve */
+    char sn_ip[RLOCK_POSIX_MAX_SENTINELS][64];
     /* 1: a Sentinel announced a new primary (rlock_posix_sentinel_watch):
      * the next send/recv drops this connection, so rlock reconnects */
     int switched;
@@ -126,16 +133,16 @@ typedef struct rlock_posix_conn {
 /* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
  * RLOCK_POSIX_MAX_SENTINELS Sentinels and the primary's name; the caller
  * keeps it alive while connections use it. username/password: optional
- * credentials of the data servers, used only for the ROLE check. */
-#ifndef RLOCK_POSIX_MAX_SENTINELS
-#define RLOCK_POSIX_MAX_SENTINELS 5
-#endif
+ * credentials of the data servers, used only for the ROLE check.
+ * sentinel_username/sentinel_password: AUTH to every Sentinel (a Sentinel
+ * with requirepass or ACL users), NULL: none. */
 typedef struct rlock_posix_sentinel {
     const char *host[RLOCK_POSIX_MAX_SENTINELS];
     int port[RLOCK_POSIX_MAX_SENTINELS];
     size_t n;
     const char *master;            /* the name the Sentinels monitor it under */
     const char *username, *password;
+    const char *sentinel_username, *sentinel_password;
 } rlock_posix_sentinel;
 
 /* ------------------------------------------------------------------------ */
@@ -584,8 +591,11 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * and as non-blocking: each connect() call moves it on as far as the
  * sockets allow and says 0 until the primary has answered (the fd and
  * events hooks give the socket and what it waits for), so an event loop
- * never blocks in it (a Sentinel given by name still resolves through
- * getaddrinfo). rlock reconnects after a dropped connection and after a
+ * never blocks in it (Sentinels given by name were resolved once, by
+ * rlock_posix_init_sentinel; the primary's address comes from the Sentinel
+ * as an IP unless the Sentinels announce host names, which getaddrinfo
+ * then resolves). With sentinel_password each question to a Sentinel goes
+ * behind AUTH. rlock reconnects after a dropped connection and after a
  * READONLY reply (a primary demoted under it), so each failover is followed
  * by a fresh question to the Sentinels; rlock_posix_sentinel_watch (below)
  * reconnects as soon as the Sentinels announce it. */
@@ -600,6 +610,15 @@ static int rlock__sn_put(rlock_posix_conn *c, int argc, const char *const *argv)
     return n != 0;
 }
 
+/* AUTH [user] password into c->sn_buf (nothing when password is NULL). 0 no room. */
+static int rlock__sn_auth(rlock_posix_conn *c, const char *user, const char *password) {
+    const char *auth[3];
+    auth[0] = "AUTH";
+    auth[1] = user ? user : password;
+    auth[2] = password;
+    return !password || rlock__sn_put(c, user ? 3 : 2, auth);
+}
+
 /* Start on Sentinel c->sn_at, or the next that can be started: 1 started,
  * 0 none left (c->err says why the last failed). */
 static int rlock__sn_ask(rlock_posix_conn *c) {
@@ -607,13 +626,21 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
     const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
     for (; c->sn_at < sn->n && rlock__posix_connect_left(c) > 0; c->sn_at++) {
         int r;
-        snprintf(c->host, sizeof c->host, "%s", sn->host[c->sn_at]);
+        if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
+            snprintf(c->err, sizeof c->err, "Sentinel %.64s:%d: the name did not resolve", sn->host[c->sn_at],
+                     sn->port[c->sn_at]);
+            continue;
+        }
+        snprintf(c->host, sizeof c->host, "%s", c->sn_ip[c->sn_at]);
         c->port = sn->port[c->sn_at];
         c->addr_index = 0;
         r = rlock__posix_start_tcp(c, 0);
         if (r < 0) continue;
         c->sn_len = c->sn_off = 0;
-        if (!rlock__sn_put(c, 3, ask)) { snprintf(c->err, sizeof c->err, "Sentinel master name too long"); break; }
+        if (!rlock__sn_auth(c, sn->sentinel_username, sn->sentinel_password) || !rlock__sn_put(c, 3, ask)) {
+            snprintf(c->err, sizeof c->err, "Sentinel credentials or master name too long");
+            break;
+        }
         c->phase = r == 1 ? RLOCK__SN_ASK_SEND : RLOCK__SN_ASK_CONN;
         c->connecting = 1;
         return 1;
@@ -655,10 +682,25 @@ static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
 static int rlock__sn_answer(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     rlock_reply rep;
-    long got = rlock_resp_parse(c->sn_buf, c->sn_off, sizeof c->sn_buf, &rep);
+    long got, off = 0;
     size_t k;
     int port = 0;
+    if (sn->sentinel_password) { /* AUTH's answer first */
+        got = rlock_resp_parse(c->sn_buf, c->sn_off, sizeof c->sn_buf, &rep);
+        if (got == 0) return 0;
+        if (got < 0 || rep.v.type == RLOCK_RESP_ERROR) {
+            if (got < 0) snprintf(c->err, sizeof c->err, "refused AUTH: protocol error");
+            else snprintf(c->err, sizeof c->err, "refused AUTH: %.*s", (int)(rep.v.len < 60 ? rep.v.len : 60), rep.v.str);
+            return -1;
+        }
+        off = got;
+    }
+    got = rlock_resp_parse(c->sn_buf + off, c->sn_off - (size_t)off, sizeof c->sn_buf - (size_t)off, &rep);
     if (got == 0) return 0;
+    if (got > 0 && rep.v.type == RLOCK_RESP_ERROR) { /* NOAUTH (a password is needed), ... */
+        snprintf(c->err, sizeof c->err, "said: %.*s", (int)(rep.v.len < 60 ? rep.v.len : 60), rep.v.str);
+        return -1;
+    }
     if (got < 0 || rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
         rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof c->host ||
         rep.elem[1].len == 0 || rep.elem[1].len > 5) {
@@ -747,12 +789,11 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             if (n < 0) snprintf(c->err, sizeof c->err, "closed the connection before answering");
             if (c->phase == RLOCK__SN_ASK_READ) {
                 const char *role[1] = { "ROLE" };
-                const char *auth[3] = { "AUTH", sn->username ? sn->username : sn->password, sn->password };
                 if (r != 1) { rlock__sn_next(c, c->err); break; }
                 r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
                 if (r < 0) { c->phase = RLOCK__SN_NONE; return RLOCK_IO_ERROR; }
                 c->sn_len = c->sn_off = 0;
-                if ((sn->password && !rlock__sn_put(c, sn->username ? 3 : 2, auth)) || !rlock__sn_put(c, 1, role)) {
+                if (!rlock__sn_auth(c, sn->username, sn->password) || !rlock__sn_put(c, 1, role)) {
                     snprintf(c->err, sizeof c->err, "credentials too long");
                     rlock__posix_drop(c);
                     c->phase = RLOCK__SN_NONE;
@@ -776,9 +817,33 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
     }
 }
 
+/* A Sentinel's name as a numeric address in out ("" when it does not
+ * resolve): the first IPv4 address, else the first IPv6 one. getaddrinfo
+ * may block on DNS, so this runs once, in rlock_posix_init_sentinel -
+ * never in the non-blocking connect or watch. */
+static void rlock__sn_resolve(const char *host, char *out, size_t cap) {
+    struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    out[0] = '\0';
+    if (getaddrinfo(host, NULL, &hints, &res) != 0) return;
+    for (ai = res; ai; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET || (ai->ai_family == AF_INET6 && !pick)) {
+            pick = ai;
+            if (ai->ai_family == AF_INET) break;
+        }
+    if (!pick || getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) != 0)
+        out[0] = '\0';
+    freeaddrinfo(res);
+}
+
 /* Prepare c to reach the primary that the Sentinels in sn call
  * sn->master: found again at every (re)connect (see above). sn must stay
- * where it is while c is in use. 0 ok, -1 bad arguments. */
+ * where it is while c is in use. The Sentinels' names are resolved here,
+ * once (blocking on DNS; a name that does not resolve is skipped at each
+ * connect: init again to resolve again). 0 ok, -1 bad arguments. */
 RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock_posix_sentinel *sn,
                                                 uint32_t connect_timeout_ms) {
     size_t i;
@@ -788,6 +853,7 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
             sn->port[i] > 65535)
             return -1;
     rlock__posix_fill(c, connect_timeout_ms);
+    for (i = 0; i < sn->n; i++) rlock__sn_resolve(sn->host[i], c->sn_ip[i], sizeof c->sn_ip[i]);
     snprintf(c->host, sizeof c->host, "sentinel:%.200s", sn->master); /* for error texts until found */
     c->sentinel = sn;
     c->start = rlock__posix_sentinel_connect;
@@ -809,9 +875,11 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
  * Non-blocking, for event loops like rlock_client_interest/_step: watch the
  * descriptor _interest gives (or call _step when its timeout passes), call
  * _step, and after it returned 1 call rlock_client_step, which moves the
- * client's requests over. Nothing in it blocks (a Sentinel given by name
- * still resolves through getaddrinfo). The blocking calls do not drive it:
- * a program using only them follows on READONLY and dropped connections. */
+ * client's requests over. Nothing in it blocks (it connects to the
+ * addresses rlock_posix_init_sentinel resolved; with sentinel_password it
+ * says AUTH first). The blocking calls do not drive it: a program using
+ * only them follows on READONLY and dropped connections (the rlock command
+ * drives it while it waits and while COMMAND runs). */
 #ifndef RLOCK_POSIX_SENTINEL_RETRY_MS
 #define RLOCK_POSIX_SENTINEL_RETRY_MS 250u /* before trying the next Sentinel */
 #endif
@@ -827,7 +895,7 @@ typedef struct rlock_posix_sentinel_watch {
     int state;                     /* RLOCK__SW_* */
     uint64_t retry_at;             /* DOWN: not before this (monotonic ms) */
     size_t tx_len, tx_off, have;
-    unsigned char tx[160];
+    unsigned char tx[1024];        /* [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME, SUBSCRIBE */
     unsigned char buf[512];
 } rlock_posix_sentinel_watch;
 
@@ -921,18 +989,26 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch
     if (w->state == RLOCK__SW_DOWN) {
         const char *argv[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
         const char *sub[2] = { "SUBSCRIBE", "+switch-master" };
-        size_t lens[3], n1, n2;
+        const char *auth[3] = { "AUTH", sn->sentinel_username ? sn->sentinel_username : sn->sentinel_password,
+                                sn->sentinel_password };
+        size_t lens[3], n0 = 0, n1, n2;
         if (rlock__posix_now_ms() < w->retry_at) return 0;
-        if (rlock_posix_init_tcp(&w->q, sn->host[w->at], sn->port[w->at], w->c->connect_timeout_ms) != 0) {
-            rlock__sw_fail(w, "bad address");
+        if (rlock_posix_init_tcp(&w->q, w->c->sn_ip[w->at], sn->port[w->at], w->c->connect_timeout_ms) != 0) {
+            rlock__sw_fail(w, w->c->sn_ip[w->at][0] ? "bad address" : "the name did not resolve");
             return 0;
         }
+        if (sn->sentinel_password) { /* AUTH first: its +OK is skipped, an error leaves this Sentinel */
+            int k = sn->sentinel_username ? 3 : 2;
+            lens[0] = 4; lens[1] = strlen(auth[1]); lens[2] = k == 3 ? strlen(auth[2]) : 0;
+            n0 = rlock_resp_encode(w->tx, sizeof w->tx, k, auth, lens);
+            if (!n0) { rlock__sw_fail(w, "credentials too long"); return 0; }
+        }
         lens[0] = 8; lens[1] = 23; lens[2] = strlen(sn->master);
-        n1 = rlock_resp_encode(w->tx, sizeof w->tx, 3, argv, lens);
+        n1 = rlock_resp_encode(w->tx + n0, sizeof w->tx - n0, 3, argv, lens);
         lens[0] = 9; lens[1] = 14;
-        n2 = n1 ? rlock_resp_encode(w->tx + n1, sizeof w->tx - n1, 2, sub, lens) : 0;
+        n2 = n1 ? rlock_resp_encode(w->tx + n0 + n1, sizeof w->tx - n0 - n1, 2, sub, lens) : 0;
         if (!n2) { rlock__sw_fail(w, "master name too long"); return 0; }
-        w->tx_len = n1 + n2;
+        w->tx_len = n0 + n1 + n2;
         w->tx_off = w->have = 0;
         w->state = RLOCK__SW_CONNECTING;
     }

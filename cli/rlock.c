@@ -91,11 +91,19 @@ static const char *const help_text[] = {
     "      --tls-insecure          TLS without verifying the server (not recommended)",
     "      --sentinel ADDR         find the server through Sentinel (repeatable, up to",
     "                              5; with --master NAME): every (re)connect asks them",
-    "                              for the primary NAME and checks its ROLE",
+    "                              for the primary NAME and checks its ROLE; while",
+    "                              rlock waits and COMMAND runs it follows the",
+    "                              Sentinels' +switch-master (renews on the new primary)",
+    "      --sentinel-user NAME, --sentinel-password-file FILE   AUTH to the Sentinels",
+    "                              (password also from $RLOCK_SENTINEL_PASSWORD)",
     "      --cluster ADDR          a Redis Cluster node, HOST:PORT (repeatable seeds;",
     "                              replicas are fine): the lock goes to the primary of",
     "                              RESOURCE's slot (the map is read from the seeds),",
     "                              follows MOVED/ASK, waits by sharded pub/sub",
+    "      --replicas N            the grant counts only once N replicas acknowledged",
+    "                              it (WAIT, in the acquire's round trip); fewer: it is",
+    "                              released again, exit 69. A failover that promotes",
+    "                              an acknowledging replica keeps the lock",
     "  -d, --db N                  database number, SELECTed on every server [0]",
     "  -x, --exclusive             exclusive: one holder (the default), taken on the",
     "                              read-write lock that -s shares: give -x to the",
@@ -207,6 +215,7 @@ typedef struct options {
     int mode;                       /* MODE_*: rlock status / rlock unlock --force */
     int shared, exclusive, force;   /* -s, -x, --force */
     long long limit, db;            /* --limit N (0: none), --db N */
+    long long replicas;             /* --replicas N: WAIT N after the acquire (0: none) */
     int db_set;
     char *shell_cmd;                /* -c CMD */
     char *sh_argv[4];               /* sh -c CMD */
@@ -218,6 +227,9 @@ typedef struct options {
     const char *password_file;
     char password[MAX_PASS + 1];    /* from the file or the environment */
     int has_password;
+    const char *sentinel_user, *sentinel_password_file; /* --sentinel-user, --sentinel-password-file */
+    char sentinel_password[MAX_PASS + 1];               /* from the file or $RLOCK_SENTINEL_PASSWORD */
+    int has_sentinel_password;
     const char *resource;
     size_t resource_len;
     char **command;
@@ -232,6 +244,9 @@ static struct {
 #endif
     server sentinels[5];
     rlock_posix_sentinel sn;
+    rlock_posix_sentinel_watch sw; /* --sentinel: +switch-master, while waiting and holding */
+    int watching;          /* sw is in use */
+    int switched;          /* sw marked the connection: renew on the new primary now */
     rlock_node node[MAX_SERVERS];
     rlock_client cl;
     rlock_lock lk;
@@ -526,32 +541,33 @@ static void scrub_url_password(char *arg) {
     if (colon) memset(colon + 1, '*', (size_t)(at - colon - 1));
 }
 
-static void read_password_file(options *o, const char *path) {
+static void read_password_file(const char *opt, const char *path, char *password, int *has_password) {
     char buf[MAX_PASS + 3];
     size_t n, len;
     char *nl;
     FILE *f = fopen(path, "r");
-    if (!f) usage_error("--password-file '%.200s': %s", path, strerror(errno));
+    if (!f) usage_error("%s '%.200s': %s", opt, path, strerror(errno));
     n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     nl = memchr(buf, '\n', n);
     len = nl ? (size_t)(nl - buf) : n;
     if (len > 0 && buf[len - 1] == '\r') len--;
-    if (!nl && n == sizeof buf - 1) usage_error("--password-file: the password is longer than %d bytes", MAX_PASS);
-    if (len > MAX_PASS) usage_error("--password-file: the password is longer than %d bytes", MAX_PASS);
-    if (len == 0) usage_error("--password-file '%.200s': the first line is empty", path);
-    if (memchr(buf, '\0', len)) usage_error("--password-file: the password contains a NUL byte");
-    memcpy(o->password, buf, len);
-    o->password[len] = '\0';
-    o->has_password = 1;
+    if (!nl && n == sizeof buf - 1) usage_error("%s: the password is longer than %d bytes", opt, MAX_PASS);
+    if (len > MAX_PASS) usage_error("%s: the password is longer than %d bytes", opt, MAX_PASS);
+    if (len == 0) usage_error("%s '%.200s': the first line is empty", opt, path);
+    if (memchr(buf, '\0', len)) usage_error("%s: the password contains a NUL byte", opt);
+    memcpy(password, buf, len);
+    password[len] = '\0';
+    *has_password = 1;
     memset(buf, 0, sizeof buf);
 }
 
 enum { OPT_SERVER = 1, OPT_TTL, OPT_WAIT, OPT_NONBLOCK, OPT_CONFLICT, OPT_KILL_AFTER, OPT_FENCE, OPT_FAIR, OPT_USER,
        OPT_PASSFILE, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_INSECURE, OPT_SENTINEL, OPT_MASTER, OPT_CLUSTER,
-       OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_DB, OPT_COMMAND, OPT_UNLOCK, OPT_CLOSE, OPT_FORCE };
+       OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_DB, OPT_COMMAND, OPT_UNLOCK, OPT_CLOSE, OPT_FORCE, OPT_REPLICAS,
+       OPT_SENTINEL_USER, OPT_SENTINEL_PASSFILE };
 
 static const struct option_spec {
     char short_name;
@@ -575,7 +591,8 @@ static const struct option_spec {
     { 0, "tls-ca", OPT_TLS_CA, 1 },            { 0, "tls-cert", OPT_TLS_CERT, 1 },
     { 0, "tls-key", OPT_TLS_KEY, 1 },          { 0, "tls-insecure", OPT_TLS_INSECURE, 0 },
     { 0, "sentinel", OPT_SENTINEL, 1 },        { 0, "master", OPT_MASTER, 1 },
-    { 0, "cluster", OPT_CLUSTER, 1 },
+    { 0, "cluster", OPT_CLUSTER, 1 },          { 0, "replicas", OPT_REPLICAS, 1 },
+    { 0, "sentinel-user", OPT_SENTINEL_USER, 1 }, { 0, "sentinel-password-file", OPT_SENTINEL_PASSFILE, 1 },
     { 0, NULL, 0, 0 }
 };
 
@@ -596,6 +613,7 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
     case OPT_EXCLUSIVE: o->exclusive = 1; break;
     case OPT_LIMIT: o->limit = number_arg(name, val, 1, 2147483647LL); break;
     case OPT_DB: o->db = number_arg(name, val, 0, 100000); o->db_set = 1; break;
+    case OPT_REPLICAS: o->replicas = number_arg(name, val, 1, 64); break;
     case OPT_COMMAND:
         if (o->shell_cmd) usage_error("%s given twice", name);
         o->shell_cmd = val;
@@ -630,6 +648,11 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
         o->user = val;
         break;
     case OPT_PASSFILE: o->password_file = val; break;
+    case OPT_SENTINEL_USER:
+        if (val[0] == '\0' || strlen(val) > MAX_USER) usage_error("%s: the user name must be 1..%d bytes", name, MAX_USER);
+        o->sentinel_user = val;
+        break;
+    case OPT_SENTINEL_PASSFILE: o->sentinel_password_file = val; break;
     case OPT_CONNECT_TIMEOUT: o->connect_timeout_ms = duration_arg(name, val, 0); break;
     case OPT_COMMAND_TIMEOUT: o->command_timeout_ms = duration_arg(name, val, 0); break;
     case OPT_VERBOSE: o->verbose = 1; break;
@@ -643,6 +666,8 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
         if ((why = parse_server(val, &g.sentinels[o->n_sentinels])) != NULL || g.sentinels[o->n_sentinels].is_unix ||
             g.sentinels[o->n_sentinels].tls)
             usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a Sentinel is HOST:PORT");
+        if (g.sentinels[o->n_sentinels].has_user || g.sentinels[o->n_sentinels].has_pass)
+            usage_error("%s: give a Sentinel's user and password with --sentinel-user / --sentinel-password-file", name);
         o->sentinel[o->n_sentinels++] = val;
         break;
     }
@@ -851,9 +876,23 @@ static void check_options(options *o) {
     if (o->n_sentinels && o->n_servers) usage_error("--sentinel finds the server: give no --server with it");
     if (o->n_sentinels && (o->tls_ca || o->tls_cert || o->tls_insecure))
         usage_error("--sentinel with TLS is not supported (Sentinel discovery is plaintext)");
+    if ((o->sentinel_user || o->sentinel_password_file) && !o->n_sentinels)
+        usage_error("--sentinel-user and --sentinel-password-file go with --sentinel");
     if (o->n_sentinels) { /* one server: the primary the Sentinels name */
         size_t k;
         server *sv = &o->servers[0];
+        if (o->sentinel_password_file) {
+            read_password_file("--sentinel-password-file", o->sentinel_password_file, o->sentinel_password, &o->has_sentinel_password);
+        } else if ((env = getenv("RLOCK_SENTINEL_PASSWORD")) != NULL && *env) {
+            if (strlen(env) > MAX_PASS)
+                usage_error("$RLOCK_SENTINEL_PASSWORD is longer than %d bytes", MAX_PASS);
+            memcpy(o->sentinel_password, env, strlen(env) + 1);
+            o->has_sentinel_password = 1;
+        }
+        if (o->sentinel_user && !o->has_sentinel_password)
+            usage_error("--sentinel-user needs a password (--sentinel-password-file or $RLOCK_SENTINEL_PASSWORD)");
+        g.sn.sentinel_username = o->sentinel_user;
+        g.sn.sentinel_password = o->has_sentinel_password ? o->sentinel_password : NULL;
         memset(sv, 0, sizeof *sv);
         snprintf(sv->label, sizeof sv->label, "sentinel:%.200s", o->master);
         for (k = 0; k < o->n_sentinels; k++) {
@@ -891,7 +930,7 @@ static void check_options(options *o) {
         }
     }
     if (o->password_file) {
-        read_password_file(o, o->password_file);
+        read_password_file("--password-file", o->password_file, o->password, &o->has_password);
     } else {
         env = getenv("RLOCK_PASSWORD");
         if (!env || !*env) env = getenv("REDISCLI_AUTH");
@@ -996,11 +1035,34 @@ static uint64_t now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* --sentinel: keep one Sentinel connection subscribed to +switch-master
+ * (rlock_posix_sentinel_watch) while rlock waits for the lock and while
+ * COMMAND runs, so that a failover is followed when the Sentinels announce
+ * it - not seconds later, when the old primary is demoted (READONLY) or
+ * drops the connection: until then it still takes writes (README,
+ * Deployments: the split brain). Started once; closed by close_all. */
+static void watch_start(void) {
+    if (g.watching || !g.o.n_sentinels) return;
+    if (rlock_posix_sentinel_watch_init(&g.sw, &g.pc[0]) == 0) g.watching = 1;
+}
+
+static void watch_step(void) {
+    unsigned long before = g.sw.switches;
+    if (!rlock_posix_sentinel_watch_step(&g.sw)) return;
+    /* the connection is marked: its next request goes to the Sentinels and
+     * on to the new primary; requests waiting on the old one move over */
+    if (g.sw.switches != before) {
+        g.switched = 1;
+        VERBOSE(("the Sentinels announced a new primary for '%s' (+switch-master): moving to it", g.o.master));
+    }
+    (void)rlock_client_step(&g.cl);
+}
+
 /* One poll() over the self-pipe, the guard's reports and every connection
  * the client's operations need (rlock_client_interest), until something
  * happens, the client's own next deadline, or limit_ms (-1: no limit). */
 static void wait_io(long long limit_ms) {
-    struct pollfd p[2 + 2 * MAX_SERVERS + RLOCK_CLUSTER_MAX_PRIMARIES];
+    struct pollfd p[3 + 2 * MAX_SERVERS + RLOCK_CLUSTER_MAX_PRIMARIES];
     rlock_interest it[2 * MAX_SERVERS + RLOCK_CLUSTER_MAX_PRIMARIES];
     nfds_t n = 0;
     size_t i, k;
@@ -1014,6 +1076,15 @@ static void wait_io(long long limit_ms) {
         p[n].fd = g.stat_fd;
         p[n].events = POLLIN;
         p[n++].revents = 0;
+    }
+    if (g.watching) { /* the Sentinel watched for +switch-master */
+        int fd, ev = rlock_posix_sentinel_watch_interest(&g.sw, &fd, &next);
+        if (next != UINT32_MAX && (timeout_ms < 0 || (long long)next < timeout_ms)) timeout_ms = next;
+        if (fd >= 0) {
+            p[n].fd = fd;
+            p[n].events = (short)(((ev & RLOCK_WANT_READ) ? POLLIN : 0) | ((ev & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            p[n++].revents = 0;
+        }
     }
     k = gc.n ? rlock_cluster_interest(&gc.cl, it, sizeof it / sizeof it[0], &next)
              : rlock_client_interest(&g.cl, it, sizeof it / sizeof it[0], &next);
@@ -1029,6 +1100,7 @@ static void wait_io(long long limit_ms) {
     t = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
     r = poll(p, n, t);
     if (r < 0 || (r > 0 && (p[0].revents & POLLIN))) drain_signals(); /* < 0: EINTR, a handler ran */
+    if (g.watching) watch_step();
 }
 
 /* Say, for every server whose last exchange failed, why. */
@@ -1094,6 +1166,8 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
 
 static void close_all(void) {
     size_t i;
+    if (g.watching) rlock_posix_sentinel_watch_close(&g.sw);
+    g.watching = 0;
     rlock_client_close(&g.cl);
     for (i = 0; i < g.o.n_servers; i++) {
         rlock_posix_close(&g.pc[i]);
@@ -1111,7 +1185,8 @@ static int status_exit(rlock_status st) {
     switch (st) {
     case RLOCK_E_AUTH: return RC_NOPERM;
     case RLOCK_E_WRONGTYPE: case RLOCK_E_FOREIGN: return RC_DATAERR;
-    case RLOCK_E_IO: case RLOCK_E_PROTOCOL: case RLOCK_E_REDIS: case RLOCK_E_QUORUM: return RC_UNAVAILABLE;
+    case RLOCK_E_IO: case RLOCK_E_PROTOCOL: case RLOCK_E_REDIS: case RLOCK_E_QUORUM: case RLOCK_E_REPLICAS:
+        return RC_UNAVAILABLE;
     case RLOCK_E_RANDOM: case RLOCK_E_CLOCK: return RC_OSERR;
     default: return RC_SOFTWARE;
     }
@@ -1220,6 +1295,7 @@ static int acquire(int *rc) {
             uint64_t now = now_ms();
             if (!said_waiting) {
                 said_waiting = 1;
+                watch_start(); /* a failover while waiting: the wait moves too */
                 if (o->wait_set) VERBOSE(("'%s' is held; waiting up to %lld ms", o->resource, o->wait_ms));
                 else VERBOSE(("'%s' is held; waiting for it", o->resource));
             }
@@ -1382,6 +1458,7 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
         int fd = conn_fd(&g.node[i].transport);
         if (fd > 2) close(fd);
     }
+    if (g.watching && g.sw.q.fd > 2) close(g.sw.q.fd);
     close(g.sigfd[0]);
     close(g.sigfd[1]);
     if (pipe(g.sigfd) != 0 || set_fd_flags(g.sigfd[0]) != 0 || set_fd_flags(g.sigfd[1]) != 0 ||
@@ -1608,6 +1685,7 @@ static int run_locked(void) {
     } else {
         unsetenv("RLOCK_FENCE"); /* never an outer rlock's */
     }
+    watch_start();
     pid = start_command(o->command, &exec_errno);
     if (pid < 0) goto oserr;
     if (exec_errno) {
@@ -1623,9 +1701,22 @@ static int run_locked(void) {
         if (reap(&status)) break;
         if (!lost) {
             uint64_t end_before = now_ms() + (uint64_t)rlock_validity_ms(&g.lk);
-            st = rlock_renew_poll(&g.lk, &next);
+            int followed = 0, renewed;
+            if (g.switched && !inflight) {
+                /* +switch-master: renew on the new primary now (blocking,
+                 * bounded by the connect and command timeouts), so COMMAND
+                 * learns at once whether the lock is there; a renewal that
+                 * was in flight on the old primary ends first */
+                g.switched = 0;
+                followed = 1;
+                st = rlock_extend(&g.lk, o->ttl_ms);
+                next = 0; /* then back to the renewal schedule */
+            } else {
+                st = rlock_renew_poll(&g.lk, &next);
+            }
             if (st == RLOCK_E_MOVED && gc.n) /* the slot moved: renew where it went (blocking, bounded) */
                 st = rlock_cluster_extend(&gc.cl, &g.lk, o->ttl_ms);
+            renewed = followed ? st == RLOCK_OK : rlock_renew_outcome(&g.lk) == RLOCK_RENEW_RENEWED;
             now = now_ms();
             validity = rlock_validity_ms(&g.lk);
             timeout = next;
@@ -1639,13 +1730,17 @@ static int run_locked(void) {
                      * servers any more. Else it simply ran out. */
                     taken = st == RLOCK_LOST && now < end_before;
                 } else {
-                    if (rlock_renew_outcome(&g.lk) == RLOCK_RENEW_RENEWED) {
+                    if (renewed) {
                         failing = 0;
-                        VERBOSE(("renewed '%s' on %zu/%zu servers (valid %lld ms)", o->resource,
-                                 rlock_last_votes(&g.lk), o->n_servers ? o->n_servers : 1, validity));
+                        if (followed)
+                            VERBOSE(("renewed '%s' on the new primary %s:%d (valid %lld ms)", o->resource,
+                                     g.pc[0].host, g.pc[0].port, validity));
+                        else
+                            VERBOSE(("renewed '%s' on %zu/%zu servers (valid %lld ms)", o->resource,
+                                     rlock_last_votes(&g.lk), o->n_servers ? o->n_servers : 1, validity));
                     }
                     if (st != RLOCK_OK) {
-                        if (!failing) {
+                        if (!failing && !g.switched) { /* (switched: it is renewed on the new primary next) */
                             report_nodes();
                             say("could not renew '%s' (%s); retrying while %lld ms of the lease are left",
                                 o->resource, rlock_status_str(st), validity);
@@ -1845,6 +1940,7 @@ int main(int argc, char **argv) {
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = (uint32_t)o->command_timeout_ms;
     cfg.fencing = o->fence;
+    cfg.replicas = (uint32_t)o->replicas;
     if (gc.n) return cluster_main(&cfg);
     for (i = 0; i < o->n_servers; i++)
         if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {

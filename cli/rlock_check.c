@@ -714,7 +714,7 @@ static int check_main(int argc, char **argv) {
     if (!ck.probe_key[0] || strlen(ck.probe_key) > RLOCK_MAX_KEY_LEN) check_usage("%s", "--probe-key must be 1..256 bytes");
     if (o->user && (!o->user[0] || strlen(o->user) > MAX_USER)) check_usage("%s", "--user: the name must be 1..128 bytes");
     if (o->password_file) {
-        read_password_file(o, o->password_file);
+        read_password_file("--password-file", o->password_file, o->password, &o->has_password);
     } else {
         const char *env = getenv("RLOCK_PASSWORD");
         if (!env || !*env) env = getenv("REDISCLI_AUTH");

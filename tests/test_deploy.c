@@ -276,8 +276,9 @@ static void check_expect(int port, const char *const *extra, const char *env, in
 }
 
 /* A Sentinel (redis-server --sentinel, config in its own temp dir)
- * watching the primary on master_port as "mymaster"; stopped by PID. */
-static int sentinel_start(rh_server *s, int master_port, int quorum) {
+ * watching the primary on master_port as "mymaster"; stopped by PID.
+ * extra: more config lines (NULL: none). */
+static int sentinel_start_conf(rh_server *s, int master_port, int quorum, const char *extra) {
     char conf[300], bin[PATH_MAX];
     FILE *f;
     int tries;
@@ -293,8 +294,8 @@ static int sentinel_start(rh_server *s, int master_port, int quorum) {
         if (!f) return -1;
         fprintf(f, "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\ndaemonize no\n"
                    "sentinel monitor mymaster 127.0.0.1 %d %d\nsentinel down-after-milliseconds mymaster 1000\n"
-                   "sentinel failover-timeout mymaster 10000\n",
-                s->port, s->dir, s->logfile, master_port, quorum);
+                   "sentinel failover-timeout mymaster 10000\n%s",
+                s->port, s->dir, s->logfile, master_port, quorum, extra ? extra : "");
         fclose(f);
         pid = fork();
         if (pid < 0) return -1;
@@ -314,6 +315,9 @@ static int sentinel_start(rh_server *s, int master_port, int quorum) {
         if (s->pid > 0) { kill(s->pid, SIGKILL); waitpid(s->pid, NULL, 0); s->pid = -1; }
     }
     return -1;
+}
+static int sentinel_start(rh_server *s, int master_port, int quorum) {
+    return sentinel_start_conf(s, master_port, quorum, NULL);
 }
 
 /* Libraries of another rlock version: rlock check reports them, and with
@@ -892,6 +896,182 @@ out:
     rh_server_stop(&prim);
 }
 
+/* A command to a Sentinel that wants AUTH pass: its reply as text (status,
+ * string, error), or "" when none. */
+static void sentinel_cmd(const rh_server *s, const char *pass, char *out, size_t cap, const char *cmd) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    out[0] = '\0';
+    if (!c) return;
+    r = (redisReply *)redisCommand(c, "AUTH %s", pass);
+    if (r) freeReplyObject(r);
+    r = (redisReply *)redisCommand(c, cmd);
+    if (r && (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_ERROR))
+        snprintf(out, cap, "%s", r->str);
+    else if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+        snprintf(out, cap, "%s", r->element[1]->str); /* GET-MASTER-ADDR-BY-NAME: the port */
+    if (r) freeReplyObject(r);
+    redisFree(c);
+}
+
+/* Start build/rlock-asan ARGS in the background, stdout+stderr into file. */
+static pid_t cli_spawn(const char *const *args, const char *file) {
+    const char *argv[32];
+    int argc = 0, fd;
+    pid_t pid;
+    argv[argc++] = CLI_BIN;
+    while (*args && argc < 31) argv[argc++] = *args++;
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid != 0) return pid;
+    fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) _exit(121);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+    unsetenv("RLOCK_SERVERS");
+    unsetenv("RLOCK_PASSWORD");
+    unsetenv("RLOCK_SENTINEL_PASSWORD");
+    execv(CLI_BIN, (char *const *)argv);
+    _exit(121);
+}
+
+/* The text of file (at most cap - 1 bytes; "" when missing). */
+static const char *slurp(const char *file, char *out, size_t cap) {
+    FILE *f = fopen(file, "r");
+    size_t n = 0;
+    if (f) { n = fread(out, 1, cap - 1, f); fclose(f); }
+    out[n] = '\0';
+    return out;
+}
+
+/* The rlock command under Sentinel: Sentinels that want AUTH (requirepass),
+ * one named by host name, and a failover while the command holds the lock
+ * and COMMAND runs: rlock follows the Sentinels' +switch-master at once and
+ * renews on the new primary (the old one still takes writes then: the split
+ * brain README describes), the grant - acknowledged by the replica
+ * (--replicas 1) - is there, COMMAND keeps running, and the lock is
+ * released on the new primary at the end. */
+static void test_sentinel_cli(void) {
+    static const char *const sconf = "requirepass sentpw\nsentinel sentinel-pass sentpw\n";
+    rh_server prim, rep, sen[3];
+    char ro[64], pwfile[200], badfile[200], s0[40], s1[40], s2[40], out[8192], tok[64], buf[128], want[128];
+    char logf[200], tokf[200], stopf[200], donef[200], script[1200];
+    const char *rep_args[3];
+    int i, up = 0, rc, status = -1, moved = 0;
+    unsigned long long t0, end;
+    pid_t pid;
+    FILE *f;
+
+    snprintf(pwfile, sizeof pwfile, "%s/sentpw", tmpdir);
+    snprintf(badfile, sizeof badfile, "%s/sentbad", tmpdir);
+    snprintf(logf, sizeof logf, "%s/hold.log", tmpdir);
+    snprintf(tokf, sizeof tokf, "%s/hold.tok", tmpdir);
+    snprintf(stopf, sizeof stopf, "%s/hold.stop", tmpdir);
+    snprintf(donef, sizeof donef, "%s/hold.done", tmpdir);
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    CHECK(wait_replicas(&prim, 1));
+    for (i = 0; i < 3; i++) up += sentinel_start_conf(&sen[i], prim.port, 2, sconf) == 0;
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+    snprintf(s0, sizeof s0, "localhost:%d", sen[0].port); /* by name: resolved before the non-blocking part */
+    snprintf(s1, sizeof s1, "127.0.0.1:%d", sen[1].port);
+    snprintf(s2, sizeof s2, "127.0.0.1:%d", sen[2].port);
+    f = fopen(pwfile, "w");
+    if (f) { fputs("sentpw\n", f); fclose(f); }
+    f = fopen(badfile, "w");
+    if (f) { fputs("wrong\n", f); fclose(f); }
+
+    /* Sentinel AUTH: none given -> the Sentinel's NOAUTH is said; a wrong
+     * one -> refused; the right one -> COMMAND runs on the primary */
+    {
+        const char *noauth[] = { "--sentinel", s1, "--master", "mymaster", "-n", "sen:auth", "true", NULL };
+        const char *bad[] = { "--sentinel", s1, "--sentinel-password-file", badfile, "--master", "mymaster", "-n",
+                              "sen:auth", "true", NULL };
+        const char *good[] = { "--sentinel", s0, "--sentinel-password-file", pwfile, "--master", "mymaster", "-n",
+                               "sen:auth", "sh", "-c", "exit 7", NULL };
+        const char *userless[] = { "--sentinel", s0, "--sentinel-user", "default", "--master", "mymaster", "sen:auth",
+                                   "true", NULL };
+        rc = cli_run(0, noauth, NULL, out, sizeof out);
+        CHECK_MSG(rc == 69 && strstr(out, "NOAUTH") != NULL, "exit %d:\n%s", rc, out);
+        rc = cli_run(0, bad, NULL, out, sizeof out);
+        CHECK_MSG(rc == 69 && strstr(out, "refused AUTH") != NULL, "exit %d:\n%s", rc, out);
+        rc = cli_run(0, good, NULL, out, sizeof out);
+        CHECK_MSG(rc == 7, "exit %d:\n%s", rc, out);
+        noauth[4] = "-v";
+        rc = cli_run(0, noauth, "RLOCK_SENTINEL_PASSWORD=sentpw", out, sizeof out); /* from the environment */
+        CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+        rc = cli_run(0, userless, NULL, out, sizeof out); /* a user name needs a password: nothing sent */
+        CHECK_MSG(rc == 64 && strstr(out, "--sentinel-user needs a password") != NULL, "exit %d:\n%s", rc, out);
+        CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "sen:auth"), 0);
+    }
+
+    /* hold through a failover */
+    unlink(tokf); unlink(stopf); unlink(donef);
+    snprintf(script, sizeof script,
+             "echo \"$RLOCK_TOKEN\" > %s.tmp && mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.05; done; echo done > %s",
+             tokf, tokf, tokf, stopf, donef);
+    {
+        const char *hold[] = { "-v", "--ttl", "3s", "--replicas", "1", "--sentinel", s0, "--sentinel", s1, "--sentinel",
+                               s2, "--sentinel-password-file", pwfile, "--master", "mymaster", "sen:hold", "-c", script,
+                               NULL };
+        pid = cli_spawn(hold, logf);
+    }
+    CHECK(pid > 0);
+    if (pid <= 0) goto out;
+    for (end = rh_now_ms() + 15000; rh_now_ms() < end && access(tokf, F_OK) != 0; rh_sleep_ms(20)) {}
+    slurp(tokf, tok, sizeof tok);
+    tok[strcspn(tok, "\n")] = '\0';
+    CHECK_MSG(tok[0] != '\0', "COMMAND did not start:\n%s", slurp(logf, out, sizeof out));
+    CHECK(rh_str(&prim, buf, sizeof buf, "GET %s", "sen:hold") == REDIS_REPLY_STRING && strncmp(buf, tok, strlen(tok)) == 0);
+    CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:hold") == REDIS_REPLY_STRING && strncmp(buf, tok, strlen(tok)) == 0);
+
+    /* the failover */
+    t0 = rh_now_ms();
+    for (end = t0 + 15000; rh_now_ms() < end; rh_sleep_ms(200)) {
+        sentinel_cmd(&sen[1], "sentpw", buf, sizeof buf, "SENTINEL FAILOVER mymaster");
+        if (strcmp(buf, "OK") == 0) break;
+    }
+    CHECK_MSG(strcmp(buf, "OK") == 0, "SENTINEL FAILOVER: %s", buf);
+    snprintf(want, sizeof want, "renewed 'sen:hold' on the new primary 127.0.0.1:%d", rep.port);
+    for (end = rh_now_ms() + 25000; rh_now_ms() < end && !moved; rh_sleep_ms(20))
+        moved = strstr(slurp(logf, out, sizeof out), want) != NULL;
+    CHECK_MSG(moved, "rlock did not renew on the new primary:\n%s", out);
+    if (moved) {
+        int old_primary = is_primary(&prim);
+        printf("sentinel cli: renewed on the new primary %llu ms after SENTINEL FAILOVER (the old primary %s)\n",
+               rh_now_ms() - t0, old_primary ? "still took writes: the split brain" : "was already demoted");
+    }
+    CHECK(strstr(out, "+switch-master") != NULL);
+    CHECK(is_primary(&rep));
+    /* the lock is on the new primary, and renewed there: still there after
+     * two leases (3 s each) with COMMAND still running */
+    CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:hold") == REDIS_REPLY_STRING && strncmp(buf, tok, strlen(tok)) == 0);
+    rh_sleep_ms(6500);
+    CHECK(rh_str(&rep, buf, sizeof buf, "GET %s", "sen:hold") == REDIS_REPLY_STRING && strncmp(buf, tok, strlen(tok)) == 0);
+    CHECK(rh_int(&rep, "PTTL %s", "sen:hold") > 0);
+    CHECK_EQ_LL(waitpid(pid, &status, WNOHANG), 0); /* rlock and COMMAND still run */
+    CHECK(access(donef, F_OK) != 0);
+    CHECK_MSG(strstr(slurp(logf, out, sizeof out), "lost") == NULL, "%s", out);
+    /* COMMAND ends: exit 0, released on the new primary */
+    f = fopen(stopf, "w");
+    if (f) fclose(f);
+    for (end = rh_now_ms() + 15000; rh_now_ms() < end && waitpid(pid, &status, WNOHANG) == 0; rh_sleep_ms(20)) {}
+    if (rh_now_ms() >= end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); }
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rlock ended with status %d:\n%s", status,
+              slurp(logf, out, sizeof out));
+    CHECK(access(donef, F_OK) == 0);
+    CHECK_EQ_LL(rh_int(&rep, "EXISTS %s", "sen:hold"), 0);
+out:
+    unlink(pwfile); unlink(badfile); unlink(logf); unlink(tokf); unlink(stopf); unlink(donef);
+    for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
 /* ----------------------------------------------------------- 5. Cluster */
 
 #define CL_N 6
@@ -1398,6 +1578,7 @@ int main(void) {
     if (!quick) test_old_functions(&s);
     test_replica_ack();
     test_sentinel();
+    if (!quick) test_sentinel_cli();
     test_cluster();
     if (!quick) test_check(&s);
     {
