@@ -974,6 +974,7 @@ typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
     long long ttl;
     uint64_t wait_end, wake_at;
+    struct rlock_info *info;  /* rlock_cluster_inspect's answer */
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
@@ -1395,6 +1396,15 @@ RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock 
 RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms);
 RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk);
 RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk);
+#ifndef RLOCK_NO_PRIMITIVES
+/* rlock_inspect (one rlock_info: the key's primary's) and
+ * rlock_force_unlock on the primary of lk's slot, the map read first,
+ * MOVED and ASK followed; lk need not hold anything. */
+RLOCKDEF rlock_status rlock_cluster_inspect(rlock_cluster *cl, rlock_lock *lk, rlock_info *out);
+RLOCKDEF rlock_status rlock_cluster_force_unlock(rlock_cluster *cl, rlock_lock *lk);
+RLOCKDEF rlock_status rlock_cluster_inspect_begin(rlock_cluster *cl, rlock_lock *lk, rlock_info *out);
+RLOCKDEF rlock_status rlock_cluster_force_unlock_begin(rlock_cluster *cl, rlock_lock *lk);
+#endif
 /* Stop lk's cluster operation: a lock call in flight is cancelled as by
  * rlock_cancel (blocking, bounded by the node timeout: a grant it got is
  * released), and nothing of it goes on. A grant that had finished is kept
@@ -5695,7 +5705,7 @@ static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, cons
     return 0;
 }
 
-enum { RLOCK__CL_ACQUIRE = 1, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE };
+enum { RLOCK__CL_ACQUIRE = 1, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE, RLOCK__CL_INSPECT, RLOCK__CL_FORCE };
 /* IDLE; MAP: waiting for the slot map; START: the lock call is due; RUN: it runs; PAUSE: until wake_at */
 enum { RLOCK__CLP_IDLE, RLOCK__CLP_MAP, RLOCK__CLP_START, RLOCK__CLP_RUN, RLOCK__CLP_PAUSE };
 #define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
@@ -5778,7 +5788,8 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
             if (cl->fetch == RLOCK__MAP_BUSY) return RLOCK_WOULD_BLOCK;
             if (cl->full) return rlock__cluster_full(cl);
             /* a lock not held goes where the map says (held: where it was granted) */
-            if (o->kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD) lk->client = rlock__cluster_home(cl, lk);
+            if ((o->kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD) || o->kind >= RLOCK__CL_INSPECT)
+                lk->client = rlock__cluster_home(cl, lk);
             o->phase = RLOCK__CLP_START;
             continue;
         case RLOCK__CLP_PAUSE:
@@ -5789,6 +5800,10 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
             if (o->kind == RLOCK__CL_ACQUIRE) {
                 long long left = o->wait_end > now ? (long long)(o->wait_end - now) : 0;
                 st = rlock_acquire_begin(lk, o->ttl, left);
+#ifndef RLOCK_NO_PRIMITIVES
+            } else if (o->kind >= RLOCK__CL_INSPECT) {
+                st = o->kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, o->info, 1) : rlock_force_unlock_begin(lk);
+#endif
             } else {
                 st = o->kind == RLOCK__CL_EXTEND ? rlock_extend_begin(lk, o->ttl) : rlock_release_begin(lk);
             }
@@ -5807,16 +5822,18 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
     }
 }
 
-static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int kind, long long ttl, long long wait) {
+static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int kind, long long ttl, long long wait,
+                                         struct rlock_info *info) {
     uint64_t now;
     rlock_status st;
     if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
-    if (kind != RLOCK__CL_RELEASE && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (kind <= RLOCK__CL_EXTEND && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
     if (wait < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait, 0, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
+    lk->cl.info = info;
     lk->cl.kind = (unsigned char)kind;
     lk->cl.ttl = ttl;
     lk->cl.wait_end = now + (uint64_t)wait;
@@ -5832,14 +5849,24 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
 
 RLOCKDEF rlock_status rlock_cluster_acquire_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms,
                                                   long long wait_ms) {
-    return rlock__cluster_begin(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms);
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_ACQUIRE, ttl_ms, wait_ms, NULL);
 }
 RLOCKDEF rlock_status rlock_cluster_extend_begin(rlock_cluster *cl, rlock_lock *lk, long long ttl_ms) {
-    return rlock__cluster_begin(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0);
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_EXTEND, ttl_ms, 0, NULL);
 }
 RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock *lk) {
-    return rlock__cluster_begin(cl, lk, RLOCK__CL_RELEASE, 0, 0);
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_RELEASE, 0, 0, NULL);
 }
+
+#ifndef RLOCK_NO_PRIMITIVES
+RLOCKDEF rlock_status rlock_cluster_inspect_begin(rlock_cluster *cl, rlock_lock *lk, rlock_info *out) {
+    if (!out) return RLOCK_E_BADARG;
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_INSPECT, 0, 0, out);
+}
+RLOCKDEF rlock_status rlock_cluster_force_unlock_begin(rlock_cluster *cl, rlock_lock *lk) {
+    return rlock__cluster_begin(cl, lk, RLOCK__CL_FORCE, 0, 0, NULL);
+}
+#endif
 
 RLOCKDEF rlock_status rlock_cluster_step(rlock_cluster *cl, rlock_lock *lk) {
     rlock_status st;
@@ -5910,6 +5937,14 @@ RLOCKDEF rlock_status rlock_cluster_extend(rlock_cluster *cl, rlock_lock *lk, lo
 RLOCKDEF rlock_status rlock_cluster_release(rlock_cluster *cl, rlock_lock *lk) {
     return rlock__cluster_run(cl, lk, rlock_cluster_release_begin(cl, lk));
 }
+#ifndef RLOCK_NO_PRIMITIVES
+RLOCKDEF rlock_status rlock_cluster_inspect(rlock_cluster *cl, rlock_lock *lk, rlock_info *out) {
+    return rlock__cluster_run(cl, lk, rlock_cluster_inspect_begin(cl, lk, out));
+}
+RLOCKDEF rlock_status rlock_cluster_force_unlock(rlock_cluster *cl, rlock_lock *lk) {
+    return rlock__cluster_run(cl, lk, rlock_cluster_force_unlock_begin(cl, lk));
+}
+#endif
 
 RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     size_t i;

@@ -907,7 +907,6 @@ static void check_options(options *o) {
         if (o->n_servers || o->n_sentinels) usage_error("--cluster finds the servers: give no --server or --sentinel with it");
         if (o->tls_ca || o->tls_cert || o->tls_insecure) usage_error("--cluster with TLS is not supported");
         if (o->db_set) usage_error("--cluster: a cluster has only database 0 (no --db)");
-        if (o->mode != MODE_RUN) usage_error("--cluster works with the lock command (and rlock check), not status/unlock");
     } else if (o->n_servers == 0) {
         env = getenv("RLOCK_SERVERS");
         if (env && *env) {
@@ -1831,22 +1830,13 @@ static int admin_connect(void) {
     return st == RLOCK_E_BADARG ? RC_USAGE : nodes_with(RLOCK_E_AUTH) ? RC_NOPERM : RC_UNAVAILABLE;
 }
 
-/* What each server holds under RESOURCE: exit 0 free, 1 held (on a quorum). */
-static int show_status(void) {
-    rlock_info info[MAX_SERVERS];
-    rlock_status st;
+/* Print what each of n servers holds under RESOURCE (label(i): the
+ * server's name, NULL: not said): exit 0 free, 1 held (on quorum of them). */
+static int print_status(const rlock_info *info, size_t n, size_t quorum, const char *(*label)(size_t)) {
     size_t i, held = 0, foreign = 0;
-    int rc = admin_connect();
-    if (rc) return rc;
-    st = rlock_inspect(&g.lk, info, MAX_SERVERS);
-    if (st != RLOCK_OK) {
-        report_nodes();
-        say("cannot inspect '%s': %s", g.o.resource, rlock_status_str(st));
-        return status_exit(st);
-    }
-    for (i = 0; i < g.o.n_servers; i++) {
+    for (i = 0; i < n; i++) {
         const rlock_info *in = &info[i];
-        const char *on = g.o.n_servers > 1 ? g.o.servers[i].label : NULL;
+        const char *on = label(i);
         char rd[96];
         if (in->st != RLOCK_OK) {
             printf("%s%s%s: no answer (%s)\n", g.o.resource, on ? " on " : "", on ? on : "", rlock_status_str(in->st));
@@ -1875,15 +1865,28 @@ static int show_status(void) {
                in->writer_waiting ? " (a writer among them: new readers wait)" : "", rd);
     }
     if (foreign && !held) return RC_DATAERR;
-    return held >= rlock_client_quorum(&g.cl) ? 1 : 0;
+    return held >= quorum ? 1 : 0;
 }
 
-/* Operators: delete RESOURCE whoever holds it. 0 removed, 1 not held. */
-static int force_unlock(void) {
+static const char *server_label(size_t i) { return g.o.n_servers > 1 ? g.o.servers[i].label : NULL; }
+
+/* What each server holds under RESOURCE: exit 0 free, 1 held (on a quorum). */
+static int show_status(void) {
+    rlock_info info[MAX_SERVERS];
     rlock_status st;
     int rc = admin_connect();
     if (rc) return rc;
-    st = rlock_force_unlock(&g.lk);
+    st = rlock_inspect(&g.lk, info, MAX_SERVERS);
+    if (st != RLOCK_OK) {
+        report_nodes();
+        say("cannot inspect '%s': %s", g.o.resource, rlock_status_str(st));
+        return status_exit(st);
+    }
+    return print_status(info, g.o.n_servers, rlock_client_quorum(&g.cl), server_label);
+}
+
+/* The outcome of rlock unlock --force: 0 removed, 1 not held. */
+static int unlock_result(rlock_status st) {
     if (st == RLOCK_OK) { VERBOSE(("removed '%s' (forced)", g.o.resource)); return 0; }
     if (st == RLOCK_NOT_HELD) { VERBOSE(("'%s' was not held", g.o.resource)); return 1; }
     report_nodes();
@@ -1892,7 +1895,34 @@ static int force_unlock(void) {
     return status_exit(st);
 }
 
+/* Operators: delete RESOURCE whoever holds it. 0 removed, 1 not held. */
+static int force_unlock(void) {
+    int rc = admin_connect();
+    return rc ? rc : unlock_result(rlock_force_unlock(&g.lk));
+}
+
 #include "rlock_check.c" /* `rlock check`: is this Redis fit for locks? */
+
+/* The cluster primary RESOURCE was sent to last, as HOST:PORT. */
+static const char *cluster_label(size_t i) {
+    static char at[80];
+    size_t k = (size_t)(g.lk.client - gc.cl.client);
+    (void)i;
+    snprintf(at, sizeof at, "%s:%d", gc.cl.host[k], gc.cl.port[k]);
+    return at;
+}
+
+/* rlock status --cluster: what the primary of RESOURCE's slot holds. */
+static int cluster_status(void) {
+    rlock_info info;
+    rlock_status st = rlock_cluster_inspect(&gc.cl, &g.lk, &info);
+    if (st != RLOCK_OK) {
+        report_nodes();
+        say("cannot inspect '%s' on the cluster: %s", g.o.resource, rlock_status_str(st));
+        return status_exit(st);
+    }
+    return print_status(&info, 1, 1, cluster_label);
+}
 
 /* --cluster: the lock command on a Redis Cluster (after the options). */
 static int cluster_main(rlock_config *cfg) {
@@ -1900,7 +1930,7 @@ static int cluster_main(rlock_config *cfg) {
     rlock_status st;
     int rc = 0;
     size_t i;
-    cfg->pubsub = !o->nonblock; /* sharded pub/sub: SSUBSCRIBE on the key's primary (RESP3) */
+    cfg->pubsub = !o->nonblock && o->mode == MODE_RUN; /* sharded pub/sub: SSUBSCRIBE on the key's primary (RESP3) */
     st = rlock_cluster_init(&gc.cl, gc.host, gc.port, gc.n, cfg, rlock_posix_cluster_connect, gc.pc);
     if (st == RLOCK_OK) {
         gc.cl.username = o->user;
@@ -1916,7 +1946,9 @@ static int cluster_main(rlock_config *cfg) {
             rlock_cluster_error(&gc.cl));
         return st == RLOCK_E_RANDOM ? RC_OSERR : RC_SOFTWARE;
     }
-    if (acquire_cluster(&rc)) rc = run_locked();
+    if (o->mode == MODE_STATUS) rc = cluster_status();
+    else if (o->mode == MODE_UNLOCK) rc = unlock_result(rlock_cluster_force_unlock(&gc.cl, &g.lk));
+    else if (acquire_cluster(&rc)) rc = run_locked();
     rlock_cluster_close(&gc.cl);
     for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&gc.pc[i]);
     return rc;

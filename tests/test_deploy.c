@@ -1303,6 +1303,42 @@ static void test_cluster(void) {
             const char *a[] = { "-n", "--cluster", seed, k, "true", NULL };
             CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 1);
         }
+        {   /* inspection on the key's primary: a stale map entry is
+             * corrected by the MOVED it gets (followed, counted) */
+            unsigned slot = rlock_cluster_slot(k, strlen(k));
+            size_t home = rlock_cluster_primary(&ca, slot);
+            unsigned long moved = ca.moved;
+            rlock_lock look;
+            rlock_info info;
+            CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &look, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+            ca.slot[slot] = (unsigned char)((home + 1) % ca.n + 1); /* another primary */
+            CHECK_EQ_ST(rlock_cluster_inspect(&ca, &look, &info), RLOCK_OK);
+            CHECK_EQ_LL(ca.moved, moved + 1);
+            CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
+            CHECK(info.st == RLOCK_OK && info.holders == 1 && info.pttl_ms > 25000 &&
+                  strncmp(info.owner, rlock_lock_token(&l), 16) == 0);
+            CHECK_EQ_LL(rlock_lock_state(&l), RLOCK_STATE_HELD);
+            CHECK_EQ_ST(rlock_cluster_inspect(&ca, &look, NULL), RLOCK_E_BADARG);
+        }
+        {   /* rlock status / unlock --force --cluster: on the key's primary */
+            const char *st[] = { "status", "--cluster", seed, k, NULL };
+            const char *un[] = { "unlock", "--force", "--cluster", seed, k, NULL };
+            char want[96];
+            int rc;
+            prim = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(k, strlen(k)))]);
+            snprintf(want, sizeof want, "%s on 127.0.0.1:%d: held", k, prim ? prim->port : 0);
+            rc = cli_run(0, st, NULL, out, sizeof out);
+            CHECK_MSG(rc == 1 && strstr(out, want) != NULL, "status: exit %d (want 1, '%s'):\n%s", rc, want, out);
+            rc = cli_run(0, un, NULL, out, sizeof out);
+            CHECK_MSG(rc == 0, "unlock --force: exit %d:\n%s", rc, out);
+            CHECK(prim && rh_int(prim, "EXISTS %s", k) == 0);
+            rc = cli_run(0, st, NULL, out, sizeof out);
+            CHECK_MSG(rc == 0 && strstr(out, "free") != NULL, "status after unlock: exit %d:\n%s", rc, out);
+            rc = cli_run(0, un, NULL, out, sizeof out);
+            CHECK_MSG(rc == 1, "unlock --force of a free lock: exit %d:\n%s", rc, out);
+            CHECK_EQ_ST(rlock_cluster_extend(&ca, &l, 30000), RLOCK_LOST); /* the holder learns it */
+            CHECK_EQ_ST(rlock_cluster_acquire(&ca, &l, 30000, 0), RLOCK_OK);
+        }
         CHECK_EQ_ST(rlock_cluster_release(&ca, &l), RLOCK_OK);
         prim = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(k, strlen(k)))]);
         holder = fork(); /* a holder for ~1 s, in the background */
