@@ -1149,7 +1149,14 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * nodes are ready or after *next_ms), RLOCK_LOST (lost: on_lost has run),
  * RLOCK_NOT_HELD, RLOCK_E_STATE (client busy with another op), or the error
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
- * After max_renewals / max_hold_ms it stops renewing; the lease then expires. */
+ * After max_renewals / max_hold_ms it stops renewing; the lease then expires.
+ * Redis Cluster: it renews on the primary that granted the lock and does not
+ * follow redirects (it has no rlock_cluster). When the slot has moved it
+ * returns RLOCK_E_MOVED (outcome RLOCK_RENEW_FAILED) and retries the same
+ * node every renew interval / 4 until validity runs out (RLOCK_LOST), and so
+ * does RLOCK_WATCHDOG: on RLOCK_E_MOVED call rlock_cluster_extend, which
+ * follows MOVED / ASK and, after a MOVED, points lk at the new primary, where
+ * later polls renew. */
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms);
 RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk);
 

@@ -9,9 +9,9 @@
  * RESOURCE - waiting for release notices on its one connection per server (RESP3)
  * - then forks a guard process that forks and execs COMMAND (the guard kills
  * COMMAND's whole tree if rlock dies; see guard_main). While COMMAND runs,
- * rlock sits in one poll() over the lock's sockets, the guard's reports and
- * a self-pipe that its signal handlers
- * write to: it renews the lease with rlock_renew_poll(), passes signals on,
+ * rlock sits in one poll() over the lock's sockets, the guard's reports,
+ * (with --sentinel) one Sentinel's +switch-master notices, and a self-pipe
+ * that its signal handlers write to: it renews the lease with rlock_renew_poll(), passes signals on,
  * reaps COMMAND and watches the lease. When the lease cannot be kept, COMMAND
  * is stopped before the lease runs out, or as soon as rlock finds it already
  * gone (rlock itself was paused). Then rlock releases the lock and exits with
