@@ -972,9 +972,8 @@ struct rlock__scripts;
 /* A Redis Cluster operation across its redirects (private, section 7). */
 typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
-    long long ttl;
+    union { long long ttl; struct rlock_info *info; } arg; /* acquire / extend: the ttl; inspect: where its answer goes */
     uint64_t wait_end, wake_at;
-    struct rlock_info *info;  /* rlock_cluster_inspect's answer */
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
@@ -1342,7 +1341,9 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * connections to watch); the blocking ones loop over them. Connections are
  * made through the user's hook: it prepares a transport for host:port in
  * slot i of the user's own storage (adapters/rlock_posix.h:
- * rlock_posix_cluster_connect). README "Deployments" says what a cluster
+ * rlock_posix_cluster_connect; over TLS, a hook making rlock_tls.h
+ * transports, with cl->tls = 1 so that the map takes each node's TLS port).
+ * README "Deployments" says what a cluster
  * lock guarantees across failover (in short: what replication keeps). */
 #define RLOCK_CLUSTER_SLOTS 16384
 /* The cluster slot of a key (CRC16 of its {hash tag} or of all of it). */
@@ -1360,6 +1361,8 @@ typedef struct rlock_cluster {
     rlock_cluster_connect_fn connect;
     void *user;
     const char *username, *password;  /* AUTH on every primary (NULL: none) */
+    int tls;                          /* 1: the hook connects over TLS: a node's port is CLUSTER SHARDS'
+                                         tls-port (MOVED / ASK name the port of the asking connection's kind) */
     size_t n;                         /* nodes known (seeds, then primaries learnt) */
     char host[RLOCK_CLUSTER_MAX_PRIMARIES][64];
     int port[RLOCK_CLUSTER_MAX_PRIMARIES];
@@ -5499,8 +5502,8 @@ static rlock_status rlock__cluster_full(rlock_cluster *cl) {
  * (maps are flat arrays under RESP2). A shard's slots come before its nodes:
  * they are marked RLOCK__CLUSTER_PENDING until its primary is known. */
 enum { RLOCK__MAP_NONE, RLOCK__MAP_BUSY, RLOCK__MAP_DONE, RLOCK__MAP_FAILED };
-enum { RLOCK__F_NONE, RLOCK__F_SLOTS, RLOCK__F_NODES, RLOCK__F_IP, RLOCK__F_EP, RLOCK__F_PORT, RLOCK__F_ROLE,
-       RLOCK__F_HEALTH };
+enum { RLOCK__F_NONE, RLOCK__F_SLOTS, RLOCK__F_NODES, RLOCK__F_IP, RLOCK__F_EP, RLOCK__F_PORT, RLOCK__F_TLS_PORT,
+       RLOCK__F_ROLE, RLOCK__F_HEALTH };
 #define RLOCK__CLUSTER_PENDING 255u
 
 static int rlock__is(const rlock_resp_value *v, const char *s) {
@@ -5578,11 +5581,13 @@ static void rlock__cluster_visit_shards(rlock_cluster *cl, const rlock__walk *w,
     } else if (w->depth == 4 && cl->field == RLOCK__F_NODES && !end) {
         if (w->pos[3] % 2 == 0) {
             cl->nfield = rlock__is(v, "ip") ? RLOCK__F_IP : rlock__is(v, "endpoint") ? RLOCK__F_EP
-                       : rlock__is(v, "port") ? RLOCK__F_PORT : rlock__is(v, "role") ? RLOCK__F_ROLE
+                       : rlock__is(v, "port") ? RLOCK__F_PORT : rlock__is(v, "tls-port") ? RLOCK__F_TLS_PORT
+                       : rlock__is(v, "role") ? RLOCK__F_ROLE
                        : rlock__is(v, "health") ? RLOCK__F_HEALTH : RLOCK__F_NONE;
         } else if (cl->nfield == RLOCK__F_IP) rlock__cluster_text(cl->ip, sizeof cl->ip, v);
         else if (cl->nfield == RLOCK__F_EP) rlock__cluster_text(cl->ep, sizeof cl->ep, v);
-        else if (cl->nfield == RLOCK__F_PORT && v->type == RLOCK_RESP_INTEGER && v->integer > 0 && v->integer < 65536)
+        else if (cl->nfield == (cl->tls ? RLOCK__F_TLS_PORT : RLOCK__F_PORT) && v->type == RLOCK_RESP_INTEGER &&
+                 v->integer > 0 && v->integer < 65536)
             cl->port_v = (int)v->integer;
         else if (cl->nfield == RLOCK__F_ROLE) cl->role_ok = rlock__is(v, "master") || rlock__is(v, "primary");
         else if (cl->nfield == RLOCK__F_HEALTH) cl->health_ok = rlock__is(v, "online");
@@ -5806,13 +5811,13 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
         case RLOCK__CLP_START:
             if (o->kind == RLOCK__CL_ACQUIRE) {
                 long long left = o->wait_end > now ? (long long)(o->wait_end - now) : 0;
-                st = rlock_acquire_begin(lk, o->ttl, left);
+                st = rlock_acquire_begin(lk, o->arg.ttl, left);
 #ifndef RLOCK_NO_PRIMITIVES
             } else if (o->kind >= RLOCK__CL_INSPECT) {
-                st = o->kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, o->info, 1) : rlock_force_unlock_begin(lk);
+                st = o->kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, o->arg.info, 1) : rlock_force_unlock_begin(lk);
 #endif
             } else {
-                st = o->kind == RLOCK__CL_EXTEND ? rlock_extend_begin(lk, o->ttl) : rlock_release_begin(lk);
+                st = o->kind == RLOCK__CL_EXTEND ? rlock_extend_begin(lk, o->arg.ttl) : rlock_release_begin(lk);
             }
             o->phase = RLOCK__CLP_RUN;
             if (st == RLOCK_WOULD_BLOCK) return st;
@@ -5840,9 +5845,9 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     if (wait < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait, 0, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
-    lk->cl.info = info;
     lk->cl.kind = (unsigned char)kind;
-    lk->cl.ttl = ttl;
+    if (info) lk->cl.arg.info = info;
+    else lk->cl.arg.ttl = ttl;
     lk->cl.wait_end = now + (uint64_t)wait;
     lk->cl.timed = wait > 0;
     lk->cl.phase = RLOCK__CLP_MAP;

@@ -99,7 +99,9 @@ static const char *const help_text[] = {
     "      --cluster ADDR          a Redis Cluster node, HOST:PORT (repeatable seeds;",
     "                              replicas are fine): the lock goes to the primary of",
     "                              RESOURCE's slot (the map is read from the seeds),",
-    "                              follows MOVED/ASK, waits by sharded pub/sub",
+    "                              follows MOVED/ASK, waits by sharded pub/sub; also",
+    "                              for status and unlock; TLS with --tls-* or a",
+    "                              rediss:// seed (the nodes' TLS ports, tls-cluster)",
     "      --replicas N            the grant counts only once N replicas acknowledged",
     "                              it (WAIT, in the acquire's round trip); fewer: it is",
     "                              released again, exit 69. A failover that promotes",
@@ -268,7 +270,11 @@ static struct {
     const char *host[RLOCK_CLUSTER_MAX_PRIMARIES];
     int port[RLOCK_CLUSTER_MAX_PRIMARIES];
     size_t n;                       /* seeds given; 0: not a cluster */
+    int tls;                        /* every node over TLS (--tls-* or a rediss:// seed) */
     rlock_posix_conn pc[RLOCK_CLUSTER_MAX_PRIMARIES];
+#ifdef RLOCK_CLI_TLS
+    rlock_tls_conn tc[RLOCK_CLUSTER_MAX_PRIMARIES];
+#endif
     rlock_cluster cl;
 } gc;
 
@@ -676,8 +682,9 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
         server *sv;
         if (gc.n == RLOCK_CLUSTER_MAX_PRIMARIES) usage_error("%s: at most %d seeds", name, RLOCK_CLUSTER_MAX_PRIMARIES);
         sv = &gc.seeds[gc.n];
-        if ((why = parse_server(val, sv)) != NULL || sv->is_unix || sv->tls || sv->has_db || strlen(sv->host) >= 64)
-            usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a cluster node is HOST:PORT (no TLS, no /DB)");
+        if ((why = parse_server(val, sv)) != NULL || sv->is_unix || sv->has_db || strlen(sv->host) >= 64)
+            usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a cluster node is HOST:PORT or rediss://HOST:PORT (no /DB)");
+        gc.tls |= sv->tls;
         if (sv->has_user || sv->has_pass) usage_error("%s: give the user and password with --user / --password-file", name);
         gc.host[gc.n] = sv->host;
         gc.port[gc.n++] = sv->port;
@@ -905,7 +912,7 @@ static void check_options(options *o) {
     }
     if (gc.n) { /* the cluster's nodes are the servers */
         if (o->n_servers || o->n_sentinels) usage_error("--cluster finds the servers: give no --server or --sentinel with it");
-        if (o->tls_ca || o->tls_cert || o->tls_insecure) usage_error("--cluster with TLS is not supported");
+        gc.tls |= o->tls_ca || o->tls_cert || o->tls_insecure; /* TLS to every node */
         if (o->db_set) usage_error("--cluster: a cluster has only database 0 (no --db)");
     } else if (o->n_servers == 0) {
         env = getenv("RLOCK_SERVERS");
@@ -1903,6 +1910,28 @@ static int force_unlock(void) {
 
 #include "rlock_check.c" /* `rlock check`: is this Redis fit for locks? */
 
+#ifdef RLOCK_CLI_TLS
+/* The cluster's connect hook over TLS (--cluster with --tls-* or rediss://):
+ * node i gets gc.tc[i], verified as the options say. */
+static int tls_cluster_connect(void *user, size_t i, const char *host, int port, rlock_transport *out) {
+    const options *o = &g.o;
+    rlock_tls_config tcfg;
+    (void)user;
+    if (i >= RLOCK_CLUSTER_MAX_PRIMARIES) return -1;
+    memset(&tcfg, 0, sizeof tcfg);
+    tcfg.ca_file = o->tls_ca;
+    tcfg.cert_file = o->tls_cert;
+    tcfg.key_file = o->tls_key;
+    tcfg.insecure = o->tls_insecure;
+    if (rlock_tls_init(&gc.tc[i], host, port, (uint32_t)o->connect_timeout_ms, &tcfg) != 0) {
+        say("%s:%d: %s", host, port, gc.tc[i].err);
+        return -1;
+    }
+    *out = gc.tc[i].tr;
+    return 0;
+}
+#endif
+
 /* The cluster primary RESOURCE was sent to last, as HOST:PORT. */
 static const char *cluster_label(size_t i) {
     static char at[80];
@@ -1931,8 +1960,13 @@ static int cluster_main(rlock_config *cfg) {
     int rc = 0;
     size_t i;
     cfg->pubsub = !o->nonblock && o->mode == MODE_RUN; /* sharded pub/sub: SSUBSCRIBE on the key's primary (RESP3) */
-    st = rlock_cluster_init(&gc.cl, gc.host, gc.port, gc.n, cfg, rlock_posix_cluster_connect, gc.pc);
+#ifdef RLOCK_CLI_TLS
+    if (gc.tls) st = rlock_cluster_init(&gc.cl, gc.host, gc.port, gc.n, cfg, tls_cluster_connect, NULL);
+    else
+#endif
+        st = rlock_cluster_init(&gc.cl, gc.host, gc.port, gc.n, cfg, rlock_posix_cluster_connect, gc.pc);
     if (st == RLOCK_OK) {
+        gc.cl.tls = gc.tls; /* the nodes' TLS ports from the map */
         gc.cl.username = o->user;
         gc.cl.password = o->has_password ? o->password : NULL;
         for (i = 0; i < gc.cl.n; i++) { gc.cl.node[i].username = gc.cl.username; gc.cl.node[i].password = gc.cl.password; }
@@ -1944,13 +1978,17 @@ static int cluster_main(rlock_config *cfg) {
     if (st != RLOCK_OK) {
         say("cannot set up the cluster lock (%s%s%s)", rlock_status_str(st), rlock_cluster_error(&gc.cl)[0] ? ": " : "",
             rlock_cluster_error(&gc.cl));
-        return st == RLOCK_E_RANDOM ? RC_OSERR : RC_SOFTWARE;
-    }
-    if (o->mode == MODE_STATUS) rc = cluster_status();
+        rc = st == RLOCK_E_RANDOM ? RC_OSERR : RC_SOFTWARE;
+    } else if (o->mode == MODE_STATUS) rc = cluster_status();
     else if (o->mode == MODE_UNLOCK) rc = unlock_result(rlock_cluster_force_unlock(&gc.cl, &g.lk));
     else if (acquire_cluster(&rc)) rc = run_locked();
     rlock_cluster_close(&gc.cl);
-    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&gc.pc[i]);
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) {
+        rlock_posix_close(&gc.pc[i]);
+#ifdef RLOCK_CLI_TLS
+        rlock_tls_free(&gc.tc[i]);
+#endif
+    }
     return rc;
 }
 

@@ -266,6 +266,131 @@ static void test_cli(int tport, int plain_port) {
     }
 }
 
+/* ---- Redis Cluster over TLS ------------------------------------------- */
+
+static rlock_tls_conn cl_tc[RLOCK_CLUSTER_MAX_PRIMARIES];
+static rlock_tls_config cl_cfg;
+
+/* The cluster's connect hook: node i over TLS, verified against the CA. */
+static int tls_cluster_hook(void *user, size_t i, const char *host, int port, rlock_transport *out) {
+    (void)user;
+    if (i >= RLOCK_CLUSTER_MAX_PRIMARIES || rlock_tls_init(&cl_tc[i], host, port, 2000, &cl_cfg) != 0) return -1;
+    *out = cl_tc[i].tr;
+    return 0;
+}
+
+/* A cluster with tls-cluster yes (3 primaries; each also has a plaintext
+ * port, for the harness): CLUSTER SHARDS names both ports, and a client
+ * over TLS must take the tls-port (cl.tls = 1): every lock lands on its
+ * slot's primary over TLS, from the map, with no MOVED. The rlock command
+ * with --cluster and --tls-ca (or a rediss:// seed): lock, status,
+ * unlock --force. */
+static void test_cluster_tls(void) {
+    static rh_server sv[3];
+    static rlock_cluster cl;
+    static rlock_lock lk[20];
+    char tp[3][16], cp[3][16], addr[3][32], buf[2048], key[32], out[4096], want[96];
+    int tport[3], i, up = 0, ok = 0, rc;
+    unsigned long long end;
+    rlock_config cfg;
+    const char *seed_host[1] = { "127.0.0.1" };
+    memset(&cl_cfg, 0, sizeof cl_cfg);
+    cl_cfg.ca_file = path("ca.crt");
+    for (i = 0; i < 3; i++) {
+        const char *a[] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                            "1000", "--cluster-port", cp[i], "--tls-port", tp[i], "--tls-cert-file", path("server.crt"),
+                            "--tls-key-file", path("server.key"), "--tls-ca-cert-file", path("ca.crt"),
+                            "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes", NULL };
+        tport[i] = rh_free_port();
+        snprintf(tp[i], sizeof tp[i], "%d", tport[i]);
+        snprintf(cp[i], sizeof cp[i], "%d", rh_free_port());
+        up += rh_server_start(&sv[i], a) == 0;
+    }
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+    {   /* redis-cli --cluster create over TLS: 3 primaries */
+        const char *argv[16];
+        int n = 0, status;
+        pid_t pid;
+        argv[n++] = "redis-cli";
+        argv[n++] = "--cluster";
+        argv[n++] = "create";
+        for (i = 0; i < 3; i++) { snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", tport[i]); argv[n++] = addr[i]; }
+        argv[n++] = "--tls";
+        argv[n++] = "--cacert";
+        argv[n++] = path("ca.crt");
+        argv[n++] = "--cluster-yes";
+        argv[n] = NULL;
+        pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
+            execvp("redis-cli", (char *const *)argv);
+            _exit(127);
+        }
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100))
+        for (ok = 1, i = 0; i < 3; i++)
+            if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING || !strstr(buf, "cluster_state:ok"))
+                ok = 0;
+    CHECK_MSG(ok, "TLS cluster not ok within 20 s");
+    if (!ok) goto out;
+
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 2000;
+    CHECK_EQ_ST(rlock_cluster_init(&cl, seed_host, &tport[0], 1, &cfg, tls_cluster_hook, NULL), RLOCK_OK);
+    cl.tls = 1; /* the nodes' TLS ports from the map */
+    for (i = 0; i < 20; i++) {
+        size_t at;
+        int j, owner = -1;
+        snprintf(key, sizeof key, "tcl:%d", i);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &lk[i], key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl, &lk[i], 30000, 0), RLOCK_OK);
+        at = rlock_cluster_primary(&cl, rlock_cluster_slot(key, strlen(key)));
+        for (j = 0; j < 3; j++)
+            if (cl.port[at] == tport[j]) owner = j;
+        CHECK_MSG(owner >= 0, "%s went to port %d, not a TLS port", key, cl.port[at]);
+        CHECK(owner >= 0 && rh_str(&sv[owner], buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&lk[i])) == 0);
+    }
+    CHECK_EQ_LL(cl.n, 3);
+    CHECK_EQ_LL(cl.moved + cl.asked, 0);
+    CHECK_EQ_LL(cl.fetches, 1);
+    printf("tls cluster: 20 locks over TLS on their slots' primaries, %lu MOVED, map read %lu time(s)\n", cl.moved,
+           cl.fetches);
+    for (i = 0; i < 20; i++) CHECK_EQ_ST(rlock_cluster_release(&cl, &lk[i]), RLOCK_OK);
+
+    {   /* the rlock command */
+        const char *k = "tcl:cli";
+        const char *run[] = { "-v", "--cluster", addr[1], "--tls-ca", path("ca.crt"), k, "-c", "exit 7", NULL };
+        const char *st[] = { "status", "--cluster", buf, "--tls-ca", path("ca.crt"), k, NULL };
+        const char *un[] = { "unlock", "--force", "--cluster", addr[2], "--tls-ca", path("ca.crt"), k, NULL };
+        const char *noca[] = { "-n", "--cluster", addr[1], "--tls-ca", path("other.crt"), k, "true", NULL };
+        size_t at = rlock_cluster_primary(&cl, rlock_cluster_slot(k, strlen(k)));
+        rlock_lock h;
+        snprintf(want, sizeof want, "on the cluster primary 127.0.0.1:%d", cl.port[at]);
+        rc = cli(run, out, sizeof out);
+        CHECK_MSG(rc == 7 && strstr(out, want) && strstr(out, "0 MOVED"), "exit %d:\n%s", rc, out);
+        snprintf(buf, sizeof buf, "rediss://127.0.0.1:%d", tport[0]);
+        rc = cli(st, out, sizeof out);
+        CHECK_MSG(rc == 0 && strstr(out, "free"), "status: exit %d:\n%s", rc, out);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &h, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl, &h, 30000, 0), RLOCK_OK);
+        rc = cli(st, out, sizeof out);
+        CHECK_MSG(rc == 1 && strstr(out, "held"), "status: exit %d:\n%s", rc, out);
+        rc = cli(noca, out, sizeof out); /* another CA: refused, nothing held */
+        CHECK_MSG(rc == 69 && strstr(out, "certificate verify failed"), "wrong CA: exit %d:\n%s", rc, out);
+        rc = cli(un, out, sizeof out);
+        CHECK_MSG(rc == 0, "unlock --force: exit %d:\n%s", rc, out);
+        CHECK_EQ_ST(rlock_cluster_extend(&cl, &h, 30000), RLOCK_LOST);
+    }
+    rlock_cluster_close(&cl);
+out:
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_tls_free(&cl_tc[i]);
+    for (i = 0; i < 3; i++) rh_server_stop(&sv[i]);
+}
+
 int main(void) {
     rh_server s;
     char tls_port[16], why[256];
@@ -356,6 +481,7 @@ int main(void) {
 
     test_poll_loop(&s, tport, &cfg);
     test_cli(tport, s.port);
+    test_cluster_tls();
 
     /* a plaintext server: the handshake fails; nothing else is sent */
     CHECK_EQ_ST(try_lock(s.port, "127.0.0.1", &cfg, why, sizeof why), RLOCK_E_IO);
