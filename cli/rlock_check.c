@@ -90,6 +90,8 @@ static const char *const check_help[] = {
     "                          $RLOCK_SERVERS, else 127.0.0.1:6379); ADDR as for rlock",
     "      --sentinel ADDR     a Sentinel (repeatable): check the primary it names",
     "      --master NAME       the primary's name at the Sentinels (with --sentinel)",
+    "      --sentinel-user NAME, --sentinel-password-file FILE   AUTH to the Sentinels",
+    "                          (password also from $RLOCK_SENTINEL_PASSWORD)",
     "      --cluster ADDR      a cluster node (repeatable seeds): check every primary",
     "      --user NAME, --password-file FILE   as for rlock",
     "      --tls-ca FILE, --tls-cert FILE, --tls-key FILE, --tls-insecure   as for rlock",
@@ -516,8 +518,15 @@ static int chk_sentinels(const options *o) {
         snprintf(r->label, sizeof r->label, "sentinel %s", ck.sentinels[i].label);
         snprintf(r->role, sizeof r->role, "sentinel");
         r->aof = -1;
-        if (chk_open(c, &ck.sentinels[i], (uint32_t)o->connect_timeout_ms) != 0 || chk_cmd(c, &rep, 3, argv) != 0) {
+        const char *auth[3] = { "AUTH", o->sentinel_user ? o->sentinel_user : o->sentinel_password, o->sentinel_password };
+        int refused = 0;
+        if (chk_open(c, &ck.sentinels[i], (uint32_t)o->connect_timeout_ms) != 0 ||
+            (o->has_sentinel_password && chk_cmd(c, &rep, o->sentinel_user ? 3 : 2, auth) != 0) ||
+            (!(refused = o->has_sentinel_password && chk_is_error(&rep)) && chk_cmd(c, &rep, 3, argv) != 0)) {
             chk_note(r, CHK_WARN, "no answer: %s", c->err);
+        } else if (refused) {
+            char t[CHK_NOTE_LEN];
+            chk_note(r, CHK_WARN, "refused AUTH: %s", chk_text(&rep, t, sizeof t));
         } else if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 2 && rep.elem[0].type == RLOCK_RESP_BULK &&
                    rep.elem[1].type == RLOCK_RESP_BULK && rep.elem[0].len < 256 && rep.elem[1].len < 8) {
             snprintf(addr, sizeof addr, "%.*s:%.*s", (int)rep.elem[0].len, rep.elem[0].str, (int)rep.elem[1].len,
@@ -677,7 +686,8 @@ static int check_main(int argc, char **argv) {
         char *a = argv[i];
         static const char *const with_value[] = { "-S", "-s", "--server", "--sentinel", "--cluster", "--master",
                                                   "--probe-key", "--user", "--password-file", "--connect-timeout",
-                                                  "--tls-ca", "--tls-cert", "--tls-key", NULL };
+                                                  "--tls-ca", "--tls-cert", "--tls-key", "--sentinel-user",
+                                                  "--sentinel-password-file", NULL };
         char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             for (k = 0; check_help[k]; k++) puts(check_help[k]);
@@ -697,6 +707,8 @@ static int check_main(int argc, char **argv) {
         else if (!strcmp(a, "--master")) ck.master = val;
         else if (!strcmp(a, "--probe-key")) ck.probe_key = val;
         else if (!strcmp(a, "--user")) o->user = val;
+        else if (!strcmp(a, "--sentinel-user")) o->sentinel_user = val;
+        else if (!strcmp(a, "--sentinel-password-file")) o->sentinel_password_file = val;
         else if (!strcmp(a, "--password-file")) o->password_file = val;
         else if (!strcmp(a, "--tls-ca")) o->tls_ca = val;
         else if (!strcmp(a, "--tls-cert")) o->tls_cert = val;
@@ -724,6 +736,23 @@ static int check_main(int argc, char **argv) {
             o->has_password = 1;
         }
     }
+    if ((o->sentinel_user || o->sentinel_password_file) && !ck.n_sentinels)
+        check_usage("%s", "--sentinel-user and --sentinel-password-file go with --sentinel");
+    if (o->sentinel_user && (!o->sentinel_user[0] || strlen(o->sentinel_user) > MAX_USER))
+        check_usage("%s", "--sentinel-user: the name must be 1..128 bytes");
+    if (o->sentinel_password_file) {
+        read_password_file("--sentinel-password-file", o->sentinel_password_file, o->sentinel_password,
+                           &o->has_sentinel_password);
+    } else {
+        const char *env = getenv("RLOCK_SENTINEL_PASSWORD");
+        if (env && *env) {
+            if (strlen(env) > MAX_PASS) check_usage("%s", "$RLOCK_SENTINEL_PASSWORD is too long");
+            memcpy(o->sentinel_password, env, strlen(env) + 1);
+            o->has_sentinel_password = 1;
+        }
+    }
+    if (o->sentinel_user && !o->has_sentinel_password)
+        check_usage("%s", "--sentinel-user needs a password (--sentinel-password-file or $RLOCK_SENTINEL_PASSWORD)");
     if (o->n_servers == 0 && !ck.n_sentinels && !ck.n_seeds) {
         const char *env = getenv("RLOCK_SERVERS");
         if (env && *env && !strchr(env, ',')) add_server(o, env, "$RLOCK_SERVERS");

@@ -1004,6 +1004,18 @@ static void test_sentinel_cli(void) {
         noauth[4] = "-v";
         rc = cli_run(0, noauth, "RLOCK_SENTINEL_PASSWORD=sentpw", out, sizeof out); /* from the environment */
         CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+        {   /* rlock check asks the Sentinels the same way */
+            const char *chk[] = { "--sentinel", s1, "--sentinel-password-file", pwfile, "--master", "mymaster", NULL };
+            rc = check_run(chk, NULL, out, sizeof out);
+            snprintf(want, sizeof want, "names 127.0.0.1:%d as primary 'mymaster'", prim.port);
+            CHECK_MSG(rc == 1 && strstr(out, want) != NULL, "check: exit %d:\n%s", rc, out); /* no AOF: warnings */
+            chk[3] = badfile;
+            rc = check_run(chk, NULL, out, sizeof out);
+            CHECK_MSG(rc == 2 && strstr(out, "refused AUTH") != NULL, "check, wrong password: exit %d:\n%s", rc, out);
+            chk[2] = "--master"; chk[3] = "mymaster"; chk[4] = NULL;
+            rc = check_run(chk, NULL, out, sizeof out);
+            CHECK_MSG(rc == 2 && strstr(out, "NOAUTH") != NULL, "check, no password: exit %d:\n%s", rc, out);
+        }
         rc = cli_run(0, userless, NULL, out, sizeof out); /* a user name needs a password: nothing sent */
         CHECK_MSG(rc == 64 && strstr(out, "--sentinel-user needs a password") != NULL, "exit %d:\n%s", rc, out);
         CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "sen:auth"), 0);
