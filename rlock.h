@@ -1375,6 +1375,9 @@ typedef struct rlock_cluster {
     unsigned long fetches;            /* slot maps read (CLUSTER SHARDS / SLOTS) */
     /* --- private: the slot-map fetch and the operations in progress --- */
     struct rlock_lock *ops;
+    /* starts an inspect / force-unlock: set by their _begin, so that a
+     * program that never inspects does not link the admin scripts */
+    rlock_status (*admin)(struct rlock_lock *lk, int kind);
     rlock__call call;
     rlock__walk walk;
     int fetch;                        /* RLOCK__MAP_* */
@@ -5812,10 +5815,8 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
             if (o->kind == RLOCK__CL_ACQUIRE) {
                 long long left = o->wait_end > now ? (long long)(o->wait_end - now) : 0;
                 st = rlock_acquire_begin(lk, o->arg.ttl, left);
-#ifndef RLOCK_NO_PRIMITIVES
             } else if (o->kind >= RLOCK__CL_INSPECT) {
-                st = o->kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, o->arg.info, 1) : rlock_force_unlock_begin(lk);
-#endif
+                st = cl->admin(lk, o->kind);
             } else {
                 st = o->kind == RLOCK__CL_EXTEND ? rlock_extend_begin(lk, o->arg.ttl) : rlock_release_begin(lk);
             }
@@ -5871,11 +5872,16 @@ RLOCKDEF rlock_status rlock_cluster_release_begin(rlock_cluster *cl, rlock_lock 
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
+static rlock_status rlock__cluster_admin(rlock_lock *lk, int kind) {
+    return kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, lk->cl.arg.info, 1) : rlock_force_unlock_begin(lk);
+}
 RLOCKDEF rlock_status rlock_cluster_inspect_begin(rlock_cluster *cl, rlock_lock *lk, rlock_info *out) {
     if (!out) return RLOCK_E_BADARG;
+    if (cl) cl->admin = rlock__cluster_admin;
     return rlock__cluster_begin(cl, lk, RLOCK__CL_INSPECT, 0, 0, out);
 }
 RLOCKDEF rlock_status rlock_cluster_force_unlock_begin(rlock_cluster *cl, rlock_lock *lk) {
+    if (cl) cl->admin = rlock__cluster_admin;
     return rlock__cluster_begin(cl, lk, RLOCK__CL_FORCE, 0, 0, NULL);
 }
 #endif
