@@ -381,6 +381,131 @@ static void test_old_functions(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "ACL DELUSER fc%s", ""), 1);
 }
 
+/* How many of rlock's scripts SCRIPT EXISTS finds on s (-1: no answer). */
+static int scripts_cached(const rh_server *s) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    const char *argv[2 + RLOCK_SCRIPT_COUNT];
+    int i, n = -1;
+    argv[0] = "SCRIPT";
+    argv[1] = "EXISTS";
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) argv[2 + i] = rlock_script_sha(i);
+    r = c ? (redisReply *)redisCommandArgv(c, 2 + RLOCK_SCRIPT_COUNT, argv, NULL) : NULL;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == RLOCK_SCRIPT_COUNT)
+        for (n = 0, i = 0; i < RLOCK_SCRIPT_COUNT; i++) n += r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 1;
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return n;
+}
+
+/* `rlock check --load` puts every script into a fresh server's script cache
+ * (what a build without the EVAL fallback needs: tests/test_smallest.c locks
+ * on a server loaded this way), each SHA1 checked; the check reports how
+ * many are cached; --print-scripts' lines load to the SHA1s they name. Bad
+ * cases: nobody listening, AUTH refused, a user refused SCRIPT: exit 2, the
+ * reason, nothing loaded. */
+static void test_load(void) {
+    rh_server s;
+    static char out[65536];
+    char addr[32], want[128];
+    const char *a[8];
+    int i;
+    if (rh_server_start(&s, NULL) != 0) { CHECK_MSG(0, "could not start redis-server"); return; }
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", s.port);
+    CHECK_EQ_LL(scripts_cached(&s), 0);
+    a[0] = addr; a[1] = NULL;
+    CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 1); /* no AOF: warnings */
+    snprintf(want, sizeof want, "ok: scripts: 0 of rlock's %d in the script cache (SCRIPT EXISTS)", RLOCK_SCRIPT_COUNT);
+    CHECK_MSG(strstr(out, want) && strstr(out, "rlock check --load"), "%s", out);
+    CHECK_EQ_LL(scripts_cached(&s), 0); /* the check alone loads nothing */
+    a[0] = "--load"; a[1] = addr; a[2] = NULL;
+    CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 1);
+    snprintf(want, sizeof want, "ok: SCRIPT LOAD: %d scripts loaded, each SHA1 rlock's (%d were not in the script cache)",
+             RLOCK_SCRIPT_COUNT, RLOCK_SCRIPT_COUNT);
+    CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+    CHECK_MSG(strstr(out, "script a13c") == NULL, "no -v, no list: %s", out);
+    CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
+    /* -v lists every SHA1; loading again is harmless */
+    CHECK(says(&s, "OK", "SCRIPT FLUSH%s", ""));
+    CHECK(rh_str(&s, want, sizeof want, "SCRIPT LOAD %s", rlock_script_text(1)) == REDIS_REPLY_STRING);
+    a[0] = "--load"; a[1] = "-v"; a[2] = addr; a[3] = NULL;
+    CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 1);
+    snprintf(want, sizeof want, "(%d were not in the script cache)", RLOCK_SCRIPT_COUNT - 1);
+    CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
+        snprintf(want, sizeof want, "  script %s ", rlock_script_sha(i));
+        CHECK_MSG(strstr(out, want) != NULL, "no %s in:\n%s", want, out);
+    }
+    snprintf(want, sizeof want, "  script %s simple extend: loaded (it was in the cache)\n", rlock_script_sha(1));
+    CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+    snprintf(want, sizeof want, "  script %s simple acquire: loaded\n", rlock_script_sha(0));
+    CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+    CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
+    a[0] = "--json"; a[1] = addr; a[2] = NULL;
+    CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 1);
+    snprintf(want, sizeof want, "\"scripts_cached\":%d,\"scripts_loaded\":0,", RLOCK_SCRIPT_COUNT);
+    CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+    snprintf(want, sizeof want, "scripts: all %d of rlock's in the script cache", RLOCK_SCRIPT_COUNT);
+    CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+
+    /* --print-scripts: one "SHA1 TEXT" line per script, rlock's; each text
+     * loads to the SHA1 its line names */
+    CHECK(says(&s, "OK", "SCRIPT FLUSH%s", ""));
+    a[0] = "--print-scripts"; a[1] = NULL;
+    CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 0);
+    {
+        char *line = out, *nl;
+        for (i = 0; i < RLOCK_SCRIPT_COUNT && (nl = strchr(line, '\n')) != NULL; i++, line = nl + 1) {
+            char sha[64];
+            *nl = '\0';
+            CHECK_MSG(strlen(line) > 41 && line[40] == ' ', "line %d: %.80s", i, line);
+            if (strlen(line) <= 41) break;
+            CHECK_MSG(strncmp(line, rlock_script_sha(i), 40) == 0 && strcmp(line + 41, rlock_script_text(i)) == 0,
+                      "line %d is not script %d: %.80s", i, i, line);
+            CHECK(rh_str(&s, sha, sizeof sha, "SCRIPT LOAD %s", line + 41) == REDIS_REPLY_STRING);
+            CHECK_MSG(strncmp(sha, line, 40) == 0 && strlen(sha) == 40, "line %d loads as %s", i, sha);
+        }
+        CHECK_EQ_LL(i, RLOCK_SCRIPT_COUNT);
+        CHECK_MSG(*line == '\0', "more after the last script: %.80s", line);
+    }
+    CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
+    a[0] = "--print-scripts"; a[1] = addr; a[2] = NULL;
+    CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 64);
+    CHECK_MSG(strstr(out, "--print-scripts connects to nothing") != NULL, "%s", out);
+
+    /* bad cases: exit 2, the reason, nothing loaded */
+    CHECK(says(&s, "OK", "SCRIPT FLUSH%s", ""));
+    {
+        char down[32];
+        snprintf(down, sizeof down, "127.0.0.1:%d", rh_free_port());
+        a[0] = "--load"; a[1] = down; a[2] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        CHECK_MSG(strstr(out, "cannot connect: connect 127.0.0.1:") && strstr(out, "Connection refused") &&
+                  !strstr(out, "SCRIPT LOAD"), "%s", out);
+    }
+    CHECK(says(&s, "OK", "ACL SETUSER loader on >pw ~* &* +@all%s", ""));
+    CHECK(says(&s, "OK", "ACL SETUSER noscript on >pw ~* &* +@all -script%s", ""));
+    a[0] = "--load"; a[1] = "--user"; a[2] = "loader"; a[3] = addr; a[4] = NULL;
+    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 2);
+    CHECK_MSG(strstr(out, "unfit: AUTH refused: WRONGPASS") && !strstr(out, "SCRIPT LOAD"), "%s", out);
+    CHECK_EQ_LL(scripts_cached(&s), 0);
+    a[2] = "noscript";
+    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=pw", out, sizeof out), 2);
+    CHECK_MSG(strstr(out, "unfit: SCRIPT LOAD of script 0 (simple acquire) refused: NOPERM") &&
+              strstr(out, "ok: SCRIPT EXISTS refused (NOPERM") && strstr(out, "overall: unfit"), "%s", out);
+    CHECK_EQ_LL(scripts_cached(&s), 0);
+    a[1] = "-v"; a[2] = "--user"; a[3] = "noscript"; a[4] = addr; a[5] = NULL; /* no --load: reported, not unfit */
+    CHECK_EQ_LL(check_run(a + 1, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+    CHECK_MSG(strstr(out, "ok: SCRIPT EXISTS refused (NOPERM") && !strstr(out, "  script "), "%s", out);
+    /* the right user, through AUTH: loaded */
+    a[1] = "--user"; a[2] = "loader"; a[3] = addr; a[4] = NULL;
+    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+    CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
+    CHECK_EQ_LL(rh_int(&s, "ACL DELUSER loader noscript%s", ""), 2);
+    CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0);
+    rh_server_stop(&s);
+}
+
 static void test_check(const rh_server *plain) {
     rh_server fit, lru, replica, sentinel;
     static const char *const fit_args[] = { "--appendonly", "yes", "--appendfsync", "always", NULL };
@@ -1400,6 +1525,7 @@ int main(void) {
     test_sentinel();
     test_cluster();
     if (!quick) test_check(&s);
+    if (!quick) test_load();
     {
         char f[200];
         snprintf(f, sizeof f, "%s/check.out", tmpdir);
