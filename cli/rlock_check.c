@@ -22,8 +22,9 @@
  * hears it), WAIT 0 0; FUNCTION LIST and CLIENT LIST for rlock's function
  * libraries of other versions; SCRIPT EXISTS of rlock's scripts. Nothing is
  * written, except that --delete-old-functions deletes those no connected
- * client runs and --load loads the scripts (SCRIPT LOAD: builds without the
- * EVAL fallback cannot). --print-scripts prints them and connects to nothing.
+ * client runs, --load loads the scripts (SCRIPT LOAD: builds without the
+ * EVAL fallback cannot) and --load-functions this version's function
+ * libraries. --print-scripts prints the scripts and connects to nothing.
  * Forms: servers as for the lock (-s/positional, $RLOCK_SERVERS);
  * --sentinel ADDR (repeatable) --master NAME checks the primary those
  * Sentinels name; --cluster ADDR (repeatable seeds) checks every primary of
@@ -47,6 +48,7 @@ typedef struct chk_result {
     int eval, fcall, publish, wait_ok;
     int scripts;                   /* rlock's scripts in the script cache (SCRIPT EXISTS), -1 unknown */
     int loaded;                    /* --load: scripts loaded, SHA1 checked */
+    int functions;                 /* --load-functions: libraries loaded */
     uint32_t cached;               /* bit i: script i was in the cache before any --load */
     long long rtt_us;
     int n_notes;
@@ -71,6 +73,7 @@ static struct {
     int json;
     int delete_old;                /* --delete-old-functions */
     int load, print_scripts;       /* --load, --print-scripts */
+    int load_functions;            /* --load-functions */
     const char *master;
     const char *probe_key;
     server sentinels[MAX_SERVERS], seeds[MAX_SERVERS];
@@ -90,7 +93,8 @@ static const char *const check_help[] = {
     "without it forgets locks), cluster/sentinel mode, whether this user may run",
     "EVAL, FCALL and PUBLISH on a probe key, WAIT, the round-trip time, and how",
     "many of rlock's scripts are in the script cache (SCRIPT EXISTS). It connects",
-    "as the lock would and writes nothing (but --load, --delete-old-functions).",
+    "as the lock would and writes nothing (but --load, --load-functions and",
+    "--delete-old-functions).",
     "",
     "Options:",
     "  -s, --server ADDR       a server to check (also as a plain argument; default",
@@ -106,9 +110,29 @@ static const char *const check_help[] = {
     "      --delete-old-functions  delete rlock's function libraries of other",
     "                          versions that no connected client runs (CLIENT LIST",
     "                          shows none named rlock-VERSION); all others are kept",
+    "      --load              SCRIPT LOAD every rlock script into each server and",
+    "                          check each SHA1 the server returns is rlock's. Builds",
+    "                          without the EVAL fallback (RLOCK_NO_EVAL_FALLBACK,",
+    "                          RLOCK_SMALLEST) send only EVALSHA and need this; Redis",
+    "                          forgets scripts on a restart, SCRIPT FLUSH and a",
+    "                          failover to a replica that never loaded them: run it",
+    "                          again then (a deploy or boot step)",
+    "      --load-functions    FUNCTION LOAD REPLACE this version's Redis 7 function",
+    "                          libraries (rlock_VERSION_*, one per script): what a",
+    "                          build without the EVAL fallback calls by FCALL on a",
+    "                          server that refuses EVAL - if it has every lock kind",
+    "                          (reentrant, fair, the primitives: one compiled out is",
+    "                          another VERSION)",
+    "      --print-scripts     print every rlock script, one per line: SHA1, a space,",
+    "                          the text (for loading with other tools); connects to",
+    "                          nothing",
+    "  -v, --verbose           list each script's SHA1 and whether it is loaded",
     "  -h, --help              show this help and exit",
     "",
-    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (or unreachable), 64 usage.",
+    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (also: unreachable, AUTH",
+    "refused, and with --load / --load-functions a refused load or a SHA1 that is",
+    "not rlock's), 64 usage. With --load, 0 or 1 means every server now has every",
+    "script (--load-functions: every library).",
     NULL
 };
 
@@ -174,13 +198,20 @@ static void chk_close(chk_conn *c) {
 /* Send one command, read its reply into *rep (pointing into c->buf). 0 ok
  * (a Redis error reply too), -1 on I/O error or timeout (c->err says). */
 #define CHK_ARGS (2 + RLOCK_SCRIPT_COUNT) /* SCRIPT EXISTS of every SHA1 */
+static int chk_request(chk_conn *c, rlock_reply *rep, size_t n);
 static int chk_cmd(chk_conn *c, rlock_reply *rep, int argc, const char *const *argv) {
-    size_t lens[CHK_ARGS], off = 0, n;
+    size_t lens[CHK_ARGS], n;
     int i;
-    uint64_t end = now_ms() + c->timeout_ms;
     if (argc > CHK_ARGS) { snprintf(c->err, sizeof c->err, "too many arguments"); return -1; }
     for (i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
     n = rlock_resp_encode(c->buf, sizeof c->buf, argc, argv, lens);
+    return chk_request(c, rep, n);
+}
+
+/* Send the n bytes of a request encoded in c->buf, read its reply (as chk_cmd). */
+static int chk_request(chk_conn *c, rlock_reply *rep, size_t n) {
+    size_t off = 0;
+    uint64_t end = now_ms() + c->timeout_ms;
     if (n == 0) { snprintf(c->err, sizeof c->err, "command too long"); return -1; }
     while (off < n) {
         long w = c->t.send(c->t.ctx, c->buf + off, n - off);
@@ -430,6 +461,39 @@ static void chk_scripts(chk_conn *c, chk_result *r) {
     }
 }
 
+/* --load-functions: FUNCTION LOAD REPLACE of this version's library of
+ * each script - the very request the library pipelines before an FCALL that
+ * finds its function missing (rlock__encode_function_load), so the text is
+ * the one it would load. The reply must name the library. These are the
+ * libraries of builds with every script (this command's version); a build
+ * that compiles out reentrant or fair locks or the primitives has another
+ * version (rlock_function_version) and other names. */
+static void chk_load_functions(chk_conn *c, chk_result *r) {
+    char tmp[CHK_NOTE_LEN], name[32], ver[16];
+    rlock_reply rep;
+    int i;
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
+        size_t len = rlock_function_name(i, name, sizeof name);
+        if (chk_request(c, &rep, rlock__encode_function_load(&rlock__set_all, i, c->buf, sizeof c->buf)) != 0) {
+            chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s): %s", name, chk_script_name[i], c->err);
+            return;
+        }
+        if (chk_is_error(&rep)) {
+            chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s) refused: %s", name, chk_script_name[i],
+                     chk_text(&rep, tmp, sizeof tmp));
+            return;
+        }
+        if (rep.v.type != RLOCK_RESP_BULK || rep.v.len != len || memcmp(rep.v.str, name, len) != 0) {
+            chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s): the server answered '%s'", name, chk_script_name[i],
+                     chk_text(&rep, tmp, sizeof tmp));
+            return;
+        }
+        r->functions++;
+    }
+    rlock_function_version(ver, sizeof ver);
+    chk_note(r, CHK_FIT, "FUNCTION LOAD: %d libraries of version %s loaded (rlock_%s_*)", r->functions, ver, ver);
+}
+
 static void chk_server(const server *sv, const options *o, chk_result *r) {
     chk_conn *c = &ck.c;
     rlock_reply rep;
@@ -571,6 +635,7 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
                      chk_text(&rep, tmp, sizeof tmp));
     }
     chk_functions(c, r);
+    if (ck.load_functions) chk_load_functions(c, r);
     chk_scripts(c, r);
     for (i = 0; i < 5; i++) {
         const char *argv[1] = { "PING" };
@@ -731,7 +796,7 @@ static void chk_print(int overall) {
                r->fcall ? "true" : "false", r->publish ? "true" : "false", r->wait_ok ? "true" : "false", r->rtt_us);
         if (r->scripts >= 0) printf(",\"scripts_cached\":%d", r->scripts);
         else printf(",\"scripts_cached\":null");
-        printf(",\"scripts_loaded\":%d,\"notes\":[", r->loaded);
+        printf(",\"scripts_loaded\":%d,\"functions_loaded\":%d,\"notes\":[", r->loaded, r->functions);
         for (j = 0; j < r->n_notes; j++) {
             printf("%s{\"level\":\"%s\",\"text\":", j ? "," : "",
                    r->note_level[j] == CHK_FIT ? "ok" : r->note_level[j] == CHK_WARN ? "warning" : "unfit");
@@ -781,6 +846,7 @@ static int check_main(int argc, char **argv) {
         if (!strcmp(a, "--json")) { ck.json = 1; continue; }
         if (!strcmp(a, "--delete-old-functions")) { ck.delete_old = 1; continue; }
         if (!strcmp(a, "--load")) { ck.load = 1; continue; }
+        if (!strcmp(a, "--load-functions")) { ck.load_functions = 1; continue; }
         if (!strcmp(a, "--print-scripts")) { ck.print_scripts = 1; continue; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = 1; continue; }
         if (!strcmp(a, "--tls-insecure")) { o->tls_insecure = 1; continue; }

@@ -403,7 +403,8 @@ static int scripts_cached(const rh_server *s) {
  * on a server loaded this way), each SHA1 checked; the check reports how
  * many are cached; --print-scripts' lines load to the SHA1s they name. Bad
  * cases: nobody listening, AUTH refused, a user refused SCRIPT: exit 2, the
- * reason, nothing loaded. */
+ * reason, nothing loaded. --load-functions loads the libraries an FCALL
+ * client of this build calls. */
 static void test_load(void) {
     rh_server s;
     static char out[65536];
@@ -501,7 +502,44 @@ static void test_load(void) {
     a[1] = "--user"; a[2] = "loader"; a[3] = addr; a[4] = NULL;
     CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
     CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
-    CHECK_EQ_LL(rh_int(&s, "ACL DELUSER loader noscript%s", ""), 2);
+
+    /* --load-functions: this version's libraries, the very ones an FCALL
+     * client of this build calls: one whose user may not FUNCTION LOAD
+     * (as a build without the EVAL fallback cannot) locks only once they
+     * are loaded */
+    CHECK(says(&s, "OK", "ACL SETUSER fconly on >pw ~* &* +@all -eval -evalsha -eval_ro -evalsha_ro -function%s", ""));
+    {
+        rh_tconn t;
+        rlock_lock lk;
+        char pattern[32], ver[16];
+        rlock_function_version(ver, sizeof ver);
+        snprintf(pattern, sizeof pattern, "rlock_%s_*", ver);
+        CHECK(says(&s, "OK", "FUNCTION FLUSH%s", ""));
+        CHECK(tc_open(&t, &s, RLOCK_SCRIPTS_FCALL, "fconly", "pw") == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "fn:load", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK(rlock_acquire(&lk, 30000, 0) != RLOCK_OK);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_EQ_LL(libraries(&s, pattern), 0);
+        /* refused: exit 2, the library and the reason named, nothing loaded */
+        a[0] = "--load-functions"; a[1] = "--user"; a[2] = "fconly"; a[3] = addr; a[4] = NULL;
+        CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=pw", out, sizeof out), 2);
+        rlock_function_name(0, want, sizeof want);
+        CHECK_MSG(strstr(out, "unfit: FUNCTION LOAD of ") && strstr(out, want) &&
+                  strstr(out, " (simple acquire) refused: NOPERM"), "%s", out);
+        CHECK_EQ_LL(libraries(&s, pattern), 0);
+        a[2] = "loader";
+        CHECK(says(&s, "OK", "ACL SETUSER loader on >pw ~* &* +@all%s", ""));
+        CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
+        snprintf(want, sizeof want, "ok: FUNCTION LOAD: %d libraries of version %s loaded", RLOCK_SCRIPT_COUNT, ver);
+        CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+        CHECK_EQ_LL(libraries(&s, pattern), RLOCK_SCRIPT_COUNT);
+        for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) CHECK_MSG(has_library(&s, i) == 1, "library of script %d", i);
+        CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        rh_tc_close(&t);
+        CHECK(says(&s, "OK", "FUNCTION FLUSH%s", ""));
+    }
+    CHECK_EQ_LL(rh_int(&s, "ACL DELUSER loader noscript fconly%s", ""), 3);
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0);
     rh_server_stop(&s);
 }
