@@ -25,6 +25,7 @@
 #include "check.h"
 
 #include <poll.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -398,6 +399,73 @@ static int scripts_cached(const rh_server *s) {
     return n;
 }
 
+/* A stand-in "server" for what a real Redis never does: answer SCRIPT LOAD
+ * with a SHA1 that is not the script's (a proxy or a fork that rewrites
+ * replies). On one connection: SCRIPT LOAD -> 40 zeros, SCRIPT EXISTS ->
+ * all 0, PING -> PONG, anything else -> an error. Forked; stopped by PID. */
+static pid_t fake_sha_server(int *port) {
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    pid_t pid;
+    if (ls < 0) return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(ls, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(ls, 4) != 0 ||
+        getsockname(ls, (struct sockaddr *)&sa, &sl) != 0) { close(ls); return -1; }
+    *port = ntohs(sa.sin_port);
+    pid = rh_fork();
+    if (pid != 0) { close(ls); return pid; }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (;;) {
+        static char buf[65536];
+        size_t len = 0;
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0) _exit(0);
+        for (;;) {
+            ssize_t n = read(fd, buf + len, sizeof buf - len);
+            char *p = buf, *end, *args[3] = { NULL, NULL, NULL };
+            long argc, i;
+            if (n <= 0) break;
+            len += (size_t)n;
+            for (;;) { /* each complete command: *N $L arg ... */
+                end = buf + len;
+                if (p >= end || *p != '*' || !memchr(p, '\n', (size_t)(end - p))) break;
+                argc = strtol(p + 1, NULL, 10);
+                p = (char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+                for (i = 0; i < argc; i++) {
+                    char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+                    long l = nl ? strtol(p + 1, NULL, 10) : 0;
+                    if (!nl || nl + 1 + l + 2 > end) break;
+                    if (i < 3) { args[i] = nl + 1; args[i][l] = '\0'; }
+                    p = nl + 1 + l + 2;
+                }
+                if (i < argc) break; /* incomplete: read on */
+                if (!args[0]) {
+                    _exit(1);
+                } else if (args[1] && !strcasecmp(args[0], "SCRIPT") && !strcasecmp(args[1], "LOAD")) {
+                    if (write(fd, "$40\r\n0000000000000000000000000000000000000000\r\n", 47) != 47) _exit(1);
+                } else if (args[1] && !strcasecmp(args[0], "SCRIPT") && !strcasecmp(args[1], "EXISTS")) {
+                    char a[16];
+                    int k = snprintf(a, sizeof a, "*%ld\r\n", argc - 2);
+                    if (write(fd, a, (size_t)k) != k) _exit(1);
+                    for (i = 2; i < argc; i++) if (write(fd, ":0\r\n", 4) != 4) _exit(1);
+                } else if (!strcasecmp(args[0], "PING")) {
+                    if (write(fd, "+PONG\r\n", 7) != 7) _exit(1);
+                } else if (write(fd, "-ERR not here\r\n", 15) != 15) {
+                    _exit(1);
+                }
+                memmove(buf, p, (size_t)(end - p));
+                len = (size_t)(end - p);
+                p = buf;
+            }
+        }
+        close(fd);
+    }
+}
+
 /* `rlock check --load` puts every script into a fresh server's script cache
  * (what a build without the EVAL fallback needs: tests/test_smallest.c locks
  * on a server loaded this way), each SHA1 checked; the check reports how
@@ -502,6 +570,25 @@ static void test_load(void) {
     a[1] = "--user"; a[2] = "loader"; a[3] = addr; a[4] = NULL;
     CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=pw", out, sizeof out), 1);
     CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
+
+    /* a SHA1 that is not rlock's: unfit, naming the script and both SHA1s */
+    {
+        int fport = 0, status;
+        pid_t fpid = fake_sha_server(&fport);
+        char faddr[32];
+        CHECK(fpid > 0);
+        if (fpid > 0) {
+            snprintf(faddr, sizeof faddr, "127.0.0.1:%d", fport);
+            a[0] = "--load"; a[1] = faddr; a[2] = NULL;
+            CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+            snprintf(want, sizeof want, "unfit: SCRIPT LOAD of script 0 (simple acquire): the server's SHA1 '%.40s' is "
+                     "not rlock's %s", "0000000000000000000000000000000000000000", rlock_script_sha(0));
+            CHECK_MSG(strstr(out, want) != NULL, "%s", out);
+            kill(fpid, SIGKILL);
+            status = rh_wait_child(fpid, 5000);
+            (void)status;
+        }
+    }
 
     /* --load-functions: this version's libraries, the very ones an FCALL
      * client of this build calls: one whose user may not FUNCTION LOAD
