@@ -466,6 +466,8 @@ static pid_t fake_sha_server(int *port) {
     }
 }
 
+static int wait_replicas(const rh_server *s, int n);
+
 /* `rlock check --load` puts every script into a fresh server's script cache
  * (what a build without the EVAL fallback needs: tests/test_smallest.c locks
  * on a server loaded this way), each SHA1 checked; the check reports how
@@ -510,6 +512,25 @@ static void test_load(void) {
     snprintf(want, sizeof want, "  script %s simple acquire: loaded\n", rlock_script_sha(0));
     CHECK_MSG(strstr(out, want) != NULL, "%s", out);
     CHECK_EQ_LL(scripts_cached(&s), RLOCK_SCRIPT_COUNT);
+    /* a replica does not get them from its primary (Redis 7 does not pass
+     * SCRIPT LOAD on): a failover to it would find none. Loaded directly it
+     * has them; as a lock server it stays unfit (exit 2) */
+    {
+        rh_server replica;
+        char replicaof[64], raddr[32];
+        const char *ra[3] = { "--replicaof", replicaof, NULL };
+        snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", s.port);
+        CHECK(rh_server_start(&replica, ra) == 0);
+        CHECK(wait_replicas(&s, 1));
+        CHECK_EQ_LL(scripts_cached(&replica), 0);
+        snprintf(raddr, sizeof raddr, "127.0.0.1:%d", replica.port);
+        a[0] = "--load"; a[1] = raddr; a[2] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 2);
+        snprintf(want, sizeof want, "ok: SCRIPT LOAD: %d scripts loaded", RLOCK_SCRIPT_COUNT);
+        CHECK_MSG(strstr(out, want) && strstr(out, "unfit: a replica (of 127.0.0.1:"), "%s", out);
+        CHECK_EQ_LL(scripts_cached(&replica), RLOCK_SCRIPT_COUNT);
+        rh_server_stop(&replica);
+    }
     a[0] = "--json"; a[1] = addr; a[2] = NULL;
     CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 1);
     snprintf(want, sizeof want, "\"scripts_cached\":%d,\"scripts_loaded\":0,", RLOCK_SCRIPT_COUNT);
