@@ -31,7 +31,7 @@
  * the cluster (CLUSTER NODES). */
 
 #define CHK_MAX 16                 /* servers checked at most (cluster primaries included) */
-#define CHK_NOTES 12
+#define CHK_NOTES 20                /* a server's notes: probes, old function versions, loads */
 #define CHK_NOTE_LEN 200
 #define CHK_BUF 65536              /* INFO and CLUSTER NODES replies */
 
@@ -195,10 +195,11 @@ static void chk_close(chk_conn *c) {
     rlock_posix_close(&c->pc);
 }
 
-/* Send one command, read its reply into *rep (pointing into c->buf). 0 ok
- * (a Redis error reply too), -1 on I/O error or timeout (c->err says). */
 #define CHK_ARGS (2 + RLOCK_SCRIPT_COUNT) /* SCRIPT EXISTS of every SHA1 */
 static int chk_request(chk_conn *c, rlock_reply *rep, size_t n);
+
+/* Send one command, read its reply into *rep (pointing into c->buf). 0 ok
+ * (a Redis error reply too), -1 on I/O error or timeout (c->err says). */
 static int chk_cmd(chk_conn *c, rlock_reply *rep, int argc, const char *const *argv) {
     size_t lens[CHK_ARGS], n;
     int i;
