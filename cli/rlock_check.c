@@ -31,7 +31,7 @@
  * the cluster (CLUSTER NODES). */
 
 #define CHK_MAX 16                 /* servers checked at most (cluster primaries included) */
-#define CHK_NOTES 20                /* a server's notes: probes, old function versions, loads */
+#define CHK_NOTES 20               /* a server's notes: probes, old function versions, loads */
 #define CHK_NOTE_LEN 200
 #define CHK_BUF 65536              /* INFO and CLUSTER NODES replies */
 
