@@ -1387,6 +1387,22 @@ static int cl_replica_of(const rh_server *s, int of) {
     return port;
 }
 
+/* CLUSTER NODES of s: how many primaries serve slots and are not marked
+ * failing (fail or fail?) - the view a client's slot map is read from. */
+static int cl_healthy_primaries(const rh_server *s) {
+    char buf[4096];
+    char *line, *save = NULL;
+    int n = 0;
+    if (rh_str(s, buf, sizeof buf, "CLUSTER NODES%s", "") != REDIS_REPLY_STRING) return 0;
+    for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char f[9][64];
+        if (sscanf(line, "%63s %63s %63s %63s %63s %63s %63s %63s %63s", f[0], f[1], f[2], f[3], f[4], f[5], f[6],
+                   f[7], f[8]) == 9 && strstr(f[2], "master") && !strstr(f[2], "fail"))
+            n++;
+    }
+    return n;
+}
+
 /* An integer reply of `cmd key` sent after ASKING (a slot being imported). */
 static long long asking_int(const rh_server *s, const char *cmd, const char *key) {
     redisContext *c = rh_connect(s);
@@ -1858,8 +1874,17 @@ static void test_cluster(void) {
         int ports[RLOCK_CLUSTER_MAX_PRIMARIES - 1];
         rlock_lock l;
         int live = 0;
+        unsigned long long end;
         for (i = 0; i < CL_N; i++)
             if (is_primary(&sv[i])) live = sv[i].port; /* a primary still up after the failover above */
+        /* 14 seeds + the 3 primaries the live node's map names make 17; right
+         * after the failover that node may still count only 2 healthy
+         * primaries (16: it would fit) - wait until it sees all three */
+        for (i = 0; i < CL_N; i++)
+            if (sv[i].port == live) break;
+        for (end = rh_now_ms() + 20000; i < CL_N && cl_healthy_primaries(&sv[i]) < 3 && rh_now_ms() < end;)
+            rh_sleep_ms(100);
+        CHECK_MSG(i < CL_N && cl_healthy_primaries(&sv[i]) == 3, "the live primary does not see 3 healthy primaries");
         for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES - 1; i++) { hosts[i] = "127.0.0.1"; ports[i] = i ? rh_free_port() : live; }
         CHECK_EQ_ST(rlock_cluster_init(&big, hosts, ports, RLOCK_CLUSTER_MAX_PRIMARIES - 1, &cfg, rlock_posix_cluster_connect, pg),
                     RLOCK_OK);
