@@ -1441,7 +1441,7 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
 static uint64_t rlock__sys_now_ms(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000u + (unsigned long)ts.tv_nsec / 1000000u; /* no 64-bit division */
 }
 static void rlock__sys_sleep_ms(uint32_t ms) {
     struct timespec ts;
@@ -1580,15 +1580,16 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     size_t i = 0;
     int neg = 0;
-    unsigned long long v = 0, lim;
+    unsigned long long v = 0;
     if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
     if (i == n) return -1;
-    lim = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
     for (; i < n; i++) {
         unsigned d;
         if (s[i] < '0' || s[i] > '9') return -1;
         d = (unsigned)(s[i] - '0');
-        if (v > (lim - d) / 10u) return -1;
+        /* v * 10 + d <= LLONG_MAX (+ 1 when negative): constants, no division */
+        if (v > (unsigned long long)LLONG_MAX / 10u ||
+            (v == (unsigned long long)LLONG_MAX / 10u && d > (unsigned)(LLONG_MAX % 10) + (unsigned)neg)) return -1;
         v = v * 10u + d;
     }
     if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
@@ -1750,10 +1751,24 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     }
 }
 
+/* *v /= d (d < 65536) in 32-bit steps, returning the remainder: the core
+ * divides no 64-bit value (that links libgcc's __udivmoddi4, 700 B on a
+ * Cortex-M). */
+static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
+    uint32_t hi = (uint32_t)(*v >> 32), lo = (uint32_t)*v, q1, q0, r = hi % d;
+    q1 = ((r << 16) | (lo >> 16)) / d;
+    r = ((r << 16) | (lo >> 16)) % d;
+    q0 = ((r << 16) | (lo & 0xFFFFu)) / d;
+    r = ((r << 16) | (lo & 0xFFFFu)) % d;
+    *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
+    return r;
+}
+
 static size_t rlock__utoa(char *out, unsigned long long v) {
     char tmp[24];
     size_t n = 0, i;
-    do { tmp[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
+    uint64_t x = v;
+    do tmp[n++] = (char)('0' + rlock__divmod(&x, 10)); while (x);
     for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
@@ -3634,13 +3649,16 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
 }
 
+/* (ttl > 0, checked; no 64-bit division: rlock__divmod) */
 static long long rlock__drift(const rlock_lock *lk, long long ttl) {
-    return ttl * (long long)lk->client->cfg.drift_permille / 1000 + 2;
+    uint64_t v = (uint64_t)ttl * lk->client->cfg.drift_permille;
+    (void)rlock__divmod(&v, 1000);
+    return (long long)v + 2;
 }
 
 static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
     uint64_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = (uint64_t)(ttl / 3);
+    if (!every) { every = (uint64_t)ttl; (void)rlock__divmod(&every, 3); }
     return every ? every : 1;
 }
 
@@ -3661,14 +3679,15 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
 }
 
 static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
-    long long t = lk->client->cfg.node_timeout_ms;
-    if (t) return (uint32_t)t;
+    uint64_t t = ttl > 0 ? (uint64_t)ttl : 0, third = t;
+    if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    t = ttl / 10;
+    (void)rlock__divmod(&t, 10);
+    (void)rlock__divmod(&third, 3);
     if (t > 250) t = 250;
     if (t < 50) t = 50;
-    if (t > ttl / 3) t = ttl / 3 > 0 ? ttl / 3 : 1;
+    if (t > third) t = third > 0 ? third : 1;
     return (uint32_t)t;
 }
 
@@ -4164,6 +4183,10 @@ static uint64_t rlock__prng(rlock_lock *lk) {
     lk->prng = x;
     return (uint64_t)(x * 2685821657736338717ULL);
 }
+/* Its high half (the better bits), for a 32-bit modulo. */
+static uint32_t rlock__prng32(rlock_lock *lk) {
+    return (uint32_t)(rlock__prng(lk) >> 32);
+}
 
 /* ---- waiting on release notices (RESP2 subscriber connections) ---- */
 
@@ -4306,7 +4329,7 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
+    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1); /* d <= backoff_max_ms: 32 bits */
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -4426,7 +4449,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
         if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
-            delay = 1u + rlock__prng(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
+            delay = 1u + rlock__prng32(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
         if (now + delay > op->wait_end) delay = op->wait_end - now;
         op->wake_at = now + delay;
     }
@@ -5308,7 +5331,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
     lk->param = permits;
     lk->scripts = &rlock__set_all;
     /* Redlock handles start on different slots, so rivals rarely ask for the same one */
-    lk->slot = (int32_t)(rlock__prng(lk) % (uint64_t)permits);
+    lk->slot = (int32_t)(rlock__prng32(lk) % (uint32_t)permits);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
