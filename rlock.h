@@ -2561,19 +2561,28 @@ typedef struct rlock__event {
     int tag;
     rlock_status st;     /* FAIL: why */
     const char *why;     /* FAIL: text */
+    int ps;              /* REPLY / PUSH: what Pub/Sub event it is (rlock__pubsub) */
     rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
 } rlock__event;
 
-/* A Pub/Sub event [kind, channel, x]: RESP3 push or RESP2 array. */
-static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
-    size_t k = strlen(kind);
-    return (r->v.type == RLOCK_RESP_ARRAY || r->v.type == RLOCK_RESP_PUSH) && r->count == 3 &&
-           r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
-           r->elem[1].type == RLOCK_RESP_BULK;
-}
-/* A pushed Pub/Sub message: ["message", channel, payload] (sharded: "smessage"). */
-static int rlock__is_message(const rlock_reply *r) {
-    return (rlock__is_pubsub(r, "message") || rlock__is_pubsub(r, "smessage")) && r->elem[2].type == RLOCK_RESP_BULK;
+/* What a Pub/Sub event [kind, channel, x] (RESP3 push or RESP2 array) is:
+ * RLOCK__PS_SUB, _UNSUB or _MSG (whose payload is a bulk string too), plus
+ * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
+ * Classified once, when read; the layers above test the number. */
+enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
+static int rlock__pubsub(const rlock_reply *r) {
+    static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
+    const rlock_resp_value *k = &r->elem[0];
+    int i, sh;
+    if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count != 3 ||
+        k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK) return 0;
+    for (i = 0; i < 3; i++)
+        for (sh = 0; sh < 2; sh++) {
+            size_t len = strlen(kinds[i]);
+            if (k->len == len + (size_t)sh && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
+                return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
+        }
+    return 0;
 }
 
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
@@ -2802,17 +2811,25 @@ static int rlock__x_timed_out(const rlock__x *n, uint64_t now) {
     return 0;
 }
 
+/* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
+ * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
+ * tags < 0), reported to nobody. */
+static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
+    rlock__pending *p = rlock__x_at(n, 0);
+    n->s->head = (n->s->head + 1) % n->q_cap;
+    n->s->count--;
+    ev->kind = kind;
+    ev->owner = p->owner;
+    ev->tag = RLOCK__X_TAG(p->tag);
+    ev->st = RLOCK_OK;
+    return p->tag > 0;
+}
+
 /* The next failed request to report (the exchange's own are skipped). */
 static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
     while (n->s->failing) {
-        rlock__pending p = *rlock__x_at(n, 0);
-        n->s->head = (n->s->head + 1) % n->q_cap;
-        n->s->count--;
         n->s->failing--;
-        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO || p.tag == RLOCK__TAG_SELECT) continue;
-        ev->kind = RLOCK__EV_FAIL;
-        ev->owner = p.owner;
-        ev->tag = RLOCK__X_TAG(p.tag);
+        if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
         ev->st = n->s->fail_st;
         ev->why = n->s->xerr;
         return 1;
@@ -2868,6 +2885,11 @@ static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
 static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
+    if (n->s->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
+        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
+        n->s->rx_len -= n->s->rx_used;
+        n->s->rx_used = 0;
+    }
     if (!n->s->rx_len) return 0;
     p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
 #ifndef RLOCK_NO_CLUSTER
@@ -2881,74 +2903,47 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         n->s->rx_len -= (size_t)used;
         if (!w->done) return 0;
         n->s->walk = NULL;
-        n->s->head = (n->s->head + 1) % n->q_cap;
-        n->s->count--;
         memset(&ev->reply, 0, sizeof ev->reply);
         ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
-        ev->kind = RLOCK__EV_REPLY;
-        ev->owner = p->owner;
-        ev->tag = RLOCK__X_TAG(p->tag);
-        ev->st = RLOCK_OK;
-        return 1;
+        ev->ps = 0;
+        return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
     }
 #endif
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    n->s->rx_used = (size_t)used;
     p = n->s->count ? rlock__x_at(n, 0) : NULL;
+    ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
-        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply)))) {
+        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
-        int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
-        int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
-        n->s->rx_used = (size_t)used;
-        if (p && ((sub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
-                  (unsub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH)))) {
-            n->s->head = (n->s->head + 1) % n->q_cap;
-            n->s->count--;
-            ev->kind = RLOCK__EV_REPLY;
-            ev->owner = p->owner;
-            ev->tag = RLOCK__X_TAG(p->tag);
-            ev->st = RLOCK_OK;
-            return 1;
-        }
+        int kind = ev->ps & RLOCK__PS_KIND;
+        if (p && ((kind == RLOCK__PS_SUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
+                  (kind == RLOCK__PS_UNSUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH))))
+            return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
     if (!p) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
-    if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
-        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
-        return -1;
-    }
-    if (p->tag == RLOCK__TAG_SELECT && ev->reply.v.type == RLOCK_RESP_ERROR) {
-        rlock__x_drop(n, RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len); /* e.g. "ERR DB index is out of range" */
-        return -1;
-    }
-    if (p->tag == RLOCK__TAG_HELLO) {
+    if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
+        if (p->tag != RLOCK__TAG_HELLO && ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+            rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len);
+            return -1;
+        }
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
-        n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-    } else if (p->tag != RLOCK__TAG_AUTH && p->tag != RLOCK__TAG_SELECT && n->s->count == 1 &&
-               (size_t)used < n->s->rx_len && !n->s->is_sub &&
-               n->rx[used] != '>') {
+        if (p->tag == RLOCK__TAG_HELLO) n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+        (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+        return -1;
+    }
+    if (n->s->count == 1 && (size_t)used < n->s->rx_len && !n->s->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
         return -1;
     }
-    n->s->head = (n->s->head + 1) % n->q_cap;
-    n->s->count--;
-    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO || p->tag == RLOCK__TAG_SELECT) {
-        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-        n->s->rx_len -= (size_t)used;
-        return -1;
-    }
-    n->s->rx_used = (size_t)used;
-    ev->kind = RLOCK__EV_REPLY;
-    ev->owner = p->owner;
-    ev->tag = RLOCK__X_TAG(p->tag);
-    ev->st = RLOCK_OK;
-    return 1;
+    return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
@@ -2973,11 +2968,6 @@ static int rlock__x_recv_step(const rlock__x *n, uint64_t now) {
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
 static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
-    if (n->s->rx_used) { /* the bytes of the event returned last */
-        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
-        n->s->rx_len -= n->s->rx_used;
-        n->s->rx_used = 0;
-    }
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -4687,12 +4677,13 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
  * ["subscribe", chan, n] push confirms the waiters on chan. */
-static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
+static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *ev) {
+    const rlock_reply *r = &ev->reply;
     rlock_lock *o;
-    int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
+    int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
     /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
      * waiters retry now (and are redirected), the lingering one is gone. */
-    int moved = !msg && RLOCK__SHARD(c) && rlock__is_pubsub(r, "sunsubscribe");
+    int moved = RLOCK__SHARD(c) && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD);
     if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
         c->linger_mask &= ~(1u << j);
     for (o = c->ops; o; o = o->op.next) {
@@ -4713,7 +4704,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     if (ev->kind == RLOCK__EV_PUSH) {
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, &ev->reply);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -4733,8 +4724,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
         rlock_lock *lk = (rlock_lock *)ev->owner;
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY &&
-            (rlock__is_pubsub(&ev->reply, "subscribe") || rlock__is_pubsub(&ev->reply, "ssubscribe")))
+        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
             rlock__sub_confirmed(lk, j);
         else lk->op.sub_pending &= ~(1u << j);
         return;
