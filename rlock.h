@@ -1525,6 +1525,14 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK_THREAD_ID() 0UL
 #endif
 
+/* A helper that gcc -Os would copy into each caller although one copy
+ * called from each is smaller (the firmware size budget, docs/SIZE.md). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOCK__NOINLINE __attribute__((noinline))
+#else
+#define RLOCK__NOINLINE
+#endif
+
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -2570,7 +2578,7 @@ typedef struct rlock__event {
  * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
  * Classified once, when read; the layers above test the number. */
 enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
-static int rlock__pubsub(const rlock_reply *r) {
+static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
     static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
     const rlock_resp_value *k = &r->elem[0];
     int i, sh;
@@ -2605,7 +2613,7 @@ typedef struct rlock__x {
     size_t tx_cap, rx_cap;
 } rlock__x;
 
-static rlock__x rlock__x_node(const rlock_node *cn) {
+static RLOCK__NOINLINE rlock__x rlock__x_node(const rlock_node *cn) {
     rlock_node *n = (rlock_node *)cn; /* views of a const node only read */
     rlock__x v;
     v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = n->db;
@@ -2613,7 +2621,7 @@ static rlock__x rlock__x_node(const rlock_node *cn) {
     v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
     return v;
 }
-static rlock__x rlock__x_sub(rlock_subscriber *n) {
+static RLOCK__NOINLINE rlock__x rlock__x_sub(rlock_subscriber *n) {
     rlock__x v;
     v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = 0; /* channels span dbs */
     v.q = n->q; v.q_cap = RLOCK_SUB_PIPELINE;
@@ -3274,7 +3282,7 @@ typedef struct rlock__ping {
 } rlock__ping;
 
 /* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
-static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
     if (pos >= cap) return pos;
     if (n > cap - pos) n = cap - pos;
     memcpy(out + pos, s, n);
