@@ -620,6 +620,9 @@ typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const r
 typedef struct rlock__walk {
     rlock__visit_fn visit;
     void *user;
+    /* the reader (rlock__walk_feed), set when a request is queued with a
+     * walk: a program that never walks a reply (no cluster) does not link it */
+    long (*feed)(struct rlock__walk *w, const unsigned char *buf, size_t len, size_t max_len);
     int depth, started, done;
     long long left[RLOCK_RESP_MAX_DEPTH];
     long long pos[RLOCK_RESP_MAX_DEPTH];
@@ -1606,22 +1609,20 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
 }
 
 #ifndef RLOCK_NO_WAITING /* RESP3 only: HELLO 3 is sent for waiting alone */
-/* Strict decimal digits with an optional '-' (big numbers: checked only). */
-static int rlock__resp_digits(const unsigned char *s, size_t n) {
-    size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+/* The RESP3 numbers that are checked only: a double (digits, sign, '.',
+ * exponent, or inf / -inf / nan: mark ',') or a big number (strict decimal
+ * digits with an optional '-': mark '('). 0 when s[0..n) is one. */
+static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
+    size_t i = 0, chars = 15; /* "0123456789.eE+-"; a big number: the digits */
+    if (mark == ',') {
+        if ((n == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0)) || (n == 4 && memcmp(s, "-inf", 4) == 0))
+            return 0;
+    } else {
+        i = n > 0 && s[0] == '-';
+        chars = 10;
+    }
     if (i == n) return -1;
-    for (; i < n; i++) if (s[i] < '0' || s[i] > '9') return -1;
-    return 0;
-}
-/* A RESP3 double: digits, sign, '.', exponent, or inf / -inf / nan. */
-static int rlock__resp_double(const unsigned char *s, size_t n) {
-    size_t i;
-    if (n == 0) return -1;
-    if ((n == 3 && memcmp(s, "inf", 3) == 0) || (n == 4 && memcmp(s, "-inf", 4) == 0) ||
-        (n == 3 && memcmp(s, "nan", 3) == 0)) return 0;
-    for (i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '-' ||
-              s[i] == '+')) return -1;
+    for (; i < n; i++) if (!memchr("0123456789.eE+-", s[i], chars)) return -1;
     return 0;
 }
 
@@ -1667,7 +1668,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
         v->integer = line[0] == 't';
         break;
     case ',': case '(':
-        if (b[p] == ',' ? rlock__resp_double(line, ll) != 0 : rlock__resp_digits(line, ll) != 0) return -1;
+        if (rlock__resp_number(b[p], line, ll) != 0) return -1;
         v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
         v->str = (const char *)line;
         v->len = ll;
@@ -2511,9 +2512,9 @@ static size_t rlock__encode_function_load(const struct rlock__scripts *set, int 
 /* NEW: requests queued, connect() not called yet; CONNECTING: it said would-block. */
 enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_NEW, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
 enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
-#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
-#define RLOCK__TAG_HELLO (-2)
-#define RLOCK__TAG_SELECT (-3)
+#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, SELECT, HELLO 3 (in that order) */
+#define RLOCK__TAG_SELECT (-2)
+#define RLOCK__TAG_HELLO (-3)
 /* Flags on a tag: the request is answered, when it succeeds, by a push of
  * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
 #define RLOCK__X_BY_SUB_PUSH 0x1000
@@ -2655,10 +2656,13 @@ static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, s
 static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
 }
-/* A transport call failed: its own text when it has one, else ours. */
-static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+/* Why a transport call failed: its own text when it has one, else ours. */
+static const char *rlock__x_why(const rlock__x *n, const char *fallback) {
     const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
-    rlock__x_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
+    return t && t[0] ? t : fallback;
+}
+static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+    rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
@@ -2672,23 +2676,19 @@ static int rlock__x_disown(const rlock__x *n, const void *owner) {
     return had;
 }
 
-/* Append AUTH [user] password. Returns 0 when it does not fit. */
-static size_t rlock__encode_auth(const rlock__x *n, unsigned char *out, size_t cap) {
-    const char *argv[3];
-    size_t lens[3];
-    int argc = 0;
-    argv[argc] = "AUTH"; lens[argc++] = 4;
-    if (n->user) { argv[argc] = n->user; lens[argc++] = strlen(n->user); }
-    argv[argc] = n->pass; lens[argc++] = strlen(n->pass);
-    return rlock_resp_encode(out, cap, argc, argv, lens);
-}
-
 static void rlock__x_push(const rlock__x *n, void *owner, int tag, uint64_t deadline) {
     rlock__pending *p = rlock__x_at(n, n->s->count++);
     p->owner = owner;
     p->tag = tag;
     p->deadline = deadline;
     n->s->commands++;
+}
+
+/* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
+ * exchange's own, at connect). */
+static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->s->tx_len += len;
+    rlock__x_push(n, owner, tag, deadline);
 }
 
 /* Get room for one request: *out / *cap, where the caller encodes it before
@@ -2708,8 +2708,7 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen && n->t->idle) {
         int r = n->t->idle(n->t->ctx);
         if (r == RLOCK_IO_BUSY) {
-            const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
-            *why = t && t[0] ? t : "the connection is in use by someone else";
+            *why = rlock__x_why(n, "the connection is in use by someone else");
             return RLOCK_E_IO;
         }
         if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
@@ -2736,36 +2735,45 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
         n->s->proto = 2;
         n->s->rx_len = n->s->rx_used = 0;
         n->s->tx_len = n->s->tx_off = 0;
-        /* AUTH, then HELLO 3, pipelined with the first request: AUTH works on
-         * every server, and a server that refuses HELLO (Redis < 6) stays on
-         * RESP2 with the requests behind it unharmed - which folding AUTH into
-         * HELLO would not give. */
-        if (n->pass) {
-            size_t len = rlock__encode_auth(n, n->tx, n->tx_cap);
-            if (len == 0) {
-                n->s->conn = RLOCK__CONN_DOWN;
-                *why = "AUTH does not fit in RLOCK_TX_BUF";
-                return RLOCK_E_BADARG;
-            }
-            n->s->tx_len = len;
-            rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
-        }
-        if (n->db > 0) { /* refused (out of range, Cluster): the connection is not used */
+        /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
+         * the first request: AUTH works on every server, and a server that
+         * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
+         * it unharmed - which folding AUTH into HELLO would not give. A
+         * refused SELECT (out of range, Cluster): the connection is not used. */
+        {
+            static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *argv[2];
-            size_t lens[2], len;
-            argv[0] = "SELECT"; lens[0] = 6;
-            lens[1] = rlock__utoa(num, (unsigned long long)n->db);
-            argv[1] = num;
-            len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
-            n->s->tx_len += len;
-            rlock__x_push(n, NULL, RLOCK__TAG_SELECT, deadline);
-        }
-        if (RLOCK__HAS_WAITING && n->s->hello) {
-            static const char *const argv[2] = { "HELLO", "3" };
-            static const size_t lens[2] = { 5, 1 };
-            n->s->tx_len += rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
-            rlock__x_push(n, NULL, RLOCK__TAG_HELLO, deadline);
+            const char *argv[3];
+            size_t lens[3], len;
+            int k, argc;
+            for (k = 0; k < 3; k++) {
+                argv[0] = cmd[k]; lens[0] = strlen(cmd[k]);
+                argc = 2;
+                if (k == 0) {
+                    if (!n->pass) continue;
+                    argv[1] = n->user; argv[2] = n->pass;
+                    if (n->user) argc = 3;
+                    else argv[1] = n->pass;
+                } else if (k == 1) {
+                    if (n->db <= 0) continue;
+                    argv[1] = num;
+                    (void)rlock__utoa(num, (unsigned long long)n->db);
+                } else {
+                    if (!RLOCK__HAS_WAITING || !n->s->hello) continue;
+                    argv[1] = "3";
+                }
+                lens[1] = strlen(argv[1]);
+                lens[2] = argc == 3 ? strlen(argv[2]) : 0;
+                len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, argc, argv, lens);
+                if (len == 0) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
+                    n->s->conn = RLOCK__CONN_DOWN;
+                    n->s->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
+                    n->s->tx_len = 0;
+                    *why = "AUTH does not fit in RLOCK_TX_BUF";
+                    return RLOCK_E_BADARG;
+                }
+                rlock__x_commit(n, len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
+            }
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
@@ -2775,16 +2783,12 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     return RLOCK_OK;
 }
 
-/* The request of len bytes encoded at rlock__x_begin's *out is queued. */
-static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
-    n->s->tx_len += len;
-    rlock__x_push(n, owner, tag, deadline);
-}
 #ifndef RLOCK_NO_CLUSTER
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
 static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
+    walk->feed = rlock__walk_feed;
     n->s->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
@@ -2855,14 +2859,8 @@ static int rlock__x_connect_step(const rlock__x *n, uint64_t now) {
     r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->s->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        const char *msg = t->error ? t->error(t->ctx) : NULL;
-        if (!msg || !msg[0]) msg = "the connection is in use by someone else";
-        rlock__copy_text(n->s->xerr, sizeof n->s->xerr, msg, strlen(msg));
-        n->s->conn = RLOCK__CONN_DOWN;
-        n->s->tx_len = n->s->tx_off = 0;
-        n->s->rx_len = n->s->rx_used = 0;
-        n->s->failing = n->s->count;
-        n->s->fail_st = RLOCK_E_IO;
+        n->s->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
+        rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
         return -1;
     }
     if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
@@ -2905,7 +2903,7 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
         /* read as it comes (an error or a push is read whole, below) */
         rlock__walk *w = n->s->walk;
-        used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+        used = w->feed(w, n->rx, n->s->rx_len, n->rx_cap);
         if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
         memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
         n->s->rx_len -= (size_t)used;
