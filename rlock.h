@@ -2999,12 +2999,15 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
+    /* the first word found decides (a table: rodata, not code) */
+    static const char *const words[] = { "NOAUTH", "WRONGPASS", "NOPERM", "invalid password",
+                                         "can't run this command", "WRONGTYPE", "UPGRADE read lock held" };
+    static const unsigned char st[] = { RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+                                        RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
+    size_t i;
     if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
-    if (rlock__has(s, n, "NOAUTH") || rlock__has(s, n, "WRONGPASS") || rlock__has(s, n, "NOPERM") ||
-        rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
-        return RLOCK_E_AUTH;
-    if (rlock__has(s, n, "WRONGTYPE")) return RLOCK_E_WRONGTYPE;
-    if (RLOCK__HAS_PRIMITIVES && rlock__has(s, n, "UPGRADE read lock held")) return RLOCK_E_UPGRADE;
+    for (i = 0; i < sizeof st - !RLOCK__HAS_PRIMITIVES; i++)
+        if (rlock__has(s, n, words[i])) return (rlock_status)st[i];
     return RLOCK_E_REDIS;
 }
 
@@ -3191,6 +3194,17 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 /* Connection i of the client: nodes first, then subscribers. */
 static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
+}
+/* Connection i's exchange state (no view built). */
+static RLOCK__NOINLINE rlock__conn *rlock__conn_s(const rlock_client *c, size_t i) {
+    return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
+}
+/* Commands queued on all of c's connections so far. */
+static unsigned long rlock__client_commands(const rlock_client *c) {
+    unsigned long k = 0;
+    size_t i;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_s(c, i)->commands;
+    return k;
 }
 /* The public handle of connection i (what rlock_interest.conn names). */
 static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
@@ -4710,7 +4724,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     if (ev->kind == RLOCK__EV_PUSH) {
         size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, ev);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_s(c, i)) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -4765,16 +4779,13 @@ static void rlock__client_step(rlock_client *c) {
     int pass;
     for (pass = 0; pass < 4; pass++) {
         uint64_t now = rlock__now(c);
-        unsigned long before = 0, after = 0;
+        unsigned long before = rlock__client_commands(c);
         rlock_lock *o;
-        size_t i;
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) before += rlock__conn_at(c, i).s->commands;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         rlock__subs_listen(c);
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) after += rlock__conn_at(c, i).s->commands;
-        if (after == before) break; /* nothing new queued: nothing more to send now */
+        if (rlock__client_commands(c) == before) break; /* nothing new queued: nothing more to send now */
     }
 }
 
