@@ -1721,7 +1721,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
 /* Iterative: one counter per open aggregate, so the stack it uses does not
  * grow with the nesting (see README "Memory" for the figure). */
 RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
-    long long left[RLOCK_RESP_MAX_DEPTH + 1];
+    size_t left[RLOCK_RESP_MAX_DEPTH + 1]; /* counts fit: each is bounded by max_len (rlock__resp_one) */
     unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
     int depth = 0;
     size_t pos = 0;
@@ -1739,11 +1739,11 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
             out->v = v;
             if (n >= 0) out->count = n;
         } else if (!is_attr && depth == 1 && !attr[0]) {
-            long long idx = out->count - left[0];
+            size_t idx = (size_t)out->count - left[0];
             if (idx < RLOCK_RESP_MAX_ELEMS) out->elem[idx] = v; /* nested aggregates: type and count */
         }
         if (n > 0) {
-            left[depth] = n;
+            left[depth] = (size_t)n;
             attr[depth] = (unsigned char)is_attr;
             depth++;
             continue;
@@ -2594,7 +2594,7 @@ static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
     return 0;
 }
 
-static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
+static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
     if (len >= cap) len = cap - 1;
     if (dst != msg) memmove(dst, msg, len);
     dst[len] = '\0';
@@ -3013,7 +3013,7 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
 
 /* The diagnostics rlock_node_status / rlock_node_error show: set by the
  * round layer for the rounds it reports (never by a cleanup). */
-static void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+static RLOCK__NOINLINE void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
