@@ -1804,18 +1804,23 @@ static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long
     return RLOCK_E_BADARG;
 }
 
-/* Append the header of a bulk argument of len bytes at *pos, after checking
- * that the whole argument (its bytes and CRLF) fits (no sum can wrap). The
- * caller writes its bytes at *pos, then rlock__put_end. */
-static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
+/* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
+ * arguments), or a bulk argument's ('$', after checking that its n bytes and
+ * CRLF fit too; no sum can wrap). 0 when it does not fit. */
+static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
     char num[24];
-    size_t n = rlock__utoa(num, (unsigned long long)len), p = *pos;
-    if (p > cap || n + 5 > cap - p || len > cap - p - n - 5) return 0;
-    out[p++] = '$';
-    memcpy(out + p, num, n); p += n;
+    size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
+    if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
+    out[p++] = (unsigned char)mark;
+    memcpy(out + p, num, k); p += k;
     out[p++] = '\r'; out[p++] = '\n';
     *pos = p;
     return 1;
+}
+/* The header of a bulk argument of len bytes: the caller writes its bytes
+ * at *pos, then rlock__put_end. */
+static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
+    return rlock__put_len(out, cap, pos, '$', len);
 }
 static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[(*pos)++] = '\r';
@@ -1845,14 +1850,7 @@ static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const cha
 }
 
 static int rlock__put_header(unsigned char *out, size_t cap, size_t *pos, int argc) {
-    char num[24];
-    size_t n = rlock__utoa(num, (unsigned long long)argc), p = *pos;
-    if (p > cap || n + 3 > cap - p) return 0;
-    out[p++] = '*';
-    memcpy(out + p, num, n); p += n;
-    out[p++] = '\r'; out[p++] = '\n';
-    *pos = p;
-    return 1;
+    return rlock__put_len(out, cap, pos, '*', (size_t)argc);
 }
 
 RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
