@@ -764,13 +764,20 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
+    /* (the fields read most come first: small offsets are short loads on a Cortex-M) */
     unsigned magic;
-    rlock_config cfg;
-    rlock_node *nodes[RLOCK_MAX_NODES];
     size_t n_nodes;
-    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    size_t linger_len;           /* (linger: below) */
+    unsigned linger_mask;
+#ifndef RLOCK_NO_CLUSTER
+    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
+                                    SSUBSCRIBE on the command connection (RESP3) */
+#endif
+    rlock_config cfg;
+    rlock_node *nodes[RLOCK_MAX_NODES];
+    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
     const rlock__conn *sub_on[RLOCK_MAX_NODES];
@@ -779,14 +786,8 @@ typedef struct rlock_client {
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
     char linger[RLOCK__LINGER_CAP];
-    size_t linger_len;
-    unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
-#ifndef RLOCK_NO_CLUSTER
-    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
-                                    SSUBSCRIBE on the command connection (RESP3) */
-#endif
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
