@@ -2704,19 +2704,21 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     if (n->s->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->s->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen && n->t->idle) {
-        int r = n->t->idle(n->t->ctx);
-        if (r == RLOCK_IO_BUSY) {
-            *why = rlock__x_why(n, "the connection is in use by someone else");
-            return RLOCK_E_IO;
-        }
-        if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
     } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen) {
-        long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
-        n->s->rx_len = n->s->rx_used = 0;
-        if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
-        else if (r != RLOCK_IO_WOULD_BLOCK)
-            rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        if (n->t->idle) {
+            int r = n->t->idle(n->t->ctx);
+            if (r == RLOCK_IO_BUSY) {
+                *why = rlock__x_why(n, "the connection is in use by someone else");
+                return RLOCK_E_IO;
+            }
+            if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+        } else {
+            long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
+            n->s->rx_len = n->s->rx_used = 0;
+            if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
+            else if (r != RLOCK_IO_WOULD_BLOCK)
+                rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        }
     }
     if (n->s->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->s->tx_off) { /* compact what is still unsent */
@@ -4250,12 +4252,18 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     return 1;
 }
 
-/* Forget the lingering channel, unsubscribing it where it is subscribed. */
-static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+/* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
+ * mask where it is subscribed; nobody waits for the answers. */
+static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, uint64_t now) {
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
-        if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", NULL, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+}
+
+/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+    rlock__unsub(c, c->linger_mask, NULL, now);
     c->linger_len = 0;
     c->linger_mask = 0;
 }
@@ -4275,10 +4283,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
     if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
-        size_t j;
-        for (j = 0; j < c->n_nodes; j++)
-            if (((mine >> j) & 1u) && rlock__sub_conn(c, j))
-                (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        rlock__unsub(c, mine, lk, now);
         return;
     }
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
@@ -4295,8 +4300,7 @@ static void rlock__subs_listen(rlock_client *c) {
     size_t i;
     if (!RLOCK__HAS_WAITING) return;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes; i++) c->nodes[i]->x.listen = 0;
-    for (i = 0; i < c->n_subs; i++) c->subs[i]->x.listen = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_s(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
