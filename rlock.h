@@ -4725,8 +4725,8 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
 }
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
+    size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
-        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
         if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_s(c, i)) rlock__deliver_push(c, j, ev);
         return;
     }
@@ -4745,7 +4745,6 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
         if (!RLOCK__HAS_WAITING) return;
         if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
             rlock__sub_confirmed(lk, j);
