@@ -616,13 +616,15 @@ typedef struct rlock__call {
  * being the index within the aggregate open at depth d; and, with type
  * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
 struct rlock__walk;
+struct rlock__x;
 typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
 typedef struct rlock__walk {
     rlock__visit_fn visit;
     void *user;
-    /* the reader (rlock__walk_feed), set when a request is queued with a
-     * walk: a program that never walks a reply (no cluster) does not link it */
-    long (*feed)(struct rlock__walk *w, const unsigned char *buf, size_t len, size_t max_len);
+    /* the exchange's reader of such a reply (rlock__x_walk_read), set when
+     * the request is queued: a program that never walks a reply (no
+     * cluster) does not link it */
+    int (*read)(const struct rlock__x *n, struct rlock__event *ev);
     int depth, started, done;
     long long left[RLOCK_RESP_MAX_DEPTH];
     long long pos[RLOCK_RESP_MAX_DEPTH];
@@ -2785,11 +2787,12 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
 }
 
 #ifndef RLOCK_NO_CLUSTER
+static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
 static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
-    walk->feed = rlock__walk_feed;
+    walk->read = rlock__x_walk_read;
     n->s->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
@@ -2886,6 +2889,27 @@ static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
     return 0;
 }
 
+#ifndef RLOCK_NO_CLUSTER
+/* The reply to the oldest request, queued with a walk (rlock__x_commit_walk),
+ * read as it comes; an error or a push is read whole (2: the parse step
+ * does). Else as rlock__x_parse_step. */
+static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
+    rlock__walk *w = n->s->walk;
+    long used;
+    if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
+    used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
+    n->s->rx_len -= (size_t)used;
+    if (!w->done) return 0;
+    n->s->walk = NULL;
+    memset(&ev->reply, 0, sizeof ev->reply);
+    ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
+    ev->ps = 0;
+    return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+}
+#endif
+
 /* One complete reply from rx, matched to the oldest request (or a push).
  * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
  * exchange's own AUTH / HELLO was consumed (look again). */
@@ -2898,22 +2922,11 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         n->s->rx_used = 0;
     }
     if (!n->s->rx_len) return 0;
-    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
 #ifndef RLOCK_NO_CLUSTER
-    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk &&
-        (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
-        /* read as it comes (an error or a push is read whole, below) */
-        rlock__walk *w = n->s->walk;
-        used = w->feed(w, n->rx, n->s->rx_len, n->rx_cap);
-        if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-        n->s->rx_len -= (size_t)used;
-        if (!w->done) return 0;
-        n->s->walk = NULL;
-        memset(&ev->reply, 0, sizeof ev->reply);
-        ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
-        ev->ps = 0;
-        return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
+    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk) {
+        int r = n->s->walk->read(n, ev);
+        if (r < 2) return r;
     }
 #endif
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
