@@ -774,8 +774,11 @@ typedef struct rlock_client {
     size_t linger_len;           /* (linger: below) */
     unsigned linger_mask;
 #ifndef RLOCK_NO_CLUSTER
-    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
-                                    SSUBSCRIBE on the command connection (RESP3) */
+    /* Set: a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting
+     * by SSUBSCRIBE on the command connection (RESP3); this is its handler of
+     * the sunsubscribe push of a shard channel whose slot moved away (only a
+     * program with the cluster links it). */
+    void (*shard)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
 #endif
     rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
@@ -3293,7 +3296,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__SHARD(c) 0
 #else
-#define RLOCK__SHARD(c) ((c)->shard)
+#define RLOCK__SHARD(c) ((c)->shard != NULL)
 #endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -4717,18 +4720,11 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
     const rlock_reply *r = &ev->reply;
     rlock_lock *o;
     int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
-    /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
-     * waiters retry now (and are redirected), the lingering one is gone. */
-    int moved = RLOCK__SHARD(c) && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD);
-    if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
-        c->linger_mask &= ~(1u << j);
+#ifndef RLOCK_NO_CLUSTER
+    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard(c, j, ev); return; }
+#endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (moved) {
-            o->op.sub_ok &= ~(1u << j);
-            o->op.sub_pending &= ~(1u << j);
-            o->op.woke = 1;
-        }
         if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
             if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
             else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
@@ -4736,6 +4732,23 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
         if (sub) rlock__sub_confirmed(o, j);
     }
 }
+
+#ifndef RLOCK_NO_CLUSTER
+/* A shard client's (rlock_client.shard): Redis Cluster unsubscribes a shard
+ * channel whose slot moved away: its waiters retry now (and are
+ * redirected), the lingering one is gone. */
+static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev) {
+    const rlock_resp_value *ch = &ev->reply.elem[1];
+    rlock_lock *o;
+    if (c->linger_len == ch->len && memcmp(c->linger, ch->str, c->linger_len) == 0) c->linger_mask &= ~(1u << j);
+    for (o = c->ops; o; o = o->op.next) {
+        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, ch->str, ch->len)) continue;
+        o->op.sub_ok &= ~(1u << j);
+        o->op.sub_pending &= ~(1u << j);
+        o->op.woke = 1;
+    }
+}
+#endif
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
@@ -5509,7 +5522,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
-    cl->client[i].shard = 1;
+    cl->client[i].shard = rlock__shard_moved;
     cl->n++;
     return (int)i;
 }
