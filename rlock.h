@@ -3721,22 +3721,46 @@ static int rlock__is_release_script(int s) {
                                       s == RLOCK__S_WRITE_RELEASE || s == RLOCK__S_MULTI_RELEASE));
 }
 
+/* A request being encoded: each argument goes at pos while ok; the first
+ * that does not fit clears ok and the rest are skipped (nothing is sent).
+ * n counts the arguments, written or not, so a first pass that writes
+ * nothing (ok 0) counts them for the header and for numkeys (nkeys). */
+typedef struct rlock__enc {
+    unsigned char *out;
+    size_t cap, pos;
+    int ok, n, nkeys;
+} rlock__enc;
+
+static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
+    e->n++;
+    if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
+}
+static void rlock__enc_str(rlock__enc *e, const char *s) {
+    rlock__enc_arg(e, s, strlen(s));
+}
+static void rlock__enc_num(rlock__enc *e, unsigned long long v) {
+    e->n++;
+    if (e->ok) e->ok = rlock__put_num(e->out, e->cap, &e->pos, v);
+}
+/* lk's auxiliary name with suffix (":waiters", ...). */
+static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
+    e->n++;
+    if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
+}
+
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
  * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
  * auxiliary name (rlock_aux_key) with that suffix. */
-static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos,
-                                 const char *suffix) {
+static void rlock__enc_multi_keys(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
     size_t at = 0;
     char aux[RLOCK_MAX_AUX_LEN + 12];
     while (at + 2 <= lk->key_len) {
         size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
         size_t al = suffix ? rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, suffix) : 0;
-        if (suffix ? al == 0 || !rlock__put_arg(out, cap, pos, aux, al, NULL, 0)
-                   : !rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0))
-            return 0;
+        if (suffix && !al) e->ok = 0;
+        rlock__enc_arg(e, suffix ? aux : lk->key + at + 2, suffix ? al : len);
         at += 2 + len;
     }
-    return 1;
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
@@ -3765,114 +3789,123 @@ static int rlock__multi_aux(const rlock_lock *lk) {
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
-/* Encode the lock's script for its current round on node i (`how`:
- * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. */
-static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
+/* The arguments of the lock's script for its current round on node i
+ * (`how`: RLOCK__RUN_*), into e. */
+static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
     const rlock_op *op = &lk->op;
-    int s = op->round.script;
+    const rlock_round *r = &op->round;
+    int s = r->script, k0, a0;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
-    static const size_t cmd_len[3] = { 7, 4, 5 };
     char fn[RLOCK__FN_LEN + 1];
-    const char *script = how == RLOCK__RUN_FCALL ? fn
-                       : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
     int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
-    int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
+    int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
     int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
     int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int arg5 = RLOCK__HAS_PRIMITIVES && acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
-    /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues). Absent
-     * otherwise: the request stays at 10 elements, and a server answers an
-     * unauthenticated client's longer multibulk with a protocol error, not
-     * NOAUTH. */
-    int queued5 = RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued;
     int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
-    int fence = aux && acquire && RLOCK__FENCING(lk->client);
-    /* A multi-lock's keys, then per key: its fence counter (acquire with
-     * fencing), or its wait queue and deadlines (a release that wakes). */
-    unsigned first = lk->held_mask & (0u - lk->held_mask);
-    int mfence = multi && rlock__is_acquire_script(s) && RLOCK__FENCING(lk->client);
-    int mwake = multi && rlock__is_release_script(s) && !op->round.cleanup && rlock__multi_aux(lk) &&
-                (!first || first == 1u << i);
-    int nkeys = multi ? (int)lk->param * (1 + mfence + 2 * mwake)
-                      : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
-    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    int shard = RLOCK__SHARD(lk->client) && (release || force);
-    int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
-    int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
-    int nargs = multi ? 3 : inspect ? 0 : force ? (shard ? 7 : 3) : acquire ? 4 + arg5 + slot + queued5
-                                           : release ? (shard ? 7 : 4 + fair + turn) : 2;
-    /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
-     * sent once this acquisition queued, even if this attempt would not (its
-     * subscription lost): a grant must take the entry out, or a release
-     * would wake it instead of a live waiter. */
-    const char *q = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
-    size_t bl = lk->aux_base_len, pos = 0;
-    char nk[12], grace[12];
-    size_t nkl = rlock__utoa(nk, (unsigned long long)nkeys);
-    int ok, pad;
-    if (op->round.plain) /* the uncontended fast path: what a raw client would send */
-        return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
-               rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) ? pos : 0;
+    if (r->plain) { /* the uncontended fast path: what a raw client would send */
+        rlock__enc_arg(e, "SET", 3);
+        rlock__enc_arg(e, lk->key, lk->key_len);
+        rlock__enc_arg(e, lk->owner, lk->owner_len);
+        rlock__enc_arg(e, "NX", 2);
+        rlock__enc_arg(e, "PX", 2);
+        rlock__enc_num(e, (unsigned long long)r->ttl);
+        return;
+    }
     if (how == RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
-    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
-         rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, nk, nkl, NULL, 0);
+    rlock__enc_str(e, cmd[how]);
+    rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
+    rlock__enc_num(e, (unsigned long long)e->nkeys);
+    k0 = e->n;
     if (multi) {
-        ok = ok && rlock__put_multi_keys(lk, out, cap, &pos, NULL) &&
-             (!mfence || rlock__put_multi_keys(lk, out, cap, &pos, ":fence")) &&
-             (!mwake || (rlock__put_multi_keys(lk, out, cap, &pos, ":waiters") &&
-                         rlock__put_multi_keys(lk, out, cap, &pos, ":deadlines")));
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-             rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) &&
-             rlock__put_num(out, cap, &pos, (unsigned long long)lk->param);
-        return ok ? pos : 0;
+        /* The keys, then per key: its fence counter (acquire with fencing),
+         * or its wait queue and deadlines (a release that wakes: from the
+         * first node that granted, or any with none known). */
+        unsigned first = lk->held_mask & (0u - lk->held_mask);
+        rlock__enc_multi_keys(e, lk, NULL);
+        if (acquire && RLOCK__FENCING(lk->client)) rlock__enc_multi_keys(e, lk, ":fence");
+        if (release && !r->cleanup && rlock__multi_aux(lk) && (!first || first == 1u << i)) {
+            rlock__enc_multi_keys(e, lk, ":waiters");
+            rlock__enc_multi_keys(e, lk, ":deadlines");
+        }
+        e->nkeys = e->n - k0;
+        rlock__enc_arg(e, lk->owner, lk->owner_len);
+        rlock__enc_num(e, (unsigned long long)r->ttl);
+        rlock__enc_num(e, (unsigned long long)lk->param);
+        return;
     }
-    ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
-    if (ok && (aux || (inspect && bl))) ok = rlock__put_aux(out, cap, &pos, lk, ":waiters", 8);
-    if (ok && aux && !fair) ok = rlock__put_aux(out, cap, &pos, lk, ":deadlines", 10);
-    if (ok && fence) ok = rlock__put_aux(out, cap, &pos, lk, ":fence", 6);
-    if (inspect) return ok ? pos : 0;
+    rlock__enc_arg(e, lk->key, lk->key_len);
+    if (aux || (inspect && lk->aux_base_len)) rlock__enc_aux(e, lk, ":waiters");
+    if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
+    if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
+    e->nkeys = e->n - k0;
+    a0 = e->n;
+    if (inspect) return;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
-        ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
-             (aux ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0));
-        for (pad = 3; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
-        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
-        return ok ? pos : 0;
+        rlock__enc_arg(e, "", 0);
+        rlock__enc_arg(e, "", 0);
+        if (aux) rlock__enc_aux(e, lk, ":released");
+        else rlock__enc_arg(e, "", 0);
+    } else {
+        rlock__enc_arg(e, lk->owner, lk->owner_len);
+        rlock__enc_num(e, (unsigned long long)r->ttl);
     }
-    ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-         rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl);
-    if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
-                            rlock__put_num(out, cap, &pos, op->wait_left);
-    if (ok && arg5) ok = rlock__put_num(out, cap, &pos, op->arg5);
-    if (ok && slot) /* one node takes the lowest free slot; Redlock nodes all judge the same one */
-        ok = lk->client->n_nodes == 1 ? rlock__put_arg(out, cap, &pos, "-1", 2, NULL, 0)
-                                      : rlock__put_num(out, cap, &pos, (unsigned long long)lk->slot);
-    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", 1, NULL, 0);
+    if (acquire) {
+        /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
+         * Also sent once this acquisition queued, even if this attempt
+         * would not (its subscription lost): a grant must take the entry
+         * out, or a release would wake it instead of a live waiter. */
+        rlock__enc_str(e, (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "");
+        rlock__enc_num(e, op->wait_left);
+        /* ARGV[5]: a semaphore's permits, a writer's hold-off */
+        if (RLOCK__HAS_PRIMITIVES && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE))
+            rlock__enc_num(e, op->arg5);
+        /* ARGV[6], a semaphore's permit slot: one node takes the lowest
+         * free one (-1); Redlock nodes all judge the same one */
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) {
+            if (lk->client->n_nodes == 1) rlock__enc_arg(e, "-1", 2);
+            else rlock__enc_num(e, (unsigned long long)lk->slot);
+        }
+        /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
+         * Absent otherwise: the request stays at 10 elements, and a server
+         * answers an unauthenticated client's longer multibulk with a
+         * protocol error, not NOAUTH. */
+        if (RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued) rlock__enc_arg(e, "1", 1);
+    }
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
      * the nodes rlock__wake_nodes chose. A fair release wakes on every node:
      * each node's reservation is a vote for its waiter. */
-    if (ok && release) {
-        int wake = aux && !op->round.cleanup && (fair || (op->round.wake >> i & 1u));
-        ok = wake ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
-        if (ok && fair) {
-            size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
-            ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
-        }
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0,
-                                  NULL, 0);
+    if (release) {
+        if (aux && !r->cleanup && (fair || (r->wake >> i & 1u))) rlock__enc_aux(e, lk, ":released");
+        else rlock__enc_arg(e, "", 0);
+        if (fair) rlock__enc_num(e, r->cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
+        rlock__enc_arg(e, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0);
 #ifndef RLOCK_NO_PRIMITIVES
-        if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
+        if (lk->kind == RLOCK_KIND_WRITE) /* ARGV[5]: the readers' turn, ms */
+            rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
 #endif
-        for (pad = 4 + fair + turn; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
-        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
     }
-    return ok ? pos : 0;
+    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
+    if (RLOCK__SHARD(lk->client) && (release || force)) {
+        while (e->n - a0 < 6) rlock__enc_arg(e, "", 0);
+        rlock__enc_arg(e, "spublish", 8);
+    }
+}
+
+/* Encode the lock's script for its current round on node i (`how`:
+ * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two
+ * passes: the first counts the arguments (header, numkeys). */
+static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
+    rlock__enc e;
+    memset(&e, 0, sizeof e);
+    rlock__enc_lock(&e, lk, i, how);
+    e.out = out;
+    e.cap = cap;
+    e.ok = rlock__put_header(out, cap, &e.pos, e.n);
+    e.n = 0;
+    rlock__enc_lock(&e, lk, i, how);
+    return e.ok ? e.pos : 0;
 }
 
 static int rlock__script_for(const rlock_lock *lk, int op) {
