@@ -3471,36 +3471,34 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
 static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
                                        int want_array) {
-    r->shape[i] = 0;
+    long long *v = r->v[i];
+    long long k, n = rep ? rep->count : 0;
+    int shape = 0;
+    v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
             if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0) {
-                r->shape[i] = 3;
-                r->v[i][0] = 1; r->v[i][1] = 1; r->v[i][2] = 0;
+                shape = 3;
+                v[0] = v[1] = 1;
             } else if (rep->v.type == RLOCK_RESP_NIL) {
-                r->shape[i] = 2;
-                r->v[i][0] = 0; r->v[i][1] = 0; r->v[i][2] = 0;
+                shape = 2;
             } else {
                 st = RLOCK_E_PROTOCOL;
             }
         } else if (!want_array) {
-            if (rep->v.type == RLOCK_RESP_INTEGER) { r->shape[i] = -1; r->v[i][0] = rep->v.integer; }
+            if (rep->v.type == RLOCK_RESP_INTEGER) { shape = -1; v[0] = rep->v.integer; }
             else st = RLOCK_E_PROTOCOL;
-        } else if (rep->v.type == RLOCK_RESP_ARRAY && rep->count >= 2 && rep->count <= 3 &&
-                   rep->elem[0].type == RLOCK_RESP_INTEGER && rep->elem[1].type == RLOCK_RESP_INTEGER &&
-                   (rep->count == 2 || rep->elem[2].type == RLOCK_RESP_INTEGER) &&
-                   (rep->elem[0].integer == 0 || rep->elem[0].integer == 1)) {
-            r->shape[i] = (signed char)rep->count;
-            r->v[i][0] = rep->elem[0].integer;
-            r->v[i][1] = rep->elem[1].integer;
-            r->v[i][2] = rep->count == 3 ? rep->elem[2].integer : 0;
-            if (r->v[i][0] == 0 && r->v[i][1] == -1) st = RLOCK_E_FOREIGN;
         } else {
-            st = RLOCK_E_PROTOCOL;
+            for (k = 0; rep->v.type == RLOCK_RESP_ARRAY && n <= 3 && k < n && rep->elem[k].type == RLOCK_RESP_INTEGER; k++)
+                v[k] = rep->elem[k].integer;
+            if (n < 2 || k < n || (v[0] != 0 && v[0] != 1)) st = RLOCK_E_PROTOCOL;
+            else shape = (int)n;
+            if (shape && v[0] == 0 && v[1] == -1) st = RLOCK_E_FOREIGN;
         }
     }
+    r->shape[i] = (signed char)shape;
     r->st[i] = st;
     r->answered |= 1u << i;
     return st;
@@ -3938,25 +3936,23 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     rlock_node *n = lk->client->nodes[i];
     rlock__x x = rlock__x_node(n);
     rlock_status kept;
+    int want = rlock__round_wants_array(r), info = 0;
 #ifndef RLOCK_NO_PRIMITIVES
-    rlock_reply parsed;
     if (r->script == RLOCK__S_INSPECT && lk->op.info && st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
         /* The text answer is read into the caller's rlock_info here (it
-         * points into the receive buffer); the round keeps a plain 1. Any
-         * other answer is of the wrong shape (NIL: RLOCK_E_PROTOCOL). */
-        int ok = rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len);
-        memset(&parsed, 0, sizeof parsed);
-        parsed.v.type = ok ? RLOCK_RESP_INTEGER : RLOCK_RESP_NIL;
-        parsed.v.integer = 1;
-        rep = &parsed;
+         * points into the receive buffer); the round keeps a plain 1
+         * (info 2). Any other answer is of the wrong shape (info 1). */
+        info = 1 + (rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len));
+        rep = NULL;
     }
 #endif
-    kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+    kept = rlock__round_store(r, i, info == 1 ? RLOCK_E_PROTOCOL : st, rep, want);
+    if (info == 2) { r->shape[i] = -1; r->v[i][0] = 1; }
     if (RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
-        why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
+        why = want ? "unexpected reply to acquire"
             : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
             : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
             : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
