@@ -3972,32 +3972,34 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
  * timeout stays inside the round's, so a missing replica cannot turn into
  * a node timeout (and a dropped connection). */
 static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, unsigned char *out, size_t cap) {
-    char num[24], tmo[24];
-    size_t pos = 0, nl, tl;
+    rlock__enc e;
     uint32_t t = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
     if (t == 0) t = 1; /* WAIT n 0 would block for ever */
     if (t >= r->timeout) t = r->timeout > 1 ? r->timeout - 1 : 1;
-    nl = rlock__utoa(num, lk->client->cfg.replicas);
-    tl = rlock__utoa(tmo, t);
-    return rlock__put_header(out, cap, &pos, 3) && rlock__put_arg(out, cap, &pos, "WAIT", 4, NULL, 0) &&
-           rlock__put_arg(out, cap, &pos, num, nl, NULL, 0) && rlock__put_arg(out, cap, &pos, tmo, tl, NULL, 0)
-           ? pos : 0;
+    memset(&e, 0, sizeof e);
+    e.out = out;
+    e.cap = cap;
+    e.ok = rlock__put_header(out, cap, &e.pos, 3);
+    rlock__enc_arg(&e, "WAIT", 4);
+    rlock__enc_num(&e, lk->client->cfg.replicas);
+    rlock__enc_num(&e, t);
+    return e.ok ? e.pos : 0;
 }
 
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
-    rlock__x n = rlock__x_node(lk->client->nodes[i]);
+    rlock_node *nd = lk->client->nodes[i];
+    rlock__x n = rlock__x_node(nd);
     unsigned char *out;
-    size_t cap, len, pre = 0, load = 0, wlen = 0, named = 0;
+    size_t cap, seg[5], at, k;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
-    rlock_node *nd = lk->client->nodes[i];
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
-    int name = 0;
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
+    int name;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
@@ -4008,42 +4010,41 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
         RLOCK_MAX_PIPELINE)
         return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT]. SETNAME
-     * (reply not waited for) goes before a connection's first FCALL: it
-     * says which version's libraries this client runs. ASKING (cluster: the slot is
-     * being imported there) must come right before the script it is for;
-     * a missing function's library is loaded before the FCALL (its reply is
-     * not waited for: the FCALL behind it tells); WAIT follows the script
-     * (cfg.replicas), one round trip in all. */
-    if (name) named = rlock__encode_fn_setname(out, cap); /* 0 (no room): the next attempt says it */
-    for (;;) {
-        unsigned char *o = out + named;
-        size_t c = cap - named;
-        if (RLOCK__ASKING(lk) && c >= sizeof asking - 1) { memcpy(o, asking, sizeof asking - 1); pre = sizeof asking - 1; }
-        len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
-        if (RLOCK__HAS_EVAL && len && fcall && again)
-            len = load = rlock__encode_function_load(lk->scripts, r->script, o + pre, c - pre);
-        if (len) len = rlock__encode_lock(lk, i, o + pre + load, c - pre - load,
-                                          fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-        if (len && wait) wlen = rlock__encode_wait(lk, r, o + pre + load + len, c - pre - load - len);
-        if ((len && (!wait || wlen)) || !named) break;
-        named = pre = load = wlen = 0; /* no room for the name as well: a later attempt says it */
+     * seg[] = [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT].
+     * SETNAME (reply not waited for) goes before a connection's first
+     * FCALL: it says which version's libraries this client runs; no room
+     * for it as well, a later attempt says it. ASKING (cluster: the slot
+     * is being imported there) must come right before the script it is
+     * for; a missing function's library is loaded before the FCALL (its
+     * reply is not waited for: the FCALL behind it tells); WAIT follows the
+     * script (cfg.replicas), one round trip in all. */
+    for (;; name = 0) {
+        seg[1] = seg[2] = seg[3] = seg[4] = 0;
+        at = seg[0] = name ? rlock__encode_fn_setname(out, cap) : 0;
+        if (RLOCK__ASKING(lk) && cap - at >= sizeof asking - 1) {
+            memcpy(out + at, asking, sizeof asking - 1);
+            at += seg[1] = sizeof asking - 1;
+        }
+        if (!RLOCK__ASKING(lk) || seg[1]) {
+            if (RLOCK__HAS_EVAL && fcall && again)
+                at += seg[2] = rlock__encode_function_load(lk->scripts, r->script, out + at, cap - at);
+            if (!(RLOCK__HAS_EVAL && fcall && again) || seg[2])
+                at += seg[3] = rlock__encode_lock(lk, i, out + at, cap - at,
+                                                  fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+            if (seg[3] && wait) seg[4] = rlock__encode_wait(lk, r, out + at, cap - at);
+        }
+        if ((seg[3] && (!wait || seg[4])) || !seg[0]) break;
     }
-    if (len == 0 || (wait && wlen == 0)) {
+    if (seg[3] == 0 || (wait && seg[4] == 0)) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
     if (fcall) nd->fcall = 1;
-    if (named) {
-        rlock__x_commit(&n, named, NULL, RLOCK__TAG_LOCK, deadline);
-        nd->fn_named = (unsigned short)n.s->gen;
-    }
-    if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
-    if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
-    rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);
+    if (seg[0]) nd->fn_named = (unsigned short)n.s->gen;
+    for (k = 0; k < 5; k++) /* the script's and WAIT's replies are lk's */
+        if (seg[k]) rlock__x_commit(&n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
     if (wait) {
-        rlock__x_commit(&n, wlen, lk, RLOCK__TAG_WAIT, deadline);
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
         r->acking |= 1u << i;
@@ -4125,6 +4126,7 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
+    int again = 0;
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     if (!RLOCK__HAS_EVAL && rep->v.type == RLOCK_RESP_ERROR) {
@@ -4142,30 +4144,24 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
             return;
         }
     }
-    if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0 &&
-        !((r->evaled >> i) & 1u)) {
+    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+        ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
+         (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
-         * body once with EVAL, which also caches it for the next EVALSHA. */
+         * body once with EVAL, which also caches it for the next EVALSHA.
+         * FCALL of a library the server does not have: load it, once. */
         r->evaled |= 1u << i;
-        r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
-        return;
-    }
-    if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
-        rlock__has(rep->v.str, rep->v.len, "Function not found")) {
-        /* FCALL of a library the server does not have: load it, once. */
-        r->evaled |= 1u << i;
-        r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
-        return;
-    }
-    if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
-        lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
-        (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
+        again = 1;
+    } else if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
+               lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
+               (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
         lk->client->nodes[i]->fcall = 1;
         r->evaled &= ~(1u << i);
+        again = 1;
+    }
+    if (again) {
         r->queued &= ~(1u << i);
         rlock__round_submit(lk, i, now);
         return;
@@ -4475,6 +4471,19 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
+/* The nodes in yes granted or extended the lease op->ttl asked for: it
+ * runs from the round's start, less the drift. The op is over. */
+static void rlock__lease(rlock_lock *lk, unsigned yes, long long drift, uint64_t now) {
+    rlock_op *op = &lk->op;
+    lk->held_mask = yes;
+    lk->granted_at = op->round.start;
+    lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+    lk->state = RLOCK_STATE_HELD;
+    lk->ttl_ms = op->ttl;
+    lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+    rlock__op_finish(lk, RLOCK_OK, now);
+}
+
 static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
@@ -4501,15 +4510,9 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->granted_at = op->round.start;
-        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
-        lk->state = RLOCK_STATE_HELD;
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
-        lk->held_mask = t.yes;
-        rlock__op_finish(lk, RLOCK_OK, now);
+        rlock__lease(lk, t.yes, drift, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -4562,12 +4565,7 @@ static void rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
     if (t.n_yes >= q && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
-        lk->held_mask = t.yes;
-        lk->granted_at = op->round.start;
-        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
-        rlock__op_finish(lk, RLOCK_OK, now);
+        rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
     if (t.n_no > c->n_nodes - q || now >= lk->validity_end) {
@@ -4584,37 +4582,26 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock__tally t;
     size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
+    rlock_status st;
     rlock__tally_int(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
     gone = rlock__popcount(t.no & lk->held_mask);
     neutral = t.n_no - gone;
     lk->votes = t.n_yes;
-    if (held >= q && gone > held - q) { /* a quorum of our grants is gone: it was lost */
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-        rlock__op_finish(lk, RLOCK_LOST, now);
-        return;
-    }
+    if (held >= q && gone > held - q) st = RLOCK_LOST; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) {
-        if (!rlock__token_kind(lk->kind) && t.max_left > 0) {
-            lk->holds = t.max_left;
-        } else {
-            lk->holds = 0;
-            lk->state = RLOCK_STATE_IDLE;
-        }
-        rlock__op_finish(lk, RLOCK_OK, now);
-        return;
-    }
-    if (t.n_no > c->n_nodes - q) {
+    else if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) st = RLOCK_OK;
+    else if (t.n_no > c->n_nodes - q) st = RLOCK_LOST;
+    else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t.max_left > 0) {
+        lk->holds = t.max_left;
+    } else {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
-        rlock__op_finish(lk, RLOCK_LOST, now);
-        return;
     }
-    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); /* unknown: state kept */
+    rlock__op_finish(lk, st, now);
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
