@@ -4492,6 +4492,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
+    int go, hop;
     rlock__tally_acquire(&op->round, c->n_nodes, &t);
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
@@ -4502,8 +4503,8 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->split = t.n_yes > 0;
     lk->votes = t.n_yes;
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
-             (long long)(now - op->round.start) + drift < op->ttl) {
+    go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
+    if (go && t.n_yes >= q && (long long)(now - op->round.start) + drift < op->ttl) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t.max_fence;
@@ -4523,19 +4524,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
-    op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
-                (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
-    if (op->plain == 1 && !op->cancel && t.fatal == RLOCK_OK && t.n_no > 0) {
-        op->plain = 2;
-        op->retry = 1;
-    }
-    /* A Redlock semaphore asked for a slot that is taken while another is
-     * free: ask for that one at once (a few times; a follow-up like the
-     * plain SET's, sent even by a try-acquire). */
-    if (lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && !op->cancel && t.fatal == RLOCK_OK &&
-        t.free_slot >= 0 && t.free_slot != lk->slot && op->hops < 3) {
-        lk->slot = (int32_t)t.free_slot;
-        op->hops++;
+    op->retry = go && now < op->wait_end && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    /* A refused plain SET: the script attempt follows at once. A Redlock
+     * semaphore asked for a slot that is taken while another is free: ask
+     * for that one at once (a few times; a follow-up like the plain SET's,
+     * sent even by a try-acquire). */
+    hop = lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && t.free_slot >= 0 && t.free_slot != lk->slot &&
+          op->hops < 3;
+    if (go && (hop || (op->plain == 1 && t.n_no > 0))) {
+        if (hop) {
+            lk->slot = (int32_t)t.free_slot;
+            op->hops++;
+        }
         op->plain = 2;
         op->retry = 1;
     }
@@ -4869,7 +4869,6 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_client *c;
     rlock_op *op;
-    size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
@@ -4882,11 +4881,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
             return rlock_step(lk);
         }
         /* Between rounds (nothing granted), or an extend / release: their
-         * answers are not needed; they are read and discarded. */
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-            rlock__x n = rlock__conn_at(c, i);
-            (void)rlock__x_disown(&n, lk);
-        }
+         * answers are not needed; they are read and discarded (op_finish). */
         rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
         rlock__subs_listen(c);
     }
@@ -5094,12 +5089,9 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
 
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
-    if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answers are read and discarded */
-        size_t i;
-        for (i = 0; i < lk->client->n_nodes + RLOCK__NSUBS(lk->client); i++) {
-            rlock__x n = rlock__conn_at(lk->client, i);
-            (void)rlock__x_disown(&n, lk);
-        }
+    if (lk->op.kind != RLOCK__OP_NONE) {
+        /* abandoned: its answers are read and discarded (op_finish disowned
+         * them, or does now) */
         if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
         rlock__op_unlink(lk);
         rlock__subs_listen(lk->client);
