@@ -4484,11 +4484,10 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, long long drift, uint64_t
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
-    long long drift = rlock__drift(lk, op->ttl);
     size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
@@ -4553,12 +4552,11 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__extend_round_done(rlock_lock *lk, uint64_t now, long long drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q = rlock_client_quorum(c);
-    long long drift = rlock__drift(lk, op->ttl);
     rlock__tally_int(&op->round, c->n_nodes, 0, &t);
     lk->votes = t.n_yes;
     if (now < op->round.start) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
@@ -4629,6 +4627,7 @@ static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     rlock_op *op = &lk->op;
+    long long drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
@@ -4665,8 +4664,9 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now);
+        drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift);
 #ifndef RLOCK_NO_PRIMITIVES
         else if (op->kind != RLOCK__OP_RELEASE) rlock__admin_round_done(lk, now);
 #endif
@@ -5126,14 +5126,15 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
         }
         lk->renewing = 0;
         now = rlock__now(lk->client);
+        next = rlock__renew_interval(lk, lk->ttl_ms);
         if (st == RLOCK_OK) {
             lk->renewals++;
-            lk->renew_at = lk->granted_at + rlock__renew_interval(lk, lk->ttl_ms);
+            lk->renew_at = lk->granted_at + next;
             *what = RLOCK_RENEW_RENEWED;
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = now + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+            lk->renew_at = now + next / 4 + 1;
             *what = RLOCK_RENEW_FAILED;
         }
     } else if (lk->op.kind != RLOCK__OP_NONE) {
