@@ -2385,16 +2385,31 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     rlock__h9, rlock__h10, rlock__h11, rlock__h12, rlock__h13, rlock__h14, rlock__h15, rlock__h16, rlock__h17,
     rlock__h18, rlock__h19, rlock__h20, rlock__h21, rlock__h22, rlock__h23
 };
+#ifndef RLOCK_NO_PRIMITIVES
+/* The primitives' parts of the operations (6.8), reached through
+ * rlock__set_all only (every primitive's handle has it, section 6.10): a
+ * program that uses no primitive does not link them. */
+static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
+static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
+#define RLOCK__PRIM_PARTS(info, admin_done) , info, admin_done
+#else
+#define RLOCK__PRIM_PARTS(info, admin_done)
+#endif
 struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
+#ifndef RLOCK_NO_PRIMITIVES
+    int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
+    void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
+#endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
-static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha };
+static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
+                                                      RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -3472,8 +3487,7 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
                                        int want_array) {
     long long *v = r->v[i];
-    long long k, n = rep ? rep->count : 0;
-    int shape = 0;
+    int shape = 0, k, n;
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
@@ -3490,12 +3504,17 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
         } else if (!want_array) {
             if (rep->v.type == RLOCK_RESP_INTEGER) { shape = -1; v[0] = rep->v.integer; }
             else st = RLOCK_E_PROTOCOL;
+        } else if (rep->v.type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
+            st = RLOCK_E_PROTOCOL;
         } else {
-            for (k = 0; rep->v.type == RLOCK_RESP_ARRAY && n <= 3 && k < n && rep->elem[k].type == RLOCK_RESP_INTEGER; k++)
-                v[k] = rep->elem[k].integer;
-            if (n < 2 || k < n || (v[0] != 0 && v[0] != 1)) st = RLOCK_E_PROTOCOL;
-            else shape = (int)n;
-            if (shape && v[0] == 0 && v[1] == -1) st = RLOCK_E_FOREIGN;
+            n = (int)rep->count;
+            for (k = 0; k < n && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
+            if (k < n || (unsigned long long)v[0] > 1u) {
+                st = RLOCK_E_PROTOCOL;
+            } else {
+                shape = n;
+                if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
+            }
         }
     }
     r->shape[i] = (signed char)shape;
@@ -3942,7 +3961,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
         /* The text answer is read into the caller's rlock_info here (it
          * points into the receive buffer); the round keeps a plain 1
          * (info 2). Any other answer is of the wrong shape (info 1). */
-        info = 1 + (rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len));
+        info = 1 + (rep->v.type == RLOCK_RESP_BULK && lk->scripts->parse_info(&lk->op.info[i], rep->v.str, rep->v.len));
         rep = NULL;
     }
 #endif
@@ -4668,7 +4687,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift);
         else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift);
 #ifndef RLOCK_NO_PRIMITIVES
-        else if (op->kind != RLOCK__OP_RELEASE) rlock__admin_round_done(lk, now);
+        else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
         else rlock__release_round_done(lk, now);
         return;
