@@ -2389,11 +2389,14 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
 /* The primitives' parts of the operations (6.8), reached through
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
+struct rlock__enc;
 static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
 static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
-#define RLOCK__PRIM_PARTS(info, admin_done) , info, admin_done
+static void rlock__enc_multi(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
+static int rlock__multi_aux(const struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux) , info, admin_done, enc_multi, multi_aux
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2401,15 +2404,18 @@ struct rlock__scripts {
 #ifndef RLOCK_NO_PRIMITIVES
     int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
     void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
+    void (*enc_multi)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* a multi-lock's request */
+    int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
-                                                      RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done) };
+                                                      RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done,
+                                                                        rlock__enc_multi, rlock__multi_aux) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -3765,6 +3771,7 @@ static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suff
     if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
 }
 
+#ifndef RLOCK_NO_PRIMITIVES
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
  * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
  * auxiliary name (rlock_aux_key) with that suffix. */
@@ -3780,7 +3787,6 @@ static void rlock__enc_multi_keys(rlock__enc *e, const rlock_lock *lk, const cha
     }
 }
 
-#ifndef RLOCK_NO_PRIMITIVES
 /* How long the readers that waited for a writer get to come in after it
  * leaves, before any writer may enter again: long enough for a woken reader
  * to answer, or for one whose notice was lost to recheck (recheck_ms). */
@@ -3790,6 +3796,7 @@ static uint32_t rlock__readers_turn(const rlock_lock *lk) {
 }
 #endif
 
+#ifndef RLOCK_NO_PRIMITIVES
 /* 1 when every key of a multi-lock has a same-slot auxiliary name (no key
  * with a '}' outside a hash tag): its fence counters and wait queues. */
 static int rlock__multi_aux(const rlock_lock *lk) {
@@ -3802,6 +3809,28 @@ static int rlock__multi_aux(const rlock_lock *lk) {
     }
     return 1;
 }
+/* A multi-lock's request after "EVALSHA sha numkeys" on node i: the keys,
+ * then per key its fence counter (acquire with fencing), or its wait queue
+ * and deadlines (a release that wakes: from the first node that granted,
+ * or any with none known); owner, ttl, key count. */
+static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
+    const rlock_round *r = &lk->op.round;
+    unsigned first = lk->held_mask & (0u - lk->held_mask);
+    rlock__enc_multi_keys(e, lk, NULL);
+    if (rlock__is_acquire_script(r->script) && RLOCK__FENCING(lk->client)) rlock__enc_multi_keys(e, lk, ":fence");
+    if (rlock__is_release_script(r->script) && !r->cleanup && rlock__multi_aux(lk) && (!first || first == 1u << i)) {
+        rlock__enc_multi_keys(e, lk, ":waiters");
+        rlock__enc_multi_keys(e, lk, ":deadlines");
+    }
+    e->nkeys = e->n - 3;
+    rlock__enc_arg(e, lk->owner, lk->owner_len);
+    rlock__enc_num(e, (unsigned long long)r->ttl);
+    rlock__enc_num(e, (unsigned long long)lk->param);
+}
+#define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
+#else
+#define RLOCK__MULTI_AUX(lk) 1
+#endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
@@ -3811,10 +3840,9 @@ enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
-    int s = r->script, k0, a0;
+    int s = r->script, a0;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1];
-    int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
     int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
     int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
     int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
@@ -3832,29 +3860,14 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     rlock__enc_str(e, cmd[how]);
     rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
     rlock__enc_num(e, (unsigned long long)e->nkeys);
-    k0 = e->n;
-    if (multi) {
-        /* The keys, then per key: its fence counter (acquire with fencing),
-         * or its wait queue and deadlines (a release that wakes: from the
-         * first node that granted, or any with none known). */
-        unsigned first = lk->held_mask & (0u - lk->held_mask);
-        rlock__enc_multi_keys(e, lk, NULL);
-        if (acquire && RLOCK__FENCING(lk->client)) rlock__enc_multi_keys(e, lk, ":fence");
-        if (release && !r->cleanup && rlock__multi_aux(lk) && (!first || first == 1u << i)) {
-            rlock__enc_multi_keys(e, lk, ":waiters");
-            rlock__enc_multi_keys(e, lk, ":deadlines");
-        }
-        e->nkeys = e->n - k0;
-        rlock__enc_arg(e, lk->owner, lk->owner_len);
-        rlock__enc_num(e, (unsigned long long)r->ttl);
-        rlock__enc_num(e, (unsigned long long)lk->param);
-        return;
-    }
+#ifndef RLOCK_NO_PRIMITIVES
+    if (lk->kind == RLOCK_KIND_MULTI) { lk->scripts->enc_multi(e, lk, i); return; } /* (rlock__set_all's) */
+#endif
     rlock__enc_arg(e, lk->key, lk->key_len);
     if (aux || (inspect && lk->aux_base_len)) rlock__enc_aux(e, lk, ":waiters");
     if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
     if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
-    e->nkeys = e->n - k0;
+    e->nkeys = e->n - 3;
     a0 = e->n;
     if (inspect) return;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
@@ -4936,7 +4949,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
-    if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !rlock__multi_aux(lk) : lk->aux_base_len == 0))
+    if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
                           "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
