@@ -2394,9 +2394,11 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
 static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
 static void rlock__enc_multi(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux) , info, admin_done, enc_multi, multi_aux
+static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args) \
+    , info, admin_done, enc_multi, multi_aux, enc_sem_args
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2406,16 +2408,18 @@ struct rlock__scripts {
     void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
     void (*enc_multi)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* a multi-lock's request */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
+    void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done,
-                                                                        rlock__enc_multi, rlock__multi_aux) };
+                                                                        rlock__enc_multi, rlock__multi_aux,
+                                                                        rlock__enc_sem_args) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -3827,6 +3831,12 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
     rlock__enc_num(e, (unsigned long long)r->ttl);
     rlock__enc_num(e, (unsigned long long)lk->param);
 }
+/* A semaphore acquire's ARGV[6], its permit slot: one node takes the
+ * lowest free one (-1); Redlock nodes all judge the same one. */
+static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
+    if (lk->client->n_nodes == 1) rlock__enc_arg(e, "-1", 2);
+    else rlock__enc_num(e, (unsigned long long)lk->slot);
+}
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
 #else
 #define RLOCK__MULTI_AUX(lk) 1
@@ -3886,15 +3896,11 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
          * out, or a release would wake it instead of a live waiter. */
         rlock__enc_str(e, (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "");
         rlock__enc_num(e, op->wait_left);
-        /* ARGV[5]: a semaphore's permits, a writer's hold-off */
-        if (RLOCK__HAS_PRIMITIVES && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE))
-            rlock__enc_num(e, op->arg5);
-        /* ARGV[6], a semaphore's permit slot: one node takes the lowest
-         * free one (-1); Redlock nodes all judge the same one */
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) {
-            if (lk->client->n_nodes == 1) rlock__enc_arg(e, "-1", 2);
-            else rlock__enc_num(e, (unsigned long long)lk->slot);
-        }
+#ifndef RLOCK_NO_PRIMITIVES
+        /* ARGV[5]: a semaphore's permits, a writer's hold-off; a semaphore's slot */
+        if (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE) rlock__enc_num(e, op->arg5);
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->scripts->enc_sem_args(e, lk); /* (rlock__set_all's) */
+#endif
         /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
          * Absent otherwise: the request stays at 10 elements, and a server
          * answers an unauthenticated client's longer multibulk with a
