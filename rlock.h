@@ -3470,15 +3470,18 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 /* A lock keeps its key once; its auxiliary names (aux_base + suffix) are
  * derived from it where they are used: appended to a request, compared with
  * a pushed channel. aux_base_len (0: none) tells which form the base has. */
-static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
-                          const char *suffix, size_t slen) {
-    size_t bl = lk->aux_base_len;
+static int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
+                             size_t bl, const char *suffix, size_t slen) {
     if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
-    rlock__aux_write((char *)out + *pos, lk->key, lk->key_len, bl);
+    rlock__aux_write((char *)out + *pos, key, key_len, bl);
     memcpy(out + *pos + bl, suffix, slen);
     *pos += bl + slen;
     rlock__put_end(out, pos);
     return 1;
+}
+static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
+                          const char *suffix, size_t slen) {
+    return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
 }
 /* Is s[0..aux_base_len) lk's auxiliary prefix? */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
@@ -3778,15 +3781,16 @@ static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suff
 #ifndef RLOCK_NO_PRIMITIVES
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
  * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
- * auxiliary name (rlock_aux_key) with that suffix. */
+ * auxiliary name (rlock_aux_key's) with that suffix, written in place (no
+ * copy on the stack). */
 static void rlock__enc_multi_keys(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
     size_t at = 0;
-    char aux[RLOCK_MAX_AUX_LEN + 12];
     while (at + 2 <= lk->key_len) {
+        const char *k = lk->key + at + 2;
         size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
-        size_t al = suffix ? rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, suffix) : 0;
-        if (suffix && !al) e->ok = 0;
-        rlock__enc_arg(e, suffix ? aux : lk->key + at + 2, suffix ? al : len);
+        size_t bl = suffix ? rlock__aux_len(k, len) : 0;
+        if (!suffix) rlock__enc_arg(e, k, len);
+        else if (e->n++, e->ok) e->ok = bl && rlock__put_aux_of(e->out, e->cap, &e->pos, k, len, bl, suffix, strlen(suffix));
         at += 2 + len;
     }
 }
@@ -3805,10 +3809,9 @@ static uint32_t rlock__readers_turn(const rlock_lock *lk) {
  * with a '}' outside a hash tag): its fence counters and wait queues. */
 static int rlock__multi_aux(const rlock_lock *lk) {
     size_t at = 0;
-    char aux[RLOCK_MAX_AUX_LEN + 12];
     while (at + 2 <= lk->key_len) {
         size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
-        if (!rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, ":fence")) return 0;
+        if (!rlock__aux_len(lk->key + at + 2, len)) return 0; /* (every name fits rlock_aux_key's buffer) */
         at += 2 + len;
     }
     return 1;
