@@ -1580,15 +1580,16 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     size_t i = 0;
     int neg = 0;
-    unsigned long long v = 0, lim;
+    unsigned long long v = 0;
     if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
     if (i == n) return -1;
-    lim = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
     for (; i < n; i++) {
         unsigned d;
         if (s[i] < '0' || s[i] > '9') return -1;
         d = (unsigned)(s[i] - '0');
-        if (v > (lim - d) / 10u) return -1;
+        /* above LLONG_MAX (9223372036854775807; its negative one more), with
+         * constants: a 64-bit division would link __udivmoddi4 on MCUs */
+        if (v > 922337203685477580ULL || (v == 922337203685477580ULL && d > 7u + (unsigned)neg)) return -1;
         v = v * 10u + d;
     }
     if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
@@ -1750,10 +1751,23 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     }
 }
 
+/* Decimal digits of v. Divides by 10 a 16-bit limb at a time, in 32-bit
+ * arithmetic: a 64-bit division links __udivmoddi4 (700 B) on 32-bit MCUs. */
 static size_t rlock__utoa(char *out, unsigned long long v) {
     char tmp[24];
     size_t n = 0, i;
-    do { tmp[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
+    do {
+        unsigned long long q = 0;
+        uint32_t r = 0;
+        int k;
+        for (k = 48; k >= 0; k -= 16) {
+            uint32_t cur = (r << 16) | (uint32_t)((v >> k) & 0xffffu);
+            q |= (unsigned long long)(cur / 10u) << k;
+            r = cur % 10u;
+        }
+        tmp[n++] = (char)('0' + (int)r);
+        v = q;
+    } while (v);
     for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
@@ -3634,13 +3648,17 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
 }
 
+/* ttl*permille/1000 + 2 as ttl/1000*p + ttl%1000*p/1000 (the same value)
+ * in 32-bit division: 64-bit division links __udivmoddi4 (700 B) on MCUs. */
+typedef char rlock__max_ttl_fits_32_bits[RLOCK_MAX_TTL_MS <= 4294967295LL ? 1 : -1];
 static long long rlock__drift(const rlock_lock *lk, long long ttl) {
-    return ttl * (long long)lk->client->cfg.drift_permille / 1000 + 2;
+    uint32_t t = (uint32_t)ttl, p = lk->client->cfg.drift_permille;
+    return (long long)(t / 1000u) * p + (t % 1000u) * p / 1000u + 2;
 }
 
 static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
     uint64_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = (uint64_t)(ttl / 3);
+    if (!every) every = (uint32_t)ttl / 3u; /* ttl <= RLOCK_MAX_TTL_MS: 32-bit division */
     return every ? every : 1;
 }
 
@@ -3665,10 +3683,10 @@ static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
     if (t) return (uint32_t)t;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    t = ttl / 10;
+    t = (uint32_t)ttl / 10u; /* ttl <= RLOCK_MAX_TTL_MS: 32-bit division */
     if (t > 250) t = 250;
     if (t < 50) t = 50;
-    if (t > ttl / 3) t = ttl / 3 > 0 ? ttl / 3 : 1;
+    if (t > (uint32_t)ttl / 3u) t = (uint32_t)ttl / 3u > 0 ? (uint32_t)ttl / 3u : 1;
     return (uint32_t)t;
 }
 
