@@ -187,9 +187,6 @@ extern "C" {
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 1
 #endif
-#ifndef RLOCK_MAX_PIPELINE
-#define RLOCK_MAX_PIPELINE 4 /* one lock's request behind AUTH / SELECT; more locks queue */
-#endif
 #ifndef RLOCK_ERR_LEN
 #define RLOCK_ERR_LEN 64
 #endif
@@ -377,9 +374,13 @@ extern "C" {
 #define RLOCK_SUB_PIPELINE 8 /* (UN)SUBSCRIBEs in flight per subscriber */
 #endif
 #ifndef RLOCK_MAX_PIPELINE
+#if RLOCK__COMPACT
+#define RLOCK_MAX_PIPELINE 1 /* the compact engine: one request in flight (locks take turns) */
+#else
 /* Requests in flight per connection: every lock of a client that has an
  * operation running needs one (two while a RESP2 waiter (un)subscribes). */
 #define RLOCK_MAX_PIPELINE 32
+#endif
 #endif
 
 /* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
@@ -4984,14 +4985,16 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
     return RLOCK_OK;
 }
 
-/* The request of len bytes encoded at rlock__c_begin's *out is in flight. */
+/* The request of len bytes encoded at rlock__c_begin's *out is in flight
+ * (tag RLOCK__TAG_AUTH, len 0: only AUTH / SELECT, for owner's request that
+ * did not fit behind them; it goes out once they are answered). */
 static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
     n->x.tx_len += len;
     n->x.count = 1;
     n->q[0].owner = owner;
     n->q[0].tag = tag;
     n->q[0].deadline = deadline;
-    n->x.commands++;
+    n->x.commands += len > 0;
 }
 
 /* Move the request in flight along as far as the transport allows without
@@ -5029,6 +5032,8 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
             if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, "transport sent more than asked"); continue; }
             x->tx_off += (size_t)r;
             if (r > 0) continue;
+        } else {
+            x->tx_off = x->tx_len = 0; /* all sent */
         }
         if (x->rx_len) {
             long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
@@ -5042,6 +5047,7 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
                 x->head &= ~bit;
                 memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
                 x->rx_len -= (size_t)used;
+                if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
                 continue;
             }
             if (used > 0 && (size_t)used < x->rx_len) {
@@ -5052,7 +5058,6 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
             if (used > 0) {
                 x->rx_used = (size_t)used;
                 x->count = 0;
-                x->tx_off = x->tx_len = 0;
                 return 1;
             }
         }
@@ -5119,10 +5124,11 @@ static void rlock__c_submit(rlock_lock *lk) {
     st = rlock__c_begin(n, &out, &cap, &why);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, why); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len == 0) { /* (with AUTH in front: refused too, nothing is sent) */
-        n->x.conn = n->x.tx_len ? RLOCK__CONN_DOWN : n->x.conn;
-        n->x.tx_len = 0;
-        n->x.head = 0;
+    if (len == 0 && n->x.head) { /* behind AUTH / SELECT it does not fit: they go alone first */
+        rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, r->start + r->timeout);
+        return;
+    }
+    if (len == 0) {
         rlock__c_answer(lk, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
@@ -5298,7 +5304,7 @@ static void rlock__c_run(rlock_lock *lk, uint64_t now) {
 /* The reply (ok) or failure of lk's request. */
 static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why) {
     rlock_round *r = &lk->op.round;
-    if (!r->queued || r->answered) return; /* not this request's */
+    if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
     if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
         if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
