@@ -3850,8 +3850,8 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
                       : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
     int shard = RLOCK__SHARD(lk->client) && (release || force);
-    int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
-    int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
+    int turn = RLOCK__HAS_PRIMITIVES && release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
+    int slot = RLOCK__HAS_PRIMITIVES && acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot */
     int nargs = multi ? 3 : inspect ? 0 : force ? (shard ? 7 : 3) : acquire ? 4 + arg5 + slot + queued5
                                            : release ? (shard ? 7 : 4 + fair + turn) : 2;
     /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
@@ -3947,7 +3947,9 @@ static int rlock__round_wants_array(const rlock_round *r) {
 
 /* Kinds whose grant is a fresh random token per acquire (not reentrant). */
 static int rlock__token_kind(rlock_kind k) {
-    return k == RLOCK_KIND_SIMPLE || k == RLOCK_KIND_SEMAPHORE || k == RLOCK_KIND_MULTI;
+    /* without reentrant locks and primitives a lock can only be SIMPLE: folded */
+    return (!RLOCK__HAS_REENTRANT && !RLOCK__HAS_PRIMITIVES) || k == RLOCK_KIND_SIMPLE || k == RLOCK_KIND_SEMAPHORE ||
+           k == RLOCK_KIND_MULTI;
 }
 
 #if !RLOCK__COMPACT /* the general engine's rounds and op machine (the compact engine's: 6.8c) */
@@ -5612,7 +5614,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
-    if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !rlock__multi_aux(lk) : lk->aux_base_len == 0))
+    if (RLOCK__FENCING(c) &&
+        (RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI ? !rlock__multi_aux(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
                           "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
