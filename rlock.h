@@ -66,7 +66,8 @@
  *                              and 32-bit alike); RLOCK_SMALLEST: 448 / 256]
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
- *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
+ *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32; 1 with
+ *                                                                    the compact engine]
  *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
  *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
@@ -106,8 +107,24 @@
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns ""
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              pipeline 4, ERR/WHY_LEN 64: one lock on one node
- *                              in 2,008 B of RAM on Cortex-M4 (bench/ram.sh)
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,960 B
+ *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
+ *                              engine
+ * THE COMPACT ENGINE (section 6.8c; private macro RLOCK__COMPACT, set in
+ * section 1) replaces the general engine (6.5-6.8: a FIFO of pipelined
+ * requests per connection, rounds over nodes, tallies, waiting) whenever the
+ * build has RLOCK_MAX_NODES 1 and RLOCK_NO_REENTRANT, _NO_WAITING, _NO_FAIR,
+ * _NO_REPLICAS, _NO_FCALL, _NO_CLUSTER and _NO_PRIMITIVES: RLOCK_SMALLEST,
+ * also with fencing and the EVAL fallback put back (examples/firmware). Same
+ * API, requests, scripts, statuses and error texts; what it does not do is
+ * pipeline: one request in flight per connection (AUTH / SELECT go ahead of
+ * the first one after a connect), so the locks of one client take turns - a
+ * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
+ * before it is read, and a slow reply delays them all (each request keeps its
+ * own node timeout). It reads RESP2 scalars and arrays of them only (all
+ * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 10,820 B
+ * .text+.rodata (the general engine's: 14,068 B); README "On a
+ * microcontroller".
  */
 #ifndef RLOCK_H
 #define RLOCK_H

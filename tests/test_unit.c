@@ -2784,6 +2784,45 @@ static void test_timeouts(void) {
     env_done();
 }
 
+#if RLOCK__COMPACT
+/* The compact engine (rlock.h 6.8c) pipelines nothing: two locks begun at
+ * once take turns on the connection. The second request goes out only once
+ * the first one's reply is read, and each reply goes to its own lock. */
+static void test_compact_turns(void) {
+    rlock_status a = RLOCK_WOULD_BLOCK, b = RLOCK_WOULD_BLOCK;
+    long guard = 0;
+    env_reset("compact: one request in flight");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    F[0].split_at = 2; /* each reply in two reads: the step in between is seen */
+    fk_add(&F[0], "res:1", GRANT);
+    fk_add(&F[0], "res:2", "*2\r\n:0\r\n:5000\r\n"); /* held elsewhere */
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(RLOCK_MAX_PIPELINE, 1);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), RLOCK_WANT_WRITE);
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_WOULD_BLOCK); /* LK's request out, half its reply read */
+    CHECK_EQ_LL(F[0].n_reqs, 1);                       /* LK2's waits for its turn */
+    CHECK(req_has(&F[0], 0, "res:1"));
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), RLOCK_WANT_READ);
+    CHECK_EQ_ST(rlock_result(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_result(&LK2), RLOCK_WOULD_BLOCK);
+    while ((a == RLOCK_WOULD_BLOCK || b == RLOCK_WOULD_BLOCK) && ++guard < 1000) {
+        if (a == RLOCK_WOULD_BLOCK) a = rlock_step(&LK);
+        if (b == RLOCK_WOULD_BLOCK) b = rlock_step(&LK2);
+        if (a == RLOCK_WOULD_BLOCK) CHECK_EQ_LL(F[0].n_reqs, 1); /* not before LK's answer */
+    }
+    CHECK_EQ_ST(a, RLOCK_OK);
+    CHECK_EQ_ST(b, RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK(req_has(&F[0], 1, "res:2"));
+    CHECK_EQ_LL(F[0].req_conn[0], F[0].req_conn[1]);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), 0);
+    env_done();
+}
+#endif
+
 /* An exchange that ends inside one rlock_step (a transport that blocks in
  * send/recv) took real time: validity must count it, and a grant that came
  * back after the lease minus drift is no grant (Redlock spec, step 4). */
@@ -4179,6 +4218,9 @@ int main(void) {
 #endif
     test_tx_floor();
     test_busy();
+#if RLOCK__COMPACT
+    test_compact_turns();
+#endif
 #if RLOCK_MAX_NODES >= 3
     test_round_tally();
 #endif
