@@ -5131,27 +5131,31 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
-/* Send lk's request when the connection is free (its turn). */
-static void rlock__c_submit(rlock_lock *lk) {
+/* Send lk's request when the connection is free (its turn). It has the
+ * node timeout from when it goes out: a request that waited for its turn
+ * (behind other locks') is not timed out by that wait; the EVAL sent again
+ * after NOSCRIPT stays within the first one's. */
+static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     unsigned char *out;
     size_t cap, len;
     const char *why;
     rlock_status st;
+    uint64_t deadline = (now > r->start && !r->evaled ? now : r->start) + r->timeout;
     if ((r->queued | r->answered) || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap, &why);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, why); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len == 0 && n->x.head) { /* behind AUTH / SELECT it does not fit: they go alone first */
-        rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, r->start + r->timeout);
+        rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, deadline);
         return;
     }
     if (len == 0) {
         rlock__c_answer(lk, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
-    rlock__c_commit(n, len, lk, RLOCK__TAG_LOCK, r->start + r->timeout);
+    rlock__c_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
     r->queued = 1u;
 }
 
@@ -5169,7 +5173,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     r->ttl = ttl;
     r->st[0] = RLOCK_WOULD_BLOCK;
     if (!cleanup) rlock__node_notez(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "");
-    rlock__c_submit(lk);
+    rlock__c_submit(lk, now);
 }
 
 /* The next acquire attempt: the first one a plain SET NX PX once a script
@@ -5310,7 +5314,7 @@ static void rlock__c_run(rlock_lock *lk, uint64_t now) {
     rlock_op *op = &lk->op;
     if (op->phase == RLOCK__PH_BACKOFF && now >= op->wake_at) rlock__acquire_next_round(lk, now);
     if (op->phase != RLOCK__PH_ROUND && op->phase != RLOCK__PH_CLEANUP) return;
-    rlock__c_submit(lk);
+    rlock__c_submit(lk, now);
     if (!op->round.answered) return;
     /* judged by the clock now: the answer may have come inside a blocking call */
     now = rlock__now(lk->client);
@@ -5321,7 +5325,8 @@ static void rlock__c_run(rlock_lock *lk, uint64_t now) {
 }
 
 /* The reply (ok) or failure of lk's request. */
-static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why) {
+static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why,
+                           uint64_t now) {
     rlock_round *r = &lk->op.round;
     if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
@@ -5333,7 +5338,7 @@ static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock
         if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
             r->evaled = 1u;
             r->queued = 0;
-            rlock__c_submit(lk);
+            rlock__c_submit(lk, now);
             return;
         }
     }
@@ -5356,11 +5361,16 @@ static void rlock__client_step(rlock_client *c) {
         rlock_status st = RLOCK_OK;
         rlock_lock *o;
         int r;
+        int got = 0;
         while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
             n->x.active = 1;
-            if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr);
+            if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr, now);
             n->x.active = 0;
+            got = 1;
         }
+        /* the next lock's request goes out now: its timeout runs from then
+         * (the reply may have come inside a blocking call) */
+        if (got) now = rlock__now(c);
         for (o = c->ops; o; o = o->op.next) rlock__c_run(o, now);
         if (n->x.commands == before) break;
     }

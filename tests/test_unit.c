@@ -2820,6 +2820,27 @@ static void test_compact_turns(void) {
     CHECK_EQ_LL(F[0].close_calls, 0);
     CHECK_EQ_LL(rlock_node_wants(&N[0]), 0);
     env_done();
+
+    /* Waiting for its turn is not part of a request's node timeout (250 ms
+     * at this ttl): LK2's goes out when LK's answer came, 200 ms after it
+     * began, and times out 250 ms after that - not 50 ms after. */
+    env_reset("compact: a turn's wait is not the request's timeout");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], "res:1", GRANT)->delay_ms = 200;
+    fk_add(&F[0], "res:2", GRANT)->hang = 1; /* never answered */
+    fk_add(&F[0], "res:2", ":1\r\n");        /* the cleanup release, on a new connection */
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    CHECK_EQ_LL(g_now - T0, 200);
+    CHECK_EQ_ST(drive(&LK2, RLOCK_WOULD_BLOCK), RLOCK_E_IO);
+    CHECK_EQ_LL(g_now - T0, 200 + 250);
+    CHECK_MSG(strcmp(rlock_node_error(&N[0]), "timeout") == 0, "node error: %s", rlock_node_error(&N[0]));
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK_EQ_LL(rlock_lock_state(&LK2), RLOCK_STATE_IDLE);
+    env_done();
 }
 #endif
 
