@@ -4293,5 +4293,8 @@ int main(void) {
     test_compiled_out();
     test_fault01_backoff_jitter();
     test_fault10_monotonic_clock();
-    return check_summary("unit");
+#ifndef UNIT_SUITE
+#define UNIT_SUITE "unit" /* tests/test_compact.c runs this file as "compact" */
+#endif
+    return check_summary(UNIT_SUITE);
 }
