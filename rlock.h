@@ -647,10 +647,15 @@ typedef struct rlock__call {
  * being the index within the aggregate open at depth d; and, with type
  * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
 struct rlock__walk;
+struct rlock__x;
 typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
 typedef struct rlock__walk {
     rlock__visit_fn visit;
     void *user;
+    /* the exchange's reader of such a reply (rlock__x_walk_read), set when
+     * the request is queued: a program that never walks a reply (no
+     * cluster) does not link it */
+    int (*read)(const struct rlock__x *n, struct rlock__event *ev);
     int depth, started, done;
     long long left[RLOCK_RESP_MAX_DEPTH];
     long long pos[RLOCK_RESP_MAX_DEPTH];
@@ -792,13 +797,23 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
+    /* (the fields read most come first: small offsets are short loads on a Cortex-M) */
     unsigned magic;
-    rlock_config cfg;
-    rlock_node *nodes[RLOCK_MAX_NODES];
     size_t n_nodes;
-    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    size_t linger_len;           /* (linger: below) */
+    unsigned linger_mask;
+#ifndef RLOCK_NO_CLUSTER
+    /* Set: a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting
+     * by SSUBSCRIBE on the command connection (RESP3); this is its handler of
+     * the sunsubscribe push of a shard channel whose slot moved away (only a
+     * program with the cluster links it). */
+    void (*shard)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+#endif
+    rlock_config cfg;
+    rlock_node *nodes[RLOCK_MAX_NODES];
+    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
     const rlock__conn *sub_on[RLOCK_MAX_NODES];
@@ -807,14 +822,8 @@ typedef struct rlock_client {
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
     char linger[RLOCK__LINGER_CAP];
-    size_t linger_len;
-    unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
-#ifndef RLOCK_NO_CLUSTER
-    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
-                                    SSUBSCRIBE on the command connection (RESP3) */
-#endif
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -1472,7 +1481,7 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
 static uint64_t rlock__sys_now_ms(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000u + (unsigned long)ts.tv_nsec / 1000000u; /* no 64-bit division */
 }
 static void rlock__sys_sleep_ms(uint32_t ms) {
     struct timespec ts;
@@ -1556,6 +1565,14 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK_THREAD_ID() 0UL
 #endif
 
+/* A helper that gcc -Os would copy into each caller although one copy
+ * called from each is smaller (the firmware size budget, docs/SIZE.md). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOCK__NOINLINE __attribute__((noinline))
+#else
+#define RLOCK__NOINLINE
+#endif
+
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -1618,9 +1635,9 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
         unsigned d;
         if (s[i] < '0' || s[i] > '9') return -1;
         d = (unsigned)(s[i] - '0');
-        /* above LLONG_MAX (9223372036854775807; its negative one more), with
-         * constants: a 64-bit division would link __udivmoddi4 on MCUs */
-        if (v > 922337203685477580ULL || (v == 922337203685477580ULL && d > 7u + (unsigned)neg)) return -1;
+        /* v * 10 + d <= LLONG_MAX (+ 1 when negative): constants, no division */
+        if (v > (unsigned long long)LLONG_MAX / 10u ||
+            (v == (unsigned long long)LLONG_MAX / 10u && d > (unsigned)(LLONG_MAX % 10) + (unsigned)neg)) return -1;
         v = v * 10u + d;
     }
     if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
@@ -1629,22 +1646,20 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
 }
 
 #ifndef RLOCK_NO_WAITING /* RESP3 only: HELLO 3 is sent for waiting alone */
-/* Strict decimal digits with an optional '-' (big numbers: checked only). */
-static int rlock__resp_digits(const unsigned char *s, size_t n) {
-    size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+/* The RESP3 numbers that are checked only: a double (digits, sign, '.',
+ * exponent, or inf / -inf / nan: mark ',') or a big number (strict decimal
+ * digits with an optional '-': mark '('). 0 when s[0..n) is one. */
+static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
+    size_t i = 0, chars = 15; /* "0123456789.eE+-"; a big number: the digits */
+    if (mark == ',') {
+        if ((n == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0)) || (n == 4 && memcmp(s, "-inf", 4) == 0))
+            return 0;
+    } else {
+        i = n > 0 && s[0] == '-';
+        chars = 10;
+    }
     if (i == n) return -1;
-    for (; i < n; i++) if (s[i] < '0' || s[i] > '9') return -1;
-    return 0;
-}
-/* A RESP3 double: digits, sign, '.', exponent, or inf / -inf / nan. */
-static int rlock__resp_double(const unsigned char *s, size_t n) {
-    size_t i;
-    if (n == 0) return -1;
-    if ((n == 3 && memcmp(s, "inf", 3) == 0) || (n == 4 && memcmp(s, "-inf", 4) == 0) ||
-        (n == 3 && memcmp(s, "nan", 3) == 0)) return 0;
-    for (i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '-' ||
-              s[i] == '+')) return -1;
+    for (; i < n; i++) if (!memchr("0123456789.eE+-", s[i], chars)) return -1;
     return 0;
 }
 
@@ -1690,7 +1705,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
         v->integer = line[0] == 't';
         break;
     case ',': case '(':
-        if (b[p] == ',' ? rlock__resp_double(line, ll) != 0 : rlock__resp_digits(line, ll) != 0) return -1;
+        if (rlock__resp_number(b[p], line, ll) != 0) return -1;
         v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
         v->str = (const char *)line;
         v->len = ll;
@@ -1743,7 +1758,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
 /* Iterative: one counter per open aggregate, so the stack it uses does not
  * grow with the nesting (see README "Memory" for the figure). */
 RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
-    long long left[RLOCK_RESP_MAX_DEPTH + 1];
+    size_t left[RLOCK_RESP_MAX_DEPTH + 1]; /* counts fit: each is bounded by max_len (rlock__resp_one) */
     unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
     int depth = 0;
     size_t pos = 0;
@@ -1761,11 +1776,11 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
             out->v = v;
             if (n >= 0) out->count = n;
         } else if (!is_attr && depth == 1 && !attr[0]) {
-            long long idx = out->count - left[0];
+            size_t idx = (size_t)out->count - left[0];
             if (idx < RLOCK_RESP_MAX_ELEMS) out->elem[idx] = v; /* nested aggregates: type and count */
         }
         if (n > 0) {
-            left[depth] = n;
+            left[depth] = (size_t)n;
             attr[depth] = (unsigned char)is_attr;
             depth++;
             continue;
@@ -1782,23 +1797,24 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     }
 }
 
-/* Decimal digits of v. Divides by 10 a 16-bit limb at a time, in 32-bit
- * arithmetic: a 64-bit division links __udivmoddi4 (700 B) on 32-bit MCUs. */
+/* *v /= d (d < 65536) in 32-bit steps, returning the remainder: the core
+ * divides no 64-bit value (that links libgcc's __udivmoddi4, 700 B on a
+ * Cortex-M). */
+static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
+    uint32_t hi = (uint32_t)(*v >> 32), lo = (uint32_t)*v, q1, q0, r = hi % d;
+    q1 = ((r << 16) | (lo >> 16)) / d;
+    r = ((r << 16) | (lo >> 16)) % d;
+    q0 = ((r << 16) | (lo & 0xFFFFu)) / d;
+    r = ((r << 16) | (lo & 0xFFFFu)) % d;
+    *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
+    return r;
+}
+
 static size_t rlock__utoa(char *out, unsigned long long v) {
     char tmp[24];
     size_t n = 0, i;
-    do {
-        unsigned long long q = 0;
-        uint32_t r = 0;
-        int k;
-        for (k = 48; k >= 0; k -= 16) {
-            uint32_t cur = (r << 16) | (uint32_t)((v >> k) & 0xffffu);
-            q |= (unsigned long long)(cur / 10u) << k;
-            r = cur % 10u;
-        }
-        tmp[n++] = (char)('0' + (int)r);
-        v = q;
-    } while (v);
+    uint64_t x = v;
+    do tmp[n++] = (char)('0' + rlock__divmod(&x, 10)); while (x);
     for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
@@ -1825,18 +1841,23 @@ static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long
     return RLOCK_E_BADARG;
 }
 
-/* Append the header of a bulk argument of len bytes at *pos, after checking
- * that the whole argument (its bytes and CRLF) fits (no sum can wrap). The
- * caller writes its bytes at *pos, then rlock__put_end. */
-static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
+/* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
+ * arguments), or a bulk argument's ('$', after checking that its n bytes and
+ * CRLF fit too; no sum can wrap). 0 when it does not fit. */
+static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
     char num[24];
-    size_t n = rlock__utoa(num, (unsigned long long)len), p = *pos;
-    if (p > cap || n + 5 > cap - p || len > cap - p - n - 5) return 0;
-    out[p++] = '$';
-    memcpy(out + p, num, n); p += n;
+    size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
+    if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
+    out[p++] = (unsigned char)mark;
+    memcpy(out + p, num, k); p += k;
     out[p++] = '\r'; out[p++] = '\n';
     *pos = p;
     return 1;
+}
+/* The header of a bulk argument of len bytes: the caller writes its bytes
+ * at *pos, then rlock__put_end. */
+static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
+    return rlock__put_len(out, cap, pos, '$', len);
 }
 static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[(*pos)++] = '\r';
@@ -1866,14 +1887,7 @@ static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const cha
 }
 
 static int rlock__put_header(unsigned char *out, size_t cap, size_t *pos, int argc) {
-    char num[24];
-    size_t n = rlock__utoa(num, (unsigned long long)argc), p = *pos;
-    if (p > cap || n + 3 > cap - p) return 0;
-    out[p++] = '*';
-    memcpy(out + p, num, n); p += n;
-    out[p++] = '\r'; out[p++] = '\n';
-    *pos = p;
-    return 1;
+    return rlock__put_len(out, cap, pos, '*', (size_t)argc);
 }
 
 RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
@@ -2535,9 +2549,9 @@ static size_t rlock__encode_function_load(const struct rlock__scripts *set, int 
 /* NEW: requests queued, connect() not called yet; CONNECTING: it said would-block. */
 enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_NEW, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
 enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
-#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
-#define RLOCK__TAG_HELLO (-2)
-#define RLOCK__TAG_SELECT (-3)
+#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, SELECT, HELLO 3 (in that order) */
+#define RLOCK__TAG_SELECT (-2)
+#define RLOCK__TAG_HELLO (-3)
 /* Flags on a tag: the request is answered, when it succeeds, by a push of
  * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
 #define RLOCK__X_BY_SUB_PUSH 0x1000
@@ -2594,24 +2608,33 @@ typedef struct rlock__event {
     int tag;
     rlock_status st;     /* FAIL: why */
     const char *why;     /* FAIL: text */
+    int ps;              /* REPLY / PUSH: what Pub/Sub event it is (rlock__pubsub) */
     rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
 } rlock__event;
 
-/* A Pub/Sub event [kind, channel, x]: RESP3 push or RESP2 array. */
-static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
-    size_t k = strlen(kind);
-    return (r->v.type == RLOCK_RESP_ARRAY || r->v.type == RLOCK_RESP_PUSH) && r->count == 3 &&
-           r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
-           r->elem[1].type == RLOCK_RESP_BULK;
-}
-/* A pushed Pub/Sub message: ["message", channel, payload] (sharded: "smessage"). */
-static int rlock__is_message(const rlock_reply *r) {
-    return (rlock__is_pubsub(r, "message") || rlock__is_pubsub(r, "smessage")) && r->elem[2].type == RLOCK_RESP_BULK;
+/* What a Pub/Sub event [kind, channel, x] (RESP3 push or RESP2 array) is:
+ * RLOCK__PS_SUB, _UNSUB or _MSG (whose payload is a bulk string too), plus
+ * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
+ * Classified once, when read; the layers above test the number. */
+enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
+static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
+    static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
+    const rlock_resp_value *k = &r->elem[0];
+    int i, sh;
+    if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count != 3 ||
+        k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK) return 0;
+    for (i = 0; i < 3; i++)
+        for (sh = 0; sh < 2; sh++) {
+            size_t len = strlen(kinds[i]);
+            if (k->len == len + (size_t)sh && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
+                return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
+        }
+    return 0;
 }
 
 #endif /* !RLOCK__COMPACT */
 
-static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
+static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
     if (len >= cap) len = cap - 1;
     if (dst != msg) memmove(dst, msg, len);
     dst[len] = '\0';
@@ -2633,7 +2656,7 @@ typedef struct rlock__x {
     size_t tx_cap, rx_cap;
 } rlock__x;
 
-static rlock__x rlock__x_node(const rlock_node *cn) {
+static RLOCK__NOINLINE rlock__x rlock__x_node(const rlock_node *cn) {
     rlock_node *n = (rlock_node *)cn; /* views of a const node only read */
     rlock__x v;
     v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = n->db;
@@ -2641,7 +2664,7 @@ static rlock__x rlock__x_node(const rlock_node *cn) {
     v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
     return v;
 }
-static rlock__x rlock__x_sub(rlock_subscriber *n) {
+static RLOCK__NOINLINE rlock__x rlock__x_sub(rlock_subscriber *n) {
     rlock__x v;
     v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = 0; /* channels span dbs */
     v.q = n->q; v.q_cap = RLOCK_SUB_PIPELINE;
@@ -2675,10 +2698,13 @@ static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, s
 static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
 }
-/* A transport call failed: its own text when it has one, else ours. */
-static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+/* Why a transport call failed: its own text when it has one, else ours. */
+static const char *rlock__x_why(const rlock__x *n, const char *fallback) {
     const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
-    rlock__x_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
+    return t && t[0] ? t : fallback;
+}
+static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+    rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
@@ -2692,23 +2718,19 @@ static int rlock__x_disown(const rlock__x *n, const void *owner) {
     return had;
 }
 
-/* Append AUTH [user] password. Returns 0 when it does not fit. */
-static size_t rlock__encode_auth(const rlock__x *n, unsigned char *out, size_t cap) {
-    const char *argv[3];
-    size_t lens[3];
-    int argc = 0;
-    argv[argc] = "AUTH"; lens[argc++] = 4;
-    if (n->user) { argv[argc] = n->user; lens[argc++] = strlen(n->user); }
-    argv[argc] = n->pass; lens[argc++] = strlen(n->pass);
-    return rlock_resp_encode(out, cap, argc, argv, lens);
-}
-
 static void rlock__x_push(const rlock__x *n, void *owner, int tag, uint64_t deadline) {
     rlock__pending *p = rlock__x_at(n, n->s->count++);
     p->owner = owner;
     p->tag = tag;
     p->deadline = deadline;
     n->s->commands++;
+}
+
+/* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
+ * exchange's own, at connect). */
+static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->s->tx_len += len;
+    rlock__x_push(n, owner, tag, deadline);
 }
 
 /* Get room for one request: *out / *cap, where the caller encodes it before
@@ -2725,20 +2747,21 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     if (n->s->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->s->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen && n->t->idle) {
-        int r = n->t->idle(n->t->ctx);
-        if (r == RLOCK_IO_BUSY) {
-            const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
-            *why = t && t[0] ? t : "the connection is in use by someone else";
-            return RLOCK_E_IO;
-        }
-        if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
     } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen) {
-        long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
-        n->s->rx_len = n->s->rx_used = 0;
-        if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
-        else if (r != RLOCK_IO_WOULD_BLOCK)
-            rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        if (n->t->idle) {
+            int r = n->t->idle(n->t->ctx);
+            if (r == RLOCK_IO_BUSY) {
+                *why = rlock__x_why(n, "the connection is in use by someone else");
+                return RLOCK_E_IO;
+            }
+            if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+        } else {
+            long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
+            n->s->rx_len = n->s->rx_used = 0;
+            if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
+            else if (r != RLOCK_IO_WOULD_BLOCK)
+                rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        }
     }
     if (n->s->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->s->tx_off) { /* compact what is still unsent */
@@ -2756,36 +2779,45 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
         n->s->proto = 2;
         n->s->rx_len = n->s->rx_used = 0;
         n->s->tx_len = n->s->tx_off = 0;
-        /* AUTH, then HELLO 3, pipelined with the first request: AUTH works on
-         * every server, and a server that refuses HELLO (Redis < 6) stays on
-         * RESP2 with the requests behind it unharmed - which folding AUTH into
-         * HELLO would not give. */
-        if (n->pass) {
-            size_t len = rlock__encode_auth(n, n->tx, n->tx_cap);
-            if (len == 0) {
-                n->s->conn = RLOCK__CONN_DOWN;
-                *why = "AUTH does not fit in RLOCK_TX_BUF";
-                return RLOCK_E_BADARG;
-            }
-            n->s->tx_len = len;
-            rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
-        }
-        if (n->db > 0) { /* refused (out of range, Cluster): the connection is not used */
+        /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
+         * the first request: AUTH works on every server, and a server that
+         * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
+         * it unharmed - which folding AUTH into HELLO would not give. A
+         * refused SELECT (out of range, Cluster): the connection is not used. */
+        {
+            static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *argv[2];
-            size_t lens[2], len;
-            argv[0] = "SELECT"; lens[0] = 6;
-            lens[1] = rlock__utoa(num, (unsigned long long)n->db);
-            argv[1] = num;
-            len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
-            n->s->tx_len += len;
-            rlock__x_push(n, NULL, RLOCK__TAG_SELECT, deadline);
-        }
-        if (RLOCK__HAS_WAITING && n->s->hello) {
-            static const char *const argv[2] = { "HELLO", "3" };
-            static const size_t lens[2] = { 5, 1 };
-            n->s->tx_len += rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
-            rlock__x_push(n, NULL, RLOCK__TAG_HELLO, deadline);
+            const char *argv[3];
+            size_t lens[3], len;
+            int k, argc;
+            for (k = 0; k < 3; k++) {
+                argv[0] = cmd[k]; lens[0] = strlen(cmd[k]);
+                argc = 2;
+                if (k == 0) {
+                    if (!n->pass) continue;
+                    argv[1] = n->user; argv[2] = n->pass;
+                    if (n->user) argc = 3;
+                    else argv[1] = n->pass;
+                } else if (k == 1) {
+                    if (n->db <= 0) continue;
+                    argv[1] = num;
+                    (void)rlock__utoa(num, (unsigned long long)n->db);
+                } else {
+                    if (!RLOCK__HAS_WAITING || !n->s->hello) continue;
+                    argv[1] = "3";
+                }
+                lens[1] = strlen(argv[1]);
+                lens[2] = argc == 3 ? strlen(argv[2]) : 0;
+                len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, argc, argv, lens);
+                if (len == 0) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
+                    n->s->conn = RLOCK__CONN_DOWN;
+                    n->s->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
+                    n->s->tx_len = 0;
+                    *why = "AUTH does not fit in RLOCK_TX_BUF";
+                    return RLOCK_E_BADARG;
+                }
+                rlock__x_commit(n, len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
+            }
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
@@ -2795,16 +2827,13 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     return RLOCK_OK;
 }
 
-/* The request of len bytes encoded at rlock__x_begin's *out is queued. */
-static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
-    n->s->tx_len += len;
-    rlock__x_push(n, owner, tag, deadline);
-}
 #ifndef RLOCK_NO_CLUSTER
+static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
 static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
+    walk->read = rlock__x_walk_read;
     n->s->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
@@ -2839,17 +2868,25 @@ static int rlock__x_timed_out(const rlock__x *n, uint64_t now) {
     return 0;
 }
 
+/* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
+ * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
+ * tags < 0), reported to nobody. */
+static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
+    rlock__pending *p = rlock__x_at(n, 0);
+    n->s->head = (n->s->head + 1) % n->q_cap;
+    n->s->count--;
+    ev->kind = kind;
+    ev->owner = p->owner;
+    ev->tag = RLOCK__X_TAG(p->tag);
+    ev->st = RLOCK_OK;
+    return p->tag > 0;
+}
+
 /* The next failed request to report (the exchange's own are skipped). */
 static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
     while (n->s->failing) {
-        rlock__pending p = *rlock__x_at(n, 0);
-        n->s->head = (n->s->head + 1) % n->q_cap;
-        n->s->count--;
         n->s->failing--;
-        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO || p.tag == RLOCK__TAG_SELECT) continue;
-        ev->kind = RLOCK__EV_FAIL;
-        ev->owner = p.owner;
-        ev->tag = RLOCK__X_TAG(p.tag);
+        if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
         ev->st = n->s->fail_st;
         ev->why = n->s->xerr;
         return 1;
@@ -2867,14 +2904,8 @@ static int rlock__x_connect_step(const rlock__x *n, uint64_t now) {
     r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->s->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        const char *msg = t->error ? t->error(t->ctx) : NULL;
-        if (!msg || !msg[0]) msg = "the connection is in use by someone else";
-        rlock__copy_text(n->s->xerr, sizeof n->s->xerr, msg, strlen(msg));
-        n->s->conn = RLOCK__CONN_DOWN;
-        n->s->tx_len = n->s->tx_off = 0;
-        n->s->rx_len = n->s->rx_used = 0;
-        n->s->failing = n->s->count;
-        n->s->fail_st = RLOCK_E_IO;
+        n->s->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
+        rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
         return -1;
     }
     if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
@@ -2899,93 +2930,81 @@ static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
     return 0;
 }
 
+#ifndef RLOCK_NO_CLUSTER
+/* The reply to the oldest request, queued with a walk (rlock__x_commit_walk),
+ * read as it comes; an error or a push is read whole (2: the parse step
+ * does). Else as rlock__x_parse_step. */
+static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
+    rlock__walk *w = n->s->walk;
+    long used;
+    if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
+    used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
+    n->s->rx_len -= (size_t)used;
+    if (!w->done) return 0;
+    n->s->walk = NULL;
+    memset(&ev->reply, 0, sizeof ev->reply);
+    ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
+    ev->ps = 0;
+    return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+}
+#endif
+
 /* One complete reply from rx, matched to the oldest request (or a push).
  * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
  * exchange's own AUTH / HELLO was consumed (look again). */
 static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
+    if (n->s->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
+        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
+        n->s->rx_len -= n->s->rx_used;
+        n->s->rx_used = 0;
+    }
     if (!n->s->rx_len) return 0;
-    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
 #ifndef RLOCK_NO_CLUSTER
-    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk &&
-        (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
-        /* read as it comes (an error or a push is read whole, below) */
-        rlock__walk *w = n->s->walk;
-        used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
-        if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-        n->s->rx_len -= (size_t)used;
-        if (!w->done) return 0;
-        n->s->walk = NULL;
-        n->s->head = (n->s->head + 1) % n->q_cap;
-        n->s->count--;
-        memset(&ev->reply, 0, sizeof ev->reply);
-        ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
-        ev->kind = RLOCK__EV_REPLY;
-        ev->owner = p->owner;
-        ev->tag = RLOCK__X_TAG(p->tag);
-        ev->st = RLOCK_OK;
-        return 1;
+    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
+    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk) {
+        int r = n->s->walk->read(n, ev);
+        if (r < 2) return r;
     }
 #endif
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    n->s->rx_used = (size_t)used;
     p = n->s->count ? rlock__x_at(n, 0) : NULL;
+    ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
-        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply)))) {
+        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
-        int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
-        int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
-        n->s->rx_used = (size_t)used;
-        if (p && ((sub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
-                  (unsub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH)))) {
-            n->s->head = (n->s->head + 1) % n->q_cap;
-            n->s->count--;
-            ev->kind = RLOCK__EV_REPLY;
-            ev->owner = p->owner;
-            ev->tag = RLOCK__X_TAG(p->tag);
-            ev->st = RLOCK_OK;
-            return 1;
-        }
+        int kind = ev->ps & RLOCK__PS_KIND;
+        if (p && ((kind == RLOCK__PS_SUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
+                  (kind == RLOCK__PS_UNSUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH))))
+            return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
     if (!p) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
-    if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
-        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
-        return -1;
-    }
-    if (p->tag == RLOCK__TAG_SELECT && ev->reply.v.type == RLOCK_RESP_ERROR) {
-        rlock__x_drop(n, RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len); /* e.g. "ERR DB index is out of range" */
-        return -1;
-    }
-    if (p->tag == RLOCK__TAG_HELLO) {
+    if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
+        if (p->tag != RLOCK__TAG_HELLO && ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+            rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len);
+            return -1;
+        }
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
-        n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-    } else if (p->tag != RLOCK__TAG_AUTH && p->tag != RLOCK__TAG_SELECT && n->s->count == 1 &&
-               (size_t)used < n->s->rx_len && !n->s->is_sub &&
-               n->rx[used] != '>') {
+        if (p->tag == RLOCK__TAG_HELLO) n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+        (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+        return -1;
+    }
+    if (n->s->count == 1 && (size_t)used < n->s->rx_len && !n->s->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
         return -1;
     }
-    n->s->head = (n->s->head + 1) % n->q_cap;
-    n->s->count--;
-    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO || p->tag == RLOCK__TAG_SELECT) {
-        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-        n->s->rx_len -= (size_t)used;
-        return -1;
-    }
-    n->s->rx_used = (size_t)used;
-    ev->kind = RLOCK__EV_REPLY;
-    ev->owner = p->owner;
-    ev->tag = RLOCK__X_TAG(p->tag);
-    ev->st = RLOCK_OK;
-    return 1;
+    return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
@@ -3010,11 +3029,6 @@ static int rlock__x_recv_step(const rlock__x *n, uint64_t now) {
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
 static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
-    if (n->s->rx_used) { /* the bytes of the event returned last */
-        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
-        n->s->rx_len -= n->s->rx_used;
-        n->s->rx_used = 0;
-    }
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -3041,18 +3055,21 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
+    /* the first word found decides (a table: rodata, not code) */
+    static const char *const words[] = { "NOAUTH", "WRONGPASS", "NOPERM", "invalid password",
+                                         "can't run this command", "WRONGTYPE", "UPGRADE read lock held" };
+    static const unsigned char st[] = { RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+                                        RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
+    size_t i;
     if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
-    if (rlock__has(s, n, "NOAUTH") || rlock__has(s, n, "WRONGPASS") || rlock__has(s, n, "NOPERM") ||
-        rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
-        return RLOCK_E_AUTH;
-    if (rlock__has(s, n, "WRONGTYPE")) return RLOCK_E_WRONGTYPE;
-    if (RLOCK__HAS_PRIMITIVES && rlock__has(s, n, "UPGRADE read lock held")) return RLOCK_E_UPGRADE;
+    for (i = 0; i < sizeof st - !RLOCK__HAS_PRIMITIVES; i++)
+        if (rlock__has(s, n, words[i])) return (rlock_status)st[i];
     return RLOCK_E_REDIS;
 }
 
 /* The diagnostics rlock_node_status / rlock_node_error show: set by the
  * round layer for the rounds it reports (never by a cleanup). */
-static void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+static RLOCK__NOINLINE void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
@@ -3239,6 +3256,17 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
 }
+/* Connection i's exchange state (no view built). */
+static RLOCK__NOINLINE rlock__conn *rlock__conn_s(const rlock_client *c, size_t i) {
+    return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
+}
+/* Commands queued on all of c's connections so far. */
+static unsigned long rlock__client_commands(const rlock_client *c) {
+    unsigned long k = 0;
+    size_t i;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_s(c, i)->commands;
+    return k;
+}
 /* The public handle of connection i (what rlock_interest.conn names). */
 static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
@@ -3313,7 +3341,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__SHARD(c) 0
 #else
-#define RLOCK__SHARD(c) ((c)->shard)
+#define RLOCK__SHARD(c) ((c)->shard != NULL)
 #endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -3329,7 +3357,7 @@ typedef struct rlock__ping {
 
 #if !RLOCK__COMPACT
 /* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
-static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
     if (pos >= cap) return pos;
     if (n > cap - pos) n = cap - pos;
     memcpy(out + pos, s, n);
@@ -3701,17 +3729,16 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
 }
 
-/* ttl*permille/1000 + 2 as ttl/1000*p + ttl%1000*p/1000 (the same value)
- * in 32-bit division: 64-bit division links __udivmoddi4 (700 B) on MCUs. */
-typedef char rlock__max_ttl_fits_32_bits[RLOCK_MAX_TTL_MS <= 4294967295LL ? 1 : -1];
+/* (ttl > 0, checked; no 64-bit division: rlock__divmod) */
 static long long rlock__drift(const rlock_lock *lk, long long ttl) {
-    uint32_t t = (uint32_t)ttl, p = lk->client->cfg.drift_permille;
-    return (long long)(t / 1000u) * p + (t % 1000u) * p / 1000u + 2;
+    uint64_t v = (uint64_t)ttl * lk->client->cfg.drift_permille;
+    (void)rlock__divmod(&v, 1000);
+    return (long long)v + 2;
 }
 
 static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
     uint64_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = (uint32_t)ttl / 3u; /* ttl <= RLOCK_MAX_TTL_MS: 32-bit division */
+    if (!every) { every = (uint64_t)ttl; (void)rlock__divmod(&every, 3); }
     return every ? every : 1;
 }
 
@@ -3732,14 +3759,15 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
 }
 
 static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
-    long long t = lk->client->cfg.node_timeout_ms;
-    if (t) return (uint32_t)t;
+    uint64_t t = ttl > 0 ? (uint64_t)ttl : 0, third = t;
+    if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    t = (uint32_t)ttl / 10u; /* ttl <= RLOCK_MAX_TTL_MS: 32-bit division */
+    (void)rlock__divmod(&t, 10);
+    (void)rlock__divmod(&third, 3);
     if (t > 250) t = 250;
     if (t < 50) t = 50;
-    if (t > (uint32_t)ttl / 3u) t = (uint32_t)ttl / 3u > 0 ? (uint32_t)ttl / 3u : 1;
+    if (t > third) t = third > 0 ? third : 1;
     return (uint32_t)t;
 }
 
@@ -4240,6 +4268,10 @@ static uint64_t rlock__prng(rlock_lock *lk) {
     lk->prng = x;
     return (uint64_t)(x * 2685821657736338717ULL);
 }
+/* Its high half (the better bits), for a 32-bit modulo. */
+static uint32_t rlock__prng32(rlock_lock *lk) {
+    return (uint32_t)(rlock__prng(lk) >> 32);
+}
 
 #if !RLOCK__COMPACT
 
@@ -4296,12 +4328,18 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     return 1;
 }
 
-/* Forget the lingering channel, unsubscribing it where it is subscribed. */
-static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+/* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
+ * mask where it is subscribed; nobody waits for the answers. */
+static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, uint64_t now) {
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
-        if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", NULL, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+}
+
+/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+    rlock__unsub(c, c->linger_mask, NULL, now);
     c->linger_len = 0;
     c->linger_mask = 0;
 }
@@ -4321,10 +4359,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
     if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
-        size_t j;
-        for (j = 0; j < c->n_nodes; j++)
-            if (((mine >> j) & 1u) && rlock__sub_conn(c, j))
-                (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        rlock__unsub(c, mine, lk, now);
         return;
     }
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
@@ -4341,8 +4376,7 @@ static void rlock__subs_listen(rlock_client *c) {
     size_t i;
     if (!RLOCK__HAS_WAITING) return;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes; i++) c->nodes[i]->x.listen = 0;
-    for (i = 0; i < c->n_subs; i++) c->subs[i]->x.listen = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_s(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
@@ -4384,7 +4418,7 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
+    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1); /* d <= backoff_max_ms: 32 bits */
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -4504,7 +4538,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
         if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
-            delay = 1u + rlock__prng(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
+            delay = 1u + rlock__prng32(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
         if (now + delay > op->wait_end) delay = op->wait_end - now;
         op->wake_at = now + delay;
     }
@@ -4742,21 +4776,15 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
  * ["subscribe", chan, n] push confirms the waiters on chan. */
-static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
+static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *ev) {
+    const rlock_reply *r = &ev->reply;
     rlock_lock *o;
-    int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
-    /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
-     * waiters retry now (and are redirected), the lingering one is gone. */
-    int moved = !msg && RLOCK__SHARD(c) && rlock__is_pubsub(r, "sunsubscribe");
-    if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
-        c->linger_mask &= ~(1u << j);
+    int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
+#ifndef RLOCK_NO_CLUSTER
+    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard(c, j, ev); return; }
+#endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (moved) {
-            o->op.sub_ok &= ~(1u << j);
-            o->op.sub_pending &= ~(1u << j);
-            o->op.woke = 1;
-        }
         if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
             if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
             else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
@@ -4765,10 +4793,27 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
     }
 }
 
+#ifndef RLOCK_NO_CLUSTER
+/* A shard client's (rlock_client.shard): Redis Cluster unsubscribes a shard
+ * channel whose slot moved away: its waiters retry now (and are
+ * redirected), the lingering one is gone. */
+static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev) {
+    const rlock_resp_value *ch = &ev->reply.elem[1];
+    rlock_lock *o;
+    if (c->linger_len == ch->len && memcmp(c->linger, ch->str, c->linger_len) == 0) c->linger_mask &= ~(1u << j);
+    for (o = c->ops; o; o = o->op.next) {
+        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, ch->str, ch->len)) continue;
+        o->op.sub_ok &= ~(1u << j);
+        o->op.sub_pending &= ~(1u << j);
+        o->op.woke = 1;
+    }
+}
+#endif
+
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
+    size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
-        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, &ev->reply);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_s(c, i)) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -4786,10 +4831,8 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY &&
-            (rlock__is_pubsub(&ev->reply, "subscribe") || rlock__is_pubsub(&ev->reply, "ssubscribe")))
+        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
             rlock__sub_confirmed(lk, j);
         else lk->op.sub_pending &= ~(1u << j);
         return;
@@ -4824,16 +4867,13 @@ static void rlock__client_step(rlock_client *c) {
     int pass;
     for (pass = 0; pass < 4; pass++) {
         uint64_t now = rlock__now(c);
-        unsigned long before = 0, after = 0;
+        unsigned long before = rlock__client_commands(c);
         rlock_lock *o;
-        size_t i;
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) before += rlock__conn_at(c, i).s->commands;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         rlock__subs_listen(c);
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) after += rlock__conn_at(c, i).s->commands;
-        if (after == before) break; /* nothing new queued: nothing more to send now */
+        if (rlock__client_commands(c) == before) break; /* nothing new queued: nothing more to send now */
     }
 }
 #endif /* !RLOCK__COMPACT */
@@ -5220,7 +5260,7 @@ static void rlock__c_again(rlock_lock *lk, uint64_t now) {
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + (uint32_t)(rlock__prng(lk) >> 32) % (uint32_t)(d - d / 2 + 1);
+    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1);
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
     if (now + delay > op->wait_end) delay = op->wait_end - now;
     op->wake_at = now + delay;
@@ -6047,7 +6087,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
     lk->param = permits;
     lk->scripts = &rlock__set_all;
     /* Redlock handles start on different slots, so rivals rarely ask for the same one */
-    lk->slot = (int32_t)(rlock__prng(lk) % (uint64_t)permits);
+    lk->slot = (int32_t)(rlock__prng32(lk) % (uint32_t)permits);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
@@ -6203,7 +6243,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
-    cl->client[i].shard = 1;
+    cl->client[i].shard = rlock__shard_moved;
     cl->n++;
     return (int)i;
 }
