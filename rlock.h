@@ -108,7 +108,7 @@
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns ""
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              ERR/WHY_LEN 64: one lock on one node in 1,960 B
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,956 B
  *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
  *                              engine
  * THE COMPACT ENGINE (section 6.8c; private macro RLOCK__COMPACT, set in
@@ -123,7 +123,7 @@
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
  * before it is read, and a slow reply delays them all (each request keeps its
  * own node timeout). It reads RESP2 scalars and arrays of them only (all
- * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 10,864 B
+ * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 10,811 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
  * microcontroller".
  */
