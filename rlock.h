@@ -66,7 +66,8 @@
  *                              and 32-bit alike); RLOCK_SMALLEST: 448 / 256]
  *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
- *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32]
+ *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32; 1 with
+ *                                                                    the compact engine]
  *   RLOCK_WHY_LEN              bad-argument text per lock/client    [80]
  *   RLOCK_RESP_MAX_DEPTH       deepest nesting the reader takes     [8]
  *   RLOCK_MAX_TTL_MS           longest lease accepted               [2^31-1 ms]
@@ -107,8 +108,24 @@
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns ""
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              pipeline 4, ERR/WHY_LEN 64: one lock on one node
- *                              in 2,008 B of RAM on Cortex-M4 (bench/ram.sh)
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,956 B
+ *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
+ *                              engine
+ * THE COMPACT ENGINE (section 6.8c; private macro RLOCK__COMPACT, set in
+ * section 1) replaces the general engine (6.5-6.8: a FIFO of pipelined
+ * requests per connection, rounds over nodes, tallies, waiting) whenever the
+ * build has RLOCK_MAX_NODES 1 and RLOCK_NO_REENTRANT, _NO_WAITING, _NO_FAIR,
+ * _NO_REPLICAS, _NO_FCALL, _NO_CLUSTER and _NO_PRIMITIVES: RLOCK_SMALLEST,
+ * also with fencing and the EVAL fallback put back (examples/firmware). Same
+ * API, requests, scripts, statuses and error texts; what it does not do is
+ * pipeline: one request in flight per connection (AUTH / SELECT go ahead of
+ * the first one after a connect), so the locks of one client take turns - a
+ * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
+ * before it is read, and a slow reply delays them all (each request keeps its
+ * own node timeout). It reads RESP2 scalars and arrays of them only (all
+ * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 10,621 B
+ * .text+.rodata (the general engine's: 14,068 B); README "On a
+ * microcontroller".
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -188,9 +205,6 @@ extern "C" {
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 1
 #endif
-#ifndef RLOCK_MAX_PIPELINE
-#define RLOCK_MAX_PIPELINE 4 /* one lock's request behind AUTH / SELECT; more locks queue */
-#endif
 #ifndef RLOCK_ERR_LEN
 #define RLOCK_ERR_LEN 64
 #endif
@@ -247,6 +261,18 @@ extern "C" {
 
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 9
+#endif
+/* The compact engine (section 6.8c) instead of the general one (6.5-6.8's
+ * exchange FIFO, pipelining, rounds over nodes and tallies) when a build
+ * has one node and simple locks only: RLOCK_MAX_NODES 1 with reentrant
+ * locks, waiting, fair locks, replicas, FCALL, Cluster and primitives
+ * compiled out (RLOCK_SMALLEST, and RLOCK_SMALLEST with fencing or the
+ * EVAL fallback put back). */
+#if RLOCK_MAX_NODES == 1 && !RLOCK__HAS_REENTRANT && !RLOCK__HAS_WAITING && !RLOCK__HAS_FAIR && \
+    !RLOCK__HAS_REPLICAS && !RLOCK__HAS_FCALL && !RLOCK__HAS_CLUSTER && !RLOCK__HAS_PRIMITIVES
+#define RLOCK__COMPACT 1
+#else
+#define RLOCK__COMPACT 0
 #endif
 #ifndef RLOCK_MAX_KEY_LEN
 #define RLOCK_MAX_KEY_LEN 256
@@ -366,9 +392,13 @@ extern "C" {
 #define RLOCK_SUB_PIPELINE 8 /* (UN)SUBSCRIBEs in flight per subscriber */
 #endif
 #ifndef RLOCK_MAX_PIPELINE
+#if RLOCK__COMPACT
+#define RLOCK_MAX_PIPELINE 1 /* the compact engine: one request in flight (locks take turns) */
+#else
 /* Requests in flight per connection: every lock of a client that has an
  * operation running needs one (two while a RESP2 waiter (un)subscribes). */
 #define RLOCK_MAX_PIPELINE 32
+#endif
 #endif
 
 /* Longest prefix of a lock's auxiliary names (rlock_aux_key): "{key}". A
@@ -2518,6 +2548,7 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
     return rlock__function_name(rlock__lua_sha[id], out);
 }
 
+#if !RLOCK__COMPACT /* the compact engine sends neither (no FCALL) */
 /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
  * before its first one, so that its version's libraries are not deleted
  * under it. Its length, 0 when it does not fit. */
@@ -2556,6 +2587,7 @@ static size_t rlock__encode_function_load(const struct rlock__scripts *set, int 
     out[pos++] = '\r'; out[pos++] = '\n';
     return pos;
 }
+#endif /* !RLOCK__COMPACT */
 
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
@@ -2578,6 +2610,7 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
+#if !RLOCK__COMPACT /* the exchange's FIFO and reader (the compact engine's: 6.8c) */
 #ifndef RLOCK_NO_CLUSTER
 /* Hand every complete value in buf[0..len) to w->visit (see rlock__walk).
  * Returns the bytes consumed (the rest is an incomplete value: feed it again
@@ -2647,11 +2680,15 @@ static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
     return 0;
 }
 
+#endif /* !RLOCK__COMPACT */
+
 static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
     if (len >= cap) len = cap - 1;
     if (dst != msg) memmove(dst, msg, len);
     dst[len] = '\0';
 }
+
+#if !RLOCK__COMPACT
 
 /* A connection as the exchange sees it: its state, transport, credentials,
  * request FIFO and buffers - a node's or a subscriber's (rlock__x_node,
@@ -3055,6 +3092,7 @@ static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
         if (r == 0) return 0;
     }
 }
+#endif /* !RLOCK__COMPACT */
 
 /* Map a Redis error reply to a status. Checked as substrings too because
  * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
@@ -3104,12 +3142,14 @@ RLOCKDEF const char *rlock_node_error(const rlock_node *node) {
 RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? node->x.commands : 0;
 }
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     rlock__x v;
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
     v = rlock__x_node(node);
     return rlock__x_wants(&v);
 }
+#endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
     if (!sub || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
@@ -3125,12 +3165,14 @@ RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
 RLOCKDEF unsigned long rlock_subscriber_commands(const rlock_subscriber *sub) {
     return sub && sub->magic == RLOCK__MAGIC_SUB ? sub->x.commands : 0;
 }
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     rlock__x v;
     if (!sub || sub->magic != RLOCK__MAGIC_SUB) return 0;
     v = rlock__x_sub((rlock_subscriber *)sub); /* a view that only reads */
     return rlock__x_wants(&v);
 }
+#endif
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
 static uint64_t rlock__now(const rlock_client *c) {
@@ -3257,6 +3299,7 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
     return rlock__client_ok(c) ? c->instance_id : "";
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 /* Connection i of the client: nodes first, then subscribers. */
 static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
@@ -3340,6 +3383,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     }
     trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
 }
+#endif /* !RLOCK__COMPACT */
 
 /* A Redis Cluster primary's client (section 7): notices by SPUBLISH, waiting by SSUBSCRIBE. */
 #ifdef RLOCK_NO_CLUSTER
@@ -3359,6 +3403,7 @@ typedef struct rlock__ping {
     size_t id_len[RLOCK_MAX_NODES];
 } rlock__ping;
 
+#if !RLOCK__COMPACT
 /* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
 static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
     if (pos >= cap) return pos;
@@ -3382,6 +3427,7 @@ static void rlock__client_pump(rlock_client *c, uint64_t now) {
         }
     }
 }
+#endif /* !RLOCK__COMPACT */
 
 static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     static const char *const argv[1] = { "PING" };
@@ -3389,6 +3435,7 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     return rlock_resp_encode(out, cap, 1, argv, lens);
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's rlock_client_connect / _close */
 /* The server's run_id (INFO server), or nil when this user may not run INFO:
  * the whole INFO text can exceed RLOCK_RX_BUF, so the script cuts it out. */
 #define RLOCK__LUA_RUN_ID \
@@ -3500,6 +3547,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     c->linger_len = 0;
     c->linger_mask = 0;
 }
+#endif /* !RLOCK__COMPACT */
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
@@ -3549,12 +3597,14 @@ static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const str
                           const char *suffix, size_t slen) {
     return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
 }
+#if !RLOCK__COMPACT /* compared with pushed channels: waiting only */
 /* Is s[0..aux_base_len) lk's auxiliary prefix? */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
     size_t b = lk->aux_base_len > lk->key_len;
     return lk->aux_base_len && (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) &&
            memcmp(s + b, lk->key, lk->key_len) == 0;
 }
+#endif
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
@@ -3602,6 +3652,7 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     return st;
 }
 
+#if !RLOCK__COMPACT /* tallies over nodes: the compact engine has one */
 /* What a round's answers add up to. */
 typedef struct rlock__tally {
     unsigned yes, no, unknown;   /* granted/agreed, refused, no answer (may have landed) */
@@ -3694,6 +3745,7 @@ static unsigned rlock__popcount(unsigned m) {
     for (; m; m &= m - 1u) c++;
     return c;
 }
+#endif /* !RLOCK__COMPACT */
 
 /* ---- 6.8 Operations: acquire, extend, release as machines over rounds --- */
 enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE,
@@ -4036,9 +4088,12 @@ static int rlock__round_wants_array(const rlock_round *r) {
 
 /* Kinds whose grant is a fresh random token per acquire (not reentrant). */
 static int rlock__token_kind(rlock_kind k) {
-    return k == RLOCK_KIND_SIMPLE || k == RLOCK_KIND_SEMAPHORE || k == RLOCK_KIND_MULTI;
+    /* without reentrant locks and primitives a lock can only be SIMPLE: folded */
+    return (!RLOCK__HAS_REENTRANT && !RLOCK__HAS_PRIMITIVES) || k == RLOCK_KIND_SIMPLE || k == RLOCK_KIND_SEMAPHORE ||
+           k == RLOCK_KIND_MULTI;
 }
 
+#if !RLOCK__COMPACT /* the general engine's rounds and op machine (the compact engine's: 6.8c) */
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
@@ -4283,6 +4338,8 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
     rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
+#endif /* !RLOCK__COMPACT */
+
 /* A held lock turned out lost: record it and tell the holder once. */
 static void rlock__mark_lost(rlock_lock *lk) {
     lk->state = RLOCK_STATE_LOST;
@@ -4304,6 +4361,8 @@ static uint64_t rlock__prng(rlock_lock *lk) {
 static uint32_t rlock__prng32(rlock_lock *lk) {
     return (uint32_t)(rlock__prng(lk) >> 32);
 }
+
+#if !RLOCK__COMPACT
 
 /* ---- waiting on release notices (RESP2 subscriber connections) ---- */
 
@@ -4897,6 +4956,660 @@ static void rlock__client_step(rlock_client *c) {
         if (rlock__client_commands(c) == before) break; /* nothing new queued: nothing more to send now */
     }
 }
+#endif /* !RLOCK__COMPACT */
+
+/* ---- 6.8c Compact engine (RLOCK__COMPACT) ---------------------------------
+ * One node, simple locks, waiting by backoff: what RLOCK_SMALLEST needs,
+ * without the general engine's request FIFO, pipelining, rounds over nodes
+ * and tallies. One request in flight on the connection at a time (AUTH and
+ * SELECT go ahead of the first one after a connect): a lock whose turn has
+ * not come waits until the reply before it is read. Replies are RESP2
+ * scalars or arrays of scalars. The requests (rlock__encode_lock), scripts,
+ * reply checks (rlock__round_store), statuses and error texts are the
+ * general engine's; it defines the same internal calls (rlock__client_step,
+ * rlock__round_begin, ...) for the public calls both engines share. */
+#if RLOCK__COMPACT
+/* Nothing lingers subscribed without waiting (rlock_acquire_begin asks). */
+#define rlock__adopt_linger(lk) ((void)(lk), 0)
+/* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1). */
+#define RLOCK__C_AUTH 1u
+#define RLOCK__C_SELECT 2u
+
+/* One RESP2 scalar at *pos: 1 read into *v, 0 incomplete, -1 malformed (a
+ * length that cannot fit in cap bytes is malformed at once). */
+static int rlock__c_scalar(const unsigned char *b, size_t len, size_t *pos, size_t cap, rlock_resp_value *v) {
+    size_t p = *pos, eol = 0, end;
+    long long k = 0;
+    int r = rlock__resp_line(b, len, p, cap, &eol);
+    if (r <= 0) return r;
+    v->str = (const char *)b + p + 1;
+    v->len = eol - p - 1;
+    end = eol + 2;
+    if (b[p] == '+') v->type = RLOCK_RESP_STATUS;
+    else if (b[p] == '-') v->type = RLOCK_RESP_ERROR;
+    else if ((b[p] != ':' && b[p] != '$') || rlock__resp_int(b + p + 1, v->len, &k) != 0) return -1;
+    else if (b[p] == ':') v->type = RLOCK_RESP_INTEGER;
+    else if (k == -1) v->type = RLOCK_RESP_NIL;
+    else if (k < 0 || (unsigned long long)k > cap) return -1;
+    else if (end + (size_t)k + 2 > len) return end + (size_t)k + 2 > cap ? -1 : 0;
+    else if (b[end + (size_t)k] != '\r' || b[end + (size_t)k + 1] != '\n') return -1;
+    else {
+        v->type = RLOCK_RESP_BULK;
+        v->str = (const char *)b + end;
+        v->len = (size_t)k;
+        end += (size_t)k + 2;
+    }
+    v->integer = k;
+    *pos = end;
+    return 1;
+}
+
+/* One reply from b[0..len): a scalar, or an array of scalars (its first
+ * RLOCK_RESP_MAX_ELEMS kept). > 0 its length, 0 incomplete, < 0 malformed
+ * (RESP3 types and nested arrays too: never an answer to what it sends). */
+static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock_reply *out) {
+    size_t pos = 0;
+    long long i;
+    int r;
+    memset(out, 0, sizeof *out);
+    if (len && b[0] == '*') {
+        rlock_resp_value v;
+        size_t eol = 0;
+        r = rlock__resp_line(b, len, 0, cap, &eol);
+        if (r <= 0) return r;
+        if (rlock__resp_int(b + 1, eol - 1, &out->count) != 0 || out->count < -1 || out->count > (long long)cap)
+            return -1;
+        out->v.type = out->count < 0 ? RLOCK_RESP_NIL : RLOCK_RESP_ARRAY;
+        if (out->count < 0) out->count = 0;
+        pos = eol + 2;
+        for (i = 0; i < out->count; i++) {
+            if (pos < len && b[pos] == '*') return -1;
+            memset(&v, 0, sizeof v);
+            r = rlock__c_scalar(b, len, &pos, cap, &v);
+            if (r <= 0) return r;
+            if (i < RLOCK_RESP_MAX_ELEMS) out->elem[i] = v;
+        }
+        return (long)pos;
+    }
+    r = rlock__c_scalar(b, len, &pos, cap, &out->v);
+    return r <= 0 ? r : (long)pos;
+}
+
+/* Drop the connection (as rlock__x_drop): the request in flight, if any,
+ * fails with st, reported by the next rlock__c_next. */
+static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->x.xerr, sizeof n->x.xerr, why, why_len); /* before close(): why may be the transport's */
+    if (n->x.conn != RLOCK__CONN_DOWN) {
+        if (n->transport.close) n->transport.close(n->transport.ctx);
+        n->x.closed = 1;
+    }
+    n->x.conn = RLOCK__CONN_DOWN;
+    n->x.rx_len = n->x.rx_used = n->x.tx_len = n->x.tx_off = 0;
+    n->x.head = 0;
+    n->x.failing = n->x.count;
+    n->x.fail_st = st;
+}
+static void rlock__c_dropz(rlock_node *n, rlock_status st, const char *why) {
+    rlock__c_drop(n, st, why, strlen(why));
+}
+/* A transport call failed: its own text when it has one, else ours. */
+static void rlock__c_io_fail(rlock_node *n, const char *fallback) {
+    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+    rlock__c_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
+}
+/* The transport's text for a busy connection, else ours. */
+static const char *rlock__c_busy(const rlock_node *n) {
+    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+    return t && t[0] ? t : "the connection is in use by someone else";
+}
+
+/* Room for the next request (the connection has none in flight): *out,
+ * *cap. A connection that is down is (re)connected, AUTH and SELECT queued
+ * first; an idle one is probed first (as rlock__x_begin). RLOCK_OK,
+ * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (AUTH does not fit). */
+static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap, const char **why) {
+    const rlock_transport *t = &n->transport;
+    rlock__conn *x = &n->x;
+    *why = "";
+    if (x->active) {
+        /* answering its reply (EVAL after NOSCRIPT): it is alive */
+    } else if (x->conn == RLOCK__CONN_UP && t->idle) {
+        int r = t->idle(t->ctx);
+        if (r == RLOCK_IO_BUSY) { *why = rlock__c_busy(n); return RLOCK_E_IO; }
+        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, "idle connection closed");
+    } else if (x->conn == RLOCK__CONN_UP) {
+        long r = t->recv(t->ctx, n->rx, sizeof n->rx);
+        if (r != RLOCK_IO_WOULD_BLOCK)
+            rlock__c_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+    }
+    x->rx_len = 0;
+    if (x->conn == RLOCK__CONN_DOWN) {
+        if (!t->connect && x->closed) {
+            *why = "not connected (no connect hook)";
+            return RLOCK_E_IO;
+        }
+        x->conn = RLOCK__CONN_NEW;
+        x->gen++;
+        x->tx_len = x->tx_off = 0;
+        x->head = 0;
+        if (n->password) {
+            const char *argv[3];
+            size_t lens[3];
+            int argc = 0;
+            argv[argc] = "AUTH"; lens[argc++] = 4;
+            if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
+            argv[argc] = n->password; lens[argc++] = strlen(n->password);
+            x->tx_len = rlock_resp_encode(n->tx, sizeof n->tx, argc, argv, lens);
+            if (x->tx_len == 0) {
+                x->conn = RLOCK__CONN_DOWN;
+                *why = "AUTH does not fit in RLOCK_TX_BUF";
+                return RLOCK_E_BADARG;
+            }
+            x->head = RLOCK__C_AUTH;
+            x->commands++;
+        }
+        if (n->db > 0) { /* refused (out of range): the connection is not used */
+            char num[24];
+            const char *argv[2];
+            size_t lens[2];
+            argv[0] = "SELECT"; lens[0] = 6;
+            lens[1] = rlock__utoa(num, (unsigned long long)n->db);
+            argv[1] = num;
+            x->tx_len += rlock_resp_encode(n->tx + x->tx_len, sizeof n->tx - x->tx_len, 2, argv, lens);
+            x->head |= RLOCK__C_SELECT;
+            x->commands++;
+        }
+    }
+    *out = n->tx + x->tx_len;
+    *cap = sizeof n->tx - x->tx_len;
+    return RLOCK_OK;
+}
+
+/* The request of len bytes encoded at rlock__c_begin's *out is in flight
+ * (tag RLOCK__TAG_AUTH, len 0: only AUTH / SELECT, for owner's request that
+ * did not fit behind them; it goes out once they are answered). */
+static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->x.tx_len += len;
+    n->x.count = 1;
+    n->q[0].owner = owner;
+    n->q[0].tag = tag;
+    n->q[0].deadline = deadline;
+    n->x.commands += len > 0;
+}
+
+/* Move the request in flight along as far as the transport allows without
+ * blocking: 1 its reply is in *rep (pointing into rx until the next call),
+ * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
+static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_status *st) {
+    const rlock_transport *t = &n->transport;
+    rlock__conn *x = &n->x;
+    if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
+    for (;;) {
+        long r;
+        if (x->failing) {
+            x->failing = x->count = 0;
+            *st = x->fail_st;
+            return -1;
+        }
+        if (!x->count) return 0;
+        if (x->conn != RLOCK__CONN_UP) {
+            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, "timeout"); continue; }
+            r = t->connect ? t->connect(t->ctx) : 1;
+            if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
+            if (r == RLOCK_IO_BUSY) { /* in use by someone else: close nothing */
+                x->conn = RLOCK__CONN_DOWN;
+                rlock__c_dropz(n, RLOCK_E_IO, rlock__c_busy(n));
+                continue;
+            }
+            if (r < 0) { rlock__c_io_fail(n, "connect failed"); continue; }
+            x->conn = RLOCK__CONN_UP;
+        }
+        if (x->tx_off < x->tx_len) {
+            size_t left = x->tx_len - x->tx_off;
+            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, "timeout"); continue; }
+            r = t->send(t->ctx, n->tx + x->tx_off, left);
+            if (r < 0) { rlock__c_io_fail(n, "send failed"); continue; }
+            if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, "transport sent more than asked"); continue; }
+            x->tx_off += (size_t)r;
+            if (r > 0) continue;
+        } else {
+            x->tx_off = x->tx_len = 0; /* all sent */
+        }
+        if (x->rx_len) {
+            long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
+            if (used < 0) { rlock__c_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); continue; }
+            if (used > 0 && x->head) { /* AUTH's or SELECT's */
+                unsigned bit = x->head & RLOCK__C_AUTH ? RLOCK__C_AUTH : RLOCK__C_SELECT;
+                if (rep->v.type == RLOCK_RESP_ERROR) {
+                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->v.str, rep->v.len);
+                    continue;
+                }
+                x->head &= ~bit;
+                memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
+                x->rx_len -= (size_t)used;
+                if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
+                continue;
+            }
+            if (used > 0 && (size_t)used < x->rx_len) {
+                /* more bytes than asked for: the stream is out of step */
+                rlock__c_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+                continue;
+            }
+            if (used > 0) {
+                x->rx_used = (size_t)used;
+                x->count = 0;
+                return 1;
+            }
+        }
+        r = t->recv(t->ctx, n->rx + x->rx_len, sizeof n->rx - x->rx_len);
+        if (r == RLOCK_IO_WOULD_BLOCK) {
+            /* times out only when nothing is left to read: a reply that came
+             * while this process was stalled is still its own */
+            if (now < n->q[0].deadline) return 0;
+            rlock__c_dropz(n, RLOCK_E_IO, "timeout");
+            continue;
+        }
+        if (r == RLOCK_IO_CLOSED) { rlock__c_io_fail(n, "connection closed by server"); continue; }
+        if (r < 0) { rlock__c_io_fail(n, "recv failed"); continue; }
+        if ((size_t)r > sizeof n->rx - x->rx_len) {
+            rlock__c_dropz(n, RLOCK_E_IO, "transport returned more than asked");
+            continue;
+        }
+        x->rx_len += (size_t)r;
+    }
+}
+
+/* RLOCK_WANT_* the connection needs now. */
+static int rlock__c_wants(const rlock_node *n) {
+    if (n->x.failing || !n->x.count) return 0;
+    if (n->x.conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE;
+    return (n->x.tx_off < n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
+}
+RLOCKDEF int rlock_node_wants(const rlock_node *node) {
+    return node && node->magic == RLOCK__MAGIC_NODE ? rlock__c_wants(node) : 0;
+}
+RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
+    (void)sub; /* never attached: waiting is compiled out */
+    return 0;
+}
+
+/* Record the answer to lk's request (as rlock__round_answer, one node). */
+static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *rep, const char *why) {
+    rlock_round *r = &lk->op.round;
+    rlock_node *n = lk->client->nodes[0];
+    rlock_status kept = rlock__round_store(r, 0, st, rep, rlock__round_wants_array(r));
+    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
+        /* well-formed, of the wrong shape: the stream is not trusted either */
+        why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
+            : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
+        rlock__c_dropz(n, RLOCK_E_PROTOCOL, why);
+    }
+    if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
+        rlock__c_dropz(n, RLOCK_E_REDIS, "READONLY: the server is a replica now"); /* failover: connect again */
+    if (r->cleanup) return;
+    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
+    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
+    else rlock__node_notez(n, kept, why ? why : "");
+}
+
+/* Send lk's request when the connection is free (its turn). It has the
+ * node timeout from when it goes out: a request that waited for its turn
+ * (behind other locks') is not timed out by that wait; the EVAL sent again
+ * after NOSCRIPT stays within the first one's. */
+static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    rlock_node *n = lk->client->nodes[0];
+    unsigned char *out;
+    size_t cap, len;
+    const char *why;
+    rlock_status st;
+    uint64_t deadline = (now > r->start && !r->evaled ? now : r->start) + r->timeout;
+    if ((r->queued | r->answered) || n->x.count) return;
+    st = rlock__c_begin(n, &out, &cap, &why);
+    if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, why); return; }
+    len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    if (len == 0 && n->x.head) { /* behind AUTH / SELECT it does not fit: they go alone first */
+        rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, deadline);
+        return;
+    }
+    if (len == 0) {
+        rlock__c_answer(lk, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+        return;
+    }
+    rlock__c_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
+    r->queued = 1u;
+}
+
+/* Begin a request for `op` (the general engine's signature: mask is 1). */
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
+    rlock_round *r = &lk->op.round;
+    r->mask = mask;
+    r->queued = r->answered = r->evaled = 0;
+    r->script = rlock__script_for(lk, op);
+    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
+    r->cleanup = cleanup;
+    r->wake = RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
+    r->start = now;
+    r->timeout = rlock__node_timeout(lk, ttl);
+    r->ttl = ttl;
+    r->st[0] = RLOCK_WOULD_BLOCK;
+    if (!cleanup) rlock__node_notez(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "");
+    rlock__c_submit(lk, now);
+}
+
+/* The next acquire attempt: the first one a plain SET NX PX once a script
+ * ran on the node (as the general engine; not with fencing or
+ * cfg.scripts_only); the script at once after a refused SET. */
+static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
+    if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
+        op->plain = 0;
+        op->attempts--;
+    } else {
+        op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
+                    lk->client->nodes[0]->scripted;
+    }
+    op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
+    op->attempts++;
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 1u, op->ttl, now, 0);
+}
+
+/* The op is over: a reply still due is read and discarded. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
+    rlock_node *n = lk->client->nodes[0];
+    (void)now;
+    if (n->q[0].owner == lk) n->q[0].owner = NULL;
+    lk->op.result = st;
+    rlock__op_goto(lk, RLOCK__PH_DONE);
+}
+
+/* After a failed attempt (and its cleanup): back off and retry, or end.
+ * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
+ * past the holder's PTTL or the wait. */
+static void rlock__c_again(rlock_lock *lk, uint64_t now) {
+    const rlock_config *cfg = &lk->client->cfg;
+    rlock_op *op = &lk->op;
+    uint64_t d = cfg->backoff_min_ms, delay;
+    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    if (!op->retry || op->cancel || (now >= op->wait_end && op->plain != 2)) {
+        rlock__op_finish(lk, op->fail, now);
+        return;
+    }
+    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
+    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
+    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
+    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1);
+    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
+    if (now + delay > op->wait_end) delay = op->wait_end - now;
+    op->wake_at = now + delay;
+    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
+}
+
+/* Statuses that end an acquire at once (as rlock__tally_status). */
+static int rlock__c_fatal(rlock_status st) {
+    return st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
+           st == RLOCK_E_MOVED;
+}
+
+/* An acquire attempt was answered (as rlock__acquire_round_done, one node). */
+static void rlock__c_acquired(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    rlock_round *r = &op->round;
+    rlock_status st = r->st[0], fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
+    long long drift = rlock__drift(lk, op->ttl);
+    int answered = st == RLOCK_OK, granted = answered && r->v[0][0] == 1;
+    op->holder_pttl = answered && !granted ? (r->v[0][1] < 0 ? 0 : r->v[0][1]) : -1;
+    lk->votes = (size_t)granted;
+    if (now < r->start) fatal = RLOCK_E_CLOCK;
+    else if (!op->cancel && granted && (long long)(now - r->start) + drift < op->ttl) {
+        lk->held_since = lk->granted_at = r->start;
+        lk->fence = r->v[0][2];
+        lk->renewals = 0;
+        lk->lost_notified = 0;
+        lk->renew_at = r->start + rlock__renew_interval(lk, op->ttl);
+        lk->state = RLOCK_STATE_HELD;
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = r->start + (uint64_t)(op->ttl - drift);
+        lk->holds = 1;
+        lk->held_mask = 1u;
+        rlock__op_finish(lk, RLOCK_OK, now);
+        return;
+    }
+    op->fail = op->cancel ? RLOCK_OK
+             : fatal != RLOCK_OK ? fatal : answered ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
+    op->retry = !op->cancel && fatal == RLOCK_OK && now < op->wait_end &&
+                (lk->client->cfg.max_attempts == 0 || op->attempts < lk->client->cfg.max_attempts);
+    if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && answered && !granted) {
+        op->plain = 2;
+        op->retry = 1;
+    }
+    /* Release what we may hold: a grant too late to use, or an answer we
+     * never got (the SET may have landed). */
+    if (granted || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
+        rlock__op_goto(lk, RLOCK__PH_CLEANUP);
+        rlock__round_begin(lk, RLOCK__OP_RELEASE, 1u, op->ttl, now, 1);
+        return;
+    }
+    rlock__c_again(lk, now);
+}
+
+/* An extend was answered (as rlock__extend_round_done, one node). */
+static void rlock__c_extended(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    rlock_status st = op->round.st[0];
+    long long drift = rlock__drift(lk, op->ttl);
+    int yes = st == RLOCK_OK && op->round.v[0][0] == 1;
+    lk->votes = (size_t)yes;
+    if (now < op->round.start) st = RLOCK_E_CLOCK;
+    else if (yes && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
+        lk->granted_at = op->round.start;
+        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        st = RLOCK_OK;
+    } else if ((st == RLOCK_OK && !yes) || now >= lk->validity_end) {
+        rlock__mark_lost(lk);
+        st = RLOCK_LOST;
+    } else if (st == RLOCK_OK) {
+        st = RLOCK_E_PROTOCOL;
+    }
+    rlock__op_finish(lk, st, now);
+}
+
+/* A release was answered: 1 released, 0 not ours (then it was lost). */
+static void rlock__c_released(rlock_lock *lk, uint64_t now) {
+    rlock_status st = lk->op.round.st[0];
+    lk->votes = st == RLOCK_OK && lk->op.round.v[0][0] == 1;
+    if (st == RLOCK_OK) {
+        lk->holds = 0;
+        lk->state = RLOCK_STATE_IDLE;
+        st = lk->votes ? RLOCK_OK : RLOCK_LOST;
+    }
+    rlock__op_finish(lk, st, now); /* an error: the outcome is unknown, the state kept */
+}
+
+/* Move lk's operation as far as it can go now. */
+static void rlock__c_run(rlock_lock *lk, uint64_t now) {
+    rlock_op *op = &lk->op;
+    if (op->phase == RLOCK__PH_BACKOFF && now >= op->wake_at) rlock__acquire_next_round(lk, now);
+    if (op->phase != RLOCK__PH_ROUND && op->phase != RLOCK__PH_CLEANUP) return;
+    rlock__c_submit(lk, now);
+    if (!op->round.answered) return;
+    /* judged by the clock now: the answer may have come inside a blocking call */
+    now = rlock__now(lk->client);
+    if (op->phase == RLOCK__PH_CLEANUP) rlock__c_again(lk, now);
+    else if (op->kind == RLOCK__OP_ACQUIRE) rlock__c_acquired(lk, now);
+    else if (op->kind == RLOCK__OP_EXTEND) rlock__c_extended(lk, now);
+    else rlock__c_released(lk, now);
+}
+
+/* The reply (ok) or failure of lk's request. */
+static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why,
+                           uint64_t now) {
+    rlock_round *r = &lk->op.round;
+    if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
+    if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
+    if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
+        if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
+            rlock__c_answer(lk, RLOCK_E_REDIS, NULL, "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)");
+            return;
+        }
+        if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
+            r->evaled = 1u;
+            r->queued = 0;
+            rlock__c_submit(lk, now);
+            return;
+        }
+    }
+    if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
+        lk->client->nodes[0]->scripted = (unsigned char)!(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
+                                                          memcmp(rep->v.str, "NOPERM", 6) == 0);
+    rlock__c_answer(lk, RLOCK_OK, rep, NULL);
+}
+
+/* Drive every operation of c: read the reply in flight, hand it to its
+ * lock, let each op move on (the next whose turn it is sends) - until
+ * nothing new is sent. */
+static void rlock__client_step(rlock_client *c) {
+    rlock_node *n = c->nodes[0];
+    int pass;
+    for (pass = 0; pass < 4; pass++) {
+        uint64_t now = rlock__now(c);
+        unsigned long before = n->x.commands;
+        rlock_reply rep;
+        rlock_status st = RLOCK_OK;
+        rlock_lock *o;
+        int r;
+        int got = 0;
+        while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
+            n->x.active = 1;
+            if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr, now);
+            n->x.active = 0;
+            got = 1;
+        }
+        /* the next lock's request goes out now: its timeout runs from then
+         * (the reply may have come inside a blocking call) */
+        if (got) now = rlock__now(c);
+        for (o = c->ops; o; o = o->op.next) rlock__c_run(o, now);
+        if (n->x.commands == before) break;
+    }
+}
+
+/* When c must be stepped again even without I/O (UINT64_MAX: never). */
+static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
+    const rlock_lock *o;
+    const rlock_node *n = c->nodes[0];
+    uint64_t next = UINT64_MAX;
+    for (o = c->ops; o; o = o->op.next)
+        if (o->op.phase == RLOCK__PH_BACKOFF && o->op.wake_at < next) next = o->op.wake_at;
+        else if (o->op.phase == RLOCK__PH_DONE) next = now;
+    if (rlock__c_wants(n) && n->q[0].deadline < next) next = n->q[0].deadline;
+    return next;
+}
+
+/* The connection, when it needs I/O (the general engine's signature). */
+static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, const rlock_transport **trs,
+                                     size_t cap, int *connecting) {
+    const rlock_node *n = c->nodes[0];
+    const rlock_transport *t = &n->transport;
+    int w = rlock__c_wants(n), fd;
+    (void)trs;
+    *connecting = 0;
+    if (!w) return 0;
+    fd = t->fd ? t->fd(t->ctx) : -1;
+    *connecting = n->x.conn == RLOCK__CONN_NEW;
+    if (cap) {
+        out->conn = n;
+        out->fd = fd;
+        out->events = t->events && fd >= 0 ? t->events(t->ctx, w) : w;
+        out->gen = n->x.gen;
+    }
+    return 1;
+}
+
+/* Block until the connection can move or timeout_ms passes (sleep when
+ * nothing is in flight). */
+static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
+    const rlock_transport *t = &c->nodes[0]->transport;
+    rlock_interest it;
+    int connecting;
+    if (!rlock__client_interest(c, &it, NULL, 1, &connecting)) {
+        if (timeout_ms) rlock__sleep(c, timeout_ms);
+        return;
+    }
+    if (connecting) return; /* connect() has not run yet: step at once */
+    if (t->wait_many && it.fd >= 0) (void)t->wait_many(&it, 1, timeout_ms);
+    else if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
+}
+
+RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
+    rlock_node *n;
+    uint64_t deadline;
+    unsigned char *out;
+    size_t cap, len = 0;
+    const char *why = "";
+    rlock_status st = RLOCK_E_STATE;
+    if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (c->ops) return RLOCK_E_STATE;
+    n = c->nodes[0];
+    deadline = rlock__now(c) + timeout_ms;
+    if (!n->x.count && !n->x.failing) st = rlock__c_begin(n, &out, &cap, &why); /* else: a cancelled op's reply is due */
+    if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
+        rlock__c_commit(n, len, NULL, RLOCK__TAG_PING, deadline);
+        rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
+        for (;;) {
+            uint64_t now = rlock__now(c);
+            rlock_reply rep;
+            int r = rlock__c_next(n, now, &rep, &st);
+            if (r < 0) rlock__node_notez(n, st, n->x.xerr);
+            else if (r > 0 && rep.v.type == RLOCK_RESP_STATUS) return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
+            else if (r > 0 && rep.v.type == RLOCK_RESP_ERROR)
+                rlock__node_note(n, rlock__map_error(rep.v.str, rep.v.len), rep.v.str, rep.v.len);
+            else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+            if (r) break;
+            rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
+        }
+    } else {
+        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, why);
+    }
+    return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
+}
+
+RLOCKDEF void rlock_client_close(rlock_client *c) {
+    if (!rlock__client_ok(c)) return;
+    if (c->nodes[0]->x.conn != RLOCK__CONN_DOWN || c->nodes[0]->x.count)
+        rlock__c_dropz(c->nodes[0], RLOCK_E_IO, "connection closed by rlock_client_close");
+}
+
+static void rlock__op_unlink(rlock_lock *lk);
+
+RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
+    rlock_op *op;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    op = &lk->op;
+    if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (op->phase != RLOCK__PH_DONE) {
+        /* an acquire whose attempt is out waits for its answer and releases
+         * what it granted (the attempt's end sees op->cancel); else done */
+        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP))
+            op->cancel = 1;
+        else rlock__op_finish(lk, RLOCK_OK, 0);
+    }
+    return rlock_step(lk);
+}
+
+RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return;
+    if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answer is read and discarded */
+        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, 0);
+        rlock__op_unlink(lk);
+    }
+    memset(lk, 0, sizeof *lk);
+}
+#endif /* RLOCK__COMPACT */
 
 static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
     rlock_client *c = lk->client;
@@ -4933,6 +5646,7 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
     return rlock_result(lk);
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 /* When c must be stepped again even without I/O: the earliest op timer or
  * request deadline (UINT64_MAX: none). */
 static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
@@ -4952,6 +5666,7 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
     }
     return next;
 }
+#endif
 
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     uint64_t now, next;
@@ -4989,6 +5704,7 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
             lk->op.phase == RLOCK__PH_SUBSCRIBE);
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_client *c;
     rlock_op *op;
@@ -5010,6 +5726,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     }
     return rlock_step(lk);
 }
+#endif
 
 RLOCKDEF void rlock_cancel(rlock_lock *lk) {
     rlock_status st = rlock_cancel_begin(lk);
@@ -5210,6 +5927,7 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
     return c ? rlock__why_of(c->why, sizeof c->why) : "c is NULL";
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
     if (lk->op.kind != RLOCK__OP_NONE) {
@@ -5221,6 +5939,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     }
     memset(lk, 0, sizeof *lk);
 }
+#endif
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;

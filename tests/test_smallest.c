@@ -1,6 +1,8 @@
 /* test_smallest.c - the smallest configuration (RLOCK_SMALLEST: every feature
- * that compiles out left out, one node, 4 requests in flight) against a real
- * redis-server the test starts on a free loopback port and stops by PID.
+ * that compiles out left out, one node) against a real redis-server the test
+ * starts on a free loopback port and stops by PID. It runs the compact engine
+ * (rlock.h section 6.8c: one request in flight per connection, a lock whose
+ * turn has not come waits; RESP2 scalars and arrays of them only).
  * Its buffers are sized by what it sends and reads (rlock.h section 1: a
  * 448-byte TX buffer at the default RLOCK_MAX_KEY_LEN, a 256-byte RX buffer),
  * and this shows they are enough, at the longest key, for what a lock does:
@@ -10,8 +12,20 @@
  *     attempt do not fit in the TX buffer together, so the attempt goes out
  *     once AUTH is sent - it must not fail;
  *   - a contended acquire waits by backoff and times out; then succeeds;
- *   - more locks at once than the pipeline holds (8 on 4): each waits for
- *     room, none fails;
+ *   - 8 locks begun at once on one client (one request in flight): each
+ *     waits for its turn, none fails; and 8 whose keys alternate free /
+ *     held by another client: each gets its own answer (OK / NOT_ACQUIRED),
+ *     never its neighbour's;
+ *   - a transport that moves one byte per send and recv call: every reply
+ *     split across many recv calls is put together, the cycle works;
+ *   - the connection dropped in the middle of a reply: RLOCK_E_IO ("connection
+ *     closed by server"), the transport closed, no lock left on the server
+ *     (the unanswered attempt is released on a new connection), and the next
+ *     acquire works on a fresh connection;
+ *   - a timeout while a request is in flight (the reply withheld): RLOCK_E_IO
+ *     "timeout", the connection dropped (a late reply is never read as the
+ *     next one's), the grant that landed released, and the next acquire and
+ *     release work on a fresh connection;
  *   - an error reply (a hash under the key: WRONGTYPE) fits the RX buffer and
  *     is reported as itself, not as a protocol error.
  *   - what it leaves out says so: cfg.fencing is refused by rlock_client_init
@@ -138,19 +152,26 @@ static void test_cycle(const rh_server *s, const char *password) {
     scli_close(&t);
 }
 
-/* NLOCKS acquires begun at once on a pipeline of RLOCK_MAX_PIPELINE. */
-static void test_more_locks_than_pipeline(const rh_server *s) {
-    scli t;
-    static rlock_lock lk[NLOCKS];
+/* NLOCKS acquires begun at once on one client: one request in flight at a
+ * time, the others wait for their turn. held: the odd keys are held by
+ * another client, so every other lock must be refused - each reply goes to
+ * its own lock. */
+static void test_more_locks_than_pipeline(const rh_server *s, int held) {
+    scli t, rival;
+    static rlock_lock lk[NLOCKS], rl[NLOCKS];
     static char key[NLOCKS][RLOCK_MAX_KEY_LEN];
-    int i, left, rounds = 0, ok = 0;
+    int i, left, rounds = 0, ok = 0, refused = 0;
     CHECK(NLOCKS > RLOCK_MAX_PIPELINE);
     CHECK(scli_open(&t, s, PASSWORD) == 0);
+    CHECK(scli_open(&rival, s, PASSWORD) == 0);
     for (i = 0; i < NLOCKS; i++) {
         make_key(key[i], (char)('c' + i));
         CHECK_EQ_ST(rlock_lock_init(&lk[i], &t.cl, key[i], sizeof key[i], RLOCK_KIND_SIMPLE), RLOCK_OK);
-        CHECK_EQ_ST(rlock_acquire_begin(&lk[i], 10000, 0), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_ST(rlock_lock_init(&rl[i], &rival.cl, key[i], sizeof key[i], RLOCK_KIND_SIMPLE), RLOCK_OK);
+        if (held && i % 2) CHECK_EQ_ST(rlock_acquire(&rl[i], 10000, 0), RLOCK_OK);
     }
+    for (i = 0; i < NLOCKS; i++) CHECK_EQ_ST(rlock_acquire_begin(&lk[i], 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_node_wants(&t.node) != 0, 1); /* the first one's request */
     for (left = NLOCKS; left > 0 && rounds < 20000; rounds++) {
         rlock_interest in[2];
         uint32_t tmo;
@@ -165,16 +186,149 @@ static void test_more_locks_than_pipeline(const rh_server *s) {
         for (i = 0, left = 0; i < NLOCKS; i++) {
             rlock_status st = rlock_result(&lk[i]);
             if (st == RLOCK_WOULD_BLOCK) left++;
-            else if (st == RLOCK_OK) ok++;
+            else if (st == RLOCK_OK && !(held && i % 2)) ok++;
+            else if (st == RLOCK_NOT_ACQUIRED && held && i % 2) refused++;
             else if (st != RLOCK_E_STATE) CHECK_MSG(0, "lock %d: %s (%s)", i, rlock_status_str(st), rlock_node_error(&t.node));
         }
     }
-    CHECK_EQ_LL(ok, NLOCKS);
+    CHECK_EQ_LL(ok, held ? NLOCKS / 2 : NLOCKS);
+    CHECK_EQ_LL(refused, held ? NLOCKS / 2 : 0);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), 1 + NLOCKS); /* AUTH, then one request per lock */
     for (i = 0; i < NLOCKS; i++) {
-        CHECK(held_by(key[i], &lk[i], 10000));
-        CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        rlock_lock *h = held && i % 2 ? &rl[i] : &lk[i];
+        CHECK(held_by(key[i], h, 10000));
+        CHECK_EQ_ST(rlock_release(h), RLOCK_OK);
         CHECK(absent(key[i]));
     }
+    scli_close(&t);
+    scli_close(&rival);
+}
+
+/* A transport around the POSIX one that moves at most `chunk` bytes per
+ * send / recv call (0: any), drops the connection after `cut` received bytes
+ * (0: never; recv then says RLOCK_IO_CLOSED), and withholds every reply while
+ * `stall` (recv would-block, wait times out) - until rlock closes it. */
+typedef struct wrap {
+    rlock_transport in;
+    size_t chunk, cut, got;
+    int stall, closes, connects;
+} wrap;
+static long wr_send(void *ctx, const unsigned char *b, size_t n) {
+    wrap *w = (wrap *)ctx;
+    return w->in.send(w->in.ctx, b, w->chunk && n > w->chunk ? w->chunk : n);
+}
+static long wr_recv(void *ctx, unsigned char *b, size_t n) {
+    wrap *w = (wrap *)ctx;
+    long r;
+    if (w->stall) return RLOCK_IO_WOULD_BLOCK;
+    if (w->cut && w->got >= w->cut) return RLOCK_IO_CLOSED;
+    if (w->chunk && n > w->chunk) n = w->chunk;
+    if (w->cut && n > w->cut - w->got) n = w->cut - w->got;
+    r = w->in.recv(w->in.ctx, b, n);
+    if (r > 0) w->got += (size_t)r;
+    return r;
+}
+static int wr_connect(void *ctx) {
+    wrap *w = (wrap *)ctx;
+    int r = w->in.connect(w->in.ctx);
+    if (r == 1) w->connects++;
+    return r;
+}
+static void wr_close(void *ctx) {
+    wrap *w = (wrap *)ctx;
+    w->closes++;
+    w->stall = 0;
+    w->cut = 0;
+    w->in.close(w->in.ctx);
+}
+static int wr_wait(void *ctx, int want, uint32_t timeout_ms) {
+    wrap *w = (wrap *)ctx;
+    if (w->stall) { rh_sleep_ms(timeout_ms > 20 ? 20 : timeout_ms); return 0; }
+    return w->in.wait(w->in.ctx, want, timeout_ms);
+}
+static int wr_open(scli *t, wrap *w, const rh_server *s) {
+    rlock_transport tr;
+    rlock_config cfg;
+    memset(w, 0, sizeof *w);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 300;
+    if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    w->in = *rlock_posix_transport(&t->pc);
+    memset(&tr, 0, sizeof tr);
+    tr.ctx = w;
+    tr.send = wr_send;
+    tr.recv = wr_recv;
+    tr.connect = wr_connect;
+    tr.close = wr_close;
+    tr.wait = wr_wait;
+    if (rlock_node_init(&t->node, &tr) != RLOCK_OK) return -1;
+    t->node.password = PASSWORD;
+    return rlock_client_init(&t->cl, &t->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+
+/* Replies split across many recv calls (one byte each) are put together. */
+static void test_split_replies(const rh_server *s) {
+    scli t;
+    wrap w;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    make_key(key, 's');
+    CHECK(wr_open(&t, &w, s) == 0);
+    w.chunk = 1;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(held_by(key, &lk, 5000));
+    CHECK_EQ_ST(rlock_extend(&lk, 8000), RLOCK_OK);
+    CHECK(held_by(key, &lk, 8000));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    CHECK_MSG(w.got > 20, "%lu bytes received one at a time", (unsigned long)w.got);
+    CHECK_EQ_LL(w.connects, 1);
+    CHECK_EQ_LL(w.closes, 0);
+    scli_close(&t);
+}
+
+/* The connection drops in the middle of a reply, then a request's reply is
+ * withheld until the node timeout: each is RLOCK_E_IO, drops the
+ * connection, leaves no lock behind, and the next op runs on a new one. */
+static void test_drop_and_timeout(const rh_server *s) {
+    scli t;
+    wrap w;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    unsigned long long t0;
+    make_key(key, 'd');
+    CHECK(wr_open(&t, &w, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    w.cut = 5 + 3; /* AUTH's "+OK\r\n", then 3 bytes of the grant "*3\r\n:1..." */
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "closed") != NULL, "node error: %s", rlock_node_error(&t.node));
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(w.closes, 1);
+    CHECK_EQ_LL(w.connects, 2); /* the cleanup release went out on a new connection */
+    CHECK(absent(key));         /* the grant that landed was released */
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(held_by(key, &lk, 5000));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    CHECK_EQ_LL(w.connects, 2);
+
+    /* a timeout with the request in flight: its late reply is never read */
+    w.stall = 1;
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_IO);
+    CHECK(rh_now_ms() - t0 >= 250); /* node_timeout_ms 300 */
+    CHECK_MSG(strcmp(rlock_node_error(&t.node), "timeout") == 0, "node error: %s", rlock_node_error(&t.node));
+    CHECK_EQ_LL(w.closes, 2);
+    CHECK_EQ_LL(w.connects, 3);
+    CHECK(absent(key)); /* granted on the server, released by the cleanup on the new connection */
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(held_by(key, &lk, 5000));
+    CHECK_EQ_ST(rlock_extend(&lk, 6000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    CHECK_EQ_LL(w.connects, 3);
+    CHECK_EQ_ST(rlock_node_status(&t.node), RLOCK_OK);
     scli_close(&t);
 }
 
@@ -380,7 +534,10 @@ int main(void) {
         CHECK(cmd_ok(cmd("CONFIG SET requirepass %s", PASSWORD), REDIS_REPLY_STATUS));
         CHECK(cmd_ok(cmd("AUTH %s", PASSWORD), REDIS_REPLY_STATUS));
         test_cycle(&srv, PASSWORD);
-        test_more_locks_than_pipeline(&srv);
+        test_more_locks_than_pipeline(&srv, 0);
+        test_more_locks_than_pipeline(&srv, 1);
+        test_split_replies(&srv);
+        test_drop_and_timeout(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

@@ -1538,8 +1538,10 @@ static void test_tx_floor(void) {
                     for (i = 0; i < nodes; i++) { /* a Redlock release wakes from one node only */
                         n = rlock__encode_lock(&LK, i, buf, sizeof buf, how);
                         CHECK(n > 0);
+#if !RLOCK__COMPACT /* the compact engine has no FCALL (nor its library loader) */
                         if (how == RLOCK__RUN_FCALL && RLOCK__HAS_EVAL) /* the library goes first */
                             n += rlock__encode_function_load(LK.scripts, LK.op.round.script, buf, sizeof buf);
+#endif
                         if (n > longest) longest = n;
                     }
                 }
@@ -2791,6 +2793,20 @@ static void test_timeouts(void) {
     env_reset("destroy during an op");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+#if RLOCK__COMPACT
+    /* One request in flight: LK2's waits until the abandoned one's answer
+     * (a grant) is read, and goes out only then. */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(F[0].n_reqs, 0); /* nothing sent before a step */
+    rlock_lock_destroy(&LK);
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_NOT_ACQUIRED); /* its own answer, not the late grant */
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
+#else
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
     s->hang = 1;
     fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
@@ -2801,8 +2817,69 @@ static void test_timeouts(void) {
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_NOT_ACQUIRED); /* its own answer, not the late grant */
     CHECK_EQ_LL(F[0].close_calls, 0);
+#endif
     env_done();
 }
+
+#if RLOCK__COMPACT
+/* The compact engine (rlock.h 6.8c) pipelines nothing: two locks begun at
+ * once take turns on the connection. The second request goes out only once
+ * the first one's reply is read, and each reply goes to its own lock. */
+static void test_compact_turns(void) {
+    rlock_status a = RLOCK_WOULD_BLOCK, b = RLOCK_WOULD_BLOCK;
+    long guard = 0;
+    env_reset("compact: one request in flight");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    F[0].split_at = 2; /* each reply in two reads: the step in between is seen */
+    fk_add(&F[0], "res:1", GRANT);
+    fk_add(&F[0], "res:2", "*2\r\n:0\r\n:5000\r\n"); /* held elsewhere */
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(RLOCK_MAX_PIPELINE, 1);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), RLOCK_WANT_WRITE);
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_WOULD_BLOCK); /* LK's request out, half its reply read */
+    CHECK_EQ_LL(F[0].n_reqs, 1);                       /* LK2's waits for its turn */
+    CHECK(req_has(&F[0], 0, "res:1"));
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), RLOCK_WANT_READ);
+    CHECK_EQ_ST(rlock_result(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_result(&LK2), RLOCK_WOULD_BLOCK);
+    while ((a == RLOCK_WOULD_BLOCK || b == RLOCK_WOULD_BLOCK) && ++guard < 1000) {
+        if (a == RLOCK_WOULD_BLOCK) a = rlock_step(&LK);
+        if (b == RLOCK_WOULD_BLOCK) b = rlock_step(&LK2);
+        if (a == RLOCK_WOULD_BLOCK) CHECK_EQ_LL(F[0].n_reqs, 1); /* not before LK's answer */
+    }
+    CHECK_EQ_ST(a, RLOCK_OK);
+    CHECK_EQ_ST(b, RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK(req_has(&F[0], 1, "res:2"));
+    CHECK_EQ_LL(F[0].req_conn[0], F[0].req_conn[1]);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_LL(rlock_node_wants(&N[0]), 0);
+    env_done();
+
+    /* Waiting for its turn is not part of a request's node timeout (250 ms
+     * at this ttl): LK2's goes out when LK's answer came, 200 ms after it
+     * began, and times out 250 ms after that - not 50 ms after. */
+    env_reset("compact: a turn's wait is not the request's timeout");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], "res:1", GRANT)->delay_ms = 200;
+    fk_add(&F[0], "res:2", GRANT)->hang = 1; /* never answered */
+    fk_add(&F[0], "res:2", ":1\r\n");        /* the cleanup release, on a new connection */
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    CHECK_EQ_LL(g_now - T0, 200);
+    CHECK_EQ_ST(drive(&LK2, RLOCK_WOULD_BLOCK), RLOCK_E_IO);
+    CHECK_EQ_LL(g_now - T0, 200 + 250);
+    CHECK_MSG(strcmp(rlock_node_error(&N[0]), "timeout") == 0, "node error: %s", rlock_node_error(&N[0]));
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK_EQ_LL(rlock_lock_state(&LK2), RLOCK_STATE_IDLE);
+    env_done();
+}
+#endif
 
 /* An exchange that ends inside one rlock_step (a transport that blocks in
  * send/recv) took real time: validity must count it, and a grant that came
@@ -4200,6 +4277,9 @@ int main(void) {
 #endif
     test_tx_floor();
     test_busy();
+#if RLOCK__COMPACT
+    test_compact_turns();
+#endif
 #if RLOCK_MAX_NODES >= 3
     test_round_tally();
 #endif
@@ -4251,5 +4331,8 @@ int main(void) {
     test_compiled_out();
     test_fault01_backoff_jitter();
     test_fault10_monotonic_clock();
-    return check_summary("unit");
+#ifndef UNIT_SUITE
+#define UNIT_SUITE "unit" /* tests/test_compact.c runs this file as "compact" */
+#endif
+    return check_summary(UNIT_SUITE);
 }

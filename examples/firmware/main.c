@@ -18,10 +18,11 @@
  */
 
 /* The configuration this example is built with (also in the README): one
- * node, simple locks with fencing, waiting by backoff, keys up to 64 bytes,
- * at most 4 requests in flight; every feature it does not use compiled out
- * (RLOCK_SMALLEST less fencing, the EVAL fallback - a fresh server has no
- * scripts loaded - and status names, which its reports print).
+ * node, simple locks with fencing, waiting by backoff, keys up to 64 bytes;
+ * every feature it does not use compiled out (RLOCK_SMALLEST less fencing,
+ * the EVAL fallback - a fresh server has no scripts loaded - and status
+ * names, which its reports print). That is rlock's compact engine (rlock.h
+ * section 6.8c): one request in flight on the connection at a time.
  * RLOCK_NO_POSIX: the clock, sleep and random hooks are set at run time in
  * rlock_config. */
 #define RLOCK_NO_POSIX
@@ -35,7 +36,6 @@
 #define RLOCK_MAX_NODES 1
 #define RLOCK_MAX_KEY_LEN 64
 #define RLOCK_MAX_OWNER_LEN 32
-#define RLOCK_MAX_PIPELINE 4
 #define RLOCK_RX_BUF 256
 #define RLOCK_ERR_LEN 64
 #define RLOCK_WHY_LEN 64
