@@ -4801,11 +4801,15 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
     uint64_t next = UINT64_MAX;
     size_t i;
     for (o = c->ops; o; o = o->op.next)
-        if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
-             (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
-            next = o->op.wake_at;
-        else if (o->op.phase == RLOCK__PH_DONE)
+        /* A release notice read with the refusal it follows (one recv, one
+         * pump) was delivered before the round ended: the op went to
+         * WAITMSG already woken, and only its next step retries. Due now,
+         * not at wake_at (the re-check: that wait was a lost wake-up). */
+        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)))
             next = now;
+        else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
+                  (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
+            next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x n = rlock__conn_at(c, i);
         uint64_t d = rlock__x_deadline(&n);

@@ -11,10 +11,11 @@
  * reentrancy, upgrade refused (RLOCK_E_UPGRADE), downgrade, a reader's own
  * lease, no writer starvation under a stream of readers (and the stream
  * wins when writers-first is off), no reader starvation under a writer that
- * re-acquires in a loop (turn tickets); a multi-lock all or none while one
- * key is held, its Cluster slot check, its release waking single-key
- * waiters and its fence token; inspection against what Redis holds;
- * force-unlock; nothing leaked.
+ * re-acquires in a loop (turn tickets), a wake-up read together with the
+ * refusal it follows acted on at once (not at the re-check); a multi-lock
+ * all or none while one key is held, its Cluster slot check, its release
+ * waking single-key waiters and its fence token; inspection against what
+ * Redis holds; force-unlock; nothing leaked.
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
  * loops. No wall-clock asserts: orderings and counts only. */
@@ -487,6 +488,115 @@ static void test_rw_turns(const rh_server *s) {
     rh_int(s, "DEL rw:turn {rw:turn}:waiters {rw:turn}:deadlines");
 }
 
+/* A woken waiter whose release notice arrives with the refusal it follows.
+ * The 15-reader / 1-writer stress run (issue 13's note) had readers, or the
+ * writer, asleep until their re-check about 1 run in 3: the last reader's
+ * release ran right after a waiter's refused attempt and published its id;
+ * the refusal and the notice came in one recv(), so the notice was
+ * delivered in the same pump, before the round was judged; the op went to
+ * WAITMSG already woken, and rlock_next_timeout_ms() (the blocking loop's
+ * and an event loop's sleep) said "until the re-check". Here the writer's
+ * connection is read only when the test says (a gate on its transport's
+ * recv), so the two arrive together every time: its attempt is refused
+ * (a reader holds), the server queues it, the reader releases (notice
+ * published, a PING after it makes sure it was written), then the gate
+ * opens. With a 30 s re-check the wake-up must be acted on at once: the
+ * next timeout is 0 and the writer is in within a few steps - counted in
+ * steps, and the re-check would be unmistakable besides. */
+static int g_gate;
+static rlock_transport g_gated_real;
+static long gated_recv(void *ctx, unsigned char *buf, size_t n) {
+    return g_gate ? RLOCK_IO_WOULD_BLOCK : g_gated_real.recv(ctx, buf, n);
+}
+static void test_rw_wake_with_refusal(const rh_server *s) {
+    rh_tconn ta;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_transport tr;
+    rlock_lock r, w;
+    rlock_status st;
+    char old_id[17];
+    int i, steps = 0;
+    uint32_t next;
+    if (tc_open(&ta, s) != 0 || rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) != 0) {
+        CHECK_MSG(0, "connect");
+        return;
+    }
+    g_gated_real = *rlock_posix_transport(&pc);
+    tr = g_gated_real;
+    tr.recv = gated_recv;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.pubsub = 1;
+    cfg.recheck_ms = 30000; /* a missed wake-up sleeps 30 s */
+    CHECK_EQ_ST(rlock_node_init(&node, &tr), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r, &ta.cl, "rw:wake", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &cl, "rw:wake", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&r, 30000, 0), RLOCK_OK);
+    /* A first wait, cancelled: the client stays subscribed (the lingering
+     * channel), so the next attempt queues at once. */
+    st = rlock_acquire_begin(&w, 30000, 60000);
+    for (i = 0; i < 5000 && st == RLOCK_WOULD_BLOCK && w.op.phase != RLOCK__PH_WAITMSG; i++) {
+        rh_sleep_ms(1);
+        st = rlock_step(&w);
+    }
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(w.op.phase, RLOCK__PH_WAITMSG);
+    rlock_cancel(&w);
+    memcpy(old_id, w.waiter_id, 16);
+    old_id[16] = '\0';
+    /* The gated attempt: sent, its answer left unread. */
+    g_gate = 1;
+    st = rlock_acquire_begin(&w, 30000, 60000);
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK(memcmp(old_id, w.waiter_id, 16) != 0);
+    for (i = 0; i < 5000 && rh_int(s, "ZRANK {rw:wake}:waiters %b", w.waiter_id, (size_t)16) < 0; i++) {
+        rh_sleep_ms(1);
+        st = rlock_step(&w);
+    }
+    CHECK_MSG(i < 5000, "the writer's attempt never queued");
+    CHECK_EQ_ST(rlock_release(&r), RLOCK_OK); /* the last reader out publishes the writer's id */
+    CHECK_EQ_LL(rh_int(s, "ZCARD {rw:wake}:waiters"), 0);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:wake"), 1); /* the writer's hold-off is kept */
+    {
+        char pong[8];
+        CHECK(rh_str(s, pong, sizeof pong, "PING") == REDIS_REPLY_STATUS); /* the notice is written by now */
+    }
+    g_gate = 0;
+    st = rlock_step(&w); /* reads the refusal and the notice together */
+    next = rlock_next_timeout_ms(&w);
+    printf("read-write: a release notice read with the refusal it follows: writer %s, next timeout %u ms "
+           "(re-check %u ms)\n", st == RLOCK_OK ? "in" : "refused, woken", (unsigned)next, (unsigned)cfg.recheck_ms);
+    CHECK_MSG(st == RLOCK_OK || next == 0, "woken, but told to sleep %u ms", (unsigned)next);
+    /* Driven as an event loop would: step, sleep as long as it says. */
+    while (st == RLOCK_WOULD_BLOCK && steps < 50) {
+        rlock_interest in[2];
+        struct pollfd p[2];
+        uint32_t to;
+        size_t k, n = rlock_client_interest(&cl, in, 2, &to);
+        for (k = 0; k < n; k++) {
+            p[k].fd = in[k].fd;
+            p[k].events = (short)((in[k].events & RLOCK_WANT_READ ? POLLIN : 0) |
+                                  (in[k].events & RLOCK_WANT_WRITE ? POLLOUT : 0));
+        }
+        if (to > 2000) break; /* a sleep this long is the re-check: the wake-up was lost */
+        (void)poll(p, (nfds_t)n, (int)to);
+        st = rlock_step(&w);
+        steps++;
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(steps < 50, "the writer took %d steps", steps);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    else rlock_cancel(&w);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    rh_tc_close(&ta);
+    rh_int(s, "DEL rw:wake {rw:wake}:waiters {rw:wake}:deadlines");
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -787,6 +897,7 @@ int main(void) {
     test_rw_basic(&s);
     test_rw_starvation(&s);
     test_rw_turns(&s);
+    test_rw_wake_with_refusal(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_inspect_force(&s);
