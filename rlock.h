@@ -1889,13 +1889,6 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "for i=1,16 do if not w[1] then break end " \
     "if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
     "w=redis.call('zpopmin'," q ") end "
-/* The same for a semaphore's queue (scored by arrival, so FIFO; each
- * waiter's deadline in the hash dl). */
-#define RLOCK__LUA_WAKE_LOOP(q, dl, ch) \
-    "for i=1,16 do if not w[1] then break end " \
-    "local d=tonumber(redis.call('hget'," dl ",w[1])) redis.call('hdel'," dl ",w[1]) " \
-    "if d and d>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
-    "w=redis.call('zpopmin'," q ") end "
 #define RLOCK__LUA_WAKE_ONE \
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
     RLOCK__LUA_WAKE_SCORED("KEYS[2]", "ARGV[3]") "end end "
@@ -1991,24 +1984,37 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * the earliest lease ends, 1 + lowest free slot (0: none)}. Extend and
  * release find the token's member by a scan: O(permits held), which also
  * reaps expired permits. The queue fragments skip a call when there is
- * nothing to do (one TIME per script). */
+ * nothing to do (one TIME per script).
+ * The queue is FIFO (scored by arrival); each waiter's entry in KEYS[3] is
+ * its deadline, or on one node without fencing "deadline ttl N token": a
+ * release hands its freed permit straight to the first live waiter (a slot
+ * below the waiter's N, leased for the waiter's ttl, "<waiter id> <slot>"
+ * published) while fewer than that N are live, so the woken waiter holds it
+ * without a second attempt. A waiter that died holds it until that lease
+ * ends, as a holder that died would; one whose notice was lost finds it at
+ * its next attempt (its token already holds a live slot: a grant, the lease
+ * renewed); an attempt with no wait left (the last one before a timeout)
+ * leaves the queue, so nothing is handed to a waiter that gave up. */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
-    "if ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then " \
-    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) local e=tonumber(ARGV[4])+60000 " \
+    "if ARGV[3]~='' and tonumber(ARGV[4])<=0 then " RLOCK__LUA_SEM_DEQUEUE \
+    "elseif ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then local d=ms+tonumber(ARGV[4]) " \
+    "if p<0 and not KEYS[4] then d=d..' '..tt..' '..n..' '..ARGV[1] end " \
+    "redis.call('hset',KEYS[3],ARGV[3],d) local e=tonumber(ARGV[4])+60000 " \
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_SEM_ACQUIRE \
     RLOCK__LUA_NOW "local k,n,tt,p=KEYS[1],tonumber(ARGV[5]),tonumber(ARGV[2]),tonumber(ARGV[6]) " \
     "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
     "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
-    "local c,u,mx,mn,f,x0=0,{},ms,nil,-1,{} for i=1,#h,2 do local x=tonumber(h[i+1]) " \
-    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true " \
+    "local c,u,mx,mn,f,x0,m,s=0,{},ms,nil,-1,{},':'..ARGV[1],nil for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 local j=tonumber(string.match(h[i],'^%d+')) or -1 u[j]=true " \
+    "if p<0 and string.sub(h[i],-#m)==m then s=j end " \
     "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
     "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
-    "if c<n then for i=0,c do if not u[i] then f=i break end end end " \
-    "if c<n and ((p<0 and f>=0) or (p>=0 and p<n and not u[p])) then local s=p<0 and f or p " \
-    "redis.call('zadd',k,ms+tt,s..':'..ARGV[1]) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
+    "if not s and c<n then for i=0,c do if not u[i] then f=i break end end " \
+    "if (p<0 and f>=0) or (p>=0 and p<n and not u[p]) then s=p<0 and f or p end end " \
+    "if s then redis.call('zadd',k,ms+tt,s..m) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
     RLOCK__LUA_SEM_DEQUEUE "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
     RLOCK__LUA_SEM_ENQUEUE "return {0,(mn or ms)-ms,f+1}"
 #define RLOCK__LUA_SEM_MINE \
@@ -2017,11 +2023,26 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local tt,g,mx=tonumber(ARGV[2]),false,ms for i=1,#h,2 do " \
     "local x=tonumber(h[i+1]) if string.sub(h[i],-#m)==m then if x>ms then g=h[i] end elseif x>mx then mx=x end end " \
     "if not g then return 0 end redis.call('zadd',k,ms+tt,g) if ms+tt>mx then redis.call('pexpire',k,tt) end return 1"
+/* Wake (or hand the freed permit to) the first live waiter of the FIFO;
+ * w its popped head, c / u / mx the live permits left, their slots and
+ * latest lease end. Waiters past their deadline are skipped. */
+#define RLOCK__LUA_SEM_HANDOFF \
+    "for i=1,16 do if not w[1] then break end " \
+    "local v=redis.call('hget',KEYS[3],w[1]) or '' redis.call('hdel',KEYS[3],w[1]) " \
+    "local d,tt,n,t=string.match(v,'^(%d+) (%d+) (%d+) (%x+)$') d=tonumber(d or v) " \
+    "if d and d>ms then local s='' if t and c<tonumber(n) then s=0 while u[s] do s=s+1 end " \
+    "redis.call('zadd',k,ms+tt,s..':'..t) if ms+tt>mx then redis.call('pexpire',k,tt) end s=' '..s end " \
+    RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]..s") "break end " \
+    "w=redis.call('zpopmin',KEYS[2]) end "
+/* A cleanup (a cancelled waiter's, ARGV[4] its waiter id) leaves the queue
+ * first, and takes back a permit handed to it meanwhile. */
 #define RLOCK__LUA_SEM_RELEASE \
-    RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g=0 for i=1,#h,2 do " \
-    "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if tonumber(h[i+1])>ms then g=1 end end end " \
+    "if ARGV[4] and ARGV[4]~='' and redis.call('zrem',KEYS[2],ARGV[4])==1 then redis.call('hdel',KEYS[3],ARGV[4]) end " \
+    RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g,c,u,mx=0,0,{},ms for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if x>ms then g=1 end " \
+    "elseif x>ms then c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true if x>mx then mx=x end end end " \
     "if g==0 then return 0 end if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) " \
-    RLOCK__LUA_WAKE_LOOP("KEYS[2]", "KEYS[3]", "ARGV[3]") "end return 1"
+    RLOCK__LUA_SEM_HANDOFF "end return 1"
 /* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
@@ -2324,11 +2345,11 @@ static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4a2be67b73016d2e6cca608b
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("d5761c52586020dfb55ee542f1fad5b280aeb849"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
-static const char rlock__h10[] = RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c");
+static const char rlock__h10[] = RLOCK__PRIM("8600590871c810195ff97ae84d61de7a32ff3aa7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
-static const char rlock__h12[] = RLOCK__PRIM("ea0719f4d350c9bf1fc22e92ef91b3f27a80db9d");
+static const char rlock__h12[] = RLOCK__PRIM("83e0a950d64b4dde3dd9f13499320fd1792026f0");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
 static const char rlock__h13[] = RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
@@ -3603,7 +3624,7 @@ static unsigned rlock__popcount(unsigned m) {
 enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE,
        RLOCK__OP_INSPECT, RLOCK__OP_FORCE /* 6.10 */ };
 /* ROUND: the op's round is out. CLEANUP: releasing a failed acquire's partial
- * grant. BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
+ * grant (or a cancelled semaphore waiter's queue entry). BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
  * in flight but a SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
  * DONE: finished, rlock_step reports op.result. */
 enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE,
@@ -3619,9 +3640,10 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
                         (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
         /* CLEANUP   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) |
                         (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
-        /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
-        /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_DONE),
-        /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
+        /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_DONE),
+        /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_BACKOFF) |
+                        (1u << RLOCK__PH_DONE),
+        /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_DONE),
         /* DONE      */ 1u << RLOCK__PH_IDLE
     };
     (void)allowed; /* RLOCK_ASSERT may be compiled out */
@@ -3765,6 +3787,13 @@ static int rlock__multi_aux(const rlock_lock *lk) {
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
+/* Does a semaphore release hand its permit to lk's queue entry (one node,
+ * no fencing: section 6.4b)? The acquire script asks for it by the same
+ * signs: ARGV[6] -1 (any slot), no fence key. */
+static int rlock__sem_handoff(const rlock_lock *lk) {
+    return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
+}
+
 /* Encode the lock's script for its current round on node i (`how`:
  * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. */
 static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
@@ -3864,7 +3893,9 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0,
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id,
+                                  aux && lk->queued && (lk->client->n_nodes > 1 ||
+                                                        (op->round.cleanup && rlock__sem_handoff(lk))) ? 16 : 0,
                                   NULL, 0);
 #ifndef RLOCK_NO_PRIMITIVES
         if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
@@ -4446,6 +4477,27 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
+/* The op's last round (started at op->round.start) granted: held, its
+ * validity counted from that start. */
+static void rlock__granted(rlock_lock *lk, long long fence, long long holds, unsigned yes, uint64_t now) {
+    rlock_op *op = &lk->op;
+    if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
+        lk->held_since = op->round.start;
+        lk->fence = fence;
+        lk->renewals = 0;
+        lk->lost_notified = 0;
+    }
+    lk->granted_at = op->round.start;
+    lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+    lk->state = RLOCK_STATE_HELD;
+    lk->ttl_ms = op->ttl;
+    lk->validity_end = op->round.start + (uint64_t)(op->ttl - rlock__drift(lk, op->ttl));
+    lk->holds = rlock__token_kind(lk->kind) ? 1 : holds;
+    if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)holds; /* a grant names its slot */
+    lk->held_mask = yes;
+    rlock__op_finish(lk, RLOCK_OK, now);
+}
+
 static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
@@ -4466,21 +4518,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
     else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
              (long long)(now - op->round.start) + drift < op->ttl) {
-        if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
-            lk->held_since = op->round.start;
-            lk->fence = t.max_fence;
-            lk->renewals = 0;
-            lk->lost_notified = 0;
-        }
-        lk->granted_at = op->round.start;
-        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
-        lk->state = RLOCK_STATE_HELD;
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
-        lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
-        lk->held_mask = t.yes;
-        rlock__op_finish(lk, RLOCK_OK, now);
+        rlock__granted(lk, t.max_fence, t.holds, t.yes, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -4623,6 +4661,15 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
             op->standby = 0;
             if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
         }
+        /* A semaphore's permit handed to us by the release that woke us: its
+         * lease began after our last refused attempt was sent, so validity
+         * counts from that attempt's start. Half of it gone: an attempt
+         * instead (it finds the permit ours and renews the lease). */
+        if (RLOCK__HAS_PRIMITIVES && op->woke >= 2 && now >= op->round.start &&
+            (long long)(now - op->round.start) + rlock__drift(lk, op->ttl) < op->ttl / 2) {
+            rlock__granted(lk, 0, op->woke - 2, 1u, now);
+            return;
+        }
         if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_SUBSCRIBE:
@@ -4661,6 +4708,20 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     }
 }
 
+/* A semaphore release that handed us its permit says "<waiter id> <slot>"
+ * (section 6.4b): op.woke = 2 + slot, or 1 (a plain wake) where no hand-off
+ * was asked for (Redlock, fencing) or the slot does not parse. */
+static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
+    long long v = 0;
+    size_t i;
+    if (!RLOCK__HAS_PRIMITIVES || !rlock__sem_handoff(lk)) return 1;
+    for (i = 0; i < n; i++) {
+        if (d[i] < '0' || d[i] > '9') return 1;
+        v = v * 10 + (d[i] - '0');
+    }
+    return v < lk->param ? 2 + (int)v : 1;
+}
+
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
  * ["subscribe", chan, n] push confirms the waiters on chan. */
@@ -4682,6 +4743,9 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
         if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
             if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
             else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
+        } else if (msg && r->elem[2].len > 17 && r->elem[2].len < 27 && r->elem[2].str[16] == ' ' &&
+                   memcmp(r->elem[2].str, o->waiter_id, 16) == 0) {
+            o->op.woke = rlock__handed_slot(o, r->elem[2].str + 17, r->elem[2].len - 17);
         }
         if (sub) rlock__sub_confirmed(o, j);
     }
@@ -4867,6 +4931,17 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
             /* Its answers may grant: wait for them, then release (the
              * round's end sees op->cancel). */
             op->cancel = 1;
+            return rlock_step(lk);
+        }
+        /* A queued semaphore waiter between rounds: a release may hand it a
+         * permit any time. Leave the queue and take such a permit back. */
+        if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
+            uint64_t now = rlock__now(c);
+            op->cancel = 1;
+            op->retry = 0;
+            op->fail = RLOCK_OK;
+            rlock__op_goto(lk, RLOCK__PH_CLEANUP);
+            rlock__round_begin(lk, RLOCK__OP_RELEASE, 1u, op->ttl, now, 1);
             return rlock_step(lk);
         }
         /* Between rounds (nothing granted), or an extend / release: their
