@@ -1193,7 +1193,12 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * server's clock): a holder that dies frees its permit when its lease ends,
  * not before, and not the others'. rlock_extend / rlock_renew_poll renew
  * only the handle's own permit; release frees exactly it and wakes one
- * waiter (extend and release find it by a scan: O(permits held)). Expired
+ * waiter (extend and release find it by a scan: O(permits held)). On one
+ * node (without fencing) the release hands the freed permit straight to
+ * that waiter - its own slot and lease, written by the release script - so
+ * the woken waiter holds it without another attempt; a waiter that died
+ * keeps it until that lease ends, one that gave up or was cancelled left
+ * the queue first. Expired
  * permits are reaped by the next script that looks. Changing N: every
  * acquire carries its handle's permits and is granted when fewer than that
  * many live permits exist and a slot below it is free. Raising N admits
@@ -3789,9 +3794,12 @@ enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
- * signs: ARGV[6] -1 (any slot), no fence key. */
+ * signs: ARGV[6] -1 (any slot), no fence key. With cfg.replicas a handed
+ * permit is taken by an attempt (it finds the permit its own), whose WAIT
+ * checks the copies. */
 static int rlock__sem_handoff(const rlock_lock *lk) {
-    return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
+    return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client) &&
+           !RLOCK__REPLICAS(lk->client);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
@@ -4477,27 +4485,6 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
-/* The op's last round (started at op->round.start) granted: held, its
- * validity counted from that start. */
-static void rlock__granted(rlock_lock *lk, long long fence, long long holds, unsigned yes, uint64_t now) {
-    rlock_op *op = &lk->op;
-    if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
-        lk->held_since = op->round.start;
-        lk->fence = fence;
-        lk->renewals = 0;
-        lk->lost_notified = 0;
-    }
-    lk->granted_at = op->round.start;
-    lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
-    lk->state = RLOCK_STATE_HELD;
-    lk->ttl_ms = op->ttl;
-    lk->validity_end = op->round.start + (uint64_t)(op->ttl - rlock__drift(lk, op->ttl));
-    lk->holds = rlock__token_kind(lk->kind) ? 1 : holds;
-    if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)holds; /* a grant names its slot */
-    lk->held_mask = yes;
-    rlock__op_finish(lk, RLOCK_OK, now);
-}
-
 static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
@@ -4518,7 +4505,21 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
     else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
              (long long)(now - op->round.start) + drift < op->ttl) {
-        rlock__granted(lk, t.max_fence, t.holds, t.yes, now);
+        if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
+            lk->held_since = op->round.start;
+            lk->fence = t.max_fence;
+            lk->renewals = 0;
+            lk->lost_notified = 0;
+        }
+        lk->granted_at = op->round.start;
+        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+        lk->state = RLOCK_STATE_HELD;
+        lk->ttl_ms = op->ttl;
+        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
+        lk->held_mask = t.yes;
+        rlock__op_finish(lk, RLOCK_OK, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -4655,23 +4656,6 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     case RLOCK__PH_BACKOFF:
         if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
-    case RLOCK__PH_WAITMSG:
-        if (!RLOCK__HAS_WAITING) return; /* never entered */
-        if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
-            op->standby = 0;
-            if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
-        }
-        /* A semaphore's permit handed to us by the release that woke us: its
-         * lease began after our last refused attempt was sent, so validity
-         * counts from that attempt's start. Half of it gone: an attempt
-         * instead (it finds the permit ours and renews the lease). */
-        if (RLOCK__HAS_PRIMITIVES && op->woke >= 2 && now >= op->round.start &&
-            (long long)(now - op->round.start) + rlock__drift(lk, op->ttl) < op->ttl / 2) {
-            rlock__granted(lk, 0, op->woke - 2, 1u, now);
-            return;
-        }
-        if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
-        return;
     case RLOCK__PH_SUBSCRIBE:
         if (!RLOCK__HAS_WAITING) return; /* never entered */
         if (op->sub_pending && now < op->wake_at) return;
@@ -4680,6 +4664,27 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (op->sub_ok) rlock__acquire_next_round(lk, now);
         else rlock__schedule_retry(lk, now);
         return;
+    case RLOCK__PH_WAITMSG:
+        if (!RLOCK__HAS_WAITING) return; /* never entered */
+        if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
+            op->standby = 0;
+            if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
+        }
+        /* A semaphore's permit handed to us by the release that woke us: the
+         * release answered our last (refused) attempt - its lease began
+         * after that attempt was sent, so validity counts from the attempt's
+         * start (judged as any grant: too late, it is released and we wait
+         * again). */
+        if (RLOCK__HAS_PRIMITIVES && op->woke >= 2) {
+            op->round.v[0][0] = 1;
+            op->round.v[0][1] = op->woke - 2;
+            op->round.v[0][2] = 0;
+            rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
+        } else {
+            if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
+            return;
+        }
+        /* fall through */
     case RLOCK__PH_ROUND:
     case RLOCK__PH_CLEANUP:
         rlock__round_send(lk, now);
@@ -4708,18 +4713,16 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     }
 }
 
-/* A semaphore release that handed us its permit says "<waiter id> <slot>"
- * (section 6.4b): op.woke = 2 + slot, or 1 (a plain wake) where no hand-off
- * was asked for (Redlock, fencing) or the slot does not parse. */
+/* What follows our waiter id in a notice: nothing (woken), " N" (a fair
+ * release: N is next), or " <slot>" from a semaphore release that handed
+ * us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake) where
+ * no hand-off was asked for (Redlock, fencing, replicas). */
 static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
-    long long v = 0;
-    size_t i;
-    if (!RLOCK__HAS_PRIMITIVES || !rlock__sem_handoff(lk)) return 1;
-    for (i = 0; i < n; i++) {
-        if (d[i] < '0' || d[i] > '9') return 1;
-        v = v * 10 + (d[i] - '0');
-    }
-    return v < lk->param ? 2 + (int)v : 1;
+    long long v;
+    if (!RLOCK__HAS_PRIMITIVES || !n || !rlock__sem_handoff(lk) ||
+        rlock__resp_int((const unsigned char *)d + 1, n - 1, &v) != 0 || v < 0 || v >= lk->param)
+        return 1;
+    return 2 + (int)v;
 }
 
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
@@ -4740,13 +4743,10 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
             o->op.sub_pending &= ~(1u << j);
             o->op.woke = 1;
         }
-        if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
-            if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
-            else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
-        } else if (msg && r->elem[2].len > 17 && r->elem[2].len < 27 && r->elem[2].str[16] == ' ' &&
-                   memcmp(r->elem[2].str, o->waiter_id, 16) == 0) {
-            o->op.woke = rlock__handed_slot(o, r->elem[2].str + 17, r->elem[2].len - 17);
-        }
+        if (msg && r->elem[2].len >= 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
+            o->op.woke = rlock__handed_slot(o, r->elem[2].str + 16, r->elem[2].len - 16);
+        else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
+            o->op.standby = 1;
         if (sub) rlock__sub_confirmed(o, j);
     }
 }
