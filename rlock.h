@@ -3629,8 +3629,9 @@ static unsigned rlock__popcount(unsigned m) {
 enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE,
        RLOCK__OP_INSPECT, RLOCK__OP_FORCE /* 6.10 */ };
 /* ROUND: the op's round is out. CLEANUP: releasing a failed acquire's partial
- * grant (or a cancelled semaphore waiter's queue entry). BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
- * in flight but a SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
+ * grant (or a cancelled semaphore waiter's queue entry). BACKOFF / WAITMSG:
+ * between acquire rounds (nothing granted, nothing in flight but a
+ * SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
  * DONE: finished, rlock_step reports op.result. */
 enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE,
        RLOCK__PH_WAITMSG, RLOCK__PH_DONE, RLOCK__PH_COUNT };
@@ -3794,12 +3795,9 @@ enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
- * signs: ARGV[6] -1 (any slot), no fence key. With cfg.replicas a handed
- * permit is taken by an attempt (it finds the permit its own), whose WAIT
- * checks the copies. */
+ * signs: ARGV[6] -1 (any slot), no fence key. */
 static int rlock__sem_handoff(const rlock_lock *lk) {
-    return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client) &&
-           !RLOCK__REPLICAS(lk->client);
+    return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
@@ -4716,10 +4714,12 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
 /* What follows our waiter id in a notice: nothing (woken), " N" (a fair
  * release: N is next), or " <slot>" from a semaphore release that handed
  * us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake) where
- * no hand-off was asked for (Redlock, fencing, replicas). */
+ * no hand-off was asked for (Redlock, fencing). With cfg.replicas a handed
+ * permit is taken by an attempt (it finds the permit its own), whose WAIT
+ * checks the copies. */
 static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
     long long v;
-    if (!RLOCK__HAS_PRIMITIVES || !n || !rlock__sem_handoff(lk) ||
+    if (!RLOCK__HAS_PRIMITIVES || !n || !rlock__sem_handoff(lk) || RLOCK__REPLICAS(lk->client) ||
         rlock__resp_int((const unsigned char *)d + 1, n - 1, &v) != 0 || v < 0 || v >= lk->param)
         return 1;
     return 2 + (int)v;
