@@ -94,8 +94,9 @@
  *                              waiter backs off; rlock_resp_parse reads RESP2)
  *   RLOCK_NO_FENCING           cfg.fencing (fence tokens)
  *   RLOCK_NO_EVAL_FALLBACK     no script text in the image: EVALSHA only, the
- *                              scripts must be loaded (SCRIPT LOAD); NOSCRIPT
- *                              is an error that says so
+ *                              scripts must be loaded (`rlock check --load`,
+ *                              after every server restart); NOSCRIPT is an
+ *                              error that says so
  *   RLOCK_NO_FAIR              rlock_lock_set_fair
  *   RLOCK_NO_REPLICAS          cfg.replicas (WAIT after an acquire)
  *   RLOCK_NO_FCALL             Redis functions (cfg.scripts FCALL, the switch

@@ -69,6 +69,8 @@ static const char *const help_text[] = {
     "       rlock status [OPTIONS] RESOURCE",
     "       rlock unlock --force [OPTIONS] RESOURCE",
     "       rlock check [OPTIONS] [SERVER...]   (is Redis fit for locks? rlock check --help)",
+    "       rlock check --load [SERVER...]      (load rlock's Lua scripts: builds without",
+    "                                            the EVAL fallback need it after each restart)",
     "Run COMMAND while holding the Redis lock RESOURCE, so that one such COMMAND",
     "runs at a time across every machine that uses the same Redis server(s).",
     "rlock waits for the lock, renews its lease while COMMAND runs, and releases",

@@ -20,15 +20,18 @@
  * the probe key (an error that names the function means FCALL is allowed),
  * PUBLISH to the probe key's name as a channel (no subscriber: nobody
  * hears it), WAIT 0 0; FUNCTION LIST and CLIENT LIST for rlock's function
- * libraries of other versions. Nothing is written, except that
- * --delete-old-functions deletes those no connected client runs.
+ * libraries of other versions; SCRIPT EXISTS of rlock's scripts. Nothing is
+ * written, except that --delete-old-functions deletes those no connected
+ * client runs, --load loads the scripts (SCRIPT LOAD: builds without the
+ * EVAL fallback cannot) and --load-functions this version's function
+ * libraries. --print-scripts prints the scripts and connects to nothing.
  * Forms: servers as for the lock (-s/positional, $RLOCK_SERVERS);
  * --sentinel ADDR (repeatable) --master NAME checks the primary those
  * Sentinels name; --cluster ADDR (repeatable seeds) checks every primary of
  * the cluster (CLUSTER NODES). */
 
 #define CHK_MAX 16                 /* servers checked at most (cluster primaries included) */
-#define CHK_NOTES 12
+#define CHK_NOTES 20               /* a server's notes: probes, old function versions, loads */
 #define CHK_NOTE_LEN 200
 #define CHK_BUF 65536              /* INFO and CLUSTER NODES replies */
 
@@ -43,6 +46,10 @@ typedef struct chk_result {
     long long maxmemory;
     int aof;                       /* -1 unknown */
     int eval, fcall, publish, wait_ok;
+    int scripts;                   /* rlock's scripts in the script cache (SCRIPT EXISTS), -1 unknown */
+    int loaded;                    /* --load: scripts loaded, SHA1 checked */
+    int functions;                 /* --load-functions: libraries loaded */
+    uint32_t cached;               /* bit i: script i was in the cache before any --load */
     long long rtt_us;
     int n_notes;
     int note_level[CHK_NOTES];
@@ -65,6 +72,8 @@ typedef struct chk_conn {
 static struct {
     int json;
     int delete_old;                /* --delete-old-functions */
+    int load, print_scripts;       /* --load, --print-scripts */
+    int load_functions;            /* --load-functions */
     const char *master;
     const char *probe_key;
     server sentinels[MAX_SERVERS], seeds[MAX_SERVERS];
@@ -82,8 +91,10 @@ static const char *const check_help[] = {
     "and role (a replica is not a lock server), maxmemory-policy (only noeviction",
     "keeps locks from being evicted), persistence (appendonly/appendfsync: a restart",
     "without it forgets locks), cluster/sentinel mode, whether this user may run",
-    "EVAL, FCALL and PUBLISH on a probe key, WAIT, and the round-trip time. It",
-    "connects as the lock would and writes nothing (but --delete-old-functions).",
+    "EVAL, FCALL and PUBLISH on a probe key, WAIT, the round-trip time, and how",
+    "many of rlock's scripts are in the script cache (SCRIPT EXISTS). It connects",
+    "as the lock would and writes nothing (but --load, --load-functions and",
+    "--delete-old-functions).",
     "",
     "Options:",
     "  -s, --server ADDR       a server to check (also as a plain argument; default",
@@ -99,9 +110,29 @@ static const char *const check_help[] = {
     "      --delete-old-functions  delete rlock's function libraries of other",
     "                          versions that no connected client runs (CLIENT LIST",
     "                          shows none named rlock-VERSION); all others are kept",
+    "      --load              SCRIPT LOAD every rlock script into each server and",
+    "                          check each SHA1 the server returns is rlock's. Builds",
+    "                          without the EVAL fallback (RLOCK_NO_EVAL_FALLBACK,",
+    "                          RLOCK_SMALLEST) send only EVALSHA and need this; Redis",
+    "                          forgets scripts on a restart, SCRIPT FLUSH and a",
+    "                          failover to a replica that never loaded them: run it",
+    "                          again then (a deploy or boot step)",
+    "      --load-functions    FUNCTION LOAD REPLACE this version's Redis 7 function",
+    "                          libraries (rlock_VERSION_*, one per script): what a",
+    "                          build without the EVAL fallback calls by FCALL on a",
+    "                          server that refuses EVAL - if it has every lock kind",
+    "                          (reentrant, fair, the primitives: one compiled out is",
+    "                          another VERSION)",
+    "      --print-scripts     print every rlock script, one per line: SHA1, a space,",
+    "                          the text (for loading with other tools); connects to",
+    "                          nothing",
+    "  -v, --verbose           list each script's SHA1 and whether it is loaded",
     "  -h, --help              show this help and exit",
     "",
-    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (or unreachable), 64 usage.",
+    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (also: unreachable, AUTH",
+    "refused, and with --load / --load-functions a refused load or a SHA1 that is",
+    "not rlock's), 64 usage. With --load, 0 or 1 means every server now has every",
+    "script (--load-functions: every library).",
     NULL
 };
 
@@ -164,14 +195,24 @@ static void chk_close(chk_conn *c) {
     rlock_posix_close(&c->pc);
 }
 
+#define CHK_ARGS (2 + RLOCK_SCRIPT_COUNT) /* SCRIPT EXISTS of every SHA1 */
+static int chk_request(chk_conn *c, rlock_reply *rep, size_t n);
+
 /* Send one command, read its reply into *rep (pointing into c->buf). 0 ok
  * (a Redis error reply too), -1 on I/O error or timeout (c->err says). */
 static int chk_cmd(chk_conn *c, rlock_reply *rep, int argc, const char *const *argv) {
-    size_t lens[8], off = 0, n;
+    size_t lens[CHK_ARGS], n;
     int i;
-    uint64_t end = now_ms() + c->timeout_ms;
-    for (i = 0; i < argc && i < 8; i++) lens[i] = strlen(argv[i]);
+    if (argc > CHK_ARGS) { snprintf(c->err, sizeof c->err, "too many arguments"); return -1; }
+    for (i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
     n = rlock_resp_encode(c->buf, sizeof c->buf, argc, argv, lens);
+    return chk_request(c, rep, n);
+}
+
+/* Send the n bytes of a request encoded in c->buf, read its reply (as chk_cmd). */
+static int chk_request(chk_conn *c, rlock_reply *rep, size_t n) {
+    size_t off = 0;
+    uint64_t end = now_ms() + c->timeout_ms;
     if (n == 0) { snprintf(c->err, sizeof c->err, "command too long"); return -1; }
     while (off < n) {
         long w = c->t.send(c->t.ctx, c->buf + off, n - off);
@@ -344,6 +385,116 @@ static void chk_functions(chk_conn *c, chk_result *r) {
     }
 }
 
+/* Names of rlock_script_text(i)'s scripts, for messages. */
+static const char *const chk_script_name[] = {
+    "simple acquire", "simple extend", "simple release", "reentrant acquire", "reentrant extend",
+    "reentrant release", "fair acquire", "fair release", "fair reentrant acquire", "fair reentrant release",
+    "semaphore acquire", "semaphore extend", "semaphore release", "read acquire", "read extend", "read release",
+    "write acquire", "write extend", "write release", "multi-lock acquire", "multi-lock extend",
+    "multi-lock release", "inspect", "force unlock"
+};
+typedef char chk_script_names_complete[sizeof chk_script_name / sizeof chk_script_name[0] == RLOCK_SCRIPT_COUNT &&
+                                       RLOCK_SCRIPT_COUNT <= 32 ? 1 : -1];
+
+/* rlock's scripts on this server: how many are in its script cache
+ * (SCRIPT EXISTS: informational, since a build with the EVAL fallback sends
+ * a missing one's text itself), and with --load SCRIPT LOAD of each, the
+ * SHA1 the server computes compared with rlock's (the one EVALSHA sends).
+ * The first refusal or mismatch stops the load: unfit, naming the script. */
+static void chk_scripts(chk_conn *c, chk_result *r) {
+    const char *ex[CHK_ARGS] = { "SCRIPT", "EXISTS" };
+    char tmp[CHK_NOTE_LEN];
+    rlock_reply rep;
+    int i, missing;
+    r->scripts = -1;
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) ex[2 + i] = rlock_script_sha(i);
+    if (chk_cmd(c, &rep, CHK_ARGS, ex) != 0) { chk_note(r, CHK_UNFIT, "SCRIPT EXISTS: %s", c->err); return; }
+    if (chk_is_error(&rep)) {
+        chk_note(r, CHK_FIT, "SCRIPT EXISTS refused (%s): whether rlock's scripts are loaded cannot be told",
+                 chk_text(&rep, tmp, sizeof tmp));
+    } else if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == RLOCK_SCRIPT_COUNT) {
+        /* the reply keeps its first elements only: read the rest raw (RESP2, parsed already: ":0\r\n" / ":1\r\n") */
+        const unsigned char *p = memchr(c->buf, '\n', c->len), *end = c->buf + c->len;
+        for (r->scripts = 0, i = 0; p && i < RLOCK_SCRIPT_COUNT; i++, p += 4) {
+            if (end - p < 5 || p[1] != ':' || (p[2] != '0' && p[2] != '1')) { r->scripts = -1; break; }
+            if (p[2] == '1') {
+                r->scripts++;
+                r->cached |= (uint32_t)1 << i;
+            }
+        }
+        if (r->scripts < 0) chk_note(r, CHK_WARN, "SCRIPT EXISTS: an unexpected reply");
+    } else {
+        chk_note(r, CHK_WARN, "SCRIPT EXISTS: an unexpected reply");
+    }
+    missing = r->scripts < 0 ? -1 : RLOCK_SCRIPT_COUNT - r->scripts;
+    if (ck.load) {
+        for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
+            const char *ld[3] = { "SCRIPT", "LOAD", rlock_script_text(i) };
+            const char *sha = rlock_script_sha(i);
+            if (chk_cmd(c, &rep, 3, ld) != 0) {
+                chk_note(r, CHK_UNFIT, "SCRIPT LOAD of script %d (%s): %s", i, chk_script_name[i], c->err);
+                return;
+            }
+            if (chk_is_error(&rep)) {
+                chk_note(r, CHK_UNFIT, "SCRIPT LOAD of script %d (%s) refused: %s", i, chk_script_name[i],
+                         chk_text(&rep, tmp, sizeof tmp));
+                return;
+            }
+            if (rep.v.type != RLOCK_RESP_BULK || rep.v.len != 40 || memcmp(rep.v.str, sha, 40) != 0) {
+                chk_note(r, CHK_UNFIT, "SCRIPT LOAD of script %d (%s): the server's SHA1 '%.40s' is not rlock's %s "
+                         "(EVALSHA would not find it)", i, chk_script_name[i],
+                         rep.v.type == RLOCK_RESP_BULK ? chk_text(&rep, tmp, sizeof tmp) : "", sha);
+                return;
+            }
+            r->loaded++;
+        }
+        r->scripts = RLOCK_SCRIPT_COUNT;
+        if (missing >= 0)
+            chk_note(r, CHK_FIT, "SCRIPT LOAD: %d scripts loaded, each SHA1 rlock's (%d were not in the script cache)",
+                     r->loaded, missing);
+        else
+            chk_note(r, CHK_FIT, "SCRIPT LOAD: %d scripts loaded, each SHA1 rlock's", r->loaded);
+    } else if (missing == 0) {
+        chk_note(r, CHK_FIT, "scripts: all %d of rlock's in the script cache (SCRIPT EXISTS)", RLOCK_SCRIPT_COUNT);
+    } else if (missing > 0) {
+        chk_note(r, CHK_FIT, "scripts: %d of rlock's %d in the script cache (SCRIPT EXISTS); builds without the EVAL "
+                 "fallback (RLOCK_NO_EVAL_FALLBACK) need them: rlock check --load", r->scripts, RLOCK_SCRIPT_COUNT);
+    }
+}
+
+/* --load-functions: FUNCTION LOAD REPLACE of this version's library of
+ * each script - the very request the library pipelines before an FCALL that
+ * finds its function missing (rlock__encode_function_load), so the text is
+ * the one it would load. The reply must name the library. These are the
+ * libraries of builds with every script (this command's version); a build
+ * that compiles out reentrant or fair locks or the primitives has another
+ * version (rlock_function_version) and other names. */
+static void chk_load_functions(chk_conn *c, chk_result *r) {
+    char tmp[CHK_NOTE_LEN], name[32], ver[16];
+    rlock_reply rep;
+    int i;
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
+        size_t len = rlock_function_name(i, name, sizeof name);
+        if (chk_request(c, &rep, rlock__encode_function_load(&rlock__set_all, i, c->buf, sizeof c->buf)) != 0) {
+            chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s): %s", name, chk_script_name[i], c->err);
+            return;
+        }
+        if (chk_is_error(&rep)) {
+            chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s) refused: %s", name, chk_script_name[i],
+                     chk_text(&rep, tmp, sizeof tmp));
+            return;
+        }
+        if (rep.v.type != RLOCK_RESP_BULK || rep.v.len != len || memcmp(rep.v.str, name, len) != 0) {
+            chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s): the server answered '%s'", name, chk_script_name[i],
+                     chk_text(&rep, tmp, sizeof tmp));
+            return;
+        }
+        r->functions++;
+    }
+    rlock_function_version(ver, sizeof ver);
+    chk_note(r, CHK_FIT, "FUNCTION LOAD: %d libraries of version %s loaded (rlock_%s_*)", r->functions, ver, ver);
+}
+
 static void chk_server(const server *sv, const options *o, chk_result *r) {
     chk_conn *c = &ck.c;
     rlock_reply rep;
@@ -357,6 +508,7 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
     memset(r, 0, sizeof *r);
     snprintf(r->label, sizeof r->label, "%s", sv->label);
     r->aof = -1;
+    r->scripts = -1;
     if (chk_open(c, sv, (uint32_t)o->connect_timeout_ms) != 0) {
         chk_note(r, CHK_UNFIT, "cannot connect: %s", c->err);
         chk_close(c);
@@ -484,6 +636,8 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
                      chk_text(&rep, tmp, sizeof tmp));
     }
     chk_functions(c, r);
+    if (ck.load_functions) chk_load_functions(c, r);
+    chk_scripts(c, r);
     for (i = 0; i < 5; i++) {
         const char *argv[1] = { "PING" };
         struct timespec a, b;
@@ -516,6 +670,7 @@ static int chk_sentinels(const options *o) {
         snprintf(r->label, sizeof r->label, "sentinel %s", ck.sentinels[i].label);
         snprintf(r->role, sizeof r->role, "sentinel");
         r->aof = -1;
+        r->scripts = -1;
         if (chk_open(c, &ck.sentinels[i], (uint32_t)o->connect_timeout_ms) != 0 || chk_cmd(c, &rep, 3, argv) != 0) {
             chk_note(r, CHK_WARN, "no answer: %s", c->err);
         } else if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 2 && rep.elem[0].type == RLOCK_RESP_BULK &&
@@ -612,6 +767,10 @@ static void chk_print(int overall) {
             for (j = 0; j < r->n_notes; j++)
                 printf("  %s: %s\n", r->note_level[j] == CHK_FIT ? "ok" : r->note_level[j] == CHK_WARN ? "warning" : "unfit",
                        r->note[j]);
+            for (j = 0; g.o.verbose && (r->scripts >= 0 || r->loaded) && j < RLOCK_SCRIPT_COUNT; j++)
+                printf("  script %s %s: %s\n", rlock_script_sha(j), chk_script_name[j],
+                       j < r->loaded ? ((r->cached >> j) & 1u ? "loaded (it was in the cache)" : "loaded")
+                       : (r->cached >> j) & 1u ? "in the cache" : "not in the cache");
         }
         printf("overall: %s\n", chk_level_name[overall]);
         return;
@@ -634,9 +793,11 @@ static void chk_print(int overall) {
         chk_json_str(r->fsync);
         printf(",\"master\":");
         chk_json_str(r->master);
-        printf(",\"eval\":%s,\"fcall\":%s,\"publish\":%s,\"wait\":%s,\"rtt_us\":%lld,\"notes\":[",
-               r->eval ? "true" : "false", r->fcall ? "true" : "false", r->publish ? "true" : "false",
-               r->wait_ok ? "true" : "false", r->rtt_us);
+        printf(",\"eval\":%s,\"fcall\":%s,\"publish\":%s,\"wait\":%s,\"rtt_us\":%lld", r->eval ? "true" : "false",
+               r->fcall ? "true" : "false", r->publish ? "true" : "false", r->wait_ok ? "true" : "false", r->rtt_us);
+        if (r->scripts >= 0) printf(",\"scripts_cached\":%d", r->scripts);
+        else printf(",\"scripts_cached\":null");
+        printf(",\"scripts_loaded\":%d,\"functions_loaded\":%d,\"notes\":[", r->loaded, r->functions);
         for (j = 0; j < r->n_notes; j++) {
             printf("%s{\"level\":\"%s\",\"text\":", j ? "," : "",
                    r->note_level[j] == CHK_FIT ? "ok" : r->note_level[j] == CHK_WARN ? "warning" : "unfit");
@@ -685,6 +846,10 @@ static int check_main(int argc, char **argv) {
         }
         if (!strcmp(a, "--json")) { ck.json = 1; continue; }
         if (!strcmp(a, "--delete-old-functions")) { ck.delete_old = 1; continue; }
+        if (!strcmp(a, "--load")) { ck.load = 1; continue; }
+        if (!strcmp(a, "--load-functions")) { ck.load_functions = 1; continue; }
+        if (!strcmp(a, "--print-scripts")) { ck.print_scripts = 1; continue; }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = 1; continue; }
         if (!strcmp(a, "--tls-insecure")) { o->tls_insecure = 1; continue; }
         if (a[0] != '-') { add_server(o, a, "SERVER"); scrub_url_password(a); continue; }
         for (k = 0; with_value[k] && strcmp(a, with_value[k]) != 0; k++) {}
@@ -707,6 +872,11 @@ static int check_main(int argc, char **argv) {
     if (o->tls_ca || o->tls_cert || o->tls_key || o->tls_insecure)
         check_usage("%s", "this rlock was built without TLS (OpenSSL): --tls-* cannot be used");
 #endif
+    if (ck.print_scripts) {
+        if (argc != 2) check_usage("%s", "--print-scripts connects to nothing: give it alone");
+        for (k = 0; k < RLOCK_SCRIPT_COUNT; k++) printf("%s %s\n", rlock_script_sha((int)k), rlock_script_text((int)k));
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : RC_OSERR;
+    }
     if ((o->tls_cert == NULL) != (o->tls_key == NULL)) check_usage("%s", "--tls-cert and --tls-key go together");
     if (ck.n_sentinels && !ck.master) check_usage("%s", "--sentinel needs --master NAME");
     if (ck.master && !ck.n_sentinels) check_usage("%s", "--master needs --sentinel ADDR");
@@ -736,6 +906,8 @@ static int check_main(int argc, char **argv) {
         chk_result *r = &ck.res[ck.n_res++];
         memset(r, 0, sizeof *r);
         snprintf(r->label, sizeof r->label, "cluster %s", ck.seeds[0].label);
+        r->aof = -1;
+        r->scripts = -1;
         chk_note(r, CHK_UNFIT, "no seed answered CLUSTER NODES with a primary");
     }
     for (k = 0; k < o->n_servers && ck.n_res < CHK_MAX; k++) chk_server(&o->servers[k], o, &ck.res[ck.n_res++]);
