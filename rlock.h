@@ -617,10 +617,15 @@ typedef struct rlock__call {
  * being the index within the aggregate open at depth d; and, with type
  * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
 struct rlock__walk;
+struct rlock__x;
 typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
 typedef struct rlock__walk {
     rlock__visit_fn visit;
     void *user;
+    /* the exchange's reader of such a reply (rlock__x_walk_read), set when
+     * the request is queued: a program that never walks a reply (no
+     * cluster) does not link it */
+    int (*read)(const struct rlock__x *n, struct rlock__event *ev);
     int depth, started, done;
     long long left[RLOCK_RESP_MAX_DEPTH];
     long long pos[RLOCK_RESP_MAX_DEPTH];
@@ -762,13 +767,23 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
+    /* (the fields read most come first: small offsets are short loads on a Cortex-M) */
     unsigned magic;
-    rlock_config cfg;
-    rlock_node *nodes[RLOCK_MAX_NODES];
     size_t n_nodes;
-    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     size_t n_subs;
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    size_t linger_len;           /* (linger: below) */
+    unsigned linger_mask;
+#ifndef RLOCK_NO_CLUSTER
+    /* Set: a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting
+     * by SSUBSCRIBE on the command connection (RESP3); this is its handler of
+     * the sunsubscribe push of a shard channel whose slot moved away (only a
+     * program with the cluster links it). */
+    void (*shard)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+#endif
+    rlock_config cfg;
+    rlock_node *nodes[RLOCK_MAX_NODES];
+    rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
     const rlock__conn *sub_on[RLOCK_MAX_NODES];
@@ -777,14 +792,8 @@ typedef struct rlock_client {
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
     char linger[RLOCK__LINGER_CAP];
-    size_t linger_len;
-    unsigned linger_mask;
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
-#ifndef RLOCK_NO_CLUSTER
-    int shard;                   /* a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting by
-                                    SSUBSCRIBE on the command connection (RESP3) */
-#endif
 } rlock_client;
 
 /* Fill cfg with the defaults (for callers without designated initialisers). */
@@ -1447,7 +1456,7 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl);
 static uint64_t rlock__sys_now_ms(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000u + (unsigned long)ts.tv_nsec / 1000000u; /* no 64-bit division */
 }
 static void rlock__sys_sleep_ms(uint32_t ms) {
     struct timespec ts;
@@ -1531,6 +1540,14 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK_THREAD_ID() 0UL
 #endif
 
+/* A helper that gcc -Os would copy into each caller although one copy
+ * called from each is smaller (the firmware size budget, docs/SIZE.md). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOCK__NOINLINE __attribute__((noinline))
+#else
+#define RLOCK__NOINLINE
+#endif
+
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -1586,15 +1603,16 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     size_t i = 0;
     int neg = 0;
-    unsigned long long v = 0, lim;
+    unsigned long long v = 0;
     if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
     if (i == n) return -1;
-    lim = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
     for (; i < n; i++) {
         unsigned d;
         if (s[i] < '0' || s[i] > '9') return -1;
         d = (unsigned)(s[i] - '0');
-        if (v > (lim - d) / 10u) return -1;
+        /* v * 10 + d <= LLONG_MAX (+ 1 when negative): constants, no division */
+        if (v > (unsigned long long)LLONG_MAX / 10u ||
+            (v == (unsigned long long)LLONG_MAX / 10u && d > (unsigned)(LLONG_MAX % 10) + (unsigned)neg)) return -1;
         v = v * 10u + d;
     }
     if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
@@ -1603,22 +1621,20 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
 }
 
 #ifndef RLOCK_NO_WAITING /* RESP3 only: HELLO 3 is sent for waiting alone */
-/* Strict decimal digits with an optional '-' (big numbers: checked only). */
-static int rlock__resp_digits(const unsigned char *s, size_t n) {
-    size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+/* The RESP3 numbers that are checked only: a double (digits, sign, '.',
+ * exponent, or inf / -inf / nan: mark ',') or a big number (strict decimal
+ * digits with an optional '-': mark '('). 0 when s[0..n) is one. */
+static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
+    size_t i = 0, chars = 15; /* "0123456789.eE+-"; a big number: the digits */
+    if (mark == ',') {
+        if ((n == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0)) || (n == 4 && memcmp(s, "-inf", 4) == 0))
+            return 0;
+    } else {
+        i = n > 0 && s[0] == '-';
+        chars = 10;
+    }
     if (i == n) return -1;
-    for (; i < n; i++) if (s[i] < '0' || s[i] > '9') return -1;
-    return 0;
-}
-/* A RESP3 double: digits, sign, '.', exponent, or inf / -inf / nan. */
-static int rlock__resp_double(const unsigned char *s, size_t n) {
-    size_t i;
-    if (n == 0) return -1;
-    if ((n == 3 && memcmp(s, "inf", 3) == 0) || (n == 4 && memcmp(s, "-inf", 4) == 0) ||
-        (n == 3 && memcmp(s, "nan", 3) == 0)) return 0;
-    for (i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '-' ||
-              s[i] == '+')) return -1;
+    for (; i < n; i++) if (!memchr("0123456789.eE+-", s[i], chars)) return -1;
     return 0;
 }
 
@@ -1664,7 +1680,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
         v->integer = line[0] == 't';
         break;
     case ',': case '(':
-        if (b[p] == ',' ? rlock__resp_double(line, ll) != 0 : rlock__resp_digits(line, ll) != 0) return -1;
+        if (rlock__resp_number(b[p], line, ll) != 0) return -1;
         v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
         v->str = (const char *)line;
         v->len = ll;
@@ -1717,7 +1733,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
 /* Iterative: one counter per open aggregate, so the stack it uses does not
  * grow with the nesting (see README "Memory" for the figure). */
 RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
-    long long left[RLOCK_RESP_MAX_DEPTH + 1];
+    size_t left[RLOCK_RESP_MAX_DEPTH + 1]; /* counts fit: each is bounded by max_len (rlock__resp_one) */
     unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
     int depth = 0;
     size_t pos = 0;
@@ -1735,11 +1751,11 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
             out->v = v;
             if (n >= 0) out->count = n;
         } else if (!is_attr && depth == 1 && !attr[0]) {
-            long long idx = out->count - left[0];
+            size_t idx = (size_t)out->count - left[0];
             if (idx < RLOCK_RESP_MAX_ELEMS) out->elem[idx] = v; /* nested aggregates: type and count */
         }
         if (n > 0) {
-            left[depth] = n;
+            left[depth] = (size_t)n;
             attr[depth] = (unsigned char)is_attr;
             depth++;
             continue;
@@ -1756,10 +1772,24 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     }
 }
 
+/* *v /= d (d < 65536) in 32-bit steps, returning the remainder: the core
+ * divides no 64-bit value (that links libgcc's __udivmoddi4, 700 B on a
+ * Cortex-M). */
+static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
+    uint32_t hi = (uint32_t)(*v >> 32), lo = (uint32_t)*v, q1, q0, r = hi % d;
+    q1 = ((r << 16) | (lo >> 16)) / d;
+    r = ((r << 16) | (lo >> 16)) % d;
+    q0 = ((r << 16) | (lo & 0xFFFFu)) / d;
+    r = ((r << 16) | (lo & 0xFFFFu)) % d;
+    *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
+    return r;
+}
+
 static size_t rlock__utoa(char *out, unsigned long long v) {
     char tmp[24];
     size_t n = 0, i;
-    do { tmp[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
+    uint64_t x = v;
+    do tmp[n++] = (char)('0' + rlock__divmod(&x, 10)); while (x);
     for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
@@ -1786,18 +1816,23 @@ static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long
     return RLOCK_E_BADARG;
 }
 
-/* Append the header of a bulk argument of len bytes at *pos, after checking
- * that the whole argument (its bytes and CRLF) fits (no sum can wrap). The
- * caller writes its bytes at *pos, then rlock__put_end. */
-static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
+/* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
+ * arguments), or a bulk argument's ('$', after checking that its n bytes and
+ * CRLF fit too; no sum can wrap). 0 when it does not fit. */
+static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
     char num[24];
-    size_t n = rlock__utoa(num, (unsigned long long)len), p = *pos;
-    if (p > cap || n + 5 > cap - p || len > cap - p - n - 5) return 0;
-    out[p++] = '$';
-    memcpy(out + p, num, n); p += n;
+    size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
+    if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
+    out[p++] = (unsigned char)mark;
+    memcpy(out + p, num, k); p += k;
     out[p++] = '\r'; out[p++] = '\n';
     *pos = p;
     return 1;
+}
+/* The header of a bulk argument of len bytes: the caller writes its bytes
+ * at *pos, then rlock__put_end. */
+static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
+    return rlock__put_len(out, cap, pos, '$', len);
 }
 static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[(*pos)++] = '\r';
@@ -1827,14 +1862,7 @@ static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const cha
 }
 
 static int rlock__put_header(unsigned char *out, size_t cap, size_t *pos, int argc) {
-    char num[24];
-    size_t n = rlock__utoa(num, (unsigned long long)argc), p = *pos;
-    if (p > cap || n + 3 > cap - p) return 0;
-    out[p++] = '*';
-    memcpy(out + p, num, n); p += n;
-    out[p++] = '\r'; out[p++] = '\n';
-    *pos = p;
-    return 1;
+    return rlock__put_len(out, cap, pos, '*', (size_t)argc);
 }
 
 RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
@@ -1999,8 +2027,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * without a second attempt. A waiter that died holds it until that lease
  * ends, as a holder that died would; one whose notice was lost finds it at
  * its next attempt (its token already holds a live slot: a grant, the lease
- * renewed); an attempt with no wait left (the last one before a timeout)
- * leaves the queue, so nothing is handed to a waiter that gave up. */
+ * renewed); an attempt with no wait left (the last one before a timeout,
+ * or a cancel's) leaves the queue, so nothing is handed to a waiter that
+ * gave up. */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
@@ -2040,11 +2069,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "redis.call('zadd',k,ms+tt,s..':'..t) if ms+tt>mx then redis.call('pexpire',k,tt) end s=' '..s end " \
     RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]..s") "break end " \
     "w=redis.call('zpopmin',KEYS[2]) end "
-/* A cleanup (a cancelled waiter's, ARGV[4] its waiter id) leaves the queue
- * first, and takes back a permit handed to it meanwhile. */
 #define RLOCK__LUA_SEM_RELEASE \
-    "if ARGV[4] and ARGV[4]~='' and redis.call('zrem',KEYS[2],ARGV[4])==1 then redis.call('hdel',KEYS[3],ARGV[4]) end " \
-    RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g,c,u,mx=0,0,{},ms for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g,c,u,mx=0,0,{},ms for i=1,#h,2 do local x=tonumber(h[i+1]) " \
     "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if x>ms then g=1 end " \
     "elseif x>ms then c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true if x>mx then mx=x end end end " \
     "if g==0 then return 0 end if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) " \
@@ -2355,7 +2381,7 @@ static const char rlock__h10[] = RLOCK__PRIM("8600590871c810195ff97ae84d61de7a32
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
-static const char rlock__h12[] = RLOCK__PRIM("83e0a950d64b4dde3dd9f13499320fd1792026f0");
+static const char rlock__h12[] = RLOCK__PRIM("fe152bebdb25691a413ffe9d1de9b94a8dcf3566");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
 static const char rlock__h13[] = RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
@@ -2515,9 +2541,9 @@ static size_t rlock__encode_function_load(const struct rlock__scripts *set, int 
 /* NEW: requests queued, connect() not called yet; CONNECTING: it said would-block. */
 enum { RLOCK__CONN_DOWN = 0, RLOCK__CONN_NEW, RLOCK__CONN_CONNECTING, RLOCK__CONN_UP };
 enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
-#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, HELLO 3 */
-#define RLOCK__TAG_HELLO (-2)
-#define RLOCK__TAG_SELECT (-3)
+#define RLOCK__TAG_AUTH (-1)  /* the exchange's own requests: AUTH, SELECT, HELLO 3 (in that order) */
+#define RLOCK__TAG_SELECT (-2)
+#define RLOCK__TAG_HELLO (-3)
 /* Flags on a tag: the request is answered, when it succeeds, by a push of
  * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
 #define RLOCK__X_BY_SUB_PUSH 0x1000
@@ -2573,22 +2599,31 @@ typedef struct rlock__event {
     int tag;
     rlock_status st;     /* FAIL: why */
     const char *why;     /* FAIL: text */
+    int ps;              /* REPLY / PUSH: what Pub/Sub event it is (rlock__pubsub) */
     rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
 } rlock__event;
 
-/* A Pub/Sub event [kind, channel, x]: RESP3 push or RESP2 array. */
-static int rlock__is_pubsub(const rlock_reply *r, const char *kind) {
-    size_t k = strlen(kind);
-    return (r->v.type == RLOCK_RESP_ARRAY || r->v.type == RLOCK_RESP_PUSH) && r->count == 3 &&
-           r->elem[0].type == RLOCK_RESP_BULK && r->elem[0].len == k && memcmp(r->elem[0].str, kind, k) == 0 &&
-           r->elem[1].type == RLOCK_RESP_BULK;
-}
-/* A pushed Pub/Sub message: ["message", channel, payload] (sharded: "smessage"). */
-static int rlock__is_message(const rlock_reply *r) {
-    return (rlock__is_pubsub(r, "message") || rlock__is_pubsub(r, "smessage")) && r->elem[2].type == RLOCK_RESP_BULK;
+/* What a Pub/Sub event [kind, channel, x] (RESP3 push or RESP2 array) is:
+ * RLOCK__PS_SUB, _UNSUB or _MSG (whose payload is a bulk string too), plus
+ * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
+ * Classified once, when read; the layers above test the number. */
+enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
+static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
+    static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
+    const rlock_resp_value *k = &r->elem[0];
+    int i, sh;
+    if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count != 3 ||
+        k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK) return 0;
+    for (i = 0; i < 3; i++)
+        for (sh = 0; sh < 2; sh++) {
+            size_t len = strlen(kinds[i]);
+            if (k->len == len + (size_t)sh && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
+                return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
+        }
+    return 0;
 }
 
-static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
+static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
     if (len >= cap) len = cap - 1;
     if (dst != msg) memmove(dst, msg, len);
     dst[len] = '\0';
@@ -2608,7 +2643,7 @@ typedef struct rlock__x {
     size_t tx_cap, rx_cap;
 } rlock__x;
 
-static rlock__x rlock__x_node(const rlock_node *cn) {
+static RLOCK__NOINLINE rlock__x rlock__x_node(const rlock_node *cn) {
     rlock_node *n = (rlock_node *)cn; /* views of a const node only read */
     rlock__x v;
     v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = n->db;
@@ -2616,7 +2651,7 @@ static rlock__x rlock__x_node(const rlock_node *cn) {
     v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
     return v;
 }
-static rlock__x rlock__x_sub(rlock_subscriber *n) {
+static RLOCK__NOINLINE rlock__x rlock__x_sub(rlock_subscriber *n) {
     rlock__x v;
     v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = 0; /* channels span dbs */
     v.q = n->q; v.q_cap = RLOCK_SUB_PIPELINE;
@@ -2650,10 +2685,13 @@ static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, s
 static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
 }
-/* A transport call failed: its own text when it has one, else ours. */
-static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+/* Why a transport call failed: its own text when it has one, else ours. */
+static const char *rlock__x_why(const rlock__x *n, const char *fallback) {
     const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
-    rlock__x_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
+    return t && t[0] ? t : fallback;
+}
+static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+    rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
@@ -2667,23 +2705,19 @@ static int rlock__x_disown(const rlock__x *n, const void *owner) {
     return had;
 }
 
-/* Append AUTH [user] password. Returns 0 when it does not fit. */
-static size_t rlock__encode_auth(const rlock__x *n, unsigned char *out, size_t cap) {
-    const char *argv[3];
-    size_t lens[3];
-    int argc = 0;
-    argv[argc] = "AUTH"; lens[argc++] = 4;
-    if (n->user) { argv[argc] = n->user; lens[argc++] = strlen(n->user); }
-    argv[argc] = n->pass; lens[argc++] = strlen(n->pass);
-    return rlock_resp_encode(out, cap, argc, argv, lens);
-}
-
 static void rlock__x_push(const rlock__x *n, void *owner, int tag, uint64_t deadline) {
     rlock__pending *p = rlock__x_at(n, n->s->count++);
     p->owner = owner;
     p->tag = tag;
     p->deadline = deadline;
     n->s->commands++;
+}
+
+/* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
+ * exchange's own, at connect). */
+static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->s->tx_len += len;
+    rlock__x_push(n, owner, tag, deadline);
 }
 
 /* Get room for one request: *out / *cap, where the caller encodes it before
@@ -2700,20 +2734,21 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     if (n->s->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->s->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen && n->t->idle) {
-        int r = n->t->idle(n->t->ctx);
-        if (r == RLOCK_IO_BUSY) {
-            const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
-            *why = t && t[0] ? t : "the connection is in use by someone else";
-            return RLOCK_E_IO;
-        }
-        if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
     } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen) {
-        long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
-        n->s->rx_len = n->s->rx_used = 0;
-        if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
-        else if (r != RLOCK_IO_WOULD_BLOCK)
-            rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        if (n->t->idle) {
+            int r = n->t->idle(n->t->ctx);
+            if (r == RLOCK_IO_BUSY) {
+                *why = rlock__x_why(n, "the connection is in use by someone else");
+                return RLOCK_E_IO;
+            }
+            if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+        } else {
+            long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
+            n->s->rx_len = n->s->rx_used = 0;
+            if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
+            else if (r != RLOCK_IO_WOULD_BLOCK)
+                rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        }
     }
     if (n->s->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->s->tx_off) { /* compact what is still unsent */
@@ -2731,36 +2766,45 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
         n->s->proto = 2;
         n->s->rx_len = n->s->rx_used = 0;
         n->s->tx_len = n->s->tx_off = 0;
-        /* AUTH, then HELLO 3, pipelined with the first request: AUTH works on
-         * every server, and a server that refuses HELLO (Redis < 6) stays on
-         * RESP2 with the requests behind it unharmed - which folding AUTH into
-         * HELLO would not give. */
-        if (n->pass) {
-            size_t len = rlock__encode_auth(n, n->tx, n->tx_cap);
-            if (len == 0) {
-                n->s->conn = RLOCK__CONN_DOWN;
-                *why = "AUTH does not fit in RLOCK_TX_BUF";
-                return RLOCK_E_BADARG;
-            }
-            n->s->tx_len = len;
-            rlock__x_push(n, NULL, RLOCK__TAG_AUTH, deadline);
-        }
-        if (n->db > 0) { /* refused (out of range, Cluster): the connection is not used */
+        /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
+         * the first request: AUTH works on every server, and a server that
+         * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
+         * it unharmed - which folding AUTH into HELLO would not give. A
+         * refused SELECT (out of range, Cluster): the connection is not used. */
+        {
+            static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *argv[2];
-            size_t lens[2], len;
-            argv[0] = "SELECT"; lens[0] = 6;
-            lens[1] = rlock__utoa(num, (unsigned long long)n->db);
-            argv[1] = num;
-            len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
-            n->s->tx_len += len;
-            rlock__x_push(n, NULL, RLOCK__TAG_SELECT, deadline);
-        }
-        if (RLOCK__HAS_WAITING && n->s->hello) {
-            static const char *const argv[2] = { "HELLO", "3" };
-            static const size_t lens[2] = { 5, 1 };
-            n->s->tx_len += rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, 2, argv, lens);
-            rlock__x_push(n, NULL, RLOCK__TAG_HELLO, deadline);
+            const char *argv[3];
+            size_t lens[3], len;
+            int k, argc;
+            for (k = 0; k < 3; k++) {
+                argv[0] = cmd[k]; lens[0] = strlen(cmd[k]);
+                argc = 2;
+                if (k == 0) {
+                    if (!n->pass) continue;
+                    argv[1] = n->user; argv[2] = n->pass;
+                    if (n->user) argc = 3;
+                    else argv[1] = n->pass;
+                } else if (k == 1) {
+                    if (n->db <= 0) continue;
+                    argv[1] = num;
+                    (void)rlock__utoa(num, (unsigned long long)n->db);
+                } else {
+                    if (!RLOCK__HAS_WAITING || !n->s->hello) continue;
+                    argv[1] = "3";
+                }
+                lens[1] = strlen(argv[1]);
+                lens[2] = argc == 3 ? strlen(argv[2]) : 0;
+                len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, argc, argv, lens);
+                if (len == 0) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
+                    n->s->conn = RLOCK__CONN_DOWN;
+                    n->s->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
+                    n->s->tx_len = 0;
+                    *why = "AUTH does not fit in RLOCK_TX_BUF";
+                    return RLOCK_E_BADARG;
+                }
+                rlock__x_commit(n, len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
+            }
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
@@ -2770,16 +2814,13 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
     return RLOCK_OK;
 }
 
-/* The request of len bytes encoded at rlock__x_begin's *out is queued. */
-static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
-    n->s->tx_len += len;
-    rlock__x_push(n, owner, tag, deadline);
-}
 #ifndef RLOCK_NO_CLUSTER
+static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
 static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
+    walk->read = rlock__x_walk_read;
     n->s->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
@@ -2814,17 +2855,25 @@ static int rlock__x_timed_out(const rlock__x *n, uint64_t now) {
     return 0;
 }
 
+/* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
+ * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
+ * tags < 0), reported to nobody. */
+static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
+    rlock__pending *p = rlock__x_at(n, 0);
+    n->s->head = (n->s->head + 1) % n->q_cap;
+    n->s->count--;
+    ev->kind = kind;
+    ev->owner = p->owner;
+    ev->tag = RLOCK__X_TAG(p->tag);
+    ev->st = RLOCK_OK;
+    return p->tag > 0;
+}
+
 /* The next failed request to report (the exchange's own are skipped). */
 static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
     while (n->s->failing) {
-        rlock__pending p = *rlock__x_at(n, 0);
-        n->s->head = (n->s->head + 1) % n->q_cap;
-        n->s->count--;
         n->s->failing--;
-        if (p.tag == RLOCK__TAG_AUTH || p.tag == RLOCK__TAG_HELLO || p.tag == RLOCK__TAG_SELECT) continue;
-        ev->kind = RLOCK__EV_FAIL;
-        ev->owner = p.owner;
-        ev->tag = RLOCK__X_TAG(p.tag);
+        if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
         ev->st = n->s->fail_st;
         ev->why = n->s->xerr;
         return 1;
@@ -2842,14 +2891,8 @@ static int rlock__x_connect_step(const rlock__x *n, uint64_t now) {
     r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->s->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        const char *msg = t->error ? t->error(t->ctx) : NULL;
-        if (!msg || !msg[0]) msg = "the connection is in use by someone else";
-        rlock__copy_text(n->s->xerr, sizeof n->s->xerr, msg, strlen(msg));
-        n->s->conn = RLOCK__CONN_DOWN;
-        n->s->tx_len = n->s->tx_off = 0;
-        n->s->rx_len = n->s->rx_used = 0;
-        n->s->failing = n->s->count;
-        n->s->fail_st = RLOCK_E_IO;
+        n->s->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
+        rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
         return -1;
     }
     if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
@@ -2874,93 +2917,81 @@ static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
     return 0;
 }
 
+#ifndef RLOCK_NO_CLUSTER
+/* The reply to the oldest request, queued with a walk (rlock__x_commit_walk),
+ * read as it comes; an error or a push is read whole (2: the parse step
+ * does). Else as rlock__x_parse_step. */
+static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
+    rlock__walk *w = n->s->walk;
+    long used;
+    if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
+    used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
+    n->s->rx_len -= (size_t)used;
+    if (!w->done) return 0;
+    n->s->walk = NULL;
+    memset(&ev->reply, 0, sizeof ev->reply);
+    ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
+    ev->ps = 0;
+    return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+}
+#endif
+
 /* One complete reply from rx, matched to the oldest request (or a push).
  * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
  * exchange's own AUTH / HELLO was consumed (look again). */
 static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
+    if (n->s->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
+        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
+        n->s->rx_len -= n->s->rx_used;
+        n->s->rx_used = 0;
+    }
     if (!n->s->rx_len) return 0;
-    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
 #ifndef RLOCK_NO_CLUSTER
-    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk &&
-        (n->s->walk->started || n->rx[0] == '*' || n->rx[0] == '%' || n->rx[0] == '~')) {
-        /* read as it comes (an error or a push is read whole, below) */
-        rlock__walk *w = n->s->walk;
-        used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
-        if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-        n->s->rx_len -= (size_t)used;
-        if (!w->done) return 0;
-        n->s->walk = NULL;
-        n->s->head = (n->s->head + 1) % n->q_cap;
-        n->s->count--;
-        memset(&ev->reply, 0, sizeof ev->reply);
-        ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
-        ev->kind = RLOCK__EV_REPLY;
-        ev->owner = p->owner;
-        ev->tag = RLOCK__X_TAG(p->tag);
-        ev->st = RLOCK_OK;
-        return 1;
+    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
+    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk) {
+        int r = n->s->walk->read(n, ev);
+        if (r < 2) return r;
     }
 #endif
     used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    n->s->rx_used = (size_t)used;
     p = n->s->count ? rlock__x_at(n, 0) : NULL;
+    ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
-        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && rlock__is_message(&ev->reply)))) {
+        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
-        int sub = rlock__is_pubsub(&ev->reply, "ssubscribe") || rlock__is_pubsub(&ev->reply, "subscribe");
-        int unsub = rlock__is_pubsub(&ev->reply, "sunsubscribe") || rlock__is_pubsub(&ev->reply, "unsubscribe");
-        n->s->rx_used = (size_t)used;
-        if (p && ((sub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
-                  (unsub && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH)))) {
-            n->s->head = (n->s->head + 1) % n->q_cap;
-            n->s->count--;
-            ev->kind = RLOCK__EV_REPLY;
-            ev->owner = p->owner;
-            ev->tag = RLOCK__X_TAG(p->tag);
-            ev->st = RLOCK_OK;
-            return 1;
-        }
+        int kind = ev->ps & RLOCK__PS_KIND;
+        if (p && ((kind == RLOCK__PS_SUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
+                  (kind == RLOCK__PS_UNSUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH))))
+            return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
     if (!p) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
-    if (p->tag == RLOCK__TAG_AUTH && ev->reply.v.type == RLOCK_RESP_ERROR) {
-        rlock__x_drop(n, RLOCK_E_AUTH, ev->reply.v.str, ev->reply.v.len);
-        return -1;
-    }
-    if (p->tag == RLOCK__TAG_SELECT && ev->reply.v.type == RLOCK_RESP_ERROR) {
-        rlock__x_drop(n, RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len); /* e.g. "ERR DB index is out of range" */
-        return -1;
-    }
-    if (p->tag == RLOCK__TAG_HELLO) {
+    if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
+        if (p->tag != RLOCK__TAG_HELLO && ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+            rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len);
+            return -1;
+        }
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
-        n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
-    } else if (p->tag != RLOCK__TAG_AUTH && p->tag != RLOCK__TAG_SELECT && n->s->count == 1 &&
-               (size_t)used < n->s->rx_len && !n->s->is_sub &&
-               n->rx[used] != '>') {
+        if (p->tag == RLOCK__TAG_HELLO) n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+        (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+        return -1;
+    }
+    if (n->s->count == 1 && (size_t)used < n->s->rx_len && !n->s->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
         return -1;
     }
-    n->s->head = (n->s->head + 1) % n->q_cap;
-    n->s->count--;
-    if (p->tag == RLOCK__TAG_AUTH || p->tag == RLOCK__TAG_HELLO || p->tag == RLOCK__TAG_SELECT) {
-        memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-        n->s->rx_len -= (size_t)used;
-        return -1;
-    }
-    n->s->rx_used = (size_t)used;
-    ev->kind = RLOCK__EV_REPLY;
-    ev->owner = p->owner;
-    ev->tag = RLOCK__X_TAG(p->tag);
-    ev->st = RLOCK_OK;
-    return 1;
+    return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
@@ -2985,11 +3016,6 @@ static int rlock__x_recv_step(const rlock__x *n, uint64_t now) {
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
 static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
-    if (n->s->rx_used) { /* the bytes of the event returned last */
-        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
-        n->s->rx_len -= n->s->rx_used;
-        n->s->rx_used = 0;
-    }
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -3015,18 +3041,21 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
+    /* the first word found decides (a table: rodata, not code) */
+    static const char *const words[] = { "NOAUTH", "WRONGPASS", "NOPERM", "invalid password",
+                                         "can't run this command", "WRONGTYPE", "UPGRADE read lock held" };
+    static const unsigned char st[] = { RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+                                        RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
+    size_t i;
     if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
-    if (rlock__has(s, n, "NOAUTH") || rlock__has(s, n, "WRONGPASS") || rlock__has(s, n, "NOPERM") ||
-        rlock__has(s, n, "invalid password") || rlock__has(s, n, "can't run this command"))
-        return RLOCK_E_AUTH;
-    if (rlock__has(s, n, "WRONGTYPE")) return RLOCK_E_WRONGTYPE;
-    if (RLOCK__HAS_PRIMITIVES && rlock__has(s, n, "UPGRADE read lock held")) return RLOCK_E_UPGRADE;
+    for (i = 0; i < sizeof st - !RLOCK__HAS_PRIMITIVES; i++)
+        if (rlock__has(s, n, words[i])) return (rlock_status)st[i];
     return RLOCK_E_REDIS;
 }
 
 /* The diagnostics rlock_node_status / rlock_node_error show: set by the
  * round layer for the rounds it reports (never by a cleanup). */
-static void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+static RLOCK__NOINLINE void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
@@ -3208,6 +3237,17 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
 }
+/* Connection i's exchange state (no view built). */
+static RLOCK__NOINLINE rlock__conn *rlock__conn_s(const rlock_client *c, size_t i) {
+    return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
+}
+/* Commands queued on all of c's connections so far. */
+static unsigned long rlock__client_commands(const rlock_client *c) {
+    unsigned long k = 0;
+    size_t i;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_s(c, i)->commands;
+    return k;
+}
 /* The public handle of connection i (what rlock_interest.conn names). */
 static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
@@ -3281,7 +3321,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__SHARD(c) 0
 #else
-#define RLOCK__SHARD(c) ((c)->shard)
+#define RLOCK__SHARD(c) ((c)->shard != NULL)
 #endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -3296,7 +3336,7 @@ typedef struct rlock__ping {
 } rlock__ping;
 
 /* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
-static size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
+static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
     if (pos >= cap) return pos;
     if (n > cap - pos) n = cap - pos;
     memcpy(out + pos, s, n);
@@ -3630,9 +3670,8 @@ static unsigned rlock__popcount(unsigned m) {
 enum { RLOCK__OP_NONE = 0, RLOCK__OP_ACQUIRE, RLOCK__OP_EXTEND, RLOCK__OP_RELEASE,
        RLOCK__OP_INSPECT, RLOCK__OP_FORCE /* 6.10 */ };
 /* ROUND: the op's round is out. CLEANUP: releasing a failed acquire's partial
- * grant (or a cancelled semaphore waiter's queue entry). BACKOFF / WAITMSG:
- * between acquire rounds (nothing granted, nothing in flight but a
- * SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
+ * grant. BACKOFF / WAITMSG: between acquire rounds (nothing granted, nothing
+ * in flight but a SUBSCRIBE). SUBSCRIBE: waiting for the subscriptions.
  * DONE: finished, rlock_step reports op.result. */
 enum { RLOCK__PH_IDLE = 0, RLOCK__PH_ROUND, RLOCK__PH_CLEANUP, RLOCK__PH_BACKOFF, RLOCK__PH_SUBSCRIBE,
        RLOCK__PH_WAITMSG, RLOCK__PH_DONE, RLOCK__PH_COUNT };
@@ -3647,10 +3686,9 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
                         (1u << RLOCK__PH_SUBSCRIBE) | (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
         /* CLEANUP   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_SUBSCRIBE) |
                         (1u << RLOCK__PH_WAITMSG) | (1u << RLOCK__PH_DONE),
-        /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_DONE),
-        /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_BACKOFF) |
-                        (1u << RLOCK__PH_DONE),
-        /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_CLEANUP) | (1u << RLOCK__PH_DONE),
+        /* BACKOFF   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
+        /* SUBSCRIBE */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_BACKOFF) | (1u << RLOCK__PH_DONE),
+        /* WAITMSG   */ (1u << RLOCK__PH_ROUND) | (1u << RLOCK__PH_DONE),
         /* DONE      */ 1u << RLOCK__PH_IDLE
     };
     (void)allowed; /* RLOCK_ASSERT may be compiled out */
@@ -3663,13 +3701,16 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
 }
 
+/* (ttl > 0, checked; no 64-bit division: rlock__divmod) */
 static long long rlock__drift(const rlock_lock *lk, long long ttl) {
-    return ttl * (long long)lk->client->cfg.drift_permille / 1000 + 2;
+    uint64_t v = (uint64_t)ttl * lk->client->cfg.drift_permille;
+    (void)rlock__divmod(&v, 1000);
+    return (long long)v + 2;
 }
 
 static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
     uint64_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = (uint64_t)(ttl / 3);
+    if (!every) { every = (uint64_t)ttl; (void)rlock__divmod(&every, 3); }
     return every ? every : 1;
 }
 
@@ -3690,14 +3731,15 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
 }
 
 static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
-    long long t = lk->client->cfg.node_timeout_ms;
-    if (t) return (uint32_t)t;
+    uint64_t t = ttl > 0 ? (uint64_t)ttl : 0, third = t;
+    if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    t = ttl / 10;
+    (void)rlock__divmod(&t, 10);
+    (void)rlock__divmod(&third, 3);
     if (t > 250) t = 250;
     if (t < 50) t = 50;
-    if (t > ttl / 3) t = ttl / 3 > 0 ? ttl / 3 : 1;
+    if (t > third) t = third > 0 ? third : 1;
     return (uint32_t)t;
 }
 
@@ -3900,9 +3942,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
             size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
             ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
         }
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id,
-                                  aux && lk->queued && (lk->client->n_nodes > 1 ||
-                                                        (op->round.cleanup && rlock__sem_handoff(lk))) ? 16 : 0,
+        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0,
                                   NULL, 0);
 #ifndef RLOCK_NO_PRIMITIVES
         if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
@@ -4202,6 +4242,10 @@ static uint64_t rlock__prng(rlock_lock *lk) {
     lk->prng = x;
     return (uint64_t)(x * 2685821657736338717ULL);
 }
+/* Its high half (the better bits), for a 32-bit modulo. */
+static uint32_t rlock__prng32(rlock_lock *lk) {
+    return (uint32_t)(rlock__prng(lk) >> 32);
+}
 
 /* ---- waiting on release notices (RESP2 subscriber connections) ---- */
 
@@ -4256,12 +4300,18 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     return 1;
 }
 
-/* Forget the lingering channel, unsubscribing it where it is subscribed. */
-static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+/* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
+ * mask where it is subscribed; nobody waits for the answers. */
+static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, uint64_t now) {
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
-        if (((c->linger_mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", NULL, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
+            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+}
+
+/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+    rlock__unsub(c, c->linger_mask, NULL, now);
     c->linger_len = 0;
     c->linger_mask = 0;
 }
@@ -4281,10 +4331,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
     if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
-        size_t j;
-        for (j = 0; j < c->n_nodes; j++)
-            if (((mine >> j) & 1u) && rlock__sub_conn(c, j))
-                (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+        rlock__unsub(c, mine, lk, now);
         return;
     }
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
@@ -4301,8 +4348,7 @@ static void rlock__subs_listen(rlock_client *c) {
     size_t i;
     if (!RLOCK__HAS_WAITING) return;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes; i++) c->nodes[i]->x.listen = 0;
-    for (i = 0; i < c->n_subs; i++) c->subs[i]->x.listen = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_s(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
@@ -4344,7 +4390,7 @@ static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
     uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng(lk) % (d - d / 2 + 1);
+    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1); /* d <= backoff_max_ms: 32 bits */
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -4464,7 +4510,7 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
         if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
-            delay = 1u + rlock__prng(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
+            delay = 1u + rlock__prng32(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
         if (now + delay > op->wait_end) delay = op->wait_end - now;
         op->wake_at = now + delay;
     }
@@ -4729,21 +4775,15 @@ static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
  * ["subscribe", chan, n] push confirms the waiters on chan. */
-static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r) {
+static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *ev) {
+    const rlock_reply *r = &ev->reply;
     rlock_lock *o;
-    int msg = rlock__is_message(r), sub = !msg && rlock__is_pubsub(r, "subscribe");
-    /* Redis Cluster unsubscribes a shard channel whose slot moved away: its
-     * waiters retry now (and are redirected), the lingering one is gone. */
-    int moved = !msg && RLOCK__SHARD(c) && rlock__is_pubsub(r, "sunsubscribe");
-    if (moved && c->linger_len == r->elem[1].len && memcmp(c->linger, r->elem[1].str, c->linger_len) == 0)
-        c->linger_mask &= ~(1u << j);
+    int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
+#ifndef RLOCK_NO_CLUSTER
+    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard(c, j, ev); return; }
+#endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (moved) {
-            o->op.sub_ok &= ~(1u << j);
-            o->op.sub_pending &= ~(1u << j);
-            o->op.woke = 1;
-        }
         if (msg && r->elem[2].len >= 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
             o->op.woke = rlock__handed_slot(o, r->elem[2].str + 16, r->elem[2].len - 16);
         else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
@@ -4752,10 +4792,27 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock_reply *r)
     }
 }
 
+#ifndef RLOCK_NO_CLUSTER
+/* A shard client's (rlock_client.shard): Redis Cluster unsubscribes a shard
+ * channel whose slot moved away: its waiters retry now (and are
+ * redirected), the lingering one is gone. */
+static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev) {
+    const rlock_resp_value *ch = &ev->reply.elem[1];
+    rlock_lock *o;
+    if (c->linger_len == ch->len && memcmp(c->linger, ch->str, c->linger_len) == 0) c->linger_mask &= ~(1u << j);
+    for (o = c->ops; o; o = o->op.next) {
+        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, ch->str, ch->len)) continue;
+        o->op.sub_ok &= ~(1u << j);
+        o->op.sub_pending &= ~(1u << j);
+        o->op.woke = 1;
+    }
+}
+#endif
+
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
+    size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
-        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i).s) rlock__deliver_push(c, j, &ev->reply);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_s(c, i)) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -4773,10 +4830,8 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        size_t j = i < c->n_nodes ? i : i - c->n_nodes;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY &&
-            (rlock__is_pubsub(&ev->reply, "subscribe") || rlock__is_pubsub(&ev->reply, "ssubscribe")))
+        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
             rlock__sub_confirmed(lk, j);
         else lk->op.sub_pending &= ~(1u << j);
         return;
@@ -4811,16 +4866,13 @@ static void rlock__client_step(rlock_client *c) {
     int pass;
     for (pass = 0; pass < 4; pass++) {
         uint64_t now = rlock__now(c);
-        unsigned long before = 0, after = 0;
+        unsigned long before = rlock__client_commands(c);
         rlock_lock *o;
-        size_t i;
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) before += rlock__conn_at(c, i).s->commands;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         rlock__subs_listen(c);
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) after += rlock__conn_at(c, i).s->commands;
-        if (after == before) break; /* nothing new queued: nothing more to send now */
+        if (rlock__client_commands(c) == before) break; /* nothing new queued: nothing more to send now */
     }
 }
 
@@ -4935,14 +4987,13 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
             return rlock_step(lk);
         }
         /* A queued semaphore waiter between rounds: a release may hand it a
-         * permit any time. Leave the queue and take such a permit back. */
+         * permit any time. One last attempt with no wait left leaves the
+         * queue (or finds a permit handed meanwhile, which the cancel then
+         * releases, as any grant the cancel's round gets). */
         if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
-            uint64_t now = rlock__now(c);
+            op->wait_end = rlock__now(c);
+            rlock__acquire_next_round(lk, op->wait_end);
             op->cancel = 1;
-            op->retry = 0;
-            op->fail = RLOCK_OK;
-            rlock__op_goto(lk, RLOCK__PH_CLEANUP);
-            rlock__round_begin(lk, RLOCK__OP_RELEASE, 1u, op->ttl, now, 1);
             return rlock_step(lk);
         }
         /* Between rounds (nothing granted), or an extend / release: their
@@ -5388,7 +5439,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
     lk->param = permits;
     lk->scripts = &rlock__set_all;
     /* Redlock handles start on different slots, so rivals rarely ask for the same one */
-    lk->slot = (int32_t)(rlock__prng(lk) % (uint64_t)permits);
+    lk->slot = (int32_t)(rlock__prng32(lk) % (uint32_t)permits);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
@@ -5544,7 +5595,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
-    cl->client[i].shard = 1;
+    cl->client[i].shard = rlock__shard_moved;
     cl->n++;
     return (int)i;
 }

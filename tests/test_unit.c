@@ -957,6 +957,43 @@ static void test_encode(void) {
     }
 }
 
+/* The core divides no 64-bit value (libgcc's __udivmoddi4 is 700 B on a
+ * Cortex-M): rlock__divmod (32-bit steps) must agree with the compiler's
+ * division, and rlock__utoa with a plain conversion, over the whole range. */
+static void test_narrow_division(void) {
+    static const uint32_t ds[] = { 1, 3, 7, 10, 1000, 65535 };
+    uint64_t x = 0x9E3779B97F4A7C15ULL, v, q;
+    int i, k, bad = 0;
+    g_test = "narrow division";
+    for (i = 0; i < 2000; i++) {
+        /* edges, then xorshift values of every magnitude */
+        if (i < 6) v = i == 0 ? 0 : i == 1 ? 1 : i == 2 ? UINT32_MAX : i == 3 ? (uint64_t)UINT32_MAX + 1 :
+                        i == 4 ? (uint64_t)LLONG_MAX : UINT64_MAX;
+        else { x ^= x << 13; x ^= x >> 7; x ^= x << 17; v = x >> (i % 64); }
+        for (k = 0; k < (int)(sizeof ds / sizeof ds[0]); k++) {
+            uint32_t r;
+            q = v;
+            r = rlock__divmod(&q, ds[k]);
+            if (q != v / ds[k] || r != v % ds[k]) {
+                if (bad++ < 3) fprintf(stderr, "divmod %llu / %lu: %llu r %lu\n", (unsigned long long)v,
+                                       (unsigned long)ds[k], (unsigned long long)q, (unsigned long)r);
+            }
+        }
+        {
+            char got[24], want[24], tmp[24];
+            size_t n = rlock__utoa(got, v), m = 0, j;
+            q = v;
+            do { tmp[m++] = (char)('0' + (int)(q % 10u)); q /= 10u; } while (q);
+            for (j = 0; j < m; j++) want[j] = tmp[m - 1 - j];
+            want[m] = '\0';
+            if (n != m || strcmp(got, want) != 0) {
+                if (bad++ < 3) fprintf(stderr, "utoa %s, want %s\n", got, want);
+            }
+        }
+    }
+    CHECK_MSG(bad == 0, "%d wrong quotients or digits", bad);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 3. aux keys and Redis Cluster slots                                       */
 /* ------------------------------------------------------------------------ */
@@ -4149,6 +4186,7 @@ int main(void) {
     test_cluster_map();
 #endif
     test_encode();
+    test_narrow_division();
     test_aux_key();
     test_status_strings();
     test_scripts();
