@@ -2438,16 +2438,41 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
     rlock__h9, rlock__h10, rlock__h11, rlock__h12, rlock__h13, rlock__h14, rlock__h15, rlock__h16, rlock__h17,
     rlock__h18, rlock__h19, rlock__h20, rlock__h21, rlock__h22, rlock__h23
 };
+#ifndef RLOCK_NO_PRIMITIVES
+/* The primitives' parts of the operations (6.8), reached through
+ * rlock__set_all only (every primitive's handle has it, section 6.10): a
+ * program that uses no primitive does not link them. */
+struct rlock__enc;
+static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
+static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
+static void rlock__enc_multi(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
+static int rlock__multi_aux(const struct rlock_lock *lk);
+static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args) \
+    , info, admin_done, enc_multi, multi_aux, enc_sem_args
+#else
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args)
+#endif
 struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
+#ifndef RLOCK_NO_PRIMITIVES
+    int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
+    void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
+    void (*enc_multi)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* a multi-lock's request */
+    int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
+    void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
+#endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
-static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha };
+static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
+                                                      RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done,
+                                                                        rlock__enc_multi, rlock__multi_aux,
+                                                                        rlock__enc_sem_args) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -3512,15 +3537,18 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 /* A lock keeps its key once; its auxiliary names (aux_base + suffix) are
  * derived from it where they are used: appended to a request, compared with
  * a pushed channel. aux_base_len (0: none) tells which form the base has. */
-static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
-                          const char *suffix, size_t slen) {
-    size_t bl = lk->aux_base_len;
+static int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
+                             size_t bl, const char *suffix, size_t slen) {
     if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
-    rlock__aux_write((char *)out + *pos, lk->key, lk->key_len, bl);
+    rlock__aux_write((char *)out + *pos, key, key_len, bl);
     memcpy(out + *pos + bl, suffix, slen);
     *pos += bl + slen;
     rlock__put_end(out, pos);
     return 1;
+}
+static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
+                          const char *suffix, size_t slen) {
+    return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
 }
 /* Is s[0..aux_base_len) lk's auxiliary prefix? */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
@@ -3538,36 +3566,38 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
 static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
                                        int want_array) {
-    r->shape[i] = 0;
+    long long *v = r->v[i];
+    int shape = 0, k, n;
+    v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
             if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0) {
-                r->shape[i] = 3;
-                r->v[i][0] = 1; r->v[i][1] = 1; r->v[i][2] = 0;
+                shape = 3;
+                v[0] = v[1] = 1;
             } else if (rep->v.type == RLOCK_RESP_NIL) {
-                r->shape[i] = 2;
-                r->v[i][0] = 0; r->v[i][1] = 0; r->v[i][2] = 0;
+                shape = 2;
             } else {
                 st = RLOCK_E_PROTOCOL;
             }
         } else if (!want_array) {
-            if (rep->v.type == RLOCK_RESP_INTEGER) { r->shape[i] = -1; r->v[i][0] = rep->v.integer; }
+            if (rep->v.type == RLOCK_RESP_INTEGER) { shape = -1; v[0] = rep->v.integer; }
             else st = RLOCK_E_PROTOCOL;
-        } else if (rep->v.type == RLOCK_RESP_ARRAY && rep->count >= 2 && rep->count <= 3 &&
-                   rep->elem[0].type == RLOCK_RESP_INTEGER && rep->elem[1].type == RLOCK_RESP_INTEGER &&
-                   (rep->count == 2 || rep->elem[2].type == RLOCK_RESP_INTEGER) &&
-                   (rep->elem[0].integer == 0 || rep->elem[0].integer == 1)) {
-            r->shape[i] = (signed char)rep->count;
-            r->v[i][0] = rep->elem[0].integer;
-            r->v[i][1] = rep->elem[1].integer;
-            r->v[i][2] = rep->count == 3 ? rep->elem[2].integer : 0;
-            if (r->v[i][0] == 0 && r->v[i][1] == -1) st = RLOCK_E_FOREIGN;
-        } else {
+        } else if (rep->v.type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
             st = RLOCK_E_PROTOCOL;
+        } else {
+            n = (int)rep->count;
+            for (k = 0; k < n && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
+            if (k < n || (unsigned long long)v[0] > 1u) {
+                st = RLOCK_E_PROTOCOL;
+            } else {
+                shape = n;
+                if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
+            }
         }
     }
+    r->shape[i] = (signed char)shape;
     r->st[i] = st;
     r->answered |= 1u << i;
     return st;
@@ -3792,25 +3822,50 @@ static int rlock__is_release_script(int s) {
                                       s == RLOCK__S_WRITE_RELEASE || s == RLOCK__S_MULTI_RELEASE));
 }
 
-/* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
- * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
- * auxiliary name (rlock_aux_key) with that suffix. */
-static int rlock__put_multi_keys(const rlock_lock *lk, unsigned char *out, size_t cap, size_t *pos,
-                                 const char *suffix) {
-    size_t at = 0;
-    char aux[RLOCK_MAX_AUX_LEN + 12];
-    while (at + 2 <= lk->key_len) {
-        size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
-        size_t al = suffix ? rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, suffix) : 0;
-        if (suffix ? al == 0 || !rlock__put_arg(out, cap, pos, aux, al, NULL, 0)
-                   : !rlock__put_arg(out, cap, pos, lk->key + at + 2, len, NULL, 0))
-            return 0;
-        at += 2 + len;
-    }
-    return 1;
+/* A request being encoded: each argument goes at pos while ok; the first
+ * that does not fit clears ok and the rest are skipped (nothing is sent).
+ * n counts the arguments, written or not, so a first pass that writes
+ * nothing (ok 0) counts them for the header and for numkeys (nkeys). */
+typedef struct rlock__enc {
+    unsigned char *out;
+    size_t cap, pos;
+    int ok, n, nkeys;
+} rlock__enc;
+
+static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
+    e->n++;
+    if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
+}
+static void rlock__enc_str(rlock__enc *e, const char *s) {
+    rlock__enc_arg(e, s, strlen(s));
+}
+static void rlock__enc_num(rlock__enc *e, unsigned long long v) {
+    e->n++;
+    if (e->ok) e->ok = rlock__put_num(e->out, e->cap, &e->pos, v);
+}
+/* lk's auxiliary name with suffix (":waiters", ...). */
+static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
+    e->n++;
+    if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
+/* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
+ * its bytes (rlock_multi_init). suffix NULL: the keys; else each key's
+ * auxiliary name (rlock_aux_key's) with that suffix, written in place (no
+ * copy on the stack). */
+static void rlock__enc_multi_keys(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
+    size_t at = 0;
+    while (at + 2 <= lk->key_len) {
+        const char *k = lk->key + at + 2;
+        size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
+        size_t bl = suffix ? rlock__aux_len(k, len) : 0;
+        if (!suffix) rlock__enc_arg(e, k, len);
+        else if (e->n++, e->ok) e->ok = bl && rlock__put_aux_of(e->out, e->cap, &e->pos, k, len, bl, suffix, strlen(suffix));
+        at += 2 + len;
+    }
+}
+
 /* How long the readers that waited for a writer get to come in after it
  * leaves, before any writer may enter again: long enough for a woken reader
  * to answer, or for one whose notice was lost to recheck (recheck_ms). */
@@ -3820,18 +3875,46 @@ static uint32_t rlock__readers_turn(const rlock_lock *lk) {
 }
 #endif
 
+#ifndef RLOCK_NO_PRIMITIVES
 /* 1 when every key of a multi-lock has a same-slot auxiliary name (no key
  * with a '}' outside a hash tag): its fence counters and wait queues. */
 static int rlock__multi_aux(const rlock_lock *lk) {
     size_t at = 0;
-    char aux[RLOCK_MAX_AUX_LEN + 12];
     while (at + 2 <= lk->key_len) {
         size_t len = ((size_t)(unsigned char)lk->key[at] << 8) | (unsigned char)lk->key[at + 1];
-        if (!rlock_aux_key(aux, sizeof aux, lk->key + at + 2, len, ":fence")) return 0;
+        if (!rlock__aux_len(lk->key + at + 2, len)) return 0; /* (every name fits rlock_aux_key's buffer) */
         at += 2 + len;
     }
     return 1;
 }
+/* A multi-lock's request after "EVALSHA sha numkeys" on node i: the keys,
+ * then per key its fence counter (acquire with fencing), or its wait queue
+ * and deadlines (a release that wakes: from the first node that granted,
+ * or any with none known); owner, ttl, key count. */
+static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
+    const rlock_round *r = &lk->op.round;
+    unsigned first = lk->held_mask & (0u - lk->held_mask);
+    rlock__enc_multi_keys(e, lk, NULL);
+    if (rlock__is_acquire_script(r->script) && RLOCK__FENCING(lk->client)) rlock__enc_multi_keys(e, lk, ":fence");
+    if (rlock__is_release_script(r->script) && !r->cleanup && rlock__multi_aux(lk) && (!first || first == 1u << i)) {
+        rlock__enc_multi_keys(e, lk, ":waiters");
+        rlock__enc_multi_keys(e, lk, ":deadlines");
+    }
+    e->nkeys = e->n - 3;
+    rlock__enc_arg(e, lk->owner, lk->owner_len);
+    rlock__enc_num(e, (unsigned long long)r->ttl);
+    rlock__enc_num(e, (unsigned long long)lk->param);
+}
+/* A semaphore acquire's ARGV[6], its permit slot: one node takes the
+ * lowest free one (-1); Redlock nodes all judge the same one. */
+static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
+    if (lk->client->n_nodes == 1) rlock__enc_arg(e, "-1", 2);
+    else rlock__enc_num(e, (unsigned long long)lk->slot);
+}
+#define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
+#else
+#define RLOCK__MULTI_AUX(lk) 1
+#endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
@@ -3843,114 +3926,103 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
     return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
 }
 
-/* Encode the lock's script for its current round on node i (`how`:
- * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. */
-static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
+/* The arguments of the lock's script for its current round on node i
+ * (`how`: RLOCK__RUN_*), into e. */
+static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
     const rlock_op *op = &lk->op;
-    int s = op->round.script;
+    const rlock_round *r = &op->round;
+    int s = r->script, a0;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
-    static const size_t cmd_len[3] = { 7, 4, 5 };
     char fn[RLOCK__FN_LEN + 1];
-    const char *script = how == RLOCK__RUN_FCALL ? fn
-                       : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
-    int multi = RLOCK__HAS_PRIMITIVES && lk->kind == RLOCK_KIND_MULTI;
-    int acquire = !multi && rlock__is_acquire_script(s), release = !multi && rlock__is_release_script(s);
+    int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
     int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
     int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int arg5 = RLOCK__HAS_PRIMITIVES && acquire && (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE);
-    /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues). Absent
-     * otherwise: the request stays at 10 elements, and a server answers an
-     * unauthenticated client's longer multibulk with a protocol error, not
-     * NOAUTH. */
-    int queued5 = RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued;
     int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
-    int fence = aux && acquire && RLOCK__FENCING(lk->client);
-    /* A multi-lock's keys, then per key: its fence counter (acquire with
-     * fencing), or its wait queue and deadlines (a release that wakes). */
-    unsigned first = lk->held_mask & (0u - lk->held_mask);
-    int mfence = multi && rlock__is_acquire_script(s) && RLOCK__FENCING(lk->client);
-    int mwake = multi && rlock__is_release_script(s) && !op->round.cleanup && rlock__multi_aux(lk) &&
-                (!first || first == 1u << i);
-    int nkeys = multi ? (int)lk->param * (1 + mfence + 2 * mwake)
-                      : 1 + (inspect && lk->aux_base_len ? 1 : aux ? (fair ? 1 : 2) : 0) + (fence ? 1 : 0);
-    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    int shard = RLOCK__SHARD(lk->client) && (release || force);
-    int turn = release && lk->kind == RLOCK_KIND_WRITE; /* ARGV[5]: the readers' turn, ms */
-    int slot = acquire && lk->kind == RLOCK_KIND_SEMAPHORE; /* ARGV[6]: the permit slot, -1 any */
-    int nargs = multi ? 3 : inspect ? 0 : force ? (shard ? 7 : 3) : acquire ? 4 + arg5 + slot + queued5
-                                           : release ? (shard ? 7 : 4 + fair + turn) : 2;
-    /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant. Also
-     * sent once this acquisition queued, even if this attempt would not (its
-     * subscription lost): a grant must take the entry out, or a release
-     * would wake it instead of a live waiter. */
-    const char *q = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "";
-    size_t bl = lk->aux_base_len, pos = 0;
-    char nk[12], grace[12];
-    size_t nkl = rlock__utoa(nk, (unsigned long long)nkeys);
-    int ok, pad;
-    if (op->round.plain) /* the uncontended fast path: what a raw client would send */
-        return rlock__put_header(out, cap, &pos, 6) && rlock__put_arg(out, cap, &pos, "SET", 3, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-               rlock__put_arg(out, cap, &pos, "NX", 2, NULL, 0) && rlock__put_arg(out, cap, &pos, "PX", 2, NULL, 0) &&
-               rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) ? pos : 0;
+    if (r->plain) { /* the uncontended fast path: what a raw client would send */
+        rlock__enc_arg(e, "SET", 3);
+        rlock__enc_arg(e, lk->key, lk->key_len);
+        rlock__enc_arg(e, lk->owner, lk->owner_len);
+        rlock__enc_arg(e, "NX", 2);
+        rlock__enc_arg(e, "PX", 2);
+        rlock__enc_num(e, (unsigned long long)r->ttl);
+        return;
+    }
     if (how == RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
-    ok = rlock__put_header(out, cap, &pos, 3 + nkeys + nargs) &&
-         rlock__put_arg(out, cap, &pos, cmd[how], cmd_len[how], NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, script, strlen(script), NULL, 0) &&
-         rlock__put_arg(out, cap, &pos, nk, nkl, NULL, 0);
-    if (multi) {
-        ok = ok && rlock__put_multi_keys(lk, out, cap, &pos, NULL) &&
-             (!mfence || rlock__put_multi_keys(lk, out, cap, &pos, ":fence")) &&
-             (!mwake || (rlock__put_multi_keys(lk, out, cap, &pos, ":waiters") &&
-                         rlock__put_multi_keys(lk, out, cap, &pos, ":deadlines")));
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-             rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl) &&
-             rlock__put_num(out, cap, &pos, (unsigned long long)lk->param);
-        return ok ? pos : 0;
-    }
-    ok = ok && rlock__put_arg(out, cap, &pos, lk->key, lk->key_len, NULL, 0);
-    if (ok && (aux || (inspect && bl))) ok = rlock__put_aux(out, cap, &pos, lk, ":waiters", 8);
-    if (ok && aux && !fair) ok = rlock__put_aux(out, cap, &pos, lk, ":deadlines", 10);
-    if (ok && fence) ok = rlock__put_aux(out, cap, &pos, lk, ":fence", 6);
-    if (inspect) return ok ? pos : 0;
+    rlock__enc_str(e, cmd[how]);
+    rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
+    rlock__enc_num(e, (unsigned long long)e->nkeys);
+#ifndef RLOCK_NO_PRIMITIVES
+    if (lk->kind == RLOCK_KIND_MULTI) { lk->scripts->enc_multi(e, lk, i); return; } /* (rlock__set_all's) */
+#endif
+    rlock__enc_arg(e, lk->key, lk->key_len);
+    if (aux || (inspect && lk->aux_base_len)) rlock__enc_aux(e, lk, ":waiters");
+    if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
+    if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
+    e->nkeys = e->n - 3;
+    a0 = e->n;
+    if (inspect) return;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
-        ok = ok && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) && rlock__put_arg(out, cap, &pos, "", 0, NULL, 0) &&
-             (aux ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0));
-        for (pad = 3; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
-        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
-        return ok ? pos : 0;
+        rlock__enc_arg(e, "", 0);
+        rlock__enc_arg(e, "", 0);
+        if (aux) rlock__enc_aux(e, lk, ":released");
+        else rlock__enc_arg(e, "", 0);
+    } else {
+        rlock__enc_arg(e, lk->owner, lk->owner_len);
+        rlock__enc_num(e, (unsigned long long)r->ttl);
     }
-    ok = ok && rlock__put_arg(out, cap, &pos, lk->owner, lk->owner_len, NULL, 0) &&
-         rlock__put_num(out, cap, &pos, (unsigned long long)op->round.ttl);
-    if (ok && acquire) ok = rlock__put_arg(out, cap, &pos, q, strlen(q), NULL, 0) &&
-                            rlock__put_num(out, cap, &pos, op->wait_left);
-    if (ok && arg5) ok = rlock__put_num(out, cap, &pos, op->arg5);
-    if (ok && slot) /* one node takes the lowest free slot; Redlock nodes all judge the same one */
-        ok = lk->client->n_nodes == 1 ? rlock__put_arg(out, cap, &pos, "-1", 2, NULL, 0)
-                                      : rlock__put_num(out, cap, &pos, (unsigned long long)lk->slot);
-    if (ok && queued5) ok = rlock__put_arg(out, cap, &pos, "1", 1, NULL, 0);
+    if (acquire) {
+        /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
+         * Also sent once this acquisition queued, even if this attempt
+         * would not (its subscription lost): a grant must take the entry
+         * out, or a release would wake it instead of a live waiter. */
+        rlock__enc_str(e, (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "");
+        rlock__enc_num(e, op->wait_left);
+#ifndef RLOCK_NO_PRIMITIVES
+        /* ARGV[5]: a semaphore's permits, a writer's hold-off; a semaphore's slot */
+        if (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE) rlock__enc_num(e, op->arg5);
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->scripts->enc_sem_args(e, lk); /* (rlock__set_all's) */
+#endif
+        /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
+         * Absent otherwise: the request stays at 10 elements, and a server
+         * answers an unauthenticated client's longer multibulk with a
+         * protocol error, not NOAUTH. */
+        if (RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued) rlock__enc_arg(e, "1", 1);
+    }
     /* A cleanup after a failed round removes only our own partial grant:
      * no real release, so it wakes no waiter and hands nothing off (that
      * churned split votes). A barging lock's release on Redlock wakes from
      * the nodes rlock__wake_nodes chose. A fair release wakes on every node:
      * each node's reservation is a vote for its waiter. */
-    if (ok && release) {
-        int wake = aux && !op->round.cleanup && (fair || (op->round.wake >> i & 1u));
-        ok = wake ? rlock__put_aux(out, cap, &pos, lk, ":released", 9) : rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
-        if (ok && fair) {
-            size_t gl = rlock__utoa(grace, op->round.cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
-            ok = rlock__put_arg(out, cap, &pos, grace, gl, NULL, 0);
-        }
-        ok = ok && rlock__put_arg(out, cap, &pos, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0,
-                                  NULL, 0);
+    if (release) {
+        if (aux && !r->cleanup && (fair || (r->wake >> i & 1u))) rlock__enc_aux(e, lk, ":released");
+        else rlock__enc_arg(e, "", 0);
+        if (fair) rlock__enc_num(e, r->cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
+        rlock__enc_arg(e, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0);
 #ifndef RLOCK_NO_PRIMITIVES
-        if (ok && turn) ok = rlock__put_num(out, cap, &pos, op->round.cleanup ? 0u : rlock__readers_turn(lk));
+        if (lk->kind == RLOCK_KIND_WRITE) /* ARGV[5]: the readers' turn, ms */
+            rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
 #endif
-        for (pad = 4 + fair + turn; ok && shard && pad < 6; pad++) ok = rlock__put_arg(out, cap, &pos, "", 0, NULL, 0);
-        if (shard) ok = ok && rlock__put_arg(out, cap, &pos, "spublish", 8, NULL, 0);
     }
-    return ok ? pos : 0;
+    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
+    if (RLOCK__SHARD(lk->client) && (release || force)) {
+        while (e->n - a0 < 6) rlock__enc_arg(e, "", 0);
+        rlock__enc_arg(e, "spublish", 8);
+    }
+}
+
+/* Encode the lock's script for its current round on node i (`how`:
+ * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two
+ * passes: the first counts the arguments (header, numkeys). */
+static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
+    rlock__enc e;
+    memset(&e, 0, sizeof e);
+    rlock__enc_lock(&e, lk, i, how);
+    e.out = out;
+    e.cap = cap;
+    e.ok = rlock__put_header(out, cap, &e.pos, e.n);
+    e.n = 0;
+    rlock__enc_lock(&e, lk, i, how);
+    return e.ok ? e.pos : 0;
 }
 
 static int rlock__script_for(const rlock_lock *lk, int op) {
@@ -3983,25 +4055,23 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     rlock_node *n = lk->client->nodes[i];
     rlock__x x = rlock__x_node(n);
     rlock_status kept;
+    int want = rlock__round_wants_array(r), info = 0;
 #ifndef RLOCK_NO_PRIMITIVES
-    rlock_reply parsed;
     if (r->script == RLOCK__S_INSPECT && lk->op.info && st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
         /* The text answer is read into the caller's rlock_info here (it
-         * points into the receive buffer); the round keeps a plain 1. Any
-         * other answer is of the wrong shape (NIL: RLOCK_E_PROTOCOL). */
-        int ok = rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len);
-        memset(&parsed, 0, sizeof parsed);
-        parsed.v.type = ok ? RLOCK_RESP_INTEGER : RLOCK_RESP_NIL;
-        parsed.v.integer = 1;
-        rep = &parsed;
+         * points into the receive buffer); the round keeps a plain 1
+         * (info 2). Any other answer is of the wrong shape (info 1). */
+        info = 1 + (rep->v.type == RLOCK_RESP_BULK && lk->scripts->parse_info(&lk->op.info[i], rep->v.str, rep->v.len));
+        rep = NULL;
     }
 #endif
-    kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+    kept = rlock__round_store(r, i, info == 1 ? RLOCK_E_PROTOCOL : st, rep, want);
+    if (info == 2) { r->shape[i] = -1; r->v[i][0] = 1; }
     if (RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
-        why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
+        why = want ? "unexpected reply to acquire"
             : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
             : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
             : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
@@ -4021,32 +4091,34 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
  * timeout stays inside the round's, so a missing replica cannot turn into
  * a node timeout (and a dropped connection). */
 static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, unsigned char *out, size_t cap) {
-    char num[24], tmo[24];
-    size_t pos = 0, nl, tl;
+    rlock__enc e;
     uint32_t t = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
     if (t == 0) t = 1; /* WAIT n 0 would block for ever */
     if (t >= r->timeout) t = r->timeout > 1 ? r->timeout - 1 : 1;
-    nl = rlock__utoa(num, lk->client->cfg.replicas);
-    tl = rlock__utoa(tmo, t);
-    return rlock__put_header(out, cap, &pos, 3) && rlock__put_arg(out, cap, &pos, "WAIT", 4, NULL, 0) &&
-           rlock__put_arg(out, cap, &pos, num, nl, NULL, 0) && rlock__put_arg(out, cap, &pos, tmo, tl, NULL, 0)
-           ? pos : 0;
+    memset(&e, 0, sizeof e);
+    e.out = out;
+    e.cap = cap;
+    e.ok = rlock__put_header(out, cap, &e.pos, 3);
+    rlock__enc_arg(&e, "WAIT", 4);
+    rlock__enc_num(&e, lk->client->cfg.replicas);
+    rlock__enc_num(&e, t);
+    return e.ok ? e.pos : 0;
 }
 
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
-    rlock__x n = rlock__x_node(lk->client->nodes[i]);
+    rlock_node *nd = lk->client->nodes[i];
+    rlock__x n = rlock__x_node(nd);
     unsigned char *out;
-    size_t cap, len, pre = 0, load = 0, wlen = 0, named = 0;
+    size_t cap, seg[5], at, k;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
-    rlock_node *nd = lk->client->nodes[i];
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
-    int name = 0;
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
+    int name;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
@@ -4057,42 +4129,41 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
         RLOCK_MAX_PIPELINE)
         return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT]. SETNAME
-     * (reply not waited for) goes before a connection's first FCALL: it
-     * says which version's libraries this client runs. ASKING (cluster: the slot is
-     * being imported there) must come right before the script it is for;
-     * a missing function's library is loaded before the FCALL (its reply is
-     * not waited for: the FCALL behind it tells); WAIT follows the script
-     * (cfg.replicas), one round trip in all. */
-    if (name) named = rlock__encode_fn_setname(out, cap); /* 0 (no room): the next attempt says it */
-    for (;;) {
-        unsigned char *o = out + named;
-        size_t c = cap - named;
-        if (RLOCK__ASKING(lk) && c >= sizeof asking - 1) { memcpy(o, asking, sizeof asking - 1); pre = sizeof asking - 1; }
-        len = RLOCK__ASKING(lk) && pre == 0 ? 0 : 1;
-        if (RLOCK__HAS_EVAL && len && fcall && again)
-            len = load = rlock__encode_function_load(lk->scripts, r->script, o + pre, c - pre);
-        if (len) len = rlock__encode_lock(lk, i, o + pre + load, c - pre - load,
-                                          fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-        if (len && wait) wlen = rlock__encode_wait(lk, r, o + pre + load + len, c - pre - load - len);
-        if ((len && (!wait || wlen)) || !named) break;
-        named = pre = load = wlen = 0; /* no room for the name as well: a later attempt says it */
+     * seg[] = [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT].
+     * SETNAME (reply not waited for) goes before a connection's first
+     * FCALL: it says which version's libraries this client runs; no room
+     * for it as well, a later attempt says it. ASKING (cluster: the slot
+     * is being imported there) must come right before the script it is
+     * for; a missing function's library is loaded before the FCALL (its
+     * reply is not waited for: the FCALL behind it tells); WAIT follows the
+     * script (cfg.replicas), one round trip in all. */
+    for (;; name = 0) {
+        seg[1] = seg[2] = seg[3] = seg[4] = 0;
+        at = seg[0] = name ? rlock__encode_fn_setname(out, cap) : 0;
+        if (RLOCK__ASKING(lk) && cap - at >= sizeof asking - 1) {
+            memcpy(out + at, asking, sizeof asking - 1);
+            at += seg[1] = sizeof asking - 1;
+        }
+        if (!RLOCK__ASKING(lk) || seg[1]) {
+            if (RLOCK__HAS_EVAL && fcall && again)
+                at += seg[2] = rlock__encode_function_load(lk->scripts, r->script, out + at, cap - at);
+            if (!(RLOCK__HAS_EVAL && fcall && again) || seg[2])
+                at += seg[3] = rlock__encode_lock(lk, i, out + at, cap - at,
+                                                  fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+            if (seg[3] && wait) seg[4] = rlock__encode_wait(lk, r, out + at, cap - at);
+        }
+        if ((seg[3] && (!wait || seg[4])) || !seg[0]) break;
     }
-    if (len == 0 || (wait && wlen == 0)) {
+    if (seg[3] == 0 || (wait && seg[4] == 0)) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
     if (fcall) nd->fcall = 1;
-    if (named) {
-        rlock__x_commit(&n, named, NULL, RLOCK__TAG_LOCK, deadline);
-        nd->fn_named = (unsigned short)n.s->gen;
-    }
-    if (pre) rlock__x_commit(&n, pre, NULL, RLOCK__TAG_LOCK, deadline);
-    if (load) rlock__x_commit(&n, load, NULL, RLOCK__TAG_LOCK, deadline);
-    rlock__x_commit(&n, len, lk, RLOCK__TAG_LOCK, deadline);
+    if (seg[0]) nd->fn_named = (unsigned short)n.s->gen;
+    for (k = 0; k < 5; k++) /* the script's and WAIT's replies are lk's */
+        if (seg[k]) rlock__x_commit(&n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
     if (wait) {
-        rlock__x_commit(&n, wlen, lk, RLOCK__TAG_WAIT, deadline);
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
         r->acking |= 1u << i;
@@ -4174,6 +4245,7 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
+    int again = 0;
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     if (!RLOCK__HAS_EVAL && rep->v.type == RLOCK_RESP_ERROR) {
@@ -4191,30 +4263,24 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
             return;
         }
     }
-    if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0 &&
-        !((r->evaled >> i) & 1u)) {
+    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+        ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
+         (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
-         * body once with EVAL, which also caches it for the next EVALSHA. */
+         * body once with EVAL, which also caches it for the next EVALSHA.
+         * FCALL of a library the server does not have: load it, once. */
         r->evaled |= 1u << i;
-        r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
-        return;
-    }
-    if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
-        rlock__has(rep->v.str, rep->v.len, "Function not found")) {
-        /* FCALL of a library the server does not have: load it, once. */
-        r->evaled |= 1u << i;
-        r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
-        return;
-    }
-    if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
-        lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
-        (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
+        again = 1;
+    } else if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
+               lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
+               (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
         lk->client->nodes[i]->fcall = 1;
         r->evaled &= ~(1u << i);
+        again = 1;
+    }
+    if (again) {
         r->queued &= ~(1u << i);
         rlock__round_submit(lk, i, now);
         return;
@@ -4530,14 +4596,27 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
+/* The nodes in yes granted or extended the lease op->ttl asked for: it
+ * runs from the round's start, less the drift. The op is over. */
+static void rlock__lease(rlock_lock *lk, unsigned yes, long long drift, uint64_t now) {
+    rlock_op *op = &lk->op;
+    lk->held_mask = yes;
+    lk->granted_at = op->round.start;
+    lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+    lk->state = RLOCK_STATE_HELD;
+    lk->ttl_ms = op->ttl;
+    lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+    rlock__op_finish(lk, RLOCK_OK, now);
+}
+
+static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
-    long long drift = rlock__drift(lk, op->ttl);
     size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
+    int go, hop;
     rlock__tally_acquire(&op->round, c->n_nodes, &t);
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
@@ -4548,23 +4627,17 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     op->split = t.n_yes > 0;
     lk->votes = t.n_yes;
     if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && t.fatal == RLOCK_OK && t.n_yes >= q &&
-             (long long)(now - op->round.start) + drift < op->ttl) {
+    go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
+    if (go && t.n_yes >= q && (long long)(now - op->round.start) + drift < op->ttl) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t.max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->granted_at = op->round.start;
-        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
-        lk->state = RLOCK_STATE_HELD;
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
-        lk->held_mask = t.yes;
-        rlock__op_finish(lk, RLOCK_OK, now);
+        rlock__lease(lk, t.yes, drift, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -4575,19 +4648,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
-    op->retry = !op->cancel && t.fatal == RLOCK_OK && now < op->wait_end &&
-                (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
-    if (op->plain == 1 && !op->cancel && t.fatal == RLOCK_OK && t.n_no > 0) {
-        op->plain = 2;
-        op->retry = 1;
-    }
-    /* A Redlock semaphore asked for a slot that is taken while another is
-     * free: ask for that one at once (a few times; a follow-up like the
-     * plain SET's, sent even by a try-acquire). */
-    if (lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && !op->cancel && t.fatal == RLOCK_OK &&
-        t.free_slot >= 0 && t.free_slot != lk->slot && op->hops < 3) {
-        lk->slot = (int32_t)t.free_slot;
-        op->hops++;
+    op->retry = go && now < op->wait_end && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    /* A refused plain SET: the script attempt follows at once. A Redlock
+     * semaphore asked for a slot that is taken while another is free: ask
+     * for that one at once (a few times; a follow-up like the plain SET's,
+     * sent even by a try-acquire). */
+    hop = lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && t.free_slot >= 0 && t.free_slot != lk->slot &&
+          op->hops < 3;
+    if (go && (hop || (op->plain == 1 && t.n_no > 0))) {
+        if (hop) {
+            lk->slot = (int32_t)t.free_slot;
+            op->hops++;
+        }
         op->plain = 2;
         op->retry = 1;
     }
@@ -4605,24 +4677,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now) {
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__extend_round_done(rlock_lock *lk, uint64_t now, long long drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q = rlock_client_quorum(c);
-    long long drift = rlock__drift(lk, op->ttl);
     rlock__tally_int(&op->round, c->n_nodes, 0, &t);
     lk->votes = t.n_yes;
     if (now < op->round.start) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
     if (t.n_yes >= q && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
-        lk->held_mask = t.yes;
-        lk->granted_at = op->round.start;
-        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
-        rlock__op_finish(lk, RLOCK_OK, now);
+        rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
     if (t.n_no > c->n_nodes - q || now >= lk->validity_end) {
@@ -4639,37 +4705,26 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock__tally t;
     size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
+    rlock_status st;
     rlock__tally_int(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
     gone = rlock__popcount(t.no & lk->held_mask);
     neutral = t.n_no - gone;
     lk->votes = t.n_yes;
-    if (held >= q && gone > held - q) { /* a quorum of our grants is gone: it was lost */
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-        rlock__op_finish(lk, RLOCK_LOST, now);
-        return;
-    }
+    if (held >= q && gone > held - q) st = RLOCK_LOST; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) {
-        if (!rlock__token_kind(lk->kind) && t.max_left > 0) {
-            lk->holds = t.max_left;
-        } else {
-            lk->holds = 0;
-            lk->state = RLOCK_STATE_IDLE;
-        }
-        rlock__op_finish(lk, RLOCK_OK, now);
-        return;
-    }
-    if (t.n_no > c->n_nodes - q) {
+    else if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) st = RLOCK_OK;
+    else if (t.n_no > c->n_nodes - q) st = RLOCK_LOST;
+    else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t.max_left > 0) {
+        lk->holds = t.max_left;
+    } else {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
-        rlock__op_finish(lk, RLOCK_LOST, now);
-        return;
     }
-    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); /* unknown: state kept */
+    rlock__op_finish(lk, st, now);
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
@@ -4697,6 +4752,7 @@ static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     rlock_op *op = &lk->op;
+    long long drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
@@ -4746,10 +4802,11 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now);
+        drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift);
 #ifndef RLOCK_NO_PRIMITIVES
-        else if (op->kind != RLOCK__OP_RELEASE) rlock__admin_round_done(lk, now);
+        else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
         else rlock__release_round_done(lk, now);
         return;
@@ -4974,7 +5031,6 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_client *c;
     rlock_op *op;
-    size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
@@ -4997,11 +5053,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
             return rlock_step(lk);
         }
         /* Between rounds (nothing granted), or an extend / release: their
-         * answers are not needed; they are read and discarded. */
-        for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-            rlock__x n = rlock__conn_at(c, i);
-            (void)rlock__x_disown(&n, lk);
-        }
+         * answers are not needed; they are read and discarded (op_finish). */
         rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
         rlock__subs_listen(c);
     }
@@ -5037,7 +5089,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
-    if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !rlock__multi_aux(lk) : lk->aux_base_len == 0))
+    if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
                           "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
@@ -5209,12 +5261,9 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
 
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
-    if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answers are read and discarded */
-        size_t i;
-        for (i = 0; i < lk->client->n_nodes + RLOCK__NSUBS(lk->client); i++) {
-            rlock__x n = rlock__conn_at(lk->client, i);
-            (void)rlock__x_disown(&n, lk);
-        }
+    if (lk->op.kind != RLOCK__OP_NONE) {
+        /* abandoned: its answers are read and discarded (op_finish disowned
+         * them, or does now) */
         if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
         rlock__op_unlink(lk);
         rlock__subs_listen(lk->client);
@@ -5249,14 +5298,15 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
         }
         lk->renewing = 0;
         now = rlock__now(lk->client);
+        next = rlock__renew_interval(lk, lk->ttl_ms);
         if (st == RLOCK_OK) {
             lk->renewals++;
-            lk->renew_at = lk->granted_at + rlock__renew_interval(lk, lk->ttl_ms);
+            lk->renew_at = lk->granted_at + next;
             *what = RLOCK_RENEW_RENEWED;
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = now + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+            lk->renew_at = now + next / 4 + 1;
             *what = RLOCK_RENEW_FAILED;
         }
     } else if (lk->op.kind != RLOCK__OP_NONE) {

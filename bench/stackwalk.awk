@@ -17,6 +17,19 @@
 # FUNCTION hook,platform,libc"; "stackrecursion CFG TGT A->B" for each cycle
 # (the core has none: a cycle makes the figure a lower bound); "stackdynamic
 # CFG TGT FUNCTION" for a frame gcc could not bound (VLA, alloca).
+# rlock's own indirect calls: the primitives' parts that rlock.h reaches
+# through rlock__set_all's pointers (section 6.4b), from these callers (the
+# names their bodies may have after inlining; each one present gets the edges).
+BEGIN {
+    split("rlock__enc_lock rlock__encode_lock rlock__round_submit", c1, " ")
+    for (k in c1) INDIRECT[c1[k]] = "rlock__enc_multi rlock__enc_sem_args"
+    split("rlock__round_answer rlock__op_reply rlock__deliver rlock__client_pump", c2, " ")
+    for (k in c2) INDIRECT[c2[k]] = "rlock__parse_info"
+    split("rlock__op_run rlock__client_step", c3, " ")
+    for (k in c3) INDIRECT[c3[k]] = "rlock__admin_round_done"
+    INDIRECT["rlock_acquire_begin"] = "rlock__multi_aux"
+}
+function bare(t) { sub(/.*:/, "", t); sub(/\..*/, "", t); return t }
 function short(t,   i) { i = index(t, ":"); return i && substr(t, 1, 1) == "/" ? substr(t, i + 1) : t }
 function kind(n) {
     if (n == "__indirect_call") return "hook"
@@ -60,6 +73,12 @@ function merge(a, b,   i, m, x, out) {
     if (!((s, t) in SEEN)) { SEEN[s, t] = 1; E[s, ++NE[s]] = t }
 }
 END {
+    for (n in SELF) NAMED[bare(n)] = n
+    for (n in SELF) if (bare(n) in INDIRECT) {
+        m = split(INDIRECT[bare(n)], to, " ")
+        for (k = 1; k <= m; k++)
+            if ((to[k] in NAMED) && !((n, NAMED[to[k]]) in SEEN)) { SEEN[n, NAMED[to[k]]] = 1; E[n, ++NE[n]] = NAMED[to[k]] }
+    }
     for (n in SELF) {
         f = short(n)
         if (f !~ /^rlock_/ || f ~ /^rlock__/) continue
