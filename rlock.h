@@ -1240,7 +1240,12 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * server's clock): a holder that dies frees its permit when its lease ends,
  * not before, and not the others'. rlock_extend / rlock_renew_poll renew
  * only the handle's own permit; release frees exactly it and wakes one
- * waiter (extend and release find it by a scan: O(permits held)). Expired
+ * waiter (extend and release find it by a scan: O(permits held)). On one
+ * node (without fencing) the release hands the freed permit straight to
+ * that waiter - its own slot and lease, written by the release script - so
+ * the woken waiter holds it without another attempt; a waiter that died
+ * keeps it until that lease ends, one that gave up or was cancelled left
+ * the queue first. Expired
  * permits are reaped by the next script that looks. Changing N: every
  * acquire carries its handle's permits and is granted when fewer than that
  * many live permits exist and a slot below it is free. Raising N admits
@@ -1971,13 +1976,6 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "for i=1,16 do if not w[1] then break end " \
     "if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
     "w=redis.call('zpopmin'," q ") end "
-/* The same for a semaphore's queue (scored by arrival, so FIFO; each
- * waiter's deadline in the hash dl). */
-#define RLOCK__LUA_WAKE_LOOP(q, dl, ch) \
-    "for i=1,16 do if not w[1] then break end " \
-    "local d=tonumber(redis.call('hget'," dl ",w[1])) redis.call('hdel'," dl ",w[1]) " \
-    "if d and d>ms then " RLOCK__LUA_PUBLISH(ch, "w[1]") "break end " \
-    "w=redis.call('zpopmin'," q ") end "
 #define RLOCK__LUA_WAKE_ONE \
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
     RLOCK__LUA_WAKE_SCORED("KEYS[2]", "ARGV[3]") "end end "
@@ -2073,24 +2071,38 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * the earliest lease ends, 1 + lowest free slot (0: none)}. Extend and
  * release find the token's member by a scan: O(permits held), which also
  * reaps expired permits. The queue fragments skip a call when there is
- * nothing to do (one TIME per script). */
+ * nothing to do (one TIME per script).
+ * The queue is FIFO (scored by arrival); each waiter's entry in KEYS[3] is
+ * its deadline, or on one node without fencing "deadline ttl N token": a
+ * release hands its freed permit straight to the first live waiter (a slot
+ * below the waiter's N, leased for the waiter's ttl, "<waiter id> <slot>"
+ * published) while fewer than that N are live, so the woken waiter holds it
+ * without a second attempt. A waiter that died holds it until that lease
+ * ends, as a holder that died would; one whose notice was lost finds it at
+ * its next attempt (its token already holds a live slot: a grant, the lease
+ * renewed); an attempt with no wait left (the last one before a timeout,
+ * or a cancel's) leaves the queue, so nothing is handed to a waiter that
+ * gave up. */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
-    "if ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then " \
-    "redis.call('hset',KEYS[3],ARGV[3],ms+tonumber(ARGV[4])) local e=tonumber(ARGV[4])+60000 " \
+    "if ARGV[3]~='' and tonumber(ARGV[4])<=0 then " RLOCK__LUA_SEM_DEQUEUE \
+    "elseif ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then local d=ms+tonumber(ARGV[4]) " \
+    "if p<0 and not KEYS[4] then d=d..' '..tt..' '..n..' '..ARGV[1] end " \
+    "redis.call('hset',KEYS[3],ARGV[3],d) local e=tonumber(ARGV[4])+60000 " \
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_SEM_ACQUIRE \
     RLOCK__LUA_NOW "local k,n,tt,p=KEYS[1],tonumber(ARGV[5]),tonumber(ARGV[2]),tonumber(ARGV[6]) " \
     "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
     "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
-    "local c,u,mx,mn,f,x0=0,{},ms,nil,-1,{} for i=1,#h,2 do local x=tonumber(h[i+1]) " \
-    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true " \
+    "local c,u,mx,mn,f,x0,m,s=0,{},ms,nil,-1,{},':'..ARGV[1],nil for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 local j=tonumber(string.match(h[i],'^%d+')) or -1 u[j]=true " \
+    "if p<0 and string.sub(h[i],-#m)==m then s=j end " \
     "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
     "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
-    "if c<n then for i=0,c do if not u[i] then f=i break end end end " \
-    "if c<n and ((p<0 and f>=0) or (p>=0 and p<n and not u[p])) then local s=p<0 and f or p " \
-    "redis.call('zadd',k,ms+tt,s..':'..ARGV[1]) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
+    "if not s and c<n then for i=0,c do if not u[i] then f=i break end end " \
+    "if (p<0 and f>=0) or (p>=0 and p<n and not u[p]) then s=p<0 and f or p end end " \
+    "if s then redis.call('zadd',k,ms+tt,s..m) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
     RLOCK__LUA_SEM_DEQUEUE "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
     RLOCK__LUA_SEM_ENQUEUE "return {0,(mn or ms)-ms,f+1}"
 #define RLOCK__LUA_SEM_MINE \
@@ -2099,11 +2111,23 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local tt,g,mx=tonumber(ARGV[2]),false,ms for i=1,#h,2 do " \
     "local x=tonumber(h[i+1]) if string.sub(h[i],-#m)==m then if x>ms then g=h[i] end elseif x>mx then mx=x end end " \
     "if not g then return 0 end redis.call('zadd',k,ms+tt,g) if ms+tt>mx then redis.call('pexpire',k,tt) end return 1"
+/* Wake (or hand the freed permit to) the first live waiter of the FIFO;
+ * w its popped head, c / u / mx the live permits left, their slots and
+ * latest lease end. Waiters past their deadline are skipped. */
+#define RLOCK__LUA_SEM_HANDOFF \
+    "for i=1,16 do if not w[1] then break end " \
+    "local v=redis.call('hget',KEYS[3],w[1]) or '' redis.call('hdel',KEYS[3],w[1]) " \
+    "local d,tt,n,t=string.match(v,'^(%d+) (%d+) (%d+) (%x+)$') d=tonumber(d or v) " \
+    "if d and d>ms then local s='' if t and c<tonumber(n) then s=0 while u[s] do s=s+1 end " \
+    "redis.call('zadd',k,ms+tt,s..':'..t) if ms+tt>mx then redis.call('pexpire',k,tt) end s=' '..s end " \
+    RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]..s") "break end " \
+    "w=redis.call('zpopmin',KEYS[2]) end "
 #define RLOCK__LUA_SEM_RELEASE \
-    RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g=0 for i=1,#h,2 do " \
-    "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if tonumber(h[i+1])>ms then g=1 end end end " \
+    RLOCK__LUA_UNQUEUE_SELF RLOCK__LUA_NOW RLOCK__LUA_SEM_MINE "local g,c,u,mx=0,0,{},ms for i=1,#h,2 do local x=tonumber(h[i+1]) " \
+    "if string.sub(h[i],-#m)==m then redis.call('zrem',k,h[i]) if x>ms then g=1 end " \
+    "elseif x>ms then c=c+1 u[tonumber(string.match(h[i],'^%d+')) or -1]=true if x>mx then mx=x end end end " \
     "if g==0 then return 0 end if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) " \
-    RLOCK__LUA_WAKE_LOOP("KEYS[2]", "KEYS[3]", "ARGV[3]") "end return 1"
+    RLOCK__LUA_SEM_HANDOFF "end return 1"
 /* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
@@ -2406,11 +2430,11 @@ static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4a2be67b73016d2e6cca608b
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("d5761c52586020dfb55ee542f1fad5b280aeb849"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
-static const char rlock__h10[] = RLOCK__PRIM("00981cbfd85db3a500581b30ae5e59dae99b985c");
+static const char rlock__h10[] = RLOCK__PRIM("8600590871c810195ff97ae84d61de7a32ff3aa7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
-static const char rlock__h12[] = RLOCK__PRIM("ea0719f4d350c9bf1fc22e92ef91b3f27a80db9d");
+static const char rlock__h12[] = RLOCK__PRIM("fe152bebdb25691a413ffe9d1de9b94a8dcf3566");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
 static const char rlock__h13[] = RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
@@ -3970,6 +3994,13 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 
+/* Does a semaphore release hand its permit to lk's queue entry (one node,
+ * no fencing: section 6.4b)? The acquire script asks for it by the same
+ * signs: ARGV[6] -1 (any slot), no fence key. */
+static int rlock__sem_handoff(const rlock_lock *lk) {
+    return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
+}
+
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
@@ -4808,14 +4839,6 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     case RLOCK__PH_BACKOFF:
         if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
         return;
-    case RLOCK__PH_WAITMSG:
-        if (!RLOCK__HAS_WAITING) return; /* never entered */
-        if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
-            op->standby = 0;
-            if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
-        }
-        if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
-        return;
     case RLOCK__PH_SUBSCRIBE:
         if (!RLOCK__HAS_WAITING) return; /* never entered */
         if (op->sub_pending && now < op->wake_at) return;
@@ -4824,6 +4847,27 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (op->sub_ok) rlock__acquire_next_round(lk, now);
         else rlock__schedule_retry(lk, now);
         return;
+    case RLOCK__PH_WAITMSG:
+        if (!RLOCK__HAS_WAITING) return; /* never entered */
+        if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
+            op->standby = 0;
+            if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
+        }
+        /* A semaphore's permit handed to us by the release that woke us: the
+         * release answered our last (refused) attempt - its lease began
+         * after that attempt was sent, so validity counts from the attempt's
+         * start (judged as any grant: too late, it is released and we wait
+         * again). */
+        if (RLOCK__HAS_PRIMITIVES && op->woke >= 2) {
+            op->round.v[0][0] = 1;
+            op->round.v[0][1] = op->woke - 2;
+            op->round.v[0][2] = 0;
+            rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
+        } else {
+            if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
+            return;
+        }
+        /* fall through */
     case RLOCK__PH_ROUND:
     case RLOCK__PH_CLEANUP:
         rlock__round_send(lk, now);
@@ -4853,6 +4897,20 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     }
 }
 
+/* What follows our waiter id in a notice: nothing (woken), " N" (a fair
+ * release: N is next), or " <slot>" from a semaphore release that handed
+ * us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake) where
+ * no hand-off was asked for (Redlock, fencing). With cfg.replicas a handed
+ * permit is taken by an attempt (it finds the permit its own), whose WAIT
+ * checks the copies. */
+static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
+    long long v;
+    if (!RLOCK__HAS_PRIMITIVES || !n || !rlock__sem_handoff(lk) || RLOCK__REPLICAS(lk->client) ||
+        rlock__resp_int((const unsigned char *)d + 1, n - 1, &v) != 0 || v < 0 || v >= lk->param)
+        return 1;
+    return 2 + (int)v;
+}
+
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
  * ["subscribe", chan, n] push confirms the waiters on chan. */
@@ -4865,10 +4923,10 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
 #endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (msg && (r->elem[2].len == 16 || (r->elem[2].len == 33 && r->elem[2].str[16] == ' '))) {
-            if (memcmp(r->elem[2].str, o->waiter_id, 16) == 0) o->op.woke = 1;
-            else if (r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
-        }
+        if (msg && r->elem[2].len >= 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
+            o->op.woke = rlock__handed_slot(o, r->elem[2].str + 16, r->elem[2].len - 16);
+        else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
+            o->op.standby = 1;
         if (sub) rlock__sub_confirmed(o, j);
     }
 }
@@ -5654,11 +5712,15 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
     uint64_t next = UINT64_MAX;
     size_t i;
     for (o = c->ops; o; o = o->op.next)
-        if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
-             (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
-            next = o->op.wake_at;
-        else if (o->op.phase == RLOCK__PH_DONE)
+        /* A release notice read with the refusal it follows (one recv, one
+         * pump) was delivered before the round ended: the op went to
+         * WAITMSG already woken, and only its next step retries. Due now,
+         * not at wake_at (the re-check: that wait was a lost wake-up). */
+        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)))
             next = now;
+        else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
+                  (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
+            next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x n = rlock__conn_at(c, i);
         uint64_t d = rlock__x_deadline(&n);
@@ -5716,6 +5778,16 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
             /* Its answers may grant: wait for them, then release (the
              * round's end sees op->cancel). */
+            op->cancel = 1;
+            return rlock_step(lk);
+        }
+        /* A queued semaphore waiter between rounds: a release may hand it a
+         * permit any time. One last attempt with no wait left leaves the
+         * queue (or finds a permit handed meanwhile, which the cancel then
+         * releases, as any grant the cancel's round gets). */
+        if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
+            op->wait_end = rlock__now(c);
+            rlock__acquire_next_round(lk, op->wait_end);
             op->cancel = 1;
             return rlock_step(lk);
         }

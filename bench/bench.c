@@ -55,7 +55,8 @@
  * RLOCK_BENCH_SECONDS=x sets the seconds per uncontended row (default 2;
  * contended rows run 1.5 times as long). RLOCK_BENCH_ONLY=text runs only the
  * rlock contended rows whose "name, waiting, N procs" contains text (e.g.
- * "1 node, pub/sub", "fair", "procs" for all of them), after a PING round-trip
+ * "1 node, pub/sub", "fair", "procs" for all of them; the primitives' rows by
+ * name: "semaphore", "read-write"), after a PING round-trip
  * measure for their ceiling; everything else is skipped (a quick look at one
  * change on a shared machine). Servers are stopped by PID on every
  * exit path (and die with this process otherwise: PR_SET_PDEATHSIG). */
@@ -2275,8 +2276,9 @@ int main(int argc, char **argv) {
     }
     /* 3b. primitives (rlock.h section 5b): a semaphore of 4 permits among 16
      * processes (next to redis-semaphore's Semaphore below), and one writer
-     * among 15 readers of a read-write lock; 1 ms critical sections. */
-    if (!only || !*only) {
+     * among 15 readers of a read-write lock; 1 ms critical sections.
+     * RLOCK_BENCH_ONLY=semaphore / =read-write runs one of them. */
+    {
         static const struct { const char *name; int procs, permits, rw; } ps[N_PRIM_CROWS] = {
             { "rlock semaphore(4) 1 node", 16, 4, 0 }, { "rlock read-write 15r+1w 1 node", 16, 0, 1 },
         };
@@ -2289,6 +2291,7 @@ int main(int argc, char **argv) {
             r->pubsub = 1;
             r->single = -1;
             r->x_single = -1;
+            if (only && *only && !strstr(r->name, only)) { r->skipped = "not run (RLOCK_BENCH_ONLY)"; continue; }
             if (g_stop) continue;
             printf("  contended: %s, pub/sub, %d procs ...\n", r->name, r->procs);
             g_cs_permits = ps[i].permits;

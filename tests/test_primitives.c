@@ -11,10 +11,11 @@
  * reentrancy, upgrade refused (RLOCK_E_UPGRADE), downgrade, a reader's own
  * lease, no writer starvation under a stream of readers (and the stream
  * wins when writers-first is off), no reader starvation under a writer that
- * re-acquires in a loop (turn tickets); a multi-lock all or none while one
- * key is held, its Cluster slot check, its release waking single-key
- * waiters and its fence token; inspection against what Redis holds;
- * force-unlock; nothing leaked.
+ * re-acquires in a loop (turn tickets), a wake-up read together with the
+ * refusal it follows acted on at once (not at the re-check); a multi-lock
+ * all or none while one key is held, its Cluster slot check, its release
+ * waking single-key waiters and its fence token; inspection against what
+ * Redis holds; force-unlock; nothing leaked.
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
  * loops. No wall-clock asserts: orderings and counts only. */
@@ -36,6 +37,79 @@ static int tc_open(rh_tconn *t, const rh_server *s) {
     cfg.node_timeout_ms = 1000; /* far above a loopback round trip on a loaded machine */
     cfg.pubsub = 1;
     return rh_tc_open(t, s, 0, &cfg, NULL, NULL);
+}
+
+/* A waiting client whose connection is read only while g_gate is 0 (its
+ * transport's recv says "nothing yet" otherwise): a test decides what has
+ * arrived by the time it reads. One at a time. */
+static int g_gate;
+static rlock_transport g_gated_real;
+static long gated_recv(void *ctx, unsigned char *buf, size_t n) {
+    return g_gate ? RLOCK_IO_WOULD_BLOCK : g_gated_real.recv(ctx, buf, n);
+}
+typedef struct gconn {
+    rlock_posix_conn pc;
+    rlock_transport tr;
+    rlock_node node;
+    rlock_client cl;
+} gconn;
+static int gc_open(gconn *g, const rh_server *s, uint32_t recheck_ms) {
+    rlock_config cfg;
+    if (rlock_posix_init_tcp(&g->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    g_gated_real = *rlock_posix_transport(&g->pc);
+    g->tr = g_gated_real;
+    g->tr.recv = gated_recv;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.pubsub = 1;
+    cfg.recheck_ms = recheck_ms;
+    if (rlock_node_init(&g->node, &g->tr) != RLOCK_OK) return -1;
+    return rlock_client_init(&g->cl, &g->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+static void gc_close(gconn *g) {
+    rlock_client_close(&g->cl);
+    rlock_posix_close(&g->pc);
+}
+/* Step lk until it waits for a release notice (subscribed and queued). */
+static rlock_status step_until_waitmsg(rlock_lock *lk, rlock_status st) {
+    int i;
+    for (i = 0; i < 5000 && st == RLOCK_WOULD_BLOCK && lk->op.phase != RLOCK__PH_WAITMSG; i++) {
+        rh_sleep_ms(1);
+        st = rlock_step(lk);
+    }
+    return st;
+}
+/* Drive lk as an event loop would (poll its descriptors as long as it
+ * says, step), at most 50 steps; 2 s without I/O while it wants to sleep
+ * longer ends it: that sleep is the re-check (a lost wake-up). *steps: how
+ * many it took. */
+static rlock_status step_like_a_loop(rlock_client *cl, rlock_lock *lk, rlock_status st, int *steps) {
+    *steps = 0;
+    while (st == RLOCK_WOULD_BLOCK && *steps < 50) {
+        rlock_interest in[2];
+        struct pollfd p[2];
+        uint32_t to;
+        size_t k, n = rlock_client_interest(cl, in, 2, &to);
+        for (k = 0; k < n; k++) {
+            p[k].fd = in[k].fd;
+            p[k].events = (short)((in[k].events & RLOCK_WANT_READ ? POLLIN : 0) |
+                                  (in[k].events & RLOCK_WANT_WRITE ? POLLOUT : 0));
+        }
+        if (poll(p, (nfds_t)n, to >= 2000 ? 2000 : (int)to) == 0 && to >= 2000) break;
+        st = rlock_step(lk);
+        (*steps)++;
+    }
+    return st;
+}
+/* INFO commandstats calls of cmd, 0 when it never ran. */
+static long long stat_calls(const rh_server *s, const char *cmd) {
+    static char info[16384];
+    char needle[64];
+    const char *p;
+    if (rh_str(s, info, sizeof info, "INFO commandstats") != REDIS_REPLY_STRING) return -1;
+    snprintf(needle, sizeof needle, "cmdstat_%s:calls=", cmd);
+    p = strstr(info, needle);
+    return p ? atoll(p + strlen(needle)) : 0;
 }
 
 /* ------------------------------------------------------ 1. semaphore */
@@ -106,6 +180,129 @@ static void test_sem_basic(const rh_server *s) {
     CHECK_EQ_ST(rlock_try_acquire(&a, 5000), RLOCK_E_WRONGTYPE);
     CHECK_EQ_LL(rh_int(s, "DEL sem:str"), 1);
     rh_tc_close(&t);
+}
+
+/* Hand-off (one node): a release hands its freed permit straight to the
+ * first live waiter, whose wake-up then needs no second attempt. Its
+ * safety: a waiter that died holds the permit until its lease ends (then
+ * the slot comes back); a cancelled or timed-out waiter leaves the queue
+ * (nothing is handed to it); a waiter whose notice was lost finds the
+ * permit its own at its next attempt (one member, not two). Counted in
+ * scripts and steps, not milliseconds. */
+static void test_sem_handoff(const rh_server *s) {
+    rh_tconn ta, tc;
+    gconn g;
+    rlock_lock a, b, c;
+    rlock_status st;
+    char val[160], member[64], pong[8];
+    long long e0, e1;
+    int steps, i;
+    pid_t pid;
+    if (tc_open(&ta, s) != 0 || tc_open(&tc, s) != 0 || gc_open(&g, s, 30000) != 0) {
+        CHECK_MSG(0, "connect");
+        return;
+    }
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &ta.cl, "sem:h", 5, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &g.cl, "sem:h", 5, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&c, &tc.cl, "sem:h", 5, 1), RLOCK_OK);
+
+    /* 1. handed over: b's token holds slot 0 before b runs anything */
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    st = step_until_waitmsg(&b, rlock_acquire_begin(&b, 10000, 20000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK(rh_str(s, val, sizeof val, "HGET {sem:h}:deadlines %b", b.waiter_id, (size_t)16) == REDIS_REPLY_STRING &&
+          strstr(val, " 10000 1 ") != NULL); /* "deadline ttl N token": a hand-off may go to it */
+    e0 = stat_calls(s, "evalsha");
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    snprintf(member, sizeof member, "0:%s", rlock_lock_token(&b));
+    CHECK_EQ_LL(rh_int(s, "ZRANK sem:h %s", member), 0);
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:h}:waiters"), 0);
+    st = step_like_a_loop(&g.cl, &b, st, &steps);
+    e1 = stat_calls(s, "evalsha");
+    printf("semaphore hand-off: the waiter held the released permit after %d step(s), scripts after the release: "
+           "%lld (the release's own)\n", steps, e1 - e0 - 1);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(e1 - e0, 1); /* the release; the waiter's wake-up ran no script */
+    CHECK_EQ_LL(rlock_semaphore_slot(&b), 0);
+    CHECK(rlock_validity_ms(&b) > 0);
+    CHECK_EQ_ST(rlock_extend(&b, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:h"), 0);
+
+    /* 2. cancelled while queued: leaves the queue, nothing is handed to it */
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    st = step_until_waitmsg(&b, rlock_acquire_begin(&b, 10000, 20000));
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:h}:waiters"), 1);
+    rlock_cancel(&b);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:h}:waiters"), 0);
+    CHECK_EQ_LL(rh_int(s, "HLEN {sem:h}:deadlines"), 0);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:h"), 0);
+    CHECK_EQ_LL(rlock_lock_state(&b), RLOCK_STATE_IDLE);
+
+    /* 3. the notice lost (the waiter's connection killed after the hand-off,
+     * the notice unread): its next attempt finds the permit its own */
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    gc_close(&g);
+    if (gc_open(&g, s, 300) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &g.cl, "sem:h", 5, 1), RLOCK_OK);
+    st = step_until_waitmsg(&b, rlock_acquire_begin(&b, 10000, 20000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    g_gate = 1;
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    snprintf(member, sizeof member, "0:%s", rlock_lock_token(&b));
+    CHECK_EQ_LL(rh_int(s, "ZRANK sem:h %s", member), 0);
+    CHECK_EQ_LL(rh_int(s, "CLIENT KILL TYPE pubsub"), 1); /* b's connection (the only one subscribed), the notice in it */
+    CHECK(rh_str(s, pong, sizeof pong, "PING") == REDIS_REPLY_STATUS);
+    g_gate = 0;
+    for (i = 0; i < 100 && st == RLOCK_WOULD_BLOCK; i++) { /* the re-check: 300 ms */
+        rh_sleep_ms(20);
+        st = rlock_step(&b);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(rlock_semaphore_slot(&b), 0);
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1); /* the same member, renewed */
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:h"), 0);
+
+    /* 4. timed out: its last attempt (no wait left) leaves the queue */
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&c, 10000, 300), RLOCK_TIMEOUT);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:h}:waiters"), 0);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:h"), 0);
+
+    /* 5. a waiter that died (kill -9) after queueing: the permit is handed
+     * to it and comes back when its lease (1.5 s) ends */
+    CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        rh_tconn t;
+        rlock_lock d;
+        if (tc_open(&t, s) != 0 || rlock_semaphore_init(&d, &t.cl, "sem:h", 5, 1) != RLOCK_OK) _exit(3);
+        (void)rlock_acquire(&d, 1500, 60000);
+        _exit(2); /* killed before */
+    }
+    for (i = 0; i < 500 && rh_int(s, "ZCARD {sem:h}:waiters") < 1; i++) rh_sleep_ms(10);
+    CHECK_MSG(i < 500, "the child never queued");
+    kill(pid, SIGKILL);
+    (void)rh_wait_child(pid, 10000);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1); /* handed to the dead waiter's token */
+    CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_NOT_ACQUIRED);
+    for (i = 0; i < 250 && (st = rlock_try_acquire(&c, 10000)) == RLOCK_NOT_ACQUIRED; i++) rh_sleep_ms(20);
+    CHECK_EQ_ST(st, RLOCK_OK); /* its lease ended: the slot is back */
+    CHECK_EQ_LL(rlock_semaphore_slot(&c), 0);
+    CHECK_EQ_ST(rlock_release(&c), RLOCK_OK);
+
+    gc_close(&g);
+    rh_tc_close(&ta);
+    rh_tc_close(&tc);
+    rh_int(s, "DEL sem:h {sem:h}:waiters {sem:h}:deadlines");
 }
 
 /* One interval a permit was held: [from, to] in CLOCK_MONOTONIC ms. */
@@ -487,6 +684,74 @@ static void test_rw_turns(const rh_server *s) {
     rh_int(s, "DEL rw:turn {rw:turn}:waiters {rw:turn}:deadlines");
 }
 
+/* A woken waiter whose release notice arrives with the refusal it follows.
+ * The 15-reader / 1-writer stress run (issue 13's note) had readers, or the
+ * writer, asleep until their re-check about 1 run in 3: the last reader's
+ * release ran right after a waiter's refused attempt and published its id;
+ * the refusal and the notice came in one recv(), so the notice was
+ * delivered in the same pump, before the round was judged; the op went to
+ * WAITMSG already woken, and rlock_next_timeout_ms() (the blocking loop's
+ * and an event loop's sleep) said "until the re-check". Here the writer's
+ * connection is read only when the test says (a gate on its transport's
+ * recv), so the two arrive together every time: its attempt is refused
+ * (a reader holds), the server queues it, the reader releases (notice
+ * published, a PING after it makes sure it was written), then the gate
+ * opens. With a 30 s re-check the wake-up must be acted on at once: the
+ * next timeout is 0 and the writer is in within a few steps - counted in
+ * steps, and the re-check would be unmistakable besides. */
+static void test_rw_wake_with_refusal(const rh_server *s) {
+    rh_tconn ta;
+    gconn g;
+    rlock_lock r, w;
+    rlock_status st;
+    char old_id[17], pong[8];
+    int i, steps = 0;
+    uint32_t next;
+    if (tc_open(&ta, s) != 0 || gc_open(&g, s, 30000) != 0) { /* a missed wake-up sleeps 30 s */
+        CHECK_MSG(0, "connect");
+        return;
+    }
+    CHECK_EQ_ST(rlock_lock_init(&r, &ta.cl, "rw:wake", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &g.cl, "rw:wake", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&r, 30000, 0), RLOCK_OK);
+    /* A first wait, cancelled: the client stays subscribed (the lingering
+     * channel), so the next attempt queues at once. */
+    st = step_until_waitmsg(&w, rlock_acquire_begin(&w, 30000, 60000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(w.op.phase, RLOCK__PH_WAITMSG);
+    rlock_cancel(&w);
+    memcpy(old_id, w.waiter_id, 16);
+    old_id[16] = '\0';
+    /* The gated attempt: sent, its answer left unread. */
+    g_gate = 1;
+    st = rlock_acquire_begin(&w, 30000, 60000);
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK(memcmp(old_id, w.waiter_id, 16) != 0);
+    for (i = 0; i < 5000 && rh_int(s, "ZRANK {rw:wake}:waiters %b", w.waiter_id, (size_t)16) < 0; i++) {
+        rh_sleep_ms(1);
+        st = rlock_step(&w);
+    }
+    CHECK_MSG(i < 5000, "the writer's attempt never queued");
+    CHECK_EQ_ST(rlock_release(&r), RLOCK_OK); /* the last reader out publishes the writer's id */
+    CHECK_EQ_LL(rh_int(s, "ZCARD {rw:wake}:waiters"), 0);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:wake"), 1); /* the writer's hold-off is kept */
+    CHECK(rh_str(s, pong, sizeof pong, "PING") == REDIS_REPLY_STATUS); /* the notice is written by now */
+    g_gate = 0;
+    st = rlock_step(&w); /* reads the refusal and the notice together */
+    next = rlock_next_timeout_ms(&w);
+    printf("read-write: a release notice read with the refusal it follows: writer %s, next timeout %u ms "
+           "(re-check 30000 ms)\n", st == RLOCK_OK ? "in" : "refused, woken", (unsigned)next);
+    CHECK_MSG(st == RLOCK_OK || next == 0, "woken, but told to sleep %u ms", (unsigned)next);
+    st = step_like_a_loop(&g.cl, &w, st, &steps);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(steps < 50, "the writer took %d steps", steps);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    else rlock_cancel(&w);
+    gc_close(&g);
+    rh_tc_close(&ta);
+    rh_int(s, "DEL rw:wake {rw:wake}:waiters {rw:wake}:deadlines");
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -783,10 +1048,12 @@ int main(void) {
         return check_summary("primitives");
     }
     test_sem_basic(&s);
+    test_sem_handoff(&s);
     test_sem_procs(&s);
     test_rw_basic(&s);
     test_rw_starvation(&s);
     test_rw_turns(&s);
+    test_rw_wake_with_refusal(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_inspect_force(&s);
