@@ -3997,9 +3997,11 @@ enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
  * signs: ARGV[6] -1 (any slot), no fence key. */
+#if !RLOCK__COMPACT /* (the compact engine has no primitives) */
 static int rlock__sem_handoff(const rlock_lock *lk) {
     return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
 }
+#endif
 
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
