@@ -56,6 +56,9 @@
  *   int  rh_str(const rh_server *s, char *out, size_t cap, const char *fmt, ...);
  *            reply text into out (string/status/error verbatim, integer in
  *            decimal, nil/array ""); returns REDIS_REPLY_* or -1
+ *   long long rh_stat_calls(const rh_server *s, const char *cmd);  INFO commandstats calls
+ *   pid_t rh_spawn(argv, out_file, env, search);  a command in the background, output
+ *            into a file, without the rlock command's environment defaults
  *   int  rh_tc_open(rh_tconn *t, const rh_server *s, int use_unix, const rlock_config *cfg,
  *                   const char *user, const char *pass);  void rh_tc_close(rh_tconn *t);
  *            one rlock client on one node over the POSIX adapter (declared
@@ -210,6 +213,35 @@ static inline int rh_read_full(int fd, void *buf, size_t n, int ms) {
 /* The child exited normally with code. */
 static inline int rh_exited_with(int status, int code) {
     return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+/* Start argv (argv[0] a path; searched in PATH when `search`) in the
+ * background, stdout and stderr into out_file (NULL: /dev/null), without the
+ * rlock command's environment defaults (RLOCK_SERVERS, the password
+ * variables) and with env ("NAME=VALUE", or NULL) set. Returns its pid, or
+ * -1; a child that cannot open out_file or exec exits 121. */
+static inline pid_t rh_spawn(const char *const *argv, const char *out_file, const char *env, int search) {
+    pid_t pid = rh_fork();
+    int fd;
+    if (pid != 0) return pid;
+    fd = open(out_file ? out_file : "/dev/null", out_file ? O_WRONLY | O_CREAT | O_TRUNC : O_RDWR, 0600);
+    if (fd < 0) _exit(121);
+    if (!out_file) dup2(fd, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+    unsetenv("RLOCK_SERVERS");
+    unsetenv("RLOCK_PASSWORD");
+    unsetenv("RLOCK_SENTINEL_PASSWORD");
+    unsetenv("REDISCLI_AUTH");
+    if (env) {
+        char kv[128], *eq;
+        snprintf(kv, sizeof kv, "%s", env);
+        if ((eq = strchr(kv, '=')) != NULL) { *eq = '\0'; setenv(kv, eq + 1, 1); }
+    }
+    if (search) execvp(argv[0], (char *const *)argv);
+    else execv(argv[0], (char *const *)argv);
+    _exit(121);
 }
 
 /* Highest open fd number of this process, or -1. */
@@ -683,6 +715,17 @@ static inline int rh_str(const rh_server *s, char *out, size_t cap, const char *
     }
     redisFree(c);
     return type;
+}
+
+/* INFO commandstats of s: how many times cmd ran (0: never), -1 when INFO failed. */
+static inline long long rh_stat_calls(const rh_server *s, const char *cmd) {
+    static char info[16384];
+    char needle[64];
+    const char *p;
+    if (rh_str(s, info, sizeof info, "INFO commandstats") != REDIS_REPLY_STRING) return -1;
+    snprintf(needle, sizeof needle, "cmdstat_%s:calls=", cmd);
+    p = strstr(info, needle);
+    return p ? atoll(p + strlen(needle)) : 0;
 }
 
 /* ------------------------------------------- an rlock client on a server */

@@ -219,7 +219,7 @@ static int check_run(const char *const *args, const char *env, char *out, size_t
 static int cli_run(int check, const char *const *args, const char *env, char *out, size_t cap) {
     char file[200];
     const char *argv[24];
-    int argc = 0, i, status, fd;
+    int argc = 0, i, status;
     unsigned long long end = rh_now_ms() + 20000;
     pid_t pid;
     FILE *f;
@@ -229,25 +229,7 @@ static int cli_run(int check, const char *const *args, const char *env, char *ou
     if (check) argv[argc++] = "check";
     for (i = 0; args[i] && argc < 23; i++) argv[argc++] = args[i];
     argv[argc] = NULL;
-    pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0) _exit(121);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-        unsetenv("RLOCK_SERVERS");
-        unsetenv("RLOCK_PASSWORD");
-        unsetenv("REDISCLI_AUTH");
-        if (env) {
-            char kv[128], *eq;
-            snprintf(kv, sizeof kv, "%s", env);
-            if ((eq = strchr(kv, '=')) != NULL) { *eq = '\0'; setenv(kv, eq + 1, 1); }
-        }
-        execv(CLI_BIN, (char *const *)argv);
-        _exit(121);
-    }
+    if ((pid = rh_spawn(argv, file, env, 0)) < 0) return -1;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) break;
@@ -1188,23 +1170,11 @@ static void sentinel_cmd(const rh_server *s, const char *pass, char *out, size_t
 /* Start build/rlock-asan ARGS in the background, stdout+stderr into file. */
 static pid_t cli_spawn(const char *const *args, const char *file) {
     const char *argv[32];
-    int argc = 0, fd;
-    pid_t pid;
+    int argc = 0;
     argv[argc++] = CLI_BIN;
     while (*args && argc < 31) argv[argc++] = *args++;
     argv[argc] = NULL;
-    pid = fork();
-    if (pid != 0) return pid;
-    fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) _exit(121);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-    unsetenv("RLOCK_SERVERS");
-    unsetenv("RLOCK_PASSWORD");
-    unsetenv("RLOCK_SENTINEL_PASSWORD");
-    execv(CLI_BIN, (char *const *)argv);
-    _exit(121);
+    return rh_spawn(argv, file, NULL, 0);
 }
 
 /* The text of file (at most cap - 1 bytes; "" when missing). */
@@ -1516,13 +1486,7 @@ static void test_cluster(void) {
         argv[n++] = "1";
         argv[n++] = "--cluster-yes";
         argv[n] = NULL;
-        pid = fork();
-        if (pid == 0) {
-            int fd = open("/dev/null", O_RDWR);
-            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
-            execvp("redis-cli", (char *const *)argv);
-            _exit(127);
-        }
+        pid = rh_spawn(argv, NULL, NULL, 1);
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100)) ok = cl_state_ok(sv);

@@ -101,16 +101,6 @@ static rlock_status step_like_a_loop(rlock_client *cl, rlock_lock *lk, rlock_sta
     }
     return st;
 }
-/* INFO commandstats calls of cmd, 0 when it never ran. */
-static long long stat_calls(const rh_server *s, const char *cmd) {
-    static char info[16384];
-    char needle[64];
-    const char *p;
-    if (rh_str(s, info, sizeof info, "INFO commandstats") != REDIS_REPLY_STRING) return -1;
-    snprintf(needle, sizeof needle, "cmdstat_%s:calls=", cmd);
-    p = strstr(info, needle);
-    return p ? atoll(p + strlen(needle)) : 0;
-}
 
 /* ------------------------------------------------------ 1. semaphore */
 
@@ -212,14 +202,14 @@ static void test_sem_handoff(const rh_server *s) {
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     CHECK(rh_str(s, val, sizeof val, "HGET {sem:h}:deadlines %b", b.waiter_id, (size_t)16) == REDIS_REPLY_STRING &&
           strstr(val, " 10000 1 ") != NULL); /* "deadline ttl N token": a hand-off may go to it */
-    e0 = stat_calls(s, "evalsha");
+    e0 = rh_stat_calls(s, "evalsha");
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
     snprintf(member, sizeof member, "0:%s", rlock_lock_token(&b));
     CHECK_EQ_LL(rh_int(s, "ZRANK sem:h %s", member), 0);
     CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1);
     CHECK_EQ_LL(rh_int(s, "ZCARD {sem:h}:waiters"), 0);
     st = step_like_a_loop(&g.cl, &b, st, &steps);
-    e1 = stat_calls(s, "evalsha");
+    e1 = rh_stat_calls(s, "evalsha");
     printf("semaphore hand-off: the waiter held the released permit after %d step(s), scripts after the release: "
            "%lld (the release's own)\n", steps, e1 - e0 - 1);
     CHECK_EQ_ST(st, RLOCK_OK);

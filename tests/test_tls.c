@@ -187,7 +187,7 @@ static void test_poll_loop(rh_server *s, int port, const rlock_tls_config *cfg) 
 /* Run build/rlock-asan with args (20 s bound); stdout+stderr into out. */
 static int cli(const char *const *args, char *out, size_t cap) {
     const char *argv[24];
-    int argc = 0, status, fd;
+    int argc = 0, status;
     unsigned long long end = rh_now_ms() + 20000;
     pid_t pid;
     FILE *f;
@@ -195,20 +195,7 @@ static int cli(const char *const *args, char *out, size_t cap) {
     argv[argc++] = "build/rlock-asan";
     while (*args && argc < 23) argv[argc++] = *args++;
     argv[argc] = NULL;
-    pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        fd = open(path("cli.out"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0) _exit(121);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-        unsetenv("RLOCK_SERVERS");
-        unsetenv("RLOCK_PASSWORD");
-        unsetenv("REDISCLI_AUTH");
-        execv(argv[0], (char *const *)argv);
-        _exit(121);
-    }
+    if ((pid = rh_spawn(argv, path("cli.out"), NULL, 0)) < 0) return -1;
     for (;;) {
         if (waitpid(pid, &status, WNOHANG) == pid) break;
         if (rh_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); return -1; }
@@ -321,13 +308,7 @@ static void test_cluster_tls(void) {
         argv[n++] = path("ca.crt");
         argv[n++] = "--cluster-yes";
         argv[n] = NULL;
-        pid = fork();
-        if (pid == 0) {
-            int fd = open("/dev/null", O_RDWR);
-            dup2(fd, 0); dup2(fd, 1); dup2(fd, 2);
-            execvp("redis-cli", (char *const *)argv);
-            _exit(127);
-        }
+        pid = rh_spawn(argv, NULL, NULL, 1);
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100))

@@ -1253,16 +1253,6 @@ static void test_resp3_wait(rh_server *srv) {
     for (i = 0; i < NSRV; i++) rh_int(&srv[i], "DEL {r3:key}:waiters {r3:key}:deadlines");
 }
 
-/* INFO commandstats calls of cmd, 0 when it never ran. */
-static long long stat_calls(const rh_server *s, const char *cmd) {
-    static char info[16384];
-    char needle[64];
-    const char *p;
-    if (rh_str(s, info, sizeof info, "INFO commandstats") != REDIS_REPLY_STRING) return -1;
-    snprintf(needle, sizeof needle, "cmdstat_%s:calls=", cmd);
-    p = strstr(info, needle);
-    return p ? atoll(p + strlen(needle)) : 0;
-}
 
 /* Step a and b (either may be NULL or done) until one is granted or ms pass;
  * returns the granted one, NULL on none. */
@@ -1311,11 +1301,11 @@ static void test_release_floor(rh_server *s) {
     CHECK_EQ_LL(rh_str(s, v, sizeof v, "CONFIG RESETSTAT"), REDIS_REPLY_STATUS);
     CHECK_EQ_ST(rlock_acquire(&hl, 5000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
-    CHECK_EQ_LL(stat_calls(s, "set"), 1);
-    CHECK_EQ_LL(stat_calls(s, "evalsha"), 1);
-    CHECK_EQ_LL(stat_calls(s, "get"), 1);
-    CHECK_EQ_LL(stat_calls(s, "del"), 1);
-    CHECK_EQ_LL(stat_calls(s, "zpopmin") + stat_calls(s, "time") + stat_calls(s, "publish"), 0);
+    CHECK_EQ_LL(rh_stat_calls(s, "set"), 1);
+    CHECK_EQ_LL(rh_stat_calls(s, "evalsha"), 1);
+    CHECK_EQ_LL(rh_stat_calls(s, "get"), 1);
+    CHECK_EQ_LL(rh_stat_calls(s, "del"), 1);
+    CHECK_EQ_LL(rh_stat_calls(s, "zpopmin") + rh_stat_calls(s, "time") + rh_stat_calls(s, "publish"), 0);
     printf("uncontended cycle with waiting on: SET NX PX, then EVALSHA + GET + DEL (no queue look-up)\n");
 
     /* a waiter queued during the hold marks it; the release wakes it */
@@ -1328,9 +1318,9 @@ static void test_release_floor(rh_server *s) {
     }
     snprintf(want, sizeof want, "%s+", rlock_lock_token(&hl));
     CHECK(rh_str(s, v, sizeof v, "GET floor:key") == REDIS_REPLY_STRING && strcmp(v, want) == 0);
-    zp = stat_calls(s, "zpopmin");
+    zp = rh_stat_calls(s, "zpopmin");
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
-    CHECK_EQ_LL(stat_calls(s, "zpopmin"), zp + 1);
+    CHECK_EQ_LL(rh_stat_calls(s, "zpopmin"), zp + 1);
     t0 = rh_now_ms();
     CHECK(step_until_granted(&w, &w1, &s1, NULL, NULL, 3000) == &w1);
     CHECK_MSG(since(t0) < 1000, "the queued waiter got the lock %lld ms after the release", since(t0));
