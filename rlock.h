@@ -4789,6 +4789,7 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     rlock__tally t;
     size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
+    int lost;
     rlock_status st;
     rlock__tally_int(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
@@ -4796,11 +4797,11 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     gone = rlock__popcount(t.no & lk->held_mask);
     neutral = t.n_no - gone;
     lk->votes = t.n_yes;
-    if (held >= q && gone > held - q) st = RLOCK_LOST; /* a quorum of our grants is gone: it was lost */
+    lost = held >= q && gone > held - q; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    else if (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q)) st = RLOCK_OK;
-    else if (t.n_no > c->n_nodes - q) st = RLOCK_LOST;
+    if (!lost && (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q))) st = RLOCK_OK;
+    else if (lost || t.n_no > c->n_nodes - q) st = RLOCK_LOST;
     else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t.max_left > 0) {
         lk->holds = t.max_left;
