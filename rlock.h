@@ -5313,7 +5313,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
-/* Send lk's request when the connection is free (its turn). It has the
+/* Send lk's request when its turn comes (the connection is idle). It has the
  * node timeout from when it goes out: a request that waited for its turn
  * (behind other locks') is not timed out by that wait; the EVAL sent again
  * after NOSCRIPT stays within the first one's. */
