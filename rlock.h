@@ -624,6 +624,14 @@ typedef struct rlock_transport {
     int (*events)(void *ctx, int want);
 } rlock_transport;
 
+/* rlock's own clock: monotonic milliseconds modulo 2^32 (the now_ms hook's
+ * value, cut to 32 bits; it wraps every 49.7 days). Every interval rlock
+ * keeps is below 2^31 ms (RLOCK_MAX_TTL_MS; longer waits are cut to it), so
+ * two times are compared by their signed difference (RLOCK__MS_BEFORE), which
+ * a wrap does not upset; 32-bit times keep Cortex-M code small. */
+typedef uint32_t rlock__ms;
+#define RLOCK__MS_BEFORE(a, b) ((int32_t)((rlock__ms)(a) - (rlock__ms)(b)) < 0)
+
 /* One request in flight on a connection: whose reply it is (owner, tag: what
  * the layer above asked), and by when it must be answered. */
 typedef struct rlock__pending {
