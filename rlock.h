@@ -630,7 +630,7 @@ typedef struct rlock_transport {
  * two times are compared by their signed difference (RLOCK__MS_BEFORE), which
  * a wrap does not upset; 32-bit times keep Cortex-M code small. */
 typedef uint32_t rlock__ms;
-#define RLOCK__MS_BEFORE(a, b) ((int32_t)((rlock__ms)(a) - (rlock__ms)(b)) < 0)
+#define RLOCK__MS_BEFORE(a, b) ((rlock__ms)((rlock__ms)(a) - (rlock__ms)(b)) >= 0x80000000u)
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
  * the layer above asked), and by when it must be answered. */
