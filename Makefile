@@ -20,6 +20,9 @@ VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
 # Every examples/NAME.c is built as build/NAME with libc only; one that
 # needs a library says so here. make test also builds each one under
 # ASan+UBSan (build/asan/NAME) and for valgrind (build/vg/NAME), and
+# tests/test_compact.c is tests/test_unit.c built under RLOCK_SMALLEST.
+$(BUILD)/test_compact $(BUILD)/vg/test_compact: tests/test_unit.c
+
 # tests/test_examples.c runs them against a throwaway redis-server.
 # Plain `make` leaves out an example whose library's header is not installed
 # (make test installs them all through deps and builds every one).
@@ -41,7 +44,7 @@ CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 # combination the README documents also runs the unit suite (the tests that
 # apply to it: tests/test_unit.c skips what is compiled out).
 FEATURE_CONFIGS := RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_NO_EVAL_FALLBACK RLOCK_NO_FAIR \
-                   RLOCK_NO_CLUSTER RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_MAX_NODES=1 RLOCK_SMALLEST
+                   RLOCK_NO_CLUSTER RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS RLOCK_MAX_NODES=1 RLOCK_SMALLEST
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG \
                    $(FEATURE_CONFIGS)
 
@@ -78,6 +81,9 @@ $(BUILD)/asan/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 $(BUILD)/vg/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	@mkdir -p $(BUILD)/vg
 	$(CC) $(STRICT) -g -O1 -I. $< $(EXAMPLE_LIBS) -o $@
+
+# tests/test_compact.c is tests/test_unit.c built under RLOCK_SMALLEST.
+$(BUILD)/test_compact $(BUILD)/vg/test_compact: tests/test_unit.c
 
 # tests/test_examples.c runs the sanitizer builds of the examples from its
 # sanitizer build, and the plain builds under valgrind from its valgrind build.

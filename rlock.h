@@ -106,11 +106,21 @@
  *   RLOCK_NO_PRIMITIVES        section 5b (semaphores, read-write and
  *                              multi-locks, inspection), a smaller RLOCK_TX_BUF
  *   RLOCK_NO_STATUS_STRINGS    rlock_status_str() returns ""
+ *   RLOCK_NO_ERROR_TEXTS       rlock's own error texts (rlock_lock_error,
+ *                              rlock_client_error, rlock_node_error): each
+ *                              becomes "rlock.h:LINE", LINE the line of the
+ *                              check that failed in your copy of rlock.h
+ *                              (open it there: the text is on that line, in
+ *                              RLOCK__TXT("...")); the numbers a text would
+ *                              show are dropped; statuses are unchanged, and
+ *                              texts from Redis or the transport still show
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
  *                              ERR/WHY_LEN 64: one lock on one node in 1,956 B
  *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
- *                              engine
+ *                              engine. To keep some feature (the error texts,
+ *                              say), define the RLOCK_NO_* macros you want
+ *                              instead of RLOCK_SMALLEST
  * THE COMPACT ENGINE (section 6.8c; private macro RLOCK__COMPACT, set in
  * section 1) replaces the general engine (6.5-6.8: a FIFO of pipelined
  * requests per connection, rounds over nodes, tallies, waiting) whenever the
@@ -201,6 +211,9 @@ extern "C" {
 #endif
 #ifndef RLOCK_NO_STATUS_STRINGS
 #define RLOCK_NO_STATUS_STRINGS
+#endif
+#ifndef RLOCK_NO_ERROR_TEXTS
+#define RLOCK_NO_ERROR_TEXTS
 #endif
 #ifndef RLOCK_MAX_NODES
 #define RLOCK_MAX_NODES 1
@@ -1856,10 +1869,21 @@ static size_t rlock__utoa(char *out, unsigned long long v) {
     return n;
 }
 
-/* A reason text: fmt with each '%' replaced by the next of x, y, z in
- * decimal (no stdio in the core). Returns RLOCK_E_BADARG, for "return
- * rlock__why(...)". */
-static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
+/* rlock's own error texts are written RLOCK__TXT("...") where a check fails
+ * (one per line: its __LINE__ names it). Under RLOCK_NO_ERROR_TEXTS the
+ * text is that line number, shown as "rlock.h:LINE" (rlock__txt_put): the
+ * same reason, no bytes of text in the image. */
+#ifdef RLOCK_NO_ERROR_TEXTS
+typedef unsigned rlock__txt;
+#define RLOCK__TXT(s) ((rlock__txt)__LINE__)
+#else
+typedef const char *rlock__txt;
+#define RLOCK__TXT(s) (s)
+#endif
+
+/* fmt with each '%' replaced by the next of x, y, z in decimal (no stdio in
+ * the core), into out[cap]. */
+static void rlock__fmt(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
     long long v[3];
     size_t n = 0, k = 0;
     v[0] = x; v[1] = y; v[2] = z;
@@ -1874,6 +1898,29 @@ static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long
         for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
     }
     out[n] = '\0';
+}
+#if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
+/* One of rlock's texts into out[cap]. */
+static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
+#ifdef RLOCK_NO_ERROR_TEXTS
+    rlock__fmt(out, cap, "rlock.h:%", (long long)t, 0, 0);
+#else
+    size_t n = strlen(t);
+    if (n >= cap) n = cap - 1;
+    memcpy(out, t, n);
+    out[n] = '\0';
+#endif
+}
+#endif
+/* A reason text (fmt and its numbers; under RLOCK_NO_ERROR_TEXTS the line
+ * alone). Returns RLOCK_E_BADARG, for "return rlock__why(...)". */
+static rlock_status rlock__why(char *out, size_t cap, rlock__txt fmt, long long x, long long y, long long z) {
+#ifdef RLOCK_NO_ERROR_TEXTS
+    (void)x; (void)y; (void)z;
+    rlock__txt_put(out, cap, fmt);
+#else
+    rlock__fmt(out, cap, fmt, x, y, z);
+#endif
     return RLOCK_E_BADARG;
 }
 
@@ -3249,38 +3296,38 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     size_t i, j;
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed). */
-    if (!nodes) return rlock__why(c->why, sizeof c->why, "nodes is NULL", 0, 0, 0);
+    if (!nodes) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes is NULL"), 0, 0, 0);
     if (n == 0 || n > RLOCK_MAX_NODES)
-        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..RLOCK_MAX_NODES (%)", (long long)n,
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("n is %, it must be 1..RLOCK_MAX_NODES (%)"), (long long)n,
                           RLOCK_MAX_NODES, 0);
     for (i = 0; i < n; i++) {
         if (nodes[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, sizeof c->why, "nodes[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
+            return rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes[%] is not initialised (rlock_node_init)"), (long long)i, 0, 0);
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] share one connection", (long long)j,
+                return rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes[%] and nodes[%] share one connection"), (long long)j,
                                   (long long)i, 0);
     }
     if (cfg && cfg->drift_permille >= 1000)
-        return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("drift_permille % is not below 1000"), cfg->drift_permille, 0, 0);
     if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        return rlock__why(c->why, sizeof c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
                           cfg->scripts, 0, 0);
     if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        return rlock__why(c->why, sizeof c->why, "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0, 0);
     if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        return rlock__why(c->why, sizeof c->why, "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)"), 0, 0, 0);
     if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        return rlock__why(c->why, sizeof c->why, "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)"), 0, 0, 0);
     if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        return rlock__why(c->why, sizeof c->why, "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)"), 0, 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
-    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
+    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)"), 0, 0, 0);
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     if (!cfg || !cfg->random_bytes)
-        return rlock__why(c->why, sizeof c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)"), 0, 0, 0);
 #endif
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
@@ -3302,19 +3349,19 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
     size_t i, j;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (!RLOCK__HAS_WAITING)
-        return rlock__why(c->why, sizeof c->why, "subscribers: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
-    if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0, 0);
+    if (!subs) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subs is NULL"), 0, 0, 0);
     if (n == 0 || n > c->n_nodes)
-        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
+        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("n is %, it must be 1..% (the client's nodes)"), (long long)n,
                           (long long)c->n_nodes, 0);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
         if (subs[i].magic != RLOCK__MAGIC_SUB)
-            return rlock__why(c->why, sizeof c->why, "subs[%] is not initialised (rlock_subscriber_init)", (long long)i,
+            return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subs[%] is not initialised (rlock_subscriber_init)"), (long long)i,
                               0, 0);
         for (j = 0; j < c->n_nodes; j++)
             if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
-                return rlock__why(c->why, sizeof c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
+                return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subs[%] is the command connection of nodes[%]"), (long long)i,
                                   (long long)j, 0);
     }
     for (i = 0; i < n; i++) c->subs[i] = &subs[i];
@@ -3536,7 +3583,7 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
-            (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
+            (void)rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
                              (long long)j, (long long)i, 0);
             return i;
         }
@@ -3549,7 +3596,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     rlock__ping ping;
     rlock_status first_err = RLOCK_OK;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     memset(&ping, 0, sizeof ping);
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
@@ -3831,14 +3878,14 @@ static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
  * after the drift and one node timeout. */
 static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not positive", ttl, 0, 0);
+    if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is not positive"), ttl, 0, 0);
     if (ttl > RLOCK_MAX_TTL_MS)
-        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %"), ttl, RLOCK_MAX_TTL_MS, 0);
     if (ttl <= rlock__drift(lk, ttl))
-        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is not above the drift allowance % ms"), ttl,
                           rlock__drift(lk, ttl), 0);
     if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
-        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is not above node_timeout_ms %"), ttl,
                           cfg->node_timeout_ms, 0);
     return RLOCK_OK;
 }
@@ -5104,10 +5151,16 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     return r <= 0 ? r : (long)pos;
 }
 
+/* One of rlock's texts into x.xerr (also the scratch of a reason that is
+ * not the connection's: rlock__c_answer copies it at once). */
+static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
+    rlock__txt_put(n->x.xerr, sizeof n->x.xerr, why);
+    return n->x.xerr;
+}
 /* Drop the connection (as rlock__x_drop): the request in flight, if any,
- * fails with st, reported by the next rlock__c_next. */
-static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
-    rlock__copy_text(n->x.xerr, sizeof n->x.xerr, why, why_len); /* before close(): why may be the transport's */
+ * fails with st, reported by the next rlock__c_next; the reason is in
+ * x.xerr already (written before close(): it may be the transport's). */
+static void rlock__c_down(rlock_node *n, rlock_status st) {
     if (n->x.conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->x.closed = 1;
@@ -5118,43 +5171,52 @@ static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_
     n->x.failing = n->x.count;
     n->x.fail_st = st;
 }
-static void rlock__c_dropz(rlock_node *n, rlock_status st, const char *why) {
-    rlock__c_drop(n, st, why, strlen(why));
+static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->x.xerr, sizeof n->x.xerr, why, why_len);
+    rlock__c_down(n, st);
+}
+static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
+    (void)rlock__c_txt(n, why);
+    rlock__c_down(n, st);
+}
+/* The transport's text of its last failure into x.xerr, else ours. */
+static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
+    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
+    if (t && t[0]) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, strlen(t));
+    else (void)rlock__c_txt(n, fallback);
 }
 /* A transport call failed: its own text when it has one, else ours. */
-static void rlock__c_io_fail(rlock_node *n, const char *fallback) {
-    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
-    rlock__c_dropz(n, RLOCK_E_IO, t && t[0] ? t : fallback);
-}
-/* The transport's text for a busy connection, else ours. */
-static const char *rlock__c_busy(const rlock_node *n) {
-    const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
-    return t && t[0] ? t : "the connection is in use by someone else";
+static void rlock__c_io_fail(rlock_node *n, rlock__txt fallback) {
+    rlock__c_io_why(n, fallback);
+    rlock__c_down(n, RLOCK_E_IO);
 }
 
 /* Room for the next request (the connection has none in flight): *out,
  * *cap. A connection that is down is (re)connected, AUTH and SELECT queued
  * first; an idle one is probed first (as rlock__x_begin). RLOCK_OK,
- * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (AUTH does not fit). */
-static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap, const char **why) {
+ * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (AUTH does not fit):
+ * the reason in x.xerr. */
+static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
-    *why = "";
     if (x->active) {
         /* answering its reply (EVAL after NOSCRIPT): it is alive */
     } else if (x->conn == RLOCK__CONN_UP && t->idle) {
         int r = t->idle(t->ctx);
-        if (r == RLOCK_IO_BUSY) { *why = rlock__c_busy(n); return RLOCK_E_IO; }
-        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, "idle connection closed");
+        if (r == RLOCK_IO_BUSY) {
+            rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
+            return RLOCK_E_IO;
+        }
+        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("idle connection closed"));
     } else if (x->conn == RLOCK__CONN_UP) {
         long r = t->recv(t->ctx, n->rx, sizeof n->rx);
-        if (r != RLOCK_IO_WOULD_BLOCK)
-            rlock__c_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+        if (r > 0) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("stray bytes on an idle connection"));
+        else if (r != RLOCK_IO_WOULD_BLOCK) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("idle connection closed"));
     }
     x->rx_len = 0;
     if (x->conn == RLOCK__CONN_DOWN) {
         if (!t->connect && x->closed) {
-            *why = "not connected (no connect hook)";
+            (void)rlock__c_txt(n, RLOCK__TXT("not connected (no connect hook)"));
             return RLOCK_E_IO;
         }
         x->conn = RLOCK__CONN_NEW;
@@ -5171,7 +5233,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             x->tx_len = rlock_resp_encode(n->tx, sizeof n->tx, argc, argv, lens);
             if (x->tx_len == 0) {
                 x->conn = RLOCK__CONN_DOWN;
-                *why = "AUTH does not fit in RLOCK_TX_BUF";
+                (void)rlock__c_txt(n, RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF"));
                 return RLOCK_E_BADARG;
             }
             x->head = RLOCK__C_AUTH;
@@ -5222,23 +5284,23 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
         }
         if (!x->count) return 0;
         if (x->conn != RLOCK__CONN_UP) {
-            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, "timeout"); continue; }
+            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
             if (r == RLOCK_IO_BUSY) { /* in use by someone else: close nothing */
                 x->conn = RLOCK__CONN_DOWN;
-                rlock__c_dropz(n, RLOCK_E_IO, rlock__c_busy(n));
+                rlock__c_io_fail(n, RLOCK__TXT("the connection is in use by someone else"));
                 continue;
             }
-            if (r < 0) { rlock__c_io_fail(n, "connect failed"); continue; }
+            if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("connect failed")); continue; }
             x->conn = RLOCK__CONN_UP;
         }
         if (x->tx_off < x->tx_len) {
             size_t left = x->tx_len - x->tx_off;
-            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, "timeout"); continue; }
+            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
             r = t->send(t->ctx, n->tx + x->tx_off, left);
-            if (r < 0) { rlock__c_io_fail(n, "send failed"); continue; }
-            if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, "transport sent more than asked"); continue; }
+            if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("send failed")); continue; }
+            if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport sent more than asked")); continue; }
             x->tx_off += (size_t)r;
             if (r > 0) continue;
         } else {
@@ -5246,7 +5308,7 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
         }
         if (x->rx_len) {
             long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
-            if (used < 0) { rlock__c_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); continue; }
+            if (used < 0) { rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("malformed or oversized reply")); continue; }
             if (used > 0 && x->head) { /* AUTH's or SELECT's */
                 unsigned bit = x->head & RLOCK__C_AUTH ? RLOCK__C_AUTH : RLOCK__C_SELECT;
                 if (rep->v.type == RLOCK_RESP_ERROR) {
@@ -5261,7 +5323,7 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
             }
             if (used > 0 && (size_t)used < x->rx_len) {
                 /* more bytes than asked for: the stream is out of step */
-                rlock__c_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+                rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("unexpected extra bytes after the reply"));
                 continue;
             }
             if (used > 0) {
@@ -5275,13 +5337,13 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
             if (now < n->q[0].deadline) return 0;
-            rlock__c_dropz(n, RLOCK_E_IO, "timeout");
+            rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout"));
             continue;
         }
-        if (r == RLOCK_IO_CLOSED) { rlock__c_io_fail(n, "connection closed by server"); continue; }
-        if (r < 0) { rlock__c_io_fail(n, "recv failed"); continue; }
+        if (r == RLOCK_IO_CLOSED) { rlock__c_io_fail(n, RLOCK__TXT("connection closed by server")); continue; }
+        if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("recv failed")); continue; }
         if ((size_t)r > sizeof n->rx - x->rx_len) {
-            rlock__c_dropz(n, RLOCK_E_IO, "transport returned more than asked");
+            rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport returned more than asked"));
             continue;
         }
         x->rx_len += (size_t)r;
@@ -5309,14 +5371,15 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
     rlock_status kept = rlock__round_store(r, 0, st, rep, rlock__round_wants_array(r));
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
-        why = rlock__round_wants_array(r) ? "unexpected reply to acquire"
-            : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
-        rlock__c_dropz(n, RLOCK_E_PROTOCOL, why);
+        if (rlock__round_wants_array(r)) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to acquire"));
+        else if (rlock__is_release_script(r->script)) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to release"));
+        else why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to extend"));
+        rlock__c_down(n, RLOCK_E_PROTOCOL);
     }
     if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
-        rlock__c_dropz(n, RLOCK_E_REDIS, "READONLY: the server is a replica now"); /* failover: connect again */
+        rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
+    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, rlock__c_txt(n, RLOCK__TXT("key exists without a TTL")));
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
     else rlock__node_notez(n, kept, why ? why : "");
 }
@@ -5330,19 +5393,18 @@ static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
     rlock_node *n = lk->client->nodes[0];
     unsigned char *out;
     size_t cap, len;
-    const char *why;
     rlock_status st;
     uint64_t deadline = (now > r->start && !r->evaled ? now : r->start) + r->timeout;
     if ((r->queued | r->answered) || n->x.count) return;
-    st = rlock__c_begin(n, &out, &cap, &why);
-    if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, why); return; }
+    st = rlock__c_begin(n, &out, &cap);
+    if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len == 0 && n->x.head) { /* behind AUTH / SELECT it does not fit: they go alone first */
         rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, deadline);
         return;
     }
     if (len == 0) {
-        rlock__c_answer(lk, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+        rlock__c_answer(lk, RLOCK_E_BADARG, NULL, rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")));
         return;
     }
     rlock__c_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
@@ -5522,7 +5584,8 @@ static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
     if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
         if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
-            rlock__c_answer(lk, RLOCK_E_REDIS, NULL, "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)");
+            rlock__c_answer(lk, RLOCK_E_REDIS, NULL,
+                            rlock__c_txt(lk->client->nodes[0], RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
             return;
         }
         if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
@@ -5618,14 +5681,13 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     uint64_t deadline;
     unsigned char *out;
     size_t cap, len = 0;
-    const char *why = "";
     rlock_status st = RLOCK_E_STATE;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
     deadline = rlock__now(c) + timeout_ms;
-    if (!n->x.count && !n->x.failing) st = rlock__c_begin(n, &out, &cap, &why); /* else: a cancelled op's reply is due */
+    if (!n->x.count && !n->x.failing) st = rlock__c_begin(n, &out, &cap); /* else: a cancelled op's reply is due */
     if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
         rlock__c_commit(n, len, NULL, RLOCK__TAG_PING, deadline);
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
@@ -5637,12 +5699,12 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             else if (r > 0 && rep.v.type == RLOCK_RESP_STATUS) return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
             else if (r > 0 && rep.v.type == RLOCK_RESP_ERROR)
                 rlock__node_note(n, rlock__map_error(rep.v.str, rep.v.len), rep.v.str, rep.v.len);
-            else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+            else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
             if (r) break;
             rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
         }
-    } else {
-        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, why);
+    } else { /* (busy: a cancelled op's reply; or PING does not fit) */
+        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK || st == RLOCK_E_STATE ? "" : n->x.xerr);
     }
     return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
 }
@@ -5650,7 +5712,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 RLOCKDEF void rlock_client_close(rlock_client *c) {
     if (!rlock__client_ok(c)) return;
     if (c->nodes[0]->x.conn != RLOCK__CONN_DOWN || c->nodes[0]->x.count)
-        rlock__c_dropz(c->nodes[0], RLOCK_E_IO, "connection closed by rlock_client_close");
+        rlock__c_dropz(c->nodes[0], RLOCK_E_IO, RLOCK__TXT("connection closed by rlock_client_close"));
 }
 
 static void rlock__op_unlink(rlock_lock *lk);
@@ -5832,7 +5894,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait_ms, 0, 0);
+    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0, 0);
     now = rlock__now(c);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
@@ -5841,8 +5903,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
     if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
-        return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
-                          "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -5856,7 +5917,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         } else if (c->cfg.owner) {
             size_t len = strlen(c->cfg.owner);
             if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, sizeof lk->why, "owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)",
+                return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
                                   (long long)len, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->cfg.owner, len + 1);
             lk->owner_len = len;
@@ -5864,8 +5925,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
             if (17 + n > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
-                                  "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
+                return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner"), (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);
@@ -5928,7 +5988,7 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
      * other blocking calls wait only on connections, through the transport. */
     if (rlock__lock_ok(lk) && wait_ms > 0 && !lk->client->cfg.sleep_ms)
         return rlock__why(lk->why, sizeof lk->why,
-                          "cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+                          RLOCK__TXT("cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)"), 0, 0, 0);
 #endif
     return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
 }
@@ -5947,21 +6007,21 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (!lk) return RLOCK_E_BADARG;
     /* On failure only lk->why is written: lk stays unusable (and a handle
      * that is in use elsewhere is not disturbed). */
-    if (!rlock__client_ok(c)) return rlock__why(lk->why, sizeof lk->why, "client is not initialised", 0, 0, 0);
-    if (!key) return rlock__why(lk->why, sizeof lk->why, "key is NULL", 0, 0, 0);
+    if (!rlock__client_ok(c)) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("client is not initialised"), 0, 0, 0);
+    if (!key) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key is NULL"), 0, 0, 0);
     if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), (long long)key_len,
                           RLOCK_MAX_KEY_LEN, 0);
     if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, "reentrant locks are compiled out (RLOCK_NO_REENTRANT)", 0, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)"), 0, 0, 0);
 #ifdef RLOCK_NO_PRIMITIVES
     if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, "kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)",
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)"),
                           (long long)kind, 0, 0);
 #endif
     if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
         kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, "kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)",
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)"),
                           (long long)kind, 0, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
@@ -5983,15 +6043,14 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
     if (!RLOCK__HAS_FAIR)
-        return rlock__why(lk->why, sizeof lk->why, "fair locks are compiled out (RLOCK_NO_FAIR)", 0, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)"), 0, 0, 0);
     if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, "fair: kind % has no fair form (simple and reentrant locks do)",
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)"),
                           (long long)lk->kind, 0, 0);
     if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
-        return rlock__why(lk->why, sizeof lk->why, "fair: the key has a '}' outside a hash tag, so no queue "
-                          "name hashes to its slot", 0, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot"), 0, 0, 0);
     if (grace_ms > 600000u)
-        return rlock__why(lk->why, sizeof lk->why, "grace % ms is above 600000", (long long)grace_ms, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("grace % ms is above 600000"), (long long)grace_ms, 0, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
 #ifndef RLOCK_NO_FAIR
     if (lk->scripts == &rlock__set_lock) lk->scripts = &rlock__set_fair; /* (all has them already) */
@@ -6228,7 +6287,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #ifndef RLOCK_NO_PRIMITIVES
 static rlock_status rlock__check_permits(rlock_lock *lk, long long permits) {
     if (permits < 1 || permits > 2147483647LL)
-        return rlock__why(lk->why, sizeof lk->why, "permits % is not within 1..2147483647", permits, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("permits % is not within 1..2147483647"), permits, 0, 0);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
@@ -6248,7 +6307,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_SEMAPHORE)
-        return rlock__why(lk->why, sizeof lk->why, "lk is not a semaphore (kind %)", (long long)lk->kind, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("lk is not a semaphore (kind %)"), (long long)lk->kind, 0, 0);
     if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
     lk->param = permits; /* the next attempt carries it */
     if (lk->state != RLOCK_STATE_HELD && lk->slot >= permits) lk->slot = 0;
@@ -6261,7 +6320,7 @@ RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, "lk is not a RLOCK_KIND_WRITE handle (kind %)", (long long)lk->kind,
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("lk is not a RLOCK_KIND_WRITE handle (kind %)"), (long long)lk->kind,
                           0, 0);
     lk->param = on != 0;
     return RLOCK_OK;
@@ -6274,15 +6333,15 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     char packed[RLOCK_MAX_KEY_LEN];
     rlock_status st;
     if (!lk) return RLOCK_E_BADARG;
-    if (!keys || !lens) return rlock__why(lk->why, sizeof lk->why, "keys or lens is NULL", 0, 0, 0);
+    if (!keys || !lens) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("keys or lens is NULL"), 0, 0, 0);
     if (n == 0 || n > RLOCK_MAX_MULTI)
-        return rlock__why(lk->why, sizeof lk->why, "% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)", (long long)n,
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)"), (long long)n,
                           RLOCK_MAX_MULTI, 0);
     for (i = 0; i < n; i++) {
         if (!keys[i] || lens[i] == 0)
-            return rlock__why(lk->why, sizeof lk->why, "key % is NULL or empty", (long long)i, 0, 0);
+            return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0, 0);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
-            return rlock__why(lk->why, sizeof lk->why, "keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %",
+            return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
                               (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN, 0);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
@@ -6292,8 +6351,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     slot0 = rlock_cluster_slot(keys[0], lens[0]);
     for (i = 1; i < n; i++)
         if (rlock_cluster_slot(keys[i], lens[i]) != slot0)
-            return rlock__why(lk->why, sizeof lk->why, "key % hashes to Cluster slot %, key 0 to %: give the keys one "
-                              "hash tag, e.g. {job}:a {job}:b", (long long)i, rlock_cluster_slot(keys[i], lens[i]), slot0);
+            return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key % hashes to Cluster slot %, key 0 to %: give the keys one hash tag, e.g. {job}:a {job}:b"), (long long)i, rlock_cluster_slot(keys[i], lens[i]), slot0);
     st = rlock_lock_init(lk, c, packed, total, RLOCK_KIND_SIMPLE);
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
@@ -6309,7 +6367,7 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     long long ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
-        return rlock__why(lk->why, sizeof lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0, 0);
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("a multi-lock handle: inspect or unlock one key at a time"), 0, 0, 0);
     rlock__op_link(lk, op, ttl);
     lk->op.info = out;
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
@@ -6321,7 +6379,7 @@ RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_
     size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!out || cap < lk->client->n_nodes)
-        return rlock__why(lk->why, sizeof lk->why, "out has room for % answers, the client has % nodes",
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("out has room for % answers, the client has % nodes"),
                           out ? (long long)cap : 0, (long long)lk->client->n_nodes, 0);
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     for (i = 0; i < lk->client->n_nodes; i++) {
@@ -6404,8 +6462,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
 }
 
 static rlock_status rlock__cluster_full(rlock_cluster *cl) {
-    (void)rlock__why(cl->why, sizeof cl->why, "the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % "
-                     "(seeds included)", RLOCK_CLUSTER_MAX_PRIMARIES, 0, 0);
+    (void)rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % (seeds included)"), RLOCK_CLUSTER_MAX_PRIMARIES, 0, 0);
     return RLOCK_E_BADARG;
 }
 
@@ -6577,9 +6634,9 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     size_t i;
     if (!cl) return RLOCK_E_BADARG;
     memset(cl, 0, sizeof *cl);
-    if (!hosts || !ports || !connect) return rlock__why(cl->why, sizeof cl->why, "hosts, ports and connect are required", 0, 0, 0);
+    if (!hosts || !ports || !connect) return rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("hosts, ports and connect are required"), 0, 0, 0);
     if (n == 0 || n > RLOCK_CLUSTER_MAX_PRIMARIES)
-        return rlock__why(cl->why, sizeof cl->why, "n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)", (long long)n,
+        return rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)"), (long long)n,
                           RLOCK_CLUSTER_MAX_PRIMARIES, 0);
     if (cfg) cl->cfg = *cfg;
     cl->connect = connect;
@@ -6587,7 +6644,7 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     cl->call.done = rlock__cluster_fetch_done;
     for (i = 0; i < n; i++)
         if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
-            rlock_status st = rlock__why(cl->why, sizeof cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
+            rlock_status st = rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("seed % is not a usable address (host < 64 bytes, port 1..65535)"),
                                          (long long)i, 0, 0);
             rlock_cluster_close(cl);
             cl->n = 0;
@@ -6665,7 +6722,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         idx = rlock__cluster_add(cl, host, hl, port);
         if (idx < 0) {
             if (idx == -2) (void)rlock__cluster_full(cl);
-            else (void)rlock__why(cl->why, sizeof cl->why, "redirected to an address that cannot be used", 0, 0, 0);
+            else (void)rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("redirected to an address that cannot be used"), 0, 0, 0);
             return st;
         }
         if (ask) cl->asked++;
@@ -6754,7 +6811,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (kind <= RLOCK__CL_EXTEND && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait, 0, 0);
+    if (wait < 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("wait % ms is negative"), wait, 0, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
     lk->cl.kind = (unsigned char)kind;

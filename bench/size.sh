@@ -94,7 +94,7 @@ for tgt in $targets; do
 done
 # What each feature macro saves: the full program built without it (Cortex-M4 -Os).
 for m in RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_MAX_NODES=1 RLOCK_NO_EVAL_FALLBACK \
-         RLOCK_NO_FAIR RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_STATUS_STRINGS; do
+         RLOCK_NO_FAIR RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS; do
     one "full-$m" cortex-m4 -Os
 done
 # ... and each add-on module: the default program built without it.

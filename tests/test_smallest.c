@@ -44,6 +44,7 @@
 #include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
 #include "check.h"
+#include "why.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -302,7 +303,7 @@ static void test_drop_and_timeout(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
     w.cut = 5 + 3; /* AUTH's "+OK\r\n", then 3 bytes of the grant "*3\r\n:1..." */
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_IO);
-    CHECK_MSG(strstr(rlock_node_error(&t.node), "closed") != NULL, "node error: %s", rlock_node_error(&t.node));
+    CHECK_MSG(why_has(rlock_node_error(&t.node), "closed"), "node error: %s", rlock_node_error(&t.node));
     CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
     CHECK_EQ_LL(w.closes, 1);
     CHECK_EQ_LL(w.connects, 2); /* the cleanup release went out on a new connection */
@@ -318,7 +319,7 @@ static void test_drop_and_timeout(const rh_server *s) {
     t0 = rh_now_ms();
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_IO);
     CHECK(rh_now_ms() - t0 >= 250); /* node_timeout_ms 300 */
-    CHECK_MSG(strcmp(rlock_node_error(&t.node), "timeout") == 0, "node error: %s", rlock_node_error(&t.node));
+    CHECK_MSG(why_is(rlock_node_error(&t.node), "timeout"), "node error: %s", rlock_node_error(&t.node));
     CHECK_EQ_LL(w.closes, 2);
     CHECK_EQ_LL(w.connects, 3);
     CHECK(absent(key)); /* granted on the server, released by the cleanup on the new connection */
@@ -342,7 +343,7 @@ static void test_error_reply(const rh_server *s) {
     CHECK(scli_open(&t, s, PASSWORD) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_WRONGTYPE);
-    CHECK_MSG(strstr(rlock_node_error(&t.node), "WRONGTYPE") != NULL, "node error: %s", rlock_node_error(&t.node));
+    CHECK_MSG(why_has(rlock_node_error(&t.node), "WRONGTYPE"), "node error: %s", rlock_node_error(&t.node));
     CHECK(cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER));
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* the connection is still good */
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
@@ -424,8 +425,8 @@ static void test_fencing_refused(const rh_server *s) {
     node.password = PASSWORD;
     before = commands_run();
     CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_E_BADARG);
-    CHECK_MSG(strstr(rlock_client_error(&cl), "fencing") != NULL &&
-              strstr(rlock_client_error(&cl), "RLOCK_NO_FENCING") != NULL, "client error: %s", rlock_client_error(&cl));
+    CHECK_MSG(why_has(rlock_client_error(&cl), "fencing") &&
+              why_has(rlock_client_error(&cl), "RLOCK_NO_FENCING"), "client error: %s", rlock_client_error(&cl));
     CHECK_EQ_ST(rlock_client_connect(&cl, 1000), RLOCK_E_BADARG); /* not a client: it cannot be used */
     CHECK_EQ_LL(commands_run(), before + 1); /* our first INFO only */
     rlock_posix_close(&pc);
@@ -444,8 +445,8 @@ static void test_noscript(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK(cmd_ok(cmd("SCRIPT FLUSH"), REDIS_REPLY_STATUS));
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_REDIS);
-    CHECK_MSG(strstr(rlock_node_error(&t.node), "SCRIPT LOAD") != NULL &&
-              strstr(rlock_node_error(&t.node), "RLOCK_NO_EVAL_FALLBACK") != NULL, "node error: %s",
+    CHECK_MSG(why_has(rlock_node_error(&t.node), "SCRIPT LOAD") &&
+              why_has(rlock_node_error(&t.node), "RLOCK_NO_EVAL_FALLBACK"), "node error: %s",
               rlock_node_error(&t.node));
     CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
     CHECK(absent(key));
@@ -457,7 +458,7 @@ static void test_noscript(const rh_server *s) {
     CHECK(scli_open(&t, s, PASSWORD) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_REDIS);
-    CHECK(strstr(rlock_node_error(&t.node), "SCRIPT LOAD") != NULL);
+    CHECK(why_has(rlock_node_error(&t.node), "SCRIPT LOAD"));
     CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
     CHECK(absent(key));
     CHECK_EQ_LL(scripts_cached(), 0);
