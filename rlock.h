@@ -2518,6 +2518,12 @@ static const char rlock__h23[] = RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bc
  * handles of section 5b (semaphores, multi-locks, inspect, force-unlock).
  * "" where a set has none: never asked for (a handle of that kind has the
  * set that has it). */
+#if RLOCK__COMPACT /* simple locks only: their three scripts (ids 0..2), no empty slots */
+static const char *const rlock__lua_lock[3] = { rlock__t0, rlock__t1, rlock__t2 };
+static const char *const rlock__sha_lock[3] = { rlock__h0, rlock__h1, rlock__h2 };
+typedef char rlock__compact_scripts[RLOCK__S_SIMPLE_ACQUIRE == 0 && RLOCK__S_SIMPLE_EXTEND == 1 &&
+                                    RLOCK__S_SIMPLE_RELEASE == 2 ? 1 : -1];
+#else
 static const char *const rlock__lua_lock[RLOCK__S_COUNT] = {
     rlock__t0, rlock__t1, rlock__t2, rlock__t3, rlock__t4, rlock__t5, "", "", "", "", "", "", "", rlock__t13,
     rlock__t14, rlock__t15, rlock__t16, rlock__t17, rlock__t18, "", "", "", "", ""
@@ -2526,6 +2532,7 @@ static const char *const rlock__sha_lock[RLOCK__S_COUNT] = {
     rlock__h0, rlock__h1, rlock__h2, rlock__h3, rlock__h4, rlock__h5, "", "", "", "", "", "", "", rlock__h13,
     rlock__h14, rlock__h15, rlock__h16, rlock__h17, rlock__h18, "", "", "", "", ""
 };
+#endif
 static const char *const rlock__lua_fair[RLOCK__S_COUNT] = {
     rlock__t0, rlock__t1, rlock__t2, rlock__t3, rlock__t4, rlock__t5, rlock__t6, rlock__t7, rlock__t8,
     rlock__t9, "", "", "", rlock__t13, rlock__t14, rlock__t15, rlock__t16, rlock__t17, rlock__t18, "", "", "",
