@@ -1577,7 +1577,7 @@ static int rlock__sys_random(unsigned char *buf, size_t n) {
 #ifndef RLOCK_RANDOM_BYTES
 #define RLOCK_RANDOM_BYTES(buf, n) rlock__sys_random((buf), (n))
 #endif
-#if !defined(RLOCK_THREAD_ID) && !defined(RLOCK_NO_THREAD_ID)
+#if !defined(RLOCK_THREAD_ID) && !defined(RLOCK_NO_THREAD_ID) && !RLOCK__COMPACT /* (owner ids: reentrant locks) */
 static unsigned long rlock__sys_thread_id(void) {
     /* pthread_t is opaque: fold its bytes instead of casting it. */
     pthread_t self = pthread_self();
@@ -5096,6 +5096,14 @@ static void rlock__client_step(rlock_client *c) {
 #define rlock__adopt_linger(lk) ((void)(lk), 0)
 /* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1). */
 #define RLOCK__C_AUTH 1u
+/* The compact engine's times are rlock__ms (32 bits, compared wrap-safe by
+ * RLOCK__MS_BEFORE): the clock hook's value cut once, here. Stored in the
+ * lock's and the request's time fields, and read back through rlock__ms. */
+static rlock__ms rlock__c_now(const rlock_client *c) {
+    return (rlock__ms)rlock__now(c);
+}
+/* Has time t come (now is t or later)? */
+#define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
 #define RLOCK__C_SELECT 2u
 
 /* One RESP2 scalar at *pos: 1 read into *v, 0 incomplete, -1 malformed (a
@@ -5266,7 +5274,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
 /* The request of len bytes encoded at rlock__c_begin's *out is in flight
  * (tag RLOCK__TAG_AUTH, len 0: only AUTH / SELECT, for owner's request that
  * did not fit behind them; it goes out once they are answered). */
-static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
+static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlock__ms deadline) {
     n->x.tx_len += len;
     n->x.count = 1;
     n->q[0].owner = owner;
@@ -5278,7 +5286,7 @@ static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, uin
 /* Move the request in flight along as far as the transport allows without
  * blocking: 1 its reply is in *rep (pointing into rx until the next call),
  * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
-static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_status *st) {
+static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_status *st) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
@@ -5291,7 +5299,7 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
         }
         if (!x->count) return 0;
         if (x->conn != RLOCK__CONN_UP) {
-            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
+            if (RLOCK__C_DUE(now, n->q[0].deadline)) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
             if (r == RLOCK_IO_BUSY) { /* in use by someone else: close nothing */
@@ -5304,7 +5312,7 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
         }
         if (x->tx_off < x->tx_len) {
             size_t left = x->tx_len - x->tx_off;
-            if (now >= n->q[0].deadline) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
+            if (RLOCK__C_DUE(now, n->q[0].deadline)) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
             r = t->send(t->ctx, n->tx + x->tx_off, left);
             if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("send failed")); continue; }
             if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport sent more than asked")); continue; }
@@ -5343,7 +5351,7 @@ static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_st
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
-            if (now < n->q[0].deadline) return 0;
+            if (!RLOCK__C_DUE(now, n->q[0].deadline)) return 0;
             rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout"));
             continue;
         }
@@ -5395,13 +5403,14 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
  * node timeout from when it goes out: a request that waited for its turn
  * (behind other locks') is not timed out by that wait; the EVAL sent again
  * after NOSCRIPT stays within the first one's. */
-static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
+static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     unsigned char *out;
     size_t cap, len;
     rlock_status st;
-    uint64_t deadline = (now > r->start && !r->evaled ? now : r->start) + r->timeout;
+    rlock__ms start = (rlock__ms)r->start;
+    rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
     if ((r->queued | r->answered) || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
@@ -5419,7 +5428,7 @@ static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
 }
 
 /* Begin a request for `op` (the general engine's signature: mask is 1). */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
@@ -5438,9 +5447,9 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
 /* The next acquire attempt: the first one a plain SET NX PX once a script
  * ran on the node (as the general engine; not with fencing or
  * cfg.scripts_only); the script at once after a refused SET. */
-static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
+    rlock__ms left = RLOCK__MS_BEFORE(now, op->wait_end) ? (rlock__ms)op->wait_end - now : 0;
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
         op->attempts--;
@@ -5448,16 +5457,15 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
         op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
                     lk->client->nodes[0]->scripted;
     }
-    op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
+    op->wait_left = left > 86400000u ? 86400000u : left;
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 1u, op->ttl, now, 0);
 }
 
 /* The op is over: a reply still due is read and discarded. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
+static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock_node *n = lk->client->nodes[0];
-    (void)now;
     if (n->q[0].owner == lk) n->q[0].owner = NULL;
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
@@ -5466,21 +5474,21 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
 /* After a failed attempt (and its cleanup): back off and retry, or end.
  * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
  * past the holder's PTTL or the wait. */
-static void rlock__c_again(rlock_lock *lk, uint64_t now) {
+static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint64_t d = cfg->backoff_min_ms, delay;
+    rlock__ms d = cfg->backoff_min_ms, delay, left = (rlock__ms)op->wait_end - now;
     uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    if (!op->retry || op->cancel || (now >= op->wait_end && op->plain != 2)) {
-        rlock__op_finish(lk, op->fail, now);
+    if (!op->retry || op->cancel || (RLOCK__C_DUE(now, op->wait_end) && op->plain != 2)) {
+        rlock__op_finish(lk, op->fail);
         return;
     }
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1);
-    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
-    if (now + delay > op->wait_end) delay = op->wait_end - now;
+    delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
+    if (op->holder_pttl >= 0 && op->holder_pttl + 1 < (long long)delay) delay = (rlock__ms)op->holder_pttl + 1;
+    if (delay > left) delay = left;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -5492,32 +5500,33 @@ static int rlock__c_fatal(rlock_status st) {
 }
 
 /* An acquire attempt was answered (as rlock__acquire_round_done, one node). */
-static void rlock__c_acquired(rlock_lock *lk, uint64_t now) {
+static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
     rlock_status st = r->st[0], fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
     long long drift = rlock__drift(lk, op->ttl);
     int answered = st == RLOCK_OK, granted = answered && r->v[0][0] == 1;
+    rlock__ms start = (rlock__ms)r->start;
     op->holder_pttl = answered && !granted ? (r->v[0][1] < 0 ? 0 : r->v[0][1]) : -1;
     lk->votes = (size_t)granted;
-    if (now < r->start) fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && granted && (long long)(now - r->start) + drift < op->ttl) {
-        lk->held_since = lk->granted_at = r->start;
+    if (RLOCK__MS_BEFORE(now, start)) fatal = RLOCK_E_CLOCK;
+    else if (!op->cancel && granted && (long long)(rlock__ms)(now - start) + drift < op->ttl) {
+        lk->held_since = lk->granted_at = start;
         lk->fence = r->v[0][2];
         lk->renewals = 0;
         lk->lost_notified = 0;
-        lk->renew_at = r->start + rlock__renew_interval(lk, op->ttl);
+        lk->renew_at = start + (rlock__ms)rlock__renew_interval(lk, op->ttl);
         lk->state = RLOCK_STATE_HELD;
         lk->ttl_ms = op->ttl;
-        lk->validity_end = r->start + (uint64_t)(op->ttl - drift);
+        lk->validity_end = start + (rlock__ms)(op->ttl - drift);
         lk->holds = 1;
         lk->held_mask = 1u;
-        rlock__op_finish(lk, RLOCK_OK, now);
+        rlock__op_finish(lk, RLOCK_OK);
         return;
     }
     op->fail = op->cancel ? RLOCK_OK
              : fatal != RLOCK_OK ? fatal : answered ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
-    op->retry = !op->cancel && fatal == RLOCK_OK && now < op->wait_end &&
+    op->retry = !op->cancel && fatal == RLOCK_OK && RLOCK__MS_BEFORE(now, op->wait_end) &&
                 (lk->client->cfg.max_attempts == 0 || op->attempts < lk->client->cfg.max_attempts);
     if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && answered && !granted) {
         op->plain = 2;
@@ -5534,30 +5543,31 @@ static void rlock__c_acquired(rlock_lock *lk, uint64_t now) {
 }
 
 /* An extend was answered (as rlock__extend_round_done, one node). */
-static void rlock__c_extended(rlock_lock *lk, uint64_t now) {
+static void rlock__c_extended(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock_status st = op->round.st[0];
     long long drift = rlock__drift(lk, op->ttl);
     int yes = st == RLOCK_OK && op->round.v[0][0] == 1;
+    rlock__ms start = (rlock__ms)op->round.start;
     lk->votes = (size_t)yes;
-    if (now < op->round.start) st = RLOCK_E_CLOCK;
-    else if (yes && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
-        lk->granted_at = op->round.start;
-        lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
+    if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
+    else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && (long long)(rlock__ms)(now - start) + drift < op->ttl) {
+        lk->granted_at = start;
+        lk->renew_at = start + (rlock__ms)rlock__renew_interval(lk, op->ttl);
         lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        lk->validity_end = start + (rlock__ms)(op->ttl - drift);
         st = RLOCK_OK;
-    } else if ((st == RLOCK_OK && !yes) || now >= lk->validity_end) {
+    } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         st = RLOCK_LOST;
     } else if (st == RLOCK_OK) {
         st = RLOCK_E_PROTOCOL;
     }
-    rlock__op_finish(lk, st, now);
+    rlock__op_finish(lk, st);
 }
 
 /* A release was answered: 1 released, 0 not ours (then it was lost). */
-static void rlock__c_released(rlock_lock *lk, uint64_t now) {
+static void rlock__c_released(rlock_lock *lk) {
     rlock_status st = lk->op.round.st[0];
     lk->votes = st == RLOCK_OK && lk->op.round.v[0][0] == 1;
     if (st == RLOCK_OK) {
@@ -5565,27 +5575,27 @@ static void rlock__c_released(rlock_lock *lk, uint64_t now) {
         lk->state = RLOCK_STATE_IDLE;
         st = lk->votes ? RLOCK_OK : RLOCK_LOST;
     }
-    rlock__op_finish(lk, st, now); /* an error: the outcome is unknown, the state kept */
+    rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
 }
 
 /* Move lk's operation as far as it can go now. */
-static void rlock__c_run(rlock_lock *lk, uint64_t now) {
+static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    if (op->phase == RLOCK__PH_BACKOFF && now >= op->wake_at) rlock__acquire_next_round(lk, now);
+    if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
     if (op->phase != RLOCK__PH_ROUND && op->phase != RLOCK__PH_CLEANUP) return;
     rlock__c_submit(lk, now);
     if (!op->round.answered) return;
     /* judged by the clock now: the answer may have come inside a blocking call */
-    now = rlock__now(lk->client);
+    now = rlock__c_now(lk->client);
     if (op->phase == RLOCK__PH_CLEANUP) rlock__c_again(lk, now);
     else if (op->kind == RLOCK__OP_ACQUIRE) rlock__c_acquired(lk, now);
     else if (op->kind == RLOCK__OP_EXTEND) rlock__c_extended(lk, now);
-    else rlock__c_released(lk, now);
+    else rlock__c_released(lk);
 }
 
 /* The reply (ok) or failure of lk's request. */
 static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why,
-                           uint64_t now) {
+                           rlock__ms now) {
     rlock_round *r = &lk->op.round;
     if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
@@ -5615,7 +5625,7 @@ static void rlock__client_step(rlock_client *c) {
     rlock_node *n = c->nodes[0];
     int pass;
     for (pass = 0; pass < 4; pass++) {
-        uint64_t now = rlock__now(c);
+        rlock__ms now = rlock__c_now(c);
         unsigned long before = n->x.commands;
         rlock_reply rep;
         rlock_status st = RLOCK_OK;
@@ -5630,22 +5640,34 @@ static void rlock__client_step(rlock_client *c) {
         }
         /* the next lock's request goes out now: its timeout runs from then
          * (the reply may have come inside a blocking call) */
-        if (got) now = rlock__now(c);
+        if (got) now = rlock__c_now(c);
         for (o = c->ops; o; o = o->op.next) rlock__c_run(o, now);
         if (n->x.commands == before) break;
     }
 }
 
-/* When c must be stepped again even without I/O (UINT64_MAX: never). */
-static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
+/* The sooner of next and the ms until t (0: due). */
+static uint32_t rlock__c_sooner(uint32_t next, rlock__ms now, rlock__ms t) {
+    rlock__ms d = RLOCK__MS_BEFORE(now, t) ? t - now : 0;
+    return d < next ? d : next;
+}
+/* In how many ms c must be stepped again even without I/O (UINT32_MAX:
+ * never). */
+static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
-    uint64_t next = UINT64_MAX;
+    uint32_t next = UINT32_MAX;
     for (o = c->ops; o; o = o->op.next)
-        if (o->op.phase == RLOCK__PH_BACKOFF && o->op.wake_at < next) next = o->op.wake_at;
-        else if (o->op.phase == RLOCK__PH_DONE) next = now;
-    if (rlock__c_wants(n) && n->q[0].deadline < next) next = n->q[0].deadline;
+        if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, (rlock__ms)o->op.wake_at);
+        else if (o->op.phase == RLOCK__PH_DONE) next = 0;
+    if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, (rlock__ms)n->q[0].deadline);
     return next;
+}
+RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
+    uint32_t next;
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
+    next = rlock__c_due_in(lk->client, rlock__c_now(lk->client));
+    return next == UINT32_MAX ? 0 : next;
 }
 
 /* The connection, when it needs I/O (the general engine's signature). */
@@ -5685,7 +5707,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     rlock_node *n;
-    uint64_t deadline;
+    rlock__ms deadline;
     unsigned char *out;
     size_t cap, len = 0;
     rlock_status st = RLOCK_E_STATE;
@@ -5693,13 +5715,13 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
-    deadline = rlock__now(c) + timeout_ms;
+    deadline = rlock__c_now(c) + (timeout_ms > RLOCK_MAX_TTL_MS ? (rlock__ms)RLOCK_MAX_TTL_MS : timeout_ms);
     if (!n->x.count && !n->x.failing) st = rlock__c_begin(n, &out, &cap); /* else: a cancelled op's reply is due */
     if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
         rlock__c_commit(n, len, NULL, RLOCK__TAG_PING, deadline);
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
-            uint64_t now = rlock__now(c);
+            rlock__ms now = rlock__c_now(c);
             rlock_reply rep;
             int r = rlock__c_next(n, now, &rep, &st);
             if (r < 0) rlock__node_notez(n, st, n->x.xerr);
@@ -5708,7 +5730,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
                 rlock__node_note(n, rlock__map_error(rep.v.str, rep.v.len), rep.v.str, rep.v.len);
             else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
             if (r) break;
-            rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
+            rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
         }
     } else { /* (busy: a cancelled op's reply; or PING does not fit) */
         rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK || st == RLOCK_E_STATE ? "" : n->x.xerr);
@@ -5734,7 +5756,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
          * what it granted (the attempt's end sees op->cancel); else done */
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP))
             op->cancel = 1;
-        else rlock__op_finish(lk, RLOCK_OK, 0);
+        else rlock__op_finish(lk, RLOCK_OK);
     }
     return rlock_step(lk);
 }
@@ -5742,10 +5764,151 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
     if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answer is read and discarded */
-        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, 0);
+        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK);
         rlock__op_unlink(lk);
     }
     memset(lk, 0, sizeof *lk);
+}
+
+/* The public calls whose times the compact engine keeps (rlock__ms). */
+static rlock_status rlock__begin(rlock_lock *lk);
+static void rlock__op_link(rlock_lock *lk, int kind, long long ttl);
+
+RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
+    size_t n;
+    uint32_t next;
+    int connecting;
+    if (timeout_ms) *timeout_ms = 0;
+    if (!rlock__client_ok(c) || (!out && cap)) return 0;
+    n = rlock__client_interest(c, out, NULL, cap, &connecting);
+    if (!timeout_ms || connecting) return n;
+    next = rlock__c_due_in(c, rlock__c_now(c));
+    *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
+    return n;
+}
+
+/* An extend or release: its one round goes out now. */
+static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl) {
+    rlock__op_link(lk, op, ttl);
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, op, 1u, ttl, rlock__c_now(lk->client), 0);
+    return RLOCK_WOULD_BLOCK;
+}
+
+RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    rlock_client *c;
+    rlock__ms now;
+    unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
+    rlock_status st = rlock__begin(lk);
+    if (st != RLOCK_OK) return st;
+    c = lk->client;
+    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0, 0);
+    /* Validity ran out: whatever Redis has now is not our old grant. Say so
+     * (on_lost), then acquire afresh. */
+    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+    if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+    if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
+        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0, 0);
+    /* A fresh grant: a new token, and the backoff's jitter seed. */
+    if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+    memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
+    if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
+    rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+    lk->owner_len = RLOCK_TOKEN_LEN;
+    lk->state = RLOCK_STATE_IDLE;
+    lk->holds = 0;
+    now = rlock__c_now(c);
+    rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    lk->op.timed = wait_ms > 0;
+    /* (a wait longer than rlock__ms can hold is cut to RLOCK_MAX_TTL_MS) */
+    lk->op.wait_end = now + (rlock__ms)(wait_ms > RLOCK_MAX_TTL_MS ? RLOCK_MAX_TTL_MS : wait_ms);
+    rlock__acquire_next_round(lk, now);
+    return RLOCK_WOULD_BLOCK;
+}
+
+RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    rlock_status st = rlock__begin(lk);
+    if (st != RLOCK_OK) return st;
+    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+    if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
+    return rlock__c_start(lk, RLOCK__OP_EXTEND, ttl_ms);
+}
+
+RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
+    rlock_status st = rlock__begin(lk);
+    if (st != RLOCK_OK) return st;
+    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+    /* A LOST lock is still released: the script is owner-checked. */
+    return rlock__c_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
+}
+
+RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
+    rlock__ms now, granted, end;
+    if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
+    now = rlock__c_now(lk->client);
+    granted = (rlock__ms)lk->granted_at;
+    end = (rlock__ms)lk->validity_end;
+    if (RLOCK__MS_BEFORE(now, granted)) now = granted; /* a clock hook that stepped back adds no validity */
+    return RLOCK__MS_BEFORE(now, end) ? (long long)(rlock__ms)(end - now) : 0;
+}
+
+/* One renewal poll; *what says what it did (rlock_renew_outcome). */
+static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
+    const rlock_config *cfg = &lk->client->cfg;
+    rlock__ms now, next, renew_at;
+    long long validity;
+    rlock_status st = RLOCK_OK;
+    *next_ms = 0;
+    *what = RLOCK_RENEW_NONE;
+    if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
+        st = rlock_step(lk);
+        if (st == RLOCK_WOULD_BLOCK) {
+            *next_ms = rlock_next_timeout_ms(lk);
+            *what = RLOCK_RENEW_IN_FLIGHT;
+            return st;
+        }
+        lk->renewing = 0;
+        next = (rlock__ms)rlock__renew_interval(lk, lk->ttl_ms);
+        if (st == RLOCK_OK) {
+            lk->renewals++;
+            lk->renew_at = (rlock__ms)lk->granted_at + next;
+            *what = RLOCK_RENEW_RENEWED;
+        } else if (st != RLOCK_LOST) {
+            /* Unknown outcome (node down, timeout): try again soon, while
+             * validity lasts; when it runs out the lock is LOST below. */
+            lk->renew_at = rlock__c_now(lk->client) + next / 4 + 1;
+            *what = RLOCK_RENEW_FAILED;
+        }
+    } else if (lk->op.kind != RLOCK__OP_NONE) {
+        return RLOCK_E_STATE;
+    }
+    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+    if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
+    validity = rlock_validity_ms(lk);
+    if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
+    if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
+    now = rlock__c_now(lk->client);
+    renew_at = (rlock__ms)lk->renew_at;
+    if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
+        (cfg->max_hold_ms && (long long)(rlock__ms)(now - (rlock__ms)lk->held_since) + lk->ttl_ms > (long long)cfg->max_hold_ms)) {
+        *next_ms = (uint32_t)validity; /* capped: let it expire */
+        return st;
+    }
+    if (RLOCK__C_DUE(now, renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
+        st = rlock_extend_begin(lk, lk->ttl_ms);
+        if (st != RLOCK_WOULD_BLOCK) { /* lost */
+            if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
+            return st;
+        }
+        lk->renewing = 1;
+        return rlock__renew_poll(lk, next_ms, what);
+    }
+    next = RLOCK__MS_BEFORE(now, renew_at) ? renew_at - now : 1;
+    *next_ms = validity < (long long)next ? (uint32_t)validity : next;
+    return st;
 }
 #endif /* RLOCK__COMPACT */
 
@@ -5810,6 +5973,7 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
 }
 #endif
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's (32-bit time) */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     uint64_t now, next;
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
@@ -5833,6 +5997,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     else *timeout_ms = next <= now ? 0 : next - now >= UINT32_MAX ? UINT32_MAX - 1u : (uint32_t)(next - now);
     return n;
 }
+#endif
 
 RLOCKDEF rlock_status rlock_client_step(rlock_client *c) {
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
@@ -5894,6 +6059,7 @@ static rlock_status rlock__begin(rlock_lock *lk) {
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     return RLOCK_OK;
 }
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's (32-bit time) */
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     uint64_t now;
@@ -5980,6 +6146,7 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
                        rlock__now(lk->client), 0);
     return RLOCK_WOULD_BLOCK;
 }
+#endif
 
 /* The blocking calls: begin, then step and wait until done. */
 static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
@@ -6100,6 +6267,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's (32-bit time) */
 /* One renewal poll; *what says what it did (rlock_renew_outcome). */
 static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
     const rlock_config *cfg = &lk->client->cfg;
@@ -6156,6 +6324,7 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     *next_ms = (uint32_t)(next > UINT32_MAX ? UINT32_MAX : next);
     return st;
 }
+#endif
 
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     rlock_renewal what;
@@ -6170,6 +6339,7 @@ RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->renewal : RLOCK_RENEW_NONE;
 }
 
+#if !RLOCK__COMPACT /* 6.8c has the compact engine's (32-bit time) */
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     uint64_t now;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
@@ -6177,6 +6347,7 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     if (now < lk->granted_at) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
     return now < lk->validity_end ? (long long)(lk->validity_end - now) : 0;
 }
+#endif
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
 }
