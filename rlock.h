@@ -1881,6 +1881,7 @@ typedef const char *rlock__txt;
 #define RLOCK__TXT(s) (s)
 #endif
 
+#ifndef RLOCK_NO_ERROR_TEXTS
 /* fmt with each '%' replaced by the next of x, y, z in decimal (no stdio in
  * the core), into out[cap]. */
 static void rlock__fmt(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
@@ -1899,11 +1900,16 @@ static void rlock__fmt(char *out, size_t cap, const char *fmt, long long x, long
     }
     out[n] = '\0';
 }
+#endif
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
-    rlock__fmt(out, cap, "rlock.h:%", (long long)t, 0, 0);
+    char num[24];
+    size_t n = rlock__utoa(num, t);
+    if (cap < 8 + n + 1) { out[0] = '\0'; return; } /* (RLOCK_ERR_LEN / _WHY_LEN below 19) */
+    memcpy(out, "rlock.h:", 8);
+    memcpy(out + 8, num, n + 1);
 #else
     size_t n = strlen(t);
     if (n >= cap) n = cap - 1;
