@@ -5505,26 +5505,36 @@ static int rlock__c_fatal(rlock_status st) {
            st == RLOCK_E_MOVED;
 }
 
+/* A grant or an extension whose round started at start, judged at now: 1,
+ * and the lease's times set, while validity is left (elapsed < ttl - drift;
+ * ttl > drift was checked); else 0. */
+static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
+    long long ttl = lk->op.ttl;
+    rlock__ms life = (rlock__ms)(ttl - rlock__drift(lk, ttl));
+    if ((rlock__ms)(now - start) >= life) return 0;
+    lk->granted_at = start;
+    lk->renew_at = start + (rlock__ms)rlock__renew_interval(lk, ttl);
+    lk->ttl_ms = ttl;
+    lk->validity_end = start + life;
+    return 1;
+}
+
 /* An acquire attempt was answered (as rlock__acquire_round_done, one node). */
 static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
     rlock_status st = r->st[0], fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
-    long long drift = rlock__drift(lk, op->ttl);
     int answered = st == RLOCK_OK, granted = answered && r->v[0][0] == 1;
     rlock__ms start = (rlock__ms)r->start;
     op->holder_pttl = answered && !granted ? (r->v[0][1] < 0 ? 0 : r->v[0][1]) : -1;
     lk->votes = (size_t)granted;
     if (RLOCK__MS_BEFORE(now, start)) fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && granted && (long long)(rlock__ms)(now - start) + drift < op->ttl) {
-        lk->held_since = lk->granted_at = start;
+    else if (!op->cancel && granted && rlock__c_lease(lk, start, now)) {
+        lk->held_since = start;
         lk->fence = r->v[0][2];
         lk->renewals = 0;
         lk->lost_notified = 0;
-        lk->renew_at = start + (rlock__ms)rlock__renew_interval(lk, op->ttl);
         lk->state = RLOCK_STATE_HELD;
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = start + (rlock__ms)(op->ttl - drift);
         lk->holds = 1;
         lk->held_mask = 1u;
         rlock__op_finish(lk, RLOCK_OK);
@@ -5552,16 +5562,11 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
 static void rlock__c_extended(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock_status st = op->round.st[0];
-    long long drift = rlock__drift(lk, op->ttl);
     int yes = st == RLOCK_OK && op->round.v[0][0] == 1;
     rlock__ms start = (rlock__ms)op->round.start;
     lk->votes = (size_t)yes;
     if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
-    else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && (long long)(rlock__ms)(now - start) + drift < op->ttl) {
-        lk->granted_at = start;
-        lk->renew_at = start + (rlock__ms)rlock__renew_interval(lk, op->ttl);
-        lk->ttl_ms = op->ttl;
-        lk->validity_end = start + (rlock__ms)(op->ttl - drift);
+    else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && rlock__c_lease(lk, start, now)) {
         st = RLOCK_OK;
     } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
