@@ -3197,7 +3197,8 @@ static int rlock__has(const char *s, size_t n, const char *word) {
 static rlock_status rlock__map_error(const char *s, size_t n) {
     /* the first word found decides (a table: rodata, not code) */
     static const char *const words[] = { "NOAUTH", "WRONGPASS", "NOPERM", "invalid password",
-                                         "can't run this command", "WRONGTYPE", "UPGRADE read lock held" };
+                                         "can't run this command", "WRONGTYPE",
+                                         RLOCK__HAS_PRIMITIVES ? "UPGRADE read lock held" : "" };
     static const unsigned char st[] = { RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
                                         RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
     size_t i;
@@ -6215,7 +6216,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
     /* Same cluster slot as the key, so every script touches one slot. */
-    lk->aux_base_len = rlock__aux_len(key, key_len);
+    lk->aux_base_len = RLOCK__COMPACT && !RLOCK__REQ_QUEUE ? 0 : rlock__aux_len(key, key_len); /* (compact: fencing) */
     lk->state = RLOCK_STATE_IDLE;
     lk->acks = -1;
     lk->magic = RLOCK__MAGIC_LOCK;
