@@ -5213,6 +5213,24 @@ static void rlock__c_io_fail(rlock_node *n, rlock__txt fallback) {
     rlock__c_down(n, RLOCK_E_IO);
 }
 
+/* Append a command (argc C strings) to what the TX buffer holds: 0 when it
+ * does not fit (nothing appended). */
+static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
+    rlock__enc e;
+    int i;
+    memset(&e, 0, sizeof e);
+    e.out = n->tx;
+    e.cap = sizeof n->tx;
+    e.pos = n->x.tx_len;
+    e.ok = rlock__put_header(n->tx, sizeof n->tx, &e.pos, argc);
+    for (i = 0; i < argc; i++) rlock__enc_str(&e, argv[i]);
+    if (e.ok) {
+        n->x.tx_len = e.pos;
+        n->x.commands++;
+    }
+    return e.ok;
+}
+
 /* Room for the next request (the connection has none in flight): *out,
  * *cap. A connection that is down is (re)connected, AUTH and SELECT queued
  * first; an idle one is probed first (as rlock__x_begin). RLOCK_OK,
@@ -5246,31 +5264,29 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
         x->tx_len = x->tx_off = 0;
         x->head = 0;
         if (n->password) {
-            const char *argv[3];
-            size_t lens[3];
-            int argc = 0;
-            argv[argc] = "AUTH"; lens[argc++] = 4;
-            if (n->username) { argv[argc] = n->username; lens[argc++] = strlen(n->username); }
-            argv[argc] = n->password; lens[argc++] = strlen(n->password);
-            x->tx_len = rlock_resp_encode(n->tx, sizeof n->tx, argc, argv, lens);
-            if (x->tx_len == 0) {
+            const char *auth[3];
+            auth[0] = "AUTH";
+            auth[1] = n->username ? n->username : n->password;
+            auth[2] = n->password;
+            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) {
                 x->conn = RLOCK__CONN_DOWN;
                 (void)rlock__c_txt(n, RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF"));
                 return RLOCK_E_BADARG;
             }
             x->head = RLOCK__C_AUTH;
-            x->commands++;
         }
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             char num[24];
-            const char *argv[2];
-            size_t lens[2];
-            argv[0] = "SELECT"; lens[0] = 6;
-            lens[1] = rlock__utoa(num, (unsigned long long)n->db);
-            argv[1] = num;
-            x->tx_len += rlock_resp_encode(n->tx + x->tx_len, sizeof n->tx - x->tx_len, 2, argv, lens);
+            const char *sel[2];
+            sel[0] = "SELECT";
+            sel[1] = num;
+            (void)rlock__utoa(num, (unsigned long long)n->db);
+            if (!rlock__c_cmd(n, 2, sel)) {
+                x->conn = RLOCK__CONN_DOWN;
+                (void)rlock__c_txt(n, RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF"));
+                return RLOCK_E_BADARG;
+            }
             x->head |= RLOCK__C_SELECT;
-            x->commands++;
         }
     }
     *out = n->tx + x->tx_len;

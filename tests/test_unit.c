@@ -2242,6 +2242,30 @@ static void test_auth(void) {
         env_done();
     }
 
+#if RLOCK__COMPACT
+    {   /* AUTH, or SELECT behind it, that does not fit in RLOCK_TX_BUF: said
+         * so, nothing sent (the compact engine encodes them itself) */
+        static char pw[RLOCK_TX_BUF];
+        memset(pw, 'p', sizeof pw - 1);
+        env_reset("AUTH that does not fit");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        N[0].password = pw;
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+        CHECK(fk_sent_nothing(&F[0]));
+        CHECK_MSG(why_is(rlock_node_error(&N[0]), "AUTH does not fit in RLOCK_TX_BUF"), "%s", rlock_node_error(&N[0]));
+        env_done();
+        env_reset("SELECT that does not fit behind AUTH");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        pw[sizeof pw - 32] = '\0'; /* AUTH takes all but 9 bytes; SELECT 5 needs 23 */
+        N[0].password = pw;
+        N[0].db = 5;
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+        CHECK(fk_sent_nothing(&F[0]));
+        CHECK_MSG(why_is(rlock_node_error(&N[0]), "SELECT does not fit in RLOCK_TX_BUF"), "%s", rlock_node_error(&N[0]));
+        env_done();
+    }
+#endif
+
     env_reset("NOAUTH without a password");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], "EVALSHA", "-NOAUTH Authentication required.\r\n");
