@@ -3701,6 +3701,7 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_store) */
 /* Keep node i's answer to a round as plain numbers. want_array: the script
  * answers {flag, value[, fence]} (acquire), 2: +OK or nil (a plain SET NX
  * PX acquire, kept as {1,1,0} / {0,0}), else a single integer. A reply
@@ -3744,6 +3745,7 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     r->answered |= 1u << i;
     return st;
 }
+#endif
 
 #if !RLOCK__COMPACT /* tallies over nodes: the compact engine has one */
 /* What a round's answers add up to. */
@@ -4184,9 +4186,11 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
 
+#if !RLOCK__COMPACT
 static int rlock__round_wants_array(const rlock_round *r) {
     return r->plain ? 2 : rlock__is_acquire_script(r->script);
 }
+#endif
 
 /* Kinds whose grant is a fresh random token per acquire (not reentrant). */
 static int rlock__token_kind(rlock_kind k) {
@@ -5402,15 +5406,47 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
+/* Keep the answer to lk's request as plain numbers (as rlock__round_store,
+ * one node): a plain SET NX PX's +OK is {1,1}, nil {0,0}; the acquire
+ * script's {flag, pttl[, fence]}; extend's and release's integer. Another
+ * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
+ * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
+static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock_reply *rep) {
+    long long *v = r->v[0];
+    const rlock_resp_value *a = rep ? &rep->v : NULL; /* (NULL: no answer, st says why) */
+    int k = 0;
+    v[0] = v[1] = v[2] = 0;
+    r->answered = 1u;
+    if (st != RLOCK_OK || !a) {
+        /* no answer */
+    } else if (a->type == RLOCK_RESP_ERROR) {
+        st = rlock__map_error(a->str, a->len);
+    } else if (r->plain) {
+        if (a->type == RLOCK_RESP_STATUS && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
+        else if (a->type != RLOCK_RESP_NIL) st = RLOCK_E_PROTOCOL;
+    } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+        if (a->type == RLOCK_RESP_INTEGER) v[0] = a->integer;
+        else st = RLOCK_E_PROTOCOL;
+    } else if (a->type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
+        st = RLOCK_E_PROTOCOL;
+    } else {
+        for (; k < rep->count && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
+        if (k < rep->count || (unsigned long long)v[0] > 1u) st = RLOCK_E_PROTOCOL;
+        else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
+    }
+    r->st[0] = st;
+    return st;
+}
+
 /* Record the answer to lk's request (as rlock__round_answer, one node). */
 static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *rep, const char *why) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    rlock_status kept = rlock__round_store(r, 0, st, rep, rlock__round_wants_array(r));
+    rlock_status kept = rlock__c_store(r, st, rep);
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
-        if (rlock__round_wants_array(r)) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to acquire"));
-        else if (rlock__is_release_script(r->script)) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to release"));
+        if (r->plain || r->script == RLOCK__S_SIMPLE_ACQUIRE) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to acquire"));
+        else if (r->script == RLOCK__S_SIMPLE_RELEASE) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to release"));
         else why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to extend"));
         rlock__c_down(n, RLOCK_E_PROTOCOL);
     }
