@@ -5153,7 +5153,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     size_t pos = 0;
     long long i;
     int r;
-    memset(out, 0, sizeof *out);
+    out->count = 0; /* (what is read of out is set: count elements, each whole) */
     if (len && b[0] == '*') {
         rlock_resp_value v;
         size_t eol = 0;
@@ -5166,7 +5166,6 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
         pos = eol + 2;
         for (i = 0; i < out->count; i++) {
             if (pos < len && b[pos] == '*') return -1;
-            memset(&v, 0, sizeof v);
             r = rlock__c_scalar(b, len, &pos, cap, &v);
             if (r <= 0) return r;
             if (i < RLOCK_RESP_MAX_ELEMS) out->elem[i] = v;
