@@ -1905,11 +1905,13 @@ static void rlock__fmt(char *out, size_t cap, const char *fmt, long long x, long
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
-    char num[24];
-    size_t n = rlock__utoa(num, t);
-    if (cap < 8 + n + 1) { out[0] = '\0'; return; } /* (RLOCK_ERR_LEN / _WHY_LEN below 19) */
+    size_t n = 8; /* where the last digit goes */
+    unsigned v;
+    for (v = t; v >= 10; v /= 10) n++;
+    if (cap < n + 2) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
     memcpy(out, "rlock.h:", 8);
-    memcpy(out + 8, num, n + 1);
+    out[n + 1] = '\0';
+    for (v = t; n >= 8; v /= 10) out[n--] = (char)('0' + v % 10); /* no buffer on the stack */
 #else
     size_t n = strlen(t);
     if (n >= cap) n = cap - 1;
