@@ -1881,26 +1881,6 @@ typedef const char *rlock__txt;
 #define RLOCK__TXT(s) (s)
 #endif
 
-#ifndef RLOCK_NO_ERROR_TEXTS
-/* fmt with each '%' replaced by the next of x, y, z in decimal (no stdio in
- * the core), into out[cap]. */
-static void rlock__fmt(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
-    long long v[3];
-    size_t n = 0, k = 0;
-    v[0] = x; v[1] = y; v[2] = z;
-    for (; *fmt && n + 1 < cap; fmt++) {
-        char num[24];
-        size_t len, i;
-        unsigned long long u;
-        if (*fmt != '%' || k == 3) { out[n++] = *fmt; continue; }
-        u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
-        if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
-        len = rlock__utoa(num, u);
-        for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
-    }
-    out[n] = '\0';
-}
-#endif
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
@@ -1920,14 +1900,29 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #endif
 }
 #endif
-/* A reason text (fmt and its numbers; under RLOCK_NO_ERROR_TEXTS the line
- * alone). Returns RLOCK_E_BADARG, for "return rlock__why(...)". */
+
+/* A reason text: fmt with each '%' replaced by the next of x, y, z in
+ * decimal (no stdio in the core); under RLOCK_NO_ERROR_TEXTS the line
+ * alone. Returns RLOCK_E_BADARG, for "return rlock__why(...)". */
 static rlock_status rlock__why(char *out, size_t cap, rlock__txt fmt, long long x, long long y, long long z) {
 #ifdef RLOCK_NO_ERROR_TEXTS
     (void)x; (void)y; (void)z;
     rlock__txt_put(out, cap, fmt);
 #else
-    rlock__fmt(out, cap, fmt, x, y, z);
+    long long v[3];
+    size_t n = 0, k = 0;
+    v[0] = x; v[1] = y; v[2] = z;
+    for (; *fmt && n + 1 < cap; fmt++) {
+        char num[24];
+        size_t len, i;
+        unsigned long long u;
+        if (*fmt != '%' || k == 3) { out[n++] = *fmt; continue; }
+        u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
+        if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
+        len = rlock__utoa(num, u);
+        for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
+    }
+    out[n] = '\0';
 #endif
     return RLOCK_E_BADARG;
 }
@@ -5221,19 +5216,14 @@ static void rlock__c_io_fail(rlock_node *n, rlock__txt fallback) {
 /* Append a command (argc C strings) to what the TX buffer holds: 0 when it
  * does not fit (nothing appended). */
 static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
-    rlock__enc e;
-    int i;
-    memset(&e, 0, sizeof e);
-    e.out = n->tx;
-    e.cap = sizeof n->tx;
-    e.pos = n->x.tx_len;
-    e.ok = rlock__put_header(n->tx, sizeof n->tx, &e.pos, argc);
-    for (i = 0; i < argc; i++) rlock__enc_str(&e, argv[i]);
-    if (e.ok) {
-        n->x.tx_len = e.pos;
+    size_t p = n->x.tx_len;
+    int i, ok = rlock__put_header(n->tx, sizeof n->tx, &p, argc);
+    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]), NULL, 0);
+    if (ok) {
+        n->x.tx_len = p;
         n->x.commands++;
     }
-    return e.ok;
+    return ok;
 }
 
 /* Room for the next request (the connection has none in flight): *out,
