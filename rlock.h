@@ -127,13 +127,15 @@
  * build has RLOCK_MAX_NODES 1 and RLOCK_NO_REENTRANT, _NO_WAITING, _NO_FAIR,
  * _NO_REPLICAS, _NO_FCALL, _NO_CLUSTER and _NO_PRIMITIVES: RLOCK_SMALLEST,
  * also with fencing and the EVAL fallback put back (examples/firmware). Same
- * API, requests, scripts, statuses and error texts; what it does not do is
+ * API, requests, scripts, statuses and error texts (none under
+ * RLOCK_NO_ERROR_TEXTS, which RLOCK_SMALLEST sets); times are 32-bit
+ * (rlock__ms, wrap-safe). What it does not do is
  * pipeline: one request in flight per connection (AUTH / SELECT go ahead of
  * the first one after a connect), so the locks of one client take turns - a
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
  * before it is read, and a slow reply delays them all (each request keeps its
  * own node timeout). It reads RESP2 scalars and arrays of them only (all
- * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 10,621 B
+ * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 7,870 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
  * microcontroller".
  */
