@@ -4172,6 +4172,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     return e.ok ? e.pos : 0;
 }
 
+#if !RLOCK__COMPACT /* (the compact engine's locks are simple: rlock__c_ops_are_scripts) */
 static int rlock__script_for(const rlock_lock *lk, int op) {
     static const int prim[] = { RLOCK__S_SEM_ACQUIRE, RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE,
                                 RLOCK__S_MULTI_ACQUIRE };
@@ -4184,6 +4185,7 @@ static int rlock__script_for(const rlock_lock *lk, int op) {
                (op == RLOCK__OP_ACQUIRE ? 0 : 1);
     return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
 }
+#endif
 
 #if !RLOCK__COMPACT
 static int rlock__round_wants_array(const rlock_round *r) {
@@ -5104,6 +5106,11 @@ static void rlock__client_step(rlock_client *c) {
 #if RLOCK__COMPACT
 /* Nothing lingers subscribed without waiting (rlock_acquire_begin asks). */
 #define rlock__adopt_linger(lk) ((void)(lk), 0)
+/* An operation's script is a simple lock's: acquire, extend, release in the
+ * order of the operations. */
+typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_EXTEND &&
+                                      RLOCK__OP_RELEASE - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_RELEASE &&
+                                      RLOCK__S_SIMPLE_ACQUIRE == 0 ? 1 : -1];
 /* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1). */
 #define RLOCK__C_AUTH 1u
 /* The compact engine's times are rlock__ms (32 bits, compared wrap-safe by
@@ -5115,6 +5122,25 @@ static rlock__ms rlock__c_now(const rlock_client *c) {
 /* Has time t come (now is t or later)? */
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
 #define RLOCK__C_SELECT 2u
+
+#if RLOCK__HAS_FENCING
+#define rlock__c_int rlock__resp_int /* fence tokens: any 64-bit number */
+#else
+/* A number of a reply at s[0..n): '-' and 1..18 digits - every number a
+ * simple lock is answered with (a flag, a PTTL, a length) without a check
+ * for overflow; more digits are malformed. 0, or -1. */
+static int rlock__c_int(const unsigned char *s, size_t n, long long *out) {
+    size_t i = n && s[0] == '-';
+    long long v = 0;
+    if (i == n || n - i > 18) return -1;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = s[0] == '-' ? -v : v;
+    return 0;
+}
+#endif
 
 /* One RESP2 scalar at *pos: 1 read into *v, 0 incomplete, -1 malformed (a
  * length that cannot fit in cap bytes is malformed at once). */
@@ -5128,7 +5154,7 @@ static int rlock__c_scalar(const unsigned char *b, size_t len, size_t *pos, size
     end = eol + 2;
     if (b[p] == '+') v->type = RLOCK_RESP_STATUS;
     else if (b[p] == '-') v->type = RLOCK_RESP_ERROR;
-    else if ((b[p] != ':' && b[p] != '$') || rlock__resp_int(b + p + 1, v->len, &k) != 0) return -1;
+    else if ((b[p] != ':' && b[p] != '$') || rlock__c_int(b + p + 1, v->len, &k) != 0) return -1;
     else if (b[p] == ':') v->type = RLOCK_RESP_INTEGER;
     else if (k == -1) v->type = RLOCK_RESP_NIL;
     else if (k < 0 || (unsigned long long)k > cap) return -1;
@@ -5158,7 +5184,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
         size_t eol = 0;
         r = rlock__resp_line(b, len, 0, cap, &eol);
         if (r <= 0) return r;
-        if (rlock__resp_int(b + 1, eol - 1, &out->count) != 0 || out->count < -1 || out->count > (long long)cap)
+        if (rlock__c_int(b + 1, eol - 1, &out->count) != 0 || out->count < -1 || out->count > (long long)cap)
             return -1;
         out->v.type = out->count < 0 ? RLOCK_RESP_NIL : RLOCK_RESP_ARRAY;
         if (out->count < 0) out->count = 0;
@@ -5484,7 +5510,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
     rlock_round *r = &lk->op.round;
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
-    r->script = rlock__script_for(lk, op);
+    r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
     r->wake = RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
