@@ -4457,6 +4457,7 @@ static void rlock__mark_lost(rlock_lock *lk) {
     }
 }
 
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_jitter) */
 static uint64_t rlock__prng(rlock_lock *lk) {
     /* xorshift64*: jitter only, never tokens. Seeded from the secure source. */
     unsigned long long x = lk->prng;
@@ -4468,6 +4469,7 @@ static uint64_t rlock__prng(rlock_lock *lk) {
 static uint32_t rlock__prng32(rlock_lock *lk) {
     return (uint32_t)(rlock__prng(lk) >> 32);
 }
+#endif
 
 #if !RLOCK__COMPACT
 
@@ -5549,6 +5551,17 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
+/* Jitter only, never tokens: xorshift32 over the seed drawn at acquire
+ * (its low half, never 0: rlock_acquire_begin). */
+static uint32_t rlock__c_jitter(rlock_lock *lk) {
+    uint32_t x = (uint32_t)lk->prng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    lk->prng = x;
+    return x;
+}
+
 /* After a failed attempt (and its cleanup): back off and retry, or end.
  * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
  * past the holder's PTTL or the wait. */
@@ -5564,7 +5577,7 @@ static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
+    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
     if (op->holder_pttl >= 0 && op->holder_pttl + 1 < (long long)delay) delay = (rlock__ms)op->holder_pttl + 1;
     if (delay > left) delay = left;
     op->wake_at = now + delay;
@@ -5896,7 +5909,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     /* A fresh grant: a new token, and the backoff's jitter seed. */
     if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
     memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
-    if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
+    if (!(uint32_t)lk->prng) lk->prng = 0x9e3779b9u; /* (rlock__c_jitter's seed) */
     rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
     lk->owner_len = RLOCK_TOKEN_LEN;
     lk->state = RLOCK_STATE_IDLE;
