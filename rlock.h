@@ -5427,6 +5427,11 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
+/* Is rep a Redis error whose message starts with word[0..n)? */
+static int rlock__c_error_is(const rlock_reply *rep, const char *word, size_t n) {
+    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= n && memcmp(rep->v.str, word, n) == 0;
+}
+
 /* Keep the answer to lk's request as plain numbers (as rlock__round_store,
  * one node): a plain SET NX PX's +OK is {1,1}, nil {0,0}; the acquire
  * script's {flag, pttl[, fence]}; extend's and release's integer. Another
@@ -5471,7 +5476,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
         else why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to extend"));
         rlock__c_down(n, RLOCK_E_PROTOCOL);
     }
-    if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
+    if (rep && rlock__c_error_is(rep, "READONLY", 8))
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, rlock__c_txt(n, RLOCK__TXT("key exists without a TTL")));
@@ -5695,7 +5700,7 @@ static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock
     rlock_round *r = &lk->op.round;
     if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
-    if (rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
+    if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
         if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
             rlock__c_answer(lk, RLOCK_E_REDIS, NULL,
                             rlock__c_txt(lk->client->nodes[0], RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
@@ -5709,8 +5714,7 @@ static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock
         }
     }
     if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
-        lk->client->nodes[0]->scripted = (unsigned char)!(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
-                                                          memcmp(rep->v.str, "NOPERM", 6) == 0);
+        lk->client->nodes[0]->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     rlock__c_answer(lk, RLOCK_OK, rep, NULL);
 }
 
