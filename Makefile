@@ -331,7 +331,7 @@ lint:
 	@printf '#define RLOCK_IMPLEMENTATION\n#include "adapters/rlock_tls.h"\n#include "adapters/rlock_hiredis.h"\n' > $(BUILD)/lint/adapters_impl.c
 	$(LINT_CPPCHECK) $(BUILD)/lint/rlock_impl.c
 	$(LINT_CPPCHECK) -DMSG_DONTWAIT=64 -DMSG_NOSIGNAL=16384 $(BUILD)/lint/adapters_impl.c
-	@set -e; for tu in "adapters_impl.c" "rlock_impl.c -DRLOCK_WATCHDOG" "rlock_impl.c -DRLOCK_STATIC"; do \
+	@set -e; for tu in "adapters_impl.c" "rlock_impl.c -DRLOCK_WATCHDOG" "rlock_impl.c -DRLOCK_STATIC" "rlock_impl.c -DRLOCK_SMALLEST"; do \
 	  set -- $$tu; f=$$1; shift; echo "clang-tidy $(BUILD)/lint/$$f $$*"; \
 	  clang-tidy --quiet $(BUILD)/lint/$$f -- -std=c99 -I. $$* > $(BUILD)/lint/tidy.log 2>&1 || { \
 	    grep -v 'warnings generated' $(BUILD)/lint/tidy.log; exit 1; }; \

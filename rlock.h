@@ -4078,7 +4078,7 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
-    int s = r->script, a0;
+    int s = r->script;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1];
     int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
@@ -4105,8 +4105,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     if (aux || (inspect && lk->aux_base_len)) rlock__enc_aux(e, lk, ":waiters");
     if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
     if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
-    e->nkeys = e->n - 3;
-    a0 = e->n;
+    e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
     if (inspect) return;
     if (force) { /* ARGV[3] is the channel every waiter listens on */
         rlock__enc_arg(e, "", 0);
@@ -4152,7 +4151,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
     if (RLOCK__SHARD(lk->client) && (release || force)) {
-        while (e->n - a0 < 6) rlock__enc_arg(e, "", 0);
+        while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
         rlock__enc_arg(e, "spublish", 8);
     }
 }
@@ -5154,19 +5153,25 @@ static int rlock__c_scalar(const unsigned char *b, size_t len, size_t *pos, size
     v->str = (const char *)b + p + 1;
     v->len = eol - p - 1;
     end = eol + 2;
-    if (b[p] == '+') v->type = RLOCK_RESP_STATUS;
-    else if (b[p] == '-') v->type = RLOCK_RESP_ERROR;
-    else if ((b[p] != ':' && b[p] != '$') || rlock__c_int(b + p + 1, v->len, &k) != 0) return -1;
-    else if (b[p] == ':') v->type = RLOCK_RESP_INTEGER;
-    else if (k == -1) v->type = RLOCK_RESP_NIL;
-    else if (k < 0 || (unsigned long long)k > cap) return -1;
-    else if (end + (size_t)k + 2 > len) return end + (size_t)k + 2 > cap ? -1 : 0;
-    else if (b[end + (size_t)k] != '\r' || b[end + (size_t)k + 1] != '\n') return -1;
-    else {
-        v->type = RLOCK_RESP_BULK;
-        v->str = (const char *)b + end;
-        v->len = (size_t)k;
-        end += (size_t)k + 2;
+    if (b[p] == '+' || b[p] == '-') {
+        v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
+    } else {
+        if ((b[p] != ':' && b[p] != '$') || rlock__c_int(b + p + 1, v->len, &k) != 0) return -1;
+        if (b[p] == ':') {
+            v->type = RLOCK_RESP_INTEGER;
+        } else if (k == -1) {
+            v->type = RLOCK_RESP_NIL;
+        } else {
+            size_t body;
+            if (k < 0 || (unsigned long long)k > cap) return -1;
+            body = end + (size_t)k + 2; /* (k <= cap: no sum wraps) */
+            if (body > len) return body > cap ? -1 : 0;
+            if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
+            v->type = RLOCK_RESP_BULK;
+            v->str = (const char *)b + end;
+            v->len = (size_t)k;
+            end = body;
+        }
     }
     v->integer = k;
     *pos = end;
