@@ -20,9 +20,6 @@ VG_BINS   := $(SUITES:%=$(BUILD)/vg/test_%)
 # Every examples/NAME.c is built as build/NAME with libc only; one that
 # needs a library says so here. make test also builds each one under
 # ASan+UBSan (build/asan/NAME) and for valgrind (build/vg/NAME), and
-# tests/test_compact.c is tests/test_unit.c built under RLOCK_SMALLEST.
-$(BUILD)/test_compact $(BUILD)/vg/test_compact: tests/test_unit.c
-
 # tests/test_examples.c runs them against a throwaway redis-server.
 # Plain `make` leaves out an example whose library's header is not installed
 # (make test installs them all through deps and builds every one).
