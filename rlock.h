@@ -5101,9 +5101,11 @@ static void rlock__client_step(rlock_client *c) {
  * SELECT go ahead of the first one after a connect): a lock whose turn has
  * not come waits until the reply before it is read. Replies are RESP2
  * scalars or arrays of scalars. The requests (rlock__encode_lock), scripts,
- * reply checks (rlock__round_store), statuses and error texts are the
- * general engine's; it defines the same internal calls (rlock__client_step,
- * rlock__round_begin, ...) for the public calls both engines share. */
+ * statuses and error texts are the general engine's, and its answers are
+ * judged as rlock__round_store does (rlock__c_store); it defines the same
+ * internal calls (rlock__client_step, rlock__round_begin, ...) for the
+ * public calls both engines share, and its own of those that start and time
+ * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
 #if RLOCK__COMPACT
 /* Nothing lingers subscribed without waiting (rlock_acquire_begin asks). */
 #define rlock__adopt_linger(lk) ((void)(lk), 0)
