@@ -992,7 +992,7 @@ typedef struct rlock_round {
     uint32_t timeout;         /* per-node timeout of this round */
     long long acks;           /* fewest acks reported, -1 none */
     rlock__ms start;
-    long long ttl;            /* the lease it asks for (numbers are written out when encoding) */
+    uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     long long v[RLOCK_MAX_NODES][3];
@@ -1005,7 +1005,7 @@ typedef struct rlock_op {
     int phase;                /* rlock__PH_* */
     rlock_status result;      /* final status once phase is DONE */
     rlock_round round;
-    long long ttl;            /* ttl this op asks for */
+    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
     uint32_t attempts;
@@ -1058,7 +1058,7 @@ typedef struct rlock_lock {
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
     rlock__ms validity_end;   /* monotonic ms when validity runs out */
-    long long ttl_ms;
+    uint32_t ttl_ms;          /* the lease of the current grant */
     long long holds;          /* reentrant hold count seen on the quorum */
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     size_t votes;             /* nodes that agreed in the last round */
@@ -3830,16 +3830,16 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
 }
 
-/* (ttl > 0, checked; no 64-bit division: rlock__divmod) */
-static long long rlock__drift(const rlock_lock *lk, long long ttl) {
-    uint64_t v = (uint64_t)ttl * lk->client->cfg.drift_permille;
-    (void)rlock__divmod(&v, 1000);
-    return (long long)v + 2;
+/* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
+ * drift_permille < 1000 (both checked), so ttl / 1000 * permille < 2^32. */
+static uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
+    uint32_t p = lk->client->cfg.drift_permille;
+    return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
 }
 
-static uint32_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
+static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = (uint32_t)ttl / 3u; /* ttl <= RLOCK_MAX_TTL_MS: 32 bits */
+    if (!every) every = ttl / 3u;
     if (every > RLOCK__MS_FAR - 1u) every = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     return every ? every : 1;
 }
@@ -3851,26 +3851,24 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not positive", ttl, 0, 0);
     if (ttl > RLOCK_MAX_TTL_MS)
         return rlock__why(lk->why, sizeof lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS, 0);
-    if (ttl <= rlock__drift(lk, ttl))
+    if (ttl <= rlock__drift(lk, (uint32_t)ttl))
         return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
-                          rlock__drift(lk, ttl), 0);
+                          rlock__drift(lk, (uint32_t)ttl), 0);
     if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
         return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
                           cfg->node_timeout_ms, 0);
     return RLOCK_OK;
 }
 
-static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
-    uint64_t t = ttl > 0 ? (uint64_t)ttl : 0, third = t;
+static uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
+    uint32_t t = ttl / 10u, third = ttl / 3u;
     if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    (void)rlock__divmod(&t, 10);
-    (void)rlock__divmod(&third, 3);
     if (t > 250) t = 250;
     if (t < 50) t = 50;
     if (t > third) t = third > 0 ? third : 1;
-    return (uint32_t)t;
+    return t;
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
@@ -4307,7 +4305,7 @@ static unsigned rlock__wake_nodes(const rlock_lock *lk) {
 
 /* Send the script for `op` to every node in mask, all before any reply is
  * read, so a round costs one round trip of the slowest node. */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, rlock__ms now, int cleanup) {
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
     size_t i;
     r->mask = mask;
@@ -4707,18 +4705,18 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
 
 /* The nodes in yes granted or extended the lease op->ttl asked for: it
  * runs from the round's start, less the drift. The op is over. */
-static void rlock__lease(rlock_lock *lk, unsigned yes, long long drift, rlock__ms now) {
+static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms now) {
     rlock_op *op = &lk->op;
     lk->held_mask = yes;
     lk->granted_at = op->round.start;
     lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
-    lk->validity_end = op->round.start + (rlock__ms)(op->ttl - drift);
+    lk->validity_end = op->round.start + op->ttl - drift;
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, long long drift) {
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
@@ -4737,7 +4735,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, long long d
     lk->votes = t.n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t.fatal = RLOCK_E_CLOCK;
     go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t.n_yes >= q && (long long)(rlock__ms)(now - op->round.start) + drift < op->ttl) {
+    if (go && t.n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t.max_fence;
@@ -4786,7 +4784,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, long long d
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, long long drift) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
@@ -4796,8 +4794,7 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, long long dr
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t.n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) &&
-        (long long)(rlock__ms)(now - op->round.start) + drift < op->ttl) {
+    if (t.n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
         rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
@@ -4863,7 +4860,7 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    long long drift;
+    uint32_t drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (!RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -5368,7 +5365,7 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
 }
 
 /* Begin a request for `op` (the general engine's signature: mask is 1). */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, rlock__ms now, int cleanup) {
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
@@ -5698,7 +5695,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 }
 #endif /* RLOCK__COMPACT */
 
-static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
+static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     rlock_client *c = lk->client;
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
@@ -5890,7 +5887,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->holds = 0;
         lk->queued = 0;
     }
-    rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
     if (wait_ms > 0) (void)rlock__adopt_linger(lk);
@@ -5909,9 +5906,9 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     now = rlock__now(lk->client);
-    rlock__op_link(lk, RLOCK__OP_EXTEND, ttl_ms);
+    rlock__op_link(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* checked: < 2^31 */
     rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now, 0);
+    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, lk->op.ttl, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -6320,7 +6317,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
 /* Start an admin round (inspect / force) on every node. */
 static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) {
     rlock_status st = rlock__begin(lk);
-    long long ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
+    uint32_t ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
         return rlock__why(lk->why, sizeof lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0, 0);
