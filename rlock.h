@@ -648,8 +648,8 @@ typedef uint32_t rlock__ms;
 /* One request in flight on a connection: whose reply it is (owner, tag: what
  * the layer above asked), and by when it must be answered. */
 typedef struct rlock__pending {
-    rlock__ms deadline;
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
+    rlock__ms deadline;   /* (after owner: no padding on 64-bit targets, 16 bytes, not 24) */
     int tag;
 } rlock__pending;
 
@@ -1012,7 +1012,7 @@ typedef struct rlock_op {
     long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1) or report fail */
-    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
+    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
     int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
                                  2: it was refused, the script attempt follows at once */
@@ -1123,8 +1123,8 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
 
 /* --- blocking calls (a loop over the non-blocking ones) --- */
 
-/* Acquire with lease ttl_ms, waiting up to wait_ms (0: try once; a wait
- * above 2^31-1 ms, 24.8 days, is cut to that: rlock's clock is 32-bit).
+/* Acquire with lease ttl_ms, waiting up to wait_ms (0: try once; 2^31 ms,
+ * 24.8 days, or more: forever - rlock's clock is 32-bit, LLONG_MAX says it).
  * RLOCK_OK, RLOCK_NOT_ACQUIRED (wait_ms == 0), RLOCK_TIMEOUT, or an error.
  * A reentrant lock already held by this owner is re-entered (count + 1). */
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms);
@@ -4610,7 +4610,9 @@ static int rlock__scripts_ran(const rlock_client *c) {
  * ran wakes us. */
 static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    rlock__ms left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+    rlock__ms left;
+    if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
+    left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
     op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
@@ -5810,6 +5812,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
          * queue (or finds a permit handed meanwhile, which the cancel then
          * releases, as any grant the cancel's round gets). */
         if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
+            op->timed = 1; /* (not forever: the last attempt) */
             op->wait_end = rlock__now(c);
             rlock__acquire_next_round(lk, op->wait_end);
             op->cancel = 1;
@@ -5891,7 +5894,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
     if (wait_ms > 0) (void)rlock__adopt_linger(lk);
-    lk->op.timed = wait_ms > 0;
+    lk->op.timed = wait_ms <= 0 ? 0 : wait_ms < RLOCK__MS_FAR ? 1 : 2;
     lk->op.wait_end = now + (rlock__ms)(wait_ms < RLOCK__MS_FAR ? wait_ms : RLOCK__MS_FAR - 1); /* < 2^31 */
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
@@ -6526,7 +6529,8 @@ static void rlock__cluster_visit(void *user, const rlock__walk *w, const rlock_r
 }
 
 static uint32_t rlock__cluster_timeout(const rlock_cluster *cl) {
-    return cl->cfg.node_timeout_ms ? cl->cfg.node_timeout_ms : 1000u;
+    uint32_t t = cl->cfg.node_timeout_ms ? cl->cfg.node_timeout_ms : 1000u;
+    return t < RLOCK__MS_FAR ? t : RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
 }
 
 /* Ask node cl->from for the map, or the next node that can be asked; none
@@ -6735,7 +6739,9 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
             continue;
         case RLOCK__CLP_START:
             if (o->kind == RLOCK__CL_ACQUIRE) {
-                long long left = RLOCK__MS_BEFORE(now, o->wait_end) ? (long long)(rlock__ms)(o->wait_end - now) : 0;
+                long long left = o->timed == 2                         ? LLONG_MAX /* forever */
+                                 : RLOCK__MS_BEFORE(now, o->wait_end) ? (long long)(rlock__ms)(o->wait_end - now)
+                                                                      : 0;
                 st = rlock_acquire_begin(lk, o->arg.ttl, left);
             } else if (o->kind >= RLOCK__CL_INSPECT) {
                 st = cl->admin(lk, o->kind);
@@ -6772,7 +6778,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     if (info) lk->cl.arg.info = info;
     else lk->cl.arg.ttl = ttl;
     lk->cl.wait_end = now + (rlock__ms)(wait < RLOCK__MS_FAR ? wait : RLOCK__MS_FAR - 1); /* < 2^31 */
-    lk->cl.timed = wait > 0;
+    lk->cl.timed = (unsigned char)(wait <= 0 ? 0 : wait < RLOCK__MS_FAR ? 1 : 2); /* 2: forever (as acquire's) */
     lk->cl.phase = RLOCK__CLP_MAP;
     lk->cl.next = cl->ops;
     cl->ops = lk;

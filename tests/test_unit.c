@@ -3575,6 +3575,7 @@ static void test_clock_wrap(void) {
 #if !RLOCK__COMPACT /* the compact engine (6.8c) moves to 32-bit times on its own branch */
     uint32_t next = 0;
     fk_step *s;
+    int i;
     env_reset("clock wrap: held, renewed, extended and released across it");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     g_now = WRAP_T;
@@ -3656,6 +3657,43 @@ static void test_clock_wrap(void) {
     CHECK_EQ_LL(g_now - WRAP_T, 5000);
     CHECK(F[0].n_reqs >= 3);
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    /* A wait of 2^31 ms or more is forever (LLONG_MAX says so: the rlock
+     * command's default): it outlasts 30 days of refusals; 2^31 - 2 ms
+     * does not. */
+    env_reset("clock wrap: a wait of LLONG_MAX outlasts 2^31 ms");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:50000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, LLONG_MAX), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+        CHECK(rlock_acquire_waiting(&LK));
+        CHECK_MSG(rlock_next_timeout_ms(&LK) <= 128, "next timeout %lu", (unsigned long)rlock_next_timeout_ms(&LK));
+        g_now += 10ULL * 86400000u; /* 10 days */
+    }
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK); /* 30 days on: still waiting */
+    CHECK(F[0].n_reqs >= 4);
+    F[0].repeat_last = 0;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    g_now += 200;
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    env_done();
+
+    env_reset("clock wrap: a wait of 2^31 - 2 ms ends");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:50000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0x7ffffffeLL), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+        g_now += 10ULL * 86400000u;
+    }
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_TIMEOUT);
     env_done();
 
     /* a request sent before the wrap times out after it, not before or never */
