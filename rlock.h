@@ -1072,7 +1072,8 @@ typedef struct rlock_lock {
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
-    rlock__ms validity_end;   /* monotonic ms when validity runs out */
+    uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
+                               * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     uint32_t ttl_ms;          /* the lease of the current grant */
     long long holds;          /* reentrant hold count seen on the quorum */
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
@@ -3281,8 +3282,20 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 #endif
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
+static uint64_t rlock__now64(const rlock_client *c) {
+    return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
+}
 static rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
-    return (rlock__ms)(c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS());
+    return (rlock__ms)rlock__now64(c);
+}
+/* A grant's validity runs out at end (an rlock__ms a little ahead of now):
+ * kept in 64 bits, so that a handle nobody touched for 24.8 days or more
+ * (2^31 ms, where 32-bit times would read as ahead again) has none left. An
+ * end already past leaves none. */
+static void rlock__set_validity(rlock_lock *lk, rlock__ms end) {
+    uint64_t now = rlock__now64(lk->client);
+    rlock__ms d = end - (rlock__ms)now;
+    lk->validity_end = now + (d < 0x80000000u ? d : 0u);
 }
 static int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
@@ -4781,7 +4794,7 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms
     lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
-    lk->validity_end = op->round.start + op->ttl - drift;
+    rlock__set_validity(lk, op->round.start + op->ttl - drift);
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
@@ -5626,7 +5639,7 @@ static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     lk->granted_at = start;
     lk->renew_at = start + rlock__renew_interval(lk, ttl);
     lk->ttl_ms = ttl;
-    lk->validity_end = start + life;
+    rlock__set_validity(lk, start + life); /* (64-bit: a handle left unused for 24.8 days has none) */
     return 1;
 }
 
@@ -5966,16 +5979,6 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     /* A LOST lock is still released: the script is owner-checked. */
     return rlock__c_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
-}
-
-RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
-    rlock__ms now, granted, end;
-    if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
-    now = rlock__now(lk->client);
-    granted = lk->granted_at;
-    end = lk->validity_end;
-    if (RLOCK__MS_BEFORE(now, granted)) now = granted; /* a clock hook that stepped back adds no validity */
-    return RLOCK__MS_BEFORE(now, end) ? (long long)(rlock__ms)(end - now) : 0;
 }
 
 /* One renewal poll; *what says what it did (rlock_renew_outcome). */
@@ -6459,15 +6462,15 @@ RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->renewal : RLOCK_RENEW_NONE;
 }
 
-#if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
-    rlock__ms now;
+    uint64_t now, left;
+    rlock__ms len;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
-    now = rlock__now(lk->client);
-    if (RLOCK__MS_BEFORE(now, lk->granted_at)) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
-    return RLOCK__MS_BEFORE(now, lk->validity_end) ? (long long)(rlock__ms)(lk->validity_end - now) : 0;
+    now = rlock__now64(lk->client);
+    len = (rlock__ms)lk->validity_end - lk->granted_at; /* the grant's validity: a clock hook that stepped back adds none */
+    left = lk->validity_end - now; /* past the end: "negative" (the hook's own 2^64 end wraps too) */
+    return (long long)(left >> 63 ? 0 : left < len ? left : len);
 }
-#endif
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
 }
