@@ -63,6 +63,12 @@
  *                   const char *user, const char *pass);  void rh_tc_close(rh_tconn *t);
  *            one rlock client on one node over the POSIX adapter (declared
  *            only when adapters/rlock_posix.h was included first)
+ *   int  rh_gc_open(rh_gconn *g, const rh_server *s, uint32_t recheck_ms);  void rh_gc_close(rh_gconn *g);
+ *            the same, waiting by RESP3 pub/sub, read only while g->gate is 0
+ *   rlock_status rh_step_until_waitmsg(rlock_lock *lk, rlock_status st);  step until it
+ *            waits for a release notice (with RLOCK_IMPLEMENTATION)
+ *   rlock_status rh_step_like_a_loop(rlock_client *cl, rlock_lock *lk, rlock_status st, int *steps);
+ *            poll + step as an event loop would, 50 steps at most; stops on a sleep of 2 s or more
  *   unsigned long long rh_now_ms(void);  CLOCK_MONOTONIC milliseconds
  *   void rh_sleep_ms(unsigned ms);
  *   void rh_ignore_sigpipe(void);
@@ -756,6 +762,78 @@ static inline int rh_tc_open(rh_tconn *t, const rh_server *s, int use_unix, cons
 static inline void rh_tc_close(rh_tconn *t) {
     rlock_client_close(&t->cl);
     rlock_posix_close(&t->pc);
+}
+
+/* One rlock client (RESP3 pub/sub waiting, the given re-check) whose
+ * connection is read only while t->gate is 0: its transport's recv says
+ * "nothing yet" otherwise, so a test decides what has arrived by the time it
+ * reads - e.g. a refused attempt's answer and the release notice published
+ * after it, in one recv. */
+typedef struct rh_gconn {
+    rlock_posix_conn pc; /* first: the transport's ctx (&pc) is the rh_gconn too */
+    int gate;
+    rlock_transport tr;
+    rlock_node node;
+    rlock_client cl;
+} rh_gconn;
+
+static inline long rh_gated_recv(void *ctx, unsigned char *buf, size_t n) {
+    rh_gconn *g = (rh_gconn *)ctx;
+    return g->gate ? RLOCK_IO_WOULD_BLOCK : g->pc.tr.recv(ctx, buf, n);
+}
+
+static inline int rh_gc_open(rh_gconn *g, const rh_server *s, uint32_t recheck_ms) {
+    rlock_config cfg;
+    g->gate = 0;
+    if (rlock_posix_init_tcp(&g->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    g->tr = g->pc.tr;
+    g->tr.recv = rh_gated_recv;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.pubsub = 1;
+    cfg.recheck_ms = recheck_ms;
+    if (rlock_node_init(&g->node, &g->tr) != RLOCK_OK) return -1;
+    return rlock_client_init(&g->cl, &g->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+
+static inline void rh_gc_close(rh_gconn *g) {
+    rlock_client_close(&g->cl);
+    rlock_posix_close(&g->pc);
+}
+
+#ifdef RLOCK_IMPLEMENTATION /* reads the op's phase (rlock.h's private enum) */
+/* Step lk until it waits for a release notice (subscribed and queued). */
+static inline rlock_status rh_step_until_waitmsg(rlock_lock *lk, rlock_status st) {
+    int i;
+    for (i = 0; i < 5000 && st == RLOCK_WOULD_BLOCK && lk->op.phase != RLOCK__PH_WAITMSG; i++) {
+        rh_sleep_ms(1);
+        st = rlock_step(lk);
+    }
+    return st;
+}
+#endif
+
+/* Drive lk as an event loop would (poll its descriptors as long as it
+ * says, step), at most 50 steps; 2 s without I/O while it wants to sleep
+ * longer ends it: that sleep is the re-check (a lost wake-up). *steps: how
+ * many it took. */
+static inline rlock_status rh_step_like_a_loop(rlock_client *cl, rlock_lock *lk, rlock_status st, int *steps) {
+    *steps = 0;
+    while (st == RLOCK_WOULD_BLOCK && *steps < 50) {
+        rlock_interest in[2];
+        struct pollfd p[2];
+        uint32_t to;
+        size_t k, n = rlock_client_interest(cl, in, 2, &to);
+        for (k = 0; k < n; k++) {
+            p[k].fd = in[k].fd;
+            p[k].events = (short)((in[k].events & RLOCK_WANT_READ ? POLLIN : 0) |
+                                  (in[k].events & RLOCK_WANT_WRITE ? POLLOUT : 0));
+        }
+        if (poll(p, (nfds_t)n, to >= 2000 ? 2000 : (int)to) == 0 && to >= 2000) break;
+        st = rlock_step(lk);
+        (*steps)++;
+    }
+    return st;
 }
 #endif /* RLOCK_POSIX_H */
 
