@@ -2597,7 +2597,7 @@ static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
-static size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
+static RLOCK__NOINLINE size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
     char name[RLOCK__FN_LEN + 1];
     const char *part[7];
     size_t plen[7], len = 0, pos = 0, i;
@@ -3697,7 +3697,7 @@ typedef struct rlock__tally {
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
-static void rlock__tally_init(rlock__tally *t) {
+static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
@@ -3715,7 +3715,7 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
 }
 
 /* An acquire round: granted {1, holds, fence} / refused {0, pttl}. */
-static void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+static RLOCK__NOINLINE void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
     size_t i;
     rlock__tally_init(t);
     for (i = 0; i < n_nodes; i++) {
@@ -3772,7 +3772,7 @@ static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
     return RLOCK_E_QUORUM;
 }
 
-static unsigned rlock__popcount(unsigned m) {
+static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {
     unsigned c = 0;
     for (; m; m &= m - 1u) c++;
     return c;
@@ -3815,7 +3815,7 @@ static int rlock__lock_ok(const rlock_lock *lk) {
 }
 
 /* (ttl > 0, checked; no 64-bit division: rlock__divmod) */
-static long long rlock__drift(const rlock_lock *lk, long long ttl) {
+static RLOCK__NOINLINE long long rlock__drift(const rlock_lock *lk, long long ttl) {
     uint64_t v = (uint64_t)ttl * lk->client->cfg.drift_permille;
     (void)rlock__divmod(&v, 1000);
     return (long long)v + 2;
@@ -4110,7 +4110,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     return e.ok ? e.pos : 0;
 }
 
-static int rlock__script_for(const rlock_lock *lk, int op) {
+static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
     static const int prim[] = { RLOCK__S_SEM_ACQUIRE, RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE,
                                 RLOCK__S_MULTI_ACQUIRE };
     int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
