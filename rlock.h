@@ -2506,13 +2506,13 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
 struct rlock__enc;
 static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
 static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
-static void rlock__enc_multi(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
+static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args) \
-    , info, admin_done, enc_multi, multi_aux, enc_sem_args
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2520,7 +2520,7 @@ struct rlock__scripts {
 #ifndef RLOCK_NO_PRIMITIVES
     int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
     void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
-    void (*enc_multi)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* a multi-lock's request */
+    void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
 #endif
@@ -2532,7 +2532,7 @@ static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__s
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done,
-                                                                        rlock__enc_multi, rlock__multi_aux,
+                                                                        rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args) };
 #endif
 
@@ -3988,6 +3988,24 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
     rlock__enc_num(e, (unsigned long long)r->ttl);
     rlock__enc_num(e, (unsigned long long)lk->param);
 }
+/* The request after "EVALSHA sha numkeys" of what the lock scripts' layout
+ * does not fit: a multi-lock's; an inspect's (the key, and its wait queue
+ * when it has one); a force-unlock's (key, wait queue, deadlines; ARGV[3]
+ * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
+static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
+    int force = lk->op.round.script == RLOCK__S_FORCE, k, shard = RLOCK__SHARD(lk->client);
+    int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
+    if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
+    rlock__enc_arg(e, lk->key, lk->key_len);
+    if (aux) rlock__enc_aux(e, lk, ":waiters");
+    if (aux && force) rlock__enc_aux(e, lk, ":deadlines");
+    e->nkeys = e->n - 3;
+    if (!force) return;
+    for (k = 0; k < (shard ? 6 : 3); k++)
+        if (k == 2 && aux) rlock__enc_aux(e, lk, ":released");
+        else rlock__enc_arg(e, "", 0);
+    if (shard) rlock__enc_arg(e, "spublish", 8);
+}
 /* A semaphore acquire's ARGV[6], its permit slot: one node takes the
  * lowest free one (-1); Redlock nodes all judge the same one. */
 static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
@@ -4020,9 +4038,8 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1];
     int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
-    int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
     int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
+    int aux = RLOCK__REQ_QUEUE && (acquire || release) && lk->aux_base_len > 0;
     if (r->plain) { /* the uncontended fast path: what a raw client would send */
         rlock__enc_arg(e, "SET", 3);
         rlock__enc_arg(e, lk->key, lk->key_len);
@@ -4037,24 +4054,19 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
     rlock__enc_num(e, (unsigned long long)e->nkeys);
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_MULTI) { lk->scripts->enc_multi(e, lk, i); return; } /* (rlock__set_all's) */
+    if (lk->kind == RLOCK_KIND_MULTI || s >= RLOCK__S_INSPECT) { /* (rlock__set_all's) */
+        lk->scripts->enc_prim(e, lk, i);
+        return;
+    }
 #endif
     rlock__enc_arg(e, lk->key, lk->key_len);
-    if (aux || (inspect && lk->aux_base_len)) rlock__enc_aux(e, lk, ":waiters");
+    if (aux) rlock__enc_aux(e, lk, ":waiters");
     if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
     if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
     e->nkeys = e->n - 3;
     a0 = e->n;
-    if (inspect) return;
-    if (force) { /* ARGV[3] is the channel every waiter listens on */
-        rlock__enc_arg(e, "", 0);
-        rlock__enc_arg(e, "", 0);
-        if (aux) rlock__enc_aux(e, lk, ":released");
-        else rlock__enc_arg(e, "", 0);
-    } else {
-        rlock__enc_arg(e, lk->owner, lk->owner_len);
-        rlock__enc_num(e, (unsigned long long)r->ttl);
-    }
+    rlock__enc_arg(e, lk->owner, lk->owner_len);
+    rlock__enc_num(e, (unsigned long long)r->ttl);
     if (acquire) {
         /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
          * Also sent once this acquisition queued, even if this attempt
@@ -4089,7 +4101,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
 #endif
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (RLOCK__SHARD(lk->client) && (release || force)) {
+    if (RLOCK__SHARD(lk->client) && release) {
         while (e->n - a0 < 6) rlock__enc_arg(e, "", 0);
         rlock__enc_arg(e, "spublish", 8);
     }
