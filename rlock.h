@@ -2504,7 +2504,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
 struct rlock__enc;
-static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
+static rlock_status rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
 static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
@@ -2518,7 +2518,7 @@ struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
-    int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
+    rlock_status (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
     void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
@@ -2531,7 +2531,7 @@ static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__s
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
-                                                      RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done,
+                                                      RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args) };
 #endif
@@ -4147,34 +4147,46 @@ static int rlock__token_kind(rlock_kind k) {
 }
 
 #if !RLOCK__COMPACT /* the general engine's rounds and op machine (the compact engine's: 6.8c) */
+#ifndef RLOCK_NO_PRIMITIVES
+/* Node i's answer to an inspect round (rlock__set_all's): the text answer
+ * is read into the caller's rlock_info here (it points into the receive
+ * buffer); the round keeps a plain 1. Any other answer is of the wrong
+ * shape. */
+static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep) {
+    rlock_round *r = &lk->op.round;
+    int ok = 0;
+    if (st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
+        ok = rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len);
+        if (!ok) st = RLOCK_E_PROTOCOL;
+        rep = NULL;
+    }
+    st = rlock__round_store(r, i, st, rep, 0);
+    if (ok) { r->shape[i] = -1; r->v[i][0] = 1; }
+    return lk->op.info[i].st = st;
+}
+#endif
+
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
+    /* what was asked, by op kind (a cleanup is a release) */
+    static const char *const asked[] = { "", "unexpected reply to acquire", "unexpected reply to extend",
+                                         "unexpected reply to release", RLOCK__PRIM("unexpected reply to inspect"),
+                                         RLOCK__PRIM("unexpected reply to force-unlock") };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
     rlock__x x = rlock__x_node(n);
     rlock_status kept;
-    int want = rlock__round_wants_array(r), info = 0;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (r->script == RLOCK__S_INSPECT && lk->op.info && st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
-        /* The text answer is read into the caller's rlock_info here (it
-         * points into the receive buffer); the round keeps a plain 1
-         * (info 2). Any other answer is of the wrong shape (info 1). */
-        info = 1 + (rep->v.type == RLOCK_RESP_BULK && lk->scripts->parse_info(&lk->op.info[i], rep->v.str, rep->v.len));
-        rep = NULL;
-    }
+    if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
+    else
 #endif
-    kept = rlock__round_store(r, i, info == 1 ? RLOCK_E_PROTOCOL : st, rep, want);
-    if (info == 2) { r->shape[i] = -1; r->v[i][0] = 1; }
-    if (RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
+        kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
-        why = want ? "unexpected reply to acquire"
-            : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
-            : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
-            : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
+        why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
         rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
     }
     if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
