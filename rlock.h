@@ -5704,7 +5704,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 }
 #endif /* RLOCK__COMPACT */
 
-static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
+static RLOCK__NOINLINE void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
     rlock_client *c = lk->client;
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
@@ -5712,6 +5712,16 @@ static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
     lk->op.holder_pttl = -1;
     lk->op.next = c->ops;
     c->ops = lk;
+}
+
+/* Start an operation of one round on every node (extend, release, inspect,
+ * force-unlock; info: inspect's answers). */
+static rlock_status rlock__op_start(rlock_lock *lk, int kind, long long ttl, uint64_t now, rlock_info *info) {
+    rlock__op_link(lk, kind, ttl);
+    lk->op.info = info;
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, kind, (1u << lk->client->n_nodes) - 1u, ttl, now, 0);
+    return RLOCK_WOULD_BLOCK;
 }
 
 static void rlock__op_unlink(rlock_lock *lk) {
@@ -5919,10 +5929,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     now = rlock__now(lk->client);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
-    rlock__op_link(lk, RLOCK__OP_EXTEND, ttl_ms);
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now, 0);
-    return RLOCK_WOULD_BLOCK;
+    return rlock__op_start(lk, RLOCK__OP_EXTEND, ttl_ms, now, NULL);
 }
 
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
@@ -5931,11 +5938,7 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     /* A LOST lock is still released: the script is owner-checked, so it only
      * removes what is still ours, and it tells us if anything was. */
-    rlock__op_link(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms,
-                       rlock__now(lk->client), 0);
-    return RLOCK_WOULD_BLOCK;
+    return rlock__op_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms, rlock__now(lk->client), NULL);
 }
 
 /* The blocking calls: begin, then step and wait until done. */
@@ -6334,12 +6337,8 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
         return rlock__why(lk->why, sizeof lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0, 0);
-    rlock__op_link(lk, op, ttl);
-    lk->op.info = out;
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, op, (1u << lk->client->n_nodes) - 1u, ttl, rlock__now(lk->client), 0);
-    return RLOCK_WOULD_BLOCK;
+    return rlock__op_start(lk, op, ttl, rlock__now(lk->client), out);
 }
 RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap) {
     size_t i;
