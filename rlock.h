@@ -3843,17 +3843,17 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     return RLOCK_OK;
 }
 
+/* (ttl is a checked one, <= RLOCK_MAX_TTL_MS: 32 bits) */
+typedef char rlock__ttl_fits_32[RLOCK_MAX_TTL_MS <= 2147483647 ? 1 : -1];
 static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
-    uint64_t t = ttl > 0 ? (uint64_t)ttl : 0, third = t;
+    uint32_t t = ttl > 0 ? (uint32_t)ttl / 10u : 0, third = ttl > 0 ? (uint32_t)ttl / 3u : 0;
     if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    (void)rlock__divmod(&t, 10);
-    (void)rlock__divmod(&third, 3);
     if (t > 250) t = 250;
     if (t < 50) t = 50;
     if (t > third) t = third > 0 ? third : 1;
-    return (uint32_t)t;
+    return t;
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
