@@ -3892,17 +3892,20 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
 }
 #endif
 
+/* The acquire and the release scripts, as bit masks over RLOCK__S_* (fewer
+ * than 32), of the kinds built (the compact engine's: the simple lock's). */
+#define RLOCK__S_BIT(s) (1ul << RLOCK__S_##s)
+#define RLOCK__S_KINDS(op)                                                                              \
+    (RLOCK__S_BIT(SIMPLE_##op) | (RLOCK__HAS_REENTRANT ? RLOCK__S_BIT(REENTRANT_##op) : 0) |             \
+     (RLOCK__HAS_FAIR ? RLOCK__S_BIT(FAIR_##op) | RLOCK__S_BIT(FAIR_REENTRANT_##op) : 0) |               \
+     (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
+                              RLOCK__S_BIT(MULTI_##op) : 0))
+typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
 static int rlock__is_acquire_script(int s) {
-    return s == RLOCK__S_SIMPLE_ACQUIRE || (RLOCK__HAS_REENTRANT && s == RLOCK__S_REENTRANT_ACQUIRE) ||
-           (RLOCK__HAS_FAIR && (s == RLOCK__S_FAIR_ACQUIRE || s == RLOCK__S_FAIR_REENTRANT_ACQUIRE)) ||
-           (RLOCK__HAS_PRIMITIVES && (s == RLOCK__S_SEM_ACQUIRE || s == RLOCK__S_READ_ACQUIRE ||
-                                      s == RLOCK__S_WRITE_ACQUIRE || s == RLOCK__S_MULTI_ACQUIRE));
+    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 static int rlock__is_release_script(int s) {
-    return s == RLOCK__S_SIMPLE_RELEASE || (RLOCK__HAS_REENTRANT && s == RLOCK__S_REENTRANT_RELEASE) ||
-           (RLOCK__HAS_FAIR && (s == RLOCK__S_FAIR_RELEASE || s == RLOCK__S_FAIR_REENTRANT_RELEASE)) ||
-           (RLOCK__HAS_PRIMITIVES && (s == RLOCK__S_SEM_RELEASE || s == RLOCK__S_READ_RELEASE ||
-                                      s == RLOCK__S_WRITE_RELEASE || s == RLOCK__S_MULTI_RELEASE));
+    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_RELEASE : (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
 }
 
 /* A request being encoded: each argument goes at pos while ok; the first
