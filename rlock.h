@@ -2509,10 +2509,11 @@ static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args
+static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2523,17 +2524,18 @@ struct rlock__scripts {
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
+    int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
-                                                                        rlock__enc_sem_args) };
+                                                                        rlock__enc_sem_args, rlock__handed_slot) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -4016,8 +4018,10 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
     else rlock__enc_num(e, (unsigned long long)lk->slot);
 }
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
+#define RLOCK__HANDED_SLOT(lk, d, n) ((lk)->scripts->handed_slot((lk), (d), (n)))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
+#define RLOCK__HANDED_SLOT(lk, d, n) 1
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4935,19 +4939,21 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
     }
 }
 
-/* What follows our waiter id in a notice: nothing (woken), " N" (a fair
- * release: N is next), or " <slot>" from a semaphore release that handed
- * us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake) where
- * no hand-off was asked for (Redlock, fencing). With cfg.replicas a handed
- * permit is taken by an attempt (it finds the permit its own), whose WAIT
- * checks the copies. */
+/* A semaphore waiter's wake-up (rlock__set_all's): what follows our waiter
+ * id in the notice is nothing (woken) or " <slot>" from a release that
+ * handed us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake)
+ * where no hand-off was asked for (Redlock, fencing). With cfg.replicas a
+ * handed permit is taken by an attempt (it finds the permit its own), whose
+ * WAIT checks the copies. */
+#ifndef RLOCK_NO_PRIMITIVES
 static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
     long long v;
-    if (!RLOCK__HAS_PRIMITIVES || !n || !rlock__sem_handoff(lk) || RLOCK__REPLICAS(lk->client) ||
+    if (!n || !rlock__sem_handoff(lk) || RLOCK__REPLICAS(lk->client) ||
         rlock__resp_int((const unsigned char *)d + 1, n - 1, &v) != 0 || v < 0 || v >= lk->param)
         return 1;
     return 2 + (int)v;
 }
+#endif
 
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
@@ -4962,7 +4968,8 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
         if (msg && r->elem[2].len >= 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
-            o->op.woke = rlock__handed_slot(o, r->elem[2].str + 16, r->elem[2].len - 16);
+            o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE
+                       ? RLOCK__HANDED_SLOT(o, r->elem[2].str + 16, r->elem[2].len - 16) : 1;
         else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
             o->op.standby = 1;
         if (sub) rlock__sub_confirmed(o, j);
