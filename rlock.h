@@ -5863,10 +5863,18 @@ RLOCKDEF void rlock_cancel(rlock_lock *lk) {
     }
 }
 
-/* Common checks of every *_begin. */
+/* Common checks of every *_begin. A semaphore's or multi-lock's parts of
+ * the operations are reached through rlock__set_all's pointers (NULL in the
+ * other sets, all of them): a handle of those kinds without them (not made
+ * by its init call) is refused here, before anything could call through
+ * one. (Naming rlock__set_all here would link every primitive.) */
 static rlock_status rlock__begin(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
+#ifndef RLOCK_NO_PRIMITIVES
+    if ((lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_MULTI) && !lk->scripts->enc_prim)
+        return RLOCK_E_STATE;
+#endif
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {

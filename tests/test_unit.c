@@ -4250,6 +4250,22 @@ static void test_primitives_unit(void) {
           info[0].writer_waiting == 1 && strcmp(info[0].owner, "0123456789abcdef") == 0);
     fk_add(&F[0], rlock_script_sha(S_INSPECT), ":1\r\n"); /* not the text: the stream is not trusted */
     CHECK_EQ_ST(rlock_inspect(&LK2, info, 2), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(info[0].st, RLOCK_E_PROTOCOL);
+    CHECK(strcmp(rlock_node_error(&N[0]), "unexpected reply to inspect") == 0);
+    /* A semaphore or multi-lock handle whose script set lacks the
+     * primitives' parts (not made by its init call) is refused before
+     * anything is sent: nothing calls through their NULL pointers. */
+    {
+        int before = F[0].n_reqs;
+        CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 7), RLOCK_OK);
+        LK2.scripts = &rlock__set_lock;
+        CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_E_STATE);
+        LK2.kind = RLOCK_KIND_MULTI;
+        CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_E_STATE);
+        CHECK_EQ_ST(rlock_release_begin(&LK2), RLOCK_E_STATE);
+        CHECK_EQ_LL(F[0].n_reqs, before);
+        CHECK_EQ_ST(rlock_result(&LK2), RLOCK_E_STATE); /* no operation was started */
+    }
     env_done();
 }
 #endif
