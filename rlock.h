@@ -2587,38 +2587,31 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
  * before its first one, so that its version's libraries are not deleted
  * under it. Its length, 0 when it does not fit. */
 static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+    static const char head[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n";
     char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
-    const char *argv[3];
-    size_t lens[3];
-    argv[0] = "CLIENT"; lens[0] = 6;
-    argv[1] = "SETNAME"; lens[1] = 7;
-    argv[2] = name; lens[2] = 6 + rlock_function_version(name + 6, sizeof name - 6);
-    return rlock_resp_encode(out, cap, 3, argv, lens);
+    size_t pos = sizeof head - 1;
+    if (cap < pos) return 0;
+    memcpy(out, head, pos);
+    return rlock__put_arg(out, cap, &pos, name, 6 + rlock_function_version(name + 6, sizeof name - 6), NULL, 0) ? pos : 0;
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
 static RLOCK__NOINLINE size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
+    static const char head[] = "*4\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$7\r\nREPLACE\r\n";
     char name[RLOCK__FN_LEN + 1];
     const char *part[7];
-    size_t plen[7], len = 0, pos = 0, i;
-    char num[24];
-    size_t nn;
+    size_t plen[7], len = 0, pos = sizeof head - 1, i;
     rlock__function_name(set->sha[s], name);
     part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
     part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = set->text[s]; part[6] = " end)";
     for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
-    nn = rlock__utoa(num, (unsigned long long)len);
-    if (!rlock__put_header(out, cap, &pos, 4) || !rlock__put_arg(out, cap, &pos, "FUNCTION", 8, NULL, 0) ||
-        !rlock__put_arg(out, cap, &pos, "LOAD", 4, NULL, 0) || !rlock__put_arg(out, cap, &pos, "REPLACE", 7, NULL, 0))
-        return 0;
-    if (pos > cap || nn + 5 + len > cap - pos) return 0;
-    out[pos++] = '$';
-    memcpy(out + pos, num, nn); pos += nn;
-    out[pos++] = '\r'; out[pos++] = '\n';
+    if (cap < pos) return 0;
+    memcpy(out, head, pos);
+    if (!rlock__put_bulk(out, cap, &pos, len)) return 0; /* (checks that the body fits too) */
     for (i = 0; i < 7; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
-    out[pos++] = '\r'; out[pos++] = '\n';
+    rlock__put_end(out, &pos);
     return pos;
 }
 #endif /* !RLOCK__COMPACT */
