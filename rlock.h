@@ -5908,7 +5908,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         } else {
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
-            if (17 + n > RLOCK_MAX_OWNER_LEN)
+            /* (a thread id has at most 3 digits per byte: with the default
+             * RLOCK_MAX_OWNER_LEN this cannot fail, and is not compiled) */
+            if (RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && 17 + n > RLOCK_MAX_OWNER_LEN)
                 return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
                                   "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
