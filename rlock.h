@@ -795,8 +795,8 @@ typedef struct rlock_config {
  * function is not there) replaces it with the very same text. */
 enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
 
-/* Room for the lingering channel: without waiting there is none to keep (a
- * channel that does not fit is unsubscribed at once instead). */
+/* Room for the lingering channel, any lock's: without waiting there is none
+ * to keep. */
 #ifdef RLOCK_NO_WAITING
 #define RLOCK__LINGER_CAP 1
 #else
@@ -4512,10 +4512,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
     mine &= ~others;
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
-    if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
-        rlock__unsub(c, mine, lk, now);
-        return;
-    }
+    /* (any lock's channel fits: RLOCK__LINGER_CAP) */
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
