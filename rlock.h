@@ -3709,47 +3709,31 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
 
-/* An acquire round: granted {1, holds, fence} / refused {0, pttl}. */
-static RLOCK__NOINLINE void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+/* A round's answers, summed up. Acquire: granted {1, holds, fence} /
+ * refused {0, pttl[, 1 + free slot]}. Extend, release: an integer per node,
+ * yes being 1, or for a reentrant release (count_ok) any count >= 0 (holds
+ * left). (One loop for both: the fields the other kind does not read come
+ * out of the zeros rlock__round_store keeps.) */
+static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
     size_t i;
     rlock__tally_init(t);
     for (i = 0; i < n_nodes; i++) {
+        const long long *v = r->v[i];
         if (!((r->mask >> i) & 1u)) continue;
         if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
-        if (r->v[i][0] == 1) {
+        if (count_ok ? v[0] >= 0 : v[0] == 1) {
             t->yes |= 1u << i;
             t->n_yes++;
-            if (!t->holds) t->holds = r->v[i][1];
-            if (r->v[i][2] > t->max_fence) t->max_fence = r->v[i][2]; /* Redlock: the largest */
+            if (!t->holds) t->holds = v[1];
+            if (v[2] > t->max_fence) t->max_fence = v[2]; /* Redlock: the largest */
+            if (v[0] > t->max_left) t->max_left = v[0];
         } else {
-            long long p = r->v[i][1] < 0 ? 0 : r->v[i][1];
+            long long p = v[1] < 0 ? 0 : v[1];
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
             /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
-            if (r->shape[i] == 3 && r->v[i][2] > 0 && (t->free_slot < 0 || r->v[i][2] - 1 < t->free_slot))
-                t->free_slot = r->v[i][2] - 1;
-        }
-    }
-}
-
-/* An extend or release round: an integer per node. Yes is 1, or for a
- * reentrant release any count >= 0 (holds left). */
-static void rlock__tally_int(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
-    size_t i;
-    rlock__tally_init(t);
-    for (i = 0; i < n_nodes; i++) {
-        long long v;
-        if (!((r->mask >> i) & 1u)) continue;
-        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
-        v = r->v[i][0];
-        if (count_ok ? v >= 0 : v == 1) {
-            t->yes |= 1u << i;
-            t->n_yes++;
-            if (v > t->max_left) t->max_left = v;
-        } else {
-            t->no |= 1u << i;
-            t->n_no++;
+            if (r->shape[i] == 3 && v[2] > 0 && (t->free_slot < 0 || v[2] - 1 < t->free_slot)) t->free_slot = v[2] - 1;
         }
     }
 }
@@ -4730,7 +4714,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long dr
     rlock_status final;
     unsigned mask, unacked;
     int go, hop;
-    rlock__tally_acquire(&op->round, c->n_nodes, &t);
+    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
@@ -4795,7 +4779,7 @@ static void rlock__extend_round_done(rlock_lock *lk, uint64_t now, long long dri
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q = rlock_client_quorum(c);
-    rlock__tally_int(&op->round, c->n_nodes, 0, &t);
+    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
     lk->votes = t.n_yes;
     if (now < op->round.start) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
@@ -4820,7 +4804,7 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
     size_t gone, neutral;
     int lost;
     rlock_status st;
-    rlock__tally_int(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
+    rlock__tally_round(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
     gone = rlock__popcount(t.no & lk->held_mask);
@@ -4848,7 +4832,7 @@ static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
-    rlock__tally_int(&lk->op.round, c->n_nodes, 0, &t);
+    rlock__tally_round(&lk->op.round, c->n_nodes, 0, &t);
     for (i = 0; i < c->n_nodes; i++)
         if (((lk->op.round.mask >> i) & 1u) && lk->op.round.st[i] == RLOCK_OK) {
             had += lk->op.round.v[i][0] == 1;

@@ -3106,7 +3106,7 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 3, "*2\r\n:0\r\n:250\r\n", 1), RLOCK_OK);        /* held, pttl 250 */
     CHECK_EQ_ST(rlock__round_store(&r, 4, RLOCK_E_IO, NULL, 1), RLOCK_E_IO);       /* no answer */
     CHECK_EQ_LL(r.answered, 0x1f);
-    rlock__tally_acquire(&r, 5, &t);
+    rlock__tally_round(&r, 5, 0, &t);
     CHECK_EQ_LL(t.yes, 0x3);
     CHECK_EQ_LL(t.no, 0xc);
     CHECK_EQ_LL(t.unknown, 0x10);
@@ -3123,7 +3123,7 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:0\r\n:-1\r\n", 1), RLOCK_E_FOREIGN);   /* no TTL */
     CHECK_EQ_ST(store_str(&r, 3, "-WRONGTYPE x\r\n", 1), RLOCK_E_WRONGTYPE);
     CHECK_EQ_ST(store_str(&r, 4, "-NOPERM no\r\n", 1), RLOCK_E_AUTH);
-    rlock__tally_acquire(&r, 5, &t);
+    rlock__tally_round(&r, 5, 0, &t);
     CHECK_EQ_LL(t.n_yes + t.n_no, 0);
     CHECK_EQ_LL(t.unknown, 0x3); /* a reply of the wrong shape: treated as no answer */
     CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
@@ -3134,12 +3134,12 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 0, ":1\r\n", 0), RLOCK_OK);
     CHECK_EQ_ST(store_str(&r, 1, ":0\r\n", 0), RLOCK_OK);
     CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:1\r\n:1\r\n", 0), RLOCK_E_PROTOCOL);
-    rlock__tally_int(&r, 3, 0, &t);
+    rlock__tally_round(&r, 3, 0, &t);
     CHECK(t.yes == 0x1 && t.no == 0x2 && t.unknown == 0x4 && t.n_yes == 1 && t.n_no == 1);
     /* reentrant release: holds left >= 0 is yes, -1 not ours */
     CHECK_EQ_ST(store_str(&r, 1, ":2\r\n", 0), RLOCK_OK);
     CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_OK);
-    rlock__tally_int(&r, 3, 1, &t);
+    rlock__tally_round(&r, 3, 1, &t);
     CHECK(t.yes == 0x3 && t.no == 0x4 && t.max_left == 2);
     CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
 }
