@@ -4107,16 +4107,14 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
 }
 
 static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
-    static const int prim[] = { RLOCK__S_SEM_ACQUIRE, RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE,
-                                RLOCK__S_MULTI_ACQUIRE };
-    int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
-    if (op == RLOCK__OP_INSPECT) return RLOCK__S_INSPECT;
-    if (op == RLOCK__OP_FORCE) return RLOCK__S_FORCE;
-    if (RLOCK__HAS_PRIMITIVES && lk->kind >= RLOCK_KIND_SEMAPHORE) base = prim[lk->kind - RLOCK_KIND_SEMAPHORE];
-    else if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
+    /* each kind's acquire script; its extend and release follow it */
+    static const unsigned char acquire[] = { 0, RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_SEM_ACQUIRE,
+                                             RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE, RLOCK__S_MULTI_ACQUIRE };
+    if (op >= RLOCK__OP_INSPECT) return RLOCK__S_INSPECT + (op - RLOCK__OP_INSPECT); /* (then FORCE) */
+    if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
         return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
-               (op == RLOCK__OP_ACQUIRE ? 0 : 1);
-    return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
+               (op == RLOCK__OP_RELEASE);
+    return acquire[lk->kind] + (op - RLOCK__OP_ACQUIRE);
 }
 
 static int rlock__round_wants_array(const rlock_round *r) {
