@@ -4199,56 +4199,64 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
     return e.ok ? e.pos : 0;
 }
 
+/* Part k of node i's request for lk's round (see rlock__round_submit) into
+ * out[0..cap): its length, 0 when it does not fit. */
+static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    switch (k) {
+    case 0: return rlock__encode_fn_setname(out, cap);
+    case 1:
+        if (cap < sizeof asking - 1) return 0;
+        memcpy(out, asking, sizeof asking - 1);
+        return sizeof asking - 1;
+    case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
+    case 3: return rlock__encode_lock(lk, i, out, cap, how);
+    default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
+    }
+}
+
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x n = rlock__x_node(nd);
     unsigned char *out;
-    size_t cap, seg[5], at, k;
+    size_t cap, seg[5], at;
     const char *why;
     uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
-    int name;
+    int k;
+    unsigned want;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    name = fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen;
-    if (n.s->count + 1u + (unsigned)name + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait >
-        RLOCK_MAX_PIPELINE)
-        return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * seg[] = [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT].
-     * SETNAME (reply not waited for) goes before a connection's first
-     * FCALL: it says which version's libraries this client runs; no room
-     * for it as well, a later attempt says it. ASKING (cluster: the slot
-     * is being imported there) must come right before the script it is
-     * for; a missing function's library is loaded before the FCALL (its
-     * reply is not waited for: the FCALL behind it tells); WAIT follows the
-     * script (cfg.replicas), one round trip in all. */
-    for (;; name = 0) {
-        seg[1] = seg[2] = seg[3] = seg[4] = 0;
-        at = seg[0] = name ? rlock__encode_fn_setname(out, cap) : 0;
-        if (RLOCK__ASKING(lk) && cap - at >= sizeof asking - 1) {
-            memcpy(out + at, asking, sizeof asking - 1);
-            at += seg[1] = sizeof asking - 1;
+     * the parts (bit k of want) are [CLIENT SETNAME] [ASKING] [FUNCTION
+     * LOAD] script [WAIT]. SETNAME (reply not waited for) goes before a
+     * connection's first FCALL: it says which version's libraries this
+     * client runs; no room for it as well, a later attempt says it. ASKING
+     * (cluster: the slot is being imported there) must come right before
+     * the script it is for; a missing function's library is loaded before
+     * the FCALL (its reply is not waited for: the FCALL behind it tells);
+     * WAIT follows the script (cfg.replicas), one round trip in all. */
+    want = (unsigned)(fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen) |
+           (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
+           (unsigned)wait << 4;
+    if (n.s->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
+    for (;; want &= ~1u) {
+        for (at = 0, k = 0; k < 5; at += seg[k++]) {
+            seg[k] = (want >> k) & 1u ? rlock__submit_part(lk, i, k, fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
+                                                                                                      : RLOCK__RUN_EVALSHA,
+                                                            out + at, cap - at) : 0;
+            if (k && !seg[k] && ((want >> k) & 1u)) break; /* one it needs does not fit */
         }
-        if (!RLOCK__ASKING(lk) || seg[1]) {
-            if (RLOCK__HAS_EVAL && fcall && again)
-                at += seg[2] = rlock__encode_function_load(lk->scripts, r->script, out + at, cap - at);
-            if (!(RLOCK__HAS_EVAL && fcall && again) || seg[2])
-                at += seg[3] = rlock__encode_lock(lk, i, out + at, cap - at,
-                                                  fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-            if (seg[3] && wait) seg[4] = rlock__encode_wait(lk, r, out + at, cap - at);
-        }
-        if ((seg[3] && (!wait || seg[4])) || !seg[0]) break;
+        if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
     }
-    if (seg[3] == 0 || (wait && seg[4] == 0)) {
+    if (k < 5) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
