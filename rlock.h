@@ -4775,8 +4775,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long dr
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
     }
-    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
-    if (op->retry) { rlock__wait_next(lk, now); return; }
+    if (op->retry) { rlock__wait_next(lk, now); return; } /* (a follow-up, plain 2: at once) */
     rlock__op_finish(lk, op->fail, now);
 }
 
