@@ -4347,10 +4347,13 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
-    int again = 0;
+    rlock_node *nd = lk->client->nodes[i];
+    int again = 0, err, noperm;
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
-    if (!RLOCK__HAS_EVAL && rep->v.type == RLOCK_RESP_ERROR) {
+    err = rep->v.type == RLOCK_RESP_ERROR;
+    noperm = err && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0;
+    if (!RLOCK__HAS_EVAL && err) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
          * words fit RLOCK_SMALLEST's 64-byte RLOCK_ERR_LEN. */
@@ -4365,7 +4368,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
             return;
         }
     }
-    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+    if (err && !((r->evaled >> i) & 1u) &&
         ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
          (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
@@ -4373,12 +4376,11 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
          * FCALL of a library the server does not have: load it, once. */
         r->evaled |= 1u << i;
         again = 1;
-    } else if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
-               lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
+    } else if (RLOCK__HAS_FCALL && noperm && !nd->fcall && lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO &&
                (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
-        lk->client->nodes[i]->fcall = 1;
+        nd->fcall = 1;
         r->evaled &= ~(1u << i);
         again = 1;
     }
@@ -4388,8 +4390,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, ui
         return;
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
-        lk->client->nodes[i]->scripted = (unsigned char)!(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
-                                                          memcmp(rep->v.str, "NOPERM", 6) == 0);
+        nd->scripted = (unsigned char)!noperm;
     rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
