@@ -3578,6 +3578,14 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
+/* Out of line in the general engine, where several callers share it; the
+ * compact engine's one caller inlines it. */
+#if RLOCK__COMPACT
+#define RLOCK__SHARED
+#else
+#define RLOCK__SHARED RLOCK__NOINLINE
+#endif
+
 /* The length of the prefix of every auxiliary key of key: key itself when
  * it has a Redis Cluster hash tag (the bytes between the first '{' and the
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
@@ -3880,7 +3888,7 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
-static int rlock__is_acquire_script(int s) {
+static RLOCK__SHARED int rlock__is_acquire_script(int s) {
     return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 static int rlock__is_release_script(int s) {
