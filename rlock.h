@@ -6127,12 +6127,8 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
 }
 
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
-    rlock_renewal what;
-    rlock_status st;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    st = rlock__renew_poll(lk, next_ms, &what);
-    lk->renewal = what;
-    return st;
+    return rlock__renew_poll(lk, next_ms, &lk->renewal);
 }
 
 RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
