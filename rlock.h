@@ -985,13 +985,13 @@ typedef struct rlock_round {
     long long v[RLOCK_MAX_NODES][3];
 } rlock_round;
 
-/* The operation in progress on a lock (private). */
+/* The operation in progress on a lock (private); its round last, after
+ * the scalars (see rlock_lock). */
 typedef struct rlock_op {
     struct rlock_lock *next;  /* the client's list of operations in progress */
     int kind;                 /* rlock__OP_* */
     int phase;                /* rlock__PH_* */
     rlock_status result;      /* final status once phase is DONE */
-    rlock_round round;
     long long ttl;            /* ttl this op asks for */
     uint64_t wait_end;        /* acquire: give up after this */
     uint64_t wake_at;         /* backoff / wait: next round not before */
@@ -1013,6 +1013,7 @@ typedef struct rlock_op {
     unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
+    rlock_round round;
 } rlock_op;
 
 struct rlock__scripts;
@@ -1025,12 +1026,21 @@ typedef struct rlock__cluster_op {
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
-/* One lock on one key. Caller-allocated; fields are private. Grouped by
- * concern, and within that by size (no padding to speak of). */
+/* One lock on one key. Caller-allocated; fields are private. Those most
+ * code reads come first, then the operation (its round last): Thumb's short
+ * loads reach only a struct's first 124 bytes, so this order is the smaller
+ * code (full configuration, Cortex-M4 -Os: 166 bytes less than grouped by
+ * concern). Then grant, renewal, and the texts. */
 typedef struct rlock_lock {
     rlock_client *client;
+    /* identity and state */
+    unsigned magic;
+    rlock_kind kind;
+    rlock_state state;
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
+    int lost_notified;
+    int queued;               /* this acquisition queued its waiter id (a Redlock release unqueues it) */
     const struct rlock__scripts *scripts; /* the scripts it may send (6.4): its kinds' */
-    /* identity */
     size_t key_len;
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
@@ -1038,6 +1048,9 @@ typedef struct rlock_lock {
      * key is kept once): derived from key where a name is needed. */
     size_t aux_base_len;      /* its length: key_len + 2, key_len, or 0: none exists (stray '}') */
     size_t owner_len;
+    uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
+    /* the operation in progress */
+    rlock_op op;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
@@ -1051,16 +1064,7 @@ typedef struct rlock_lock {
     size_t votes;             /* nodes that agreed in the last round */
     /* renewal */
     uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
-    /* the operation in progress */
-    rlock_op op;
-    unsigned magic;
-    rlock_kind kind;
-    rlock_state state;
-    unsigned held_mask;       /* nodes that granted or extended the current hold */
-    int lost_notified;
-    int queued;               /* this acquisition queued its waiter id (a Redlock release unqueues it) */
     uint32_t renewals;
-    uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
