@@ -992,11 +992,6 @@ typedef struct rlock_op {
     int kind;                 /* rlock__OP_* */
     int phase;                /* rlock__PH_* */
     rlock_status result;      /* final status once phase is DONE */
-    long long ttl;            /* ttl this op asks for */
-    uint64_t wait_end;        /* acquire: give up after this */
-    uint64_t wake_at;         /* backoff / wait: next round not before */
-    uint32_t attempts;
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
@@ -1010,9 +1005,14 @@ typedef struct rlock_op {
     int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
-    unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
+    uint32_t attempts;
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
+    long long ttl;            /* ttl this op asks for */
+    uint64_t wait_end;        /* acquire: give up after this */
+    uint64_t wake_at;         /* backoff / wait: next round not before */
+    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
+    unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
     rlock_round round;
 } rlock_op;
 
