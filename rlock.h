@@ -4170,8 +4170,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
                                          RLOCK__PRIM("unexpected reply to force-unlock") };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
-    rlock__x x = rlock__x_node(n);
-    rlock_status kept;
+    rlock_status kept, drop = RLOCK_OK;
 #ifndef RLOCK_NO_PRIMITIVES
     if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
     else
@@ -4181,12 +4180,18 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
-        rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
-    }
-    if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
+        drop = RLOCK_E_PROTOCOL;
+    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0) {
         /* A primary demoted under us (failover): the next request connects
-         * again, and a transport that finds the primary (Sentinel) asks anew. */
-        rlock__x_dropz(&x, RLOCK_E_REDIS, "READONLY: the server is a replica now");
+         * again, and a transport that finds the primary (Sentinel) asks anew.
+         * (The node's diagnostic below is the error's own text.) */
+        why = "READONLY: the server is a replica now";
+        drop = RLOCK_E_REDIS;
+    }
+    if (drop != RLOCK_OK) {
+        rlock__x x = rlock__x_node(n);
+        rlock__x_dropz(&x, drop, why);
+    }
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
@@ -4302,15 +4307,14 @@ static void rlock__round_send(rlock_lock *lk, uint64_t now) {
  * other still wakes. */
 static unsigned rlock__wake_nodes(const rlock_lock *lk) {
     const rlock_client *c = lk->client;
-    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, wake = 0;
-    size_t i, n = 0;
-    int pass;
-    for (pass = 0; pass < 2; pass++)
-        for (i = 0; i < c->n_nodes && n < 2; i++)
-            if (((held & ~wake) >> i & 1u) && (pass || c->nodes[i]->x.conn == RLOCK__CONN_UP)) {
-                wake |= 1u << i;
-                n++;
-            }
+    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, up = 0, wake = 0, m;
+    size_t i;
+    for (i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i]->x.conn == RLOCK__CONN_UP) up |= 1u << i;
+    for (i = 0; i < 2; i++) { /* the lowest-numbered held node left, a live one if any */
+        m = held & up & ~wake ? held & up & ~wake : held & ~wake;
+        wake |= m & (0u - m);
+    }
     return wake;
 }
 
