@@ -3828,7 +3828,7 @@ static uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
     return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
 }
 
-static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
+static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
     if (!every) every = ttl / 3u;
     if (every > RLOCK__MS_FAR - 1u) every = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
