@@ -1025,7 +1025,7 @@ typedef struct rlock_op {
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
     long long holder_pttl;    /* smallest PTTL reported by a node that refused */
-    unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
+    uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
     rlock_round round;
 } rlock_op;
 
@@ -4615,13 +4615,14 @@ static int rlock__adopt_linger(rlock_lock *lk) {
 /* How long a waiting writer keeps new readers out: its wait left, at most
  * long enough to outlast the gap to its next attempt (that renews it), so a
  * writer that died frees the readers soon. 0: writers-first is off. */
-static unsigned long long rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
+static uint32_t rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     const rlock_config *cfg = &lk->client->cfg;
-    uint64_t cap = (uint64_t)lk->op.ttl;
+    uint32_t cap = lk->op.ttl, half = left / 2u + (left & 1u); /* left < 2^31: x >= half is 2x >= left */
     if (!lk->param) return 0;
-    if (2u * (uint64_t)cfg->recheck_ms > cap) cap = 2u * (uint64_t)cfg->recheck_ms;
-    if (2u * (uint64_t)cfg->backoff_max_ms > cap) cap = 2u * (uint64_t)cfg->backoff_max_ms;
-    return left < cap ? left : cap;
+    if (cap >= left || cfg->recheck_ms >= half || cfg->backoff_max_ms >= half) return left; /* a cap past it */
+    if (2u * cfg->recheck_ms > cap) cap = 2u * cfg->recheck_ms; /* (each below left: no wrap) */
+    if (2u * cfg->backoff_max_ms > cap) cap = 2u * cfg->backoff_max_ms;
+    return cap;
 }
 #endif
 
@@ -4664,7 +4665,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     }
     op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (unsigned long long)lk->param;
+    if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (uint32_t)lk->param; /* permits: < 2^31 */
     if (lk->kind == RLOCK_KIND_WRITE) op->arg5 = rlock__holdoff(lk, left);
 #endif
     op->attempts++;

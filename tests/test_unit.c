@@ -1527,7 +1527,7 @@ static void test_tx_floor(void) {
             LK.held_mask = 1;
             LK.op.queue = 1;
             LK.op.wait_left = 86400000u;
-            LK.op.arg5 = ULLONG_MAX;
+            LK.op.arg5 = UINT32_MAX; /* (its type's largest) */
             LK.op.round.ttl = RLOCK_MAX_TTL_MS;
             for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
                 LK.op.round.script = rlock__script_for(&LK, op);
