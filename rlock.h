@@ -1024,8 +1024,8 @@ typedef struct rlock_op {
     uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
+    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     rlock_round round;
 } rlock_op;
 
