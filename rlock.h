@@ -6129,9 +6129,11 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
     if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
+    /* (held + ttl > max_hold_ms, in 32 bits) */
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-        (cfg->max_hold_ms && (uint64_t)(rlock__ms)(now - lk->held_since) + (uint64_t)lk->ttl_ms > cfg->max_hold_ms)) {
-        *next_ms = (uint32_t)(validity > UINT32_MAX ? UINT32_MAX : validity); /* capped: let it expire */
+        (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
+                              (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms))) {
+        *next_ms = (uint32_t)validity; /* capped: let it expire (validity < 2^31) */
         return st;
     }
     if (!RLOCK__MS_BEFORE(now, lk->renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
