@@ -1068,13 +1068,13 @@ typedef struct rlock_lock {
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
-    rlock__ms held_since;     /* when the current grant's first round started */
-    rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
-    uint32_t ttl_ms;          /* the lease of the current grant */
     long long holds;          /* reentrant hold count seen on the quorum */
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
+    rlock__ms held_since;     /* when the current grant's first round started */
+    rlock__ms granted_at;     /* when the round of the last grant/extend started */
+    uint32_t ttl_ms;          /* the lease of the current grant */
     size_t votes;             /* nodes that agreed in the last round */
     /* renewal */
     rlock__ms renew_at;       /* rlock_renew_poll extends at or after this */
