@@ -823,8 +823,8 @@ typedef struct rlock_config {
  * function is not there) replaces it with the very same text. */
 enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 };
 
-/* Room for the lingering channel: without waiting there is none to keep (a
- * channel that does not fit is unsubscribed at once instead). */
+/* Room for the lingering channel, any lock's: without waiting there is none
+ * to keep. */
 #ifdef RLOCK_NO_WAITING
 #define RLOCK__LINGER_CAP 1
 #else
@@ -1013,18 +1013,13 @@ typedef struct rlock_round {
     long long v[RLOCK_MAX_NODES][3];
 } rlock_round;
 
-/* The operation in progress on a lock (private). */
+/* The operation in progress on a lock (private); its round last, after
+ * the scalars (see rlock_lock). */
 typedef struct rlock_op {
     struct rlock_lock *next;  /* the client's list of operations in progress */
     int kind;                 /* rlock__OP_* */
     int phase;                /* rlock__PH_* */
     rlock_status result;      /* final status once phase is DONE */
-    rlock_round round;
-    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
-    rlock__ms wait_end;       /* acquire: give up after this */
-    rlock__ms wake_at;        /* backoff / wait: next round not before */
-    uint32_t attempts;
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
@@ -1038,9 +1033,15 @@ typedef struct rlock_op {
     int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
-    unsigned long long arg5;  /* acquire: semaphore permits / writer's hold-off ms */
+    uint32_t attempts;
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
+    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
+    rlock__ms wait_end;       /* acquire: give up after this */
+    rlock__ms wake_at;        /* backoff / wait: next round not before */
+    uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
+    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
+    rlock_round round;
 } rlock_op;
 
 struct rlock__scripts;
@@ -1053,12 +1054,21 @@ typedef struct rlock__cluster_op {
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
-/* One lock on one key. Caller-allocated; fields are private. Grouped by
- * concern, and within that by size (no padding to speak of). */
+/* One lock on one key. Caller-allocated; fields are private. Those most
+ * code reads come first, then the operation (its round last): Thumb's short
+ * loads reach only a struct's first 124 bytes, so this order is the smaller
+ * code (full configuration, Cortex-M4 -Os: 166 bytes less than grouped by
+ * concern). Then grant, renewal, and the texts. */
 typedef struct rlock_lock {
     rlock_client *client;
+    /* identity and state */
+    unsigned magic;
+    rlock_kind kind;
+    rlock_state state;
+    unsigned held_mask;       /* nodes that granted or extended the current hold */
+    int lost_notified;
+    int queued;               /* this acquisition queued its waiter id (a Redlock release unqueues it) */
     const struct rlock__scripts *scripts; /* the scripts it may send (6.4): its kinds' */
-    /* identity */
     size_t key_len;
     /* Auxiliary names are aux_base + suffix (":fence", ":released", ...):
      * aux_base is "{key}", or key itself when it has a hash tag, so every
@@ -1066,30 +1076,24 @@ typedef struct rlock_lock {
      * key is kept once): derived from key where a name is needed. */
     size_t aux_base_len;      /* its length: key_len + 2, key_len, or 0: none exists (stray '}') */
     size_t owner_len;
+    uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
+    /* the operation in progress */
+    rlock_op op;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
-    rlock__ms held_since;     /* when the current grant's first round started */
-    rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
-    uint32_t ttl_ms;          /* the lease of the current grant */
     long long holds;          /* reentrant hold count seen on the quorum */
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
+    rlock__ms held_since;     /* when the current grant's first round started */
+    rlock__ms granted_at;     /* when the round of the last grant/extend started */
+    uint32_t ttl_ms;          /* the lease of the current grant */
     size_t votes;             /* nodes that agreed in the last round */
     /* renewal */
     rlock__ms renew_at;       /* rlock_renew_poll extends at or after this */
-    /* the operation in progress */
-    rlock_op op;
-    unsigned magic;
-    rlock_kind kind;
-    rlock_state state;
-    unsigned held_mask;       /* nodes that granted or extended the current hold */
-    int lost_notified;
-    int queued;               /* this acquisition queued its waiter id (a Redlock release unqueues it) */
     uint32_t renewals;
-    uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
@@ -2578,36 +2582,38 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
 struct rlock__enc;
-static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
+static rlock_status rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
 static void rlock__admin_round_done(struct rlock_lock *lk, rlock__ms now);
-static void rlock__enc_multi(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
+static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args) \
-    , info, admin_done, enc_multi, multi_aux, enc_sem_args
+static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_multi, multi_aux, enc_sem_args)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot)
 #endif
 struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
-    int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
+    rlock_status (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
     void (*admin_done)(struct rlock_lock *lk, rlock__ms now);         /* an inspect / force round's end (set_all) */
-    void (*enc_multi)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* a multi-lock's request */
+    void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
+    int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
-                                                      RLOCK__PRIM_PARTS(rlock__parse_info, rlock__admin_round_done,
-                                                                        rlock__enc_multi, rlock__multi_aux,
-                                                                        rlock__enc_sem_args) };
+                                                      RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
+                                                                        rlock__enc_prim, rlock__multi_aux,
+                                                                        rlock__enc_sem_args, rlock__handed_slot) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -2659,38 +2665,31 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
  * before its first one, so that its version's libraries are not deleted
  * under it. Its length, 0 when it does not fit. */
 static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+    static const char head[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n";
     char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
-    const char *argv[3];
-    size_t lens[3];
-    argv[0] = "CLIENT"; lens[0] = 6;
-    argv[1] = "SETNAME"; lens[1] = 7;
-    argv[2] = name; lens[2] = 6 + rlock_function_version(name + 6, sizeof name - 6);
-    return rlock_resp_encode(out, cap, 3, argv, lens);
+    size_t pos = sizeof head - 1;
+    if (cap < pos) return 0;
+    memcpy(out, head, pos);
+    return rlock__put_arg(out, cap, &pos, name, 6 + rlock_function_version(name + 6, sizeof name - 6), NULL, 0) ? pos : 0;
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
  * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
  * Its length, 0 when it does not fit. */
-static size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
+static RLOCK__NOINLINE size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
+    static const char head[] = "*4\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$7\r\nREPLACE\r\n";
     char name[RLOCK__FN_LEN + 1];
     const char *part[7];
-    size_t plen[7], len = 0, pos = 0, i;
-    char num[24];
-    size_t nn;
+    size_t plen[7], len = 0, pos = sizeof head - 1, i;
     rlock__function_name(set->sha[s], name);
     part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
     part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = set->text[s]; part[6] = " end)";
     for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
-    nn = rlock__utoa(num, (unsigned long long)len);
-    if (!rlock__put_header(out, cap, &pos, 4) || !rlock__put_arg(out, cap, &pos, "FUNCTION", 8, NULL, 0) ||
-        !rlock__put_arg(out, cap, &pos, "LOAD", 4, NULL, 0) || !rlock__put_arg(out, cap, &pos, "REPLACE", 7, NULL, 0))
-        return 0;
-    if (pos > cap || nn + 5 + len > cap - pos) return 0;
-    out[pos++] = '$';
-    memcpy(out + pos, num, nn); pos += nn;
-    out[pos++] = '\r'; out[pos++] = '\n';
+    if (cap < pos) return 0;
+    memcpy(out, head, pos);
+    if (!rlock__put_bulk(out, cap, &pos, len)) return 0; /* (checks that the body fits too) */
     for (i = 0; i < 7; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
-    out[pos++] = '\r'; out[pos++] = '\n';
+    rlock__put_end(out, &pos);
     return pos;
 }
 #endif /* !RLOCK__COMPACT */
@@ -3672,6 +3671,14 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
+/* Out of line in the general engine, where several callers share it; the
+ * compact engine's one caller inlines it. */
+#if RLOCK__COMPACT
+#define RLOCK__SHARED
+#else
+#define RLOCK__SHARED RLOCK__NOINLINE
+#endif
+
 /* The length of the prefix of every auxiliary key of key: key itself when
  * it has a Redis Cluster hash tag (the bytes between the first '{' and the
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
@@ -3788,7 +3795,7 @@ typedef struct rlock__tally {
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
-static void rlock__tally_init(rlock__tally *t) {
+static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
@@ -3805,47 +3812,31 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
 
-/* An acquire round: granted {1, holds, fence} / refused {0, pttl}. */
-static void rlock__tally_acquire(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+/* A round's answers, summed up. Acquire: granted {1, holds, fence} /
+ * refused {0, pttl[, 1 + free slot]}. Extend, release: an integer per node,
+ * yes being 1, or for a reentrant release (count_ok) any count >= 0 (holds
+ * left). (One loop for both: the fields the other kind does not read come
+ * out of the zeros rlock__round_store keeps.) */
+static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
     size_t i;
     rlock__tally_init(t);
     for (i = 0; i < n_nodes; i++) {
+        const long long *v = r->v[i];
         if (!((r->mask >> i) & 1u)) continue;
         if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
-        if (r->v[i][0] == 1) {
+        if (count_ok ? v[0] >= 0 : v[0] == 1) {
             t->yes |= 1u << i;
             t->n_yes++;
-            if (!t->holds) t->holds = r->v[i][1];
-            if (r->v[i][2] > t->max_fence) t->max_fence = r->v[i][2]; /* Redlock: the largest */
+            if (!t->holds) t->holds = v[1];
+            if (v[2] > t->max_fence) t->max_fence = v[2]; /* Redlock: the largest */
+            if (v[0] > t->max_left) t->max_left = v[0];
         } else {
-            long long p = r->v[i][1] < 0 ? 0 : r->v[i][1];
+            long long p = v[1] < 0 ? 0 : v[1];
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
             /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
-            if (r->shape[i] == 3 && r->v[i][2] > 0 && (t->free_slot < 0 || r->v[i][2] - 1 < t->free_slot))
-                t->free_slot = r->v[i][2] - 1;
-        }
-    }
-}
-
-/* An extend or release round: an integer per node. Yes is 1, or for a
- * reentrant release any count >= 0 (holds left). */
-static void rlock__tally_int(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
-    size_t i;
-    rlock__tally_init(t);
-    for (i = 0; i < n_nodes; i++) {
-        long long v;
-        if (!((r->mask >> i) & 1u)) continue;
-        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
-        v = r->v[i][0];
-        if (count_ok ? v >= 0 : v == 1) {
-            t->yes |= 1u << i;
-            t->n_yes++;
-            if (v > t->max_left) t->max_left = v;
-        } else {
-            t->no |= 1u << i;
-            t->n_no++;
+            if (r->shape[i] == 3 && v[2] > 0 && (t->free_slot < 0 || v[2] - 1 < t->free_slot)) t->free_slot = v[2] - 1;
         }
     }
 }
@@ -3863,7 +3854,7 @@ static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
     return RLOCK_E_QUORUM;
 }
 
-static unsigned rlock__popcount(unsigned m) {
+static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {
     unsigned c = 0;
     for (; m; m &= m - 1u) c++;
     return c;
@@ -3912,7 +3903,7 @@ static uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
     return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
 }
 
-static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
+static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
     if (!every) every = ttl / 3u;
     if (every > RLOCK__MS_FAR - 1u) every = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
@@ -3982,17 +3973,20 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
 }
 #endif
 
-static int rlock__is_acquire_script(int s) {
-    return s == RLOCK__S_SIMPLE_ACQUIRE || (RLOCK__HAS_REENTRANT && s == RLOCK__S_REENTRANT_ACQUIRE) ||
-           (RLOCK__HAS_FAIR && (s == RLOCK__S_FAIR_ACQUIRE || s == RLOCK__S_FAIR_REENTRANT_ACQUIRE)) ||
-           (RLOCK__HAS_PRIMITIVES && (s == RLOCK__S_SEM_ACQUIRE || s == RLOCK__S_READ_ACQUIRE ||
-                                      s == RLOCK__S_WRITE_ACQUIRE || s == RLOCK__S_MULTI_ACQUIRE));
+/* The acquire and the release scripts, as bit masks over RLOCK__S_* (fewer
+ * than 32), of the kinds built (the compact engine's: the simple lock's). */
+#define RLOCK__S_BIT(s) (1ul << RLOCK__S_##s)
+#define RLOCK__S_KINDS(op)                                                                              \
+    (RLOCK__S_BIT(SIMPLE_##op) | (RLOCK__HAS_REENTRANT ? RLOCK__S_BIT(REENTRANT_##op) : 0) |             \
+     (RLOCK__HAS_FAIR ? RLOCK__S_BIT(FAIR_##op) | RLOCK__S_BIT(FAIR_REENTRANT_##op) : 0) |               \
+     (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
+                              RLOCK__S_BIT(MULTI_##op) : 0))
+typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
+static RLOCK__SHARED int rlock__is_acquire_script(int s) {
+    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 static int rlock__is_release_script(int s) {
-    return s == RLOCK__S_SIMPLE_RELEASE || (RLOCK__HAS_REENTRANT && s == RLOCK__S_REENTRANT_RELEASE) ||
-           (RLOCK__HAS_FAIR && (s == RLOCK__S_FAIR_RELEASE || s == RLOCK__S_FAIR_REENTRANT_RELEASE)) ||
-           (RLOCK__HAS_PRIMITIVES && (s == RLOCK__S_SEM_RELEASE || s == RLOCK__S_READ_RELEASE ||
-                                      s == RLOCK__S_WRITE_RELEASE || s == RLOCK__S_MULTI_RELEASE));
+    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_RELEASE : (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
 }
 
 /* A request being encoded: each argument goes at pos while ok; the first
@@ -4078,6 +4072,24 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
     rlock__enc_num(e, (unsigned long long)r->ttl);
     rlock__enc_num(e, (unsigned long long)lk->param);
 }
+/* The request after "EVALSHA sha numkeys" of what the lock scripts' layout
+ * does not fit: a multi-lock's; an inspect's (the key, and its wait queue
+ * when it has one); a force-unlock's (key, wait queue, deadlines; ARGV[3]
+ * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
+static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
+    int force = lk->op.round.script == RLOCK__S_FORCE, k, shard = RLOCK__SHARD(lk->client);
+    int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
+    if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
+    rlock__enc_arg(e, lk->key, lk->key_len);
+    if (aux) rlock__enc_aux(e, lk, ":waiters");
+    if (aux && force) rlock__enc_aux(e, lk, ":deadlines");
+    e->nkeys = e->n - 3;
+    if (!force) return;
+    for (k = 0; k < (shard ? 6 : 3); k++)
+        if (k == 2 && aux) rlock__enc_aux(e, lk, ":released");
+        else rlock__enc_arg(e, "", 0);
+    if (shard) rlock__enc_arg(e, "spublish", 8);
+}
 /* A semaphore acquire's ARGV[6], its permit slot: one node takes the
  * lowest free one (-1); Redlock nodes all judge the same one. */
 static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
@@ -4085,8 +4097,10 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
     else rlock__enc_num(e, (unsigned long long)lk->slot);
 }
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
+#define RLOCK__HANDED_SLOT(lk, d, n) ((lk)->scripts->handed_slot((lk), (d), (n)))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
+#define RLOCK__HANDED_SLOT(lk, d, n) 1
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4110,9 +4124,8 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1];
     int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
-    int inspect = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_INSPECT, force = RLOCK__HAS_PRIMITIVES && s == RLOCK__S_FORCE;
     int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int aux = RLOCK__REQ_QUEUE && (acquire || release || force) && lk->aux_base_len > 0;
+    int aux = RLOCK__REQ_QUEUE && (acquire || release) && lk->aux_base_len > 0;
     if (r->plain) { /* the uncontended fast path: what a raw client would send */
         rlock__enc_arg(e, "SET", 3);
         rlock__enc_arg(e, lk->key, lk->key_len);
@@ -4127,23 +4140,18 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
     rlock__enc_num(e, (unsigned long long)e->nkeys);
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_MULTI) { lk->scripts->enc_multi(e, lk, i); return; } /* (rlock__set_all's) */
+    if (lk->kind == RLOCK_KIND_MULTI || s >= RLOCK__S_INSPECT) { /* (rlock__set_all's) */
+        lk->scripts->enc_prim(e, lk, i);
+        return;
+    }
 #endif
     rlock__enc_arg(e, lk->key, lk->key_len);
-    if (aux || (inspect && lk->aux_base_len)) rlock__enc_aux(e, lk, ":waiters");
+    if (aux) rlock__enc_aux(e, lk, ":waiters");
     if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
     if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
     e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
-    if (inspect) return;
-    if (force) { /* ARGV[3] is the channel every waiter listens on */
-        rlock__enc_arg(e, "", 0);
-        rlock__enc_arg(e, "", 0);
-        if (aux) rlock__enc_aux(e, lk, ":released");
-        else rlock__enc_arg(e, "", 0);
-    } else {
-        rlock__enc_arg(e, lk->owner, lk->owner_len);
-        rlock__enc_num(e, (unsigned long long)r->ttl);
-    }
+    rlock__enc_arg(e, lk->owner, lk->owner_len);
+    rlock__enc_num(e, (unsigned long long)r->ttl);
     if (acquire) {
         /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
          * Also sent once this acquisition queued, even if this attempt
@@ -4178,7 +4186,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
 #endif
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (RLOCK__SHARD(lk->client) && (release || force)) {
+    if (RLOCK__SHARD(lk->client) && release) {
         while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
         rlock__enc_arg(e, "spublish", 8);
     }
@@ -4200,17 +4208,15 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
 }
 
 #if !RLOCK__COMPACT /* (the compact engine's locks are simple: rlock__c_ops_are_scripts) */
-static int rlock__script_for(const rlock_lock *lk, int op) {
-    static const int prim[] = { RLOCK__S_SEM_ACQUIRE, RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE,
-                                RLOCK__S_MULTI_ACQUIRE };
-    int base = lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_REENTRANT_ACQUIRE;
-    if (op == RLOCK__OP_INSPECT) return RLOCK__S_INSPECT;
-    if (op == RLOCK__OP_FORCE) return RLOCK__S_FORCE;
-    if (RLOCK__HAS_PRIMITIVES && lk->kind >= RLOCK_KIND_SEMAPHORE) base = prim[lk->kind - RLOCK_KIND_SEMAPHORE];
-    else if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
+static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
+    /* each kind's acquire script; its extend and release follow it */
+    static const unsigned char acquire[] = { 0, RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_SEM_ACQUIRE,
+                                             RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE, RLOCK__S_MULTI_ACQUIRE };
+    if (op >= RLOCK__OP_INSPECT) return RLOCK__S_INSPECT + (op - RLOCK__OP_INSPECT); /* (then FORCE) */
+    if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
         return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
-               (op == RLOCK__OP_ACQUIRE ? 0 : 1);
-    return base + (op == RLOCK__OP_ACQUIRE ? 0 : op == RLOCK__OP_EXTEND ? 1 : 2);
+               (op == RLOCK__OP_RELEASE);
+    return acquire[lk->kind] + (op - RLOCK__OP_ACQUIRE);
 }
 #endif
 
@@ -4228,40 +4234,57 @@ static int rlock__token_kind(rlock_kind k) {
 }
 
 #if !RLOCK__COMPACT /* the general engine's rounds and op machine (the compact engine's: 6.8c) */
+#ifndef RLOCK_NO_PRIMITIVES
+/* Node i's answer to an inspect round (rlock__set_all's): the text answer
+ * is read into the caller's rlock_info here (it points into the receive
+ * buffer); the round keeps a plain 1. Any other answer is of the wrong
+ * shape. */
+static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep) {
+    rlock_round *r = &lk->op.round;
+    int ok = 0;
+    if (st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
+        ok = rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len);
+        if (!ok) st = RLOCK_E_PROTOCOL;
+        rep = NULL;
+    }
+    st = rlock__round_store(r, i, st, rep, 0);
+    if (ok) { r->shape[i] = -1; r->v[i][0] = 1; }
+    return lk->op.info[i].st = st;
+}
+#endif
+
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
+    /* what was asked, by op kind (a cleanup is a release) */
+    static const char *const asked[] = { "", "unexpected reply to acquire", "unexpected reply to extend",
+                                         "unexpected reply to release", RLOCK__PRIM("unexpected reply to inspect"),
+                                         RLOCK__PRIM("unexpected reply to force-unlock") };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
-    rlock__x x = rlock__x_node(n);
-    rlock_status kept;
-    int want = rlock__round_wants_array(r), info = 0;
+    rlock_status kept, drop = RLOCK_OK;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (r->script == RLOCK__S_INSPECT && lk->op.info && st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
-        /* The text answer is read into the caller's rlock_info here (it
-         * points into the receive buffer); the round keeps a plain 1
-         * (info 2). Any other answer is of the wrong shape (info 1). */
-        info = 1 + (rep->v.type == RLOCK_RESP_BULK && lk->scripts->parse_info(&lk->op.info[i], rep->v.str, rep->v.len));
-        rep = NULL;
-    }
+    if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
+    else
 #endif
-    kept = rlock__round_store(r, i, info == 1 ? RLOCK_E_PROTOCOL : st, rep, want);
-    if (info == 2) { r->shape[i] = -1; r->v[i][0] = 1; }
-    if (RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT && lk->op.info) lk->op.info[i].st = kept;
+        kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
-        why = want ? "unexpected reply to acquire"
-            : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
-            : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
-            : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
-        rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
-    }
-    if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
+        why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
+        drop = RLOCK_E_PROTOCOL;
+    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0) {
         /* A primary demoted under us (failover): the next request connects
-         * again, and a transport that finds the primary (Sentinel) asks anew. */
-        rlock__x_dropz(&x, RLOCK_E_REDIS, "READONLY: the server is a replica now");
+         * again, and a transport that finds the primary (Sentinel) asks anew.
+         * (The node's diagnostic below is the error's own text.) */
+        why = "READONLY: the server is a replica now";
+        drop = RLOCK_E_REDIS;
+    }
+    if (drop != RLOCK_OK) {
+        rlock__x x = rlock__x_node(n);
+        rlock__x_dropz(&x, drop, why);
+    }
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
@@ -4286,56 +4309,64 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
     return e.ok ? e.pos : 0;
 }
 
+/* Part k of node i's request for lk's round (see rlock__round_submit) into
+ * out[0..cap): its length, 0 when it does not fit. */
+static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    switch (k) {
+    case 0: return rlock__encode_fn_setname(out, cap);
+    case 1:
+        if (cap < sizeof asking - 1) return 0;
+        memcpy(out, asking, sizeof asking - 1);
+        return sizeof asking - 1;
+    case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
+    case 3: return rlock__encode_lock(lk, i, out, cap, how);
+    default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
+    }
+}
+
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x n = rlock__x_node(nd);
     unsigned char *out;
-    size_t cap, seg[5], at, k;
+    size_t cap, seg[5], at;
     const char *why;
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
-    int name;
+    int k;
+    unsigned want;
     rlock_status st;
     (void)now;
     st = rlock__x_begin(&n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    name = fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen;
-    if (n.s->count + 1u + (unsigned)name + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait >
-        RLOCK_MAX_PIPELINE)
-        return;
     /* Everything this attempt needs goes in one write, or nothing does:
-     * seg[] = [CLIENT SETNAME] [ASKING] [FUNCTION LOAD] script [WAIT].
-     * SETNAME (reply not waited for) goes before a connection's first
-     * FCALL: it says which version's libraries this client runs; no room
-     * for it as well, a later attempt says it. ASKING (cluster: the slot
-     * is being imported there) must come right before the script it is
-     * for; a missing function's library is loaded before the FCALL (its
-     * reply is not waited for: the FCALL behind it tells); WAIT follows the
-     * script (cfg.replicas), one round trip in all. */
-    for (;; name = 0) {
-        seg[1] = seg[2] = seg[3] = seg[4] = 0;
-        at = seg[0] = name ? rlock__encode_fn_setname(out, cap) : 0;
-        if (RLOCK__ASKING(lk) && cap - at >= sizeof asking - 1) {
-            memcpy(out + at, asking, sizeof asking - 1);
-            at += seg[1] = sizeof asking - 1;
+     * the parts (bit k of want) are [CLIENT SETNAME] [ASKING] [FUNCTION
+     * LOAD] script [WAIT]. SETNAME (reply not waited for) goes before a
+     * connection's first FCALL: it says which version's libraries this
+     * client runs; no room for it as well, a later attempt says it. ASKING
+     * (cluster: the slot is being imported there) must come right before
+     * the script it is for; a missing function's library is loaded before
+     * the FCALL (its reply is not waited for: the FCALL behind it tells);
+     * WAIT follows the script (cfg.replicas), one round trip in all. */
+    want = (unsigned)(fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen) |
+           (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
+           (unsigned)wait << 4;
+    if (n.s->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
+    for (;; want &= ~1u) {
+        for (at = 0, k = 0; k < 5; at += seg[k++]) {
+            seg[k] = (want >> k) & 1u ? rlock__submit_part(lk, i, k, fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
+                                                                                                      : RLOCK__RUN_EVALSHA,
+                                                            out + at, cap - at) : 0;
+            if (k && !seg[k] && ((want >> k) & 1u)) break; /* one it needs does not fit */
         }
-        if (!RLOCK__ASKING(lk) || seg[1]) {
-            if (RLOCK__HAS_EVAL && fcall && again)
-                at += seg[2] = rlock__encode_function_load(lk->scripts, r->script, out + at, cap - at);
-            if (!(RLOCK__HAS_EVAL && fcall && again) || seg[2])
-                at += seg[3] = rlock__encode_lock(lk, i, out + at, cap - at,
-                                                  fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-            if (seg[3] && wait) seg[4] = rlock__encode_wait(lk, r, out + at, cap - at);
-        }
-        if ((seg[3] && (!wait || seg[4])) || !seg[0]) break;
+        if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
     }
-    if (seg[3] == 0 || (wait && seg[4] == 0)) {
+    if (k < 5) {
         if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
@@ -4369,15 +4400,14 @@ static void rlock__round_send(rlock_lock *lk, rlock__ms now) {
  * other still wakes. */
 static unsigned rlock__wake_nodes(const rlock_lock *lk) {
     const rlock_client *c = lk->client;
-    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, wake = 0;
-    size_t i, n = 0;
-    int pass;
-    for (pass = 0; pass < 2; pass++)
-        for (i = 0; i < c->n_nodes && n < 2; i++)
-            if (((held & ~wake) >> i & 1u) && (pass || c->nodes[i]->x.conn == RLOCK__CONN_UP)) {
-                wake |= 1u << i;
-                n++;
-            }
+    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, up = 0, wake = 0, m;
+    size_t i;
+    for (i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i]->x.conn == RLOCK__CONN_UP) up |= 1u << i;
+    for (i = 0; i < 2; i++) { /* the lowest-numbered held node left, a live one if any */
+        m = held & up & ~wake ? held & up & ~wake : held & ~wake;
+        wake |= m & (0u - m);
+    }
     return wake;
 }
 
@@ -4426,10 +4456,13 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
-    int again = 0;
+    rlock_node *nd = lk->client->nodes[i];
+    int again = 0, err, noperm;
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
-    if (!RLOCK__HAS_EVAL && rep->v.type == RLOCK_RESP_ERROR) {
+    err = rep->v.type == RLOCK_RESP_ERROR;
+    noperm = err && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0;
+    if (!RLOCK__HAS_EVAL && err) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
          * words fit RLOCK_SMALLEST's 64-byte RLOCK_ERR_LEN. */
@@ -4444,7 +4477,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
             return;
         }
     }
-    if (rep->v.type == RLOCK_RESP_ERROR && !((r->evaled >> i) & 1u) &&
+    if (err && !((r->evaled >> i) & 1u) &&
         ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
          (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
@@ -4452,12 +4485,11 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
          * FCALL of a library the server does not have: load it, once. */
         r->evaled |= 1u << i;
         again = 1;
-    } else if (RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && !lk->client->nodes[i]->fcall &&
-               lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0 &&
+    } else if (RLOCK__HAS_FCALL && noperm && !nd->fcall && lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO &&
                (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
-        lk->client->nodes[i]->fcall = 1;
+        nd->fcall = 1;
         r->evaled &= ~(1u << i);
         again = 1;
     }
@@ -4467,8 +4499,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
         return;
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
-        lk->client->nodes[i]->scripted = (unsigned char)!(rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 6 &&
-                                                          memcmp(rep->v.str, "NOPERM", 6) == 0);
+        nd->scripted = (unsigned char)!noperm;
     rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
 }
 
@@ -4583,10 +4614,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
     mine &= ~others;
     if (!mine) return;
     if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
-    if (lk->aux_base_len + 9 > sizeof c->linger) { /* no room to keep it: unsubscribe now */
-        rlock__unsub(c, mine, lk, now);
-        return;
-    }
+    /* (any lock's channel fits: RLOCK__LINGER_CAP) */
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
@@ -4667,13 +4695,14 @@ static int rlock__adopt_linger(rlock_lock *lk) {
 /* How long a waiting writer keeps new readers out: its wait left, at most
  * long enough to outlast the gap to its next attempt (that renews it), so a
  * writer that died frees the readers soon. 0: writers-first is off. */
-static unsigned long long rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
+static uint32_t rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     const rlock_config *cfg = &lk->client->cfg;
-    uint64_t cap = (uint64_t)lk->op.ttl;
+    uint32_t cap = lk->op.ttl, half = left / 2u + (left & 1u); /* left < 2^31: x >= half is 2x >= left */
     if (!lk->param) return 0;
-    if (2u * (uint64_t)cfg->recheck_ms > cap) cap = 2u * (uint64_t)cfg->recheck_ms;
-    if (2u * (uint64_t)cfg->backoff_max_ms > cap) cap = 2u * (uint64_t)cfg->backoff_max_ms;
-    return left < cap ? left : cap;
+    if (cap >= left || cfg->recheck_ms >= half || cfg->backoff_max_ms >= half) return left; /* a cap past it */
+    if (2u * cfg->recheck_ms > cap) cap = 2u * cfg->recheck_ms; /* (each below left: no wrap) */
+    if (2u * cfg->backoff_max_ms > cap) cap = 2u * cfg->backoff_max_ms;
+    return cap;
 }
 #endif
 
@@ -4716,7 +4745,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     }
     op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (unsigned long long)lk->param;
+    if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (uint32_t)lk->param; /* permits: < 2^31 */
     if (lk->kind == RLOCK_KIND_WRITE) op->arg5 = rlock__holdoff(lk, left);
 #endif
     op->attempts++;
@@ -4806,7 +4835,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock_status final;
     unsigned mask, unacked;
     int go, hop;
-    rlock__tally_acquire(&op->round, c->n_nodes, &t);
+    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
@@ -4861,8 +4890,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
     }
-    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
-    if (op->retry) { rlock__wait_next(lk, now); return; }
+    if (op->retry) { rlock__wait_next(lk, now); return; } /* (a follow-up, plain 2: at once) */
     rlock__op_finish(lk, op->fail, now);
 }
 
@@ -4871,7 +4899,7 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t dri
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q = rlock_client_quorum(c);
-    rlock__tally_int(&op->round, c->n_nodes, 0, &t);
+    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
     lk->votes = t.n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
@@ -4896,7 +4924,7 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now) {
     size_t gone, neutral;
     int lost;
     rlock_status st;
-    rlock__tally_int(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
+    rlock__tally_round(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
     gone = rlock__popcount(t.no & lk->held_mask);
@@ -4924,7 +4952,7 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
-    rlock__tally_int(&lk->op.round, c->n_nodes, 0, &t);
+    rlock__tally_round(&lk->op.round, c->n_nodes, 0, &t);
     for (i = 0; i < c->n_nodes; i++)
         if (((lk->op.round.mask >> i) & 1u) && lk->op.round.st[i] == RLOCK_OK) {
             had += lk->op.round.v[i][0] == 1;
@@ -5005,19 +5033,21 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     }
 }
 
-/* What follows our waiter id in a notice: nothing (woken), " N" (a fair
- * release: N is next), or " <slot>" from a semaphore release that handed
- * us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake) where
- * no hand-off was asked for (Redlock, fencing). With cfg.replicas a handed
- * permit is taken by an attempt (it finds the permit its own), whose WAIT
- * checks the copies. */
+/* A semaphore waiter's wake-up (rlock__set_all's): what follows our waiter
+ * id in the notice is nothing (woken) or " <slot>" from a release that
+ * handed us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake)
+ * where no hand-off was asked for (Redlock, fencing). With cfg.replicas a
+ * handed permit is taken by an attempt (it finds the permit its own), whose
+ * WAIT checks the copies. */
+#ifndef RLOCK_NO_PRIMITIVES
 static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
     long long v;
-    if (!RLOCK__HAS_PRIMITIVES || !n || !rlock__sem_handoff(lk) || RLOCK__REPLICAS(lk->client) ||
+    if (!n || !rlock__sem_handoff(lk) || RLOCK__REPLICAS(lk->client) ||
         rlock__resp_int((const unsigned char *)d + 1, n - 1, &v) != 0 || v < 0 || v >= lk->param)
         return 1;
     return 2 + (int)v;
 }
+#endif
 
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
@@ -5032,7 +5062,8 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
         if (msg && r->elem[2].len >= 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
-            o->op.woke = rlock__handed_slot(o, r->elem[2].str + 16, r->elem[2].len - 16);
+            o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE
+                       ? RLOCK__HANDED_SLOT(o, r->elem[2].str + 16, r->elem[2].len - 16) : 1;
         else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
             o->op.standby = 1;
         if (sub) rlock__sub_confirmed(o, j);
@@ -6038,7 +6069,7 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
 }
 #endif /* RLOCK__COMPACT */
 
-static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
+static RLOCK__NOINLINE void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     rlock_client *c = lk->client;
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
@@ -6047,6 +6078,18 @@ static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     lk->op.next = c->ops;
     c->ops = lk;
 }
+
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_start) */
+/* Start an operation of one round on every node (extend, release, inspect,
+ * force-unlock; info: inspect's answers). */
+static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rlock__ms now, rlock_info *info) {
+    rlock__op_link(lk, kind, ttl);
+    lk->op.info = info;
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, kind, (1u << lk->client->n_nodes) - 1u, ttl, now, 0);
+    return RLOCK_WOULD_BLOCK;
+}
+#endif
 
 static void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
@@ -6178,10 +6221,18 @@ RLOCKDEF void rlock_cancel(rlock_lock *lk) {
     }
 }
 
-/* Common checks of every *_begin. */
+/* Common checks of every *_begin. A semaphore's or multi-lock's parts of
+ * the operations are reached through rlock__set_all's pointers (NULL in the
+ * other sets, all of them): a handle of those kinds without them (not made
+ * by its init call) is refused here, before anything could call through
+ * one. (Naming rlock__set_all here would link every primitive.) */
 static rlock_status rlock__begin(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
+#ifndef RLOCK_NO_PRIMITIVES
+    if ((lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_MULTI) && !lk->scripts->enc_prim)
+        return RLOCK_E_STATE;
+#endif
     return RLOCK_OK;
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
@@ -6221,7 +6272,9 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         } else {
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
-            if (17 + n > RLOCK_MAX_OWNER_LEN)
+            /* (a thread id has at most 3 digits per byte: with the default
+             * RLOCK_MAX_OWNER_LEN this cannot fail, and is not compiled) */
+            if (RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && 17 + n > RLOCK_MAX_OWNER_LEN)
                 return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner"), (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
@@ -6251,10 +6304,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     now = rlock__now(lk->client);
-    rlock__op_link(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* checked: < 2^31 */
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, lk->op.ttl, now, 0);
-    return RLOCK_WOULD_BLOCK;
+    return rlock__op_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
 }
 
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
@@ -6263,11 +6313,7 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     /* A LOST lock is still released: the script is owner-checked, so it only
      * removes what is still ours, and it tells us if anything was. */
-    rlock__op_link(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_RELEASE, (1u << lk->client->n_nodes) - 1u, lk->ttl_ms,
-                       rlock__now(lk->client), 0);
-    return RLOCK_WOULD_BLOCK;
+    return rlock__op_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms, rlock__now(lk->client), NULL);
 }
 #endif
 
@@ -6428,9 +6474,11 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
     if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
+    /* (held + ttl > max_hold_ms, in 32 bits) */
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-        (cfg->max_hold_ms && (uint64_t)(rlock__ms)(now - lk->held_since) + (uint64_t)lk->ttl_ms > cfg->max_hold_ms)) {
-        *next_ms = (uint32_t)(validity > UINT32_MAX ? UINT32_MAX : validity); /* capped: let it expire */
+        (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
+                              (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms))) {
+        *next_ms = (uint32_t)validity; /* capped: let it expire (validity < 2^31) */
         return st;
     }
     if (!RLOCK__MS_BEFORE(now, lk->renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
@@ -6450,12 +6498,8 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
 #endif
 
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
-    rlock_renewal what;
-    rlock_status st;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    st = rlock__renew_poll(lk, next_ms, &what);
-    lk->renewal = what;
-    return st;
+    return rlock__renew_poll(lk, next_ms, &lk->renewal);
 }
 
 RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
@@ -6669,12 +6713,8 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
         return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("a multi-lock handle: inspect or unlock one key at a time"), 0, 0, 0);
-    rlock__op_link(lk, op, ttl);
-    lk->op.info = out;
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, op, (1u << lk->client->n_nodes) - 1u, ttl, rlock__now(lk->client), 0);
-    return RLOCK_WOULD_BLOCK;
+    return rlock__op_start(lk, op, ttl, rlock__now(lk->client), out);
 }
 RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap) {
     size_t i;
