@@ -1701,6 +1701,26 @@ static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
 
 #endif
 
+/* Each type mark's class (high nibble) and rlock_resp_type (low nibble). */
+enum { RLOCK__R_LINE = 0x00, RLOCK__R_NUM = 0x10, RLOCK__R_INT = 0x20, RLOCK__R_NIL = 0x30, RLOCK__R_BOOL = 0x40,
+       RLOCK__R_BLOB = 0x50, RLOCK__R_AGG = 0x60 };
+#ifdef RLOCK_NO_WAITING
+#define RLOCK__RESP3_MARKS ""
+#else
+#define RLOCK__RESP3_MARKS ",(_#!=>~%|"
+#endif
+static const char rlock__resp_marks[] = "+-:$*" RLOCK__RESP3_MARKS;
+static const unsigned char rlock__resp_kinds[] = {
+    RLOCK__R_LINE | RLOCK_RESP_STATUS, RLOCK__R_LINE | RLOCK_RESP_ERROR, RLOCK__R_INT | RLOCK_RESP_INTEGER,
+    RLOCK__R_BLOB | RLOCK_RESP_BULK, RLOCK__R_AGG | RLOCK_RESP_ARRAY,
+#ifndef RLOCK_NO_WAITING /* RESP3: a RESP2 connection never sees them */
+    RLOCK__R_NUM | RLOCK_RESP_DOUBLE, RLOCK__R_NUM | RLOCK_RESP_BIGNUM, RLOCK__R_NIL | RLOCK_RESP_NIL,
+    RLOCK__R_BOOL | RLOCK_RESP_BOOL, RLOCK__R_BLOB | RLOCK_RESP_ERROR, RLOCK__R_BLOB | RLOCK_RESP_BULK,
+    RLOCK__R_AGG | RLOCK_RESP_PUSH, RLOCK__R_AGG | RLOCK_RESP_SET, RLOCK__R_AGG | RLOCK_RESP_MAP,
+    RLOCK__R_AGG | RLOCK_RESP_MAP /* '|': an attribute */
+#endif
+};
+
 /* Read the header of one value at *pos (and, for blobs, the body). Returns
  * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
  * (scalars), *attr = 1 for a RESP3 attribute ("|": metadata before a value,
@@ -1710,82 +1730,66 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
                            rlock_resp_value *v, long long *n, int *attr) {
     size_t p = *pos, eol = 0, ll;
     const unsigned char *line;
-    long long k;
-    int r;
+    const char *m;
+    long long k = 0;
+    int r, mark, kind;
     *n = -1;
     *attr = 0;
     if (p >= len) return len >= max_len ? -1 : 0;
     r = rlock__resp_line(b, len, p + 1, max_len, &eol);
     if (r <= 0) return r;
+    mark = b[p];
+    m = (const char *)memchr(rlock__resp_marks, mark, sizeof rlock__resp_marks - 1);
+    if (!m) return -1;
+    kind = rlock__resp_kinds[m - rlock__resp_marks];
     line = b + p + 1;
     ll = eol - p - 1;
-    switch (b[p]) {
-    case '+': case '-':
-        v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
+    v->type = (rlock_resp_type)(kind & 15);
+    switch (kind >> 4) {
+    case RLOCK__R_NUM >> 4: /* (RESP3 only) */
+    case RLOCK__R_LINE >> 4:
+#ifndef RLOCK_NO_WAITING
+        if (kind >> 4 == RLOCK__R_NUM >> 4 && rlock__resp_number(mark, line, ll) != 0) return -1;
+#endif
         v->str = (const char *)line;
         v->len = ll;
         break;
-    case ':':
-        if (rlock__resp_int(line, ll, &k) != 0) return -1;
-        v->type = RLOCK_RESP_INTEGER;
-        v->integer = k;
-        break;
-#ifndef RLOCK_NO_WAITING /* RESP3 scalars: a RESP2 connection never sees them */
-    case '_':
+#ifndef RLOCK_NO_WAITING
+    case RLOCK__R_NIL >> 4:
         if (ll != 0) return -1;
-        v->type = RLOCK_RESP_NIL;
         break;
-    case '#':
+    case RLOCK__R_BOOL >> 4:
         if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return -1;
-        v->type = RLOCK_RESP_BOOL;
         v->integer = line[0] == 't';
         break;
-    case ',': case '(':
-        if (rlock__resp_number(b[p], line, ll) != 0) return -1;
-        v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
-        v->str = (const char *)line;
-        v->len = ll;
-        break;
 #endif
-    case '$':
-#ifndef RLOCK_NO_WAITING
-    case '!': case '=':
-#endif
+    default: /* INT, BLOB, AGG: a number */
         if (rlock__resp_int(line, ll, &k) != 0) return -1;
-        if (k == -1 && b[p] == '$') { v->type = RLOCK_RESP_NIL; break; }
-        /* Bound the declared length before using it: it must fit in max_len. */
-        if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
-            return -1;
-        if (b[p] == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
-        if (eol + 2 + (size_t)k + 2 > len) return 0;
-        if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
-        v->type = b[p] == '!' ? RLOCK_RESP_ERROR : RLOCK_RESP_BULK;
-        v->str = (const char *)b + eol + 2;
-        v->len = (size_t)k;
-        if (b[p] == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
-        *pos = eol + 2 + (size_t)k + 2;
-        return 1;
-    case '*':
-#ifndef RLOCK_NO_WAITING
-    case '>': case '~': case '%': case '|':
-#endif
-    {
-        int pairs = b[p] == '%' || b[p] == '|';
-        if (rlock__resp_int(line, ll, &k) != 0) return -1;
-        if (k == -1 && b[p] == '*') { v->type = RLOCK_RESP_NIL; break; }
-        /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
-         * cannot fit before looping over them. Maps hold 2 per entry. */
-        if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
-        if (pairs) k *= 2;
-        v->type = b[p] == '*' ? RLOCK_RESP_ARRAY : b[p] == '>' ? RLOCK_RESP_PUSH : b[p] == '~' ? RLOCK_RESP_SET
-                : RLOCK_RESP_MAP;
-        *attr = b[p] == '|';
-        v->integer = k;
-        *n = k;
-        break;
-    }
-    default:
-        return -1;
+        if (kind >> 4 == RLOCK__R_INT >> 4) { v->integer = k; break; }
+        if (k == -1 && (mark == '$' || mark == '*')) { v->type = RLOCK_RESP_NIL; break; } /* RESP2's nulls */
+        if (kind >> 4 == RLOCK__R_BLOB >> 4) {
+            /* Bound the declared length before using it: it must fit in max_len. */
+            if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
+                return -1;
+            if (mark == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
+            if (eol + 2 + (size_t)k + 2 > len) return 0;
+            if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
+            v->str = (const char *)b + eol + 2;
+            v->len = (size_t)k;
+            if (mark == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
+            *pos = eol + 2 + (size_t)k + 2;
+            return 1;
+        }
+        {
+            int pairs = mark == '%' || mark == '|';
+            /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
+             * cannot fit before looping over them. Maps hold 2 per entry. */
+            if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
+            if (pairs) k *= 2;
+            *attr = mark == '|';
+            v->integer = k;
+            *n = k;
+        }
     }
     *pos = eol + 2;
     return 1;
