@@ -2588,14 +2588,16 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
 /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
  * before its first one, so that its version's libraries are not deleted
  * under it. Its length, 0 when it does not fit. */
+typedef char rlock__fn_ver_len[RLOCK__FN_VER == 12 ? 1 : -1]; /* the "$18" below */
 static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
-    char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
-    const char *argv[3];
-    size_t lens[3];
-    argv[0] = "CLIENT"; lens[0] = 6;
-    argv[1] = "SETNAME"; lens[1] = 7;
-    argv[2] = name; lens[2] = 6 + rlock_function_version(name + 6, sizeof name - 6);
-    return rlock_resp_encode(out, cap, 3, argv, lens);
+    static const char req[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$18\r\nrlock-"; /* + version, CRLF */
+    size_t n = sizeof req - 1;
+    if (cap < n + RLOCK__FN_VER + 2) return 0;
+    memcpy(out, req, n);
+    n += rlock_function_version((char *)out + n, RLOCK__FN_VER + 2); /* its NUL: where the CR goes */
+    out[n++] = '\r';
+    out[n++] = '\n';
+    return n;
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
@@ -2871,36 +2873,34 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *argv[3];
-            size_t lens[3], len;
-            int k, argc;
+            const char *arg[3];
+            int k, m, j, ok;
             for (k = 0; k < 3; k++) {
-                argv[0] = cmd[k]; lens[0] = strlen(cmd[k]);
-                argc = 2;
+                size_t pos = n->s->tx_len;
+                m = 1;
+                arg[0] = cmd[k];
                 if (k == 0) {
                     if (!n->pass) continue;
-                    argv[1] = n->user; argv[2] = n->pass;
-                    if (n->user) argc = 3;
-                    else argv[1] = n->pass;
+                    if (n->user) arg[m++] = n->user;
+                    arg[m++] = n->pass;
                 } else if (k == 1) {
                     if (n->db <= 0) continue;
-                    argv[1] = num;
                     (void)rlock__utoa(num, (unsigned long long)n->db);
+                    arg[m++] = num;
                 } else {
                     if (!RLOCK__HAS_WAITING || !n->s->hello) continue;
-                    argv[1] = "3";
+                    arg[m++] = "3";
                 }
-                lens[1] = strlen(argv[1]);
-                lens[2] = argc == 3 ? strlen(argv[2]) : 0;
-                len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, argc, argv, lens);
-                if (len == 0) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
+                ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
+                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]), NULL, 0);
+                if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
                     n->s->conn = RLOCK__CONN_DOWN;
                     n->s->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
                     n->s->tx_len = 0;
                     *why = "AUTH does not fit in RLOCK_TX_BUF";
                     return RLOCK_E_BADARG;
                 }
-                rlock__x_commit(n, len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
+                rlock__x_commit(n, pos - n->s->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
             }
         }
     }
@@ -3465,10 +3465,17 @@ static void rlock__client_pump(rlock_client *c, uint64_t now) {
 }
 #endif /* !RLOCK__COMPACT */
 
+/* A request whose bytes are known at compile time, s[0..n): its length,
+ * 0 when it does not fit in cap. */
+static size_t rlock__put_fixed(unsigned char *out, size_t cap, const char *s, size_t n) {
+    if (n > cap) return 0;
+    memcpy(out, s, n);
+    return n;
+}
+
 static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
-    static const char *const argv[1] = { "PING" };
-    static const size_t lens[1] = { 4 };
-    return rlock_resp_encode(out, cap, 1, argv, lens);
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    return rlock__put_fixed(out, cap, ping, sizeof ping - 1);
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's rlock_client_connect / _close */
@@ -3478,11 +3485,11 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     "local ok,i=pcall(redis.call,'info','server') " \
     "if ok then return string.match(i,'run_id:(%x+)') end return false"
 
+typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /* the "$110" below */
 static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
-    static const char script[] = RLOCK__LUA_RUN_ID; /* a section of its own: unlinked with the function */
-    const char *const argv[3] = { "EVAL", script, "0" };
-    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
-    return rlock_resp_encode(out, cap, 3, argv, lens);
+    /* EVAL script 0, encoded (a section of its own: unlinked with the function) */
+    static const char req[] = "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n";
+    return rlock__put_fixed(out, cap, req, sizeof req - 1);
 }
 
 /* Ask every node in mask one request (enc), all bounded by deadline, and
