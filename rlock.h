@@ -655,7 +655,7 @@ typedef struct rlock__call {
  * being the index within the aggregate open at depth d; and, with type
  * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
 struct rlock__walk;
-struct rlock__x;
+struct rlock__conn;
 typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
 typedef struct rlock__walk {
     rlock__visit_fn visit;
@@ -663,7 +663,7 @@ typedef struct rlock__walk {
     /* the exchange's reader of such a reply (rlock__x_walk_read), set when
      * the request is queued: a program that never walks a reply (no
      * cluster) does not link it */
-    int (*read)(const struct rlock__x *n, struct rlock__event *ev);
+    int (*read)(struct rlock__conn *n, struct rlock__event *ev);
     int depth, started, done;
     long long left[RLOCK_RESP_MAX_DEPTH];
     long long pos[RLOCK_RESP_MAX_DEPTH];
@@ -688,6 +688,17 @@ typedef struct rlock__conn {
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
+#endif
+#if !RLOCK__COMPACT
+    /* The rest of the connection, where the exchange finds it (set when a
+     * client takes the connection: rlock_client_init, _set_subscribers):
+     * one pointer reaches all it works on. */
+    const rlock_transport *t;
+    const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): credentials, db */
+    struct rlock__pending *q;    /* the request FIFO, q_cap entries */
+    unsigned char *tx, *rx;
+    unsigned q_cap;
+    size_t tx_cap, rx_cap;
 #endif
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
@@ -2728,94 +2739,86 @@ static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *
 
 #if !RLOCK__COMPACT
 
-/* A connection as the exchange sees it: its state, transport, credentials,
- * request FIFO and buffers - a node's or a subscriber's (rlock__x_node,
- * rlock__x_sub make one on the stack for each use). */
-typedef struct rlock__x {
-    rlock__conn *s;
-    const rlock_transport *t;
-    const char *user, *pass;
-    int db;               /* SELECT at connect (nodes only) */
-    rlock__pending *q;
-    unsigned q_cap;
-    unsigned char *tx, *rx;
-    size_t tx_cap, rx_cap;
-} rlock__x;
+/* A connection as the exchange sees it: its state and, through the pointers
+ * rlock__x_bind set, transport, credentials, request FIFO and buffers - a
+ * node's or a subscriber's. */
+typedef rlock__conn rlock__x;
 
-static RLOCK__NOINLINE rlock__x rlock__x_node(const rlock_node *cn) {
-    rlock_node *n = (rlock_node *)cn; /* views of a const node only read */
-    rlock__x v;
-    v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = n->db;
-    v.q = n->q; v.q_cap = RLOCK_MAX_PIPELINE;
-    v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
-    return v;
+/* Point x (is_sub set) at the rest of its connection, owner. */
+static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
+    x->owner = owner;
+    if (x->is_sub) {
+        rlock_subscriber *n = (rlock_subscriber *)owner;
+        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
+        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+    } else {
+        rlock_node *n = (rlock_node *)owner;
+        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
+        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+    }
 }
-static RLOCK__NOINLINE rlock__x rlock__x_sub(rlock_subscriber *n) {
-    rlock__x v;
-    v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = 0; /* channels span dbs */
-    v.q = n->q; v.q_cap = RLOCK_SUB_PIPELINE;
-    v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
-    return v;
+static rlock__x *rlock__x_node(const rlock_node *n) {
+    return (rlock__x *)&n->x; /* views of a const node only read */
 }
 
-static rlock__pending *rlock__x_at(const rlock__x *n, unsigned i) {
-    return &n->q[(n->s->head + i) % n->q_cap];
+static rlock__pending *rlock__x_at(rlock__x *n, unsigned i) {
+    return &n->q[(n->head + i) % n->q_cap];
 }
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
  * Every request in flight fails with st; rlock__x_next reports each. */
-static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, size_t why_len) {
-    rlock__copy_text(n->s->xerr, sizeof n->s->xerr, why, why_len); /* before close(): why may be the transport's */
-    if (n->s->conn != RLOCK__CONN_DOWN) {
+static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
+    if (n->conn != RLOCK__CONN_DOWN) {
         if (n->t->close) n->t->close(n->t->ctx);
-        n->s->closed = 1;
+        n->closed = 1;
     }
-    n->s->conn = RLOCK__CONN_DOWN;
-    n->s->proto = 2;
-    n->s->rx_len = n->s->rx_used = 0;
-    n->s->tx_len = n->s->tx_off = 0;
-    n->s->failing = n->s->count;
-    n->s->fail_st = st;
+    n->conn = RLOCK__CONN_DOWN;
+    n->proto = 2;
+    n->rx_len = n->rx_used = 0;
+    n->tx_len = n->tx_off = 0;
+    n->failing = n->count;
+    n->fail_st = st;
 #ifndef RLOCK_NO_CLUSTER
-    n->s->walk = NULL;
+    n->walk = NULL;
 #endif
 }
-static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
+static void rlock__x_dropz(rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
 }
 /* Why a transport call failed: its own text when it has one, else ours. */
-static const char *rlock__x_why(const rlock__x *n, const char *fallback) {
+static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
     return t && t[0] ? t : fallback;
 }
-static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+static void rlock__x_io_fail(rlock__x *n, const char *fallback) {
     rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
-static int rlock__x_disown(const rlock__x *n, const void *owner) {
+static int rlock__x_disown(rlock__x *n, const void *owner) {
     unsigned i;
     int had = 0;
-    for (i = 0; i < n->s->count; i++) {
+    for (i = 0; i < n->count; i++) {
         rlock__pending *p = rlock__x_at(n, i);
         if (p->owner == owner) { p->owner = NULL; had = 1; }
     }
     return had;
 }
 
-static void rlock__x_push(const rlock__x *n, void *owner, int tag, uint64_t deadline) {
-    rlock__pending *p = rlock__x_at(n, n->s->count++);
+static void rlock__x_push(rlock__x *n, void *owner, int tag, uint64_t deadline) {
+    rlock__pending *p = rlock__x_at(n, n->count++);
     p->owner = owner;
     p->tag = tag;
     p->deadline = deadline;
-    n->s->commands++;
+    n->commands++;
 }
 
 /* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
  * exchange's own, at connect). */
-static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
-    n->s->tx_len += len;
+static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
+    n->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
 
@@ -2827,13 +2830,13 @@ static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag,
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
-static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigned char **out, size_t *cap,
+static rlock_status rlock__x_begin(rlock__x *n, uint64_t deadline, unsigned char **out, size_t *cap,
                                    const char **why) {
     *why = "";
-    if (n->s->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
-    if (n->s->active) {
+    if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
+    if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen) {
+    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
         if (n->t->idle) {
             int r = n->t->idle(n->t->ctx);
             if (r == RLOCK_IO_BUSY) {
@@ -2843,28 +2846,37 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
             if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
         } else {
             long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
-            n->s->rx_len = n->s->rx_used = 0;
-            if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
+            n->rx_len = n->rx_used = 0;
+            if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
             else if (r != RLOCK_IO_WOULD_BLOCK)
                 rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
         }
     }
-    if (n->s->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
-    if (n->s->tx_off) { /* compact what is still unsent */
-        memmove(n->tx, n->tx + n->s->tx_off, n->s->tx_len - n->s->tx_off);
-        n->s->tx_len -= n->s->tx_off;
-        n->s->tx_off = 0;
+    if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
+    if (n->tx_off) { /* compact what is still unsent */
+        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
+        n->tx_len -= n->tx_off;
+        n->tx_off = 0;
     }
-    if (n->s->conn == RLOCK__CONN_DOWN) {
-        if (!n->t->connect && n->s->closed) {
+    if (n->conn == RLOCK__CONN_DOWN) {
+        const char *user, *pass; /* read now: the caller may set them any time before */
+        int db = 0;              /* (a subscriber's channels span dbs) */
+        if (n->is_sub) {
+            const rlock_subscriber *o = (const rlock_subscriber *)n->owner;
+            user = o->username; pass = o->password;
+        } else {
+            const rlock_node *o = (const rlock_node *)n->owner;
+            user = o->username; pass = o->password; db = o->db;
+        }
+        if (!n->t->connect && n->closed) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
-        n->s->conn = RLOCK__CONN_NEW;
-        n->s->gen++;
-        n->s->proto = 2;
-        n->s->rx_len = n->s->rx_used = 0;
-        n->s->tx_len = n->s->tx_off = 0;
+        n->conn = RLOCK__CONN_NEW;
+        n->gen++;
+        n->proto = 2;
+        n->rx_len = n->rx_used = 0;
+        n->tx_len = n->tx_off = 0;
         /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
          * the first request: AUTH works on every server, and a server that
          * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
@@ -2876,76 +2888,76 @@ static rlock_status rlock__x_begin(const rlock__x *n, uint64_t deadline, unsigne
             const char *arg[3];
             int k, m, j, ok;
             for (k = 0; k < 3; k++) {
-                size_t pos = n->s->tx_len;
+                size_t pos = n->tx_len;
                 m = 1;
                 arg[0] = cmd[k];
                 if (k == 0) {
-                    if (!n->pass) continue;
-                    if (n->user) arg[m++] = n->user;
-                    arg[m++] = n->pass;
+                    if (!pass) continue;
+                    if (user) arg[m++] = user;
+                    arg[m++] = pass;
                 } else if (k == 1) {
-                    if (n->db <= 0) continue;
-                    (void)rlock__utoa(num, (unsigned long long)n->db);
+                    if (db <= 0) continue;
+                    (void)rlock__utoa(num, (unsigned long long)db);
                     arg[m++] = num;
                 } else {
-                    if (!RLOCK__HAS_WAITING || !n->s->hello) continue;
+                    if (!RLOCK__HAS_WAITING || !n->hello) continue;
                     arg[m++] = "3";
                 }
                 ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
                 for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]), NULL, 0);
                 if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
-                    n->s->conn = RLOCK__CONN_DOWN;
-                    n->s->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
-                    n->s->tx_len = 0;
+                    n->conn = RLOCK__CONN_DOWN;
+                    n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
+                    n->tx_len = 0;
                     *why = "AUTH does not fit in RLOCK_TX_BUF";
                     return RLOCK_E_BADARG;
                 }
-                rlock__x_commit(n, pos - n->s->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
+                rlock__x_commit(n, pos - n->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
             }
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
-    *out = n->tx + n->s->tx_len;
-    *cap = n->tx_cap - n->s->tx_len;
+    *out = n->tx + n->tx_len;
+    *cap = n->tx_cap - n->tx_len;
     return RLOCK_OK;
 }
 
 #ifndef RLOCK_NO_CLUSTER
-static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev);
+static int rlock__x_walk_read(rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
-static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
+static void rlock__x_commit_walk(rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
     walk->read = rlock__x_walk_read;
-    n->s->walk = walk;
+    n->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
 #endif
 /* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
-static void rlock__x_commit_push(const rlock__x *n, size_t len) {
-    n->s->tx_len += len;
-    n->s->commands++;
+static void rlock__x_commit_push(rlock__x *n, size_t len) {
+    n->tx_len += len;
+    n->commands++;
 }
 
-static uint64_t rlock__x_deadline(const rlock__x *n) {
+static RLOCK__NOINLINE uint64_t rlock__x_deadline(rlock__x *n) {
     uint64_t d = UINT64_MAX;
     unsigned i;
-    for (i = n->s->failing; i < n->s->count; i++)
+    for (i = n->failing; i < n->count; i++)
         if (rlock__x_at(n, i)->deadline < d) d = rlock__x_at(n, i)->deadline;
     return d;
 }
 
 /* RLOCK_WANT_* the connection needs now. */
-static int rlock__x_wants(const rlock__x *n) {
-    if (n->s->failing) return 0;
-    if (n->s->conn == RLOCK__CONN_NEW || n->s->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
-    if (n->s->conn != RLOCK__CONN_UP) return 0;
-    return (n->s->tx_off < n->s->tx_len ? RLOCK_WANT_WRITE : 0) | (n->s->count || n->s->listen ? RLOCK_WANT_READ : 0);
+static int rlock__x_wants(rlock__x *n) {
+    if (n->failing) return 0;
+    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
+    if (n->conn != RLOCK__CONN_UP) return 0;
+    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
-static int rlock__x_timed_out(const rlock__x *n, uint64_t now) {
-    if (n->s->count > n->s->failing && now >= rlock__x_deadline(n)) {
+static int rlock__x_timed_out(rlock__x *n, uint64_t now) {
+    if (n->count > n->failing && now >= rlock__x_deadline(n)) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
         return 1;
     }
@@ -2955,10 +2967,10 @@ static int rlock__x_timed_out(const rlock__x *n, uint64_t now) {
 /* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
  * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
  * tags < 0), reported to nobody. */
-static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
+static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     rlock__pending *p = rlock__x_at(n, 0);
-    n->s->head = (n->s->head + 1) % n->q_cap;
-    n->s->count--;
+    n->head = (n->head + 1) % n->q_cap;
+    n->count--;
     ev->kind = kind;
     ev->owner = p->owner;
     ev->tag = RLOCK__X_TAG(p->tag);
@@ -2967,50 +2979,50 @@ static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
 }
 
 /* The next failed request to report (the exchange's own are skipped). */
-static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
-    while (n->s->failing) {
-        n->s->failing--;
+static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
+    while (n->failing) {
+        n->failing--;
         if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
-        ev->st = n->s->fail_st;
-        ev->why = n->s->xerr;
+        ev->st = n->fail_st;
+        ev->why = n->xerr;
         return 1;
     }
     return 0;
 }
 
 /* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
-static int rlock__x_connect_step(const rlock__x *n, uint64_t now) {
+static int rlock__x_connect_step(rlock__x *n, uint64_t now) {
     const rlock_transport *t = n->t;
     int r;
-    if (n->s->conn == RLOCK__CONN_UP) return 1;
-    if (n->s->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->conn == RLOCK__CONN_UP) return 1;
+    if (n->conn == RLOCK__CONN_DOWN) return 0;
     if (rlock__x_timed_out(n, now)) return -1;
     r = t->connect ? t->connect(t->ctx) : 1;
-    if (r == RLOCK_IO_WOULD_BLOCK) { n->s->conn = RLOCK__CONN_CONNECTING; return 0; }
+    if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        n->s->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
+        n->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
         rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
         return -1;
     }
     if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
-    n->s->conn = RLOCK__CONN_UP;
+    n->conn = RLOCK__CONN_UP;
     return 1;
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
-static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
+static int rlock__x_send_step(rlock__x *n, uint64_t now) {
     const rlock_transport *t = n->t;
-    while (n->s->tx_off < n->s->tx_len) {
-        size_t left = n->s->tx_len - n->s->tx_off;
+    while (n->tx_off < n->tx_len) {
+        size_t left = n->tx_len - n->tx_off;
         long r;
         if (rlock__x_timed_out(n, now)) return -1;
-        r = t->send(t->ctx, n->tx + n->s->tx_off, left);
+        r = t->send(t->ctx, n->tx + n->tx_off, left);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
         if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
-        n->s->tx_off += (size_t)r;
+        n->tx_off += (size_t)r;
     }
-    n->s->tx_off = n->s->tx_len = 0;
+    n->tx_off = n->tx_len = 0;
     return 0;
 }
 
@@ -3018,16 +3030,16 @@ static int rlock__x_send_step(const rlock__x *n, uint64_t now) {
 /* The reply to the oldest request, queued with a walk (rlock__x_commit_walk),
  * read as it comes; an error or a push is read whole (2: the parse step
  * does). Else as rlock__x_parse_step. */
-static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
-    rlock__walk *w = n->s->walk;
+static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
+    rlock__walk *w = n->walk;
     long used;
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
-    used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+    used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-    memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-    n->s->rx_len -= (size_t)used;
+    memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
+    n->rx_len -= (size_t)used;
     if (!w->done) return 0;
-    n->s->walk = NULL;
+    n->walk = NULL;
     memset(&ev->reply, 0, sizeof ev->reply);
     ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
     ev->ps = 0;
@@ -3038,30 +3050,30 @@ static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
 /* One complete reply from rx, matched to the oldest request (or a push).
  * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
  * exchange's own AUTH / HELLO was consumed (look again). */
-static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
+static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
-    if (n->s->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
-        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
-        n->s->rx_len -= n->s->rx_used;
-        n->s->rx_used = 0;
+    if (n->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
+        memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
+        n->rx_len -= n->rx_used;
+        n->rx_used = 0;
     }
-    if (!n->s->rx_len) return 0;
+    if (!n->rx_len) return 0;
 #ifndef RLOCK_NO_CLUSTER
-    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
-    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk) {
-        int r = n->s->walk->read(n, ev);
+    p = n->count > n->failing ? rlock__x_at(n, 0) : NULL;
+    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->walk) {
+        int r = n->walk->read(n, ev);
         if (r < 2) return r;
     }
 #endif
-    used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
+    used = rlock_resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-    n->s->rx_used = (size_t)used;
-    p = n->s->count ? rlock__x_at(n, 0) : NULL;
+    n->rx_used = (size_t)used;
+    p = n->count ? rlock__x_at(n, 0) : NULL;
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
-        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
+        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int kind = ev->ps & RLOCK__PS_KIND;
         if (p && ((kind == RLOCK__PS_SUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
@@ -3078,11 +3090,11 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         }
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
-        if (p->tag == RLOCK__TAG_HELLO) n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+        if (p->tag == RLOCK__TAG_HELLO) n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         return -1;
     }
-    if (n->s->count == 1 && (size_t)used < n->s->rx_len && !n->s->is_sub && n->rx[used] != '>') {
+    if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
@@ -3092,9 +3104,9 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
-static int rlock__x_recv_step(const rlock__x *n, uint64_t now) {
+static int rlock__x_recv_step(rlock__x *n, uint64_t now) {
     const rlock_transport *t = n->t;
-    long r = t->recv(t->ctx, n->rx + n->s->rx_len, n->rx_cap - n->s->rx_len);
+    long r = t->recv(t->ctx, n->rx + n->rx_len, n->rx_cap - n->rx_len);
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
          * while this process was stalled is still its own. */
@@ -3102,17 +3114,17 @@ static int rlock__x_recv_step(const rlock__x *n, uint64_t now) {
     }
     if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
     if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
-    if ((size_t)r > n->rx_cap - n->s->rx_len) {
+    if ((size_t)r > n->rx_cap - n->rx_len) {
         rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
         return -1;
     }
-    n->s->rx_len += (size_t)r;
+    n->rx_len += (size_t)r;
     return 1;
 }
 
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
-static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
+static int rlock__x_next(rlock__x *n, uint64_t now, rlock__event *ev) {
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -3123,7 +3135,7 @@ static int rlock__x_next(const rlock__x *n, uint64_t now, rlock__event *ev) {
         r = rlock__x_parse_step(n, ev);
         if (r > 0) return 1;
         if (r < 0) continue;
-        if (n->s->count == 0 && !n->s->listen) return 0;
+        if (n->count == 0 && !n->listen) return 0;
         r = rlock__x_recv_step(n, now);
         if (r == 0) return 0;
     }
@@ -3180,10 +3192,8 @@ RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
-    rlock__x v;
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    v = rlock__x_node(node);
-    return rlock__x_wants(&v);
+    return rlock__x_wants(rlock__x_node(node));
 }
 #endif
 
@@ -3203,10 +3213,8 @@ RLOCKDEF unsigned long rlock_subscriber_commands(const rlock_subscriber *sub) {
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
-    rlock__x v;
     if (!sub || sub->magic != RLOCK__MAGIC_SUB) return 0;
-    v = rlock__x_sub((rlock_subscriber *)sub); /* a view that only reads */
-    return rlock__x_wants(&v);
+    return rlock__x_wants((rlock__x *)&sub->x); /* only reads */
 }
 #endif
 
@@ -3292,6 +3300,9 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
         nodes[i].x.hello = RLOCK__HAS_WAITING && c->cfg.pubsub != 0;
+#if !RLOCK__COMPACT
+        rlock__x_bind(&nodes[i].x, &nodes[i]);
+#endif
     }
     c->n_nodes = n;
     if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
@@ -3321,7 +3332,12 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
                 return rlock__why(c->why, sizeof c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
                                   (long long)j, 0);
     }
-    for (i = 0; i < n; i++) c->subs[i] = &subs[i];
+    for (i = 0; i < n; i++) {
+        c->subs[i] = &subs[i];
+#if !RLOCK__COMPACT
+        rlock__x_bind(&subs[i].x, &subs[i]);
+#endif
+    }
     c->n_subs = n;
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -3337,13 +3353,10 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 /* Connection i of the client: nodes first, then subscribers. */
-static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
-    return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
-}
-/* Connection i's exchange state (no view built). */
-static RLOCK__NOINLINE rlock__conn *rlock__conn_s(const rlock_client *c, size_t i) {
+static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
 }
+#define rlock__conn_s rlock__conn_at
 /* Commands queued on all of c's connections so far. */
 static unsigned long rlock__client_commands(const rlock_client *c) {
     unsigned long k = 0;
@@ -3364,17 +3377,17 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
     size_t i, k = 0;
     *connecting = 0;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        int w = rlock__x_wants(&n), fd;
+        rlock__x *n = rlock__conn_at(c, i);
+        int w = rlock__x_wants(n), fd;
         if (!w) continue;
-        fd = n.t->fd ? n.t->fd(n.t->ctx) : -1;
-        if (n.s->conn == RLOCK__CONN_NEW) *connecting = 1;
+        fd = n->t->fd ? n->t->fd(n->t->ctx) : -1;
+        if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
             out[k].conn = rlock__conn_handle(c, i);
             out[k].fd = fd;
-            out[k].events = n.t->events && fd >= 0 ? n.t->events(n.t->ctx, w) : w;
-            out[k].gen = n.s->gen;
-            if (trs) trs[k] = n.t;
+            out[k].events = n->t->events && fd >= 0 ? n->t->events(n->t->ctx, w) : w;
+            out[k].gen = n->gen;
+            if (trs) trs[k] = n->t;
         }
         k++;
     }
@@ -3454,12 +3467,12 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
 static void rlock__client_pump(rlock_client *c, uint64_t now) {
     size_t i, total = c->n_nodes + RLOCK__NSUBS(c);
     for (i = 0; i < total; i++) {
-        rlock__x n = rlock__conn_at(c, i);
+        rlock__x *n = rlock__conn_at(c, i);
         rlock__event ev;
-        while (rlock__x_next(&n, now, &ev)) {
-            n.s->active = 1;
+        while (rlock__x_next(n, now, &ev)) {
+            n->active = 1;
             rlock__deliver(c, i, &ev, now);
-            n.s->active = 0;
+            n->active = 0;
         }
     }
 }
@@ -3499,15 +3512,15 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline,
     size_t i;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
-        rlock__x x = rlock__x_node(n);
+        rlock__x *x = rlock__x_node(n);
         unsigned char *out;
         size_t cap, len = 0;
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(&x, deadline, &out, &cap, &why);
+        st = rlock__x_begin(x, deadline, &out, &cap, &why);
         if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
-            rlock__x_commit(&x, len, p, RLOCK__TAG_PING, deadline);
+            rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
             if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
         }
@@ -3583,9 +3596,9 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     size_t i;
     if (!rlock__client_ok(c)) return;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        if (n.s->conn != RLOCK__CONN_DOWN || n.s->count)
-            rlock__x_dropz(&n, RLOCK_E_IO, "connection closed by rlock_client_close");
+        rlock__x *n = rlock__conn_at(c, i);
+        if (n->conn != RLOCK__CONN_DOWN || n->count)
+            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -4152,7 +4165,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
                                 const char *why) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
-    rlock__x x = rlock__x_node(n);
+    rlock__x *x = rlock__x_node(n);
     rlock_status kept;
     int want = rlock__round_wants_array(r), info = 0;
 #ifndef RLOCK_NO_PRIMITIVES
@@ -4174,12 +4187,12 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
             : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_INSPECT ? "unexpected reply to inspect"
             : RLOCK__HAS_PRIMITIVES && r->script == RLOCK__S_FORCE ? "unexpected reply to force-unlock"
             : rlock__is_release_script(r->script) ? "unexpected reply to release" : "unexpected reply to extend";
-        rlock__x_dropz(&x, RLOCK_E_PROTOCOL, why);
+        rlock__x_dropz(x, RLOCK_E_PROTOCOL, why);
     }
     if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0)
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew. */
-        rlock__x_dropz(&x, RLOCK_E_REDIS, "READONLY: the server is a replica now");
+        rlock__x_dropz(x, RLOCK_E_REDIS, "READONLY: the server is a replica now");
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
@@ -4209,7 +4222,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
-    rlock__x n = rlock__x_node(nd);
+    rlock__x *n = rlock__x_node(nd);
     unsigned char *out;
     size_t cap, seg[5], at, k;
     const char *why;
@@ -4220,11 +4233,11 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     int name;
     rlock_status st;
     (void)now;
-    st = rlock__x_begin(&n, deadline, &out, &cap, &why);
+    st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
-    name = fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen;
-    if (n.s->count + 1u + (unsigned)name + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait >
+    name = fcall && !r->plain && nd->fn_named != (unsigned short)n->gen;
+    if (n->count + 1u + (unsigned)name + (unsigned)RLOCK__ASKING(lk) + (unsigned)(fcall && again) + (unsigned)wait >
         RLOCK_MAX_PIPELINE)
         return;
     /* Everything this attempt needs goes in one write, or nothing does:
@@ -4254,14 +4267,14 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
         if ((seg[3] && (!wait || seg[4])) || !seg[0]) break;
     }
     if (seg[3] == 0 || (wait && seg[4] == 0)) {
-        if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
+        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
     if (fcall) nd->fcall = 1;
-    if (seg[0]) nd->fn_named = (unsigned short)n.s->gen;
+    if (seg[0]) nd->fn_named = (unsigned short)n->gen;
     for (k = 0; k < 5; k++) /* the script's and WAIT's replies are lk's */
-        if (seg[k]) rlock__x_commit(&n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
+        if (seg[k]) rlock__x_commit(n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
@@ -4446,26 +4459,26 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
 static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
                            uint64_t deadline) {
     const rlock__conn *on = rlock__sub_conn(c, j);
-    rlock__x n;
+    rlock__x *n;
     unsigned char *out;
     size_t cap, pos = 0;
     const char *why;
     if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
         n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = rlock__x_sub(c->subs[j]);
+    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
     else return 0;
-    if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
         !rlock__put_arg(out, cap, &pos, "S", RLOCK__SHARD(c) ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
     if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
-        rlock__x_commit(&n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
+        rlock__x_commit(n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
                         deadline);
-    else if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
-    else rlock__x_commit(&n, pos, owner, tag, deadline);
-    c->sub_on[j] = n.s;
-    c->sub_gen[j] = n.s->gen;
+    else if (n->proto == 3) rlock__x_commit_push(n, pos);
+    else rlock__x_commit(n, pos, owner, tag, deadline);
+    c->sub_on[j] = n;
+    c->sub_gen[j] = n->gen;
     return 1;
 }
 
@@ -4691,8 +4704,8 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
     rlock_client *c = lk->client;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        (void)rlock__x_disown(&n, lk);
+        rlock__x *n = rlock__conn_at(c, i);
+        (void)rlock__x_disown(n, lk);
     }
     rlock__op_unsubscribe(lk, now);
     lk->op.result = st;
@@ -5744,9 +5757,9 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
                   (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        uint64_t d = rlock__x_deadline(&n);
-        if (rlock__x_wants(&n) && d < next) next = d;
+        rlock__x *n = rlock__conn_at(c, i);
+        uint64_t d = rlock__x_deadline(n);
+        if (rlock__x_wants(n) && d < next) next = d;
     }
     return next;
 }
@@ -6536,11 +6549,11 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, uint64_t now) {
     static const size_t lens[2][2] = { { 7, 6 }, { 7, 5 } };
     uint64_t deadline = now + rlock__cluster_timeout(cl);
     for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
-        rlock__x x = rlock__x_node(&cl->node[cl->from]);
+        rlock__x *x = rlock__x_node(&cl->node[cl->from]);
         unsigned char *out;
         size_t cap, len;
         const char *why;
-        if (rlock__x_begin(&x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
+        if (rlock__x_begin(x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
         len = rlock_resp_encode(out, cap, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
         if (len == 0) continue;
         cl->walk.visit = rlock__cluster_visit;
@@ -6548,7 +6561,7 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, uint64_t now) {
         cl->field = cl->nfield = RLOCK__F_NONE;
         cl->prim = -1;
         cl->pending = cl->full = 0;
-        rlock__x_commit_walk(&x, len, &cl->call, RLOCK__TAG_CALL, deadline, &cl->walk);
+        rlock__x_commit_walk(x, len, &cl->call, RLOCK__TAG_CALL, deadline, &cl->walk);
         cl->fetch = RLOCK__MAP_BUSY;
         return;
     }
@@ -6890,8 +6903,8 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     size_t i;
     if (!cl) return;
     for (i = 0; i < cl->n; i++) {
-        rlock__x x = rlock__x_node(&cl->node[i]);
-        (void)rlock__x_disown(&x, &cl->call); /* a fetch in flight: its failure is nobody's */
+        rlock__x *x = rlock__x_node(&cl->node[i]);
+        (void)rlock__x_disown(x, &cl->call); /* a fetch in flight: its failure is nobody's */
         rlock_client_close(&cl->client[i]);
     }
     if (cl->fetch == RLOCK__MAP_BUSY) cl->fetch = RLOCK__MAP_NONE;
