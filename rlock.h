@@ -3173,10 +3173,17 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
 
+/* A node's or a subscriber's common start: obj (size bytes) cleared, its
+ * first member, the transport, copied from tr. */
+static RLOCK__NOINLINE rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
+    if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
+    memset(obj, 0, size);
+    *(rlock_transport *)obj = *tr;
+    return RLOCK_OK;
+}
+
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
-    if (!node || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
-    memset(node, 0, sizeof *node);
-    node->transport = *tr;
+    if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     node->magic = RLOCK__MAGIC_NODE;
     node->result = RLOCK_OK;
     return RLOCK_OK;
@@ -3198,9 +3205,7 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node) {
 #endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
-    if (!sub || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
-    memset(sub, 0, sizeof *sub);
-    sub->transport = *tr;
+    if (rlock__conn_init(sub, sizeof *sub, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     sub->magic = RLOCK__MAGIC_SUB;
     sub->x.is_sub = 1;
     return RLOCK_OK;
