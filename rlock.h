@@ -2650,12 +2650,14 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__TAG_SELECT (-2)
 #define RLOCK__TAG_HELLO (-3)
 /* Flags on a tag: the request is answered, when it succeeds, by a push of
- * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
+ * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply: the
+ * flag of Pub/Sub kind k (RLOCK__PS_SUB 1, _UNSUB 2) is 0x800 << k. */
 #define RLOCK__X_BY_SUB_PUSH 0x1000
 #define RLOCK__X_BY_UNSUB_PUSH 0x2000
 /* ... its reply, when an aggregate, is read through the connection's walk. */
-#define RLOCK__X_WALK 0x4000
-#define RLOCK__X_TAG(t) ((t) < 0 ? (t) : (t) & ~(RLOCK__X_BY_SUB_PUSH | RLOCK__X_BY_UNSUB_PUSH | RLOCK__X_WALK))
+#define RLOCK__X_WALK 0x8000
+/* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
+#define RLOCK__X_TAG(t) ((t) & 0x7FF)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
@@ -3033,6 +3035,7 @@ static int rlock__x_send_step(rlock__x *n, uint64_t now) {
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     rlock__walk *w = n->walk;
     long used;
+    if (n->count <= n->failing || !RLOCK__X_HAS(rlock__x_at(n, 0)->tag, RLOCK__X_WALK)) return 2; /* not its turn */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
@@ -3060,8 +3063,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     }
     if (!n->rx_len) return 0;
 #ifndef RLOCK_NO_CLUSTER
-    p = n->count > n->failing ? rlock__x_at(n, 0) : NULL;
-    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->walk) {
+    if (n->walk) {
         int r = n->walk->read(n, ev);
         if (r < 2) return r;
     }
@@ -3076,8 +3078,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int kind = ev->ps & RLOCK__PS_KIND;
-        if (p && ((kind == RLOCK__PS_SUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
-                  (kind == RLOCK__PS_UNSUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH))))
+        if (p && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: none */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
