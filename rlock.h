@@ -2874,11 +2874,9 @@ static rlock_status rlock__x_begin(rlock__x *n, uint64_t deadline, unsigned char
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
+        /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init) */
         n->conn = RLOCK__CONN_NEW;
         n->gen++;
-        n->proto = 2;
-        n->rx_len = n->rx_used = 0;
-        n->tx_len = n->tx_off = 0;
         /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
          * the first request: AUTH works on every server, and a server that
          * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
