@@ -1738,7 +1738,7 @@ static const unsigned char rlock__resp_kinds[] = {
  * skipped: never a value itself); 0 incomplete; -1 malformed. Every declared length and count is
  * bounded by max_len before anything waits for it. */
 static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
-                           rlock_resp_value *v, long long *n, int *attr) {
+                           rlock_resp_value *v, long *n, int *attr) {
     size_t p = *pos, eol = 0, ll;
     const unsigned char *line;
     const char *m;
@@ -1799,7 +1799,7 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
             if (pairs) k *= 2;
             *attr = mark == '|';
             v->integer = k;
-            *n = k;
+            *n = (long)k; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
         }
     }
     *pos = eol + 2;
@@ -1817,7 +1817,7 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     memset(out, 0, sizeof *out);
     for (;;) {
         rlock_resp_value v;
-        long long n;
+        long n;
         int r, is_attr;
         memset(&v, 0, sizeof v);
         r = rlock__resp_one(buf, len, &pos, max_len, &v, &n, &is_attr);
@@ -1871,18 +1871,19 @@ static size_t rlock__utoa(char *out, unsigned long long v) {
     return n;
 }
 
-/* A reason text: fmt with each '%' replaced by the next of x, y, z in
- * decimal (no stdio in the core). Returns RLOCK_E_BADARG, for "return
- * rlock__why(...)". */
-static rlock_status rlock__why(char *out, size_t cap, const char *fmt, long long x, long long y, long long z) {
-    long long v[3];
-    size_t n = 0, k = 0;
-    v[0] = x; v[1] = y; v[2] = z;
+/* A reason text into out (a why[RLOCK_WHY_LEN]): fmt with each '%'
+ * replaced by the next of x, y in decimal (no stdio in the core; two
+ * numbers: a third argument cost every call site a stack store). Returns
+ * RLOCK_E_BADARG, for "return rlock__why(...)". */
+static rlock_status rlock__why(char *out, const char *fmt, long long x, long long y) {
+    long long v[2];
+    size_t n = 0, k = 0, cap = RLOCK_WHY_LEN;
+    v[0] = x; v[1] = y;
     for (; *fmt && n + 1 < cap; fmt++) {
         char num[24];
         size_t len, i;
         unsigned long long u;
-        if (*fmt != '%' || k == 3) { out[n++] = *fmt; continue; }
+        if (*fmt != '%' || k == 2) { out[n++] = *fmt; continue; }
         u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
         if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
         len = rlock__utoa(num, u);
@@ -2671,7 +2672,7 @@ static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t le
     size_t pos = 0;
     while (!w->done && pos < len) {
         rlock_resp_value v, end;
-        long long n;
+        long n;
         size_t used = 0;
         int attr, r;
         memset(&v, 0, sizeof v);
@@ -3265,38 +3266,38 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     size_t i, j;
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed). */
-    if (!nodes) return rlock__why(c->why, sizeof c->why, "nodes is NULL", 0, 0, 0);
+    if (!nodes) return rlock__why(c->why, "nodes is NULL", 0, 0);
     if (n == 0 || n > RLOCK_MAX_NODES)
-        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..RLOCK_MAX_NODES (%)", (long long)n,
-                          RLOCK_MAX_NODES, 0);
+        return rlock__why(c->why, "n is %, it must be 1..RLOCK_MAX_NODES (%)", (long long)n,
+                          RLOCK_MAX_NODES);
     for (i = 0; i < n; i++) {
         if (nodes[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, sizeof c->why, "nodes[%] is not initialised (rlock_node_init)", (long long)i, 0, 0);
+            return rlock__why(c->why, "nodes[%] is not initialised (rlock_node_init)", (long long)i, 0);
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] share one connection", (long long)j,
-                                  (long long)i, 0);
+                return rlock__why(c->why, "nodes[%] and nodes[%] share one connection", (long long)j,
+                                  (long long)i);
     }
     if (cfg && cfg->drift_permille >= 1000)
-        return rlock__why(c->why, sizeof c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0, 0);
+        return rlock__why(c->why, "drift_permille % is not below 1000", cfg->drift_permille, 0);
     if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        return rlock__why(c->why, sizeof c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
-                          cfg->scripts, 0, 0);
+        return rlock__why(c->why, "scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)",
+                          cfg->scripts, 0);
     if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        return rlock__why(c->why, sizeof c->why, "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
+        return rlock__why(c->why, "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0);
     if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        return rlock__why(c->why, sizeof c->why, "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)", 0, 0, 0);
+        return rlock__why(c->why, "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)", 0, 0);
     if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        return rlock__why(c->why, sizeof c->why, "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)", 0, 0, 0);
+        return rlock__why(c->why, "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)", 0, 0);
     if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        return rlock__why(c->why, sizeof c->why, "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)", 0, 0, 0);
+        return rlock__why(c->why, "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)", 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
-    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0, 0);
+    if (!cfg || !cfg->now_ms) return rlock__why(c->why, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)", 0, 0);
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     if (!cfg || !cfg->random_bytes)
-        return rlock__why(c->why, sizeof c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0, 0);
+        return rlock__why(c->why, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)", 0, 0);
 #endif
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
@@ -3321,20 +3322,20 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
     size_t i, j;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (!RLOCK__HAS_WAITING)
-        return rlock__why(c->why, sizeof c->why, "subscribers: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0, 0);
-    if (!subs) return rlock__why(c->why, sizeof c->why, "subs is NULL", 0, 0, 0);
+        return rlock__why(c->why, "subscribers: waiting is compiled out (RLOCK_NO_WAITING)", 0, 0);
+    if (!subs) return rlock__why(c->why, "subs is NULL", 0, 0);
     if (n == 0 || n > c->n_nodes)
-        return rlock__why(c->why, sizeof c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
-                          (long long)c->n_nodes, 0);
+        return rlock__why(c->why, "n is %, it must be 1..% (the client's nodes)", (long long)n,
+                          (long long)c->n_nodes);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
         if (subs[i].magic != RLOCK__MAGIC_SUB)
-            return rlock__why(c->why, sizeof c->why, "subs[%] is not initialised (rlock_subscriber_init)", (long long)i,
-                              0, 0);
+            return rlock__why(c->why, "subs[%] is not initialised (rlock_subscriber_init)", (long long)i,
+                              0);
         for (j = 0; j < c->n_nodes; j++)
             if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
-                return rlock__why(c->why, sizeof c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
-                                  (long long)j, 0);
+                return rlock__why(c->why, "subs[%] is the command connection of nodes[%]", (long long)i,
+                                  (long long)j);
     }
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
@@ -3564,8 +3565,8 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
-            (void)rlock__why(c->why, sizeof c->why, "nodes[%] and nodes[%] are one server (same run_id)",
-                             (long long)j, (long long)i, 0);
+            (void)rlock__why(c->why, "nodes[%] and nodes[%] are one server (same run_id)",
+                             (long long)j, (long long)i);
             return i;
         }
     }
@@ -3577,7 +3578,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     rlock__ping ping;
     rlock_status first_err = RLOCK_OK;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (timeout_ms == 0) return rlock__why(c->why, "timeout_ms is 0", 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     memset(&ping, 0, sizeof ping);
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
@@ -3859,15 +3860,15 @@ static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
  * after the drift and one node timeout. */
 static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not positive", ttl, 0, 0);
+    if (ttl <= 0) return rlock__why(lk->why, "ttl % ms is not positive", ttl, 0);
     if (ttl > RLOCK_MAX_TTL_MS)
-        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS, 0);
+        return rlock__why(lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS);
     if (ttl <= rlock__drift(lk, ttl))
-        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
-                          rlock__drift(lk, ttl), 0);
+        return rlock__why(lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
+                          rlock__drift(lk, ttl));
     if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
-        return rlock__why(lk->why, sizeof lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
-                          cfg->node_timeout_ms, 0);
+        return rlock__why(lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
+                          cfg->node_timeout_ms);
     return RLOCK_OK;
 }
 
@@ -5649,7 +5650,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     const char *why = "";
     rlock_status st = RLOCK_E_STATE;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, "timeout_ms is 0", 0, 0, 0);
+    if (timeout_ms == 0) return rlock__why(c->why, "timeout_ms is 0", 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
     deadline = rlock__now(c) + timeout_ms;
@@ -5860,7 +5861,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait_ms, 0, 0);
+    if (wait_ms < 0) return rlock__why(lk->why, "wait % ms is negative", wait_ms, 0);
     now = rlock__now(c);
     if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
@@ -5869,8 +5870,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
     if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
-        return rlock__why(lk->why, sizeof lk->why, "fencing: the key has a '}' outside a hash tag, so no "
-                          "counter name hashes to its slot", 0, 0, 0); /* no same-slot counter name */
+        return rlock__why(lk->why, "fencing: the key has a '}' outside a hash tag, so no "
+                          "counter name hashes to its slot", 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -5884,16 +5885,16 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         } else if (c->cfg.owner) {
             size_t len = strlen(c->cfg.owner);
             if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, sizeof lk->why, "owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)",
-                                  (long long)len, RLOCK_MAX_OWNER_LEN, 0);
+                return rlock__why(lk->why, "owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)",
+                                  (long long)len, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, c->cfg.owner, len + 1);
             lk->owner_len = len;
         } else {
             char num[24];
             size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
             if (17 + n > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, sizeof lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
-                                  "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
+                return rlock__why(lk->why, "the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: "
+                                  "set cfg.owner", (long long)n + 17, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);
@@ -5955,8 +5956,8 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
     /* Waiting sleeps between attempts: refuse before anything is sent. The
      * other blocking calls wait only on connections, through the transport. */
     if (rlock__lock_ok(lk) && wait_ms > 0 && !lk->client->cfg.sleep_ms)
-        return rlock__why(lk->why, sizeof lk->why,
-                          "cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0, 0);
+        return rlock__why(lk->why,
+                          "cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)", 0, 0);
 #endif
     return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
 }
@@ -5975,22 +5976,22 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (!lk) return RLOCK_E_BADARG;
     /* On failure only lk->why is written: lk stays unusable (and a handle
      * that is in use elsewhere is not disturbed). */
-    if (!rlock__client_ok(c)) return rlock__why(lk->why, sizeof lk->why, "client is not initialised", 0, 0, 0);
-    if (!key) return rlock__why(lk->why, sizeof lk->why, "key is NULL", 0, 0, 0);
+    if (!rlock__client_ok(c)) return rlock__why(lk->why, "client is not initialised", 0, 0);
+    if (!key) return rlock__why(lk->why, "key is NULL", 0, 0);
     if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        return rlock__why(lk->why, sizeof lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
-                          RLOCK_MAX_KEY_LEN, 0);
+        return rlock__why(lk->why, "key is % bytes, RLOCK_MAX_KEY_LEN is %", (long long)key_len,
+                          RLOCK_MAX_KEY_LEN);
     if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, "reentrant locks are compiled out (RLOCK_NO_REENTRANT)", 0, 0, 0);
+        return rlock__why(lk->why, "reentrant locks are compiled out (RLOCK_NO_REENTRANT)", 0, 0);
 #ifdef RLOCK_NO_PRIMITIVES
     if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, "kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)",
-                          (long long)kind, 0, 0);
+        return rlock__why(lk->why, "kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)",
+                          (long long)kind, 0);
 #endif
     if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
         kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, "kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)",
-                          (long long)kind, 0, 0);
+        return rlock__why(lk->why, "kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)",
+                          (long long)kind, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = &rlock__set_lock;
@@ -6011,15 +6012,15 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
     if (!RLOCK__HAS_FAIR)
-        return rlock__why(lk->why, sizeof lk->why, "fair locks are compiled out (RLOCK_NO_FAIR)", 0, 0, 0);
+        return rlock__why(lk->why, "fair locks are compiled out (RLOCK_NO_FAIR)", 0, 0);
     if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, "fair: kind % has no fair form (simple and reentrant locks do)",
-                          (long long)lk->kind, 0, 0);
+        return rlock__why(lk->why, "fair: kind % has no fair form (simple and reentrant locks do)",
+                          (long long)lk->kind, 0);
     if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
-        return rlock__why(lk->why, sizeof lk->why, "fair: the key has a '}' outside a hash tag, so no queue "
-                          "name hashes to its slot", 0, 0, 0);
+        return rlock__why(lk->why, "fair: the key has a '}' outside a hash tag, so no queue "
+                          "name hashes to its slot", 0, 0);
     if (grace_ms > 600000u)
-        return rlock__why(lk->why, sizeof lk->why, "grace % ms is above 600000", (long long)grace_ms, 0, 0);
+        return rlock__why(lk->why, "grace % ms is above 600000", (long long)grace_ms, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
 #ifndef RLOCK_NO_FAIR
     if (lk->scripts == &rlock__set_lock) lk->scripts = &rlock__set_fair; /* (all has them already) */
@@ -6256,7 +6257,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #ifndef RLOCK_NO_PRIMITIVES
 static rlock_status rlock__check_permits(rlock_lock *lk, long long permits) {
     if (permits < 1 || permits > 2147483647LL)
-        return rlock__why(lk->why, sizeof lk->why, "permits % is not within 1..2147483647", permits, 0, 0);
+        return rlock__why(lk->why, "permits % is not within 1..2147483647", permits, 0);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
@@ -6276,7 +6277,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_SEMAPHORE)
-        return rlock__why(lk->why, sizeof lk->why, "lk is not a semaphore (kind %)", (long long)lk->kind, 0, 0);
+        return rlock__why(lk->why, "lk is not a semaphore (kind %)", (long long)lk->kind, 0);
     if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
     lk->param = permits; /* the next attempt carries it */
     if (lk->state != RLOCK_STATE_HELD && lk->slot >= permits) lk->slot = 0;
@@ -6289,8 +6290,8 @@ RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, "lk is not a RLOCK_KIND_WRITE handle (kind %)", (long long)lk->kind,
-                          0, 0);
+        return rlock__why(lk->why, "lk is not a RLOCK_KIND_WRITE handle (kind %)", (long long)lk->kind,
+                          0);
     lk->param = on != 0;
     return RLOCK_OK;
 }
@@ -6302,16 +6303,16 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     char packed[RLOCK_MAX_KEY_LEN];
     rlock_status st;
     if (!lk) return RLOCK_E_BADARG;
-    if (!keys || !lens) return rlock__why(lk->why, sizeof lk->why, "keys or lens is NULL", 0, 0, 0);
+    if (!keys || !lens) return rlock__why(lk->why, "keys or lens is NULL", 0, 0);
     if (n == 0 || n > RLOCK_MAX_MULTI)
-        return rlock__why(lk->why, sizeof lk->why, "% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)", (long long)n,
-                          RLOCK_MAX_MULTI, 0);
+        return rlock__why(lk->why, "% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)", (long long)n,
+                          RLOCK_MAX_MULTI);
     for (i = 0; i < n; i++) {
         if (!keys[i] || lens[i] == 0)
-            return rlock__why(lk->why, sizeof lk->why, "key % is NULL or empty", (long long)i, 0, 0);
+            return rlock__why(lk->why, "key % is NULL or empty", (long long)i, 0);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
-            return rlock__why(lk->why, sizeof lk->why, "keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %",
-                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN, 0);
+            return rlock__why(lk->why, "keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %",
+                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
         memcpy(packed + total + 2, keys[i], lens[i]);
@@ -6319,9 +6320,16 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     }
     slot0 = rlock_cluster_slot(keys[0], lens[0]);
     for (i = 1; i < n; i++)
-        if (rlock_cluster_slot(keys[i], lens[i]) != slot0)
-            return rlock__why(lk->why, sizeof lk->why, "key % hashes to Cluster slot %, key 0 to %: give the keys one "
-                              "hash tag, e.g. {job}:a {job}:b", (long long)i, rlock_cluster_slot(keys[i], lens[i]), slot0);
+        if (rlock_cluster_slot(keys[i], lens[i]) != slot0) { /* (three numbers: the text in two parts) */
+            char tail[RLOCK_WHY_LEN];
+            size_t k;
+            (void)rlock__why(tail, "%: give the keys one hash tag, e.g. {job}:a {job}:b", slot0, 0);
+            (void)rlock__why(lk->why, "key % hashes to Cluster slot %, key 0 to ", (long long)i,
+                             rlock_cluster_slot(keys[i], lens[i]));
+            k = strlen(lk->why);
+            rlock__copy_text(lk->why + k, sizeof lk->why - k, tail, strlen(tail));
+            return RLOCK_E_BADARG;
+        }
     st = rlock_lock_init(lk, c, packed, total, RLOCK_KIND_SIMPLE);
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
@@ -6337,7 +6345,7 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     long long ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
-        return rlock__why(lk->why, sizeof lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0, 0);
+        return rlock__why(lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0);
     rlock__op_link(lk, op, ttl);
     lk->op.info = out;
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
@@ -6349,8 +6357,8 @@ RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_
     size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!out || cap < lk->client->n_nodes)
-        return rlock__why(lk->why, sizeof lk->why, "out has room for % answers, the client has % nodes",
-                          out ? (long long)cap : 0, (long long)lk->client->n_nodes, 0);
+        return rlock__why(lk->why, "out has room for % answers, the client has % nodes",
+                          out ? (long long)cap : 0, (long long)lk->client->n_nodes);
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     for (i = 0; i < lk->client->n_nodes; i++) {
         memset(&out[i], 0, sizeof out[i]);
@@ -6432,8 +6440,8 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
 }
 
 static rlock_status rlock__cluster_full(rlock_cluster *cl) {
-    (void)rlock__why(cl->why, sizeof cl->why, "the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % "
-                     "(seeds included)", RLOCK_CLUSTER_MAX_PRIMARIES, 0, 0);
+    (void)rlock__why(cl->why, "the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % "
+                     "(seeds included)", RLOCK_CLUSTER_MAX_PRIMARIES, 0);
     return RLOCK_E_BADARG;
 }
 
@@ -6605,18 +6613,18 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     size_t i;
     if (!cl) return RLOCK_E_BADARG;
     memset(cl, 0, sizeof *cl);
-    if (!hosts || !ports || !connect) return rlock__why(cl->why, sizeof cl->why, "hosts, ports and connect are required", 0, 0, 0);
+    if (!hosts || !ports || !connect) return rlock__why(cl->why, "hosts, ports and connect are required", 0, 0);
     if (n == 0 || n > RLOCK_CLUSTER_MAX_PRIMARIES)
-        return rlock__why(cl->why, sizeof cl->why, "n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)", (long long)n,
-                          RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+        return rlock__why(cl->why, "n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)", (long long)n,
+                          RLOCK_CLUSTER_MAX_PRIMARIES);
     if (cfg) cl->cfg = *cfg;
     cl->connect = connect;
     cl->user = user;
     cl->call.done = rlock__cluster_fetch_done;
     for (i = 0; i < n; i++)
         if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
-            rlock_status st = rlock__why(cl->why, sizeof cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
-                                         (long long)i, 0, 0);
+            rlock_status st = rlock__why(cl->why, "seed % is not a usable address (host < 64 bytes, port 1..65535)",
+                                         (long long)i, 0);
             rlock_cluster_close(cl);
             cl->n = 0;
             return st;
@@ -6693,7 +6701,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         idx = rlock__cluster_add(cl, host, hl, port);
         if (idx < 0) {
             if (idx == -2) (void)rlock__cluster_full(cl);
-            else (void)rlock__why(cl->why, sizeof cl->why, "redirected to an address that cannot be used", 0, 0, 0);
+            else (void)rlock__why(cl->why, "redirected to an address that cannot be used", 0, 0);
             return st;
         }
         if (ask) cl->asked++;
@@ -6782,7 +6790,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (kind <= RLOCK__CL_EXTEND && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait < 0) return rlock__why(lk->why, sizeof lk->why, "wait % ms is negative", wait, 0, 0);
+    if (wait < 0) return rlock__why(lk->why, "wait % ms is negative", wait, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
     lk->cl.kind = (unsigned char)kind;
