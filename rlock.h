@@ -3361,12 +3361,11 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
 }
-#define rlock__conn_s rlock__conn_at
 /* Commands queued on all of c's connections so far. */
 static unsigned long rlock__client_commands(const rlock_client *c) {
     unsigned long k = 0;
     size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_s(c, i)->commands;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_at(c, i)->commands;
     return k;
 }
 /* The public handle of connection i (what rlock_interest.conn names). */
@@ -4535,7 +4534,7 @@ static void rlock__subs_listen(rlock_client *c) {
     size_t i;
     if (!RLOCK__HAS_WAITING) return;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_s(c, i)->listen = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
@@ -4991,7 +4990,7 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_s(c, i)) rlock__deliver_push(c, j, ev);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
