@@ -2765,7 +2765,8 @@ static rlock__x *rlock__x_node(const rlock_node *n) {
 }
 
 static rlock__pending *rlock__x_at(rlock__x *n, unsigned i) {
-    return &n->q[(n->head + i) % n->q_cap];
+    unsigned k = n->head + i; /* head, i < q_cap: one subtraction wraps it (no division on a Cortex-M0) */
+    return &n->q[k < n->q_cap ? k : k - n->q_cap];
 }
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
@@ -2970,7 +2971,7 @@ static int rlock__x_timed_out(rlock__x *n, uint64_t now) {
  * tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     rlock__pending *p = rlock__x_at(n, 0);
-    n->head = (n->head + 1) % n->q_cap;
+    n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
     n->count--;
     ev->kind = kind;
     ev->owner = p->owner;
