@@ -690,9 +690,9 @@ typedef struct rlock__conn {
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
 #endif
 #if !RLOCK__COMPACT
-    /* The rest of the connection, where the exchange finds it (set when a
-     * client takes the connection: rlock_client_init, _set_subscribers):
-     * one pointer reaches all it works on. */
+    /* The rest of the connection, where the exchange finds it (set by
+     * rlock_node_init / rlock_subscriber_init, and again when a client takes
+     * the connection): one pointer reaches all it works on. */
     const rlock_transport *t;
     const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): credentials, db */
     struct rlock__pending *q;    /* the request FIFO, q_cap entries */
@@ -3187,6 +3187,9 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
     if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     node->magic = RLOCK__MAGIC_NODE;
     node->result = RLOCK_OK;
+#if !RLOCK__COMPACT
+    rlock__x_bind(&node->x, node); /* (again by rlock_client_init: a copy is bound to itself) */
+#endif
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
@@ -3209,6 +3212,9 @@ RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_t
     if (rlock__conn_init(sub, sizeof *sub, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     sub->magic = RLOCK__MAGIC_SUB;
     sub->x.is_sub = 1;
+#if !RLOCK__COMPACT
+    rlock__x_bind(&sub->x, sub);
+#endif
     return RLOCK_OK;
 }
 RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
