@@ -78,7 +78,8 @@
  *                              time (rlock_client_init says which is missing;
  *                              sleep only rlock_acquire with a wait needs,
  *                              and it says so)
- *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t)    [CLOCK_MONOTONIC]
+ *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t; rlock keeps
+ *                              it modulo 2^32, wrap-safe)    [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
  *                              return 0 on success     [getrandom, else /dev/urandom]
@@ -371,6 +372,9 @@ extern "C" {
 #ifndef RLOCK_MAX_TTL_MS
 #define RLOCK_MAX_TTL_MS 2147483647LL
 #endif
+#if RLOCK_MAX_TTL_MS > 2147483647
+#error "RLOCK_MAX_TTL_MS must stay below 2^31 ms (rlock's times are 32-bit, compared by their difference)"
+#endif
 #ifndef RLOCK_ERR_LEN
 #define RLOCK_ERR_LEN 128 /* last error message kept per node */
 #endif
@@ -445,7 +449,7 @@ typedef enum rlock_status {
     RLOCK_E_FOREIGN,       /* the key exists without a TTL: not written by rlock; not retried */
     RLOCK_E_QUORUM,        /* Redlock: too many nodes failed to reach N/2+1 */
     RLOCK_E_RANDOM,        /* the random source failed: refusing to lock with a guessable token */
-    RLOCK_E_CLOCK,         /* the clock hook went backwards past a deadline or overflowed */
+    RLOCK_E_CLOCK,         /* the clock hook went backwards across an operation */
     RLOCK_E_REPLICAS,      /* acquire: granted, but fewer replicas than cfg.replicas acknowledged
                               it in time: released again (see rlock_replica_acks) */
     RLOCK_E_MOVED,         /* cluster: MOVED / ASK - the key's slot is served elsewhere (the address
@@ -631,12 +635,21 @@ typedef struct rlock_transport {
  * a wrap does not upset; 32-bit times keep Cortex-M code small. */
 typedef uint32_t rlock__ms;
 #define RLOCK__MS_BEFORE(a, b) ((rlock__ms)((rlock__ms)(a) - (rlock__ms)(b)) >= 0x80000000u)
+/* a comes before b as seen from now: their signed distances from now
+ * compared (a time up to 2^31 ms past is sooner than any ahead). For the
+ * earliest of deadlines some of which may be past. */
+#define RLOCK__MS_SOONER(now, a, b) \
+    ((rlock__ms)((rlock__ms)((a) - (now)) ^ 0x80000000u) < (rlock__ms)((rlock__ms)((b) - (now)) ^ 0x80000000u))
+/* "No deadline": this far ahead of now. Every real interval is shorter
+ * (waits and timeouts are cut to RLOCK__MS_FAR - 1), so the earliest of
+ * deadlines, started from now + RLOCK__MS_FAR, tells "none" by its value. */
+#define RLOCK__MS_FAR 0x7fffffffu
 
 /* One request in flight on a connection: whose reply it is (owner, tag: what
  * the layer above asked), and by when it must be answered. */
 typedef struct rlock__pending {
-    uint64_t deadline;    /* first: no padding before it on 32-bit targets (16 bytes, not 24) */
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
+    rlock__ms deadline;   /* (after owner: no padding on 64-bit targets, 16 bytes, not 24) */
     int tag;
 } rlock__pending;
 
@@ -989,8 +1002,8 @@ typedef struct rlock_round {
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
     long long acks;           /* fewest acks reported, -1 none */
-    uint64_t start;
-    long long ttl;            /* the lease it asks for (numbers are written out when encoding) */
+    rlock__ms start;
+    uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     long long v[RLOCK_MAX_NODES][3];
@@ -1003,14 +1016,14 @@ typedef struct rlock_op {
     int phase;                /* rlock__PH_* */
     rlock_status result;      /* final status once phase is DONE */
     rlock_round round;
-    long long ttl;            /* ttl this op asks for */
-    uint64_t wait_end;        /* acquire: give up after this */
-    uint64_t wake_at;         /* backoff / wait: next round not before */
+    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
+    rlock__ms wait_end;       /* acquire: give up after this */
+    rlock__ms wake_at;        /* backoff / wait: next round not before */
     uint32_t attempts;
     long long holder_pttl;    /* smallest PTTL reported by a node that refused */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1) or report fail */
-    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT */
+    int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
     int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
                                  2: it was refused, the script attempt follows at once */
@@ -1032,7 +1045,7 @@ struct rlock__scripts;
 typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
     union { long long ttl; struct rlock_info *info; } arg; /* acquire / extend: the ttl; inspect: where its answer goes */
-    uint64_t wait_end, wake_at;
+    rlock__ms wait_end, wake_at;
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
@@ -1053,15 +1066,15 @@ typedef struct rlock_lock {
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
-    uint64_t held_since;      /* when the current grant's first round started */
-    uint64_t granted_at;      /* when the round of the last grant/extend started */
-    uint64_t validity_end;    /* monotonic ms when validity runs out */
-    long long ttl_ms;
+    rlock__ms held_since;     /* when the current grant's first round started */
+    rlock__ms granted_at;     /* when the round of the last grant/extend started */
+    rlock__ms validity_end;   /* monotonic ms when validity runs out */
+    uint32_t ttl_ms;          /* the lease of the current grant */
     long long holds;          /* reentrant hold count seen on the quorum */
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     size_t votes;             /* nodes that agreed in the last round */
     /* renewal */
-    uint64_t renew_at;        /* rlock_renew_poll extends at or after this */
+    rlock__ms renew_at;       /* rlock_renew_poll extends at or after this */
     /* the operation in progress */
     rlock_op op;
     unsigned magic;
@@ -1121,7 +1134,8 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
 
 /* --- blocking calls (a loop over the non-blocking ones) --- */
 
-/* Acquire with lease ttl_ms, waiting up to wait_ms (0: try once).
+/* Acquire with lease ttl_ms, waiting up to wait_ms (0: try once; 2^31 ms,
+ * 24.8 days, or more: forever - rlock's clock is 32-bit, LLONG_MAX says it).
  * RLOCK_OK, RLOCK_NOT_ACQUIRED (wait_ms == 0), RLOCK_TIMEOUT, or an error.
  * A reentrant lock already held by this owner is re-entered (count + 1). */
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms);
@@ -2521,7 +2535,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * program that uses no primitive does not link them. */
 struct rlock__enc;
 static int rlock__parse_info(rlock_info *info, const char *s, size_t len);
-static void rlock__admin_round_done(struct rlock_lock *lk, uint64_t now);
+static void rlock__admin_round_done(struct rlock_lock *lk, rlock__ms now);
 static void rlock__enc_multi(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
@@ -2535,7 +2549,7 @@ struct rlock__scripts {
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
     int (*parse_info)(rlock_info *info, const char *s, size_t len); /* an inspect answer (set_all) */
-    void (*admin_done)(struct rlock_lock *lk, uint64_t now);         /* an inspect / force round's end (set_all) */
+    void (*admin_done)(struct rlock_lock *lk, rlock__ms now);         /* an inspect / force round's end (set_all) */
     void (*enc_multi)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* a multi-lock's request */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
@@ -2811,7 +2825,7 @@ static int rlock__x_disown(rlock__x *n, const void *owner) {
     return had;
 }
 
-static void rlock__x_push(rlock__x *n, void *owner, int tag, uint64_t deadline) {
+static void rlock__x_push(rlock__x *n, void *owner, int tag, rlock__ms deadline) {
     rlock__pending *p = rlock__x_at(n, n->count++);
     p->owner = owner;
     p->tag = tag;
@@ -2821,7 +2835,7 @@ static void rlock__x_push(rlock__x *n, void *owner, int tag, uint64_t deadline) 
 
 /* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
  * exchange's own, at connect). */
-static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline) {
+static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline) {
     n->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
@@ -2834,7 +2848,7 @@ static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, uint6
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
-static rlock_status rlock__x_begin(rlock__x *n, uint64_t deadline, unsigned char **out, size_t *cap,
+static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned char **out, size_t *cap,
                                    const char **why) {
     *why = "";
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
@@ -2928,7 +2942,7 @@ static rlock_status rlock__x_begin(rlock__x *n, uint64_t deadline, unsigned char
 #ifndef RLOCK_NO_CLUSTER
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
-static void rlock__x_commit_walk(rlock__x *n, size_t len, void *owner, int tag, uint64_t deadline,
+static void rlock__x_commit_walk(rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
     walk->read = rlock__x_walk_read;
@@ -2942,11 +2956,11 @@ static void rlock__x_commit_push(rlock__x *n, size_t len) {
     n->commands++;
 }
 
-static RLOCK__NOINLINE uint64_t rlock__x_deadline(rlock__x *n) {
-    uint64_t d = UINT64_MAX;
+/* The earliest (seen from now) of d and the deadlines of n's requests. */
+static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
     unsigned i;
     for (i = n->failing; i < n->count; i++)
-        if (rlock__x_at(n, i)->deadline < d) d = rlock__x_at(n, i)->deadline;
+        if (RLOCK__MS_SOONER(now, rlock__x_at(n, i)->deadline, d)) d = rlock__x_at(n, i)->deadline;
     return d;
 }
 
@@ -2958,8 +2972,8 @@ static int rlock__x_wants(rlock__x *n) {
     return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
-static int rlock__x_timed_out(rlock__x *n, uint64_t now) {
-    if (n->count > n->failing && now >= rlock__x_deadline(n)) {
+static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
+    if (n->count > n->failing && !RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
         return 1;
     }
@@ -2993,7 +3007,7 @@ static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
 }
 
 /* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
-static int rlock__x_connect_step(rlock__x *n, uint64_t now) {
+static int rlock__x_connect_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = n->t;
     int r;
     if (n->conn == RLOCK__CONN_UP) return 1;
@@ -3012,7 +3026,7 @@ static int rlock__x_connect_step(rlock__x *n, uint64_t now) {
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
-static int rlock__x_send_step(rlock__x *n, uint64_t now) {
+static int rlock__x_send_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = n->t;
     while (n->tx_off < n->tx_len) {
         size_t left = n->tx_len - n->tx_off;
@@ -3105,7 +3119,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
-static int rlock__x_recv_step(rlock__x *n, uint64_t now) {
+static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = n->t;
     long r = t->recv(t->ctx, n->rx + n->rx_len, n->rx_cap - n->rx_len);
     if (r == RLOCK_IO_WOULD_BLOCK) {
@@ -3125,7 +3139,7 @@ static int rlock__x_recv_step(rlock__x *n, uint64_t now) {
 
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
-static int rlock__x_next(rlock__x *n, uint64_t now, rlock__event *ev) {
+static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -3231,8 +3245,8 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 #endif
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
-static uint64_t rlock__now(const rlock_client *c) {
-    return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
+static rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
+    return (rlock__ms)(c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS());
 }
 static int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
@@ -3259,6 +3273,7 @@ static void rlock__config_defaults(rlock_config *cfg) {
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
     if (!cfg->drift_permille) cfg->drift_permille = 10;
     if (!cfg->recheck_ms) cfg->recheck_ms = 1000;
+    if (cfg->node_timeout_ms > RLOCK__MS_FAR - 1u) cfg->node_timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
 }
 
 RLOCKDEF void rlock_config_init(rlock_config *cfg) {
@@ -3472,10 +3487,10 @@ static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, c
     return pos + n;
 }
 
-static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now);
+static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now);
 
 /* Read every connection of c and hand each event to its owner. */
-static void rlock__client_pump(rlock_client *c, uint64_t now) {
+static void rlock__client_pump(rlock_client *c, rlock__ms now) {
     size_t i, total = c->n_nodes + RLOCK__NSUBS(c);
     for (i = 0; i < total; i++) {
         rlock__x *n = rlock__conn_at(c, i);
@@ -3518,7 +3533,7 @@ static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
 
 /* Ask every node in mask one request (enc), all bounded by deadline, and
  * wait (blocking) until each answered or failed; answers go to *p. */
-static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline, rlock__ping *p,
+static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p,
                               size_t (*enc)(unsigned char *, size_t)) {
     size_t i;
     for (i = 0; i < c->n_nodes; i++) {
@@ -3539,10 +3554,10 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint64_t deadline,
         p->answered |= 1u << i;
     }
     for (;;) {
-        uint64_t now = rlock__now(c);
+        rlock__ms now = rlock__now(c);
         rlock__client_pump(c, now);
         if ((p->answered & mask) == mask) break;
-        rlock__client_wait(c, now < deadline ? (uint32_t)(deadline - now) : 0);
+        rlock__client_wait(c, RLOCK__MS_BEFORE(now, deadline) ? deadline - now : 0);
     }
 }
 
@@ -3586,6 +3601,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, "timeout_ms is 0", 0, 0);
     if (c->ops) return RLOCK_E_STATE;
+    if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     memset(&ping, 0, sizeof ping);
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
     for (i = 0; i < c->n_nodes; i++) {
@@ -3849,16 +3865,17 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
 }
 
-/* (ttl > 0, checked; no 64-bit division: rlock__divmod) */
-static long long rlock__drift(const rlock_lock *lk, long long ttl) {
-    uint64_t v = (uint64_t)ttl * lk->client->cfg.drift_permille;
-    (void)rlock__divmod(&v, 1000);
-    return (long long)v + 2;
+/* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
+ * drift_permille < 1000 (both checked), so ttl / 1000 * permille < 2^32. */
+static uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
+    uint32_t p = lk->client->cfg.drift_permille;
+    return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
 }
 
-static uint64_t rlock__renew_interval(const rlock_lock *lk, long long ttl) {
-    uint64_t every = lk->client->cfg.renew_every_ms;
-    if (!every) { every = (uint64_t)ttl; (void)rlock__divmod(&every, 3); }
+static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
+    uint32_t every = lk->client->cfg.renew_every_ms;
+    if (!every) every = ttl / 3u;
+    if (every > RLOCK__MS_FAR - 1u) every = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     return every ? every : 1;
 }
 
@@ -3869,26 +3886,24 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     if (ttl <= 0) return rlock__why(lk->why, "ttl % ms is not positive", ttl, 0);
     if (ttl > RLOCK_MAX_TTL_MS)
         return rlock__why(lk->why, "ttl % ms is above RLOCK_MAX_TTL_MS %", ttl, RLOCK_MAX_TTL_MS);
-    if (ttl <= rlock__drift(lk, ttl))
+    if (ttl <= rlock__drift(lk, (uint32_t)ttl))
         return rlock__why(lk->why, "ttl % ms is not above the drift allowance % ms", ttl,
-                          rlock__drift(lk, ttl));
+                          rlock__drift(lk, (uint32_t)ttl));
     if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
         return rlock__why(lk->why, "ttl % ms is not above node_timeout_ms %", ttl,
                           cfg->node_timeout_ms);
     return RLOCK_OK;
 }
 
-static uint32_t rlock__node_timeout(const rlock_lock *lk, long long ttl) {
-    uint64_t t = ttl > 0 ? (uint64_t)ttl : 0, third = t;
+static uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
+    uint32_t t = ttl / 10u, third = ttl / 3u;
     if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
-    (void)rlock__divmod(&t, 10);
-    (void)rlock__divmod(&third, 3);
     if (t > 250) t = 250;
     if (t < 50) t = 50;
     if (t > third) t = third > 0 ? third : 1;
-    return (uint32_t)t;
+    return t;
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
@@ -4229,7 +4244,7 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
 }
 
 /* Hand node i its request for the current round, if it has room now. */
-static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
+static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
@@ -4237,7 +4252,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     unsigned char *out;
     size_t cap, seg[5], at, k;
     const char *why;
-    uint64_t deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
+    rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
@@ -4294,7 +4309,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, uint64_t now) {
     r->queued |= 1u << i;
 }
 
-static void rlock__round_send(rlock_lock *lk, uint64_t now) {
+static void rlock__round_send(rlock_lock *lk, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     size_t i;
     for (i = 0; i < lk->client->n_nodes; i++)
@@ -4325,7 +4340,7 @@ static unsigned rlock__wake_nodes(const rlock_lock *lk) {
 
 /* Send the script for `op` to every node in mask, all before any reply is
  * read, so a round costs one round trip of the slowest node. */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
     size_t i;
     r->mask = mask;
@@ -4365,7 +4380,7 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 }
 
 /* A reply or failure for lk's round from node i. */
-static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, uint64_t now) {
+static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
     int again = 0;
@@ -4468,7 +4483,7 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
  * (the answer is a push there), else on subscriber j (the answer is a reply:
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
 static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
-                           uint64_t deadline) {
+                           rlock__ms deadline) {
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n;
     unsigned char *out;
@@ -4495,7 +4510,7 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
 
 /* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
  * mask where it is subscribed; nobody waits for the answers. */
-static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, uint64_t now) {
+static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, rlock__ms now) {
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
         if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
@@ -4503,7 +4518,7 @@ static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, u
 }
 
 /* Forget the lingering channel, unsubscribing it where it is subscribed. */
-static void rlock__linger_drop(rlock_client *c, uint64_t now) {
+static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     rlock__unsub(c, c->linger_mask, NULL, now);
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -4512,7 +4527,7 @@ static void rlock__linger_drop(rlock_client *c, uint64_t now) {
 /* lk stops waiting: subscriptions no other operation shares are left to
  * linger (the next wait on this key needs no SUBSCRIBE); the lingering
  * channel they replace is unsubscribed. */
-static void rlock__op_unsubscribe(rlock_lock *lk, uint64_t now) {
+static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     unsigned mine = lk->op.sub_ok | lk->op.sub_pending, others = 0;
     const rlock_lock *o;
@@ -4576,18 +4591,18 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
 
 /* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
  * random value in [d/2, d], never past the holder's PTTL or our deadline. */
-static void rlock__schedule_retry(rlock_lock *lk, uint64_t now) {
+static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint64_t d = cfg->backoff_min_ms, delay;
-    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    uint64_t d = cfg->backoff_min_ms;
+    uint32_t delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1); /* d <= backoff_max_ms: 32 bits */
-    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
+    delay = (uint32_t)(d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1)); /* d <= backoff_max_ms: 32 bits */
+    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint32_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
-    if (now + delay > op->wait_end) delay = op->wait_end - now;
+    if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -4607,7 +4622,7 @@ static int rlock__adopt_linger(rlock_lock *lk) {
 /* How long a waiting writer keeps new readers out: its wait left, at most
  * long enough to outlast the gap to its next attempt (that renews it), so a
  * writer that died frees the readers soon. 0: writers-first is off. */
-static unsigned long long rlock__holdoff(const rlock_lock *lk, uint64_t left) {
+static unsigned long long rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     const rlock_config *cfg = &lk->client->cfg;
     uint64_t cap = (uint64_t)lk->op.ttl;
     if (!lk->param) return 0;
@@ -4628,14 +4643,16 @@ static int rlock__scripts_ran(const rlock_client *c) {
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
-static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
+    rlock__ms left;
+    if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
+    left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
     op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
-    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && now < op->wait_end;
+    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && RLOCK__MS_BEFORE(now, op->wait_end);
     /* The first attempt of a barging simple lock without fencing, not
      * queueing, is a plain SET NX PX: an uncontended acquire costs the server
      * what a raw client's does. Refused, a script attempt follows at once: it
@@ -4667,7 +4684,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
  * that has a TTL, subscribe (then retry at once, so a release between our
  * attempt and the subscription is not missed) or sleep until a release
  * notice or the holder's PTTL, whichever comes first. Otherwise back off. */
-static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
+static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     size_t j;
@@ -4697,21 +4714,21 @@ static void rlock__wait_next(rlock_lock *lk, uint64_t now) {
         /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
          * once; a queued waiter that died swallows the one sent), and then
          * the holder's whole lease would be slept away on a free lock. */
-        uint64_t delay = (uint64_t)op->holder_pttl + 1;
-        if (delay > c->cfg.recheck_ms) delay = c->cfg.recheck_ms;
+        uint32_t delay = c->cfg.recheck_ms;
+        if ((uint64_t)op->holder_pttl < delay) delay = (uint32_t)op->holder_pttl + 1;
         /* A split round (Redlock): the refusing nodes' holder is a rival's
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
         if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
             delay = 1u + rlock__prng32(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
-        if (now + delay > op->wait_end) delay = op->wait_end - now;
+        if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
         op->wake_at = now + delay;
     }
     rlock__op_goto(lk, RLOCK__PH_WAITMSG);
 }
 
 /* The op is over: nothing of it stays in flight or subscribed to. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
+static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
     rlock_client *c = lk->client;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
@@ -4725,18 +4742,18 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
 
 /* The nodes in yes granted or extended the lease op->ttl asked for: it
  * runs from the round's start, less the drift. The op is over. */
-static void rlock__lease(rlock_lock *lk, unsigned yes, long long drift, uint64_t now) {
+static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms now) {
     rlock_op *op = &lk->op;
     lk->held_mask = yes;
     lk->granted_at = op->round.start;
     lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
-    lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+    lk->validity_end = op->round.start + op->ttl - drift;
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long drift) {
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
@@ -4753,9 +4770,9 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long dr
     op->holder_pttl = t.min_pttl;
     op->split = t.n_yes > 0;
     lk->votes = t.n_yes;
-    if (now < op->round.start) t.fatal = RLOCK_E_CLOCK;
+    if (RLOCK__MS_BEFORE(now, op->round.start)) t.fatal = RLOCK_E_CLOCK;
     go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t.n_yes >= q && (long long)(now - op->round.start) + drift < op->ttl) {
+    if (go && t.n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t.max_fence;
@@ -4775,7 +4792,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long dr
     else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
-    op->retry = go && now < op->wait_end && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
     /* A refused plain SET: the script attempt follows at once. A Redlock
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
@@ -4804,21 +4821,21 @@ static void rlock__acquire_round_done(rlock_lock *lk, uint64_t now, long long dr
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, uint64_t now, long long drift) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q = rlock_client_quorum(c);
     rlock__tally_int(&op->round, c->n_nodes, 0, &t);
     lk->votes = t.n_yes;
-    if (now < op->round.start) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
+    if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t.n_yes >= q && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
+    if (t.n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
         rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
-    if (t.n_no > c->n_nodes - q || now >= lk->validity_end) {
+    if (t.n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         rlock__op_finish(lk, RLOCK_LOST, now);
         return;
@@ -4826,7 +4843,7 @@ static void rlock__extend_round_done(rlock_lock *lk, uint64_t now, long long dri
     rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
 }
 
-static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__release_round_done(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock__tally t;
@@ -4858,7 +4875,7 @@ static void rlock__release_round_done(rlock_lock *lk, uint64_t now) {
 #ifndef RLOCK_NO_PRIMITIVES
 /* An inspect or force-unlock round (6.10): answers from a quorum are needed;
  * a force-unlock reports whether any node had the key. */
-static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
+static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
@@ -4878,16 +4895,16 @@ static void rlock__admin_round_done(rlock_lock *lk, uint64_t now) {
 #endif
 
 /* Move lk's operation as far as it can go now. The one switch over phases. */
-static void rlock__op_run(rlock_lock *lk, uint64_t now) {
+static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    long long drift;
+    uint32_t drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
-        if (now >= op->wake_at) rlock__acquire_next_round(lk, now);
+        if (!RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
         return;
     case RLOCK__PH_SUBSCRIBE:
         if (!RLOCK__HAS_WAITING) return; /* never entered */
-        if (op->sub_pending && now < op->wake_at) return;
+        if (op->sub_pending && RLOCK__MS_BEFORE(now, op->wake_at)) return;
         /* Subscribed: try again at once. Not possible: back off instead of
          * re-subscribing in a hot loop. */
         if (op->sub_ok) rlock__acquire_next_round(lk, now);
@@ -4897,7 +4914,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (!RLOCK__HAS_WAITING) return; /* never entered */
         if (op->standby) { /* next in line: if the waiter before us is gone, its grace tells */
             op->standby = 0;
-            if (now + RLOCK__FAIR(lk) + 1u < op->wake_at) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
+            if (RLOCK__MS_BEFORE(now + RLOCK__FAIR(lk) + 1u, op->wake_at)) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
         }
         /* A semaphore's permit handed to us by the release that woke us: the
          * release answered our last (refused) attempt - its lease began
@@ -4910,7 +4927,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
             op->round.v[0][2] = 0;
             rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
         } else {
-            if (op->woke || now >= op->wake_at) rlock__acquire_next_round(lk, now);
+            if (op->woke || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
             return;
         }
         /* fall through */
@@ -4925,7 +4942,7 @@ static void rlock__op_run(rlock_lock *lk, uint64_t now) {
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
             /* (a semaphore's follow-up for a free slot goes out even past the wait) */
-            if (op->retry && !op->cancel && (now < op->wait_end || (op->plain == 2 && op->hops > 0)))
+            if (op->retry && !op->cancel && (RLOCK__MS_BEFORE(now, op->wait_end) || (op->plain == 2 && op->hops > 0)))
                 rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
@@ -4994,7 +5011,7 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
 }
 #endif
 
-static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t now) {
+static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
         if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
@@ -5050,7 +5067,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, uint64_t
 static void rlock__client_step(rlock_client *c) {
     int pass;
     for (pass = 0; pass < 4; pass++) {
-        uint64_t now = rlock__now(c);
+        rlock__ms now = rlock__now(c);
         unsigned long before = rlock__client_commands(c);
         rlock_lock *o;
         rlock__client_pump(c, now);
@@ -5232,7 +5249,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
 /* The request of len bytes encoded at rlock__c_begin's *out is in flight
  * (tag RLOCK__TAG_AUTH, len 0: only AUTH / SELECT, for owner's request that
  * did not fit behind them; it goes out once they are answered). */
-static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, uint64_t deadline) {
+static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlock__ms deadline) {
     n->x.tx_len += len;
     n->x.count = 1;
     n->q[0].owner = owner;
@@ -5244,7 +5261,7 @@ static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, uin
 /* Move the request in flight along as far as the transport allows without
  * blocking: 1 its reply is in *rep (pointing into rx until the next call),
  * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
-static int rlock__c_next(rlock_node *n, uint64_t now, rlock_reply *rep, rlock_status *st) {
+static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_status *st) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
@@ -5360,14 +5377,14 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
  * node timeout from when it goes out: a request that waited for its turn
  * (behind other locks') is not timed out by that wait; the EVAL sent again
  * after NOSCRIPT stays within the first one's. */
-static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
+static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     unsigned char *out;
     size_t cap, len;
     const char *why;
     rlock_status st;
-    uint64_t deadline = (now > r->start && !r->evaled ? now : r->start) + r->timeout;
+    rlock__ms deadline = (now > r->start && !r->evaled ? now : r->start) + r->timeout;
     if ((r->queued | r->answered) || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap, &why);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, why); return; }
@@ -5385,7 +5402,7 @@ static void rlock__c_submit(rlock_lock *lk, uint64_t now) {
 }
 
 /* Begin a request for `op` (the general engine's signature: mask is 1). */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long ttl, uint64_t now, int cleanup) {
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
     r->mask = mask;
     r->queued = r->answered = r->evaled = 0;
@@ -5404,9 +5421,9 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, long long 
 /* The next acquire attempt: the first one a plain SET NX PX once a script
  * ran on the node (as the general engine; not with fencing or
  * cfg.scripts_only); the script at once after a refused SET. */
-static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
+static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
-    uint64_t left = op->wait_end > now ? op->wait_end - now : 0;
+    rlock__ms left = op->wait_end > now ? op->wait_end - now : 0;
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
         op->attempts--;
@@ -5421,7 +5438,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, uint64_t now) {
 }
 
 /* The op is over: a reply still due is read and discarded. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
+static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
     rlock_node *n = lk->client->nodes[0];
     (void)now;
     if (n->q[0].owner == lk) n->q[0].owner = NULL;
@@ -5432,11 +5449,11 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, uint64_t now) {
 /* After a failed attempt (and its cleanup): back off and retry, or end.
  * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
  * past the holder's PTTL or the wait. */
-static void rlock__c_again(rlock_lock *lk, uint64_t now) {
+static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint64_t d = cfg->backoff_min_ms, delay;
-    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    uint64_t d = cfg->backoff_min_ms;
+    uint32_t delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
     if (!op->retry || op->cancel || (now >= op->wait_end && op->plain != 2)) {
         rlock__op_finish(lk, op->fail, now);
         return;
@@ -5444,8 +5461,8 @@ static void rlock__c_again(rlock_lock *lk, uint64_t now) {
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1);
-    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint64_t)op->holder_pttl + 1;
+    delay = (uint32_t)(d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1));
+    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint32_t)op->holder_pttl + 1;
     if (now + delay > op->wait_end) delay = op->wait_end - now;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
@@ -5458,7 +5475,7 @@ static int rlock__c_fatal(rlock_status st) {
 }
 
 /* An acquire attempt was answered (as rlock__acquire_round_done, one node). */
-static void rlock__c_acquired(rlock_lock *lk, uint64_t now) {
+static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
     rlock_status st = r->st[0], fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
@@ -5475,7 +5492,7 @@ static void rlock__c_acquired(rlock_lock *lk, uint64_t now) {
         lk->renew_at = r->start + rlock__renew_interval(lk, op->ttl);
         lk->state = RLOCK_STATE_HELD;
         lk->ttl_ms = op->ttl;
-        lk->validity_end = r->start + (uint64_t)(op->ttl - drift);
+        lk->validity_end = r->start + (rlock__ms)(op->ttl - drift);
         lk->holds = 1;
         lk->held_mask = 1u;
         rlock__op_finish(lk, RLOCK_OK, now);
@@ -5500,7 +5517,7 @@ static void rlock__c_acquired(rlock_lock *lk, uint64_t now) {
 }
 
 /* An extend was answered (as rlock__extend_round_done, one node). */
-static void rlock__c_extended(rlock_lock *lk, uint64_t now) {
+static void rlock__c_extended(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock_status st = op->round.st[0];
     long long drift = rlock__drift(lk, op->ttl);
@@ -5511,7 +5528,7 @@ static void rlock__c_extended(rlock_lock *lk, uint64_t now) {
         lk->granted_at = op->round.start;
         lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
         lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (uint64_t)(op->ttl - drift);
+        lk->validity_end = op->round.start + (rlock__ms)(op->ttl - drift);
         st = RLOCK_OK;
     } else if ((st == RLOCK_OK && !yes) || now >= lk->validity_end) {
         rlock__mark_lost(lk);
@@ -5523,7 +5540,7 @@ static void rlock__c_extended(rlock_lock *lk, uint64_t now) {
 }
 
 /* A release was answered: 1 released, 0 not ours (then it was lost). */
-static void rlock__c_released(rlock_lock *lk, uint64_t now) {
+static void rlock__c_released(rlock_lock *lk, rlock__ms now) {
     rlock_status st = lk->op.round.st[0];
     lk->votes = st == RLOCK_OK && lk->op.round.v[0][0] == 1;
     if (st == RLOCK_OK) {
@@ -5535,7 +5552,7 @@ static void rlock__c_released(rlock_lock *lk, uint64_t now) {
 }
 
 /* Move lk's operation as far as it can go now. */
-static void rlock__c_run(rlock_lock *lk, uint64_t now) {
+static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     if (op->phase == RLOCK__PH_BACKOFF && now >= op->wake_at) rlock__acquire_next_round(lk, now);
     if (op->phase != RLOCK__PH_ROUND && op->phase != RLOCK__PH_CLEANUP) return;
@@ -5551,7 +5568,7 @@ static void rlock__c_run(rlock_lock *lk, uint64_t now) {
 
 /* The reply (ok) or failure of lk's request. */
 static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why,
-                           uint64_t now) {
+                           rlock__ms now) {
     rlock_round *r = &lk->op.round;
     if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
@@ -5580,7 +5597,7 @@ static void rlock__client_step(rlock_client *c) {
     rlock_node *n = c->nodes[0];
     int pass;
     for (pass = 0; pass < 4; pass++) {
-        uint64_t now = rlock__now(c);
+        rlock__ms now = rlock__now(c);
         unsigned long before = n->x.commands;
         rlock_reply rep;
         rlock_status st = RLOCK_OK;
@@ -5601,15 +5618,15 @@ static void rlock__client_step(rlock_client *c) {
     }
 }
 
-/* When c must be stepped again even without I/O (UINT64_MAX: never). */
-static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
+/* When c must be stepped again even without I/O (now + RLOCK__MS_FAR: never). */
+static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
-    uint64_t next = UINT64_MAX;
+    rlock__ms next = now + RLOCK__MS_FAR;
     for (o = c->ops; o; o = o->op.next)
-        if (o->op.phase == RLOCK__PH_BACKOFF && o->op.wake_at < next) next = o->op.wake_at;
+        if (o->op.phase == RLOCK__PH_BACKOFF && RLOCK__MS_SOONER(now, o->op.wake_at, next)) next = o->op.wake_at;
         else if (o->op.phase == RLOCK__PH_DONE) next = now;
-    if (rlock__c_wants(n) && n->q[0].deadline < next) next = n->q[0].deadline;
+    if (rlock__c_wants(n) && RLOCK__MS_SOONER(now, n->q[0].deadline, next)) next = n->q[0].deadline;
     return next;
 }
 
@@ -5650,7 +5667,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     rlock_node *n;
-    uint64_t deadline;
+    rlock__ms deadline;
     unsigned char *out;
     size_t cap, len = 0;
     const char *why = "";
@@ -5665,7 +5682,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         rlock__c_commit(n, len, NULL, RLOCK__TAG_PING, deadline);
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
-            uint64_t now = rlock__now(c);
+            rlock__ms now = rlock__now(c);
             rlock_reply rep;
             int r = rlock__c_next(n, now, &rep, &st);
             if (r < 0) rlock__node_notez(n, st, n->x.xerr);
@@ -5715,7 +5732,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 }
 #endif /* RLOCK__COMPACT */
 
-static void rlock__op_link(rlock_lock *lk, int kind, long long ttl) {
+static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     rlock_client *c = lk->client;
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
@@ -5752,10 +5769,10 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 /* When c must be stepped again even without I/O: the earliest op timer or
- * request deadline (UINT64_MAX: none). */
-static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
+ * request deadline (now + RLOCK__MS_FAR: none). */
+static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
     const rlock_lock *o;
-    uint64_t next = UINT64_MAX;
+    rlock__ms next = now + RLOCK__MS_FAR;
     size_t i;
     for (o = c->ops; o; o = o->op.next)
         /* A release notice read with the refusal it follows (one recv, one
@@ -5765,28 +5782,26 @@ static uint64_t rlock__client_next(const rlock_client *c, uint64_t now) {
         if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)))
             next = now;
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
-                  (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && o->op.wake_at < next)
+                  (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
-        uint64_t d = rlock__x_deadline(n);
-        if (rlock__x_wants(n) && d < next) next = d;
+        if (rlock__x_wants(n)) next = rlock__x_deadline(n, now, next);
     }
     return next;
 }
 #endif
 
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
-    uint64_t now, next;
+    rlock__ms now, next;
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
     now = rlock__now(lk->client);
-    next = rlock__client_next(lk->client, now);
-    if (next == UINT64_MAX || next <= now) return 0;
-    return next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(next - now);
+    next = rlock__client_next(lk->client, now) - now; /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
+    return next >= RLOCK__MS_FAR ? 0 : next;
 }
 
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
-    uint64_t now, next;
+    rlock__ms now, next;
     size_t n;
     int connecting;
     if (timeout_ms) *timeout_ms = 0;
@@ -5794,9 +5809,9 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     n = rlock__client_interest(c, out, NULL, cap, &connecting);
     if (!timeout_ms || connecting) return n;
     now = rlock__now(c);
-    next = rlock__client_next(c, now);
-    if ((!c->ops && n == 0) || next == UINT64_MAX) *timeout_ms = UINT32_MAX;
-    else *timeout_ms = next <= now ? 0 : next - now >= UINT32_MAX ? UINT32_MAX - 1u : (uint32_t)(next - now);
+    next = rlock__client_next(c, now) - now;
+    if ((!c->ops && n == 0) || next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
+    else *timeout_ms = next > RLOCK__MS_FAR ? 0 : next; /* > RLOCK__MS_FAR: past */
     return n;
 }
 
@@ -5832,6 +5847,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
          * queue (or finds a permit handed meanwhile, which the cancel then
          * releases, as any grant the cancel's round gets). */
         if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
+            op->timed = 1; /* (not forever: the last attempt) */
             op->wait_end = rlock__now(c);
             rlock__acquire_next_round(lk, op->wait_end);
             op->cancel = 1;
@@ -5862,14 +5878,13 @@ static rlock_status rlock__begin(rlock_lock *lk) {
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    uint64_t now;
+    rlock__ms now;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (wait_ms < 0) return rlock__why(lk->why, "wait % ms is negative", wait_ms, 0);
     now = rlock__now(c);
-    if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
      * that would silently lose the earlier holds. */
@@ -5910,18 +5925,18 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->holds = 0;
         lk->queued = 0;
     }
-    rlock__op_link(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+    rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
     if (wait_ms > 0) (void)rlock__adopt_linger(lk);
-    lk->op.timed = wait_ms > 0;
-    lk->op.wait_end = (uint64_t)wait_ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)wait_ms;
+    lk->op.timed = wait_ms <= 0 ? 0 : wait_ms < RLOCK__MS_FAR ? 1 : 2;
+    lk->op.wait_end = now + (rlock__ms)(wait_ms < RLOCK__MS_FAR ? wait_ms : RLOCK__MS_FAR - 1); /* < 2^31 */
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
 
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    uint64_t now;
+    rlock__ms now;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
@@ -5929,10 +5944,9 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
     if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     now = rlock__now(lk->client);
-    if ((uint64_t)ttl_ms > UINT64_MAX - now) return RLOCK_E_CLOCK; /* the lease's deadline would wrap */
-    rlock__op_link(lk, RLOCK__OP_EXTEND, ttl_ms);
+    rlock__op_link(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* checked: < 2^31 */
     rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, ttl_ms, now, 0);
+    rlock__round_begin(lk, RLOCK__OP_EXTEND, (1u << lk->client->n_nodes) - 1u, lk->op.ttl, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -6072,7 +6086,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
 /* One renewal poll; *what says what it did (rlock_renew_outcome). */
 static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
     const rlock_config *cfg = &lk->client->cfg;
-    uint64_t now, next;
+    rlock__ms now, next;
     long long validity;
     rlock_status st = RLOCK_OK;
     *next_ms = 0;
@@ -6107,11 +6121,11 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-        (cfg->max_hold_ms && now + (uint64_t)lk->ttl_ms > lk->held_since + cfg->max_hold_ms)) {
+        (cfg->max_hold_ms && (uint64_t)(rlock__ms)(now - lk->held_since) + (uint64_t)lk->ttl_ms > cfg->max_hold_ms)) {
         *next_ms = (uint32_t)(validity > UINT32_MAX ? UINT32_MAX : validity); /* capped: let it expire */
         return st;
     }
-    if (now >= lk->renew_at && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
+    if (!RLOCK__MS_BEFORE(now, lk->renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
         st = rlock_extend_begin(lk, lk->ttl_ms);
         if (st != RLOCK_WOULD_BLOCK) { /* lost */
             if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
@@ -6120,9 +6134,9 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
         lk->renewing = 1;
         return rlock__renew_poll(lk, next_ms, what);
     }
-    next = lk->renew_at > now ? lk->renew_at - now : 1;
-    if ((uint64_t)validity < next) next = (uint64_t)validity;
-    *next_ms = (uint32_t)(next > UINT32_MAX ? UINT32_MAX : next);
+    next = RLOCK__MS_BEFORE(now, lk->renew_at) ? lk->renew_at - now : 1;
+    if (validity < (long long)next) next = (rlock__ms)validity;
+    *next_ms = next;
     return st;
 }
 
@@ -6140,11 +6154,11 @@ RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
 }
 
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
-    uint64_t now;
+    rlock__ms now;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
     now = rlock__now(lk->client);
-    if (now < lk->granted_at) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
-    return now < lk->validity_end ? (long long)(lk->validity_end - now) : 0;
+    if (RLOCK__MS_BEFORE(now, lk->granted_at)) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
+    return RLOCK__MS_BEFORE(now, lk->validity_end) ? (long long)(rlock__ms)(lk->validity_end - now) : 0;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
@@ -6348,7 +6362,7 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
 /* Start an admin round (inspect / force) on every node. */
 static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) {
     rlock_status st = rlock__begin(lk);
-    long long ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
+    uint32_t ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
         return rlock__why(lk->why, "a multi-lock handle: inspect or unlock one key at a time", 0, 0);
@@ -6557,15 +6571,16 @@ static void rlock__cluster_visit(void *user, const rlock__walk *w, const rlock_r
 }
 
 static uint32_t rlock__cluster_timeout(const rlock_cluster *cl) {
-    return cl->cfg.node_timeout_ms ? cl->cfg.node_timeout_ms : 1000u;
+    uint32_t t = cl->cfg.node_timeout_ms ? cl->cfg.node_timeout_ms : 1000u;
+    return t < RLOCK__MS_FAR ? t : RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
 }
 
 /* Ask node cl->from for the map, or the next node that can be asked; none
  * left (each asked once in this fetch): RLOCK__MAP_FAILED. */
-static void rlock__cluster_fetch_send(rlock_cluster *cl, uint64_t now) {
+static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
     static const char *const argv[2][2] = { { "CLUSTER", "SHARDS" }, { "CLUSTER", "SLOTS" } };
     static const size_t lens[2][2] = { { 7, 6 }, { 7, 5 } };
-    uint64_t deadline = now + rlock__cluster_timeout(cl);
+    rlock__ms deadline = now + rlock__cluster_timeout(cl);
     for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
         rlock__x *x = rlock__x_node(&cl->node[cl->from]);
         unsigned char *out;
@@ -6586,7 +6601,7 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, uint64_t now) {
     cl->fetch = RLOCK__MAP_FAILED;
 }
 
-static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, uint64_t now) {
+static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, rlock__ms now) {
     if (cl->fetch == RLOCK__MAP_BUSY) return;
     cl->tries = 0;
     cl->from = from;
@@ -6693,7 +6708,7 @@ static void rlock__cluster_unlink(rlock_cluster *cl, rlock_lock *lk) {
 
 /* The lock call's status st, redirects followed: RLOCK_WOULD_BLOCK when the
  * operation goes on (phase says how), else its final status. */
-static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rlock_status st, uint64_t now) {
+static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rlock_status st, rlock__ms now) {
     rlock__cluster_op *o = &lk->cl;
     const char *err = rlock_node_error(lk->client->nodes[0]);
     int asking = lk->asking;
@@ -6749,7 +6764,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
 static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
     rlock__cluster_op *o = &lk->cl;
     for (;;) {
-        uint64_t now = rlock__now(lk->client);
+        rlock__ms now = rlock__now(lk->client);
         rlock_status st;
         switch (o->phase) {
         case RLOCK__CLP_MAP:
@@ -6761,12 +6776,14 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
             o->phase = RLOCK__CLP_START;
             continue;
         case RLOCK__CLP_PAUSE:
-            if (now < o->wake_at) return RLOCK_WOULD_BLOCK;
+            if (RLOCK__MS_BEFORE(now, o->wake_at)) return RLOCK_WOULD_BLOCK;
             o->phase = RLOCK__CLP_START;
             continue;
         case RLOCK__CLP_START:
             if (o->kind == RLOCK__CL_ACQUIRE) {
-                long long left = o->wait_end > now ? (long long)(o->wait_end - now) : 0;
+                long long left = o->timed == 2                         ? LLONG_MAX /* forever */
+                                 : RLOCK__MS_BEFORE(now, o->wait_end) ? (long long)(rlock__ms)(o->wait_end - now)
+                                                                      : 0;
                 st = rlock_acquire_begin(lk, o->arg.ttl, left);
             } else if (o->kind >= RLOCK__CL_INSPECT) {
                 st = cl->admin(lk, o->kind);
@@ -6790,7 +6807,7 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
 
 static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int kind, long long ttl, long long wait,
                                          struct rlock_info *info) {
-    uint64_t now;
+    rlock__ms now;
     rlock_status st;
     if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
         return RLOCK_E_BADARG;
@@ -6802,8 +6819,8 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     lk->cl.kind = (unsigned char)kind;
     if (info) lk->cl.arg.info = info;
     else lk->cl.arg.ttl = ttl;
-    lk->cl.wait_end = now + (uint64_t)wait;
-    lk->cl.timed = wait > 0;
+    lk->cl.wait_end = now + (rlock__ms)(wait < RLOCK__MS_FAR ? wait : RLOCK__MS_FAR - 1); /* < 2^31 */
+    lk->cl.timed = (unsigned char)(wait <= 0 ? 0 : wait < RLOCK__MS_FAR ? 1 : 2); /* 2: forever (as acquire's) */
     lk->cl.phase = RLOCK__CLP_MAP;
     lk->cl.next = cl->ops;
     cl->ops = lk;
@@ -6862,7 +6879,7 @@ RLOCKDEF void rlock_cluster_cancel(rlock_cluster *cl, rlock_lock *lk) {
 RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
     size_t i, k = 0;
     uint32_t t = UINT32_MAX;
-    uint64_t now;
+    rlock__ms now;
     const rlock_lock *o;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__cluster_ok(cl) || (!out && cap)) return 0;
@@ -6874,8 +6891,7 @@ RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, s
     now = rlock__now(&cl->client[0]);
     for (o = cl->ops; o; o = o->cl.next) {
         if (o->cl.phase == RLOCK__CLP_PAUSE) {
-            uint32_t ti = o->cl.wake_at <= now ? 0 : o->cl.wake_at - now > UINT32_MAX - 1u ? UINT32_MAX - 1u
-                                                                                        : (uint32_t)(o->cl.wake_at - now);
+            uint32_t ti = RLOCK__MS_BEFORE(now, o->cl.wake_at) ? o->cl.wake_at - now : 0;
             if (ti < t) t = ti;
         } else if (o->cl.phase == RLOCK__CLP_START || (o->cl.phase == RLOCK__CLP_MAP && cl->fetch != RLOCK__MAP_BUSY)) {
             t = 0;

@@ -3566,6 +3566,197 @@ static void test_clock(void) {
     env_done();
 }
 
+/* rlock's clock is the now_ms hook's value modulo 2^32 (rlock__ms): times
+ * are compared by their difference, so a lease, a wait or a timer that
+ * spans the wrap (every 49.7 days) runs as any other. Each case starts just
+ * below 2^32 and crosses it; a compare of raw times fails each of them. */
+#define WRAP_T (0x100000000ULL - 3000u) /* 3 s before rlock's clock wraps */
+static void test_clock_wrap(void) {
+#if !RLOCK__COMPACT /* the compact engine (6.8c) moves to 32-bit times on its own branch */
+    uint32_t next = 0;
+    fk_step *s;
+    int i;
+    env_reset("clock wrap: held, renewed, extended and released across it");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_OK);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_NOT_DUE);
+    CHECK_EQ_LL(next, TTL / 3);
+    g_now += TTL / 3; /* 333 ms past the wrap: the renewal is due */
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - TTL / 3);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_OK);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_RENEWED);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_OK);
+    CHECK_EQ_LL(rlock_renew_outcome(&LK), RLOCK_RENEW_NOT_DUE);
+    CHECK_EQ_LL(next, TTL / 3);
+    g_now += 1000;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - 1000);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(F[0].n_reqs, 4);
+    env_done();
+
+    /* a lease taken before the wrap runs out after it */
+    env_reset("clock wrap: validity runs out across it");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    g_now += TTL - DRIFT - 1;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 1);
+    g_now += 1;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 0);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+    CHECK_EQ_LL(F[0].n_reqs, 1); /* nothing sent */
+    env_done();
+
+    /* The holder's PTTL (3999) cuts the backoff to 4000 ms: the retry is due
+     * 1 s after the wrap, and rlock_next_timeout_ms counts down to it. */
+    env_reset("clock wrap: a backoff across it");
+    CFG.backoff_min_ms = CFG.backoff_max_ms = 8000;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:3999\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 10000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK(rlock_acquire_waiting(&LK));
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 4000);
+    g_now += 2999;
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 1001);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    g_now += 1000; /* 999 ms past the wrap */
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 1);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK); /* not yet */
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    g_now += 1;
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 0);
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    env_done();
+
+    /* the wait ends 2 s after the wrap: slept exactly up to it, then TIMEOUT */
+    env_reset("clock wrap: a wait that times out across it");
+    CFG.backoff_min_ms = 100;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:50000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 5000), RLOCK_TIMEOUT);
+    CHECK_EQ_LL(g_slept, 5000);
+    CHECK_EQ_LL(g_now - WRAP_T, 5000);
+    CHECK(F[0].n_reqs >= 3);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    /* A wait of 2^31 ms or more is forever (LLONG_MAX says so: the rlock
+     * command's default): it outlasts 30 days of refusals; 2^31 - 2 ms
+     * does not. */
+    env_reset("clock wrap: a wait of LLONG_MAX outlasts 2^31 ms");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:50000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, LLONG_MAX), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+        CHECK(rlock_acquire_waiting(&LK));
+        CHECK_MSG(rlock_next_timeout_ms(&LK) <= 128, "next timeout %lu", (unsigned long)rlock_next_timeout_ms(&LK));
+        g_now += 10ULL * 86400000u; /* 10 days */
+    }
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK); /* 30 days on: still waiting */
+    CHECK(F[0].n_reqs >= 4);
+    F[0].repeat_last = 0;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    g_now += 200;
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
+    env_done();
+
+    env_reset("clock wrap: a wait of 2^31 - 2 ms ends");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:50000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0x7ffffffeLL), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+        g_now += 10ULL * 86400000u;
+    }
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_TIMEOUT);
+    env_done();
+
+    /* a request sent before the wrap times out after it, not before or never */
+    env_reset("clock wrap: a node timeout across it");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    g_now = 0x100000000ULL - 100u;
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), NODE_TMO);
+    g_now += NODE_TMO - 1;
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 1);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    g_now += 1;
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    env_done();
+
+#if RLOCK_MAX_NODES >= 3
+    /* Redlock: the round starts before the wrap, its last grant comes
+     * 3.1 s later; validity counts from the round's start. */
+    env_reset("clock wrap: Redlock validity across it");
+    CFG.node_timeout_ms = 5000;
+    env_up(3, 0, RLOCK_KIND_SIMPLE);
+    g_now = WRAP_T;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+    s = fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 5000);
+    g_now += 3100;
+    CHECK_EQ_LL(rlock_next_timeout_ms(&LK), 1900);
+    F[2].steps[0].hang = 0;
+    memcpy(F[2].out, GRANT, sizeof GRANT - 1); /* the reply arrives now */
+    F[2].out_len = sizeof GRANT - 1;
+    CHECK_EQ_ST(drive(&LK, rlock_step(&LK)), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 3);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - 3100);
+    g_now += 6000;
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - 9100);
+    env_done();
+#endif
+
+    /* The hook's own 64-bit end is a 2^32 wrap too: a lease across it. */
+    env_reset("clock wrap: the 64-bit hook's end");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    g_now = UINT64_MAX - 1000;
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    g_now += 2000; /* 999 */
+    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT - 2000);
+    CHECK_EQ_ST(rlock_extend(&LK, 2 * TTL), RLOCK_OK);
+    CHECK_EQ_LL(rlock_validity_ms(&LK), 2 * TTL - (2 * TTL * 10 / 1000 + 2));
+    env_done();
+#endif
+}
+
 #define RUN_ID_A "$40\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"
 #define RUN_ID_B "$40\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n"
 #define RUN_ID_C "$40\r\ncccccccccccccccccccccccccccccccccccccccc\r\n"
@@ -3998,25 +4189,6 @@ static void test_fault10_monotonic_clock(void) {
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     env_done();
 
-    /* a clock so close to its end that the lease's deadline would wrap:
-     * refused before anything is sent */
-    env_reset("FAULTS 10/23: a deadline that would overflow the clock");
-    env_up(1, 1, RLOCK_KIND_SIMPLE);
-    g_now = UINT64_MAX - 1000;
-    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_CLOCK);
-    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 5000), RLOCK_E_CLOCK);
-    CHECK(fk_sent_nothing(&F[0]));
-    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
-    CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_STATE); /* nothing started */
-    /* the last lease that fits is granted; a longer extend would wrap */
-    g_now = UINT64_MAX - (uint64_t)TTL;
-    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
-    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
-    CHECK_EQ_LL(rlock_validity_ms(&LK), TTL - DRIFT);
-    CHECK_EQ_ST(rlock_extend(&LK, 2 * TTL), RLOCK_E_CLOCK);
-    CHECK_EQ_LL(F[0].n_reqs, 1);
-    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD); /* still held, as before the call */
-    env_done();
 }
 
 /* Section 5b on the scripted transport: the Cluster slot function, the
@@ -4321,6 +4493,7 @@ int main(void) {
     test_release_held_mask();
 #endif
     test_clock();
+    test_clock_wrap();
     test_client_connect();
 #if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();

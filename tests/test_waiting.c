@@ -1435,6 +1435,164 @@ static void test_wake_node_down(rh_server *srv) {
     for (i = 1; i < NSRV; i++) rh_int(&srv[i], "DEL {wd:key}:waiters");
 }
 
+/* ----------------- rlock's 32-bit clock wrapping, against real Redis */
+
+/* rlock keeps the now_ms hook's value modulo 2^32 (it wraps every 49.7
+ * days). A hook that reads 2^32 at real time `at` (an offset on the real
+ * clock) puts the wrap inside each case below: a lease, renewals, an
+ * extend, waits by notification and by backoff, a timeout and Redlock
+ * validity all cross it against real servers. */
+typedef struct wrap_clock { unsigned long long at; } wrap_clock;
+static uint64_t wrap_now(void *user) {
+    return 0x100000000ULL + rh_now_ms() - ((const wrap_clock *)user)->at;
+}
+static rlock_config wrap_cfg(wrap_clock *w, unsigned lead_ms) {
+    rlock_config c = cfg_base(100, NULL);
+    w->at = rh_now_ms() + lead_ms; /* the wrap comes lead_ms from now */
+    c.now_ms = wrap_now;
+    c.hook_user = w;
+    return c;
+}
+
+/* Acquire key 300 ms before the wrap while a holder child keeps it 600 ms
+ * more: the wait (by notification with subscribers, else by backoff) ends
+ * after the wrap, when the holder releases. */
+static void wrap_wait_once(rh_server *s, int with_subs) {
+    wrap_clock w;
+    rlock_config cfg = wrap_cfg(&w, 5000);
+    tcli t;
+    rlock_lock lk;
+    int pfd[2], status;
+    pid_t pid;
+    char c = 0;
+    const char *key = with_subs ? "wrap:sub" : "wrap:poll";
+    CHECK(tcli_open(&t, &s, 1, &cfg, with_subs) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK(pipe(pfd) == 0);
+    pid = rh_fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        _exit(holder_child(s, key, 600, pfd[1]));
+    }
+    close(pfd[1]);
+    CHECK(pid > 0);
+    if (pid > 0 && rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A') {
+        unsigned long long t0 = rh_now_ms();
+        long long took;
+        rlock_status st;
+        w.at = rh_now_ms() + 300; /* the wrap, 300 ms from now (nothing is in flight: a jump is harmless) */
+        st = rlock_acquire(&lk, 5000, 5000);
+        took = since(t0);
+        CHECK_EQ_ST(st, RLOCK_OK);
+        CHECK_MSG(rh_now_ms() > w.at, "acquired before the wrap");
+        CHECK_MSG(took >= 300 && took < 4000, "%s: acquired %lld ms into a 600 ms hold",
+                  with_subs ? "pub/sub" : "backoff", took);
+        CHECK(key_is(s, key, rlock_lock_token(&lk)));
+        CHECK_MSG(rlock_validity_ms(&lk) > 4000, "validity %lld", rlock_validity_ms(&lk));
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        printf("clock wrap: a wait by %s across it acquired %lld ms into a 600 ms hold\n",
+               with_subs ? "notification" : "backoff", took);
+    } else {
+        CHECK_MSG(0, "holder child did not get %s", key);
+    }
+    close(pfd[0]);
+    if (pid > 0) {
+        status = rh_wait_child(pid, 10000);
+        CHECK_MSG(rh_exited_with(status, 0), "holder child exit %d", exit_code(status));
+    }
+    tcli_close(&t);
+}
+
+static void test_clock_wrap(rh_server *srv) {
+    wrap_clock w;
+    rlock_config cfg = wrap_cfg(&w, 500);
+    tcli t, o;
+    rlock_lock lk, other;
+    unsigned long long t0;
+    int renewed = 0, i;
+    long long v, took, pttl[NSRV];
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    rh_server *sp[NSRV];
+
+    for (i = 0; i < NSRV; i++) sp[i] = &srv[i];
+    /* held 500 ms before the wrap, renewed (every ttl / 3) across it,
+     * extended and released after it */
+    CHECK(tcli_open(&t, &srv, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wrap:hold", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
+    t0 = rh_now_ms(); /* until two renewals after the wrap (bounded: 8 s) */
+    while (renewed < 2 && since(t0) < 8000) {
+        st = rlock_renew_poll(&lk, &next);
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) break;
+        if (rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED && rh_now_ms() > w.at) renewed++;
+        CHECK_MSG(next <= 1500, "renew_poll asks to come back in %lu ms", (unsigned long)next);
+        tcli_wait(&t, next > 20 ? 20 : next);
+    }
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_WOULD_BLOCK, "renewal across the wrap: %s", rlock_status_str(st));
+    CHECK(renew_settle(&t, &lk) == RLOCK_OK);
+    CHECK_MSG(renewed >= 2, "%d renewals after the wrap in %lld ms of a 1.5 s lease", renewed, since(t0));
+    CHECK(rh_now_ms() > w.at);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK(key_is(&srv[0], "wrap:hold", rlock_lock_token(&lk)));
+    CHECK_EQ_ST(rlock_extend(&lk, 3000), RLOCK_OK);
+    v = rlock_validity_ms(&lk);
+    CHECK_MSG(v > 2500 && v <= 3000 - 32, "validity %lld after a 3000 ms extend", v);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS wrap:hold"), 0);
+    tcli_close(&t);
+
+    /* waits across the wrap: by notification, by backoff */
+    wrap_wait_once(&srv[0], 1);
+    wrap_wait_once(&srv[0], 0);
+
+    /* a wait that times out across the wrap: the key is another's for 10 s;
+     * rlock_next_timeout_ms never points past the wait's end */
+    cfg = cfg_base(100, NULL);
+    CHECK(tcli_open(&o, &srv, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&other, &o.cl, "wrap:busy", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&other, 10000, 0), RLOCK_OK);
+    cfg = wrap_cfg(&w, 200);
+    CHECK(tcli_open(&t, &srv, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wrap:busy", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire_begin(&lk, 2000, 600);
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 3000) {
+        next = rlock_next_timeout_ms(&lk);
+        CHECK_MSG(next <= 600, "next timeout %lu ms in a 600 ms wait", (unsigned long)next);
+        if ((st = rlock_step(&lk)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&t, next);
+    }
+    took = since(t0);
+    CHECK_EQ_ST(st, RLOCK_TIMEOUT);
+    CHECK_MSG(took >= 590 && took < 3000, "a 600 ms wait across the wrap timed out after %lld ms", took);
+    CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
+    tcli_close(&t);
+    tcli_close(&o);
+
+    /* Redlock-3: acquired 200 ms before the wrap; validity counts down
+     * across it as on the servers */
+    cfg = wrap_cfg(&w, 200);
+    CHECK(tcli_open(&t, sp, NSRV, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wrap:redlock", 12, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 3000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), NSRV);
+    t0 = rh_now_ms();
+    rh_sleep_ms(400);
+    took = since(t0);
+    CHECK(rh_now_ms() > w.at);
+    for (i = 0; i < NSRV; i++) pttl[i] = rh_int(&srv[i], "PTTL wrap:redlock");
+    v = rlock_validity_ms(&lk); /* after the PTTLs: it is never above what any node had left before */
+    CHECK_MSG(v > 1000 && v <= 3000 - 32 - took, /* (a raw compare says 0 after the wrap) */
+              "Redlock validity %lld ms, %lld ms into a 3000 ms lease", v, took);
+    for (i = 0; i < NSRV; i++) CHECK_MSG(pttl[i] >= v, "node %d PTTL %lld below the validity %lld", i, pttl[i], v);
+    CHECK_EQ_ST(rlock_extend(&lk, 3000), RLOCK_OK);
+    CHECK_MSG(rlock_validity_ms(&lk) > 2500, "validity %lld after the extend", rlock_validity_ms(&lk));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    tcli_close(&t);
+    printf("clock wrap: lease, renewals (%d), extend, timeout and Redlock validity across it\n", renewed);
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -1468,6 +1626,7 @@ int main(void) {
     test_watchdog_lifecycle(&srv[0]);
     test_caps(&srv[0]);
     test_release_floor(&srv[0]);
+    test_clock_wrap(srv);
     test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
