@@ -1068,7 +1068,8 @@ typedef struct rlock_lock {
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
-    rlock__ms validity_end;   /* monotonic ms when validity runs out */
+    uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
+                               * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     uint32_t ttl_ms;          /* the lease of the current grant */
     long long holds;          /* reentrant hold count seen on the quorum */
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
@@ -3245,8 +3246,20 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 #endif
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
+static uint64_t rlock__now64(const rlock_client *c) {
+    return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
+}
 static rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
-    return (rlock__ms)(c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS());
+    return (rlock__ms)rlock__now64(c);
+}
+/* A grant's validity runs out at end (an rlock__ms a little ahead of now):
+ * kept in 64 bits, so that a handle nobody touched for 24.8 days or more
+ * (2^31 ms, where 32-bit times would read as ahead again) has none left. An
+ * end already past leaves none. */
+static void rlock__set_validity(rlock_lock *lk, rlock__ms end) {
+    uint64_t now = rlock__now64(lk->client);
+    rlock__ms d = end - (rlock__ms)now;
+    lk->validity_end = now + (d < 0x80000000u ? d : 0u);
 }
 static int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
@@ -4749,7 +4762,7 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms
     lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
-    lk->validity_end = op->round.start + op->ttl - drift;
+    rlock__set_validity(lk, op->round.start + op->ttl - drift);
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
@@ -5492,7 +5505,7 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
         lk->renew_at = r->start + rlock__renew_interval(lk, op->ttl);
         lk->state = RLOCK_STATE_HELD;
         lk->ttl_ms = op->ttl;
-        lk->validity_end = r->start + (rlock__ms)(op->ttl - drift);
+        rlock__set_validity(lk, r->start + (rlock__ms)(op->ttl - drift));
         lk->holds = 1;
         lk->held_mask = 1u;
         rlock__op_finish(lk, RLOCK_OK, now);
@@ -5524,13 +5537,13 @@ static void rlock__c_extended(rlock_lock *lk, rlock__ms now) {
     int yes = st == RLOCK_OK && op->round.v[0][0] == 1;
     lk->votes = (size_t)yes;
     if (now < op->round.start) st = RLOCK_E_CLOCK;
-    else if (yes && now < lk->validity_end && (long long)(now - op->round.start) + drift < op->ttl) {
+    else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && (long long)(now - op->round.start) + drift < op->ttl) {
         lk->granted_at = op->round.start;
         lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
         lk->ttl_ms = op->ttl;
-        lk->validity_end = op->round.start + (rlock__ms)(op->ttl - drift);
+        rlock__set_validity(lk, op->round.start + (rlock__ms)(op->ttl - drift));
         st = RLOCK_OK;
-    } else if ((st == RLOCK_OK && !yes) || now >= lk->validity_end) {
+    } else if ((st == RLOCK_OK && !yes) || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         st = RLOCK_LOST;
     } else if (st == RLOCK_OK) {
@@ -6154,11 +6167,13 @@ RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
 }
 
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
-    rlock__ms now;
+    uint64_t now, left;
+    rlock__ms len;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
-    now = rlock__now(lk->client);
-    if (RLOCK__MS_BEFORE(now, lk->granted_at)) now = lk->granted_at; /* a clock hook that stepped back adds no validity */
-    return RLOCK__MS_BEFORE(now, lk->validity_end) ? (long long)(rlock__ms)(lk->validity_end - now) : 0;
+    now = rlock__now64(lk->client);
+    len = (rlock__ms)lk->validity_end - lk->granted_at; /* the grant's validity: a clock hook that stepped back adds none */
+    left = lk->validity_end - now; /* past the end: "negative" (the hook's own 2^64 end wraps too) */
+    return (long long)(left >> 63 ? 0 : left < len ? left : len);
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;

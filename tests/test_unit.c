@@ -3571,6 +3571,29 @@ static void test_clock(void) {
  * spans the wrap (every 49.7 days) runs as any other. Each case starts just
  * below 2^32 and crosses it; a compare of raw times fails each of them. */
 #define WRAP_T (0x100000000ULL - 3000u) /* 3 s before rlock's clock wraps */
+/* A handle nobody touched for 2^31 ms or more (and 2^32 ms: where 32-bit
+ * times read as "ahead" again, or as the same time) has no validity
+ * left: renew_poll and extend report the lock lost without sending. */
+static void test_clock_stale_handle(void) {
+    static const uint64_t idle[3] = {0x80000000ULL, 0x100000000ULL, 0x100000000ULL + 5000u};
+    uint32_t next = 0;
+    int i;
+    for (i = 0; i < 3; i++) {
+        env_reset("clock wrap: a handle unused for 2^31 ms or more");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        g_now = WRAP_T;
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        g_now += idle[i];
+        CHECK_EQ_LL(rlock_validity_ms(&LK), 0);
+        CHECK_EQ_ST(rlock_renew_poll(&LK, &next), RLOCK_LOST);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_LOST);
+        CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_LOST);
+        CHECK_EQ_LL(F[0].n_reqs, 1); /* nothing sent */
+        env_done();
+    }
+}
+
 static void test_clock_wrap(void) {
 #if !RLOCK__COMPACT /* the compact engine (6.8c) moves to 32-bit times on its own branch */
     uint32_t next = 0;
@@ -4494,6 +4517,7 @@ int main(void) {
 #endif
     test_clock();
     test_clock_wrap();
+    test_clock_stale_handle();
     test_client_connect();
 #if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();
