@@ -683,7 +683,7 @@ typedef struct rlock__call {
  * being the index within the aggregate open at depth d; and, with type
  * RLOCK_RESP_NONE, the end of the aggregate at `depth`. */
 struct rlock__walk;
-struct rlock__x;
+struct rlock__conn;
 typedef void (*rlock__visit_fn)(void *user, const struct rlock__walk *w, const rlock_resp_value *v);
 typedef struct rlock__walk {
     rlock__visit_fn visit;
@@ -691,7 +691,7 @@ typedef struct rlock__walk {
     /* the exchange's reader of such a reply (rlock__x_walk_read), set when
      * the request is queued: a program that never walks a reply (no
      * cluster) does not link it */
-    int (*read)(const struct rlock__x *n, struct rlock__event *ev);
+    int (*read)(struct rlock__conn *n, struct rlock__event *ev);
     int depth, started, done;
     long long left[RLOCK_RESP_MAX_DEPTH];
     long long pos[RLOCK_RESP_MAX_DEPTH];
@@ -716,6 +716,17 @@ typedef struct rlock__conn {
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
+#endif
+#if !RLOCK__COMPACT
+    /* The rest of the connection, where the exchange finds it (set by
+     * rlock_node_init / rlock_subscriber_init, and again when a client takes
+     * the connection): one pointer reaches all it works on. */
+    const rlock_transport *t;
+    const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): credentials, db */
+    struct rlock__pending *q;    /* the request FIFO, q_cap entries */
+    unsigned char *tx, *rx;
+    unsigned q_cap;
+    size_t tx_cap, rx_cap;
 #endif
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
@@ -1735,91 +1746,95 @@ static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
 
 #endif
 
+/* Each type mark's class (high nibble) and rlock_resp_type (low nibble). */
+enum { RLOCK__R_LINE = 0x00, RLOCK__R_NUM = 0x10, RLOCK__R_INT = 0x20, RLOCK__R_NIL = 0x30, RLOCK__R_BOOL = 0x40,
+       RLOCK__R_BLOB = 0x50, RLOCK__R_AGG = 0x60 };
+#ifdef RLOCK_NO_WAITING
+#define RLOCK__RESP3_MARKS ""
+#else
+#define RLOCK__RESP3_MARKS ",(_#!=>~%|"
+#endif
+static const char rlock__resp_marks[] = "+-:$*" RLOCK__RESP3_MARKS;
+static const unsigned char rlock__resp_kinds[] = {
+    RLOCK__R_LINE | RLOCK_RESP_STATUS, RLOCK__R_LINE | RLOCK_RESP_ERROR, RLOCK__R_INT | RLOCK_RESP_INTEGER,
+    RLOCK__R_BLOB | RLOCK_RESP_BULK, RLOCK__R_AGG | RLOCK_RESP_ARRAY,
+#ifndef RLOCK_NO_WAITING /* RESP3: a RESP2 connection never sees them */
+    RLOCK__R_NUM | RLOCK_RESP_DOUBLE, RLOCK__R_NUM | RLOCK_RESP_BIGNUM, RLOCK__R_NIL | RLOCK_RESP_NIL,
+    RLOCK__R_BOOL | RLOCK_RESP_BOOL, RLOCK__R_BLOB | RLOCK_RESP_ERROR, RLOCK__R_BLOB | RLOCK_RESP_BULK,
+    RLOCK__R_AGG | RLOCK_RESP_PUSH, RLOCK__R_AGG | RLOCK_RESP_SET, RLOCK__R_AGG | RLOCK_RESP_MAP,
+    RLOCK__R_AGG | RLOCK_RESP_MAP /* '|': an attribute */
+#endif
+};
+
 /* Read the header of one value at *pos (and, for blobs, the body). Returns
  * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
  * (scalars), *attr = 1 for a RESP3 attribute ("|": metadata before a value,
  * skipped: never a value itself); 0 incomplete; -1 malformed. Every declared length and count is
  * bounded by max_len before anything waits for it. */
 static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
-                           rlock_resp_value *v, long long *n, int *attr) {
+                           rlock_resp_value *v, long *n, int *attr) {
     size_t p = *pos, eol = 0, ll;
     const unsigned char *line;
-    long long k;
-    int r;
+    const char *m;
+    long long k = 0;
+    int r, mark, kind;
     *n = -1;
     *attr = 0;
     if (p >= len) return len >= max_len ? -1 : 0;
     r = rlock__resp_line(b, len, p + 1, max_len, &eol);
     if (r <= 0) return r;
+    mark = b[p];
+    m = (const char *)memchr(rlock__resp_marks, mark, sizeof rlock__resp_marks - 1);
+    if (!m) return -1;
+    kind = rlock__resp_kinds[m - rlock__resp_marks];
     line = b + p + 1;
     ll = eol - p - 1;
-    switch (b[p]) {
-    case '+': case '-':
-        v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
+    v->type = (rlock_resp_type)(kind & 15);
+    switch (kind >> 4) {
+    case RLOCK__R_NUM >> 4: /* (RESP3 only) */
+    case RLOCK__R_LINE >> 4:
+#ifndef RLOCK_NO_WAITING
+        if (kind >> 4 == RLOCK__R_NUM >> 4 && rlock__resp_number(mark, line, ll) != 0) return -1;
+#endif
         v->str = (const char *)line;
         v->len = ll;
         break;
-    case ':':
-        if (rlock__resp_int(line, ll, &k) != 0) return -1;
-        v->type = RLOCK_RESP_INTEGER;
-        v->integer = k;
-        break;
-#ifndef RLOCK_NO_WAITING /* RESP3 scalars: a RESP2 connection never sees them */
-    case '_':
+#ifndef RLOCK_NO_WAITING
+    case RLOCK__R_NIL >> 4:
         if (ll != 0) return -1;
-        v->type = RLOCK_RESP_NIL;
         break;
-    case '#':
+    case RLOCK__R_BOOL >> 4:
         if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return -1;
-        v->type = RLOCK_RESP_BOOL;
         v->integer = line[0] == 't';
         break;
-    case ',': case '(':
-        if (rlock__resp_number(b[p], line, ll) != 0) return -1;
-        v->type = b[p] == ',' ? RLOCK_RESP_DOUBLE : RLOCK_RESP_BIGNUM;
-        v->str = (const char *)line;
-        v->len = ll;
-        break;
 #endif
-    case '$':
-#ifndef RLOCK_NO_WAITING
-    case '!': case '=':
-#endif
+    default: /* INT, BLOB, AGG: a number */
         if (rlock__resp_int(line, ll, &k) != 0) return -1;
-        if (k == -1 && b[p] == '$') { v->type = RLOCK_RESP_NIL; break; }
-        /* Bound the declared length before using it: it must fit in max_len. */
-        if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
-            return -1;
-        if (b[p] == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
-        if (eol + 2 + (size_t)k + 2 > len) return 0;
-        if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
-        v->type = b[p] == '!' ? RLOCK_RESP_ERROR : RLOCK_RESP_BULK;
-        v->str = (const char *)b + eol + 2;
-        v->len = (size_t)k;
-        if (b[p] == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
-        *pos = eol + 2 + (size_t)k + 2;
-        return 1;
-    case '*':
-#ifndef RLOCK_NO_WAITING
-    case '>': case '~': case '%': case '|':
-#endif
-    {
-        int pairs = b[p] == '%' || b[p] == '|';
-        if (rlock__resp_int(line, ll, &k) != 0) return -1;
-        if (k == -1 && b[p] == '*') { v->type = RLOCK_RESP_NIL; break; }
-        /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
-         * cannot fit before looping over them. Maps hold 2 per entry. */
-        if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
-        if (pairs) k *= 2;
-        v->type = b[p] == '*' ? RLOCK_RESP_ARRAY : b[p] == '>' ? RLOCK_RESP_PUSH : b[p] == '~' ? RLOCK_RESP_SET
-                : RLOCK_RESP_MAP;
-        *attr = b[p] == '|';
-        v->integer = k;
-        *n = k;
-        break;
-    }
-    default:
-        return -1;
+        if (kind >> 4 == RLOCK__R_INT >> 4) { v->integer = k; break; }
+        if (k == -1 && (mark == '$' || mark == '*')) { v->type = RLOCK_RESP_NIL; break; } /* RESP2's nulls */
+        if (kind >> 4 == RLOCK__R_BLOB >> 4) {
+            /* Bound the declared length before using it: it must fit in max_len. */
+            if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
+                return -1;
+            if (mark == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
+            if (eol + 2 + (size_t)k + 2 > len) return 0;
+            if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
+            v->str = (const char *)b + eol + 2;
+            v->len = (size_t)k;
+            if (mark == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
+            *pos = eol + 2 + (size_t)k + 2;
+            return 1;
+        }
+        {
+            int pairs = mark == '%' || mark == '|';
+            /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
+             * cannot fit before looping over them. Maps hold 2 per entry. */
+            if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
+            if (pairs) k *= 2;
+            *attr = mark == '|';
+            v->integer = k;
+            *n = (long)k; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
+        }
     }
     *pos = eol + 2;
     return 1;
@@ -1836,7 +1851,7 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     memset(out, 0, sizeof *out);
     for (;;) {
         rlock_resp_value v;
-        long long n;
+        long n;
         int r, is_attr;
         memset(&v, 0, sizeof v);
         r = rlock__resp_one(buf, len, &pos, max_len, &v, &n, &is_attr);
@@ -1922,22 +1937,24 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 }
 #endif
 
-/* A reason text: fmt with each '%' replaced by the next of x, y, z in
- * decimal (no stdio in the core); under RLOCK_NO_ERROR_TEXTS the line
- * alone. Returns RLOCK_E_BADARG, for "return rlock__why(...)". */
-static rlock_status rlock__why(char *out, size_t cap, rlock__txt fmt, long long x, long long y, long long z) {
+/* A reason text into out (a why[RLOCK_WHY_LEN]): fmt with each '%'
+ * replaced by the next of x, y in decimal (no stdio in the core; two
+ * numbers: a third argument cost every call site a stack store); under
+ * RLOCK_NO_ERROR_TEXTS the line alone. Returns RLOCK_E_BADARG, for
+ * "return rlock__why(...)". */
+static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, long long y) {
 #ifdef RLOCK_NO_ERROR_TEXTS
-    (void)x; (void)y; (void)z;
-    rlock__txt_put(out, cap, fmt);
+    (void)x; (void)y;
+    rlock__txt_put(out, RLOCK_WHY_LEN, fmt);
 #else
-    long long v[3];
-    size_t n = 0, k = 0;
-    v[0] = x; v[1] = y; v[2] = z;
+    long long v[2];
+    size_t n = 0, k = 0, cap = RLOCK_WHY_LEN;
+    v[0] = x; v[1] = y;
     for (; *fmt && n + 1 < cap; fmt++) {
         char num[24];
         size_t len, i;
         unsigned long long u;
-        if (*fmt != '%' || k == 3) { out[n++] = *fmt; continue; }
+        if (*fmt != '%' || k == 2) { out[n++] = *fmt; continue; }
         u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
         if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
         len = rlock__utoa(num, u);
@@ -2664,13 +2681,16 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
 /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
  * before its first one, so that its version's libraries are not deleted
  * under it. Its length, 0 when it does not fit. */
+typedef char rlock__fn_ver_len[RLOCK__FN_VER == 12 ? 1 : -1]; /* the "$18" below */
 static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
-    static const char head[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n";
-    char name[6 + RLOCK__FN_VER + 1] = { 'r', 'l', 'o', 'c', 'k', '-' };
-    size_t pos = sizeof head - 1;
-    if (cap < pos) return 0;
-    memcpy(out, head, pos);
-    return rlock__put_arg(out, cap, &pos, name, 6 + rlock_function_version(name + 6, sizeof name - 6), NULL, 0) ? pos : 0;
+    static const char req[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$18\r\nrlock-"; /* + version, CRLF */
+    size_t n = sizeof req - 1;
+    if (cap < n + RLOCK__FN_VER + 2) return 0;
+    memcpy(out, req, n);
+    n += rlock_function_version((char *)out + n, RLOCK__FN_VER + 2); /* its NUL: where the CR goes */
+    out[n++] = '\r';
+    out[n++] = '\n';
+    return n;
 }
 
 /* FUNCTION LOAD REPLACE of script s's one-function library: the script body
@@ -2706,12 +2726,14 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__TAG_SELECT (-2)
 #define RLOCK__TAG_HELLO (-3)
 /* Flags on a tag: the request is answered, when it succeeds, by a push of
- * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply. */
+ * that kind (RESP3 SSUBSCRIBE / SUNSUBSCRIBE), or by an error reply: the
+ * flag of Pub/Sub kind k (RLOCK__PS_SUB 1, _UNSUB 2) is 0x800 << k. */
 #define RLOCK__X_BY_SUB_PUSH 0x1000
 #define RLOCK__X_BY_UNSUB_PUSH 0x2000
 /* ... its reply, when an aggregate, is read through the connection's walk. */
-#define RLOCK__X_WALK 0x4000
-#define RLOCK__X_TAG(t) ((t) < 0 ? (t) : (t) & ~(RLOCK__X_BY_SUB_PUSH | RLOCK__X_BY_UNSUB_PUSH | RLOCK__X_WALK))
+#define RLOCK__X_WALK 0x8000
+/* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
+#define RLOCK__X_TAG(t) ((t) & 0x7FF)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
@@ -2725,7 +2747,7 @@ static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t le
     size_t pos = 0;
     while (!w->done && pos < len) {
         rlock_resp_value v, end;
-        long long n;
+        long n;
         size_t used = 0;
         int attr, r;
         memset(&v, 0, sizeof v);
@@ -2795,94 +2817,87 @@ static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *
 
 #if !RLOCK__COMPACT
 
-/* A connection as the exchange sees it: its state, transport, credentials,
- * request FIFO and buffers - a node's or a subscriber's (rlock__x_node,
- * rlock__x_sub make one on the stack for each use). */
-typedef struct rlock__x {
-    rlock__conn *s;
-    const rlock_transport *t;
-    const char *user, *pass;
-    int db;               /* SELECT at connect (nodes only) */
-    rlock__pending *q;
-    unsigned q_cap;
-    unsigned char *tx, *rx;
-    size_t tx_cap, rx_cap;
-} rlock__x;
+/* A connection as the exchange sees it: its state and, through the pointers
+ * rlock__x_bind set, transport, credentials, request FIFO and buffers - a
+ * node's or a subscriber's. */
+typedef rlock__conn rlock__x;
 
-static RLOCK__NOINLINE rlock__x rlock__x_node(const rlock_node *cn) {
-    rlock_node *n = (rlock_node *)cn; /* views of a const node only read */
-    rlock__x v;
-    v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = n->db;
-    v.q = n->q; v.q_cap = RLOCK_MAX_PIPELINE;
-    v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
-    return v;
+/* Point x (is_sub set) at the rest of its connection, owner. */
+static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
+    x->owner = owner;
+    if (x->is_sub) {
+        rlock_subscriber *n = (rlock_subscriber *)owner;
+        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
+        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+    } else {
+        rlock_node *n = (rlock_node *)owner;
+        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
+        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+    }
 }
-static RLOCK__NOINLINE rlock__x rlock__x_sub(rlock_subscriber *n) {
-    rlock__x v;
-    v.s = &n->x; v.t = &n->transport; v.user = n->username; v.pass = n->password; v.db = 0; /* channels span dbs */
-    v.q = n->q; v.q_cap = RLOCK_SUB_PIPELINE;
-    v.tx = n->tx; v.tx_cap = sizeof n->tx; v.rx = n->rx; v.rx_cap = sizeof n->rx;
-    return v;
+static rlock__x *rlock__x_node(const rlock_node *n) {
+    return (rlock__x *)&n->x; /* views of a const node only read */
 }
 
-static rlock__pending *rlock__x_at(const rlock__x *n, unsigned i) {
-    return &n->q[(n->s->head + i) % n->q_cap];
+static rlock__pending *rlock__x_at(rlock__x *n, unsigned i) {
+    unsigned k = n->head + i; /* head, i < q_cap: one subtraction wraps it (no division on a Cortex-M0) */
+    return &n->q[k < n->q_cap ? k : k - n->q_cap];
 }
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
  * Every request in flight fails with st; rlock__x_next reports each. */
-static void rlock__x_drop(const rlock__x *n, rlock_status st, const char *why, size_t why_len) {
-    rlock__copy_text(n->s->xerr, sizeof n->s->xerr, why, why_len); /* before close(): why may be the transport's */
-    if (n->s->conn != RLOCK__CONN_DOWN) {
+static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
+    if (n->conn != RLOCK__CONN_DOWN) {
         if (n->t->close) n->t->close(n->t->ctx);
-        n->s->closed = 1;
+        n->closed = 1;
     }
-    n->s->conn = RLOCK__CONN_DOWN;
-    n->s->proto = 2;
-    n->s->rx_len = n->s->rx_used = 0;
-    n->s->tx_len = n->s->tx_off = 0;
-    n->s->failing = n->s->count;
-    n->s->fail_st = st;
+    n->conn = RLOCK__CONN_DOWN;
+    n->proto = 2;
+    n->rx_len = n->rx_used = 0;
+    n->tx_len = n->tx_off = 0;
+    n->failing = n->count;
+    n->fail_st = st;
 #ifndef RLOCK_NO_CLUSTER
-    n->s->walk = NULL;
+    n->walk = NULL;
 #endif
 }
-static void rlock__x_dropz(const rlock__x *n, rlock_status st, const char *why) {
+static void rlock__x_dropz(rlock__x *n, rlock_status st, const char *why) {
     rlock__x_drop(n, st, why, strlen(why));
 }
 /* Why a transport call failed: its own text when it has one, else ours. */
-static const char *rlock__x_why(const rlock__x *n, const char *fallback) {
+static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
     return t && t[0] ? t : fallback;
 }
-static void rlock__x_io_fail(const rlock__x *n, const char *fallback) {
+static void rlock__x_io_fail(rlock__x *n, const char *fallback) {
     rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
-static int rlock__x_disown(const rlock__x *n, const void *owner) {
+static int rlock__x_disown(rlock__x *n, const void *owner) {
     unsigned i;
     int had = 0;
-    for (i = 0; i < n->s->count; i++) {
+    for (i = 0; i < n->count; i++) {
         rlock__pending *p = rlock__x_at(n, i);
         if (p->owner == owner) { p->owner = NULL; had = 1; }
     }
     return had;
 }
 
-static void rlock__x_push(const rlock__x *n, void *owner, int tag, rlock__ms deadline) {
-    rlock__pending *p = rlock__x_at(n, n->s->count++);
+static void rlock__x_push(rlock__x *n, void *owner, int tag, rlock__ms deadline) {
+    rlock__pending *p = rlock__x_at(n, n->count++);
     p->owner = owner;
     p->tag = tag;
     p->deadline = deadline;
-    n->s->commands++;
+    n->commands++;
 }
 
 /* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
  * exchange's own, at connect). */
-static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline) {
-    n->s->tx_len += len;
+static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline) {
+    n->tx_len += len;
     rlock__x_push(n, owner, tag, deadline);
 }
 
@@ -2894,13 +2909,13 @@ static void rlock__x_commit(const rlock__x *n, size_t len, void *owner, int tag,
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
-static rlock_status rlock__x_begin(const rlock__x *n, rlock__ms deadline, unsigned char **out, size_t *cap,
+static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned char **out, size_t *cap,
                                    const char **why) {
     *why = "";
-    if (n->s->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
-    if (n->s->active) {
+    if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
+    if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->s->conn == RLOCK__CONN_UP && n->s->count == 0 && n->s->tx_len == 0 && !n->s->listen) {
+    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
         if (n->t->idle) {
             int r = n->t->idle(n->t->ctx);
             if (r == RLOCK_IO_BUSY) {
@@ -2910,28 +2925,35 @@ static rlock_status rlock__x_begin(const rlock__x *n, rlock__ms deadline, unsign
             if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
         } else {
             long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
-            n->s->rx_len = n->s->rx_used = 0;
-            if (r > 0 && (size_t)r <= n->rx_cap && n->s->proto == 3 && n->rx[0] == '>') n->s->rx_len = (size_t)r; /* pushes */
+            n->rx_len = n->rx_used = 0;
+            if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
             else if (r != RLOCK_IO_WOULD_BLOCK)
                 rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
         }
     }
-    if (n->s->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
-    if (n->s->tx_off) { /* compact what is still unsent */
-        memmove(n->tx, n->tx + n->s->tx_off, n->s->tx_len - n->s->tx_off);
-        n->s->tx_len -= n->s->tx_off;
-        n->s->tx_off = 0;
+    if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
+    if (n->tx_off) { /* compact what is still unsent */
+        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
+        n->tx_len -= n->tx_off;
+        n->tx_off = 0;
     }
-    if (n->s->conn == RLOCK__CONN_DOWN) {
-        if (!n->t->connect && n->s->closed) {
+    if (n->conn == RLOCK__CONN_DOWN) {
+        const char *user, *pass; /* read now: the caller may set them any time before */
+        int db = 0;              /* (a subscriber's channels span dbs) */
+        if (n->is_sub) {
+            const rlock_subscriber *o = (const rlock_subscriber *)n->owner;
+            user = o->username; pass = o->password;
+        } else {
+            const rlock_node *o = (const rlock_node *)n->owner;
+            user = o->username; pass = o->password; db = o->db;
+        }
+        if (!n->t->connect && n->closed) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
-        n->s->conn = RLOCK__CONN_NEW;
-        n->s->gen++;
-        n->s->proto = 2;
-        n->s->rx_len = n->s->rx_used = 0;
-        n->s->tx_len = n->s->tx_off = 0;
+        /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init) */
+        n->conn = RLOCK__CONN_NEW;
+        n->gen++;
         /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
          * the first request: AUTH works on every server, and a server that
          * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
@@ -2940,81 +2962,79 @@ static rlock_status rlock__x_begin(const rlock__x *n, rlock__ms deadline, unsign
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *argv[3];
-            size_t lens[3], len;
-            int k, argc;
+            const char *arg[3];
+            int k, m, j, ok;
             for (k = 0; k < 3; k++) {
-                argv[0] = cmd[k]; lens[0] = strlen(cmd[k]);
-                argc = 2;
+                size_t pos = n->tx_len;
+                m = 1;
+                arg[0] = cmd[k];
                 if (k == 0) {
-                    if (!n->pass) continue;
-                    argv[1] = n->user; argv[2] = n->pass;
-                    if (n->user) argc = 3;
-                    else argv[1] = n->pass;
+                    if (!pass) continue;
+                    if (user) arg[m++] = user;
+                    arg[m++] = pass;
                 } else if (k == 1) {
-                    if (n->db <= 0) continue;
-                    argv[1] = num;
-                    (void)rlock__utoa(num, (unsigned long long)n->db);
+                    if (db <= 0) continue;
+                    (void)rlock__utoa(num, (unsigned long long)db);
+                    arg[m++] = num;
                 } else {
-                    if (!RLOCK__HAS_WAITING || !n->s->hello) continue;
-                    argv[1] = "3";
+                    if (!RLOCK__HAS_WAITING || !n->hello) continue;
+                    arg[m++] = "3";
                 }
-                lens[1] = strlen(argv[1]);
-                lens[2] = argc == 3 ? strlen(argv[2]) : 0;
-                len = rlock_resp_encode(n->tx + n->s->tx_len, n->tx_cap - n->s->tx_len, argc, argv, lens);
-                if (len == 0) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
-                    n->s->conn = RLOCK__CONN_DOWN;
-                    n->s->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
-                    n->s->tx_len = 0;
+                ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
+                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]), NULL, 0);
+                if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
+                    n->conn = RLOCK__CONN_DOWN;
+                    n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
+                    n->tx_len = 0;
                     *why = "AUTH does not fit in RLOCK_TX_BUF";
                     return RLOCK_E_BADARG;
                 }
-                rlock__x_commit(n, len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
+                rlock__x_commit(n, pos - n->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
             }
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
-    *out = n->tx + n->s->tx_len;
-    *cap = n->tx_cap - n->s->tx_len;
+    *out = n->tx + n->tx_len;
+    *cap = n->tx_cap - n->tx_len;
     return RLOCK_OK;
 }
 
 #ifndef RLOCK_NO_CLUSTER
-static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev);
+static int rlock__x_walk_read(rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
-static void rlock__x_commit_walk(const rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline,
+static void rlock__x_commit_walk(rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline,
                                  rlock__walk *walk) {
     walk->depth = walk->started = walk->done = 0;
     walk->read = rlock__x_walk_read;
-    n->s->walk = walk;
+    n->walk = walk;
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
 #endif
 /* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
-static void rlock__x_commit_push(const rlock__x *n, size_t len) {
-    n->s->tx_len += len;
-    n->s->commands++;
+static void rlock__x_commit_push(rlock__x *n, size_t len) {
+    n->tx_len += len;
+    n->commands++;
 }
 
 /* The earliest (seen from now) of d and the deadlines of n's requests. */
-static rlock__ms rlock__x_deadline(const rlock__x *n, rlock__ms now, rlock__ms d) {
+static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
     unsigned i;
-    for (i = n->s->failing; i < n->s->count; i++)
+    for (i = n->failing; i < n->count; i++)
         if (RLOCK__MS_SOONER(now, rlock__x_at(n, i)->deadline, d)) d = rlock__x_at(n, i)->deadline;
     return d;
 }
 
 /* RLOCK_WANT_* the connection needs now. */
-static int rlock__x_wants(const rlock__x *n) {
-    if (n->s->failing) return 0;
-    if (n->s->conn == RLOCK__CONN_NEW || n->s->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
-    if (n->s->conn != RLOCK__CONN_UP) return 0;
-    return (n->s->tx_off < n->s->tx_len ? RLOCK_WANT_WRITE : 0) | (n->s->count || n->s->listen ? RLOCK_WANT_READ : 0);
+static int rlock__x_wants(rlock__x *n) {
+    if (n->failing) return 0;
+    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
+    if (n->conn != RLOCK__CONN_UP) return 0;
+    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
-static int rlock__x_timed_out(const rlock__x *n, rlock__ms now) {
-    if (n->s->count > n->s->failing && !RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
+static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
+    if (n->count > n->failing && !RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
         return 1;
     }
@@ -3024,10 +3044,10 @@ static int rlock__x_timed_out(const rlock__x *n, rlock__ms now) {
 /* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
  * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
  * tags < 0), reported to nobody. */
-static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
+static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     rlock__pending *p = rlock__x_at(n, 0);
-    n->s->head = (n->s->head + 1) % n->q_cap;
-    n->s->count--;
+    n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
+    n->count--;
     ev->kind = kind;
     ev->owner = p->owner;
     ev->tag = RLOCK__X_TAG(p->tag);
@@ -3036,50 +3056,50 @@ static int rlock__x_pop(const rlock__x *n, rlock__event *ev, int kind) {
 }
 
 /* The next failed request to report (the exchange's own are skipped). */
-static int rlock__x_pop_failed(const rlock__x *n, rlock__event *ev) {
-    while (n->s->failing) {
-        n->s->failing--;
+static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
+    while (n->failing) {
+        n->failing--;
         if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
-        ev->st = n->s->fail_st;
-        ev->why = n->s->xerr;
+        ev->st = n->fail_st;
+        ev->why = n->xerr;
         return 1;
     }
     return 0;
 }
 
 /* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
-static int rlock__x_connect_step(const rlock__x *n, rlock__ms now) {
+static int rlock__x_connect_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = n->t;
     int r;
-    if (n->s->conn == RLOCK__CONN_UP) return 1;
-    if (n->s->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->conn == RLOCK__CONN_UP) return 1;
+    if (n->conn == RLOCK__CONN_DOWN) return 0;
     if (rlock__x_timed_out(n, now)) return -1;
     r = t->connect ? t->connect(t->ctx) : 1;
-    if (r == RLOCK_IO_WOULD_BLOCK) { n->s->conn = RLOCK__CONN_CONNECTING; return 0; }
+    if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        n->s->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
+        n->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
         rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
         return -1;
     }
     if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
-    n->s->conn = RLOCK__CONN_UP;
+    n->conn = RLOCK__CONN_UP;
     return 1;
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
-static int rlock__x_send_step(const rlock__x *n, rlock__ms now) {
+static int rlock__x_send_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = n->t;
-    while (n->s->tx_off < n->s->tx_len) {
-        size_t left = n->s->tx_len - n->s->tx_off;
+    while (n->tx_off < n->tx_len) {
+        size_t left = n->tx_len - n->tx_off;
         long r;
         if (rlock__x_timed_out(n, now)) return -1;
-        r = t->send(t->ctx, n->tx + n->s->tx_off, left);
+        r = t->send(t->ctx, n->tx + n->tx_off, left);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
         if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
-        n->s->tx_off += (size_t)r;
+        n->tx_off += (size_t)r;
     }
-    n->s->tx_off = n->s->tx_len = 0;
+    n->tx_off = n->tx_len = 0;
     return 0;
 }
 
@@ -3087,16 +3107,17 @@ static int rlock__x_send_step(const rlock__x *n, rlock__ms now) {
 /* The reply to the oldest request, queued with a walk (rlock__x_commit_walk),
  * read as it comes; an error or a push is read whole (2: the parse step
  * does). Else as rlock__x_parse_step. */
-static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
-    rlock__walk *w = n->s->walk;
+static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
+    rlock__walk *w = n->walk;
     long used;
+    if (n->count <= n->failing || !RLOCK__X_HAS(rlock__x_at(n, 0)->tag, RLOCK__X_WALK)) return 2; /* not its turn */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
-    used = rlock__walk_feed(w, n->rx, n->s->rx_len, n->rx_cap);
+    used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-    memmove(n->rx, n->rx + used, n->s->rx_len - (size_t)used);
-    n->s->rx_len -= (size_t)used;
+    memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
+    n->rx_len -= (size_t)used;
     if (!w->done) return 0;
-    n->s->walk = NULL;
+    n->walk = NULL;
     memset(&ev->reply, 0, sizeof ev->reply);
     ev->reply.v.type = RLOCK_RESP_ARRAY; /* its values went to the walk */
     ev->ps = 0;
@@ -3107,34 +3128,32 @@ static int rlock__x_walk_read(const rlock__x *n, rlock__event *ev) {
 /* One complete reply from rx, matched to the oldest request (or a push).
  * 1: *ev filled; 0: no complete reply yet; -1: dropped, or an answer to the
  * exchange's own AUTH / HELLO was consumed (look again). */
-static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
+static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
-    if (n->s->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
-        memmove(n->rx, n->rx + n->s->rx_used, n->s->rx_len - n->s->rx_used);
-        n->s->rx_len -= n->s->rx_used;
-        n->s->rx_used = 0;
+    if (n->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
+        memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
+        n->rx_len -= n->rx_used;
+        n->rx_used = 0;
     }
-    if (!n->s->rx_len) return 0;
+    if (!n->rx_len) return 0;
 #ifndef RLOCK_NO_CLUSTER
-    p = n->s->count > n->s->failing ? rlock__x_at(n, 0) : NULL;
-    if (p && RLOCK__X_HAS(p->tag, RLOCK__X_WALK) && n->s->walk) {
-        int r = n->s->walk->read(n, ev);
+    if (n->walk) {
+        int r = n->walk->read(n, ev);
         if (r < 2) return r;
     }
 #endif
-    used = rlock_resp_parse(n->rx, n->s->rx_len, n->rx_cap, &ev->reply);
+    used = rlock_resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
-    n->s->rx_used = (size_t)used;
-    p = n->s->count ? rlock__x_at(n, 0) : NULL;
+    n->rx_used = (size_t)used;
+    p = n->count ? rlock__x_at(n, 0) : NULL;
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
-        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->s->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
+        (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int kind = ev->ps & RLOCK__PS_KIND;
-        if (p && ((kind == RLOCK__PS_SUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_SUB_PUSH)) ||
-                  (kind == RLOCK__PS_UNSUB && RLOCK__X_HAS(p->tag, RLOCK__X_BY_UNSUB_PUSH))))
+        if (p && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: none */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
@@ -3147,11 +3166,11 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
         }
         /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
          * (unknown command, NOPROTO) leaves RESP2. */
-        if (p->tag == RLOCK__TAG_HELLO) n->s->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
+        if (p->tag == RLOCK__TAG_HELLO) n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         return -1;
     }
-    if (n->s->count == 1 && (size_t)used < n->s->rx_len && !n->s->is_sub && n->rx[used] != '>') {
+    if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
         rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
@@ -3161,9 +3180,9 @@ static int rlock__x_parse_step(const rlock__x *n, rlock__event *ev) {
 }
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
-static int rlock__x_recv_step(const rlock__x *n, rlock__ms now) {
+static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = n->t;
-    long r = t->recv(t->ctx, n->rx + n->s->rx_len, n->rx_cap - n->s->rx_len);
+    long r = t->recv(t->ctx, n->rx + n->rx_len, n->rx_cap - n->rx_len);
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
          * while this process was stalled is still its own. */
@@ -3171,17 +3190,17 @@ static int rlock__x_recv_step(const rlock__x *n, rlock__ms now) {
     }
     if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
     if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
-    if ((size_t)r > n->rx_cap - n->s->rx_len) {
+    if ((size_t)r > n->rx_cap - n->rx_len) {
         rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
         return -1;
     }
-    n->s->rx_len += (size_t)r;
+    n->rx_len += (size_t)r;
     return 1;
 }
 
 /* The next event of n, moving bytes as far as the transport allows without
  * blocking. 1: *ev filled; 0: nothing more now. */
-static int rlock__x_next(const rlock__x *n, rlock__ms now, rlock__event *ev) {
+static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -3192,7 +3211,7 @@ static int rlock__x_next(const rlock__x *n, rlock__ms now, rlock__event *ev) {
         r = rlock__x_parse_step(n, ev);
         if (r > 0) return 1;
         if (r < 0) continue;
-        if (n->s->count == 0 && !n->s->listen) return 0;
+        if (n->count == 0 && !n->listen) return 0;
         r = rlock__x_recv_step(n, now);
         if (r == 0) return 0;
     }
@@ -3231,12 +3250,22 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
 
+/* A node's or a subscriber's common start: obj (size bytes) cleared, its
+ * first member, the transport, copied from tr. */
+static RLOCK__NOINLINE rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
+    if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
+    memset(obj, 0, size);
+    *(rlock_transport *)obj = *tr;
+    return RLOCK_OK;
+}
+
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
-    if (!node || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
-    memset(node, 0, sizeof *node);
-    node->transport = *tr;
+    if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     node->magic = RLOCK__MAGIC_NODE;
     node->result = RLOCK_OK;
+#if !RLOCK__COMPACT
+    rlock__x_bind(&node->x, node); /* (again by rlock_client_init: a copy is bound to itself) */
+#endif
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
@@ -3250,19 +3279,18 @@ RLOCKDEF unsigned long rlock_node_commands(const rlock_node *node) {
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
-    rlock__x v;
     if (!node || node->magic != RLOCK__MAGIC_NODE) return 0;
-    v = rlock__x_node(node);
-    return rlock__x_wants(&v);
+    return rlock__x_wants(rlock__x_node(node));
 }
 #endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
-    if (!sub || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
-    memset(sub, 0, sizeof *sub);
-    sub->transport = *tr;
+    if (rlock__conn_init(sub, sizeof *sub, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     sub->magic = RLOCK__MAGIC_SUB;
     sub->x.is_sub = 1;
+#if !RLOCK__COMPACT
+    rlock__x_bind(&sub->x, sub);
+#endif
     return RLOCK_OK;
 }
 RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
@@ -3273,10 +3301,8 @@ RLOCKDEF unsigned long rlock_subscriber_commands(const rlock_subscriber *sub) {
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
-    rlock__x v;
     if (!sub || sub->magic != RLOCK__MAGIC_SUB) return 0;
-    v = rlock__x_sub((rlock_subscriber *)sub); /* a view that only reads */
-    return rlock__x_wants(&v);
+    return rlock__x_wants((rlock__x *)&sub->x); /* only reads */
 }
 #endif
 
@@ -3336,38 +3362,38 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     size_t i, j;
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed). */
-    if (!nodes) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes is NULL"), 0, 0, 0);
+    if (!nodes) return rlock__why(c->why, RLOCK__TXT("nodes is NULL"), 0, 0);
     if (n == 0 || n > RLOCK_MAX_NODES)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("n is %, it must be 1..RLOCK_MAX_NODES (%)"), (long long)n,
-                          RLOCK_MAX_NODES, 0);
+        return rlock__why(c->why, RLOCK__TXT("n is %, it must be 1..RLOCK_MAX_NODES (%)"), (long long)n,
+                          RLOCK_MAX_NODES);
     for (i = 0; i < n; i++) {
         if (nodes[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes[%] is not initialised (rlock_node_init)"), (long long)i, 0, 0);
+            return rlock__why(c->why, RLOCK__TXT("nodes[%] is not initialised (rlock_node_init)"), (long long)i, 0);
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes[%] and nodes[%] share one connection"), (long long)j,
-                                  (long long)i, 0);
+                return rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] share one connection"), (long long)j,
+                                  (long long)i);
     }
     if (cfg && cfg->drift_permille >= 1000)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("drift_permille % is not below 1000"), cfg->drift_permille, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("drift_permille % is not below 1000"), cfg->drift_permille, 0);
     if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
-                          cfg->scripts, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
+                          cfg->scripts, 0);
     if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
     if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)"), 0, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)"), 0, 0);
     if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)"), 0, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)"), 0, 0);
     if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)"), 0, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)"), 0, 0);
 #ifdef RLOCK__NEED_NOW_HOOK
-    if (!cfg || !cfg->now_ms) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)"), 0, 0, 0);
+    if (!cfg || !cfg->now_ms) return rlock__why(c->why, RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)"), 0, 0);
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     if (!cfg || !cfg->random_bytes)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)"), 0, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)"), 0, 0);
 #endif
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
@@ -3375,6 +3401,9 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
         nodes[i].x.hello = RLOCK__HAS_WAITING && c->cfg.pubsub != 0;
+#if !RLOCK__COMPACT
+        rlock__x_bind(&nodes[i].x, &nodes[i]);
+#endif
     }
     c->n_nodes = n;
     if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
@@ -3389,22 +3418,27 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
     size_t i, j;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (!RLOCK__HAS_WAITING)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0, 0);
-    if (!subs) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subs is NULL"), 0, 0, 0);
+        return rlock__why(c->why, RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
+    if (!subs) return rlock__why(c->why, RLOCK__TXT("subs is NULL"), 0, 0);
     if (n == 0 || n > c->n_nodes)
-        return rlock__why(c->why, sizeof c->why, RLOCK__TXT("n is %, it must be 1..% (the client's nodes)"), (long long)n,
-                          (long long)c->n_nodes, 0);
+        return rlock__why(c->why, RLOCK__TXT("n is %, it must be 1..% (the client's nodes)"), (long long)n,
+                          (long long)c->n_nodes);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
         if (subs[i].magic != RLOCK__MAGIC_SUB)
-            return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subs[%] is not initialised (rlock_subscriber_init)"), (long long)i,
-                              0, 0);
+            return rlock__why(c->why, RLOCK__TXT("subs[%] is not initialised (rlock_subscriber_init)"), (long long)i,
+                              0);
         for (j = 0; j < c->n_nodes; j++)
             if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
-                return rlock__why(c->why, sizeof c->why, RLOCK__TXT("subs[%] is the command connection of nodes[%]"), (long long)i,
-                                  (long long)j, 0);
+                return rlock__why(c->why, RLOCK__TXT("subs[%] is the command connection of nodes[%]"), (long long)i,
+                                  (long long)j);
     }
-    for (i = 0; i < n; i++) c->subs[i] = &subs[i];
+    for (i = 0; i < n; i++) {
+        c->subs[i] = &subs[i];
+#if !RLOCK__COMPACT
+        rlock__x_bind(&subs[i].x, &subs[i]);
+#endif
+    }
     c->n_subs = n;
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -3420,18 +3454,14 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 /* Connection i of the client: nodes first, then subscribers. */
-static rlock__x rlock__conn_at(const rlock_client *c, size_t i) {
-    return !RLOCK__HAS_WAITING || i < c->n_nodes ? rlock__x_node(c->nodes[i]) : rlock__x_sub(c->subs[i - c->n_nodes]);
-}
-/* Connection i's exchange state (no view built). */
-static RLOCK__NOINLINE rlock__conn *rlock__conn_s(const rlock_client *c, size_t i) {
+static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
 }
 /* Commands queued on all of c's connections so far. */
 static unsigned long rlock__client_commands(const rlock_client *c) {
     unsigned long k = 0;
     size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_s(c, i)->commands;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_at(c, i)->commands;
     return k;
 }
 /* The public handle of connection i (what rlock_interest.conn names). */
@@ -3447,17 +3477,17 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
     size_t i, k = 0;
     *connecting = 0;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        int w = rlock__x_wants(&n), fd;
+        rlock__x *n = rlock__conn_at(c, i);
+        int w = rlock__x_wants(n), fd;
         if (!w) continue;
-        fd = n.t->fd ? n.t->fd(n.t->ctx) : -1;
-        if (n.s->conn == RLOCK__CONN_NEW) *connecting = 1;
+        fd = n->t->fd ? n->t->fd(n->t->ctx) : -1;
+        if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
             out[k].conn = rlock__conn_handle(c, i);
             out[k].fd = fd;
-            out[k].events = n.t->events && fd >= 0 ? n.t->events(n.t->ctx, w) : w;
-            out[k].gen = n.s->gen;
-            if (trs) trs[k] = n.t;
+            out[k].events = n->t->events && fd >= 0 ? n->t->events(n->t->ctx, w) : w;
+            out[k].gen = n->gen;
+            if (trs) trs[k] = n->t;
         }
         k++;
     }
@@ -3537,21 +3567,28 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__m
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
     size_t i, total = c->n_nodes + RLOCK__NSUBS(c);
     for (i = 0; i < total; i++) {
-        rlock__x n = rlock__conn_at(c, i);
+        rlock__x *n = rlock__conn_at(c, i);
         rlock__event ev;
-        while (rlock__x_next(&n, now, &ev)) {
-            n.s->active = 1;
+        while (rlock__x_next(n, now, &ev)) {
+            n->active = 1;
             rlock__deliver(c, i, &ev, now);
-            n.s->active = 0;
+            n->active = 0;
         }
     }
 }
 #endif /* !RLOCK__COMPACT */
 
+/* A request whose bytes are known at compile time, s[0..n): its length,
+ * 0 when it does not fit in cap. */
+static size_t rlock__put_fixed(unsigned char *out, size_t cap, const char *s, size_t n) {
+    if (n > cap) return 0;
+    memcpy(out, s, n);
+    return n;
+}
+
 static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
-    static const char *const argv[1] = { "PING" };
-    static const size_t lens[1] = { 4 };
-    return rlock_resp_encode(out, cap, 1, argv, lens);
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    return rlock__put_fixed(out, cap, ping, sizeof ping - 1);
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's rlock_client_connect / _close */
@@ -3561,11 +3598,11 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     "local ok,i=pcall(redis.call,'info','server') " \
     "if ok then return string.match(i,'run_id:(%x+)') end return false"
 
+typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /* the "$110" below */
 static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
-    static const char script[] = RLOCK__LUA_RUN_ID; /* a section of its own: unlinked with the function */
-    const char *const argv[3] = { "EVAL", script, "0" };
-    static const size_t lens[3] = { 4, sizeof RLOCK__LUA_RUN_ID - 1, 1 };
-    return rlock_resp_encode(out, cap, 3, argv, lens);
+    /* EVAL script 0, encoded (a section of its own: unlinked with the function) */
+    static const char req[] = "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n";
+    return rlock__put_fixed(out, cap, req, sizeof req - 1);
 }
 
 /* Ask every node in mask one request (enc), all bounded by deadline, and
@@ -3575,15 +3612,15 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
     size_t i;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
-        rlock__x x = rlock__x_node(n);
+        rlock__x *x = rlock__x_node(n);
         unsigned char *out;
         size_t cap, len = 0;
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(&x, deadline, &out, &cap, &why);
+        st = rlock__x_begin(x, deadline, &out, &cap, &why);
         if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
-            rlock__x_commit(&x, len, p, RLOCK__TAG_PING, deadline);
+            rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
             if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
         }
@@ -3623,8 +3660,8 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
-            (void)rlock__why(c->why, sizeof c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
-                             (long long)j, (long long)i, 0);
+            (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
+                             (long long)j, (long long)i);
             return i;
         }
     }
@@ -3636,7 +3673,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     rlock__ping ping;
     rlock_status first_err = RLOCK_OK;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0, 0);
+    if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     memset(&ping, 0, sizeof ping);
@@ -3660,9 +3697,9 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     size_t i;
     if (!rlock__client_ok(c)) return;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        if (n.s->conn != RLOCK__CONN_DOWN || n.s->count)
-            rlock__x_dropz(&n, RLOCK_E_IO, "connection closed by rlock_client_close");
+        rlock__x *n = rlock__conn_at(c, i);
+        if (n->conn != RLOCK__CONN_DOWN || n->count)
+            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -3914,15 +3951,15 @@ static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint
  * after the drift and one node timeout. */
 static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is not positive"), ttl, 0, 0);
+    if (ttl <= 0) return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not positive"), ttl, 0);
     if (ttl > RLOCK_MAX_TTL_MS)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %"), ttl, RLOCK_MAX_TTL_MS, 0);
+        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %"), ttl, RLOCK_MAX_TTL_MS);
     if (ttl <= rlock__drift(lk, (uint32_t)ttl))
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is not above the drift allowance % ms"), ttl,
-                          rlock__drift(lk, (uint32_t)ttl), 0);
+        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not above the drift allowance % ms"), ttl,
+                          rlock__drift(lk, (uint32_t)ttl));
     if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("ttl % ms is not above node_timeout_ms %"), ttl,
-                          cfg->node_timeout_ms, 0);
+        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not above node_timeout_ms %"), ttl,
+                          cfg->node_timeout_ms);
     return RLOCK_OK;
 }
 
@@ -4281,10 +4318,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
         why = "READONLY: the server is a replica now";
         drop = RLOCK_E_REDIS;
     }
-    if (drop != RLOCK_OK) {
-        rlock__x x = rlock__x_node(n);
-        rlock__x_dropz(&x, drop, why);
-    }
+    if (drop != RLOCK_OK) rlock__x_dropz(rlock__x_node(n), drop, why);
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
     else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
@@ -4329,7 +4363,7 @@ static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how,
 static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
-    rlock__x n = rlock__x_node(nd);
+    rlock__x *n = rlock__x_node(nd);
     unsigned char *out;
     size_t cap, seg[5], at;
     const char *why;
@@ -4341,7 +4375,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     unsigned want;
     rlock_status st;
     (void)now;
-    st = rlock__x_begin(&n, deadline, &out, &cap, &why);
+    st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
@@ -4353,10 +4387,10 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
      * the script it is for; a missing function's library is loaded before
      * the FCALL (its reply is not waited for: the FCALL behind it tells);
      * WAIT follows the script (cfg.replicas), one round trip in all. */
-    want = (unsigned)(fcall && !r->plain && nd->fn_named != (unsigned short)n.s->gen) |
+    want = (unsigned)(fcall && !r->plain && nd->fn_named != (unsigned short)n->gen) |
            (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
            (unsigned)wait << 4;
-    if (n.s->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
+    if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     for (;; want &= ~1u) {
         for (at = 0, k = 0; k < 5; at += seg[k++]) {
             seg[k] = (want >> k) & 1u ? rlock__submit_part(lk, i, k, fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
@@ -4367,14 +4401,14 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
         if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
     }
     if (k < 5) {
-        if (n.s->tx_len > 0 || n.s->count > 0) return; /* others' requests first, then it may fit */
+        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
         rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
         return;
     }
     if (fcall) nd->fcall = 1;
-    if (seg[0]) nd->fn_named = (unsigned short)n.s->gen;
+    if (seg[0]) nd->fn_named = (unsigned short)n->gen;
     for (k = 0; k < 5; k++) /* the script's and WAIT's replies are lk's */
-        if (seg[k]) rlock__x_commit(&n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
+        if (seg[k]) rlock__x_commit(n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
@@ -4561,26 +4595,26 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
 static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
                            rlock__ms deadline) {
     const rlock__conn *on = rlock__sub_conn(c, j);
-    rlock__x n;
+    rlock__x *n;
     unsigned char *out;
     size_t cap, pos = 0;
     const char *why;
     if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
         n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = rlock__x_sub(c->subs[j]);
+    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
     else return 0;
-    if (rlock__x_begin(&n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
         !rlock__put_arg(out, cap, &pos, "S", RLOCK__SHARD(c) ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
     if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
-        rlock__x_commit(&n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
+        rlock__x_commit(n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
                         deadline);
-    else if (n.s->proto == 3) rlock__x_commit_push(&n, pos);
-    else rlock__x_commit(&n, pos, owner, tag, deadline);
-    c->sub_on[j] = n.s;
-    c->sub_gen[j] = n.s->gen;
+    else if (n->proto == 3) rlock__x_commit_push(n, pos);
+    else rlock__x_commit(n, pos, owner, tag, deadline);
+    c->sub_on[j] = n;
+    c->sub_gen[j] = n->gen;
     return 1;
 }
 
@@ -4629,7 +4663,7 @@ static void rlock__subs_listen(rlock_client *c) {
     size_t i;
     if (!RLOCK__HAS_WAITING) return;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_s(c, i)->listen = 0;
+    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
@@ -4806,8 +4840,8 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
     rlock_client *c = lk->client;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        (void)rlock__x_disown(&n, lk);
+        rlock__x *n = rlock__conn_at(c, i);
+        (void)rlock__x_disown(n, lk);
     }
     rlock__op_unsubscribe(lk, now);
     lk->op.result = st;
@@ -5090,7 +5124,7 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_s(c, i)) rlock__deliver_push(c, j, ev);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -5877,7 +5911,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     size_t cap, len = 0;
     rlock_status st = RLOCK_E_STATE;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (timeout_ms == 0) return rlock__why(c->why, sizeof c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0, 0);
+    if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
@@ -5970,13 +6004,13 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0, 0);
+    if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
      * (on_lost), then acquire afresh. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
     if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
     /* A fresh grant: a new token, and the backoff's jitter seed. */
     if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
     memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
@@ -6134,8 +6168,8 @@ static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
                   (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x n = rlock__conn_at(c, i);
-        if (rlock__x_wants(&n)) next = rlock__x_deadline(&n, now, next);
+        rlock__x *n = rlock__conn_at(c, i);
+        if (rlock__x_wants(n)) next = rlock__x_deadline(n, now, next);
     }
     return next;
 }
@@ -6243,7 +6277,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0, 0);
+    if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
     now = rlock__now(c);
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
@@ -6251,7 +6285,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
     if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0, 0); /* no same-slot counter name */
+        return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -6265,8 +6299,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         } else if (c->cfg.owner) {
             size_t len = strlen(c->cfg.owner);
             if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
-                                  (long long)len, RLOCK_MAX_OWNER_LEN, 0);
+                return rlock__why(lk->why, RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
+                                  (long long)len, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, c->cfg.owner, len + 1);
             lk->owner_len = len;
         } else {
@@ -6275,7 +6309,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             /* (a thread id has at most 3 digits per byte: with the default
              * RLOCK_MAX_OWNER_LEN this cannot fail, and is not compiled) */
             if (RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && 17 + n > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner"), (long long)n + 17, RLOCK_MAX_OWNER_LEN, 0);
+                return rlock__why(lk->why, RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner"), (long long)n + 17, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, c->instance_id, 16);
             lk->owner[16] = ':';
             memcpy(lk->owner + 17, num, n + 1);
@@ -6330,8 +6364,8 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
     /* Waiting sleeps between attempts: refuse before anything is sent. The
      * other blocking calls wait only on connections, through the transport. */
     if (rlock__lock_ok(lk) && wait_ms > 0 && !lk->client->cfg.sleep_ms)
-        return rlock__why(lk->why, sizeof lk->why,
-                          RLOCK__TXT("cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)"), 0, 0, 0);
+        return rlock__why(lk->why,
+                          RLOCK__TXT("cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)"), 0, 0);
 #endif
     return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
 }
@@ -6350,22 +6384,22 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (!lk) return RLOCK_E_BADARG;
     /* On failure only lk->why is written: lk stays unusable (and a handle
      * that is in use elsewhere is not disturbed). */
-    if (!rlock__client_ok(c)) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("client is not initialised"), 0, 0, 0);
-    if (!key) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key is NULL"), 0, 0, 0);
+    if (!rlock__client_ok(c)) return rlock__why(lk->why, RLOCK__TXT("client is not initialised"), 0, 0);
+    if (!key) return rlock__why(lk->why, RLOCK__TXT("key is NULL"), 0, 0);
     if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), (long long)key_len,
-                          RLOCK_MAX_KEY_LEN, 0);
+        return rlock__why(lk->why, RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), (long long)key_len,
+                          RLOCK_MAX_KEY_LEN);
     if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)"), 0, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)"), 0, 0);
 #ifdef RLOCK_NO_PRIMITIVES
     if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)"),
-                          (long long)kind, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)"),
+                          (long long)kind, 0);
 #endif
     if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
         kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)"),
-                          (long long)kind, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)"),
+                          (long long)kind, 0);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = &rlock__set_lock;
@@ -6386,14 +6420,14 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
     if (!RLOCK__HAS_FAIR)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)"), 0, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)"), 0, 0);
     if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)"),
-                          (long long)lk->kind, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)"),
+                          (long long)lk->kind, 0);
     if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot"), 0, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot"), 0, 0);
     if (grace_ms > 600000u)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("grace % ms is above 600000"), (long long)grace_ms, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("grace % ms is above 600000"), (long long)grace_ms, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
 #ifndef RLOCK_NO_FAIR
     if (lk->scripts == &rlock__set_lock) lk->scripts = &rlock__set_fair; /* (all has them already) */
@@ -6632,7 +6666,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #ifndef RLOCK_NO_PRIMITIVES
 static rlock_status rlock__check_permits(rlock_lock *lk, long long permits) {
     if (permits < 1 || permits > 2147483647LL)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("permits % is not within 1..2147483647"), permits, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("permits % is not within 1..2147483647"), permits, 0);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
@@ -6652,7 +6686,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_SEMAPHORE)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("lk is not a semaphore (kind %)"), (long long)lk->kind, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("lk is not a semaphore (kind %)"), (long long)lk->kind, 0);
     if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
     lk->param = permits; /* the next attempt carries it */
     if (lk->state != RLOCK_STATE_HELD && lk->slot >= permits) lk->slot = 0;
@@ -6665,8 +6699,8 @@ RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("lk is not a RLOCK_KIND_WRITE handle (kind %)"), (long long)lk->kind,
-                          0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("lk is not a RLOCK_KIND_WRITE handle (kind %)"), (long long)lk->kind,
+                          0);
     lk->param = on != 0;
     return RLOCK_OK;
 }
@@ -6678,16 +6712,16 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     char packed[RLOCK_MAX_KEY_LEN];
     rlock_status st;
     if (!lk) return RLOCK_E_BADARG;
-    if (!keys || !lens) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("keys or lens is NULL"), 0, 0, 0);
+    if (!keys || !lens) return rlock__why(lk->why, RLOCK__TXT("keys or lens is NULL"), 0, 0);
     if (n == 0 || n > RLOCK_MAX_MULTI)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)"), (long long)n,
-                          RLOCK_MAX_MULTI, 0);
+        return rlock__why(lk->why, RLOCK__TXT("% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)"), (long long)n,
+                          RLOCK_MAX_MULTI);
     for (i = 0; i < n; i++) {
         if (!keys[i] || lens[i] == 0)
-            return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0, 0);
+            return rlock__why(lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
-            return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
-                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN, 0);
+            return rlock__why(lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
+                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
         memcpy(packed + total + 2, keys[i], lens[i]);
@@ -6695,8 +6729,18 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     }
     slot0 = rlock_cluster_slot(keys[0], lens[0]);
     for (i = 1; i < n; i++)
-        if (rlock_cluster_slot(keys[i], lens[i]) != slot0)
-            return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("key % hashes to Cluster slot %, key 0 to %: give the keys one hash tag, e.g. {job}:a {job}:b"), (long long)i, rlock_cluster_slot(keys[i], lens[i]), slot0);
+        if (rlock_cluster_slot(keys[i], lens[i]) != slot0) { /* (three numbers: the text in two parts) */
+            (void)rlock__why(lk->why, RLOCK__TXT("key % hashes to Cluster slot %, key 0 to "), (long long)i, rlock_cluster_slot(keys[i], lens[i]));
+#ifndef RLOCK_NO_ERROR_TEXTS /* (else that line names it) */
+            {
+                char tail[RLOCK_WHY_LEN];
+                size_t k = strlen(lk->why);
+                (void)rlock__why(tail, RLOCK__TXT("%: give the keys one hash tag, e.g. {job}:a {job}:b"), slot0, 0);
+                rlock__copy_text(lk->why + k, sizeof lk->why - k, tail, strlen(tail));
+            }
+#endif
+            return RLOCK_E_BADARG;
+        }
     st = rlock_lock_init(lk, c, packed, total, RLOCK_KIND_SIMPLE);
     if (st != RLOCK_OK) return st;
     lk->kind = RLOCK_KIND_MULTI;
@@ -6712,7 +6756,7 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     uint32_t ttl = 30000; /* only sizes the node timeout, when cfg.node_timeout_ms is 0 */
     if (st != RLOCK_OK) return st;
     if (lk->kind == RLOCK_KIND_MULTI)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("a multi-lock handle: inspect or unlock one key at a time"), 0, 0, 0);
+        return rlock__why(lk->why, RLOCK__TXT("a multi-lock handle: inspect or unlock one key at a time"), 0, 0);
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
     return rlock__op_start(lk, op, ttl, rlock__now(lk->client), out);
 }
@@ -6720,8 +6764,8 @@ RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_
     size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!out || cap < lk->client->n_nodes)
-        return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("out has room for % answers, the client has % nodes"),
-                          out ? (long long)cap : 0, (long long)lk->client->n_nodes, 0);
+        return rlock__why(lk->why, RLOCK__TXT("out has room for % answers, the client has % nodes"),
+                          out ? (long long)cap : 0, (long long)lk->client->n_nodes);
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     for (i = 0; i < lk->client->n_nodes; i++) {
         memset(&out[i], 0, sizeof out[i]);
@@ -6803,7 +6847,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
 }
 
 static rlock_status rlock__cluster_full(rlock_cluster *cl) {
-    (void)rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % (seeds included)"), RLOCK_CLUSTER_MAX_PRIMARIES, 0, 0);
+    (void)rlock__why(cl->why, RLOCK__TXT("the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % (seeds included)"), RLOCK_CLUSTER_MAX_PRIMARIES, 0);
     return RLOCK_E_BADARG;
 }
 
@@ -6924,11 +6968,11 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
     static const size_t lens[2][2] = { { 7, 6 }, { 7, 5 } };
     rlock__ms deadline = now + rlock__cluster_timeout(cl);
     for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
-        rlock__x x = rlock__x_node(&cl->node[cl->from]);
+        rlock__x *x = rlock__x_node(&cl->node[cl->from]);
         unsigned char *out;
         size_t cap, len;
         const char *why;
-        if (rlock__x_begin(&x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
+        if (rlock__x_begin(x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
         len = rlock_resp_encode(out, cap, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
         if (len == 0) continue;
         cl->walk.visit = rlock__cluster_visit;
@@ -6936,7 +6980,7 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
         cl->field = cl->nfield = RLOCK__F_NONE;
         cl->prim = -1;
         cl->pending = cl->full = 0;
-        rlock__x_commit_walk(&x, len, &cl->call, RLOCK__TAG_CALL, deadline, &cl->walk);
+        rlock__x_commit_walk(x, len, &cl->call, RLOCK__TAG_CALL, deadline, &cl->walk);
         cl->fetch = RLOCK__MAP_BUSY;
         return;
     }
@@ -6976,18 +7020,18 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     size_t i;
     if (!cl) return RLOCK_E_BADARG;
     memset(cl, 0, sizeof *cl);
-    if (!hosts || !ports || !connect) return rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("hosts, ports and connect are required"), 0, 0, 0);
+    if (!hosts || !ports || !connect) return rlock__why(cl->why, RLOCK__TXT("hosts, ports and connect are required"), 0, 0);
     if (n == 0 || n > RLOCK_CLUSTER_MAX_PRIMARIES)
-        return rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)"), (long long)n,
-                          RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+        return rlock__why(cl->why, RLOCK__TXT("n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)"), (long long)n,
+                          RLOCK_CLUSTER_MAX_PRIMARIES);
     if (cfg) cl->cfg = *cfg;
     cl->connect = connect;
     cl->user = user;
     cl->call.done = rlock__cluster_fetch_done;
     for (i = 0; i < n; i++)
         if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
-            rlock_status st = rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("seed % is not a usable address (host < 64 bytes, port 1..65535)"),
-                                         (long long)i, 0, 0);
+            rlock_status st = rlock__why(cl->why, RLOCK__TXT("seed % is not a usable address (host < 64 bytes, port 1..65535)"),
+                                         (long long)i, 0);
             rlock_cluster_close(cl);
             cl->n = 0;
             return st;
@@ -7064,7 +7108,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         idx = rlock__cluster_add(cl, host, hl, port);
         if (idx < 0) {
             if (idx == -2) (void)rlock__cluster_full(cl);
-            else (void)rlock__why(cl->why, sizeof cl->why, RLOCK__TXT("redirected to an address that cannot be used"), 0, 0, 0);
+            else (void)rlock__why(cl->why, RLOCK__TXT("redirected to an address that cannot be used"), 0, 0);
             return st;
         }
         if (ask) cl->asked++;
@@ -7155,7 +7199,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (kind <= RLOCK__CL_EXTEND && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait < 0) return rlock__why(lk->why, sizeof lk->why, RLOCK__TXT("wait % ms is negative"), wait, 0, 0);
+    if (wait < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
     lk->cl.kind = (unsigned char)kind;
@@ -7279,8 +7323,8 @@ RLOCKDEF void rlock_cluster_close(rlock_cluster *cl) {
     size_t i;
     if (!cl) return;
     for (i = 0; i < cl->n; i++) {
-        rlock__x x = rlock__x_node(&cl->node[i]);
-        (void)rlock__x_disown(&x, &cl->call); /* a fetch in flight: its failure is nobody's */
+        rlock__x *x = rlock__x_node(&cl->node[i]);
+        (void)rlock__x_disown(x, &cl->call); /* a fetch in flight: its failure is nobody's */
         rlock_client_close(&cl->client[i]);
     }
     if (cl->fetch == RLOCK__MAP_BUSY) cl->fetch = RLOCK__MAP_NONE;
