@@ -6046,61 +6046,6 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     return rlock__c_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
 }
 
-/* One renewal poll; *what says what it did (rlock_renew_outcome). */
-static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
-    const rlock_config *cfg = &lk->client->cfg;
-    rlock__ms now, next, renew_at;
-    long long validity;
-    rlock_status st = RLOCK_OK;
-    *next_ms = 0;
-    *what = RLOCK_RENEW_NONE;
-    if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
-        st = rlock_step(lk);
-        if (st == RLOCK_WOULD_BLOCK) {
-            *next_ms = rlock_next_timeout_ms(lk);
-            *what = RLOCK_RENEW_IN_FLIGHT;
-            return st;
-        }
-        lk->renewing = 0;
-        next = rlock__renew_interval(lk, lk->ttl_ms);
-        if (st == RLOCK_OK) {
-            lk->renewals++;
-            lk->renew_at = lk->granted_at + next;
-            *what = RLOCK_RENEW_RENEWED;
-        } else if (st != RLOCK_LOST) {
-            /* Unknown outcome (node down, timeout): try again soon, while
-             * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = rlock__now(lk->client) + next / 4 + 1;
-            *what = RLOCK_RENEW_FAILED;
-        }
-    } else if (lk->op.kind != RLOCK__OP_NONE) {
-        return RLOCK_E_STATE;
-    }
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    validity = rlock_validity_ms(lk);
-    if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
-    now = rlock__now(lk->client);
-    renew_at = lk->renew_at;
-    if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-        (cfg->max_hold_ms && (long long)(rlock__ms)(now - lk->held_since) + lk->ttl_ms > (long long)cfg->max_hold_ms)) {
-        *next_ms = (uint32_t)validity; /* capped: let it expire */
-        return st;
-    }
-    if (RLOCK__C_DUE(now, renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
-        st = rlock_extend_begin(lk, lk->ttl_ms);
-        if (st != RLOCK_WOULD_BLOCK) { /* lost */
-            if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
-            return st;
-        }
-        lk->renewing = 1;
-        return rlock__renew_poll(lk, next_ms, what);
-    }
-    next = RLOCK__MS_BEFORE(now, renew_at) ? renew_at - now : 1;
-    *next_ms = validity < (long long)next ? (uint32_t)validity : next;
-    return st;
-}
 #endif /* RLOCK__COMPACT */
 
 static RLOCK__NOINLINE void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
@@ -6470,7 +6415,6 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-#if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 /* One renewal poll; *what says what it did (rlock_renew_outcome). */
 static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
     const rlock_config *cfg = &lk->client->cfg;
@@ -6529,7 +6473,6 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     *next_ms = next;
     return st;
 }
-#endif
 
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
