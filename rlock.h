@@ -1038,6 +1038,7 @@ typedef struct rlock_op {
     int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
                                  2: it was refused, the script attempt follows at once */
     int woke;                 /* a release notice named this waiter */
+    int fresh;                /* the next attempt draws a new token (see rlock__acquire_round_done) */
     int standby;              /* fair: a release notice named this waiter next in line */
     int split;                /* the last round was granted by some nodes, short of a quorum */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
@@ -4751,9 +4752,16 @@ static int rlock__scripts_ran(const rlock_client *c) {
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now);
 static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__ms left;
+    if (op->fresh) { /* (simple, barging locks only: see rlock__acquire_round_done) */
+        unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+        op->fresh = 0;
+        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM, now); return; }
+        rlock__hex(lk->owner, rnd, sizeof rnd);
+    }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
     op->woke = 0;
@@ -4920,6 +4928,13 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * knows it added, so an unanswered node cannot lose a real hold. */
     mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
     if (mask) {
+        /* The retry after a cleanup carries a new token: a cleanup (or the
+         * attempt it undoes) whose answer never came may reach a server
+         * late - through another connection, after the retry's grant - and
+         * would then delete it while we believe we hold it (chaos found
+         * this under a latency spike). Fair locks and re-entries keep their
+         * owner: their queue and holds are keyed by it. */
+        op->fresh = lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) && lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
@@ -5629,9 +5644,16 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
 /* The next acquire attempt: the first one a plain SET NX PX once a script
  * ran on the node (as the general engine; not with fencing or
  * cfg.scripts_only); the script at once after a refused SET. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__ms left;
+    if (op->fresh) {
+        unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+        op->fresh = 0;
+        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
+        rlock__hex(lk->owner, rnd, sizeof rnd);
+    }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
@@ -5740,6 +5762,7 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
     if (granted || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
+        op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, 1u, op->ttl, now, 1);
         return;

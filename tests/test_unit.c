@@ -2762,6 +2762,26 @@ static void test_timeouts(void) {
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
 
+    /* The retry after a cleanup whose attempt's answer never came carries a
+     * new token: that attempt (or its cleanup) may still reach the server
+     * late, after the retry's grant, and must not be able to delete it. */
+    {
+        env_reset("a retry after a timed-out attempt's cleanup: a new token");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        s->hang = 1;
+        fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 10 * NODE_TMO), RLOCK_OK);
+        CHECK_EQ_LL(F[0].n_reqs, 3);
+        CHECK(req_has(&F[0], 2, rlock_lock_token(&LK)));
+        CHECK(!req_has(&F[0], 0, rlock_lock_token(&LK)));  /* the timed-out attempt's token ... */
+        CHECK(!req_has(&F[0], 1, rlock_lock_token(&LK)));  /* ... and its cleanup's are the old one */
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        env_done();
+    }
+
     env_reset("node timeout (non-blocking, clock jump)");
     env_up(1, 0, RLOCK_KIND_SIMPLE);
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
