@@ -532,8 +532,11 @@ static int count_votes(int script, int want_granted, uint64_t *first_sent) {
             int yes;
             /* The final round's start is private (no public call says
              * when an op's last round began), and only it tells this op's
-             * final answers from its earlier rounds': look inside. */
-            if (r->op != h_op_id || r->t_first < lk.op.round.start) break;
+             * final answers from its earlier rounds': look inside. The
+             * start is the clock cut to 32 bits (rlock__ms): compare the
+             * same way, or on a clock past 2^32 every request reads as sent
+             * after it and an earlier round's grant gets counted. */
+            if (r->op != h_op_id || RLOCK__MS_BEFORE(r->t_first, lk.op.round.start)) break;
             if (r->kind != RQ_SCRIPT || r->script != script || !r->delivered) continue;
             if (want_granted) yes = r->reply == RP_GRANTED;
             else if (script % 3 == 2 && h_kind == RLOCK_KIND_REENTRANT) yes = r->reply == RP_INT && r->val >= 0;
