@@ -1883,6 +1883,20 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     }
 }
 
+/* v in decimal into out (NUL-terminated, up to 20 digits); returns the
+ * digit count. Every number given is below 2^32 (lengths, TTLs, counts) but
+ * a thread id (an unsigned long) and rlock__why's (any long long a caller
+ * passed): without error texts (RLOCK_NO_ERROR_TEXTS) an unsigned long holds
+ * them all, and the 64-bit steps are not built. */
+#ifdef RLOCK_NO_ERROR_TEXTS
+typedef unsigned long rlock__unum;
+static uint32_t rlock__digit(rlock__unum *x) { /* *x /= 10, returning the remainder */
+    uint32_t d = (uint32_t)(*x % 10u);
+    *x /= 10u;
+    return d;
+}
+#else
+typedef uint64_t rlock__unum;
 /* *v /= d (d < 65536) in 32-bit steps, returning the remainder: the core
  * divides no 64-bit value (that links libgcc's __udivmoddi4, 700 B on a
  * Cortex-M). */
@@ -1895,13 +1909,15 @@ static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
     *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
     return r;
 }
-
+#define rlock__digit(x) rlock__divmod((x), 10)
+#endif
 static size_t rlock__utoa(char *out, unsigned long long v) {
-    char tmp[24];
-    size_t n = 0, i;
-    uint64_t x = v;
-    do tmp[n++] = (char)('0' + rlock__divmod(&x, 10)); while (x);
-    for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    char tmp[20];
+    size_t i = sizeof tmp, n;
+    rlock__unum x = (rlock__unum)v;
+    do tmp[--i] = (char)('0' + rlock__digit(&x)); while (x);
+    n = sizeof tmp - i;
+    memcpy(out, tmp + i, n);
     out[n] = '\0';
     return n;
 }
@@ -1922,13 +1938,11 @@ typedef const char *rlock__txt;
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
-    size_t n = 8; /* where the last digit goes */
-    unsigned v;
-    for (v = t; v >= 10; v /= 10) n++;
-    if (cap < n + 2) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
+    char num[21];
+    size_t n = rlock__utoa(num, t);
+    if (cap < n + 9) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
     memcpy(out, "rlock.h:", 8);
-    out[n + 1] = '\0';
-    for (v = t; n >= 8; v /= 10) out[n--] = (char)('0' + v % 10); /* no buffer on the stack */
+    memcpy(out + 8, num, n + 1);
 #else
     size_t n = strlen(t);
     if (n >= cap) n = cap - 1;
@@ -1987,16 +2001,6 @@ static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t l
 static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[(*pos)++] = '\r';
     out[(*pos)++] = '\n';
-}
-/* Append v in decimal as one bulk argument. */
-static int rlock__put_num(unsigned char *out, size_t cap, size_t *pos, unsigned long long v) {
-    char num[24];
-    size_t n = rlock__utoa(num, v);
-    if (!rlock__put_bulk(out, cap, pos, n)) return 0;
-    memcpy(out + *pos, num, n);
-    *pos += n;
-    rlock__put_end(out, pos);
-    return 1;
 }
 
 /* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
@@ -4044,9 +4048,9 @@ static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
 static void rlock__enc_str(rlock__enc *e, const char *s) {
     rlock__enc_arg(e, s, strlen(s));
 }
-static void rlock__enc_num(rlock__enc *e, unsigned long long v) {
-    e->n++;
-    if (e->ok) e->ok = rlock__put_num(e->out, e->cap, &e->pos, v);
+static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
+    char num[21];
+    rlock__enc_arg(e, num, rlock__utoa(num, v));
 }
 /* lk's auxiliary name with suffix (":waiters", ...). */
 static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
