@@ -3953,19 +3953,18 @@ static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
- * after the drift and one node timeout. */
+ * after the drift and one node timeout. The first check that fails picks
+ * the reason and its bound; one rlock__why writes it. */
 static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
-    const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0) return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not positive"), ttl, 0);
-    if (ttl > RLOCK_MAX_TTL_MS)
-        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %"), ttl, RLOCK_MAX_TTL_MS);
-    if (ttl <= rlock__drift(lk, (uint32_t)ttl))
-        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not above the drift allowance % ms"), ttl,
-                          rlock__drift(lk, (uint32_t)ttl));
-    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
-        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not above node_timeout_ms %"), ttl,
-                          cfg->node_timeout_ms);
-    return RLOCK_OK;
+    uint32_t t = (uint32_t)ttl, drift = rlock__drift(lk, t), timeout = lk->client->cfg.node_timeout_ms;
+    uint32_t bound = RLOCK_MAX_TTL_MS;
+    rlock__txt why;
+    if (ttl <= 0) why = RLOCK__TXT("ttl % ms is not positive");
+    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %");
+    else if (t <= (bound = drift)) why = RLOCK__TXT("ttl % ms is not above the drift allowance % ms");
+    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl % ms is not above node_timeout_ms %");
+    else return RLOCK_OK;
+    return rlock__why(lk->why, why, ttl, bound);
 }
 
 static uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
