@@ -6441,11 +6441,12 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-/* One renewal poll; *what says what it did (rlock_renew_outcome). */
+/* One renewal poll; *what says what it did (rlock_renew_outcome). A
+ * renewal that succeeded set renew_at already (the lease's times: granted_at
+ * + the renew interval). */
 static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
     const rlock_config *cfg = &lk->client->cfg;
-    rlock__ms now, next;
-    long long validity;
+    rlock__ms now, left;
     rlock_status st = RLOCK_OK;
     *next_ms = 0;
     *what = RLOCK_RENEW_NONE;
@@ -6457,16 +6458,13 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
             return st;
         }
         lk->renewing = 0;
-        now = rlock__now(lk->client);
-        next = rlock__renew_interval(lk, lk->ttl_ms);
         if (st == RLOCK_OK) {
             lk->renewals++;
-            lk->renew_at = lk->granted_at + next;
             *what = RLOCK_RENEW_RENEWED;
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = now + next / 4 + 1;
+            lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
             *what = RLOCK_RENEW_FAILED;
         }
     } else if (lk->op.kind != RLOCK__OP_NONE) {
@@ -6474,29 +6472,30 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     }
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    validity = rlock_validity_ms(lk);
-    if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
+    left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
+    if (!left) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
     if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
     /* (held + ttl > max_hold_ms, in 32 bits) */
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
         (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
                               (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms))) {
-        *next_ms = (uint32_t)validity; /* capped: let it expire (validity < 2^31) */
+        *next_ms = left; /* capped: let it expire (validity < 2^31) */
         return st;
     }
-    if (!RLOCK__MS_BEFORE(now, lk->renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
-        st = rlock_extend_begin(lk, lk->ttl_ms);
-        if (st != RLOCK_WOULD_BLOCK) { /* lost */
-            if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
-            return st;
+    if (!RLOCK__MS_BEFORE(now, lk->renew_at)) {
+        if (st != RLOCK_OK || *what == RLOCK_RENEW_RENEWED) left = 1;
+        else {
+            st = rlock_extend_begin(lk, lk->ttl_ms);
+            if (st != RLOCK_WOULD_BLOCK) { /* lost */
+                if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
+                return st;
+            }
+            lk->renewing = 1;
+            return rlock__renew_poll(lk, next_ms, what);
         }
-        lk->renewing = 1;
-        return rlock__renew_poll(lk, next_ms, what);
-    }
-    next = RLOCK__MS_BEFORE(now, lk->renew_at) ? lk->renew_at - now : 1;
-    if (validity < (long long)next) next = (rlock__ms)validity;
-    *next_ms = next;
+    } else if (lk->renew_at - now < left) left = lk->renew_at - now;
+    *next_ms = left;
     return st;
 }
 
