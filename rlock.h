@@ -6024,7 +6024,8 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, uint32_t ttl) {
 
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now;
+    rlock__ms now, wait;
+    int forever;
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
@@ -6048,8 +6049,10 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     now = rlock__now(c);
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* (checked: < 2^31) */
     /* a wait of RLOCK__MS_FAR (2^31 - 1) ms or more is forever: each attempt renews it */
-    lk->op.timed = wait_ms <= 0 ? 0 : wait_ms < RLOCK__MS_FAR ? 1 : 2;
-    lk->op.wait_end = now + (rlock__ms)(wait_ms < RLOCK__MS_FAR ? wait_ms : RLOCK__MS_FAR - 1);
+    forever = wait_ms >= RLOCK__MS_FAR;
+    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
+    lk->op.timed = (unsigned char)((wait != 0) + forever);
+    lk->op.wait_end = now + wait;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
@@ -6243,7 +6246,8 @@ static rlock_status rlock__begin(rlock_lock *lk) {
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now;
+    rlock__ms now, wait;
+    int forever;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
@@ -6293,9 +6297,11 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
-    if (wait_ms > 0) (void)rlock__adopt_linger(lk);
-    lk->op.timed = wait_ms <= 0 ? 0 : wait_ms < RLOCK__MS_FAR ? 1 : 2;
-    lk->op.wait_end = now + (rlock__ms)(wait_ms < RLOCK__MS_FAR ? wait_ms : RLOCK__MS_FAR - 1); /* < 2^31 */
+    forever = wait_ms >= RLOCK__MS_FAR; /* (a wait of 2^31 - 1 ms or more: each attempt renews it) */
+    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
+    if (wait) (void)rlock__adopt_linger(lk);
+    lk->op.timed = (wait != 0) + forever;
+    lk->op.wait_end = now + wait;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
