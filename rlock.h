@@ -6358,25 +6358,27 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
+    rlock__txt why;
+    long long x = (long long)kind;
     if (!lk) return RLOCK_E_BADARG;
     /* On failure only lk->why is written: lk stays unusable (and a handle
-     * that is in use elsewhere is not disturbed). */
-    if (!rlock__client_ok(c)) return rlock__why(lk->why, RLOCK__TXT("client is not initialised"), 0, 0);
-    if (!key) return rlock__why(lk->why, RLOCK__TXT("key is NULL"), 0, 0);
-    if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        return rlock__why(lk->why, RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), (long long)key_len,
-                          RLOCK_MAX_KEY_LEN);
-    if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)"), 0, 0);
+     * that is in use elsewhere is not disturbed). The first check that fails
+     * picks the reason; one rlock__why writes it. */
+    if (!rlock__client_ok(c)) why = RLOCK__TXT("client is not initialised");
+    else if (!key) why = RLOCK__TXT("key is NULL");
+    else if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
+        why = RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), x = (long long)key_len;
+    else if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
+        why = RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
 #ifdef RLOCK_NO_PRIMITIVES
-    if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)"),
-                          (long long)kind, 0);
+    else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
+        why = RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
-    if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
-        kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)"),
-                          (long long)kind, 0);
+    else if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
+             kind != RLOCK_KIND_WRITE)
+        why = RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
+    else why = 0;
+    if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = &rlock__set_lock;
