@@ -3232,16 +3232,23 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
-    /* the first word found decides (a table: rodata, not code) */
-    static const char *const words[] = { "NOAUTH", "WRONGPASS", "NOPERM", "invalid password",
-                                         "can't run this command", "WRONGTYPE",
-                                         RLOCK__HAS_PRIMITIVES ? "UPGRADE read lock held" : "" };
-    static const unsigned char st[] = { RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
-                                        RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
-    size_t i;
-    if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
-    for (i = 0; i < sizeof st - !RLOCK__HAS_PRIMITIVES; i++)
-        if (rlock__has(s, n, words[i])) return (rlock_status)st[i];
+    /* The first word found decides; '^': only at the start. One string of
+     * words and a status each (rodata, not code; no table of pointers). */
+    static const char words[] = "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
+                                "can't run this command\0WRONGTYPE\0"
+#if RLOCK__HAS_PRIMITIVES
+                                "UPGRADE read lock held\0"
+#endif
+        ;
+    static const unsigned char st[] = { RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+                                        RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
+    const char *w = words;
+    size_t k, m;
+    for (k = 0; *w; k++, w += strlen(w) + 1) {
+        m = n;
+        if (*w == '^' && m > strlen(++w)) m = strlen(w); /* (searched in s[0..strlen(w)) only) */
+        if (rlock__has(s, m, w)) return (rlock_status)st[k];
+    }
     return RLOCK_E_REDIS;
 }
 

@@ -958,6 +958,37 @@ static void test_encode(void) {
     }
 }
 
+/* Redis error replies to statuses (rlock__map_error): MOVED / ASK only at
+ * the start of the reply, the other words anywhere in it (Redis 6 wraps a
+ * script's error in "ERR Error running script ..."), the first word found
+ * deciding; anything else is RLOCK_E_REDIS. */
+static void test_error_words(void) {
+    static const struct { const char *reply; rlock_status st; } t[] = {
+        { "MOVED 3999 127.0.0.1:6381", RLOCK_E_MOVED }, { "ASK 3999 127.0.0.1:6381", RLOCK_E_MOVED },
+        { "MOVED", RLOCK_E_REDIS }, { "ASK", RLOCK_E_REDIS }, { "ASKING is not allowed", RLOCK_E_REDIS },
+        { "ERR no MOVED here", RLOCK_E_REDIS }, { "ERR TASK 1", RLOCK_E_REDIS },
+        { "NOAUTH Authentication required.", RLOCK_E_AUTH },
+        { "WRONGPASS invalid username-password pair", RLOCK_E_AUTH },
+        { "NOPERM this user has no permissions to run the 'evalsha' command", RLOCK_E_AUTH },
+        { "ERR invalid password", RLOCK_E_AUTH }, { "ERR user can't run this command", RLOCK_E_AUTH },
+        { "ERR Error running script: WRONGTYPE Operation against a key", RLOCK_E_WRONGTYPE },
+        { "WRONGTYPE NOAUTH", RLOCK_E_AUTH }, /* (the table's order decides, not the reply's) */
+        { "ERR unknown command", RLOCK_E_REDIS }, { "", RLOCK_E_REDIS },
+#ifndef RLOCK_NO_PRIMITIVES
+        { "UPGRADE read lock held by this owner", RLOCK_E_UPGRADE },
+#else
+        { "UPGRADE read lock held by this owner", RLOCK_E_REDIS },
+#endif
+    };
+    size_t i;
+    g_test = "error words";
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        CHECK_EQ_ST(rlock__map_error(t[i].reply, strlen(t[i].reply)), t[i].st);
+    /* the length bounds the search: a word past it is not seen */
+    CHECK_EQ_ST(rlock__map_error("ERR x NOAUTH", 8), RLOCK_E_REDIS);
+    CHECK_EQ_ST(rlock__map_error("MOVED 1 x", 5), RLOCK_E_REDIS);
+}
+
 /* The core divides no 64-bit value (libgcc's __udivmoddi4 is 700 B on a
  * Cortex-M): rlock__divmod (32-bit steps) must agree with the compiler's
  * division, and rlock__utoa with a plain conversion, over the whole range
@@ -4569,6 +4600,7 @@ int main(void) {
 #endif
     test_encode();
     test_narrow_division();
+    test_error_words();
     test_aux_key();
     test_status_strings();
     test_scripts();
