@@ -1980,16 +1980,24 @@ static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, long long
     return RLOCK_E_BADARG;
 }
 
+/* CRLF at *pos. */
+static void rlock__put_end(unsigned char *out, size_t *pos) {
+    size_t p = *pos;
+    out[p] = '\r';
+    out[p + 1] = '\n';
+    *pos = p + 2;
+}
 /* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
  * arguments), or a bulk argument's ('$', after checking that its n bytes and
  * CRLF fit too; no sum can wrap). 0 when it does not fit. */
 static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
-    char num[24];
+    char num[21];
     size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
     if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
     out[p++] = (unsigned char)mark;
-    memcpy(out + p, num, k); p += k;
-    out[p++] = '\r'; out[p++] = '\n';
+    memcpy(out + p, num, k);
+    p += k;
+    rlock__put_end(out, &p);
     *pos = p;
     return 1;
 }
@@ -1997,10 +2005,6 @@ static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark,
  * at *pos, then rlock__put_end. */
 static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
     return rlock__put_len(out, cap, pos, '$', len);
-}
-static void rlock__put_end(unsigned char *out, size_t *pos) {
-    out[(*pos)++] = '\r';
-    out[(*pos)++] = '\n';
 }
 
 /* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
