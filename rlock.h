@@ -6055,8 +6055,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (!(uint32_t)lk->prng) lk->prng = 0x9e3779b9u; /* (rlock__c_jitter's seed) */
     rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
     lk->owner_len = RLOCK_TOKEN_LEN;
-    lk->state = RLOCK_STATE_IDLE;
-    lk->holds = 0;
+    lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     now = rlock__now(c);
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* (checked: < 2^31) */
     /* a wait of RLOCK__MS_FAR (2^31 - 1) ms or more is forever: each attempt renews it */
