@@ -3422,7 +3422,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
 #endif
     }
     c->n_nodes = n;
-    if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
+    if (rlock__random(c, id, sizeof id) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
     rlock__hex(c->instance_id, id, sizeof id);
     c->magic = RLOCK__MAGIC_CLIENT;
     return RLOCK_OK;
