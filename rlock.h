@@ -6405,18 +6405,21 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
 }
 
 RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t grace_ms) {
+    rlock__txt why;
+    long long x;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    x = (long long)lk->kind;
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
-    if (!RLOCK__HAS_FAIR)
-        return rlock__why(lk->why, RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)"), 0, 0);
-    if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)"),
-                          (long long)lk->kind, 0);
-    if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
-        return rlock__why(lk->why, RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot"), 0, 0);
-    if (grace_ms > 600000u)
-        return rlock__why(lk->why, RLOCK__TXT("grace % ms is above 600000"), (long long)grace_ms, 0);
+    /* the first check that fails picks the reason; one rlock__why writes it */
+    if (!RLOCK__HAS_FAIR) why = RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)");
+    else if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
+        why = RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)");
+    else if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
+        why = RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot");
+    else if (grace_ms > 600000u) why = RLOCK__TXT("grace % ms is above 600000"), x = grace_ms;
+    else why = 0;
+    if (why) return rlock__why(lk->why, why, x, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
 #ifndef RLOCK_NO_FAIR
     if (lk->scripts == &rlock__set_lock) lk->scripts = &rlock__set_fair; /* (all has them already) */

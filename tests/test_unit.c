@@ -4135,6 +4135,13 @@ static void test_compiled_out(void) {
     CHECK_EQ_ST(rlock_lock_set_fair(&LK, 1, 0), RLOCK_E_BADARG);
     CHECK_STR(rlock_lock_error(&LK), "fair locks are compiled out (RLOCK_NO_FAIR)");
 #else
+    CHECK_EQ_ST(rlock_lock_set_fair(&LK, 1, 600001), RLOCK_E_BADARG);
+    CHECK(why_is(rlock_lock_error(&LK), "grace 600001 ms is above 600000"));
+#ifndef RLOCK_NO_PRIMITIVES
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&LK2, 1, 0), RLOCK_E_BADARG);
+    CHECK(why_is(rlock_lock_error(&LK2), "fair: kind 4 has no fair form (simple and reentrant locks do)"));
+#endif
     CHECK_EQ_ST(rlock_lock_set_fair(&LK, 1, 0), RLOCK_OK);
 #endif
     env_reset("compiled out: waiting");
