@@ -6037,6 +6037,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_client *c;
     rlock__ms now, wait;
     int forever;
+    uint64_t seed;
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
@@ -6051,8 +6052,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
     /* A fresh grant: a new token, and the backoff's jitter seed. */
     if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-    memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
-    if (!(uint32_t)lk->prng) lk->prng = 0x9e3779b9u; /* (rlock__c_jitter's seed) */
+    memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
+    lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
     rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
     lk->owner_len = RLOCK_TOKEN_LEN;
     lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
