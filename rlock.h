@@ -6074,7 +6074,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
+    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
     return rlock__c_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* (checked: < 2^31) */
 }
 
@@ -6324,7 +6324,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
+    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
     now = rlock__now(lk->client);
     return rlock__op_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
 }
