@@ -3347,11 +3347,10 @@ static void rlock__sleep(const rlock_client *c, uint32_t ms) {
     else RLOCK_SLEEP_MS(ms);
 }
 static void rlock__hex(char *out, const unsigned char *b, size_t n) {
-    static const char digits[] = "0123456789abcdef";
     size_t i;
-    for (i = 0; i < n; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
+    for (i = 0; i < 2 * n; i++) { /* (digits computed: no table) */
+        unsigned d = (unsigned)(b[i / 2] >> (i & 1 ? 0 : 4)) & 15u;
+        out[i] = (char)(d < 10 ? '0' + d : 'a' - 10 + d);
     }
     out[2 * n] = '\0';
 }
