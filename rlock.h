@@ -6257,7 +6257,7 @@ static rlock_status rlock__begin(rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now, wait;
-    int forever;
+    int forever, token;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
@@ -6268,7 +6268,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
-    if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
+    token = rlock__token_kind(lk->kind);
+    if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
     if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
@@ -6278,7 +6279,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
         if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
-        if (rlock__token_kind(lk->kind)) {
+        if (token) {
             rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
             lk->owner_len = RLOCK_TOKEN_LEN;
         } else if (c->cfg.owner) {
