@@ -6399,7 +6399,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* Same cluster slot as the key, so every script touches one slot. */
     lk->aux_base_len = RLOCK__COMPACT && !RLOCK__REQ_QUEUE ? 0 : rlock__aux_len(key, key_len); /* (compact: fencing) */
     lk->state = RLOCK_STATE_IDLE;
-    lk->acks = -1;
+    if (RLOCK__HAS_REPLICAS) lk->acks = -1; /* (else never read: rlock_replica_acks says -1) */
     lk->magic = RLOCK__MAGIC_LOCK;
     if (kind == RLOCK_KIND_WRITE) lk->param = 1; /* writers first */
     return RLOCK_OK;
@@ -6549,7 +6549,7 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk) {
-    return rlock__lock_ok(lk) ? lk->acks : -1;
+    return RLOCK__HAS_REPLICAS && rlock__lock_ok(lk) ? lk->acks : -1;
 }
 
 

@@ -1699,6 +1699,8 @@ static void test_random_fails(void) {
         for (i = 0; i < sizeof b; i++) sprintf(tok + 2 * i, "%02x", b[i]);
     }
     CHECK(strcmp(rlock_lock_token(&LK), tok) == 0);
+    CHECK_EQ_LL(rlock_replica_acks(&LK), -1); /* none asked (cfg.replicas 0, or RLOCK_NO_REPLICAS) */
+    CHECK_EQ_LL(rlock_replica_acks(&LK2), -1); /* never granted */
     env_done();
 }
 
