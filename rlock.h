@@ -6522,8 +6522,12 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
 }
 
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
+    rlock_renewal what;
+    rlock_status st;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    return rlock__renew_poll(lk, next_ms, &lk->renewal);
+    st = rlock__renew_poll(lk, next_ms, &what); /* (what in a register, stored once) */
+    lk->renewal = what;
+    return st;
 }
 
 RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
