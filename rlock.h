@@ -1938,11 +1938,11 @@ typedef const char *rlock__txt;
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
-    char num[21];
-    size_t n = rlock__utoa(num, t);
+    char num[11];
+    size_t n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
     if (cap < n + 9) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
     memcpy(out, "rlock.h:", 8);
-    memcpy(out + 8, num, n + 1);
+    (void)rlock__utoa(out + 8, t);
 #else
     size_t n = strlen(t);
     if (n >= cap) n = cap - 1;
