@@ -853,10 +853,10 @@ typedef struct rlock_client {
     unsigned linger_mask;
 #ifndef RLOCK_NO_CLUSTER
     /* Set: a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting
-     * by SSUBSCRIBE on the command connection (RESP3); this is its handler of
-     * the sunsubscribe push of a shard channel whose slot moved away (only a
-     * program with the cluster links it). */
-    void (*shard)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+     * by SSUBSCRIBE on the command connection (RESP3); what only such a
+     * client sends or reads, reached through here so that only a program
+     * with the cluster links it (rlock__shard_ops). */
+    const struct rlock__shard_ops *shard;
 #endif
     rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
@@ -3538,8 +3538,10 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 /* A Redis Cluster primary's client (section 7): notices by SPUBLISH, waiting by SSUBSCRIBE. */
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__SHARD(c) 0
+#define RLOCK__SPUBLISH(lk, e) ((void)0)
 #else
 #define RLOCK__SHARD(c) ((c)->shard != NULL)
+#define RLOCK__SPUBLISH(lk, e) ((lk)->client->shard ? (lk)->client->shard->spublish(e) : (void)0)
 #endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -4037,6 +4039,16 @@ typedef struct rlock__enc {
     int ok, n, nkeys;
 } rlock__enc;
 
+/* What only a Redis Cluster primary's client does (rlock_client.shard;
+ * section 7 sets it): handle the sunsubscribe push of a shard channel whose
+ * slot moved away; end a release's (or force-unlock's) arguments with
+ * SPUBLISH in ARGV[7]; write ASKING. */
+struct rlock__shard_ops {
+    void (*moved)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+    void (*spublish)(rlock__enc *e);
+    size_t (*asking)(unsigned char *out, size_t cap);
+};
+
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
@@ -4115,7 +4127,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
  * when it has one); a force-unlock's (key, wait queue, deadlines; ARGV[3]
  * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
 static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
-    int force = lk->op.round.script == RLOCK__S_FORCE, k, shard = RLOCK__SHARD(lk->client);
+    int force = lk->op.round.script == RLOCK__S_FORCE, k;
     int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
     if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
     rlock__enc_arg(e, lk->key, lk->key_len);
@@ -4123,10 +4135,10 @@ static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
     if (aux && force) rlock__enc_aux(e, lk, ":deadlines");
     e->nkeys = e->n - 3;
     if (!force) return;
-    for (k = 0; k < (shard ? 6 : 3); k++)
+    for (k = 0; k < 3; k++)
         if (k == 2 && aux) rlock__enc_aux(e, lk, ":released");
         else rlock__enc_arg(e, "", 0);
-    if (shard) rlock__enc_arg(e, "spublish", 8);
+    RLOCK__SPUBLISH(lk, e);
 }
 /* A semaphore acquire's ARGV[6], its permit slot: one node takes the
  * lowest free one (-1); Redlock nodes all judge the same one. */
@@ -4224,10 +4236,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
 #endif
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (RLOCK__SHARD(lk->client) && release) {
-        while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
-        rlock__enc_arg(e, "spublish", 8);
-    }
+    if (release) RLOCK__SPUBLISH(lk, e);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
@@ -4347,13 +4356,11 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
 /* Part k of node i's request for lk's round (see rlock__round_submit) into
  * out[0..cap): its length, 0 when it does not fit. */
 static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     switch (k) {
     case 0: return rlock__encode_fn_setname(out, cap);
-    case 1:
-        if (cap < sizeof asking - 1) return 0;
-        memcpy(out, asking, sizeof asking - 1);
-        return sizeof asking - 1;
+#ifndef RLOCK_NO_CLUSTER
+    case 1: return lk->client->shard->asking(out, cap); /* (RLOCK__ASKING: a shard client's lock) */
+#endif
     case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
     case 3: return rlock__encode_lock(lk, i, out, cap, how);
     default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
@@ -5106,7 +5113,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
     rlock_lock *o;
     int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
 #ifndef RLOCK_NO_CLUSTER
-    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard(c, j, ev); return; }
+    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
@@ -5134,6 +5141,19 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
         o->op.woke = 1;
     }
 }
+/* A release's arguments padded to ARGV[6], then "spublish" in ARGV[7]. */
+static void rlock__shard_spublish(rlock__enc *e) {
+    while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
+    rlock__enc_arg(e, "spublish", 8);
+}
+static size_t rlock__shard_asking(unsigned char *out, size_t cap) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    if (cap < sizeof asking - 1) return 0;
+    memcpy(out, asking, sizeof asking - 1);
+    return sizeof asking - 1;
+}
+static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish,
+                                                          rlock__shard_asking };
 #endif
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
@@ -6807,7 +6827,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
-    cl->client[i].shard = rlock__shard_moved;
+    cl->client[i].shard = &rlock__shard_ops;
     cl->n++;
     return (int)i;
 }
