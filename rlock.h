@@ -2606,10 +2606,11 @@ static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, s
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot
+static int rlock__sem_hop(struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2621,17 +2622,19 @@ struct rlock__scripts {
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
     int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
+    int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
-                                                                        rlock__enc_sem_args, rlock__handed_slot) };
+                                                                        rlock__enc_sem_args, rlock__handed_slot,
+                                                                        rlock__sem_hop) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -3831,7 +3834,6 @@ typedef struct rlock__tally {
     long long max_fence;         /* acquire: largest fence of a granting node */
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
-    long long free_slot;         /* semaphore acquire: lowest free slot a refusing node named, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
@@ -3839,7 +3841,6 @@ static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
-    t->free_slot = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -3875,8 +3876,6 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
-            /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
-            if (r->shape[i] == 3 && v[2] > 0 && (t->free_slot < 0 || v[2] - 1 < t->free_slot)) t->free_slot = v[2] - 1;
         }
     }
 }
@@ -4148,9 +4147,11 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 }
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
 #define RLOCK__HANDED_SLOT(lk, d, n) ((lk)->scripts->handed_slot((lk), (d), (n)))
+#define RLOCK__SEM_HOP(lk) ((lk)->kind == RLOCK_KIND_SEMAPHORE && (lk)->scripts->sem_hop(lk))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
 #define RLOCK__HANDED_SLOT(lk, d, n) 1
+#define RLOCK__SEM_HOP(lk) 0
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4746,6 +4747,26 @@ static uint32_t rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     if (2u * cfg->backoff_max_ms > cap) cap = 2u * cfg->backoff_max_ms;
     return cap;
 }
+/* A Redlock semaphore asked for a slot that is taken while a refusing node
+ * named another as free (1 + its lowest free slot in the refusal's third
+ * number, 0: none): ask for the lowest such slot at once, a few times
+ * (rlock__set_all's). 1 when it will. */
+static int rlock__sem_hop(rlock_lock *lk) {
+    const rlock_round *r = &lk->op.round;
+    long long free_slot = -1;
+    size_t i;
+    if (lk->kind != RLOCK_KIND_SEMAPHORE || lk->client->n_nodes < 2 || lk->op.hops >= 3) return 0;
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        const long long *v = r->v[i];
+        if (((r->mask >> i) & 1u) && r->st[i] == RLOCK_OK && v[0] != 1 && r->shape[i] == 3 && v[2] > 0 &&
+            (free_slot < 0 || v[2] - 1 < free_slot))
+            free_slot = v[2] - 1;
+    }
+    if (free_slot < 0 || free_slot == lk->slot) return 0;
+    lk->slot = (int32_t)free_slot;
+    lk->op.hops++;
+    return 1;
+}
 #endif
 
 /* Has a script run on every node (rlock_node.scripted)? */
@@ -4883,7 +4904,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
-    int go, hop;
+    int go;
     rlock__tally_round(&op->round, c->n_nodes, 0, &t);
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
@@ -4920,13 +4941,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    hop = lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && t.free_slot >= 0 && t.free_slot != lk->slot &&
-          op->hops < 3;
-    if (go && (hop || (op->plain == 1 && t.n_no > 0))) {
-        if (hop) {
-            lk->slot = (int32_t)t.free_slot;
-            op->hops++;
-        }
+    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t.n_no > 0))) {
         op->plain = 2;
         op->retry = 1;
     }
