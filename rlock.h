@@ -4301,6 +4301,12 @@ static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status 
 }
 #endif
 
+/* Is rep a Redis error that begins with word? */
+static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *word) {
+    size_t w = strlen(word);
+    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= w && memcmp(rep->v.str, word, w) == 0;
+}
+
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
@@ -4322,7 +4328,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
         drop = RLOCK_E_PROTOCOL;
-    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0) {
+    } else if (rep && rlock__err_is(rep, "READONLY")) {
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew.
          * (The node's diagnostic below is the error's own text.) */
@@ -4504,12 +4510,12 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     err = rep->v.type == RLOCK_RESP_ERROR;
-    noperm = err && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0;
+    noperm = rlock__err_is(rep, "NOPERM");
     if (!RLOCK__HAS_EVAL && err) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
          * words fit RLOCK_SMALLEST's 64-byte RLOCK_ERR_LEN. */
-        if (rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
+        if (rlock__err_is(rep, "NOSCRIPT")) {
             rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL,
                                 "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)");
             return;
@@ -4521,7 +4527,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
         }
     }
     if (err && !((r->evaled >> i) & 1u) &&
-        ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
+        (rlock__err_is(rep, "NOSCRIPT") ||
          (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
          * body once with EVAL, which also caches it for the next EVALSHA.
@@ -4710,11 +4716,10 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
 static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint64_t d = cfg->backoff_min_ms;
-    uint32_t delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
-    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = (uint32_t)(d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1)); /* d <= backoff_max_ms: 32 bits */
+    uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    while (shift-- && d < max) d = d > max / 2u ? max : d << 1; /* (doubled past max: max; no wrap) */
+    if (d > max) d = max;
+    delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint32_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
