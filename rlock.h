@@ -4903,43 +4903,40 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
     int go;
-    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
-    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
+    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
+    lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
-    t.yes &= ~unacked;
-    t.n_yes -= rlock__popcount(unacked);
-    op->holder_pttl = t.min_pttl;
-    op->split = t.n_yes > 0;
-    lk->votes = t.n_yes;
-    if (RLOCK__MS_BEFORE(now, op->round.start)) t.fatal = RLOCK_E_CLOCK;
-    go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t.n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
+    t->yes &= ~unacked;
+    t->n_yes -= rlock__popcount(unacked);
+    op->holder_pttl = t->min_pttl;
+    op->split = t->n_yes > 0;
+    lk->votes = t->n_yes;
+    if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
+    go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */
+    if (go && t->n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
-            lk->fence = t.max_fence;
+            lk->fence = t->max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
-        rlock__lease(lk, t.yes, drift, now);
+        lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
+        rlock__lease(lk, t->yes, drift, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
-    if (t.fatal != RLOCK_OK) final = t.fatal;
-    else if (unacked && t.n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
+    if (t->fatal != RLOCK_OK) final = t->fatal;
+    else if (unacked && t->n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
     op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
@@ -4947,14 +4944,14 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t.n_no > 0))) {
+    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
         op->retry = 1;
     }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown);
     if (mask) {
         /* The retry after a cleanup carries a new token: a cleanup (or the
          * attempt it undoes) whose answer never came may reach a server
@@ -4971,21 +4968,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c);
-    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
-    lk->votes = t.n_yes;
+    lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t.n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
-        rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
+        rlock__lease(lk, t->yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
-    if (t.n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
+    if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         rlock__op_finish(lk, RLOCK_LOST, now);
         return;
@@ -4993,28 +4987,26 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t dri
     rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
 }
 
-static void rlock__release_round_done(rlock_lock *lk, rlock__ms now) {
+static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
+    size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
     int lost;
     rlock_status st;
-    rlock__tally_round(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
-    gone = rlock__popcount(t.no & lk->held_mask);
-    neutral = t.n_no - gone;
-    lk->votes = t.n_yes;
+    gone = rlock__popcount(t->no & lk->held_mask);
+    neutral = t->n_no - gone;
+    lk->votes = t->n_yes;
     lost = held >= q && gone > held - q; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (!lost && (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q))) st = RLOCK_OK;
-    else if (lost || t.n_no > c->n_nodes - q) st = RLOCK_LOST;
+    if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
+    else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t.max_left > 0) {
-        lk->holds = t.max_left;
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
+        lk->holds = t->max_left;
     } else {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
@@ -5047,6 +5039,8 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q;
     uint32_t drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
@@ -5098,12 +5092,16 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             return;
         }
         drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift);
+        /* (a reentrant release counts any answer >= 0, the holds left) */
+        rlock__tally_round(&op->round, lk->client->n_nodes,
+                           op->kind == RLOCK__OP_RELEASE && !rlock__token_kind(lk->kind), &t);
+        q = rlock_client_quorum(lk->client);
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift, &t, q);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
         else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
-        else rlock__release_round_done(lk, now);
+        else rlock__release_round_done(lk, now, &t, q);
         return;
     default:
         return; /* IDLE, DONE */
