@@ -4320,7 +4320,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     rlock_node *n = lk->client->nodes[i];
     rlock_status kept, drop = RLOCK_OK;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
+    if (lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
     else
 #endif
         kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
