@@ -3781,14 +3781,16 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_store) */
-/* Keep node i's answer to a round as plain numbers. want_array: the script
- * answers {flag, value[, fence]} (acquire), 2: +OK or nil (a plain SET NX
- * PX acquire, kept as {1,1,0} / {0,0}), else a single integer. A reply
+/* Keep node i's answer to a round as plain numbers. The round says what it
+ * wants (rlock__round_wants_array): an acquire script answers {flag,
+ * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
+ * {0,0}), any other script a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
-static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
-                                       int want_array) {
+static int rlock__round_wants_array(const rlock_round *r);
+static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
     long long *v = r->v[i];
+    int want_array = rlock__round_wants_array(r);
     int shape = 0, k, n;
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
@@ -4296,7 +4298,7 @@ static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status 
         if (!ok) st = RLOCK_E_PROTOCOL;
         rep = NULL;
     }
-    st = rlock__round_store(r, i, st, rep, 0);
+    st = rlock__round_store(r, i, st, rep); /* (the inspect script's: a single integer) */
     if (ok) { r->shape[i] = -1; r->v[i][0] = 1; }
     return lk->op.info[i].st = st;
 }
@@ -4323,7 +4325,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     if (lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
     else
 #endif
-        kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+        kept = rlock__round_store(r, i, st, rep);
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
