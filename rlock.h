@@ -4378,7 +4378,7 @@ static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how,
 }
 
 /* Hand node i its request for the current round, if it has room now. */
-static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
+static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
@@ -4392,7 +4392,6 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     int k;
     unsigned want;
     rlock_status st;
-    (void)now;
     st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
@@ -4435,11 +4434,11 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     r->queued |= 1u << i;
 }
 
-static void rlock__round_send(rlock_lock *lk, rlock__ms now) {
+static void rlock__round_send(rlock_lock *lk) {
     rlock_round *r = &lk->op.round;
     size_t i;
     for (i = 0; i < lk->client->n_nodes; i++)
-        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
+        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i);
 }
 
 /* Which nodes a barging lock's release wakes a waiter from. One node: it.
@@ -4485,7 +4484,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
     }
-    rlock__round_send(lk, now);
+    rlock__round_send(lk);
 }
 
 static int rlock__round_done(const rlock_round *r) {
@@ -4505,7 +4504,7 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 }
 
 /* A reply or failure for lk's round from node i. */
-static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rlock__ms now) {
+static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
@@ -4547,7 +4546,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
     }
     if (again) {
         r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
+        rlock__round_submit(lk, i);
         return;
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
@@ -5079,7 +5078,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         /* fall through */
     case RLOCK__PH_ROUND:
     case RLOCK__PH_CLEANUP:
-        rlock__round_send(lk, now);
+        rlock__round_send(lk);
         if (!rlock__round_done(&op->round)) return;
         /* The round may have ended inside a transport call that blocked
          * (connect, send, recv): judge elapsed time and validity by the
@@ -5179,6 +5178,7 @@ static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rl
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
+    (void)now;
     if (ev->kind == RLOCK__EV_PUSH) {
         if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
         return;
@@ -5186,7 +5186,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__m
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
-        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_WAIT:
         if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
