@@ -854,10 +854,10 @@ typedef struct rlock_client {
     unsigned linger_mask;
 #ifndef RLOCK_NO_CLUSTER
     /* Set: a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting
-     * by SSUBSCRIBE on the command connection (RESP3); this is its handler of
-     * the sunsubscribe push of a shard channel whose slot moved away (only a
-     * program with the cluster links it). */
-    void (*shard)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+     * by SSUBSCRIBE on the command connection (RESP3); what only such a
+     * client sends or reads, reached through here so that only a program
+     * with the cluster links it (rlock__shard_ops). */
+    const struct rlock__shard_ops *shard;
 #endif
     rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
@@ -2612,10 +2612,11 @@ static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, s
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot
+static int rlock__sem_hop(struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2627,17 +2628,19 @@ struct rlock__scripts {
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
     int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
+    int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
-                                                                        rlock__enc_sem_args, rlock__handed_slot) };
+                                                                        rlock__enc_sem_args, rlock__handed_slot,
+                                                                        rlock__sem_hop) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -2687,9 +2690,10 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
 #if !RLOCK__COMPACT /* the compact engine sends neither (no FCALL) */
 /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
  * before its first one, so that its version's libraries are not deleted
- * under it. Its length, 0 when it does not fit. */
+ * under it. Its length, 0 when it does not fit. (Out of line: inlined into
+ * rlock__round_submit, its one caller, it costs 20 bytes more.) */
 typedef char rlock__fn_ver_len[RLOCK__FN_VER == 12 ? 1 : -1]; /* the "$18" below */
-static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+static RLOCK__NOINLINE size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
     static const char req[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$18\r\nrlock-"; /* + version, CRLF */
     size_t n = sizeof req - 1;
     if (cap < n + RLOCK__FN_VER + 2) return 0;
@@ -3544,8 +3548,10 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 /* A Redis Cluster primary's client (section 7): notices by SPUBLISH, waiting by SSUBSCRIBE. */
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__SHARD(c) 0
+#define RLOCK__SPUBLISH(lk, e) ((void)0)
 #else
 #define RLOCK__SHARD(c) ((c)->shard != NULL)
+#define RLOCK__SPUBLISH(lk, e) ((lk)->client->shard ? (lk)->client->shard->spublish(e) : (void)0)
 #endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -3781,14 +3787,16 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_store) */
-/* Keep node i's answer to a round as plain numbers. want_array: the script
- * answers {flag, value[, fence]} (acquire), 2: +OK or nil (a plain SET NX
- * PX acquire, kept as {1,1,0} / {0,0}), else a single integer. A reply
+/* Keep node i's answer to a round as plain numbers. The round says what it
+ * wants (rlock__round_wants_array): an acquire script answers {flag,
+ * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
+ * {0,0}), any other script a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
-static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
-                                       int want_array) {
+static int rlock__round_wants_array(const rlock_round *r);
+static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
     long long *v = r->v[i];
+    int want_array = rlock__round_wants_array(r);
     int shape = 0, k, n;
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
@@ -3835,7 +3843,6 @@ typedef struct rlock__tally {
     long long max_fence;         /* acquire: largest fence of a granting node */
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
-    long long free_slot;         /* semaphore acquire: lowest free slot a refusing node named, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
@@ -3843,7 +3850,6 @@ static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
-    t->free_slot = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -3879,8 +3885,6 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
-            /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
-            if (r->shape[i] == 3 && v[2] > 0 && (t->free_slot < 0 || v[2] - 1 < t->free_slot)) t->free_slot = v[2] - 1;
         }
     }
 }
@@ -4043,6 +4047,16 @@ typedef struct rlock__enc {
     int ok, n, nkeys;
 } rlock__enc;
 
+/* What only a Redis Cluster primary's client does (rlock_client.shard;
+ * section 7 sets it): handle the sunsubscribe push of a shard channel whose
+ * slot moved away; end a release's (or force-unlock's) arguments with
+ * SPUBLISH in ARGV[7]; write ASKING. */
+struct rlock__shard_ops {
+    void (*moved)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+    void (*spublish)(rlock__enc *e);
+    size_t (*asking)(unsigned char *out, size_t cap);
+};
+
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
@@ -4121,7 +4135,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
  * when it has one); a force-unlock's (key, wait queue, deadlines; ARGV[3]
  * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
 static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
-    int force = lk->op.round.script == RLOCK__S_FORCE, k, shard = RLOCK__SHARD(lk->client);
+    int force = lk->op.round.script == RLOCK__S_FORCE, k;
     int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
     if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
     rlock__enc_arg(e, lk->key, lk->key_len);
@@ -4129,10 +4143,10 @@ static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
     if (aux && force) rlock__enc_aux(e, lk, ":deadlines");
     e->nkeys = e->n - 3;
     if (!force) return;
-    for (k = 0; k < (shard ? 6 : 3); k++)
+    for (k = 0; k < 3; k++)
         if (k == 2 && aux) rlock__enc_aux(e, lk, ":released");
         else rlock__enc_arg(e, "", 0);
-    if (shard) rlock__enc_arg(e, "spublish", 8);
+    RLOCK__SPUBLISH(lk, e);
 }
 /* A semaphore acquire's ARGV[6], its permit slot: one node takes the
  * lowest free one (-1); Redlock nodes all judge the same one. */
@@ -4142,9 +4156,11 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 }
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
 #define RLOCK__HANDED_SLOT(lk, d, n) ((lk)->scripts->handed_slot((lk), (d), (n)))
+#define RLOCK__SEM_HOP(lk) ((lk)->kind == RLOCK_KIND_SEMAPHORE && (lk)->scripts->sem_hop(lk))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
 #define RLOCK__HANDED_SLOT(lk, d, n) 1
+#define RLOCK__SEM_HOP(lk) 0
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4230,10 +4246,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
 #endif
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (RLOCK__SHARD(lk->client) && release) {
-        while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
-        rlock__enc_arg(e, "spublish", 8);
-    }
+    if (release) RLOCK__SPUBLISH(lk, e);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
@@ -4291,11 +4304,17 @@ static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status 
         if (!ok) st = RLOCK_E_PROTOCOL;
         rep = NULL;
     }
-    st = rlock__round_store(r, i, st, rep, 0);
+    st = rlock__round_store(r, i, st, rep); /* (the inspect script's: a single integer) */
     if (ok) { r->shape[i] = -1; r->v[i][0] = 1; }
     return lk->op.info[i].st = st;
 }
 #endif
+
+/* Is rep a Redis error that begins with word? */
+static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *word) {
+    size_t w = strlen(word);
+    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= w && memcmp(rep->v.str, word, w) == 0;
+}
 
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
@@ -4314,16 +4333,16 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
      * random owner ids (rlock_acquire_begin; token kinds always do). */
     if (st != RLOCK_OK && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
+    if (lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
     else
 #endif
-        kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+        kept = rlock__round_store(r, i, st, rep);
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
         drop = RLOCK_E_PROTOCOL;
-    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0) {
+    } else if (rep && rlock__err_is(rep, "READONLY")) {
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew.
          * (The node's diagnostic below is the error's own text.) */
@@ -4358,13 +4377,11 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
 /* Part k of node i's request for lk's round (see rlock__round_submit) into
  * out[0..cap): its length, 0 when it does not fit. */
 static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     switch (k) {
     case 0: return rlock__encode_fn_setname(out, cap);
-    case 1:
-        if (cap < sizeof asking - 1) return 0;
-        memcpy(out, asking, sizeof asking - 1);
-        return sizeof asking - 1;
+#ifndef RLOCK_NO_CLUSTER
+    case 1: return lk->client->shard->asking(out, cap); /* (RLOCK__ASKING: a shard client's lock) */
+#endif
     case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
     case 3: return rlock__encode_lock(lk, i, out, cap, how);
     default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
@@ -4372,7 +4389,7 @@ static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how,
 }
 
 /* Hand node i its request for the current round, if it has room now. */
-static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
+static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
@@ -4386,7 +4403,6 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     int k;
     unsigned want;
     rlock_status st;
-    (void)now;
     st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
@@ -4429,11 +4445,11 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     r->queued |= 1u << i;
 }
 
-static void rlock__round_send(rlock_lock *lk, rlock__ms now) {
+static void rlock__round_send(rlock_lock *lk) {
     rlock_round *r = &lk->op.round;
     size_t i;
     for (i = 0; i < lk->client->n_nodes; i++)
-        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
+        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i);
 }
 
 /* Which nodes a barging lock's release wakes a waiter from. One node: it.
@@ -4479,7 +4495,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
     }
-    rlock__round_send(lk, now);
+    rlock__round_send(lk);
 }
 
 static int rlock__round_done(const rlock_round *r) {
@@ -4499,7 +4515,7 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 }
 
 /* A reply or failure for lk's round from node i. */
-static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rlock__ms now) {
+static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
@@ -4507,12 +4523,12 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     err = rep->v.type == RLOCK_RESP_ERROR;
-    noperm = err && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0;
+    noperm = rlock__err_is(rep, "NOPERM");
     if (!RLOCK__HAS_EVAL && err) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
          * words fit RLOCK_SMALLEST's 64-byte RLOCK_ERR_LEN. */
-        if (rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
+        if (rlock__err_is(rep, "NOSCRIPT")) {
             rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL,
                                 "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)");
             return;
@@ -4524,7 +4540,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
         }
     }
     if (err && !((r->evaled >> i) & 1u) &&
-        ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
+        (rlock__err_is(rep, "NOSCRIPT") ||
          (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
          * body once with EVAL, which also caches it for the next EVALSHA.
@@ -4541,7 +4557,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
     }
     if (again) {
         r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
+        rlock__round_submit(lk, i);
         return;
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
@@ -4713,11 +4729,10 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
 static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint64_t d = cfg->backoff_min_ms;
-    uint32_t delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
-    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = (uint32_t)(d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1)); /* d <= backoff_max_ms: 32 bits */
+    uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    while (shift-- && d < max) d = d > max / 2u ? max : d << 1; /* (doubled past max: max; no wrap) */
+    if (d > max) d = max;
+    delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint32_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -4749,6 +4764,26 @@ static uint32_t rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     if (2u * cfg->recheck_ms > cap) cap = 2u * cfg->recheck_ms; /* (each below left: no wrap) */
     if (2u * cfg->backoff_max_ms > cap) cap = 2u * cfg->backoff_max_ms;
     return cap;
+}
+/* A Redlock semaphore asked for a slot that is taken while a refusing node
+ * named another as free (1 + its lowest free slot in the refusal's third
+ * number, 0: none): ask for the lowest such slot at once, a few times
+ * (rlock__set_all's). 1 when it will. */
+static int rlock__sem_hop(rlock_lock *lk) {
+    const rlock_round *r = &lk->op.round;
+    long long free_slot = -1;
+    size_t i;
+    if (lk->kind != RLOCK_KIND_SEMAPHORE || lk->client->n_nodes < 2 || lk->op.hops >= 3) return 0;
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        const long long *v = r->v[i];
+        if (((r->mask >> i) & 1u) && r->st[i] == RLOCK_OK && v[0] != 1 && r->shape[i] == 3 && v[2] > 0 &&
+            (free_slot < 0 || v[2] - 1 < free_slot))
+            free_slot = v[2] - 1;
+    }
+    if (free_slot < 0 || free_slot == lk->slot) return 0;
+    lk->slot = (int32_t)free_slot;
+    lk->op.hops++;
+    return 1;
 }
 #endif
 
@@ -4881,43 +4916,40 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
-    int go, hop;
-    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
-    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
+    int go;
+    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
+    lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
-    t.yes &= ~unacked;
-    t.n_yes -= rlock__popcount(unacked);
-    op->holder_pttl = t.min_pttl;
-    op->split = t.n_yes > 0;
-    lk->votes = t.n_yes;
-    if (RLOCK__MS_BEFORE(now, op->round.start)) t.fatal = RLOCK_E_CLOCK;
-    go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t.n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
+    t->yes &= ~unacked;
+    t->n_yes -= rlock__popcount(unacked);
+    op->holder_pttl = t->min_pttl;
+    op->split = t->n_yes > 0;
+    lk->votes = t->n_yes;
+    if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
+    go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */
+    if (go && t->n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
-            lk->fence = t.max_fence;
+            lk->fence = t->max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
-        rlock__lease(lk, t.yes, drift, now);
+        lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
+        rlock__lease(lk, t->yes, drift, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
-    if (t.fatal != RLOCK_OK) final = t.fatal;
-    else if (unacked && t.n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
+    if (t->fatal != RLOCK_OK) final = t->fatal;
+    else if (unacked && t->n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
     op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
@@ -4925,20 +4957,14 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    hop = lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && t.free_slot >= 0 && t.free_slot != lk->slot &&
-          op->hops < 3;
-    if (go && (hop || (op->plain == 1 && t.n_no > 0))) {
-        if (hop) {
-            lk->slot = (int32_t)t.free_slot;
-            op->hops++;
-        }
+    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
         op->retry = 1;
     }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown);
     if (mask) {
         /* The retry after a cleanup carries a new token or owner id: a
          * cleanup (or the attempt it undoes) whose answer never came may
@@ -4967,21 +4993,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c);
-    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
-    lk->votes = t.n_yes;
+    lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t.n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
-        rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
+        rlock__lease(lk, t->yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
-    if (t.n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
+    if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         rlock__op_finish(lk, RLOCK_LOST, now);
         return;
@@ -4989,28 +5012,26 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t dri
     rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
 }
 
-static void rlock__release_round_done(rlock_lock *lk, rlock__ms now) {
+static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
+    size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
     int lost;
     rlock_status st;
-    rlock__tally_round(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
-    gone = rlock__popcount(t.no & lk->held_mask);
-    neutral = t.n_no - gone;
-    lk->votes = t.n_yes;
+    gone = rlock__popcount(t->no & lk->held_mask);
+    neutral = t->n_no - gone;
+    lk->votes = t->n_yes;
     lost = held >= q && gone > held - q; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (!lost && (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q))) st = RLOCK_OK;
-    else if (lost || t.n_no > c->n_nodes - q) st = RLOCK_LOST;
+    if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
+    else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t.max_left > 0) {
-        lk->holds = t.max_left;
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
+        lk->holds = t->max_left;
     } else {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
@@ -5043,6 +5064,8 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q;
     uint32_t drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
@@ -5079,7 +5102,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         /* fall through */
     case RLOCK__PH_ROUND:
     case RLOCK__PH_CLEANUP:
-        rlock__round_send(lk, now);
+        rlock__round_send(lk);
         if (!rlock__round_done(&op->round)) return;
         /* The round may have ended inside a transport call that blocked
          * (connect, send, recv): judge elapsed time and validity by the
@@ -5094,12 +5117,16 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             return;
         }
         drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift);
+        /* (a reentrant release counts any answer >= 0, the holds left) */
+        rlock__tally_round(&op->round, lk->client->n_nodes,
+                           op->kind == RLOCK__OP_RELEASE && !rlock__token_kind(lk->kind), &t);
+        q = rlock_client_quorum(lk->client);
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift, &t, q);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
         else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
-        else rlock__release_round_done(lk, now);
+        else rlock__release_round_done(lk, now, &t, q);
         return;
     default:
         return; /* IDLE, DONE */
@@ -5130,7 +5157,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
     rlock_lock *o;
     int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
 #ifndef RLOCK_NO_CLUSTER
-    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard(c, j, ev); return; }
+    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
@@ -5158,10 +5185,24 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
         o->op.woke = 1;
     }
 }
+/* A release's arguments padded to ARGV[6], then "spublish" in ARGV[7]. */
+static void rlock__shard_spublish(rlock__enc *e) {
+    while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
+    rlock__enc_arg(e, "spublish", 8);
+}
+static size_t rlock__shard_asking(unsigned char *out, size_t cap) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    if (cap < sizeof asking - 1) return 0;
+    memcpy(out, asking, sizeof asking - 1);
+    return sizeof asking - 1;
+}
+static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish,
+                                                          rlock__shard_asking };
 #endif
 
 static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
+    (void)now;
     if (ev->kind == RLOCK__EV_PUSH) {
         if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
         return;
@@ -5169,7 +5210,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__m
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
-        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_WAIT:
         if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
@@ -6831,7 +6872,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
-    cl->client[i].shard = rlock__shard_moved;
+    cl->client[i].shard = &rlock__shard_ops;
     cl->n++;
     return (int)i;
 }
