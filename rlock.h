@@ -1763,30 +1763,33 @@ static const unsigned char rlock__resp_kinds[] = {
     RLOCK__R_NUM | RLOCK_RESP_DOUBLE, RLOCK__R_NUM | RLOCK_RESP_BIGNUM, RLOCK__R_NIL | RLOCK_RESP_NIL,
     RLOCK__R_BOOL | RLOCK_RESP_BOOL, RLOCK__R_BLOB | RLOCK_RESP_ERROR, RLOCK__R_BLOB | RLOCK_RESP_BULK,
     RLOCK__R_AGG | RLOCK_RESP_PUSH, RLOCK__R_AGG | RLOCK_RESP_SET, RLOCK__R_AGG | RLOCK_RESP_MAP,
-    RLOCK__R_AGG | RLOCK_RESP_MAP /* '|': an attribute */
+    RLOCK__R_AGG | RLOCK_RESP_NONE /* '|': an attribute */
 #endif
 };
 
-/* Read the header of one value at *pos (and, for blobs, the body). Returns
- * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
- * (scalars), *attr = 1 for a RESP3 attribute ("|": metadata before a value,
- * skipped: never a value itself); 0 incomplete; -1 malformed. Every declared length and count is
- * bounded by max_len before anything waits for it. */
-static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
-                           rlock_resp_value *v, long *n, int *attr) {
-    size_t p = *pos, eol = 0, ll;
+/* What rlock__resp_one returns when it is no aggregate's count (>= 0). */
+enum { RLOCK__R_SCALAR = -1, RLOCK__R_MORE = -2, RLOCK__R_BAD = -3 };
+
+/* Read the header of one value at *pos (and, for blobs, the body) into *v
+ * (cleared first). Returns its element count (an aggregate, >= 0; v->type
+ * RLOCK_RESP_NONE for a RESP3 attribute, "|": metadata before a value,
+ * skipped: never a value itself), RLOCK__R_SCALAR, RLOCK__R_MORE
+ * (incomplete) or RLOCK__R_BAD (malformed). Every declared length and count
+ * is bounded by max_len before anything waits for it. (One result, few
+ * arguments: a call costs little.) */
+static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len, rlock_resp_value *v) {
+    size_t p = *pos, eol = 0, ll, z;
     const unsigned char *line;
     const char *m;
     long long k = 0;
     int r, mark, kind;
-    *n = -1;
-    *attr = 0;
-    if (p >= len) return len >= max_len ? -1 : 0;
+    memset(v, 0, sizeof *v);
+    if (p >= len) return len >= max_len ? RLOCK__R_BAD : RLOCK__R_MORE;
     r = rlock__resp_line(b, len, p + 1, max_len, &eol);
-    if (r <= 0) return r;
+    if (r <= 0) return r - 2; /* 0: RLOCK__R_MORE; -1: RLOCK__R_BAD */
     mark = b[p];
     m = (const char *)memchr(rlock__resp_marks, mark, sizeof rlock__resp_marks - 1);
-    if (!m) return -1;
+    if (!m) return RLOCK__R_BAD;
     kind = rlock__resp_kinds[m - rlock__resp_marks];
     line = b + p + 1;
     ll = eol - p - 1;
@@ -1795,50 +1798,52 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
     case RLOCK__R_NUM >> 4: /* (RESP3 only) */
     case RLOCK__R_LINE >> 4:
 #ifndef RLOCK_NO_WAITING
-        if (kind >> 4 == RLOCK__R_NUM >> 4 && rlock__resp_number(mark, line, ll) != 0) return -1;
+        if (kind >> 4 == RLOCK__R_NUM >> 4 && rlock__resp_number(mark, line, ll) != 0) return RLOCK__R_BAD;
 #endif
         v->str = (const char *)line;
         v->len = ll;
         break;
 #ifndef RLOCK_NO_WAITING
     case RLOCK__R_NIL >> 4:
-        if (ll != 0) return -1;
+        if (ll != 0) return RLOCK__R_BAD;
         break;
     case RLOCK__R_BOOL >> 4:
-        if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return -1;
+        if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return RLOCK__R_BAD;
         v->integer = line[0] == 't';
         break;
 #endif
     default: /* INT, BLOB, AGG: a number */
-        if (rlock__resp_int(line, ll, &k) != 0) return -1;
+        if (rlock__resp_int(line, ll, &k) != 0) return RLOCK__R_BAD;
         if (kind >> 4 == RLOCK__R_INT >> 4) { v->integer = k; break; }
         if (k == -1 && (mark == '$' || mark == '*')) { v->type = RLOCK_RESP_NIL; break; } /* RESP2's nulls */
+        /* Bound the declared length or count before using it: it must fit
+         * in max_len (then it is a size_t: 32-bit arithmetic below). */
+        if (k < 0 || (unsigned long long)k > (unsigned long long)max_len) return RLOCK__R_BAD;
+        z = (size_t)k;
         if (kind >> 4 == RLOCK__R_BLOB >> 4) {
-            /* Bound the declared length before using it: it must fit in max_len. */
-            if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
-                return -1;
-            if (mark == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
-            if (eol + 2 + (size_t)k + 2 > len) return 0;
-            if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
+            if (eol + 2 + z + 2 > max_len) return RLOCK__R_BAD;
+            if (mark == '=' && (z < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return RLOCK__R_BAD; /* "txt:" */
+            if (eol + 2 + z + 2 > len) return RLOCK__R_MORE;
+            if (b[eol + 2 + z] != '\r' || b[eol + 3 + z] != '\n') return RLOCK__R_BAD;
             v->str = (const char *)b + eol + 2;
-            v->len = (size_t)k;
+            v->len = z;
             if (mark == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
-            *pos = eol + 2 + (size_t)k + 2;
-            return 1;
+            *pos = eol + 2 + z + 2;
+            return RLOCK__R_SCALAR;
         }
         {
             int pairs = mark == '%' || mark == '|';
             /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
              * cannot fit before looping over them. Maps hold 2 per entry. */
-            if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
-            if (pairs) k *= 2;
-            *attr = mark == '|';
-            v->integer = k;
-            *n = (long)k; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
+            if (z > max_len / (pairs ? 6u : 3u)) return RLOCK__R_BAD;
+            z <<= pairs;
+            v->integer = (long long)z;
+            *pos = eol + 2;
+            return (long)z; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
         }
     }
     *pos = eol + 2;
-    return 1;
+    return RLOCK__R_SCALAR;
 }
 
 /* Iterative: one counter per open aggregate, so the stack it uses does not
@@ -1852,11 +1857,9 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     memset(out, 0, sizeof *out);
     for (;;) {
         rlock_resp_value v;
-        long n;
-        int r, is_attr;
-        memset(&v, 0, sizeof v);
-        r = rlock__resp_one(buf, len, &pos, max_len, &v, &n, &is_attr);
-        if (r <= 0) return r;
+        long n = rlock__resp_one(buf, len, &pos, max_len, &v);
+        int is_attr = v.type == RLOCK_RESP_NONE;
+        if (n < RLOCK__R_SCALAR) return n == RLOCK__R_MORE ? 0 : -1;
         if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
         if (!is_attr && depth == 0) {
             out->v = v;
@@ -2748,13 +2751,10 @@ static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t le
     size_t pos = 0;
     while (!w->done && pos < len) {
         rlock_resp_value v, end;
-        long n;
         size_t used = 0;
-        int attr, r;
-        memset(&v, 0, sizeof v);
-        r = rlock__resp_one(buf + pos, len - pos, &used, max_len, &v, &n, &attr);
-        if (r < 0 || attr) return -1; /* attributes: never in the replies walked */
-        if (r == 0) break;
+        long n = rlock__resp_one(buf + pos, len - pos, &used, max_len, &v);
+        if (n == RLOCK__R_MORE) break;
+        if (n == RLOCK__R_BAD || v.type == RLOCK_RESP_NONE) return -1; /* attributes: never in the replies walked */
         if (n >= 0 && w->depth >= RLOCK_RESP_MAX_DEPTH) return -1;
         pos += used;
         w->started = 1;
@@ -3068,14 +3068,10 @@ static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     return 0;
 }
 
-/* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
-static int rlock__x_connect_step(rlock__x *n, rlock__ms now) {
+/* Connect (n is NEW or CONNECTING). 1 up; 0 in progress; -1 failed. */
+static int rlock__x_connect_step(rlock__x *n) {
     const rlock_transport *t = n->t;
-    int r;
-    if (n->conn == RLOCK__CONN_UP) return 1;
-    if (n->conn == RLOCK__CONN_DOWN) return 0;
-    if (rlock__x_timed_out(n, now)) return -1;
-    r = t->connect ? t->connect(t->ctx) : 1;
+    int r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
         n->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
@@ -3088,13 +3084,11 @@ static int rlock__x_connect_step(rlock__x *n, rlock__ms now) {
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
-static int rlock__x_send_step(rlock__x *n, rlock__ms now) {
+static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = n->t;
     while (n->tx_off < n->tx_len) {
         size_t left = n->tx_len - n->tx_off;
-        long r;
-        if (rlock__x_timed_out(n, now)) return -1;
-        r = t->send(t->ctx, n->tx + n->tx_off, left);
+        long r = t->send(t->ctx, n->tx + n->tx_off, left);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
         if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
@@ -3189,8 +3183,7 @@ static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
          * while this process was stalled is still its own. */
         return rlock__x_timed_out(n, now) ? -1 : 0;
     }
-    if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
-    if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
+    if (r < 0) { rlock__x_io_fail(n, r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed"); return -1; }
     if ((size_t)r > n->rx_cap - n->rx_len) {
         rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
         return -1;
@@ -3205,10 +3198,16 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
-        r = rlock__x_connect_step(n, now);
-        if (r < 0) continue;
-        if (r == 0) return 0;
-        if (rlock__x_send_step(n, now) < 0) continue;
+        if (n->conn == RLOCK__CONN_DOWN) return 0;
+        /* Connecting or sending past a request's deadline: it failed (the
+         * clock is read once: what holds before connect holds for send). */
+        if ((n->conn != RLOCK__CONN_UP || n->tx_off < n->tx_len) && rlock__x_timed_out(n, now)) continue;
+        if (n->conn != RLOCK__CONN_UP) {
+            r = rlock__x_connect_step(n);
+            if (r < 0) continue;
+            if (r == 0) return 0;
+        }
+        if (rlock__x_send_step(n) < 0) continue;
         r = rlock__x_parse_step(n, ev);
         if (r > 0) return 1;
         if (r < 0) continue;
