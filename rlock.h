@@ -3464,16 +3464,12 @@ static unsigned long rlock__client_commands(const rlock_client *c) {
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_at(c, i)->commands;
     return k;
 }
-/* The public handle of connection i (what rlock_interest.conn names). */
-static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
-    return !RLOCK__HAS_WAITING || i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
-}
-
-/* Fill out[0..cap) with the connections of c that want I/O now (and trs,
- * when not NULL, with their transports); returns how many there are.
+/* Fill out[0..cap) with the connections of c that want I/O now; returns
+ * how many there are. conn is the connection's rlock_node or
+ * rlock_subscriber (its exchange's owner), whose first member is its
+ * transport: rlock__client_wait reaches the transport through it.
  * *connecting: one is connecting without a descriptor. */
-static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, const rlock_transport **trs,
-                                     size_t cap, int *connecting) {
+static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
     size_t i, k = 0;
     *connecting = 0;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
@@ -3483,11 +3479,10 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         fd = n->t->fd ? n->t->fd(n->t->ctx) : -1;
         if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
-            out[k].conn = rlock__conn_handle(c, i);
+            out[k].conn = n->owner;
             out[k].fd = fd;
             out[k].events = n->t->events && fd >= 0 ? n->t->events(n->t->ctx, w) : w;
             out[k].gen = n->gen;
-            if (trs) trs[k] = n->t;
         }
         k++;
     }
@@ -3500,37 +3495,35 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
  * connection at a time in short slices. */
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     rlock_interest items[2 * RLOCK_MAX_NODES];
-    const rlock_transport *trs[2 * RLOCK_MAX_NODES];
+    const rlock_transport *t0;
     size_t i, n;
     int connecting, can_many = 1, can_wait = 1;
-    n = rlock__client_interest(c, items, trs, sizeof items / sizeof items[0], &connecting);
+    n = rlock__client_interest(c, items, sizeof items / sizeof items[0], &connecting);
     if (n == 0) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
     if (connecting) return; /* connect() has not run yet: step at once */
+    t0 = (const rlock_transport *)items[0].conn; /* (the first member of a node and of a subscriber) */
     for (i = 0; i < n; i++) {
-        const rlock_transport *t = trs[i];
-        if (!t->wait_many || t->wait_many != trs[0]->wait_many || items[i].fd < 0) can_many = 0;
+        const rlock_transport *t = (const rlock_transport *)items[i].conn;
+        if (!t->wait_many || t->wait_many != t0->wait_many || items[i].fd < 0) can_many = 0;
         if (!t->wait) can_wait = 0;
     }
     if (can_many) {
-        (void)trs[0]->wait_many(items, n, timeout_ms);
+        (void)t0->wait_many(items, n, timeout_ms);
         return;
     }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
-    if (n == 1) {
-        trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms);
-        return;
+    /* More than one: probe them all, then wait on one in short slices.
+     * Never wait on one node for the whole timeout: another may need more
+     * steps meanwhile (connect, then send; EVAL after NOSCRIPT) and would
+     * starve until its deadline. */
+    for (i = 0; n > 1 && i < n; i++) {
+        const rlock_transport *t = (const rlock_transport *)items[i].conn;
+        if (t->wait(t->ctx, items[i].events, 0) != 0) return;
     }
-    /* Probe them all, then wait on one in short slices. Never wait on one
-     * node for the whole timeout: another may need more steps meanwhile
-     * (connect, then send; EVAL after NOSCRIPT) and would starve until its
-     * deadline. */
-    for (i = 0; i < n; i++) {
-        if (trs[i]->wait(trs[i]->ctx, items[i].events, 0) != 0) return;
-    }
-    trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
+    t0->wait(t0->ctx, items[0].events, n == 1 || timeout_ms < 1 ? timeout_ms : 1);
 }
 #endif /* !RLOCK__COMPACT */
 
@@ -6157,7 +6150,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     int connecting;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
-    n = rlock__client_interest(c, out, NULL, cap, &connecting);
+    n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
     now = rlock__now(c);
     next = rlock__client_next(c, now) - now;
