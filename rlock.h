@@ -1706,24 +1706,19 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
     return len >= max_len ? -1 : 0;
 }
 
-/* Strict decimal: optional '-', 1..19 digits, no overflow. */
+/* Strict decimal: optional '-', 1..19 digits, no overflow. (19 digits
+ * cannot wrap 64 bits: one range check at the end, none per digit.) */
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
-    size_t i = 0;
-    int neg = 0;
+    size_t i = n > 0 && s[0] == '-';
+    unsigned neg = (unsigned)i;
     unsigned long long v = 0;
-    if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
-    if (i == n) return -1;
+    if (i == n || n - i > 19) return -1;
     for (; i < n; i++) {
-        unsigned d;
         if (s[i] < '0' || s[i] > '9') return -1;
-        d = (unsigned)(s[i] - '0');
-        /* v * 10 + d <= LLONG_MAX (+ 1 when negative): constants, no division */
-        if (v > (unsigned long long)LLONG_MAX / 10u ||
-            (v == (unsigned long long)LLONG_MAX / 10u && d > (unsigned)(LLONG_MAX % 10) + (unsigned)neg)) return -1;
-        v = v * 10u + d;
+        v = v * 10u + (unsigned)(s[i] - '0');
     }
-    if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
-    else *out = (long long)v;
+    if (v > (unsigned long long)LLONG_MAX + neg) return -1;
+    *out = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
     return 0;
 }
 
@@ -1732,13 +1727,11 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
  * exponent, or inf / -inf / nan: mark ',') or a big number (strict decimal
  * digits with an optional '-': mark '('). 0 when s[0..n) is one. */
 static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
-    size_t i = 0, chars = 15; /* "0123456789.eE+-"; a big number: the digits */
+    size_t i = n > 0 && s[0] == '-', chars = 10; /* a big number: the digits; a double: "0123456789.eE+-" */
     if (mark == ',') {
-        if ((n == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0)) || (n == 4 && memcmp(s, "-inf", 4) == 0))
-            return 0;
-    } else {
-        i = n > 0 && s[0] == '-';
-        chars = 10;
+        if (n - i == 3 && (memcmp(s + i, "inf", 3) == 0 || (!i && memcmp(s, "nan", 3) == 0))) return 0;
+        i = 0; /* (its '-' is one of its characters) */
+        chars = 15;
     }
     if (i == n) return -1;
     for (; i < n; i++) if (!memchr("0123456789.eE+-", s[i], chars)) return -1;
@@ -2796,15 +2789,14 @@ enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RL
 static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
     static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
     const rlock_resp_value *k = &r->elem[0];
-    int i, sh;
+    int i;
     if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count != 3 ||
         k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK) return 0;
-    for (i = 0; i < 3; i++)
-        for (sh = 0; sh < 2; sh++) {
-            size_t len = strlen(kinds[i]);
-            if (k->len == len + (size_t)sh && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
-                return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
-        }
+    for (i = 0; i < 3; i++) {
+        size_t len = strlen(kinds[i]), sh = k->len - len; /* 1: an 's' before it (shorter: wraps, > 1) */
+        if (sh <= 1 && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
+            return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
+    }
     return 0;
 }
 
@@ -3571,6 +3563,8 @@ static void rlock__client_pump(rlock_client *c, rlock__ms now) {
 }
 #endif /* !RLOCK__COMPACT */
 
+#define RLOCK__PING "*1\r\n$4\r\nPING\r\n"
+#if RLOCK__COMPACT /* (the general engine's rlock__client_ask copies its requests' bytes itself) */
 /* A request whose bytes are known at compile time, s[0..n): its length,
  * 0 when it does not fit in cap. */
 static size_t rlock__put_fixed(unsigned char *out, size_t cap, const char *s, size_t n) {
@@ -3580,9 +3574,9 @@ static size_t rlock__put_fixed(unsigned char *out, size_t cap, const char *s, si
 }
 
 static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
-    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-    return rlock__put_fixed(out, cap, ping, sizeof ping - 1);
+    return rlock__put_fixed(out, cap, RLOCK__PING, sizeof RLOCK__PING - 1);
 }
+#endif
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's rlock_client_connect / _close */
 /* The server's run_id (INFO server), or nil when this user may not run INFO:
@@ -3592,27 +3586,26 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     "if ok then return string.match(i,'run_id:(%x+)') end return false"
 
 typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /* the "$110" below */
-static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
-    /* EVAL script 0, encoded (a section of its own: unlinked with the function) */
-    static const char req[] = "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n";
-    return rlock__put_fixed(out, cap, req, sizeof req - 1);
-}
+/* EVAL script 0, encoded */
+#define RLOCK__RUN_ID_REQ "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n"
 
-/* Ask every node in mask one request (enc), all bounded by deadline, and
- * wait (blocking) until each answered or failed; answers go to *p. */
-static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p,
-                              size_t (*enc)(unsigned char *, size_t)) {
+/* Ask every node in mask one request (its bytes: req[0..len)), all bounded
+ * by deadline, and wait (blocking) until each answered or failed; answers
+ * go to *p. */
+static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p, const char *req,
+                              size_t len) {
     size_t i;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         rlock__x *x = rlock__x_node(n);
         unsigned char *out;
-        size_t cap, len = 0;
+        size_t cap;
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
         st = rlock__x_begin(x, deadline, &out, &cap, &why);
-        if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
+        if (st == RLOCK_OK && len <= cap) {
+            memcpy(out, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
             if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
@@ -3639,7 +3632,7 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
     char msg[RLOCK_ERR_LEN], num[24];
     memset(p, 0, sizeof *p);
     p->run_id = 1;
-    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, rlock__encode_run_id);
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
     /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
      * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
     for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
@@ -3670,7 +3663,8 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     memset(&ping, 0, sizeof ping);
-    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
+                      sizeof RLOCK__PING - 1);
     for (i = 0; i < c->n_nodes; i++) {
         rlock_status st = c->nodes[i]->result;
         if ((ping.up >> i) & 1u) up++;
@@ -3682,7 +3676,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         c->magic = 0;
         return RLOCK_E_BADARG;
     }
-    if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    if (up > c->n_nodes / 2) return RLOCK_OK; /* a quorum */
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
 }
 
@@ -4513,7 +4507,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
         r->evaled |= 1u << i;
         again = 1;
     } else if (RLOCK__HAS_FCALL && noperm && !nd->fcall && lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO &&
-               (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
+               rlock__has(rep->v.str, rep->v.len, "'eval")) { /* 'eval' or 'evalsha' (the only eval* sent) */
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
         nd->fcall = 1;
