@@ -4574,13 +4574,14 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue [UN]SUBSCRIBE chan for server j - lk's release channel, or with lk
+/* Queue [UN]SUBSCRIBE (tag RLOCK__TAG_SUB / _UNSUB) chan for server j - lk's release channel, or with lk
  * NULL the lingering one: on the connection that already has
  * its subscriptions, else on its command connection when that speaks RESP3
  * (the answer is a push there), else on subscriber j (the answer is a reply:
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
-static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
-                           rlock__ms deadline) {
+static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void *owner, int tag, rlock__ms deadline) {
+    static const char cmds[2][13] = { "SSUBSCRIBE", "SUNSUBSCRIBE" }; /* SSUBSCRIBE: a shard channel */
+    const char *cmd = cmds[tag != RLOCK__TAG_SUB] + !RLOCK__SHARD(c);
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n;
     unsigned char *out;
@@ -4592,7 +4593,7 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
-        !rlock__put_arg(out, cap, &pos, "S", RLOCK__SHARD(c) ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
+        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
     if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
@@ -4611,7 +4612,7 @@ static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, r
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
         if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+            (void)rlock__sub_send(c, j, lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
 }
 
 /* Forget the lingering channel, unsubscribing it where it is subscribed. */
@@ -4805,7 +4806,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     }
     if (!op->sub_ok) {
         for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, "SUBSCRIBE", lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
+            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
         if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
