@@ -3449,13 +3449,6 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
 }
-/* Commands queued on all of c's connections so far. */
-static unsigned long rlock__client_commands(const rlock_client *c) {
-    unsigned long k = 0;
-    size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_at(c, i)->commands;
-    return k;
-}
 /* Fill out[0..cap) with the connections of c that want I/O now; returns
  * how many there are. conn is the connection's rlock_node or
  * rlock_subscriber (its exchange's owner), whose first member is its
@@ -3546,7 +3539,7 @@ static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, c
     return pos + n;
 }
 
-static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now);
+static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now);
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
@@ -3556,7 +3549,7 @@ static void rlock__client_pump(rlock_client *c, rlock__ms now) {
         rlock__event ev;
         while (rlock__x_next(n, now, &ev)) {
             n->active = 1;
-            rlock__deliver(c, i, &ev, now);
+            rlock__deliver(c, i, n, &ev, now);
             n->active = 0;
         }
     }
@@ -4644,18 +4637,26 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
 }
 
 /* Connections with subscriptions read even with no request out, so that
- * release notices are seen and never pile up unread. */
-static void rlock__subs_listen(rlock_client *c) {
+ * release notices are seen and never pile up unread. Returns the commands
+ * queued on all of c's connections so far (rlock__client_step: whether a
+ * pass queued any). */
+static unsigned long rlock__subs_listen(rlock_client *c) {
     unsigned any = c->linger_mask;
+    unsigned long k = 0;
     const rlock_lock *o;
     size_t i;
-    if (!RLOCK__HAS_WAITING) return;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
+        rlock__conn *n = rlock__conn_at(c, i);
+        n->listen = 0;
+        k += n->commands;
+    }
+    if (!RLOCK__HAS_WAITING) return k;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
     }
+    return k;
 }
 
 /* A connection that went down (or was made again) lost its subscriptions. */
@@ -5123,10 +5124,11 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
 }
 #endif
 
-static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
+/* Event ev of connection n, c's connection i. */
+static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     if (ev->kind == RLOCK__EV_PUSH) {
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == n) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
@@ -5178,15 +5180,16 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__m
  * move on, and send what that queued - until nothing moves. */
 static void rlock__client_step(rlock_client *c) {
     int pass;
+    unsigned long before = rlock__subs_listen(c), after; /* (the commands queued so far) */
     for (pass = 0; pass < 4; pass++) {
         rlock__ms now = rlock__now(c);
-        unsigned long before = rlock__client_commands(c);
         rlock_lock *o;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
-        rlock__subs_listen(c);
-        if (rlock__client_commands(c) == before) break; /* nothing new queued: nothing more to send now */
+        after = rlock__subs_listen(c);
+        if (after == before) break; /* nothing new queued: nothing more to send now */
+        before = after;
     }
 }
 #endif /* !RLOCK__COMPACT */
