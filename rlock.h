@@ -3020,9 +3020,8 @@ static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
 
 /* RLOCK_WANT_* the connection needs now. */
 static int rlock__x_wants(rlock__x *n) {
-    if (n->failing) return 0;
-    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
-    if (n->conn != RLOCK__CONN_UP) return 0;
+    if (n->failing || n->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
     return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
@@ -3038,7 +3037,7 @@ static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
  * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
  * tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
-    rlock__pending *p = rlock__x_at(n, 0);
+    rlock__pending *p = n->q + n->head; /* the oldest (head < q_cap) */
     n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
     n->count--;
     ev->kind = kind;
@@ -3097,7 +3096,7 @@ static int rlock__x_send_step(rlock__x *n) {
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     rlock__walk *w = n->walk;
     long used;
-    if (n->count <= n->failing || !RLOCK__X_HAS(rlock__x_at(n, 0)->tag, RLOCK__X_WALK)) return 2; /* not its turn */
+    if (n->count <= n->failing || !RLOCK__X_HAS(n->q[n->head].tag, RLOCK__X_WALK)) return 2; /* not its turn */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
@@ -3134,7 +3133,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
-    p = n->count ? rlock__x_at(n, 0) : NULL;
+    p = n->count ? n->q + n->head : NULL;
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
