@@ -4588,11 +4588,14 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
         !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
-    if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
-        rlock__x_commit(n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
+    /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
+     * by a push or an error (MOVED: the slot is served elsewhere now). */
+    if (!RLOCK__SHARD(c) && n->proto == 3) rlock__x_commit_push(n, pos);
+    else
+        rlock__x_commit(n, pos, owner,
+                        tag | (!RLOCK__SHARD(c) ? 0
+                               : tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
                         deadline);
-    else if (n->proto == 3) rlock__x_commit_push(n, pos);
-    else rlock__x_commit(n, pos, owner, tag, deadline);
     c->sub_on[j] = n;
     c->sub_gen[j] = n->gen;
     return 1;
