@@ -4667,17 +4667,18 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
 /* A connection that went down (or was made again) lost its subscriptions. */
 static void rlock__subs_check(rlock_client *c) {
     size_t j;
+    unsigned keep = ~0u;
     rlock_lock *o;
     if (!RLOCK__HAS_WAITING) return;
     for (j = 0; j < c->n_nodes; j++) {
-        unsigned keep = ~(1u << j);
         if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
         c->sub_on[j] = NULL;
-        c->linger_mask &= keep;
-        for (o = c->ops; o; o = o->op.next) {
-            o->op.sub_ok &= keep;
-            o->op.sub_pending &= keep;
-        }
+        keep &= ~(1u << j);
+    }
+    c->linger_mask &= keep;
+    for (o = c->ops; o; o = o->op.next) {
+        o->op.sub_ok &= keep;
+        o->op.sub_pending &= keep;
     }
     if (!c->linger_mask) c->linger_len = 0;
 }
