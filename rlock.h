@@ -1888,6 +1888,20 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     }
 }
 
+/* v in decimal into out (NUL-terminated, up to 20 digits); returns the
+ * digit count. Every number given is below 2^32 (lengths, TTLs, counts) but
+ * a thread id (an unsigned long) and rlock__why's (any long long a caller
+ * passed): without error texts (RLOCK_NO_ERROR_TEXTS) an unsigned long holds
+ * them all, and the 64-bit steps are not built. */
+#ifdef RLOCK_NO_ERROR_TEXTS
+typedef unsigned long rlock__unum;
+static uint32_t rlock__digit(rlock__unum *x) { /* *x /= 10, returning the remainder */
+    uint32_t d = (uint32_t)(*x % 10u);
+    *x /= 10u;
+    return d;
+}
+#else
+typedef uint64_t rlock__unum;
 /* *v /= d (d < 65536) in 32-bit steps, returning the remainder: the core
  * divides no 64-bit value (that links libgcc's __udivmoddi4, 700 B on a
  * Cortex-M). */
@@ -1900,13 +1914,15 @@ static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
     *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
     return r;
 }
-
+#define rlock__digit(x) rlock__divmod((x), 10)
+#endif
 static size_t rlock__utoa(char *out, unsigned long long v) {
-    char tmp[24];
-    size_t n = 0, i;
-    uint64_t x = v;
-    do tmp[n++] = (char)('0' + rlock__divmod(&x, 10)); while (x);
-    for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    char tmp[20];
+    size_t i = sizeof tmp, n;
+    rlock__unum x = (rlock__unum)v;
+    do tmp[--i] = (char)('0' + rlock__digit(&x)); while (x);
+    n = sizeof tmp - i;
+    memcpy(out, tmp + i, n);
     out[n] = '\0';
     return n;
 }
@@ -1927,13 +1943,11 @@ typedef const char *rlock__txt;
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
-    size_t n = 8; /* where the last digit goes */
-    unsigned v;
-    for (v = t; v >= 10; v /= 10) n++;
-    if (cap < n + 2) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
+    char num[11];
+    size_t n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
+    if (cap < n + 9) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
     memcpy(out, "rlock.h:", 8);
-    out[n + 1] = '\0';
-    for (v = t; n >= 8; v /= 10) out[n--] = (char)('0' + v % 10); /* no buffer on the stack */
+    (void)rlock__utoa(out + 8, t);
 #else
     size_t n = strlen(t);
     if (n >= cap) n = cap - 1;
@@ -1971,16 +1985,24 @@ static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, long long
     return RLOCK_E_BADARG;
 }
 
+/* CRLF at *pos. */
+static void rlock__put_end(unsigned char *out, size_t *pos) {
+    size_t p = *pos;
+    out[p] = '\r';
+    out[p + 1] = '\n';
+    *pos = p + 2;
+}
 /* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
  * arguments), or a bulk argument's ('$', after checking that its n bytes and
  * CRLF fit too; no sum can wrap). 0 when it does not fit. */
 static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
-    char num[24];
+    char num[21];
     size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
     if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
     out[p++] = (unsigned char)mark;
-    memcpy(out + p, num, k); p += k;
-    out[p++] = '\r'; out[p++] = '\n';
+    memcpy(out + p, num, k);
+    p += k;
+    rlock__put_end(out, &p);
     *pos = p;
     return 1;
 }
@@ -1988,20 +2010,6 @@ static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark,
  * at *pos, then rlock__put_end. */
 static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
     return rlock__put_len(out, cap, pos, '$', len);
-}
-static void rlock__put_end(unsigned char *out, size_t *pos) {
-    out[(*pos)++] = '\r';
-    out[(*pos)++] = '\n';
-}
-/* Append v in decimal as one bulk argument. */
-static int rlock__put_num(unsigned char *out, size_t cap, size_t *pos, unsigned long long v) {
-    char num[24];
-    size_t n = rlock__utoa(num, v);
-    if (!rlock__put_bulk(out, cap, pos, n)) return 0;
-    memcpy(out + *pos, num, n);
-    *pos += n;
-    rlock__put_end(out, pos);
-    return 1;
 }
 
 /* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
@@ -3231,16 +3239,23 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 static rlock_status rlock__map_error(const char *s, size_t n) {
-    /* the first word found decides (a table: rodata, not code) */
-    static const char *const words[] = { "NOAUTH", "WRONGPASS", "NOPERM", "invalid password",
-                                         "can't run this command", "WRONGTYPE",
-                                         RLOCK__HAS_PRIMITIVES ? "UPGRADE read lock held" : "" };
-    static const unsigned char st[] = { RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
-                                        RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
-    size_t i;
-    if ((n >= 6 && memcmp(s, "MOVED ", 6) == 0) || (n >= 4 && memcmp(s, "ASK ", 4) == 0)) return RLOCK_E_MOVED;
-    for (i = 0; i < sizeof st - !RLOCK__HAS_PRIMITIVES; i++)
-        if (rlock__has(s, n, words[i])) return (rlock_status)st[i];
+    /* The first word found decides; '^': only at the start. One string of
+     * words and a status each (rodata, not code; no table of pointers). */
+    static const char words[] = "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
+                                "can't run this command\0WRONGTYPE\0"
+#if RLOCK__HAS_PRIMITIVES
+                                "UPGRADE read lock held\0"
+#endif
+        ;
+    static const unsigned char st[] = { RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+                                        RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
+    const char *w = words;
+    size_t k, m;
+    for (k = 0; *w; k++, w += strlen(w) + 1) {
+        m = n;
+        if (*w == '^' && m > strlen(++w)) m = strlen(w); /* (searched in s[0..strlen(w)) only) */
+        if (rlock__has(s, m, w)) return (rlock_status)st[k];
+    }
     return RLOCK_E_REDIS;
 }
 
@@ -3335,11 +3350,10 @@ static void rlock__sleep(const rlock_client *c, uint32_t ms) {
     else RLOCK_SLEEP_MS(ms);
 }
 static void rlock__hex(char *out, const unsigned char *b, size_t n) {
-    static const char digits[] = "0123456789abcdef";
     size_t i;
-    for (i = 0; i < n; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
+    for (i = 0; i < 2 * n; i++) { /* (digits computed: no table) */
+        unsigned d = (unsigned)(b[i / 2] >> (i & 1 ? 0 : 4)) & 15u;
+        out[i] = (char)(d < 10 ? '0' + d : 'a' - 10 + d);
     }
     out[2 * n] = '\0';
 }
@@ -3404,13 +3418,13 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     rlock__config_defaults(&c->cfg);
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
-        nodes[i].x.hello = RLOCK__HAS_WAITING && c->cfg.pubsub != 0;
+        if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub != 0; /* (else 0 since rlock_node_init) */
 #if !RLOCK__COMPACT
         rlock__x_bind(&nodes[i].x, &nodes[i]);
 #endif
     }
     c->n_nodes = n;
-    if (rlock__random(c, id, sizeof id) != 0) { memset(c, 0, sizeof *c); return RLOCK_E_RANDOM; }
+    if (rlock__random(c, id, sizeof id) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
     rlock__hex(c->instance_id, id, sizeof id);
     c->magic = RLOCK__MAGIC_CLIENT;
     return RLOCK_OK;
@@ -3940,19 +3954,18 @@ static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
- * after the drift and one node timeout. */
+ * after the drift and one node timeout. The first check that fails picks
+ * the reason and its bound; one rlock__why writes it. */
 static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
-    const rlock_config *cfg = &lk->client->cfg;
-    if (ttl <= 0) return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not positive"), ttl, 0);
-    if (ttl > RLOCK_MAX_TTL_MS)
-        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %"), ttl, RLOCK_MAX_TTL_MS);
-    if (ttl <= rlock__drift(lk, (uint32_t)ttl))
-        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not above the drift allowance % ms"), ttl,
-                          rlock__drift(lk, (uint32_t)ttl));
-    if (cfg->node_timeout_ms && (long long)cfg->node_timeout_ms >= ttl)
-        return rlock__why(lk->why, RLOCK__TXT("ttl % ms is not above node_timeout_ms %"), ttl,
-                          cfg->node_timeout_ms);
-    return RLOCK_OK;
+    uint32_t t = (uint32_t)ttl, drift = rlock__drift(lk, t), timeout = lk->client->cfg.node_timeout_ms;
+    uint32_t bound = RLOCK_MAX_TTL_MS;
+    rlock__txt why;
+    if (ttl <= 0) why = RLOCK__TXT("ttl % ms is not positive");
+    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %");
+    else if (t <= (bound = drift)) why = RLOCK__TXT("ttl % ms is not above the drift allowance % ms");
+    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl % ms is not above node_timeout_ms %");
+    else return RLOCK_OK;
+    return rlock__why(lk->why, why, ttl, bound);
 }
 
 static uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
@@ -4045,9 +4058,9 @@ static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
 static void rlock__enc_str(rlock__enc *e, const char *s) {
     rlock__enc_arg(e, s, strlen(s));
 }
-static void rlock__enc_num(rlock__enc *e, unsigned long long v) {
-    e->n++;
-    if (e->ok) e->ok = rlock__put_num(e->out, e->cap, &e->pos, v);
+static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
+    char num[21];
+    rlock__enc_arg(e, num, rlock__utoa(num, v));
 }
 /* lk's auxiliary name with suffix (":waiters", ...). */
 static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
@@ -6082,7 +6095,9 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, uint32_t ttl) {
 
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now;
+    rlock__ms now, wait;
+    int forever;
+    uint64_t seed;
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
@@ -6097,17 +6112,18 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
     /* A fresh grant: a new token, and the backoff's jitter seed. */
     if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-    memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
-    if (!(uint32_t)lk->prng) lk->prng = 0x9e3779b9u; /* (rlock__c_jitter's seed) */
+    memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
+    lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
     rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
     lk->owner_len = RLOCK_TOKEN_LEN;
-    lk->state = RLOCK_STATE_IDLE;
-    lk->holds = 0;
+    lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     now = rlock__now(c);
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* (checked: < 2^31) */
     /* a wait of RLOCK__MS_FAR (2^31 - 1) ms or more is forever: each attempt renews it */
-    lk->op.timed = wait_ms <= 0 ? 0 : wait_ms < RLOCK__MS_FAR ? 1 : 2;
-    lk->op.wait_end = now + (rlock__ms)(wait_ms < RLOCK__MS_FAR ? wait_ms : RLOCK__MS_FAR - 1);
+    forever = wait_ms >= RLOCK__MS_FAR;
+    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
+    lk->op.timed = (unsigned char)((wait != 0) + forever);
+    lk->op.wait_end = now + wait;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
@@ -6118,7 +6134,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
+    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
     return rlock__c_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* (checked: < 2^31) */
 }
 
@@ -6301,7 +6317,8 @@ static rlock_status rlock__begin(rlock_lock *lk) {
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now;
+    rlock__ms now, wait;
+    int forever, token;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
@@ -6312,7 +6329,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
      * that would silently lose the earlier holds. */
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
-    if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE;
+    token = rlock__token_kind(lk->kind);
+    if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
     if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
         return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
@@ -6322,7 +6340,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
         if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
-        if (rlock__token_kind(lk->kind) || lk->stale) { /* (stale: see rlock__round_answer) */
+        if (token || lk->stale) { /* (stale: see rlock__round_answer) */
             rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
             lk->owner_len = RLOCK_TOKEN_LEN;
         } else if (c->cfg.owner) {
@@ -6351,9 +6369,11 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
-    if (wait_ms > 0) (void)rlock__adopt_linger(lk);
-    lk->op.timed = wait_ms <= 0 ? 0 : wait_ms < RLOCK__MS_FAR ? 1 : 2;
-    lk->op.wait_end = now + (rlock__ms)(wait_ms < RLOCK__MS_FAR ? wait_ms : RLOCK__MS_FAR - 1); /* < 2^31 */
+    forever = wait_ms >= RLOCK__MS_FAR; /* (a wait of 2^31 - 1 ms or more: each attempt renews it) */
+    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
+    if (wait) (void)rlock__adopt_linger(lk);
+    lk->op.timed = (wait != 0) + forever;
+    lk->op.wait_end = now + wait;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
@@ -6365,7 +6385,7 @@ RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
     if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) <= 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
+    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
     now = rlock__now(lk->client);
     return rlock__op_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
 }
@@ -6410,25 +6430,27 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
+    rlock__txt why;
+    long long x = (long long)kind;
     if (!lk) return RLOCK_E_BADARG;
     /* On failure only lk->why is written: lk stays unusable (and a handle
-     * that is in use elsewhere is not disturbed). */
-    if (!rlock__client_ok(c)) return rlock__why(lk->why, RLOCK__TXT("client is not initialised"), 0, 0);
-    if (!key) return rlock__why(lk->why, RLOCK__TXT("key is NULL"), 0, 0);
-    if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        return rlock__why(lk->why, RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), (long long)key_len,
-                          RLOCK_MAX_KEY_LEN);
-    if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)"), 0, 0);
+     * that is in use elsewhere is not disturbed). The first check that fails
+     * picks the reason; one rlock__why writes it. */
+    if (!rlock__client_ok(c)) why = RLOCK__TXT("client is not initialised");
+    else if (!key) why = RLOCK__TXT("key is NULL");
+    else if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
+        why = RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), x = (long long)key_len;
+    else if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
+        why = RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
 #ifdef RLOCK_NO_PRIMITIVES
-    if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)"),
-                          (long long)kind, 0);
+    else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
+        why = RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
-    if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
-        kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)"),
-                          (long long)kind, 0);
+    else if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
+             kind != RLOCK_KIND_WRITE)
+        why = RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
+    else why = 0;
+    if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = &rlock__set_lock;
@@ -6438,25 +6460,28 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* Same cluster slot as the key, so every script touches one slot. */
     lk->aux_base_len = RLOCK__COMPACT && !RLOCK__REQ_QUEUE ? 0 : rlock__aux_len(key, key_len); /* (compact: fencing) */
     lk->state = RLOCK_STATE_IDLE;
-    lk->acks = -1;
+    if (RLOCK__HAS_REPLICAS) lk->acks = -1; /* (else never read: rlock_replica_acks says -1) */
     lk->magic = RLOCK__MAGIC_LOCK;
     if (kind == RLOCK_KIND_WRITE) lk->param = 1; /* writers first */
     return RLOCK_OK;
 }
 
 RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t grace_ms) {
+    rlock__txt why;
+    long long x;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    x = (long long)lk->kind;
     if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
-    if (!RLOCK__HAS_FAIR)
-        return rlock__why(lk->why, RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)"), 0, 0);
-    if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
-        return rlock__why(lk->why, RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)"),
-                          (long long)lk->kind, 0);
-    if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
-        return rlock__why(lk->why, RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot"), 0, 0);
-    if (grace_ms > 600000u)
-        return rlock__why(lk->why, RLOCK__TXT("grace % ms is above 600000"), (long long)grace_ms, 0);
+    /* the first check that fails picks the reason; one rlock__why writes it */
+    if (!RLOCK__HAS_FAIR) why = RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)");
+    else if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
+        why = RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)");
+    else if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
+        why = RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot");
+    else if (grace_ms > 600000u) why = RLOCK__TXT("grace % ms is above 600000"), x = grace_ms;
+    else why = 0;
+    if (why) return rlock__why(lk->why, why, x, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
 #ifndef RLOCK_NO_FAIR
     if (lk->scripts == &rlock__set_lock) lk->scripts = &rlock__set_fair; /* (all has them already) */
@@ -6499,11 +6524,12 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-/* One renewal poll; *what says what it did (rlock_renew_outcome). */
+/* One renewal poll; *what says what it did (rlock_renew_outcome). A
+ * renewal that succeeded set renew_at already (the lease's times: granted_at
+ * + the renew interval). */
 static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
     const rlock_config *cfg = &lk->client->cfg;
-    rlock__ms now, next;
-    long long validity;
+    rlock__ms now, left;
     rlock_status st = RLOCK_OK;
     *next_ms = 0;
     *what = RLOCK_RENEW_NONE;
@@ -6515,16 +6541,13 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
             return st;
         }
         lk->renewing = 0;
-        now = rlock__now(lk->client);
-        next = rlock__renew_interval(lk, lk->ttl_ms);
         if (st == RLOCK_OK) {
             lk->renewals++;
-            lk->renew_at = lk->granted_at + next;
             *what = RLOCK_RENEW_RENEWED;
         } else if (st != RLOCK_LOST) {
             /* Unknown outcome (node down, timeout): try again soon, while
              * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = now + next / 4 + 1;
+            lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
             *what = RLOCK_RENEW_FAILED;
         }
     } else if (lk->op.kind != RLOCK__OP_NONE) {
@@ -6532,35 +6555,40 @@ static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_r
     }
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    validity = rlock_validity_ms(lk);
-    if (validity <= 0) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
+    left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
+    if (!left) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
     if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
     now = rlock__now(lk->client);
     /* (held + ttl > max_hold_ms, in 32 bits) */
     if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
         (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
                               (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms))) {
-        *next_ms = (uint32_t)validity; /* capped: let it expire (validity < 2^31) */
+        *next_ms = left; /* capped: let it expire (validity < 2^31) */
         return st;
     }
-    if (!RLOCK__MS_BEFORE(now, lk->renew_at) && st == RLOCK_OK && *what != RLOCK_RENEW_RENEWED) {
-        st = rlock_extend_begin(lk, lk->ttl_ms);
-        if (st != RLOCK_WOULD_BLOCK) { /* lost */
-            if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
-            return st;
+    if (!RLOCK__MS_BEFORE(now, lk->renew_at)) {
+        if (st != RLOCK_OK || *what == RLOCK_RENEW_RENEWED) left = 1;
+        else {
+            st = rlock_extend_begin(lk, lk->ttl_ms);
+            if (st != RLOCK_WOULD_BLOCK) { /* lost */
+                if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
+                return st;
+            }
+            lk->renewing = 1;
+            return rlock__renew_poll(lk, next_ms, what);
         }
-        lk->renewing = 1;
-        return rlock__renew_poll(lk, next_ms, what);
-    }
-    next = RLOCK__MS_BEFORE(now, lk->renew_at) ? lk->renew_at - now : 1;
-    if (validity < (long long)next) next = (rlock__ms)validity;
-    *next_ms = next;
+    } else if (lk->renew_at - now < left) left = lk->renew_at - now;
+    *next_ms = left;
     return st;
 }
 
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
+    rlock_renewal what;
+    rlock_status st;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    return rlock__renew_poll(lk, next_ms, &lk->renewal);
+    st = rlock__renew_poll(lk, next_ms, &what); /* (what in a register, stored once) */
+    lk->renewal = what;
+    return st;
 }
 
 RLOCKDEF rlock_renewal rlock_renew_outcome(const rlock_lock *lk) {
@@ -6586,7 +6614,7 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk) {
-    return rlock__lock_ok(lk) ? lk->acks : -1;
+    return RLOCK__HAS_REPLICAS && rlock__lock_ok(lk) ? lk->acks : -1;
 }
 
 
