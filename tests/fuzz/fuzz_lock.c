@@ -114,6 +114,11 @@ static void hook_sleep(void *u, uint32_t ms) {
 /* ---- fake servers ------------------------------------------------------------ */
 enum { FC_CLOSED = 0, FC_CONNECTING, FC_OPEN };
 enum { RQ_AUTH = 1, RQ_PING, RQ_SCRIPT };
+static uint64_t fk_hash(const unsigned char *p, size_t n) {
+    uint64_t h = 14695981039346656037ULL;
+    while (n--) h = (h ^ *p++) * 1099511628211ULL;
+    return h;
+}
 enum { RP_NONE = 0, RP_OK, RP_GRANTED, RP_REFUSED, RP_INT, RP_NOSCRIPT, RP_ERROR, RP_SHAPE, RP_BAD, RP_PARTIAL };
 
 typedef struct fk_req {
@@ -128,6 +133,7 @@ typedef struct fk_req {
     int nkeys;
     unsigned long long rep_end; /* stream offset where its reply ends */
     int delivered;       /* rlock has read all of its reply */
+    uint64_t owner;      /* FNV-1a of the token / owner id it carried */
 } fk_req;
 
 typedef struct fk_node {
@@ -350,6 +356,7 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
         FL_CHECK(ac >= 5 + nk, "node %d: %d keys but %d arguments", ni, nk, ac);
         FL_CHECK(al[3] == h_key_len && memcmp(av[3], h_key, h_key_len) == 0, "node %d: wrong key", ni);
         FL_CHECK(fk_arg_is(owner, al[3 + nk], rlock_lock_token(&lk)), "node %d: owner is not the lock's token", ni);
+        r->owner = fk_hash(owner, al[3 + nk]);
         FL_CHECK(al[4 + nk] > 0 && al[4 + nk] < 20, "node %d: bad ttl argument", ni);
         for (j = 0; j < al[4 + nk]; j++) {
             FL_CHECK(ttl[j] >= '0' && ttl[j] <= '9', "node %d: ttl is not a number", ni);
@@ -538,9 +545,12 @@ static int count_votes(int script, int want_granted, uint64_t *first_sent) {
              * after it and an earlier round's grant gets counted. */
             if (r->op != h_op_id || RLOCK__MS_BEFORE(r->t_first, lk.op.round.start)) break;
             /* An acquire's cleanup (a release sent during it) undid what
-             * the node granted before it: with a clock that did not move,
-             * times alone cannot tell that earlier round from the last. */
+             * the node granted before it, and a retry after a cleanup
+             * carries a new token (owner id): with a clock that did not
+             * move, times alone cannot tell an earlier round from the last. */
             if (want_granted && r->kind == RQ_SCRIPT && r->script == script + 2) break;
+            if (want_granted && r->kind == RQ_SCRIPT && r->owner != fk_hash((const unsigned char *)rlock_lock_token(&lk),
+                                                                            strlen(rlock_lock_token(&lk)))) break;
             if (r->kind != RQ_SCRIPT || r->script != script || !r->delivered) continue;
             if (want_granted) yes = r->reply == RP_GRANTED;
             else if (script % 3 == 2 && h_kind == RLOCK_KIND_REENTRANT) yes = r->reply == RP_INT && r->val >= 0;
