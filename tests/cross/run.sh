@@ -169,7 +169,7 @@ bare() {
 # Its 256 KiB of flash no longer holds the suite with every script: it runs
 # without the primitives (RLOCK_NO_PRIMITIVES, the configuration small
 # targets use); cortex-m4 runs them.
-target_cortex_m0() { BARE_DEFS=-DRLOCK_NO_PRIMITIVES bare cortex-m0 -M microbit -global nrf51-soc.sram-size=4194304; }
+target_cortex_m0() { BARE_DEFS=-DRLOCK_NO_PRIMITIVES bare cortex-m0 -M microbit -global nrf51-soc.sram-size=4194304 -global nrf51-soc.flash-size=1048576; }
 target_cortex_m4() { BARE_DEFS= bare cortex-m4 -M mps2-an386; }
 
 for tname in $TARGETS; do
