@@ -776,11 +776,11 @@ struct rlock_lock;
 /* Run-time hooks and defaults. Zero means default everywhere. */
 typedef struct rlock_config {
     uint32_t node_timeout_ms;  /* per-node, per-exchange timeout [ttl/10 within 50..250, <= ttl/3] */
-    uint32_t backoff_min_ms;   /* first retry delay while waiting [2] */
-    uint32_t backoff_max_ms;   /* cap of the exponential backoff [128] */
+    uint32_t backoff_min_ms;   /* first retry delay while waiting [2] (<= 2^30) */
+    uint32_t backoff_max_ms;   /* cap of the exponential backoff [128] (<= 2^30) */
     uint32_t max_attempts;     /* acquire rounds per call, 0 = until the wait deadline [0] */
     uint32_t recheck_ms;       /* a pub/sub waiter retries at least this often, bounding
-                                  what a lost wake-up costs [1000] */
+                                  what a lost wake-up costs [1000] (<= 2^30) */
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id (a handle
                                   whose release went unanswered takes random ones: rlock_release) */
@@ -3362,9 +3362,15 @@ static void rlock__hex(char *out, const unsigned char *b, size_t n) {
 static void rlock__config_defaults(rlock_config *cfg) {
     if (!cfg->backoff_min_ms) cfg->backoff_min_ms = 2;
     if (!cfg->backoff_max_ms) cfg->backoff_max_ms = 128;
-    if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
     if (!cfg->drift_permille) cfg->drift_permille = 10;
     if (!cfg->recheck_ms) cfg->recheck_ms = 1000;
+    /* Waits between attempts at most 2^30 ms (12.4 days): doubled, they
+     * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31
+     * would wrap to no wait at all. */
+    if (cfg->backoff_min_ms > RLOCK__MS_FAR / 2u) cfg->backoff_min_ms = RLOCK__MS_FAR / 2u;
+    if (cfg->backoff_max_ms > RLOCK__MS_FAR / 2u) cfg->backoff_max_ms = RLOCK__MS_FAR / 2u;
+    if (cfg->recheck_ms > RLOCK__MS_FAR / 2u) cfg->recheck_ms = RLOCK__MS_FAR / 2u;
+    if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
     if (cfg->node_timeout_ms > RLOCK__MS_FAR - 1u) cfg->node_timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
 }
 

@@ -2154,6 +2154,28 @@ static void test_refused_then_granted(void) {
     env_done();
 }
 
+/* A backoff configured past 2^31 ms: doubled, it wrapped to a 1-2 ms wait
+ * in the compact engine (and twice the cap overflowed elsewhere). Config
+ * values are taken as at most 2^30 ms, so every wait here is the holder's
+ * PTTL + 1, never a short one. */
+static void test_backoff_huge(void) {
+    int i, short_sleeps = 0;
+    env_reset("backoff configured past 2^31 ms");
+    CFG.backoff_min_ms = 0x80000001u;
+    CFG.backoff_max_ms = 0xFFFFFFFFu;
+    CFG.recheck_ms = 0xFFFFFFFFu;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:5000\r\n");
+    F[0].repeat_last = 1;
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 20000), RLOCK_TIMEOUT);
+    CHECK_EQ_LL(g_n_sleeps, 4); /* 5001 x 3, then the 4,997 ms left */
+    for (i = 0; i + 1 < g_n_sleeps && i < MAX_SLEEPS; i++)
+        if (g_sleep_ms[i] != 5001) short_sleeps++;
+    CHECK_MSG(short_sleeps == 0, "%d waits other than the holder's PTTL + 1", short_sleeps);
+    CHECK_EQ_LL(g_slept, 20000);
+    env_done();
+}
+
 static void test_wait_deadline(void) {
     int i, over = 0;
     env_reset("wait deadline (capped sleep)");
@@ -4753,6 +4775,7 @@ int main(void) {
     test_plain_fast_path();
     test_refused();
     test_refused_then_granted();
+    test_backoff_huge();
     test_wait_deadline();
     test_foreign_wrongtype();
 #ifndef RLOCK_NO_EVAL_FALLBACK
