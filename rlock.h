@@ -5232,87 +5232,80 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 #define RLOCK__C_SELECT 2u
 
 #if RLOCK__HAS_FENCING
+typedef long long rlock__c_num;
 #define rlock__c_int rlock__resp_int /* fence tokens: any 64-bit number */
 #else
-/* A number of a reply at s[0..n): '-' and 1..18 digits - every number a
- * simple lock is answered with (a flag, a PTTL, a length) without a check
- * for overflow; more digits are malformed. 0, or -1. */
-static int rlock__c_int(const unsigned char *s, size_t n, long long *out) {
+/* Without fencing every number a simple lock is answered with (a flag, a
+ * PTTL, a length) is exact in 32 bits (a larger one is read as 2^31 - 1):
+ * 32-bit arithmetic keeps Cortex-M code small. */
+typedef int32_t rlock__c_num;
+/* A number of a reply at s[0..n): '-' and 1..18 digits (more are
+ * malformed), its magnitude cut to 2^31 - 1. 0, or -1. */
+static int rlock__c_int(const unsigned char *s, size_t n, rlock__c_num *out) {
     size_t i = n && s[0] == '-';
-    long long v = 0;
+    uint32_t v = 0;
     if (i == n || n - i > 18) return -1;
     for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
+        unsigned d = (unsigned)s[i] - '0';
+        if (d > 9) return -1;
+        v = v > 214748364u ? 0xffffffffu : v * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
     }
-    *out = s[0] == '-' ? -v : v;
+    if (v > 0x7fffffffu) v = 0x7fffffffu;
+    *out = s[0] == '-' ? -(rlock__c_num)v : (rlock__c_num)v;
     return 0;
 }
 #endif
 
-/* One RESP2 scalar at *pos: 1 read into *v, 0 incomplete, -1 malformed (a
- * length that cannot fit in cap bytes is malformed at once). */
-static int rlock__c_scalar(const unsigned char *b, size_t len, size_t *pos, size_t cap, rlock_resp_value *v) {
-    size_t p = *pos, eol = 0, end;
-    long long k = 0;
-    int r = rlock__resp_line(b, len, p, cap, &eol);
-    if (r <= 0) return r;
-    v->str = (const char *)b + p + 1;
-    v->len = eol - p - 1;
-    end = eol + 2;
-    if (b[p] == '+' || b[p] == '-') {
-        v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
-    } else {
-        if ((b[p] != ':' && b[p] != '$') || rlock__c_int(b + p + 1, v->len, &k) != 0) return -1;
-        if (b[p] == ':') {
-            v->type = RLOCK_RESP_INTEGER;
-        } else if (k == -1) {
-            v->type = RLOCK_RESP_NIL;
-        } else {
-            size_t body;
-            if (k < 0 || (unsigned long long)k > cap) return -1;
-            body = end + (size_t)k + 2; /* (k <= cap: no sum wraps) */
-            if (body > len) return body > cap ? -1 : 0;
-            if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
-            v->type = RLOCK_RESP_BULK;
-            v->str = (const char *)b + end;
-            v->len = (size_t)k;
-            end = body;
-        }
-    }
-    v->integer = k;
-    *pos = end;
-    return 1;
-}
+/* A reply as the compact engine reads it: what judging it needs. */
+typedef struct rlock__c_rep {
+    const char *str;  /* the first line after its type byte (a status's or error's text) */
+    size_t len;
+    rlock__c_num v[3]; /* an integer reply's value; an array's first three elements (integers) */
+    rlock__c_num count; /* an array's element count */
+    int type;         /* the type byte: '+', '-', ':', '$', '*'; 0: nil ($-1, *-1) */
+    int odd;          /* an array element that is not an integer */
+} rlock__c_rep;
 
-/* One reply from b[0..len): a scalar, or an array of scalars (its first
- * RLOCK_RESP_MAX_ELEMS kept). > 0 its length, 0 incomplete, < 0 malformed
- * (RESP3 types and nested arrays too: never an answer to what it sends). */
-static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock_reply *out) {
-    size_t pos = 0;
-    long long i;
-    int r;
-    out->count = 0; /* (what is read of out is set: count elements, each whole) */
-    if (len && b[0] == '*') {
-        rlock_resp_value v;
-        size_t eol = 0;
-        r = rlock__resp_line(b, len, 0, cap, &eol);
+/* One reply from b[0..len): a scalar, or an array of scalars, walked line
+ * by line. > 0 its length, 0 incomplete, < 0 malformed (RESP3 types and
+ * nested arrays too: never an answer to what it sends; a length that cannot
+ * fit in cap bytes is malformed at once). */
+static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
+    size_t p = 0, eol = 0;
+    rlock__c_num left = 1, k = 0, i = -1;
+    o->odd = 0;
+    o->count = o->v[1] = o->v[2] = 0;
+    for (; left > 0; left--, i++) {
+        int r = rlock__resp_line(b, len, p, cap, &eol), c;
+        if (i >= 0 && p < len && b[p] == '*') return -1; /* (known by its first byte) */
         if (r <= 0) return r;
-        if (rlock__c_int(b + 1, eol - 1, &out->count) != 0 || out->count < -1 || out->count > (long long)cap)
-            return -1;
-        out->v.type = out->count < 0 ? RLOCK_RESP_NIL : RLOCK_RESP_ARRAY;
-        if (out->count < 0) out->count = 0;
-        pos = eol + 2;
-        for (i = 0; i < out->count; i++) {
-            if (pos < len && b[pos] == '*') return -1;
-            r = rlock__c_scalar(b, len, &pos, cap, &v);
-            if (r <= 0) return r;
-            if (i < RLOCK_RESP_MAX_ELEMS) out->elem[i] = v;
+        c = b[p];
+        if (c != '+' && c != '-') {
+            if ((c != ':' && c != '$' && (c != '*' || i >= 0)) || rlock__c_int(b + p + 1, eol - p - 1, &k) != 0 ||
+                (c != ':' && (size_t)k + 1 > cap + 1)) /* (k < -1, or past cap) */
+                return -1;
+            if (c == '*') left += k; /* (nil: -1, ends the walk) */
+            if (c == '$' && k >= 0) {
+                size_t body = eol + 2 + (size_t)k + 2; /* (k <= cap: no sum wraps) */
+                if (body > len) return body > cap ? -1 : 0;
+                if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
+                eol = body - 2;
+            }
         }
-        return (long)pos;
+        if (i < 0) { /* the reply's own line */
+            o->type = c != ':' && k == -1 ? 0 : c;
+            o->str = (const char *)b + 1;
+            o->len = eol - 1;
+            o->v[0] = o->count = k;
+        } else if (c != ':') {
+            o->odd = 1;
+        } else if (i < 3) {
+            o->v[i] = k;
+        }
+        p = eol + 2;
+        k = 0;
     }
-    r = rlock__c_scalar(b, len, &pos, cap, &out->v);
-    return r <= 0 ? r : (long)pos;
+    return (long)p;
 }
 
 /* One of rlock's texts into x.xerr (also the scratch of a reason that is
@@ -5446,7 +5439,7 @@ static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlo
 /* Move the request in flight along as far as the transport allows without
  * blocking: 1 its reply is in *rep (pointing into rx until the next call),
  * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
-static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_status *st) {
+static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_status *st) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
@@ -5486,8 +5479,8 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_s
             if (used < 0) { rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("malformed or oversized reply")); continue; }
             if (used > 0 && x->head) { /* AUTH's or SELECT's */
                 unsigned bit = x->head & RLOCK__C_AUTH ? RLOCK__C_AUTH : RLOCK__C_SELECT;
-                if (rep->v.type == RLOCK_RESP_ERROR) {
-                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->v.str, rep->v.len);
+                if (rep->type == '-') {
+                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
                     continue;
                 }
                 x->head &= ~bit;
@@ -5540,8 +5533,8 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 }
 
 /* Is rep a Redis error whose message starts with word[0..n)? */
-static int rlock__c_error_is(const rlock_reply *rep, const char *word, size_t n) {
-    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= n && memcmp(rep->v.str, word, n) == 0;
+static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n) {
+    return rep->type == '-' && rep->len >= n && memcmp(rep->str, word, n) == 0;
 }
 
 /* Keep the answer to lk's request as plain numbers (as rlock__round_store,
@@ -5549,35 +5542,34 @@ static int rlock__c_error_is(const rlock_reply *rep, const char *word, size_t n)
  * script's {flag, pttl[, fence]}; extend's and release's integer. Another
  * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
  * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock_reply *rep) {
+static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
     long long *v = r->v[0];
-    const rlock_resp_value *a = rep ? &rep->v : NULL; /* (NULL: no answer, st says why) */
-    int k = 0;
     v[0] = v[1] = v[2] = 0;
     r->answered = 1u;
     if (st != RLOCK_OK || !a) {
-        /* no answer */
-    } else if (a->type == RLOCK_RESP_ERROR) {
+        /* no answer (a is NULL: st says why) */
+    } else if (a->type == '-') {
         st = rlock__map_error(a->str, a->len);
     } else if (r->plain) {
-        if (a->type == RLOCK_RESP_STATUS && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
-        else if (a->type != RLOCK_RESP_NIL) st = RLOCK_E_PROTOCOL;
+        if (a->type == '+' && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
+        else if (a->type) st = RLOCK_E_PROTOCOL;
     } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-        if (a->type == RLOCK_RESP_INTEGER) v[0] = a->integer;
+        if (a->type == ':') v[0] = a->v[0];
         else st = RLOCK_E_PROTOCOL;
-    } else if (a->type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
+    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || a->odd || (unsigned long long)a->v[0] > 1u) {
         st = RLOCK_E_PROTOCOL;
     } else {
-        for (; k < rep->count && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
-        if (k < rep->count || (unsigned long long)v[0] > 1u) st = RLOCK_E_PROTOCOL;
-        else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
+        v[0] = a->v[0];
+        v[1] = a->v[1];
+        v[2] = a->v[2];
+        if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
     }
     r->st[0] = st;
     return st;
 }
 
 /* Record the answer to lk's request (as rlock__round_answer, one node). */
-static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *rep, const char *why) {
+static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     rlock_status kept = rlock__c_store(r, st, rep);
@@ -5592,7 +5584,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, rlock__c_txt(n, RLOCK__TXT("key exists without a TTL")));
-    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
+    else if (rep && rep->type == '-') rlock__node_note(n, kept, rep->str, rep->len);
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
@@ -5817,7 +5809,7 @@ static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
 }
 
 /* The reply (ok) or failure of lk's request. */
-static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why,
+static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rlock_status st, const char *why,
                            rlock__ms now) {
     rlock_round *r = &lk->op.round;
     if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
@@ -5849,7 +5841,7 @@ static void rlock__client_step(rlock_client *c) {
     for (pass = 0; pass < 4; pass++) {
         rlock__ms now = rlock__now(c);
         unsigned long before = n->x.commands;
-        rlock_reply rep;
+        rlock__c_rep rep;
         rlock_status st = RLOCK_OK;
         rlock_lock *o;
         int r;
@@ -5944,12 +5936,12 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
             rlock__ms now = rlock__now(c);
-            rlock_reply rep;
+            rlock__c_rep rep;
             int r = rlock__c_next(n, now, &rep, &st);
             if (r < 0) rlock__node_notez(n, st, n->x.xerr);
-            else if (r > 0 && rep.v.type == RLOCK_RESP_STATUS) return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
-            else if (r > 0 && rep.v.type == RLOCK_RESP_ERROR)
-                rlock__node_note(n, rlock__map_error(rep.v.str, rep.v.len), rep.v.str, rep.v.len);
+            else if (r > 0 && rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
+            else if (r > 0 && rep.type == '-')
+                rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
             else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
             if (r) break;
             rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
