@@ -1001,6 +1001,14 @@ typedef enum rlock_renewal {
     RLOCK_RENEW_LOST          /* the lock is lost (refused, or validity ran out) */
 } rlock_renewal;
 
+/* A number an answer carries (private): 32 bits in the compact engine
+ * without fencing, where every such number fits (section 6.8c). */
+#if RLOCK__COMPACT && !RLOCK__HAS_FENCING
+typedef int32_t rlock__num;
+#else
+typedef long long rlock__num;
+#endif
+
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
@@ -1021,7 +1029,7 @@ typedef struct rlock_round {
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
-    long long v[RLOCK_MAX_NODES][3];
+    rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
 
 /* The operation in progress on a lock (private); its round last, after
@@ -1052,7 +1060,7 @@ typedef struct rlock_op {
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
+    rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
     rlock_round round;
 } rlock_op;
 
@@ -5232,16 +5240,14 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 #define RLOCK__C_SELECT 2u
 
 #if RLOCK__HAS_FENCING
-typedef long long rlock__c_num;
 #define rlock__c_int rlock__resp_int /* fence tokens: any 64-bit number */
 #else
 /* Without fencing every number a simple lock is answered with (a flag, a
  * PTTL, a length) is exact in 32 bits (a larger one is read as 2^31 - 1):
  * 32-bit arithmetic keeps Cortex-M code small. */
-typedef int32_t rlock__c_num;
 /* A number of a reply at s[0..n): '-' and 1..18 digits (more are
  * malformed), its magnitude cut to 2^31 - 1. 0, or -1. */
-static int rlock__c_int(const unsigned char *s, size_t n, rlock__c_num *out) {
+static int rlock__c_int(const unsigned char *s, size_t n, rlock__num *out) {
     size_t i = n && s[0] == '-';
     uint32_t v = 0;
     if (i == n || n - i > 18) return -1;
@@ -5251,7 +5257,7 @@ static int rlock__c_int(const unsigned char *s, size_t n, rlock__c_num *out) {
         v = v > 214748364u ? 0xffffffffu : v * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
     }
     if (v > 0x7fffffffu) v = 0x7fffffffu;
-    *out = s[0] == '-' ? -(rlock__c_num)v : (rlock__c_num)v;
+    *out = s[0] == '-' ? -(rlock__num)v : (rlock__num)v;
     return 0;
 }
 #endif
@@ -5260,8 +5266,8 @@ static int rlock__c_int(const unsigned char *s, size_t n, rlock__c_num *out) {
 typedef struct rlock__c_rep {
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    rlock__c_num v[3]; /* an integer reply's value; an array's first three elements (integers) */
-    rlock__c_num count; /* an array's element count */
+    rlock__num v[3]; /* an integer reply's value; an array's first three elements (integers) */
+    rlock__num count; /* an array's element count */
     int type;         /* the type byte: '+', '-', ':', '$', '*'; 0: nil ($-1, *-1) */
     int odd;          /* an array element that is not an integer */
 } rlock__c_rep;
@@ -5272,7 +5278,7 @@ typedef struct rlock__c_rep {
  * fit in cap bytes is malformed at once). */
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, eol = 0;
-    rlock__c_num left = 1, k = 0, i = -1;
+    rlock__num left = 1, k = 0, i = -1;
     o->odd = 0;
     o->count = o->v[1] = o->v[2] = 0;
     for (; left > 0; left--, i++) {
@@ -5543,7 +5549,7 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
  * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
 static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
-    long long *v = r->v[0];
+    rlock__num *v = r->v[0];
     v[0] = v[1] = v[2] = 0;
     r->answered = 1u;
     if (st != RLOCK_OK || !a) {
@@ -5559,9 +5565,7 @@ static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock_
     } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || a->odd || (unsigned long long)a->v[0] > 1u) {
         st = RLOCK_E_PROTOCOL;
     } else {
-        v[0] = a->v[0];
-        v[1] = a->v[1];
-        v[2] = a->v[2];
+        memcpy(v, a->v, sizeof a->v);
         if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
     }
     r->st[0] = st;
@@ -5696,8 +5700,8 @@ static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
-    if (op->holder_pttl >= 0 && op->holder_pttl + 1 < (long long)delay) delay = (rlock__ms)op->holder_pttl + 1;
-    if (delay > left) delay = left;
+    if (delay > left) delay = left; /* (< 2^31 from here) */
+    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
