@@ -5348,11 +5348,6 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     if (t && t[0]) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, strlen(t));
     else (void)rlock__c_txt(n, fallback);
 }
-/* A transport call failed: its own text when it has one, else ours. */
-static void rlock__c_io_fail(rlock_node *n, rlock__txt fallback) {
-    rlock__c_io_why(n, fallback);
-    rlock__c_down(n, RLOCK_E_IO);
-}
 
 /* Append a command (argc C strings) to what the TX buffer holds: 0 when it
  * does not fit (nothing appended). */
@@ -5448,6 +5443,9 @@ static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlo
 static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_status *st) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
+    int due = RLOCK__C_DUE(now, n->q[0].deadline); /* (the request's: it does not change here) */
+    rlock_status fst;
+    rlock__txt why;
     if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
     for (;;) {
         long r;
@@ -5457,24 +5455,25 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
             return -1;
         }
         if (!x->count) return 0;
+        fst = RLOCK_E_IO;
         if (x->conn != RLOCK__CONN_UP) {
-            if (RLOCK__C_DUE(now, n->q[0].deadline)) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
+            if (due) goto timeout;
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
-            if (r == RLOCK_IO_BUSY) { /* in use by someone else: close nothing */
-                x->conn = RLOCK__CONN_DOWN;
-                rlock__c_io_fail(n, RLOCK__TXT("the connection is in use by someone else"));
-                continue;
-            }
-            if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("connect failed")); continue; }
+            why = RLOCK__TXT("the connection is in use by someone else");
+            if (r == RLOCK_IO_BUSY) { x->conn = RLOCK__CONN_DOWN; goto io; } /* (close nothing) */
+            why = RLOCK__TXT("connect failed");
+            if (r < 0) goto io;
             x->conn = RLOCK__CONN_UP;
         }
         if (x->tx_off < x->tx_len) {
             size_t left = x->tx_len - x->tx_off;
-            if (RLOCK__C_DUE(now, n->q[0].deadline)) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
+            if (due) goto timeout;
             r = t->send(t->ctx, n->tx + x->tx_off, left);
-            if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("send failed")); continue; }
-            if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport sent more than asked")); continue; }
+            why = RLOCK__TXT("send failed");
+            if (r < 0) goto io;
+            why = RLOCK__TXT("transport sent more than asked");
+            if ((size_t)r > left) goto drop;
             x->tx_off += (size_t)r;
             if (r > 0) continue;
         } else {
@@ -5482,9 +5481,11 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
         }
         if (x->rx_len) {
             long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
-            if (used < 0) { rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("malformed or oversized reply")); continue; }
-            if (used > 0 && x->head) { /* AUTH's or SELECT's */
-                unsigned bit = x->head & RLOCK__C_AUTH ? RLOCK__C_AUTH : RLOCK__C_SELECT;
+            fst = RLOCK_E_PROTOCOL;
+            why = RLOCK__TXT("malformed or oversized reply");
+            if (used < 0) goto drop;
+            if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
+                unsigned bit = x->head & (0u - x->head);
                 if (rep->type == '-') {
                     rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
                     continue;
@@ -5495,32 +5496,40 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
                 if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
                 continue;
             }
-            if (used > 0 && (size_t)used < x->rx_len) {
-                /* more bytes than asked for: the stream is out of step */
-                rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("unexpected extra bytes after the reply"));
-                continue;
-            }
+            /* more bytes than asked for: the stream is out of step */
+            why = RLOCK__TXT("unexpected extra bytes after the reply");
+            if (used > 0 && (size_t)used < x->rx_len) goto drop;
             if (used > 0) {
                 x->rx_used = (size_t)used;
                 x->count = 0;
                 return 1;
             }
+            fst = RLOCK_E_IO;
         }
         r = t->recv(t->ctx, n->rx + x->rx_len, sizeof n->rx - x->rx_len);
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
-            if (!RLOCK__C_DUE(now, n->q[0].deadline)) return 0;
-            rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout"));
-            continue;
+            if (!due) return 0;
+            goto timeout;
         }
-        if (r == RLOCK_IO_CLOSED) { rlock__c_io_fail(n, RLOCK__TXT("connection closed by server")); continue; }
-        if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("recv failed")); continue; }
-        if ((size_t)r > sizeof n->rx - x->rx_len) {
-            rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport returned more than asked"));
-            continue;
-        }
+        why = RLOCK__TXT("connection closed by server");
+        if (r == RLOCK_IO_CLOSED) goto io;
+        why = RLOCK__TXT("recv failed");
+        if (r < 0) goto io;
+        why = RLOCK__TXT("transport returned more than asked");
+        if ((size_t)r > sizeof n->rx - x->rx_len) goto drop;
         x->rx_len += (size_t)r;
+        continue;
+    timeout:
+        why = RLOCK__TXT("timeout");
+        goto drop;
+    io: /* a transport call failed: its own text when it has one, else ours */
+        rlock__c_io_why(n, why);
+        rlock__c_down(n, fst);
+        continue;
+    drop:
+        rlock__c_dropz(n, fst, why);
     }
 }
 
@@ -5574,22 +5583,31 @@ static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock_
 
 /* Record the answer to lk's request (as rlock__round_answer, one node). */
 static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
+    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
+        RLOCK__TXT("unexpected reply to acquire"),
+        RLOCK__TXT("unexpected reply to extend"),
+        RLOCK__TXT("unexpected reply to release")
+    };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     rlock_status kept = rlock__c_store(r, st, rep);
+    size_t len;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
-        if (r->plain || r->script == RLOCK__S_SIMPLE_ACQUIRE) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to acquire"));
-        else if (r->script == RLOCK__S_SIMPLE_RELEASE) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to release"));
-        else why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to extend"));
+        why = rlock__c_txt(n, unexpected[r->script]);
         rlock__c_down(n, RLOCK_E_PROTOCOL);
     }
     if (rep && rlock__c_error_is(rep, "READONLY", 8))
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, rlock__c_txt(n, RLOCK__TXT("key exists without a TTL")));
-    else if (rep && rep->type == '-') rlock__node_note(n, kept, rep->str, rep->len);
-    else rlock__node_notez(n, kept, why ? why : "");
+    if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+    if (!why) why = "";
+    len = strlen(why);
+    if (rep && rep->type == '-') { /* Redis's own text */
+        why = rep->str;
+        len = rep->len;
+    }
+    rlock__node_note(n, kept, why, len);
 }
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
