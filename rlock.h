@@ -5239,34 +5239,11 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
 #define RLOCK__C_SELECT 2u
 
-#if RLOCK__HAS_FENCING
-#define rlock__c_int rlock__resp_int /* fence tokens: any 64-bit number */
-#else
-/* Without fencing every number a simple lock is answered with (a flag, a
- * PTTL, a length) is exact in 32 bits (a larger one is read as 2^31 - 1):
- * 32-bit arithmetic keeps Cortex-M code small. */
-/* A number of a reply at s[0..n): '-' and 1..18 digits (more are
- * malformed), its magnitude cut to 2^31 - 1. 0, or -1. */
-static int rlock__c_int(const unsigned char *s, size_t n, rlock__num *out) {
-    size_t i = n && s[0] == '-';
-    uint32_t v = 0;
-    if (i == n || n - i > 18) return -1;
-    for (; i < n; i++) {
-        unsigned d = (unsigned)s[i] - '0';
-        if (d > 9) return -1;
-        v = v > 214748364u ? 0xffffffffu : v * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
-    }
-    if (v > 0x7fffffffu) v = 0x7fffffffu;
-    *out = s[0] == '-' ? -(rlock__num)v : (rlock__num)v;
-    return 0;
-}
-#endif
-
 /* A reply as the compact engine reads it: what judging it needs. */
 typedef struct rlock__c_rep {
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    rlock__num v[3]; /* an integer reply's value; an array's first three elements (integers) */
+    rlock__num v[3];  /* an integer reply's value; an array's first three elements (integers) */
     rlock__num count; /* an array's element count */
     int type;         /* the type byte: '+', '-', ':', '$', '*'; 0: nil ($-1, *-1) */
     int odd;          /* an array element that is not an integer */
@@ -5274,42 +5251,68 @@ typedef struct rlock__c_rep {
 
 /* One reply from b[0..len): a scalar, or an array of scalars, walked line
  * by line. > 0 its length, 0 incomplete, < 0 malformed (RESP3 types and
- * nested arrays too: never an answer to what it sends; a length that cannot
- * fit in cap bytes is malformed at once). */
+ * nested arrays too: never an answer to what it sends; a line or length
+ * that cannot fit in cap bytes is malformed at once). A line's number is
+ * '-' and 1..18 digits (more are malformed); without fencing it is read in
+ * 32 bits, its magnitude cut to 2^31 - 1: every number a simple lock is
+ * answered with (a flag, a PTTL, a length) is exact, a larger PTTL only caps
+ * a backoff. */
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
-    size_t p = 0, eol = 0;
-    rlock__num left = 1, k = 0, i = -1;
+    size_t p = 0, q;
+    rlock__num left = 1, k, i = -1;
     o->odd = 0;
     o->count = o->v[1] = o->v[2] = 0;
     for (; left > 0; left--, i++) {
-        int r = rlock__resp_line(b, len, p, cap, &eol), c;
-        if (i >= 0 && p < len && b[p] == '*') return -1; /* (known by its first byte) */
-        if (r <= 0) return r;
+        int c, bad = 0;
+        uint32_t u = 0;
+        if (i >= 0 && p < len && b[p] == '*') return -1; /* a nested array, known by its first byte */
+        for (q = p;; q++) { /* to the line's CR (a bare LF is malformed), its number read on the way */
+            unsigned d;
+            if (q >= len) return len >= cap ? -1 : 0;
+            d = (unsigned)b[q] - '0';
+            if (b[q] == '\n') return -1;
+            if (b[q] == '\r') break;
+            if (q == p || (q == p + 1 && b[q] == '-')) continue; /* the type byte, a sign */
+            bad |= d > 9;
+            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
+        }
+        if (q + 1 >= len) return len >= cap ? -1 : 0;
+        if (b[q + 1] != '\n') return -1;
         c = b[p];
+        k = 0;
         if (c != '+' && c != '-') {
-            if ((c != ':' && c != '$' && (c != '*' || i >= 0)) || rlock__c_int(b + p + 1, eol - p - 1, &k) != 0 ||
-                (c != ':' && (size_t)k + 1 > cap + 1)) /* (k < -1, or past cap) */
-                return -1;
+            size_t n = q - p - 1, neg = n && b[p + 1] == '-';
+#if RLOCK__HAS_FENCING /* fence tokens: any 64-bit number */
+            (void)bad;
+            (void)u;
+            (void)neg;
+            if (rlock__resp_int(b + p + 1, n, &k) != 0) return -1;
+#else
+            if (bad || n == neg || n - neg > 18) return -1;
+            k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+            if (neg) k = -k;
+#endif
+            if ((c != ':' && c != '$' && (c != '*' || i >= 0)) || (c != ':' && (size_t)k + 1 > cap + 1))
+                return -1; /* (a length below -1, or past cap) */
             if (c == '*') left += k; /* (nil: -1, ends the walk) */
             if (c == '$' && k >= 0) {
-                size_t body = eol + 2 + (size_t)k + 2; /* (k <= cap: no sum wraps) */
+                size_t body = q + 2 + (size_t)k + 2; /* (k <= cap: no sum wraps) */
                 if (body > len) return body > cap ? -1 : 0;
                 if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
-                eol = body - 2;
+                q = body - 2;
             }
         }
         if (i < 0) { /* the reply's own line */
             o->type = c != ':' && k == -1 ? 0 : c;
             o->str = (const char *)b + 1;
-            o->len = eol - 1;
+            o->len = q - 1;
             o->v[0] = o->count = k;
         } else if (c != ':') {
             o->odd = 1;
         } else if (i < 3) {
             o->v[i] = k;
         }
-        p = eol + 2;
-        k = 0;
+        p = q + 2;
     }
     return (long)p;
 }
