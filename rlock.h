@@ -5221,7 +5221,7 @@ static void rlock__client_step(rlock_client *c) {
  * scalars or arrays of scalars. The requests (rlock__encode_lock), scripts,
  * statuses and error texts are the general engine's, and its answers are
  * judged as rlock__round_store does (rlock__c_store); it defines the same
- * internal calls (rlock__client_step, rlock__round_begin, ...) for the
+ * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
 #if RLOCK__COMPACT
@@ -5629,22 +5629,23 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     st = rlock__c_begin(n, &out, &cap);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len == 0 && n->x.head) { /* behind AUTH / SELECT it does not fit: they go alone first */
-        rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, deadline);
-        return;
-    }
-    if (len == 0) {
+    if (len == 0 && !n->x.head) {
         rlock__c_answer(lk, RLOCK_E_BADARG, NULL, rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")));
         return;
     }
-    rlock__c_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
-    r->queued = 1u;
+    /* (behind AUTH / SELECT it does not fit: they go alone first, tagged AUTH) */
+    rlock__c_commit(n, len, lk, len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH, deadline);
+    r->queued = len > 0;
 }
 
-/* Begin a request for `op` (the general engine's signature: mask is 1). */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
+/* Begin lk's round: its op's request (ROUND), or the release that cleans up
+ * after a failed acquire attempt (cleanup: CLEANUP); the lease asked for is
+ * the op's. */
+static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
-    r->mask = mask;
+    int op = cleanup ? RLOCK__OP_RELEASE : lk->op.kind;
+    uint32_t ttl = lk->op.ttl;
+    rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     r->queued = r->answered = r->evaled = 0;
     r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
@@ -5675,15 +5676,13 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
-        op->attempts--;
     } else {
         op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
                     lk->client->nodes[0]->scripted;
+        op->attempts++;
     }
     op->wait_left = left > 86400000u ? 86400000u : left;
-    op->attempts++;
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 1u, op->ttl, now, 0);
+    rlock__c_round(lk, now, 0);
 }
 
 /* The op is over: a reply still due is read and discarded. */
@@ -5780,8 +5779,7 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
      * never got (the SET may have landed). */
     if (granted || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
         op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
-        rlock__op_goto(lk, RLOCK__PH_CLEANUP);
-        rlock__round_begin(lk, RLOCK__OP_RELEASE, 1u, op->ttl, now, 1);
+        rlock__c_round(lk, now, 1);
         return;
     }
     rlock__c_again(lk, now);
@@ -6031,8 +6029,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
 /* An extend or release: its one round goes out now. */
 static rlock_status rlock__c_start(rlock_lock *lk, int op, uint32_t ttl) {
     rlock__op_link(lk, op, ttl);
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, op, 1u, ttl, rlock__now(lk->client), 0);
+    rlock__c_round(lk, rlock__now(lk->client), 0);
     return RLOCK_WOULD_BLOCK;
 }
 
