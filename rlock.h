@@ -5373,19 +5373,22 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
 static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
-    if (x->active) {
-        /* answering its reply (EVAL after NOSCRIPT): it is alive */
-    } else if (x->conn == RLOCK__CONN_UP && t->idle) {
-        int r = t->idle(t->ctx);
-        if (r == RLOCK_IO_BUSY) {
-            rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
-            return RLOCK_E_IO;
+    rlock__txt why = RLOCK__TXT("idle connection closed");
+    /* (active: answering its reply, EVAL after NOSCRIPT: it is alive) */
+    if (!x->active && x->conn == RLOCK__CONN_UP) {
+        long r;
+        if (t->idle) {
+            r = t->idle(t->ctx);
+            if (r == RLOCK_IO_BUSY) {
+                rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
+                return RLOCK_E_IO;
+            }
+        } else {
+            r = t->recv(t->ctx, n->rx, sizeof n->rx);
+            if (r > 0) why = RLOCK__TXT("stray bytes on an idle connection");
+            r = r == RLOCK_IO_WOULD_BLOCK ? 0 : -1;
         }
-        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("idle connection closed"));
-    } else if (x->conn == RLOCK__CONN_UP) {
-        long r = t->recv(t->ctx, n->rx, sizeof n->rx);
-        if (r > 0) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("stray bytes on an idle connection"));
-        else if (r != RLOCK_IO_WOULD_BLOCK) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("idle connection closed"));
+        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
     x->rx_len = 0;
     if (x->conn == RLOCK__CONN_DOWN) {
@@ -5397,35 +5400,33 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
         x->gen++;
         x->tx_len = x->tx_off = 0;
         x->head = 0;
+        why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
             const char *auth[3];
             auth[0] = "AUTH";
             auth[1] = n->username ? n->username : n->password;
             auth[2] = n->password;
-            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) {
-                x->conn = RLOCK__CONN_DOWN;
-                (void)rlock__c_txt(n, RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF"));
-                return RLOCK_E_BADARG;
-            }
+            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) goto too_big;
             x->head = RLOCK__C_AUTH;
         }
+        why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             char num[24];
             const char *sel[2];
             sel[0] = "SELECT";
             sel[1] = num;
             (void)rlock__utoa(num, (unsigned long long)n->db);
-            if (!rlock__c_cmd(n, 2, sel)) {
-                x->conn = RLOCK__CONN_DOWN;
-                (void)rlock__c_txt(n, RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF"));
-                return RLOCK_E_BADARG;
-            }
+            if (!rlock__c_cmd(n, 2, sel)) goto too_big;
             x->head |= RLOCK__C_SELECT;
         }
     }
     *out = n->tx + x->tx_len;
     *cap = sizeof n->tx - x->tx_len;
     return RLOCK_OK;
+too_big:
+    x->conn = RLOCK__CONN_DOWN;
+    (void)rlock__c_txt(n, why);
+    return RLOCK_E_BADARG;
 }
 
 /* The request of len bytes encoded at rlock__c_begin's *out is in flight
