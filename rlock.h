@@ -5332,7 +5332,7 @@ static void rlock__c_down(rlock_node *n, rlock_status st) {
         n->x.closed = 1;
     }
     n->x.conn = RLOCK__CONN_DOWN;
-    n->x.rx_len = n->x.rx_used = n->x.tx_len = n->x.tx_off = 0;
+    n->x.rx_len = n->x.tx_len = n->x.tx_off = 0;
     n->x.head = 0;
     n->x.failing = n->x.count;
     n->x.fail_st = st;
@@ -5450,7 +5450,6 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
     int due = RLOCK__C_DUE(now, n->q[0].deadline); /* (the request's: it does not change here) */
     rlock_status fst;
     rlock__txt why;
-    if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
     for (;;) {
         long r;
         if (x->failing) {
@@ -5503,8 +5502,8 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
             /* more bytes than asked for: the stream is out of step */
             why = RLOCK__TXT("unexpected extra bytes after the reply");
             if (used > 0 && (size_t)used < x->rx_len) goto drop;
-            if (used > 0) {
-                x->rx_used = (size_t)used;
+            if (used > 0) { /* (its bytes stay in rx until the next read: nothing follows it) */
+                x->rx_len = 0;
                 x->count = 0;
                 return 1;
             }
