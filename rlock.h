@@ -5257,7 +5257,7 @@ typedef struct rlock__c_rep {
  * 32 bits, its magnitude cut to 2^31 - 1: every number a simple lock is
  * answered with (a flag, a PTTL, a length) is exact, a larger PTTL only caps
  * a backoff. */
-static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
+static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, q;
     rlock__num left = 1, k, i = -1;
     o->odd = 0;
@@ -5560,7 +5560,7 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * script's {flag, pttl[, fence]}; extend's and release's integer. Another
  * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
  * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
+static RLOCK__NOINLINE rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
     rlock__num *v = r->v[0];
     v[0] = v[1] = v[2] = 0;
     r->answered = 1u;
