@@ -5650,11 +5650,10 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
-    r->wake = RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
+    if (RLOCK__REQ_QUEUE) r->wake = op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
-    r->ttl = ttl;
-    r->st[0] = RLOCK_WOULD_BLOCK;
+    r->ttl = ttl; /* (st[0] is read once answered: rlock__c_store sets it) */
     if (!cleanup) rlock__node_notez(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "");
     rlock__c_submit(lk, now);
 }
@@ -5762,8 +5761,7 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
         lk->renewals = 0;
         lk->lost_notified = 0;
         lk->state = RLOCK_STATE_HELD;
-        lk->holds = 1;
-        lk->held_mask = 1u;
+        lk->holds = 1; /* (held_mask: no reader here, one node) */
         rlock__op_finish(lk, RLOCK_OK);
         return;
     }
