@@ -5604,7 +5604,6 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (r->cleanup) return;
     if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-    if (!why) why = "";
     len = strlen(why);
     if (rep && rep->type == '-') { /* Redis's own text */
         why = rep->str;
@@ -5654,7 +5653,7 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl; /* (st[0] is read once answered: rlock__c_store sets it) */
-    if (!cleanup) rlock__node_notez(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "");
+    if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
     rlock__c_submit(lk, now);
 }
 
@@ -5850,7 +5849,7 @@ static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rloc
     }
     if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
         lk->client->nodes[0]->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
-    rlock__c_answer(lk, RLOCK_OK, rep, NULL);
+    rlock__c_answer(lk, RLOCK_OK, rep, "");
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
