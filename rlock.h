@@ -782,7 +782,8 @@ typedef struct rlock_config {
     uint32_t recheck_ms;       /* a pub/sub waiter retries at least this often, bounding
                                   what a lost wake-up costs [1000] */
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
-    const char *owner;         /* reentrant owner id; NULL: instance id + thread id */
+    const char *owner;         /* reentrant owner id; NULL: instance id + thread id (a handle
+                                  whose release went unanswered takes random ones: rlock_release) */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
     /* 1: every acquire attempt is a script. 0: a barging simple lock without
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
@@ -1121,6 +1122,8 @@ typedef struct rlock_lock {
     rlock__cluster_op cl;     /* cluster: the rlock_cluster_* operation in progress */
 #endif
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
+    unsigned char stale;      /* a release or cleanup went unanswered: it may still land, so the
+                               * owner id it carried holds no more (rlock__round_answer) */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
@@ -1182,7 +1185,10 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
  * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
  * again: it is owner-checked, so a retry never removes another's lock; it
  * returns RLOCK_LOST when the lock is already gone (the first try may have
- * landed late). */
+ * landed late). The unanswered try may still land later, and would end a
+ * later hold of the same owner id: a reentrant or read/write handle whose
+ * release (or an acquire's cleanup) went unanswered holds under random owner
+ * ids from then on (no longer the same owner as its other handles). */
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk);
 
 /* --- non-blocking calls: begin, then rlock_step() until not WOULD_BLOCK --- */
@@ -4310,6 +4316,11 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
     rlock_status kept, drop = RLOCK_OK;
+    /* A release (or cleanup) that went unanswered may reach the server
+     * late, on another connection, and take away a later hold of the owner
+     * id it carried: a reentrant or read/write handle's next holds take
+     * random owner ids (rlock_acquire_begin; token kinds always do). */
+    if (st != RLOCK_OK && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
     if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
     else
@@ -4764,11 +4775,12 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now);
 static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__ms left;
-    if (op->fresh) { /* (simple, barging locks only: see rlock__acquire_round_done) */
+    if (op->fresh) { /* a new token, or owner id (see rlock__acquire_round_done) */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2];
         op->fresh = 0;
         if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM, now); return; }
         rlock__hex(lk->owner, rnd, sizeof rnd);
+        lk->owner_len = RLOCK_TOKEN_LEN;
     }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
@@ -4936,13 +4948,25 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * knows it added, so an unanswered node cannot lose a real hold. */
     mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
     if (mask) {
-        /* The retry after a cleanup carries a new token: a cleanup (or the
-         * attempt it undoes) whose answer never came may reach a server
-         * late - through another connection, after the retry's grant - and
-         * would then delete it while we believe we hold it (chaos found
-         * this under a latency spike). Fair locks and re-entries keep their
-         * owner: their queue and holds are keyed by it. */
-        op->fresh = lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) && lk->state != RLOCK_STATE_HELD;
+        /* The retry after a cleanup carries a new token or owner id: a
+         * cleanup (or the attempt it undoes) whose answer never came may
+         * reach a server late - through another connection, after the
+         * retry's grant - and would then end it while we believe we hold
+         * it (chaos found this under a latency spike; tests/test_fair.c and
+         * test_primitives.c test_late_cleanup show it for every kind). The
+         * cleanup is owner-checked but not attempt-checked: compare-and-
+         * delete (simple, fair, multi), a decrement that deletes at 0
+         * (reentrant, read, write), a permit removal (semaphore). A late
+         * attempt only leaves a stray hold that expires. A fair lock's
+         * queue place and reservation are keyed by its waiter id, which
+         * stays. A reentrant owner at hold 0 takes a random id for this
+         * hold: another handle of its owner id waits for it like a stranger.
+         * A re-entry keeps its owner: it undoes only the holds a node said
+         * it added, which a late decrement cannot undercut. A semaphore
+         * that queued keeps its token: on one node its queue entry names the
+         * token a release hands a permit to (Redlock's does not, but the
+         * test is the smaller code) - the one case left. */
+        op->fresh = lk->state != RLOCK_STATE_HELD && !(lk->queued && lk->kind == RLOCK_KIND_SEMAPHORE);
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
@@ -6272,7 +6296,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
         if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
-        if (rlock__token_kind(lk->kind)) {
+        if (rlock__token_kind(lk->kind) || lk->stale) { /* (stale: see rlock__round_answer) */
             rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
             lk->owner_len = RLOCK_TOKEN_LEN;
         } else if (c->cfg.owner) {

@@ -67,6 +67,9 @@
  *            the same, waiting by RESP3 pub/sub, read only while g->gate is 0
  *   rlock_status rh_step_until_waitmsg(rlock_lock *lk, rlock_status st);  step until it
  *            waits for a release notice (with RLOCK_IMPLEMENTATION)
+ *   int  rh_hc_open(rh_hconn *h, const rh_server *s, uint32_t node_timeout_ms);  void rh_hc_close(rh_hconn *h);
+ *            one rlock client whose next h->hold connections' requests are held back
+ *            (rlock times them out); int rh_hc_deliver(h, i, s) sends held request i late
  *   rlock_status rh_step_like_a_loop(rlock_client *cl, rlock_lock *lk, rlock_status st, int *steps);
  *            poll + step as an event loop would, 50 steps at most; stops on a sleep of 2 s or more
  *   unsigned long long rh_now_ms(void);  CLOCK_MONOTONIC milliseconds
@@ -834,6 +837,91 @@ static inline rlock_status rh_step_like_a_loop(rlock_client *cl, rlock_lock *lk,
         (*steps)++;
     }
     return st;
+}
+
+/* One rlock client (one node, no pub/sub) whose requests a test can hold
+ * back, as a network spike that delays them past the node timeout would:
+ * while h->hold > 0, the next connection rlock sends on is held (one of
+ * h->hold each): its bytes are kept, not sent, and its recv sees nothing,
+ * so rlock times it out and closes it. On close the bytes become late
+ * request h->n_late - 1; rh_hc_deliver sends one to the server later on a
+ * connection of its own (a late request reaching the server in the order
+ * the test chooses) and waits until the server ran it. */
+#define RH_LATE_MAX 4
+typedef struct rh_hconn {
+    rlock_posix_conn pc; /* first: the transport's ctx (&pc) is the rh_hconn too */
+    int hold, held, n_late;
+    size_t cur_len, late_len[RH_LATE_MAX];
+    char cur[2048], late[RH_LATE_MAX][2048];
+    rlock_transport tr;
+    rlock_node node;
+    rlock_client cl;
+} rh_hconn;
+
+static inline long rh__held_send(void *ctx, const unsigned char *buf, size_t n) {
+    rh_hconn *h = (rh_hconn *)ctx;
+    if (!h->held && h->hold > 0) {
+        h->hold--;
+        h->held = 1;
+        h->cur_len = 0;
+    }
+    if (!h->held) return h->pc.tr.send(ctx, buf, n);
+    if (n > sizeof h->cur - h->cur_len) return RLOCK_IO_ERROR; /* (not expected: a few requests) */
+    memcpy(h->cur + h->cur_len, buf, n);
+    h->cur_len += n;
+    return (long)n;
+}
+static inline long rh__held_recv(void *ctx, unsigned char *buf, size_t n) {
+    rh_hconn *h = (rh_hconn *)ctx;
+    return h->held ? RLOCK_IO_WOULD_BLOCK : h->pc.tr.recv(ctx, buf, n);
+}
+static inline void rh__held_close(void *ctx) {
+    rh_hconn *h = (rh_hconn *)ctx;
+    if (h->held && h->cur_len && h->n_late < RH_LATE_MAX) {
+        memcpy(h->late[h->n_late], h->cur, h->cur_len);
+        h->late_len[h->n_late++] = h->cur_len;
+    }
+    h->held = 0;
+    h->pc.tr.close(ctx);
+}
+
+static inline int rh_hc_open(rh_hconn *h, const rh_server *s, uint32_t node_timeout_ms) {
+    rlock_config cfg;
+    memset(h, 0, sizeof *h);
+    if (rlock_posix_init_tcp(&h->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    h->tr = h->pc.tr;
+    h->tr.send = rh__held_send;
+    h->tr.recv = rh__held_recv;
+    h->tr.close = rh__held_close;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = node_timeout_ms;
+    if (rlock_node_init(&h->node, &h->tr) != RLOCK_OK) return -1;
+    return rlock_client_init(&h->cl, &h->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+
+static inline void rh_hc_close(rh_hconn *h) {
+    rlock_client_close(&h->cl);
+    rlock_posix_close(&h->pc);
+}
+
+/* Send held request i to s on a new connection, then PING: 0 once PONG came
+ * back (the late request ran before it), -1 on an error or after 5 s. */
+static inline int rh_hc_deliver(rh_hconn *h, int i, const rh_server *s) {
+    redisContext *c;
+    redisReply *r = NULL;
+    int ok = -1;
+    if (i < 0 || i >= h->n_late || !(c = rh_connect_port(s->port, 5000))) return -1;
+    if (redisAppendFormattedCommand(c, h->late[i], h->late_len[i]) == REDIS_OK &&
+        redisAppendCommand(c, "PING") == REDIS_OK) {
+        while (redisGetReply(c, (void **)&r) == REDIS_OK && r) {
+            int pong = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+            freeReplyObject(r);
+            r = NULL;
+            if (pong) { ok = 0; break; }
+        }
+    }
+    redisFree(c);
+    return ok;
 }
 #endif /* RLOCK_POSIX_H */
 

@@ -547,6 +547,95 @@ static void test_badarg(rh_server *srv) {
     fcli_close(&h);
 }
 
+/* A late cleanup cannot take the retry's grant away. The acquisition's
+ * first attempt and its cleanup release time out (held back: the network
+ * delays them past the node timeout, as in the chaos run that found this
+ * for barging locks, commit bbdebd7); the retry is granted. Then the late
+ * requests reach the server, the cleanup first (the attempt it undoes had
+ * not landed). The cleanup is a compare-and-delete with the attempt's
+ * token: were the retry's token the same, it would delete the grant while
+ * its holder believes it holds (a rival then gets the lock: an overlap).
+ * The fair simple lock's queue place is its waiter id, not its token, so
+ * the retry draws a new token and keeps its place. */
+/* Does lk's grant (held once) still stand on s? */
+static int mine(rh_server *s, rlock_lock *lk, const char *key) {
+    char v[80];
+    if (lk->kind != RLOCK_KIND_SIMPLE)
+        return rh_str(s, v, sizeof v, "HGET %s %s", key, rlock_lock_token(lk)) == REDIS_REPLY_STRING && strcmp(v, "1") == 0;
+    return rh_str(s, v, sizeof v, "GET %s", key) == REDIS_REPLY_STRING && strcmp(v, rlock_lock_token(lk)) == 0;
+}
+
+static void test_late_cleanup(rh_server *srv, rlock_kind kind, int fair) {
+    rh_hconn hc;
+    rh_tconn rv;
+    rlock_lock w, r;
+    const char *key = kind == RLOCK_KIND_SIMPLE ? "fair:late" : "fair:late:re";
+    if (rh_hc_open(&hc, &srv[0], 150) != 0 || rh_tc_open(&rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
+        CHECK_MSG(0, "connect");
+        return;
+    }
+    CHECK_EQ_ST(rlock_lock_init(&w, &hc.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&w, fair, 100), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r, &rv.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&r, fair, 100), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK); /* the scripts are loaded: a late EVALSHA runs */
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    hc.hold = 2; /* the attempt, then its cleanup */
+    CHECK_EQ_ST(rlock_acquire(&w, 10000, 5000), RLOCK_OK);
+    CHECK_EQ_LL(hc.n_late, 2);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 1);
+    CHECK_EQ_LL(rh_hc_deliver(&hc, 1, &srv[0]), 0); /* the cleanup, late */
+    CHECK_MSG(mine(&srv[0], &w, key), "the late cleanup took %s's grant away (%s)", key, rlock_lock_token(&w));
+    CHECK_EQ_ST(rlock_try_acquire(&r, 10000), RLOCK_NOT_ACQUIRED); /* no second holder */
+    CHECK_EQ_LL(rh_hc_deliver(&hc, 0, &srv[0]), 0); /* then the attempt it was for: refused */
+    CHECK_MSG(mine(&srv[0], &w, key), "the late cleanup took %s's grant away (%s)", key, rlock_lock_token(&w));
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    rlock_cancel(&r);
+    (void)rh_int(&srv[0], "DEL %s {%s}:waiters", key, key);
+    rh_hc_close(&hc);
+    rh_tc_close(&rv);
+}
+
+/* A late release cannot take a later hold away. A release times out (held
+ * back: it may still reach the server), the retried release is answered,
+ * and the handle holds again; then the first release lands. A reentrant
+ * owner id is per instance and thread, the same for every hold: were the
+ * new hold's the same, the late release (a decrement, deleting at 0) would
+ * end it while its holder believes it holds. After a release or cleanup
+ * that went unanswered the handle takes random owner ids (a simple lock's
+ * token is new for every acquisition anyway). */
+static void test_late_release(rh_server *srv, rlock_kind kind, int fair) {
+    rh_hconn hc;
+    rh_tconn rv;
+    rlock_lock w, r;
+    const char *key = "fair:late:rel";
+    char first[80];
+    if (rh_hc_open(&hc, &srv[0], 150) != 0 || rh_tc_open(&rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
+        CHECK_MSG(0, "connect");
+        return;
+    }
+    CHECK_EQ_ST(rlock_lock_init(&w, &hc.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&w, fair, 100), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r, &rv.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&r, fair, 100), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK);
+    snprintf(first, sizeof first, "%s", rlock_lock_token(&w));
+    CHECK(kind == RLOCK_KIND_SIMPLE || strncmp(first, rlock_client_instance_id(&hc.cl), 16) == 0); /* the default owner */
+    hc.hold = 1;
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_E_IO); /* unanswered: the lock may still be there */
+    CHECK_EQ_LL(rlock_lock_state(&w), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK); /* the retry lands first */
+    CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK);
+    CHECK(strcmp(first, rlock_lock_token(&w)) != 0);
+    CHECK_EQ_LL(rh_hc_deliver(&hc, 0, &srv[0]), 0); /* the first release, late */
+    CHECK_MSG(mine(&srv[0], &w, key), "a late release took %s's hold away", key);
+    CHECK_EQ_ST(rlock_try_acquire(&r, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    (void)rh_int(&srv[0], "DEL %s {%s}:waiters", key, key);
+    rh_hc_close(&hc);
+    rh_tc_close(&rv);
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, i, up = 1;
@@ -570,6 +659,13 @@ int main(void) {
     test_no_barging(srv);
     test_dead_waiter(srv);
     test_standby_with_refusal(srv);
+    test_late_cleanup(srv, RLOCK_KIND_SIMPLE, 1);
+    test_late_cleanup(srv, RLOCK_KIND_REENTRANT, 1);
+    test_late_cleanup(srv, RLOCK_KIND_REENTRANT, 0);
+    test_late_cleanup(srv, RLOCK_KIND_SIMPLE, 0);
+    test_late_release(srv, RLOCK_KIND_REENTRANT, 0);
+    test_late_release(srv, RLOCK_KIND_REENTRANT, 1);
+    test_late_release(srv, RLOCK_KIND_SIMPLE, 1);
     test_holder_killed(srv);
     test_lost_notices(srv, 1);
     test_lost_notices(srv, 0);

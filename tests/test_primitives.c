@@ -974,6 +974,54 @@ static void test_sem_redlock(void) {
     for (i = 0; i < 3; i++) { rlock_posix_close(&pc[i]); rh_server_stop(&srv[i]); }
 }
 
+/* A late cleanup cannot take the retry's grant away (as test_fair's
+ * test_late_cleanup, for these kinds): the first attempt and its cleanup
+ * are held back past the node timeout, the retry is granted; then the
+ * cleanup reaches the server, then the attempt. The cleanup carried the
+ * first attempt's token (multi, semaphore: compare-and-delete, permit
+ * removal) or owner (read, write: a decrement that deletes at 0); the retry
+ * drew a new one, so the rival is still refused and the release finds the
+ * grant. (A semaphore that queued on one node keeps its token: its queue
+ * entry names it. Not tested here: it does not draw one.) */
+static void test_late_cleanup(const rh_server *s) {
+    const char *keys[2] = { "{late}:a", "{late}:b" };
+    const size_t lens[2] = { 8, 8 };
+    int k;
+    for (k = 0; k < 4; k++) {
+        rh_hconn hc;
+        rh_tconn t;
+        rlock_lock w, r;
+        if (rh_hc_open(&hc, s, 150) != 0 || tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
+        if (k == 0) { /* a reader; the rival a writer */
+            CHECK_EQ_ST(rlock_lock_init(&w, &hc.cl, "late:rw", 7, RLOCK_KIND_READ), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&r, &t.cl, "late:rw", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+        } else if (k == 1) {
+            CHECK_EQ_ST(rlock_lock_init(&w, &hc.cl, "late:rw", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&r, &t.cl, "late:rw", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+        } else if (k == 2) {
+            CHECK_EQ_ST(rlock_multi_init(&w, &hc.cl, keys, lens, 2), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&r, &t.cl, keys[1], lens[1], RLOCK_KIND_SIMPLE), RLOCK_OK);
+        } else {
+            CHECK_EQ_ST(rlock_semaphore_init(&w, &hc.cl, "late:sem", 8, 1), RLOCK_OK);
+            CHECK_EQ_ST(rlock_semaphore_init(&r, &t.cl, "late:sem", 8, 1), RLOCK_OK);
+        }
+        CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK); /* the scripts are loaded: a late EVALSHA runs */
+        CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+        hc.hold = 2; /* the attempt, then its cleanup */
+        CHECK_EQ_ST(rlock_acquire(&w, 10000, 5000), RLOCK_OK);
+        CHECK_EQ_LL(hc.n_late, 2);
+        CHECK_EQ_LL(rh_hc_deliver(&hc, 1, s), 0); /* the cleanup, late */
+        CHECK_MSG(rlock_try_acquire(&r, 10000) == RLOCK_NOT_ACQUIRED, "kind %d: a late cleanup let a rival in", k);
+        CHECK_EQ_LL(rh_hc_deliver(&hc, 0, s), 0); /* then the attempt it was for: refused */
+        CHECK_EQ_ST(rlock_try_acquire(&r, 10000), RLOCK_NOT_ACQUIRED);
+        CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+        if (rlock_lock_state(&r) == RLOCK_STATE_HELD) (void)rlock_release(&r);
+        (void)rh_int(s, "DEL late:rw late:sem {late}:a {late}:b {late:rw}:waiters {late:sem}:waiters");
+        rh_hc_close(&hc);
+        rh_tc_close(&t);
+    }
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -995,6 +1043,7 @@ int main(void) {
     test_rw_wake_with_refusal(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
+    test_late_cleanup(&s);
     test_inspect_force(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */

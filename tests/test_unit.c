@@ -2800,6 +2800,53 @@ static void test_timeouts(void) {
         env_done();
     }
 
+#ifndef RLOCK_NO_REENTRANT
+    /* The same for a reentrant lock at hold 0: its retry holds under a new
+     * owner id (the cleanup is a decrement that deletes at 0); a re-entry's
+     * retry keeps it. And a release that went unanswered burns the owner id:
+     * the handle's later holds take random ones (the release may land late). */
+    {
+        char first[RLOCK_MAX_OWNER_LEN + 1];
+        env_reset("reentrant: a retry after a timed-out attempt's cleanup, a late release: new owner ids");
+        env_up(1, 1, RLOCK_KIND_REENTRANT);
+        snprintf(first, sizeof first, "%s:", rlock_client_instance_id(&C));
+        s = fk_add(&F[0], rlock_script_sha(S_RACQ), GRANT);
+        s->hang = 1;
+        fk_add(&F[0], rlock_script_sha(S_RREL), ":0\r\n");
+        fk_add(&F[0], rlock_script_sha(S_RACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 10 * NODE_TMO), RLOCK_OK);
+        CHECK_EQ_LL(F[0].n_reqs, 3);
+        CHECK(req_has(&F[0], 0, first) && req_has(&F[0], 1, first)); /* the default owner id ... */
+        CHECK(!req_has(&F[0], 2, first) && req_has(&F[0], 2, rlock_lock_token(&LK))); /* ... not the retry's */
+        fk_add(&F[0], rlock_script_sha(S_RREL), ":0\r\n");
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        env_done();
+
+        env_reset("reentrant: a release that went unanswered burns the owner id");
+        env_up(1, 1, RLOCK_KIND_REENTRANT);
+        fk_add(&F[0], rlock_script_sha(S_RACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        snprintf(first, sizeof first, "%s", rlock_lock_token(&LK));
+        CHECK(strncmp(first, rlock_client_instance_id(&C), 16) == 0);
+        fk_add(&F[0], rlock_script_sha(S_RACQ), "*2\r\n:1\r\n:2\r\n"); /* a re-entry keeps the owner */
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK(strcmp(rlock_lock_token(&LK), first) == 0);
+        s = fk_add(&F[0], rlock_script_sha(S_RREL), ":1\r\n");
+        s->hang = 1;
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_IO);
+        fk_add(&F[0], rlock_script_sha(S_RREL), ":0\r\n");
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK); /* (the fake's count: 0 left) */
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        fk_add(&F[0], rlock_script_sha(S_RACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK(strcmp(rlock_lock_token(&LK), first) != 0);
+        CHECK_EQ_LL(strlen(rlock_lock_token(&LK)), RLOCK_TOKEN_LEN);
+        fk_add(&F[0], rlock_script_sha(S_RREL), ":0\r\n");
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        env_done();
+    }
+#endif
+
     env_reset("node timeout (non-blocking, clock jump)");
     env_up(1, 0, RLOCK_KIND_SIMPLE);
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);

@@ -65,7 +65,11 @@
  * synthetic event logs, then live runs with deliberately broken clients.
  * Other knobs: CHAOS_RLOCK=<path> (the rlock binary, default build/rlock),
  * CHAOS_KEEP=1 (keep every event log, not only a failed scenario's),
- * CHAOS_VERBOSE=1 (print each overlapping pair), CHAOS_BREAK=nolock |
+ * CHAOS_VERBOSE=1 (print each overlapping pair), CHAOS_KIND=fair |
+ * reentrant | fair-reentrant (the library clients' lock; default the barging
+ * simple lock: `make chaos`; fair: the rlock runs pass --fair; reentrant:
+ * the rlock slots run library clients too, a hash key is not the command's),
+ * CHAOS_BREAK=nolock |
  * nofence | leak,stuck (the self-test's broken clients; nofence lets stale
  * writes through, so pauses past the TTL turn into lost updates).
  *
@@ -81,6 +85,8 @@
 #include <sys/mman.h>
 
 #define KEY "chaos:key"
+/* CHAOS_KIND (inherited by the clients): "" the barging simple lock */
+static const char *g_kind = "";
 #define FENCE_KEY "{chaos:key}:fence"
 #define MAX_NODES 5
 #define MAX_SLOTS 16
@@ -291,7 +297,8 @@ static int lib_main(int argc, char **argv) {
     }
     if (rlock_client_init(&cl, nodes, (size_t)n, &cfg) != RLOCK_OK) { ev("E %ld client_init", (long)getpid()); return 2; }
     if (pubsub && rlock_client_set_subscribers(&cl, subs, (size_t)n) != RLOCK_OK) ev("E %ld set_subscribers", (long)getpid());
-    rlock_lock_init(&lk, &cl, KEY, strlen(KEY), RLOCK_KIND_SIMPLE);
+    rlock_lock_init(&lk, &cl, KEY, strlen(KEY), strstr(g_kind, "reentrant") ? RLOCK_KIND_REENTRANT : RLOCK_KIND_SIMPLE);
+    if (strstr(g_kind, "fair") && rlock_lock_set_fair(&lk, 1, 0) != RLOCK_OK) ev("E %ld set_fair", (long)getpid());
     if (leak) {   /* break mode: a lease far longer than the campaign, never released, and a leaked fd */
         if (rlock_acquire(&lk, 600000, 5000) == RLOCK_OK) ev("# leak: holding %s for 600 s", KEY);
         if (open("/dev/null", O_RDONLY) < 0) {}
@@ -674,6 +681,7 @@ static void spawn_lib(campaign *c, int slot) {
 
 static void spawn_cli(campaign *c, int slot) {
     client *k = &c->cl[slot];
+    if (strstr(g_kind, "reentrant")) { spawn_lib(c, slot); return; } /* (CHAOS_KIND: the key is a hash) */
     char work[16], sslot[8], logp[300], srv[MAX_NODES][32];
     const char *argv[40];
     int a = 0, i;
@@ -687,6 +695,7 @@ static void spawn_cli(campaign *c, int slot) {
     fmt(sslot, sizeof sslot, "%d", slot);
     fmt(logp, sizeof logp, "%s/cli-%d.log", c->dir, slot);
     argv[a++] = c->rlock_bin; argv[a++] = "--fence"; argv[a++] = "-t"; argv[a++] = "900ms";
+    if (strstr(g_kind, "fair")) argv[a++] = "--fair";
     argv[a++] = "-w"; argv[a++] = "3000ms"; argv[a++] = "-k"; argv[a++] = "300ms"; argv[a++] = "-E"; argv[a++] = "3";
     for (i = 0; i < c->sc->nodes; i++) {
         fmt(srv[i], sizeof srv[i], "127.0.0.1:%d", c->px[i].port);
@@ -1217,6 +1226,10 @@ static int campaign_main(void) {
     long long t0 = now_ms();
     int i, bad = 0, ns = (int)(sizeof g_scenarios / sizeof g_scenarios[0]);
     if (secs < 3) secs = 3;
+    if (*g_kind && strcmp(g_kind, "fair") && strcmp(g_kind, "reentrant") && strcmp(g_kind, "fair-reentrant")) {
+        fprintf(stderr, "chaos: CHAOS_KIND=%s: expected fair, reentrant or fair-reentrant\n", g_kind);
+        return 2;
+    }
     if (sd && *sd) seed = strtoull(sd, NULL, 10);
     else {
         int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -1224,8 +1237,8 @@ static int campaign_main(void) {
         if (fd >= 0) { if (read(fd, &seed, sizeof seed) != (ssize_t)sizeof seed) {} close(fd); }
         seed %= 1000000000000ull;   /* short enough to type */
     }
-    printf("chaos: seed %llu (replay: CHAOS_SEED=%llu), %lld s of faults over %d scenarios%s%s\n", seed, seed, secs, ns,
-           brk ? ", CHAOS_BREAK=" : "", brk ? brk : "");
+    printf("chaos: seed %llu (replay: CHAOS_SEED=%llu), %lld s of faults over %d scenarios%s%s%s%s\n", seed, seed, secs,
+           ns, brk ? ", CHAOS_BREAK=" : "", brk ? brk : "", *g_kind ? ", CHAOS_KIND=" : "", g_kind);
     fflush(stdout);
     memset(&tot, 0, sizeof tot);
     for (i = 0; i < ns && !g_interrupted; i++) {
@@ -1332,6 +1345,7 @@ static int selftest_main(void) {
 
 int main(int argc, char **argv) {
     struct sigaction sa;
+    if (getenv("CHAOS_KIND")) g_kind = getenv("CHAOS_KIND");
     if (argc >= 11 && strcmp(argv[1], "--lib") == 0) return lib_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "--worker") == 0) return worker_main();
     setvbuf(stdout, NULL, _IOLBF, 0);
