@@ -854,10 +854,10 @@ typedef struct rlock_client {
     unsigned linger_mask;
 #ifndef RLOCK_NO_CLUSTER
     /* Set: a Redis Cluster primary's (section 7): notices by SPUBLISH, waiting
-     * by SSUBSCRIBE on the command connection (RESP3); this is its handler of
-     * the sunsubscribe push of a shard channel whose slot moved away (only a
-     * program with the cluster links it). */
-    void (*shard)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+     * by SSUBSCRIBE on the command connection (RESP3); what only such a
+     * client sends or reads, reached through here so that only a program
+     * with the cluster links it (rlock__shard_ops). */
+    const struct rlock__shard_ops *shard;
 #endif
     rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
@@ -1720,24 +1720,22 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
     return len >= max_len ? -1 : 0;
 }
 
-/* Strict decimal: optional '-', 1..19 digits, no overflow. */
+/* Strict decimal: optional '-', digits, no overflow. (Past its leading
+ * zeros, 19 digits cannot wrap 64 bits: one range check at the end, none
+ * per digit.) */
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
-    size_t i = 0;
-    int neg = 0;
+    size_t i = n > 0 && s[0] == '-';
+    unsigned neg = (unsigned)i;
     unsigned long long v = 0;
-    if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
     if (i == n) return -1;
+    while (i + 1 < n && s[i] == '0') i++;
+    if (n - i > 19) return -1;
     for (; i < n; i++) {
-        unsigned d;
         if (s[i] < '0' || s[i] > '9') return -1;
-        d = (unsigned)(s[i] - '0');
-        /* v * 10 + d <= LLONG_MAX (+ 1 when negative): constants, no division */
-        if (v > (unsigned long long)LLONG_MAX / 10u ||
-            (v == (unsigned long long)LLONG_MAX / 10u && d > (unsigned)(LLONG_MAX % 10) + (unsigned)neg)) return -1;
-        v = v * 10u + d;
+        v = v * 10u + (unsigned)(s[i] - '0');
     }
-    if (neg) *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
-    else *out = (long long)v;
+    if (v > (unsigned long long)LLONG_MAX + neg) return -1;
+    *out = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
     return 0;
 }
 
@@ -1746,13 +1744,11 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
  * exponent, or inf / -inf / nan: mark ',') or a big number (strict decimal
  * digits with an optional '-': mark '('). 0 when s[0..n) is one. */
 static int rlock__resp_number(int mark, const unsigned char *s, size_t n) {
-    size_t i = 0, chars = 15; /* "0123456789.eE+-"; a big number: the digits */
+    size_t i = n > 0 && s[0] == '-', chars = 10; /* a big number: the digits; a double: "0123456789.eE+-" */
     if (mark == ',') {
-        if ((n == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0)) || (n == 4 && memcmp(s, "-inf", 4) == 0))
-            return 0;
-    } else {
-        i = n > 0 && s[0] == '-';
-        chars = 10;
+        if (n - i == 3 && (memcmp(s + i, "inf", 3) == 0 || (!i && memcmp(s, "nan", 3) == 0))) return 0;
+        i = 0; /* (its '-' is one of its characters) */
+        chars = 15;
     }
     if (i == n) return -1;
     for (; i < n; i++) if (!memchr("0123456789.eE+-", s[i], chars)) return -1;
@@ -1777,30 +1773,33 @@ static const unsigned char rlock__resp_kinds[] = {
     RLOCK__R_NUM | RLOCK_RESP_DOUBLE, RLOCK__R_NUM | RLOCK_RESP_BIGNUM, RLOCK__R_NIL | RLOCK_RESP_NIL,
     RLOCK__R_BOOL | RLOCK_RESP_BOOL, RLOCK__R_BLOB | RLOCK_RESP_ERROR, RLOCK__R_BLOB | RLOCK_RESP_BULK,
     RLOCK__R_AGG | RLOCK_RESP_PUSH, RLOCK__R_AGG | RLOCK_RESP_SET, RLOCK__R_AGG | RLOCK_RESP_MAP,
-    RLOCK__R_AGG | RLOCK_RESP_MAP /* '|': an attribute */
+    RLOCK__R_AGG | RLOCK_RESP_NONE /* '|': an attribute */
 #endif
 };
 
-/* Read the header of one value at *pos (and, for blobs, the body). Returns
- * 1 with *v filled and *n = its element count (aggregates, >= 0) or -1
- * (scalars), *attr = 1 for a RESP3 attribute ("|": metadata before a value,
- * skipped: never a value itself); 0 incomplete; -1 malformed. Every declared length and count is
- * bounded by max_len before anything waits for it. */
-static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len,
-                           rlock_resp_value *v, long *n, int *attr) {
-    size_t p = *pos, eol = 0, ll;
+/* What rlock__resp_one returns when it is no aggregate's count (>= 0). */
+enum { RLOCK__R_SCALAR = -1, RLOCK__R_MORE = -2, RLOCK__R_BAD = -3 };
+
+/* Read the header of one value at *pos (and, for blobs, the body) into *v
+ * (cleared first). Returns its element count (an aggregate, >= 0; v->type
+ * RLOCK_RESP_NONE for a RESP3 attribute, "|": metadata before a value,
+ * skipped: never a value itself), RLOCK__R_SCALAR, RLOCK__R_MORE
+ * (incomplete) or RLOCK__R_BAD (malformed). Every declared length and count
+ * is bounded by max_len before anything waits for it. (One result, few
+ * arguments: a call costs little.) */
+static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size_t max_len, rlock_resp_value *v) {
+    size_t p = *pos, eol = 0, ll, z;
     const unsigned char *line;
     const char *m;
     long long k = 0;
     int r, mark, kind;
-    *n = -1;
-    *attr = 0;
-    if (p >= len) return len >= max_len ? -1 : 0;
+    memset(v, 0, sizeof *v);
+    if (p >= len) return len >= max_len ? RLOCK__R_BAD : RLOCK__R_MORE;
     r = rlock__resp_line(b, len, p + 1, max_len, &eol);
-    if (r <= 0) return r;
+    if (r <= 0) return r - 2; /* 0: RLOCK__R_MORE; -1: RLOCK__R_BAD */
     mark = b[p];
     m = (const char *)memchr(rlock__resp_marks, mark, sizeof rlock__resp_marks - 1);
-    if (!m) return -1;
+    if (!m) return RLOCK__R_BAD;
     kind = rlock__resp_kinds[m - rlock__resp_marks];
     line = b + p + 1;
     ll = eol - p - 1;
@@ -1809,50 +1808,52 @@ static int rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, size
     case RLOCK__R_NUM >> 4: /* (RESP3 only) */
     case RLOCK__R_LINE >> 4:
 #ifndef RLOCK_NO_WAITING
-        if (kind >> 4 == RLOCK__R_NUM >> 4 && rlock__resp_number(mark, line, ll) != 0) return -1;
+        if (kind >> 4 == RLOCK__R_NUM >> 4 && rlock__resp_number(mark, line, ll) != 0) return RLOCK__R_BAD;
 #endif
         v->str = (const char *)line;
         v->len = ll;
         break;
 #ifndef RLOCK_NO_WAITING
     case RLOCK__R_NIL >> 4:
-        if (ll != 0) return -1;
+        if (ll != 0) return RLOCK__R_BAD;
         break;
     case RLOCK__R_BOOL >> 4:
-        if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return -1;
+        if (ll != 1 || (line[0] != 't' && line[0] != 'f')) return RLOCK__R_BAD;
         v->integer = line[0] == 't';
         break;
 #endif
     default: /* INT, BLOB, AGG: a number */
-        if (rlock__resp_int(line, ll, &k) != 0) return -1;
+        if (rlock__resp_int(line, ll, &k) != 0) return RLOCK__R_BAD;
         if (kind >> 4 == RLOCK__R_INT >> 4) { v->integer = k; break; }
         if (k == -1 && (mark == '$' || mark == '*')) { v->type = RLOCK_RESP_NIL; break; } /* RESP2's nulls */
+        /* Bound the declared length or count before using it: it must fit
+         * in max_len (then it is a size_t: 32-bit arithmetic below). */
+        if (k < 0 || (unsigned long long)k > (unsigned long long)max_len) return RLOCK__R_BAD;
+        z = (size_t)k;
         if (kind >> 4 == RLOCK__R_BLOB >> 4) {
-            /* Bound the declared length before using it: it must fit in max_len. */
-            if (k < 0 || (unsigned long long)k > (unsigned long long)max_len || eol + 2 + (size_t)k + 2 > max_len)
-                return -1;
-            if (mark == '=' && (k < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return -1; /* "txt:" */
-            if (eol + 2 + (size_t)k + 2 > len) return 0;
-            if (b[eol + 2 + (size_t)k] != '\r' || b[eol + 3 + (size_t)k] != '\n') return -1;
+            if (eol + 2 + z + 2 > max_len) return RLOCK__R_BAD;
+            if (mark == '=' && (z < 4 || (eol + 6 <= len && b[eol + 5] != ':'))) return RLOCK__R_BAD; /* "txt:" */
+            if (eol + 2 + z + 2 > len) return RLOCK__R_MORE;
+            if (b[eol + 2 + z] != '\r' || b[eol + 3 + z] != '\n') return RLOCK__R_BAD;
             v->str = (const char *)b + eol + 2;
-            v->len = (size_t)k;
+            v->len = z;
             if (mark == '=') { v->str += 4; v->len -= 4; } /* a verbatim string without its format */
-            *pos = eol + 2 + (size_t)k + 2;
-            return 1;
+            *pos = eol + 2 + z + 2;
+            return RLOCK__R_SCALAR;
         }
         {
             int pairs = mark == '%' || mark == '|';
             /* Each element takes at least 3 bytes ("+\r\n"): reject counts that
              * cannot fit before looping over them. Maps hold 2 per entry. */
-            if (k < 0 || (unsigned long long)k > (unsigned long long)(max_len / (pairs ? 6u : 3u))) return -1;
-            if (pairs) k *= 2;
-            *attr = mark == '|';
-            v->integer = k;
-            *n = (long)k; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
+            if (z > max_len / (pairs ? 6u : 3u)) return RLOCK__R_BAD;
+            z <<= pairs;
+            v->integer = (long long)z;
+            *pos = eol + 2;
+            return (long)z; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
         }
     }
     *pos = eol + 2;
-    return 1;
+    return RLOCK__R_SCALAR;
 }
 
 /* Iterative: one counter per open aggregate, so the stack it uses does not
@@ -1866,11 +1867,9 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     memset(out, 0, sizeof *out);
     for (;;) {
         rlock_resp_value v;
-        long n;
-        int r, is_attr;
-        memset(&v, 0, sizeof v);
-        r = rlock__resp_one(buf, len, &pos, max_len, &v, &n, &is_attr);
-        if (r <= 0) return r;
+        long n = rlock__resp_one(buf, len, &pos, max_len, &v);
+        int is_attr = v.type == RLOCK_RESP_NONE;
+        if (n < RLOCK__R_SCALAR) return n == RLOCK__R_MORE ? 0 : -1;
         if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
         if (!is_attr && depth == 0) {
             out->v = v;
@@ -2620,10 +2619,11 @@ static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, s
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot
+static int rlock__sem_hop(struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2635,17 +2635,19 @@ struct rlock__scripts {
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
     int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
+    int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
-                                                                        rlock__enc_sem_args, rlock__handed_slot) };
+                                                                        rlock__enc_sem_args, rlock__handed_slot,
+                                                                        rlock__sem_hop) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -2695,9 +2697,10 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
 #if !RLOCK__COMPACT /* the compact engine sends neither (no FCALL) */
 /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
  * before its first one, so that its version's libraries are not deleted
- * under it. Its length, 0 when it does not fit. */
+ * under it. Its length, 0 when it does not fit. (Out of line: inlined into
+ * rlock__round_submit, its one caller, it costs 20 bytes more.) */
 typedef char rlock__fn_ver_len[RLOCK__FN_VER == 12 ? 1 : -1]; /* the "$18" below */
-static size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
+static RLOCK__NOINLINE size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
     static const char req[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$18\r\nrlock-"; /* + version, CRLF */
     size_t n = sizeof req - 1;
     if (cap < n + RLOCK__FN_VER + 2) return 0;
@@ -2762,13 +2765,10 @@ static long rlock__walk_feed(rlock__walk *w, const unsigned char *buf, size_t le
     size_t pos = 0;
     while (!w->done && pos < len) {
         rlock_resp_value v, end;
-        long n;
         size_t used = 0;
-        int attr, r;
-        memset(&v, 0, sizeof v);
-        r = rlock__resp_one(buf + pos, len - pos, &used, max_len, &v, &n, &attr);
-        if (r < 0 || attr) return -1; /* attributes: never in the replies walked */
-        if (r == 0) break;
+        long n = rlock__resp_one(buf + pos, len - pos, &used, max_len, &v);
+        if (n == RLOCK__R_MORE) break;
+        if (n == RLOCK__R_BAD || v.type == RLOCK_RESP_NONE) return -1; /* attributes: never in the replies walked */
         if (n >= 0 && w->depth >= RLOCK_RESP_MAX_DEPTH) return -1;
         pos += used;
         w->started = 1;
@@ -2810,15 +2810,14 @@ enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RL
 static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
     static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
     const rlock_resp_value *k = &r->elem[0];
-    int i, sh;
+    int i;
     if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count != 3 ||
         k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK) return 0;
-    for (i = 0; i < 3; i++)
-        for (sh = 0; sh < 2; sh++) {
-            size_t len = strlen(kinds[i]);
-            if (k->len == len + (size_t)sh && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
-                return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
-        }
+    for (i = 0; i < 3; i++) {
+        size_t len = strlen(kinds[i]), sh = k->len - len; /* 1: an 's' before it (shorter: wraps, > 1) */
+        if (sh <= 1 && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
+            return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
+    }
     return 0;
 }
 
@@ -3042,9 +3041,8 @@ static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
 
 /* RLOCK_WANT_* the connection needs now. */
 static int rlock__x_wants(rlock__x *n) {
-    if (n->failing) return 0;
-    if (n->conn == RLOCK__CONN_NEW || n->conn == RLOCK__CONN_CONNECTING) return RLOCK_WANT_WRITE;
-    if (n->conn != RLOCK__CONN_UP) return 0;
+    if (n->failing || n->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
     return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
@@ -3060,7 +3058,7 @@ static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
  * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
  * tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
-    rlock__pending *p = rlock__x_at(n, 0);
+    rlock__pending *p = n->q + n->head; /* the oldest (head < q_cap) */
     n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
     n->count--;
     ev->kind = kind;
@@ -3082,14 +3080,10 @@ static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     return 0;
 }
 
-/* Connect if needed. 1 up; 0 not now (down, or in progress); -1 failed. */
-static int rlock__x_connect_step(rlock__x *n, rlock__ms now) {
+/* Connect (n is NEW or CONNECTING). 1 up; 0 in progress; -1 failed. */
+static int rlock__x_connect_step(rlock__x *n) {
     const rlock_transport *t = n->t;
-    int r;
-    if (n->conn == RLOCK__CONN_UP) return 1;
-    if (n->conn == RLOCK__CONN_DOWN) return 0;
-    if (rlock__x_timed_out(n, now)) return -1;
-    r = t->connect ? t->connect(t->ctx) : 1;
+    int r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
         n->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
@@ -3102,13 +3096,11 @@ static int rlock__x_connect_step(rlock__x *n, rlock__ms now) {
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
-static int rlock__x_send_step(rlock__x *n, rlock__ms now) {
+static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = n->t;
     while (n->tx_off < n->tx_len) {
         size_t left = n->tx_len - n->tx_off;
-        long r;
-        if (rlock__x_timed_out(n, now)) return -1;
-        r = t->send(t->ctx, n->tx + n->tx_off, left);
+        long r = t->send(t->ctx, n->tx + n->tx_off, left);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
         if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
@@ -3125,7 +3117,7 @@ static int rlock__x_send_step(rlock__x *n, rlock__ms now) {
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     rlock__walk *w = n->walk;
     long used;
-    if (n->count <= n->failing || !RLOCK__X_HAS(rlock__x_at(n, 0)->tag, RLOCK__X_WALK)) return 2; /* not its turn */
+    if (n->count <= n->failing || !RLOCK__X_HAS(n->q[n->head].tag, RLOCK__X_WALK)) return 2; /* not its turn */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
@@ -3162,7 +3154,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
-    p = n->count ? rlock__x_at(n, 0) : NULL;
+    p = n->count ? n->q + n->head : NULL;
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
@@ -3203,8 +3195,7 @@ static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
          * while this process was stalled is still its own. */
         return rlock__x_timed_out(n, now) ? -1 : 0;
     }
-    if (r == RLOCK_IO_CLOSED) { rlock__x_io_fail(n, "connection closed by server"); return -1; }
-    if (r < 0) { rlock__x_io_fail(n, "recv failed"); return -1; }
+    if (r < 0) { rlock__x_io_fail(n, r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed"); return -1; }
     if ((size_t)r > n->rx_cap - n->rx_len) {
         rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
         return -1;
@@ -3219,10 +3210,16 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
-        r = rlock__x_connect_step(n, now);
-        if (r < 0) continue;
-        if (r == 0) return 0;
-        if (rlock__x_send_step(n, now) < 0) continue;
+        if (n->conn == RLOCK__CONN_DOWN) return 0;
+        /* Connecting or sending past a request's deadline: it failed (the
+         * clock is read once: what holds before connect holds for send). */
+        if ((n->conn != RLOCK__CONN_UP || n->tx_off < n->tx_len) && rlock__x_timed_out(n, now)) continue;
+        if (n->conn != RLOCK__CONN_UP) {
+            r = rlock__x_connect_step(n);
+            if (r < 0) continue;
+            if (r == 0) return 0;
+        }
+        if (rlock__x_send_step(n) < 0) continue;
         r = rlock__x_parse_step(n, ev);
         if (r > 0) return 1;
         if (r < 0) continue;
@@ -3472,23 +3469,12 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
     return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
 }
-/* Commands queued on all of c's connections so far. */
-static unsigned long rlock__client_commands(const rlock_client *c) {
-    unsigned long k = 0;
-    size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) k += rlock__conn_at(c, i)->commands;
-    return k;
-}
-/* The public handle of connection i (what rlock_interest.conn names). */
-static const void *rlock__conn_handle(const rlock_client *c, size_t i) {
-    return !RLOCK__HAS_WAITING || i < c->n_nodes ? (const void *)c->nodes[i] : (const void *)c->subs[i - c->n_nodes];
-}
-
-/* Fill out[0..cap) with the connections of c that want I/O now (and trs,
- * when not NULL, with their transports); returns how many there are.
+/* Fill out[0..cap) with the connections of c that want I/O now; returns
+ * how many there are. conn is the connection's rlock_node or
+ * rlock_subscriber (its exchange's owner), whose first member is its
+ * transport: rlock__client_wait reaches the transport through it.
  * *connecting: one is connecting without a descriptor. */
-static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, const rlock_transport **trs,
-                                     size_t cap, int *connecting) {
+static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
     size_t i, k = 0;
     *connecting = 0;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
@@ -3498,11 +3484,10 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         fd = n->t->fd ? n->t->fd(n->t->ctx) : -1;
         if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
-            out[k].conn = rlock__conn_handle(c, i);
+            out[k].conn = n->owner;
             out[k].fd = fd;
             out[k].events = n->t->events && fd >= 0 ? n->t->events(n->t->ctx, w) : w;
             out[k].gen = n->gen;
-            if (trs) trs[k] = n->t;
         }
         k++;
     }
@@ -3515,45 +3500,45 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
  * connection at a time in short slices. */
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     rlock_interest items[2 * RLOCK_MAX_NODES];
-    const rlock_transport *trs[2 * RLOCK_MAX_NODES];
+    const rlock_transport *t0;
     size_t i, n;
     int connecting, can_many = 1, can_wait = 1;
-    n = rlock__client_interest(c, items, trs, sizeof items / sizeof items[0], &connecting);
+    n = rlock__client_interest(c, items, sizeof items / sizeof items[0], &connecting);
     if (n == 0) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
     if (connecting) return; /* connect() has not run yet: step at once */
+    t0 = (const rlock_transport *)items[0].conn; /* (the first member of a node and of a subscriber) */
     for (i = 0; i < n; i++) {
-        const rlock_transport *t = trs[i];
-        if (!t->wait_many || t->wait_many != trs[0]->wait_many || items[i].fd < 0) can_many = 0;
+        const rlock_transport *t = (const rlock_transport *)items[i].conn;
+        if (!t->wait_many || t->wait_many != t0->wait_many || items[i].fd < 0) can_many = 0;
         if (!t->wait) can_wait = 0;
     }
     if (can_many) {
-        (void)trs[0]->wait_many(items, n, timeout_ms);
+        (void)t0->wait_many(items, n, timeout_ms);
         return;
     }
     if (!can_wait) return; /* the transport blocks inside send/recv itself */
-    if (n == 1) {
-        trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms);
-        return;
+    /* More than one: probe them all, then wait on one in short slices.
+     * Never wait on one node for the whole timeout: another may need more
+     * steps meanwhile (connect, then send; EVAL after NOSCRIPT) and would
+     * starve until its deadline. */
+    for (i = 0; n > 1 && i < n; i++) {
+        const rlock_transport *t = (const rlock_transport *)items[i].conn;
+        if (t->wait(t->ctx, items[i].events, 0) != 0) return;
     }
-    /* Probe them all, then wait on one in short slices. Never wait on one
-     * node for the whole timeout: another may need more steps meanwhile
-     * (connect, then send; EVAL after NOSCRIPT) and would starve until its
-     * deadline. */
-    for (i = 0; i < n; i++) {
-        if (trs[i]->wait(trs[i]->ctx, items[i].events, 0) != 0) return;
-    }
-    trs[0]->wait(trs[0]->ctx, items[0].events, timeout_ms < 1 ? timeout_ms : 1);
+    t0->wait(t0->ctx, items[0].events, n == 1 || timeout_ms < 1 ? timeout_ms : 1);
 }
 #endif /* !RLOCK__COMPACT */
 
 /* A Redis Cluster primary's client (section 7): notices by SPUBLISH, waiting by SSUBSCRIBE. */
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__SHARD(c) 0
+#define RLOCK__SPUBLISH(lk, e) ((void)0)
 #else
 #define RLOCK__SHARD(c) ((c)->shard != NULL)
+#define RLOCK__SPUBLISH(lk, e) ((lk)->client->shard ? (lk)->client->shard->spublish(e) : (void)0)
 #endif
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
@@ -3576,7 +3561,7 @@ static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, c
     return pos + n;
 }
 
-static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now);
+static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now);
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
@@ -3586,13 +3571,15 @@ static void rlock__client_pump(rlock_client *c, rlock__ms now) {
         rlock__event ev;
         while (rlock__x_next(n, now, &ev)) {
             n->active = 1;
-            rlock__deliver(c, i, &ev, now);
+            rlock__deliver(c, i, n, &ev, now);
             n->active = 0;
         }
     }
 }
 #endif /* !RLOCK__COMPACT */
 
+#define RLOCK__PING "*1\r\n$4\r\nPING\r\n"
+#if RLOCK__COMPACT /* (the general engine's rlock__client_ask copies its requests' bytes itself) */
 /* A request whose bytes are known at compile time, s[0..n): its length,
  * 0 when it does not fit in cap. */
 static size_t rlock__put_fixed(unsigned char *out, size_t cap, const char *s, size_t n) {
@@ -3602,9 +3589,9 @@ static size_t rlock__put_fixed(unsigned char *out, size_t cap, const char *s, si
 }
 
 static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
-    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-    return rlock__put_fixed(out, cap, ping, sizeof ping - 1);
+    return rlock__put_fixed(out, cap, RLOCK__PING, sizeof RLOCK__PING - 1);
 }
+#endif
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's rlock_client_connect / _close */
 /* The server's run_id (INFO server), or nil when this user may not run INFO:
@@ -3614,27 +3601,26 @@ static size_t rlock__encode_ping(unsigned char *out, size_t cap) {
     "if ok then return string.match(i,'run_id:(%x+)') end return false"
 
 typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /* the "$110" below */
-static size_t rlock__encode_run_id(unsigned char *out, size_t cap) {
-    /* EVAL script 0, encoded (a section of its own: unlinked with the function) */
-    static const char req[] = "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n";
-    return rlock__put_fixed(out, cap, req, sizeof req - 1);
-}
+/* EVAL script 0, encoded */
+#define RLOCK__RUN_ID_REQ "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n"
 
-/* Ask every node in mask one request (enc), all bounded by deadline, and
- * wait (blocking) until each answered or failed; answers go to *p. */
-static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p,
-                              size_t (*enc)(unsigned char *, size_t)) {
+/* Ask every node in mask one request (its bytes: req[0..len)), all bounded
+ * by deadline, and wait (blocking) until each answered or failed; answers
+ * go to *p. */
+static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p, const char *req,
+                              size_t len) {
     size_t i;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         rlock__x *x = rlock__x_node(n);
         unsigned char *out;
-        size_t cap, len = 0;
+        size_t cap;
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
         st = rlock__x_begin(x, deadline, &out, &cap, &why);
-        if (st == RLOCK_OK && (len = enc(out, cap)) > 0) {
+        if (st == RLOCK_OK && len <= cap) {
+            memcpy(out, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
             if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
             continue;
@@ -3661,7 +3647,7 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
     char msg[RLOCK_ERR_LEN], num[24];
     memset(p, 0, sizeof *p);
     p->run_id = 1;
-    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, rlock__encode_run_id);
+    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
     /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
      * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
     for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
@@ -3692,7 +3678,8 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     memset(&ping, 0, sizeof ping);
-    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, rlock__encode_ping);
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
+                      sizeof RLOCK__PING - 1);
     for (i = 0; i < c->n_nodes; i++) {
         rlock_status st = c->nodes[i]->result;
         if ((ping.up >> i) & 1u) up++;
@@ -3704,7 +3691,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         c->magic = 0;
         return RLOCK_E_BADARG;
     }
-    if (up >= rlock_client_quorum(c)) return RLOCK_OK;
+    if (up > c->n_nodes / 2) return RLOCK_OK; /* a quorum */
     return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
 }
 
@@ -3789,14 +3776,16 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_store) */
-/* Keep node i's answer to a round as plain numbers. want_array: the script
- * answers {flag, value[, fence]} (acquire), 2: +OK or nil (a plain SET NX
- * PX acquire, kept as {1,1,0} / {0,0}), else a single integer. A reply
+/* Keep node i's answer to a round as plain numbers. The round says what it
+ * wants (rlock__round_wants_array): an acquire script answers {flag,
+ * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
+ * {0,0}), any other script a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
-static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep,
-                                       int want_array) {
+static int rlock__round_wants_array(const rlock_round *r);
+static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
     long long *v = r->v[i];
+    int want_array = rlock__round_wants_array(r);
     int shape = 0, k, n;
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
@@ -3843,7 +3832,6 @@ typedef struct rlock__tally {
     long long max_fence;         /* acquire: largest fence of a granting node */
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
-    long long free_slot;         /* semaphore acquire: lowest free slot a refusing node named, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
 } rlock__tally;
 
@@ -3851,7 +3839,6 @@ static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
-    t->free_slot = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -3887,8 +3874,6 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
-            /* a semaphore's refusal names 1 + its lowest free slot (0: none) */
-            if (r->shape[i] == 3 && v[2] > 0 && (t->free_slot < 0 || v[2] - 1 < t->free_slot)) t->free_slot = v[2] - 1;
         }
     }
 }
@@ -4051,6 +4036,16 @@ typedef struct rlock__enc {
     int ok, n, nkeys;
 } rlock__enc;
 
+/* What only a Redis Cluster primary's client does (rlock_client.shard;
+ * section 7 sets it): handle the sunsubscribe push of a shard channel whose
+ * slot moved away; end a release's (or force-unlock's) arguments with
+ * SPUBLISH in ARGV[7]; write ASKING. */
+struct rlock__shard_ops {
+    void (*moved)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
+    void (*spublish)(rlock__enc *e);
+    size_t (*asking)(unsigned char *out, size_t cap);
+};
+
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
@@ -4129,7 +4124,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
  * when it has one); a force-unlock's (key, wait queue, deadlines; ARGV[3]
  * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
 static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
-    int force = lk->op.round.script == RLOCK__S_FORCE, k, shard = RLOCK__SHARD(lk->client);
+    int force = lk->op.round.script == RLOCK__S_FORCE, k;
     int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
     if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
     rlock__enc_arg(e, lk->key, lk->key_len);
@@ -4137,10 +4132,10 @@ static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
     if (aux && force) rlock__enc_aux(e, lk, ":deadlines");
     e->nkeys = e->n - 3;
     if (!force) return;
-    for (k = 0; k < (shard ? 6 : 3); k++)
+    for (k = 0; k < 3; k++)
         if (k == 2 && aux) rlock__enc_aux(e, lk, ":released");
         else rlock__enc_arg(e, "", 0);
-    if (shard) rlock__enc_arg(e, "spublish", 8);
+    RLOCK__SPUBLISH(lk, e);
 }
 /* A semaphore acquire's ARGV[6], its permit slot: one node takes the
  * lowest free one (-1); Redlock nodes all judge the same one. */
@@ -4150,9 +4145,11 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 }
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
 #define RLOCK__HANDED_SLOT(lk, d, n) ((lk)->scripts->handed_slot((lk), (d), (n)))
+#define RLOCK__SEM_HOP(lk) ((lk)->kind == RLOCK_KIND_SEMAPHORE && (lk)->scripts->sem_hop(lk))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
 #define RLOCK__HANDED_SLOT(lk, d, n) 1
+#define RLOCK__SEM_HOP(lk) 0
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4238,10 +4235,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
 #endif
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (RLOCK__SHARD(lk->client) && release) {
-        while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
-        rlock__enc_arg(e, "spublish", 8);
-    }
+    if (release) RLOCK__SPUBLISH(lk, e);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
@@ -4299,11 +4293,17 @@ static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status 
         if (!ok) st = RLOCK_E_PROTOCOL;
         rep = NULL;
     }
-    st = rlock__round_store(r, i, st, rep, 0);
+    st = rlock__round_store(r, i, st, rep); /* (the inspect script's: a single integer) */
     if (ok) { r->shape[i] = -1; r->v[i][0] = 1; }
     return lk->op.info[i].st = st;
 }
 #endif
+
+/* Is rep a Redis error that begins with word? */
+static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *word) {
+    size_t w = strlen(word);
+    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= w && memcmp(rep->v.str, word, w) == 0;
+}
 
 /* Record node i's answer; note it for rlock_node_status unless this is a
  * cleanup (which must not erase why the round before it failed). */
@@ -4322,16 +4322,16 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
      * random owner ids (rlock_acquire_begin; token kinds always do). */
     if (st != RLOCK_OK && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (r->script == RLOCK__S_INSPECT && lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep);
+    if (lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
     else
 #endif
-        kept = rlock__round_store(r, i, st, rep, rlock__round_wants_array(r));
+        kept = rlock__round_store(r, i, st, rep);
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
         drop = RLOCK_E_PROTOCOL;
-    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= 8 && memcmp(rep->v.str, "READONLY", 8) == 0) {
+    } else if (rep && rlock__err_is(rep, "READONLY")) {
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew.
          * (The node's diagnostic below is the error's own text.) */
@@ -4366,13 +4366,11 @@ static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, uns
 /* Part k of node i's request for lk's round (see rlock__round_submit) into
  * out[0..cap): its length, 0 when it does not fit. */
 static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     switch (k) {
     case 0: return rlock__encode_fn_setname(out, cap);
-    case 1:
-        if (cap < sizeof asking - 1) return 0;
-        memcpy(out, asking, sizeof asking - 1);
-        return sizeof asking - 1;
+#ifndef RLOCK_NO_CLUSTER
+    case 1: return lk->client->shard->asking(out, cap); /* (RLOCK__ASKING: a shard client's lock) */
+#endif
     case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
     case 3: return rlock__encode_lock(lk, i, out, cap, how);
     default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
@@ -4380,7 +4378,7 @@ static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how,
 }
 
 /* Hand node i its request for the current round, if it has room now. */
-static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
+static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
@@ -4394,7 +4392,6 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     int k;
     unsigned want;
     rlock_status st;
-    (void)now;
     st = rlock__x_begin(n, deadline, &out, &cap, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
@@ -4437,11 +4434,11 @@ static void rlock__round_submit(rlock_lock *lk, size_t i, rlock__ms now) {
     r->queued |= 1u << i;
 }
 
-static void rlock__round_send(rlock_lock *lk, rlock__ms now) {
+static void rlock__round_send(rlock_lock *lk) {
     rlock_round *r = &lk->op.round;
     size_t i;
     for (i = 0; i < lk->client->n_nodes; i++)
-        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i, now);
+        if (((r->mask & ~r->queued & ~r->answered) >> i) & 1u) rlock__round_submit(lk, i);
 }
 
 /* Which nodes a barging lock's release wakes a waiter from. One node: it.
@@ -4487,7 +4484,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
     }
-    rlock__round_send(lk, now);
+    rlock__round_send(lk);
 }
 
 static int rlock__round_done(const rlock_round *r) {
@@ -4507,7 +4504,7 @@ static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *e
 }
 
 /* A reply or failure for lk's round from node i. */
-static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rlock__ms now) {
+static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
@@ -4515,12 +4512,12 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     err = rep->v.type == RLOCK_RESP_ERROR;
-    noperm = err && rep->v.len >= 6 && memcmp(rep->v.str, "NOPERM", 6) == 0;
+    noperm = rlock__err_is(rep, "NOPERM");
     if (!RLOCK__HAS_EVAL && err) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
          * words fit RLOCK_SMALLEST's 64-byte RLOCK_ERR_LEN. */
-        if (rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) {
+        if (rlock__err_is(rep, "NOSCRIPT")) {
             rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL,
                                 "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)");
             return;
@@ -4532,7 +4529,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
         }
     }
     if (err && !((r->evaled >> i) & 1u) &&
-        ((rep->v.len >= 8 && memcmp(rep->v.str, "NOSCRIPT", 8) == 0) ||
+        (rlock__err_is(rep, "NOSCRIPT") ||
          (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
          * body once with EVAL, which also caches it for the next EVALSHA.
@@ -4540,7 +4537,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
         r->evaled |= 1u << i;
         again = 1;
     } else if (RLOCK__HAS_FCALL && noperm && !nd->fcall && lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO &&
-               (rlock__has(rep->v.str, rep->v.len, "'eval'") || rlock__has(rep->v.str, rep->v.len, "'evalsha'"))) {
+               rlock__has(rep->v.str, rep->v.len, "'eval")) { /* 'eval' or 'evalsha' (the only eval* sent) */
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
         nd->fcall = 1;
@@ -4549,7 +4546,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev, rl
     }
     if (again) {
         r->queued &= ~(1u << i);
-        rlock__round_submit(lk, i, now);
+        rlock__round_submit(lk, i);
         return;
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
@@ -4607,13 +4604,14 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue [UN]SUBSCRIBE chan for server j - lk's release channel, or with lk
+/* Queue [UN]SUBSCRIBE (tag RLOCK__TAG_SUB / _UNSUB) chan for server j - lk's release channel, or with lk
  * NULL the lingering one: on the connection that already has
  * its subscriptions, else on its command connection when that speaks RESP3
  * (the answer is a push there), else on subscriber j (the answer is a reply:
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
-static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlock_lock *lk, void *owner, int tag,
-                           rlock__ms deadline) {
+static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void *owner, int tag, rlock__ms deadline) {
+    static const char cmds[2][13] = { "SSUBSCRIBE", "SUNSUBSCRIBE" }; /* SSUBSCRIBE: a shard channel */
+    const char *cmd = cmds[tag != RLOCK__TAG_SUB] + !RLOCK__SHARD(c);
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n;
     unsigned char *out;
@@ -4625,14 +4623,17 @@ static int rlock__sub_send(rlock_client *c, size_t j, const char *cmd, const rlo
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
-        !rlock__put_arg(out, cap, &pos, "S", RLOCK__SHARD(c) ? 1 : 0, cmd, strlen(cmd)) || /* SSUBSCRIBE: a shard channel */
+        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
-    if (RLOCK__SHARD(c)) /* answered by a push, or by an error (MOVED: the slot is served elsewhere now) */
-        rlock__x_commit(n, pos, owner, tag | (tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
+    /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
+     * by a push or an error (MOVED: the slot is served elsewhere now). */
+    if (!RLOCK__SHARD(c) && n->proto == 3) rlock__x_commit_push(n, pos);
+    else
+        rlock__x_commit(n, pos, owner,
+                        tag | (!RLOCK__SHARD(c) ? 0
+                               : tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
                         deadline);
-    else if (n->proto == 3) rlock__x_commit_push(n, pos);
-    else rlock__x_commit(n, pos, owner, tag, deadline);
     c->sub_on[j] = n;
     c->sub_gen[j] = n->gen;
     return 1;
@@ -4644,7 +4645,7 @@ static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, r
     size_t j;
     for (j = 0; j < c->n_nodes; j++)
         if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, "UNSUBSCRIBE", lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
+            (void)rlock__sub_send(c, j, lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
 }
 
 /* Forget the lingering channel, unsubscribing it where it is subscribed. */
@@ -4676,34 +4677,43 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
 }
 
 /* Connections with subscriptions read even with no request out, so that
- * release notices are seen and never pile up unread. */
-static void rlock__subs_listen(rlock_client *c) {
+ * release notices are seen and never pile up unread. Returns the commands
+ * queued on all of c's connections so far (rlock__client_step: whether a
+ * pass queued any). */
+static unsigned long rlock__subs_listen(rlock_client *c) {
     unsigned any = c->linger_mask;
+    unsigned long k = 0;
     const rlock_lock *o;
     size_t i;
-    if (!RLOCK__HAS_WAITING) return;
+    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
+        rlock__conn *n = rlock__conn_at(c, i);
+        n->listen = 0;
+        k += n->commands;
+    }
+    if (!RLOCK__HAS_WAITING) return k;
     for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
-    for (i = 0; i < c->n_nodes + c->n_subs; i++) rlock__conn_at(c, i)->listen = 0;
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
     }
+    return k;
 }
 
 /* A connection that went down (or was made again) lost its subscriptions. */
 static void rlock__subs_check(rlock_client *c) {
     size_t j;
+    unsigned keep = ~0u;
     rlock_lock *o;
     if (!RLOCK__HAS_WAITING) return;
     for (j = 0; j < c->n_nodes; j++) {
-        unsigned keep = ~(1u << j);
         if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
         c->sub_on[j] = NULL;
-        c->linger_mask &= keep;
-        for (o = c->ops; o; o = o->op.next) {
-            o->op.sub_ok &= keep;
-            o->op.sub_pending &= keep;
-        }
+        keep &= ~(1u << j);
+    }
+    c->linger_mask &= keep;
+    for (o = c->ops; o; o = o->op.next) {
+        o->op.sub_ok &= keep;
+        o->op.sub_pending &= keep;
     }
     if (!c->linger_mask) c->linger_len = 0;
 }
@@ -4721,11 +4731,10 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
 static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint64_t d = cfg->backoff_min_ms;
-    uint32_t delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
-    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = (uint32_t)(d / 2 + rlock__prng32(lk) % (uint32_t)(d - d / 2 + 1)); /* d <= backoff_max_ms: 32 bits */
+    uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    while (shift-- && d < max) d = d > max / 2u ? max : d << 1; /* (doubled past max: max; no wrap) */
+    if (d > max) d = max;
+    delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
     if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint32_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -4757,6 +4766,26 @@ static uint32_t rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     if (2u * cfg->recheck_ms > cap) cap = 2u * cfg->recheck_ms; /* (each below left: no wrap) */
     if (2u * cfg->backoff_max_ms > cap) cap = 2u * cfg->backoff_max_ms;
     return cap;
+}
+/* A Redlock semaphore asked for a slot that is taken while a refusing node
+ * named another as free (1 + its lowest free slot in the refusal's third
+ * number, 0: none): ask for the lowest such slot at once, a few times
+ * (rlock__set_all's). 1 when it will. */
+static int rlock__sem_hop(rlock_lock *lk) {
+    const rlock_round *r = &lk->op.round;
+    long long free_slot = -1;
+    size_t i;
+    if (lk->kind != RLOCK_KIND_SEMAPHORE || lk->client->n_nodes < 2 || lk->op.hops >= 3) return 0;
+    for (i = 0; i < lk->client->n_nodes; i++) {
+        const long long *v = r->v[i];
+        if (((r->mask >> i) & 1u) && r->st[i] == RLOCK_OK && v[0] != 1 && r->shape[i] == 3 && v[2] > 0 &&
+            (free_slot < 0 || v[2] - 1 < free_slot))
+            free_slot = v[2] - 1;
+    }
+    if (free_slot < 0 || free_slot == lk->slot) return 0;
+    lk->slot = (int32_t)free_slot;
+    lk->op.hops++;
+    return 1;
 }
 #endif
 
@@ -4839,7 +4868,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     }
     if (!op->sub_ok) {
         for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, "SUBSCRIBE", lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
+            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
         if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
@@ -4889,43 +4918,40 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c);
     rlock_status final;
     unsigned mask, unacked;
-    int go, hop;
-    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
-    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t.yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__REPLICAS(c) && t.yes ? op->round.acks : -1;
+    int go;
+    unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
+    lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
-    t.yes &= ~unacked;
-    t.n_yes -= rlock__popcount(unacked);
-    op->holder_pttl = t.min_pttl;
-    op->split = t.n_yes > 0;
-    lk->votes = t.n_yes;
-    if (RLOCK__MS_BEFORE(now, op->round.start)) t.fatal = RLOCK_E_CLOCK;
-    go = !op->cancel && t.fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t.n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
+    t->yes &= ~unacked;
+    t->n_yes -= rlock__popcount(unacked);
+    op->holder_pttl = t->min_pttl;
+    op->split = t->n_yes > 0;
+    lk->votes = t->n_yes;
+    if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
+    go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */
+    if (go && t->n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
-            lk->fence = t.max_fence;
+            lk->fence = t->max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
-        lk->holds = rlock__token_kind(lk->kind) ? 1 : t.holds;
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t.holds; /* a grant names its slot */
-        rlock__lease(lk, t.yes, drift, now);
+        lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
+        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
+        rlock__lease(lk, t->yes, drift, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
-    if (t.fatal != RLOCK_OK) final = t.fatal;
-    else if (unacked && t.n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
+    if (t->fatal != RLOCK_OK) final = t->fatal;
+    else if (unacked && t->n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if (t.n_yes + t.n_no > 0 && t.n_yes + t.n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
     op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
@@ -4933,20 +4959,14 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    hop = lk->kind == RLOCK_KIND_SEMAPHORE && c->n_nodes > 1 && t.free_slot >= 0 && t.free_slot != lk->slot &&
-          op->hops < 3;
-    if (go && (hop || (op->plain == 1 && t.n_no > 0))) {
-        if (hop) {
-            lk->slot = (int32_t)t.free_slot;
-            op->hops++;
-        }
+    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
         op->retry = 1;
     }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
-    mask = t.yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t.unknown);
+    mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown);
     if (mask) {
         /* The retry after a cleanup carries a new token or owner id: a
          * cleanup (or the attempt it undoes) whose answer never came may
@@ -4975,21 +4995,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c);
-    rlock__tally_round(&op->round, c->n_nodes, 0, &t);
-    lk->votes = t.n_yes;
+    lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t.n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
-        rlock__lease(lk, t.yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
+        rlock__lease(lk, t->yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
-    if (t.n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
+    if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         rlock__op_finish(lk, RLOCK_LOST, now);
         return;
@@ -4997,28 +5014,26 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t dri
     rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
 }
 
-static void rlock__release_round_done(rlock_lock *lk, rlock__ms now) {
+static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    rlock__tally t;
-    size_t q = rlock_client_quorum(c), held = rlock__popcount(lk->held_mask);
+    size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
     int lost;
     rlock_status st;
-    rlock__tally_round(&op->round, c->n_nodes, !rlock__token_kind(lk->kind), &t);
     /* "Not ours" from a node that granted us means we lost it there; from a
      * node that never did, it says nothing. */
-    gone = rlock__popcount(t.no & lk->held_mask);
-    neutral = t.n_no - gone;
-    lk->votes = t.n_yes;
+    gone = rlock__popcount(t->no & lk->held_mask);
+    neutral = t->n_no - gone;
+    lk->votes = t->n_yes;
     lost = held >= q && gone > held - q; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
-    if (!lost && (t.n_yes >= q || (held >= q && t.n_yes > 0 && t.n_yes + neutral >= q))) st = RLOCK_OK;
-    else if (lost || t.n_no > c->n_nodes - q) st = RLOCK_LOST;
+    if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
+    else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t.max_left > 0) {
-        lk->holds = t.max_left;
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
+        lk->holds = t->max_left;
     } else {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
@@ -5051,6 +5066,8 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
 /* Move lk's operation as far as it can go now. The one switch over phases. */
 static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
+    rlock__tally t;
+    size_t q;
     uint32_t drift;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
@@ -5087,7 +5104,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         /* fall through */
     case RLOCK__PH_ROUND:
     case RLOCK__PH_CLEANUP:
-        rlock__round_send(lk, now);
+        rlock__round_send(lk);
         if (!rlock__round_done(&op->round)) return;
         /* The round may have ended inside a transport call that blocked
          * (connect, send, recv): judge elapsed time and validity by the
@@ -5102,12 +5119,16 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             return;
         }
         drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift);
+        /* (a reentrant release counts any answer >= 0, the holds left) */
+        rlock__tally_round(&op->round, lk->client->n_nodes,
+                           op->kind == RLOCK__OP_RELEASE && !rlock__token_kind(lk->kind), &t);
+        q = rlock_client_quorum(lk->client);
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift, &t, q);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
         else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
-        else rlock__release_round_done(lk, now);
+        else rlock__release_round_done(lk, now, &t, q);
         return;
     default:
         return; /* IDLE, DONE */
@@ -5138,7 +5159,7 @@ static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *e
     rlock_lock *o;
     int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
 #ifndef RLOCK_NO_CLUSTER
-    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard(c, j, ev); return; }
+    if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
     for (o = c->ops; o; o = o->op.next) {
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
@@ -5166,18 +5187,33 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
         o->op.woke = 1;
     }
 }
+/* A release's arguments padded to ARGV[6], then "spublish" in ARGV[7]. */
+static void rlock__shard_spublish(rlock__enc *e) {
+    while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
+    rlock__enc_arg(e, "spublish", 8);
+}
+static size_t rlock__shard_asking(unsigned char *out, size_t cap) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    if (cap < sizeof asking - 1) return 0;
+    memcpy(out, asking, sizeof asking - 1);
+    return sizeof asking - 1;
+}
+static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish,
+                                                          rlock__shard_asking };
 #endif
 
-static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__ms now) {
+/* Event ev of connection n, c's connection i. */
+static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
+    (void)now;
     if (ev->kind == RLOCK__EV_PUSH) {
-        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == rlock__conn_at(c, i)) rlock__deliver_push(c, j, ev);
+        if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == n) rlock__deliver_push(c, j, ev);
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
-        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev, now);
+        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_WAIT:
         if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
@@ -5223,15 +5259,16 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__event *ev, rlock__m
  * move on, and send what that queued - until nothing moves. */
 static void rlock__client_step(rlock_client *c) {
     int pass;
+    unsigned long before = rlock__subs_listen(c), after; /* (the commands queued so far) */
     for (pass = 0; pass < 4; pass++) {
         rlock__ms now = rlock__now(c);
-        unsigned long before = rlock__client_commands(c);
         rlock_lock *o;
         rlock__client_pump(c, now);
         rlock__subs_check(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
-        rlock__subs_listen(c);
-        if (rlock__client_commands(c) == before) break; /* nothing new queued: nothing more to send now */
+        after = rlock__subs_listen(c);
+        if (after == before) break; /* nothing new queued: nothing more to send now */
+        before = after;
     }
 }
 #endif /* !RLOCK__COMPACT */
@@ -6193,7 +6230,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     int connecting;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
-    n = rlock__client_interest(c, out, NULL, cap, &connecting);
+    n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
     now = rlock__now(c);
     next = rlock__client_next(c, now) - now;
@@ -6842,7 +6879,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
     cl->node[i].username = cl->username;
     cl->node[i].password = cl->password;
     if (rlock_client_init(&cl->client[i], &cl->node[i], 1, &cl->cfg) != RLOCK_OK) return -1;
-    cl->client[i].shard = rlock__shard_moved;
+    cl->client[i].shard = &rlock__shard_ops;
     cl->n++;
     return (int)i;
 }

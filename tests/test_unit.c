@@ -3231,11 +3231,18 @@ static void test_release_held_mask(void) {
 #if RLOCK_MAX_NODES >= 3 /* rounds over 3 nodes */
 /* The round layer's pure functions: answers kept as numbers, then tallied,
  * with no transport at all. */
+/* The round asks what want_array says: 1 an acquire script's array, 2 a
+ * plain SET's +OK / nil, 0 a release script's integer. */
+static void round_wants(rlock_round *r, int want_array) {
+    r->plain = want_array == 2;
+    r->script = want_array == 1 ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_SIMPLE_RELEASE;
+}
 static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int want_array) {
     rlock_reply rep;
     long n = rlock_resp_parse((const unsigned char *)reply, strlen(reply), 1024, &rep);
     if (n <= 0) return RLOCK_E_PROTOCOL;
-    return rlock__round_store(r, i, RLOCK_OK, &rep, want_array);
+    round_wants(r, want_array);
+    return rlock__round_store(r, i, RLOCK_OK, &rep);
 }
 
 static void test_round_tally(void) {
@@ -3248,7 +3255,8 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 1, "*3\r\n:1\r\n:1\r\n:9\r\n", 1), RLOCK_OK);   /* granted, fence 9 */
     CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:0\r\n:4000\r\n", 1), RLOCK_OK);       /* held, pttl 4000 */
     CHECK_EQ_ST(store_str(&r, 3, "*2\r\n:0\r\n:250\r\n", 1), RLOCK_OK);        /* held, pttl 250 */
-    CHECK_EQ_ST(rlock__round_store(&r, 4, RLOCK_E_IO, NULL, 1), RLOCK_E_IO);       /* no answer */
+    round_wants(&r, 1);
+    CHECK_EQ_ST(rlock__round_store(&r, 4, RLOCK_E_IO, NULL), RLOCK_E_IO);          /* no answer */
     CHECK_EQ_LL(r.answered, 0x1f);
     rlock__tally_round(&r, 5, 0, &t);
     CHECK_EQ_LL(t.yes, 0x3);
@@ -4612,10 +4620,73 @@ static void test_primitives_unit(void) {
 }
 #endif
 
+#if !defined(RLOCK_NO_PRIMITIVES) && RLOCK_MAX_NODES >= 3
+/* Does request #i of node f end with tail (its last arguments)? */
+static int req_ends(const fake *f, int i, const char *tail) {
+    size_t n = strlen(tail);
+    return i < f->n_reqs && i < FK_LOG && f->req_len[i] >= n && memcmp(f->req[i] + f->req_len[i] - n, tail, n) == 0;
+}
+/* A Redlock semaphore whose attempt asked for a taken slot while refusing
+ * nodes named free ones (1 + slot, third number of a refusal): it asks for
+ * the lowest named slot at once (even a try-acquire), at most 3 times, and
+ * not for the slot it just asked for. */
+static void test_semaphore_hop(void) {
+    enum { S_SEM_ACQ = 10 };
+    static const char *const free_of[3] = { "*3\r\n:0\r\n:100\r\n:3\r\n", "*3\r\n:0\r\n:100\r\n:2\r\n", "*2\r\n:0\r\n:100\r\n" };
+    size_t i;
+    int k;
+    /* 1. slot 0 taken; nodes name 2 and 1 free: the next attempt asks for 1 and gets it */
+    env_reset("semaphore hop: to the lowest free slot named");
+    env_nodes(3, 0);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 3, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 3), RLOCK_OK);
+    LK2.slot = 0;
+    for (i = 0; i < 3; i++) {
+        fk_add(&F[i], rlock_script_sha(S_SEM_ACQ), free_of[i]);
+        fk_add(&F[i], rlock_script_sha(S_SEM_ACQ), "*3\r\n:1\r\n:1\r\n:0\r\n");
+    }
+    CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_OK);
+    CHECK_EQ_LL(rlock_semaphore_slot(&LK2), 1);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_LL(F[i].n_reqs, 2);
+        CHECK(req_ends(&F[i], 0, "$1\r\n3\r\n$1\r\n0\r\n")); /* permits 3, slot 0 */
+        CHECK(req_ends(&F[i], 1, "$1\r\n3\r\n$1\r\n1\r\n")); /* slot 1 */
+    }
+    env_done();
+    /* 2. the only free slot named is the one asked for: no second attempt */
+    env_reset("semaphore hop: not to the slot asked for");
+    env_nodes(3, 0);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 3, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 3), RLOCK_OK);
+    LK2.slot = 1;
+    for (i = 0; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_SEM_ACQ), i == 1 ? free_of[1] : free_of[2]);
+    CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_NOT_ACQUIRED);
+    for (i = 0; i < 3; i++) CHECK_EQ_LL(F[i].n_reqs, 1);
+    env_done();
+    /* 3. refusals naming 1, 2, 1, 2: three hops (slots 1, 2, 1), then it stops */
+    env_reset("semaphore hop: three at most");
+    env_nodes(3, 0);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 3, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 3), RLOCK_OK);
+    LK2.slot = 0;
+    for (k = 0; k < 4; k++)
+        for (i = 0; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_SEM_ACQ), k % 2 ? free_of[0] : free_of[1]);
+    CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_NOT_ACQUIRED);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_LL(F[i].n_reqs, 4);
+        CHECK(req_ends(&F[i], 1, "$1\r\n1\r\n") && req_ends(&F[i], 2, "$1\r\n2\r\n") && req_ends(&F[i], 3, "$1\r\n1\r\n"));
+    }
+    env_done();
+}
+#endif
+
 int main(void) {
     test_fake_selftest();
 #ifndef RLOCK_NO_PRIMITIVES
     test_primitives_unit();
+#endif
+#if !defined(RLOCK_NO_PRIMITIVES) && RLOCK_MAX_NODES >= 3
+    test_semaphore_hop();
 #endif
     test_parse_valid_values();
     test_parse_splits();

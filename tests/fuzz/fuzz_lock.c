@@ -537,6 +537,10 @@ static int count_votes(int script, int want_granted, uint64_t *first_sent) {
              * same way, or on a clock past 2^32 every request reads as sent
              * after it and an earlier round's grant gets counted. */
             if (r->op != h_op_id || RLOCK__MS_BEFORE(r->t_first, lk.op.round.start)) break;
+            /* An acquire's cleanup (a release sent during it) undid what
+             * the node granted before it: with a clock that did not move,
+             * times alone cannot tell that earlier round from the last. */
+            if (want_granted && r->kind == RQ_SCRIPT && r->script == script + 2) break;
             if (r->kind != RQ_SCRIPT || r->script != script || !r->delivered) continue;
             if (want_granted) yes = r->reply == RP_GRANTED;
             else if (script % 3 == 2 && h_kind == RLOCK_KIND_REENTRANT) yes = r->reply == RP_INT && r->val >= 0;
