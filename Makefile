@@ -287,23 +287,27 @@ $(BUILD)/firmware/firmware.elf: examples/firmware/main.c examples/firmware/board
 .PHONY: fuzz fuzz-replay coverage lint
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
-FUZZERS      := resp lock
+FUZZERS      := resp lock lock_compact
 COVERAGE_MIN ?=
 
 # tests/fuzz: each harness built for libFuzzer (clang; Debian: clang and
 # libclang-rt-14-dev) and as a plain replay binary (any C99 compiler). The
 # replay runs the seed corpora first, then the harnesses fuzz side by side for
 # FUZZ_SECONDS each and report their executions (tests/fuzz/run.sh).
+# lock_compact is fuzz_lock built with RLOCK_SMALLEST (the compact engine),
+# seeded from corpus_lock.
 fuzz: fuzz-replay $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 	@./tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 fuzz-replay: $(FUZZERS:%=$(BUILD)/fuzz/replay_%)
-	@for h in $(FUZZERS); do ./$(BUILD)/fuzz/replay_$$h tests/fuzz/corpus_$$h || exit 1; done
+	@for h in $(FUZZERS); do ./$(BUILD)/fuzz/replay_$$h tests/fuzz/corpus_$${h%_compact} || exit 1; done
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h
 	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(STRICT) -g -O1 -DRLOCK_LIBFUZZER -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -I. $< -o $@ || { echo "fuzz: needs clang with libFuzzer (Debian: apt-get install clang libclang-rt-14-dev)"; exit 1; }
+
+$(BUILD)/fuzz/fuzz_lock_compact $(BUILD)/fuzz/replay_lock_compact: tests/fuzz/fuzz_lock.c
 
 $(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h
 	@mkdir -p $(BUILD)/fuzz

@@ -1002,6 +1002,14 @@ typedef enum rlock_renewal {
     RLOCK_RENEW_LOST          /* the lock is lost (refused, or validity ran out) */
 } rlock_renewal;
 
+/* A number an answer carries (private): 32 bits in the compact engine
+ * without fencing, where every such number fits (section 6.8c). */
+#if RLOCK__COMPACT && !RLOCK__HAS_FENCING
+typedef int32_t rlock__num;
+#else
+typedef long long rlock__num;
+#endif
+
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
@@ -1022,7 +1030,7 @@ typedef struct rlock_round {
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
-    long long v[RLOCK_MAX_NODES][3];
+    rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
 
 /* The operation in progress on a lock (private); its round last, after
@@ -1053,7 +1061,7 @@ typedef struct rlock_op {
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    long long holder_pttl;    /* smallest PTTL reported by a node that refused */
+    rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
     rlock_round round;
 } rlock_op;
 
@@ -5293,7 +5301,7 @@ static void rlock__client_step(rlock_client *c) {
  * scalars or arrays of scalars. The requests (rlock__encode_lock), scripts,
  * statuses and error texts are the general engine's, and its answers are
  * judged as rlock__round_store does (rlock__c_store); it defines the same
- * internal calls (rlock__client_step, rlock__round_begin, ...) for the
+ * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
 #if RLOCK__COMPACT
@@ -5311,88 +5319,82 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
 #define RLOCK__C_SELECT 2u
 
-#if RLOCK__HAS_FENCING
-#define rlock__c_int rlock__resp_int /* fence tokens: any 64-bit number */
+/* A reply as the compact engine reads it: what judging it needs. */
+typedef struct rlock__c_rep {
+    const char *str;  /* the first line after its type byte (a status's or error's text) */
+    size_t len;
+    rlock__num v[3];  /* an integer reply's value; an array's first three elements (integers) */
+    rlock__num count; /* an array's element count */
+    int type;         /* the type byte: '+', '-', ':', '$', '*'; 0: nil ($-1, *-1) */
+    int odd;          /* an array element that is not an integer */
+} rlock__c_rep;
+
+/* One reply from b[0..len): a scalar, or an array of scalars, walked line
+ * by line. > 0 its length, 0 incomplete, < 0 malformed (RESP3 types and
+ * nested arrays too: never an answer to what it sends; a line or length
+ * that cannot fit in cap bytes is malformed at once). A line's number is
+ * '-' and 1..18 digits (more are malformed); without fencing it is read in
+ * 32 bits, its magnitude cut to 2^31 - 1: every number a simple lock is
+ * answered with (a flag, a PTTL, a length) is exact, a larger PTTL only caps
+ * a backoff. */
+static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
+    size_t p = 0, q;
+    rlock__num left = 1, k, i = -1;
+    o->odd = 0;
+    o->count = o->v[1] = o->v[2] = 0;
+    for (; left > 0; left--, i++) {
+        int c, bad = 0;
+        uint32_t u = 0;
+        if (i >= 0 && p < len && b[p] == '*') return -1; /* a nested array, known by its first byte */
+        for (q = p;; q++) { /* to the line's CR (a bare LF is malformed), its number read on the way */
+            unsigned d;
+            if (q >= len) return len >= cap ? -1 : 0;
+            d = (unsigned)b[q] - '0';
+            if (b[q] == '\n') return -1;
+            if (b[q] == '\r') break;
+            if (q == p || (q == p + 1 && b[q] == '-')) continue; /* the type byte, a sign */
+            bad |= d > 9;
+            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
+        }
+        if (q + 1 >= len) return len >= cap ? -1 : 0;
+        if (b[q + 1] != '\n') return -1;
+        c = b[p];
+        k = 0;
+        if (c != '+' && c != '-') {
+            size_t n = q - p - 1, neg = n && b[p + 1] == '-';
+#if RLOCK__HAS_FENCING /* fence tokens: any 64-bit number */
+            (void)bad;
+            (void)u;
+            (void)neg;
+            if (rlock__resp_int(b + p + 1, n, &k) != 0) return -1;
 #else
-/* A number of a reply at s[0..n): '-' and 1..18 digits - every number a
- * simple lock is answered with (a flag, a PTTL, a length) without a check
- * for overflow; more digits are malformed. 0, or -1. */
-static int rlock__c_int(const unsigned char *s, size_t n, long long *out) {
-    size_t i = n && s[0] == '-';
-    long long v = 0;
-    if (i == n || n - i > 18) return -1;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = s[0] == '-' ? -v : v;
-    return 0;
-}
+            if (bad || n == neg || n - neg > 18) return -1;
+            k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+            if (neg) k = -k;
 #endif
-
-/* One RESP2 scalar at *pos: 1 read into *v, 0 incomplete, -1 malformed (a
- * length that cannot fit in cap bytes is malformed at once). */
-static int rlock__c_scalar(const unsigned char *b, size_t len, size_t *pos, size_t cap, rlock_resp_value *v) {
-    size_t p = *pos, eol = 0, end;
-    long long k = 0;
-    int r = rlock__resp_line(b, len, p, cap, &eol);
-    if (r <= 0) return r;
-    v->str = (const char *)b + p + 1;
-    v->len = eol - p - 1;
-    end = eol + 2;
-    if (b[p] == '+' || b[p] == '-') {
-        v->type = b[p] == '+' ? RLOCK_RESP_STATUS : RLOCK_RESP_ERROR;
-    } else {
-        if ((b[p] != ':' && b[p] != '$') || rlock__c_int(b + p + 1, v->len, &k) != 0) return -1;
-        if (b[p] == ':') {
-            v->type = RLOCK_RESP_INTEGER;
-        } else if (k == -1) {
-            v->type = RLOCK_RESP_NIL;
-        } else {
-            size_t body;
-            if (k < 0 || (unsigned long long)k > cap) return -1;
-            body = end + (size_t)k + 2; /* (k <= cap: no sum wraps) */
-            if (body > len) return body > cap ? -1 : 0;
-            if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
-            v->type = RLOCK_RESP_BULK;
-            v->str = (const char *)b + end;
-            v->len = (size_t)k;
-            end = body;
+            if ((c != ':' && c != '$' && (c != '*' || i >= 0)) || (c != ':' && (size_t)k + 1 > cap + 1))
+                return -1; /* (a length below -1, or past cap) */
+            if (c == '*') left += k; /* (nil: -1, ends the walk) */
+            if (c == '$' && k >= 0) {
+                size_t body = q + 2 + (size_t)k + 2; /* (k <= cap: no sum wraps) */
+                if (body > len) return body > cap ? -1 : 0;
+                if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
+                q = body - 2;
+            }
         }
-    }
-    v->integer = k;
-    *pos = end;
-    return 1;
-}
-
-/* One reply from b[0..len): a scalar, or an array of scalars (its first
- * RLOCK_RESP_MAX_ELEMS kept). > 0 its length, 0 incomplete, < 0 malformed
- * (RESP3 types and nested arrays too: never an answer to what it sends). */
-static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock_reply *out) {
-    size_t pos = 0;
-    long long i;
-    int r;
-    out->count = 0; /* (what is read of out is set: count elements, each whole) */
-    if (len && b[0] == '*') {
-        rlock_resp_value v;
-        size_t eol = 0;
-        r = rlock__resp_line(b, len, 0, cap, &eol);
-        if (r <= 0) return r;
-        if (rlock__c_int(b + 1, eol - 1, &out->count) != 0 || out->count < -1 || out->count > (long long)cap)
-            return -1;
-        out->v.type = out->count < 0 ? RLOCK_RESP_NIL : RLOCK_RESP_ARRAY;
-        if (out->count < 0) out->count = 0;
-        pos = eol + 2;
-        for (i = 0; i < out->count; i++) {
-            if (pos < len && b[pos] == '*') return -1;
-            r = rlock__c_scalar(b, len, &pos, cap, &v);
-            if (r <= 0) return r;
-            if (i < RLOCK_RESP_MAX_ELEMS) out->elem[i] = v;
+        if (i < 0) { /* the reply's own line */
+            o->type = c != ':' && k == -1 ? 0 : c;
+            o->str = (const char *)b + 1;
+            o->len = q - 1;
+            o->v[0] = o->count = k;
+        } else if (c != ':') {
+            o->odd = 1;
+        } else if (i < 3) {
+            o->v[i] = k;
         }
-        return (long)pos;
+        p = q + 2;
     }
-    r = rlock__c_scalar(b, len, &pos, cap, &out->v);
-    return r <= 0 ? r : (long)pos;
+    return (long)p;
 }
 
 /* One of rlock's texts into x.xerr (also the scratch of a reason that is
@@ -5410,7 +5412,7 @@ static void rlock__c_down(rlock_node *n, rlock_status st) {
         n->x.closed = 1;
     }
     n->x.conn = RLOCK__CONN_DOWN;
-    n->x.rx_len = n->x.rx_used = n->x.tx_len = n->x.tx_off = 0;
+    n->x.rx_len = n->x.tx_len = n->x.tx_off = 0;
     n->x.head = 0;
     n->x.failing = n->x.count;
     n->x.fail_st = st;
@@ -5428,11 +5430,6 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
     if (t && t[0]) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, strlen(t));
     else (void)rlock__c_txt(n, fallback);
-}
-/* A transport call failed: its own text when it has one, else ours. */
-static void rlock__c_io_fail(rlock_node *n, rlock__txt fallback) {
-    rlock__c_io_why(n, fallback);
-    rlock__c_down(n, RLOCK_E_IO);
 }
 
 /* Append a command (argc C strings) to what the TX buffer holds: 0 when it
@@ -5456,19 +5453,22 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
 static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
-    if (x->active) {
-        /* answering its reply (EVAL after NOSCRIPT): it is alive */
-    } else if (x->conn == RLOCK__CONN_UP && t->idle) {
-        int r = t->idle(t->ctx);
-        if (r == RLOCK_IO_BUSY) {
-            rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
-            return RLOCK_E_IO;
+    rlock__txt why = RLOCK__TXT("idle connection closed");
+    /* (active: answering its reply, EVAL after NOSCRIPT: it is alive) */
+    if (!x->active && x->conn == RLOCK__CONN_UP) {
+        long r;
+        if (t->idle) {
+            r = t->idle(t->ctx);
+            if (r == RLOCK_IO_BUSY) {
+                rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
+                return RLOCK_E_IO;
+            }
+        } else {
+            r = t->recv(t->ctx, n->rx, sizeof n->rx);
+            if (r > 0) why = RLOCK__TXT("stray bytes on an idle connection");
+            r = r == RLOCK_IO_WOULD_BLOCK ? 0 : -1;
         }
-        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("idle connection closed"));
-    } else if (x->conn == RLOCK__CONN_UP) {
-        long r = t->recv(t->ctx, n->rx, sizeof n->rx);
-        if (r > 0) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("stray bytes on an idle connection"));
-        else if (r != RLOCK_IO_WOULD_BLOCK) rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("idle connection closed"));
+        if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
     x->rx_len = 0;
     if (x->conn == RLOCK__CONN_DOWN) {
@@ -5480,35 +5480,33 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
         x->gen++;
         x->tx_len = x->tx_off = 0;
         x->head = 0;
+        why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
             const char *auth[3];
             auth[0] = "AUTH";
             auth[1] = n->username ? n->username : n->password;
             auth[2] = n->password;
-            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) {
-                x->conn = RLOCK__CONN_DOWN;
-                (void)rlock__c_txt(n, RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF"));
-                return RLOCK_E_BADARG;
-            }
+            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) goto too_big;
             x->head = RLOCK__C_AUTH;
         }
+        why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             char num[24];
             const char *sel[2];
             sel[0] = "SELECT";
             sel[1] = num;
             (void)rlock__utoa(num, (unsigned long long)n->db);
-            if (!rlock__c_cmd(n, 2, sel)) {
-                x->conn = RLOCK__CONN_DOWN;
-                (void)rlock__c_txt(n, RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF"));
-                return RLOCK_E_BADARG;
-            }
+            if (!rlock__c_cmd(n, 2, sel)) goto too_big;
             x->head |= RLOCK__C_SELECT;
         }
     }
     *out = n->tx + x->tx_len;
     *cap = sizeof n->tx - x->tx_len;
     return RLOCK_OK;
+too_big:
+    x->conn = RLOCK__CONN_DOWN;
+    (void)rlock__c_txt(n, why);
+    return RLOCK_E_BADARG;
 }
 
 /* The request of len bytes encoded at rlock__c_begin's *out is in flight
@@ -5526,10 +5524,12 @@ static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlo
 /* Move the request in flight along as far as the transport allows without
  * blocking: 1 its reply is in *rep (pointing into rx until the next call),
  * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
-static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_status *st) {
+static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_status *st) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
-    if (x->rx_used) x->rx_len = x->rx_used = 0; /* the reply returned last (nothing follows it) */
+    int due = RLOCK__C_DUE(now, n->q[0].deadline); /* (the request's: it does not change here) */
+    rlock_status fst;
+    rlock__txt why;
     for (;;) {
         long r;
         if (x->failing) {
@@ -5538,24 +5538,25 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_s
             return -1;
         }
         if (!x->count) return 0;
+        fst = RLOCK_E_IO;
         if (x->conn != RLOCK__CONN_UP) {
-            if (RLOCK__C_DUE(now, n->q[0].deadline)) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
+            if (due) goto timeout;
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
-            if (r == RLOCK_IO_BUSY) { /* in use by someone else: close nothing */
-                x->conn = RLOCK__CONN_DOWN;
-                rlock__c_io_fail(n, RLOCK__TXT("the connection is in use by someone else"));
-                continue;
-            }
-            if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("connect failed")); continue; }
+            why = RLOCK__TXT("the connection is in use by someone else");
+            if (r == RLOCK_IO_BUSY) { x->conn = RLOCK__CONN_DOWN; goto io; } /* (close nothing) */
+            why = RLOCK__TXT("connect failed");
+            if (r < 0) goto io;
             x->conn = RLOCK__CONN_UP;
         }
         if (x->tx_off < x->tx_len) {
             size_t left = x->tx_len - x->tx_off;
-            if (RLOCK__C_DUE(now, n->q[0].deadline)) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout")); continue; }
+            if (due) goto timeout;
             r = t->send(t->ctx, n->tx + x->tx_off, left);
-            if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("send failed")); continue; }
-            if ((size_t)r > left) { rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport sent more than asked")); continue; }
+            why = RLOCK__TXT("send failed");
+            if (r < 0) goto io;
+            why = RLOCK__TXT("transport sent more than asked");
+            if ((size_t)r > left) goto drop;
             x->tx_off += (size_t)r;
             if (r > 0) continue;
         } else {
@@ -5563,11 +5564,13 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_s
         }
         if (x->rx_len) {
             long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
-            if (used < 0) { rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("malformed or oversized reply")); continue; }
-            if (used > 0 && x->head) { /* AUTH's or SELECT's */
-                unsigned bit = x->head & RLOCK__C_AUTH ? RLOCK__C_AUTH : RLOCK__C_SELECT;
-                if (rep->v.type == RLOCK_RESP_ERROR) {
-                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->v.str, rep->v.len);
+            fst = RLOCK_E_PROTOCOL;
+            why = RLOCK__TXT("malformed or oversized reply");
+            if (used < 0) goto drop;
+            if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
+                unsigned bit = x->head & (0u - x->head);
+                if (rep->type == '-') {
+                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
                     continue;
                 }
                 x->head &= ~bit;
@@ -5576,32 +5579,40 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock_reply *rep, rlock_s
                 if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
                 continue;
             }
-            if (used > 0 && (size_t)used < x->rx_len) {
-                /* more bytes than asked for: the stream is out of step */
-                rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("unexpected extra bytes after the reply"));
-                continue;
-            }
-            if (used > 0) {
-                x->rx_used = (size_t)used;
+            /* more bytes than asked for: the stream is out of step */
+            why = RLOCK__TXT("unexpected extra bytes after the reply");
+            if (used > 0 && (size_t)used < x->rx_len) goto drop;
+            if (used > 0) { /* (its bytes stay in rx until the next read: nothing follows it) */
+                x->rx_len = 0;
                 x->count = 0;
                 return 1;
             }
+            fst = RLOCK_E_IO;
         }
         r = t->recv(t->ctx, n->rx + x->rx_len, sizeof n->rx - x->rx_len);
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
-            if (!RLOCK__C_DUE(now, n->q[0].deadline)) return 0;
-            rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("timeout"));
-            continue;
+            if (!due) return 0;
+            goto timeout;
         }
-        if (r == RLOCK_IO_CLOSED) { rlock__c_io_fail(n, RLOCK__TXT("connection closed by server")); continue; }
-        if (r < 0) { rlock__c_io_fail(n, RLOCK__TXT("recv failed")); continue; }
-        if ((size_t)r > sizeof n->rx - x->rx_len) {
-            rlock__c_dropz(n, RLOCK_E_IO, RLOCK__TXT("transport returned more than asked"));
-            continue;
-        }
+        why = RLOCK__TXT("connection closed by server");
+        if (r == RLOCK_IO_CLOSED) goto io;
+        why = RLOCK__TXT("recv failed");
+        if (r < 0) goto io;
+        why = RLOCK__TXT("transport returned more than asked");
+        if ((size_t)r > sizeof n->rx - x->rx_len) goto drop;
         x->rx_len += (size_t)r;
+        continue;
+    timeout:
+        why = RLOCK__TXT("timeout");
+        goto drop;
+    io: /* a transport call failed: its own text when it has one, else ours */
+        rlock__c_io_why(n, why);
+        rlock__c_down(n, fst);
+        continue;
+    drop:
+        rlock__c_dropz(n, fst, why);
     }
 }
 
@@ -5620,8 +5631,8 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 }
 
 /* Is rep a Redis error whose message starts with word[0..n)? */
-static int rlock__c_error_is(const rlock_reply *rep, const char *word, size_t n) {
-    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= n && memcmp(rep->v.str, word, n) == 0;
+static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n) {
+    return rep->type == '-' && rep->len >= n && memcmp(rep->str, word, n) == 0;
 }
 
 /* Keep the answer to lk's request as plain numbers (as rlock__round_store,
@@ -5629,51 +5640,56 @@ static int rlock__c_error_is(const rlock_reply *rep, const char *word, size_t n)
  * script's {flag, pttl[, fence]}; extend's and release's integer. Another
  * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
  * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock_reply *rep) {
-    long long *v = r->v[0];
-    const rlock_resp_value *a = rep ? &rep->v : NULL; /* (NULL: no answer, st says why) */
-    int k = 0;
+static RLOCK__NOINLINE rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
+    rlock__num *v = r->v[0];
     v[0] = v[1] = v[2] = 0;
     r->answered = 1u;
     if (st != RLOCK_OK || !a) {
-        /* no answer */
-    } else if (a->type == RLOCK_RESP_ERROR) {
+        /* no answer (a is NULL: st says why) */
+    } else if (a->type == '-') {
         st = rlock__map_error(a->str, a->len);
     } else if (r->plain) {
-        if (a->type == RLOCK_RESP_STATUS && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
-        else if (a->type != RLOCK_RESP_NIL) st = RLOCK_E_PROTOCOL;
+        if (a->type == '+' && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
+        else if (a->type) st = RLOCK_E_PROTOCOL;
     } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-        if (a->type == RLOCK_RESP_INTEGER) v[0] = a->integer;
+        if (a->type == ':') v[0] = a->v[0];
         else st = RLOCK_E_PROTOCOL;
-    } else if (a->type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
+    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || a->odd || (unsigned long long)a->v[0] > 1u) {
         st = RLOCK_E_PROTOCOL;
     } else {
-        for (; k < rep->count && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
-        if (k < rep->count || (unsigned long long)v[0] > 1u) st = RLOCK_E_PROTOCOL;
-        else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
+        memcpy(v, a->v, sizeof a->v);
+        if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
     }
     r->st[0] = st;
     return st;
 }
 
 /* Record the answer to lk's request (as rlock__round_answer, one node). */
-static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock_reply *rep, const char *why) {
+static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
+    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
+        RLOCK__TXT("unexpected reply to acquire"),
+        RLOCK__TXT("unexpected reply to extend"),
+        RLOCK__TXT("unexpected reply to release")
+    };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     rlock_status kept = rlock__c_store(r, st, rep);
+    size_t len;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
-        if (r->plain || r->script == RLOCK__S_SIMPLE_ACQUIRE) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to acquire"));
-        else if (r->script == RLOCK__S_SIMPLE_RELEASE) why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to release"));
-        else why = rlock__c_txt(n, RLOCK__TXT("unexpected reply to extend"));
+        why = rlock__c_txt(n, unexpected[r->script]);
         rlock__c_down(n, RLOCK_E_PROTOCOL);
     }
     if (rep && rlock__c_error_is(rep, "READONLY", 8))
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, rlock__c_txt(n, RLOCK__TXT("key exists without a TTL")));
-    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
-    else rlock__node_notez(n, kept, why ? why : "");
+    if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+    len = strlen(why);
+    if (rep && rep->type == '-') { /* Redis's own text */
+        why = rep->str;
+        len = rep->len;
+    }
+    rlock__node_note(n, kept, why, len);
 }
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
@@ -5692,32 +5708,32 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     st = rlock__c_begin(n, &out, &cap);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len == 0 && n->x.head) { /* behind AUTH / SELECT it does not fit: they go alone first */
-        rlock__c_commit(n, 0, lk, RLOCK__TAG_AUTH, deadline);
-        return;
-    }
-    if (len == 0) {
+    if (len == 0 && !n->x.head) {
         rlock__c_answer(lk, RLOCK_E_BADARG, NULL, rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")));
         return;
     }
-    rlock__c_commit(n, len, lk, RLOCK__TAG_LOCK, deadline);
-    r->queued = 1u;
+    /* (behind AUTH / SELECT it does not fit: they go alone first, tagged AUTH) */
+    rlock__c_commit(n, len, lk, len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH, deadline);
+    r->queued = len > 0;
 }
 
-/* Begin a request for `op` (the general engine's signature: mask is 1). */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
+/* Begin lk's round: its op's request (ROUND), or the release that cleans up
+ * after a failed acquire attempt (cleanup: CLEANUP); the lease asked for is
+ * the op's. */
+static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
-    r->mask = mask;
+    int op = cleanup ? RLOCK__OP_RELEASE : lk->op.kind;
+    uint32_t ttl = lk->op.ttl;
+    rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     r->queued = r->answered = r->evaled = 0;
     r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
-    r->wake = RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
+    if (RLOCK__REQ_QUEUE) r->wake = op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
-    r->ttl = ttl;
-    r->st[0] = RLOCK_WOULD_BLOCK;
-    if (!cleanup) rlock__node_notez(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "");
+    r->ttl = ttl; /* (st[0] is read once answered: rlock__c_store sets it) */
+    if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
     rlock__c_submit(lk, now);
 }
 
@@ -5738,15 +5754,13 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
-        op->attempts--;
     } else {
         op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
                     lk->client->nodes[0]->scripted;
+        op->attempts++;
     }
     op->wait_left = left > 86400000u ? 86400000u : left;
-    op->attempts++;
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 1u, op->ttl, now, 0);
+    rlock__c_round(lk, now, 0);
 }
 
 /* The op is over: a reply still due is read and discarded. */
@@ -5784,8 +5798,8 @@ static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
-    if (op->holder_pttl >= 0 && op->holder_pttl + 1 < (long long)delay) delay = (rlock__ms)op->holder_pttl + 1;
-    if (delay > left) delay = left;
+    if (delay > left) delay = left; /* (< 2^31 from here) */
+    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -5826,8 +5840,7 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
         lk->renewals = 0;
         lk->lost_notified = 0;
         lk->state = RLOCK_STATE_HELD;
-        lk->holds = 1;
-        lk->held_mask = 1u;
+        lk->holds = 1; /* (held_mask: no reader here, one node) */
         rlock__op_finish(lk, RLOCK_OK);
         return;
     }
@@ -5843,8 +5856,7 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
      * never got (the SET may have landed). */
     if (granted || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
         op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
-        rlock__op_goto(lk, RLOCK__PH_CLEANUP);
-        rlock__round_begin(lk, RLOCK__OP_RELEASE, 1u, op->ttl, now, 1);
+        rlock__c_round(lk, now, 1);
         return;
     }
     rlock__c_again(lk, now);
@@ -5897,7 +5909,7 @@ static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
 }
 
 /* The reply (ok) or failure of lk's request. */
-static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock_status st, const char *why,
+static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rlock_status st, const char *why,
                            rlock__ms now) {
     rlock_round *r = &lk->op.round;
     if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
@@ -5917,7 +5929,7 @@ static void rlock__c_reply(rlock_lock *lk, int ok, const rlock_reply *rep, rlock
     }
     if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
         lk->client->nodes[0]->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
-    rlock__c_answer(lk, RLOCK_OK, rep, NULL);
+    rlock__c_answer(lk, RLOCK_OK, rep, "");
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
@@ -5929,7 +5941,7 @@ static void rlock__client_step(rlock_client *c) {
     for (pass = 0; pass < 4; pass++) {
         rlock__ms now = rlock__now(c);
         unsigned long before = n->x.commands;
-        rlock_reply rep;
+        rlock__c_rep rep;
         rlock_status st = RLOCK_OK;
         rlock_lock *o;
         int r;
@@ -6024,12 +6036,12 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
             rlock__ms now = rlock__now(c);
-            rlock_reply rep;
+            rlock__c_rep rep;
             int r = rlock__c_next(n, now, &rep, &st);
             if (r < 0) rlock__node_notez(n, st, n->x.xerr);
-            else if (r > 0 && rep.v.type == RLOCK_RESP_STATUS) return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
-            else if (r > 0 && rep.v.type == RLOCK_RESP_ERROR)
-                rlock__node_note(n, rlock__map_error(rep.v.str, rep.v.len), rep.v.str, rep.v.len);
+            else if (r > 0 && rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
+            else if (r > 0 && rep.type == '-')
+                rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
             else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
             if (r) break;
             rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
@@ -6094,8 +6106,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
 /* An extend or release: its one round goes out now. */
 static rlock_status rlock__c_start(rlock_lock *lk, int op, uint32_t ttl) {
     rlock__op_link(lk, op, ttl);
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, op, 1u, ttl, rlock__now(lk->client), 0);
+    rlock__c_round(lk, rlock__now(lk->client), 0);
     return RLOCK_WOULD_BLOCK;
 }
 

@@ -2176,6 +2176,24 @@ static void test_backoff_huge(void) {
     env_done();
 }
 
+/* A holder's PTTL too large for 32 bits (the compact engine reads numbers in
+ * 32 bits, cut to 2^31 - 1) caps no backoff: read modulo 2^32 it would be
+ * 1 ms. */
+static void test_huge_holder_pttl(void) {
+    env_reset("a holder's PTTL past 2^32");
+    CFG.backoff_min_ms = CFG.backoff_max_ms = 100;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:4294967297\r\n");
+    fk_add(&F[0], NULL, "*2\r\n:0\r\n:2147483648\r\n");
+    fk_add(&F[0], NULL, GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 5000), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK_EQ_LL(g_n_sleeps, 2);
+    CHECK_MSG(g_sleep_ms[0] >= 50 && g_sleep_ms[0] <= 100, "slept %lu", (unsigned long)g_sleep_ms[0]);
+    CHECK_MSG(g_sleep_ms[1] >= 50 && g_sleep_ms[1] <= 100, "slept %lu", (unsigned long)g_sleep_ms[1]);
+    env_done();
+}
+
 static void test_wait_deadline(void) {
     int i, over = 0;
     env_reset("wait deadline (capped sleep)");
@@ -4776,6 +4794,7 @@ int main(void) {
     test_refused();
     test_refused_then_granted();
     test_backoff_huge();
+    test_huge_holder_pttl();
     test_wait_deadline();
     test_foreign_wrongtype();
 #ifndef RLOCK_NO_EVAL_FALLBACK

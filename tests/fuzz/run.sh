@@ -8,7 +8,7 @@
 #   FUZZ_TRACE=1 build/fuzz/replay_lock build/fuzz/artifacts/lock-crash-...
 secs="${1:-60}"
 dir=build/fuzz
-harnesses="resp lock"
+harnesses="resp lock lock_compact" # lock_compact: fuzz_lock against the compact engine, on its corpus
 mkdir -p "$dir/artifacts"
 pids=""
 for h in $harnesses; do
@@ -17,7 +17,7 @@ for h in $harnesses; do
     [ -f "tests/fuzz/$h.dict" ] && dict="-dict=tests/fuzz/$h.dict"
     "./$dir/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$dir/artifacts/$h-" $dict \
-        "$dir/corpus_$h" "tests/fuzz/corpus_$h" >"$dir/fuzz_$h.log" 2>&1 &
+        "$dir/corpus_$h" "tests/fuzz/corpus_${h%_compact}" >"$dir/fuzz_$h.log" 2>&1 &
     pids="$pids $!"
 done
 fail=0
