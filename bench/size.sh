@@ -69,7 +69,6 @@ goal_smallest=4096; goal_full=10240
 # lengths, connect's fixed requests copied as bytes, [UN]SUBSCRIBE from the
 # tag, one commands count per step pass, transports reached through
 # rlock_interest.conn; smallest unchanged at 7,541 B: its limit to 7,620.
-# Both merged on main: see the commit that sets these limits.
 # Branch pub shrank the shared public calls and byte writers: 7,541 ->
 # 7,219 B and 16,830 -> 16,600 B alone - one decimal routine (32-bit without
 # error texts), one reason per check chain, 32-bit wait / validity / seed
