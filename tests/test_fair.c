@@ -565,19 +565,28 @@ static int mine(rh_server *s, rlock_lock *lk, const char *key) {
     return rh_str(s, v, sizeof v, "GET %s", key) == REDIS_REPLY_STRING && strcmp(v, rlock_lock_token(lk)) == 0;
 }
 
+/* The two sides of a late-request test on key: w on a client whose next
+ * connections can be held back (hc), its rival r on a plain one (rv); both
+ * fair or not. 0 when both are up. */
+static int late_pair(rh_server *srv, rh_hconn *hc, rh_tconn *rv, rlock_lock *w, rlock_lock *r, const char *key,
+                     rlock_kind kind, int fair) {
+    if (rh_hc_open(hc, &srv[0], 150) != 0 || rh_tc_open(rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
+        CHECK_MSG(0, "connect");
+        return -1;
+    }
+    CHECK_EQ_ST(rlock_lock_init(w, &hc->cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(w, fair, 100), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(r, &rv->cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(r, fair, 100), RLOCK_OK);
+    return 0;
+}
+
 static void test_late_cleanup(rh_server *srv, rlock_kind kind, int fair) {
     rh_hconn hc;
     rh_tconn rv;
     rlock_lock w, r;
     const char *key = kind == RLOCK_KIND_SIMPLE ? "fair:late" : "fair:late:re";
-    if (rh_hc_open(&hc, &srv[0], 150) != 0 || rh_tc_open(&rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
-        CHECK_MSG(0, "connect");
-        return;
-    }
-    CHECK_EQ_ST(rlock_lock_init(&w, &hc.cl, key, strlen(key), kind), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_set_fair(&w, fair, 100), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_init(&r, &rv.cl, key, strlen(key), kind), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_set_fair(&r, fair, 100), RLOCK_OK);
+    if (late_pair(srv, &hc, &rv, &w, &r, key, kind, fair) != 0) return;
     CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK); /* the scripts are loaded: a late EVALSHA runs */
     CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
     hc.hold = 2; /* the attempt, then its cleanup */
@@ -610,14 +619,7 @@ static void test_late_release(rh_server *srv, rlock_kind kind, int fair) {
     rlock_lock w, r;
     const char *key = "fair:late:rel";
     char first[80];
-    if (rh_hc_open(&hc, &srv[0], 150) != 0 || rh_tc_open(&rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
-        CHECK_MSG(0, "connect");
-        return;
-    }
-    CHECK_EQ_ST(rlock_lock_init(&w, &hc.cl, key, strlen(key), kind), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_set_fair(&w, fair, 100), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_init(&r, &rv.cl, key, strlen(key), kind), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_set_fair(&r, fair, 100), RLOCK_OK);
+    if (late_pair(srv, &hc, &rv, &w, &r, key, kind, fair) != 0) return;
     CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK);
     snprintf(first, sizeof first, "%s", rlock_lock_token(&w));
     CHECK(kind == RLOCK_KIND_SIMPLE || strncmp(first, rlock_client_instance_id(&hc.cl), 16) == 0); /* the default owner */
