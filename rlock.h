@@ -4787,8 +4787,8 @@ static uint32_t rlock__holdoff(const rlock_lock *lk, rlock__ms left) {
     return cap;
 }
 /* A Redlock semaphore asked for a slot that is taken while a refusing node
- * named another as free (1 + its lowest free slot in the refusal's third
- * number, 0: none): ask for the lowest such slot at once, a few times
+ * named another as free - the refusal's third number: its lowest free slot
+ * + 1, 0 for none: ask for the lowest such slot at once, a few times
  * (rlock__set_all's). 1 when it will. */
 static int rlock__sem_hop(rlock_lock *lk) {
     const rlock_round *r = &lk->op.round;
