@@ -737,10 +737,14 @@ static void client_fault_end(campaign *c) {
     c->cf_active = 0;
     k = &c->cl[c->cf_slot];
     if (k->pid != c->cf_pid) return;   /* gone meanwhile (killed) */
-    kill(c->cf_pid, SIGCONT);
+    /* The pause is counted before the holder runs again: counted after
+     * SIGCONT, a call the pause fell into could return first and read its
+     * own duration with the pause in it (a false "stuck": CI saw an extend
+     * of 1547 ms that was a 1497 ms pause). */
     d = now_ms() - c->cf_t0;
     g_slots[c->cf_slot].paused_ms += d;
     k->deadline += d;
+    kill(c->cf_pid, SIGCONT);
     ev("P %ld %lld %lld", (long)c->cf_pid, c->cf_t0 * 1000, now_us());
 }
 
