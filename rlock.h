@@ -1231,7 +1231,8 @@ RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk);
 /* Milliseconds of validity left (ttl - elapsed - drift), 0 when none. */
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk);
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk); /* reentrant holds; 1/0 simple */
-/* The token (simple) or owner id (reentrant), NUL-terminated. */
+/* The token (simple) or owner id (reentrant), NUL-terminated; a semaphore
+ * permit handed to the waiter: its waiter id (section 5b). */
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk);
 /* Votes (nodes that agreed) in the last round. */
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
