@@ -315,6 +315,13 @@ extern "C" {
 #else
 #define RLOCK__REQ_QUEUE 1
 #endif
+/* The compact engine without the wait queue writes its requests from
+ * templates (rlock__encode_lock): no argument writers, no script kinds. */
+#if RLOCK__COMPACT && !RLOCK__REQ_QUEUE
+#define RLOCK__ENC_TEMPLATE 1
+#else
+#define RLOCK__ENC_TEMPLATE 0
+#endif
 /* Auxiliary names a script request carries besides the key: the queue's two
  * keys and the channel (release) or the fence counter (acquire). */
 #define RLOCK__REQ_AUX (RLOCK__REQ_QUEUE ? 3 : 0)
@@ -2527,12 +2534,27 @@ typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >=
 /* Each script's text and SHA1 is an array of its own (with -fdata-sections
  * a section of its own), reached only through the script sets below, so a
  * program links the scripts of the lock kinds it can make and no others. */
+/* The simple lock's SHA1s are written as 20 hex pairs, so that the compact
+ * engine can send them from their 20 bytes (rlock__sha_bin: 60 B instead
+ * of 123 B of text) while the rest reads the same digits as text. */
+#define RLOCK__SHA_TEXT(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t) \
+    #a #b #c #d #e #f #g #h #i #j #k #l #m #n #o #p #q #r #s #t
+#define RLOCK__SHA_BYTES(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t)                      \
+    { 0x##a, 0x##b, 0x##c, 0x##d, 0x##e, 0x##f, 0x##g, 0x##h, 0x##i, 0x##j, 0x##k, 0x##l, 0x##m, 0x##n, \
+      0x##o, 0x##p, 0x##q, 0x##r, 0x##s, 0x##t }
+#define RLOCK__SHA0(X) X(a1,3c,01,7b,0f,24,70,3f,44,40,94,25,43,dc,4c,33,bf,8e,bb,77)
+#define RLOCK__SHA1(X) X(79,61,2b,9e,4b,e0,76,a6,d7,53,91,59,4e,28,3b,d6,c5,7b,82,10)
+#define RLOCK__SHA2(X) X(59,00,29,a6,87,90,71,2f,c1,07,36,e0,1a,a2,01,31,e0,a6,7a,a9)
 static const char rlock__t0[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_ACQUIRE);
-static const char rlock__h0[] = "a13c017b0f24703f4440942543dc4c33bf8ebb77";
+static const char rlock__h0[] = RLOCK__SHA0(RLOCK__SHA_TEXT);
 static const char rlock__t1[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_EXTEND);
-static const char rlock__h1[] = "79612b9e4be076a6d75391594e283bd6c57b8210";
+static const char rlock__h1[] = RLOCK__SHA1(RLOCK__SHA_TEXT);
 static const char rlock__t2[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE);
-static const char rlock__h2[] = "590029a68790712fc10736e01aa20131e0a67aa9";
+static const char rlock__h2[] = RLOCK__SHA2(RLOCK__SHA_TEXT);
+#if RLOCK__ENC_TEMPLATE
+static const unsigned char rlock__sha_bin[3][20] = { RLOCK__SHA0(RLOCK__SHA_BYTES), RLOCK__SHA1(RLOCK__SHA_BYTES),
+                                                     RLOCK__SHA2(RLOCK__SHA_BYTES) };
+#endif
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
 static const char rlock__h3[] = RLOCK__RE("5ed6f7d20b120d52b9beb663cc060c626cf5e3e6");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
@@ -3771,6 +3793,7 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 /* A lock keeps its key once; its auxiliary names (aux_base + suffix) are
  * derived from it where they are used: appended to a request, compared with
  * a pushed channel. aux_base_len (0: none) tells which form the base has. */
+#if !RLOCK__ENC_TEMPLATE /* (the templates have no auxiliary names) */
 static int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
                              size_t bl, const char *suffix, size_t slen) {
     if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
@@ -3784,6 +3807,7 @@ static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const str
                           const char *suffix, size_t slen) {
     return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
 }
+#endif
 #if !RLOCK__COMPACT /* compared with pushed channels: waiting only */
 /* Is s[0..aux_base_len) lk's auxiliary prefix? */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
@@ -4038,12 +4062,14 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
+#if !RLOCK__ENC_TEMPLATE
 static RLOCK__SHARED int rlock__is_acquire_script(int s) {
     return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 static int rlock__is_release_script(int s) {
     return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_RELEASE : (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
 }
+#endif
 
 /* A request being encoded: each argument goes at pos while ok; the first
  * that does not fit clears ok and the rest are skipped (nothing is sent).
@@ -4065,6 +4091,7 @@ struct rlock__shard_ops {
     size_t (*asking)(unsigned char *out, size_t cap);
 };
 
+#if !RLOCK__ENC_TEMPLATE
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
@@ -4081,6 +4108,7 @@ static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suff
     e->n++;
     if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
 }
+#endif
 
 #ifndef RLOCK_NO_PRIMITIVES
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
@@ -4183,6 +4211,41 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 }
 #endif
 
+#if RLOCK__ENC_TEMPLATE
+/* The compact engine's requests without the wait queue (RLOCK_SMALLEST):
+ * the bytes rlock__enc_lock would write, from a template of the arguments.
+ * Each is a literal (its length byte, then its bytes) or a letter spliced
+ * in: C EVALSHA (EVAL: its prefix), H the script's SHA1 (EVAL: its text),
+ * K the key, O the token, T the ttl, W an acquire's wait left (a release's
+ * is empty; an extend ends before it). */
+static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
+    static const char script[] = "CH\1" "1KOT\0W", plain[] = "\3SETKO\2NX\2PXT";
+    const rlock_round *r = &lk->op.round;
+    int s = r->script, argc = r->plain || s == RLOCK__S_SIMPLE_EXTEND ? 6 : 8, k;
+    const char *t = r->plain ? plain : script, *a;
+    size_t pos = 0, len;
+    char num[41]; /* (a number, or a SHA1 in hex) */
+    (void)i;
+    if (!rlock__put_header(out, cap, &pos, argc)) return 0;
+    for (k = 0; k < argc; k++, t++) {
+        a = num;
+        switch (*t) {
+        case 'C': a = "EVALSHA"; len = how == RLOCK__RUN_EVAL ? 4 : 7; break;
+        case 'H':
+            if (how == RLOCK__RUN_EVAL) len = strlen(a = rlock__lua_lock[s]);
+            else rlock__hex(num, rlock__sha_bin[s], 20), len = 40;
+            break;
+        case 'K': a = lk->key; len = lk->key_len; break;
+        case 'O': a = lk->owner; len = lk->owner_len; break;
+        case 'T': len = rlock__utoa(num, r->ttl); break;
+        case 'W': len = s == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
+        default: a = t + 1; len = (size_t)*t; t += len;
+        }
+        if (!rlock__put_arg(out, cap, &pos, a, len, NULL, 0)) return 0;
+    }
+    return pos;
+}
+#else
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
@@ -4271,6 +4334,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     rlock__enc_lock(&e, lk, i, how);
     return e.ok ? e.pos : 0;
 }
+#endif
 
 #if !RLOCK__COMPACT /* (the compact engine's locks are simple: rlock__c_ops_are_scripts) */
 static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
@@ -6470,7 +6534,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
-    lk->scripts = &rlock__set_lock;
+    lk->scripts = RLOCK__ENC_TEMPLATE ? NULL : &rlock__set_lock; /* (the templates send the simple lock's) */
     lk->kind = kind;
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;
