@@ -6167,14 +6167,10 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     return n;
 }
 
-/* An extend or release: its one round goes out now. */
-static rlock_status rlock__c_start(rlock_lock *lk, int op, uint32_t ttl) {
-    rlock__op_link(lk, op, ttl);
-    rlock__c_round(lk, rlock__now(lk->client), 0);
-    return RLOCK_WOULD_BLOCK;
-}
-
-RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+/* The three calls that start an operation share one body (op: which):
+ * their checks in their order, then the op's first round. An acquire
+ * waits up to wait_ms; an extend's and a release's wait_ms is 0. */
+static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now, wait;
     int forever;
@@ -6183,11 +6179,21 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
-    /* Validity ran out: whatever Redis has now is not our old grant. Say so
-     * (on_lost), then acquire afresh. */
-    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+    if (op != RLOCK__OP_RELEASE) {
+        if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+        if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
+        /* Validity ran out: whatever Redis has now is not our old grant. Say
+         * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
+        if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+    }
+    if (op != RLOCK__OP_ACQUIRE) {
+        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+        /* A LOST lock is still released: the script is owner-checked. */
+        if (op == RLOCK__OP_EXTEND && lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        rlock__op_link(lk, op, op == RLOCK__OP_EXTEND ? (uint32_t)ttl_ms : lk->ttl_ms); /* (checked: < 2^31) */
+        rlock__c_round(lk, rlock__now(c), 0);
+        return RLOCK_WOULD_BLOCK;
+    }
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
     if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
         return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
@@ -6208,23 +6214,14 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
-
-RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
-    return rlock__c_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
-
+RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    return rlock__c_start(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+}
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    /* A LOST lock is still released: the script is owner-checked. */
-    return rlock__c_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
+    return rlock__c_start(lk, RLOCK__OP_RELEASE, 0, 0);
 }
 
 #endif /* RLOCK__COMPACT */
