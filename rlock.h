@@ -3388,20 +3388,23 @@ static void rlock__hex(char *out, const unsigned char *b, size_t n) {
     out[2 * n] = '\0';
 }
 
-/* Defaults live here and only here; zero in a config means "default". */
+/* A time field: its default when 0, then its bound. */
+static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint32_t most) {
+    if (!*f) *f = dflt;
+    if (*f > most) *f = most;
+}
+/* Defaults live here and only here; zero in a config means "default".
+ * Waits between attempts are at most 2^30 ms (12.4 days): doubled, they
+ * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
+ * wrap to no wait at all; the node timeout is an interval: < 2^31. (drift
+ * is below 1000 here: rlock_client_init checked it.) */
 static void rlock__config_defaults(rlock_config *cfg) {
-    if (!cfg->backoff_min_ms) cfg->backoff_min_ms = 2;
-    if (!cfg->backoff_max_ms) cfg->backoff_max_ms = 128;
-    if (!cfg->drift_permille) cfg->drift_permille = 10;
-    if (!cfg->recheck_ms) cfg->recheck_ms = 1000;
-    /* Waits between attempts at most 2^30 ms (12.4 days): doubled, they
-     * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31
-     * would wrap to no wait at all. */
-    if (cfg->backoff_min_ms > RLOCK__MS_FAR / 2u) cfg->backoff_min_ms = RLOCK__MS_FAR / 2u;
-    if (cfg->backoff_max_ms > RLOCK__MS_FAR / 2u) cfg->backoff_max_ms = RLOCK__MS_FAR / 2u;
-    if (cfg->recheck_ms > RLOCK__MS_FAR / 2u) cfg->recheck_ms = RLOCK__MS_FAR / 2u;
+    rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
+    rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
+    rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
+    rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
+    rlock__config_field(&cfg->drift_permille, 10, RLOCK__MS_FAR / 2u);
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
-    if (cfg->node_timeout_ms > RLOCK__MS_FAR - 1u) cfg->node_timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
 }
 
 RLOCKDEF void rlock_config_init(rlock_config *cfg) {
