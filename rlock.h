@@ -1931,11 +1931,10 @@ static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
 }
 #define rlock__digit(x) rlock__divmod((x), 10)
 #endif
-static size_t rlock__utoa(char *out, unsigned long long v) {
+static size_t rlock__utoa(char *out, rlock__unum v) {
     char tmp[20];
     size_t i = sizeof tmp, n;
-    rlock__unum x = (rlock__unum)v;
-    do tmp[--i] = (char)('0' + rlock__digit(&x)); while (x);
+    do tmp[--i] = (char)('0' + rlock__digit(&v)); while (v);
     n = sizeof tmp - i;
     memcpy(out, tmp + i, n);
     out[n] = '\0';
@@ -2012,7 +2011,7 @@ static void rlock__put_end(unsigned char *out, size_t *pos) {
  * CRLF fit too; no sum can wrap). 0 when it does not fit. */
 static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
     char num[21];
-    size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
+    size_t k = rlock__utoa(num, (rlock__unum)n), p = *pos, body = mark == '$' ? 2 : 0;
     if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
     out[p++] = (unsigned char)mark;
     memcpy(out + p, num, k);
@@ -3018,7 +3017,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
                     arg[m++] = pass;
                 } else if (k == 1) {
                     if (db <= 0) continue;
-                    (void)rlock__utoa(num, (unsigned long long)db);
+                    (void)rlock__utoa(num, (rlock__unum)db);
                     arg[m++] = num;
                 } else {
                     if (!RLOCK__HAS_WAITING || !n->hello) continue;
@@ -3701,7 +3700,7 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
             /* "same server as node <j> (run_id <id>)" */
             k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
-            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (rlock__unum)j));
             k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
             k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
@@ -4104,7 +4103,7 @@ static void rlock__enc_str(rlock__enc *e, const char *s) {
 }
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
     char num[21];
-    rlock__enc_arg(e, num, rlock__utoa(num, v));
+    rlock__enc_arg(e, num, rlock__utoa(num, (rlock__unum)v));
 }
 /* lk's auxiliary name with suffix (":waiters", ...). */
 static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
@@ -5562,7 +5561,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             const char *sel[2];
             sel[0] = "SELECT";
             sel[1] = num;
-            (void)rlock__utoa(num, (unsigned long long)n->db);
+            (void)rlock__utoa(num, (rlock__unum)n->db);
             if (!rlock__c_cmd(n, 2, sel)) goto too_big;
             x->head |= RLOCK__C_SELECT;
         }
@@ -6433,7 +6432,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             lk->owner_len = len;
         } else {
             char num[24];
-            size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
+            size_t n = rlock__utoa(num, (rlock__unum)RLOCK_THREAD_ID());
             /* (a thread id has at most 3 digits per byte: with the default
              * RLOCK_MAX_OWNER_LEN this cannot fail, and is not compiled) */
             if (RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && 17 + n > RLOCK_MAX_OWNER_LEN)
