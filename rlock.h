@@ -2027,14 +2027,12 @@ static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t l
     return rlock__put_len(out, cap, pos, '$', len);
 }
 
-/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
- * 0 when it does not fit. */
-static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
-                          const char *b, size_t blen) {
-    if (alen > cap || blen > cap - alen || !rlock__put_bulk(out, cap, pos, alen + blen)) return 0;
+/* Append one bulk argument a[0..alen) at *pos (a may be NULL when alen is
+ * 0). 0 when it does not fit (rlock__put_bulk checks its bytes too). */
+static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen) {
+    if (!rlock__put_bulk(out, cap, pos, alen)) return 0;
     if (alen) memcpy(out + *pos, a, alen);
-    if (blen) memcpy(out + *pos + alen, b, blen);
-    *pos += alen + blen;
+    *pos += alen;
     rlock__put_end(out, pos);
     return 1;
 }
@@ -2049,7 +2047,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
     int i;
     if (!out || argc <= 0 || !argv || !argvlen || !rlock__put_header(out, cap, &pos, argc)) return 0;
     for (i = 0; i < argc; i++)
-        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i], NULL, 0)) return 0;
+        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i])) return 0;
     return pos;
 }
 
@@ -3025,7 +3023,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
                     arg[m++] = "3";
                 }
                 ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
-                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]), NULL, 0);
+                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]));
                 if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
                     n->conn = RLOCK__CONN_DOWN;
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
@@ -4097,7 +4095,7 @@ struct rlock__shard_ops {
 #if !RLOCK__ENC_TEMPLATE
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
-    if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
+    if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
 static void rlock__enc_str(rlock__enc *e, const char *s) {
     rlock__enc_arg(e, s, strlen(s));
@@ -4244,7 +4242,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
         case 'W': len = s == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
         default: a = t + 1; len = (size_t)*t; t += len;
         }
-        if (!rlock__put_arg(out, cap, &pos, a, len, NULL, 0)) return 0;
+        if (!rlock__put_arg(out, cap, &pos, a, len)) return 0;
     }
     return pos;
 }
@@ -4709,9 +4707,9 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
-        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
+        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd)) ||
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
-             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
+             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
     /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
      * by a push or an error (MOVED: the slot is served elsewhere now). */
     if (!RLOCK__SHARD(c) && n->proto == 3) rlock__x_commit_push(n, pos);
@@ -5504,7 +5502,7 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
 static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
     size_t p = n->x.tx_len;
     int i, ok = rlock__put_header(n->tx, sizeof n->tx, &p, argc);
-    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]), NULL, 0);
+    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]));
     if (ok) {
         n->x.tx_len = p;
         n->x.commands++;
