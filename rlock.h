@@ -2011,9 +2011,8 @@ static void rlock__put_end(unsigned char *out, size_t *pos) {
  * CRLF fit too; no sum can wrap). 0 when it does not fit. */
 static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
     char num[21];
-    size_t k = rlock__utoa(num, (rlock__unum)n), p = *pos, need = k + 3; /* (the line; a bulk's body too) */
-    if (mark == '$') need = n > cap ? cap + 1 : need + n + 2;
-    if (p > cap || need > cap - p) return 0;
+    size_t k = rlock__utoa(num, (rlock__unum)n), p = *pos, body = mark == '$' ? 2 : 0;
+    if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
     out[p++] = (unsigned char)mark;
     memcpy(out + p, num, k);
     p += k;
