@@ -315,9 +315,10 @@ extern "C" {
 #else
 #define RLOCK__REQ_QUEUE 1
 #endif
-/* The compact engine without the wait queue writes its requests from
- * templates (rlock__encode_lock): no argument writers, no script kinds. */
-#if RLOCK__COMPACT && !RLOCK__REQ_QUEUE
+/* The compact engine without the wait queue and the EVAL fallback
+ * (RLOCK_SMALLEST) writes its requests from templates (rlock__encode_lock):
+ * no argument writers, no script kinds. */
+#if RLOCK__COMPACT && !RLOCK__REQ_QUEUE && !RLOCK__HAS_EVAL
 #define RLOCK__ENC_TEMPLATE 1
 #else
 #define RLOCK__ENC_TEMPLATE 0
@@ -4212,29 +4213,26 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 #endif
 
 #if RLOCK__ENC_TEMPLATE
-/* The compact engine's requests without the wait queue (RLOCK_SMALLEST):
- * the bytes rlock__enc_lock would write, from a template of the arguments.
- * Each is a literal (its length byte, then its bytes) or a letter spliced
- * in: C EVALSHA (EVAL: its prefix), H the script's SHA1 (EVAL: its text),
- * K the key, O the token, T the ttl, W an acquire's wait left (a release's
- * is empty; an extend ends before it). */
+/* The compact engine's requests without the wait queue and the EVAL
+ * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from a
+ * template of the arguments. Each is a literal (its length byte, then its
+ * bytes) or a letter spliced in: H the script's SHA1, K the key, O the
+ * token, T the ttl, W an acquire's wait left (a release's is empty; an
+ * extend ends before it). */
 static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
-    static const char script[] = "CH\1" "1KOT\0W", plain[] = "\3SETKO\2NX\2PXT";
+    static const char script[] = "\7EVALSHAH\1" "1KOT\0W", plain[] = "\3SETKO\2NX\2PXT";
     const rlock_round *r = &lk->op.round;
     int s = r->script, argc = r->plain || s == RLOCK__S_SIMPLE_EXTEND ? 6 : 8, k;
     const char *t = r->plain ? plain : script, *a;
     size_t pos = 0, len;
     char num[41]; /* (a number, or a SHA1 in hex) */
     (void)i;
+    (void)how; /* (always EVALSHA) */
     if (!rlock__put_header(out, cap, &pos, argc)) return 0;
     for (k = 0; k < argc; k++, t++) {
         a = num;
         switch (*t) {
-        case 'C': a = "EVALSHA"; len = how == RLOCK__RUN_EVAL ? 4 : 7; break;
-        case 'H':
-            if (how == RLOCK__RUN_EVAL) len = strlen(a = rlock__lua_lock[s]);
-            else rlock__hex(num, rlock__sha_bin[s], 20), len = 40;
-            break;
+        case 'H': rlock__hex(num, rlock__sha_bin[s], 20), len = 40; break;
         case 'K': a = lk->key; len = lk->key_len; break;
         case 'O': a = lk->owner; len = lk->owner_len; break;
         case 'T': len = rlock__utoa(num, r->ttl); break;
