@@ -4890,12 +4890,14 @@ static int rlock__sem_hop(rlock_lock *lk) {
  * permit handed to the id again): a wait that goes on does so under the
  * token's first half, an id no request carried. */
 static void rlock__sem_handed(rlock_lock *lk, long long *slot) {
-    char spent[16];
+    int i;
     if (*slot >= 0) return;
     *slot = -1 - *slot;
-    memcpy(spent, lk->waiter_id, 16);
-    memcpy(lk->waiter_id, lk->owner, 16);
-    memcpy(lk->owner, spent, 16);
+    for (i = 0; i < 16; i++) { /* (a swap: owner <-> waiter id) */
+        char spent = lk->waiter_id[i];
+        lk->waiter_id[i] = lk->owner[i];
+        lk->owner[i] = spent;
+    }
     lk->owner[16] = '\0';
     lk->owner_len = 16;
 }
