@@ -135,8 +135,9 @@
  * the first one after a connect), so the locks of one client take turns - a
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
  * before it is read, and a slow reply delays them all (each request keeps its
- * own node timeout). It reads RESP2 scalars and arrays of them only (all
- * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 6,795 B
+ * own node timeout). It reads RESP2 statuses, errors, integers, nils and
+ * arrays of integers only (all that simple locks get back; any other reply
+ * is malformed). Smallest, Cortex-M4 -Os, linked: 6,795 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
  * microcontroller".
  */
@@ -5298,7 +5299,7 @@ static void rlock__client_step(rlock_client *c) {
  * and tallies. One request in flight on the connection at a time (AUTH and
  * SELECT go ahead of the first one after a connect): a lock whose turn has
  * not come waits until the reply before it is read. Replies are RESP2
- * scalars or arrays of scalars. The requests (rlock__encode_lock), scripts,
+ * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
  * statuses and error texts are the general engine's, and its answers are
  * judged as rlock__round_store does (rlock__c_store); it defines the same
  * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
@@ -5323,29 +5324,29 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 typedef struct rlock__c_rep {
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    rlock__num v[3];  /* an integer reply's value; an array's first three elements (integers) */
+    rlock__num v[3];  /* an integer reply's value; an array's first three elements */
     rlock__num count; /* an array's element count */
-    int type;         /* the type byte: '+', '-', ':', '$', '*'; 0: nil ($-1, *-1) */
-    int odd;          /* an array element that is not an integer */
+    int type;         /* the type byte: '+', '-', ':', '*'; 0: nil ($-1, *-1) */
 } rlock__c_rep;
 
-/* One reply from b[0..len): a scalar, or an array of scalars, walked line
- * by line. > 0 its length, 0 incomplete, < 0 malformed (RESP3 types and
- * nested arrays too: never an answer to what it sends; a line or length
- * that cannot fit in cap bytes is malformed at once). A line's number is
- * '-' and 1..18 digits (more are malformed); without fencing it is read in
- * 32 bits, its magnitude cut to 2^31 - 1: every number a simple lock is
- * answered with (a flag, a PTTL, a length) is exact, a larger PTTL only caps
- * a backoff. */
+/* One reply from b[0..len), read as what a simple lock can be answered
+ * with: a status, an error, an integer, nil ($-1, *-1), or an array of
+ * integers (the acquire script's), walked line by line. > 0 its length, 0
+ * incomplete, < 0 malformed: so is every other reply (a bulk string, an
+ * array element that is not an integer, RESP3 types), never an answer to
+ * what it sends; a line or count that cannot fit in cap bytes at once. A
+ * line's number is '-' and 1..18 digits (more are malformed); without
+ * fencing it is read in 32 bits, its magnitude cut to 2^31 - 1: every number
+ * a simple lock is answered with (a flag, a PTTL) is exact, a larger PTTL
+ * only caps a backoff. */
 static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, q;
     rlock__num left = 1, k, i = -1;
-    o->odd = 0;
     o->count = o->v[1] = o->v[2] = 0;
     for (; left > 0; left--, i++) {
         int c, bad = 0;
         uint32_t u = 0;
-        if (i >= 0 && p < len && b[p] == '*') return -1; /* a nested array, known by its first byte */
+        if (i >= 0 && p < len && b[p] != ':') return -1; /* an element that is not an integer, by its first byte */
         for (q = p;; q++) { /* to the line's CR (a bare LF is malformed), its number read on the way */
             unsigned d;
             if (q >= len) return len >= cap ? -1 : 0;
@@ -5372,23 +5373,15 @@ static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, s
             k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
             if (neg) k = -k;
 #endif
-            if ((c != ':' && c != '$' && (c != '*' || i >= 0)) || (c != ':' && (size_t)k + 1 > cap + 1))
-                return -1; /* (a length below -1, or past cap) */
-            if (c == '*') left += k; /* (nil: -1, ends the walk) */
-            if (c == '$' && k >= 0) {
-                size_t body = q + 2 + (size_t)k + 2; /* (k <= cap: no sum wraps) */
-                if (body > len) return body > cap ? -1 : 0;
-                if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
-                q = body - 2;
-            }
+            /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
+            if (c != ':' && (c != '$' || k != -1) && (c != '*' || (size_t)k + 1 > cap + 1)) return -1;
         }
         if (i < 0) { /* the reply's own line */
             o->type = c != ':' && k == -1 ? 0 : c;
             o->str = (const char *)b + 1;
             o->len = q - 1;
             o->v[0] = o->count = k;
-        } else if (c != ':') {
-            o->odd = 1;
+            if (c == '*') left += k; /* (nil: -1, ends the walk) */
         } else if (i < 3) {
             o->v[i] = k;
         }
@@ -5654,7 +5647,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_store(rlock_round *r, rlock_status 
     } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
         if (a->type == ':') v[0] = a->v[0];
         else st = RLOCK_E_PROTOCOL;
-    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || a->odd || (unsigned long long)a->v[0] > 1u) {
+    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || (unsigned long long)a->v[0] > 1u) {
         st = RLOCK_E_PROTOCOL;
     } else {
         memcpy(v, a->v, sizeof a->v);
