@@ -5633,10 +5633,9 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * script's {flag, pttl[, fence]}; extend's and release's integer. Another
  * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
  * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static RLOCK__NOINLINE rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
-    rlock__num *v = r->v[0];
+static RLOCK__NOINLINE rlock_status rlock__c_store(const rlock_round *r, rlock_status st, const rlock__c_rep *a,
+                                                   rlock__num *v) {
     v[0] = v[1] = v[2] = 0;
-    r->answered = 1u;
     if (st != RLOCK_OK || !a) {
         /* no answer (a is NULL: st says why) */
     } else if (a->type == '-') {
@@ -5653,11 +5652,12 @@ static RLOCK__NOINLINE rlock_status rlock__c_store(rlock_round *r, rlock_status 
         memcpy(v, a->v, sizeof a->v);
         if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
     }
-    r->st[0] = st;
     return st;
 }
 
-/* Record the answer to lk's request (as rlock__round_answer, one node). */
+/* The answer to lk's request: noted (as rlock__round_answer, one node),
+ * then judged at once (rlock__c_judge). */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
 static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
         RLOCK__TXT("unexpected reply to acquire"),
@@ -5666,7 +5666,8 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
     };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    rlock_status kept = rlock__c_store(r, st, rep);
+    rlock__num v[3];
+    rlock_status kept = rlock__c_store(r, st, rep, v);
     size_t len;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
@@ -5675,14 +5676,16 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
     }
     if (rep && rlock__c_error_is(rep, "READONLY", 8))
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
-    if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-    len = strlen(why);
-    if (rep && rep->type == '-') { /* Redis's own text */
-        why = rep->str;
-        len = rep->len;
+    if (!r->cleanup) {
+        if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+        len = strlen(why);
+        if (rep && rep->type == '-') { /* Redis's own text */
+            why = rep->str;
+            len = rep->len;
+        }
+        rlock__node_note(n, kept, why, len);
     }
-    rlock__node_note(n, kept, why, len);
+    rlock__c_judge(lk, kept, v);
 }
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
@@ -5697,7 +5700,7 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_status st;
     rlock__ms start = r->start;
     rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
-    if ((r->queued | r->answered) || n->x.count) return;
+    if (r->queued || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
@@ -5718,14 +5721,14 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     int op = cleanup ? RLOCK__OP_RELEASE : lk->op.kind;
     uint32_t ttl = lk->op.ttl;
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
-    r->queued = r->answered = r->evaled = 0;
+    r->queued = r->evaled = 0;
     r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
     if (RLOCK__REQ_QUEUE) r->wake = op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
-    r->ttl = ttl; /* (st[0] is read once answered: rlock__c_store sets it) */
+    r->ttl = ttl;
     if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
     rlock__c_submit(lk, now);
 }
@@ -5817,19 +5820,47 @@ static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     return 1;
 }
 
-/* An acquire attempt was answered (as rlock__acquire_round_done, one node). */
-static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
+/* Judge lk's answer (st; v: its numbers) at once, by the clock now: an
+ * acquire attempt (as rlock__acquire_round_done, one node), an extend (as
+ * rlock__extend_round_done), a release, or the cleanup after a failed
+ * attempt. */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v) {
     rlock_op *op = &lk->op;
-    rlock_round *r = &op->round;
-    rlock_status st = r->st[0], fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
-    int answered = st == RLOCK_OK, granted = answered && r->v[0][0] == 1;
-    rlock__ms start = r->start;
-    op->holder_pttl = answered && !granted ? (r->v[0][1] < 0 ? 0 : r->v[0][1]) : -1;
-    lk->votes = (size_t)granted;
+    rlock__ms now = rlock__now(lk->client), start = op->round.start;
+    int yes = st == RLOCK_OK && v[0] == 1;
+    rlock_status fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
+    if (op->phase == RLOCK__PH_CLEANUP) {
+        rlock__c_again(lk, now);
+        return;
+    }
+    lk->votes = (size_t)yes;
+    if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
+        if (st == RLOCK_OK) {
+            lk->holds = 0;
+            lk->state = RLOCK_STATE_IDLE;
+            st = yes ? RLOCK_OK : RLOCK_LOST;
+        }
+        rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
+        return;
+    }
+    if (op->kind == RLOCK__OP_EXTEND) {
+        if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
+        else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && rlock__c_lease(lk, start, now)) {
+            st = RLOCK_OK;
+        } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
+            rlock__mark_lost(lk);
+            st = RLOCK_LOST;
+        } else if (st == RLOCK_OK) {
+            st = RLOCK_E_PROTOCOL;
+        }
+        rlock__op_finish(lk, st);
+        return;
+    }
+    op->holder_pttl = st == RLOCK_OK && !yes ? (v[1] < 0 ? 0 : v[1]) : -1;
     if (RLOCK__MS_BEFORE(now, start)) fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && granted && rlock__c_lease(lk, start, now)) {
+    else if (!op->cancel && yes && rlock__c_lease(lk, start, now)) {
         lk->held_since = start;
-        lk->fence = r->v[0][2];
+        lk->fence = v[2];
         lk->renewals = 0;
         lk->lost_notified = 0;
         lk->state = RLOCK_STATE_HELD;
@@ -5838,16 +5869,16 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
         return;
     }
     op->fail = op->cancel ? RLOCK_OK
-             : fatal != RLOCK_OK ? fatal : answered ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
+             : fatal != RLOCK_OK ? fatal : st == RLOCK_OK ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
     op->retry = !op->cancel && fatal == RLOCK_OK && RLOCK__MS_BEFORE(now, op->wait_end) &&
                 (lk->client->cfg.max_attempts == 0 || op->attempts < lk->client->cfg.max_attempts);
-    if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && answered && !granted) {
+    if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && st == RLOCK_OK && !yes) {
         op->plain = 2;
         op->retry = 1;
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
-    if (granted || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
+    if (yes || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
         op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
         rlock__c_round(lk, now, 1);
         return;
@@ -5855,73 +5886,38 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
     rlock__c_again(lk, now);
 }
 
-/* An extend was answered (as rlock__extend_round_done, one node). */
-static void rlock__c_extended(rlock_lock *lk, rlock__ms now) {
-    rlock_op *op = &lk->op;
-    rlock_status st = op->round.st[0];
-    int yes = st == RLOCK_OK && op->round.v[0][0] == 1;
-    rlock__ms start = op->round.start;
-    lk->votes = (size_t)yes;
-    if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
-    else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && rlock__c_lease(lk, start, now)) {
-        st = RLOCK_OK;
-    } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
-        rlock__mark_lost(lk);
-        st = RLOCK_LOST;
-    } else if (st == RLOCK_OK) {
-        st = RLOCK_E_PROTOCOL;
-    }
-    rlock__op_finish(lk, st);
-}
-
-/* A release was answered: 1 released, 0 not ours (then it was lost). */
-static void rlock__c_released(rlock_lock *lk) {
-    rlock_status st = lk->op.round.st[0];
-    lk->votes = st == RLOCK_OK && lk->op.round.v[0][0] == 1;
-    if (st == RLOCK_OK) {
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-        st = lk->votes ? RLOCK_OK : RLOCK_LOST;
-    }
-    rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
-}
-
-/* Move lk's operation as far as it can go now. */
+/* Move lk's operation as far as it can go now: a backoff ends, a request
+ * whose turn came goes out (answers are judged as they come). */
 static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
-    if (op->phase != RLOCK__PH_ROUND && op->phase != RLOCK__PH_CLEANUP) return;
-    rlock__c_submit(lk, now);
-    if (!op->round.answered) return;
-    /* judged by the clock now: the answer may have come inside a blocking call */
-    now = rlock__now(lk->client);
-    if (op->phase == RLOCK__PH_CLEANUP) rlock__c_again(lk, now);
-    else if (op->kind == RLOCK__OP_ACQUIRE) rlock__c_acquired(lk, now);
-    else if (op->kind == RLOCK__OP_EXTEND) rlock__c_extended(lk, now);
-    else rlock__c_released(lk);
+    if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(lk, now);
 }
 
 /* The reply (ok) or failure of lk's request. */
 static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rlock_status st, const char *why,
                            rlock__ms now) {
     rlock_round *r = &lk->op.round;
-    if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
+    rlock_node *n = lk->client->nodes[0];
+    if (ok && !r->queued) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
     if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
         if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
             rlock__c_answer(lk, RLOCK_E_REDIS, NULL,
-                            rlock__c_txt(lk->client->nodes[0], RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
+                            rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
             return;
         }
         if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
             r->evaled = 1u;
             r->queued = 0;
+            n->x.active = 1; /* (it is alive: no idle probe) */
             rlock__c_submit(lk, now);
+            n->x.active = 0;
             return;
         }
     }
     if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
-        lk->client->nodes[0]->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
+        n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     rlock__c_answer(lk, RLOCK_OK, rep, "");
 }
 
@@ -5940,9 +5936,7 @@ static void rlock__client_step(rlock_client *c) {
         int r;
         int got = 0;
         while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
-            n->x.active = 1;
             if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr, now);
-            n->x.active = 0;
             got = 1;
         }
         /* the next lock's request goes out now: its timeout runs from then
