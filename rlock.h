@@ -5671,8 +5671,8 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
     size_t len;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
-        why = rlock__c_txt(n, unexpected[r->script]);
-        rlock__c_down(n, RLOCK_E_PROTOCOL);
+        rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
+        why = n->x.xerr;
     }
     if (rep && rlock__c_error_is(rep, "READONLY", 8))
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
