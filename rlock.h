@@ -5425,19 +5425,6 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     else (void)rlock__c_txt(n, fallback);
 }
 
-/* Append a command (argc C strings) to what the TX buffer holds: 0 when it
- * does not fit (nothing appended). */
-static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
-    size_t p = n->x.tx_len;
-    int i, ok = rlock__put_header(n->tx, sizeof n->tx, &p, argc);
-    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]), NULL, 0);
-    if (ok) {
-        n->x.tx_len = p;
-        n->x.commands++;
-    }
-    return ok;
-}
-
 /* Room for the next request (the connection has none in flight): *out,
  * *cap. A connection that is down is (re)connected, AUTH and SELECT queued
  * first; an idle one is probed first (as rlock__x_begin). RLOCK_OK,
@@ -5447,7 +5434,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
-    /* (active: answering its reply, EVAL after NOSCRIPT: it is alive) */
+    /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!x->active && x->conn == RLOCK__CONN_UP) {
         long r;
         if (t->idle) {
@@ -5469,29 +5456,35 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             (void)rlock__c_txt(n, RLOCK__TXT("not connected (no connect hook)"));
             return RLOCK_E_IO;
         }
+        rlock__enc e; /* (AUTH, SELECT: the request encoder's arguments, each with its header) */
         x->conn = RLOCK__CONN_NEW;
         x->gen++;
-        x->tx_len = x->tx_off = 0;
+        x->tx_off = 0;
         x->head = 0;
+        e.out = n->tx;
+        e.cap = sizeof n->tx;
+        e.pos = 0;
+        e.ok = 1;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
-            const char *auth[3];
-            auth[0] = "AUTH";
-            auth[1] = n->username ? n->username : n->password;
-            auth[2] = n->password;
-            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) goto too_big;
+            e.ok = rlock__put_header(n->tx, sizeof n->tx, &e.pos, n->username ? 3 : 2);
+            rlock__enc_str(&e, "AUTH");
+            if (n->username) rlock__enc_str(&e, n->username);
+            rlock__enc_str(&e, n->password);
+            if (!e.ok) goto too_big;
             x->head = RLOCK__C_AUTH;
+            x->commands++;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
-            char num[24];
-            const char *sel[2];
-            sel[0] = "SELECT";
-            sel[1] = num;
-            (void)rlock__utoa(num, (unsigned long long)n->db);
-            if (!rlock__c_cmd(n, 2, sel)) goto too_big;
+            e.ok = rlock__put_header(n->tx, sizeof n->tx, &e.pos, 2);
+            rlock__enc_str(&e, "SELECT");
+            rlock__enc_num(&e, (unsigned long long)n->db);
+            if (!e.ok) goto too_big;
             x->head |= RLOCK__C_SELECT;
+            x->commands++;
         }
+        x->tx_len = e.pos;
     }
     *out = n->tx + x->tx_len;
     *cap = sizeof n->tx - x->tx_len;
