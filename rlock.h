@@ -705,15 +705,22 @@ typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
+#if !RLOCK__COMPACT
     int listen;           /* read even with nothing outstanding (subscriptions) */
+#endif
     int hello;            /* send HELLO 3 at connect */
+#if !RLOCK__COMPACT
     int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+#endif
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     int active;           /* an event of it is being handled: it is alive, no idle probe */
     unsigned head, count; /* the FIFO of requests in flight */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     rlock_status fail_st;
-    size_t tx_len, tx_off, rx_len, rx_used;
+    size_t tx_len, tx_off, rx_len;
+#if !RLOCK__COMPACT
+    size_t rx_used;
+#endif
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
@@ -1011,6 +1018,42 @@ typedef int32_t rlock__num;
 typedef long long rlock__num;
 #endif
 
+#if RLOCK__COMPACT
+/* The compact engine's (section 6.8c) round and operation: one node, simple
+ * locks; only the fields it uses, the most used first (Thumb's short loads
+ * reach a struct's first 124 bytes). Same names as the general engine's. */
+typedef struct rlock_round {
+    rlock__ms start;
+    uint32_t timeout;
+    uint32_t ttl;
+    int script;
+    int plain;
+    int cleanup;
+    unsigned queued;
+    unsigned evaled;
+    unsigned wake;
+} rlock_round;
+typedef struct rlock_op {
+    struct rlock_lock *next;
+    int kind;
+    int phase;
+    rlock_status result;
+    rlock_status fail;
+    int retry;
+    int timed;
+    int plain;
+    int fresh;
+    int cancel;
+    int queue;
+    uint32_t attempts;
+    uint32_t wait_left;
+    uint32_t ttl;
+    rlock__ms wait_end;
+    rlock__ms wake_at;
+    rlock__num holder_pttl;
+    rlock_round round;
+} rlock_op;
+#else
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
@@ -1065,6 +1108,7 @@ typedef struct rlock_op {
     rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
     rlock_round round;
 } rlock_op;
+#endif /* RLOCK__COMPACT */
 
 struct rlock__scripts;
 
