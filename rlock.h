@@ -5383,43 +5383,43 @@ typedef struct rlock__c_rep {
  * fencing it is read in 32 bits, its magnitude cut to 2^31 - 1: every number
  * a simple lock is answered with (a flag, a PTTL) is exact, a larger PTTL
  * only caps a backoff. */
+#if !RLOCK__HAS_FENCING
+/* A line's number s[0..n): '-' and 1..18 digits, read in 32 bits, its
+ * magnitude cut to 2^31 - 1. 0, or -1 malformed. */
+static RLOCK__NOINLINE int rlock__c_int(const unsigned char *s, size_t n, rlock__num *out) {
+    size_t neg = n && s[0] == '-', i;
+    uint32_t u = 0;
+    if (n == neg || n - neg > 18) return -1;
+    for (i = neg; i < n; i++) {
+        unsigned d = (unsigned)s[i] - '0';
+        if (d > 9) return -1;
+        u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
+    }
+    *out = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+    if (neg) *out = -*out;
+    return 0;
+}
+#else
+#define rlock__c_int(s, n, out) rlock__resp_int((s), (n), (out)) /* fence tokens: any 64-bit number */
+#endif
 static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, q;
     rlock__num left = 1, k, i = -1;
     o->count = o->v[1] = o->v[2] = 0;
     for (; left > 0; left--, i++) {
-        int c, bad = 0;
-        uint32_t u = 0;
+        int c;
         if (i >= 0 && p < len && b[p] != ':') return -1; /* an element that is not an integer, by its first byte */
-        for (q = p;; q++) { /* to the line's CR (a bare LF is malformed), its number read on the way */
-            unsigned d;
-            if (q >= len) return len >= cap ? -1 : 0;
-            d = (unsigned)b[q] - '0';
+        for (q = p; q < len && b[q] != '\r'; q++) /* to the line's CR (a bare LF is malformed) */
             if (b[q] == '\n') return -1;
-            if (b[q] == '\r') break;
-            if (q == p || (q == p + 1 && b[q] == '-')) continue; /* the type byte, a sign */
-            bad |= d > 9;
-            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
-        }
         if (q + 1 >= len) return len >= cap ? -1 : 0;
-        if (b[q + 1] != '\n') return -1;
+        if (b[q + 1] != '\n' || q == p) return -1;
         c = b[p];
         k = 0;
-        if (c != '+' && c != '-') {
-            size_t n = q - p - 1, neg = n && b[p + 1] == '-';
-#if RLOCK__HAS_FENCING /* fence tokens: any 64-bit number */
-            (void)bad;
-            (void)u;
-            (void)neg;
-            if (rlock__resp_int(b + p + 1, n, &k) != 0) return -1;
-#else
-            if (bad || n == neg || n - neg > 18) return -1;
-            k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
-            if (neg) k = -k;
-#endif
-            /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
-            if (c != ':' && (c != '$' || k != -1) && (c != '*' || (size_t)k + 1 > cap + 1)) return -1;
-        }
+        /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
+        if (c != '+' && c != '-' &&
+            (rlock__c_int(b + p + 1, q - p - 1, &k) != 0 ||
+             (c != ':' && (c != '$' || k != -1) && (c != '*' || (size_t)k + 1 > cap + 1))))
+            return -1;
         if (i < 0) { /* the reply's own line */
             o->type = c != ':' && k == -1 ? 0 : c;
             o->str = (const char *)b + 1;
