@@ -6008,24 +6008,21 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     return next == UINT32_MAX ? 0 : next;
 }
 
-/* The connection, when it needs I/O (the general engine's signature). */
-static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, const rlock_transport **trs,
-                                     size_t cap, int *connecting) {
+/* The connection's interest into *out (NULL: not wanted) when it needs
+ * I/O: 0 none, 1, or 2 when connect() has not run yet (step at once). */
+static int rlock__client_interest(const rlock_client *c, rlock_interest *out) {
     const rlock_node *n = c->nodes[0];
     const rlock_transport *t = &n->transport;
     int w = rlock__c_wants(n), fd;
-    (void)trs;
-    *connecting = 0;
     if (!w) return 0;
     fd = t->fd ? t->fd(t->ctx) : -1;
-    *connecting = n->x.conn == RLOCK__CONN_NEW;
-    if (cap) {
+    if (out) {
         out->conn = n;
         out->fd = fd;
         out->events = t->events && fd >= 0 ? t->events(t->ctx, w) : w;
         out->gen = n->x.gen;
     }
-    return 1;
+    return n->x.conn == RLOCK__CONN_NEW ? 2 : 1;
 }
 
 /* Block until the connection can move or timeout_ms passes (sleep when
@@ -6033,12 +6030,12 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     const rlock_transport *t = &c->nodes[0]->transport;
     rlock_interest it;
-    int connecting;
-    if (!rlock__client_interest(c, &it, NULL, 1, &connecting)) {
+    int k = rlock__client_interest(c, &it);
+    if (!k) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
-    if (connecting) return; /* connect() has not run yet: step at once */
+    if (k == 2) return; /* connect() has not run yet: step at once */
     if (t->wait_many && it.fd >= 0) (void)t->wait_many(&it, 1, timeout_ms);
     else if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
 }
@@ -6117,11 +6114,12 @@ static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl);
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
     size_t n;
     uint32_t next;
-    int connecting;
+    int k;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
-    n = rlock__client_interest(c, out, NULL, cap, &connecting);
-    if (!timeout_ms || connecting) return n;
+    k = rlock__client_interest(c, cap ? out : NULL);
+    n = k != 0;
+    if (!timeout_ms || k == 2) return n;
     next = rlock__c_due_in(c, rlock__now(c));
     *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
     return n;
