@@ -5837,10 +5837,12 @@ static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* Statuses that end an acquire at once (as rlock__tally_status). */
+/* Statuses that end an acquire at once (as rlock__tally_status): one bit
+ * each. */
+typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
 static int rlock__c_fatal(rlock_status st) {
-    return st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
-           st == RLOCK_E_MOVED;
+    return (int)(((1ul << RLOCK_E_AUTH) | (1ul << RLOCK_E_WRONGTYPE) | (1ul << RLOCK_E_FOREIGN) | (1ul << RLOCK_E_BADARG) |
+                  (1ul << RLOCK_E_MOVED)) >> st & 1u);
 }
 
 /* A grant or an extension whose round started at start, judged at now: 1,
