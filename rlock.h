@@ -1148,10 +1148,18 @@ typedef struct rlock_lock {
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     unsigned long long prng;  /* jitter only; seeded from the secure source */
     /* grant */
+#if RLOCK__COMPACT /* (its numbers: 32-bit without fencing) */
+    rlock__num fence;
+#else
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
+#endif
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
+#if RLOCK__COMPACT
+    rlock__num holds;         /* (1 while held: simple locks) */
+#else
     long long holds;          /* reentrant hold count seen on the quorum */
+#endif
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
