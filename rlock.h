@@ -1146,7 +1146,11 @@ typedef struct rlock_lock {
     /* the operation in progress */
     rlock_op op;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
+#if RLOCK__COMPACT
+    uint32_t prng;            /* jitter only (xorshift32); seeded from the secure source */
+#else
     unsigned long long prng;  /* jitter only; seeded from the secure source */
+#endif
     /* grant */
 #if RLOCK__COMPACT /* (its numbers: 32-bit without fencing) */
     rlock__num fence;
@@ -5815,7 +5819,7 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
 /* Jitter only, never tokens: xorshift32 over the seed drawn at acquire
  * (its low half, never 0: rlock_acquire_begin). */
 static uint32_t rlock__c_jitter(rlock_lock *lk) {
-    uint32_t x = (uint32_t)lk->prng;
+    uint32_t x = lk->prng;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
