@@ -5690,7 +5690,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_store(const rlock_round *r, rlock_s
     } else if (a->type == '-') {
         st = rlock__map_error(a->str, a->len);
     } else if (r->plain) {
-        if (a->type == '+' && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
+        if (a->type == '+' && a->len == 2 && a->str[0] == 'O' && a->str[1] == 'K') v[0] = v[1] = 1;
         else if (a->type) st = RLOCK_E_PROTOCOL;
     } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
         if (a->type == ':') v[0] = a->v[0];
