@@ -5356,8 +5356,10 @@ static void rlock__client_step(rlock_client *c) {
  * SELECT go ahead of the first one after a connect): a lock whose turn has
  * not come waits until the reply before it is read. Replies are RESP2
  * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
- * statuses and error texts are the general engine's, and its answers are
- * judged as rlock__round_store does (rlock__c_store); it defines the same
+ * statuses and error texts are the general engine's; each answer is read
+ * as rlock__round_store does (rlock__c_store) and judged as it comes, with
+ * no round left to tally (rlock__c_judge); its round and op structs keep
+ * only what it uses (section 4). It defines the same
  * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
