@@ -5359,7 +5359,7 @@ static void rlock__client_step(rlock_client *c) {
  * statuses and error texts are the general engine's; each answer is read
  * as rlock__round_store does (rlock__c_store) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
- * only what it uses (section 4). It defines the same
+ * only what it uses (section 5). It defines the same
  * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
