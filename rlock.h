@@ -5522,7 +5522,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
         e.out = n->tx;
         e.cap = sizeof n->tx;
         e.pos = 0;
-        e.n = 0; /* (counted by rlock__enc_arg, unused here) */
+        e.n = e.nkeys = 0; /* (counted by rlock__enc_arg, unused here) */
         e.ok = 1;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
