@@ -358,7 +358,7 @@ extern "C" {
 #define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 170 + RLOCK__REQ_LEN(27) + RLOCK__REQ_AROUND)
 #endif
 #ifndef RLOCK_TX_BUF
-/* The longest script is up to 1.9 KB (a writer's, section 5b; ~1 KB without
+/* The longest script is up to 2 KB (a writer's, section 5b; ~1.1 KB without
  * the primitives; ~0.85 KB, the simple lock's acquire, without reentrant
  * locks too). */
 #if defined(RLOCK_NO_EVAL_FALLBACK)
@@ -366,9 +366,9 @@ extern "C" {
 #elif defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_REENTRANT)
 #define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(864)
 #elif defined(RLOCK_NO_PRIMITIVES)
-#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1024)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1088)
 #else
-#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1920)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(2048)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
@@ -1124,6 +1124,7 @@ typedef struct rlock_lock {
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     unsigned char stale;      /* a release or cleanup went unanswered: it may still land, so the
                                * owner id it carried holds no more (rlock__round_answer) */
+    unsigned char recorded;   /* its first hold's record is on the server (6.4: RLOCK__LUA_RECORD) */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
@@ -2149,12 +2150,22 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
     "if v==ARGV[1] then redis.call('del',KEYS[1]) return 1 end " \
     "if v==ARGV[1]..'+' then redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 1 end return 0"
+/* A first hold's record (reentrant, read, write; see rlock__acquire_round_done):
+ * ARGV[6], the handle's id, names the attempt; its grant stores the hash
+ * field NUL..id..owner (no owner id has a NUL), and its cleanup - or the
+ * handle's first release - decrements only if it removes that field: one
+ * whose attempt never ran cannot take another handle's hold of the same
+ * owner id. A release at 0 deletes the key (the records go with it); the
+ * read-write live() drops those of owners holding nothing. */
+#define RLOCK__LUA_RECORD "if ARGV[6] then redis.call('hset',KEYS[1],'\\0'..ARGV[6]..ARGV[1],1) end "
+#define RLOCK__LUA_UNRECORD \
+    "if (ARGV[6] or '')~='' and redis.call('hdel',KEYS[1],'\\0'..ARGV[6]..ARGV[1])==0 then return -1 end "
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
     "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
-    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_DEQUEUE "local f=0 " \
+    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=redis.call('incr',KEYS[4]) end return {1,c,f} end " \
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
@@ -2164,9 +2175,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
     RLOCK__LUA_UNQUEUE_SELF "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
-    "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
+    RLOCK__LUA_UNRECORD "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
-    "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
+    "redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 0"
 
 /* ---- 6.4b Lua scripts of the primitives (section 5b) -----------------------
  * Same argument layout as the lock scripts: KEYS = key, waiters, (unused)[,
@@ -2255,12 +2266,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * live tickets, the latest end of any of these, and how many fields are
  * none of these (a reentrant lock's owners). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R,S,N,M,F=redis.call,string.sub,tonumber,math.max,{} " \
+    "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
     "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
-    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if S(f,1,1)=='\\0' then A[#A+1]=f " \
+    "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
     "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
     "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
     "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end " \
+    "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then R('hdel',k,f) F[f]=nil end end " \
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
@@ -2281,13 +2294,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_RW_MODE "local w=F[o..':t'] " \
     "if F[o..':r'] or F[o..':w'] or (m~='write' and (N(F.wq or 0)<=ms or w)) then " \
     "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
+    RLOCK__LUA_RECORD \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 /* A writer is refused while turn tickets are out. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
     RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
-    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD \
     RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
@@ -2312,12 +2326,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':r'] then return -1 end local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    "if not F[o..':r'] then return -1 end " RLOCK__LUA_UNRECORD "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
     "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
     RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':w'] then return -1 end local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "if not F[o..':w'] then return -1 end " RLOCK__LUA_UNRECORD "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
     "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
     "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
@@ -2357,13 +2371,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "elseif t=='zset' then kind='semaphore' h=redis.call('zcount',k,'('..ms,'+inf') c=h>0 and 1 or 0 " \
     "o=string.gsub(redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '','^%d+:','') " \
     "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
-    "local T=0 for i=1,#f,2 do local s=string.sub(f[i],-2) if s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
-    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 end end " \
+    "local T,O,C=0,'',0 for i=1,#f,2 do local s=string.sub(f[i],-2) if string.byte(f[i])==0 then " \
+    "elseif s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
+    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
     "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
     "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
-    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
-    "local n=string.sub(f[i],1,-3) if (m=='write' and s==':w') or (m=='read' and s==':r' and " \
-    "tonumber(redis.call('hget',k,n..':x') or 0)>ms) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
+    "h=z o=O c=C else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
+    "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
+    "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
     "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
 /* Force: KEYS = key, waiters, (unused); ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
@@ -2427,7 +2442,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if string.sub(v,1,1)~='~' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
     "if t=='none' or r or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
-    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD \
     "if t=='none' then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " \
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
     "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
@@ -2436,7 +2451,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_FAIR_REENTRANT_RELEASE \
     RLOCK__LUA_FAIR_UNQUEUE_SELF "if redis.call('type',KEYS[1]).ok=='string' then " \
     "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then " RLOCK__LUA_FAIR_HANDOFF "end return -1 end " \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
+    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " RLOCK__LUA_UNRECORD \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
@@ -2495,16 +2510,16 @@ typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(RLOCK__LONG
 #endif
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
-/* ... and the defaults' comments hold: a fair reentrant acquire is the
+/* ... and the defaults' comments hold: a fair reentrant release is the
  * longest lock script, a writer's acquire the longest of all. */
-typedef char rlock__fair_reentrant_acquire_is_longest[
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
+typedef char rlock__fair_reentrant_release_is_longest[
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
 typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) &&
-                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) ?
+                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) ?
                                              1 : -1];
 
 /* A script of a feature compiled out is "" (never sent: no handle can ask
@@ -2534,19 +2549,19 @@ static const char rlock__h1[] = "79612b9e4be076a6d75391594e283bd6c57b8210";
 static const char rlock__t2[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE);
 static const char rlock__h2[] = "590029a68790712fc10736e01aa20131e0a67aa9";
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
-static const char rlock__h3[] = RLOCK__RE("5ed6f7d20b120d52b9beb663cc060c626cf5e3e6");
+static const char rlock__h3[] = RLOCK__RE("8fb3702e013b9299eda381471f3fe67aae4727bb");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
 static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
-static const char rlock__h5[] = RLOCK__RE("d20c483b756ea41d97fa0c989edc308f12f2e049");
+static const char rlock__h5[] = RLOCK__RE("c0bade98366a5603deacaffd46c983edc3203223");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
 static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
 static const char rlock__h7[] = RLOCK__FAIRS("8a135de59a55c3c65e2e8b11885feaa5d30dfd96");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
-static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4a2be67b73016d2e6cca608b764423125ad984e1"));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("2bbc1e21bba11d635114027c404a88a0b78b0115"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("d5761c52586020dfb55ee542f1fad5b280aeb849"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("eec05b78ad72b998216af47cfa40f80e47b88b5f"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("8600590871c810195ff97ae84d61de7a32ff3aa7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
@@ -2554,17 +2569,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("fe152bebdb25691a413ffe9d1de9b94a8dcf3566");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e");
+static const char rlock__h13[] = RLOCK__PRIM("784547c012d05acb4d78a3dd8c8de9b6e490c675");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("d2998cae683551c6e654f3afd417ccd348ffb67c");
+static const char rlock__h15[] = RLOCK__PRIM("6940f8236a67047a26c76b4838fb4c8fbf48b0c5");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("824e2c17eaafc9d5eb814b19b9c1c61118ab82b6");
+static const char rlock__h16[] = RLOCK__PRIM("502b55feb04539d173ed3460288b4bf0bcc0930b");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("3c0be3f10e2721a0ab46b6a038d68e8b9b6e693c");
+static const char rlock__h18[] = RLOCK__PRIM("ebb7fd33c6ff9deea5cc4f61748a1ba828121a6a");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -2572,7 +2587,7 @@ static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
 static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a");
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
-static const char rlock__h22[] = RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a");
+static const char rlock__h22[] = RLOCK__PRIM("bec242e25246c44edb767c944e9052fedf69510f");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
 static const char rlock__h23[] = RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bccae51c");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
@@ -4183,6 +4198,7 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 }
 #endif
 
+static int rlock__token_kind(rlock_kind k);
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
@@ -4252,6 +4268,13 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
         if (lk->kind == RLOCK_KIND_WRITE) /* ARGV[5]: the readers' turn, ms */
             rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
 #endif
+    }
+    /* ARGV[6], a first hold's record id (RLOCK__LUA_RECORD): its attempts
+     * and their cleanups, then its first release */
+    if (!rlock__token_kind(lk->kind) && (acquire || release) &&
+        (acquire || r->cleanup ? lk->state != RLOCK_STATE_HELD : lk->recorded)) {
+        while (e->n - (e->nkeys + 3) < 5) rlock__enc_arg(e, "", 0);
+        rlock__enc_arg(e, lk->waiter_id, 16);
     }
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
     if (release) RLOCK__SPUBLISH(lk, e);
@@ -4959,6 +4982,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
             lk->fence = t->max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
+            lk->recorded = 1;
         }
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
@@ -5051,6 +5075,7 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
+    lk->recorded = 0; /* (the release that carried it was answered) */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
         lk->holds = t->max_left;
     } else {
