@@ -1124,7 +1124,6 @@ typedef struct rlock_lock {
     rlock_renewal renewal;    /* what the last rlock_renew_poll did */
     unsigned char stale;      /* a release or cleanup went unanswered: it may still land, so the
                                * owner id it carried holds no more (rlock__round_answer) */
-    unsigned char recorded;   /* its first hold's record is on the server (6.4: RLOCK__LUA_RECORD) */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
     char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
@@ -2150,22 +2149,24 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
     "if v==ARGV[1] then redis.call('del',KEYS[1]) return 1 end " \
     "if v==ARGV[1]..'+' then redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 1 end return 0"
-/* A first hold's record (reentrant, read, write; see rlock__acquire_round_done):
- * ARGV[6], the handle's id, names the attempt; its grant stores the hash
- * field NUL..id..owner (no owner id has a NUL), and its cleanup - or the
- * handle's first release - decrements only if it removes that field: one
+/* A grant's record (reentrant, read, write; see rlock__acquire_round_done):
+ * ARGV[i], after the script's other arguments (ARGV[5]; ARGV[6] where
+ * ARGV[5] is taken: a writer's, a fair release's), is the handle's random
+ * id, and a grant stores the hash field NUL..id..owner (no owner id has a
+ * NUL) next to the count it added. A release removes it; a cleanup (its id
+ * 17 bytes: a NUL follows) decrements only if it removes it, so a cleanup
  * whose attempt never ran cannot take another handle's hold of the same
- * owner id. A release at 0 deletes the key (the records go with it); the
- * read-write live() drops those of owners holding nothing. */
-#define RLOCK__LUA_RECORD "if ARGV[6] then redis.call('hset',KEYS[1],'\\0'..ARGV[6]..ARGV[1],1) end "
-#define RLOCK__LUA_UNRECORD \
-    "if (ARGV[6] or '')~='' and redis.call('hdel',KEYS[1],'\\0'..ARGV[6]..ARGV[1])==0 then return -1 end "
+ * owner id. A reentrant release at 0 deletes the key (records go with it);
+ * the read-write live() drops the records of owners holding nothing. */
+#define RLOCK__LUA_RECORD(i) "redis.call('hset',KEYS[1],'\\0'..ARGV[" i "]..ARGV[1],1) "
+#define RLOCK__LUA_UNRECORD(i) \
+    "if redis.call('hdel',KEYS[1],'\\0'..string.sub(ARGV[" i "],1,16)..ARGV[1])==0 and #ARGV[" i "]>16 then return -1 end "
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
     "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
-    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD RLOCK__LUA_DEQUEUE "local f=0 " \
+    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=redis.call('incr',KEYS[4]) end return {1,c,f} end " \
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
@@ -2175,7 +2176,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
     RLOCK__LUA_UNQUEUE_SELF "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
-    RLOCK__LUA_UNRECORD "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
+    RLOCK__LUA_UNRECORD("5") "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 0"
 
@@ -2294,14 +2295,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_RW_MODE "local w=F[o..':t'] " \
     "if F[o..':r'] or F[o..':w'] or (m~='write' and (N(F.wq or 0)<=ms or w)) then " \
     "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
-    RLOCK__LUA_RECORD \
+    RLOCK__LUA_RECORD("5") \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 /* A writer is refused while turn tickets are out. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
     RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
-    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD("6") \
     RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
@@ -2326,12 +2327,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':r'] then return -1 end " RLOCK__LUA_UNRECORD "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    "if not F[o..':r'] then return -1 end " RLOCK__LUA_UNRECORD("5") "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
     "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
     RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':w'] then return -1 end " RLOCK__LUA_UNRECORD "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "if not F[o..':w'] then return -1 end " RLOCK__LUA_UNRECORD("6") "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
     "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
     "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
@@ -2442,7 +2443,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if string.sub(v,1,1)~='~' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
     "if t=='none' or r or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
-    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") \
     "if t=='none' then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " \
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
     "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
@@ -2451,7 +2452,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_FAIR_REENTRANT_RELEASE \
     RLOCK__LUA_FAIR_UNQUEUE_SELF "if redis.call('type',KEYS[1]).ok=='string' then " \
     "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then " RLOCK__LUA_FAIR_HANDOFF "end return -1 end " \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " RLOCK__LUA_UNRECORD \
+    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " RLOCK__LUA_UNRECORD("6") \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
@@ -2549,19 +2550,19 @@ static const char rlock__h1[] = "79612b9e4be076a6d75391594e283bd6c57b8210";
 static const char rlock__t2[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE);
 static const char rlock__h2[] = "590029a68790712fc10736e01aa20131e0a67aa9";
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
-static const char rlock__h3[] = RLOCK__RE("8fb3702e013b9299eda381471f3fe67aae4727bb");
+static const char rlock__h3[] = RLOCK__RE("dd7b66353dba450d93299fc51c7579a91bf4ac35");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
 static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
-static const char rlock__h5[] = RLOCK__RE("c0bade98366a5603deacaffd46c983edc3203223");
+static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd4f1");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
 static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
 static const char rlock__h7[] = RLOCK__FAIRS("8a135de59a55c3c65e2e8b11885feaa5d30dfd96");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
-static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("2bbc1e21bba11d635114027c404a88a0b78b0115"));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01a4e6278b676b401d"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("eec05b78ad72b998216af47cfa40f80e47b88b5f"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("98102458fe8fd54e6291fb796177aab9f3f24abe"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("8600590871c810195ff97ae84d61de7a32ff3aa7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
@@ -2569,17 +2570,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("fe152bebdb25691a413ffe9d1de9b94a8dcf3566");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("784547c012d05acb4d78a3dd8c8de9b6e490c675");
+static const char rlock__h13[] = RLOCK__PRIM("6ab3cc986a4285a2d94cbef23efb160b619729e7");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("6940f8236a67047a26c76b4838fb4c8fbf48b0c5");
+static const char rlock__h15[] = RLOCK__PRIM("129c493457625a95c5ec9bd8cb2647913c5b08e5");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("502b55feb04539d173ed3460288b4bf0bcc0930b");
+static const char rlock__h16[] = RLOCK__PRIM("8d1409546e285551195351f3ab1fb9109ffc08bd");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("ebb7fd33c6ff9deea5cc4f61748a1ba828121a6a");
+static const char rlock__h18[] = RLOCK__PRIM("f0a08625009a657022f36905f9ff0f7ece04fb9b");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -4269,13 +4270,9 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
             rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
 #endif
     }
-    /* ARGV[6], a first hold's record id (RLOCK__LUA_RECORD): its attempts
-     * and their cleanups, then its first release */
-    if (!rlock__token_kind(lk->kind) && (acquire || release) &&
-        (acquire || r->cleanup ? lk->state != RLOCK_STATE_HELD : lk->recorded)) {
-        while (e->n - (e->nkeys + 3) < 5) rlock__enc_arg(e, "", 0);
-        rlock__enc_arg(e, lk->waiter_id, 16);
-    }
+    /* Last, the handle's id naming its grants' records (RLOCK__LUA_RECORD);
+     * a cleanup's carries the NUL after it: it undoes only a recorded grant */
+    if (!rlock__token_kind(lk->kind)) rlock__enc_arg(e, lk->waiter_id, 16u + r->cleanup);
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
     if (release) RLOCK__SPUBLISH(lk, e);
 }
@@ -4982,7 +4979,6 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
             lk->fence = t->max_fence;
             lk->renewals = 0;
             lk->lost_notified = 0;
-            lk->recorded = 1;
         }
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
@@ -5024,6 +5020,11 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
          * queue place and reservation are keyed by its waiter id, which
          * stays. A reentrant owner at hold 0 takes a random id for this
          * hold: another handle of its owner id waits for it like a stranger.
+         * That first cleanup, at hold 0, may reach a node where the attempt
+         * never ran but another handle of the same owner id holds: it
+         * decrements only if it removes the record its attempt's grant
+         * stored (named by the handle's id: RLOCK__LUA_RECORD), so it
+         * cannot end that hold.
          * A re-entry keeps its owner: it undoes only the holds a node said
          * it added, which a late decrement cannot undercut. A semaphore
          * that queued keeps its token: on one node its queue entry names the
@@ -5075,7 +5076,6 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
-    lk->recorded = 0; /* (the release that carried it was answered) */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
         lk->holds = t->max_left;
     } else {

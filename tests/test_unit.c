@@ -3186,8 +3186,10 @@ static void test_reentrant(void) {
               strncmp(tok, rlock_client_instance_id(&C), 16) == 0, "owner %s", tok);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 2);
-    CHECK(req_eq(&F[0], 1, F[0].req[0], F[0].req_len[0])); /* the same owner id */
+    CHECK_REQ(F[0], 0, 0, S_RACQ, "10000"); /* the same owner id, twice */
     CHECK_REQ(F[0], 1, 0, S_RACQ, "10000");
+    /* each attempt names its grant's record by the handle's id (RLOCK__LUA_RECORD) */
+    CHECK(req_has(&F[0], 0, LK.waiter_id) && req_has(&F[0], 1, LK.waiter_id));
     CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 2);
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
