@@ -659,6 +659,7 @@ static void test_shared_owner_cleanup(rh_server *srv, rlock_kind kind, int fair)
         rh_hconn hc;
         rh_tconn rv;
         rlock_lock a, b, r;
+        rlock_info in;
         const char *key = "fair:shared";
         if (late_pair(srv, &hc, &rv, &a, &r, key, kind, fair) != 0) return;
         if (kind == RLOCK_KIND_READ) CHECK_EQ_ST(rlock_lock_init(&r, &rv.cl, key, strlen(key), RLOCK_KIND_WRITE), RLOCK_OK);
@@ -678,6 +679,10 @@ static void test_shared_owner_cleanup(rh_server *srv, rlock_kind kind, int fair)
             CHECK_EQ_ST(rlock_try_acquire(&r, 10000), RLOCK_NOT_ACQUIRED); /* a still holds */
             CHECK_EQ_LL(rh_hc_deliver(&hc, 0, &srv[0]), 0); /* the attempt, later still: a stray hold (its TTL) */
             CHECK_EQ_LL(held_count(&srv[0], &a, key), 2);
+            /* the hash holds the grants' records too: inspect counts owners, not fields */
+            CHECK_EQ_ST(rlock_inspect(&a, &in, 1), RLOCK_OK);
+            CHECK_MSG(in.holders == 1 && in.holds == 2 && strncmp(in.owner, rlock_lock_token(&a), 16) == 0,
+                      "inspect: %s, %lld holders, %lld holds, owner %s", in.kind, in.holders, in.holds, in.owner);
         } else { /* the attempt ran: its cleanup takes it out again */
             CHECK_EQ_LL(rh_hc_deliver(&hc, 0, &srv[0]), 0);
             CHECK_EQ_LL(held_count(&srv[0], &a, key), 2);
