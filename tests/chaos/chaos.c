@@ -68,7 +68,9 @@
  * CHAOS_VERBOSE=1 (print each overlapping pair), CHAOS_KIND=fair |
  * reentrant | fair-reentrant (the library clients' lock; default the barging
  * simple lock: `make chaos`; fair: the rlock runs pass --fair; reentrant:
- * the rlock slots run library clients too, a hash key is not the command's),
+ * the rlock slots run library clients too, a hash key is not the command's)
+ * | seed (one of the four, picked by the seed: CI's run; the first line
+ * names the kind, replayed with CHAOS_SEED and that CHAOS_KIND),
  * CHAOS_BREAK=nolock |
  * nofence | leak,stuck (the self-test's broken clients; nofence lets stale
  * writes through, so pauses past the TTL turn into lost updates).
@@ -1230,8 +1232,10 @@ static int campaign_main(void) {
     long long t0 = now_ms();
     int i, bad = 0, ns = (int)(sizeof g_scenarios / sizeof g_scenarios[0]);
     if (secs < 3) secs = 3;
-    if (*g_kind && strcmp(g_kind, "fair") && strcmp(g_kind, "reentrant") && strcmp(g_kind, "fair-reentrant")) {
-        fprintf(stderr, "chaos: CHAOS_KIND=%s: expected fair, reentrant or fair-reentrant\n", g_kind);
+    static const char *const kinds[] = {"", "fair", "reentrant", "fair-reentrant"};
+    int by_seed = strcmp(g_kind, "seed") == 0;
+    if (*g_kind && !by_seed && strcmp(g_kind, "fair") && strcmp(g_kind, "reentrant") && strcmp(g_kind, "fair-reentrant")) {
+        fprintf(stderr, "chaos: CHAOS_KIND=%s: expected fair, reentrant, fair-reentrant or seed\n", g_kind);
         return 2;
     }
     if (sd && *sd) seed = strtoull(sd, NULL, 10);
@@ -1240,6 +1244,10 @@ static int campaign_main(void) {
         seed = (unsigned long long)now_us() ^ ((unsigned long long)getpid() << 32);
         if (fd >= 0) { if (read(fd, &seed, sizeof seed) != (ssize_t)sizeof seed) {} close(fd); }
         seed %= 1000000000000ull;   /* short enough to type */
+    }
+    if (by_seed) { /* CI: each run one of the kinds, replayed by its seed alone */
+        g_kind = kinds[seed % 4];
+        setenv("CHAOS_KIND", g_kind, 1); /* (the clients read it) */
     }
     printf("chaos: seed %llu (replay: CHAOS_SEED=%llu), %lld s of faults over %d scenarios%s%s%s%s\n", seed, seed, secs,
            ns, brk ? ", CHAOS_BREAK=" : "", brk ? brk : "", *g_kind ? ", CHAOS_KIND=" : "", g_kind);
