@@ -3265,13 +3265,22 @@ static int rlock__has(const char *s, size_t n, const char *word) {
 static rlock_status rlock__map_error(const char *s, size_t n) {
     /* The first word found decides; '^': only at the start. One string of
      * words and a status each (rodata, not code; no table of pointers). */
-    static const char words[] = "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
+    static const char words[] =
+#if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
+                     * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
+        "unauthenticated\0"
+#endif
+        "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
                                 "can't run this command\0WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
                                 "UPGRADE read lock held\0"
 #endif
         ;
-    static const unsigned char st[] = { RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+    static const unsigned char st[] = {
+#if !RLOCK__COMPACT
+        RLOCK_E_AUTH,
+#endif
+        RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
                                         RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
     const char *w = words;
     size_t k, m;
@@ -4272,7 +4281,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     }
     /* Last, the handle's id naming its grants' records (RLOCK__LUA_RECORD);
      * a cleanup's carries the NUL after it: it undoes only a recorded grant */
-    if (!rlock__token_kind(lk->kind)) rlock__enc_arg(e, lk->waiter_id, 16u + r->cleanup);
+    if (!rlock__token_kind(lk->kind)) rlock__enc_arg(e, lk->waiter_id, 16u + (unsigned)r->cleanup);
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
     if (release) RLOCK__SPUBLISH(lk, e);
 }

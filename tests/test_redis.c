@@ -935,6 +935,14 @@ static void test_auth(void) {
     CHECK_EQ_LL(rlock_node_commands(&t.node) - c0, 1);
     CHECK_MSG(strstr(rlock_node_error(&t.node), "NOAUTH") != NULL, "error '%s'", rlock_node_error(&t.node));
     rh_tc_close(&t);
+    /* a reentrant lock's request is longer than the 10 elements Redis reads
+     * from a client that did not AUTH ("Protocol error: unauthenticated
+     * multibulk length"): the same status */
+    CHECK(rh_tc_open(&t, &s, 0, NULL, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "auth:key", 8, RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 2000), RLOCK_E_AUTH);
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "unauthenticated") != NULL, "error '%s'", rlock_node_error(&t.node));
+    rh_tc_close(&t);
 
     /* ACL users: one without scripting (EVAL nor FCALL: a user with FCALL
      * is served by functions, test_deploy), one outside its key pattern */
