@@ -315,6 +315,14 @@ extern "C" {
 #else
 #define RLOCK__REQ_QUEUE 1
 #endif
+/* The compact engine without the wait queue and the EVAL fallback
+ * (RLOCK_SMALLEST) writes its requests from templates (rlock__encode_lock):
+ * no argument writers, no script kinds. */
+#if RLOCK__COMPACT && !RLOCK__REQ_QUEUE && !RLOCK__HAS_EVAL
+#define RLOCK__ENC_TEMPLATE 1
+#else
+#define RLOCK__ENC_TEMPLATE 0
+#endif
 /* Auxiliary names a script request carries besides the key: the queue's two
  * keys and the channel (release) or the fence counter (acquire). */
 #define RLOCK__REQ_AUX (RLOCK__REQ_QUEUE ? 3 : 0)
@@ -1924,11 +1932,10 @@ static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
 }
 #define rlock__digit(x) rlock__divmod((x), 10)
 #endif
-static size_t rlock__utoa(char *out, unsigned long long v) {
+static size_t rlock__utoa(char *out, rlock__unum v) {
     char tmp[20];
     size_t i = sizeof tmp, n;
-    rlock__unum x = (rlock__unum)v;
-    do tmp[--i] = (char)('0' + rlock__digit(&x)); while (x);
+    do tmp[--i] = (char)('0' + rlock__digit(&v)); while (v);
     n = sizeof tmp - i;
     memcpy(out, tmp + i, n);
     out[n] = '\0';
@@ -2005,7 +2012,7 @@ static void rlock__put_end(unsigned char *out, size_t *pos) {
  * CRLF fit too; no sum can wrap). 0 when it does not fit. */
 static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
     char num[21];
-    size_t k = rlock__utoa(num, (unsigned long long)n), p = *pos, body = mark == '$' ? 2 : 0;
+    size_t k = rlock__utoa(num, (rlock__unum)n), p = *pos, body = mark == '$' ? 2 : 0;
     if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
     out[p++] = (unsigned char)mark;
     memcpy(out + p, num, k);
@@ -2020,14 +2027,12 @@ static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t l
     return rlock__put_len(out, cap, pos, '$', len);
 }
 
-/* Append one bulk argument made of a[0..alen) + b[0..blen) at *pos.
- * 0 when it does not fit. */
-static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen,
-                          const char *b, size_t blen) {
-    if (alen > cap || blen > cap - alen || !rlock__put_bulk(out, cap, pos, alen + blen)) return 0;
+/* Append one bulk argument a[0..alen) at *pos (a may be NULL when alen is
+ * 0). 0 when it does not fit (rlock__put_bulk checks its bytes too). */
+static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen) {
+    if (!rlock__put_bulk(out, cap, pos, alen)) return 0;
     if (alen) memcpy(out + *pos, a, alen);
-    if (blen) memcpy(out + *pos + alen, b, blen);
-    *pos += alen + blen;
+    *pos += alen;
     rlock__put_end(out, pos);
     return 1;
 }
@@ -2042,7 +2047,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
     int i;
     if (!out || argc <= 0 || !argv || !argvlen || !rlock__put_header(out, cap, &pos, argc)) return 0;
     for (i = 0; i < argc; i++)
-        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i], NULL, 0)) return 0;
+        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i])) return 0;
     return pos;
 }
 
@@ -2543,12 +2548,27 @@ typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >=
 /* Each script's text and SHA1 is an array of its own (with -fdata-sections
  * a section of its own), reached only through the script sets below, so a
  * program links the scripts of the lock kinds it can make and no others. */
+/* The simple lock's SHA1s are written as 20 hex pairs, so that the compact
+ * engine can send them from their 20 bytes (rlock__sha_bin: 60 B instead
+ * of 123 B of text) while the rest reads the same digits as text. */
+#define RLOCK__SHA_TEXT(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t) \
+    #a #b #c #d #e #f #g #h #i #j #k #l #m #n #o #p #q #r #s #t
+#define RLOCK__SHA_BYTES(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t)                      \
+    { 0x##a, 0x##b, 0x##c, 0x##d, 0x##e, 0x##f, 0x##g, 0x##h, 0x##i, 0x##j, 0x##k, 0x##l, 0x##m, 0x##n, \
+      0x##o, 0x##p, 0x##q, 0x##r, 0x##s, 0x##t }
+#define RLOCK__SHA0(X) X(a1,3c,01,7b,0f,24,70,3f,44,40,94,25,43,dc,4c,33,bf,8e,bb,77)
+#define RLOCK__SHA1(X) X(79,61,2b,9e,4b,e0,76,a6,d7,53,91,59,4e,28,3b,d6,c5,7b,82,10)
+#define RLOCK__SHA2(X) X(59,00,29,a6,87,90,71,2f,c1,07,36,e0,1a,a2,01,31,e0,a6,7a,a9)
 static const char rlock__t0[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_ACQUIRE);
-static const char rlock__h0[] = "a13c017b0f24703f4440942543dc4c33bf8ebb77";
+static const char rlock__h0[] = RLOCK__SHA0(RLOCK__SHA_TEXT);
 static const char rlock__t1[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_EXTEND);
-static const char rlock__h1[] = "79612b9e4be076a6d75391594e283bd6c57b8210";
+static const char rlock__h1[] = RLOCK__SHA1(RLOCK__SHA_TEXT);
 static const char rlock__t2[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_RELEASE);
-static const char rlock__h2[] = "590029a68790712fc10736e01aa20131e0a67aa9";
+static const char rlock__h2[] = RLOCK__SHA2(RLOCK__SHA_TEXT);
+#if RLOCK__ENC_TEMPLATE
+static const unsigned char rlock__sha_bin[3][20] = { RLOCK__SHA0(RLOCK__SHA_BYTES), RLOCK__SHA1(RLOCK__SHA_BYTES),
+                                                     RLOCK__SHA2(RLOCK__SHA_BYTES) };
+#endif
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
 static const char rlock__h3[] = RLOCK__RE("dd7b66353dba450d93299fc51c7579a91bf4ac35");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
@@ -3012,14 +3032,14 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
                     arg[m++] = pass;
                 } else if (k == 1) {
                     if (db <= 0) continue;
-                    (void)rlock__utoa(num, (unsigned long long)db);
+                    (void)rlock__utoa(num, (rlock__unum)db);
                     arg[m++] = num;
                 } else {
                     if (!RLOCK__HAS_WAITING || !n->hello) continue;
                     arg[m++] = "3";
                 }
                 ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
-                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]), NULL, 0);
+                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]));
                 if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
                     n->conn = RLOCK__CONN_DOWN;
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
@@ -3391,20 +3411,23 @@ static void rlock__hex(char *out, const unsigned char *b, size_t n) {
     out[2 * n] = '\0';
 }
 
-/* Defaults live here and only here; zero in a config means "default". */
+/* A time field: its default when 0, then its bound. */
+static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint32_t most) {
+    if (!*f) *f = dflt;
+    if (*f > most) *f = most;
+}
+/* Defaults live here and only here; zero in a config means "default".
+ * Waits between attempts are at most 2^30 ms (12.4 days): doubled, they
+ * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
+ * wrap to no wait at all; the node timeout is an interval: < 2^31. (drift
+ * is below 1000 here: rlock_client_init checked it.) */
 static void rlock__config_defaults(rlock_config *cfg) {
-    if (!cfg->backoff_min_ms) cfg->backoff_min_ms = 2;
-    if (!cfg->backoff_max_ms) cfg->backoff_max_ms = 128;
-    if (!cfg->drift_permille) cfg->drift_permille = 10;
-    if (!cfg->recheck_ms) cfg->recheck_ms = 1000;
-    /* Waits between attempts at most 2^30 ms (12.4 days): doubled, they
-     * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31
-     * would wrap to no wait at all. */
-    if (cfg->backoff_min_ms > RLOCK__MS_FAR / 2u) cfg->backoff_min_ms = RLOCK__MS_FAR / 2u;
-    if (cfg->backoff_max_ms > RLOCK__MS_FAR / 2u) cfg->backoff_max_ms = RLOCK__MS_FAR / 2u;
-    if (cfg->recheck_ms > RLOCK__MS_FAR / 2u) cfg->recheck_ms = RLOCK__MS_FAR / 2u;
+    rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
+    rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
+    rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
+    rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
+    rlock__config_field(&cfg->drift_permille, 10, RLOCK__MS_FAR / 2u);
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
-    if (cfg->node_timeout_ms > RLOCK__MS_FAR - 1u) cfg->node_timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
 }
 
 RLOCKDEF void rlock_config_init(rlock_config *cfg) {
@@ -3701,7 +3724,7 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
             /* "same server as node <j> (run_id <id>)" */
             k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
-            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (unsigned long long)j));
+            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (rlock__unum)j));
             k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
             k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
             k = rlock__append(msg, sizeof msg, k, ")", 1);
@@ -3796,6 +3819,7 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 /* A lock keeps its key once; its auxiliary names (aux_base + suffix) are
  * derived from it where they are used: appended to a request, compared with
  * a pushed channel. aux_base_len (0: none) tells which form the base has. */
+#if !RLOCK__ENC_TEMPLATE /* (the templates have no auxiliary names) */
 static int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
                              size_t bl, const char *suffix, size_t slen) {
     if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
@@ -3809,6 +3833,7 @@ static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const str
                           const char *suffix, size_t slen) {
     return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
 }
+#endif
 #if !RLOCK__COMPACT /* compared with pushed channels: waiting only */
 /* Is s[0..aux_base_len) lk's auxiliary prefix? */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
@@ -4063,12 +4088,14 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
+#if !RLOCK__ENC_TEMPLATE
 static RLOCK__SHARED int rlock__is_acquire_script(int s) {
     return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 static int rlock__is_release_script(int s) {
     return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_RELEASE : (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
 }
+#endif
 
 /* A request being encoded: each argument goes at pos while ok; the first
  * that does not fit clears ok and the rest are skipped (nothing is sent).
@@ -4090,22 +4117,24 @@ struct rlock__shard_ops {
     size_t (*asking)(unsigned char *out, size_t cap);
 };
 
+#if !RLOCK__ENC_TEMPLATE
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
-    if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen, NULL, 0);
+    if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
 static void rlock__enc_str(rlock__enc *e, const char *s) {
     rlock__enc_arg(e, s, strlen(s));
 }
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
     char num[21];
-    rlock__enc_arg(e, num, rlock__utoa(num, v));
+    rlock__enc_arg(e, num, rlock__utoa(num, (rlock__unum)v));
 }
 /* lk's auxiliary name with suffix (":waiters", ...). */
 static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
     e->n++;
     if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
 }
+#endif
 
 #ifndef RLOCK_NO_PRIMITIVES
 /* A multi-lock's keys: key[] holds each as a 2-byte big-endian length and
@@ -4208,6 +4237,38 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 }
 #endif
 
+#if RLOCK__ENC_TEMPLATE
+/* The compact engine's requests without the wait queue and the EVAL
+ * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from a
+ * template of the arguments. Each is a literal (its length byte, then its
+ * bytes) or a letter spliced in: H the script's SHA1, K the key, O the
+ * token, T the ttl, W an acquire's wait left (a release's is empty; an
+ * extend ends before it). */
+static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
+    static const char script[] = "\7EVALSHAH\1" "1KOT\0W", plain[] = "\3SETKO\2NX\2PXT";
+    const rlock_round *r = &lk->op.round;
+    int s = r->script, argc = r->plain || s == RLOCK__S_SIMPLE_EXTEND ? 6 : 8, k;
+    const char *t = r->plain ? plain : script, *a;
+    size_t pos = 0, len;
+    char num[41]; /* (a number, or a SHA1 in hex) */
+    (void)i;
+    (void)how; /* (always EVALSHA) */
+    if (!rlock__put_header(out, cap, &pos, argc)) return 0;
+    for (k = 0; k < argc; k++, t++) {
+        a = num;
+        switch (*t) {
+        case 'H': rlock__hex(num, rlock__sha_bin[s], 20), len = 40; break;
+        case 'K': a = lk->key; len = lk->key_len; break;
+        case 'O': a = lk->owner; len = lk->owner_len; break;
+        case 'T': len = rlock__utoa(num, r->ttl); break;
+        case 'W': len = s == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
+        default: a = t + 1; len = (size_t)*t; t += len;
+        }
+        if (!rlock__put_arg(out, cap, &pos, a, len)) return 0;
+    }
+    return pos;
+}
+#else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
@@ -4300,6 +4361,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     rlock__enc_lock(&e, lk, i, how);
     return e.ok ? e.pos : 0;
 }
+#endif
 
 #if !RLOCK__COMPACT /* (the compact engine's locks are simple: rlock__c_ops_are_scripts) */
 static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
@@ -4671,9 +4733,9 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (!rlock__put_header(out, cap, &pos, 2) ||
-        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd), NULL, 0) ||
+        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd)) ||
         !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
-             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len, NULL, 0))) return 0;
+             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
     /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
      * by a push or an error (MOVED: the slot is served elsewhere now). */
     if (!RLOCK__SHARD(c) && n->proto == 3) rlock__x_commit_push(n, pos);
@@ -5471,7 +5533,7 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
 static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
     size_t p = n->x.tx_len;
     int i, ok = rlock__put_header(n->tx, sizeof n->tx, &p, argc);
-    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]), NULL, 0);
+    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]));
     if (ok) {
         n->x.tx_len = p;
         n->x.commands++;
@@ -5529,7 +5591,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             const char *sel[2];
             sel[0] = "SELECT";
             sel[1] = num;
-            (void)rlock__utoa(num, (unsigned long long)n->db);
+            (void)rlock__utoa(num, (rlock__unum)n->db);
             if (!rlock__c_cmd(n, 2, sel)) goto too_big;
             x->head |= RLOCK__C_SELECT;
         }
@@ -6137,14 +6199,10 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     return n;
 }
 
-/* An extend or release: its one round goes out now. */
-static rlock_status rlock__c_start(rlock_lock *lk, int op, uint32_t ttl) {
-    rlock__op_link(lk, op, ttl);
-    rlock__c_round(lk, rlock__now(lk->client), 0);
-    return RLOCK_WOULD_BLOCK;
-}
-
-RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+/* The three calls that start an operation share one body (op: which):
+ * their checks in their order, then the op's first round. An acquire
+ * waits up to wait_ms; an extend's and a release's wait_ms is 0. */
+static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now, wait;
     int forever;
@@ -6153,11 +6211,21 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
-    /* Validity ran out: whatever Redis has now is not our old grant. Say so
-     * (on_lost), then acquire afresh. */
-    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+    if (op != RLOCK__OP_RELEASE) {
+        if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+        if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
+        /* Validity ran out: whatever Redis has now is not our old grant. Say
+         * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
+        if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+    }
+    if (op != RLOCK__OP_ACQUIRE) {
+        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+        /* A LOST lock is still released: the script is owner-checked. */
+        if (op == RLOCK__OP_EXTEND && lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        rlock__op_link(lk, op, op == RLOCK__OP_EXTEND ? (uint32_t)ttl_ms : lk->ttl_ms); /* (checked: < 2^31) */
+        rlock__c_round(lk, rlock__now(c), 0);
+        return RLOCK_WOULD_BLOCK;
+    }
     if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
     if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
         return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
@@ -6178,23 +6246,14 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
-
-RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
-    return rlock__c_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
-
+RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    return rlock__c_start(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+}
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    /* A LOST lock is still released: the script is owner-checked. */
-    return rlock__c_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms);
+    return rlock__c_start(lk, RLOCK__OP_RELEASE, 0, 0);
 }
 
 #endif /* RLOCK__COMPACT */
@@ -6403,7 +6462,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             lk->owner_len = len;
         } else {
             char num[24];
-            size_t n = rlock__utoa(num, (unsigned long long)RLOCK_THREAD_ID());
+            size_t n = rlock__utoa(num, (rlock__unum)RLOCK_THREAD_ID());
             /* (a thread id has at most 3 digits per byte: with the default
              * RLOCK_MAX_OWNER_LEN this cannot fail, and is not compiled) */
             if (RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && 17 + n > RLOCK_MAX_OWNER_LEN)
@@ -6504,7 +6563,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
     memset(lk, 0, sizeof *lk);
     lk->client = c;
-    lk->scripts = &rlock__set_lock;
+    lk->scripts = RLOCK__ENC_TEMPLATE ? NULL : &rlock__set_lock; /* (the templates send the simple lock's) */
     lk->kind = kind;
     memcpy(lk->key, key, key_len);
     lk->key_len = key_len;

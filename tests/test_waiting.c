@@ -647,8 +647,9 @@ static long long sub_fault_once(rh_server *s, const char *key, int kill_subs) {
     CHECK_MSG(wait_numsub(s, chan, 1, 2000), "the waiter never subscribed to %s", chan);
     if (kill_subs) {
         long long killed = rh_int(s, "CLIENT KILL TYPE pubsub");
+        /* (not followed by NUMSUB == 0: the waiter may already have
+         * reconnected and subscribed again - a valgrind run saw 1) */
         CHECK_MSG(killed >= 1, "CLIENT KILL TYPE pubsub killed %lld", killed);
-        CHECK_EQ_LL(numsub(s, chan), 0);
     } else {
         rh_sleep_ms(100);
         CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* publishes */
