@@ -135,8 +135,9 @@
  * the first one after a connect), so the locks of one client take turns - a
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
  * before it is read, and a slow reply delays them all (each request keeps its
- * own node timeout). It reads RESP2 scalars and arrays of them only (all
- * that simple locks get back). Smallest, Cortex-M4 -Os, linked: 6,795 B
+ * own node timeout). It reads RESP2 statuses, errors, integers, nils and
+ * arrays of integers only (all that simple locks get back; any other reply
+ * is malformed). Smallest, Cortex-M4 -Os, linked: 6,795 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
  * microcontroller".
  */
@@ -712,15 +713,22 @@ typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
+#if !RLOCK__COMPACT
     int listen;           /* read even with nothing outstanding (subscriptions) */
+#endif
     int hello;            /* send HELLO 3 at connect */
+#if !RLOCK__COMPACT
     int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+#endif
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     int active;           /* an event of it is being handled: it is alive, no idle probe */
     unsigned head, count; /* the FIFO of requests in flight */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     rlock_status fail_st;
-    size_t tx_len, tx_off, rx_len, rx_used;
+    size_t tx_len, tx_off, rx_len;
+#if !RLOCK__COMPACT
+    size_t rx_used;
+#endif
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
@@ -1018,6 +1026,42 @@ typedef int32_t rlock__num;
 typedef long long rlock__num;
 #endif
 
+#if RLOCK__COMPACT
+/* The compact engine's (section 6.8c) round and operation: one node, simple
+ * locks; only the fields it uses, the most used first (Thumb's short loads
+ * reach a struct's first 124 bytes). Same names as the general engine's. */
+typedef struct rlock_round {
+    rlock__ms start;
+    uint32_t timeout;
+    uint32_t ttl;
+    int script;
+    int plain;
+    int cleanup;
+    unsigned queued;
+    unsigned evaled;
+    unsigned wake;
+} rlock_round;
+typedef struct rlock_op {
+    struct rlock_lock *next;
+    int kind;
+    int phase;
+    rlock_status result;
+    rlock_status fail;
+    int retry;
+    int timed;
+    int plain;
+    int fresh;
+    int cancel;
+    int queue;
+    uint32_t attempts;
+    uint32_t wait_left;
+    uint32_t ttl;
+    rlock__ms wait_end;
+    rlock__ms wake_at;
+    rlock__num holder_pttl;
+    rlock_round round;
+} rlock_op;
+#else
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
@@ -1072,6 +1116,7 @@ typedef struct rlock_op {
     rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
     rlock_round round;
 } rlock_op;
+#endif /* RLOCK__COMPACT */
 
 struct rlock__scripts;
 
@@ -1109,12 +1154,24 @@ typedef struct rlock_lock {
     /* the operation in progress */
     rlock_op op;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
+#if RLOCK__COMPACT
+    uint32_t prng;            /* jitter only (xorshift32); seeded from the secure source */
+#else
     unsigned long long prng;  /* jitter only; seeded from the secure source */
+#endif
     /* grant */
+#if RLOCK__COMPACT /* (its numbers: 32-bit without fencing) */
+    rlock__num fence;
+#else
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
+#endif
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
+#if RLOCK__COMPACT
+    rlock__num holds;         /* (1 while held: simple locks) */
+#else
     long long holds;          /* reentrant hold count seen on the quorum */
+#endif
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
@@ -5394,9 +5451,11 @@ static void rlock__client_step(rlock_client *c) {
  * and tallies. One request in flight on the connection at a time (AUTH and
  * SELECT go ahead of the first one after a connect): a lock whose turn has
  * not come waits until the reply before it is read. Replies are RESP2
- * scalars or arrays of scalars. The requests (rlock__encode_lock), scripts,
- * statuses and error texts are the general engine's, and its answers are
- * judged as rlock__round_store does (rlock__c_store); it defines the same
+ * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
+ * statuses and error texts are the general engine's; each answer is read
+ * as rlock__round_store does (rlock__c_store) and judged as it comes, with
+ * no round left to tally (rlock__c_judge); its round and op structs keep
+ * only what it uses (section 5). It defines the same
  * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
@@ -5419,72 +5478,64 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 typedef struct rlock__c_rep {
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    rlock__num v[3];  /* an integer reply's value; an array's first three elements (integers) */
+    rlock__num v[3];  /* an integer reply's value; an array's first three elements */
     rlock__num count; /* an array's element count */
-    int type;         /* the type byte: '+', '-', ':', '$', '*'; 0: nil ($-1, *-1) */
-    int odd;          /* an array element that is not an integer */
+    int type;         /* the type byte: '+', '-', ':', '*'; 0: nil ($-1, *-1) */
 } rlock__c_rep;
 
-/* One reply from b[0..len): a scalar, or an array of scalars, walked line
- * by line. > 0 its length, 0 incomplete, < 0 malformed (RESP3 types and
- * nested arrays too: never an answer to what it sends; a line or length
- * that cannot fit in cap bytes is malformed at once). A line's number is
- * '-' and 1..18 digits (more are malformed); without fencing it is read in
- * 32 bits, its magnitude cut to 2^31 - 1: every number a simple lock is
- * answered with (a flag, a PTTL, a length) is exact, a larger PTTL only caps
- * a backoff. */
+/* One reply from b[0..len), read as what a simple lock can be answered
+ * with: a status, an error, an integer, nil ($-1, *-1), or an array of
+ * integers (the acquire script's), walked line by line. > 0 its length, 0
+ * incomplete, < 0 malformed: so is every other reply (a bulk string, an
+ * array element that is not an integer, RESP3 types), never an answer to
+ * what it sends; a line or count that cannot fit in cap bytes at once. A
+ * line's number is '-' and 1..18 digits (more are malformed); without
+ * fencing it is read in 32 bits, its magnitude cut to 2^31 - 1: every number
+ * a simple lock is answered with (a flag, a PTTL) is exact, a larger PTTL
+ * only caps a backoff. */
+#if !RLOCK__HAS_FENCING
+/* A line's number s[0..n): '-' and 1..18 digits, read in 32 bits, its
+ * magnitude cut to 2^31 - 1. 0, or -1 malformed. */
+static RLOCK__NOINLINE int rlock__c_int(const unsigned char *s, size_t n, rlock__num *out) {
+    size_t neg = n && s[0] == '-', i;
+    uint32_t u = 0;
+    if (n == neg || n - neg > 18) return -1;
+    for (i = neg; i < n; i++) {
+        unsigned d = (unsigned)s[i] - '0';
+        if (d > 9) return -1;
+        u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
+    }
+    *out = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+    if (neg) *out = -*out;
+    return 0;
+}
+#else
+#define rlock__c_int(s, n, out) rlock__resp_int((s), (n), (out)) /* fence tokens: any 64-bit number */
+#endif
 static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, q;
     rlock__num left = 1, k, i = -1;
-    o->odd = 0;
     o->count = o->v[1] = o->v[2] = 0;
     for (; left > 0; left--, i++) {
-        int c, bad = 0;
-        uint32_t u = 0;
-        if (i >= 0 && p < len && b[p] == '*') return -1; /* a nested array, known by its first byte */
-        for (q = p;; q++) { /* to the line's CR (a bare LF is malformed), its number read on the way */
-            unsigned d;
-            if (q >= len) return len >= cap ? -1 : 0;
-            d = (unsigned)b[q] - '0';
+        int c;
+        if (i >= 0 && p < len && b[p] != ':') return -1; /* an element that is not an integer, by its first byte */
+        for (q = p; q < len && b[q] != '\r'; q++) /* to the line's CR (a bare LF is malformed) */
             if (b[q] == '\n') return -1;
-            if (b[q] == '\r') break;
-            if (q == p || (q == p + 1 && b[q] == '-')) continue; /* the type byte, a sign */
-            bad |= d > 9;
-            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
-        }
         if (q + 1 >= len) return len >= cap ? -1 : 0;
-        if (b[q + 1] != '\n') return -1;
+        if (b[q + 1] != '\n' || q == p) return -1;
         c = b[p];
         k = 0;
-        if (c != '+' && c != '-') {
-            size_t n = q - p - 1, neg = n && b[p + 1] == '-';
-#if RLOCK__HAS_FENCING /* fence tokens: any 64-bit number */
-            (void)bad;
-            (void)u;
-            (void)neg;
-            if (rlock__resp_int(b + p + 1, n, &k) != 0) return -1;
-#else
-            if (bad || n == neg || n - neg > 18) return -1;
-            k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
-            if (neg) k = -k;
-#endif
-            if ((c != ':' && c != '$' && (c != '*' || i >= 0)) || (c != ':' && (size_t)k + 1 > cap + 1))
-                return -1; /* (a length below -1, or past cap) */
-            if (c == '*') left += k; /* (nil: -1, ends the walk) */
-            if (c == '$' && k >= 0) {
-                size_t body = q + 2 + (size_t)k + 2; /* (k <= cap: no sum wraps) */
-                if (body > len) return body > cap ? -1 : 0;
-                if (b[body - 2] != '\r' || b[body - 1] != '\n') return -1;
-                q = body - 2;
-            }
-        }
+        /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
+        if (c != '+' && c != '-' &&
+            (rlock__c_int(b + p + 1, q - p - 1, &k) != 0 ||
+             (c != ':' && (c != '$' || k != -1) && (c != '*' || (size_t)k + 1 > cap + 1))))
+            return -1;
         if (i < 0) { /* the reply's own line */
             o->type = c != ':' && k == -1 ? 0 : c;
             o->str = (const char *)b + 1;
             o->len = q - 1;
             o->v[0] = o->count = k;
-        } else if (c != ':') {
-            o->odd = 1;
+            if (c == '*') left += k; /* (nil: -1, ends the walk) */
         } else if (i < 3) {
             o->v[i] = k;
         }
@@ -5550,7 +5601,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
-    /* (active: answering its reply, EVAL after NOSCRIPT: it is alive) */
+    /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!x->active && x->conn == RLOCK__CONN_UP) {
         long r;
         if (t->idle) {
@@ -5736,31 +5787,31 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * script's {flag, pttl[, fence]}; extend's and release's integer. Another
  * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
  * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static RLOCK__NOINLINE rlock_status rlock__c_store(rlock_round *r, rlock_status st, const rlock__c_rep *a) {
-    rlock__num *v = r->v[0];
+static RLOCK__NOINLINE rlock_status rlock__c_store(const rlock_round *r, rlock_status st, const rlock__c_rep *a,
+                                                   rlock__num *v) {
     v[0] = v[1] = v[2] = 0;
-    r->answered = 1u;
     if (st != RLOCK_OK || !a) {
         /* no answer (a is NULL: st says why) */
     } else if (a->type == '-') {
         st = rlock__map_error(a->str, a->len);
     } else if (r->plain) {
-        if (a->type == '+' && a->len == 2 && memcmp(a->str, "OK", 2) == 0) v[0] = v[1] = 1;
+        if (a->type == '+' && a->len == 2 && a->str[0] == 'O' && a->str[1] == 'K') v[0] = v[1] = 1;
         else if (a->type) st = RLOCK_E_PROTOCOL;
     } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
         if (a->type == ':') v[0] = a->v[0];
         else st = RLOCK_E_PROTOCOL;
-    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || a->odd || (unsigned long long)a->v[0] > 1u) {
+    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || (unsigned long long)a->v[0] > 1u) {
         st = RLOCK_E_PROTOCOL;
     } else {
         memcpy(v, a->v, sizeof a->v);
         if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
     }
-    r->st[0] = st;
     return st;
 }
 
-/* Record the answer to lk's request (as rlock__round_answer, one node). */
+/* The answer to lk's request: noted (as rlock__round_answer, one node),
+ * then judged at once (rlock__c_judge). */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
 static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
         RLOCK__TXT("unexpected reply to acquire"),
@@ -5769,23 +5820,26 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
     };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    rlock_status kept = rlock__c_store(r, st, rep);
+    rlock__num v[3];
+    rlock_status kept = rlock__c_store(r, st, rep, v);
     size_t len;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
         /* well-formed, of the wrong shape: the stream is not trusted either */
-        why = rlock__c_txt(n, unexpected[r->script]);
-        rlock__c_down(n, RLOCK_E_PROTOCOL);
+        rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
+        why = n->x.xerr;
     }
     if (rep && rlock__c_error_is(rep, "READONLY", 8))
         rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
-    if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-    len = strlen(why);
-    if (rep && rep->type == '-') { /* Redis's own text */
-        why = rep->str;
-        len = rep->len;
+    if (!r->cleanup) {
+        if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+        len = strlen(why);
+        if (rep && rep->type == '-') { /* Redis's own text */
+            why = rep->str;
+            len = rep->len;
+        }
+        rlock__node_note(n, kept, why, len);
     }
-    rlock__node_note(n, kept, why, len);
+    rlock__c_judge(lk, kept, v);
 }
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
@@ -5800,7 +5854,7 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_status st;
     rlock__ms start = r->start;
     rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
-    if ((r->queued | r->answered) || n->x.count) return;
+    if (r->queued || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap);
     if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
@@ -5821,14 +5875,14 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     int op = cleanup ? RLOCK__OP_RELEASE : lk->op.kind;
     uint32_t ttl = lk->op.ttl;
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
-    r->queued = r->answered = r->evaled = 0;
+    r->queued = r->evaled = 0;
     r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
     if (RLOCK__REQ_QUEUE) r->wake = op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
-    r->ttl = ttl; /* (st[0] is read once answered: rlock__c_store sets it) */
+    r->ttl = ttl;
     if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
     rlock__c_submit(lk, now);
 }
@@ -5870,7 +5924,7 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
 /* Jitter only, never tokens: xorshift32 over the seed drawn at acquire
  * (its low half, never 0: rlock_acquire_begin). */
 static uint32_t rlock__c_jitter(rlock_lock *lk) {
-    uint32_t x = (uint32_t)lk->prng;
+    uint32_t x = lk->prng;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
@@ -5900,10 +5954,12 @@ static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* Statuses that end an acquire at once (as rlock__tally_status). */
+/* Statuses that end an acquire at once (as rlock__tally_status): one bit
+ * each. */
+typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
 static int rlock__c_fatal(rlock_status st) {
-    return st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
-           st == RLOCK_E_MOVED;
+    return (int)(((1ul << RLOCK_E_AUTH) | (1ul << RLOCK_E_WRONGTYPE) | (1ul << RLOCK_E_FOREIGN) | (1ul << RLOCK_E_BADARG) |
+                  (1ul << RLOCK_E_MOVED)) >> st & 1u);
 }
 
 /* A grant or an extension whose round started at start, judged at now: 1,
@@ -5920,19 +5976,47 @@ static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     return 1;
 }
 
-/* An acquire attempt was answered (as rlock__acquire_round_done, one node). */
-static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
+/* Judge lk's answer (st; v: its numbers) at once, by the clock now: an
+ * acquire attempt (as rlock__acquire_round_done, one node), an extend (as
+ * rlock__extend_round_done), a release, or the cleanup after a failed
+ * attempt. */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v) {
     rlock_op *op = &lk->op;
-    rlock_round *r = &op->round;
-    rlock_status st = r->st[0], fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
-    int answered = st == RLOCK_OK, granted = answered && r->v[0][0] == 1;
-    rlock__ms start = r->start;
-    op->holder_pttl = answered && !granted ? (r->v[0][1] < 0 ? 0 : r->v[0][1]) : -1;
-    lk->votes = (size_t)granted;
+    rlock__ms now = rlock__now(lk->client), start = op->round.start;
+    int yes = st == RLOCK_OK && v[0] == 1;
+    rlock_status fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
+    if (op->phase == RLOCK__PH_CLEANUP) {
+        rlock__c_again(lk, now);
+        return;
+    }
+    lk->votes = (size_t)yes;
+    if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
+        if (st == RLOCK_OK) {
+            lk->holds = 0;
+            lk->state = RLOCK_STATE_IDLE;
+            st = yes ? RLOCK_OK : RLOCK_LOST;
+        }
+        rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
+        return;
+    }
+    if (op->kind == RLOCK__OP_EXTEND) {
+        if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
+        else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && rlock__c_lease(lk, start, now)) {
+            st = RLOCK_OK;
+        } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
+            rlock__mark_lost(lk);
+            st = RLOCK_LOST;
+        } else if (st == RLOCK_OK) {
+            st = RLOCK_E_PROTOCOL;
+        }
+        rlock__op_finish(lk, st);
+        return;
+    }
+    op->holder_pttl = st == RLOCK_OK && !yes ? (v[1] < 0 ? 0 : v[1]) : -1;
     if (RLOCK__MS_BEFORE(now, start)) fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && granted && rlock__c_lease(lk, start, now)) {
+    else if (!op->cancel && yes && rlock__c_lease(lk, start, now)) {
         lk->held_since = start;
-        lk->fence = r->v[0][2];
+        lk->fence = v[2];
         lk->renewals = 0;
         lk->lost_notified = 0;
         lk->state = RLOCK_STATE_HELD;
@@ -5941,16 +6025,16 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
         return;
     }
     op->fail = op->cancel ? RLOCK_OK
-             : fatal != RLOCK_OK ? fatal : answered ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
+             : fatal != RLOCK_OK ? fatal : st == RLOCK_OK ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
     op->retry = !op->cancel && fatal == RLOCK_OK && RLOCK__MS_BEFORE(now, op->wait_end) &&
                 (lk->client->cfg.max_attempts == 0 || op->attempts < lk->client->cfg.max_attempts);
-    if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && answered && !granted) {
+    if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && st == RLOCK_OK && !yes) {
         op->plain = 2;
         op->retry = 1;
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
-    if (granted || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
+    if (yes || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
         op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
         rlock__c_round(lk, now, 1);
         return;
@@ -5958,73 +6042,38 @@ static void rlock__c_acquired(rlock_lock *lk, rlock__ms now) {
     rlock__c_again(lk, now);
 }
 
-/* An extend was answered (as rlock__extend_round_done, one node). */
-static void rlock__c_extended(rlock_lock *lk, rlock__ms now) {
-    rlock_op *op = &lk->op;
-    rlock_status st = op->round.st[0];
-    int yes = st == RLOCK_OK && op->round.v[0][0] == 1;
-    rlock__ms start = op->round.start;
-    lk->votes = (size_t)yes;
-    if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
-    else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && rlock__c_lease(lk, start, now)) {
-        st = RLOCK_OK;
-    } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
-        rlock__mark_lost(lk);
-        st = RLOCK_LOST;
-    } else if (st == RLOCK_OK) {
-        st = RLOCK_E_PROTOCOL;
-    }
-    rlock__op_finish(lk, st);
-}
-
-/* A release was answered: 1 released, 0 not ours (then it was lost). */
-static void rlock__c_released(rlock_lock *lk) {
-    rlock_status st = lk->op.round.st[0];
-    lk->votes = st == RLOCK_OK && lk->op.round.v[0][0] == 1;
-    if (st == RLOCK_OK) {
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-        st = lk->votes ? RLOCK_OK : RLOCK_LOST;
-    }
-    rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
-}
-
-/* Move lk's operation as far as it can go now. */
+/* Move lk's operation as far as it can go now: a backoff ends, a request
+ * whose turn came goes out (answers are judged as they come). */
 static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
-    if (op->phase != RLOCK__PH_ROUND && op->phase != RLOCK__PH_CLEANUP) return;
-    rlock__c_submit(lk, now);
-    if (!op->round.answered) return;
-    /* judged by the clock now: the answer may have come inside a blocking call */
-    now = rlock__now(lk->client);
-    if (op->phase == RLOCK__PH_CLEANUP) rlock__c_again(lk, now);
-    else if (op->kind == RLOCK__OP_ACQUIRE) rlock__c_acquired(lk, now);
-    else if (op->kind == RLOCK__OP_EXTEND) rlock__c_extended(lk, now);
-    else rlock__c_released(lk);
+    if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(lk, now);
 }
 
 /* The reply (ok) or failure of lk's request. */
 static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rlock_status st, const char *why,
                            rlock__ms now) {
     rlock_round *r = &lk->op.round;
-    if (r->answered || (ok && !r->queued)) return; /* not this request's (failed: its AUTH's) */
+    rlock_node *n = lk->client->nodes[0];
+    if (ok && !r->queued) return; /* not this request's (failed: its AUTH's) */
     if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
     if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
         if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
             rlock__c_answer(lk, RLOCK_E_REDIS, NULL,
-                            rlock__c_txt(lk->client->nodes[0], RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
+                            rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
             return;
         }
         if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
             r->evaled = 1u;
             r->queued = 0;
+            n->x.active = 1; /* (it is alive: no idle probe) */
             rlock__c_submit(lk, now);
+            n->x.active = 0;
             return;
         }
     }
     if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
-        lk->client->nodes[0]->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
+        n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     rlock__c_answer(lk, RLOCK_OK, rep, "");
 }
 
@@ -6043,9 +6092,7 @@ static void rlock__client_step(rlock_client *c) {
         int r;
         int got = 0;
         while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
-            n->x.active = 1;
             if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr, now);
-            n->x.active = 0;
             got = 1;
         }
         /* the next lock's request goes out now: its timeout runs from then
@@ -6080,24 +6127,21 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     return next == UINT32_MAX ? 0 : next;
 }
 
-/* The connection, when it needs I/O (the general engine's signature). */
-static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, const rlock_transport **trs,
-                                     size_t cap, int *connecting) {
+/* The connection's interest into *out (NULL: not wanted) when it needs
+ * I/O: 0 none, 1, or 2 when connect() has not run yet (step at once). */
+static int rlock__client_interest(const rlock_client *c, rlock_interest *out) {
     const rlock_node *n = c->nodes[0];
     const rlock_transport *t = &n->transport;
     int w = rlock__c_wants(n), fd;
-    (void)trs;
-    *connecting = 0;
     if (!w) return 0;
     fd = t->fd ? t->fd(t->ctx) : -1;
-    *connecting = n->x.conn == RLOCK__CONN_NEW;
-    if (cap) {
+    if (out) {
         out->conn = n;
         out->fd = fd;
         out->events = t->events && fd >= 0 ? t->events(t->ctx, w) : w;
         out->gen = n->x.gen;
     }
-    return 1;
+    return n->x.conn == RLOCK__CONN_NEW ? 2 : 1;
 }
 
 /* Block until the connection can move or timeout_ms passes (sleep when
@@ -6105,12 +6149,12 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     const rlock_transport *t = &c->nodes[0]->transport;
     rlock_interest it;
-    int connecting;
-    if (!rlock__client_interest(c, &it, NULL, 1, &connecting)) {
+    int k = rlock__client_interest(c, &it);
+    if (!k) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
-    if (connecting) return; /* connect() has not run yet: step at once */
+    if (k == 2) return; /* connect() has not run yet: step at once */
     if (t->wait_many && it.fd >= 0) (void)t->wait_many(&it, 1, timeout_ms);
     else if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
 }
@@ -6189,11 +6233,12 @@ static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl);
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
     size_t n;
     uint32_t next;
-    int connecting;
+    int k;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
-    n = rlock__client_interest(c, out, NULL, cap, &connecting);
-    if (!timeout_ms || connecting) return n;
+    k = rlock__client_interest(c, cap ? out : NULL);
+    n = k != 0;
+    if (!timeout_ms || k == 2) return n;
     next = rlock__c_due_in(c, rlock__now(c));
     *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
     return n;

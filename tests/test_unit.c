@@ -1561,7 +1561,9 @@ static void test_tx_floor(void) {
             LK.held_mask = 1;
             LK.op.queue = 1;
             LK.op.wait_left = 86400000u;
+#ifndef RLOCK_NO_PRIMITIVES /* (a semaphore's permits, a writer's hold-off) */
             LK.op.arg5 = UINT32_MAX; /* (its type's largest) */
+#endif
             LK.op.round.ttl = RLOCK_MAX_TTL_MS;
             for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
 #if RLOCK__COMPACT /* a simple lock's script (rlock__c_ops_are_scripts) */
