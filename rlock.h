@@ -367,7 +367,7 @@ extern "C" {
 #define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 170 + RLOCK__REQ_LEN(27) + RLOCK__REQ_AROUND)
 #endif
 #ifndef RLOCK_TX_BUF
-/* The longest script is up to 1.9 KB (a writer's, section 5b; ~1 KB without
+/* The longest script is up to 2 KB (a writer's, section 5b; ~1.1 KB without
  * the primitives; ~0.85 KB, the simple lock's acquire, without reentrant
  * locks too). */
 #if defined(RLOCK_NO_EVAL_FALLBACK)
@@ -375,9 +375,9 @@ extern "C" {
 #elif defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_REENTRANT)
 #define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(864)
 #elif defined(RLOCK_NO_PRIMITIVES)
-#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1024)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1088)
 #else
-#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(1920)
+#define RLOCK_TX_BUF RLOCK__TX_FLOOR_TEXT(2048)
 #endif
 #endif
 #ifndef RLOCK_RX_BUF
@@ -2214,12 +2214,24 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_UNQUEUE_SELF "local v=redis.call('get',KEYS[1]) " \
     "if v==ARGV[1] then redis.call('del',KEYS[1]) return 1 end " \
     "if v==ARGV[1]..'+' then redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 1 end return 0"
+/* A grant's record (reentrant, read, write; see rlock__acquire_round_done):
+ * ARGV[i], after the script's other arguments (ARGV[5]; ARGV[6] where
+ * ARGV[5] is taken: a writer's, a fair release's), is the handle's random
+ * id, and a grant stores the hash field NUL..id..owner (no owner id has a
+ * NUL) next to the count it added. A release removes it; a cleanup (its id
+ * 17 bytes: a NUL follows) decrements only if it removes it, so a cleanup
+ * whose attempt never ran cannot take another handle's hold of the same
+ * owner id. A reentrant release at 0 deletes the key (records go with it);
+ * the read-write live() drops the records of owners holding nothing. */
+#define RLOCK__LUA_RECORD(i) "redis.call('hset',KEYS[1],'\\0'..ARGV[" i "]..ARGV[1],1) "
+#define RLOCK__LUA_UNRECORD(i) \
+    "if redis.call('hdel',KEYS[1],'\\0'..string.sub(ARGV[" i "],1,16)..ARGV[1])==0 and #ARGV[" i "]>16 then return -1 end "
 /* re-entry keeps the fence of the first grant (returns 0 for it) */
 #define RLOCK__LUA_REENTRANT_ACQUIRE \
     "local t=redis.call('type',KEYS[1]).ok " \
     "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
-    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_DEQUEUE "local f=0 " \
+    "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=redis.call('incr',KEYS[4]) end return {1,c,f} end " \
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
@@ -2229,9 +2241,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
     RLOCK__LUA_UNQUEUE_SELF "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
-    "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
+    RLOCK__LUA_UNRECORD("5") "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
-    "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_WAKE_ONE "return 0"
+    "redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ONE "return 0"
 
 /* ---- 6.4b Lua scripts of the primitives (section 5b) -----------------------
  * Same argument layout as the lock scripts: KEYS = key, waiters, (unused)[,
@@ -2327,12 +2339,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * live tickets, the latest end of any of these, and how many fields are
  * none of these (a reentrant lock's owners). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R,S,N,M,F=redis.call,string.sub,tonumber,math.max,{} " \
+    "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
     "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
-    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if S(f,1,1)=='\\0' then A[#A+1]=f " \
+    "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
     "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
     "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
     "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end " \
+    "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then R('hdel',k,f) F[f]=nil end end " \
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
@@ -2353,13 +2367,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_RW_MODE "local w=F[o..':t'] " \
     "if F[o..':r'] or F[o..':w'] or (m~='write' and (N(F.wq or 0)<=ms or w)) then " \
     "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
+    RLOCK__LUA_RECORD("5") \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 /* A writer is refused while turn tickets are out. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
     RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
-    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD("6") \
     RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
@@ -2384,12 +2399,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':r'] then return -1 end local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    "if not F[o..':r'] then return -1 end " RLOCK__LUA_UNRECORD("5") "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
     "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
     RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':w'] then return -1 end local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "if not F[o..':w'] then return -1 end " RLOCK__LUA_UNRECORD("6") "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
     "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
     "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
@@ -2429,13 +2444,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "elseif t=='zset' then kind='semaphore' h=redis.call('zcount',k,'('..ms,'+inf') c=h>0 and 1 or 0 " \
     "o=string.gsub(redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '','^%d+:','') " \
     "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
-    "local T=0 for i=1,#f,2 do local s=string.sub(f[i],-2) if s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
-    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 end end " \
+    "local T,O,C=0,'',0 for i=1,#f,2 do local s=string.sub(f[i],-2) if string.byte(f[i])==0 then " \
+    "elseif s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
+    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
     "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
     "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
-    "h=#f/2 o=f[1] or '' c=tonumber(f[2] or 0) else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
-    "local n=string.sub(f[i],1,-3) if (m=='write' and s==':w') or (m=='read' and s==':r' and " \
-    "tonumber(redis.call('hget',k,n..':x') or 0)>ms) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
+    "h=z o=O c=C else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
+    "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
+    "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
     "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
 /* Force: KEYS = key, waiters, (unused); ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
@@ -2499,7 +2515,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if string.sub(v,1,1)~='~' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
     "if t=='none' or r or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
-    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " \
+    "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") \
     "if t=='none' then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " \
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
     "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
@@ -2508,7 +2524,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_FAIR_REENTRANT_RELEASE \
     RLOCK__LUA_FAIR_UNQUEUE_SELF "if redis.call('type',KEYS[1]).ok=='string' then " \
     "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then " RLOCK__LUA_FAIR_HANDOFF "end return -1 end " \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " \
+    "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " RLOCK__LUA_UNRECORD("6") \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
     "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
@@ -2567,16 +2583,16 @@ typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(RLOCK__LONG
 #endif
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
-/* ... and the defaults' comments hold: a fair reentrant acquire is the
+/* ... and the defaults' comments hold: a fair reentrant release is the
  * longest lock script, a writer's acquire the longest of all. */
-typedef char rlock__fair_reentrant_acquire_is_longest[
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
+typedef char rlock__fair_reentrant_release_is_longest[
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
 typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) &&
-                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) ?
+                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) ?
                                              1 : -1];
 
 /* A script of a feature compiled out is "" (never sent: no handle can ask
@@ -2621,19 +2637,19 @@ static const unsigned char rlock__sha_bin[3][20] = { RLOCK__SHA0(RLOCK__SHA_BYTE
                                                      RLOCK__SHA2(RLOCK__SHA_BYTES) };
 #endif
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
-static const char rlock__h3[] = RLOCK__RE("5ed6f7d20b120d52b9beb663cc060c626cf5e3e6");
+static const char rlock__h3[] = RLOCK__RE("dd7b66353dba450d93299fc51c7579a91bf4ac35");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
 static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
-static const char rlock__h5[] = RLOCK__RE("d20c483b756ea41d97fa0c989edc308f12f2e049");
+static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd4f1");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
 static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
 static const char rlock__h7[] = RLOCK__FAIRS("8a135de59a55c3c65e2e8b11885feaa5d30dfd96");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
-static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4a2be67b73016d2e6cca608b764423125ad984e1"));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01a4e6278b676b401d"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("d5761c52586020dfb55ee542f1fad5b280aeb849"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("98102458fe8fd54e6291fb796177aab9f3f24abe"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
@@ -2641,17 +2657,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("4e7aa36a580b1de5c7f8041b3a56010ecab4167e");
+static const char rlock__h13[] = RLOCK__PRIM("6ab3cc986a4285a2d94cbef23efb160b619729e7");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("d2998cae683551c6e654f3afd417ccd348ffb67c");
+static const char rlock__h15[] = RLOCK__PRIM("129c493457625a95c5ec9bd8cb2647913c5b08e5");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("824e2c17eaafc9d5eb814b19b9c1c61118ab82b6");
+static const char rlock__h16[] = RLOCK__PRIM("8d1409546e285551195351f3ab1fb9109ffc08bd");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("3c0be3f10e2721a0ab46b6a038d68e8b9b6e693c");
+static const char rlock__h18[] = RLOCK__PRIM("f0a08625009a657022f36905f9ff0f7ece04fb9b");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -2659,7 +2675,7 @@ static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
 static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a");
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
-static const char rlock__h22[] = RLOCK__PRIM("20012476e7089c0280026862202569f76c7cc23a");
+static const char rlock__h22[] = RLOCK__PRIM("bec242e25246c44edb767c944e9052fedf69510f");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
 static const char rlock__h23[] = RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bccae51c");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
@@ -3338,13 +3354,22 @@ static int rlock__has(const char *s, size_t n, const char *word) {
 static rlock_status rlock__map_error(const char *s, size_t n) {
     /* The first word found decides; '^': only at the start. One string of
      * words and a status each (rodata, not code; no table of pointers). */
-    static const char words[] = "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
+    static const char words[] =
+#if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
+                     * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
+        "unauthenticated\0"
+#endif
+        "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
                                 "can't run this command\0WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
                                 "UPGRADE read lock held\0"
 #endif
         ;
-    static const unsigned char st[] = { RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
+    static const unsigned char st[] = {
+#if !RLOCK__COMPACT
+        RLOCK_E_AUTH,
+#endif
+        RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
                                         RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
     const char *w = words;
     size_t k, m;
@@ -4316,6 +4341,7 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
     return pos;
 }
 #else
+static int rlock__token_kind(rlock_kind k);
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
@@ -4386,6 +4412,9 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
             rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
 #endif
     }
+    /* Last, the handle's id naming its grants' records (RLOCK__LUA_RECORD);
+     * a cleanup's carries the NUL after it: it undoes only a recorded grant */
+    if (!rlock__token_kind(lk->kind)) rlock__enc_arg(e, lk->waiter_id, 16u + (unsigned)r->cleanup);
     /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
     if (release) RLOCK__SPUBLISH(lk, e);
 }
@@ -5153,6 +5182,11 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
          * queue place and reservation are keyed by its waiter id, which
          * stays. A reentrant owner at hold 0 takes a random id for this
          * hold: another handle of its owner id waits for it like a stranger.
+         * That first cleanup, at hold 0, may reach a node where the attempt
+         * never ran but another handle of the same owner id holds: it
+         * decrements only if it removes the record its attempt's grant
+         * stored (named by the handle's id: RLOCK__LUA_RECORD), so it
+         * cannot end that hold.
          * A re-entry keeps its owner: it undoes only the holds a node said
          * it added, which a late decrement cannot undercut. A semaphore
          * waiter's queue place and the permit a release hands it are keyed

@@ -638,6 +638,66 @@ static void test_late_release(rh_server *srv, rlock_kind kind, int fair) {
     rh_tc_close(&rv);
 }
 
+/* Two handles of one owner id (the same thread: they re-enter each other)
+ * and a first hold's cleanup. a holds the key; b's first-hold attempt and
+ * its cleanup are held back past the node timeout (the attempt may or may
+ * not have run), then reach the server in either order. The cleanup must
+ * undo only what b's attempt added: when the attempt had not run (the
+ * cleanup first), a decrement by owner id would take a's count to 0 and
+ * delete the key while a believes it holds (a rival then gets the lock);
+ * when it had run, the cleanup takes its hold out again. Reentrant (fair
+ * or not), read and write locks. */
+static long long held_count(rh_server *s, const rlock_lock *lk, const char *key) {
+    const char *sfx = lk->kind == RLOCK_KIND_READ ? ":r" : lk->kind == RLOCK_KIND_WRITE ? ":w" : "";
+    char v[80];
+    if (rh_str(s, v, sizeof v, "HGET %s %s%s", key, rlock_lock_token(lk), sfx) != REDIS_REPLY_STRING) return 0;
+    return atoll(v);
+}
+static void test_shared_owner_cleanup(rh_server *srv, rlock_kind kind, int fair) {
+    int order;
+    for (order = 0; order < 2; order++) {
+        rh_hconn hc;
+        rh_tconn rv;
+        rlock_lock a, b, r;
+        rlock_info in;
+        const char *key = "fair:shared";
+        if (late_pair(srv, &hc, &rv, &a, &r, key, kind, fair) != 0) return;
+        if (kind == RLOCK_KIND_READ) CHECK_EQ_ST(rlock_lock_init(&r, &rv.cl, key, strlen(key), RLOCK_KIND_WRITE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&b, &hc.cl, key, strlen(key), kind), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&b, fair, 100), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&b, 10000, 0), RLOCK_OK); /* the scripts are loaded: a late EVALSHA runs */
+        CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&a, 10000, 0), RLOCK_OK);
+        CHECK_EQ_LL(held_count(&srv[0], &a, key), 1);
+        hc.hold = 2; /* b's attempt, then its cleanup */
+        CHECK_EQ_ST(rlock_try_acquire(&b, 10000), RLOCK_E_IO); /* unanswered (the cleanup too) */
+        CHECK_EQ_LL(hc.n_late, 2);
+        if (order == 0) { /* the cleanup first: the attempt had not run, nothing to undo */
+            CHECK_EQ_LL(rh_hc_deliver(&hc, 1, &srv[0]), 0);
+            CHECK_MSG(held_count(&srv[0], &a, key) == 1, "kind %d fair %d: b's cleanup ended a's hold (%lld)",
+                      (int)kind, fair, held_count(&srv[0], &a, key));
+            CHECK_EQ_ST(rlock_try_acquire(&r, 10000), RLOCK_NOT_ACQUIRED); /* a still holds */
+            CHECK_EQ_LL(rh_hc_deliver(&hc, 0, &srv[0]), 0); /* the attempt, later still: a stray hold (its TTL) */
+            CHECK_EQ_LL(held_count(&srv[0], &a, key), 2);
+            /* the hash holds the grants' records too: inspect counts owners, not fields */
+            CHECK_EQ_ST(rlock_inspect(&a, &in, 1), RLOCK_OK);
+            CHECK_MSG(in.holders == 1 && in.holds == 2 && strncmp(in.owner, rlock_lock_token(&a), 16) == 0,
+                      "inspect: %s, %lld holders, %lld holds, owner %s", in.kind, in.holders, in.holds, in.owner);
+        } else { /* the attempt ran: its cleanup takes it out again */
+            CHECK_EQ_LL(rh_hc_deliver(&hc, 0, &srv[0]), 0);
+            CHECK_EQ_LL(held_count(&srv[0], &a, key), 2);
+            CHECK_EQ_LL(rh_hc_deliver(&hc, 1, &srv[0]), 0);
+            CHECK_EQ_LL(held_count(&srv[0], &a, key), 1);
+        }
+        CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+        if (order && !fair) CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0); /* nothing of b's attempt left */
+        rlock_cancel(&r);
+        (void)rh_int(&srv[0], "DEL %s {%s}:waiters", key, key);
+        rh_hc_close(&hc);
+        rh_tc_close(&rv);
+    }
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, i, up = 1;
@@ -668,6 +728,10 @@ int main(void) {
     test_late_release(srv, RLOCK_KIND_REENTRANT, 0);
     test_late_release(srv, RLOCK_KIND_REENTRANT, 1);
     test_late_release(srv, RLOCK_KIND_SIMPLE, 1);
+    test_shared_owner_cleanup(srv, RLOCK_KIND_REENTRANT, 0);
+    test_shared_owner_cleanup(srv, RLOCK_KIND_REENTRANT, 1);
+    test_shared_owner_cleanup(srv, RLOCK_KIND_READ, 0);
+    test_shared_owner_cleanup(srv, RLOCK_KIND_WRITE, 0);
     test_holder_killed(srv);
     test_lost_notices(srv, 1);
     test_lost_notices(srv, 0);

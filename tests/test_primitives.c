@@ -1165,6 +1165,52 @@ static void test_sem_spent_waiter_id(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* The grants' records (RLOCK__LUA_RECORD) do not pile up in a read-write
+ * key that never empties: a reader that died (its lease ran out, never
+ * released) leaves a record, and the next script's live() drops it with
+ * the reader's count; a release takes its own out. */
+static int has_record(const rh_server *s, const char *key, const rlock_lock *lk) {
+    char f[1 + 16 + RLOCK_MAX_OWNER_LEN];
+    size_t n = strlen(rlock_lock_token(lk));
+    f[0] = '\0';
+    memcpy(f + 1, lk->waiter_id, 16);
+    memcpy(f + 17, rlock_lock_token(lk), n);
+    return (int)rh_int(s, "HEXISTS %s %b", key, f, 17 + n);
+}
+static void test_rw_records(const rh_server *s) {
+    rh_tconn t1, t2;
+    rlock_lock dead, live, w;
+    unsigned long long end;
+    rlock_status st = RLOCK_NOT_ACQUIRED;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&dead, &t1.cl, "rw:rec", 6, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&live, &t2.cl, "rw:rec", 6, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &t2.cl, "rw:rec", 6, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&dead, 1200, 0), RLOCK_OK); /* (the shortest lease above the node timeout) */
+    CHECK_EQ_ST(rlock_acquire(&live, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(has_record(s, "rw:rec", &dead), 1);
+    CHECK_EQ_LL(has_record(s, "rw:rec", &live), 1);
+    /* dead's lease runs out; live's next acquire (a re-entry) reaps it */
+    end = rh_now_ms() + 5000;
+    while (has_record(s, "rw:rec", &dead) == 1 && rh_now_ms() < end) {
+        rh_sleep_ms(50);
+        CHECK_EQ_ST(rlock_acquire(&live, 30000, 0), RLOCK_OK);
+    }
+    CHECK_MSG(has_record(s, "rw:rec", &dead) == 0, "a dead reader's record stayed");
+    CHECK_EQ_LL(has_record(s, "rw:rec", &live), 1);
+    while (rlock_lock_state(&live) == RLOCK_STATE_HELD && rlock_release(&live) == RLOCK_OK) {}
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:rec"), 0); /* the last reader out: nothing left */
+    st = rlock_try_acquire(&w, 30000);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(has_record(s, "rw:rec", &w), 1);
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:rec"), 0);
+    (void)rlock_release(&dead); /* (lost) */
+    (void)rh_int(s, "DEL rw:rec {rw:rec}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -1189,6 +1235,7 @@ int main(void) {
     test_late_cleanup(&s);
     test_sem_late_cleanup_queued(&s);
     test_sem_spent_waiter_id(&s);
+    test_rw_records(&s);
     test_inspect_force(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */

@@ -966,12 +966,14 @@ static void test_error_words(void) {
     /* (one string of short replies: this suite fills a Cortex-M0's 256 KiB) */
     static const char replies[] = "MOVED 1 h:1\0ASK 1 h:1\0MOVED\0ASKING\0ERR MOVED \0ERR TASK 1\0NOAUTH x\0"
                                   "WRONGPASS x\0NOPERM x\0ERR invalid password\0ERR can't run this command\0"
-                                  "ERR x: WRONGTYPE y\0WRONGTYPE NOAUTH\0\0UPGRADE read lock held\0";
+                                  "ERR x: WRONGTYPE y\0WRONGTYPE NOAUTH\0\0UPGRADE read lock held\0"
+                                  "ERR Protocol error: unauthenticated multibulk length\0";
     static const unsigned char st[] = { RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_REDIS, RLOCK_E_REDIS, RLOCK_E_REDIS,
                                         RLOCK_E_REDIS, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
                                         RLOCK_E_AUTH, RLOCK_E_WRONGTYPE,
                                         RLOCK_E_AUTH, /* (the table's order decides, not the reply's) */
-                                        RLOCK_E_REDIS, RLOCK__HAS_PRIMITIVES ? RLOCK_E_UPGRADE : RLOCK_E_REDIS };
+                                        RLOCK_E_REDIS, RLOCK__HAS_PRIMITIVES ? RLOCK_E_UPGRADE : RLOCK_E_REDIS,
+                                        RLOCK__COMPACT ? RLOCK_E_REDIS : RLOCK_E_AUTH };
     const char *r = replies;
     size_t i;
     g_test = "error words";
@@ -3188,8 +3190,10 @@ static void test_reentrant(void) {
               strncmp(tok, rlock_client_instance_id(&C), 16) == 0, "owner %s", tok);
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 2);
-    CHECK(req_eq(&F[0], 1, F[0].req[0], F[0].req_len[0])); /* the same owner id */
+    CHECK_REQ(F[0], 0, 0, S_RACQ, "10000"); /* the same owner id, twice */
     CHECK_REQ(F[0], 1, 0, S_RACQ, "10000");
+    /* each attempt names its grant's record by the handle's id (RLOCK__LUA_RECORD) */
+    CHECK(req_has(&F[0], 0, LK.waiter_id) && req_has(&F[0], 1, LK.waiter_id));
     CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&LK), 2);
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
