@@ -1296,7 +1296,8 @@ RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk);
 /* Milliseconds of validity left (ttl - elapsed - drift), 0 when none. */
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk);
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk); /* reentrant holds; 1/0 simple */
-/* The token (simple) or owner id (reentrant), NUL-terminated. */
+/* The token (simple) or owner id (reentrant), NUL-terminated; a semaphore
+ * permit handed to the waiter: its waiter id (section 5b). */
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk);
 /* Votes (nodes that agreed) in the last round. */
 RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
@@ -1375,10 +1376,12 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * only the handle's own permit; release frees exactly it and wakes one
  * waiter (extend and release find it by a scan: O(permits held)). On one
  * node (without fencing) the release hands the freed permit straight to
- * that waiter - its own slot and lease, written by the release script - so
- * the woken waiter holds it without another attempt; a waiter that died
- * keeps it until that lease ends, one that gave up or was cancelled left
- * the queue first. Expired
+ * that waiter - its own slot and lease, written by the release script, as
+ * "<slot>:<waiter id>" - so the woken waiter holds it without another
+ * attempt, under its waiter id (rlock_lock_token returns that id, 16 hex
+ * digits; extend and release go by it); a waiter that died keeps it until
+ * that lease ends, one that gave up or was cancelled left the queue first.
+ * Expired
  * permits are reaped by the next script that looks. Changing N: every
  * acquire carries its handle's permits and is granted when fewer than that
  * many live permits exist and a slot below it is free. Raising N admits
@@ -2265,37 +2268,44 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * reaps expired permits. The queue fragments skip a call when there is
  * nothing to do (one TIME per script).
  * The queue is FIFO (scored by arrival); each waiter's entry in KEYS[3] is
- * its deadline, or on one node without fencing "deadline ttl N token": a
- * release hands its freed permit straight to the first live waiter (a slot
- * below the waiter's N, leased for the waiter's ttl, "<waiter id> <slot>"
- * published) while fewer than that N are live, so the woken waiter holds it
- * without a second attempt. A waiter that died holds it until that lease
- * ends, as a holder that died would; one whose notice was lost finds it at
- * its next attempt (its token already holds a live slot: a grant, the lease
- * renewed); an attempt with no wait left (the last one before a timeout,
- * or a cancel's) leaves the queue, so nothing is handed to a waiter that
- * gave up. */
+ * its deadline, or on one node without fencing "deadline ttl N": a release
+ * hands its freed permit straight to the first live waiter (a slot below
+ * the waiter's N, leased for the waiter's ttl, "<slot>:<waiter id>";
+ * "<waiter id> <slot>" published) while fewer than that N are live, so the
+ * woken waiter holds it without a second attempt - under its waiter id,
+ * which it then extends and releases by. Not under a token: a retry after
+ * a cleanup draws a new one (a late cleanup, by the old token, must not
+ * end the retry's permit), the waiter id stays with the queue place. A
+ * waiter that died holds it until that lease ends, as a holder that died
+ * would; one whose notice was lost finds it at its next attempt (a live
+ * "<slot>:<ARGV[3]>": a grant, the lease renewed, answered with the slot
+ * as -1 - slot: held under the waiter id); an attempt with no wait left
+ * (the last one before a timeout, or a cancel's) leaves the queue, so
+ * nothing is handed to a waiter that gave up. A late attempt that finds
+ * the permit only renews it. */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
     "if ARGV[3]~='' and tonumber(ARGV[4])<=0 then " RLOCK__LUA_SEM_DEQUEUE \
     "elseif ARGV[3]~='' and redis.call('zadd',KEYS[2],'NX',ms,ARGV[3])==1 then local d=ms+tonumber(ARGV[4]) " \
-    "if p<0 and not KEYS[4] then d=d..' '..tt..' '..n..' '..ARGV[1] end " \
+    "if p<0 and not KEYS[4] then d=d..' '..tt..' '..n end " \
     "redis.call('hset',KEYS[3],ARGV[3],d) local e=tonumber(ARGV[4])+60000 " \
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e) redis.call('pexpire',KEYS[3],e) end end "
 #define RLOCK__LUA_SEM_ACQUIRE \
     RLOCK__LUA_NOW "local k,n,tt,p=KEYS[1],tonumber(ARGV[5]),tonumber(ARGV[2]),tonumber(ARGV[6]) " \
     "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
     "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
-    "local c,u,mx,mn,f,x0,m,s=0,{},ms,nil,-1,{},':'..ARGV[1],nil for i=1,#h,2 do local x=tonumber(h[i+1]) " \
-    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 local j=tonumber(string.match(h[i],'^%d+')) or -1 u[j]=true " \
-    "if p<0 and string.sub(h[i],-#m)==m then s=j end " \
+    "local c,u,mx,mn,f,x0,m,o,s=0,{},ms,nil,-1,{},':'..ARGV[1],':'..ARGV[3],nil for i=1,#h,2 do " \
+    "local x=tonumber(h[i+1]) if x<=ms then x0[#x0+1]=h[i] else c=c+1 " \
+    "local j=tonumber(string.match(h[i],'^%d+')) or -1 u[j]=true " \
+    "if p<0 and string.sub(h[i],-#o)==o then s=j m=o end " \
     "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
     "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
     "if not s and c<n then for i=0,c do if not u[i] then f=i break end end " \
     "if (p<0 and f>=0) or (p>=0 and p<n and not u[p]) then s=p<0 and f or p end end " \
     "if s then redis.call('zadd',k,ms+tt,s..m) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
-    RLOCK__LUA_SEM_DEQUEUE "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
+    RLOCK__LUA_SEM_DEQUEUE "if m==o then s=-1-s end " \
+    "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
     RLOCK__LUA_SEM_ENQUEUE "return {0,(mn or ms)-ms,f+1}"
 #define RLOCK__LUA_SEM_MINE \
     "local k,m=KEYS[1],':'..ARGV[1] local h=redis.call('zrange',k,0,-1,'WITHSCORES') "
@@ -2309,9 +2319,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_SEM_HANDOFF \
     "for i=1,16 do if not w[1] then break end " \
     "local v=redis.call('hget',KEYS[3],w[1]) or '' redis.call('hdel',KEYS[3],w[1]) " \
-    "local d,tt,n,t=string.match(v,'^(%d+) (%d+) (%d+) (%x+)$') d=tonumber(d or v) " \
-    "if d and d>ms then local s='' if t and c<tonumber(n) then s=0 while u[s] do s=s+1 end " \
-    "redis.call('zadd',k,ms+tt,s..':'..t) if ms+tt>mx then redis.call('pexpire',k,tt) end s=' '..s end " \
+    "local d,tt,n=string.match(v,'^(%d+) (%d+) (%d+)$') d=tonumber(d or v) " \
+    "if d and d>ms then local s='' if n and c<tonumber(n) then s=0 while u[s] do s=s+1 end " \
+    "redis.call('zadd',k,ms+tt,s..':'..w[1]) if ms+tt>mx then redis.call('pexpire',k,tt) end s=' '..s end " \
     RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]..s") "break end " \
     "w=redis.call('zpopmin',KEYS[2]) end "
 #define RLOCK__LUA_SEM_RELEASE \
@@ -2641,11 +2651,11 @@ static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("98102458fe8fd54e6291fb796177aab9f3f24abe"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
-static const char rlock__h10[] = RLOCK__PRIM("8600590871c810195ff97ae84d61de7a32ff3aa7");
+static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
-static const char rlock__h12[] = RLOCK__PRIM("fe152bebdb25691a413ffe9d1de9b94a8dcf3566");
+static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
 static const char rlock__h13[] = RLOCK__PRIM("6ab3cc986a4285a2d94cbef23efb160b619729e7");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
@@ -2721,10 +2731,11 @@ static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
 static int rlock__sem_hop(struct rlock_lock *lk);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop
+static void rlock__sem_handed(struct rlock_lock *lk, long long *slot);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2737,18 +2748,19 @@ struct rlock__scripts {
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
     int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
     int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
+    void (*sem_handed)(struct rlock_lock *lk, long long *slot); /* a granted slot < 0: a permit handed to us */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args, rlock__handed_slot,
-                                                                        rlock__sem_hop) };
+                                                                        rlock__sem_hop, rlock__sem_handed) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -4276,10 +4288,13 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 #define RLOCK__MULTI_AUX(lk) ((lk)->scripts->multi_aux(lk)) /* (rlock__set_all's) */
 #define RLOCK__HANDED_SLOT(lk, d, n) ((lk)->scripts->handed_slot((lk), (d), (n)))
 #define RLOCK__SEM_HOP(lk) ((lk)->kind == RLOCK_KIND_SEMAPHORE && (lk)->scripts->sem_hop(lk))
+#define RLOCK__SEM_HANDED(lk, slot) \
+    do { if ((lk)->kind == RLOCK_KIND_SEMAPHORE) (lk)->scripts->sem_handed((lk), (slot)); } while (0)
 #else
 #define RLOCK__MULTI_AUX(lk) 1
 #define RLOCK__HANDED_SLOT(lk, d, n) 1
 #define RLOCK__SEM_HOP(lk) 0
+#define RLOCK__SEM_HANDED(lk, slot) (void)0
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4954,6 +4969,24 @@ static int rlock__sem_hop(rlock_lock *lk) {
     lk->op.hops++;
     return 1;
 }
+/* A semaphore acquire round's grant (rlock__set_all's). Slot s answered as
+ * -1 - s is a permit handed to our waiter id (section 6.4b), held under
+ * that id: it is extended, released - or, judged too late, cleaned up - by
+ * it, so the id is spent (that cleanup may land late and must not end a
+ * permit handed to the id again): a wait that goes on does so under the
+ * token's first half, an id no request carried. */
+static void rlock__sem_handed(rlock_lock *lk, long long *slot) {
+    int i;
+    if (*slot >= 0) return;
+    *slot = -1 - *slot;
+    for (i = 0; i < 16; i++) { /* (a swap: owner <-> waiter id) */
+        char spent = lk->waiter_id[i];
+        lk->waiter_id[i] = lk->owner[i];
+        lk->owner[i] = spent;
+    }
+    lk->owner[16] = '\0';
+    lk->owner_len = 16;
+}
 #endif
 
 /* Has a script run on every node (rlock_node.scripted)? */
@@ -5100,6 +5133,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     op->split = t->n_yes > 0;
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
+    RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
     go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */
     if (go && t->n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
@@ -5155,10 +5189,10 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
          * cannot end that hold.
          * A re-entry keeps its owner: it undoes only the holds a node said
          * it added, which a late decrement cannot undercut. A semaphore
-         * that queued keeps its token: on one node its queue entry names the
-         * token a release hands a permit to (Redlock's does not, but the
-         * test is the smaller code) - the one case left. */
-        op->fresh = lk->state != RLOCK_STATE_HELD && !(lk->queued && lk->kind == RLOCK_KIND_SEMAPHORE);
+         * waiter's queue place and the permit a release hands it are keyed
+         * by its waiter id too (section 6.4b), so a queued one draws a new
+         * token as well. */
+        op->fresh = lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
         return;
@@ -5266,7 +5300,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
          * again). */
         if (RLOCK__HAS_PRIMITIVES && op->woke >= 2) {
             op->round.v[0][0] = 1;
-            op->round.v[0][1] = op->woke - 2;
+            op->round.v[0][1] = 1 - op->woke; /* -1 - slot: held under our waiter id */
             op->round.v[0][2] = 0;
             rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
         } else {
@@ -5309,9 +5343,9 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
 
 /* A semaphore waiter's wake-up (rlock__set_all's): what follows our waiter
  * id in the notice is nothing (woken) or " <slot>" from a release that
- * handed us its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake)
+ * handed the id its permit (section 6.4b): op.woke = 2 + slot; 1 (a plain wake)
  * where no hand-off was asked for (Redlock, fencing). With cfg.replicas a
- * handed permit is taken by an attempt (it finds the permit its own), whose
+ * handed permit is taken by an attempt (it finds the one its waiter id has), whose
  * WAIT checks the copies. */
 #ifndef RLOCK_NO_PRIMITIVES
 static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {

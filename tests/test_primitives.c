@@ -114,8 +114,8 @@ static void test_sem_basic(const rh_server *s) {
  * safety: a waiter that died holds the permit until its lease ends (then
  * the slot comes back); a cancelled or timed-out waiter leaves the queue
  * (nothing is handed to it); a waiter whose notice was lost finds the
- * permit its own at its next attempt (one member, not two). Counted in
- * scripts and steps, not milliseconds. */
+ * permit handed to its waiter id at its next attempt (one member, not
+ * two). Counted in scripts and steps, not milliseconds. */
 static void test_sem_handoff(const rh_server *s) {
     rh_tconn ta, tc;
     rh_gconn g;
@@ -133,15 +133,16 @@ static void test_sem_handoff(const rh_server *s) {
     CHECK_EQ_ST(rlock_semaphore_init(&b, &g.cl, "sem:h", 5, 1), RLOCK_OK);
     CHECK_EQ_ST(rlock_semaphore_init(&c, &tc.cl, "sem:h", 5, 1), RLOCK_OK);
 
-    /* 1. handed over: b's token holds slot 0 before b runs anything */
+    /* 1. handed over: b's waiter id holds slot 0 before b runs anything;
+     * b then holds it under that id (extends and releases by it) */
     CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
     st = rh_step_until_waitmsg(&b, rlock_acquire_begin(&b, 10000, 20000));
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     CHECK(rh_str(s, val, sizeof val, "HGET {sem:h}:deadlines %b", b.waiter_id, (size_t)16) == REDIS_REPLY_STRING &&
-          strstr(val, " 10000 1 ") != NULL); /* "deadline ttl N token": a hand-off may go to it */
+          strlen(val) > 8 && strcmp(val + strlen(val) - 8, " 10000 1") == 0); /* "deadline ttl N": a hand-off may go to it */
     e0 = rh_stat_calls(s, "evalsha");
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
-    snprintf(member, sizeof member, "0:%s", rlock_lock_token(&b));
+    snprintf(member, sizeof member, "0:%.16s", b.waiter_id);
     CHECK_EQ_LL(rh_int(s, "ZRANK sem:h %s", member), 0);
     CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1);
     CHECK_EQ_LL(rh_int(s, "ZCARD {sem:h}:waiters"), 0);
@@ -152,6 +153,7 @@ static void test_sem_handoff(const rh_server *s) {
     CHECK_EQ_ST(st, RLOCK_OK);
     CHECK_EQ_LL(e1 - e0, 1); /* the release; the waiter's wake-up ran no script */
     CHECK_EQ_LL(rlock_semaphore_slot(&b), 0);
+    CHECK_MSG(strcmp(rlock_lock_token(&b), member + 2) == 0, "held under %s, not its waiter id", rlock_lock_token(&b));
     CHECK(rlock_validity_ms(&b) > 0);
     CHECK_EQ_ST(rlock_extend(&b, 10000), RLOCK_OK);
     CHECK_EQ_ST(rlock_try_acquire(&c, 10000), RLOCK_NOT_ACQUIRED);
@@ -170,7 +172,7 @@ static void test_sem_handoff(const rh_server *s) {
     CHECK_EQ_LL(rlock_lock_state(&b), RLOCK_STATE_IDLE);
 
     /* 3. the notice lost (the waiter's connection killed after the hand-off,
-     * the notice unread): its next attempt finds the permit its own */
+     * the notice unread): its next attempt finds the permit its waiter id has */
     CHECK_EQ_ST(rlock_try_acquire(&a, 10000), RLOCK_OK);
     rh_gc_close(&g);
     if (rh_gc_open(&g, s, 300) != 0) { CHECK_MSG(0, "connect"); return; }
@@ -179,7 +181,7 @@ static void test_sem_handoff(const rh_server *s) {
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     g.gate = 1;
     CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
-    snprintf(member, sizeof member, "0:%s", rlock_lock_token(&b));
+    snprintf(member, sizeof member, "0:%.16s", b.waiter_id);
     CHECK_EQ_LL(rh_int(s, "ZRANK sem:h %s", member), 0);
     CHECK_EQ_LL(rh_int(s, "CLIENT KILL TYPE pubsub"), 1); /* b's connection (the only one subscribed), the notice in it */
     CHECK(rh_str(s, pong, sizeof pong, "PING") == REDIS_REPLY_STATUS);
@@ -190,7 +192,9 @@ static void test_sem_handoff(const rh_server *s) {
     }
     CHECK_EQ_ST(st, RLOCK_OK);
     CHECK_EQ_LL(rlock_semaphore_slot(&b), 0);
-    CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1); /* the same member, renewed */
+    CHECK_EQ_LL(rh_int(s, "ZRANK sem:h %s", member), 0); /* the same member, renewed */
+    CHECK_EQ_LL(rh_int(s, "ZCARD sem:h"), 1);
+    CHECK_MSG(strcmp(rlock_lock_token(&b), member + 2) == 0, "held under %s, not its waiter id", rlock_lock_token(&b));
     CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
     CHECK_EQ_LL(rh_int(s, "EXISTS sem:h"), 0);
 
@@ -981,8 +985,7 @@ static void test_sem_redlock(void) {
  * first attempt's token (multi, semaphore: compare-and-delete, permit
  * removal) or owner (read, write: a decrement that deletes at 0); the retry
  * drew a new one, so the rival is still refused and the release finds the
- * grant. (A semaphore that queued on one node keeps its token: its queue
- * entry names it. Not tested here: it does not draw one.) */
+ * grant. (A semaphore that queued: test_sem_late_cleanup_queued.) */
 static void test_late_cleanup(const rh_server *s) {
     const char *keys[2] = { "{late}:a", "{late}:b" };
     const size_t lens[2] = { 8, 8 };
@@ -1020,6 +1023,146 @@ static void test_late_cleanup(const rh_server *s) {
         rh_hc_close(&hc);
         rh_tc_close(&t);
     }
+}
+
+/* The same for a semaphore that queued on one node, where a release hands
+ * its freed permit to the first waiter's queue entry (section 6.4b). The
+ * waiter (hc, with a subscriber connection of its own that is not held
+ * back) queues behind a holder; its re-check attempt and that attempt's
+ * cleanup are held back; its retry is granted: handoff 1, the holder
+ * released while the attempt was out (the permit handed to the waiter, the
+ * retry finds it); handoff 0, the holder's lease ended (a plain grant).
+ * Then the cleanup lands, then the attempt: the rival is still refused and
+ * the waiter's release finds its permit. (When a queued semaphore's retry
+ * kept its token - its queue entry named the token a permit was handed
+ * to - the cleanup removed the retry's permit: two holders of one, both
+ * cases.) */
+static void test_sem_late_cleanup_queued(const rh_server *s) {
+    int handoff;
+    for (handoff = 0; handoff < 2; handoff++) {
+        rh_hconn hc;
+        rh_tconn t;
+        rlock_posix_conn sp;
+        rlock_subscriber sn;
+        rlock_lock w, h, r;
+        rlock_status st;
+        char wid[17], tok[80];
+        int i;
+        if (rh_hc_open(&hc, s, 150) != 0 || tc_open(&t, s) != 0 ||
+            rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
+            rlock_subscriber_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK ||
+            rlock_client_set_subscribers(&hc.cl, &sn, 1) != RLOCK_OK) {
+            CHECK_MSG(0, "connect");
+            return;
+        }
+        CHECK_EQ_ST(rlock_semaphore_init(&w, &hc.cl, "late:semq", 9, 1), RLOCK_OK);
+        CHECK_EQ_ST(rlock_semaphore_init(&h, &t.cl, "late:semq", 9, 1), RLOCK_OK);
+        CHECK_EQ_ST(rlock_semaphore_init(&r, &t.cl, "late:semq", 9, 1), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK); /* the scripts are loaded: a late EVALSHA runs */
+        CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&h, handoff ? 10000 : 2500), RLOCK_OK);
+        st = rh_step_until_waitmsg(&w, rlock_acquire_begin(&w, 10000, 10000));
+        CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(rh_int(s, "ZCARD {late:semq}:waiters"), 1); /* queued */
+        snprintf(wid, sizeof wid, "%.16s", w.waiter_id);
+        snprintf(tok, sizeof tok, "%s", w.owner);
+        hc.hold = 2; /* its next attempt (the re-check: recheck_ms, 1 s), then that attempt's cleanup */
+        for (i = 0; i < 1000 && st == RLOCK_WOULD_BLOCK && !hc.held; i++) {
+            rh_sleep_ms(5);
+            st = rlock_step(&w);
+        }
+        CHECK_MSG(hc.held, "handoff %d: the re-check attempt never went out", handoff);
+        if (handoff) CHECK_EQ_ST(rlock_release(&h), RLOCK_OK); /* handed to the waiter's queue entry */
+        for (i = 0; i < 3000 && st == RLOCK_WOULD_BLOCK; i++) {
+            rh_sleep_ms(5);
+            st = rlock_step(&w);
+        }
+        CHECK_EQ_ST(st, RLOCK_OK);
+        if (handoff) /* the retry found the permit handed to its waiter id: it holds it under that id */
+            CHECK_MSG(strcmp(rlock_lock_token(&w), wid) == 0, "held under %s, not %s", rlock_lock_token(&w), wid);
+        else
+            CHECK_MSG(strlen(rlock_lock_token(&w)) == 32 && strcmp(rlock_lock_token(&w), tok) != 0,
+                      "the retry kept its token %s", tok);
+        CHECK_EQ_LL(hc.n_late, 2);
+        CHECK_EQ_LL(rh_hc_deliver(&hc, 1, s), 0); /* the cleanup, late */
+        CHECK_MSG(rlock_try_acquire(&r, 10000) == RLOCK_NOT_ACQUIRED, "handoff %d: a late cleanup let a rival in",
+                  handoff);
+        CHECK_EQ_LL(rh_hc_deliver(&hc, 0, s), 0); /* then the attempt it was for */
+        CHECK_MSG(rlock_try_acquire(&r, 10000) == RLOCK_NOT_ACQUIRED, "handoff %d: a late attempt let a rival in",
+                  handoff);
+        CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+        if (rlock_lock_state(&r) == RLOCK_STATE_HELD) (void)rlock_release(&r);
+        if (!handoff) (void)rlock_release(&h); /* (its lease ended: LOST) */
+        (void)rh_int(s, "DEL late:semq {late:semq}:waiters {late:semq}:deadlines");
+        rh_hc_close(&hc);
+        rlock_posix_close(&sp);
+        rh_tc_close(&t);
+    }
+}
+
+/* A permit handed to a waiter that judges it too late (its lease, counted
+ * from the waiter's last attempt, ran out before it read the notice) is
+ * cleaned up by the waiter id it was handed to; that cleanup is held back.
+ * The waiter queues again, is handed a permit again and holds it; then the
+ * cleanup lands. The id was spent by the first hand-off - the waiter queued
+ * again under another - so the cleanup finds nothing of the second permit.
+ * (Were the id kept, the second permit would be "0:<id>" too, and gone.) */
+static void test_sem_spent_waiter_id(const rh_server *s) {
+    rh_hconn hc;
+    rh_tconn t;
+    rlock_posix_conn sp;
+    rlock_subscriber sn;
+    rlock_lock w, h, h2, r;
+    rlock_status st;
+    char wid[17], member[40];
+    int i;
+    if (rh_hc_open(&hc, s, 150) != 0 || tc_open(&t, s) != 0 ||
+        rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
+        rlock_subscriber_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK ||
+        rlock_client_set_subscribers(&hc.cl, &sn, 1) != RLOCK_OK) {
+        CHECK_MSG(0, "connect");
+        return;
+    }
+    CHECK_EQ_ST(rlock_semaphore_init(&w, &hc.cl, "late:semw", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&h, &t.cl, "late:semw", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&h2, &t.cl, "late:semw", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&r, &t.cl, "late:semw", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&w, 10000, 0), RLOCK_OK); /* the scripts are loaded: a late EVALSHA runs */
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&h, 10000), RLOCK_OK);
+    st = rh_step_until_waitmsg(&w, rlock_acquire_begin(&w, 1000, 20000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    snprintf(wid, sizeof wid, "%.16s", w.waiter_id);
+    CHECK_EQ_ST(rlock_release(&h), RLOCK_OK); /* handed to w: "0:<wid>", leased 1 s */
+    snprintf(member, sizeof member, "0:%s", wid);
+    CHECK_EQ_LL(rh_int(s, "ZRANK late:semw %s", member), 0);
+    rh_sleep_ms(1300); /* w reads the notice only now: too late (and the permit's lease is over) */
+    CHECK_EQ_ST(rlock_try_acquire(&h2, 10000), RLOCK_OK);
+    hc.hold = 1; /* w's cleanup of the handed permit */
+    for (i = 0; i < 2000 && st == RLOCK_WOULD_BLOCK && (hc.n_late < 1 || w.op.phase != RLOCK__PH_WAITMSG); i++) {
+        rh_sleep_ms(5);
+        st = rlock_step(&w);
+    }
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(hc.n_late, 1);
+    CHECK_MSG(strstr(hc.late[0], wid) != NULL, "the held cleanup is not by the waiter id %s", wid);
+    CHECK_MSG(strncmp(w.waiter_id, wid, 16) != 0, "the waiter id %s is still in use", wid);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {late:semw}:waiters"), 1); /* queued again, under another id */
+    CHECK_EQ_ST(rlock_release(&h2), RLOCK_OK); /* handed to w again */
+    for (i = 0; i < 2000 && st == RLOCK_WOULD_BLOCK; i++) {
+        rh_sleep_ms(5);
+        st = rlock_step(&w);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&w, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rh_hc_deliver(&hc, 0, s), 0); /* the first permit's cleanup, late */
+    CHECK_MSG(rlock_try_acquire(&r, 10000) == RLOCK_NOT_ACQUIRED, "a late cleanup by a spent waiter id let a rival in");
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    if (rlock_lock_state(&r) == RLOCK_STATE_HELD) (void)rlock_release(&r);
+    (void)rh_int(s, "DEL late:semw {late:semw}:waiters {late:semw}:deadlines");
+    rh_hc_close(&hc);
+    rlock_posix_close(&sp);
+    rh_tc_close(&t);
 }
 
 /* The grants' records (RLOCK__LUA_RECORD) do not pile up in a read-write
@@ -1090,6 +1233,8 @@ int main(void) {
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_late_cleanup(&s);
+    test_sem_late_cleanup_queued(&s);
+    test_sem_spent_waiter_id(&s);
     test_rw_records(&s);
     test_inspect_force(&s);
     test_sem_redlock();
