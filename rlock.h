@@ -1040,6 +1040,7 @@ typedef struct rlock_round {
     unsigned queued;
     unsigned evaled;
     unsigned wake;
+    rlock_status answered; /* a failure before sending, judged at the next run (not 0) */
 } rlock_round;
 typedef struct rlock_op {
     struct rlock_lock *next;
@@ -5843,10 +5844,10 @@ static RLOCK__NOINLINE rlock_status rlock__c_store(const rlock_round *r, rlock_s
     return st;
 }
 
-/* The answer to lk's request: noted (as rlock__round_answer, one node),
- * then judged at once (rlock__c_judge). */
-static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
-static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
+/* Note the answer to lk's request (as rlock__round_answer, one node): its
+ * numbers into v; the status to judge it by returned. */
+static rlock_status rlock__c_note(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why,
+                                  rlock__num *v) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
@@ -5854,7 +5855,6 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
     };
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    rlock__num v[3];
     rlock_status kept = rlock__c_store(r, st, rep, v);
     size_t len;
     if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
@@ -5873,6 +5873,17 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
         }
         rlock__node_note(n, kept, why, len);
     }
+    return kept;
+}
+/* The answer to lk's request, noted and judged at once (rlock__c_judge).
+ * Not for a request that failed before it was sent (rlock__c_submit): that
+ * one is judged at the next run, so judging never calls itself (judge ->
+ * next round -> submit -> judge): the call graph stays free of cycles and
+ * bench/ram.sh's worst-case stack holds. */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
+static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
+    rlock__num v[3];
+    rlock_status kept = rlock__c_note(lk, st, rep, why, v);
     rlock__c_judge(lk, kept, v);
 }
 
@@ -5888,12 +5899,14 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_status st;
     rlock__ms start = r->start;
     rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
-    if (r->queued || n->x.count) return;
+    rlock__num v[3];
+    if ((r->queued | (unsigned)r->answered) || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap);
-    if (st != RLOCK_OK) { rlock__c_answer(lk, st, NULL, n->x.xerr); return; }
+    if (st != RLOCK_OK) { r->answered = rlock__c_note(lk, st, NULL, n->x.xerr, v); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len == 0 && !n->x.head) {
-        rlock__c_answer(lk, RLOCK_E_BADARG, NULL, rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")));
+        r->answered = rlock__c_note(lk, RLOCK_E_BADARG, NULL,
+                                    rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")), v);
         return;
     }
     /* (behind AUTH / SELECT it does not fit: they go alone first, tagged AUTH) */
@@ -5910,6 +5923,7 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     uint32_t ttl = lk->op.ttl;
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     r->queued = r->evaled = 0;
+    r->answered = RLOCK_OK;
     r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
     r->cleanup = cleanup;
@@ -6080,6 +6094,12 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
  * whose turn came goes out (answers are judged as they come). */
 static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
+    if (op->round.answered && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
+        static const rlock__num none[3] = {0, 0, 0};
+        rlock_status st = op->round.answered;
+        op->round.answered = RLOCK_OK;
+        rlock__c_judge(lk, st, none);
+    }
     if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
     if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(lk, now);
 }
@@ -6150,7 +6170,7 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     uint32_t next = UINT32_MAX;
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE) next = 0;
+        else if (o->op.phase == RLOCK__PH_DONE || o->op.round.answered) next = 0;
     if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
     return next;
 }

@@ -86,7 +86,10 @@ goal_smallest=4096; goal_full=10240
 # Branch tiny on top (the compact engine judges each answer as it is read,
 # keeps its own round/op structs with only its fields, reads only what a
 # simple lock is answered with): 6,420 -> 6,213 B, full unchanged; +1 %.
-limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-6275}
+# Raised once, 6,213 -> 6,289 B: a request that fails before it is sent is
+# judged at the next run again, not at once (no recursion in the compact
+# engine: bench/ram.sh's worst-case stack holds); +1 %: 6,350.
+limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-6350}
 limit_full=${RLOCK_SIZE_LIMIT_FULL:-16115}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
