@@ -21,7 +21,8 @@
 # TARGET FUNCTION BYTES" and stackwalk.awk's other lines (stackcallee,
 # stackrecursion, stackdynamic); otherwise readable tables. RLOCK_RAM_BUDGET
 # (default 2048): the smallest configuration's total on Cortex-M4 must be
-# within it, else the exit status is 1.
+# within it, else the exit status is 1; so it is on any recursion (a call
+# cycle: the worst-case stack would not hold).
 set -u
 cd "$(dirname "$0")/.."
 kv=0; [ "${1:-}" = --kv ] && { kv=1; shift; }
@@ -84,6 +85,11 @@ done
 m4=$(awk '$1 == "ram" && $2 == "smallest" && $3 == "cortex-m4" && $4 == "total" {print $5}' "$res")
 if [ -n "$m4" ] && [ "$m4" -gt "$budget" ]; then
     echo "ram.sh: one lock on one node, smallest configuration, Cortex-M4: $m4 B, over the budget of $budget B" >&2
+    rc=1
+fi
+# A cycle in the call graph: the worst-case stack printed would not hold.
+if grep -q '^stackrecursion ' "$res"; then
+    echo "ram.sh: recursion, the worst-case stack is unbounded: $(awk '$1 == "stackrecursion" {printf " %s/%s:%s", $2, $3, $4}' "$res")" >&2
     rc=1
 fi
 if [ $kv = 1 ]; then

@@ -148,7 +148,7 @@ for m in RLOCK_NO_PRIMITIVES RLOCK_NO_CLUSTER; do one "default-$m" cortex-m4 -Os
 # RAM per lock/node/client and the worst-case stack of every public call
 # (bench/ram.sh --kv); it exits 1 when the smallest configuration's lock +
 # node + client on Cortex-M4 is over RLOCK_RAM_BUDGET (2048 B): so does make size.
-ram=$(./bench/ram.sh --kv) || { echo "size: bench/ram.sh failed (over the RAM budget, or a build failed)" >&2; rc=1; }
+ram=$(./bench/ram.sh --kv) || { echo "size: bench/ram.sh failed (over the RAM budget, a call cycle, or a build failed)" >&2; rc=1; }
 ram_m4=$(echo "$ram" | awk '$1 == "ram" && $2 == "smallest" && $3 == "cortex-m4" && $4 == "total" {print $5}')
 ram_budget=$(echo "$ram" | awk '$1 == "ram" && $2 == "budget_smallest_cortex_m4" {print $3}')
 
