@@ -1025,6 +1025,18 @@ static void test_late_cleanup(const rh_server *s) {
     }
 }
 
+/* The late-cleanup semaphore tests' clients: hc (its bytes held back,
+ * waiting by notification through sn over sp) and a plain t. */
+static int semq_open(const rh_server *s, rh_hconn *hc, rh_tconn *t, rlock_posix_conn *sp, rlock_subscriber *sn) {
+    if (rh_hc_open(hc, s, 150) != 0 || tc_open(t, s) != 0 || rlock_posix_init_tcp(sp, "127.0.0.1", s->port, 1000) != 0 ||
+        rlock_subscriber_init(sn, rlock_posix_transport(sp)) != RLOCK_OK ||
+        rlock_client_set_subscribers(&hc->cl, sn, 1) != RLOCK_OK) {
+        CHECK_MSG(0, "connect");
+        return -1;
+    }
+    return 0;
+}
+
 /* The same for a semaphore that queued on one node, where a release hands
  * its freed permit to the first waiter's queue entry (section 6.4b). The
  * waiter (hc, with a subscriber connection of its own that is not held
@@ -1048,13 +1060,7 @@ static void test_sem_late_cleanup_queued(const rh_server *s) {
         rlock_status st;
         char wid[17], tok[80];
         int i;
-        if (rh_hc_open(&hc, s, 150) != 0 || tc_open(&t, s) != 0 ||
-            rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
-            rlock_subscriber_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK ||
-            rlock_client_set_subscribers(&hc.cl, &sn, 1) != RLOCK_OK) {
-            CHECK_MSG(0, "connect");
-            return;
-        }
+        if (semq_open(s, &hc, &t, &sp, &sn) != 0) return;
         CHECK_EQ_ST(rlock_semaphore_init(&w, &hc.cl, "late:semq", 9, 1), RLOCK_OK);
         CHECK_EQ_ST(rlock_semaphore_init(&h, &t.cl, "late:semq", 9, 1), RLOCK_OK);
         CHECK_EQ_ST(rlock_semaphore_init(&r, &t.cl, "late:semq", 9, 1), RLOCK_OK);
@@ -1116,13 +1122,7 @@ static void test_sem_spent_waiter_id(const rh_server *s) {
     rlock_status st;
     char wid[17], member[40];
     int i;
-    if (rh_hc_open(&hc, s, 150) != 0 || tc_open(&t, s) != 0 ||
-        rlock_posix_init_tcp(&sp, "127.0.0.1", s->port, 1000) != 0 ||
-        rlock_subscriber_init(&sn, rlock_posix_transport(&sp)) != RLOCK_OK ||
-        rlock_client_set_subscribers(&hc.cl, &sn, 1) != RLOCK_OK) {
-        CHECK_MSG(0, "connect");
-        return;
-    }
+    if (semq_open(s, &hc, &t, &sp, &sn) != 0) return;
     CHECK_EQ_ST(rlock_semaphore_init(&w, &hc.cl, "late:semw", 9, 1), RLOCK_OK);
     CHECK_EQ_ST(rlock_semaphore_init(&h, &t.cl, "late:semw", 9, 1), RLOCK_OK);
     CHECK_EQ_ST(rlock_semaphore_init(&h2, &t.cl, "late:semw", 9, 1), RLOCK_OK);
