@@ -4192,9 +4192,6 @@ static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
-static void rlock__enc_str(rlock__enc *e, const char *s) {
-    rlock__enc_arg(e, s, strlen(s));
-}
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
     char num[21];
     rlock__enc_arg(e, num, rlock__utoa(num, (rlock__unum)v));
@@ -4343,81 +4340,104 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
 }
 #else
 static int rlock__token_kind(rlock_kind k);
+/* The arguments of each lock script after "numkeys", by RLOCK__S_* below
+ * RLOCK__S_MULTI_ACQUIRE (data, not code: what a script's kind decides is
+ * in its template). Each letter is one argument, or none when its
+ * condition fails (letters A..S: one small jump table):
+ *   A the key;  B, C, D its wait queue, deadlines, fence counter (when the
+ *   key has auxiliary names; D with fencing);  E the keys end here;
+ *   F the owner;  G the ttl;  H the waiter id when the attempt queues, else
+ *   "";  I the wait left;  J "1" when an earlier attempt queued (else none);
+ *   K (barging: from the wake nodes) and L (fair: every node) the release
+ *   channel, or "";  M a fair release's grace;  N the waiter id to unqueue,
+ *   or "";  O ARGV[5] (a semaphore's permits, a writer's hold-off);  P a
+ *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
+ *   records;  S Redis Cluster's SPUBLISH.
+ * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
+static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 1] = {
+    "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                     /* simple */
+    "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* reentrant */
+    "TUVABDEFGHI", "TUVABEFGLMNS", "TUVABDEFGHIR", "TUVABEFGLMNRS", /* fair, fair reentrant */
+    "TUVABCDEFGHIOP", "TUVAEFG", "TUVABCEFGKNS",                    /* semaphore */
+    "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* read */
+    "TUVABCDEFGHIOR", "TUVAEFGR", "TUVABCEFGKNQRS",                 /* write */
+    "TUVW", "TUVW", "TUVW", "TUVW", "TUVW",                         /* multi, inspect, force */
+    "\3SETAF\2NX\2PXG"                                           /* the plain acquire */
+};
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
-    int s = r->script;
+    int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
-    char fn[RLOCK__FN_LEN + 1];
-    int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
-    int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int aux = RLOCK__REQ_QUEUE && (acquire || release) && lk->aux_base_len > 0;
-    if (r->plain) { /* the uncontended fast path: what a raw client would send */
-        rlock__enc_arg(e, "SET", 3);
-        rlock__enc_arg(e, lk->key, lk->key_len);
-        rlock__enc_arg(e, lk->owner, lk->owner_len);
-        rlock__enc_arg(e, "NX", 2);
-        rlock__enc_arg(e, "PX", 2);
-        rlock__enc_num(e, (unsigned long long)r->ttl);
-        return;
-    }
-    if (how == RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
-    rlock__enc_str(e, cmd[how]);
-    rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
-    rlock__enc_num(e, (unsigned long long)e->nkeys);
+    char fn[RLOCK__FN_LEN + 1], num[21];
+    const char *t, *a;
+    size_t len;
+    /* the uncontended fast path: what a raw client would send */
+    t = rlock__enc_tpl[r->plain ? RLOCK__S_COUNT : s];
+    for (; *t; t++) {
+        a = num;
+        len = 0;
+        switch (*t) {
+        case 'T': a = cmd[how]; len = strlen(a); break;
+        case 'U': /* the script: its SHA1, its body, or its function's name */
+            if (how == RLOCK__RUN_FCALL) a = fn, len = rlock__function_name(lk->scripts->sha[s], fn);
+            else a = how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s], len = strlen(a);
+            break;
+        case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_MULTI || s >= RLOCK__S_INSPECT) { /* (rlock__set_all's) */
-        lk->scripts->enc_prim(e, lk, i);
-        return;
-    }
+        case 'W': lk->scripts->enc_prim(e, lk, i); return; /* (rlock__set_all's) */
 #endif
-    rlock__enc_arg(e, lk->key, lk->key_len);
-    if (aux) rlock__enc_aux(e, lk, ":waiters");
-    if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
-    if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
-    e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
-    rlock__enc_arg(e, lk->owner, lk->owner_len);
-    rlock__enc_num(e, (unsigned long long)r->ttl);
-    if (acquire) {
+        case 'A': a = lk->key; len = lk->key_len; break;
+        case 'B': a = ":waiters"; goto aux;
+        case 'C': a = ":deadlines"; goto aux;
+        case 'D': if (!RLOCK__FENCING(lk->client)) continue;
+                  a = ":fence"; goto aux;
+        case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
+                  continue;
+        case 'F': a = lk->owner; len = lk->owner_len; break;
+        case 'G': len = rlock__utoa(num, r->ttl); break;
         /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
          * Also sent once this acquisition queued, even if this attempt
          * would not (its subscription lost): a grant must take the entry
          * out, or a release would wake it instead of a live waiter. */
-        rlock__enc_str(e, (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "");
-        rlock__enc_num(e, op->wait_left);
-#ifndef RLOCK_NO_PRIMITIVES
-        /* ARGV[5]: a semaphore's permits, a writer's hold-off; a semaphore's slot */
-        if (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE) rlock__enc_num(e, op->arg5);
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->scripts->enc_sem_args(e, lk); /* (rlock__set_all's) */
-#endif
+        case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
+        case 'I': len = rlock__utoa(num, op->wait_left); break;
         /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
          * Absent otherwise: the request stays at 10 elements, and a server
          * answers an unauthenticated client's longer multibulk with a
          * protocol error, not NOAUTH. */
-        if (RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued) rlock__enc_arg(e, "1", 1);
-    }
-    /* A cleanup after a failed round removes only our own partial grant:
-     * no real release, so it wakes no waiter and hands nothing off (that
-     * churned split votes). A barging lock's release on Redlock wakes from
-     * the nodes rlock__wake_nodes chose. A fair release wakes on every node:
-     * each node's reservation is a vote for its waiter. */
-    if (release) {
-        if (aux && !r->cleanup && (fair || (r->wake >> i & 1u))) rlock__enc_aux(e, lk, ":released");
-        else rlock__enc_arg(e, "", 0);
-        if (fair) rlock__enc_num(e, r->cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
-        rlock__enc_arg(e, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0);
+        case 'J': if (!RLOCK__REQ_QUEUE || !lk->queued) continue;
+                  a = "1"; len = 1; break;
+        /* A cleanup after a failed round removes only our own partial grant:
+         * no real release, so it wakes no waiter and hands nothing off (that
+         * churned split votes). A barging lock's release on Redlock wakes from
+         * the nodes rlock__wake_nodes chose (K). A fair release wakes on every
+         * node (L): each node's reservation is a vote for its waiter. */
+        case 'K': if (!(r->wake >> i & 1u)) break;
+                  /* fall through */
+        case 'L': if (c) break;
+                  a = ":released";
+        aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
+                  e->n++;
+                  if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
+                  continue;
+        case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
+        case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
 #ifndef RLOCK_NO_PRIMITIVES
-        if (lk->kind == RLOCK_KIND_WRITE) /* ARGV[5]: the readers' turn, ms */
-            rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
+        case 'O': len = rlock__utoa(num, op->arg5); break;
+        case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
+        case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
 #endif
+        /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
+         * a cleanup's carries the NUL after it: it undoes only a recorded grant */
+        case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
+        case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
+        default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
+        }
+        rlock__enc_arg(e, a, len);
     }
-    /* Last, the handle's id naming its grants' records (RLOCK__LUA_RECORD);
-     * a cleanup's carries the NUL after it: it undoes only a recorded grant */
-    if (!rlock__token_kind(lk->kind)) rlock__enc_arg(e, lk->waiter_id, 16u + (unsigned)r->cleanup);
-    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (release) RLOCK__SPUBLISH(lk, e);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
