@@ -4296,7 +4296,8 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
-enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
+enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
+       RLOCK__RUN_WAIT /* not a script: the WAIT behind it (rlock__encode_lock) */ };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
@@ -4354,7 +4355,7 @@ static int rlock__token_kind(rlock_kind k);
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
-static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 1] = {
+static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 2] = {
     "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                     /* simple */
     "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* reentrant */
     "TUVABDEFGHI", "TUVABEFGLMNS", "TUVABDEFGHIR", "TUVABEFGLMNRS", /* fair, fair reentrant */
@@ -4362,7 +4363,8 @@ static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 1] = {
     "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* read */
     "TUVABCDEFGHIOR", "TUVAEFGR", "TUVABCEFGKNQRS",                 /* write */
     "TUVW", "TUVW", "TUVW", "TUVW", "TUVW",                         /* multi, inspect, force */
-    "\3SETAF\2NX\2PXG"                                           /* the plain acquire */
+    "\3SETAF\2NX\2PXG",                                          /* the plain acquire */
+    "\4WAITXY"                                                     /* WAIT replicas timeout */
 };
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
@@ -4375,7 +4377,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     const char *t, *a;
     size_t len;
     /* the uncontended fast path: what a raw client would send */
-    t = rlock__enc_tpl[r->plain ? RLOCK__S_COUNT : s];
+    t = rlock__enc_tpl[how == RLOCK__RUN_WAIT ? RLOCK__S_COUNT + 1 : r->plain ? RLOCK__S_COUNT : s];
     for (; *t; t++) {
         a = num;
         len = 0;
@@ -4434,6 +4436,16 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
          * a cleanup's carries the NUL after it: it undoes only a recorded grant */
         case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
         case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
+        case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
+        /* WAIT's timeout stays inside the round's, so a missing replica
+         * cannot turn into a node timeout (and a dropped connection). */
+        case 'Y': {
+            uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
+            if (w == 0) w = 1; /* WAIT n 0 would block for ever */
+            if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
+            len = rlock__utoa(num, w);
+            break;
+        }
         default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
         }
         rlock__enc_arg(e, a, len);
@@ -4548,24 +4560,6 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
-/* WAIT replicas timeout: the replica acknowledgement behind an acquire. Its
- * timeout stays inside the round's, so a missing replica cannot turn into
- * a node timeout (and a dropped connection). */
-static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, unsigned char *out, size_t cap) {
-    rlock__enc e;
-    uint32_t t = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
-    if (t == 0) t = 1; /* WAIT n 0 would block for ever */
-    if (t >= r->timeout) t = r->timeout > 1 ? r->timeout - 1 : 1;
-    memset(&e, 0, sizeof e);
-    e.out = out;
-    e.cap = cap;
-    e.ok = rlock__put_header(out, cap, &e.pos, 3);
-    rlock__enc_arg(&e, "WAIT", 4);
-    rlock__enc_num(&e, lk->client->cfg.replicas);
-    rlock__enc_num(&e, t);
-    return e.ok ? e.pos : 0;
-}
-
 /* Part k of node i's request for lk's round (see rlock__round_submit) into
  * out[0..cap): its length, 0 when it does not fit. */
 static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
@@ -4575,8 +4569,7 @@ static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how,
     case 1: return lk->client->shard->asking(out, cap); /* (RLOCK__ASKING: a shard client's lock) */
 #endif
     case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
-    case 3: return rlock__encode_lock(lk, i, out, cap, how);
-    default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
+    default: return rlock__encode_lock(lk, i, out, cap, k == 3 ? how : RLOCK__RUN_WAIT); /* the script, WAIT */
     }
 }
 
