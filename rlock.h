@@ -2808,43 +2808,6 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
     return rlock__function_name(rlock__lua_sha[id], out);
 }
 
-#if !RLOCK__COMPACT /* the compact engine sends neither (no FCALL) */
-/* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
- * before its first one, so that its version's libraries are not deleted
- * under it. Its length, 0 when it does not fit. (Out of line: inlined into
- * rlock__round_submit, its one caller, it costs 20 bytes more.) */
-typedef char rlock__fn_ver_len[RLOCK__FN_VER == 12 ? 1 : -1]; /* the "$18" below */
-static RLOCK__NOINLINE size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
-    static const char req[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$18\r\nrlock-"; /* + version, CRLF */
-    size_t n = sizeof req - 1;
-    if (cap < n + RLOCK__FN_VER + 2) return 0;
-    memcpy(out, req, n);
-    n += rlock_function_version((char *)out + n, RLOCK__FN_VER + 2); /* its NUL: where the CR goes */
-    out[n++] = '\r';
-    out[n++] = '\n';
-    return n;
-}
-
-/* FUNCTION LOAD REPLACE of script s's one-function library: the script body
- * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
- * Its length, 0 when it does not fit. */
-static RLOCK__NOINLINE size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
-    static const char head[] = "*4\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$7\r\nREPLACE\r\n";
-    char name[RLOCK__FN_LEN + 1];
-    const char *part[7];
-    size_t plen[7], len = 0, pos = sizeof head - 1, i;
-    rlock__function_name(set->sha[s], name);
-    part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
-    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = set->text[s]; part[6] = " end)";
-    for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
-    if (cap < pos) return 0;
-    memcpy(out, head, pos);
-    if (!rlock__put_bulk(out, cap, &pos, len)) return 0; /* (checks that the body fits too) */
-    for (i = 0; i < 7; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
-    rlock__put_end(out, &pos);
-    return pos;
-}
-#endif /* !RLOCK__COMPACT */
 
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
@@ -4180,11 +4143,10 @@ typedef struct rlock__enc {
 /* What only a Redis Cluster primary's client does (rlock_client.shard;
  * section 7 sets it): handle the sunsubscribe push of a shard channel whose
  * slot moved away; end a release's (or force-unlock's) arguments with
- * SPUBLISH in ARGV[7]; write ASKING. */
+ * SPUBLISH in ARGV[7]. (ASKING is a template: rlock__enc_tpl.) */
 struct rlock__shard_ops {
     void (*moved)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
     void (*spublish)(rlock__enc *e);
-    size_t (*asking)(unsigned char *out, size_t cap);
 };
 
 #if !RLOCK__ENC_TEMPLATE
@@ -4297,7 +4259,9 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 
 /* How a script goes out: its SHA1, its body, or its function name. */
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
-       RLOCK__RUN_WAIT /* not a script: the WAIT behind it (rlock__encode_lock) */ };
+       /* not the script: the other parts of an attempt (rlock__round_submit's part k is
+        * RLOCK__RUN_SETNAME + k, its part 3 the script), each a template of rlock__enc_tpl */
+       RLOCK__RUN_SETNAME, RLOCK__RUN_ASKING, RLOCK__RUN_FNLOAD, RLOCK__RUN_SCRIPT_PART, RLOCK__RUN_WAIT };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
@@ -4355,7 +4319,7 @@ static int rlock__token_kind(rlock_kind k);
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
-static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 2] = {
+static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 6] = {
     "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                     /* simple */
     "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* reentrant */
     "TUVABDEFGHI", "TUVABEFGLMNS", "TUVABDEFGHIR", "TUVABEFGLMNRS", /* fair, fair reentrant */
@@ -4364,7 +4328,8 @@ static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 2] = {
     "TUVABCDEFGHIOR", "TUVAEFGR", "TUVABCEFGKNQRS",                 /* write */
     "TUVW", "TUVW", "TUVW", "TUVW", "TUVW",                         /* multi, inspect, force */
     "\3SETAF\2NX\2PXG",                                          /* the plain acquire */
-    "\4WAITXY"                                                     /* WAIT replicas timeout */
+    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
+    "\6CLIENT\7SETNAMEZ", "\6ASKING", "\10FUNCTION\4LOAD\7REPLACE[", "", "\4WAITXY"
 };
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
@@ -4377,15 +4342,17 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     const char *t, *a;
     size_t len;
     /* the uncontended fast path: what a raw client would send */
-    t = rlock__enc_tpl[how == RLOCK__RUN_WAIT ? RLOCK__S_COUNT + 1 : r->plain ? RLOCK__S_COUNT : s];
+    t = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
+                       : r->plain ? RLOCK__S_COUNT : s];
+    if (how == RLOCK__RUN_FCALL || how == RLOCK__RUN_FNLOAD) rlock__function_name(lk->scripts->sha[s], fn);
     for (; *t; t++) {
         a = num;
         len = 0;
         switch (*t) {
         case 'T': a = cmd[how]; len = strlen(a); break;
         case 'U': /* the script: its SHA1, its body, or its function's name */
-            if (how == RLOCK__RUN_FCALL) a = fn, len = rlock__function_name(lk->scripts->sha[s], fn);
-            else a = how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s], len = strlen(a);
+            a = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
+            len = strlen(a);
             break;
         case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
 #ifndef RLOCK_NO_PRIMITIVES
@@ -4445,6 +4412,28 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
             if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
             len = rlock__utoa(num, w);
             break;
+        }
+        /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+         * before its first one, so that its version's libraries are not
+         * deleted under it. */
+        case 'Z':
+            memcpy(num, "rlock-", 6);
+            len = 6 + rlock_function_version(num + 6, RLOCK__FN_VER + 1);
+            break;
+        /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
+         * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
+        case '[': {
+            const char *part[7];
+            size_t plen[7], k;
+            part[0] = "#!lua name="; part[1] = fn; part[2] = "\nredis.register_function('";
+            part[3] = fn; part[4] = "',function(KEYS,ARGV) "; part[5] = lk->scripts->text[s]; part[6] = " end)";
+            for (k = 0; k < 7; k++) { plen[k] = strlen(part[k]); len += plen[k]; }
+            e->n++;
+            if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, len)) != 0) { /* (its bytes fit too) */
+                for (k = 0; k < 7; k++) { memcpy(e->out + e->pos, part[k], plen[k]); e->pos += plen[k]; }
+                rlock__put_end(e->out, &e->pos);
+            }
+            continue;
         }
         default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
         }
@@ -4560,19 +4549,6 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
-/* Part k of node i's request for lk's round (see rlock__round_submit) into
- * out[0..cap): its length, 0 when it does not fit. */
-static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
-    switch (k) {
-    case 0: return rlock__encode_fn_setname(out, cap);
-#ifndef RLOCK_NO_CLUSTER
-    case 1: return lk->client->shard->asking(out, cap); /* (RLOCK__ASKING: a shard client's lock) */
-#endif
-    case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
-    default: return rlock__encode_lock(lk, i, out, cap, k == 3 ? how : RLOCK__RUN_WAIT); /* the script, WAIT */
-    }
-}
-
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
@@ -4606,9 +4582,10 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     for (;; want &= ~1u) {
         for (at = 0, k = 0; k < 5; at += seg[k++]) {
-            seg[k] = (want >> k) & 1u ? rlock__submit_part(lk, i, k, fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
-                                                                                                      : RLOCK__RUN_EVALSHA,
-                                                            out + at, cap - at) : 0;
+            seg[k] = (want >> k) & 1u ? rlock__encode_lock(lk, i, out + at, cap - at,
+                                                           k != 3 ? RLOCK__RUN_SETNAME + k
+                                                           : fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
+                                                                                              : RLOCK__RUN_EVALSHA) : 0;
             if (k && !seg[k] && ((want >> k) & 1u)) break; /* one it needs does not fit */
         }
         if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
@@ -5412,14 +5389,7 @@ static void rlock__shard_spublish(rlock__enc *e) {
     while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
     rlock__enc_arg(e, "spublish", 8);
 }
-static size_t rlock__shard_asking(unsigned char *out, size_t cap) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
-    if (cap < sizeof asking - 1) return 0;
-    memcpy(out, asking, sizeof asking - 1);
-    return sizeof asking - 1;
-}
-static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish,
-                                                          rlock__shard_asking };
+static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish };
 #endif
 
 /* Event ev of connection n, c's connection i. */
