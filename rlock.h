@@ -4581,12 +4581,13 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
            (unsigned)wait << 4;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     for (;; want &= ~1u) {
-        for (at = 0, k = 0; k < 5; at += seg[k++]) {
-            seg[k] = (want >> k) & 1u ? rlock__encode_lock(lk, i, out + at, cap - at,
-                                                           k != 3 ? RLOCK__RUN_SETNAME + k
-                                                           : fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
-                                                                                              : RLOCK__RUN_EVALSHA) : 0;
-            if (k && !seg[k] && ((want >> k) & 1u)) break; /* one it needs does not fit */
+        for (at = 0, k = 0; k < 5; at += seg[k++]) { /* (part k: RLOCK__RUN_SETNAME + k, the script at 3) */
+            seg[k] = 0;
+            if (((want >> k) & 1u) &&
+                !(seg[k] = rlock__encode_lock(lk, i, out + at, cap - at, k != 3 ? RLOCK__RUN_SETNAME + k
+                                                            : fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
+                                                                                               : RLOCK__RUN_EVALSHA)))
+                break; /* it does not fit */
         }
         if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
     }
