@@ -4423,14 +4423,18 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
         /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
          * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
         case '[': {
-            const char *part[7];
-            size_t plen[7], k;
-            part[0] = "#!lua name="; part[1] = fn; part[2] = "\nredis.register_function('";
-            part[3] = fn; part[4] = "',function(KEYS,ARGV) "; part[5] = lk->scripts->text[s]; part[6] = " end)";
-            for (k = 0; k < 7; k++) { plen[k] = strlen(part[k]); len += plen[k]; }
+            static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
+            const char *body = lk->scripts->text[s], *q, *src;
+            size_t blen = strlen(body), m;
             e->n++;
-            if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, len)) != 0) { /* (its bytes fit too) */
-                for (k = 0; k < 7; k++) { memcpy(e->out + e->pos, part[k], plen[k]); e->pos += plen[k]; }
+            if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
+                                                  sizeof lib - 4 + 2 * RLOCK__FN_LEN + blen)) != 0) {
+                for (q = lib; *q; q++) { /* \1 the function's name, \2 the script */
+                    src = *q == 1 ? fn : *q == 2 ? body : q;
+                    m = *q == 1 ? RLOCK__FN_LEN : *q == 2 ? blen : 1;
+                    memcpy(e->out + e->pos, src, m);
+                    e->pos += m;
+                }
                 rlock__put_end(e->out, &e->pos);
             }
             continue;
