@@ -3744,8 +3744,9 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
  * caller's (its answers are no longer needed), reused: one ~0.5 KB table of
  * run_ids on the stack, not two. */
 static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
-    size_t i, j, k;
+    size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
+    const char *q;
     memset(p, 0, sizeof *p);
     p->run_id = 1;
     rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
@@ -3755,12 +3756,10 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
         if (!p->id_len[i]) continue;
         for (j = 0; j < i; j++) {
             if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
-            /* "same server as node <j> (run_id <id>)" */
-            k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
-            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (rlock__unum)j));
-            k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
-            k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
-            k = rlock__append(msg, sizeof msg, k, ")", 1);
+            n = rlock__utoa(num, (rlock__unum)j);
+            for (q = "same server as node \1 (run_id \2)", k = 0; *q; q++) /* \1 j, \2 the run_id */
+                k = rlock__append(msg, sizeof msg, k, *q == 1 ? num : *q == 2 ? p->id[i] : q,
+                                  *q == 1 ? n : *q == 2 ? p->id_len[i] : 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
                              (long long)j, (long long)i);
