@@ -3091,6 +3091,14 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
     return RLOCK_OK;
 }
 
+/* Take back the requests committed since n had count requests and tx_len
+ * bytes (a caller whose next part did not fit: all or nothing). */
+static void rlock__x_uncommit(rlock__x *n, unsigned count, size_t tx_len) {
+    n->commands -= n->count - count;
+    n->count = count;
+    n->tx_len = tx_len;
+}
+
 #ifndef RLOCK_NO_CLUSTER
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev);
 /* ... a request whose reply (it may be larger than rx) is read through walk. */
@@ -4558,7 +4566,8 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
     unsigned char *out;
-    size_t cap, seg[5], at;
+    size_t cap, len, tx_len;
+    unsigned count;
     const char *why;
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
@@ -4583,26 +4592,27 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
            (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
            (unsigned)wait << 4;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
+    count = n->count;
+    tx_len = n->tx_len;
     for (;; want &= ~1u) {
-        for (at = 0, k = 0; k < 5; at += seg[k++]) { /* (part k: RLOCK__RUN_SETNAME + k, the script at 3) */
-            seg[k] = 0;
-            if (((want >> k) & 1u) &&
-                !(seg[k] = rlock__encode_lock(lk, i, out + at, cap - at, k != 3 ? RLOCK__RUN_SETNAME + k
-                                                            : fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
-                                                                                               : RLOCK__RUN_EVALSHA)))
-                break; /* it does not fit */
+        for (k = 0; k < 5; k++) { /* part k: RLOCK__RUN_SETNAME + k, the script at 3; its reply is lk's from 3 */
+            if (!((want >> k) & 1u)) continue;
+            len = rlock__encode_lock(lk, i, n->tx + n->tx_len, n->tx_cap - n->tx_len,
+                                     k != 3 ? RLOCK__RUN_SETNAME + k : fcall ? RLOCK__RUN_FCALL
+                                                                      : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+            if (!len) break; /* it does not fit */
+            rlock__x_commit(n, len, k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
         }
-        if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
-    }
-    if (k < 5) {
-        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
-        rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
-        return;
+        if (k == 5) break;
+        rlock__x_uncommit(n, count, tx_len);
+        if (!(want & 1u)) { /* (else again, without SETNAME) */
+            if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
+            rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+            return;
+        }
     }
     if (fcall) nd->fcall = 1;
-    if (seg[0]) nd->fn_named = (unsigned short)n->gen;
-    for (k = 0; k < 5; k++) /* the script's and WAIT's replies are lk's */
-        if (seg[k]) rlock__x_commit(n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
+    if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
