@@ -3818,14 +3818,6 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
-/* Out of line in the general engine, where several callers share it; the
- * compact engine's one caller inlines it. */
-#if RLOCK__COMPACT
-#define RLOCK__SHARED
-#else
-#define RLOCK__SHARED RLOCK__NOINLINE
-#endif
-
 /* The length of the prefix of every auxiliary key of key: key itself when
  * it has a Redis Cluster hash tag (the bytes between the first '{' and the
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
@@ -4128,12 +4120,14 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
-#if !RLOCK__ENC_TEMPLATE
-static RLOCK__SHARED int rlock__is_acquire_script(int s) {
-    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
+#if !RLOCK__COMPACT /* (the templates, rlock__enc_tpl, know which script is which) */
+static RLOCK__NOINLINE int rlock__is_acquire_script(int s) {
+    return (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
 static int rlock__is_release_script(int s) {
-    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_RELEASE : (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
+    return (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
 }
 #endif
 
@@ -4161,6 +4155,8 @@ static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
+#endif
+#ifndef RLOCK_NO_PRIMITIVES /* (the multi-lock, inspect and force-unlock requests' writers) */
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
     char num[21];
     rlock__enc_arg(e, num, rlock__utoa(num, (rlock__unum)v));
