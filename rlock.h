@@ -4322,7 +4322,7 @@ static int rlock__token_kind(rlock_kind k);
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
-static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 6] = {
+static const char *const rlock__enc_tpl[] = {
     "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                     /* simple */
     "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* reentrant */
     "TUVABDEFGHI", "TUVABEFGLMNS", "TUVABDEFGHIR", "TUVABEFGLMNRS", /* fair, fair reentrant */
@@ -4334,6 +4334,8 @@ static const char *const rlock__enc_tpl[RLOCK__S_COUNT + 6] = {
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
     "\6CLIENT\7SETNAMEZ", "\6ASKING", "\10FUNCTION\4LOAD\7REPLACE[", "", "\4WAITXY"
 };
+/* one template per script, then the plain acquire and the five parts: a script added needs its own */
+typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
