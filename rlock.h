@@ -4421,10 +4421,12 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
         /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
          * before its first one, so that its version's libraries are not
          * deleted under it. */
-        case 'Z':
-            memcpy(num, "rlock-", 6);
+        case 'Z': {
+            static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '-' };
+            memcpy(num, prefix, sizeof prefix);
             len = 6 + rlock_function_version(num + 6, RLOCK__FN_VER + 1);
             break;
+        }
         /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
          * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
         case '[': {
@@ -4433,7 +4435,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
             size_t blen = strlen(body), m;
             e->n++;
             if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
-                                                  sizeof lib - 4 + 2 * RLOCK__FN_LEN + blen)) != 0) {
+                                                  sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
                 for (q = lib; *q; q++) { /* \1 the function's name, \2 the script */
                     src = *q == 1 ? fn : *q == 2 ? body : q;
                     m = *q == 1 ? RLOCK__FN_LEN : *q == 2 ? blen : 1;
