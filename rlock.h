@@ -3915,7 +3915,7 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_store) */
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_note) */
 /* Keep node i's answer to a round as plain numbers. The round says what it
  * wants (rlock__round_wants_array): an acquire script answers {flag,
  * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
@@ -5488,7 +5488,7 @@ static void rlock__client_step(rlock_client *c) {
  * not come waits until the reply before it is read. Replies are RESP2
  * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
  * statuses and error texts are the general engine's; each answer is read
- * as rlock__round_store does (rlock__c_store) and judged as it comes, with
+ * as rlock__round_store does (rlock__c_note) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
  * only what it uses (section 5). It defines the same
  * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
@@ -5580,7 +5580,7 @@ static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, s
 }
 
 /* One of rlock's texts into x.xerr (also the scratch of a reason that is
- * not the connection's: rlock__c_answer copies it at once). */
+ * not the connection's: rlock__c_note copies it at once). */
 static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
     rlock__txt_put(n->x.xerr, sizeof n->x.xerr, why);
     return n->x.xerr;
@@ -5817,63 +5817,56 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
     return rep->type == '-' && rep->len >= n && memcmp(rep->str, word, n) == 0;
 }
 
-/* Keep the answer to lk's request as plain numbers (as rlock__round_store,
- * one node): a plain SET NX PX's +OK is {1,1}, nil {0,0}; the acquire
- * script's {flag, pttl[, fence]}; extend's and release's integer. Another
- * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
- * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static RLOCK__NOINLINE rlock_status rlock__c_store(const rlock_round *r, rlock_status st, const rlock__c_rep *a,
-                                                   rlock__num *v) {
-    v[0] = v[1] = v[2] = 0;
-    if (st != RLOCK_OK || !a) {
-        /* no answer (a is NULL: st says why) */
-    } else if (a->type == '-') {
-        st = rlock__map_error(a->str, a->len);
-    } else if (r->plain) {
-        if (a->type == '+' && a->len == 2 && a->str[0] == 'O' && a->str[1] == 'K') v[0] = v[1] = 1;
-        else if (a->type) st = RLOCK_E_PROTOCOL;
-    } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-        if (a->type == ':') v[0] = a->v[0];
-        else st = RLOCK_E_PROTOCOL;
-    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || (unsigned long long)a->v[0] > 1u) {
-        st = RLOCK_E_PROTOCOL;
-    } else {
-        memcpy(v, a->v, sizeof a->v);
-        if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
-    }
-    return st;
-}
-
-/* Note the answer to lk's request (as rlock__round_answer, one node): its
- * numbers into v; the status to judge it by returned. */
-static rlock_status rlock__c_note(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why,
-                                  rlock__num *v) {
+/* Note the answer to lk's request (as rlock__round_answer and
+ * rlock__round_store, one node): rep its reply, or NULL when it failed (st;
+ * the reason in x.xerr). Read as plain numbers in rep->v: a plain SET NX
+ * PX's +OK is v[0] = 1 (nil: not 1), the acquire script's {flag, pttl[,
+ * fence]}, extend's and release's integer. Another shape is
+ * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
+ * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
+ * it by (rep->v is read only when it is RLOCK_OK). */
+static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_status st, rlock__c_rep *rep) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
         RLOCK__TXT("unexpected reply to release")
     };
-    rlock_round *r = &lk->op.round;
+    const rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    rlock_status kept = rlock__c_store(r, st, rep, v);
+    const char *why = n->x.xerr;
     size_t len;
-    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
-        /* well-formed, of the wrong shape: the stream is not trusted either */
-        rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
-        why = n->x.xerr;
+    if (rep) {
+        int t = rep->type;
+        why = "";
+        if (t == '-') {
+            st = rlock__map_error(rep->str, rep->len);
+            if (rlock__c_error_is(rep, "READONLY", 8)) /* failover: connect again */
+                rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now"));
+        } else if (r->plain) {
+            if (t == '+' && rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
+            else if (t) st = RLOCK_E_PROTOCOL;
+        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+            if (t != ':') st = RLOCK_E_PROTOCOL;
+        } else if (t != '*' || (unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+            st = RLOCK_E_PROTOCOL;
+        } else if (!rep->v[0] && rep->v[1] == -1) {
+            st = RLOCK_E_FOREIGN;
+            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+        }
+        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
+            rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
+            why = n->x.xerr;
+        }
     }
-    if (rep && rlock__c_error_is(rep, "READONLY", 8))
-        rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (!r->cleanup) {
-        if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
         len = strlen(why);
         if (rep && rep->type == '-') { /* Redis's own text */
             why = rep->str;
             len = rep->len;
         }
-        rlock__node_note(n, kept, why, len);
+        rlock__node_note(n, st, why, len);
     }
-    return kept;
+    return st;
 }
 /* The answer to lk's request, noted and judged at once (rlock__c_judge).
  * Not for a request that failed before it was sent (rlock__c_submit): that
@@ -5881,11 +5874,6 @@ static rlock_status rlock__c_note(rlock_lock *lk, rlock_status st, const rlock__
  * next round -> submit -> judge): the call graph stays free of cycles and
  * bench/ram.sh's worst-case stack holds. */
 static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
-static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
-    rlock__num v[3];
-    rlock_status kept = rlock__c_note(lk, st, rep, why, v);
-    rlock__c_judge(lk, kept, v);
-}
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
  * node timeout from when it goes out: a request that waited for its turn
@@ -5899,14 +5887,13 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_status st;
     rlock__ms start = r->start;
     rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
-    rlock__num v[3];
     if ((r->queued | (unsigned)r->answered) || n->x.count) return;
     st = rlock__c_begin(n, &out, &cap);
-    if (st != RLOCK_OK) { r->answered = rlock__c_note(lk, st, NULL, n->x.xerr, v); return; }
+    if (st != RLOCK_OK) { r->answered = rlock__c_note(lk, st, NULL); return; }
     len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (len == 0 && !n->x.head) {
-        r->answered = rlock__c_note(lk, RLOCK_E_BADARG, NULL,
-                                    rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")), v);
+        (void)rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF"));
+        r->answered = rlock__c_note(lk, RLOCK_E_BADARG, NULL);
         return;
     }
     /* (behind AUTH / SELECT it does not fit: they go alone first, tagged AUTH) */
@@ -6090,45 +6077,32 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     rlock__c_again(lk, now);
 }
 
-/* Move lk's operation as far as it can go now: a backoff ends, a request
- * whose turn came goes out (answers are judged as they come). */
-static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
-    rlock_op *op = &lk->op;
-    if (op->round.answered && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
-        static const rlock__num none[3] = {0, 0, 0};
-        rlock_status st = op->round.answered;
-        op->round.answered = RLOCK_OK;
-        rlock__c_judge(lk, st, none);
-    }
-    if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
-    if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(lk, now);
-}
-
-/* The reply (ok) or failure of lk's request. */
-static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rlock_status st, const char *why,
-                           rlock__ms now) {
+/* The reply (rep) or the failure (rep NULL: st) of lk's request. */
+static void rlock__c_answer(rlock_lock *lk, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    if (ok && !r->queued) return; /* not this request's (failed: its AUTH's) */
-    if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
-    if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
-        if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
-            rlock__c_answer(lk, RLOCK_E_REDIS, NULL,
-                            rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
-            return;
+    if (rep) {
+        if (!r->queued) return; /* not this request's (failed: its AUTH's) */
+        st = RLOCK_OK;
+        if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
+            if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
+                (void)rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
+                rep = NULL;
+                st = RLOCK_E_REDIS;
+            } else if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
+                r->evaled = 1u;
+                r->queued = 0;
+                n->x.active = 1; /* (it is alive: no idle probe) */
+                rlock__c_submit(lk, now);
+                n->x.active = 0;
+                return;
+            }
         }
-        if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
-            r->evaled = 1u;
-            r->queued = 0;
-            n->x.active = 1; /* (it is alive: no idle probe) */
-            rlock__c_submit(lk, now);
-            n->x.active = 0;
-            return;
-        }
+        if (rep && !r->plain) /* a script ran (or was refused for good): the fast path follows suit */
+            n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     }
-    if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
-        n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
-    rlock__c_answer(lk, RLOCK_OK, rep, "");
+    st = rlock__c_note(lk, st, rep);
+    rlock__c_judge(lk, st, rep ? rep->v : NULL);
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
@@ -6146,13 +6120,24 @@ static void rlock__client_step(rlock_client *c) {
         int r;
         int got = 0;
         while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
-            if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr, now);
+            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, st, r > 0 ? &rep : NULL, now);
             got = 1;
         }
         /* the next lock's request goes out now: its timeout runs from then
          * (the reply may have come inside a blocking call) */
         if (got) now = rlock__now(c);
-        for (o = c->ops; o; o = o->op.next) rlock__c_run(o, now);
+        /* each op moves as far as it can now: a failure before sending is
+         * judged, a backoff ends, a request whose turn came goes out */
+        for (o = c->ops; o; o = o->op.next) {
+            rlock_op *op = &o->op;
+            if (op->round.answered && op->phase != RLOCK__PH_DONE) { /* (set in ROUND / CLEANUP only) */
+                st = op->round.answered;
+                op->round.answered = RLOCK_OK;
+                rlock__c_judge(o, st, NULL);
+            }
+            if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(o, now);
+            if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
+        }
         if (n->x.commands == before) break;
     }
 }
