@@ -5491,7 +5491,7 @@ static void rlock__client_step(rlock_client *c) {
  * as rlock__round_store does (rlock__c_note) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
  * only what it uses (section 5). It defines the same
- * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
+ * internal calls (rlock__client_step, rlock__op_finish, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
 #if RLOCK__COMPACT
@@ -5901,51 +5901,49 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     r->queued = len > 0;
 }
 
-/* Begin lk's round: its op's request (ROUND), or the release that cleans up
- * after a failed acquire attempt (cleanup: CLEANUP); the lease asked for is
- * the op's. */
+/* Begin lk's next round (ROUND): its op's request - an acquire's next
+ * attempt draws a new token after a cleanup, and is a plain SET NX PX when
+ * it is the first one and a script ran on the node (as the general engine;
+ * not with fencing or cfg.scripts_only), the script at once after a refused
+ * SET - or (cleanup: CLEANUP) the release that cleans up after a failed
+ * attempt. The lease asked for is the op's. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
-    rlock_round *r = &lk->op.round;
-    int op = cleanup ? RLOCK__OP_RELEASE : lk->op.kind;
-    uint32_t ttl = lk->op.ttl;
+    rlock_op *op = &lk->op;
+    rlock_round *r = &op->round;
+    int kind = cleanup ? RLOCK__OP_RELEASE : op->kind;
+    uint32_t ttl = op->ttl;
+    if (kind == RLOCK__OP_ACQUIRE) {
+        rlock__ms left;
+        if (op->fresh) {
+            unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+            op->fresh = 0;
+            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
+            rlock__hex(lk->owner, rnd, sizeof rnd);
+        }
+        if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
+        left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+        if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
+            op->plain = 0;
+        } else {
+            op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
+                        lk->client->nodes[0]->scripted;
+            op->attempts++;
+        }
+        op->wait_left = left > 86400000u ? 86400000u : left;
+    }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     r->queued = r->evaled = 0;
     r->answered = RLOCK_OK;
-    r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
-    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
+    r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
+    r->plain = kind == RLOCK__OP_ACQUIRE && op->plain;
     r->cleanup = cleanup;
-    if (RLOCK__REQ_QUEUE) r->wake = op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
+    if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
     if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
     rlock__c_submit(lk, now);
-}
-
-/* The next acquire attempt: the first one a plain SET NX PX once a script
- * ran on the node (as the general engine; not with fencing or
- * cfg.scripts_only); the script at once after a refused SET. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st);
-static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
-    rlock_op *op = &lk->op;
-    rlock__ms left;
-    if (op->fresh) {
-        unsigned char rnd[RLOCK_TOKEN_LEN / 2];
-        op->fresh = 0;
-        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
-        rlock__hex(lk->owner, rnd, sizeof rnd);
-    }
-    if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
-    left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-    if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
-        op->plain = 0;
-    } else {
-        op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
-                    lk->client->nodes[0]->scripted;
-        op->attempts++;
-    }
-    op->wait_left = left > 86400000u ? 86400000u : left;
-    rlock__c_round(lk, now, 0);
 }
 
 /* The op is over: a reply still due is read and discarded. */
@@ -5965,28 +5963,6 @@ static uint32_t rlock__c_jitter(rlock_lock *lk) {
     x ^= x << 5;
     lk->prng = x;
     return x;
-}
-
-/* After a failed attempt (and its cleanup): back off and retry, or end.
- * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
- * past the holder's PTTL or the wait. */
-static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
-    const rlock_config *cfg = &lk->client->cfg;
-    rlock_op *op = &lk->op;
-    rlock__ms d = cfg->backoff_min_ms, delay, left = op->wait_end - now;
-    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    if (!op->retry || op->cancel || (RLOCK__C_DUE(now, op->wait_end) && op->plain != 2)) {
-        rlock__op_finish(lk, op->fail);
-        return;
-    }
-    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
-    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
-    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
-    if (delay > left) delay = left; /* (< 2^31 from here) */
-    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
-    op->wake_at = now + delay;
-    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
 /* Statuses that end an acquire at once (as rlock__tally_status): one bit
@@ -6020,10 +5996,10 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     rlock__ms now = rlock__now(lk->client), start = op->round.start;
     int yes = st == RLOCK_OK && v[0] == 1;
     rlock_status fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
-    if (op->phase == RLOCK__PH_CLEANUP) {
-        rlock__c_again(lk, now);
-        return;
-    }
+    const rlock_config *cfg = &lk->client->cfg;
+    rlock__ms d = cfg->backoff_min_ms, delay;
+    uint32_t shift;
+    if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
         if (st == RLOCK_OK) {
@@ -6074,7 +6050,22 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         rlock__c_round(lk, now, 1);
         return;
     }
-    rlock__c_again(lk, now);
+again: /* after a failed attempt (and its cleanup): back off and retry, or end.
+        * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
+        * past the holder's PTTL or the wait. */
+    if (!op->retry || op->cancel || (RLOCK__C_DUE(now, op->wait_end) && op->plain != 2)) {
+        rlock__op_finish(lk, op->fail);
+        return;
+    }
+    if (op->plain == 2) { rlock__c_round(lk, now, 0); return; }
+    shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
+    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
+    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
+    if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
+    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
+    op->wake_at = now + delay;
+    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
 /* The reply (rep) or the failure (rep NULL: st) of lk's request. */
@@ -6135,7 +6126,7 @@ static void rlock__client_step(rlock_client *c) {
                 op->round.answered = RLOCK_OK;
                 rlock__c_judge(o, st, NULL);
             }
-            if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(o, now);
+            if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, 0);
             if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
         }
         if (n->x.commands == before) break;
@@ -6327,7 +6318,7 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
     wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
     lk->op.timed = (unsigned char)((wait != 0) + forever);
     lk->op.wait_end = now + wait;
-    rlock__acquire_next_round(lk, now);
+    rlock__c_round(lk, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
