@@ -1040,7 +1040,6 @@ typedef struct rlock_round {
     unsigned queued;
     unsigned evaled;
     unsigned wake;
-    rlock_status answered; /* a failure before sending, judged at the next run (not 0) */
 } rlock_round;
 typedef struct rlock_op {
     struct rlock_lock *next;
@@ -5627,15 +5626,22 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
     return ok;
 }
 
-/* Room for the next request (the connection has none in flight): *out,
- * *cap. A connection that is down is (re)connected, AUTH and SELECT queued
- * first; an idle one is probed first (as rlock__x_begin). RLOCK_OK,
- * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (AUTH does not fit):
- * the reason in x.xerr. */
-static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap) {
+/* Claim the connection (it has none in flight) for lk's request, due by
+ * deadline, and queue its bytes (rlock__encode_lock; lk NULL: only ready
+ * the connection, rlock_client_connect queues its PING). A connection that
+ * is down is (re)connected, AUTH and SELECT queued first; an idle one is
+ * probed first (as rlock__x_begin). A request that does not fit behind AUTH
+ * / SELECT waits for their replies: they go alone first (tag
+ * RLOCK__TAG_AUTH, round.queued 0). RLOCK_OK, or what failed before
+ * sending, the reason in x.xerr: RLOCK_E_IO (no connect hook; busy),
+ * RLOCK_E_BADARG (does not fit) - lk's is reported by the next rlock__c_next
+ * as the request's failure. */
+static rlock_status rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
+    rlock_status st = RLOCK_E_IO;
+    size_t len = 0;
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!x->active && x->conn == RLOCK__CONN_UP) {
         long r;
@@ -5643,7 +5649,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             r = t->idle(t->ctx);
             if (r == RLOCK_IO_BUSY) {
                 rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
-                return RLOCK_E_IO;
+                goto fail;
             }
         } else {
             r = t->recv(t->ctx, n->rx, sizeof n->rx);
@@ -5654,14 +5660,13 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
     }
     x->rx_len = 0;
     if (x->conn == RLOCK__CONN_DOWN) {
-        if (!t->connect && x->closed) {
-            (void)rlock__c_txt(n, RLOCK__TXT("not connected (no connect hook)"));
-            return RLOCK_E_IO;
-        }
+        why = RLOCK__TXT("not connected (no connect hook)");
+        if (!t->connect && x->closed) goto fail_txt;
         x->conn = RLOCK__CONN_NEW;
         x->gen++;
         x->tx_len = x->tx_off = 0;
         x->head = 0;
+        st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
             const char *auth[3];
@@ -5682,25 +5687,30 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             x->head |= RLOCK__C_SELECT;
         }
     }
-    *out = n->tx + x->tx_len;
-    *cap = sizeof n->tx - x->tx_len;
-    return RLOCK_OK;
+    if (!lk) return RLOCK_OK;
+    len = rlock__encode_lock(lk, 0, n->tx + x->tx_len, sizeof n->tx - x->tx_len,
+                             RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    why = RLOCK__TXT("command does not fit in RLOCK_TX_BUF");
+    if (len == 0 && !x->head) goto fail_txt;
+    lk->op.round.queued = len > 0;
+    x->tx_len += len;
+    x->commands += len > 0;
+    st = RLOCK_OK;
+    goto claim;
 too_big:
     x->conn = RLOCK__CONN_DOWN;
+fail_txt:
     (void)rlock__c_txt(n, why);
-    return RLOCK_E_BADARG;
-}
-
-/* The request of len bytes encoded at rlock__c_begin's *out is in flight
- * (tag RLOCK__TAG_AUTH, len 0: only AUTH / SELECT, for owner's request that
- * did not fit behind them; it goes out once they are answered). */
-static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlock__ms deadline) {
-    n->x.tx_len += len;
-    n->x.count = 1;
-    n->q[0].owner = owner;
-    n->q[0].tag = tag;
+fail:
+    if (!lk) return st;
+    x->failing = 1;
+    x->fail_st = st;
+claim:
+    x->count = 1;
+    n->q[0].owner = lk;
+    n->q[0].tag = len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH;
     n->q[0].deadline = deadline;
-    n->x.commands += len > 0;
+    return st;
 }
 
 /* Move the request in flight along as far as the transport allows without
@@ -5882,23 +5892,9 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
 static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    unsigned char *out;
-    size_t cap, len;
-    rlock_status st;
     rlock__ms start = r->start;
-    rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
-    if ((r->queued | (unsigned)r->answered) || n->x.count) return;
-    st = rlock__c_begin(n, &out, &cap);
-    if (st != RLOCK_OK) { r->answered = rlock__c_note(lk, st, NULL); return; }
-    len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len == 0 && !n->x.head) {
-        (void)rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF"));
-        r->answered = rlock__c_note(lk, RLOCK_E_BADARG, NULL);
-        return;
-    }
-    /* (behind AUTH / SELECT it does not fit: they go alone first, tagged AUTH) */
-    rlock__c_commit(n, len, lk, len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH, deadline);
-    r->queued = len > 0;
+    if (r->queued || n->x.count) return;
+    (void)rlock__c_claim(n, lk, (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout);
 }
 
 /* Begin lk's next round (ROUND): its op's request - an acquire's next
@@ -5934,7 +5930,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     r->queued = r->evaled = 0;
-    r->answered = RLOCK_OK;
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = kind == RLOCK__OP_ACQUIRE && op->plain;
     r->cleanup = cleanup;
@@ -6117,15 +6112,12 @@ static void rlock__client_step(rlock_client *c) {
         /* the next lock's request goes out now: its timeout runs from then
          * (the reply may have come inside a blocking call) */
         if (got) now = rlock__now(c);
-        /* each op moves as far as it can now: a failure before sending is
-         * judged, a backoff ends, a request whose turn came goes out */
+        /* each op moves as far as it can now: a backoff ends, a request
+         * whose turn came goes out (one that fails before it is sent is
+         * answered by the next rlock__c_next, never judged from here: judge
+         * -> next round -> submit -> judge would be a cycle) */
         for (o = c->ops; o; o = o->op.next) {
             rlock_op *op = &o->op;
-            if (op->round.answered && op->phase != RLOCK__PH_DONE) { /* (set in ROUND / CLEANUP only) */
-                st = op->round.answered;
-                op->round.answered = RLOCK_OK;
-                rlock__c_judge(o, st, NULL);
-            }
             if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, 0);
             if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
         }
@@ -6146,8 +6138,9 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     uint32_t next = UINT32_MAX;
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE || o->op.round.answered) next = 0;
-    if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
+        else if (o->op.phase == RLOCK__PH_DONE) next = 0;
+    if (n->x.failing) next = 0; /* (a failure before sending: answered at the next step) */
+    else if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
@@ -6192,17 +6185,21 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     rlock_node *n;
     rlock__ms deadline;
-    unsigned char *out;
-    size_t cap, len = 0;
+    size_t len = 0;
     rlock_status st = RLOCK_E_STATE;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
-    if (!n->x.count && !n->x.failing) st = rlock__c_begin(n, &out, &cap); /* else: a cancelled op's reply is due */
-    if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
-        rlock__c_commit(n, len, NULL, RLOCK__TAG_PING, deadline);
+    if (!n->x.count && !n->x.failing) st = rlock__c_claim(n, NULL, deadline); /* else: a cancelled op's reply is due */
+    if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
+        n->x.tx_len += len;
+        n->x.count = 1;
+        n->x.commands++;
+        n->q[0].owner = NULL;
+        n->q[0].tag = RLOCK__TAG_PING;
+        n->q[0].deadline = deadline;
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
             rlock__ms now = rlock__now(c);
