@@ -6294,23 +6294,23 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
         if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
         /* A LOST lock is still released: the script is owner-checked. */
         if (op == RLOCK__OP_EXTEND && lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-        rlock__op_link(lk, op, op == RLOCK__OP_EXTEND ? (uint32_t)ttl_ms : lk->ttl_ms); /* (checked: < 2^31) */
-        rlock__c_round(lk, rlock__now(c), 0);
-        return RLOCK_WOULD_BLOCK;
+        if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
+    } else {
+        if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+        if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
+            return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
+        /* A fresh grant: a new token, and the backoff's jitter seed. */
+        if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+        memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
+        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
+        rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+        lk->owner_len = RLOCK_TOKEN_LEN;
+        lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     }
-    if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
-    if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
-        return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
-    /* A fresh grant: a new token, and the backoff's jitter seed. */
-    if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-    memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-    lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
-    rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-    lk->owner_len = RLOCK_TOKEN_LEN;
-    lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     now = rlock__now(c);
-    rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* (checked: < 2^31) */
-    /* a wait of RLOCK__MS_FAR (2^31 - 1) ms or more is forever: each attempt renews it */
+    rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+    /* an acquire's wait (an extend's and a release's is 0, unused): of
+     * RLOCK__MS_FAR (2^31 - 1) ms or more is forever, each attempt renews it */
     forever = wait_ms >= RLOCK__MS_FAR;
     wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
     lk->op.timed = (unsigned char)((wait != 0) + forever);
