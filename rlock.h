@@ -1037,7 +1037,6 @@ typedef struct rlock_round {
     int script;
     int plain;
     int cleanup;
-    unsigned queued;
     unsigned evaled;
     unsigned wake;
 } rlock_round;
@@ -5632,7 +5631,7 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
  * probed first (as rlock__x_begin). A request that does not fit behind AUTH
  * / SELECT waits for their replies: they go alone first (tag
- * RLOCK__TAG_AUTH, round.queued 0). RLOCK_OK, or what failed before
+ * RLOCK__TAG_AUTH: the slot is free again once they are answered). RLOCK_OK, or what failed before
  * sending, the reason in x.xerr: RLOCK_E_IO (no connect hook; busy),
  * RLOCK_E_BADARG (does not fit) - lk's is reported by the next rlock__c_next
  * as the request's failure. */
@@ -5692,7 +5691,6 @@ static rlock_status rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms dead
                              RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     why = RLOCK__TXT("command does not fit in RLOCK_TX_BUF");
     if (len == 0 && !x->head) goto fail_txt;
-    lk->op.round.queued = len > 0;
     x->tx_len += len;
     x->commands += len > 0;
     st = RLOCK_OK;
@@ -5893,7 +5891,7 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     rlock__ms start = r->start;
-    if (r->queued || n->x.count) return;
+    if (n->x.count) return; /* (its own included: answers are judged as they come) */
     (void)rlock__c_claim(n, lk, (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout);
 }
 
@@ -5929,7 +5927,7 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
         op->wait_left = left > 86400000u ? 86400000u : left;
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
-    r->queued = r->evaled = 0;
+    r->evaled = 0;
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = kind == RLOCK__OP_ACQUIRE && op->plain;
     r->cleanup = cleanup;
@@ -6068,7 +6066,6 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, rlock__c_rep *rep, 
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
     if (rep) {
-        if (!r->queued) return; /* not this request's (failed: its AUTH's) */
         st = RLOCK_OK;
         if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
             if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
@@ -6077,7 +6074,6 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, rlock__c_rep *rep, 
                 st = RLOCK_E_REDIS;
             } else if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
                 r->evaled = 1u;
-                r->queued = 0;
                 n->x.active = 1; /* (it is alive: no idle probe) */
                 rlock__c_submit(lk, now);
                 n->x.active = 0;
