@@ -5833,14 +5833,13 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
  * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
  * it by (rep->v is read only when it is RLOCK_OK). */
-static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_status st, rlock__c_rep *rep) {
+static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
         RLOCK__TXT("unexpected reply to release")
     };
     const rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[0];
     const char *why = n->x.xerr;
     size_t len;
     if (rep) {
@@ -6062,9 +6061,8 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or end.
 }
 
 /* The reply (rep) or the failure (rep NULL: st) of lk's request. */
-static void rlock__c_answer(rlock_lock *lk, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
+static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
     rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[0];
     if (rep) {
         st = RLOCK_OK;
         if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
@@ -6083,7 +6081,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, rlock__c_rep *rep, 
         if (rep && !r->plain) /* a script ran (or was refused for good): the fast path follows suit */
             n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     }
-    st = rlock__c_note(lk, st, rep);
+    st = rlock__c_note(lk, n, st, rep);
     rlock__c_judge(lk, st, rep ? rep->v : NULL);
 }
 
@@ -6102,7 +6100,7 @@ static void rlock__client_step(rlock_client *c) {
         int r;
         int got = 0;
         while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
-            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, st, r > 0 ? &rep : NULL, now);
+            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, st, r > 0 ? &rep : NULL, now);
             got = 1;
         }
         /* the next lock's request goes out now: its timeout runs from then
