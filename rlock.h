@@ -5631,10 +5631,13 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
  * probed first (as rlock__x_begin). A request that does not fit behind AUTH
  * / SELECT waits for their replies: they go alone first (tag
- * RLOCK__TAG_AUTH: the slot is free again once they are answered). RLOCK_OK, or what failed before
- * sending, the reason in x.xerr: RLOCK_E_IO (no connect hook; busy),
- * RLOCK_E_BADARG (does not fit) - lk's is reported by the next rlock__c_next
- * as the request's failure. */
+ * RLOCK__TAG_AUTH: the slot is free again once they are answered).
+ * RLOCK_OK, or what failed before sending, the reason in x.xerr:
+ * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (does not fit). lk's
+ * failure holds the slot (x.failing): the next rlock__c_next reports it as
+ * the request's, so it is judged like any other and never from here (judge
+ * -> next round -> submit -> judge would make the call graph a cycle, and
+ * bench/ram.sh's worst-case stack would not hold). */
 static rlock_status rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
@@ -5875,11 +5878,8 @@ static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n,
     }
     return st;
 }
-/* The answer to lk's request, noted and judged at once (rlock__c_judge).
- * Not for a request that failed before it was sent (rlock__c_submit): that
- * one is judged at the next run, so judging never calls itself (judge ->
- * next round -> submit -> judge): the call graph stays free of cycles and
- * bench/ram.sh's worst-case stack holds. */
+/* lk's answer judged at once (v: its numbers, read only when st is
+ * RLOCK_OK). */
 static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
