@@ -3346,24 +3346,29 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
 
 /* Map a Redis error reply to a status. Checked as substrings too because
  * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
+#if !RLOCK__COMPACT /* (the rounds' FCALL / NOPERM checks) */
 static int rlock__has(const char *s, size_t n, const char *word) {
     size_t w = strlen(word), i;
     for (i = 0; i + w <= n; i++)
         if (memcmp(s + i, word, w) == 0) return 1;
     return 0;
 }
+#endif
 static rlock_status rlock__map_error(const char *s, size_t n) {
-    /* The first word found decides; '^': only at the start. One string of
-     * words and a status each (rodata, not code; no table of pointers). */
+    /* The first word found decides; '^' (the compact engine's: the first
+     * two, RLOCK__ANCHORED): only at the start. One string of words and a
+     * status each (rodata, not code; no table of pointers). */
     static const char words[] =
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
-        "unauthenticated\0"
+        "unauthenticated\0^MOVED \0^ASK \0"
+#else
+        "MOVED \0ASK \0"
+#define RLOCK__ANCHORED 3u /* (bits: words 0 and 1) */
 #endif
-        "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
-                                "can't run this command\0WRONGTYPE\0"
+        "NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0can't run this command\0WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
-                                "UPGRADE read lock held\0"
+        "UPGRADE read lock held\0"
 #endif
         ;
     static const unsigned char st[] = {
@@ -3373,12 +3378,23 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
                                         RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
     const char *w = words;
+#if RLOCK__COMPACT /* (its only substring search, inline; the word's length once) */
+    size_t len, i;
+    unsigned k;
+    for (k = 0; (len = strlen(w)) != 0; k++, w += len + 1)
+        for (i = 0; i + len <= n; i++) {
+            if (memcmp(s + i, w, len) == 0) return (rlock_status)st[k];
+            if ((RLOCK__ANCHORED >> k) & 1u) break;
+        }
+#undef RLOCK__ANCHORED
+#else
     size_t k, m;
     for (k = 0; *w; k++, w += strlen(w) + 1) {
         m = n;
         if (*w == '^' && m > strlen(++w)) m = strlen(w); /* (searched in s[0..strlen(w)) only) */
         if (rlock__has(s, m, w)) return (rlock_status)st[k];
     }
+#endif
     return RLOCK_E_REDIS;
 }
 
