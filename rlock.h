@@ -6633,6 +6633,18 @@ static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
     }
     return st;
 }
+/* The lock's three share one body: begin op (RLOCK__OP_ACQUIRE, _EXTEND or
+ * _RELEASE; an extend's and a release's wait_ms is 0, a release's ttl_ms
+ * too), then rlock__run. */
+static rlock_status rlock__run_op(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
+#if RLOCK__COMPACT /* (one body starts all three) */
+    return rlock__run(lk, rlock__c_start(lk, op, ttl_ms, wait_ms));
+#else
+    return rlock__run(lk, op == RLOCK__OP_ACQUIRE  ? rlock_acquire_begin(lk, ttl_ms, wait_ms)
+                          : op == RLOCK__OP_EXTEND ? rlock_extend_begin(lk, ttl_ms)
+                                                   : rlock_release_begin(lk));
+#endif
+}
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
 #ifdef RLOCK__NEED_SLEEP_HOOK
     /* Waiting sleeps between attempts: refuse before anything is sent. The
@@ -6641,16 +6653,16 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
         return rlock__why(lk->why,
                           RLOCK__TXT("cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)"), 0, 0);
 #endif
-    return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
+    return rlock__run_op(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
     return rlock_acquire(lk, ttl_ms, 0);
 }
 RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms) {
-    return rlock__run(lk, rlock_extend_begin(lk, ttl_ms));
+    return rlock__run_op(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
 }
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
-    return rlock__run(lk, rlock_release_begin(lk));
+    return rlock__run_op(lk, RLOCK__OP_RELEASE, 0, 0);
 }
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
