@@ -6761,69 +6761,74 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-/* One renewal poll; *what says what it did (rlock_renew_outcome). A
- * renewal that succeeded set renew_at already (the lease's times: granted_at
- * + the renew interval). */
-static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
-    const rlock_config *cfg = &lk->client->cfg;
-    rlock__ms now, left;
-    rlock_status st = RLOCK_OK;
-    *next_ms = 0;
-    *what = RLOCK_RENEW_NONE;
-    if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
-        st = rlock_step(lk);
-        if (st == RLOCK_WOULD_BLOCK) {
-            *next_ms = rlock_next_timeout_ms(lk);
-            *what = RLOCK_RENEW_IN_FLIGHT;
-            return st;
-        }
-        lk->renewing = 0;
-        if (st == RLOCK_OK) {
-            lk->renewals++;
-            *what = RLOCK_RENEW_RENEWED;
-        } else if (st != RLOCK_LOST) {
-            /* Unknown outcome (node down, timeout): try again soon, while
-             * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
-            *what = RLOCK_RENEW_FAILED;
-        }
-    } else if (lk->op.kind != RLOCK__OP_NONE) {
-        return RLOCK_E_STATE;
-    }
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-    if (!left) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
-    now = rlock__now(lk->client);
-    /* (held + ttl > max_hold_ms, in 32 bits) */
-    if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-        (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
-                              (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms))) {
-        *next_ms = left; /* capped: let it expire (validity < 2^31) */
-        return st;
-    }
-    if (!RLOCK__MS_BEFORE(now, lk->renew_at)) {
-        if (st != RLOCK_OK || *what == RLOCK_RENEW_RENEWED) left = 1;
-        else {
-            st = rlock_extend_begin(lk, lk->ttl_ms);
-            if (st != RLOCK_WOULD_BLOCK) { /* lost */
-                if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
-                return st;
-            }
-            lk->renewing = 1;
-            return rlock__renew_poll(lk, next_ms, what);
-        }
-    } else if (lk->renew_at - now < left) left = lk->renew_at - now;
-    *next_ms = left;
-    return st;
-}
-
+/* One renewal poll: the outcome (rlock_renew_outcome), the time to the
+ * next poll and the status are written once, at the end. A renewal that
+ * succeeded set renew_at already (the lease's times: granted_at + the renew
+ * interval). */
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
-    rlock_renewal what;
-    rlock_status st;
+    const rlock_config *cfg;
+    rlock__ms now, left, next = 0;
+    rlock_renewal what = RLOCK_RENEW_NONE;
+    rlock_status st = RLOCK_OK;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    st = rlock__renew_poll(lk, next_ms, &what); /* (what in a register, stored once) */
+    cfg = &lk->client->cfg;
+    for (;;) {
+        if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
+            st = rlock_step(lk);
+            if (st == RLOCK_WOULD_BLOCK) {
+                next = rlock_next_timeout_ms(lk);
+                what = RLOCK_RENEW_IN_FLIGHT;
+                break;
+            }
+            lk->renewing = 0;
+            if (st == RLOCK_OK) {
+                lk->renewals++;
+                what = RLOCK_RENEW_RENEWED;
+            } else if (st != RLOCK_LOST) {
+                /* Unknown outcome (node down, timeout): try again soon, while
+                 * validity lasts; when it runs out the lock is LOST below. */
+                lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+                what = RLOCK_RENEW_FAILED;
+            }
+        } else if (lk->op.kind != RLOCK__OP_NONE) {
+            st = RLOCK_E_STATE;
+            break;
+        }
+        if (lk->state == RLOCK_STATE_IDLE) {
+            st = RLOCK_NOT_HELD;
+            break;
+        }
+        left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
+        if (!left) { /* (LOST already, or it ran out now) */
+            if (lk->state == RLOCK_STATE_HELD) rlock__mark_lost(lk);
+            what = RLOCK_RENEW_LOST;
+            st = RLOCK_LOST;
+            break;
+        }
+        if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
+        now = rlock__now(lk->client);
+        next = left;
+        /* (held + ttl > max_hold_ms, in 32 bits) */
+        if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
+            (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
+                                  (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms)))
+            break; /* capped: let it expire (validity < 2^31) */
+        if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
+            if (lk->renew_at - now < left) next = lk->renew_at - now;
+            break;
+        }
+        next = 1;
+        if (st != RLOCK_OK || what == RLOCK_RENEW_RENEWED) break;
+        next = 0;
+        st = rlock_extend_begin(lk, lk->ttl_ms);
+        if (st != RLOCK_WOULD_BLOCK) { /* lost */
+            if (st == RLOCK_LOST) what = RLOCK_RENEW_LOST;
+            break;
+        }
+        lk->renewing = 1;
+        what = RLOCK_RENEW_NONE; /* (the extend's first step says) */
+    }
+    *next_ms = next;
     lk->renewal = what;
     return st;
 }
