@@ -1155,11 +1155,7 @@ typedef struct rlock_lock {
     /* the operation in progress */
     rlock_op op;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
-#if RLOCK__COMPACT
     uint32_t prng;            /* jitter only (xorshift32); seeded from the secure source */
-#else
-    unsigned long long prng;  /* jitter only; seeded from the secure source */
-#endif
     /* grant */
 #if RLOCK__COMPACT /* (its numbers: 32-bit without fencing) */
     rlock__num fence;
@@ -4766,16 +4762,16 @@ static void rlock__mark_lost(rlock_lock *lk) {
 }
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_jitter) */
-static uint64_t rlock__prng(rlock_lock *lk) {
-    /* xorshift64*: jitter only, never tokens. Seeded from the secure source. */
-    unsigned long long x = lk->prng;
-    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-    lk->prng = x;
-    return (uint64_t)(x * 2685821657736338717ULL);
-}
-/* Its high half (the better bits), for a 32-bit modulo. */
+/* Jitter (and a semaphore's first slot) only, never tokens: xorshift32
+ * over the seed drawn at acquire (never 0: rlock_acquire_begin), as the
+ * compact engine's (32 bits: no 64-bit multiply). */
 static uint32_t rlock__prng32(rlock_lock *lk) {
-    return (uint32_t)(rlock__prng(lk) >> 32);
+    uint32_t x = lk->prng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    lk->prng = x;
+    return x;
 }
 #endif
 
@@ -6563,8 +6559,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
         if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
-        memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
-        if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
+        memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, sizeof lk->prng);
+        if (!lk->prng) lk->prng = 0x9e3779b9u;
         if (token || lk->stale) { /* (stale: see rlock__round_answer) */
             rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
             lk->owner_len = RLOCK_TOKEN_LEN;
