@@ -6599,25 +6599,28 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     return RLOCK_WOULD_BLOCK;
 }
 
-RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    rlock__ms now;
+/* An extend's and a release's begin share one body (op: which; a
+ * release's ttl_ms is 0: it asks for the lease it holds). */
+static RLOCK__NOINLINE rlock_status rlock__held_begin(rlock_lock *lk, int op, long long ttl_ms) {
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (op == RLOCK__OP_EXTEND && rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
-    now = rlock__now(lk->client);
-    return rlock__op_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
+    if (op == RLOCK__OP_EXTEND) {
+        if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
+    } else {
+        /* A LOST lock is still released: the script is owner-checked, so it
+         * only removes what is still ours, and it tells us if anything was. */
+        ttl_ms = lk->ttl_ms;
+    }
+    return rlock__op_start(lk, op, (uint32_t)ttl_ms, rlock__now(lk->client), NULL); /* checked: < 2^31 */
 }
-
+RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    return rlock__held_begin(lk, RLOCK__OP_EXTEND, ttl_ms);
+}
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    /* A LOST lock is still released: the script is owner-checked, so it only
-     * removes what is still ours, and it tells us if anything was. */
-    return rlock__op_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms, rlock__now(lk->client), NULL);
+    return rlock__held_begin(lk, RLOCK__OP_RELEASE, 0);
 }
 #endif
 
