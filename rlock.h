@@ -1733,7 +1733,13 @@ static unsigned long rlock__sys_thread_id(void) {
 #else
 #define RLOCK__NOINLINE
 #endif
-
+/* Out of line in the general engine, where several callers share it; the
+ * compact engine's caller (or few callers) are smaller inlining it. */
+#if RLOCK__COMPACT
+#define RLOCK__SHARED
+#else
+#define RLOCK__SHARED RLOCK__NOINLINE
+#endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -3396,7 +3402,7 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
 
 /* The diagnostics rlock_node_status / rlock_node_error show: set by the
  * round layer for the rounds it reports (never by a cleanup). */
-static RLOCK__NOINLINE void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
@@ -3859,14 +3865,6 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 #endif /* !RLOCK__COMPACT */
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
-
-/* Out of line in the general engine, where several callers share it; the
- * compact engine's one caller inlines it. */
-#if RLOCK__COMPACT
-#define RLOCK__SHARED
-#else
-#define RLOCK__SHARED RLOCK__NOINLINE
-#endif
 
 /* The length of the prefix of every auxiliary key of key: key itself when
  * it has a Redis Cluster hash tag (the bytes between the first '{' and the
