@@ -4113,7 +4113,7 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     return rlock__why(lk->why, why, ttl, bound);
 }
 
-static uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
+static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
     uint32_t t = ttl / 10u, third = ttl / 3u;
     if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
