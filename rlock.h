@@ -2070,39 +2070,45 @@ static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[p + 1] = '\n';
     *pos = p + 2;
 }
-/* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
- * arguments), or a bulk argument's ('$', after checking that its n bytes and
- * CRLF fit too; no sum can wrap). 0 when it does not fit. */
-static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
-    char num[21];
-    size_t k = rlock__utoa(num, (rlock__unum)n), p = *pos, body = mark == '$' ? 2 : 0;
-    if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
-    out[p++] = (unsigned char)mark;
-    memcpy(out + p, num, k);
-    p += k;
-    rlock__put_end(out, &p);
+#if !RLOCK__ENC_TEMPLATE
+/* Marks rlock__put_len's bulk header whose bytes the caller writes. */
+static const char rlock__no_body[] = "";
+#define RLOCK__NO_BODY(a) ((a) == rlock__no_body)
+#else
+#define RLOCK__NO_BODY(a) 0 /* (the templates write none) */
+#endif
+/* Append at *pos a line "<mark><n>\r\n" and, given its bytes, a bulk
+ * argument's: a NULL, an array's header ('*', n arguments); a
+ * rlock__no_body, a bulk argument's header ('$'; the caller writes its n
+ * bytes, then rlock__put_end; not with RLOCK__ENC_TEMPLATE); else the bulk
+ * argument a[0..n) whole. Every
+ * part is copied and ended with CRLF by the same lines; the bytes and CRLF
+ * are checked to fit with the header (no sum can wrap). 0 when it does not
+ * fit. */
+static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t n) {
+    char line[22];
+    const char *src = line;
+    size_t k = rlock__utoa(line + 1, (rlock__unum)n) + 1, p = *pos, body = a ? 2 : 0;
+    if (p > cap || k + 2 + body > cap - p || (body && n > cap - p - k - 4)) return 0;
+    line[0] = a ? '$' : '*';
+    for (;;) {
+        memcpy(out + p, src, k);
+        p += k;
+        rlock__put_end(out, &p);
+        if (!a || RLOCK__NO_BODY(a) || src == a) break;
+        src = a;
+        k = n;
+    }
     *pos = p;
     return 1;
 }
-/* The header of a bulk argument of len bytes: the caller writes its bytes
- * at *pos, then rlock__put_end. */
-static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
-    return rlock__put_len(out, cap, pos, '$', len);
-}
-
-/* Append one bulk argument a[0..alen) at *pos (a may be NULL when alen is
- * 0). 0 when it does not fit (rlock__put_bulk checks its bytes too). */
-static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen) {
-    if (!rlock__put_bulk(out, cap, pos, alen)) return 0;
-    if (alen) memcpy(out + *pos, a, alen);
-    *pos += alen;
-    rlock__put_end(out, pos);
-    return 1;
-}
-
-static int rlock__put_header(unsigned char *out, size_t cap, size_t *pos, int argc) {
-    return rlock__put_len(out, cap, pos, '*', (size_t)argc);
-}
+/* Its three uses: a bulk argument's header (the caller writes its len
+ * bytes), one bulk argument a[0..alen) (a not NULL), an array's header. */
+#if !RLOCK__ENC_TEMPLATE
+#define rlock__put_bulk(out, cap, pos, len) rlock__put_len((out), (cap), (pos), rlock__no_body, (len))
+#endif
+#define rlock__put_arg(out, cap, pos, a, alen) rlock__put_len((out), (cap), (pos), (a), (alen))
+#define rlock__put_header(out, cap, pos, argc) rlock__put_len((out), (cap), (pos), NULL, (size_t)(argc))
 
 RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
                                   const char *const *argv, const size_t *argvlen) {
@@ -2110,7 +2116,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
     int i;
     if (!out || argc <= 0 || !argv || !argvlen || !rlock__put_header(out, cap, &pos, argc)) return 0;
     for (i = 0; i < argc; i++)
-        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i])) return 0;
+        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i] ? argv[i] : "", argvlen[i])) return 0;
     return pos;
 }
 
