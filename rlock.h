@@ -4765,10 +4765,9 @@ static void rlock__mark_lost(rlock_lock *lk) {
     }
 }
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_jitter) */
 /* Jitter (and a semaphore's first slot) only, never tokens: xorshift32
- * over the seed drawn at acquire (never 0: rlock_acquire_begin), as the
- * compact engine's (32 bits: no 64-bit multiply). */
+ * over the seed drawn at acquire (never 0: rlock_acquire_begin); both
+ * engines (32 bits: no 64-bit multiply). */
 static uint32_t rlock__prng32(rlock_lock *lk) {
     uint32_t x = lk->prng;
     x ^= x << 13;
@@ -4777,7 +4776,6 @@ static uint32_t rlock__prng32(rlock_lock *lk) {
     lk->prng = x;
     return x;
 }
-#endif
 
 #if !RLOCK__COMPACT
 
@@ -5964,17 +5962,6 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
-/* Jitter only, never tokens: xorshift32 over the seed drawn at acquire
- * (its low half, never 0: rlock_acquire_begin). */
-static uint32_t rlock__c_jitter(rlock_lock *lk) {
-    uint32_t x = lk->prng;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    lk->prng = x;
-    return x;
-}
-
 /* Statuses that end an acquire at once (as rlock__tally_status): one bit
  * each. */
 typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
@@ -6071,7 +6058,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or end.
     shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
+    delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
     if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
     op->wake_at = now + delay;
@@ -6314,7 +6301,7 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
         /* A fresh grant: a new token, and the backoff's jitter seed. */
         if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
+        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
         lk->owner_len = RLOCK_TOKEN_LEN;
         lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
