@@ -5561,7 +5561,7 @@ static RLOCK__NOINLINE int rlock__c_int(const unsigned char *s, size_t n, rlock_
 #else
 #define rlock__c_int(s, n, out) rlock__resp_int((s), (n), (out)) /* fence tokens: any 64-bit number */
 #endif
-static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
+static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, q;
     rlock__num left = 1, k, i = -1;
     o->count = o->v[1] = o->v[2] = 0;
