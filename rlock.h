@@ -4859,14 +4859,17 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
     c->linger_mask |= mine;
 }
 
-/* Connections with subscriptions read even with no request out, so that
- * release notices are seen and never pile up unread. Returns the commands
- * queued on all of c's connections so far (rlock__client_step: whether a
- * pass queued any). */
+/* Bring c's subscriptions up to date: a connection that went down (or was
+ * made again) lost its subscriptions, which are forgotten (an op left
+ * SUBSCRIBE-ing for none is due at once: rlock__client_next). Then mark
+ * the connections that hold some: they read even with no request out, so
+ * that release notices are seen and never pile up unread. Returns the
+ * commands queued on all of c's connections so far (rlock__client_step:
+ * whether a pass queued any). */
 static unsigned long rlock__subs_listen(rlock_client *c) {
-    unsigned any = c->linger_mask;
+    unsigned any, keep = ~0u;
     unsigned long k = 0;
-    const rlock_lock *o;
+    rlock_lock *o;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__conn *n = rlock__conn_at(c, i);
@@ -4874,31 +4877,23 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
         k += n->commands;
     }
     if (!RLOCK__HAS_WAITING) return k;
-    for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
+    for (i = 0; i < c->n_nodes; i++) {
+        if (!c->sub_on[i] || rlock__sub_conn(c, i)) continue;
+        c->sub_on[i] = NULL;
+        keep &= ~(1u << i);
+    }
+    any = c->linger_mask &= keep;
+    if (!any) c->linger_len = 0;
+    for (o = c->ops; o; o = o->op.next) {
+        o->op.sub_ok &= keep;
+        o->op.sub_pending &= keep;
+        any |= o->op.sub_ok | o->op.sub_pending;
+    }
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
     }
     return k;
-}
-
-/* A connection that went down (or was made again) lost its subscriptions. */
-static void rlock__subs_check(rlock_client *c) {
-    size_t j;
-    unsigned keep = ~0u;
-    rlock_lock *o;
-    if (!RLOCK__HAS_WAITING) return;
-    for (j = 0; j < c->n_nodes; j++) {
-        if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
-        c->sub_on[j] = NULL;
-        keep &= ~(1u << j);
-    }
-    c->linger_mask &= keep;
-    for (o = c->ops; o; o = o->op.next) {
-        o->op.sub_ok &= keep;
-        o->op.sub_pending &= keep;
-    }
-    if (!c->linger_mask) c->linger_len = 0;
 }
 
 /* Server j confirmed lk's subscription (a reply on subscriber j, or a push). */
@@ -5471,7 +5466,7 @@ static void rlock__client_step(rlock_client *c) {
         rlock__ms now = rlock__now(c);
         rlock_lock *o;
         rlock__client_pump(c, now);
-        rlock__subs_check(c);
+        (void)rlock__subs_listen(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         after = rlock__subs_listen(c);
         if (after == before) break; /* nothing new queued: nothing more to send now */
@@ -6416,10 +6411,11 @@ static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
          * pump) was delivered before the round ended: the op went to
          * WAITMSG already woken, and only its next step retries. Due now,
          * not at wake_at (the re-check: that wait was a lost wake-up). */
-        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)))
+        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)) ||
+            (o->op.phase == RLOCK__PH_SUBSCRIBE && !o->op.sub_pending)) /* (its subscriptions lost) */
             next = now;
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
-                  (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
+                  o->op.phase == RLOCK__PH_SUBSCRIBE) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
