@@ -1094,7 +1094,7 @@ typedef struct rlock_op {
     int phase;                /* rlock__PH_* */
     rlock_status result;      /* final status once phase is DONE */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
-    int retry;                /* after the cleanup round: retry (1) or report fail */
+    int retry;                /* after the cleanup round: retry (1; 2: even past the wait) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
     int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
@@ -5119,7 +5119,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock_op *op = &lk->op;
     rlock_status final;
     unsigned mask, unacked;
-    int go;
+    int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
@@ -5156,9 +5156,9 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t->n_no > 0))) {
+    if (go && ((hop = RLOCK__SEM_HOP(lk)) != 0 || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
-        op->retry = 1;
+        op->retry = 1 + hop; /* 2: a semaphore's hop goes out even past the wait (see CLEANUP) */
     }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
@@ -5314,8 +5314,8 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         now = rlock__now(lk->client);
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
-            /* (a semaphore's follow-up for a free slot goes out even past the wait) */
-            if (op->retry && !op->cancel && (RLOCK__MS_BEFORE(now, op->wait_end) || (op->plain == 2 && op->hops > 0)))
+            /* (a semaphore's follow-up for a free slot, retry 2, goes out even past the wait) */
+            if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end)))
                 rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
@@ -5415,10 +5415,10 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
-        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
-        return;
     case RLOCK__TAG_WAIT:
-        if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
+        if (i >= c->n_nodes) return;
+        if (ev->tag == RLOCK__TAG_LOCK) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
+        else if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_CALL: {
         rlock__call *call = (rlock__call *)ev->owner;
