@@ -1066,6 +1066,7 @@ typedef struct rlock_op {
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
+    rlock_status st[RLOCK_MAX_NODES]; /* (first, and the op's timers below first: Thumb's short loads) */
     unsigned mask;            /* nodes asked */
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
@@ -1081,7 +1082,6 @@ typedef struct rlock_round {
     long long acks;           /* fewest acks reported, -1 none */
     rlock__ms start;
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
-    rlock_status st[RLOCK_MAX_NODES];
     signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
@@ -1092,6 +1092,9 @@ typedef struct rlock_op {
     struct rlock_lock *next;  /* the client's list of operations in progress */
     int kind;                 /* rlock__OP_* */
     int phase;                /* rlock__PH_* */
+    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
+    rlock__ms wait_end;       /* acquire: give up after this */
+    rlock__ms wake_at;        /* backoff / wait: next round not before */
     rlock_status result;      /* final status once phase is DONE */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1; 2: even past the wait) or report fail */
@@ -1110,9 +1113,6 @@ typedef struct rlock_op {
     uint32_t attempts;
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
-    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
-    rlock__ms wait_end;       /* acquire: give up after this */
-    rlock__ms wake_at;        /* backoff / wait: next round not before */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
     rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
     rlock_round round;
