@@ -5151,7 +5151,8 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = rlock__round_error(&op->round, c->n_nodes);
     op->fail = op->cancel ? RLOCK_OK : final;
-    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    /* (attempts < max_attempts, or no limit: max 0 wraps to the largest) */
+    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && op->attempts <= c->cfg.max_attempts - 1u;
     /* A refused plain SET: the script attempt follows at once. A Redlock
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
@@ -5321,9 +5322,12 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             return;
         }
         drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
-        /* (a reentrant release counts any answer >= 0, the holds left) */
+        /* (a reentrant release - a handle of a kind that is not a token
+         * kind: its script says so - counts any answer >= 0, the holds left) */
         rlock__tally_round(&op->round, lk->client->n_nodes,
-                           op->kind == RLOCK__OP_RELEASE && !rlock__token_kind(lk->kind), &t);
+                           (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
+                                  RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
+                           &t);
         q = rlock_client_quorum(lk->client);
         if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift, &t, q);
         else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift, &t, q);
