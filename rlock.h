@@ -5102,19 +5102,21 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
 }
 
 /* The nodes in yes granted or extended the lease op->ttl asked for: it
- * runs from the round's start, less the drift. The op is over. */
-static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms now) {
+ * runs from the round's start for life (the ttl less the drift). The op
+ * is over. */
+static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms now) {
     rlock_op *op = &lk->op;
     lk->held_mask = yes;
     lk->granted_at = op->round.start;
     lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
-    rlock__set_validity(lk, op->round.start + op->ttl - drift);
+    rlock__set_validity(lk, op->round.start + life);
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, rlock__tally *t, size_t q) {
+/* (life: the lease's, rlock__lease; late: the round ended past it) */
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock_status final;
@@ -5131,7 +5133,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
     go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t->n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
+    if (go && t->n_yes >= q && !late) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t->max_fence;
@@ -5140,7 +5142,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
         }
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
-        rlock__lease(lk, t->yes, drift, now);
+        rlock__lease(lk, t->yes, life, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -5198,15 +5200,16 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, const rlock__tally *t, size_t q) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, const rlock__tally *t,
+                                     size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
-        rlock__lease(lk, t->yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late) {
+        rlock__lease(lk, t->yes, life, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
     if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
@@ -5271,7 +5274,8 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q;
-    uint32_t drift;
+    uint32_t life;
+    int late;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (!RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -5321,7 +5325,8 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
-        drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
+        /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
+        life = op->ttl - rlock__drift(lk, op->ttl);
         /* (a reentrant release - a handle of a kind that is not a token
          * kind: its script says so - counts any answer >= 0, the holds left) */
         rlock__tally_round(&op->round, lk->client->n_nodes,
@@ -5329,8 +5334,9 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
                                   RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
                            &t);
         q = rlock_client_quorum(lk->client);
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift, &t, q);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift, &t, q);
+        late = (rlock__ms)(now - op->round.start) >= life;
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, life, late, &t, q);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, life, late, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
         else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
