@@ -2733,10 +2733,13 @@ static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *l
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
 static int rlock__sem_hop(struct rlock_lock *lk);
 static void rlock__sem_handed(struct rlock_lock *lk, long long *slot);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed
+static void rlock__sem_woken(struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed, \
+                          sem_woken) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed, sem_woken
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed, \
+                          sem_woken)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2750,18 +2753,20 @@ struct rlock__scripts {
     int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
     int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
     void (*sem_handed)(struct rlock_lock *lk, long long *slot); /* a granted slot < 0: a permit handed to us */
+    void (*sem_woken)(struct rlock_lock *lk); /* a wake-up handed us a permit: the round's answer */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args, rlock__handed_slot,
-                                                                        rlock__sem_hop, rlock__sem_handed) };
+                                                                        rlock__sem_hop, rlock__sem_handed,
+                                                                        rlock__sem_woken) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -4291,11 +4296,13 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 #define RLOCK__SEM_HOP(lk) ((lk)->kind == RLOCK_KIND_SEMAPHORE && (lk)->scripts->sem_hop(lk))
 #define RLOCK__SEM_HANDED(lk, slot) \
     do { if ((lk)->kind == RLOCK_KIND_SEMAPHORE) (lk)->scripts->sem_handed((lk), (slot)); } while (0)
+#define RLOCK__SEM_WOKEN(lk) ((lk)->scripts->sem_woken(lk))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
 #define RLOCK__HANDED_SLOT(lk, d, n) 1
 #define RLOCK__SEM_HOP(lk) 0
 #define RLOCK__SEM_HANDED(lk, slot) (void)0
+#define RLOCK__SEM_WOKEN(lk) (void)0
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4983,6 +4990,18 @@ static void rlock__sem_handed(rlock_lock *lk, long long *slot) {
     lk->owner[16] = '\0';
     lk->owner_len = 16;
 }
+/* A semaphore waiter woken with a permit handed to its waiter id (op.woke
+ * = 2 + slot, rlock__handed_slot; rlock__set_all's): the release answered
+ * our last (refused) attempt - its lease began after that attempt was
+ * sent, so validity counts from the attempt's start. That round's one
+ * answer becomes the grant (-1 - slot: held under our waiter id), judged
+ * as any grant: too late, it is released and we wait again. */
+static void rlock__sem_woken(rlock_lock *lk) {
+    long long *v = lk->op.round.v[0];
+    v[0] = 1;
+    v[1] = 1 - lk->op.woke;
+    v[2] = 0;
+}
 #endif
 
 /* Has a script run on every node (rlock_node.scripted)? */
@@ -5294,15 +5313,11 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             op->standby = 0;
             if (RLOCK__MS_BEFORE(now + RLOCK__FAIR(lk) + 1u, op->wake_at)) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
         }
-        /* A semaphore's permit handed to us by the release that woke us: the
-         * release answered our last (refused) attempt - its lease began
-         * after that attempt was sent, so validity counts from the attempt's
-         * start (judged as any grant: too late, it is released and we wait
-         * again). */
+        /* A semaphore's permit handed to us by the release that woke us
+         * (rlock__sem_woken, rlock__set_all's: only a semaphore's handle is
+         * woken so) */
         if (RLOCK__HAS_PRIMITIVES && op->woke >= 2) {
-            op->round.v[0][0] = 1;
-            op->round.v[0][1] = 1 - op->woke; /* -1 - slot: held under our waiter id */
-            op->round.v[0][2] = 0;
+            RLOCK__SEM_WOKEN(lk);
             rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
         } else {
             if (op->woke || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -6532,8 +6547,8 @@ static rlock_status rlock__begin(rlock_lock *lk) {
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now, wait;
-    int forever, token;
+    rlock__ms now;
+    int token;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
@@ -6584,11 +6599,11 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
-    forever = wait_ms >= RLOCK__MS_FAR; /* (a wait of 2^31 - 1 ms or more: each attempt renews it) */
-    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
-    if (wait) (void)rlock__adopt_linger(lk);
-    lk->op.timed = (wait != 0) + forever;
-    lk->op.wait_end = now + wait;
+    if (wait_ms) (void)rlock__adopt_linger(lk);
+    /* a wait of 2^31 - 1 ms or more is forever (timed 2): each attempt
+     * renews its wait_end (rlock__acquire_next_round) */
+    lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
+    lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
