@@ -3978,6 +3978,7 @@ typedef struct rlock__tally {
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
+    rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
 static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
@@ -3994,6 +3995,19 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
         st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE)
         t->fatal = st;
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
+}
+
+/* The error to report when a round failed for reasons other than "held":
+ * the node's own status with one node, no-quorum with several. */
+static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
+    size_t i;
+    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
+    for (i = 0; i < n_nodes; i++) {
+        rlock_status st = r->st[i];
+        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_UPGRADE)
+            return st;
+    }
+    return RLOCK_E_QUORUM;
 }
 
 /* A round's answers, summed up. Acquire: granted {1, holds, fence} /
@@ -4021,19 +4035,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
         }
     }
-}
-
-/* The error to report when a round failed for reasons other than "held":
- * the node's own status with one node, no-quorum with several. */
-static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
-    size_t i;
-    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
-    for (i = 0; i < n_nodes; i++) {
-        rlock_status st = r->st[i];
-        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_UPGRADE)
-            return st;
-    }
-    return RLOCK_E_QUORUM;
+    t->error = rlock__round_error(r, n_nodes);
 }
 
 static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {
@@ -5170,7 +5172,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t li
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
     else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
-    else final = rlock__round_error(&op->round, c->n_nodes);
+    else final = t->error;
     op->fail = op->cancel ? RLOCK_OK : final;
     /* (attempts < max_attempts, or no limit: max 0 wraps to the largest) */
     op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && op->attempts <= c->cfg.max_attempts - 1u;
@@ -5236,12 +5238,11 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t lif
         rlock__op_finish(lk, RLOCK_LOST, now);
         return;
     }
-    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
+    rlock__op_finish(lk, t->error, now);
 }
 
 static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
-    rlock_op *op = &lk->op;
     size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
     int lost;
@@ -5256,7 +5257,7 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock
      * even if a node that granted is unreachable now (its copy expires). */
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
-    else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
+    else { rlock__op_finish(lk, t->error, now); return; } /* unknown: state kept */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
         lk->holds = t->max_left;
     } else {
@@ -5280,7 +5281,7 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
             foreign += lk->op.round.v[i][0] == -1;
         }
     if (t.n_yes + t.n_no < rlock_client_quorum(c)) {
-        rlock__op_finish(lk, rlock__round_error(&lk->op.round, c->n_nodes), now);
+        rlock__op_finish(lk, t.error, now);
         return;
     }
     if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK, now);
