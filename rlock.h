@@ -1067,6 +1067,7 @@ typedef struct rlock_op {
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
     rlock_status st[RLOCK_MAX_NODES]; /* (first, and the op's timers below first: Thumb's short loads) */
+    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     unsigned mask;            /* nodes asked */
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
@@ -1082,7 +1083,6 @@ typedef struct rlock_round {
     long long acks;           /* fewest acks reported, -1 none */
     rlock__ms start;
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
-    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
 
