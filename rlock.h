@@ -4680,7 +4680,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
 }
 
 static int rlock__round_done(const rlock_round *r) {
-    return (r->answered & r->mask) == r->mask && !(r->acking & r->mask);
+    return !(r->mask & (~r->answered | r->acking)); /* every node answered, no WAIT reply due */
 }
 
 /* The WAIT reply (or failure) behind node i's acquire script. A failure
@@ -5171,7 +5171,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t li
     else if (unacked && t->n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else if (t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = t->error;
     op->fail = op->cancel ? RLOCK_OK : final;
     /* (attempts < max_attempts, or no limit: max 0 wraps to the largest) */
