@@ -1037,10 +1037,8 @@ typedef struct rlock_round {
     int script;
     int plain;
     int cleanup;
-    unsigned queued;
     unsigned evaled;
     unsigned wake;
-    rlock_status answered; /* a failure before sending, judged at the next run (not 0) */
 } rlock_round;
 typedef struct rlock_op {
     struct rlock_lock *next;
@@ -3920,7 +3918,7 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_store) */
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_note) */
 /* Keep node i's answer to a round as plain numbers. The round says what it
  * wants (rlock__round_wants_array): an acquire script answers {flag,
  * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
@@ -5509,10 +5507,10 @@ static void rlock__client_step(rlock_client *c) {
  * not come waits until the reply before it is read. Replies are RESP2
  * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
  * statuses and error texts are the general engine's; each answer is read
- * as rlock__round_store does (rlock__c_store) and judged as it comes, with
+ * as rlock__round_store does (rlock__c_note) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
  * only what it uses (section 5). It defines the same
- * internal calls (rlock__client_step, rlock__acquire_next_round, ...) for the
+ * internal calls (rlock__client_step, rlock__op_finish, ...) for the
  * public calls both engines share, and its own of those that start and time
  * operations (rlock_acquire_begin, rlock_renew_poll, ...). */
 #if RLOCK__COMPACT
@@ -5601,7 +5599,7 @@ static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, s
 }
 
 /* One of rlock's texts into x.xerr (also the scratch of a reason that is
- * not the connection's: rlock__c_answer copies it at once). */
+ * not the connection's: rlock__c_note copies it at once). */
 static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
     rlock__txt_put(n->x.xerr, sizeof n->x.xerr, why);
     return n->x.xerr;
@@ -5648,15 +5646,25 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
     return ok;
 }
 
-/* Room for the next request (the connection has none in flight): *out,
- * *cap. A connection that is down is (re)connected, AUTH and SELECT queued
- * first; an idle one is probed first (as rlock__x_begin). RLOCK_OK,
- * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (AUTH does not fit):
- * the reason in x.xerr. */
-static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *cap) {
+/* Claim the connection (it has none in flight) for lk's request, due by
+ * deadline, and queue its bytes (rlock__encode_lock; lk NULL: only ready
+ * the connection, rlock_client_connect queues its PING). A connection that
+ * is down is (re)connected, AUTH and SELECT queued first; an idle one is
+ * probed first (as rlock__x_begin). A request that does not fit behind AUTH
+ * / SELECT waits for their replies: they go alone first (tag
+ * RLOCK__TAG_AUTH: the slot is free again once they are answered).
+ * RLOCK_OK, or what failed before sending, the reason in x.xerr:
+ * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (does not fit). lk's
+ * failure holds the slot (x.failing): the next rlock__c_next reports it as
+ * the request's, so it is judged like any other and never from here (judge
+ * -> next round -> submit -> judge would make the call graph a cycle, and
+ * bench/ram.sh's worst-case stack would not hold). */
+static rlock_status rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
+    rlock_status st = RLOCK_E_IO;
+    size_t len = 0;
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!x->active && x->conn == RLOCK__CONN_UP) {
         long r;
@@ -5664,7 +5672,7 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             r = t->idle(t->ctx);
             if (r == RLOCK_IO_BUSY) {
                 rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
-                return RLOCK_E_IO;
+                goto fail;
             }
         } else {
             r = t->recv(t->ctx, n->rx, sizeof n->rx);
@@ -5675,14 +5683,13 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
     }
     x->rx_len = 0;
     if (x->conn == RLOCK__CONN_DOWN) {
-        if (!t->connect && x->closed) {
-            (void)rlock__c_txt(n, RLOCK__TXT("not connected (no connect hook)"));
-            return RLOCK_E_IO;
-        }
+        why = RLOCK__TXT("not connected (no connect hook)");
+        if (!t->connect && x->closed) goto fail_txt;
         x->conn = RLOCK__CONN_NEW;
         x->gen++;
         x->tx_len = x->tx_off = 0;
         x->head = 0;
+        st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
             const char *auth[3];
@@ -5703,25 +5710,29 @@ static rlock_status rlock__c_begin(rlock_node *n, unsigned char **out, size_t *c
             x->head |= RLOCK__C_SELECT;
         }
     }
-    *out = n->tx + x->tx_len;
-    *cap = sizeof n->tx - x->tx_len;
-    return RLOCK_OK;
+    if (!lk) return RLOCK_OK;
+    len = rlock__encode_lock(lk, 0, n->tx + x->tx_len, sizeof n->tx - x->tx_len,
+                             RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    why = RLOCK__TXT("command does not fit in RLOCK_TX_BUF");
+    if (len == 0 && !x->head) goto fail_txt;
+    x->tx_len += len;
+    x->commands += len > 0;
+    st = RLOCK_OK;
+    goto claim;
 too_big:
     x->conn = RLOCK__CONN_DOWN;
+fail_txt:
     (void)rlock__c_txt(n, why);
-    return RLOCK_E_BADARG;
-}
-
-/* The request of len bytes encoded at rlock__c_begin's *out is in flight
- * (tag RLOCK__TAG_AUTH, len 0: only AUTH / SELECT, for owner's request that
- * did not fit behind them; it goes out once they are answered). */
-static void rlock__c_commit(rlock_node *n, size_t len, void *owner, int tag, rlock__ms deadline) {
-    n->x.tx_len += len;
-    n->x.count = 1;
-    n->q[0].owner = owner;
-    n->q[0].tag = tag;
+fail:
+    if (!lk) return st;
+    x->failing = 1;
+    x->fail_st = st;
+claim:
+    x->count = 1;
+    n->q[0].owner = lk;
+    n->q[0].tag = len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH;
     n->q[0].deadline = deadline;
-    n->x.commands += len > 0;
+    return st;
 }
 
 /* Move the request in flight along as far as the transport allows without
@@ -5838,75 +5849,59 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
     return rep->type == '-' && rep->len >= n && memcmp(rep->str, word, n) == 0;
 }
 
-/* Keep the answer to lk's request as plain numbers (as rlock__round_store,
- * one node): a plain SET NX PX's +OK is {1,1}, nil {0,0}; the acquire
- * script's {flag, pttl[, fence]}; extend's and release's integer. Another
- * shape is RLOCK_E_PROTOCOL, a Redis error its status, {0, -1} (held
- * without a TTL) RLOCK_E_FOREIGN. Returns the status kept. */
-static RLOCK__NOINLINE rlock_status rlock__c_store(const rlock_round *r, rlock_status st, const rlock__c_rep *a,
-                                                   rlock__num *v) {
-    v[0] = v[1] = v[2] = 0;
-    if (st != RLOCK_OK || !a) {
-        /* no answer (a is NULL: st says why) */
-    } else if (a->type == '-') {
-        st = rlock__map_error(a->str, a->len);
-    } else if (r->plain) {
-        if (a->type == '+' && a->len == 2 && a->str[0] == 'O' && a->str[1] == 'K') v[0] = v[1] = 1;
-        else if (a->type) st = RLOCK_E_PROTOCOL;
-    } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-        if (a->type == ':') v[0] = a->v[0];
-        else st = RLOCK_E_PROTOCOL;
-    } else if (a->type != '*' || (unsigned long long)(a->count - 2) > 1u || (unsigned long long)a->v[0] > 1u) {
-        st = RLOCK_E_PROTOCOL;
-    } else {
-        memcpy(v, a->v, sizeof a->v);
-        if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
-    }
-    return st;
-}
-
-/* Note the answer to lk's request (as rlock__round_answer, one node): its
- * numbers into v; the status to judge it by returned. */
-static rlock_status rlock__c_note(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why,
-                                  rlock__num *v) {
+/* Note the answer to lk's request (as rlock__round_answer and
+ * rlock__round_store, one node): rep its reply, or NULL when it failed (st;
+ * the reason in x.xerr). Read as plain numbers in rep->v: a plain SET NX
+ * PX's +OK is v[0] = 1 (nil: not 1), the acquire script's {flag, pttl[,
+ * fence]}, extend's and release's integer. Another shape is
+ * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
+ * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
+ * it by (rep->v is read only when it is RLOCK_OK). */
+static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
         RLOCK__TXT("unexpected reply to release")
     };
-    rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[0];
-    rlock_status kept = rlock__c_store(r, st, rep, v);
+    const rlock_round *r = &lk->op.round;
+    const char *why = n->x.xerr;
     size_t len;
-    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
-        /* well-formed, of the wrong shape: the stream is not trusted either */
-        rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
-        why = n->x.xerr;
+    if (rep) {
+        int t = rep->type;
+        why = "";
+        if (t == '-') {
+            st = rlock__map_error(rep->str, rep->len);
+            if (rlock__c_error_is(rep, "READONLY", 8)) /* failover: connect again */
+                rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now"));
+        } else if (r->plain) {
+            if (t == '+' && rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
+            else if (t) st = RLOCK_E_PROTOCOL;
+        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+            if (t != ':') st = RLOCK_E_PROTOCOL;
+        } else if (t != '*' || (unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+            st = RLOCK_E_PROTOCOL;
+        } else if (!rep->v[0] && rep->v[1] == -1) {
+            st = RLOCK_E_FOREIGN;
+            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+        }
+        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
+            rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
+            why = n->x.xerr;
+        }
     }
-    if (rep && rlock__c_error_is(rep, "READONLY", 8))
-        rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now")); /* failover: connect again */
     if (!r->cleanup) {
-        if (kept == RLOCK_E_FOREIGN) why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
         len = strlen(why);
         if (rep && rep->type == '-') { /* Redis's own text */
             why = rep->str;
             len = rep->len;
         }
-        rlock__node_note(n, kept, why, len);
+        rlock__node_note(n, st, why, len);
     }
-    return kept;
+    return st;
 }
-/* The answer to lk's request, noted and judged at once (rlock__c_judge).
- * Not for a request that failed before it was sent (rlock__c_submit): that
- * one is judged at the next run, so judging never calls itself (judge ->
- * next round -> submit -> judge): the call graph stays free of cycles and
- * bench/ram.sh's worst-case stack holds. */
+/* lk's answer judged at once (v: its numbers, read only when st is
+ * RLOCK_OK). */
 static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
-static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep *rep, const char *why) {
-    rlock__num v[3];
-    rlock_status kept = rlock__c_note(lk, st, rep, why, v);
-    rlock__c_judge(lk, kept, v);
-}
 
 /* Send lk's request when its turn comes (the connection is idle). It has the
  * node timeout from when it goes out: a request that waited for its turn
@@ -5915,71 +5910,53 @@ static void rlock__c_answer(rlock_lock *lk, rlock_status st, const rlock__c_rep 
 static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[0];
-    unsigned char *out;
-    size_t cap, len;
-    rlock_status st;
     rlock__ms start = r->start;
-    rlock__ms deadline = (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout;
-    rlock__num v[3];
-    if ((r->queued | (unsigned)r->answered) || n->x.count) return;
-    st = rlock__c_begin(n, &out, &cap);
-    if (st != RLOCK_OK) { r->answered = rlock__c_note(lk, st, NULL, n->x.xerr, v); return; }
-    len = rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && r->evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    if (len == 0 && !n->x.head) {
-        r->answered = rlock__c_note(lk, RLOCK_E_BADARG, NULL,
-                                    rlock__c_txt(n, RLOCK__TXT("command does not fit in RLOCK_TX_BUF")), v);
-        return;
-    }
-    /* (behind AUTH / SELECT it does not fit: they go alone first, tagged AUTH) */
-    rlock__c_commit(n, len, lk, len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH, deadline);
-    r->queued = len > 0;
+    if (n->x.count) return; /* (its own included: answers are judged as they come) */
+    (void)rlock__c_claim(n, lk, (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout);
 }
 
-/* Begin lk's round: its op's request (ROUND), or the release that cleans up
- * after a failed acquire attempt (cleanup: CLEANUP); the lease asked for is
- * the op's. */
+/* Begin lk's next round (ROUND): its op's request - an acquire's next
+ * attempt draws a new token after a cleanup, and is a plain SET NX PX when
+ * it is the first one and a script ran on the node (as the general engine;
+ * not with fencing or cfg.scripts_only), the script at once after a refused
+ * SET - or (cleanup: CLEANUP) the release that cleans up after a failed
+ * attempt. The lease asked for is the op's. */
+static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
-    rlock_round *r = &lk->op.round;
-    int op = cleanup ? RLOCK__OP_RELEASE : lk->op.kind;
-    uint32_t ttl = lk->op.ttl;
+    rlock_op *op = &lk->op;
+    rlock_round *r = &op->round;
+    int kind = cleanup ? RLOCK__OP_RELEASE : op->kind;
+    uint32_t ttl = op->ttl;
+    if (kind == RLOCK__OP_ACQUIRE) {
+        rlock__ms left;
+        if (op->fresh) {
+            unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+            op->fresh = 0;
+            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
+            rlock__hex(lk->owner, rnd, sizeof rnd);
+        }
+        if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
+        left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+        if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
+            op->plain = 0;
+        } else {
+            op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
+                        lk->client->nodes[0]->scripted;
+            op->attempts++;
+        }
+        op->wait_left = left > 86400000u ? 86400000u : left;
+    }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
-    r->queued = r->evaled = 0;
-    r->answered = RLOCK_OK;
-    r->script = op - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
-    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
+    r->evaled = 0;
+    r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
+    r->plain = kind == RLOCK__OP_ACQUIRE && op->plain;
     r->cleanup = cleanup;
-    if (RLOCK__REQ_QUEUE) r->wake = op == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
+    if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
     if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
     rlock__c_submit(lk, now);
-}
-
-/* The next acquire attempt: the first one a plain SET NX PX once a script
- * ran on the node (as the general engine; not with fencing or
- * cfg.scripts_only); the script at once after a refused SET. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st);
-static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
-    rlock_op *op = &lk->op;
-    rlock__ms left;
-    if (op->fresh) {
-        unsigned char rnd[RLOCK_TOKEN_LEN / 2];
-        op->fresh = 0;
-        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
-        rlock__hex(lk->owner, rnd, sizeof rnd);
-    }
-    if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
-    left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-    if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
-        op->plain = 0;
-    } else {
-        op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
-                    lk->client->nodes[0]->scripted;
-        op->attempts++;
-    }
-    op->wait_left = left > 86400000u ? 86400000u : left;
-    rlock__c_round(lk, now, 0);
 }
 
 /* The op is over: a reply still due is read and discarded. */
@@ -5999,28 +5976,6 @@ static uint32_t rlock__c_jitter(rlock_lock *lk) {
     x ^= x << 5;
     lk->prng = x;
     return x;
-}
-
-/* After a failed attempt (and its cleanup): back off and retry, or end.
- * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
- * past the holder's PTTL or the wait. */
-static void rlock__c_again(rlock_lock *lk, rlock__ms now) {
-    const rlock_config *cfg = &lk->client->cfg;
-    rlock_op *op = &lk->op;
-    rlock__ms d = cfg->backoff_min_ms, delay, left = op->wait_end - now;
-    uint32_t shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    if (!op->retry || op->cancel || (RLOCK__C_DUE(now, op->wait_end) && op->plain != 2)) {
-        rlock__op_finish(lk, op->fail);
-        return;
-    }
-    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; }
-    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
-    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
-    if (delay > left) delay = left; /* (< 2^31 from here) */
-    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
-    op->wake_at = now + delay;
-    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
 /* Statuses that end an acquire at once (as rlock__tally_status): one bit
@@ -6054,10 +6009,10 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     rlock__ms now = rlock__now(lk->client), start = op->round.start;
     int yes = st == RLOCK_OK && v[0] == 1;
     rlock_status fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
-    if (op->phase == RLOCK__PH_CLEANUP) {
-        rlock__c_again(lk, now);
-        return;
-    }
+    const rlock_config *cfg = &lk->client->cfg;
+    rlock__ms d = cfg->backoff_min_ms, delay;
+    uint32_t shift;
+    if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
         if (st == RLOCK_OK) {
@@ -6108,48 +6063,47 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         rlock__c_round(lk, now, 1);
         return;
     }
-    rlock__c_again(lk, now);
-}
-
-/* Move lk's operation as far as it can go now: a backoff ends, a request
- * whose turn came goes out (answers are judged as they come). */
-static void rlock__c_run(rlock_lock *lk, rlock__ms now) {
-    rlock_op *op = &lk->op;
-    if (op->round.answered && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
-        static const rlock__num none[3] = {0, 0, 0};
-        rlock_status st = op->round.answered;
-        op->round.answered = RLOCK_OK;
-        rlock__c_judge(lk, st, none);
+again: /* after a failed attempt (and its cleanup): back off and retry, or end.
+        * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
+        * past the holder's PTTL or the wait. */
+    if (!op->retry || op->cancel || (RLOCK__C_DUE(now, op->wait_end) && op->plain != 2)) {
+        rlock__op_finish(lk, op->fail);
+        return;
     }
-    if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
-    if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(lk, now);
+    if (op->plain == 2) { rlock__c_round(lk, now, 0); return; }
+    shift = op->attempts > 1 ? op->attempts - 1 : 0;
+    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
+    if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
+    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
+    if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
+    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
+    op->wake_at = now + delay;
+    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* The reply (ok) or failure of lk's request. */
-static void rlock__c_reply(rlock_lock *lk, int ok, const rlock__c_rep *rep, rlock_status st, const char *why,
-                           rlock__ms now) {
+/* The reply (rep) or the failure (rep NULL: st) of lk's request. */
+static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
     rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[0];
-    if (ok && !r->queued) return; /* not this request's (failed: its AUTH's) */
-    if (!ok) { rlock__c_answer(lk, st, NULL, why); return; }
-    if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
-        if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
-            rlock__c_answer(lk, RLOCK_E_REDIS, NULL,
-                            rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)")));
-            return;
+    if (rep) {
+        st = RLOCK_OK;
+        if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
+            if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
+                (void)rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
+                rep = NULL;
+                st = RLOCK_E_REDIS;
+            } else if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
+                r->evaled = 1u;
+                n->x.active = 1; /* (it is alive: no idle probe) */
+                rlock__c_submit(lk, now);
+                n->x.active = 0;
+                return;
+            }
         }
-        if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
-            r->evaled = 1u;
-            r->queued = 0;
-            n->x.active = 1; /* (it is alive: no idle probe) */
-            rlock__c_submit(lk, now);
-            n->x.active = 0;
-            return;
-        }
+        if (rep && !r->plain) /* a script ran (or was refused for good): the fast path follows suit */
+            n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     }
-    if (!r->plain) /* a script ran (or was refused for good): the fast path follows suit */
-        n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
-    rlock__c_answer(lk, RLOCK_OK, rep, "");
+    st = rlock__c_note(lk, n, st, rep);
+    rlock__c_judge(lk, st, rep ? rep->v : NULL);
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
@@ -6167,13 +6121,21 @@ static void rlock__client_step(rlock_client *c) {
         int r;
         int got = 0;
         while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
-            if (n->q[0].owner) rlock__c_reply((rlock_lock *)n->q[0].owner, r > 0, &rep, st, n->x.xerr, now);
+            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, st, r > 0 ? &rep : NULL, now);
             got = 1;
         }
         /* the next lock's request goes out now: its timeout runs from then
          * (the reply may have come inside a blocking call) */
         if (got) now = rlock__now(c);
-        for (o = c->ops; o; o = o->op.next) rlock__c_run(o, now);
+        /* each op moves as far as it can now: a backoff ends, a request
+         * whose turn came goes out (one that fails before it is sent is
+         * answered by the next rlock__c_next, never judged from here: judge
+         * -> next round -> submit -> judge would be a cycle) */
+        for (o = c->ops; o; o = o->op.next) {
+            rlock_op *op = &o->op;
+            if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, 0);
+            if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
+        }
         if (n->x.commands == before) break;
     }
 }
@@ -6191,8 +6153,9 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     uint32_t next = UINT32_MAX;
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE || o->op.round.answered) next = 0;
-    if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
+        else if (o->op.phase == RLOCK__PH_DONE) next = 0;
+    if (n->x.failing) next = 0; /* (a failure before sending: answered at the next step) */
+    else if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
@@ -6237,17 +6200,21 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     rlock_node *n;
     rlock__ms deadline;
-    unsigned char *out;
-    size_t cap, len = 0;
+    size_t len = 0;
     rlock_status st = RLOCK_E_STATE;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
-    if (!n->x.count && !n->x.failing) st = rlock__c_begin(n, &out, &cap); /* else: a cancelled op's reply is due */
-    if (st == RLOCK_OK && (len = rlock__encode_ping(out, cap)) > 0) {
-        rlock__c_commit(n, len, NULL, RLOCK__TAG_PING, deadline);
+    if (!n->x.count && !n->x.failing) st = rlock__c_claim(n, NULL, deadline); /* else: a cancelled op's reply is due */
+    if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
+        n->x.tx_len += len;
+        n->x.count = 1;
+        n->x.commands++;
+        n->q[0].owner = NULL;
+        n->q[0].tag = RLOCK__TAG_PING;
+        n->q[0].deadline = deadline;
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
             rlock__ms now = rlock__now(c);
@@ -6342,28 +6309,28 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
         if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
         /* A LOST lock is still released: the script is owner-checked. */
         if (op == RLOCK__OP_EXTEND && lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-        rlock__op_link(lk, op, op == RLOCK__OP_EXTEND ? (uint32_t)ttl_ms : lk->ttl_ms); /* (checked: < 2^31) */
-        rlock__c_round(lk, rlock__now(c), 0);
-        return RLOCK_WOULD_BLOCK;
+        if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
+    } else {
+        if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+        if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
+            return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
+        /* A fresh grant: a new token, and the backoff's jitter seed. */
+        if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+        memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
+        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
+        rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+        lk->owner_len = RLOCK_TOKEN_LEN;
+        lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     }
-    if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
-    if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
-        return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
-    /* A fresh grant: a new token, and the backoff's jitter seed. */
-    if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-    memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-    lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
-    rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-    lk->owner_len = RLOCK_TOKEN_LEN;
-    lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     now = rlock__now(c);
-    rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* (checked: < 2^31) */
-    /* a wait of RLOCK__MS_FAR (2^31 - 1) ms or more is forever: each attempt renews it */
+    rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+    /* an acquire's wait (an extend's and a release's is 0, unused): of
+     * RLOCK__MS_FAR (2^31 - 1) ms or more is forever, each attempt renews it */
     forever = wait_ms >= RLOCK__MS_FAR;
     wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
     lk->op.timed = (unsigned char)((wait != 0) + forever);
     lk->op.wait_end = now + wait;
-    rlock__acquire_next_round(lk, now);
+    rlock__c_round(lk, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
