@@ -1153,11 +1153,7 @@ typedef struct rlock_lock {
     /* the operation in progress */
     rlock_op op;
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
-#if RLOCK__COMPACT
     uint32_t prng;            /* jitter only (xorshift32); seeded from the secure source */
-#else
-    unsigned long long prng;  /* jitter only; seeded from the secure source */
-#endif
     /* grant */
 #if RLOCK__COMPACT /* (its numbers: 32-bit without fencing) */
     rlock__num fence;
@@ -1735,7 +1731,13 @@ static unsigned long rlock__sys_thread_id(void) {
 #else
 #define RLOCK__NOINLINE
 #endif
-
+/* Out of line in the general engine, where several callers share it; the
+ * compact engine's caller (or few callers) are smaller inlining it. */
+#if RLOCK__COMPACT
+#define RLOCK__SHARED
+#else
+#define RLOCK__SHARED RLOCK__NOINLINE
+#endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
 #define RLOCK__MAGIC_NODE   0x524c4e31u
@@ -2066,39 +2068,45 @@ static void rlock__put_end(unsigned char *out, size_t *pos) {
     out[p + 1] = '\n';
     *pos = p + 2;
 }
-/* Append a line "<mark><n>\r\n" at *pos: an array's header ('*', n
- * arguments), or a bulk argument's ('$', after checking that its n bytes and
- * CRLF fit too; no sum can wrap). 0 when it does not fit. */
-static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, int mark, size_t n) {
-    char num[21];
-    size_t k = rlock__utoa(num, (rlock__unum)n), p = *pos, body = mark == '$' ? 2 : 0;
-    if (p > cap || k + 3 + body > cap - p || (body && n > cap - p - k - 5)) return 0;
-    out[p++] = (unsigned char)mark;
-    memcpy(out + p, num, k);
-    p += k;
-    rlock__put_end(out, &p);
+#if !RLOCK__ENC_TEMPLATE
+/* Marks rlock__put_len's bulk header whose bytes the caller writes. */
+static const char rlock__no_body[] = "";
+#define RLOCK__NO_BODY(a) ((a) == rlock__no_body)
+#else
+#define RLOCK__NO_BODY(a) 0 /* (the templates write none) */
+#endif
+/* Append at *pos a line "<mark><n>\r\n" and, given its bytes, a bulk
+ * argument's: a NULL, an array's header ('*', n arguments); a
+ * rlock__no_body, a bulk argument's header ('$'; the caller writes its n
+ * bytes, then rlock__put_end; not with RLOCK__ENC_TEMPLATE); else the bulk
+ * argument a[0..n) whole. Every
+ * part is copied and ended with CRLF by the same lines; the bytes and CRLF
+ * are checked to fit with the header (no sum can wrap). 0 when it does not
+ * fit. */
+static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t n) {
+    char line[22];
+    const char *src = line;
+    size_t k = rlock__utoa(line + 1, (rlock__unum)n) + 1, p = *pos, body = a ? 2 : 0;
+    if (p > cap || k + 2 + body > cap - p || (body && n > cap - p - k - 4)) return 0;
+    line[0] = a ? '$' : '*';
+    for (;;) {
+        memcpy(out + p, src, k);
+        p += k;
+        rlock__put_end(out, &p);
+        if (!a || RLOCK__NO_BODY(a) || src == a) break;
+        src = a;
+        k = n;
+    }
     *pos = p;
     return 1;
 }
-/* The header of a bulk argument of len bytes: the caller writes its bytes
- * at *pos, then rlock__put_end. */
-static int rlock__put_bulk(unsigned char *out, size_t cap, size_t *pos, size_t len) {
-    return rlock__put_len(out, cap, pos, '$', len);
-}
-
-/* Append one bulk argument a[0..alen) at *pos (a may be NULL when alen is
- * 0). 0 when it does not fit (rlock__put_bulk checks its bytes too). */
-static int rlock__put_arg(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t alen) {
-    if (!rlock__put_bulk(out, cap, pos, alen)) return 0;
-    if (alen) memcpy(out + *pos, a, alen);
-    *pos += alen;
-    rlock__put_end(out, pos);
-    return 1;
-}
-
-static int rlock__put_header(unsigned char *out, size_t cap, size_t *pos, int argc) {
-    return rlock__put_len(out, cap, pos, '*', (size_t)argc);
-}
+/* Its three uses: a bulk argument's header (the caller writes its len
+ * bytes), one bulk argument a[0..alen) (a not NULL), an array's header. */
+#if !RLOCK__ENC_TEMPLATE
+#define rlock__put_bulk(out, cap, pos, len) rlock__put_len((out), (cap), (pos), rlock__no_body, (len))
+#endif
+#define rlock__put_arg(out, cap, pos, a, alen) rlock__put_len((out), (cap), (pos), (a), (alen))
+#define rlock__put_header(out, cap, pos, argc) rlock__put_len((out), (cap), (pos), NULL, (size_t)(argc))
 
 RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
                                   const char *const *argv, const size_t *argvlen) {
@@ -2106,7 +2114,7 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
     int i;
     if (!out || argc <= 0 || !argv || !argvlen || !rlock__put_header(out, cap, &pos, argc)) return 0;
     for (i = 0; i < argc; i++)
-        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i], argvlen[i])) return 0;
+        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i] ? argv[i] : "", argvlen[i])) return 0;
     return pos;
 }
 
@@ -3349,24 +3357,29 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
 
 /* Map a Redis error reply to a status. Checked as substrings too because
  * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
+#if !RLOCK__COMPACT /* (the rounds' FCALL / NOPERM checks) */
 static int rlock__has(const char *s, size_t n, const char *word) {
     size_t w = strlen(word), i;
     for (i = 0; i + w <= n; i++)
         if (memcmp(s + i, word, w) == 0) return 1;
     return 0;
 }
+#endif
 static rlock_status rlock__map_error(const char *s, size_t n) {
-    /* The first word found decides; '^': only at the start. One string of
-     * words and a status each (rodata, not code; no table of pointers). */
+    /* The first word found decides; '^' (the compact engine's: the first
+     * two, RLOCK__ANCHORED): only at the start. One string of words and a
+     * status each (rodata, not code; no table of pointers). */
     static const char words[] =
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
-        "unauthenticated\0"
+        "unauthenticated\0^MOVED \0^ASK \0"
+#else
+        "MOVED \0ASK \0"
+#define RLOCK__ANCHORED 3u /* (bits: words 0 and 1) */
 #endif
-        "^MOVED \0^ASK \0NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0"
-                                "can't run this command\0WRONGTYPE\0"
+        "NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0can't run this command\0WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
-                                "UPGRADE read lock held\0"
+        "UPGRADE read lock held\0"
 #endif
         ;
     static const unsigned char st[] = {
@@ -3376,18 +3389,29 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
                                         RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
     const char *w = words;
+#if RLOCK__COMPACT /* (its only substring search, inline; the word's length once) */
+    size_t len, i;
+    unsigned k;
+    for (k = 0; (len = strlen(w)) != 0; k++, w += len + 1)
+        for (i = 0; i + len <= n; i++) {
+            if (memcmp(s + i, w, len) == 0) return (rlock_status)st[k];
+            if ((RLOCK__ANCHORED >> k) & 1u) break;
+        }
+#undef RLOCK__ANCHORED
+#else
     size_t k, m;
     for (k = 0; *w; k++, w += strlen(w) + 1) {
         m = n;
         if (*w == '^' && m > strlen(++w)) m = strlen(w); /* (searched in s[0..strlen(w)) only) */
         if (rlock__has(s, m, w)) return (rlock_status)st[k];
     }
+#endif
     return RLOCK_E_REDIS;
 }
 
 /* The diagnostics rlock_node_status / rlock_node_error show: set by the
  * round layer for the rounds it reports (never by a cleanup). */
-static RLOCK__NOINLINE void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
+static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const char *msg, size_t len) {
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
@@ -3851,14 +3875,6 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
 
 /* ---- 6.7 Rounds: one request to a set of nodes, tallied by pure functions */
 
-/* Out of line in the general engine, where several callers share it; the
- * compact engine's one caller inlines it. */
-#if RLOCK__COMPACT
-#define RLOCK__SHARED
-#else
-#define RLOCK__SHARED RLOCK__NOINLINE
-#endif
-
 /* The length of the prefix of every auxiliary key of key: key itself when
  * it has a Redis Cluster hash tag (the bytes between the first '{' and the
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
@@ -4079,8 +4095,10 @@ static int rlock__lock_ok(const rlock_lock *lk) {
 }
 
 /* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
- * drift_permille < 1000 (both checked), so ttl / 1000 * permille < 2^32. */
-static uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
+ * drift_permille < 1000 (both checked), so ttl / 1000 * permille < 2^32.
+ * Out of line in the general engine: the TTL check and the leases share
+ * it (the compact engine's copies are smaller). */
+static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
     uint32_t p = lk->client->cfg.drift_permille;
     return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
 }
@@ -4107,7 +4125,7 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     return rlock__why(lk->why, why, ttl, bound);
 }
 
-static uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
+static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
     uint32_t t = ttl / 10u, third = ttl / 3u;
     if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
@@ -4756,19 +4774,17 @@ static void rlock__mark_lost(rlock_lock *lk) {
     }
 }
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_jitter) */
-static uint64_t rlock__prng(rlock_lock *lk) {
-    /* xorshift64*: jitter only, never tokens. Seeded from the secure source. */
-    unsigned long long x = lk->prng;
-    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-    lk->prng = x;
-    return (uint64_t)(x * 2685821657736338717ULL);
-}
-/* Its high half (the better bits), for a 32-bit modulo. */
+/* Jitter (and a semaphore's first slot) only, never tokens: xorshift32
+ * over the seed drawn at acquire (never 0: rlock_acquire_begin); both
+ * engines (32 bits: no 64-bit multiply). */
 static uint32_t rlock__prng32(rlock_lock *lk) {
-    return (uint32_t)(rlock__prng(lk) >> 32);
+    uint32_t x = lk->prng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    lk->prng = x;
+    return x;
 }
-#endif
 
 #if !RLOCK__COMPACT
 
@@ -5566,7 +5582,7 @@ static RLOCK__NOINLINE int rlock__c_int(const unsigned char *s, size_t n, rlock_
 #else
 #define rlock__c_int(s, n, out) rlock__resp_int((s), (n), (out)) /* fence tokens: any 64-bit number */
 #endif
-static RLOCK__NOINLINE long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
+static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     size_t p = 0, q;
     rlock__num left = 1, k, i = -1;
     o->count = o->v[1] = o->v[2] = 0;
@@ -5967,17 +5983,6 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
-/* Jitter only, never tokens: xorshift32 over the seed drawn at acquire
- * (its low half, never 0: rlock_acquire_begin). */
-static uint32_t rlock__c_jitter(rlock_lock *lk) {
-    uint32_t x = lk->prng;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    lk->prng = x;
-    return x;
-}
-
 /* Statuses that end an acquire at once (as rlock__tally_status): one bit
  * each. */
 typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
@@ -6074,7 +6079,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or end.
     shift = op->attempts > 1 ? op->attempts - 1 : 0;
     while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
-    delay = d / 2 + rlock__c_jitter(lk) % (d - d / 2 + 1);
+    delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
     if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
     op->wake_at = now + delay;
@@ -6317,7 +6322,7 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
         /* A fresh grant: a new token, and the backoff's jitter seed. */
         if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__c_jitter's seed: 32 bits of it) */
+        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
         lk->owner_len = RLOCK_TOKEN_LEN;
         lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
@@ -6536,8 +6541,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
         if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
-        memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, 8);
-        if (!lk->prng) lk->prng = 0x9e3779b97f4a7c15ULL;
+        memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, sizeof lk->prng);
+        if (!lk->prng) lk->prng = 0x9e3779b9u;
         if (token || lk->stale) { /* (stale: see rlock__round_answer) */
             rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
             lk->owner_len = RLOCK_TOKEN_LEN;
@@ -6576,25 +6581,28 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     return RLOCK_WOULD_BLOCK;
 }
 
-RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    rlock__ms now;
+/* An extend's and a release's begin share one body (op: which; a
+ * release's ttl_ms is 0: it asks for the lease it holds). */
+static RLOCK__NOINLINE rlock_status rlock__held_begin(rlock_lock *lk, int op, long long ttl_ms) {
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (op == RLOCK__OP_EXTEND && rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-    if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
-    now = rlock__now(lk->client);
-    return rlock__op_start(lk, RLOCK__OP_EXTEND, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
+    if (op == RLOCK__OP_EXTEND) {
+        if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
+    } else {
+        /* A LOST lock is still released: the script is owner-checked, so it
+         * only removes what is still ours, and it tells us if anything was. */
+        ttl_ms = lk->ttl_ms;
+    }
+    return rlock__op_start(lk, op, (uint32_t)ttl_ms, rlock__now(lk->client), NULL); /* checked: < 2^31 */
 }
-
+RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
+    return rlock__held_begin(lk, RLOCK__OP_EXTEND, ttl_ms);
+}
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    /* A LOST lock is still released: the script is owner-checked, so it only
-     * removes what is still ours, and it tells us if anything was. */
-    return rlock__op_start(lk, RLOCK__OP_RELEASE, lk->ttl_ms, rlock__now(lk->client), NULL);
+    return rlock__held_begin(lk, RLOCK__OP_RELEASE, 0);
 }
 #endif
 
@@ -6606,6 +6614,18 @@ static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
     }
     return st;
 }
+/* The lock's three share one body: begin op (RLOCK__OP_ACQUIRE, _EXTEND or
+ * _RELEASE; an extend's and a release's wait_ms is 0, a release's ttl_ms
+ * too), then rlock__run. */
+static rlock_status rlock__run_op(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
+#if RLOCK__COMPACT /* (one body starts all three) */
+    return rlock__run(lk, rlock__c_start(lk, op, ttl_ms, wait_ms));
+#else
+    return rlock__run(lk, op == RLOCK__OP_ACQUIRE  ? rlock_acquire_begin(lk, ttl_ms, wait_ms)
+                          : op == RLOCK__OP_EXTEND ? rlock_extend_begin(lk, ttl_ms)
+                                                   : rlock_release_begin(lk));
+#endif
+}
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
 #ifdef RLOCK__NEED_SLEEP_HOOK
     /* Waiting sleeps between attempts: refuse before anything is sent. The
@@ -6614,16 +6634,16 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
         return rlock__why(lk->why,
                           RLOCK__TXT("cfg.sleep_ms is required to wait (RLOCK_NO_POSIX, no RLOCK_SLEEP_MS)"), 0, 0);
 #endif
-    return rlock__run(lk, rlock_acquire_begin(lk, ttl_ms, wait_ms));
+    return rlock__run_op(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
     return rlock_acquire(lk, ttl_ms, 0);
 }
 RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms) {
-    return rlock__run(lk, rlock_extend_begin(lk, ttl_ms));
+    return rlock__run_op(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
 }
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
-    return rlock__run(lk, rlock_release_begin(lk));
+    return rlock__run_op(lk, RLOCK__OP_RELEASE, 0, 0);
 }
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
@@ -6722,69 +6742,74 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
 }
 
-/* One renewal poll; *what says what it did (rlock_renew_outcome). A
- * renewal that succeeded set renew_at already (the lease's times: granted_at
- * + the renew interval). */
-static rlock_status rlock__renew_poll(rlock_lock *lk, uint32_t *next_ms, rlock_renewal *what) {
-    const rlock_config *cfg = &lk->client->cfg;
-    rlock__ms now, left;
-    rlock_status st = RLOCK_OK;
-    *next_ms = 0;
-    *what = RLOCK_RENEW_NONE;
-    if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
-        st = rlock_step(lk);
-        if (st == RLOCK_WOULD_BLOCK) {
-            *next_ms = rlock_next_timeout_ms(lk);
-            *what = RLOCK_RENEW_IN_FLIGHT;
-            return st;
-        }
-        lk->renewing = 0;
-        if (st == RLOCK_OK) {
-            lk->renewals++;
-            *what = RLOCK_RENEW_RENEWED;
-        } else if (st != RLOCK_LOST) {
-            /* Unknown outcome (node down, timeout): try again soon, while
-             * validity lasts; when it runs out the lock is LOST below. */
-            lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
-            *what = RLOCK_RENEW_FAILED;
-        }
-    } else if (lk->op.kind != RLOCK__OP_NONE) {
-        return RLOCK_E_STATE;
-    }
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (lk->state == RLOCK_STATE_LOST) { *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-    if (!left) { rlock__mark_lost(lk); *what = RLOCK_RENEW_LOST; return RLOCK_LOST; }
-    if (*what == RLOCK_RENEW_NONE) *what = RLOCK_RENEW_NOT_DUE;
-    now = rlock__now(lk->client);
-    /* (held + ttl > max_hold_ms, in 32 bits) */
-    if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-        (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
-                              (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms))) {
-        *next_ms = left; /* capped: let it expire (validity < 2^31) */
-        return st;
-    }
-    if (!RLOCK__MS_BEFORE(now, lk->renew_at)) {
-        if (st != RLOCK_OK || *what == RLOCK_RENEW_RENEWED) left = 1;
-        else {
-            st = rlock_extend_begin(lk, lk->ttl_ms);
-            if (st != RLOCK_WOULD_BLOCK) { /* lost */
-                if (st == RLOCK_LOST) *what = RLOCK_RENEW_LOST;
-                return st;
-            }
-            lk->renewing = 1;
-            return rlock__renew_poll(lk, next_ms, what);
-        }
-    } else if (lk->renew_at - now < left) left = lk->renew_at - now;
-    *next_ms = left;
-    return st;
-}
-
+/* One renewal poll: the outcome (rlock_renew_outcome), the time to the
+ * next poll and the status are written once, at the end. A renewal that
+ * succeeded set renew_at already (the lease's times: granted_at + the renew
+ * interval). */
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
-    rlock_renewal what;
-    rlock_status st;
+    const rlock_config *cfg;
+    rlock__ms now, left, next = 0;
+    rlock_renewal what = RLOCK_RENEW_NONE;
+    rlock_status st = RLOCK_OK;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    st = rlock__renew_poll(lk, next_ms, &what); /* (what in a register, stored once) */
+    cfg = &lk->client->cfg;
+    for (;;) {
+        if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
+            st = rlock_step(lk);
+            if (st == RLOCK_WOULD_BLOCK) {
+                next = rlock_next_timeout_ms(lk);
+                what = RLOCK_RENEW_IN_FLIGHT;
+                break;
+            }
+            lk->renewing = 0;
+            if (st == RLOCK_OK) {
+                lk->renewals++;
+                what = RLOCK_RENEW_RENEWED;
+            } else if (st != RLOCK_LOST) {
+                /* Unknown outcome (node down, timeout): try again soon, while
+                 * validity lasts; when it runs out the lock is LOST below. */
+                lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
+                what = RLOCK_RENEW_FAILED;
+            }
+        } else if (lk->op.kind != RLOCK__OP_NONE) {
+            st = RLOCK_E_STATE;
+            break;
+        }
+        if (lk->state == RLOCK_STATE_IDLE) {
+            st = RLOCK_NOT_HELD;
+            break;
+        }
+        left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
+        if (!left) { /* (LOST already, or it ran out now) */
+            if (lk->state == RLOCK_STATE_HELD) rlock__mark_lost(lk);
+            what = RLOCK_RENEW_LOST;
+            st = RLOCK_LOST;
+            break;
+        }
+        if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
+        now = rlock__now(lk->client);
+        next = left;
+        /* (held + ttl > max_hold_ms, in 32 bits) */
+        if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
+            (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
+                                  (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms)))
+            break; /* capped: let it expire (validity < 2^31) */
+        if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
+            if (lk->renew_at - now < left) next = lk->renew_at - now;
+            break;
+        }
+        next = 1;
+        if (st != RLOCK_OK || what == RLOCK_RENEW_RENEWED) break;
+        next = 0;
+        st = rlock_extend_begin(lk, lk->ttl_ms);
+        if (st != RLOCK_WOULD_BLOCK) { /* lost */
+            if (st == RLOCK_LOST) what = RLOCK_RENEW_LOST;
+            break;
+        }
+        lk->renewing = 1;
+        what = RLOCK_RENEW_NONE; /* (the extend's first step says) */
+    }
+    *next_ms = next;
     lk->renewal = what;
     return st;
 }
