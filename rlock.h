@@ -1064,6 +1064,8 @@ typedef struct rlock_op {
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
+    rlock_status st[RLOCK_MAX_NODES]; /* (first, and the op's timers below first: Thumb's short loads) */
+    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     unsigned mask;            /* nodes asked */
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
@@ -1079,8 +1081,6 @@ typedef struct rlock_round {
     long long acks;           /* fewest acks reported, -1 none */
     rlock__ms start;
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
-    rlock_status st[RLOCK_MAX_NODES];
-    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
 
@@ -1090,9 +1090,12 @@ typedef struct rlock_op {
     struct rlock_lock *next;  /* the client's list of operations in progress */
     int kind;                 /* rlock__OP_* */
     int phase;                /* rlock__PH_* */
+    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
+    rlock__ms wait_end;       /* acquire: give up after this */
+    rlock__ms wake_at;        /* backoff / wait: next round not before */
     rlock_status result;      /* final status once phase is DONE */
     rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
-    int retry;                /* after the cleanup round: retry (1) or report fail */
+    int retry;                /* after the cleanup round: retry (1; 2: even past the wait) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
     int plain;                /* 1: this attempt is the uncontended fast path (SET NX PX, no script);
@@ -1108,9 +1111,6 @@ typedef struct rlock_op {
     uint32_t attempts;
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
-    uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
-    rlock__ms wait_end;       /* acquire: give up after this */
-    rlock__ms wake_at;        /* backoff / wait: next round not before */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
     rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
     rlock_round round;
@@ -2739,10 +2739,13 @@ static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *l
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
 static int rlock__sem_hop(struct rlock_lock *lk);
 static void rlock__sem_handed(struct rlock_lock *lk, long long *slot);
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed) \
-    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed
+static void rlock__sem_woken(struct rlock_lock *lk);
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed, \
+                          sem_woken) \
+    , info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed, sem_woken
 #else
-#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed)
+#define RLOCK__PRIM_PARTS(info, admin_done, enc_prim, multi_aux, enc_sem_args, handed_slot, sem_hop, sem_handed, \
+                          sem_woken)
 #endif
 struct rlock__scripts {
     const char *const *text;
@@ -2756,18 +2759,20 @@ struct rlock__scripts {
     int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
     int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
     void (*sem_handed)(struct rlock_lock *lk, long long *slot); /* a granted slot < 0: a permit handed to us */
+    void (*sem_woken)(struct rlock_lock *lk); /* a wake-up handed us a permit: the round's answer */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
                                                       RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args, rlock__handed_slot,
-                                                                        rlock__sem_hop, rlock__sem_handed) };
+                                                                        rlock__sem_hop, rlock__sem_handed,
+                                                                        rlock__sem_woken) };
 #endif
 
 /* All scripts (rlock_script_text / _sha): a program that calls these links them all. */
@@ -3957,6 +3962,7 @@ typedef struct rlock__tally {
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
+    rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
 static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
@@ -3973,6 +3979,19 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
         st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE)
         t->fatal = st;
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
+}
+
+/* The error to report when a round failed for reasons other than "held":
+ * the node's own status with one node, no-quorum with several. */
+static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
+    size_t i;
+    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
+    for (i = 0; i < n_nodes; i++) {
+        rlock_status st = r->st[i];
+        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_UPGRADE)
+            return st;
+    }
+    return RLOCK_E_QUORUM;
 }
 
 /* A round's answers, summed up. Acquire: granted {1, holds, fence} /
@@ -4000,19 +4019,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
         }
     }
-}
-
-/* The error to report when a round failed for reasons other than "held":
- * the node's own status with one node, no-quorum with several. */
-static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
-    size_t i;
-    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
-    for (i = 0; i < n_nodes; i++) {
-        rlock_status st = r->st[i];
-        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_UPGRADE)
-            return st;
-    }
-    return RLOCK_E_QUORUM;
+    t->error = rlock__round_error(r, n_nodes);
 }
 
 static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {
@@ -4277,11 +4284,13 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 #define RLOCK__SEM_HOP(lk) ((lk)->kind == RLOCK_KIND_SEMAPHORE && (lk)->scripts->sem_hop(lk))
 #define RLOCK__SEM_HANDED(lk, slot) \
     do { if ((lk)->kind == RLOCK_KIND_SEMAPHORE) (lk)->scripts->sem_handed((lk), (slot)); } while (0)
+#define RLOCK__SEM_WOKEN(lk) ((lk)->scripts->sem_woken(lk))
 #else
 #define RLOCK__MULTI_AUX(lk) 1
 #define RLOCK__HANDED_SLOT(lk, d, n) 1
 #define RLOCK__SEM_HOP(lk) 0
 #define RLOCK__SEM_HANDED(lk, slot) (void)0
+#define RLOCK__SEM_WOKEN(lk) (void)0
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
@@ -4699,7 +4708,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
 }
 
 static int rlock__round_done(const rlock_round *r) {
-    return (r->answered & r->mask) == r->mask && !(r->acking & r->mask);
+    return !(r->mask & (~r->answered | r->acking)); /* every node answered, no WAIT reply due */
 }
 
 /* The WAIT reply (or failure) behind node i's acquire script. A failure
@@ -4885,14 +4894,17 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
     c->linger_mask |= mine;
 }
 
-/* Connections with subscriptions read even with no request out, so that
- * release notices are seen and never pile up unread. Returns the commands
- * queued on all of c's connections so far (rlock__client_step: whether a
- * pass queued any). */
+/* Bring c's subscriptions up to date: a connection that went down (or was
+ * made again) lost its subscriptions, which are forgotten (an op left
+ * SUBSCRIBE-ing for none is due at once: rlock__client_next). Then mark
+ * the connections that hold some: they read even with no request out, so
+ * that release notices are seen and never pile up unread. Returns the
+ * commands queued on all of c's connections so far (rlock__client_step:
+ * whether a pass queued any). */
 static unsigned long rlock__subs_listen(rlock_client *c) {
-    unsigned any = c->linger_mask;
+    unsigned any, keep = ~0u;
     unsigned long k = 0;
-    const rlock_lock *o;
+    rlock_lock *o;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__conn *n = rlock__conn_at(c, i);
@@ -4900,31 +4912,23 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
         k += n->commands;
     }
     if (!RLOCK__HAS_WAITING) return k;
-    for (o = c->ops; o; o = o->op.next) any |= o->op.sub_ok | o->op.sub_pending;
+    for (i = 0; i < c->n_nodes; i++) {
+        if (!c->sub_on[i] || rlock__sub_conn(c, i)) continue;
+        c->sub_on[i] = NULL;
+        keep &= ~(1u << i);
+    }
+    any = c->linger_mask &= keep;
+    if (!any) c->linger_len = 0;
+    for (o = c->ops; o; o = o->op.next) {
+        o->op.sub_ok &= keep;
+        o->op.sub_pending &= keep;
+        any |= o->op.sub_ok | o->op.sub_pending;
+    }
     for (i = 0; i < c->n_nodes; i++) {
         rlock__conn *n = (rlock__conn *)rlock__sub_conn(c, i); /* one of c's own connections */
         if (n && ((any >> i) & 1u)) n->listen = 1;
     }
     return k;
-}
-
-/* A connection that went down (or was made again) lost its subscriptions. */
-static void rlock__subs_check(rlock_client *c) {
-    size_t j;
-    unsigned keep = ~0u;
-    rlock_lock *o;
-    if (!RLOCK__HAS_WAITING) return;
-    for (j = 0; j < c->n_nodes; j++) {
-        if (!c->sub_on[j] || rlock__sub_conn(c, j)) continue;
-        c->sub_on[j] = NULL;
-        keep &= ~(1u << j);
-    }
-    c->linger_mask &= keep;
-    for (o = c->ops; o; o = o->op.next) {
-        o->op.sub_ok &= keep;
-        o->op.sub_pending &= keep;
-    }
-    if (!c->linger_mask) c->linger_len = 0;
 }
 
 /* Server j confirmed lk's subscription (a reply on subscriber j, or a push). */
@@ -5013,6 +5017,18 @@ static void rlock__sem_handed(rlock_lock *lk, long long *slot) {
     }
     lk->owner[16] = '\0';
     lk->owner_len = 16;
+}
+/* A semaphore waiter woken with a permit handed to its waiter id (op.woke
+ * = 2 + slot, rlock__handed_slot; rlock__set_all's): the release answered
+ * our last (refused) attempt - its lease began after that attempt was
+ * sent, so validity counts from the attempt's start. That round's one
+ * answer becomes the grant (-1 - slot: held under our waiter id), judged
+ * as any grant: too late, it is released and we wait again. */
+static void rlock__sem_woken(rlock_lock *lk) {
+    long long *v = lk->op.round.v[0];
+    v[0] = 1;
+    v[1] = 1 - lk->op.woke;
+    v[2] = 0;
 }
 #endif
 
@@ -5133,24 +5149,26 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
 }
 
 /* The nodes in yes granted or extended the lease op->ttl asked for: it
- * runs from the round's start, less the drift. The op is over. */
-static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t drift, rlock__ms now) {
+ * runs from the round's start for life (the ttl less the drift). The op
+ * is over. */
+static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms now) {
     rlock_op *op = &lk->op;
     lk->held_mask = yes;
     lk->granted_at = op->round.start;
     lk->renew_at = op->round.start + rlock__renew_interval(lk, op->ttl);
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
-    rlock__set_validity(lk, op->round.start + op->ttl - drift);
+    rlock__set_validity(lk, op->round.start + life);
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, rlock__tally *t, size_t q) {
+/* (life: the lease's, rlock__lease; late: the round ended past it) */
+static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock_status final;
     unsigned mask, unacked;
-    int go;
+    int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
     lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
@@ -5162,7 +5180,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
     go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */
-    if (go && t->n_yes >= q && (rlock__ms)(now - op->round.start) < op->ttl - drift) { /* ttl > drift: checked */
+    if (go && t->n_yes >= q && !late) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
             lk->fence = t->max_fence;
@@ -5171,7 +5189,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
         }
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
-        rlock__lease(lk, t->yes, drift, now);
+        rlock__lease(lk, t->yes, life, now);
         return;
     }
     /* Failed round. Decide what to report if we stop now. */
@@ -5179,17 +5197,18 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     else if (unacked && t->n_yes + rlock__popcount(unacked) >= q) final = RLOCK_E_REPLICAS;
     /* "Held" only when enough nodes answered for a quorum to be possible;
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
-    else if (t->n_yes + t->n_no > 0 && t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
-    else final = rlock__round_error(&op->round, c->n_nodes);
+    else if (t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
+    else final = t->error;
     op->fail = op->cancel ? RLOCK_OK : final;
-    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && (c->cfg.max_attempts == 0 || op->attempts < c->cfg.max_attempts);
+    /* (attempts < max_attempts, or no limit: max 0 wraps to the largest) */
+    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && op->attempts <= c->cfg.max_attempts - 1u;
     /* A refused plain SET: the script attempt follows at once. A Redlock
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    if (go && (RLOCK__SEM_HOP(lk) || (op->plain == 1 && t->n_no > 0))) {
+    if (go && ((hop = RLOCK__SEM_HOP(lk)) != 0 || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
-        op->retry = 1;
+        op->retry = 1 + hop; /* 2: a semaphore's hop goes out even past the wait (see CLEANUP) */
     }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
@@ -5228,15 +5247,16 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t dr
     rlock__op_finish(lk, op->fail, now);
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t drift, const rlock__tally *t, size_t q) {
+static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, const rlock__tally *t,
+                                     size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && (rlock__ms)(now - op->round.start) < op->ttl - drift) {
-        rlock__lease(lk, t->yes, drift, now); /* (still HELD: nothing else runs on lk meanwhile) */
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late) {
+        rlock__lease(lk, t->yes, life, now); /* (still HELD: nothing else runs on lk meanwhile) */
         return;
     }
     if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
@@ -5244,12 +5264,11 @@ static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t dri
         rlock__op_finish(lk, RLOCK_LOST, now);
         return;
     }
-    rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now);
+    rlock__op_finish(lk, t->error, now);
 }
 
 static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
-    rlock_op *op = &lk->op;
     size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
     int lost;
@@ -5264,7 +5283,7 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock
      * even if a node that granted is unreachable now (its copy expires). */
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
-    else { rlock__op_finish(lk, rlock__round_error(&op->round, c->n_nodes), now); return; } /* unknown: state kept */
+    else { rlock__op_finish(lk, t->error, now); return; } /* unknown: state kept */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
         lk->holds = t->max_left;
     } else {
@@ -5288,7 +5307,7 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
             foreign += lk->op.round.v[i][0] == -1;
         }
     if (t.n_yes + t.n_no < rlock_client_quorum(c)) {
-        rlock__op_finish(lk, rlock__round_error(&lk->op.round, c->n_nodes), now);
+        rlock__op_finish(lk, t.error, now);
         return;
     }
     if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK, now);
@@ -5301,7 +5320,8 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__tally t;
     size_t q;
-    uint32_t drift;
+    uint32_t life;
+    int late;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (!RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -5320,15 +5340,11 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             op->standby = 0;
             if (RLOCK__MS_BEFORE(now + RLOCK__FAIR(lk) + 1u, op->wake_at)) op->wake_at = now + RLOCK__FAIR(lk) + 1u;
         }
-        /* A semaphore's permit handed to us by the release that woke us: the
-         * release answered our last (refused) attempt - its lease began
-         * after that attempt was sent, so validity counts from the attempt's
-         * start (judged as any grant: too late, it is released and we wait
-         * again). */
+        /* A semaphore's permit handed to us by the release that woke us
+         * (rlock__sem_woken, rlock__set_all's: only a semaphore's handle is
+         * woken so) */
         if (RLOCK__HAS_PRIMITIVES && op->woke >= 2) {
-            op->round.v[0][0] = 1;
-            op->round.v[0][1] = 1 - op->woke; /* -1 - slot: held under our waiter id */
-            op->round.v[0][2] = 0;
+            RLOCK__SEM_WOKEN(lk);
             rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
         } else {
             if (op->woke || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -5345,19 +5361,24 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         now = rlock__now(lk->client);
         if (op->phase == RLOCK__PH_CLEANUP) {
             /* retry was decided before the cleanup: re-check the wait deadline */
-            /* (a semaphore's follow-up for a free slot goes out even past the wait) */
-            if (op->retry && !op->cancel && (RLOCK__MS_BEFORE(now, op->wait_end) || (op->plain == 2 && op->hops > 0)))
+            /* (a semaphore's follow-up for a free slot, retry 2, goes out even past the wait) */
+            if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end)))
                 rlock__wait_next(lk, now);
             else rlock__op_finish(lk, op->fail, now);
             return;
         }
-        drift = rlock__drift(lk, op->ttl); /* of the lease asked for (acquire, extend) */
-        /* (a reentrant release counts any answer >= 0, the holds left) */
+        /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
+        life = op->ttl - rlock__drift(lk, op->ttl);
+        /* (a reentrant release - a handle of a kind that is not a token
+         * kind: its script says so - counts any answer >= 0, the holds left) */
         rlock__tally_round(&op->round, lk->client->n_nodes,
-                           op->kind == RLOCK__OP_RELEASE && !rlock__token_kind(lk->kind), &t);
+                           (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
+                                  RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
+                           &t);
         q = rlock_client_quorum(lk->client);
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, drift, &t, q);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, drift, &t, q);
+        late = (rlock__ms)(now - op->round.start) >= life;
+        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, life, late, &t, q);
+        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, life, late, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
         else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
 #endif
@@ -5439,10 +5460,10 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
     case RLOCK__TAG_LOCK:
-        if (i < c->n_nodes) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
-        return;
     case RLOCK__TAG_WAIT:
-        if (RLOCK__HAS_REPLICAS && i < c->n_nodes) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
+        if (i >= c->n_nodes) return;
+        if (ev->tag == RLOCK__TAG_LOCK) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
+        else if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_CALL: {
         rlock__call *call = (rlock__call *)ev->owner;
@@ -5490,7 +5511,7 @@ static void rlock__client_step(rlock_client *c) {
         rlock__ms now = rlock__now(c);
         rlock_lock *o;
         rlock__client_pump(c, now);
-        rlock__subs_check(c);
+        (void)rlock__subs_listen(c);
         for (o = c->ops; o; o = o->op.next) rlock__op_run(o, now);
         after = rlock__subs_listen(c);
         if (after == before) break; /* nothing new queued: nothing more to send now */
@@ -6393,10 +6414,11 @@ static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
          * pump) was delivered before the round ended: the op went to
          * WAITMSG already woken, and only its next step retries. Due now,
          * not at wake_at (the re-check: that wait was a lost wake-up). */
-        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)))
+        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)) ||
+            (o->op.phase == RLOCK__PH_SUBSCRIBE && !o->op.sub_pending)) /* (its subscriptions lost) */
             next = now;
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
-                  (o->op.phase == RLOCK__PH_SUBSCRIBE && o->op.sub_pending)) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
+                  o->op.phase == RLOCK__PH_SUBSCRIBE) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
@@ -6503,8 +6525,8 @@ static rlock_status rlock__begin(rlock_lock *lk) {
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now, wait;
-    int forever, token;
+    rlock__ms now;
+    int token;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
@@ -6555,11 +6577,11 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
     /* Subscribed from the last wait on this key: the first attempt already
      * queues, so a release right after it wakes us. */
-    forever = wait_ms >= RLOCK__MS_FAR; /* (a wait of 2^31 - 1 ms or more: each attempt renews it) */
-    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
-    if (wait) (void)rlock__adopt_linger(lk);
-    lk->op.timed = (wait != 0) + forever;
-    lk->op.wait_end = now + wait;
+    if (wait_ms) (void)rlock__adopt_linger(lk);
+    /* a wait of 2^31 - 1 ms or more is forever (timed 2): each attempt
+     * renews its wait_end (rlock__acquire_next_round) */
+    lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
+    lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }

@@ -4744,6 +4744,27 @@ static void test_semaphore_hop(void) {
         CHECK(req_ends(&F[i], 1, "$1\r\n1\r\n") && req_ends(&F[i], 2, "$1\r\n2\r\n") && req_ends(&F[i], 3, "$1\r\n1\r\n"));
     }
     env_done();
+    /* 4. node 0 grants slot 0, the others name slot 1 free: node 0's grant
+     * is cleaned up first, and the hop still goes out after that cleanup
+     * round, past a try-acquire's wait */
+    env_reset("semaphore hop: after a cleanup, past the wait");
+    env_nodes(3, 0);
+    CHECK_EQ_ST(rlock_client_init(&C, N, 3, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&LK2, &C, "s", 1, 3), RLOCK_OK);
+    LK2.slot = 0;
+    fk_add(&F[0], rlock_script_sha(S_SEM_ACQ), "*3\r\n:1\r\n:0\r\n:0\r\n");
+    fk_add(&F[0], rlock_script_sha(S_SEM_ACQ + 2), ":1\r\n"); /* the cleanup */
+    for (i = 1; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_SEM_ACQ), free_of[1]);
+    for (i = 0; i < 3; i++) fk_add(&F[i], rlock_script_sha(S_SEM_ACQ), "*3\r\n:1\r\n:1\r\n:0\r\n");
+    CHECK_EQ_ST(rlock_try_acquire(&LK2, TTL), RLOCK_OK);
+    CHECK_EQ_LL(rlock_semaphore_slot(&LK2), 1);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    CHECK(req_ends(&F[0], 2, "$1\r\n3\r\n$1\r\n1\r\n")); /* slot 1 */
+    for (i = 1; i < 3; i++) {
+        CHECK_EQ_LL(F[i].n_reqs, 2);
+        CHECK(req_ends(&F[i], 1, "$1\r\n3\r\n$1\r\n1\r\n"));
+    }
+    env_done();
 }
 #endif
 
