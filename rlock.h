@@ -2819,43 +2819,6 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
     return rlock__function_name(rlock__lua_sha[id], out);
 }
 
-#if !RLOCK__COMPACT /* the compact engine sends neither (no FCALL) */
-/* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
- * before its first one, so that its version's libraries are not deleted
- * under it. Its length, 0 when it does not fit. (Out of line: inlined into
- * rlock__round_submit, its one caller, it costs 20 bytes more.) */
-typedef char rlock__fn_ver_len[RLOCK__FN_VER == 12 ? 1 : -1]; /* the "$18" below */
-static RLOCK__NOINLINE size_t rlock__encode_fn_setname(unsigned char *out, size_t cap) {
-    static const char req[] = "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$18\r\nrlock-"; /* + version, CRLF */
-    size_t n = sizeof req - 1;
-    if (cap < n + RLOCK__FN_VER + 2) return 0;
-    memcpy(out, req, n);
-    n += rlock_function_version((char *)out + n, RLOCK__FN_VER + 2); /* its NUL: where the CR goes */
-    out[n++] = '\r';
-    out[n++] = '\n';
-    return n;
-}
-
-/* FUNCTION LOAD REPLACE of script s's one-function library: the script body
- * unchanged inside function(KEYS,ARGV), so FCALL and EVAL run the same code.
- * Its length, 0 when it does not fit. */
-static RLOCK__NOINLINE size_t rlock__encode_function_load(const struct rlock__scripts *set, int s, unsigned char *out, size_t cap) {
-    static const char head[] = "*4\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$7\r\nREPLACE\r\n";
-    char name[RLOCK__FN_LEN + 1];
-    const char *part[7];
-    size_t plen[7], len = 0, pos = sizeof head - 1, i;
-    rlock__function_name(set->sha[s], name);
-    part[0] = "#!lua name="; part[1] = name; part[2] = "\nredis.register_function('";
-    part[3] = name; part[4] = "',function(KEYS,ARGV) "; part[5] = set->text[s]; part[6] = " end)";
-    for (i = 0; i < 7; i++) { plen[i] = strlen(part[i]); len += plen[i]; }
-    if (cap < pos) return 0;
-    memcpy(out, head, pos);
-    if (!rlock__put_bulk(out, cap, &pos, len)) return 0; /* (checks that the body fits too) */
-    for (i = 0; i < 7; i++) { memcpy(out + pos, part[i], plen[i]); pos += plen[i]; }
-    rlock__put_end(out, &pos);
-    return pos;
-}
-#endif /* !RLOCK__COMPACT */
 
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
@@ -3137,6 +3100,14 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
     *out = n->tx + n->tx_len;
     *cap = n->tx_cap - n->tx_len;
     return RLOCK_OK;
+}
+
+/* Take back the requests committed since n had count requests and tx_len
+ * bytes (a caller whose next part did not fit: all or nothing). */
+static void rlock__x_uncommit(rlock__x *n, unsigned count, size_t tx_len) {
+    n->commands -= n->count - count;
+    n->count = count;
+    n->tx_len = tx_len;
 }
 
 #ifndef RLOCK_NO_CLUSTER
@@ -3808,8 +3779,9 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
  * caller's (its answers are no longer needed), reused: one ~0.5 KB table of
  * run_ids on the stack, not two. */
 static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
-    size_t i, j, k;
+    size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
+    const char *q;
     memset(p, 0, sizeof *p);
     p->run_id = 1;
     rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
@@ -3819,12 +3791,10 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
         if (!p->id_len[i]) continue;
         for (j = 0; j < i; j++) {
             if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
-            /* "same server as node <j> (run_id <id>)" */
-            k = rlock__append(msg, sizeof msg, 0, "same server as node ", 20);
-            k = rlock__append(msg, sizeof msg, k, num, rlock__utoa(num, (rlock__unum)j));
-            k = rlock__append(msg, sizeof msg, k, " (run_id ", 9);
-            k = rlock__append(msg, sizeof msg, k, p->id[i], p->id_len[i]);
-            k = rlock__append(msg, sizeof msg, k, ")", 1);
+            n = rlock__utoa(num, (rlock__unum)j);
+            for (q = "same server as node \1 (run_id \2)", k = 0; *q; q++) /* \1 j, \2 the run_id */
+                k = rlock__append(msg, sizeof msg, k, *q == 1 ? num : *q == 2 ? p->id[i] : q,
+                                  *q == 1 ? n : *q == 2 ? p->id_len[i] : 1);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
                              (long long)j, (long long)i);
@@ -4181,12 +4151,14 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
-#if !RLOCK__ENC_TEMPLATE
-static RLOCK__SHARED int rlock__is_acquire_script(int s) {
-    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_ACQUIRE : (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
+#if !RLOCK__COMPACT /* (the templates, rlock__enc_tpl, know which script is which) */
+static RLOCK__NOINLINE int rlock__is_acquire_script(int s) {
+    return (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
+#endif
+#ifndef RLOCK_NO_PRIMITIVES
 static int rlock__is_release_script(int s) {
-    return RLOCK__COMPACT ? s == RLOCK__S_SIMPLE_RELEASE : (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
+    return (int)(RLOCK__S_KINDS(RELEASE) >> s) & 1;
 }
 #endif
 
@@ -4203,11 +4175,10 @@ typedef struct rlock__enc {
 /* What only a Redis Cluster primary's client does (rlock_client.shard;
  * section 7 sets it): handle the sunsubscribe push of a shard channel whose
  * slot moved away; end a release's (or force-unlock's) arguments with
- * SPUBLISH in ARGV[7]; write ASKING. */
+ * SPUBLISH in ARGV[7]. (ASKING is a template: rlock__enc_tpl.) */
 struct rlock__shard_ops {
     void (*moved)(struct rlock_client *c, size_t j, const struct rlock__event *ev);
     void (*spublish)(rlock__enc *e);
-    size_t (*asking)(unsigned char *out, size_t cap);
 };
 
 #if !RLOCK__ENC_TEMPLATE
@@ -4215,9 +4186,8 @@ static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
-static void rlock__enc_str(rlock__enc *e, const char *s) {
-    rlock__enc_arg(e, s, strlen(s));
-}
+#endif
+#ifndef RLOCK_NO_PRIMITIVES /* (the multi-lock, inspect and force-unlock requests' writers) */
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
     char num[21];
     rlock__enc_arg(e, num, rlock__utoa(num, (rlock__unum)v));
@@ -4324,7 +4294,10 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 #endif
 
 /* How a script goes out: its SHA1, its body, or its function name. */
-enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL };
+enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
+       /* not the script: the other parts of an attempt (rlock__round_submit's part k is
+        * RLOCK__RUN_SETNAME + k, its part 3 the script), each a template of rlock__enc_tpl */
+       RLOCK__RUN_SETNAME, RLOCK__RUN_ASKING, RLOCK__RUN_FNLOAD, RLOCK__RUN_SCRIPT_PART, RLOCK__RUN_WAIT };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
@@ -4368,81 +4341,148 @@ static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *
 }
 #else
 static int rlock__token_kind(rlock_kind k);
+/* The arguments of each lock script after "numkeys", by RLOCK__S_* below
+ * RLOCK__S_MULTI_ACQUIRE (data, not code: what a script's kind decides is
+ * in its template). Each letter is one argument, or none when its
+ * condition fails (letters A..S: one small jump table):
+ *   A the key;  B, C, D its wait queue, deadlines, fence counter (when the
+ *   key has auxiliary names; D with fencing);  E the keys end here;
+ *   F the owner;  G the ttl;  H the waiter id when the attempt queues, else
+ *   "";  I the wait left;  J "1" when an earlier attempt queued (else none);
+ *   K (barging: from the wake nodes) and L (fair: every node) the release
+ *   channel, or "";  M a fair release's grace;  N the waiter id to unqueue,
+ *   or "";  O ARGV[5] (a semaphore's permits, a writer's hold-off);  P a
+ *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
+ *   records;  S Redis Cluster's SPUBLISH.
+ * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
+static const char *const rlock__enc_tpl[] = {
+    "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                     /* simple */
+    "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* reentrant */
+    "TUVABDEFGHI", "TUVABEFGLMNS", "TUVABDEFGHIR", "TUVABEFGLMNRS", /* fair, fair reentrant */
+    "TUVABCDEFGHIOP", "TUVAEFG", "TUVABCEFGKNS",                    /* semaphore */
+    "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* read */
+    "TUVABCDEFGHIOR", "TUVAEFGR", "TUVABCEFGKNQRS",                 /* write */
+    "TUVW", "TUVW", "TUVW", "TUVW", "TUVW",                         /* multi, inspect, force */
+    "\3SETAF\2NX\2PXG",                                          /* the plain acquire */
+    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
+    "\6CLIENT\7SETNAMEZ", "\6ASKING", "\10FUNCTION\4LOAD\7REPLACE[", "", "\4WAITXY"
+};
+/* one template per script, then the plain acquire and the five parts: a script added needs its own */
+typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
 /* The arguments of the lock's script for its current round on node i
  * (`how`: RLOCK__RUN_*), into e. */
 static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
-    int s = r->script;
+    int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
-    char fn[RLOCK__FN_LEN + 1];
-    int acquire = rlock__is_acquire_script(s), release = rlock__is_release_script(s);
-    int fair = RLOCK__HAS_FAIR && s >= RLOCK__S_FAIR_ACQUIRE && s <= RLOCK__S_FAIR_REENTRANT_RELEASE;
-    int aux = RLOCK__REQ_QUEUE && (acquire || release) && lk->aux_base_len > 0;
-    if (r->plain) { /* the uncontended fast path: what a raw client would send */
-        rlock__enc_arg(e, "SET", 3);
-        rlock__enc_arg(e, lk->key, lk->key_len);
-        rlock__enc_arg(e, lk->owner, lk->owner_len);
-        rlock__enc_arg(e, "NX", 2);
-        rlock__enc_arg(e, "PX", 2);
-        rlock__enc_num(e, (unsigned long long)r->ttl);
-        return;
-    }
-    if (how == RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
-    rlock__enc_str(e, cmd[how]);
-    rlock__enc_str(e, how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s]);
-    rlock__enc_num(e, (unsigned long long)e->nkeys);
+    char fn[RLOCK__FN_LEN + 1], num[21];
+    const char *t, *a;
+    size_t len;
+    /* the uncontended fast path: what a raw client would send */
+    t = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
+                       : r->plain ? RLOCK__S_COUNT : s];
+    if (how == RLOCK__RUN_FCALL || how == RLOCK__RUN_FNLOAD) rlock__function_name(lk->scripts->sha[s], fn);
+    for (; *t; t++) {
+        a = num;
+        len = 0;
+        switch (*t) {
+        case 'T': a = cmd[how]; len = strlen(a); break;
+        case 'U': /* the script: its SHA1, its body, or its function's name */
+            a = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
+            len = strlen(a);
+            break;
+        case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->kind == RLOCK_KIND_MULTI || s >= RLOCK__S_INSPECT) { /* (rlock__set_all's) */
-        lk->scripts->enc_prim(e, lk, i);
-        return;
-    }
+        case 'W': lk->scripts->enc_prim(e, lk, i); return; /* (rlock__set_all's) */
 #endif
-    rlock__enc_arg(e, lk->key, lk->key_len);
-    if (aux) rlock__enc_aux(e, lk, ":waiters");
-    if (aux && !fair) rlock__enc_aux(e, lk, ":deadlines");
-    if (aux && acquire && RLOCK__FENCING(lk->client)) rlock__enc_aux(e, lk, ":fence");
-    e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
-    rlock__enc_arg(e, lk->owner, lk->owner_len);
-    rlock__enc_num(e, (unsigned long long)r->ttl);
-    if (acquire) {
+        case 'A': a = lk->key; len = lk->key_len; break;
+        case 'B': a = ":waiters"; goto aux;
+        case 'C': a = ":deadlines"; goto aux;
+        case 'D': if (!RLOCK__FENCING(lk->client)) continue;
+                  a = ":fence"; goto aux;
+        case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
+                  continue;
+        case 'F': a = lk->owner; len = lk->owner_len; break;
+        case 'G': len = rlock__utoa(num, r->ttl); break;
         /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
          * Also sent once this acquisition queued, even if this attempt
          * would not (its subscription lost): a grant must take the entry
          * out, or a release would wake it instead of a live waiter. */
-        rlock__enc_str(e, (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? lk->waiter_id : "");
-        rlock__enc_num(e, op->wait_left);
-#ifndef RLOCK_NO_PRIMITIVES
-        /* ARGV[5]: a semaphore's permits, a writer's hold-off; a semaphore's slot */
-        if (lk->kind == RLOCK_KIND_SEMAPHORE || lk->kind == RLOCK_KIND_WRITE) rlock__enc_num(e, op->arg5);
-        if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->scripts->enc_sem_args(e, lk); /* (rlock__set_all's) */
-#endif
+        case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
+        case 'I': len = rlock__utoa(num, op->wait_left); break;
         /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
          * Absent otherwise: the request stays at 10 elements, and a server
          * answers an unauthenticated client's longer multibulk with a
          * protocol error, not NOAUTH. */
-        if (RLOCK__REQ_QUEUE && s == RLOCK__S_SIMPLE_ACQUIRE && lk->queued) rlock__enc_arg(e, "1", 1);
-    }
-    /* A cleanup after a failed round removes only our own partial grant:
-     * no real release, so it wakes no waiter and hands nothing off (that
-     * churned split votes). A barging lock's release on Redlock wakes from
-     * the nodes rlock__wake_nodes chose. A fair release wakes on every node:
-     * each node's reservation is a vote for its waiter. */
-    if (release) {
-        if (aux && !r->cleanup && (fair || (r->wake >> i & 1u))) rlock__enc_aux(e, lk, ":released");
-        else rlock__enc_arg(e, "", 0);
-        if (fair) rlock__enc_num(e, r->cleanup ? 0u : (unsigned long long)RLOCK__FAIR(lk));
-        rlock__enc_arg(e, lk->waiter_id, aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0);
+        case 'J': if (!RLOCK__REQ_QUEUE || !lk->queued) continue;
+                  a = "1"; len = 1; break;
+        /* A cleanup after a failed round removes only our own partial grant:
+         * no real release, so it wakes no waiter and hands nothing off (that
+         * churned split votes). A barging lock's release on Redlock wakes from
+         * the nodes rlock__wake_nodes chose (K). A fair release wakes on every
+         * node (L): each node's reservation is a vote for its waiter. */
+        case 'K': if (!(r->wake >> i & 1u)) break;
+                  /* fall through */
+        case 'L': if (c) break;
+                  a = ":released";
+        aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
+                  e->n++;
+                  if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
+                  continue;
+        case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
+        case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
 #ifndef RLOCK_NO_PRIMITIVES
-        if (lk->kind == RLOCK_KIND_WRITE) /* ARGV[5]: the readers' turn, ms */
-            rlock__enc_num(e, r->cleanup ? 0u : rlock__readers_turn(lk));
+        case 'O': len = rlock__utoa(num, op->arg5); break;
+        case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
+        case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
 #endif
+        /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
+         * a cleanup's carries the NUL after it: it undoes only a recorded grant */
+        case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
+        case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
+        case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
+        /* WAIT's timeout stays inside the round's, so a missing replica
+         * cannot turn into a node timeout (and a dropped connection). */
+        case 'Y': {
+            uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
+            if (w == 0) w = 1; /* WAIT n 0 would block for ever */
+            if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
+            len = rlock__utoa(num, w);
+            break;
+        }
+        /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+         * before its first one, so that its version's libraries are not
+         * deleted under it. */
+        case 'Z': {
+            static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '-' };
+            memcpy(num, prefix, sizeof prefix);
+            len = 6 + rlock_function_version(num + 6, RLOCK__FN_VER + 1);
+            break;
+        }
+        /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
+         * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
+        case '[': {
+            static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
+            const char *body = lk->scripts->text[s], *q, *src;
+            size_t blen = strlen(body), m;
+            e->n++;
+            if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
+                                                  sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
+                for (q = lib; *q; q++) { /* \1 the function's name, \2 the script */
+                    src = *q == 1 ? fn : *q == 2 ? body : q;
+                    m = *q == 1 ? RLOCK__FN_LEN : *q == 2 ? blen : 1;
+                    memcpy(e->out + e->pos, src, m);
+                    e->pos += m;
+                }
+                rlock__put_end(e->out, &e->pos);
+            }
+            continue;
+        }
+        default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
+        }
+        rlock__enc_arg(e, a, len);
     }
-    /* Last, the handle's id naming its grants' records (RLOCK__LUA_RECORD);
-     * a cleanup's carries the NUL after it: it undoes only a recorded grant */
-    if (!rlock__token_kind(lk->kind)) rlock__enc_arg(e, lk->waiter_id, 16u + (unsigned)r->cleanup);
-    /* Redis Cluster: notices by SPUBLISH, named in ARGV[7] (see RLOCK__LUA_PUBLISH) */
-    if (release) RLOCK__SPUBLISH(lk, e);
 }
 
 /* Encode the lock's script for its current round on node i (`how`:
@@ -4553,45 +4593,14 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     else rlock__node_notez(n, kept, why ? why : "");
 }
 
-/* WAIT replicas timeout: the replica acknowledgement behind an acquire. Its
- * timeout stays inside the round's, so a missing replica cannot turn into
- * a node timeout (and a dropped connection). */
-static size_t rlock__encode_wait(const rlock_lock *lk, const rlock_round *r, unsigned char *out, size_t cap) {
-    rlock__enc e;
-    uint32_t t = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
-    if (t == 0) t = 1; /* WAIT n 0 would block for ever */
-    if (t >= r->timeout) t = r->timeout > 1 ? r->timeout - 1 : 1;
-    memset(&e, 0, sizeof e);
-    e.out = out;
-    e.cap = cap;
-    e.ok = rlock__put_header(out, cap, &e.pos, 3);
-    rlock__enc_arg(&e, "WAIT", 4);
-    rlock__enc_num(&e, lk->client->cfg.replicas);
-    rlock__enc_num(&e, t);
-    return e.ok ? e.pos : 0;
-}
-
-/* Part k of node i's request for lk's round (see rlock__round_submit) into
- * out[0..cap): its length, 0 when it does not fit. */
-static size_t rlock__submit_part(const rlock_lock *lk, size_t i, int k, int how, unsigned char *out, size_t cap) {
-    switch (k) {
-    case 0: return rlock__encode_fn_setname(out, cap);
-#ifndef RLOCK_NO_CLUSTER
-    case 1: return lk->client->shard->asking(out, cap); /* (RLOCK__ASKING: a shard client's lock) */
-#endif
-    case 2: return rlock__encode_function_load(lk->scripts, lk->op.round.script, out, cap);
-    case 3: return rlock__encode_lock(lk, i, out, cap, how);
-    default: return rlock__encode_wait(lk, &lk->op.round, out, cap);
-    }
-}
-
 /* Hand node i its request for the current round, if it has room now. */
 static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
     unsigned char *out;
-    size_t cap, seg[5], at;
+    size_t cap, len, tx_len;
+    unsigned count;
     const char *why;
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
@@ -4616,24 +4625,27 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
            (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
            (unsigned)wait << 4;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
+    count = n->count;
+    tx_len = n->tx_len;
     for (;; want &= ~1u) {
-        for (at = 0, k = 0; k < 5; at += seg[k++]) {
-            seg[k] = (want >> k) & 1u ? rlock__submit_part(lk, i, k, fcall ? RLOCK__RUN_FCALL : again ? RLOCK__RUN_EVAL
-                                                                                                      : RLOCK__RUN_EVALSHA,
-                                                            out + at, cap - at) : 0;
-            if (k && !seg[k] && ((want >> k) & 1u)) break; /* one it needs does not fit */
+        for (k = 0; k < 5; k++) { /* part k: RLOCK__RUN_SETNAME + k, the script at 3; its reply is lk's from 3 */
+            if (!((want >> k) & 1u)) continue;
+            len = rlock__encode_lock(lk, i, n->tx + n->tx_len, n->tx_cap - n->tx_len,
+                                     k != 3 ? RLOCK__RUN_SETNAME + k : fcall ? RLOCK__RUN_FCALL
+                                                                      : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+            if (!len) break; /* it does not fit */
+            rlock__x_commit(n, len, k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
         }
-        if (k == 5 || !(want & 1u)) break; /* else again, without SETNAME */
-    }
-    if (k < 5) {
-        if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
-        rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
-        return;
+        if (k == 5) break;
+        rlock__x_uncommit(n, count, tx_len);
+        if (!(want & 1u)) { /* (else again, without SETNAME) */
+            if (n->tx_len > 0 || n->count > 0) return; /* others' requests first, then it may fit */
+            rlock__round_answer(lk, i, RLOCK_E_BADARG, NULL, "command does not fit in RLOCK_TX_BUF");
+            return;
+        }
     }
     if (fcall) nd->fcall = 1;
-    if (seg[0]) nd->fn_named = (unsigned short)n->gen;
-    for (k = 0; k < 5; k++) /* the script's and WAIT's replies are lk's */
-        if (seg[k]) rlock__x_commit(n, seg[k], k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
+    if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
@@ -5434,14 +5446,7 @@ static void rlock__shard_spublish(rlock__enc *e) {
     while (e->n - (e->nkeys + 3) < 6) rlock__enc_arg(e, "", 0);
     rlock__enc_arg(e, "spublish", 8);
 }
-static size_t rlock__shard_asking(unsigned char *out, size_t cap) {
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
-    if (cap < sizeof asking - 1) return 0;
-    memcpy(out, asking, sizeof asking - 1);
-    return sizeof asking - 1;
-}
-static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish,
-                                                          rlock__shard_asking };
+static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rlock__shard_spublish };
 #endif
 
 /* Event ev of connection n, c's connection i. */

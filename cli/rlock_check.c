@@ -466,18 +466,21 @@ static void chk_scripts(chk_conn *c, chk_result *r) {
 
 /* --load-functions: FUNCTION LOAD REPLACE of this version's library of
  * each script - the very request the library pipelines before an FCALL that
- * finds its function missing (rlock__encode_function_load), so the text is
- * the one it would load. The reply must name the library. These are the
+ * finds its function missing (rlock__encode_lock's RLOCK__RUN_FNLOAD part, for a
+ * handle of every script), so the text is the one it would load. The reply must name the library. These are the
  * libraries of builds with every script (this command's version); a build
  * that compiles out reentrant or fair locks or the primitives has another
  * version (rlock_function_version) and other names. */
 static void chk_load_functions(chk_conn *c, chk_result *r) {
     char tmp[CHK_NOTE_LEN], name[32], ver[16];
     rlock_reply rep;
+    static rlock_lock lk; /* (only its script set and script are read) */
     int i;
+    lk.scripts = &rlock__set_all;
     for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
         size_t len = rlock_function_name(i, name, sizeof name);
-        if (chk_request(c, &rep, rlock__encode_function_load(&rlock__set_all, i, c->buf, sizeof c->buf)) != 0) {
+        lk.op.round.script = i;
+        if (chk_request(c, &rep, rlock__encode_lock(&lk, 0, c->buf, sizeof c->buf, RLOCK__RUN_FNLOAD)) != 0) {
             chk_note(r, CHK_UNFIT, "FUNCTION LOAD of %s (%s): %s", name, chk_script_name[i], c->err);
             return;
         }

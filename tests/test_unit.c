@@ -1580,7 +1580,7 @@ static void test_tx_floor(void) {
                         CHECK(n > 0);
 #if !RLOCK__COMPACT /* the compact engine has no FCALL (nor its library loader) */
                         if (how == RLOCK__RUN_FCALL && RLOCK__HAS_EVAL) /* the library goes first */
-                            n += rlock__encode_function_load(LK.scripts, LK.op.round.script, buf, sizeof buf);
+                            n += rlock__encode_lock(&LK, i, buf, sizeof buf, RLOCK__RUN_FNLOAD);
 #endif
                         if (n > longest) longest = n;
                     }
@@ -1613,7 +1613,7 @@ static void test_tx_floor(void) {
                     n = rlock__encode_lock(&LK, i, buf, sizeof buf, how);
                     CHECK(n > 0);
                     if (how == RLOCK__RUN_FCALL && RLOCK__HAS_EVAL)
-                        n += rlock__encode_function_load(LK.scripts, LK.op.round.script, buf, sizeof buf);
+                        n += rlock__encode_lock(&LK, i, buf, sizeof buf, RLOCK__RUN_FNLOAD);
                     if (n > longest) longest = n;
                 }
             }
