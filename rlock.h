@@ -117,7 +117,7 @@
  *                              texts from Redis or the transport still show
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              ERR/WHY_LEN 64: one lock on one node in 1,780 B
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,772 B
  *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
  *                              engine. To keep some feature (the error texts,
  *                              say), define the RLOCK_NO_* macros you want
@@ -137,7 +137,7 @@
  * before it is read, and a slow reply delays them all (each request keeps its
  * own node timeout). It reads RESP2 statuses, errors, integers, nils and
  * arrays of integers only (all that simple locks get back; any other reply
- * is malformed). Smallest, Cortex-M4 -Os, linked: 6,289 B
+ * is malformed). Smallest, Cortex-M4 -Os, linked: 5,965 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
  * microcontroller".
  */
@@ -4355,17 +4355,52 @@ static int rlock__token_kind(rlock_kind k);
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
+/* (a feature compiled out leaves "" in its templates' places: its kinds
+ * and parts are never encoded, and their text is not linked) */
+#if RLOCK__HAS_REENTRANT
+#define RLOCK__TPL_RE(t) t
+#else
+#define RLOCK__TPL_RE(t) ""
+#endif
+#if RLOCK__HAS_FAIR
+#define RLOCK__TPL_FAIR(t) t
+#else
+#define RLOCK__TPL_FAIR(t) ""
+#endif
+#if RLOCK__HAS_PRIMITIVES
+#define RLOCK__TPL_PRIM(t) t
+#else
+#define RLOCK__TPL_PRIM(t) ""
+#endif
+#if RLOCK__HAS_FCALL
+#define RLOCK__TPL_FCALL(t) t
+#else
+#define RLOCK__TPL_FCALL(t) ""
+#endif
+#if RLOCK__HAS_CLUSTER
+#define RLOCK__TPL_CLUSTER(t) t
+#else
+#define RLOCK__TPL_CLUSTER(t) ""
+#endif
+#if RLOCK__HAS_REPLICAS
+#define RLOCK__TPL_REPLICAS(t) t
+#else
+#define RLOCK__TPL_REPLICAS(t) ""
+#endif
 static const char *const rlock__enc_tpl[] = {
-    "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                     /* simple */
-    "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* reentrant */
-    "TUVABDEFGHI", "TUVABEFGLMNS", "TUVABDEFGHIR", "TUVABEFGLMNRS", /* fair, fair reentrant */
-    "TUVABCDEFGHIOP", "TUVAEFG", "TUVABCEFGKNS",                    /* semaphore */
-    "TUVABCDEFGHIR", "TUVAEFGR", "TUVABCEFGKNRS",                   /* read */
-    "TUVABCDEFGHIOR", "TUVAEFGR", "TUVABCEFGKNQRS",                 /* write */
-    "TUVW", "TUVW", "TUVW", "TUVW", "TUVW",                         /* multi, inspect, force */
-    "\3SETAF\2NX\2PXG",                                          /* the plain acquire */
+    "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                                     /* simple */
+    RLOCK__TPL_RE("TUVABCDEFGHIR"), RLOCK__TPL_RE("TUVAEFGR"), RLOCK__TPL_RE("TUVABCEFGKNRS"), /* reentrant */
+    RLOCK__TPL_FAIR("TUVABDEFGHI"), RLOCK__TPL_FAIR("TUVABEFGLMNS"),                 /* fair */
+    RLOCK__TPL_FAIR(RLOCK__TPL_RE("TUVABDEFGHIR")), RLOCK__TPL_FAIR(RLOCK__TPL_RE("TUVABEFGLMNRS")), /* fair reentrant */
+    RLOCK__TPL_PRIM("TUVABCDEFGHIOP"), RLOCK__TPL_PRIM("TUVAEFG"), RLOCK__TPL_PRIM("TUVABCEFGKNS"), /* semaphore */
+    RLOCK__TPL_PRIM("TUVABCDEFGHIR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNRS"), /* read */
+    RLOCK__TPL_PRIM("TUVABCDEFGHIOR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNQRS"), /* write */
+    RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),      /* multi, */
+    RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),                               /* inspect, force */
+    "\3SETAF\2NX\2PXG",                                                          /* the plain acquire */
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
-    "\6CLIENT\7SETNAMEZ", "\6ASKING", "\10FUNCTION\4LOAD\7REPLACE[", "", "\4WAITXY"
+    RLOCK__TPL_FCALL("\6CLIENT\7SETNAMEZ"), RLOCK__TPL_CLUSTER("\6ASKING"),
+    RLOCK__TPL_FCALL("\10FUNCTION\4LOAD\7REPLACE["), "", RLOCK__TPL_REPLICAS("\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
@@ -4454,6 +4489,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
         /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
          * before its first one, so that its version's libraries are not
          * deleted under it. */
+#if RLOCK__HAS_FCALL
         case 'Z': {
             static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '-' };
             memcpy(num, prefix, sizeof prefix);
@@ -4479,6 +4515,7 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
             }
             continue;
         }
+#endif
         default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
         }
         rlock__enc_arg(e, a, len);
