@@ -4355,52 +4355,34 @@ static int rlock__token_kind(rlock_kind k);
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
-/* (a feature compiled out leaves "" in its templates' places: its kinds
- * and parts are never encoded, and their text is not linked) */
-#if RLOCK__HAS_REENTRANT
-#define RLOCK__TPL_RE(t) t
-#else
-#define RLOCK__TPL_RE(t) ""
-#endif
-#if RLOCK__HAS_FAIR
-#define RLOCK__TPL_FAIR(t) t
-#else
-#define RLOCK__TPL_FAIR(t) ""
-#endif
-#if RLOCK__HAS_PRIMITIVES
-#define RLOCK__TPL_PRIM(t) t
-#else
-#define RLOCK__TPL_PRIM(t) ""
-#endif
-#if RLOCK__HAS_FCALL
-#define RLOCK__TPL_FCALL(t) t
-#else
-#define RLOCK__TPL_FCALL(t) ""
-#endif
-#if RLOCK__HAS_CLUSTER
-#define RLOCK__TPL_CLUSTER(t) t
-#else
-#define RLOCK__TPL_CLUSTER(t) ""
-#endif
-#if RLOCK__HAS_REPLICAS
-#define RLOCK__TPL_REPLICAS(t) t
-#else
-#define RLOCK__TPL_REPLICAS(t) ""
-#endif
+/* A template of a feature that may be compiled out: has is its
+ * RLOCK__HAS_* (0 or 1); 0 leaves "" in the template's place (its kinds and
+ * parts are never encoded, and their text is not linked). */
+#define RLOCK__TPL(has, t) RLOCK__TPL_(has, t)
+#define RLOCK__TPL_(has, t) RLOCK__TPL_##has(t)
+#define RLOCK__TPL_0(t) ""
+#define RLOCK__TPL_1(t) t
+#define RLOCK__TPL_RE(t) RLOCK__TPL(RLOCK__HAS_REENTRANT, t)
+#define RLOCK__TPL_FAIR(t) RLOCK__TPL(RLOCK__HAS_FAIR, t)
+#define RLOCK__TPL_PRIM(t) RLOCK__TPL(RLOCK__HAS_PRIMITIVES, t)
 static const char *const rlock__enc_tpl[] = {
-    "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",                                     /* simple */
-    RLOCK__TPL_RE("TUVABCDEFGHIR"), RLOCK__TPL_RE("TUVAEFGR"), RLOCK__TPL_RE("TUVABCEFGKNRS"), /* reentrant */
-    RLOCK__TPL_FAIR("TUVABDEFGHI"), RLOCK__TPL_FAIR("TUVABEFGLMNS"),                 /* fair */
-    RLOCK__TPL_FAIR(RLOCK__TPL_RE("TUVABDEFGHIR")), RLOCK__TPL_FAIR(RLOCK__TPL_RE("TUVABEFGLMNRS")), /* fair reentrant */
-    RLOCK__TPL_PRIM("TUVABCDEFGHIOP"), RLOCK__TPL_PRIM("TUVAEFG"), RLOCK__TPL_PRIM("TUVABCEFGKNS"), /* semaphore */
-    RLOCK__TPL_PRIM("TUVABCDEFGHIR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNRS"), /* read */
-    RLOCK__TPL_PRIM("TUVABCDEFGHIOR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNQRS"), /* write */
-    RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),      /* multi, */
-    RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),                               /* inspect, force */
-    "\3SETAF\2NX\2PXG",                                                          /* the plain acquire */
+    /* simple, reentrant */
+    "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",
+    RLOCK__TPL_RE("TUVABCDEFGHIR"), RLOCK__TPL_RE("TUVAEFGR"), RLOCK__TPL_RE("TUVABCEFGKNRS"),
+    /* fair, fair reentrant */
+    RLOCK__TPL_FAIR("TUVABDEFGHI"), RLOCK__TPL_FAIR("TUVABEFGLMNS"),
+    RLOCK__TPL_FAIR(RLOCK__TPL_RE("TUVABDEFGHIR")), RLOCK__TPL_FAIR(RLOCK__TPL_RE("TUVABEFGLMNRS")),
+    /* semaphore, read, write; multi, inspect, force */
+    RLOCK__TPL_PRIM("TUVABCDEFGHIOP"), RLOCK__TPL_PRIM("TUVAEFG"), RLOCK__TPL_PRIM("TUVABCEFGKNS"),
+    RLOCK__TPL_PRIM("TUVABCDEFGHIR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNRS"),
+    RLOCK__TPL_PRIM("TUVABCDEFGHIOR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNQRS"),
+    RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),
+    RLOCK__TPL_PRIM("TUVW"),
+    /* the plain acquire */
+    "\3SETAF\2NX\2PXG",
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
-    RLOCK__TPL_FCALL("\6CLIENT\7SETNAMEZ"), RLOCK__TPL_CLUSTER("\6ASKING"),
-    RLOCK__TPL_FCALL("\10FUNCTION\4LOAD\7REPLACE["), "", RLOCK__TPL_REPLICAS("\4WAITXY")
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"),
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
