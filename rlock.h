@@ -1032,11 +1032,11 @@ typedef long long rlock__num;
  * reach a struct's first 124 bytes). Same names as the general engine's. */
 typedef struct rlock_round {
     rlock__ms start;
-    uint32_t timeout;
-    uint32_t ttl;
-    int script;
-    int plain;
     int cleanup;
+    int plain;
+    int script;
+    uint32_t ttl;
+    uint32_t timeout;         /* (unused: rlock__c_submit works it out; the general encoder's WAIT names it) */
     unsigned evaled;
     unsigned wake;
 } rlock_round;
@@ -1046,26 +1046,24 @@ typedef struct rlock_op {
     int phase;
     rlock_status result;
     rlock_status fail;
-    int retry;
     int timed;
-    int plain;
     int fresh;
     int cancel;
-    int queue;
     uint32_t attempts;
     uint32_t wait_left;
     uint32_t ttl;
+    uint32_t life;            /* acquire, extend: ttl less the drift (rlock__c_start) */
     rlock__ms wait_end;
     rlock__ms wake_at;
     rlock__num holder_pttl;
     rlock_round round;
+    int queue;                /* (0: it queues no waiter; tests set it for the longest request) */
 } rlock_op;
 #else
 /* One request to a set of nodes and what each answered (private). The
  * answers are kept as plain numbers; rlock__tally_* sum them up. */
 typedef struct rlock_round {
     rlock_status st[RLOCK_MAX_NODES]; /* (first, and the op's timers below first: Thumb's short loads) */
-    signed char shape[RLOCK_MAX_NODES]; /* -1 integer, 2..3 array of integers */
     unsigned mask;            /* nodes asked */
     unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
@@ -1112,7 +1110,7 @@ typedef struct rlock_op {
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    rlock__num holder_pttl;   /* smallest PTTL reported by a node that refused */
+    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1) */
     rlock_round round;
 } rlock_op;
 #endif /* RLOCK__COMPACT */
@@ -1132,6 +1130,50 @@ typedef struct rlock__cluster_op {
  * loads reach only a struct's first 124 bytes, so this order is the smaller
  * code (full configuration, Cortex-M4 -Os: 166 bytes less than grouped by
  * concern). Then grant, renewal, and the texts. */
+#if RLOCK__COMPACT
+/* The compact engine's: the same fields (the public calls both engines
+ * share name them all), in the order of what its code reads most - state,
+ * grant and renewal, then the operation - so that they sit within Thumb's
+ * short loads (smallest configuration, Cortex-M4 -Os: 48 bytes less than
+ * the general order); what it never reads after them. Keep the two lists
+ * the same fields. */
+typedef struct rlock_lock {
+    rlock_client *client;
+    unsigned magic;
+    rlock_kind kind;
+    rlock_state state;
+    rlock_renewal renewal;
+    unsigned char stale;
+    int lost_notified;
+    size_t key_len;
+    size_t owner_len;
+    rlock__ms held_since;
+    rlock__ms granted_at;
+    uint32_t ttl_ms;
+    size_t votes;
+    rlock__ms renew_at;
+    uint32_t renewals;
+    int renewing;
+    rlock__num holds;         /* (1 while held: simple locks) */
+    uint32_t prng;
+    rlock__num fence;         /* (its numbers: 32-bit without fencing) */
+    rlock_op op;
+    uint64_t validity_end;
+    unsigned held_mask;
+    int queued;
+    const struct rlock__scripts *scripts;
+    size_t aux_base_len;
+    uint32_t fair_grace;
+    long long param;
+    long long acks;
+    int32_t slot;
+    int asking;
+    char waiter_id[17];
+    char owner[RLOCK_MAX_OWNER_LEN + 1];
+    char why[RLOCK_WHY_LEN];
+    char key[RLOCK_MAX_KEY_LEN];
+} rlock_lock;
+#else
 typedef struct rlock_lock {
     rlock_client *client;
     /* identity and state */
@@ -1155,18 +1197,10 @@ typedef struct rlock_lock {
     long long param;          /* semaphore: permits; write: writers-first (1/0); multi: key count */
     uint32_t prng;            /* jitter only (xorshift32); seeded from the secure source */
     /* grant */
-#if RLOCK__COMPACT /* (its numbers: 32-bit without fencing) */
-    rlock__num fence;
-#else
     long long fence;          /* fence token of the current grant (0 when fencing is off) */
-#endif
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
-#if RLOCK__COMPACT
-    rlock__num holds;         /* (1 while held: simple locks) */
-#else
     long long holds;          /* reentrant hold count seen on the quorum */
-#endif
     long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
@@ -1189,6 +1223,7 @@ typedef struct rlock_lock {
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
     char key[RLOCK_MAX_KEY_LEN];
 } rlock_lock;
+#endif
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
  * binary-safe; copied). Sends nothing. */
@@ -1731,6 +1766,13 @@ static unsigned long rlock__sys_thread_id(void) {
 #else
 #define RLOCK__NOINLINE
 #endif
+/* ... and one it would keep out of line although copying it into each
+ * caller is smaller (measured: bench/size.sh). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOCK__INLINE inline __attribute__((always_inline))
+#else
+#define RLOCK__INLINE inline
+#endif
 /* Out of line in the general engine, where several callers share it; the
  * compact engine's caller (or few callers) are smaller inlining it. */
 #if RLOCK__COMPACT
@@ -1935,18 +1977,22 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
     if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
     memset(out, 0, sizeof *out);
     for (;;) {
-        rlock_resp_value v;
-        long n = rlock__resp_one(buf, len, &pos, max_len, &v);
-        int is_attr = v.type == RLOCK_RESP_NONE;
+        /* Read where the value is kept (the reply itself, or one of its
+         * first elements: nested aggregates as type and count), else into
+         * scratch: no copy. An attribute read there first is overwritten by
+         * the value it annotates; inside a top-level attribute out->count is
+         * still 0, so the index wraps past RLOCK_RESP_MAX_ELEMS. */
+        rlock_resp_value scratch, *v = &scratch;
+        long n;
+        int is_attr;
+        if (depth == 0) v = &out->v;
+        else if (depth == 1 && (size_t)out->count - left[0] < RLOCK_RESP_MAX_ELEMS)
+            v = &out->elem[(size_t)out->count - left[0]];
+        n = rlock__resp_one(buf, len, &pos, max_len, v);
+        is_attr = v->type == RLOCK_RESP_NONE;
         if (n < RLOCK__R_SCALAR) return n == RLOCK__R_MORE ? 0 : -1;
         if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
-        if (!is_attr && depth == 0) {
-            out->v = v;
-            if (n >= 0) out->count = n;
-        } else if (!is_attr && depth == 1 && !attr[0]) {
-            size_t idx = (size_t)out->count - left[0];
-            if (idx < RLOCK_RESP_MAX_ELEMS) out->elem[idx] = v; /* nested aggregates: type and count */
-        }
+        if (!is_attr && depth == 0 && n >= 0) out->count = n;
         if (n > 0) {
             left[depth] = (size_t)n;
             attr[depth] = (unsigned char)is_attr;
@@ -2010,9 +2056,13 @@ static size_t rlock__utoa(char *out, rlock__unum v) {
 #ifdef RLOCK_NO_ERROR_TEXTS
 typedef unsigned rlock__txt;
 #define RLOCK__TXT(s) ((rlock__txt)__LINE__)
+/* Entry i of a table of texts written one per line: without texts, the
+ * first's line + i (no table in the image). */
+#define RLOCK__TXT_AT(t, i) ((t)[0] + (rlock__txt)(i))
 #else
 typedef const char *rlock__txt;
 #define RLOCK__TXT(s) (s)
+#define RLOCK__TXT_AT(t, i) ((t)[i])
 #endif
 
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
@@ -2035,17 +2085,18 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 
 /* A reason text into out (a why[RLOCK_WHY_LEN]): fmt with each '%'
  * replaced by the next of x, y in decimal (no stdio in the core; two
- * numbers: a third argument cost every call site a stack store); under
+ * numbers: a third argument cost every call site a stack store; y, a bound
+ * or an index, never negative, is one word on a 32-bit stack); under
  * RLOCK_NO_ERROR_TEXTS the line alone. Returns RLOCK_E_BADARG, for
  * "return rlock__why(...)". */
-static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, long long y) {
+static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, unsigned long y) {
 #ifdef RLOCK_NO_ERROR_TEXTS
     (void)x; (void)y;
     rlock__txt_put(out, RLOCK_WHY_LEN, fmt);
 #else
     long long v[2];
     size_t n = 0, k = 0, cap = RLOCK_WHY_LEN;
-    v[0] = x; v[1] = y;
+    v[0] = x; v[1] = (long long)y;
     for (; *fmt && n + 1 < cap; fmt++) {
         char num[24];
         size_t len, i;
@@ -2062,7 +2113,7 @@ static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, long long
 }
 
 /* CRLF at *pos. */
-static void rlock__put_end(unsigned char *out, size_t *pos) {
+static RLOCK__INLINE void rlock__put_end(unsigned char *out, size_t *pos) {
     size_t p = *pos;
     out[p] = '\r';
     out[p + 1] = '\n';
@@ -2079,21 +2130,22 @@ static const char rlock__no_body[] = "";
  * argument's: a NULL, an array's header ('*', n arguments); a
  * rlock__no_body, a bulk argument's header ('$'; the caller writes its n
  * bytes, then rlock__put_end; not with RLOCK__ENC_TEMPLATE); else the bulk
- * argument a[0..n) whole. Every
- * part is copied and ended with CRLF by the same lines; the bytes and CRLF
- * are checked to fit with the header (no sum can wrap). 0 when it does not
- * fit. */
+ * argument a[0..n) whole. Every part is checked to fit with its CRLF (no sum
+ * can wrap: p is within a buffer), then copied and ended with CRLF by the
+ * same lines; a header's bytes are checked, not written. 0 when it does not
+ * fit: *pos unchanged (what was past it may not be). */
 static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t n) {
     char line[22];
     const char *src = line;
-    size_t k = rlock__utoa(line + 1, (rlock__unum)n) + 1, p = *pos, body = a ? 2 : 0;
-    if (p > cap || k + 2 + body > cap - p || (body && n > cap - p - k - 4)) return 0;
+    size_t k = rlock__utoa(line + 1, (rlock__unum)n) + 1, p = *pos;
     line[0] = a ? '$' : '*';
     for (;;) {
+        if (p + 2 > cap || k > cap - p - 2) return 0;
+        if (RLOCK__NO_BODY(src)) break; /* (its bytes fit: the caller's) */
         memcpy(out + p, src, k);
         p += k;
         rlock__put_end(out, &p);
-        if (!a || RLOCK__NO_BODY(a) || src == a) break;
+        if (!a || src == a) break;
         src = a;
         k = n;
     }
@@ -2795,17 +2847,21 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
 RLOCKDEF size_t rlock_function_version(char *out, size_t cap) {
     uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a 64 over the SHA1s */
+    uint32_t w;
     int id, i;
     if (!out || cap < RLOCK__FN_VER + 1) return 0;
     for (id = 0; id < RLOCK__S_COUNT; id++)
         for (i = 0; rlock__lua_sha[id][i]; i++) h = (h ^ (unsigned char)rlock__lua_sha[id][i]) * UINT64_C(1099511628211);
-    for (i = 0; i < RLOCK__FN_VER; i++) out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15u];
+    for (i = 0, w = (uint32_t)(h >> 32); i < RLOCK__FN_VER; i++) { /* its top 48 bits: 32-bit shifts only */
+        out[i] = "0123456789abcdef"[w >> 28];
+        w = i == 7 ? (uint32_t)h : w << 4;
+    }
     out[RLOCK__FN_VER] = '\0';
     return RLOCK__FN_VER;
 }
 /* "rlock_" VERSION "_" + the first RLOCK__FN_HEX digits of sha into out
  * (RLOCK__FN_LEN + 1 bytes). */
-static size_t rlock__function_name(const char *sha, char *out) {
+static RLOCK__INLINE size_t rlock__function_name(const char *sha, char *out) {
     static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
     memcpy(out, prefix, sizeof prefix);
     rlock_function_version(out + 6, RLOCK__FN_VER + 1);
@@ -2895,18 +2951,18 @@ typedef struct rlock__event {
  * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
  * Classified once, when read; the layers above test the number. */
 enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
-static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) {
-    static const char kinds[3][12] = { "subscribe", "unsubscribe", "message" };
+static RLOCK__INLINE int rlock__pubsub(const rlock_reply *r) {
+    /* the six kinds' names differ in length (7..12): the length picks the one to compare */
+    static const char kinds[6][13] = { "message", "smessage", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe" };
+    static const unsigned char ps[6] = { RLOCK__PS_MSG, RLOCK__PS_MSG | RLOCK__PS_SHARD, RLOCK__PS_SUB,
+                                         RLOCK__PS_SUB | RLOCK__PS_SHARD, RLOCK__PS_UNSUB,
+                                         RLOCK__PS_UNSUB | RLOCK__PS_SHARD };
     const rlock_resp_value *k = &r->elem[0];
-    int i;
+    size_t i = k->len - 7; /* (shorter: wraps, > 5) */
     if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count != 3 ||
-        k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK) return 0;
-    for (i = 0; i < 3; i++) {
-        size_t len = strlen(kinds[i]), sh = k->len - len; /* 1: an 's' before it (shorter: wraps, > 1) */
-        if (sh <= 1 && (!sh || k->str[0] == 's') && memcmp(k->str + sh, kinds[i], len) == 0)
-            return i == 2 && r->elem[2].type != RLOCK_RESP_BULK ? 0 : (i + 1) | (sh ? RLOCK__PS_SHARD : 0);
-    }
-    return 0;
+        k->type != RLOCK_RESP_BULK || r->elem[1].type != RLOCK_RESP_BULK || i > 5 ||
+        memcmp(k->str, kinds[i], k->len) != 0 || (i < 2 && r->elem[2].type != RLOCK_RESP_BULK)) return 0;
+    return ps[i];
 }
 
 #endif /* !RLOCK__COMPACT */
@@ -2973,12 +3029,12 @@ static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
     return t && t[0] ? t : fallback;
 }
-static void rlock__x_io_fail(rlock__x *n, const char *fallback) {
+static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
     rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded. */
-static int rlock__x_disown(rlock__x *n, const void *owner) {
+static RLOCK__INLINE int rlock__x_disown(rlock__x *n, const void *owner) {
     unsigned i;
     int had = 0;
     for (i = 0; i < n->count; i++) {
@@ -2988,7 +3044,7 @@ static int rlock__x_disown(rlock__x *n, const void *owner) {
     return had;
 }
 
-static void rlock__x_push(rlock__x *n, void *owner, int tag, rlock__ms deadline) {
+static RLOCK__NOINLINE void rlock__x_push(rlock__x *n, void *owner, int tag, rlock__ms deadline) {
     rlock__pending *p = rlock__x_at(n, n->count++);
     p->owner = owner;
     p->tag = tag;
@@ -3165,7 +3221,7 @@ static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
 }
 
 /* The next failed request to report (the exchange's own are skipped). */
-static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
+static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     while (n->failing) {
         n->failing--;
         if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
@@ -3337,48 +3393,41 @@ static int rlock__has(const char *s, size_t n, const char *word) {
 }
 #endif
 static rlock_status rlock__map_error(const char *s, size_t n) {
-    /* The first word found decides; '^' (the compact engine's: the first
-     * two, RLOCK__ANCHORED): only at the start. One string of words and a
-     * status each (rodata, not code; no table of pointers). */
+    /* The first word found decides. One string (rodata, not code; no table
+     * of pointers): each word after its status byte, whose bit 5 (octal 40)
+     * says it counts only at the start. */
     static const char words[] =
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
-        "unauthenticated\0^MOVED \0^ASK \0"
-#else
-        "MOVED \0ASK \0"
-#define RLOCK__ANCHORED 3u /* (bits: words 0 and 1) */
+        "\13unauthenticated\0"
 #endif
-        "NOAUTH\0WRONGPASS\0NOPERM\0invalid password\0can't run this command\0WRONGTYPE\0"
+        "\62MOVED \0\62ASK \0\13NOAUTH\0\13WRONGPASS\0\13NOPERM\0\13invalid password\0"
+        "\13can't run this command\0\14WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
-        "UPGRADE read lock held\0"
+        "\23UPGRADE read lock held\0"
 #endif
         ;
-    static const unsigned char st[] = {
-#if !RLOCK__COMPACT
-        RLOCK_E_AUTH,
+    const char *w;
+    size_t len;
+#if RLOCK__COMPACT
+    size_t i;
 #endif
-        RLOCK_E_MOVED, RLOCK_E_MOVED, RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_AUTH,
-                                        RLOCK_E_AUTH, RLOCK_E_AUTH, RLOCK_E_WRONGTYPE, RLOCK_E_UPGRADE };
-    const char *w = words;
-#if RLOCK__COMPACT /* (its only substring search, inline; the word's length once) */
-    size_t len, i;
-    unsigned k;
-    for (k = 0; (len = strlen(w)) != 0; k++, w += len + 1)
+    for (w = words; *w; w += len + 2) {
+        len = strlen(w + 1);
+#if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n; i++) {
-            if (memcmp(s + i, w, len) == 0) return (rlock_status)st[k];
-            if ((RLOCK__ANCHORED >> k) & 1u) break;
+            if (memcmp(s + i, w + 1, len) == 0) return (rlock_status)(*w & 31);
+            if (*w & 32) break;
         }
-#undef RLOCK__ANCHORED
 #else
-    size_t k, m;
-    for (k = 0; *w; k++, w += strlen(w) + 1) {
-        m = n;
-        if (*w == '^' && m > strlen(++w)) m = strlen(w); /* (searched in s[0..strlen(w)) only) */
-        if (rlock__has(s, m, w)) return (rlock_status)st[k];
-    }
+        if (rlock__has(s, (*w & 32) && n > len ? len : n, w + 1)) return (rlock_status)(*w & 31);
 #endif
+    }
     return RLOCK_E_REDIS;
 }
+/* (the status bytes above) */
+typedef char rlock__error_words[RLOCK_E_AUTH == 11 && RLOCK_E_WRONGTYPE == 12 && RLOCK_E_MOVED == 18 &&
+                                RLOCK_E_UPGRADE == 19 ? 1 : -1];
 
 /* The diagnostics rlock_node_status / rlock_node_error show: set by the
  * round layer for the rounds it reports (never by a cleanup). */
@@ -3401,8 +3450,7 @@ static RLOCK__NOINLINE rlock_status rlock__conn_init(void *obj, size_t size, con
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
     if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
-    node->magic = RLOCK__MAGIC_NODE;
-    node->result = RLOCK_OK;
+    node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
 #if !RLOCK__COMPACT
     rlock__x_bind(&node->x, node); /* (again by rlock_client_init: a copy is bound to itself) */
 #endif
@@ -3521,7 +3569,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
                 return rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] share one connection"), (long long)j,
-                                  (long long)i);
+                                  i);
     }
     if (cfg && cfg->drift_permille >= 1000)
         return rlock__why(c->why, RLOCK__TXT("drift_permille % is not below 1000"), cfg->drift_permille, 0);
@@ -3570,7 +3618,7 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
     if (!subs) return rlock__why(c->why, RLOCK__TXT("subs is NULL"), 0, 0);
     if (n == 0 || n > c->n_nodes)
         return rlock__why(c->why, RLOCK__TXT("n is %, it must be 1..% (the client's nodes)"), (long long)n,
-                          (long long)c->n_nodes);
+                          c->n_nodes);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
         if (subs[i].magic != RLOCK__MAGIC_SUB)
@@ -3579,7 +3627,7 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
         for (j = 0; j < c->n_nodes; j++)
             if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
                 return rlock__why(c->why, RLOCK__TXT("subs[%] is the command connection of nodes[%]"), (long long)i,
-                                  (long long)j);
+                                  j);
     }
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
@@ -3689,12 +3737,19 @@ typedef struct rlock__ping {
 } rlock__ping;
 
 #if !RLOCK__COMPACT
-/* Copy s[0..n) to out at pos, as much as fits in cap; the new length. */
-static RLOCK__NOINLINE size_t rlock__append(char *out, size_t cap, size_t pos, const char *s, size_t n) {
-    if (pos >= cap) return pos;
-    if (n > cap - pos) n = cap - pos;
-    memcpy(out + pos, s, n);
-    return pos + n;
+/* tpl appended to out at pos (<= cap), as much as fits in cap, each \1 in
+ * it replaced by a[0..an), each \2 by b[0..bn) (a message with a number
+ * and a name; FUNCTION LOAD's library); the new length. */
+static RLOCK__NOINLINE size_t rlock__fill(char *out, size_t cap, size_t pos, const char *tpl, const char *a, size_t an,
+                                          const char *b, size_t bn) {
+    for (; *tpl; tpl++) {
+        const char *src = *tpl == 1 ? a : *tpl == 2 ? b : tpl;
+        size_t n = *tpl == 1 ? an : *tpl == 2 ? bn : 1;
+        if (n > cap - pos) n = cap - pos;
+        memcpy(out + pos, src, n);
+        pos += n;
+    }
+    return pos;
 }
 
 static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now);
@@ -3781,7 +3836,6 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
 static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
-    const char *q;
     memset(p, 0, sizeof *p);
     p->run_id = 1;
     rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
@@ -3792,12 +3846,10 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
         for (j = 0; j < i; j++) {
             if (p->id_len[j] != p->id_len[i] || memcmp(p->id[j], p->id[i], p->id_len[i]) != 0) continue;
             n = rlock__utoa(num, (rlock__unum)j);
-            for (q = "same server as node \1 (run_id \2)", k = 0; *q; q++) /* \1 j, \2 the run_id */
-                k = rlock__append(msg, sizeof msg, k, *q == 1 ? num : *q == 2 ? p->id[i] : q,
-                                  *q == 1 ? n : *q == 2 ? p->id_len[i] : 1);
+            k = rlock__fill(msg, sizeof msg, 0, "same server as node \1 (run_id \2)", num, n, p->id[i], p->id_len[i]);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
-                             (long long)j, (long long)i);
+                             (long long)j, i);
             return i;
         }
     }
@@ -3849,7 +3901,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
  * it has a Redis Cluster hash tag (the bytes between the first '{' and the
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
  * 0 when key has a '}' outside a tag (then no same-slot name exists). */
-static size_t rlock__aux_len(const char *key, size_t key_len) {
+static RLOCK__INLINE size_t rlock__aux_len(const char *key, size_t key_len) {
     size_t open = key_len, close = key_len, i;
     for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
     for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
@@ -3879,7 +3931,7 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
  * derived from it where they are used: appended to a request, compared with
  * a pushed channel. aux_base_len (0: none) tells which form the base has. */
 #if !RLOCK__ENC_TEMPLATE /* (the templates have no auxiliary names) */
-static int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
+static RLOCK__INLINE int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
                              size_t bl, const char *suffix, size_t slen) {
     if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
     rlock__aux_write((char *)out + *pos, key, key_len, bl);
@@ -3915,37 +3967,28 @@ static int rlock__round_wants_array(const rlock_round *r);
 static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
     long long *v = r->v[i];
     int want_array = rlock__round_wants_array(r);
-    int shape = 0, k, n;
+    int k, n;
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
-            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0) {
-                shape = 3;
+            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0)
                 v[0] = v[1] = 1;
-            } else if (rep->v.type == RLOCK_RESP_NIL) {
-                shape = 2;
-            } else {
+            else if (rep->v.type != RLOCK_RESP_NIL)
                 st = RLOCK_E_PROTOCOL;
-            }
         } else if (!want_array) {
-            if (rep->v.type == RLOCK_RESP_INTEGER) { shape = -1; v[0] = rep->v.integer; }
+            if (rep->v.type == RLOCK_RESP_INTEGER) v[0] = rep->v.integer;
             else st = RLOCK_E_PROTOCOL;
         } else if (rep->v.type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
             st = RLOCK_E_PROTOCOL;
         } else {
             n = (int)rep->count;
             for (k = 0; k < n && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
-            if (k < n || (unsigned long long)v[0] > 1u) {
-                st = RLOCK_E_PROTOCOL;
-            } else {
-                shape = n;
-                if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
-            }
+            if (k < n || (unsigned long long)v[0] > 1u) st = RLOCK_E_PROTOCOL;
+            else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
         }
     }
-    r->shape[i] = (signed char)shape;
     r->st[i] = st;
     r->answered |= 1u << i;
     return st;
@@ -3957,7 +4000,8 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
 typedef struct rlock__tally {
     unsigned yes, no, unknown;   /* granted/agreed, refused, no answer (may have landed) */
     size_t n_yes, n_no;
-    long long min_pttl;          /* acquire: smallest PTTL of a refusing node, -1 none */
+    int32_t min_pttl;            /* acquire: smallest PTTL of a refusing node (at most 2^31 - 1: every wait
+                                  * it bounds is shorter), -1 none */
     long long max_fence;         /* acquire: largest fence of a granting node */
     long long holds;             /* acquire: hold count of the first granting node */
     long long max_left;          /* reentrant release: most holds left on a node, -1 none */
@@ -3965,7 +4009,7 @@ typedef struct rlock__tally {
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
-static RLOCK__NOINLINE void rlock__tally_init(rlock__tally *t) {
+static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
     t->max_left = -1;
@@ -4013,7 +4057,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             if (v[2] > t->max_fence) t->max_fence = v[2]; /* Redlock: the largest */
             if (v[0] > t->max_left) t->max_left = v[0];
         } else {
-            long long p = v[1] < 0 ? 0 : v[1];
+            int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
             t->no |= 1u << i;
             t->n_no++;
             if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
@@ -4082,8 +4126,9 @@ static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
  * after the drift and one node timeout. The first check that fails picks
- * the reason and its bound; one rlock__why writes it. */
-static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
+ * the reason and its bound; one rlock__why writes it, and 0 is returned;
+ * else the lease's validity, ttl less the drift (> 0). */
+static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     uint32_t t = (uint32_t)ttl, drift = rlock__drift(lk, t), timeout = lk->client->cfg.node_timeout_ms;
     uint32_t bound = RLOCK_MAX_TTL_MS;
     rlock__txt why;
@@ -4091,8 +4136,9 @@ static rlock_status rlock__check_ttl(rlock_lock *lk, long long ttl) {
     else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %");
     else if (t <= (bound = drift)) why = RLOCK__TXT("ttl % ms is not above the drift allowance % ms");
     else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl % ms is not above node_timeout_ms %");
-    else return RLOCK_OK;
-    return rlock__why(lk->why, why, ttl, bound);
+    else return t - drift;
+    (void)rlock__why(lk->why, why, ttl, bound);
+    return 0;
 }
 
 static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
@@ -4308,37 +4354,54 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 }
 #endif
 
-#if RLOCK__ENC_TEMPLATE
-/* The compact engine's requests without the wait queue and the EVAL
- * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from a
- * template of the arguments. Each is a literal (its length byte, then its
- * bytes) or a letter spliced in: H the script's SHA1, K the key, O the
- * token, T the ttl, W an acquire's wait left (a release's is empty; an
- * extend ends before it). */
-static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
-    static const char script[] = "\7EVALSHAH\1" "1KOT\0W", plain[] = "\3SETKO\2NX\2PXT";
-    const rlock_round *r = &lk->op.round;
-    int s = r->script, argc = r->plain || s == RLOCK__S_SIMPLE_EXTEND ? 6 : 8, k;
-    const char *t = r->plain ? plain : script, *a;
+#if RLOCK__COMPACT
+/* The compact engine's requests from a template of their argc arguments
+ * into out[0..cap) (0: it does not fit). Each is a literal (its length
+ * byte, then its bytes) or a letter spliced in (A..H: one short jump
+ * table) - of lk: A the script's SHA1 (templates only), B the key, C the
+ * token, D the ttl, E an acquire's wait left (a release's is empty; an
+ * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
+ * password; AUTH's argc is then 2), G the password, H the database. */
+static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char *t, int argc, unsigned char *out,
+                           size_t cap) {
     size_t pos = 0, len;
+    const char *a;
+    int k;
     char num[41]; /* (a number, or a SHA1 in hex) */
-    (void)i;
-    (void)how; /* (always EVALSHA) */
+#if RLOCK__ENC_TEMPLATE
+    if (!t) { /* lk's request (rlock__encode_lock) */
+        static const char script[] = "\7EVALSHAA\1" "1BCD\0E", plain[] = "\3SETBC\2NX\2PXD";
+        const rlock_round *r = &lk->op.round;
+        t = r->plain ? plain : script;
+        argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
+    }
+#endif
     if (!rlock__put_header(out, cap, &pos, argc)) return 0;
     for (k = 0; k < argc; k++, t++) {
         a = num;
         switch (*t) {
-        case 'H': rlock__hex(num, rlock__sha_bin[s], 20), len = 40; break;
-        case 'K': a = lk->key; len = lk->key_len; break;
-        case 'O': a = lk->owner; len = lk->owner_len; break;
-        case 'T': len = rlock__utoa(num, r->ttl); break;
-        case 'W': len = s == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
+#if RLOCK__ENC_TEMPLATE
+        case 'A': rlock__hex(num, rlock__sha_bin[lk->op.round.script], 20), len = 40; break;
+#endif
+        case 'B': a = lk->key; len = lk->key_len; break;
+        case 'C': a = lk->owner; len = RLOCK_TOKEN_LEN; break; /* (a simple lock's owner: its token) */
+        case 'D': len = rlock__utoa(num, lk->op.ttl); break;
+        case 'E': len = lk->op.round.script == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
+        case 'F': a = n->username ? n->username : n->password; len = strlen(a); break; /* (AUTH password: argc 2) */
+        case 'G': a = n->password; len = strlen(a); break;
+        case 'H': len = rlock__utoa(num, (rlock__unum)n->db); break;
         default: a = t + 1; len = (size_t)*t; t += len;
         }
         if (!rlock__put_arg(out, cap, &pos, a, len)) return 0;
     }
     return pos;
 }
+#endif
+#if RLOCK__ENC_TEMPLATE
+/* The compact engine's requests without the wait queue and the EVAL
+ * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from
+ * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
+#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), NULL, 0, (out), (cap))
 #else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of each lock script after "numkeys", by RLOCK__S_* below
@@ -4399,7 +4462,8 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     /* the uncontended fast path: what a raw client would send */
     t = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
                        : r->plain ? RLOCK__S_COUNT : s];
-    if (how == RLOCK__RUN_FCALL || how == RLOCK__RUN_FNLOAD) rlock__function_name(lk->scripts->sha[s], fn);
+    /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
+    if (RLOCK__HAS_FCALL && how >= RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
     for (; *t; t++) {
         a = num;
         len = 0;
@@ -4472,27 +4536,22 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
          * before its first one, so that its version's libraries are not
          * deleted under it. */
 #if RLOCK__HAS_FCALL
-        case 'Z': {
-            static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '-' };
-            memcpy(num, prefix, sizeof prefix);
-            len = 6 + rlock_function_version(num + 6, RLOCK__FN_VER + 1);
+        case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
+            fn[5] = '-';
+            a = fn;
+            len = 6 + RLOCK__FN_VER;
             break;
-        }
         /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
          * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
         case '[': {
             static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
-            const char *body = lk->scripts->text[s], *q, *src;
-            size_t blen = strlen(body), m;
+            const char *body = lk->scripts->text[s];
+            size_t blen = strlen(body);
             e->n++;
             if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
                                                   sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
-                for (q = lib; *q; q++) { /* \1 the function's name, \2 the script */
-                    src = *q == 1 ? fn : *q == 2 ? body : q;
-                    m = *q == 1 ? RLOCK__FN_LEN : *q == 2 ? blen : 1;
-                    memcpy(e->out + e->pos, src, m);
-                    e->pos += m;
-                }
+                /* \1 the function's name, \2 the script */
+                e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
                 rlock__put_end(e->out, &e->pos);
             }
             continue;
@@ -4561,7 +4620,7 @@ static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status 
         rep = NULL;
     }
     st = rlock__round_store(r, i, st, rep); /* (the inspect script's: a single integer) */
-    if (ok) { r->shape[i] = -1; r->v[i][0] = 1; }
+    if (ok) r->v[i][0] = 1;
     return lk->op.info[i].st = st;
 }
 #endif
@@ -4706,9 +4765,8 @@ static unsigned rlock__wake_nodes(const rlock_lock *lk) {
 static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
     rlock_round *r = &lk->op.round;
     size_t i;
+    memset(r, 0, offsetof(rlock_round, v)); /* (the answers are written as they come) */
     r->mask = mask;
-    r->queued = r->answered = r->evaled = 0;
-    r->acking = r->stale_wait = r->short_acks = 0;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
     r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
@@ -4747,29 +4805,23 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
-    int again = 0, err, noperm;
+    int again = 0, noperm, missing;
     if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
-    err = rep->v.type == RLOCK_RESP_ERROR;
     noperm = rlock__err_is(rep, "NOPERM");
-    if (!RLOCK__HAS_EVAL && err) {
+    /* 1 NOSCRIPT, 2 (FCALL) no such function */
+    missing = rlock__err_is(rep, "NOSCRIPT") ? 1
+            : RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && rlock__has(rep->v.str, rep->v.len, "Function not found") ? 2 : 0;
+    if (!RLOCK__HAS_EVAL && missing) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
          * words fit RLOCK_SMALLEST's 64-byte RLOCK_ERR_LEN. */
-        if (rlock__err_is(rep, "NOSCRIPT")) {
-            rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL,
-                                "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)");
-            return;
-        }
-        if (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")) {
-            rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL,
-                                "no function: FUNCTION LOAD it (RLOCK_NO_EVAL_FALLBACK)");
-            return;
-        }
+        rlock__round_answer(lk, i, RLOCK_E_REDIS, NULL,
+                            missing == 1 ? "scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"
+                                         : "no function: FUNCTION LOAD it (RLOCK_NO_EVAL_FALLBACK)");
+        return;
     }
-    if (err && !((r->evaled >> i) & 1u) &&
-        (rlock__err_is(rep, "NOSCRIPT") ||
-         (RLOCK__HAS_FCALL && rlock__has(rep->v.str, rep->v.len, "Function not found")))) {
+    if (missing && !((r->evaled >> i) & 1u)) {
         /* The server lost its script cache (restart, SCRIPT FLUSH): send the
          * body once with EVAL, which also caches it for the next EVALSHA.
          * FCALL of a library the server does not have: load it, once. */
@@ -4847,8 +4899,12 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
  * (the answer is a push there), else on subscriber j (the answer is a reply:
  * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
 static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void *owner, int tag, rlock__ms deadline) {
-    static const char cmds[2][13] = { "SSUBSCRIBE", "SUNSUBSCRIBE" }; /* SSUBSCRIBE: a shard channel */
-    const char *cmd = cmds[tag != RLOCK__TAG_SUB] + !RLOCK__SHARD(c);
+    /* the request up to its channel, by [UN]SUBSCRIBE and shard (SSUBSCRIBE: a shard channel):
+     * its length, then its bytes */
+    static const char cmds[4][25] = { "\023*2\r\n$9\r\nSUBSCRIBE\r\n", "\026*2\r\n$11\r\nUNSUBSCRIBE\r\n",
+                                      "\025*2\r\n$10\r\nSSUBSCRIBE\r\n", "\027*2\r\n$12\r\nSUNSUBSCRIBE\r\n" };
+    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * RLOCK__SHARD(c)];
+    size_t len = (size_t)cmd[0];
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n;
     unsigned char *out;
@@ -4859,9 +4915,10 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
-    if (!rlock__put_header(out, cap, &pos, 2) ||
-        !rlock__put_arg(out, cap, &pos, cmd, strlen(cmd)) ||
-        !(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
+    if (len > cap) return 0;
+    memcpy(out, cmd + 1, len);
+    pos = len;
+    if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
     /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
      * by a push or an error (MOVED: the slot is served elsewhere now). */
@@ -4929,13 +4986,11 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
         rlock__conn *n = rlock__conn_at(c, i);
         n->listen = 0;
         k += n->commands;
-    }
-    if (!RLOCK__HAS_WAITING) return k;
-    for (i = 0; i < c->n_nodes; i++) {
-        if (!c->sub_on[i] || rlock__sub_conn(c, i)) continue;
+        if (!RLOCK__HAS_WAITING || i >= c->n_nodes || !c->sub_on[i] || rlock__sub_conn(c, i)) continue;
         c->sub_on[i] = NULL;
         keep &= ~(1u << i);
     }
+    if (!RLOCK__HAS_WAITING) return k;
     any = c->linger_mask &= keep;
     if (!any) c->linger_len = 0;
     for (o = c->ops; o; o = o->op.next) {
@@ -4963,11 +5018,11 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
 static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
-    uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    while (shift-- && d < max) d = d > max / 2u ? max : d << 1; /* (doubled past max: max; no wrap) */
-    if (d > max) d = max;
+    uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts - 1u;
+    /* (attempts >= 1: one went out; min <= max: rlock__config_defaults; doubled past max: max; no wrap) */
+    while (shift-- && d < max) d = d > max / 2u ? max : d << 1;
     delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
-    if (op->holder_pttl >= 0 && (uint64_t)op->holder_pttl + 1 < delay) delay = (uint32_t)op->holder_pttl + 1;
+    if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
     /* A fair waiter that polls must look within its reservation's grace. */
     if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
     if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
@@ -5010,7 +5065,7 @@ static int rlock__sem_hop(rlock_lock *lk) {
     if (lk->kind != RLOCK_KIND_SEMAPHORE || lk->client->n_nodes < 2 || lk->op.hops >= 3) return 0;
     for (i = 0; i < lk->client->n_nodes; i++) {
         const long long *v = r->v[i];
-        if (((r->mask >> i) & 1u) && r->st[i] == RLOCK_OK && v[0] != 1 && r->shape[i] == 3 && v[2] > 0 &&
+        if (((r->mask >> i) & 1u) && r->st[i] == RLOCK_OK && v[0] != 1 && v[2] > 0 && /* (v[2]: a 3-element answer's) */
             (free_slot < 0 || v[2] - 1 < free_slot))
             free_slot = v[2] - 1;
     }
@@ -5120,15 +5175,8 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
         rlock__schedule_retry(lk, now);
         return;
     }
-    if (!op->sub_ok && !rlock__adopt_linger(lk) && c->linger_len) rlock__linger_drop(c, now);
-    if (op->sub_ok && !op->queue) {
-        /* Subscribed, but the attempt that failed did not join the wait
-         * queue (it was sent before): a release would not wake us. Try
-         * again at once; that attempt queues. */
-        rlock__acquire_next_round(lk, now);
-        return;
-    }
-    if (!op->sub_ok) {
+    if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
+        if (c->linger_len) rlock__linger_drop(c, now);
         for (j = 0; j < c->n_nodes; j++)
             if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
@@ -5137,12 +5185,19 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
         rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
     }
+    if (!op->queue) {
+        /* Subscribed, but the attempt that failed did not join the wait
+         * queue (it was sent before): a release would not wake us. Try
+         * again at once; that attempt queues. */
+        rlock__acquire_next_round(lk, now);
+        return;
+    }
     {
         /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
          * once; a queued waiter that died swallows the one sent), and then
          * the holder's whole lease would be slept away on a free lock. */
         uint32_t delay = c->cfg.recheck_ms;
-        if ((uint64_t)op->holder_pttl < delay) delay = (uint32_t)op->holder_pttl + 1;
+        if ((uint32_t)op->holder_pttl < delay) delay = (uint32_t)op->holder_pttl + 1;
         /* A split round (Redlock): the refusing nodes' holder is a rival's
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
@@ -5181,8 +5236,10 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms 
     rlock__op_finish(lk, RLOCK_OK, now);
 }
 
-/* (life: the lease's, rlock__lease; late: the round ended past it) */
-static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
+/* (life: the lease's, rlock__lease; late: the round ended past it.)
+ * Returns 1 when a failed attempt left nothing to clean up: the caller
+ * goes on at once as after a cleanup (retry, or report op->fail). */
+static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock_status final;
@@ -5209,7 +5266,7 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t li
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
         rlock__lease(lk, t->yes, life, now);
-        return;
+        return 0;
     }
     /* Failed round. Decide what to report if we stop now. */
     if (t->fatal != RLOCK_OK) final = t->fatal;
@@ -5225,14 +5282,16 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t li
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
-    if (go && ((hop = RLOCK__SEM_HOP(lk)) != 0 || (op->plain == 1 && t->n_no > 0))) {
-        op->plain = 2;
-        op->retry = 1 + hop; /* 2: a semaphore's hop goes out even past the wait (see CLEANUP) */
-    }
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed). A re-entry only undoes the holds it
      * knows it added, so an unanswered node cannot lose a real hold. */
     mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown);
+    if (go && ((hop = RLOCK__SEM_HOP(lk)) != 0 || (op->plain == 1 && t->n_no > 0))) {
+        op->plain = 2;
+        /* 2: goes out even past the wait: a semaphore's hop, and any
+         * follow-up with nothing to clean up (see CLEANUP) */
+        op->retry = 1 + (hop | !mask);
+    }
     if (mask) {
         /* The retry after a cleanup carries a new token or owner id: a
          * cleanup (or the attempt it undoes) whose answer never came may
@@ -5260,10 +5319,9 @@ static void rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t li
         op->fresh = lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
-        return;
+        return 0;
     }
-    if (op->retry) { rlock__wait_next(lk, now); return; } /* (a follow-up, plain 2: at once) */
-    rlock__op_finish(lk, op->fail, now);
+    return 1; /* nothing to clean up: what follows a cleanup, now */
 }
 
 static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, const rlock__tally *t,
@@ -5378,30 +5436,31 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
          * (connect, send, recv): judge elapsed time and validity by the
          * clock now, not by when this step began. */
         now = rlock__now(lk->client);
-        if (op->phase == RLOCK__PH_CLEANUP) {
-            /* retry was decided before the cleanup: re-check the wait deadline */
-            /* (a semaphore's follow-up for a free slot, retry 2, goes out even past the wait) */
-            if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end)))
-                rlock__wait_next(lk, now);
-            else rlock__op_finish(lk, op->fail, now);
+        if (op->phase != RLOCK__PH_CLEANUP) {
+            /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
+            life = op->ttl - rlock__drift(lk, op->ttl);
+            /* (a reentrant release - a handle of a kind that is not a token
+             * kind: its script says so - counts any answer >= 0, the holds left) */
+            rlock__tally_round(&op->round, lk->client->n_nodes,
+                               (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
+                                      RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
+                               &t);
+            q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
+            late = (rlock__ms)(now - op->round.start) >= life;
+            if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, life, late, &t, q);
+#ifndef RLOCK_NO_PRIMITIVES
+            else if (op->kind > RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
+#endif
+            else if (op->kind == RLOCK__OP_RELEASE) rlock__release_round_done(lk, now, &t, q);
+            else if (rlock__acquire_round_done(lk, now, life, late, &t, q)) goto after_cleanup;
             return;
         }
-        /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
-        life = op->ttl - rlock__drift(lk, op->ttl);
-        /* (a reentrant release - a handle of a kind that is not a token
-         * kind: its script says so - counts any answer >= 0, the holds left) */
-        rlock__tally_round(&op->round, lk->client->n_nodes,
-                           (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
-                                  RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
-                           &t);
-        q = rlock_client_quorum(lk->client);
-        late = (rlock__ms)(now - op->round.start) >= life;
-        if (op->kind == RLOCK__OP_ACQUIRE) rlock__acquire_round_done(lk, now, life, late, &t, q);
-        else if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, life, late, &t, q);
-#ifndef RLOCK_NO_PRIMITIVES
-        else if (op->kind != RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
-#endif
-        else rlock__release_round_done(lk, now, &t, q);
+    after_cleanup:
+        /* retry was decided before the cleanup: re-check the wait deadline */
+        /* (a follow-up for a free slot or after a plain SET, retry 2, goes out even past the wait) */
+        if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end)))
+            rlock__wait_next(lk, now);
+        else rlock__op_finish(lk, op->fail, now);
         return;
     default:
         return; /* IDLE, DONE */
@@ -5427,7 +5486,7 @@ static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
  * (a fair release's "W N" wakes W and tells N it is next); a RESP3
  * ["subscribe", chan, n] push confirms the waiters on chan. */
-static void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *ev) {
+static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *ev) {
     const rlock_reply *r = &ev->reply;
     rlock_lock *o;
     int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
@@ -5587,55 +5646,60 @@ typedef struct rlock__c_rep {
  * fencing it is read in 32 bits, its magnitude cut to 2^31 - 1: every number
  * a simple lock is answered with (a flag, a PTTL) is exact, a larger PTTL
  * only caps a backoff. */
+/* The line at b[p..len) (its type byte, its text, CRLF): the index after
+ * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
+ * error), checked to be an integer, nil, or an array's count within cap. */
+static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size_t len, size_t cap, rlock__num *k) {
+    size_t q, i;
+    int c;
+    for (q = p; q < len && b[q] != '\r'; q++) /* to the line's CR (a bare LF is malformed) */
+        if (b[q] == '\n') return -1;
+    if (q + 1 >= len) return len >= cap ? -1 : 0;
+    if (b[q + 1] != '\n') return -1;
+    c = b[p]; /* (an empty line's is its CR: malformed below) */
+    *k = 0;
+    if (c == '+' || c == '-') return (long)q + 2;
 #if !RLOCK__HAS_FENCING
-/* A line's number s[0..n): '-' and 1..18 digits, read in 32 bits, its
- * magnitude cut to 2^31 - 1. 0, or -1 malformed. */
-static RLOCK__NOINLINE int rlock__c_int(const unsigned char *s, size_t n, rlock__num *out) {
-    size_t neg = n && s[0] == '-', i;
-    uint32_t u = 0;
-    if (n == neg || n - neg > 18) return -1;
-    for (i = neg; i < n; i++) {
-        unsigned d = (unsigned)s[i] - '0';
-        if (d > 9) return -1;
-        u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
-    }
-    *out = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
-    if (neg) *out = -*out;
-    return 0;
-}
-#else
-#define rlock__c_int(s, n, out) rlock__resp_int((s), (n), (out)) /* fence tokens: any 64-bit number */
-#endif
-static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
-    size_t p = 0, q;
-    rlock__num left = 1, k, i = -1;
-    o->count = o->v[1] = o->v[2] = 0;
-    for (; left > 0; left--, i++) {
-        int c;
-        if (i >= 0 && p < len && b[p] != ':') return -1; /* an element that is not an integer, by its first byte */
-        for (q = p; q < len && b[q] != '\r'; q++) /* to the line's CR (a bare LF is malformed) */
-            if (b[q] == '\n') return -1;
-        if (q + 1 >= len) return len >= cap ? -1 : 0;
-        if (b[q + 1] != '\n' || q == p) return -1;
-        c = b[p];
-        k = 0;
-        /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
-        if (c != '+' && c != '-' &&
-            (rlock__c_int(b + p + 1, q - p - 1, &k) != 0 ||
-             (c != ':' && (c != '$' || k != -1) && (c != '*' || (size_t)k + 1 > cap + 1))))
-            return -1;
-        if (i < 0) { /* the reply's own line */
-            o->type = c != ':' && k == -1 ? 0 : c;
-            o->str = (const char *)b + 1;
-            o->len = q - 1;
-            o->v[0] = o->count = k;
-            if (c == '*') left += k; /* (nil: -1, ends the walk) */
-        } else if (i < 3) {
-            o->v[i] = k;
+    {   /* the type, then '-' and 1..18 digits: read in 32 bits, the
+         * magnitude cut to 2^31 - 1 */
+        size_t neg = b[p + 1] == '-';
+        uint32_t u = 0;
+        i = p + 1 + neg;
+        if (q == i || q - i > 18) return -1; /* (an empty line: q - i wraps) */
+        for (; i < q; i++) {
+            unsigned d = (unsigned)b[i] - '0';
+            if (d > 9) return -1;
+            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
         }
-        p = q + 2;
+        *k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+        if (neg) *k = -*k;
     }
-    return (long)p;
+#else
+    (void)i;
+    if (q == p || rlock__resp_int(b + p + 1, q - p - 1, k) != 0) return -1; /* fence tokens: any 64-bit number */
+#endif
+    /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
+    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > cap + 1)) return -1;
+    return (long)q + 2;
+}
+static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
+    rlock__num k, i;
+    long e = rlock__c_line(b, 0, len, cap, &k); /* the reply's own line */
+    int c;
+    if (e <= 0) return e;
+    c = b[0];
+    o->type = c != ':' && k == -1 ? 0 : c;
+    o->str = (const char *)b + 1;
+    o->len = (size_t)e - 3;
+    o->v[0] = o->count = k;
+    o->v[1] = o->v[2] = 0;
+    for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
+        if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
+        e = rlock__c_line(b, (size_t)e, len, cap, &k);
+        if (e <= 0) return e;
+        if (i < 3) o->v[i] = k;
+    }
+    return e;
 }
 
 /* One of rlock's texts into x.xerr (also the scratch of a reason that is
@@ -5646,15 +5710,15 @@ static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
 }
 /* Drop the connection (as rlock__x_drop): the request in flight, if any,
  * fails with st, reported by the next rlock__c_next; the reason is in
- * x.xerr already (written before close(): it may be the transport's). */
+ * x.xerr already (written before close(): it may be the transport's). Its
+ * buffers are left as they are: the next claim empties them, and sets AUTH
+ * and SELECT up again on a new connection. */
 static void rlock__c_down(rlock_node *n, rlock_status st) {
     if (n->x.conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->x.closed = 1;
     }
     n->x.conn = RLOCK__CONN_DOWN;
-    n->x.rx_len = n->x.tx_len = n->x.tx_off = 0;
-    n->x.head = 0;
     n->x.failing = n->x.count;
     n->x.fail_st = st;
 }
@@ -5673,17 +5737,20 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     else (void)rlock__c_txt(n, fallback);
 }
 
-/* Append a command (argc C strings) to what the TX buffer holds: 0 when it
+/* Append a command to what the TX buffer holds: its template t of argc
+ * arguments (rlock__c_tpl), or (t NULL) lk's request; its length, 0 when it
  * does not fit (nothing appended). */
-static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
-    size_t p = n->x.tx_len;
-    int i, ok = rlock__put_header(n->tx, sizeof n->tx, &p, argc);
-    for (i = 0; ok && i < argc; i++) ok = rlock__put_arg(n->tx, sizeof n->tx, &p, argv[i], strlen(argv[i]));
-    if (ok) {
-        n->x.tx_len = p;
-        n->x.commands++;
-    }
-    return ok;
+static RLOCK__NOINLINE size_t rlock__c_cmd(rlock_node *n, const rlock_lock *lk, const char *t, int argc) {
+    unsigned char *out = n->tx + n->x.tx_len;
+    size_t cap = sizeof n->tx - n->x.tx_len;
+    /* (the templates write lk's request too: t NULL) */
+    size_t len = t || RLOCK__ENC_TEMPLATE
+                     ? rlock__c_tpl(n, lk, t, argc, out, cap)
+                     : rlock__encode_lock(lk, 0, out, cap,
+                                          RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    n->x.tx_len += len;
+    n->x.commands += len > 0;
+    return len;
 }
 
 /* Claim the connection (it has none in flight) for lk's request, due by
@@ -5693,20 +5760,22 @@ static int rlock__c_cmd(rlock_node *n, int argc, const char *const *argv) {
  * probed first (as rlock__x_begin). A request that does not fit behind AUTH
  * / SELECT waits for their replies: they go alone first (tag
  * RLOCK__TAG_AUTH: the slot is free again once they are answered).
- * RLOCK_OK, or what failed before sending, the reason in x.xerr:
- * RLOCK_E_IO (no connect hook; busy), RLOCK_E_BADARG (does not fit). lk's
- * failure holds the slot (x.failing): the next rlock__c_next reports it as
- * the request's, so it is judged like any other and never from here (judge
+ * What fails before sending, RLOCK_E_IO (no connect hook; busy) or
+ * RLOCK_E_BADARG (AUTH / SELECT does not fit), the reason in x.xerr, holds
+ * the slot (x.failing, x.fail_st; rlock_client_connect, lk NULL, reads and
+ * frees it itself): the next rlock__c_next reports it as the
+ * request's, so it is judged like any other and never from here (judge
  * -> next round -> submit -> judge would make the call graph a cycle, and
  * bench/ram.sh's worst-case stack would not hold). */
-static rlock_status rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
+static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
     size_t len = 0;
+    x->tx_len = x->tx_off = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
-    if (!x->active && x->conn == RLOCK__CONN_UP) {
+    if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
         long r;
         if (t->idle) {
             r = t->idle(t->ctx);
@@ -5721,58 +5790,40 @@ static rlock_status rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms dead
         }
         if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
-    x->rx_len = 0;
     if (x->conn == RLOCK__CONN_DOWN) {
         why = RLOCK__TXT("not connected (no connect hook)");
         if (!t->connect && x->closed) goto fail_txt;
-        x->conn = RLOCK__CONN_NEW;
         x->gen++;
-        x->tx_len = x->tx_off = 0;
         x->head = 0;
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
-            const char *auth[3];
-            auth[0] = "AUTH";
-            auth[1] = n->username ? n->username : n->password;
-            auth[2] = n->password;
-            if (!rlock__c_cmd(n, n->username ? 3 : 2, auth)) goto too_big;
+            if (!rlock__c_cmd(n, NULL, "\4AUTHFG", n->username ? 3 : 2))
+                goto fail_txt; /* (it stays down) */
             x->head = RLOCK__C_AUTH;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
-            char num[24];
-            const char *sel[2];
-            sel[0] = "SELECT";
-            sel[1] = num;
-            (void)rlock__utoa(num, (rlock__unum)n->db);
-            if (!rlock__c_cmd(n, 2, sel)) goto too_big;
+            if (!rlock__c_cmd(n, NULL, "\6SELECTH", 2)) goto fail_txt;
             x->head |= RLOCK__C_SELECT;
         }
+        x->conn = RLOCK__CONN_NEW;
     }
-    if (!lk) return RLOCK_OK;
-    len = rlock__encode_lock(lk, 0, n->tx + x->tx_len, sizeof n->tx - x->tx_len,
-                             RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    why = RLOCK__TXT("command does not fit in RLOCK_TX_BUF");
-    if (len == 0 && !x->head) goto fail_txt;
-    x->tx_len += len;
-    x->commands += len > 0;
-    st = RLOCK_OK;
+    if (!lk) return;
+    len = rlock__c_cmd(n, lk, NULL, 0);
+    /* (0 only behind AUTH / SELECT: an empty buffer holds any request,
+     * RLOCK_TX_BUF is checked at compile time) */
     goto claim;
-too_big:
-    x->conn = RLOCK__CONN_DOWN;
 fail_txt:
     (void)rlock__c_txt(n, why);
 fail:
-    if (!lk) return st;
-    x->failing = 1;
+    x->failing = 1; /* (lk NULL: rlock_client_connect clears it) */
     x->fail_st = st;
 claim:
     x->count = 1;
     n->q[0].owner = lk;
     n->q[0].tag = len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH;
     n->q[0].deadline = deadline;
-    return st;
 }
 
 /* Move the request in flight along as far as the transport allows without
@@ -5813,8 +5864,6 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
             if ((size_t)r > left) goto drop;
             x->tx_off += (size_t)r;
             if (r > 0) continue;
-        } else {
-            x->tx_off = x->tx_len = 0; /* all sent */
         }
         if (x->rx_len) {
             long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
@@ -5836,8 +5885,7 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
             /* more bytes than asked for: the stream is out of step */
             why = RLOCK__TXT("unexpected extra bytes after the reply");
             if (used > 0 && (size_t)used < x->rx_len) goto drop;
-            if (used > 0) { /* (its bytes stay in rx until the next read: nothing follows it) */
-                x->rx_len = 0;
+            if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
                 x->count = 0;
                 return 1;
             }
@@ -5890,15 +5938,15 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
 }
 
 /* Note the answer to lk's request (as rlock__round_answer and
- * rlock__round_store, one node): rep its reply, or NULL when it failed (st;
- * the reason in x.xerr). Read as plain numbers in rep->v: a plain SET NX
- * PX's +OK is v[0] = 1 (nil: not 1), the acquire script's {flag, pttl[,
+ * rlock__round_store, one node): st RLOCK_OK, its reply rep; else it failed
+ * (st; the reason in x.xerr). Read as plain numbers in rep->v: a plain SET
+ * NX PX's +OK is v[0] = 1 (nil: not 1), the acquire script's {flag, pttl[,
  * fence]}, extend's and release's integer. Another shape is
  * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
  * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
  * it by (rep->v is read only when it is RLOCK_OK). */
 static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
-    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release */
+    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
         RLOCK__TXT("unexpected reply to release")
@@ -5906,14 +5954,18 @@ static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n,
     const rlock_round *r = &lk->op.round;
     const char *why = n->x.xerr;
     size_t len;
-    if (rep) {
+    if (st == RLOCK_OK) {
         int t = rep->type;
         why = "";
         if (t == '-') {
             st = rlock__map_error(rep->str, rep->len);
-            if (rlock__c_error_is(rep, "READONLY", 8)) /* failover: connect again */
+            if (rlock__c_error_is(rep, "READONLY", 8)) /* failover: connect again (rx is kept) */
                 rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now"));
-        } else if (r->plain) {
+            why = rep->str; /* Redis's own text */
+            len = rep->len;
+            goto note;
+        }
+        if (r->plain) {
             if (t == '+' && rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
             else if (t) st = RLOCK_E_PROTOCOL;
         } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
@@ -5925,18 +5977,13 @@ static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n,
             why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
         }
         if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
-            rlock__c_dropz(n, RLOCK_E_PROTOCOL, unexpected[r->script]);
+            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
             why = n->x.xerr;
         }
     }
-    if (!r->cleanup) {
-        len = strlen(why);
-        if (rep && rep->type == '-') { /* Redis's own text */
-            why = rep->str;
-            len = rep->len;
-        }
-        rlock__node_note(n, st, why, len);
-    }
+    len = strlen(why);
+note:
+    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
     return st;
 }
 /* lk's answer judged at once (v: its numbers, read only when st is
@@ -5952,21 +5999,23 @@ static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
     rlock_node *n = lk->client->nodes[0];
     rlock__ms start = r->start;
     if (n->x.count) return; /* (its own included: answers are judged as they come) */
-    (void)rlock__c_claim(n, lk, (!r->evaled && RLOCK__MS_BEFORE(start, now) ? now : start) + r->timeout);
+    (void)rlock__c_claim(n, lk, (!(RLOCK__HAS_EVAL && r->evaled) && RLOCK__MS_BEFORE(start, now) ? now : start) +
+                                    rlock__node_timeout(lk, lk->op.ttl));
 }
 
-/* Begin lk's next round (ROUND): its op's request - an acquire's next
- * attempt draws a new token after a cleanup, and is a plain SET NX PX when
- * it is the first one and a script ran on the node (as the general engine;
- * not with fencing or cfg.scripts_only), the script at once after a refused
- * SET - or (cleanup: CLEANUP) the release that cleans up after a failed
- * attempt. The lease asked for is the op's. */
+/* Begin lk's next round (how: RLOCK__C_NEXT, _CLEANUP or _FOLLOW): its
+ * op's request - an acquire's next attempt draws a new token after a
+ * cleanup, and is a plain SET NX PX when it is the first one and a script
+ * ran on the node (as the general engine; not with fencing or
+ * cfg.scripts_only); FOLLOW: the script at once after a refused SET, not an
+ * attempt of its own - or (CLEANUP) the release that cleans up after a
+ * failed attempt. The lease asked for is the op's. */
+enum { RLOCK__C_NEXT, RLOCK__C_FOLLOW, RLOCK__C_CLEANUP }; /* (0, 1, 2: how >> 1 is "cleanup") */
 static void rlock__op_finish(rlock_lock *lk, rlock_status st);
-static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
+static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
-    int kind = cleanup ? RLOCK__OP_RELEASE : op->kind;
-    uint32_t ttl = op->ttl;
+    int cleanup = how >> 1, kind = cleanup ? RLOCK__OP_RELEASE : op->kind, plain = 0;
     if (kind == RLOCK__OP_ACQUIRE) {
         rlock__ms left;
         if (op->fresh) {
@@ -5977,25 +6026,26 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
         }
         if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
         left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-        if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
-            op->plain = 0;
-        } else {
-            op->plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
-                        lk->client->nodes[0]->scripted;
+        if (how == RLOCK__C_NEXT) {
+            plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
+                    lk->client->nodes[0]->scripted;
             op->attempts++;
         }
         op->wait_left = left > 86400000u ? 86400000u : left;
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
-    r->evaled = 0;
+    if (RLOCK__HAS_EVAL) r->evaled = 0; /* (set only on NOSCRIPT: with the EVAL fallback) */
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
-    r->plain = kind == RLOCK__OP_ACQUIRE && op->plain;
-    r->cleanup = cleanup;
+    r->plain = plain;
+    if (!RLOCK__ENC_TEMPLATE) r->cleanup = cleanup; /* (the general encoder's; the compact engine reads the phase) */
     if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
-    r->timeout = rlock__node_timeout(lk, ttl);
-    r->ttl = ttl;
-    if (!cleanup) rlock__node_note(lk->client->nodes[0], RLOCK_WOULD_BLOCK, "", 0);
+    if (!RLOCK__ENC_TEMPLATE) r->ttl = op->ttl; /* (the templates read op.ttl: the same) */
+    if (!cleanup) { /* (rlock__node_note's, no text) */
+        rlock_node *n = lk->client->nodes[0];
+        n->result = RLOCK_WOULD_BLOCK;
+        n->err[0] = '\0';
+    }
     rlock__c_submit(lk, now);
 }
 
@@ -6007,12 +6057,12 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
-/* Statuses that end an acquire at once (as rlock__tally_status): one bit
- * each. */
+/* Statuses that end an acquire at once (as rlock__tally_status; and
+ * RLOCK_E_CLOCK, which no answer carries: the judge's own): one bit each. */
 typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
 static int rlock__c_fatal(rlock_status st) {
     return (int)(((1ul << RLOCK_E_AUTH) | (1ul << RLOCK_E_WRONGTYPE) | (1ul << RLOCK_E_FOREIGN) | (1ul << RLOCK_E_BADARG) |
-                  (1ul << RLOCK_E_MOVED)) >> st & 1u);
+                  (1ul << RLOCK_E_MOVED) | (1ul << RLOCK_E_CLOCK)) >> st & 1u);
 }
 
 /* A grant or an extension whose round started at start, judged at now: 1,
@@ -6020,7 +6070,7 @@ static int rlock__c_fatal(rlock_status st) {
  * ttl > drift was checked); else 0. */
 static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     uint32_t ttl = lk->op.ttl;
-    rlock__ms life = ttl - rlock__drift(lk, ttl);
+    rlock__ms life = lk->op.life;
     if ((rlock__ms)(now - start) >= life) return 0;
     lk->granted_at = start;
     lk->renew_at = start + rlock__renew_interval(lk, ttl);
@@ -6037,10 +6087,9 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     rlock_op *op = &lk->op;
     rlock__ms now = rlock__now(lk->client), start = op->round.start;
     int yes = st == RLOCK_OK && v[0] == 1;
-    rlock_status fatal = rlock__c_fatal(st) ? st : RLOCK_OK;
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
-    uint32_t shift;
+    uint32_t k;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
@@ -6053,55 +6102,64 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         return;
     }
     if (op->kind == RLOCK__OP_EXTEND) {
-        if (RLOCK__MS_BEFORE(now, start)) st = RLOCK_E_CLOCK;
-        else if (yes && RLOCK__MS_BEFORE(now, lk->validity_end) && rlock__c_lease(lk, start, now)) {
-            st = RLOCK_OK;
-        } else if ((st == RLOCK_OK && !yes) || RLOCK__C_DUE(now, lk->validity_end)) {
+        int live = RLOCK__MS_BEFORE(now, lk->validity_end); /* (the hold's validity not run out) */
+        if (RLOCK__MS_BEFORE(now, start)) {
+            st = RLOCK_E_CLOCK;
+        } else if (!live || (st == RLOCK_OK && !yes)) { /* validity ran out (whatever the answer), or refused */
             rlock__mark_lost(lk);
             st = RLOCK_LOST;
-        } else if (st == RLOCK_OK) {
+        } else if (yes && !rlock__c_lease(lk, start, now)) { /* (extended, but no validity left by now) */
             st = RLOCK_E_PROTOCOL;
         }
         rlock__op_finish(lk, st);
         return;
     }
-    op->holder_pttl = st == RLOCK_OK && !yes ? (v[1] < 0 ? 0 : v[1]) : -1;
-    if (RLOCK__MS_BEFORE(now, start)) fatal = RLOCK_E_CLOCK;
-    else if (!op->cancel && yes && rlock__c_lease(lk, start, now)) {
-        lk->held_since = start;
-        lk->fence = v[2];
-        lk->renewals = 0;
-        lk->lost_notified = 0;
-        lk->state = RLOCK_STATE_HELD;
-        lk->holds = 1; /* (held_mask: no reader here, one node) */
-        rlock__op_finish(lk, RLOCK_OK);
-        return;
-    }
-    op->fail = op->cancel ? RLOCK_OK
-             : fatal != RLOCK_OK ? fatal : st == RLOCK_OK ? (op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED) : st;
-    op->retry = !op->cancel && fatal == RLOCK_OK && RLOCK__MS_BEFORE(now, op->wait_end) &&
-                (lk->client->cfg.max_attempts == 0 || op->attempts < lk->client->cfg.max_attempts);
-    if (op->plain == 1 && !op->cancel && fatal == RLOCK_OK && st == RLOCK_OK && !yes) {
-        op->plain = 2;
-        op->retry = 1;
+    /* What the op ends with if it stops here or after the cleanup: OK when
+     * cancelled, E_CLOCK when the clock went back, the failure, or (refused,
+     * or granted too late) NOT_ACQUIRED or TIMEOUT. A
+     * refused plain SET: its script at once (it reports the holder's PTTL). */
+    op->holder_pttl = -1;
+    op->fail = st;
+    if (op->cancel || RLOCK__MS_BEFORE(now, start)) {
+        op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
+    } else if (st == RLOCK_OK) {
+        op->fail = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
+        if (yes && rlock__c_lease(lk, start, now)) {
+            lk->held_since = start;
+            if (RLOCK__HAS_FENCING) lk->fence = v[2]; /* (else 0 since rlock_lock_init) */
+            lk->renewals = 0;
+            lk->lost_notified = 0;
+            lk->state = RLOCK_STATE_HELD;
+            lk->holds = 1; /* (held_mask: no reader here, one node) */
+            rlock__op_finish(lk, RLOCK_OK);
+            return;
+        }
+        if (!yes) {
+            op->holder_pttl = v[1] < 0 ? 0 : v[1];
+            if (op->round.plain) {
+                rlock__c_round(lk, now, RLOCK__C_FOLLOW);
+                return;
+            }
+        }
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
     if (yes || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
         op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
-        rlock__c_round(lk, now, 1);
+        rlock__c_round(lk, now, RLOCK__C_CLEANUP);
         return;
     }
-again: /* after a failed attempt (and its cleanup): back off and retry, or end.
-        * Exponential backoff with jitter, in [d/2, d] (32-bit division), never
-        * past the holder's PTTL or the wait. */
-    if (!op->retry || op->cancel || (RLOCK__C_DUE(now, op->wait_end) && op->plain != 2)) {
+again: /* after a failed attempt (and its cleanup): back off and retry, or
+        * end (cancelled, a status that ends it, the wait over, max_attempts
+        * reached). Exponential backoff with jitter, in [d/2, d] (32-bit
+        * division), d doubled once per attempt after the first (attempts >=
+        * 1 here), never past the holder's PTTL or the wait. */
+    if (op->cancel || rlock__c_fatal(op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
+        (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
         rlock__op_finish(lk, op->fail);
         return;
     }
-    if (op->plain == 2) { rlock__c_round(lk, now, 0); return; }
-    shift = op->attempts > 1 ? op->attempts - 1 : 0;
-    while (shift-- && d < cfg->backoff_max_ms) d <<= 1;
+    for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
@@ -6110,15 +6168,13 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or end.
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* The reply (rep) or the failure (rep NULL: st) of lk's request. */
+/* The reply (st RLOCK_OK: rep) or the failure (st) of lk's request. */
 static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
     rlock_round *r = &lk->op.round;
-    if (rep) {
-        st = RLOCK_OK;
+    if (st == RLOCK_OK) {
         if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
             if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
                 (void)rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
-                rep = NULL;
                 st = RLOCK_E_REDIS;
             } else if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
                 r->evaled = 1u;
@@ -6128,11 +6184,10 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
                 return;
             }
         }
-        if (rep && !r->plain) /* a script ran (or was refused for good): the fast path follows suit */
+        if (st == RLOCK_OK && !r->plain) /* a script ran (or was refused for good): the fast path follows suit */
             n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
     }
-    st = rlock__c_note(lk, n, st, rep);
-    rlock__c_judge(lk, st, rep ? rep->v : NULL);
+    rlock__c_judge(lk, rlock__c_note(lk, n, st, rep), rep->v);
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
@@ -6148,21 +6203,18 @@ static void rlock__client_step(rlock_client *c) {
         rlock_status st = RLOCK_OK;
         rlock_lock *o;
         int r;
-        int got = 0;
-        while ((r = rlock__c_next(n, now, &rep, &st)) != 0) {
-            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, st, r > 0 ? &rep : NULL, now);
-            got = 1;
-        }
+        while ((r = rlock__c_next(n, now, &rep, &st)) != 0)
+            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, r > 0 ? RLOCK_OK : st, &rep, now);
         /* the next lock's request goes out now: its timeout runs from then
-         * (the reply may have come inside a blocking call) */
-        if (got) now = rlock__now(c);
+         * (a reply may have come inside a blocking call) */
+        now = rlock__now(c);
         /* each op moves as far as it can now: a backoff ends, a request
          * whose turn came goes out (one that fails before it is sent is
          * answered by the next rlock__c_next, never judged from here: judge
          * -> next round -> submit -> judge would be a cycle) */
         for (o = c->ops; o; o = o->op.next) {
             rlock_op *op = &o->op;
-            if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, 0);
+            if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, RLOCK__C_NEXT);
             if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
         }
         if (n->x.commands == before) break;
@@ -6180,16 +6232,18 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
     uint32_t next = UINT32_MAX;
+    if (n->x.failing) return 0; /* (a failure before sending: answered at the next step) */
+    if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE) next = 0;
-    if (n->x.failing) next = 0; /* (a failure before sending: answered at the next step) */
-    else if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
+        else if (o->op.phase == RLOCK__PH_DONE) return 0;
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     uint32_t next;
-    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
+    /* (an op is linked to its client from its start until its result is
+     * taken: one done is due now, rlock__c_due_in) */
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE) return 0;
     next = rlock__c_due_in(lk->client, rlock__now(lk->client));
     return next == UINT32_MAX ? 0 : next;
 }
@@ -6212,16 +6266,22 @@ static int rlock__client_interest(const rlock_client *c, rlock_interest *out) {
 }
 
 /* Block until the connection can move or timeout_ms passes (sleep when
- * nothing is in flight). */
+ * nothing is in flight; none when connect() has not run yet: step at once).
+ * (rlock__client_interest's, with the fields the wait reads.) */
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
-    const rlock_transport *t = &c->nodes[0]->transport;
+    rlock_node *n = c->nodes[0];
+    const rlock_transport *t = &n->transport;
     rlock_interest it;
-    int k = rlock__client_interest(c, &it);
-    if (!k) {
+    int w = rlock__c_wants(n);
+    if (!w) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
-    if (k == 2) return; /* connect() has not run yet: step at once */
+    if (n->x.conn == RLOCK__CONN_NEW) return;
+    it.conn = n;
+    it.fd = t->fd ? t->fd(t->ctx) : -1;
+    it.events = t->events && it.fd >= 0 ? t->events(t->ctx, w) : w;
+    it.gen = n->x.gen;
     if (t->wait_many && it.fd >= 0) (void)t->wait_many(&it, 1, timeout_ms);
     else if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
 }
@@ -6236,7 +6296,11 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
-    if (!n->x.count && !n->x.failing) st = rlock__c_claim(n, NULL, deadline); /* else: a cancelled op's reply is due */
+    if (!n->x.count && !n->x.failing) { /* else: a cancelled op's reply is due */
+        rlock__c_claim(n, NULL, deadline);
+        st = n->x.failing ? n->x.fail_st : RLOCK_OK;
+        n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
+    }
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
         n->x.tx_len += len;
         n->x.count = 1;
@@ -6257,16 +6321,17 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             if (r) break;
             rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
         }
-    } else { /* (busy: a cancelled op's reply; or PING does not fit) */
+    } else { /* (busy: a cancelled op's reply; or PING does not fit behind AUTH / SELECT) */
+        if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
         rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK || st == RLOCK_E_STATE ? "" : n->x.xerr);
     }
     return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
 }
 
+/* (down and idle already: only x.xerr, the scratch of the next failure, is
+ * written) */
 RLOCKDEF void rlock_client_close(rlock_client *c) {
-    if (!rlock__client_ok(c)) return;
-    if (c->nodes[0]->x.conn != RLOCK__CONN_DOWN || c->nodes[0]->x.count)
-        rlock__c_dropz(c->nodes[0], RLOCK_E_IO, RLOCK__TXT("connection closed by rlock_client_close"));
+    if (rlock__client_ok(c)) rlock__c_dropz(c->nodes[0], RLOCK_E_IO, RLOCK__TXT("connection closed by rlock_client_close"));
 }
 
 static void rlock__op_unlink(rlock_lock *lk);
@@ -6320,15 +6385,15 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
  * waits up to wait_ms; an extend's and a release's wait_ms is 0. */
 static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
-    rlock__ms now, wait;
-    int forever;
+    rlock__ms now;
+    uint32_t life = 0;
     uint64_t seed;
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
     if (op != RLOCK__OP_RELEASE) {
-        if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+        if ((life = rlock__check_ttl(lk, ttl_ms)) == 0) return RLOCK_E_BADARG;
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
@@ -6348,18 +6413,18 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-        lk->owner_len = RLOCK_TOKEN_LEN;
+        if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
         lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
     }
     now = rlock__now(c);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+    lk->op.life = life; /* (a release's: unused) */
     /* an acquire's wait (an extend's and a release's is 0, unused): of
-     * RLOCK__MS_FAR (2^31 - 1) ms or more is forever, each attempt renews it */
-    forever = wait_ms >= RLOCK__MS_FAR;
-    wait = forever ? RLOCK__MS_FAR - 1u : (rlock__ms)wait_ms;
-    lk->op.timed = (unsigned char)((wait != 0) + forever);
-    lk->op.wait_end = now + wait;
-    rlock__c_round(lk, now, 0);
+     * RLOCK__MS_FAR (2^31 - 1) ms or more is forever (timed 2), its end set
+     * by each attempt (rlock__c_round) */
+    lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
+    lk->op.wait_end = now + (rlock__ms)wait_ms;
+    rlock__c_round(lk, now, RLOCK__C_NEXT);
     return RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
@@ -6379,7 +6444,7 @@ static RLOCK__NOINLINE void rlock__op_link(rlock_lock *lk, int kind, uint32_t tt
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
     lk->op.ttl = ttl;
-    lk->op.holder_pttl = -1;
+    if (!RLOCK__COMPACT) lk->op.holder_pttl = -1; /* (the compact judge sets it before any use) */
     lk->op.next = c->ops;
     c->ops = lk;
 }
@@ -6405,18 +6470,28 @@ static void rlock__op_unlink(rlock_lock *lk) {
     lk->op.phase = RLOCK__PH_IDLE;
 }
 
-RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
+/* rlock_result of a valid handle; step (the compact rlock_step): its
+ * client is stepped first while its op is not done (the compact engine
+ * never unlinks an op while stepping: it stays until its result is taken). */
+static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock_status st;
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
     st = lk->op.result;
     rlock__op_unlink(lk);
     return st;
 }
+RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
+    return rlock__lock_ok(lk) ? rlock__result(lk, 0) : RLOCK_E_BADARG;
+}
 
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    /* (compact: one body with rlock_result's, no second handle check - a
+     * firmware steps, and rlock_result is then not linked; the general
+     * engine shares rlock_result) */
+    if (RLOCK__COMPACT) return rlock__result(lk, 1);
     if (lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     return rlock_result(lk);
 }
@@ -6496,24 +6571,22 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
             /* Its answers may grant: wait for them, then release (the
              * round's end sees op->cancel). */
-            op->cancel = 1;
-            return rlock_step(lk);
-        }
-        /* A queued semaphore waiter between rounds: a release may hand it a
-         * permit any time. One last attempt with no wait left leaves the
-         * queue (or finds a permit handed meanwhile, which the cancel then
-         * releases, as any grant the cancel's round gets). */
-        if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
+        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
+            /* A queued semaphore waiter between rounds: a release may hand
+             * it a permit any time. One last attempt with no wait left
+             * leaves the queue (or finds a permit handed meanwhile, which
+             * the cancel then releases, as any grant the cancel's round
+             * gets). */
             op->timed = 1; /* (not forever: the last attempt) */
             op->wait_end = rlock__now(c);
             rlock__acquire_next_round(lk, op->wait_end);
-            op->cancel = 1;
-            return rlock_step(lk);
+        } else {
+            /* Between rounds (nothing granted), or an extend / release: their
+             * answers are not needed; they are read and discarded (op_finish). */
+            rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
+            rlock__subs_listen(c);
         }
-        /* Between rounds (nothing granted), or an extend / release: their
-         * answers are not needed; they are read and discarded (op_finish). */
-        rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
-        rlock__subs_listen(c);
+        op->cancel = 1; /* (a finished op does not read it) */
     }
     return rlock_step(lk);
 }
@@ -6546,11 +6619,19 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_client *c;
     rlock__ms now;
     int token;
+    rlock__txt why;
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
-    if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
+    if (!rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
+    /* the first check that fails picks the reason; one rlock__why writes
+     * it (a lock the fencing check refuses was never held: it is checked
+     * before the state) */
+    if (wait_ms < 0) why = RLOCK__TXT("wait % ms is negative");
+    else if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
+        why = RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"); /* no same-slot counter name */
+    else why = 0;
+    if (why) return rlock__why(lk->why, why, wait_ms, 0);
     now = rlock__now(c);
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
@@ -6558,8 +6639,6 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
     token = rlock__token_kind(lk->kind);
     if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
-    if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
-        return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0); /* no same-slot counter name */
     if (lk->state != RLOCK_STATE_HELD) {
         /* A fresh grant: new token (simple) or owner id (reentrant). */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 16];
@@ -6567,27 +6646,31 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, sizeof lk->prng);
         if (!lk->prng) lk->prng = 0x9e3779b9u;
-        if (token || lk->stale) { /* (stale: see rlock__round_answer) */
-            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-            lk->owner_len = RLOCK_TOKEN_LEN;
-        } else if (c->cfg.owner) {
-            size_t len = strlen(c->cfg.owner);
-            if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
-                                  (long long)len, RLOCK_MAX_OWNER_LEN);
-            memcpy(lk->owner, c->cfg.owner, len + 1);
-            lk->owner_len = len;
-        } else {
-            char num[24];
-            size_t n = rlock__utoa(num, (rlock__unum)RLOCK_THREAD_ID());
+        { /* a token; cfg.owner; or by default "instance id:thread id" */
+            char def[17 + 24];
+            const char *src = c->cfg.owner;
+            size_t len;
+            if (token || lk->stale) { /* (stale: see rlock__round_answer) */
+                rlock__hex(def, rnd, RLOCK_TOKEN_LEN / 2);
+                src = def;
+            } else if (!src) {
+                memcpy(def, c->instance_id, 16);
+                def[16] = ':';
+                (void)rlock__utoa(def + 17, (rlock__unum)RLOCK_THREAD_ID());
+                src = def;
+            }
+            len = strlen(src);
             /* (a thread id has at most 3 digits per byte: with the default
-             * RLOCK_MAX_OWNER_LEN this cannot fail, and is not compiled) */
-            if (RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && 17 + n > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why, RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner"), (long long)n + 17, RLOCK_MAX_OWNER_LEN);
-            memcpy(lk->owner, c->instance_id, 16);
-            lk->owner[16] = ':';
-            memcpy(lk->owner + 17, num, n + 1);
-            lk->owner_len = 17 + n;
+             * RLOCK_MAX_OWNER_LEN the default cannot fail, and its text is
+             * not compiled) */
+            if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
+                return rlock__why(lk->why,
+                                  RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && src == def
+                                      ? RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner")
+                                      : RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
+                                  (long long)len, RLOCK_MAX_OWNER_LEN);
+            memcpy(lk->owner, src, len + 1);
+            lk->owner_len = len;
         }
         lk->state = RLOCK_STATE_IDLE;
         lk->holds = 0;
@@ -6610,10 +6693,11 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
 static RLOCK__NOINLINE rlock_status rlock__held_begin(rlock_lock *lk, int op, long long ttl_ms) {
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    if (op == RLOCK__OP_EXTEND && rlock__check_ttl(lk, ttl_ms) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (op == RLOCK__OP_EXTEND && !rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
     if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
     if (op == RLOCK__OP_EXTEND) {
-        if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        /* (LOST has no validity; marked again, it stays LOST and on_lost
+         * is not called twice) */
         if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
     } else {
         /* A LOST lock is still released: the script is owner-checked, so it
@@ -6704,7 +6788,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     lk->state = RLOCK_STATE_IDLE;
     if (RLOCK__HAS_REPLICAS) lk->acks = -1; /* (else never read: rlock_replica_acks says -1) */
     lk->magic = RLOCK__MAGIC_LOCK;
-    if (kind == RLOCK_KIND_WRITE) lk->param = 1; /* writers first */
+    lk->param = kind == RLOCK_KIND_WRITE; /* a write lock: writers first */
     return RLOCK_OK;
 }
 
@@ -7067,7 +7151,7 @@ RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!out || cap < lk->client->n_nodes)
         return rlock__why(lk->why, RLOCK__TXT("out has room for % answers, the client has % nodes"),
-                          out ? (long long)cap : 0, (long long)lk->client->n_nodes);
+                          out ? (long long)cap : 0, lk->client->n_nodes);
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     for (i = 0; i < lk->client->n_nodes; i++) {
         memset(&out[i], 0, sizeof out[i]);
@@ -7500,7 +7584,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
-    if (kind <= RLOCK__CL_EXTEND && rlock__check_ttl(lk, ttl) != RLOCK_OK) return RLOCK_E_BADARG;
+    if (kind <= RLOCK__CL_EXTEND && !rlock__check_ttl(lk, ttl)) return RLOCK_E_BADARG;
     if (wait < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);

@@ -108,13 +108,41 @@ goal_smallest=4096; goal_full=10240
 # smallest unchanged (5,965 B merged); full +0.5 %: 15,435.
 # All four merged (and the compact engine's c_parse inlined): smallest
 # 5,965 B; +0.5 %: 5,995.
-limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5995}
+# Branch cop (the compact op machine and the shared public layer): the
+# judge as one decision tree (no retry / three-valued plain / fatal flags),
+# answers always with their reply struct, the lease's validity from
+# rlock__check_ttl, the compact rlock_lock in the order its code reads it,
+# error words carrying their status, put_len checking each part where it
+# writes it, rlock_step's own result: smallest 5,965 -> 5,516 B, full
+# 15,206 -> 15,170 B; +0.5 %: 5,545 / 15,246.
+# Branch cio (the compact engine's exchange: one line reader, the buffers
+# emptied once by the claim, the wait without the interest walk, checks that
+# cannot fail gone): smallest 5,965 -> 5,823 B; full unchanged; +0.5 %: 5,852.
+# cop and cio merged: smallest 5,370 B; +0.5 %: 5,397.
+# Branch cx (the compact engine across its exchange / op boundary: AUTH and
+# SELECT written from templates by the request writer, one TX append; the
+# round's copies of the op's ttl / cleanup / owner length gone from the
+# template build; one node note per answer; the compact rlock_step one body):
+# smallest 5,370 -> 5,257 B; full unchanged; +0.5 %: 5,283.
+limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5283}
 # Branch pump (the general engine's op machine: one walk keeps the
 # subscriptions, the tally says a failed round's error, the lease worked out
 # once, op timers within Thumb's short loads): full 16,018 -> 15,856 B alone,
 # 15,728 B with pub's merged; +0.5 %: 15,807.
 # gx with loop, pub and pump merged: full .text 15,206 B; +0.5 %: 15,282.
-limit_full=${RLOCK_SIZE_LIMIT_FULL:-15282}
+# Branch gxr (the general exchange, rounds and encoder: rlock__why's second
+# number one word, RLOCK__INLINE where gcc -Os misjudged a helper, Pub/Sub
+# kinds and [UN]SUBSCRIBE heads as tables, values read in place by
+# rlock_resp_parse, one template filler, the version's digits in 32 bits):
+# full .text 15,206 -> 14,862 B alone; smallest unchanged. With cop and cio
+# merged: full .text 14,826 B, smallest 5,370 B; +0.5 %: 14,900 (and 5,397).
+# Branch gop (the general op machine: 32-bit holder PTTL, the quorum
+# inline, one walk in subs_listen, a dead clamp out of the backoff; one
+# decision after a failed attempt with or without a cleanup; one reason and
+# one owner copy in rlock_acquire_begin; no per-node answer shapes):
+# 15,206 -> 15,022 B alone; with cop merged 14,986 B; +0.5 %: 15,061.
+# gxr and gop merged (with cop and cio): full .text 14,634 B; +0.5 %: 14,707.
+limit_full=${RLOCK_SIZE_LIMIT_FULL:-14707}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
 rc=0
