@@ -1902,7 +1902,7 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
     size_t p = *pos, eol = 0, ll, z;
     const unsigned char *line;
     const char *m;
-    long long k = 0;
+    long long k;
     int r, mark, kind;
     memset(v, 0, sizeof *v);
     if (p >= len) return len >= max_len ? RLOCK__R_BAD : RLOCK__R_MORE;
