@@ -4704,9 +4704,8 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * the script it is for; a missing function's library is loaded before
      * the FCALL (its reply is not waited for: the FCALL behind it tells);
      * WAIT follows the script (cfg.replicas), one round trip in all. */
-    want = (unsigned)(fcall && !r->plain && nd->fn_named != (unsigned short)n->gen) |
-           (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
-           (unsigned)wait << 4;
+    want = (unsigned)RLOCK__ASKING(lk) << 1 | 1u << 3 | (unsigned)wait << 4;
+    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 2;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;
