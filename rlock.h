@@ -1846,7 +1846,7 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
         v = v * 10u + (unsigned)(s[i] - '0');
     }
     if (v > (unsigned long long)LLONG_MAX + neg) return -1;
-    *out = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+    *out = neg && v ? -(long long)(v - 1) - 1 : (long long)v; /* (v - 1: -2^63 without overflow) */
     return 0;
 }
 
