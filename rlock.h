@@ -3938,7 +3938,7 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 #if !RLOCK__ENC_TEMPLATE /* (the templates have no auxiliary names) */
 static RLOCK__INLINE int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
                              size_t bl, const char *suffix, size_t slen) {
-    if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
+    if (!rlock__put_bulk(out, cap, pos, bl + slen)) return 0; /* (both short: no sum wraps) */
     rlock__aux_write((char *)out + *pos, key, key_len, bl);
     memcpy(out + *pos + bl, suffix, slen);
     *pos += bl + slen;
