@@ -1846,7 +1846,7 @@ static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
         v = v * 10u + (unsigned)(s[i] - '0');
     }
     if (v > (unsigned long long)LLONG_MAX + neg) return -1;
-    *out = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+    *out = neg && v ? -(long long)(v - 1) - 1 : (long long)v; /* (v - 1: -2^63 without overflow) */
     return 0;
 }
 
@@ -1902,7 +1902,7 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
     size_t p = *pos, eol = 0, ll, z;
     const unsigned char *line;
     const char *m;
-    long long k = 0;
+    long long k;
     int r, mark, kind;
     memset(v, 0, sizeof *v);
     if (p >= len) return len >= max_len ? RLOCK__R_BAD : RLOCK__R_MORE;
@@ -2840,32 +2840,37 @@ RLOCKDEF const char *rlock_script_sha(int id) {
  * version's libraries are all its own: a new version loads new libraries
  * beside the old ones (never over them while old clients run), and the old
  * ones can be deleted by version once no client of it is connected. The
- * version reads every script's SHA1, so an FCALL user links them all (the
- * texts stay per script set); RLOCK_NO_FCALL never calls it. */
+ * version is the top 48 bits, in hex, of FNV-1a 64 over the build's
+ * rlock__lua_sha in order (a script compiled out: its "" adds nothing), so
+ * it depends on which of reentrant, fair and primitives are built: one
+ * constant per combination, RLOCK__FN_V_<re><fair><prim>, folded once here
+ * rather than by every FCALL user at run time (tests/test_compile.c folds
+ * them again from the SHA1s: a script edited without its constant fails). */
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
+#define RLOCK__FN_V_111 "bc6c3e0809ef"
+#define RLOCK__FN_V_110 "87285fe81abe"
+#define RLOCK__FN_V_101 "0f83ffbb2556"
+#define RLOCK__FN_V_100 "c9bc64f7b861"
+#define RLOCK__FN_V_011 "9aa6f9e34e4b"
+#define RLOCK__FN_V_010 "5ea35f7df32a"
+#define RLOCK__FN_V_001 "e8f4ee6a6e06"
+#define RLOCK__FN_V_000 "0af07f5dea13"
+#define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
+#define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
+#define RLOCK__FN_VERSION RLOCK__FN_V(RLOCK__HAS_REENTRANT, RLOCK__HAS_FAIR, RLOCK__HAS_PRIMITIVES)
 RLOCKDEF size_t rlock_function_version(char *out, size_t cap) {
-    uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a 64 over the SHA1s */
-    uint32_t w;
-    int id, i;
-    if (!out || cap < RLOCK__FN_VER + 1) return 0;
-    for (id = 0; id < RLOCK__S_COUNT; id++)
-        for (i = 0; rlock__lua_sha[id][i]; i++) h = (h ^ (unsigned char)rlock__lua_sha[id][i]) * UINT64_C(1099511628211);
-    for (i = 0, w = (uint32_t)(h >> 32); i < RLOCK__FN_VER; i++) { /* its top 48 bits: 32-bit shifts only */
-        out[i] = "0123456789abcdef"[w >> 28];
-        w = i == 7 ? (uint32_t)h : w << 4;
-    }
-    out[RLOCK__FN_VER] = '\0';
+    static const char version[] = RLOCK__FN_VERSION;
+    if (!out || cap < sizeof version) return 0;
+    memcpy(out, version, sizeof version);
     return RLOCK__FN_VER;
 }
 /* "rlock_" VERSION "_" + the first RLOCK__FN_HEX digits of sha into out
  * (RLOCK__FN_LEN + 1 bytes). */
 static RLOCK__INLINE size_t rlock__function_name(const char *sha, char *out) {
-    static const char prefix[6] = { 'r', 'l', 'o', 'c', 'k', '_' };
-    memcpy(out, prefix, sizeof prefix);
-    rlock_function_version(out + 6, RLOCK__FN_VER + 1);
-    out[6 + RLOCK__FN_VER] = '_';
+    static const char prefix[] = "rlock_" RLOCK__FN_VERSION "_";
+    memcpy(out, prefix, sizeof prefix); /* (its NUL is overwritten next) */
     memcpy(out + 7 + RLOCK__FN_VER, sha, RLOCK__FN_HEX);
     out[RLOCK__FN_LEN] = '\0';
     return RLOCK__FN_LEN;
@@ -3933,7 +3938,7 @@ static size_t rlock__aux_base(char *out, size_t cap, const char *key, size_t key
 #if !RLOCK__ENC_TEMPLATE /* (the templates have no auxiliary names) */
 static RLOCK__INLINE int rlock__put_aux_of(unsigned char *out, size_t cap, size_t *pos, const char *key, size_t key_len,
                              size_t bl, const char *suffix, size_t slen) {
-    if (slen > cap || bl > cap - slen || !rlock__put_bulk(out, cap, pos, bl + slen)) return 0;
+    if (!rlock__put_bulk(out, cap, pos, bl + slen)) return 0; /* (both short: no sum wraps) */
     rlock__aux_write((char *)out + *pos, key, key_len, bl);
     memcpy(out + *pos + bl, suffix, slen);
     *pos += bl + slen;
@@ -4699,9 +4704,8 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * the script it is for; a missing function's library is loaded before
      * the FCALL (its reply is not waited for: the FCALL behind it tells);
      * WAIT follows the script (cfg.replicas), one round trip in all. */
-    want = (unsigned)(fcall && !r->plain && nd->fn_named != (unsigned short)n->gen) |
-           (unsigned)RLOCK__ASKING(lk) << 1 | (unsigned)(RLOCK__HAS_EVAL && fcall && again) << 2 | 1u << 3 |
-           (unsigned)wait << 4;
+    want = (unsigned)RLOCK__ASKING(lk) << 1 | 1u << 3 | (unsigned)wait << 4;
+    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 2;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;

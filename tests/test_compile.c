@@ -41,6 +41,36 @@ int main(void) {
     int ok = n == 21 && memcmp(buf, "*2\r\n$4\r\nPING\r\n$1\r\nx\r\n", 21) == 0 &&
              rlock_resp_parse((const unsigned char *)":7\r\n", 4, 64, &r) == 4 && r.v.integer == 7 &&
              rlock_status_str(RLOCK_OK) != NULL;
+    /* rlock_function_version is a constant per feature set (rlock.h 6.4b,
+     * RLOCK__FN_V_<re><fair><prim>): fold the SHA1s again (FNV-1a 64, top 48
+     * bits in hex). Every build checks its own set; a build with all three
+     * features checks all eight, each leaving out the scripts it lacks. */
+    {
+        static const char *const want[8] = { RLOCK__FN_V_000, RLOCK__FN_V_001, RLOCK__FN_V_010, RLOCK__FN_V_011,
+                                             RLOCK__FN_V_100, RLOCK__FN_V_101, RLOCK__FN_V_110, RLOCK__FN_V_111 };
+        const int mine = RLOCK__HAS_REENTRANT * 4 + RLOCK__HAS_FAIR * 2 + RLOCK__HAS_PRIMITIVES;
+        char ver[RLOCK__FN_VER + 1], hex[32];
+        int set, id, i;
+        ok = ok && rlock_function_version(ver, sizeof ver) == RLOCK__FN_VER;
+        for (set = 0; set < 8; set++) {
+            unsigned long long h = 14695981039346656037ULL;
+            if (set != mine && mine != 7) continue;
+            for (id = 0; id < RLOCK_SCRIPT_COUNT; id++) {
+                const char *sha = rlock_script_sha(id);
+                int re = (id >= RLOCK__S_REENTRANT_ACQUIRE && id <= RLOCK__S_REENTRANT_RELEASE) ||
+                         id == RLOCK__S_FAIR_REENTRANT_ACQUIRE || id == RLOCK__S_FAIR_REENTRANT_RELEASE;
+                int fair = id >= RLOCK__S_FAIR_ACQUIRE && id <= RLOCK__S_FAIR_REENTRANT_RELEASE;
+                int prim = id >= RLOCK__S_SEM_ACQUIRE;
+                if (!sha || (re && !(set & 4)) || (fair && !(set & 2)) || (prim && !(set & 1))) continue;
+                for (i = 0; sha[i]; i++) h = (h ^ (unsigned char)sha[i]) * 1099511628211ULL;
+            }
+            snprintf(hex, sizeof hex, "%012llx", h >> 16);
+            if (strcmp(hex, want[set]) != 0 || (set == mine && strcmp(hex, ver) != 0)) {
+                printf("function version of set %d: %s, rlock.h says %s\n", set, hex, set == mine ? ver : want[set]);
+                ok = 0;
+            }
+        }
+    }
 #ifdef RLOCK_TEST_RUNTIME_HOOKS
     {
         static rlock_node node;
