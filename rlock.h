@@ -3199,7 +3199,8 @@ static int rlock__x_wants(rlock__x *n) {
 }
 
 static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
-    if (n->count > n->failing && !RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
+    /* (none in flight: the deadline is now + FAR, ahead) */
+    if (!RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
         return 1;
     }
@@ -3809,15 +3810,16 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(x, deadline, &out, &cap, &why);
+        st = rlock__x_begin(x, deadline, &out, &cap, &why); /* (why: "" unless it failed) */
         if (st == RLOCK_OK && len <= cap) {
             memcpy(out, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
-            if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
-            continue;
+            st = RLOCK_WOULD_BLOCK; /* the node's result until it answers */
+        } else {
+            if (st == RLOCK_OK || st == RLOCK_WOULD_BLOCK) st = RLOCK_E_STATE;
+            p->answered |= 1u << i;
         }
-        if (!p->run_id) rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
-        p->answered |= 1u << i;
+        if (!p->run_id) rlock__node_notez(n, st, why);
     }
     for (;;) {
         rlock__ms now = rlock__now(c);
@@ -3867,10 +3869,10 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     memset(&ping, 0, sizeof ping);
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
                       sizeof RLOCK__PING - 1);
-    for (i = 0; i < c->n_nodes; i++) {
+    for (i = c->n_nodes; i-- > 0;) { /* (backwards: the first node's error is the last written) */
         rlock_status st = c->nodes[i]->result;
         if ((ping.up >> i) & 1u) up++;
-        else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
+        else first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
     if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
