@@ -3440,9 +3440,17 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
 
+/* A helper smaller copied into its callers in the compact engine (few,
+ * small ones) and out of line in the general engine (measured: bench/size.sh). */
+#if RLOCK__COMPACT
+#define RLOCK__FEW RLOCK__INLINE
+#else
+#define RLOCK__FEW RLOCK__NOINLINE
+#endif
+
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
  * first member, the transport, copied from tr. */
-static RLOCK__NOINLINE rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
+static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
     if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
     memset(obj, 0, size);
     *(rlock_transport *)obj = *tr;
@@ -3499,7 +3507,7 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 static uint64_t rlock__now64(const rlock_client *c) {
     return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
 }
-static rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
+static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
 }
 /* A grant's validity runs out at end (an rlock__ms a little ahead of now):
@@ -3538,7 +3546,7 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
  * wrap to no wait at all; the node timeout is an interval: < 2^31. (drift
  * is below 1000 here: rlock_client_init checked it.) */
-static void rlock__config_defaults(rlock_config *cfg) {
+static RLOCK__FEW void rlock__config_defaults(rlock_config *cfg) {
     rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
@@ -3609,7 +3617,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     return RLOCK_OK;
 }
 
-static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
+static RLOCK__FEW int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
 
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n) {
     size_t i, j;
