@@ -2969,7 +2969,7 @@ static RLOCK__INLINE int rlock__pubsub(const rlock_reply *r) {
 
 static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
     if (len >= cap) len = cap - 1;
-    if (dst != msg) memmove(dst, msg, len);
+    memmove(dst, msg, len); /* (dst == msg: a no-op) */
     dst[len] = '\0';
 }
 
