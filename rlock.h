@@ -3546,7 +3546,7 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
  * wrap to no wait at all; the node timeout is an interval: < 2^31. (drift
  * is below 1000 here: rlock_client_init checked it.) */
-static RLOCK__FEW void rlock__config_defaults(rlock_config *cfg) {
+static void rlock__config_defaults(rlock_config *cfg) {
     rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
