@@ -2974,7 +2974,7 @@ static RLOCK__INLINE int rlock__pubsub(const rlock_reply *r) {
 
 static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len) {
     if (len >= cap) len = cap - 1;
-    if (dst != msg) memmove(dst, msg, len);
+    memmove(dst, msg, len); /* (dst == msg: a no-op) */
     dst[len] = '\0';
 }
 
@@ -3204,7 +3204,8 @@ static int rlock__x_wants(rlock__x *n) {
 }
 
 static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
-    if (n->count > n->failing && !RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
+    /* (none in flight: the deadline is now + FAR, ahead) */
+    if (!RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
         return 1;
     }
@@ -3444,9 +3445,17 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
 
+/* A helper smaller copied into its callers in the compact engine (few,
+ * small ones) and out of line in the general engine (measured: bench/size.sh). */
+#if RLOCK__COMPACT
+#define RLOCK__FEW RLOCK__INLINE
+#else
+#define RLOCK__FEW RLOCK__NOINLINE
+#endif
+
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
  * first member, the transport, copied from tr. */
-static RLOCK__NOINLINE rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
+static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
     if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
     memset(obj, 0, size);
     *(rlock_transport *)obj = *tr;
@@ -3503,7 +3512,7 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 static uint64_t rlock__now64(const rlock_client *c) {
     return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
 }
-static rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
+static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
 }
 /* A grant's validity runs out at end (an rlock__ms a little ahead of now):
@@ -3613,7 +3622,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     return RLOCK_OK;
 }
 
-static int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
+static RLOCK__FEW int rlock__client_ok(const rlock_client *c) { return c && c->magic == RLOCK__MAGIC_CLIENT; }
 
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n) {
     size_t i, j;
@@ -3814,15 +3823,16 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(x, deadline, &out, &cap, &why);
+        st = rlock__x_begin(x, deadline, &out, &cap, &why); /* (why: "" unless it failed) */
         if (st == RLOCK_OK && len <= cap) {
             memcpy(out, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
-            if (!p->run_id) rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
-            continue;
+            st = RLOCK_WOULD_BLOCK; /* the node's result until it answers */
+        } else {
+            if (st == RLOCK_OK || st == RLOCK_WOULD_BLOCK) st = RLOCK_E_STATE;
+            p->answered |= 1u << i;
         }
-        if (!p->run_id) rlock__node_notez(n, st == RLOCK_OK || st == RLOCK_WOULD_BLOCK ? RLOCK_E_STATE : st, why);
-        p->answered |= 1u << i;
+        if (!p->run_id) rlock__node_notez(n, st, why);
     }
     for (;;) {
         rlock__ms now = rlock__now(c);
@@ -3872,10 +3882,10 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     memset(&ping, 0, sizeof ping);
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
                       sizeof RLOCK__PING - 1);
-    for (i = 0; i < c->n_nodes; i++) {
+    for (i = c->n_nodes; i-- > 0;) { /* (backwards: the first node's error is the last written) */
         rlock_status st = c->nodes[i]->result;
         if ((ping.up >> i) & 1u) up++;
-        else if (first_err == RLOCK_OK) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
+        else first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
     if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
