@@ -1777,8 +1777,10 @@ static unsigned long rlock__sys_thread_id(void) {
  * compact engine's caller (or few callers) are smaller inlining it. */
 #if RLOCK__COMPACT
 #define RLOCK__SHARED
+#define RLOCK__ONE_CALLER RLOCK__INLINE
 #else
 #define RLOCK__SHARED RLOCK__NOINLINE
+#define RLOCK__ONE_CALLER RLOCK__NOINLINE
 #endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
@@ -3498,7 +3500,7 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 static uint64_t rlock__now64(const rlock_client *c) {
     return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
 }
-static rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
+static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
 }
 /* A grant's validity runs out at end (an rlock__ms a little ahead of now):
@@ -6439,7 +6441,7 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
 
 #endif /* RLOCK__COMPACT */
 
-static RLOCK__NOINLINE void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
+static RLOCK__ONE_CALLER void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     rlock_client *c = lk->client;
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
@@ -6461,7 +6463,7 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 }
 #endif
 
-static void rlock__op_unlink(rlock_lock *lk) {
+static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
     while (*p && *p != lk) p = &(*p)->op.next;
     if (*p) *p = lk->op.next;
