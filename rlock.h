@@ -5920,8 +5920,9 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
     }
 }
 
-/* RLOCK_WANT_* the connection needs now. */
-static int rlock__c_wants(const rlock_node *n) {
+/* RLOCK_WANT_* the connection needs now (inlined: smaller in each caller
+ * than a call, measured). */
+static RLOCK__INLINE int rlock__c_wants(const rlock_node *n) {
     if (n->x.failing || !n->x.count) return 0;
     if (n->x.conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE;
     return (n->x.tx_off < n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
