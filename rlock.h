@@ -6385,8 +6385,9 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
 
 /* The three calls that start an operation share one body (op: which):
  * their checks in their order, then the op's first round. An acquire
- * waits up to wait_ms; an extend's and a release's wait_ms is 0. */
-static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
+ * waits up to wait_ms; an extend's and a release's wait_ms is 0. (noinline:
+ * smaller, measured.) */
+static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now;
     uint32_t life = 0;
