@@ -5829,9 +5829,10 @@ claim:
 }
 
 /* Move the request in flight along as far as the transport allows without
- * blocking: 1 its reply is in *rep (pointing into rx until the next call),
- * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
-static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_status *st) {
+ * blocking: RLOCK_OK its reply is in *rep (pointing into rx until the next
+ * call), RLOCK_WOULD_BLOCK not yet (or none in flight), else it failed with
+ * that status (the text in x.xerr). */
+static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     int due = RLOCK__C_DUE(now, n->q[0].deadline); /* (the request's: it does not change here) */
@@ -5841,15 +5842,14 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
         long r;
         if (x->failing) {
             x->failing = x->count = 0;
-            *st = x->fail_st;
-            return -1;
+            return x->fail_st;
         }
-        if (!x->count) return 0;
+        if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
         if (x->conn != RLOCK__CONN_UP) {
             if (due) goto timeout;
             r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
+            if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return RLOCK_WOULD_BLOCK; }
             why = RLOCK__TXT("the connection is in use by someone else");
             if (r == RLOCK_IO_BUSY) { x->conn = RLOCK__CONN_DOWN; goto io; } /* (close nothing) */
             why = RLOCK__TXT("connect failed");
@@ -5889,7 +5889,7 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
             if (used > 0 && (size_t)used < x->rx_len) goto drop;
             if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
                 x->count = 0;
-                return 1;
+                return RLOCK_OK;
             }
             fst = RLOCK_E_IO;
         }
@@ -5897,7 +5897,7 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
-            if (!due) return 0;
+            if (!due) return RLOCK_WOULD_BLOCK;
             goto timeout;
         }
         why = RLOCK__TXT("connection closed by server");
@@ -6203,11 +6203,10 @@ static void rlock__client_step(rlock_client *c) {
         rlock__ms now = rlock__now(c);
         unsigned long before = n->x.commands;
         rlock__c_rep rep;
-        rlock_status st = RLOCK_OK;
+        rlock_status st;
         rlock_lock *o;
-        int r;
-        while ((r = rlock__c_next(n, now, &rep, &st)) != 0)
-            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, r > 0 ? RLOCK_OK : st, &rep, now);
+        while ((st = rlock__c_next(n, now, &rep)) != RLOCK_WOULD_BLOCK)
+            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, st, &rep, now);
         /* the next lock's request goes out now: its timeout runs from then
          * (a reply may have come inside a blocking call) */
         now = rlock__now(c);
@@ -6315,14 +6314,16 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         for (;;) {
             rlock__ms now = rlock__now(c);
             rlock__c_rep rep;
-            int r = rlock__c_next(n, now, &rep, &st);
-            if (r < 0) rlock__node_notez(n, st, n->x.xerr);
-            else if (r > 0 && rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
-            else if (r > 0 && rep.type == '-')
-                rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
-            else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
-            if (r) break;
-            rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
+            st = rlock__c_next(n, now, &rep);
+            if (st == RLOCK_WOULD_BLOCK) {
+                rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
+                continue;
+            }
+            if (st != RLOCK_OK) rlock__node_notez(n, st, n->x.xerr);
+            else if (rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
+            else if (rep.type == '-') rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
+            else rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
+            break;
         }
     } else { /* (busy: a cancelled op's reply; or PING does not fit behind AUTH / SELECT) */
         if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
