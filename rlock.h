@@ -5948,7 +5948,7 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
  * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
  * it by (rep->v is read only when it is RLOCK_OK). */
-static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
+static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
