@@ -6097,7 +6097,6 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
         if (st == RLOCK_OK) {
-            lk->holds = 0;
             lk->state = RLOCK_STATE_IDLE;
             st = yes ? RLOCK_OK : RLOCK_LOST;
         }
@@ -6132,8 +6131,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
             if (RLOCK__HAS_FENCING) lk->fence = v[2]; /* (else 0 since rlock_lock_init) */
             lk->renewals = 0;
             lk->lost_notified = 0;
-            lk->state = RLOCK_STATE_HELD;
-            lk->holds = 1; /* (held_mask: no reader here, one node) */
+            lk->state = RLOCK_STATE_HELD; /* (holds: 1 while HELD, rlock_hold_count; held_mask: no reader here, one node) */
             rlock__op_finish(lk, RLOCK_OK);
             return;
         }
@@ -6419,7 +6417,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
         if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
-        lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
+        lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
     }
     now = rlock__now(c);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
@@ -6941,7 +6939,8 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     return (long long)(left >> 63 ? 0 : left < len ? left : len);
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
-    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
+    /* (the compact engine's simple locks: 1 while held) */
+    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? (RLOCK__COMPACT ? 1 : lk->holds) : 0;
 }
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->owner : "";
