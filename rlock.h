@@ -6093,6 +6093,9 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
     uint32_t k;
+    /* the holder's PTTL from a refusal, -1 none (op.holder_pttl is the
+     * general engine's: a refusal never has a cleanup) */
+    rlock__num pttl = -1;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
@@ -6120,7 +6123,6 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * cancelled, E_CLOCK when the clock went back, the failure, or (refused,
      * or granted too late) NOT_ACQUIRED or TIMEOUT. A
      * refused plain SET: its script at once (it reports the holder's PTTL). */
-    op->holder_pttl = -1;
     op->fail = st;
     if (op->cancel || RLOCK__MS_BEFORE(now, start)) {
         op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
@@ -6136,7 +6138,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
             return;
         }
         if (!yes) {
-            op->holder_pttl = v[1] < 0 ? 0 : v[1];
+            pttl = v[1] < 0 ? 0 : v[1];
             if (op->round.plain) {
                 rlock__c_round(lk, now, RLOCK__C_FOLLOW);
                 return;
@@ -6164,7 +6166,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
-    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
+    if (pttl >= 0 && pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -6447,7 +6449,7 @@ static RLOCK__ONE_CALLER void rlock__op_link(rlock_lock *lk, int kind, uint32_t 
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
     lk->op.ttl = ttl;
-    if (!RLOCK__COMPACT) lk->op.holder_pttl = -1; /* (the compact judge sets it before any use) */
+    if (!RLOCK__COMPACT) lk->op.holder_pttl = -1; /* (the compact judge keeps its own) */
     lk->op.next = c->ops;
     c->ops = lk;
 }
