@@ -1774,11 +1774,14 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__INLINE inline
 #endif
 /* Out of line in the general engine, where several callers share it; the
- * compact engine's caller (or few callers) are smaller inlining it. */
+ * compact engine's caller (or few callers) are smaller inlining it: left to
+ * gcc (RLOCK__SHARED) or always (RLOCK__FEW, where gcc -Os misjudges). */
 #if RLOCK__COMPACT
 #define RLOCK__SHARED
+#define RLOCK__FEW RLOCK__INLINE
 #else
 #define RLOCK__SHARED RLOCK__NOINLINE
+#define RLOCK__FEW RLOCK__NOINLINE
 #endif
 
 /* Handle magics: catch uninitialised and destroyed handles. */
@@ -3444,14 +3447,6 @@ static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const
 static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
-
-/* A helper smaller copied into its callers in the compact engine (few,
- * small ones) and out of line in the general engine (measured: bench/size.sh). */
-#if RLOCK__COMPACT
-#define RLOCK__FEW RLOCK__INLINE
-#else
-#define RLOCK__FEW RLOCK__NOINLINE
-#endif
 
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
  * first member, the transport, copied from tr. */
@@ -5841,9 +5836,10 @@ claim:
 }
 
 /* Move the request in flight along as far as the transport allows without
- * blocking: 1 its reply is in *rep (pointing into rx until the next call),
- * -1 it failed (*st; the text in x.xerr), 0 not yet (or none in flight). */
-static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_status *st) {
+ * blocking: RLOCK_OK its reply is in *rep (pointing into rx until the next
+ * call), RLOCK_WOULD_BLOCK not yet (or none in flight), else it failed with
+ * that status (the text in x.xerr). */
+static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
     int due = RLOCK__C_DUE(now, n->q[0].deadline); /* (the request's: it does not change here) */
@@ -5853,15 +5849,14 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
         long r;
         if (x->failing) {
             x->failing = x->count = 0;
-            *st = x->fail_st;
-            return -1;
+            return x->fail_st;
         }
-        if (!x->count) return 0;
+        if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
         if (x->conn != RLOCK__CONN_UP) {
             if (due) goto timeout;
             r = t->connect ? t->connect(t->ctx) : 1;
-            if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return 0; }
+            if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return RLOCK_WOULD_BLOCK; }
             why = RLOCK__TXT("the connection is in use by someone else");
             if (r == RLOCK_IO_BUSY) { x->conn = RLOCK__CONN_DOWN; goto io; } /* (close nothing) */
             why = RLOCK__TXT("connect failed");
@@ -5901,7 +5896,7 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
             if (used > 0 && (size_t)used < x->rx_len) goto drop;
             if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
                 x->count = 0;
-                return 1;
+                return RLOCK_OK;
             }
             fst = RLOCK_E_IO;
         }
@@ -5909,7 +5904,7 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
-            if (!due) return 0;
+            if (!due) return RLOCK_WOULD_BLOCK;
             goto timeout;
         }
         why = RLOCK__TXT("connection closed by server");
@@ -5932,8 +5927,9 @@ static int rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *rep, rlock_
     }
 }
 
-/* RLOCK_WANT_* the connection needs now. */
-static int rlock__c_wants(const rlock_node *n) {
+/* RLOCK_WANT_* the connection needs now (inlined: smaller in each caller
+ * than a call, measured). */
+static RLOCK__INLINE int rlock__c_wants(const rlock_node *n) {
     if (n->x.failing || !n->x.count) return 0;
     if (n->x.conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE;
     return (n->x.tx_off < n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
@@ -5959,7 +5955,7 @@ static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n
  * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
  * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
  * it by (rep->v is read only when it is RLOCK_OK). */
-static RLOCK__NOINLINE rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
+static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
     static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
@@ -6104,11 +6100,13 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
     uint32_t k;
+    /* the holder's PTTL from a refusal, -1 none (op.holder_pttl is the
+     * general engine's: a refusal never has a cleanup) */
+    rlock__num pttl = -1;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
         if (st == RLOCK_OK) {
-            lk->holds = 0;
             lk->state = RLOCK_STATE_IDLE;
             st = yes ? RLOCK_OK : RLOCK_LOST;
         }
@@ -6132,7 +6130,6 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * cancelled, E_CLOCK when the clock went back, the failure, or (refused,
      * or granted too late) NOT_ACQUIRED or TIMEOUT. A
      * refused plain SET: its script at once (it reports the holder's PTTL). */
-    op->holder_pttl = -1;
     op->fail = st;
     if (op->cancel || RLOCK__MS_BEFORE(now, start)) {
         op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
@@ -6143,13 +6140,12 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
             if (RLOCK__HAS_FENCING) lk->fence = v[2]; /* (else 0 since rlock_lock_init) */
             lk->renewals = 0;
             lk->lost_notified = 0;
-            lk->state = RLOCK_STATE_HELD;
-            lk->holds = 1; /* (held_mask: no reader here, one node) */
+            lk->state = RLOCK_STATE_HELD; /* (holds: 1 while HELD, rlock_hold_count; held_mask: no reader here, one node) */
             rlock__op_finish(lk, RLOCK_OK);
             return;
         }
         if (!yes) {
-            op->holder_pttl = v[1] < 0 ? 0 : v[1];
+            pttl = v[1] < 0 ? 0 : v[1];
             if (op->round.plain) {
                 rlock__c_round(lk, now, RLOCK__C_FOLLOW);
                 return;
@@ -6177,7 +6173,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
-    if (op->holder_pttl >= 0 && op->holder_pttl < (rlock__num)delay - 1) delay = (rlock__ms)op->holder_pttl + 1u;
+    if (pttl >= 0 && pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -6214,11 +6210,10 @@ static void rlock__client_step(rlock_client *c) {
         rlock__ms now = rlock__now(c);
         unsigned long before = n->x.commands;
         rlock__c_rep rep;
-        rlock_status st = RLOCK_OK;
+        rlock_status st;
         rlock_lock *o;
-        int r;
-        while ((r = rlock__c_next(n, now, &rep, &st)) != 0)
-            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, r > 0 ? RLOCK_OK : st, &rep, now);
+        while ((st = rlock__c_next(n, now, &rep)) != RLOCK_WOULD_BLOCK)
+            if (n->q[0].owner) rlock__c_answer((rlock_lock *)n->q[0].owner, n, st, &rep, now);
         /* the next lock's request goes out now: its timeout runs from then
          * (a reply may have come inside a blocking call) */
         now = rlock__now(c);
@@ -6326,14 +6321,16 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         for (;;) {
             rlock__ms now = rlock__now(c);
             rlock__c_rep rep;
-            int r = rlock__c_next(n, now, &rep, &st);
-            if (r < 0) rlock__node_notez(n, st, n->x.xerr);
-            else if (r > 0 && rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
-            else if (r > 0 && rep.type == '-')
-                rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
-            else if (r > 0) rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
-            if (r) break;
-            rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
+            st = rlock__c_next(n, now, &rep);
+            if (st == RLOCK_WOULD_BLOCK) {
+                rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, deadline));
+                continue;
+            }
+            if (st != RLOCK_OK) rlock__node_notez(n, st, n->x.xerr);
+            else if (rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
+            else if (rep.type == '-') rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
+            else rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
+            break;
         }
     } else { /* (busy: a cancelled op's reply; or PING does not fit behind AUTH / SELECT) */
         if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
@@ -6396,8 +6393,9 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
 
 /* The three calls that start an operation share one body (op: which):
  * their checks in their order, then the op's first round. An acquire
- * waits up to wait_ms; an extend's and a release's wait_ms is 0. */
-static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
+ * waits up to wait_ms; an extend's and a release's wait_ms is 0. (noinline:
+ * smaller, measured.) */
+static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now;
     uint32_t life = 0;
@@ -6428,7 +6426,7 @@ static rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, lon
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
         if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
-        lk->state = RLOCK_STATE_IDLE; /* (holds: read only while HELD, set by the grant) */
+        lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
     }
     now = rlock__now(c);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
@@ -6453,12 +6451,12 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
 
 #endif /* RLOCK__COMPACT */
 
-static RLOCK__NOINLINE void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
+static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     rlock_client *c = lk->client;
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
     lk->op.ttl = ttl;
-    if (!RLOCK__COMPACT) lk->op.holder_pttl = -1; /* (the compact judge sets it before any use) */
+    if (!RLOCK__COMPACT) lk->op.holder_pttl = -1; /* (the compact judge keeps its own) */
     lk->op.next = c->ops;
     c->ops = lk;
 }
@@ -6475,7 +6473,7 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 }
 #endif
 
-static void rlock__op_unlink(rlock_lock *lk) {
+static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
     while (*p && *p != lk) p = &(*p)->op.next;
     if (*p) *p = lk->op.next;
@@ -6950,7 +6948,8 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     return (long long)(left >> 63 ? 0 : left < len ? left : len);
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
-    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
+    /* (the compact engine's simple locks: 1 while held) */
+    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? (RLOCK__COMPACT ? 1 : lk->holds) : 0;
 }
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->owner : "";

@@ -125,7 +125,11 @@ goal_smallest=4096; goal_full=10240
 # template build; one node note per answer; the compact rlock_step one body):
 # smallest 5,370 -> 5,257 B; full unchanged; +0.5 %: 5,283.
 # gc (the exchange and client; compact-only inlining): smallest 5,257 -> 5,207 B; +0.5 %: 5,233.
-limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5233}
+# Branch sc (the compact engine: op_link / op_unlink / now / c_wants inlined,
+# c_next returns the status, no hold count or op.holder_pttl kept there):
+# smallest 5,257 -> 5,145 B, full 14,634 -> 14,616 B; +0.5 %: 5,171 / 14,689.
+# gc and sc merged (with gr; one RLOCK__FEW macro for both branches' inline-in-compact helpers): smallest 5,103 B; +0.5 %: 5,129.
+limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5129}
 # Branch pump (the general engine's op machine: one walk keeps the
 # subscriptions, the tally says a failed round's error, the lease worked out
 # once, op timers within Thumb's short loads): full 16,018 -> 15,856 B alone,
@@ -148,7 +152,8 @@ limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5233}
 # trimmed): full .text 14,634 -> 14,484 B alone; smallest unchanged; +0.5 %: 14,556.
 # gc (the exchange and client): full .text 14,634 -> 14,584 B; +0.5 %: 14,657.
 # gr and gc merged: full .text 14,434 B; +0.5 %: 14,506.
-limit_full=${RLOCK_SIZE_LIMIT_FULL:-14506}
+# gr, gc and sc merged: full .text 14,424 B; +0.5 %: 14,497.
+limit_full=${RLOCK_SIZE_LIMIT_FULL:-14497}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
 rc=0
