@@ -1055,7 +1055,6 @@ typedef struct rlock_op {
     uint32_t life;            /* acquire, extend: ttl less the drift (rlock__c_start) */
     rlock__ms wait_end;
     rlock__ms wake_at;
-    rlock__num holder_pttl;
     rlock_round round;
     int queue;                /* (0: it queues no waiter; tests set it for the longest request) */
 } rlock_op;
@@ -1154,7 +1153,6 @@ typedef struct rlock_lock {
     rlock__ms renew_at;
     uint32_t renewals;
     int renewing;
-    rlock__num holds;         /* (1 while held: simple locks) */
     uint32_t prng;
     rlock__num fence;         /* (its numbers: 32-bit without fencing) */
     rlock_op op;
@@ -6456,7 +6454,9 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
     lk->op.ttl = ttl;
-    if (!RLOCK__COMPACT) lk->op.holder_pttl = -1; /* (the compact judge keeps its own) */
+#if !RLOCK__COMPACT /* (the compact judge keeps its own) */
+    lk->op.holder_pttl = -1;
+#endif
     lk->op.next = c->ops;
     c->ops = lk;
 }
@@ -6948,8 +6948,11 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     return (long long)(left >> 63 ? 0 : left < len ? left : len);
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
-    /* (the compact engine's simple locks: 1 while held) */
-    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? (RLOCK__COMPACT ? 1 : lk->holds) : 0;
+#if RLOCK__COMPACT /* simple locks: 1 while held */
+    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD;
+#else
+    return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->holds : 0;
+#endif
 }
 RLOCKDEF const char *rlock_lock_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->owner : "";
