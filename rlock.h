@@ -4906,13 +4906,13 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * RLOCK__SHARD(c)];
     size_t len = (size_t)cmd[0];
     const rlock__conn *on = rlock__sub_conn(c, j);
-    rlock__x *n;
+    rlock__x *n = rlock__x_node(c->nodes[j]);
     unsigned char *out;
     size_t cap, pos = 0;
     const char *why;
-    if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
-        n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
+    if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
+        /* (the command connection) */
+    } else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (len > cap) return 0;
