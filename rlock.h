@@ -5013,21 +5013,37 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
     lk->op.sub_ok |= bit;
 }
 
-/* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
- * random value in [d/2, d], never past the holder's PTTL or our deadline. */
-static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
+/* Sleep until the next attempt, in phase BACKOFF or WAITMSG (waiting for
+ * a release notice: rlock__wait_next), never past the holder's PTTL or our
+ * deadline. Backoff is exponential with jitter:
+ * d = min(max, min << attempts), a random value in [d/2, d]. */
+static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
+    int msg = phase == RLOCK__PH_WAITMSG;
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
     uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts - 1u;
-    /* (attempts >= 1: one went out; min <= max: rlock__config_defaults; doubled past max: max; no wrap) */
-    while (shift-- && d < max) d = d > max / 2u ? max : d << 1;
-    delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
+    if (!msg) {
+        /* (attempts >= 1: one went out; min <= max: rlock__config_defaults; doubled past max: max; no wrap) */
+        while (shift-- && d < max) d = d > max / 2u ? max : d << 1;
+        delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
+    } else {
+        /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
+         * once; a queued waiter that died swallows the one sent), and then
+         * the holder's whole lease would be slept away on a free lock. */
+        delay = cfg->recheck_ms;
+    }
     if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
-    /* A fair waiter that polls must look within its reservation's grace. */
-    if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
-    if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
-    op->wake_at = now + delay;
-    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
+    if (msg) {
+        /* A split round (Redlock): the refusing nodes' holder is a rival's
+         * partial grant, returned a moment from now, and no release will
+         * announce it. Retry within a few ms (jittered) instead. */
+        if (op->split && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
+    } else if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) {
+        /* A fair waiter that polls must look within its reservation's grace. */
+        delay = RLOCK__FAIR(lk) / 2u + 1u;
+    }
+    op->wake_at = RLOCK__MS_BEFORE(op->wait_end, now + delay) ? op->wait_end : now + delay;
+    rlock__op_goto(lk, phase);
 }
 
 /* Still subscribed to lk's channel from an earlier wait (the lingering
@@ -5172,7 +5188,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     size_t j;
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
     if (!RLOCK__HAS_WAITING || (!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
-        rlock__schedule_retry(lk, now);
+        rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF);
         return;
     }
     if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
@@ -5180,7 +5196,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
         for (j = 0; j < c->n_nodes; j++)
             if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
                 op->sub_pending |= 1u << j;
-        if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
+        if (!op->sub_pending) { rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF); return; } /* nowhere to listen */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
         rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
@@ -5192,21 +5208,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
         rlock__acquire_next_round(lk, now);
         return;
     }
-    {
-        /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
-         * once; a queued waiter that died swallows the one sent), and then
-         * the holder's whole lease would be slept away on a free lock. */
-        uint32_t delay = c->cfg.recheck_ms;
-        if ((uint32_t)op->holder_pttl < delay) delay = (uint32_t)op->holder_pttl + 1;
-        /* A split round (Redlock): the refusing nodes' holder is a rival's
-         * partial grant, returned a moment from now, and no release will
-         * announce it. Retry within a few ms (jittered) instead. */
-        if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
-            delay = 1u + rlock__prng32(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
-        if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
-        op->wake_at = now + delay;
-    }
-    rlock__op_goto(lk, RLOCK__PH_WAITMSG);
+    rlock__schedule_retry(lk, now, RLOCK__PH_WAITMSG);
 }
 
 /* The op is over: nothing of it stays in flight or subscribed to. */
@@ -5409,7 +5411,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         /* Subscribed: try again at once. Not possible: back off instead of
          * re-subscribing in a hot loop. */
         if (op->sub_ok) rlock__acquire_next_round(lk, now);
-        else rlock__schedule_retry(lk, now);
+        else rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF);
         return;
     case RLOCK__PH_WAITMSG:
         if (!RLOCK__HAS_WAITING) return; /* never entered */
