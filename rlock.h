@@ -5193,11 +5193,10 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     }
     if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
         if (c->linger_len) rlock__linger_drop(c, now);
-        for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
-                op->sub_pending |= 1u << j;
-        if (!op->sub_pending) { rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF); return; } /* nowhere to listen */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
+        for (j = 0; j < c->n_nodes; j++)
+            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
+        if (!op->sub_pending) { rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF); return; } /* nowhere to listen */
         rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
     }
