@@ -5538,9 +5538,8 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
-    case RLOCK__TAG_LOCK:
+    case RLOCK__TAG_LOCK: /* (sent on node connections only: i < n_nodes) */
     case RLOCK__TAG_WAIT:
-        if (i >= c->n_nodes) return;
         if (ev->tag == RLOCK__TAG_LOCK) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
         else if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
