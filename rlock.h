@@ -4119,9 +4119,8 @@ static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
 
 static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = ttl / 3u;
-    if (every > RLOCK__MS_FAR - 1u) every = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
-    return every ? every : 1;
+    if (every) return every > RLOCK__MS_FAR - 1u ? RLOCK__MS_FAR - 1u : every; /* an interval: < 2^31 */
+    return ttl >= 3u ? ttl / 3u : 1u; /* (ttl < 2^31: checked) */
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
