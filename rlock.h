@@ -4105,7 +4105,7 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
 }
 
 static int rlock__lock_ok(const rlock_lock *lk) {
-    return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
+    return lk && lk->magic == RLOCK__MAGIC_LOCK ? rlock__client_ok(lk->client) : 0; /* (a tail call: 0 or 1) */
 }
 
 /* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
