@@ -6496,11 +6496,11 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
-/* When c must be stepped again even without I/O: the earliest op timer or
- * request deadline (now + RLOCK__MS_FAR: none). */
-static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
+/* When c must be stepped again even without I/O, from now: the earliest op
+ * timer or request deadline (RLOCK__MS_FAR: none; past: above it). */
+static rlock__ms rlock__client_next(const rlock_client *c) {
     const rlock_lock *o;
-    rlock__ms next = now + RLOCK__MS_FAR;
+    rlock__ms now = rlock__now(c), next = now + RLOCK__MS_FAR;
     size_t i;
     for (o = c->ops; o; o = o->op.next)
         /* A release notice read with the refusal it follows (one recv, one
@@ -6517,29 +6517,27 @@ static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
         rlock__x *n = rlock__conn_at(c, i);
         if (rlock__x_wants(n)) next = rlock__x_deadline(n, now, next);
     }
-    return next;
+    return next - now;
 }
 #endif
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
-    rlock__ms now, next;
+    rlock__ms next;
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
-    now = rlock__now(lk->client);
-    next = rlock__client_next(lk->client, now) - now; /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
+    next = rlock__client_next(lk->client); /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
     return next >= RLOCK__MS_FAR ? 0 : next;
 }
 
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
-    rlock__ms now, next;
+    rlock__ms next;
     size_t n;
     int connecting;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
     n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
-    now = rlock__now(c);
-    next = rlock__client_next(c, now) - now;
+    next = rlock__client_next(c);
     if ((!c->ops && n == 0) || next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next > RLOCK__MS_FAR ? 0 : next; /* > RLOCK__MS_FAR: past */
     return n;
