@@ -5049,7 +5049,7 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
  * channel): take the subscriptions over. 1 when it did. */
 static int rlock__adopt_linger(rlock_lock *lk) {
     rlock_client *c = lk->client;
-    if (!c->linger_len || !c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0;
+    if (!c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0; /* (none: length 0) */
     lk->op.sub_ok |= c->linger_mask;
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -5191,7 +5191,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
         return;
     }
     if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
-        if (c->linger_len) rlock__linger_drop(c, now);
+        rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
         for (j = 0; j < c->n_nodes; j++)
             if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
