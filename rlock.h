@@ -4113,7 +4113,7 @@ static void rlock__op_goto(rlock_lock *lk, int phase) {
 }
 
 static int rlock__lock_ok(const rlock_lock *lk) {
-    return lk && lk->magic == RLOCK__MAGIC_LOCK && rlock__client_ok(lk->client);
+    return lk && lk->magic == RLOCK__MAGIC_LOCK ? rlock__client_ok(lk->client) : 0; /* (a tail call: 0 or 1) */
 }
 
 /* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
@@ -4127,9 +4127,8 @@ static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
 
 static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
-    if (!every) every = ttl / 3u;
-    if (every > RLOCK__MS_FAR - 1u) every = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
-    return every ? every : 1;
+    if (every) return every > RLOCK__MS_FAR - 1u ? RLOCK__MS_FAR - 1u : every; /* an interval: < 2^31 */
+    return ttl >= 3u ? ttl / 3u : 1u; /* (ttl < 2^31: checked) */
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
@@ -4913,13 +4912,13 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * RLOCK__SHARD(c)];
     size_t len = (size_t)cmd[0];
     const rlock__conn *on = rlock__sub_conn(c, j);
-    rlock__x *n;
+    rlock__x *n = rlock__x_node(c->nodes[j]);
     unsigned char *out;
     size_t cap, pos = 0;
     const char *why;
-    if (on ? on == &c->nodes[j]->x : c->cfg.pubsub && c->nodes[j]->x.proto == 3 && c->nodes[j]->x.conn == RLOCK__CONN_UP)
-        n = rlock__x_node(c->nodes[j]);
-    else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
+    if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
+        /* (the command connection) */
+    } else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (len > cap) return 0;
@@ -5020,28 +5019,44 @@ static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
     lk->op.sub_ok |= bit;
 }
 
-/* Exponential backoff with jitter: d = min(max, min << attempts), sleep a
- * random value in [d/2, d], never past the holder's PTTL or our deadline. */
-static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now) {
+/* Sleep until the next attempt, in phase BACKOFF or WAITMSG (waiting for
+ * a release notice: rlock__wait_next), never past the holder's PTTL or our
+ * deadline. Backoff is exponential with jitter:
+ * d = min(max, min << attempts), a random value in [d/2, d]. */
+static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
+    int msg = phase == RLOCK__PH_WAITMSG;
     const rlock_config *cfg = &lk->client->cfg;
     rlock_op *op = &lk->op;
     uint32_t d = cfg->backoff_min_ms, max = cfg->backoff_max_ms, delay, shift = op->attempts - 1u;
-    /* (attempts >= 1: one went out; min <= max: rlock__config_defaults; doubled past max: max; no wrap) */
-    while (shift-- && d < max) d = d > max / 2u ? max : d << 1;
-    delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
+    if (!msg) {
+        /* (attempts >= 1: one went out; min <= max: rlock__config_defaults; doubled past max: max; no wrap) */
+        while (shift-- && d < max) d = d > max / 2u ? max : d << 1;
+        delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
+    } else {
+        /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
+         * once; a queued waiter that died swallows the one sent), and then
+         * the holder's whole lease would be slept away on a free lock. */
+        delay = cfg->recheck_ms;
+    }
     if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
-    /* A fair waiter that polls must look within its reservation's grace. */
-    if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
-    if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
-    op->wake_at = now + delay;
-    rlock__op_goto(lk, RLOCK__PH_BACKOFF);
+    if (msg) {
+        /* A split round (Redlock): the refusing nodes' holder is a rival's
+         * partial grant, returned a moment from now, and no release will
+         * announce it. Retry within a few ms (jittered) instead. */
+        if (op->split && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
+    } else if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) {
+        /* A fair waiter that polls must look within its reservation's grace. */
+        delay = RLOCK__FAIR(lk) / 2u + 1u;
+    }
+    op->wake_at = RLOCK__MS_BEFORE(op->wait_end, now + delay) ? op->wait_end : now + delay;
+    rlock__op_goto(lk, phase);
 }
 
 /* Still subscribed to lk's channel from an earlier wait (the lingering
  * channel): take the subscriptions over. 1 when it did. */
 static int rlock__adopt_linger(rlock_lock *lk) {
     rlock_client *c = lk->client;
-    if (!c->linger_len || !c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0;
+    if (!c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0; /* (none: length 0) */
     lk->op.sub_ok |= c->linger_mask;
     c->linger_len = 0;
     c->linger_mask = 0;
@@ -5179,16 +5194,15 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     size_t j;
     if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
     if (!RLOCK__HAS_WAITING || (!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
-        rlock__schedule_retry(lk, now);
+        rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF);
         return;
     }
     if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
-        if (c->linger_len) rlock__linger_drop(c, now);
-        for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, now + op->round.timeout))
-                op->sub_pending |= 1u << j;
-        if (!op->sub_pending) { rlock__schedule_retry(lk, now); return; } /* nowhere to listen */
+        rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
         op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
+        for (j = 0; j < c->n_nodes; j++)
+            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
+        if (!op->sub_pending) { rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF); return; } /* nowhere to listen */
         rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
         return;
     }
@@ -5199,21 +5213,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
         rlock__acquire_next_round(lk, now);
         return;
     }
-    {
-        /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
-         * once; a queued waiter that died swallows the one sent), and then
-         * the holder's whole lease would be slept away on a free lock. */
-        uint32_t delay = c->cfg.recheck_ms;
-        if ((uint32_t)op->holder_pttl < delay) delay = (uint32_t)op->holder_pttl + 1;
-        /* A split round (Redlock): the refusing nodes' holder is a rival's
-         * partial grant, returned a moment from now, and no release will
-         * announce it. Retry within a few ms (jittered) instead. */
-        if (op->split && delay > 1u + c->cfg.backoff_min_ms * 2u)
-            delay = 1u + rlock__prng32(lk) % (c->cfg.backoff_min_ms * 2u + 1u);
-        if (RLOCK__MS_BEFORE(op->wait_end, now + delay)) delay = op->wait_end - now;
-        op->wake_at = now + delay;
-    }
-    rlock__op_goto(lk, RLOCK__PH_WAITMSG);
+    rlock__schedule_retry(lk, now, RLOCK__PH_WAITMSG);
 }
 
 /* The op is over: nothing of it stays in flight or subscribed to. */
@@ -5416,7 +5416,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         /* Subscribed: try again at once. Not possible: back off instead of
          * re-subscribing in a hot loop. */
         if (op->sub_ok) rlock__acquire_next_round(lk, now);
-        else rlock__schedule_retry(lk, now);
+        else rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF);
         return;
     case RLOCK__PH_WAITMSG:
         if (!RLOCK__HAS_WAITING) return; /* never entered */
@@ -5544,9 +5544,8 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
     switch (ev->tag) {
-    case RLOCK__TAG_LOCK:
+    case RLOCK__TAG_LOCK: /* (sent on node connections only: i < n_nodes) */
     case RLOCK__TAG_WAIT:
-        if (i >= c->n_nodes) return;
         if (ev->tag == RLOCK__TAG_LOCK) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
         else if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
@@ -6509,11 +6508,11 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
-/* When c must be stepped again even without I/O: the earliest op timer or
- * request deadline (now + RLOCK__MS_FAR: none). */
-static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
+/* When c must be stepped again even without I/O, from now: the earliest op
+ * timer or request deadline (RLOCK__MS_FAR: none; past: above it). */
+static rlock__ms rlock__client_next(const rlock_client *c) {
     const rlock_lock *o;
-    rlock__ms next = now + RLOCK__MS_FAR;
+    rlock__ms now = rlock__now(c), next = now + RLOCK__MS_FAR;
     size_t i;
     for (o = c->ops; o; o = o->op.next)
         /* A release notice read with the refusal it follows (one recv, one
@@ -6530,29 +6529,27 @@ static rlock__ms rlock__client_next(const rlock_client *c, rlock__ms now) {
         rlock__x *n = rlock__conn_at(c, i);
         if (rlock__x_wants(n)) next = rlock__x_deadline(n, now, next);
     }
-    return next;
+    return next - now;
 }
 #endif
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
-    rlock__ms now, next;
+    rlock__ms next;
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
-    now = rlock__now(lk->client);
-    next = rlock__client_next(lk->client, now) - now; /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
+    next = rlock__client_next(lk->client); /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
     return next >= RLOCK__MS_FAR ? 0 : next;
 }
 
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
-    rlock__ms now, next;
+    rlock__ms next;
     size_t n;
     int connecting;
     if (timeout_ms) *timeout_ms = 0;
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
     n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
-    now = rlock__now(c);
-    next = rlock__client_next(c, now) - now;
+    next = rlock__client_next(c);
     if ((!c->ops && n == 0) || next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next > RLOCK__MS_FAR ? 0 : next; /* > RLOCK__MS_FAR: past */
     return n;

@@ -130,7 +130,10 @@ goal_smallest=4096; goal_full=10240
 # smallest 5,257 -> 5,145 B, full 14,634 -> 14,616 B; +0.5 %: 5,171 / 14,689.
 # gc and sc merged (with gr; one RLOCK__FEW macro for both branches' inline-in-compact helpers): smallest 5,103 B; +0.5 %: 5,129.
 # No hold count and no op.holder_pttl in the compact rlock_lock (neither read there): smallest 5,083 B, RAM 1,764 B; +0.5 %: 5,108.
-limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5108}
+# Branch go (the general op machine; shared: lock_ok, renew_interval):
+# smallest 5,257 -> 5,241 B; +0.5 %: 5,267.
+# gr, gc, sc and go merged: smallest 5,079 B; +0.5 %: 5,104.
+limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5104}
 # Branch pump (the general engine's op machine: one walk keeps the
 # subscriptions, the tally says a failed round's error, the lease worked out
 # once, op timers within Thumb's short loads): full 16,018 -> 15,856 B alone,
@@ -154,7 +157,12 @@ limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-5108}
 # gc (the exchange and client): full .text 14,634 -> 14,584 B; +0.5 %: 14,657.
 # gr and gc merged: full .text 14,434 B; +0.5 %: 14,506.
 # gr, gc and sc merged: full .text 14,424 B; +0.5 %: 14,497.
-limit_full=${RLOCK_SIZE_LIMIT_FULL:-14497}
+# Branch go (the general op machine and waiting: one sleep for both waits,
+# client_next answers from now, sub_send's connection named once, lock_ok
+# a tail call, no lingering-channel checks the callees make): full .text
+# 14,634 -> 14,548 B; +0.5 %: 14,621.
+# gr, gc, sc and go merged: full .text 14,338 B; +0.5 %: 14,410.
+limit_full=${RLOCK_SIZE_LIMIT_FULL:-14410}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
 rc=0
