@@ -4383,8 +4383,11 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
         argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
     }
 #endif
-    if (!rlock__put_header(out, cap, &pos, argc)) return 0;
-    for (k = 0; k < argc; k++, t++) {
+    a = NULL; /* the array's header first (rlock__put_header), then each argument */
+    len = (size_t)argc;
+    for (k = 0;; k++, t++) {
+        if (!rlock__put_len(out, cap, &pos, a, len)) return 0;
+        if (k == argc) return pos;
         a = num;
         switch (*t) {
 #if RLOCK__ENC_TEMPLATE
@@ -4399,9 +4402,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
         case 'H': len = rlock__utoa(num, (rlock__unum)n->db); break;
         default: a = t + 1; len = (size_t)*t; t += len;
         }
-        if (!rlock__put_arg(out, cap, &pos, a, len)) return 0;
     }
-    return pos;
 }
 #endif
 #if RLOCK__ENC_TEMPLATE
