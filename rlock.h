@@ -5851,8 +5851,9 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         }
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
+        /* (a reply's wait times out below, only when nothing is left to read) */
+        if (due && (x->conn != RLOCK__CONN_UP || x->tx_off < x->tx_len)) goto timeout;
         if (x->conn != RLOCK__CONN_UP) {
-            if (due) goto timeout;
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return RLOCK_WOULD_BLOCK; }
             why = RLOCK__TXT("the connection is in use by someone else");
@@ -5863,7 +5864,6 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         }
         if (x->tx_off < x->tx_len) {
             size_t left = x->tx_len - x->tx_off;
-            if (due) goto timeout;
             r = t->send(t->ctx, n->tx + x->tx_off, left);
             why = RLOCK__TXT("send failed");
             if (r < 0) goto io;
