@@ -5792,8 +5792,10 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
             }
         } else {
             r = t->recv(t->ctx, n->rx, sizeof n->rx);
-            if (r > 0) why = RLOCK__TXT("stray bytes on an idle connection");
-            r = r == RLOCK_IO_WOULD_BLOCK ? 0 : -1;
+            if (r > 0) { /* (bytes nobody asked for: as a failure) */
+                why = RLOCK__TXT("stray bytes on an idle connection");
+                r = -1;
+            }
         }
         if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
@@ -5878,12 +5880,11 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             why = RLOCK__TXT("malformed or oversized reply");
             if (used < 0) goto drop;
             if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
-                unsigned bit = x->head & (0u - x->head);
                 if (rep->type == '-') {
-                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
+                    rlock__c_drop(n, x->head & RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
                     continue;
                 }
-                x->head &= ~bit;
+                x->head &= x->head - 1u; /* (its lowest bit cleared) */
                 memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
                 x->rx_len -= (size_t)used;
                 if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
