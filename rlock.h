@@ -5627,8 +5627,11 @@ static void rlock__client_step(rlock_client *c) {
 typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_EXTEND &&
                                       RLOCK__OP_RELEASE - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_RELEASE &&
                                       RLOCK__S_SIMPLE_ACQUIRE == 0 ? 1 : -1];
-/* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1). */
+/* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1);
+ * bit 2, the request did not fit behind them: it goes once they are
+ * answered (the slot is free again then). */
 #define RLOCK__C_AUTH 1u
+#define RLOCK__C_ALONE 4u
 /* The compact engine's times are rlock__ms (rlock__now: 32 bits), compared
  * wrap-safe (RLOCK__MS_BEFORE). Has time t come (now is t or later)? */
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
@@ -5765,8 +5768,8 @@ static RLOCK__NOINLINE size_t rlock__c_cmd(rlock_node *n, const rlock_lock *lk, 
  * the connection, rlock_client_connect queues its PING). A connection that
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
  * probed first (as rlock__x_begin). A request that does not fit behind AUTH
- * / SELECT waits for their replies: they go alone first (tag
- * RLOCK__TAG_AUTH: the slot is free again once they are answered).
+ * / SELECT waits for their replies: they go alone first (x.head's
+ * RLOCK__C_ALONE: the slot is free again once they are answered).
  * What fails before sending, RLOCK_E_IO (no connect hook; busy) or
  * RLOCK_E_BADARG (AUTH / SELECT does not fit), the reason in x.xerr, holds
  * the slot (x.failing, x.fail_st; rlock_client_connect, lk NULL, reads and
@@ -5779,7 +5782,6 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
-    size_t len = 0;
     x->tx_len = x->tx_off = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -5819,9 +5821,9 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         x->conn = RLOCK__CONN_NEW;
     }
     if (!lk) return;
-    len = rlock__c_cmd(n, lk, NULL, 0);
     /* (0 only behind AUTH / SELECT: an empty buffer holds any request,
      * RLOCK_TX_BUF is checked at compile time) */
+    if (!rlock__c_cmd(n, lk, NULL, 0)) x->head |= RLOCK__C_ALONE;
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);
@@ -5831,7 +5833,6 @@ fail:
 claim:
     x->count = 1;
     n->q[0].owner = lk;
-    n->q[0].tag = len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH;
     n->q[0].deadline = deadline;
 }
 
@@ -5887,7 +5888,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
                 x->head &= x->head - 1u; /* (its lowest bit cleared) */
                 memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
                 x->rx_len -= (size_t)used;
-                if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
+                if (x->head == RLOCK__C_ALONE) x->head = x->count = 0; /* the request may go now */
                 continue;
             }
             /* more bytes than asked for: the stream is out of step */
@@ -6314,7 +6315,6 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         n->x.count = 1;
         n->x.commands++;
         n->q[0].owner = NULL;
-        n->q[0].tag = RLOCK__TAG_PING;
         n->q[0].deadline = deadline;
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
