@@ -5693,21 +5693,20 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     return (long)q + 2;
 }
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
-    rlock__num k, i;
-    long e = rlock__c_line(b, 0, len, cap, &k); /* the reply's own line */
+    rlock__num i, rest; /* (an array's elements after its third: read, not kept) */
+    long e = rlock__c_line(b, 0, len, cap, &o->count); /* the reply's own line */
     int c;
     if (e <= 0) return e;
     c = b[0];
-    o->type = c != ':' && k == -1 ? 0 : c;
+    o->type = c != ':' && o->count == -1 ? 0 : c;
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
-    o->v[0] = o->count = k;
+    o->v[0] = o->count;
     o->v[1] = o->v[2] = 0;
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
-        e = rlock__c_line(b, (size_t)e, len, cap, &k);
+        e = rlock__c_line(b, (size_t)e, len, cap, i < 3 ? &o->v[i] : &rest);
         if (e <= 0) return e;
-        if (i < 3) o->v[i] = k;
     }
     return e;
 }
