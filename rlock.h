@@ -5781,6 +5781,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
+    unsigned head = 0;
     x->tx_len = x->tx_off = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -5804,19 +5805,19 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         why = RLOCK__TXT("not connected (no connect hook)");
         if (!t->connect && x->closed) goto fail_txt;
         x->gen++;
-        x->head = 0;
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
             if (!rlock__c_cmd(n, NULL, "\4AUTHFG", n->username ? 3 : 2))
                 goto fail_txt; /* (it stays down) */
-            x->head = RLOCK__C_AUTH;
+            head = RLOCK__C_AUTH;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             if (!rlock__c_cmd(n, NULL, "\6SELECTH", 2)) goto fail_txt;
-            x->head |= RLOCK__C_SELECT;
+            head |= RLOCK__C_SELECT;
         }
+        x->head = head;
         x->conn = RLOCK__CONN_NEW;
     }
     if (!lk) return;
@@ -6287,11 +6288,17 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     }
     if (n->x.conn == RLOCK__CONN_NEW) return;
     it.conn = n;
-    it.fd = t->fd ? t->fd(t->ctx) : -1;
-    it.events = t->events && it.fd >= 0 ? t->events(t->ctx, w) : w;
+    it.fd = -1;
+    it.events = w;
     it.gen = n->x.gen;
-    if (t->wait_many && it.fd >= 0) (void)t->wait_many(&it, 1, timeout_ms);
-    else if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
+    if (t->fd && (it.fd = t->fd(t->ctx)) >= 0) { /* (the events and wait_many need a descriptor) */
+        if (t->events) it.events = t->events(t->ctx, w);
+        if (t->wait_many) {
+            (void)t->wait_many(&it, 1, timeout_ms);
+            return;
+        }
+    }
+    if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
 }
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
