@@ -5675,7 +5675,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
         size_t neg = b[p + 1] == '-';
         uint32_t u = 0;
         i = p + 1 + neg;
-        if (q == i || q - i > 18) return -1; /* (an empty line: q - i wraps) */
+        if (q - i - 1 > 17) return -1; /* 1..18 digits (none, or an empty line: q - i - 1 wraps) */
         for (; i < q; i++) {
             unsigned d = (unsigned)b[i] - '0';
             if (d > 9) return -1;
