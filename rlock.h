@@ -6287,18 +6287,17 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
         return;
     }
     if (n->x.conn == RLOCK__CONN_NEW) return;
-    it.conn = n;
-    it.fd = -1;
-    it.events = w;
-    it.gen = n->x.gen;
     if (t->fd && (it.fd = t->fd(t->ctx)) >= 0) { /* (the events and wait_many need a descriptor) */
-        if (t->events) it.events = t->events(t->ctx, w);
+        if (t->events) w = t->events(t->ctx, w);
         if (t->wait_many) {
+            it.conn = n;
+            it.events = w;
+            it.gen = n->x.gen;
             (void)t->wait_many(&it, 1, timeout_ms);
             return;
         }
     }
-    if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
+    if (t->wait) (void)t->wait(t->ctx, w, timeout_ms);
 }
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
