@@ -5718,11 +5718,14 @@ static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
     return n->x.xerr;
 }
 /* Drop the connection (as rlock__x_drop): the request in flight, if any,
- * fails with st, reported by the next rlock__c_next; the reason is in
- * x.xerr already (written before close(): it may be the transport's). Its
- * buffers are left as they are: the next claim empties them, and sets AUTH
- * and SELECT up again on a new connection. */
-static void rlock__c_down(rlock_node *n, rlock_status st) {
+ * fails with st, reported by the next rlock__c_next; the reason, why, into
+ * x.xerr first (written before close(): RLOCK__C_KEPT, rlock__c_down, when
+ * it is there already - the transport's, or Redis's). Its buffers are left
+ * as they are: the next claim empties them, and sets AUTH and SELECT up
+ * again on a new connection. */
+#define RLOCK__C_KEPT ((rlock__txt)0)
+static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
+    if (why != RLOCK__C_KEPT) (void)rlock__c_txt(n, why);
     if (n->x.conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->x.closed = 1;
@@ -5731,12 +5734,9 @@ static void rlock__c_down(rlock_node *n, rlock_status st) {
     n->x.failing = n->x.count;
     n->x.fail_st = st;
 }
+#define rlock__c_down(n, st) rlock__c_dropz((n), (st), RLOCK__C_KEPT)
 static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
     rlock__copy_text(n->x.xerr, sizeof n->x.xerr, why, why_len);
-    rlock__c_down(n, st);
-}
-static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
-    (void)rlock__c_txt(n, why);
     rlock__c_down(n, st);
 }
 /* The transport's text of its last failure into x.xerr, else ours. */
