@@ -5848,6 +5848,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
     rlock__txt why;
     for (;;) {
         long r;
+        size_t room; /* what send() or recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
             return x->fail_st;
@@ -5866,12 +5867,12 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             x->conn = RLOCK__CONN_UP;
         }
         if (x->tx_off < x->tx_len) {
-            size_t left = x->tx_len - x->tx_off;
-            r = t->send(t->ctx, n->tx + x->tx_off, left);
+            room = x->tx_len - x->tx_off;
+            r = t->send(t->ctx, n->tx + x->tx_off, room);
             why = RLOCK__TXT("send failed");
             if (r < 0) goto io;
             why = RLOCK__TXT("transport sent more than asked");
-            if ((size_t)r > left) goto drop;
+            if ((size_t)r > room) goto drop;
             x->tx_off += (size_t)r;
             if (r > 0) continue;
         }
@@ -5900,7 +5901,8 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             }
             fst = RLOCK_E_IO;
         }
-        r = t->recv(t->ctx, n->rx + x->rx_len, sizeof n->rx - x->rx_len);
+        room = sizeof n->rx - x->rx_len;
+        r = t->recv(t->ctx, n->rx + x->rx_len, room);
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
@@ -5912,7 +5914,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         why = RLOCK__TXT("recv failed");
         if (r < 0) goto io;
         why = RLOCK__TXT("transport returned more than asked");
-        if ((size_t)r > sizeof n->rx - x->rx_len) goto drop;
+        if ((size_t)r > room) goto drop;
         x->rx_len += (size_t)r;
         continue;
     timeout:
