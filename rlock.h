@@ -5847,7 +5847,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
     rlock_status fst;
     rlock__txt why;
     for (;;) {
-        long r;
+        long r, used;
         size_t room; /* what send() or recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
@@ -5876,31 +5876,30 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             x->tx_off += (size_t)r;
             if (r > 0) continue;
         }
-        if (x->rx_len) {
-            long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
-            fst = RLOCK_E_PROTOCOL;
-            why = RLOCK__TXT("malformed or oversized reply");
-            if (used < 0) goto drop;
-            if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
-                if (rep->type == '-') {
-                    rlock__c_drop(n, x->head & RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
-                    continue;
-                }
-                x->head &= x->head - 1u; /* (its lowest bit cleared) */
-                memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
-                x->rx_len -= (size_t)used;
-                if (x->head == RLOCK__C_ALONE) x->head = x->count = 0; /* the request may go now */
+        /* the reply read so far (nothing yet: an incomplete one) */
+        used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
+        fst = RLOCK_E_PROTOCOL;
+        why = RLOCK__TXT("malformed or oversized reply");
+        if (used < 0) goto drop;
+        if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
+            if (rep->type == '-') {
+                rlock__c_drop(n, x->head & RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
                 continue;
             }
-            /* more bytes than asked for: the stream is out of step */
-            why = RLOCK__TXT("unexpected extra bytes after the reply");
-            if (used > 0 && (size_t)used < x->rx_len) goto drop;
-            if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
-                x->count = 0;
-                return RLOCK_OK;
-            }
-            fst = RLOCK_E_IO;
+            x->head &= x->head - 1u; /* (its lowest bit cleared) */
+            memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
+            x->rx_len -= (size_t)used;
+            if (x->head == RLOCK__C_ALONE) x->head = x->count = 0; /* the request may go now */
+            continue;
         }
+        /* more bytes than asked for: the stream is out of step */
+        why = RLOCK__TXT("unexpected extra bytes after the reply");
+        if (used > 0 && (size_t)used < x->rx_len) goto drop;
+        if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
+            x->count = 0;
+            return RLOCK_OK;
+        }
+        fst = RLOCK_E_IO;
         room = sizeof n->rx - x->rx_len;
         r = t->recv(t->ctx, n->rx + x->rx_len, room);
         if (r == RLOCK_IO_WOULD_BLOCK) {
