@@ -6269,8 +6269,9 @@ static int rlock__client_interest(const rlock_client *c, rlock_interest *out) {
     if (out) {
         out->conn = n;
         out->fd = fd;
-        out->events = t->events && fd >= 0 ? t->events(t->ctx, w) : w;
         out->gen = n->x.gen;
+        if (t->events && fd >= 0) w = t->events(t->ctx, w);
+        out->events = w;
     }
     return n->x.conn == RLOCK__CONN_NEW ? 2 : 1;
 }
