@@ -4383,8 +4383,11 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
         argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
     }
 #endif
-    if (!rlock__put_header(out, cap, &pos, argc)) return 0;
-    for (k = 0; k < argc; k++, t++) {
+    a = NULL; /* the array's header first (rlock__put_header), then each argument */
+    len = (size_t)argc;
+    for (k = 0;; k++, t++) {
+        if (!rlock__put_len(out, cap, &pos, a, len)) return 0;
+        if (k == argc) return pos;
         a = num;
         switch (*t) {
 #if RLOCK__ENC_TEMPLATE
@@ -4399,9 +4402,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
         case 'H': len = rlock__utoa(num, (rlock__unum)n->db); break;
         default: a = t + 1; len = (size_t)*t; t += len;
         }
-        if (!rlock__put_arg(out, cap, &pos, a, len)) return 0;
     }
-    return pos;
 }
 #endif
 #if RLOCK__ENC_TEMPLATE
@@ -5626,8 +5627,11 @@ static void rlock__client_step(rlock_client *c) {
 typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_EXTEND &&
                                       RLOCK__OP_RELEASE - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_RELEASE &&
                                       RLOCK__S_SIMPLE_ACQUIRE == 0 ? 1 : -1];
-/* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1). */
+/* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1);
+ * bit 2, the request did not fit behind them: it goes once they are
+ * answered (the slot is free again then). */
 #define RLOCK__C_AUTH 1u
+#define RLOCK__C_ALONE 4u
 /* The compact engine's times are rlock__ms (rlock__now: 32 bits), compared
  * wrap-safe (RLOCK__MS_BEFORE). Has time t come (now is t or later)? */
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
@@ -5671,7 +5675,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
         size_t neg = b[p + 1] == '-';
         uint32_t u = 0;
         i = p + 1 + neg;
-        if (q == i || q - i > 18) return -1; /* (an empty line: q - i wraps) */
+        if (q - i - 1 > 17) return -1; /* 1..18 digits (none, or an empty line: q - i - 1 wraps) */
         for (; i < q; i++) {
             unsigned d = (unsigned)b[i] - '0';
             if (d > 9) return -1;
@@ -5689,21 +5693,20 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     return (long)q + 2;
 }
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
-    rlock__num k, i;
-    long e = rlock__c_line(b, 0, len, cap, &k); /* the reply's own line */
+    rlock__num i, rest; /* (an array's elements after its third: read, not kept) */
+    long e = rlock__c_line(b, 0, len, cap, &o->count); /* the reply's own line */
     int c;
     if (e <= 0) return e;
     c = b[0];
-    o->type = c != ':' && k == -1 ? 0 : c;
+    o->type = c != ':' && o->count == -1 ? 0 : c;
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
-    o->v[0] = o->count = k;
+    o->v[0] = o->count;
     o->v[1] = o->v[2] = 0;
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
-        e = rlock__c_line(b, (size_t)e, len, cap, &k);
+        e = rlock__c_line(b, (size_t)e, len, cap, i < 3 ? &o->v[i] : &rest);
         if (e <= 0) return e;
-        if (i < 3) o->v[i] = k;
     }
     return e;
 }
@@ -5715,11 +5718,14 @@ static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
     return n->x.xerr;
 }
 /* Drop the connection (as rlock__x_drop): the request in flight, if any,
- * fails with st, reported by the next rlock__c_next; the reason is in
- * x.xerr already (written before close(): it may be the transport's). Its
- * buffers are left as they are: the next claim empties them, and sets AUTH
- * and SELECT up again on a new connection. */
-static void rlock__c_down(rlock_node *n, rlock_status st) {
+ * fails with st, reported by the next rlock__c_next; the reason, why, into
+ * x.xerr first (written before close(): RLOCK__C_KEPT, rlock__c_down, when
+ * it is there already - the transport's, or Redis's). Its buffers are left
+ * as they are: the next claim empties them, and sets AUTH and SELECT up
+ * again on a new connection. */
+#define RLOCK__C_KEPT ((rlock__txt)0)
+static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
+    if (why != RLOCK__C_KEPT) (void)rlock__c_txt(n, why);
     if (n->x.conn != RLOCK__CONN_DOWN) {
         if (n->transport.close) n->transport.close(n->transport.ctx);
         n->x.closed = 1;
@@ -5728,12 +5734,9 @@ static void rlock__c_down(rlock_node *n, rlock_status st) {
     n->x.failing = n->x.count;
     n->x.fail_st = st;
 }
+#define rlock__c_down(n, st) rlock__c_dropz((n), (st), RLOCK__C_KEPT)
 static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
     rlock__copy_text(n->x.xerr, sizeof n->x.xerr, why, why_len);
-    rlock__c_down(n, st);
-}
-static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
-    (void)rlock__c_txt(n, why);
     rlock__c_down(n, st);
 }
 /* The transport's text of its last failure into x.xerr, else ours. */
@@ -5764,8 +5767,8 @@ static RLOCK__NOINLINE size_t rlock__c_cmd(rlock_node *n, const rlock_lock *lk, 
  * the connection, rlock_client_connect queues its PING). A connection that
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
  * probed first (as rlock__x_begin). A request that does not fit behind AUTH
- * / SELECT waits for their replies: they go alone first (tag
- * RLOCK__TAG_AUTH: the slot is free again once they are answered).
+ * / SELECT waits for their replies: they go alone first (x.head's
+ * RLOCK__C_ALONE: the slot is free again once they are answered).
  * What fails before sending, RLOCK_E_IO (no connect hook; busy) or
  * RLOCK_E_BADARG (AUTH / SELECT does not fit), the reason in x.xerr, holds
  * the slot (x.failing, x.fail_st; rlock_client_connect, lk NULL, reads and
@@ -5778,7 +5781,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__conn *x = &n->x;
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
-    size_t len = 0;
+    unsigned head = 0;
     x->tx_len = x->tx_off = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -5791,8 +5794,10 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
             }
         } else {
             r = t->recv(t->ctx, n->rx, sizeof n->rx);
-            if (r > 0) why = RLOCK__TXT("stray bytes on an idle connection");
-            r = r == RLOCK_IO_WOULD_BLOCK ? 0 : -1;
+            if (r > 0) { /* (bytes nobody asked for: as a failure) */
+                why = RLOCK__TXT("stray bytes on an idle connection");
+                r = -1;
+            }
         }
         if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
@@ -5800,25 +5805,25 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         why = RLOCK__TXT("not connected (no connect hook)");
         if (!t->connect && x->closed) goto fail_txt;
         x->gen++;
-        x->head = 0;
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
             if (!rlock__c_cmd(n, NULL, "\4AUTHFG", n->username ? 3 : 2))
                 goto fail_txt; /* (it stays down) */
-            x->head = RLOCK__C_AUTH;
+            head = RLOCK__C_AUTH;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             if (!rlock__c_cmd(n, NULL, "\6SELECTH", 2)) goto fail_txt;
-            x->head |= RLOCK__C_SELECT;
+            head |= RLOCK__C_SELECT;
         }
+        x->head = head;
         x->conn = RLOCK__CONN_NEW;
     }
     if (!lk) return;
-    len = rlock__c_cmd(n, lk, NULL, 0);
     /* (0 only behind AUTH / SELECT: an empty buffer holds any request,
      * RLOCK_TX_BUF is checked at compile time) */
+    if (!rlock__c_cmd(n, lk, NULL, 0)) x->head |= RLOCK__C_ALONE;
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);
@@ -5828,7 +5833,6 @@ fail:
 claim:
     x->count = 1;
     n->q[0].owner = lk;
-    n->q[0].tag = len ? RLOCK__TAG_LOCK : RLOCK__TAG_AUTH;
     n->q[0].deadline = deadline;
 }
 
@@ -5843,15 +5847,17 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
     rlock_status fst;
     rlock__txt why;
     for (;;) {
-        long r;
+        long r, used;
+        size_t room; /* what send() or recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
             return x->fail_st;
         }
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
+        /* (a reply's wait times out below, only when nothing is left to read) */
+        if (due && (x->conn != RLOCK__CONN_UP || x->tx_off < x->tx_len)) goto timeout;
         if (x->conn != RLOCK__CONN_UP) {
-            if (due) goto timeout;
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return RLOCK_WOULD_BLOCK; }
             why = RLOCK__TXT("the connection is in use by someone else");
@@ -5861,43 +5867,41 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             x->conn = RLOCK__CONN_UP;
         }
         if (x->tx_off < x->tx_len) {
-            size_t left = x->tx_len - x->tx_off;
-            if (due) goto timeout;
-            r = t->send(t->ctx, n->tx + x->tx_off, left);
+            room = x->tx_len - x->tx_off;
+            r = t->send(t->ctx, n->tx + x->tx_off, room);
             why = RLOCK__TXT("send failed");
             if (r < 0) goto io;
             why = RLOCK__TXT("transport sent more than asked");
-            if ((size_t)r > left) goto drop;
+            if ((size_t)r > room) goto drop;
             x->tx_off += (size_t)r;
             if (r > 0) continue;
         }
-        if (x->rx_len) {
-            long used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
-            fst = RLOCK_E_PROTOCOL;
-            why = RLOCK__TXT("malformed or oversized reply");
-            if (used < 0) goto drop;
-            if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
-                unsigned bit = x->head & (0u - x->head);
-                if (rep->type == '-') {
-                    rlock__c_drop(n, bit == RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
-                    continue;
-                }
-                x->head &= ~bit;
-                memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
-                x->rx_len -= (size_t)used;
-                if (!x->head && n->q[0].tag == RLOCK__TAG_AUTH) x->count = 0; /* the request may go now */
+        /* the reply read so far (nothing yet: an incomplete one) */
+        used = rlock__c_parse(n->rx, x->rx_len, sizeof n->rx, rep);
+        fst = RLOCK_E_PROTOCOL;
+        why = RLOCK__TXT("malformed or oversized reply");
+        if (used < 0) goto drop;
+        if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
+            if (rep->type == '-') {
+                rlock__c_drop(n, x->head & RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
                 continue;
             }
-            /* more bytes than asked for: the stream is out of step */
-            why = RLOCK__TXT("unexpected extra bytes after the reply");
-            if (used > 0 && (size_t)used < x->rx_len) goto drop;
-            if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
-                x->count = 0;
-                return RLOCK_OK;
-            }
-            fst = RLOCK_E_IO;
+            x->head &= x->head - 1u; /* (its lowest bit cleared) */
+            memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
+            x->rx_len -= (size_t)used;
+            if (x->head == RLOCK__C_ALONE) x->head = x->count = 0; /* the request may go now */
+            continue;
         }
-        r = t->recv(t->ctx, n->rx + x->rx_len, sizeof n->rx - x->rx_len);
+        /* more bytes than asked for: the stream is out of step */
+        why = RLOCK__TXT("unexpected extra bytes after the reply");
+        if (used > 0 && (size_t)used < x->rx_len) goto drop;
+        if (used > 0) { /* (its bytes stay in rx until the next claim: nothing follows it) */
+            x->count = 0;
+            return RLOCK_OK;
+        }
+        fst = RLOCK_E_IO;
+        room = sizeof n->rx - x->rx_len;
+        r = t->recv(t->ctx, n->rx + x->rx_len, room);
         if (r == RLOCK_IO_WOULD_BLOCK) {
             /* times out only when nothing is left to read: a reply that came
              * while this process was stalled is still its own */
@@ -5909,7 +5913,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         why = RLOCK__TXT("recv failed");
         if (r < 0) goto io;
         why = RLOCK__TXT("transport returned more than asked");
-        if ((size_t)r > sizeof n->rx - x->rx_len) goto drop;
+        if ((size_t)r > room) goto drop;
         x->rx_len += (size_t)r;
         continue;
     timeout:
@@ -6265,8 +6269,9 @@ static int rlock__client_interest(const rlock_client *c, rlock_interest *out) {
     if (out) {
         out->conn = n;
         out->fd = fd;
-        out->events = t->events && fd >= 0 ? t->events(t->ctx, w) : w;
         out->gen = n->x.gen;
+        if (t->events && fd >= 0) w = t->events(t->ctx, w);
+        out->events = w;
     }
     return n->x.conn == RLOCK__CONN_NEW ? 2 : 1;
 }
@@ -6284,12 +6289,17 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
         return;
     }
     if (n->x.conn == RLOCK__CONN_NEW) return;
-    it.conn = n;
-    it.fd = t->fd ? t->fd(t->ctx) : -1;
-    it.events = t->events && it.fd >= 0 ? t->events(t->ctx, w) : w;
-    it.gen = n->x.gen;
-    if (t->wait_many && it.fd >= 0) (void)t->wait_many(&it, 1, timeout_ms);
-    else if (t->wait) (void)t->wait(t->ctx, it.events, timeout_ms);
+    if (t->fd && (it.fd = t->fd(t->ctx)) >= 0) { /* (the events and wait_many need a descriptor) */
+        if (t->events) w = t->events(t->ctx, w);
+        if (t->wait_many) {
+            it.conn = n;
+            it.events = w;
+            it.gen = n->x.gen;
+            (void)t->wait_many(&it, 1, timeout_ms);
+            return;
+        }
+    }
+    if (t->wait) (void)t->wait(t->ctx, w, timeout_ms);
 }
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
@@ -6312,7 +6322,6 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         n->x.count = 1;
         n->x.commands++;
         n->q[0].owner = NULL;
-        n->q[0].tag = RLOCK__TAG_PING;
         n->q[0].deadline = deadline;
         rlock__node_notez(n, RLOCK_WOULD_BLOCK, "");
         for (;;) {
