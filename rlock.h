@@ -1047,7 +1047,6 @@ typedef struct rlock_op {
     rlock_status result;
     rlock_status fail;
     int timed;
-    int fresh;
     int cancel;
     uint32_t attempts;
     uint32_t wait_left;
@@ -6025,9 +6024,8 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     int cleanup = how >> 1, kind = cleanup ? RLOCK__OP_RELEASE : op->kind, plain = 0;
     if (kind == RLOCK__OP_ACQUIRE) {
         rlock__ms left;
-        if (op->fresh) {
+        if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
             unsigned char rnd[RLOCK_TOKEN_LEN / 2];
-            op->fresh = 0;
             if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
             rlock__hex(lk->owner, rnd, sizeof rnd);
         }
@@ -6099,7 +6097,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     uint32_t k;
     /* the holder's PTTL from a refusal, -1 none (op.holder_pttl is the
      * general engine's: a refusal never has a cleanup) */
-    rlock__num pttl = -1;
+    rlock__num pttl = RLOCK__MS_FAR;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
@@ -6152,8 +6150,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
     if (yes || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
-        op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
-        rlock__c_round(lk, now, RLOCK__C_CLEANUP);
+        rlock__c_round(lk, now, RLOCK__C_CLEANUP); /* (the retry's token is a new one: rlock__c_round) */
         return;
     }
 again: /* after a failed attempt (and its cleanup): back off and retry, or
@@ -6170,7 +6167,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
-    if (pttl >= 0 && pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
+    if (pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -6472,13 +6469,14 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 }
 #endif
 
+/* (only an op in progress, kind not NONE: it is in the client's list from
+ * rlock__op_link on. Its next and phase are left: read only while linked,
+ * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
-    while (*p && *p != lk) p = &(*p)->op.next;
-    if (*p) *p = lk->op.next;
-    lk->op.next = NULL;
+    while (*p != lk) p = &(*p)->op.next;
+    *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
-    lk->op.phase = RLOCK__PH_IDLE;
 }
 
 /* rlock_result of a valid handle; step (the compact rlock_step): its
