@@ -4127,7 +4127,7 @@ static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
 static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
     if (every) return every > RLOCK__MS_FAR - 1u ? RLOCK__MS_FAR - 1u : every; /* an interval: < 2^31 */
-    return ttl >= 3u ? ttl / 3u : 1u; /* (ttl < 2^31: checked) */
+    return ttl / 3u; /* (a lease's ttl: above the drift, >= 2 (rlock__check_ttl), so at least 1) */
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
@@ -5965,8 +5965,10 @@ static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st
         why = "";
         if (t == '-') {
             st = rlock__map_error(rep->str, rep->len);
-            if (rlock__c_error_is(rep, "READONLY", 8)) /* failover: connect again (rx is kept) */
-                rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now"));
+            /* failover: connect again (rx is kept). No reason into x.xerr: its
+             * only request is answered (x.count 0, none fails with it), and
+             * the node's diagnostic is the error's own text. */
+            if (rlock__c_error_is(rep, "READONLY", 8)) rlock__c_down(n, RLOCK_E_REDIS);
             why = rep->str; /* Redis's own text */
             len = rep->len;
             goto note;
