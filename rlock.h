@@ -6097,8 +6097,9 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
     uint32_t k;
-    /* the holder's PTTL from a refusal, -1 none (op.holder_pttl is the
-     * general engine's: a refusal never has a cleanup) */
+    /* the holder's PTTL from a refusal; none: RLOCK__MS_FAR, which caps no
+     * delay (< 2^31, below) (op.holder_pttl is the general engine's: a
+     * refusal never has a cleanup) */
     rlock__num pttl = RLOCK__MS_FAR;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
