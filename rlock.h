@@ -5974,11 +5974,15 @@ static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st
             goto note;
         }
         if (r->plain) {
-            if (t == '+' && rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
+            /* +OK (no other reply rlock__c_parse reads has the line OK: not
+             * an integer's, nil's or a count's; an error's went above) */
+            if (rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
             else if (t) st = RLOCK_E_PROTOCOL;
         } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
             if (t != ':') st = RLOCK_E_PROTOCOL;
-        } else if (t != '*' || (unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+        } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+            /* (not {0 or 1, pttl[, fence]}: only an array passes both,
+             * another reply's count is its v[0], -1 or 0 (rlock__c_parse)) */
             st = RLOCK_E_PROTOCOL;
         } else if (!rep->v[0] && rep->v[1] == -1) {
             st = RLOCK_E_FOREIGN;
