@@ -5938,9 +5938,12 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
-/* Is rep a Redis error whose message starts with word[0..n)? */
+/* Is rep a Redis error whose message starts with word[0..n)? (No length
+ * test: its line is read in place in rx and ends in a CR, so a shorter one
+ * differs there at the latest; memcmp may read on, to rx + 1 + n at most,
+ * inside rx: n < RLOCK_RX_BUF, all of it written by rlock_node_init.) */
 static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n) {
-    return rep->type == '-' && rep->len >= n && memcmp(rep->str, word, n) == 0;
+    return rep->type == '-' && memcmp(rep->str, word, n) == 0;
 }
 
 /* Note the answer to lk's request (as rlock__round_answer and
