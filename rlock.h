@@ -6040,11 +6040,8 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
         }
         if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
         left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-        if (how == RLOCK__C_NEXT) {
-            plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
-                    lk->client->nodes[0]->scripted;
-            op->attempts++;
-        }
+        if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
+            plain = lk->client->nodes[0]->scripted; /* (0 or 1) */
         op->wait_left = left > 86400000u ? 86400000u : left;
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
