@@ -6105,6 +6105,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * delay (< 2^31, below) (op.holder_pttl is the general engine's: a
      * refusal never has a cleanup) */
     rlock__num pttl = RLOCK__MS_FAR;
+    int back;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
@@ -6115,9 +6116,10 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
         return;
     }
+    back = RLOCK__MS_BEFORE(now, start); /* the clock went back */
     if (op->kind == RLOCK__OP_EXTEND) {
         int live = RLOCK__MS_BEFORE(now, lk->validity_end); /* (the hold's validity not run out) */
-        if (RLOCK__MS_BEFORE(now, start)) {
+        if (back) {
             st = RLOCK_E_CLOCK;
         } else if (!live || (st == RLOCK_OK && !yes)) { /* validity ran out (whatever the answer), or refused */
             rlock__mark_lost(lk);
@@ -6133,7 +6135,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * or granted too late) NOT_ACQUIRED or TIMEOUT. A
      * refused plain SET: its script at once (it reports the holder's PTTL). */
     op->fail = st;
-    if (op->cancel || RLOCK__MS_BEFORE(now, start)) {
+    if (op->cancel || back) {
         op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
     } else if (st == RLOCK_OK) {
         op->fail = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
