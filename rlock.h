@@ -1044,8 +1044,8 @@ typedef struct rlock_op {
     struct rlock_lock *next;
     int kind;
     int phase;
-    rlock_status result;
-    rlock_status fail;
+    int result;               /* (rlock_status, in words: Thumb stores a byte this far only in 4 bytes) */
+    int fail;
     int timed;
     int cancel;
     uint32_t attempts;
@@ -6167,9 +6167,9 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * reached). Exponential backoff with jitter, in [d/2, d] (32-bit
         * division), d doubled once per attempt after the first (attempts >=
         * 1 here), never past the holder's PTTL or the wait. */
-    if (op->cancel || rlock__c_fatal(op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
+    if (op->cancel || rlock__c_fatal((rlock_status)op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
         (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
-        rlock__op_finish(lk, op->fail);
+        rlock__op_finish(lk, (rlock_status)op->fail);
         return;
     }
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
@@ -6496,7 +6496,7 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
-    st = lk->op.result;
+    st = (rlock_status)lk->op.result;
     rlock__op_unlink(lk);
     return st;
 }
