@@ -6071,6 +6071,8 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
 /* Statuses that end an acquire at once (as rlock__tally_status; and
  * RLOCK_E_CLOCK, which no answer carries: the judge's own): one bit each. */
 typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
+/* (the judge tests E_IO or E_PROTOCOL as one range) */
+typedef char rlock__c_io_then_protocol[RLOCK_E_PROTOCOL == RLOCK_E_IO + 1 ? 1 : -1];
 static int rlock__c_fatal(rlock_status st) {
     return (int)(((1ul << RLOCK_E_AUTH) | (1ul << RLOCK_E_WRONGTYPE) | (1ul << RLOCK_E_FOREIGN) | (1ul << RLOCK_E_BADARG) |
                   (1ul << RLOCK_E_MOVED) | (1ul << RLOCK_E_CLOCK)) >> st & 1u);
@@ -6158,7 +6160,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
-    if (yes || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
+    if (yes || (unsigned)st - RLOCK_E_IO <= 1u) { /* (E_IO or E_PROTOCOL: rlock__c_io_then_protocol) */
         rlock__c_round(lk, now, RLOCK__C_CLEANUP); /* (the retry's token is a new one: rlock__c_round) */
         return;
     }
