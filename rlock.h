@@ -1044,10 +1044,9 @@ typedef struct rlock_op {
     struct rlock_lock *next;
     int kind;
     int phase;
-    rlock_status result;
-    rlock_status fail;
+    int result;               /* (rlock_status, in words: Thumb stores a byte this far only in 4 bytes) */
+    int fail;
     int timed;
-    int fresh;
     int cancel;
     uint32_t attempts;
     uint32_t wait_left;
@@ -4128,7 +4127,7 @@ static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
 static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
     if (every) return every > RLOCK__MS_FAR - 1u ? RLOCK__MS_FAR - 1u : every; /* an interval: < 2^31 */
-    return ttl >= 3u ? ttl / 3u : 1u; /* (ttl < 2^31: checked) */
+    return ttl / 3u; /* (a lease's ttl: above the drift, >= 2 (rlock__check_ttl), so at least 1) */
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
@@ -5943,9 +5942,12 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
-/* Is rep a Redis error whose message starts with word[0..n)? */
+/* Is rep a Redis error whose message starts with word[0..n)? (No length
+ * test: its line is read in place in rx and ends in a CR, so a shorter one
+ * differs there at the latest; memcmp may read on, to rx + 1 + n at most,
+ * inside rx: n < RLOCK_RX_BUF, all of it written by rlock_node_init.) */
 static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n) {
-    return rep->type == '-' && rep->len >= n && memcmp(rep->str, word, n) == 0;
+    return rep->type == '-' && memcmp(rep->str, word, n) == 0;
 }
 
 /* Note the answer to lk's request (as rlock__round_answer and
@@ -5970,18 +5972,24 @@ static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st
         why = "";
         if (t == '-') {
             st = rlock__map_error(rep->str, rep->len);
-            if (rlock__c_error_is(rep, "READONLY", 8)) /* failover: connect again (rx is kept) */
-                rlock__c_dropz(n, RLOCK_E_REDIS, RLOCK__TXT("READONLY: the server is a replica now"));
+            /* failover: connect again (rx is kept). No reason into x.xerr: its
+             * only request is answered (x.count 0, none fails with it), and
+             * the node's diagnostic is the error's own text. */
+            if (rlock__c_error_is(rep, "READONLY", 8)) rlock__c_down(n, RLOCK_E_REDIS);
             why = rep->str; /* Redis's own text */
             len = rep->len;
             goto note;
         }
         if (r->plain) {
-            if (t == '+' && rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
+            /* +OK (no other reply rlock__c_parse reads has the line OK: not
+             * an integer's, nil's or a count's; an error's went above) */
+            if (rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
             else if (t) st = RLOCK_E_PROTOCOL;
         } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
             if (t != ':') st = RLOCK_E_PROTOCOL;
-        } else if (t != '*' || (unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+        } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+            /* (not {0 or 1, pttl[, fence]}: only an array passes both,
+             * another reply's count is its v[0], -1 or 0 (rlock__c_parse)) */
             st = RLOCK_E_PROTOCOL;
         } else if (!rep->v[0] && rep->v[1] == -1) {
             st = RLOCK_E_FOREIGN;
@@ -6029,19 +6037,15 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     int cleanup = how >> 1, kind = cleanup ? RLOCK__OP_RELEASE : op->kind, plain = 0;
     if (kind == RLOCK__OP_ACQUIRE) {
         rlock__ms left;
-        if (op->fresh) {
+        if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
             unsigned char rnd[RLOCK_TOKEN_LEN / 2];
-            op->fresh = 0;
             if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
             rlock__hex(lk->owner, rnd, sizeof rnd);
         }
         if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
         left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-        if (how == RLOCK__C_NEXT) {
-            plain = op->attempts == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only &&
-                    lk->client->nodes[0]->scripted;
-            op->attempts++;
-        }
+        if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
+            plain = lk->client->nodes[0]->scripted; /* (0 or 1) */
         op->wait_left = left > 86400000u ? 86400000u : left;
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
@@ -6071,6 +6075,8 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
 /* Statuses that end an acquire at once (as rlock__tally_status; and
  * RLOCK_E_CLOCK, which no answer carries: the judge's own): one bit each. */
 typedef char rlock__c_statuses_fit[RLOCK_STATUS_COUNT <= 32 ? 1 : -1];
+/* (the judge tests E_IO or E_PROTOCOL as one range) */
+typedef char rlock__c_io_then_protocol[RLOCK_E_PROTOCOL == RLOCK_E_IO + 1 ? 1 : -1];
 static int rlock__c_fatal(rlock_status st) {
     return (int)(((1ul << RLOCK_E_AUTH) | (1ul << RLOCK_E_WRONGTYPE) | (1ul << RLOCK_E_FOREIGN) | (1ul << RLOCK_E_BADARG) |
                   (1ul << RLOCK_E_MOVED) | (1ul << RLOCK_E_CLOCK)) >> st & 1u);
@@ -6101,9 +6107,11 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
     uint32_t k;
-    /* the holder's PTTL from a refusal, -1 none (op.holder_pttl is the
-     * general engine's: a refusal never has a cleanup) */
-    rlock__num pttl = -1;
+    /* the holder's PTTL from a refusal; none: RLOCK__MS_FAR, which caps no
+     * delay (< 2^31, below) (op.holder_pttl is the general engine's: a
+     * refusal never has a cleanup) */
+    rlock__num pttl = RLOCK__MS_FAR;
+    int back;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
@@ -6114,9 +6122,10 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
         return;
     }
+    back = RLOCK__MS_BEFORE(now, start); /* the clock went back */
     if (op->kind == RLOCK__OP_EXTEND) {
         int live = RLOCK__MS_BEFORE(now, lk->validity_end); /* (the hold's validity not run out) */
-        if (RLOCK__MS_BEFORE(now, start)) {
+        if (back) {
             st = RLOCK_E_CLOCK;
         } else if (!live || (st == RLOCK_OK && !yes)) { /* validity ran out (whatever the answer), or refused */
             rlock__mark_lost(lk);
@@ -6132,7 +6141,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * or granted too late) NOT_ACQUIRED or TIMEOUT. A
      * refused plain SET: its script at once (it reports the holder's PTTL). */
     op->fail = st;
-    if (op->cancel || RLOCK__MS_BEFORE(now, start)) {
+    if (op->cancel || back) {
         op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
     } else if (st == RLOCK_OK) {
         op->fail = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
@@ -6155,9 +6164,8 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
-    if (yes || st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) {
-        op->fresh = 1; /* the retry's token is a new one (see the general engine's acquire round end) */
-        rlock__c_round(lk, now, RLOCK__C_CLEANUP);
+    if (yes || (unsigned)st - RLOCK_E_IO <= 1u) { /* (E_IO or E_PROTOCOL: rlock__c_io_then_protocol) */
+        rlock__c_round(lk, now, RLOCK__C_CLEANUP); /* (the retry's token is a new one: rlock__c_round) */
         return;
     }
 again: /* after a failed attempt (and its cleanup): back off and retry, or
@@ -6165,16 +6173,16 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * reached). Exponential backoff with jitter, in [d/2, d] (32-bit
         * division), d doubled once per attempt after the first (attempts >=
         * 1 here), never past the holder's PTTL or the wait. */
-    if (op->cancel || rlock__c_fatal(op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
+    if (op->cancel || rlock__c_fatal((rlock_status)op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
         (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
-        rlock__op_finish(lk, op->fail);
+        rlock__op_finish(lk, (rlock_status)op->fail);
         return;
     }
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
     if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
-    if (pttl >= 0 && pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
+    if (pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -6481,13 +6489,14 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 }
 #endif
 
+/* (only an op in progress, kind not NONE: it is in the client's list from
+ * rlock__op_link on. Its next and phase are left: read only while linked,
+ * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
-    while (*p && *p != lk) p = &(*p)->op.next;
-    if (*p) *p = lk->op.next;
-    lk->op.next = NULL;
+    while (*p != lk) p = &(*p)->op.next;
+    *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
-    lk->op.phase = RLOCK__PH_IDLE;
 }
 
 /* rlock_result of a valid handle; step (the compact rlock_step): its
@@ -6498,7 +6507,7 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
-    st = lk->op.result;
+    st = (rlock_status)lk->op.result;
     rlock__op_unlink(lk);
     return st;
 }

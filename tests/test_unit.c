@@ -2035,6 +2035,15 @@ static void test_plain_fast_path(void) {
     fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n"); /* the outcome was unknown: cleaned up */
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
     CHECK(F[0].close_calls >= 1);
+    { /* a status other than OK, an array: the same */
+        static const char *const other[] = { "+OKAY\r\n", "+O\r\n", "+\r\n", "+KO\r\n", "*1\r\n:1\r\n" };
+        for (i = 0; i < sizeof other / sizeof other[0]; i++) {
+            fk_add(&F[0], "SET", other[i]);
+            fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+        }
+        CHECK_EQ_LL(F[0].n_reqs, 10 + 2 * (long long)i);
+    }
     env_done();
 
 #if RLOCK_MAX_NODES >= 3
@@ -2433,6 +2442,7 @@ static void test_wrong_shape(void) {
     static const char *const shapes[] = {
         ":1\r\n", "*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n", "*3\r\n:1\r\n:1\r\n+x\r\n", "*2\r\n:2\r\n:1\r\n", "*2\r\n$1\r\n1\r\n:1\r\n",
         "+OK\r\n", "$-1\r\n", "*1\r\n:1\r\n", "*2\r\n*0\r\n:1\r\n",
+        ":2\r\n", ":3\r\n", ":0\r\n", "*0\r\n", "*-1\r\n", /* (integers and counts the compact reader gives as v[0]) */
     };
     size_t i;
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
