@@ -6431,7 +6431,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
     /* an acquire's wait (an extend's and a release's is 0, unused): of
      * RLOCK__MS_FAR (2^31 - 1) ms or more is forever (timed 2), its end set
      * by each attempt (rlock__c_round) */
-    lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
+    lk->op.timed = wait_ms >= RLOCK__MS_FAR ? 2 : (rlock__ms)wait_ms != 0; /* (below it: 32 bits) */
     lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__c_round(lk, now, RLOCK__C_NEXT);
     return RLOCK_WOULD_BLOCK;
