@@ -2095,18 +2095,16 @@ static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, unsigned 
     (void)x; (void)y;
     rlock__txt_put(out, RLOCK_WHY_LEN, fmt);
 #else
-    long long v[2];
     size_t n = 0, k = 0, cap = RLOCK_WHY_LEN;
-    v[0] = x; v[1] = (long long)y;
     for (; *fmt && n + 1 < cap; fmt++) {
-        char num[24];
-        size_t len, i;
-        unsigned long long u;
+        char num[24], *p = num; /* the number's text: its sign, its digits */
+        rlock__unum u;
         if (*fmt != '%' || k == 2) { out[n++] = *fmt; continue; }
-        u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
-        if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
-        len = rlock__utoa(num, u);
-        for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
+        if (k++) u = y;
+        else if (x < 0) *p++ = '-', u = 0ULL - (rlock__unum)x;
+        else u = (rlock__unum)x;
+        (void)rlock__utoa(p, u);
+        for (p = num; *p && n + 1 < cap; p++) out[n++] = *p;
     }
     out[n] = '\0';
 #endif
