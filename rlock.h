@@ -3525,11 +3525,11 @@ static void rlock__sleep(const rlock_client *c, uint32_t ms) {
 }
 static void rlock__hex(char *out, const unsigned char *b, size_t n) {
     size_t i;
-    for (i = 0; i < 2 * n; i++) { /* (digits computed: no table) */
-        unsigned d = (unsigned)(b[i / 2] >> (i & 1 ? 0 : 4)) & 15u;
+    for (i = 0; i < 2 * n; i++) { /* (digits computed: no table; the high one first) */
+        unsigned d = (unsigned)(b[i / 2] << (i & 1 ? 4 : 0)) >> 4 & 15u;
         out[i] = (char)(d < 10 ? '0' + d : 'a' - 10 + d);
     }
-    out[2 * n] = '\0';
+    out[i] = '\0';
 }
 
 /* A time field: its default when 0, then its bound. */
