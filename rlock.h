@@ -6940,7 +6940,9 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     now = rlock__now64(lk->client);
     len = (rlock__ms)lk->validity_end - lk->granted_at; /* the grant's validity: a clock hook that stepped back adds none */
     left = lk->validity_end - now; /* past the end: "negative" (the hook's own 2^64 end wraps too) */
-    return (long long)(left >> 63 ? 0 : left < len ? left : len);
+    if (left >> 63) return 0;
+    /* the lesser of left and len, in 32 bits (len is: a left of 2^32 or more is the larger) */
+    return left >> 32 || (rlock__ms)left > len ? len : (rlock__ms)left;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
 #if RLOCK__COMPACT /* simple locks: 1 while held */
