@@ -6437,11 +6437,16 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
+/* An extend's and a release's begin: their wait_ms 0 goes on the stack in
+ * this one place; their calls pass their arguments on in registers. */
+static RLOCK__NOINLINE rlock_status rlock__c_start_now(rlock_lock *lk, int op, long long ttl_ms) {
+    return rlock__c_start(lk, op, ttl_ms, 0);
+}
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    return rlock__c_start(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+    return rlock__c_start_now(lk, RLOCK__OP_EXTEND, ttl_ms);
 }
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    return rlock__c_start(lk, RLOCK__OP_RELEASE, 0, 0);
+    return rlock__c_start_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
 #endif /* RLOCK__COMPACT */
@@ -6751,14 +6756,29 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
 #endif
     return rlock__run_op(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
+#if RLOCK__COMPACT
+/* The compact engine's three blocking calls without a wait share its 0:
+ * one place passes the 64-bit zero on the stack, their calls pass their
+ * arguments on in registers. (The general engine's inline their own begin
+ * each: smaller there, measured.) */
+static RLOCK__NOINLINE rlock_status rlock__run_now(rlock_lock *lk, int op, long long ttl_ms) {
+    return rlock__run_op(lk, op, ttl_ms, 0);
+}
+#else
+#define rlock__run_now(lk, op, ttl_ms) rlock__run_op((lk), (op), (ttl_ms), 0)
+#endif
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
+#if RLOCK__COMPACT /* (no wait: rlock_acquire's sleep check is moot) */
+    return rlock__run_now(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+#else
     return rlock_acquire(lk, ttl_ms, 0);
+#endif
 }
 RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms) {
-    return rlock__run_op(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+    return rlock__run_now(lk, RLOCK__OP_EXTEND, ttl_ms);
 }
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
-    return rlock__run_op(lk, RLOCK__OP_RELEASE, 0, 0);
+    return rlock__run_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
