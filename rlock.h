@@ -6891,7 +6891,6 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     rlock_renewal what = RLOCK_RENEW_NONE;
     rlock_status st = RLOCK_OK;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    cfg = &lk->client->cfg;
     for (;;) {
         if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
             st = rlock_step(lk);
@@ -6928,6 +6927,7 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
         if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
         now = rlock__now(lk->client);
         next = left;
+        cfg = &lk->client->cfg; /* (here, not before the loop: one register less across it) */
         /* (held + ttl > max_hold_ms, in 32 bits) */
         if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
             (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
