@@ -6395,14 +6395,12 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
  * waits up to wait_ms; an extend's and a release's wait_ms is 0. (noinline:
  * smaller, measured.) */
 static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
-    rlock_client *c;
     rlock__ms now;
     uint32_t life = 0;
     uint64_t seed;
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    c = lk->client;
     if (op != RLOCK__OP_RELEASE) {
         if ((life = rlock__check_ttl(lk, ttl_ms)) == 0) return RLOCK_E_BADARG;
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
@@ -6417,17 +6415,17 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
     } else {
         if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
-        if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
+        if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
             return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
         /* A fresh grant: a new token, and the backoff's jitter seed. */
-        if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
         if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
         lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
     }
-    now = rlock__now(c);
+    now = rlock__now(lk->client);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
     lk->op.life = life; /* (a release's: unused) */
     /* an acquire's wait (an extend's and a release's is 0, unused): of
