@@ -3416,20 +3416,20 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         "\23UPGRADE read lock held\0"
 #endif
         ;
-    const char *w;
+    const char *w; /* a word; w[-1] its status byte */
     size_t len;
 #if RLOCK__COMPACT
     size_t i;
 #endif
-    for (w = words; *w; w += len + 2) {
-        len = strlen(w + 1);
+    for (w = words + 1; w[-1]; w += len + 2) {
+        len = strlen(w);
 #if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n; i++) {
-            if (memcmp(s + i, w + 1, len) == 0) return (rlock_status)(*w & 31);
-            if (*w & 32) break;
+            if (memcmp(s + i, w, len) == 0) return (rlock_status)(w[-1] & 31);
+            if (w[-1] & 32) break;
         }
 #else
-        if (rlock__has(s, (*w & 32) && n > len ? len : n, w + 1)) return (rlock_status)(*w & 31);
+        if (rlock__has(s, (w[-1] & 32) && n > len ? len : n, w)) return (rlock_status)(w[-1] & 31);
 #endif
     }
     return RLOCK_E_REDIS;
