@@ -6871,7 +6871,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    if (lk->state == RLOCK_STATE_HELD && lk->op.kind == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
+    if (lk->op.kind == RLOCK__OP_NONE && lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0)
         return RLOCK_STATE_LOST;
     return lk->state;
 }
