@@ -1781,11 +1781,15 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__FEW RLOCK__NOINLINE
 #endif
 
-/* Handle magics: catch uninitialised and destroyed handles. */
-#define RLOCK__MAGIC_NODE   0x524c4e31u
-#define RLOCK__MAGIC_CLIENT 0x524c4331u
-#define RLOCK__MAGIC_LOCK   0x524c4b31u
-#define RLOCK__MAGIC_SUB    0x524c5331u
+/* Handle magics: catch uninitialised and destroyed handles (and one kind
+ * passed for another). Each is one letter four times ("NNNN", "CCCC",
+ * "KKKK" for a lock, "SSSS"): a 32-bit word no common fill pattern makes,
+ * that a Thumb-2 compare or move carries as its immediate (no literal to
+ * load: 2 bytes less per use, and no 4-byte literal, on a Cortex-M). */
+#define RLOCK__MAGIC_NODE   0x4e4e4e4eu
+#define RLOCK__MAGIC_CLIENT 0x43434343u
+#define RLOCK__MAGIC_LOCK   0x4b4b4b4bu
+#define RLOCK__MAGIC_SUB    0x53535353u
 
 /* Feature tests the compiler folds to 0 when the feature is compiled out,
  * so the code behind them goes too (section 1: RLOCK_NO_*). */
@@ -2094,18 +2098,16 @@ static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, unsigned 
     (void)x; (void)y;
     rlock__txt_put(out, RLOCK_WHY_LEN, fmt);
 #else
-    long long v[2];
     size_t n = 0, k = 0, cap = RLOCK_WHY_LEN;
-    v[0] = x; v[1] = (long long)y;
     for (; *fmt && n + 1 < cap; fmt++) {
-        char num[24];
-        size_t len, i;
-        unsigned long long u;
+        char num[24], *p = num; /* the number's text: its sign, its digits */
+        rlock__unum u;
         if (*fmt != '%' || k == 2) { out[n++] = *fmt; continue; }
-        u = v[k] < 0 ? 0ULL - (unsigned long long)v[k] : (unsigned long long)v[k];
-        if (v[k++] < 0 && n + 1 < cap) out[n++] = '-';
-        len = rlock__utoa(num, u);
-        for (i = 0; i < len && n + 1 < cap; i++) out[n++] = num[i];
+        if (k++) u = y;
+        else if (x < 0) *p++ = '-', u = 0ULL - (rlock__unum)x;
+        else u = (rlock__unum)x;
+        (void)rlock__utoa(p, u);
+        for (p = num; *p && n + 1 < cap; p++) out[n++] = *p;
     }
     out[n] = '\0';
 #endif
@@ -3413,20 +3415,20 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         "\23UPGRADE read lock held\0"
 #endif
         ;
-    const char *w;
+    const char *w; /* a word; w[-1] its status byte */
     size_t len;
 #if RLOCK__COMPACT
     size_t i;
 #endif
-    for (w = words; *w; w += len + 2) {
-        len = strlen(w + 1);
+    for (w = words + 1; w[-1]; w += len + 2) {
+        len = strlen(w);
 #if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n; i++) {
-            if (memcmp(s + i, w + 1, len) == 0) return (rlock_status)(*w & 31);
-            if (*w & 32) break;
+            if (memcmp(s + i, w, len) == 0) return (rlock_status)(w[-1] & 31);
+            if (w[-1] & 32) break;
         }
 #else
-        if (rlock__has(s, (*w & 32) && n > len ? len : n, w + 1)) return (rlock_status)(*w & 31);
+        if (rlock__has(s, (w[-1] & 32) && n > len ? len : n, w)) return (rlock_status)(w[-1] & 31);
 #endif
     }
     return RLOCK_E_REDIS;
@@ -3450,7 +3452,7 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
 static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
     if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
     memset(obj, 0, size);
-    *(rlock_transport *)obj = *tr;
+    memmove(obj, tr, sizeof *tr); /* (a call: gcc -Os copies a struct inline, 20 bytes of Thumb; memmove is linked anyway) */
     return RLOCK_OK;
 }
 
@@ -3526,11 +3528,11 @@ static void rlock__sleep(const rlock_client *c, uint32_t ms) {
 }
 static void rlock__hex(char *out, const unsigned char *b, size_t n) {
     size_t i;
-    for (i = 0; i < 2 * n; i++) { /* (digits computed: no table) */
-        unsigned d = (unsigned)(b[i / 2] >> (i & 1 ? 0 : 4)) & 15u;
+    for (i = 0; i < 2 * n; i++) { /* (digits computed: no table; the high one first) */
+        unsigned d = (unsigned)(b[i / 2] << (i & 1 ? 4 : 0)) >> 4 & 15u;
         out[i] = (char)(d < 10 ? '0' + d : 'a' - 10 + d);
     }
-    out[2 * n] = '\0';
+    out[i] = '\0';
 }
 
 /* A time field: its default when 0, then its bound. */
@@ -6410,14 +6412,12 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
  * waits up to wait_ms; an extend's and a release's wait_ms is 0. (noinline:
  * smaller, measured.) */
 static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
-    rlock_client *c;
     rlock__ms now;
     uint32_t life = 0;
     uint64_t seed;
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    c = lk->client;
     if (op != RLOCK__OP_RELEASE) {
         if ((life = rlock__check_ttl(lk, ttl_ms)) == 0) return RLOCK_E_BADARG;
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
@@ -6432,23 +6432,23 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
     } else {
         if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
-        if (RLOCK__FENCING(c) && lk->aux_base_len == 0) /* no same-slot counter name */
+        if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
             return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
         /* A fresh grant: a new token, and the backoff's jitter seed. */
-        if (rlock__random(c, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
         if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
         lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
     }
-    now = rlock__now(c);
+    now = rlock__now(lk->client);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
     lk->op.life = life; /* (a release's: unused) */
     /* an acquire's wait (an extend's and a release's is 0, unused): of
      * RLOCK__MS_FAR (2^31 - 1) ms or more is forever (timed 2), its end set
      * by each attempt (rlock__c_round) */
-    lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
+    lk->op.timed = wait_ms >= RLOCK__MS_FAR ? 2 : (rlock__ms)wait_ms != 0; /* (below it: 32 bits) */
     lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__c_round(lk, now, RLOCK__C_NEXT);
     return RLOCK_WOULD_BLOCK;
@@ -6456,11 +6456,16 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
+/* An extend's and a release's begin: their wait_ms 0 goes on the stack in
+ * this one place; their calls pass their arguments on in registers. */
+static RLOCK__NOINLINE rlock_status rlock__c_start_now(rlock_lock *lk, int op, long long ttl_ms) {
+    return rlock__c_start(lk, op, ttl_ms, 0);
+}
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    return rlock__c_start(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+    return rlock__c_start_now(lk, RLOCK__OP_EXTEND, ttl_ms);
 }
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    return rlock__c_start(lk, RLOCK__OP_RELEASE, 0, 0);
+    return rlock__c_start_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
 #endif /* RLOCK__COMPACT */
@@ -6771,14 +6776,29 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
 #endif
     return rlock__run_op(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
+#if RLOCK__COMPACT
+/* The compact engine's three blocking calls without a wait share its 0:
+ * one place passes the 64-bit zero on the stack, their calls pass their
+ * arguments on in registers. (The general engine's inline their own begin
+ * each: smaller there, measured.) */
+static RLOCK__NOINLINE rlock_status rlock__run_now(rlock_lock *lk, int op, long long ttl_ms) {
+    return rlock__run_op(lk, op, ttl_ms, 0);
+}
+#else
+#define rlock__run_now(lk, op, ttl_ms) rlock__run_op((lk), (op), (ttl_ms), 0)
+#endif
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
+#if RLOCK__COMPACT /* (no wait: rlock_acquire's sleep check is moot) */
+    return rlock__run_now(lk, RLOCK__OP_ACQUIRE, ttl_ms);
+#else
     return rlock_acquire(lk, ttl_ms, 0);
+#endif
 }
 RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms) {
-    return rlock__run_op(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+    return rlock__run_now(lk, RLOCK__OP_EXTEND, ttl_ms);
 }
 RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
-    return rlock__run_op(lk, RLOCK__OP_RELEASE, 0, 0);
+    return rlock__run_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
@@ -6869,7 +6889,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    if (lk->state == RLOCK_STATE_HELD && lk->op.kind == RLOCK__OP_NONE && rlock_validity_ms(lk) == 0)
+    if (lk->op.kind == RLOCK__OP_NONE && lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0)
         return RLOCK_STATE_LOST;
     return lk->state;
 }
@@ -6887,7 +6907,6 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     rlock_renewal what = RLOCK_RENEW_NONE;
     rlock_status st = RLOCK_OK;
     if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
-    cfg = &lk->client->cfg;
     for (;;) {
         if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
             st = rlock_step(lk);
@@ -6924,6 +6943,7 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
         if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
         now = rlock__now(lk->client);
         next = left;
+        cfg = &lk->client->cfg; /* (here, not before the loop: one register less across it) */
         /* (held + ttl > max_hold_ms, in 32 bits) */
         if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
             (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
@@ -6960,7 +6980,9 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     now = rlock__now64(lk->client);
     len = (rlock__ms)lk->validity_end - lk->granted_at; /* the grant's validity: a clock hook that stepped back adds none */
     left = lk->validity_end - now; /* past the end: "negative" (the hook's own 2^64 end wraps too) */
-    return (long long)(left >> 63 ? 0 : left < len ? left : len);
+    if (left >> 63) return 0;
+    /* the lesser of left and len, in 32 bits (len is: a left of 2^32 or more is the larger) */
+    return left >> 32 || (rlock__ms)left > len ? len : (rlock__ms)left;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
 #if RLOCK__COMPACT /* simple locks: 1 while held */
