@@ -1961,21 +1961,22 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
             z <<= pairs;
             v->integer = (long long)z;
             *pos = eol + 2;
-            return (long)z; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
+            return (long)z; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks, rx_cap is a buffer's size) */
         }
     }
     *pos = eol + 2;
     return RLOCK__R_SCALAR;
 }
 
-/* Iterative: one counter per open aggregate, so the stack it uses does not
- * grow with the nesting (see README "Memory" for the figure). */
-RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+/* rlock_resp_parse past its argument checks: the exchange's receive buffer
+ * passes them all (0 < rx_len <= rx_cap, a buffer's size). Iterative: one
+ * counter per open aggregate, so the stack it uses does not grow with the
+ * nesting (see README "Memory" for the figure). */
+static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
     size_t left[RLOCK_RESP_MAX_DEPTH + 1]; /* counts fit: each is bounded by max_len (rlock__resp_one) */
     unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
     int depth = 0;
     size_t pos = 0;
-    if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
     memset(out, 0, sizeof *out);
     for (;;) {
         /* Read where the value is kept (the reply itself, or one of its
@@ -2010,6 +2011,10 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
             if (attr[depth]) break;
         }
     }
+}
+RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+    if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
+    return rlock__resp_parse(buf, len, max_len, out);
 }
 
 /* v in decimal into out (NUL-terminated, up to 20 digits); returns the
@@ -3309,7 +3314,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         if (r < 2) return r;
     }
 #endif
-    used = rlock_resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
+    used = rlock__resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
