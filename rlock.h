@@ -4788,11 +4788,14 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
+    /* (each node's request goes out as it is reached: what one node's
+     * submit does touches that node alone) */
     for (i = 0; i < lk->client->n_nodes; i++) {
         r->st[i] = RLOCK_WOULD_BLOCK;
-        if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
+        if (!((mask >> i) & 1u)) continue;
+        if (!cleanup) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
+        rlock__round_submit(lk, i);
     }
-    rlock__round_send(lk);
 }
 
 static int rlock__round_done(const rlock_round *r) {
