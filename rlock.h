@@ -4643,8 +4643,9 @@ static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *wor
     return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= w && memcmp(rep->v.str, word, w) == 0;
 }
 
-/* Record node i's answer; note it for rlock_node_status unless this is a
- * cleanup (which must not erase why the round before it failed). */
+/* Record node i's answer; note it (why: its text unless rep is an error,
+ * never NULL) for rlock_node_status unless this is a cleanup (which must
+ * not erase why the round before it failed). */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
     /* what was asked, by op kind (a cleanup is a release) */
@@ -4678,9 +4679,9 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     }
     if (drop != RLOCK_OK) rlock__x_dropz(rlock__x_node(n), drop, why);
     if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
-    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
-    else rlock__node_notez(n, kept, why ? why : "");
+    if (kept == RLOCK_E_FOREIGN) why = "key exists without a TTL";
+    else if (rep && rep->v.type == RLOCK_RESP_ERROR) { rlock__node_note(n, kept, rep->v.str, rep->v.len); return; }
+    rlock__node_notez(n, kept, why);
 }
 
 /* Hand node i its request for the current round, if it has room now. */
@@ -4856,7 +4857,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
         nd->scripted = (unsigned char)!noperm;
-    rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
+    rlock__round_answer(lk, i, RLOCK_OK, rep, "");
 }
 
 #endif /* !RLOCK__COMPACT */
