@@ -1832,18 +1832,16 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
     return len >= max_len ? -1 : 0;
 }
 
-/* Strict decimal: optional '-', digits, no overflow. (Past its leading
- * zeros, 19 digits cannot wrap 64 bits: one range check at the end, none
- * per digit.) */
+/* Strict decimal: optional '-', digits, no overflow. (Below 2^60, v * 10
+ * + 9 cannot wrap 64 bits, and every value in range is below 2^60 before
+ * its last digit: one shift per digit, one range check at the end.) */
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     size_t i = n > 0 && s[0] == '-';
     unsigned neg = (unsigned)i;
     unsigned long long v = 0;
     if (i == n) return -1;
-    while (i + 1 < n && s[i] == '0') i++;
-    if (n - i > 19) return -1;
     for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
+        if (s[i] < '0' || s[i] > '9' || v >> 60) return -1;
         v = v * 10u + (unsigned)(s[i] - '0');
     }
     if (v > (unsigned long long)LLONG_MAX + neg) return -1;
