@@ -4603,7 +4603,7 @@ static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
 #endif
 
 #if !RLOCK__COMPACT
-static int rlock__round_wants_array(const rlock_round *r) {
+static RLOCK__NOINLINE int rlock__round_wants_array(const rlock_round *r) { /* (inline twice: larger) */
     return r->plain ? 2 : rlock__is_acquire_script(r->script);
 }
 #endif
