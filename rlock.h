@@ -3867,6 +3867,7 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
     return c->n_nodes;
 }
 
+static unsigned rlock__popcount(unsigned m);
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
     size_t i, up = 0;
     rlock__ping ping;
@@ -3878,10 +3879,10 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     memset(&ping, 0, sizeof ping);
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
                       sizeof RLOCK__PING - 1);
+    up = rlock__popcount(ping.up);
     for (i = c->n_nodes; i-- > 0;) { /* (backwards: the first node's error is the last written) */
         rlock_status st = c->nodes[i]->result;
-        if ((ping.up >> i) & 1u) up++;
-        else first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
+        if (!((ping.up >> i) & 1u)) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
     }
     if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
