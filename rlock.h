@@ -4917,7 +4917,8 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
      * its length, then its bytes */
     static const char cmds[4][25] = { "\023*2\r\n$9\r\nSUBSCRIBE\r\n", "\026*2\r\n$11\r\nUNSUBSCRIBE\r\n",
                                       "\025*2\r\n$10\r\nSSUBSCRIBE\r\n", "\027*2\r\n$12\r\nSUNSUBSCRIBE\r\n" };
-    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * RLOCK__SHARD(c)];
+    const int shard = RLOCK__SHARD(c);
+    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * shard];
     size_t len = (size_t)cmd[0];
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n = rlock__x_node(c->nodes[j]);
@@ -4926,7 +4927,7 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     const char *why;
     if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
         /* (the command connection) */
-    } else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
+    } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
     else return 0;
     if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
     if (len > cap) return 0;
@@ -4936,16 +4937,17 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
     /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
      * by a push or an error (MOVED: the slot is served elsewhere now). */
-    if (!RLOCK__SHARD(c) && n->proto == 3) rlock__x_commit_push(n, pos);
+    if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
     else
-        rlock__x_commit(n, pos, owner,
-                        tag | (!RLOCK__SHARD(c) ? 0
-                               : tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
-                        deadline);
+        rlock__x_commit(n, pos, owner, tag | (shard ? RLOCK__X_BY_SUB_PUSH << (tag - RLOCK__TAG_SUB) : 0),
+                        deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
     c->sub_on[j] = n;
     c->sub_gen[j] = n->gen;
     return 1;
 }
+
+typedef char rlock__by_push_bits[RLOCK__X_BY_UNSUB_PUSH == RLOCK__X_BY_SUB_PUSH << 1 &&
+                                 RLOCK__TAG_UNSUB == RLOCK__TAG_SUB + 1 ? 1 : -1];
 
 /* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
  * mask where it is subscribed; nobody waits for the answers. */
