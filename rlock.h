@@ -3129,10 +3129,11 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *arg[3];
-            int k, m, j, ok;
+            const char *arg[4]; /* the command, its arguments, NULL */
+            int k, m, ok;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
+                const char *const *a = arg;
                 m = 1;
                 arg[0] = cmd[k];
                 if (k == 0) {
@@ -3147,8 +3148,9 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
                     if (!RLOCK__HAS_WAITING || !n->hello) continue;
                     arg[m++] = "3";
                 }
+                arg[m] = NULL;
                 ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
-                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]));
+                for (; ok && *a; a++) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, *a, strlen(*a));
                 if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
                     n->conn = RLOCK__CONN_DOWN;
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
