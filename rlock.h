@@ -1971,8 +1971,9 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
  * counter per open aggregate, so the stack it uses does not grow with the
  * nesting (see README "Memory" for the figure). */
 static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
-    size_t left[RLOCK_RESP_MAX_DEPTH + 1]; /* counts fit: each is bounded by max_len (rlock__resp_one) */
-    unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
+    /* Per open aggregate: twice the elements it still has, plus 1 for an
+     * attribute (counts fit: each is bounded by max_len / 3, rlock__resp_one). */
+    size_t left[RLOCK_RESP_MAX_DEPTH + 1];
     int depth = 0;
     size_t pos = 0;
     memset(out, 0, sizeof *out);
@@ -1986,17 +1987,15 @@ static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_l
         long n;
         int is_attr;
         if (depth == 0) v = &out->v;
-        else if (depth == 1 && (size_t)out->count - left[0] < RLOCK_RESP_MAX_ELEMS)
-            v = &out->elem[(size_t)out->count - left[0]];
+        else if (depth == 1 && (size_t)out->count - (left[0] >> 1) < RLOCK_RESP_MAX_ELEMS)
+            v = &out->elem[(size_t)out->count - (left[0] >> 1)];
         n = rlock__resp_one(buf, len, &pos, max_len, v);
         is_attr = v->type == RLOCK_RESP_NONE;
         if (n < RLOCK__R_SCALAR) return n == RLOCK__R_MORE ? 0 : -1;
         if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
         if (!is_attr && depth == 0 && n >= 0) out->count = n;
         if (n > 0) {
-            left[depth] = (size_t)n;
-            attr[depth] = (unsigned char)is_attr;
-            depth++;
+            left[depth++] = (size_t)n * 2 + (size_t)is_attr;
             continue;
         }
         if (is_attr) continue; /* an empty attribute: the value it annotates follows */
@@ -2004,9 +2003,8 @@ static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_l
          * that closes is no value of its parent: what it annotates follows. */
         for (;;) {
             if (depth == 0) return (long)pos;
-            if (--left[depth - 1] > 0) break;
-            depth--;
-            if (attr[depth]) break;
+            if ((left[depth - 1] -= 2) > 1) break;
+            if (left[--depth]) break; /* (1: an attribute) */
         }
     }
 }
