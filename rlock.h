@@ -3021,7 +3021,7 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
     n->conn = RLOCK__CONN_DOWN;
     n->proto = 2;
     n->rx_len = n->rx_used = 0;
-    n->tx_len = n->tx_off = 0;
+    n->tx_len = 0; /* (tx_off: always 0 here, rlock__x_send_step) */
     n->failing = n->count;
     n->fail_st = st;
 #ifndef RLOCK_NO_CLUSTER
@@ -3097,11 +3097,6 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
         }
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
-    if (n->tx_off) { /* compact what is still unsent */
-        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
-        n->tx_len -= n->tx_off;
-        n->tx_off = 0;
-    }
     if (n->conn == RLOCK__CONN_DOWN) {
         const char *user, *pass; /* read now: the caller may set them any time before */
         int db = 0;              /* (a subscriber's channels span dbs) */
@@ -3204,7 +3199,7 @@ static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
 static int rlock__x_wants(rlock__x *n) {
     if (n->failing || n->conn == RLOCK__CONN_DOWN) return 0;
     if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
-    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
+    return (n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
 static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
@@ -3257,18 +3252,19 @@ static int rlock__x_connect_step(rlock__x *n) {
     return 1;
 }
 
-/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
+/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
+ * What is left unsent moves to the front: tx holds only unsent bytes
+ * (the general engine keeps tx_off 0), and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = n->t;
-    while (n->tx_off < n->tx_len) {
-        size_t left = n->tx_len - n->tx_off;
-        long r = t->send(t->ctx, n->tx + n->tx_off, left);
+    while (n->tx_len) {
+        long r = t->send(t->ctx, n->tx, n->tx_len);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
-        if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
-        n->tx_off += (size_t)r;
+        if ((size_t)r > n->tx_len) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        n->tx_len -= (size_t)r;
+        memmove(n->tx, n->tx + r, n->tx_len);
     }
-    n->tx_off = n->tx_len = 0;
     return 0;
 }
 
@@ -3375,7 +3371,7 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
         if (n->conn == RLOCK__CONN_DOWN) return 0;
         /* Connecting or sending past a request's deadline: it failed (the
          * clock is read once: what holds before connect holds for send). */
-        if ((n->conn != RLOCK__CONN_UP || n->tx_off < n->tx_len) && rlock__x_timed_out(n, now)) continue;
+        if ((n->conn != RLOCK__CONN_UP || n->tx_len) && rlock__x_timed_out(n, now)) continue;
         if (n->conn != RLOCK__CONN_UP) {
             r = rlock__x_connect_step(n);
             if (r < 0) continue;
