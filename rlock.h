@@ -3066,16 +3066,15 @@ static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock
     rlock__x_push(n, owner, tag, deadline);
 }
 
-/* Get room for one request: *out / *cap, where the caller encodes it before
- * rlock__x_commit. A connection that is down is (re)connected, with AUTH
+/* Get room for one request: tx from tx_len (tx_cap - tx_len bytes), where
+ * the caller encodes it before rlock__x_commit. A connection that is down is (re)connected, with AUTH
  * queued first. RLOCK_OK; RLOCK_WOULD_BLOCK when the pipeline or the send
  * buffer is full now (try again after the next step); RLOCK_E_IO when it
  * cannot connect (no connect hook); RLOCK_E_BADARG when AUTH does not fit.
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
-static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned char **out, size_t *cap,
-                                   const char **why) {
+static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
     *why = "";
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->active) {
@@ -3157,8 +3156,6 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
-    *out = n->tx + n->tx_len;
-    *cap = n->tx_cap - n->tx_len;
     return RLOCK_OK;
 }
 
@@ -3810,14 +3807,12 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         rlock__x *x = rlock__x_node(n);
-        unsigned char *out;
-        size_t cap;
         const char *why;
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(x, deadline, &out, &cap, &why); /* (why: "" unless it failed) */
-        if (st == RLOCK_OK && len <= cap) {
-            memcpy(out, req, len);
+        st = rlock__x_begin(x, deadline, &why); /* (why: "" unless it failed) */
+        if (st == RLOCK_OK && len <= x->tx_cap - x->tx_len) {
+            memcpy(x->tx + x->tx_len, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
             st = RLOCK_WOULD_BLOCK; /* the node's result until it answers */
         } else {
@@ -4684,8 +4679,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
-    unsigned char *out;
-    size_t cap, len, tx_len;
+    size_t len, tx_len;
     unsigned count;
     const char *why;
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
@@ -4695,7 +4689,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     int k;
     unsigned want;
     rlock_status st;
-    st = rlock__x_begin(n, deadline, &out, &cap, &why);
+    st = rlock__x_begin(n, deadline, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
@@ -4919,13 +4913,15 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n = rlock__x_node(c->nodes[j]);
     unsigned char *out;
-    size_t cap, pos = 0;
+    size_t cap, pos;
     const char *why;
     if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
         /* (the command connection) */
     } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
     else return 0;
-    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) return 0;
+    out = n->tx + n->tx_len;
+    cap = n->tx_cap - n->tx_len;
     if (len > cap) return 0;
     memcpy(out, cmd + 1, len);
     pos = len;
@@ -7374,11 +7370,10 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
     rlock__ms deadline = now + rlock__cluster_timeout(cl);
     for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
         rlock__x *x = rlock__x_node(&cl->node[cl->from]);
-        unsigned char *out;
-        size_t cap, len;
+        size_t len;
         const char *why;
-        if (rlock__x_begin(x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
-        len = rlock_resp_encode(out, cap, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
+        if (rlock__x_begin(x, deadline, &why) != RLOCK_OK) continue;
+        len = rlock_resp_encode(x->tx + x->tx_len, x->tx_cap - x->tx_len, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
         if (len == 0) continue;
         cl->walk.visit = rlock__cluster_visit;
         cl->walk.user = cl;
