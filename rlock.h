@@ -3798,12 +3798,16 @@ typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /*
 /* EVAL script 0, encoded */
 #define RLOCK__RUN_ID_REQ "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n"
 
-/* Ask every node in mask one request (its bytes: req[0..len)), all bounded
- * by deadline, and wait (blocking) until each answered or failed; answers
- * go to *p. */
-static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p, const char *req,
-                              size_t len) {
-    size_t i;
+/* Ask every node in mask one request - PING, or with run_id the run_id's
+ * EVAL - all bounded by timeout_ms from now, and wait (blocking) until each
+ * answered or failed; answers go to *p (cleared first). */
+static void rlock__client_ask(rlock_client *c, unsigned mask, uint32_t timeout_ms, rlock__ping *p, int run_id) {
+    static const char *const reqs[2] = { RLOCK__PING, RLOCK__RUN_ID_REQ };
+    const char *req = reqs[run_id];
+    size_t i, len = run_id ? sizeof RLOCK__RUN_ID_REQ - 1 : sizeof RLOCK__PING - 1;
+    rlock__ms deadline = rlock__now(c) + timeout_ms;
+    memset(p, 0, sizeof *p);
+    p->run_id = run_id;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         rlock__x *x = rlock__x_node(n);
@@ -3838,9 +3842,7 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
 static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
-    memset(p, 0, sizeof *p);
-    p->run_id = 1;
-    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
+    rlock__client_ask(c, up, timeout_ms, p, 1);
     /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
      * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
     for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
@@ -3867,9 +3869,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
-    memset(&ping, 0, sizeof ping);
-    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
-                      sizeof RLOCK__PING - 1);
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, timeout_ms, &ping, 0);
     up = rlock__popcount(ping.up);
     for (i = c->n_nodes; i-- > 0;) { /* (backwards: the first node's error is the last written) */
         rlock_status st = c->nodes[i]->result;
