@@ -4669,9 +4669,8 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     }
     if (drop != RLOCK_OK) rlock__x_dropz(rlock__x_node(n), drop, why);
     if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) why = "key exists without a TTL";
-    else if (rep && rep->v.type == RLOCK_RESP_ERROR) { rlock__node_note(n, kept, rep->v.str, rep->v.len); return; }
-    rlock__node_notez(n, kept, why);
+    if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
+    else rlock__node_notez(n, kept, kept == RLOCK_E_FOREIGN ? "key exists without a TTL" : why); /* (never an error) */
 }
 
 /* Hand node i its request for the current round, if it has room now. */
@@ -5558,10 +5557,12 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
+        unsigned bit = 1u << j;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
-            rlock__sub_confirmed(lk, j);
-        else lk->op.sub_pending &= ~(1u << j);
+        /* confirmed (or "ssubscribe"): subscribed if still pending; else no longer pending */
+        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB && (lk->op.sub_pending & bit))
+            lk->op.sub_ok |= bit;
+        lk->op.sub_pending &= ~bit;
         return;
     }
     case RLOCK__TAG_PING: {
