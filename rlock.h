@@ -3239,12 +3239,12 @@ static int rlock__x_connect_step(rlock__x *n) {
     const rlock_transport *t = n->t;
     int r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
-    if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        n->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
-        rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
+    if (r < 0) {
+        /* in use by someone else: send nothing, close nothing (down, the drop does not close()) */
+        if (r == RLOCK_IO_BUSY) n->conn = RLOCK__CONN_DOWN;
+        rlock__x_io_fail(n, r == RLOCK_IO_BUSY ? "the connection is in use by someone else" : "connect failed");
         return -1;
     }
-    if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
     n->conn = RLOCK__CONN_UP;
     return 1;
 }
