@@ -4063,7 +4063,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
             t->no |= 1u << i;
             t->n_no++;
-            if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
+            if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
         }
     }
     t->error = rlock__round_error(r, n_nodes);
