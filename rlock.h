@@ -3322,13 +3322,14 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     }
     if (!n->count) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
     if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
-        if (p->tag != RLOCK__TAG_HELLO && ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+        if (p->tag == RLOCK__TAG_HELLO) {
+            /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
+             * (unknown command, NOPROTO) leaves RESP2 (a new connection's). */
+            if (ev->reply.v.type == RLOCK_RESP_MAP) n->proto = 3;
+        } else if (ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len);
             return -1;
         }
-        /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
-         * (unknown command, NOPROTO) leaves RESP2. */
-        if (p->tag == RLOCK__TAG_HELLO) n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         return -1;
     }
