@@ -3863,19 +3863,15 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
 
 static unsigned rlock__popcount(unsigned m);
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
-    size_t i, up = 0;
+    size_t up;
     rlock__ping ping;
-    rlock_status first_err = RLOCK_OK;
+    rlock_status st;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, timeout_ms, &ping, 0);
     up = rlock__popcount(ping.up);
-    for (i = c->n_nodes; i-- > 0;) { /* (backwards: the first node's error is the last written) */
-        rlock_status st = c->nodes[i]->result;
-        if (!((ping.up >> i) & 1u)) first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
-    }
     if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
@@ -3883,7 +3879,9 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         return RLOCK_E_BADARG;
     }
     if (up > c->n_nodes / 2) return RLOCK_OK; /* a quorum */
-    return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
+    if (c->n_nodes > 1) return RLOCK_E_QUORUM;
+    st = c->nodes[0]->result; /* one node, down: its own error */
+    return st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
 }
 
 RLOCKDEF void rlock_client_close(rlock_client *c) {
