@@ -4721,7 +4721,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
             return;
         }
     }
-    if (fcall) nd->fcall = 1;
+    nd->fcall = (unsigned char)fcall; /* (set, or stays 0) */
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
