@@ -3209,8 +3209,8 @@ static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
 }
 
 /* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
- * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
- * tags < 0), reported to nobody. */
+ * tag; st and why are a failure's: rlock__x_pop_failed). 0 when it was the
+ * exchange's own (AUTH, SELECT, HELLO: tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     rlock__pending *p = n->q + n->head; /* the oldest (head < q_cap) */
     n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
@@ -3218,7 +3218,6 @@ static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     ev->kind = kind;
     ev->owner = p->owner;
     ev->tag = RLOCK__X_TAG(p->tag);
-    ev->st = RLOCK_OK;
     return p->tag > 0;
 }
 
