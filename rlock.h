@@ -4793,10 +4793,11 @@ static int rlock__round_done(const rlock_round *r) {
  * counts as no acknowledgement. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
-    long long got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
+    long long got;
     if (!((r->acking >> i) & 1u)) return;
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
+    got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
     if (got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
     if (r->acks < 0 || got < r->acks) r->acks = got;
 }
