@@ -3802,8 +3802,8 @@ typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /*
  * EVAL - all bounded by timeout_ms from now, and wait (blocking) until each
  * answered or failed; answers go to *p (cleared first). */
 static void rlock__client_ask(rlock_client *c, unsigned mask, uint32_t timeout_ms, rlock__ping *p, int run_id) {
-    static const char *const reqs[2] = { RLOCK__PING, RLOCK__RUN_ID_REQ };
-    const char *req = reqs[run_id];
+    /* (literals, not a table: their bytes go with this function's code) */
+    const char *req = run_id ? RLOCK__RUN_ID_REQ : RLOCK__PING;
     size_t i, len = run_id ? sizeof RLOCK__RUN_ID_REQ - 1 : sizeof RLOCK__PING - 1;
     rlock__ms deadline = rlock__now(c) + timeout_ms;
     memset(p, 0, sizeof *p);
