@@ -3067,15 +3067,16 @@ static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock
 }
 
 /* Get room for one request: tx from tx_len (tx_cap - tx_len bytes), where
- * the caller encodes it before rlock__x_commit. A connection that is down is (re)connected, with AUTH
- * queued first. RLOCK_OK; RLOCK_WOULD_BLOCK when the pipeline or the send
- * buffer is full now (try again after the next step); RLOCK_E_IO when it
- * cannot connect (no connect hook); RLOCK_E_BADARG when AUTH does not fit.
+ * the caller encodes it before rlock__x_commit. A connection that is down
+ * is (re)connected, with AUTH queued first. RLOCK_OK; RLOCK_WOULD_BLOCK
+ * when the pipeline or the send buffer is full now (try again after the
+ * next step); RLOCK_E_IO when it cannot connect (no connect hook, in use
+ * by someone else); RLOCK_E_BADARG when AUTH does not fit. *why: the text
+ * of an error (left alone otherwise).
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
 static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
-    *why = "";
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
@@ -3811,10 +3812,10 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint32_t timeout_m
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         rlock__x *x = rlock__x_node(n);
-        const char *why;
+        const char *why = ""; /* (unless it failed) */
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(x, deadline, &why); /* (why: "" unless it failed) */
+        st = rlock__x_begin(x, deadline, &why);
         if (st == RLOCK_OK && len <= x->tx_cap - x->tx_len) {
             memcpy(x->tx + x->tx_len, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
