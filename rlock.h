@@ -1835,18 +1835,16 @@ static int rlock__resp_line(const unsigned char *b, size_t len, size_t pos, size
     return len >= max_len ? -1 : 0;
 }
 
-/* Strict decimal: optional '-', digits, no overflow. (Past its leading
- * zeros, 19 digits cannot wrap 64 bits: one range check at the end, none
- * per digit.) */
+/* Strict decimal: optional '-', digits, no overflow. (Below 2^60, v * 10
+ * + 9 cannot wrap 64 bits, and every value in range is below 2^60 before
+ * its last digit: one shift per digit, one range check at the end.) */
 static int rlock__resp_int(const unsigned char *s, size_t n, long long *out) {
     size_t i = n > 0 && s[0] == '-';
     unsigned neg = (unsigned)i;
     unsigned long long v = 0;
     if (i == n) return -1;
-    while (i + 1 < n && s[i] == '0') i++;
-    if (n - i > 19) return -1;
     for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
+        if (s[i] < '0' || s[i] > '9' || v >> 60) return -1;
         v = v * 10u + (unsigned)(s[i] - '0');
     }
     if (v > (unsigned long long)LLONG_MAX + neg) return -1;
@@ -1964,21 +1962,23 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
             z <<= pairs;
             v->integer = (long long)z;
             *pos = eol + 2;
-            return (long)z; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks) */
+            return (long)z; /* (<= max_len <= LONG_MAX: rlock_resp_parse checks, rx_cap is a buffer's size) */
         }
     }
     *pos = eol + 2;
     return RLOCK__R_SCALAR;
 }
 
-/* Iterative: one counter per open aggregate, so the stack it uses does not
- * grow with the nesting (see README "Memory" for the figure). */
-RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
-    size_t left[RLOCK_RESP_MAX_DEPTH + 1]; /* counts fit: each is bounded by max_len (rlock__resp_one) */
-    unsigned char attr[RLOCK_RESP_MAX_DEPTH + 1];
+/* rlock_resp_parse past its argument checks: the exchange's receive buffer
+ * passes them all (0 < rx_len <= rx_cap, a buffer's size). Iterative: one
+ * counter per open aggregate, so the stack it uses does not grow with the
+ * nesting (see README "Memory" for the figure). */
+static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+    /* Per open aggregate: twice the elements it still has, plus 1 for an
+     * attribute (counts fit: each is bounded by max_len / 3, rlock__resp_one). */
+    size_t left[RLOCK_RESP_MAX_DEPTH + 1];
     int depth = 0;
     size_t pos = 0;
-    if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
     memset(out, 0, sizeof *out);
     for (;;) {
         /* Read where the value is kept (the reply itself, or one of its
@@ -1990,17 +1990,15 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
         long n;
         int is_attr;
         if (depth == 0) v = &out->v;
-        else if (depth == 1 && (size_t)out->count - left[0] < RLOCK_RESP_MAX_ELEMS)
-            v = &out->elem[(size_t)out->count - left[0]];
+        else if (depth == 1 && (size_t)out->count - (left[0] >> 1) < RLOCK_RESP_MAX_ELEMS)
+            v = &out->elem[(size_t)out->count - (left[0] >> 1)];
         n = rlock__resp_one(buf, len, &pos, max_len, v);
         is_attr = v->type == RLOCK_RESP_NONE;
         if (n < RLOCK__R_SCALAR) return n == RLOCK__R_MORE ? 0 : -1;
         if (n >= 0 && depth >= RLOCK_RESP_MAX_DEPTH) return -1; /* too deep: before its elements arrive */
         if (!is_attr && depth == 0 && n >= 0) out->count = n;
         if (n > 0) {
-            left[depth] = (size_t)n;
-            attr[depth] = (unsigned char)is_attr;
-            depth++;
+            left[depth++] = (size_t)n * 2 + (size_t)is_attr;
             continue;
         }
         if (is_attr) continue; /* an empty attribute: the value it annotates follows */
@@ -2008,11 +2006,14 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
          * that closes is no value of its parent: what it annotates follows. */
         for (;;) {
             if (depth == 0) return (long)pos;
-            if (--left[depth - 1] > 0) break;
-            depth--;
-            if (attr[depth]) break;
+            if ((left[depth - 1] -= 2) > 1) break;
+            if (left[--depth]) break; /* (1: an attribute) */
         }
     }
+}
+RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+    if (!buf || !out || max_len == 0 || len > max_len || max_len > (size_t)LONG_MAX) return -1;
+    return rlock__resp_parse(buf, len, max_len, out);
 }
 
 /* v in decimal into out (NUL-terminated, up to 20 digits); returns the
@@ -3021,7 +3022,7 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
     n->conn = RLOCK__CONN_DOWN;
     n->proto = 2;
     n->rx_len = n->rx_used = 0;
-    n->tx_len = n->tx_off = 0;
+    n->tx_len = 0; /* (tx_off: always 0 here, rlock__x_send_step) */
     n->failing = n->count;
     n->fail_st = st;
 #ifndef RLOCK_NO_CLUSTER
@@ -3066,17 +3067,17 @@ static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock
     rlock__x_push(n, owner, tag, deadline);
 }
 
-/* Get room for one request: *out / *cap, where the caller encodes it before
- * rlock__x_commit. A connection that is down is (re)connected, with AUTH
- * queued first. RLOCK_OK; RLOCK_WOULD_BLOCK when the pipeline or the send
- * buffer is full now (try again after the next step); RLOCK_E_IO when it
- * cannot connect (no connect hook); RLOCK_E_BADARG when AUTH does not fit.
+/* Get room for one request: tx from tx_len (tx_cap - tx_len bytes), where
+ * the caller encodes it before rlock__x_commit. A connection that is down
+ * is (re)connected, with AUTH queued first. RLOCK_OK; RLOCK_WOULD_BLOCK
+ * when the pipeline or the send buffer is full now (try again after the
+ * next step); RLOCK_E_IO when it cannot connect (no connect hook, in use
+ * by someone else); RLOCK_E_BADARG when AUTH does not fit. *why: the text
+ * of an error (left alone otherwise).
  * An idle connection is probed through recv() first: one that has nothing
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
-static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned char **out, size_t *cap,
-                                   const char **why) {
-    *why = "";
+static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
@@ -3097,11 +3098,6 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
         }
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
-    if (n->tx_off) { /* compact what is still unsent */
-        memmove(n->tx, n->tx + n->tx_off, n->tx_len - n->tx_off);
-        n->tx_len -= n->tx_off;
-        n->tx_off = 0;
-    }
     if (n->conn == RLOCK__CONN_DOWN) {
         const char *user, *pass; /* read now: the caller may set them any time before */
         int db = 0;              /* (a subscriber's channels span dbs) */
@@ -3127,10 +3123,11 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *arg[3];
-            int k, m, j, ok;
+            const char *arg[4]; /* the command, its arguments, NULL */
+            int k, m, ok;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
+                const char *const *a = arg;
                 m = 1;
                 arg[0] = cmd[k];
                 if (k == 0) {
@@ -3145,8 +3142,9 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
                     if (!RLOCK__HAS_WAITING || !n->hello) continue;
                     arg[m++] = "3";
                 }
+                arg[m] = NULL;
                 ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
-                for (j = 0; j < m; j++) ok = ok && rlock__put_arg(n->tx, n->tx_cap, &pos, arg[j], strlen(arg[j]));
+                for (; ok && *a; a++) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, *a, strlen(*a));
                 if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
                     n->conn = RLOCK__CONN_DOWN;
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
@@ -3160,8 +3158,6 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, unsigned cha
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
-    *out = n->tx + n->tx_len;
-    *cap = n->tx_cap - n->tx_len;
     return RLOCK_OK;
 }
 
@@ -3202,7 +3198,7 @@ static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
 static int rlock__x_wants(rlock__x *n) {
     if (n->failing || n->conn == RLOCK__CONN_DOWN) return 0;
     if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
-    return (n->tx_off < n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
+    return (n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
 static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
@@ -3215,8 +3211,8 @@ static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
 }
 
 /* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
- * tag; st RLOCK_OK). 0 when it was the exchange's own (AUTH, SELECT, HELLO:
- * tags < 0), reported to nobody. */
+ * tag; st and why are a failure's: rlock__x_pop_failed). 0 when it was the
+ * exchange's own (AUTH, SELECT, HELLO: tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     rlock__pending *p = n->q + n->head; /* the oldest (head < q_cap) */
     n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
@@ -3224,7 +3220,6 @@ static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     ev->kind = kind;
     ev->owner = p->owner;
     ev->tag = RLOCK__X_TAG(p->tag);
-    ev->st = RLOCK_OK;
     return p->tag > 0;
 }
 
@@ -3245,28 +3240,29 @@ static int rlock__x_connect_step(rlock__x *n) {
     const rlock_transport *t = n->t;
     int r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
-    if (r == RLOCK_IO_BUSY) { /* in use by someone else: send nothing, close nothing */
-        n->conn = RLOCK__CONN_DOWN; /* so the drop does not close() */
-        rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, "the connection is in use by someone else"));
+    if (r < 0) {
+        /* in use by someone else: send nothing, close nothing (down, the drop does not close()) */
+        if (r == RLOCK_IO_BUSY) n->conn = RLOCK__CONN_DOWN;
+        rlock__x_io_fail(n, r == RLOCK_IO_BUSY ? "the connection is in use by someone else" : "connect failed");
         return -1;
     }
-    if (r < 0) { rlock__x_io_fail(n, "connect failed"); return -1; }
     n->conn = RLOCK__CONN_UP;
     return 1;
 }
 
-/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed. */
+/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
+ * What is left unsent moves to the front: tx holds only unsent bytes
+ * (the general engine keeps tx_off 0), and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = n->t;
-    while (n->tx_off < n->tx_len) {
-        size_t left = n->tx_len - n->tx_off;
-        long r = t->send(t->ctx, n->tx + n->tx_off, left);
+    while (n->tx_len) {
+        long r = t->send(t->ctx, n->tx, n->tx_len);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
         if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
-        if ((size_t)r > left) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
-        n->tx_off += (size_t)r;
+        if ((size_t)r > n->tx_len) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        n->tx_len -= (size_t)r;
+        memmove(n->tx, n->tx + r, n->tx_len);
     }
-    n->tx_off = n->tx_len = 0;
     return 0;
 }
 
@@ -3310,30 +3306,31 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         if (r < 2) return r;
     }
 #endif
-    used = rlock_resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
+    used = rlock__resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
-    p = n->count ? n->q + n->head : NULL;
+    p = n->q + n->head; /* the oldest request, when count > 0 */
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int kind = ev->ps & RLOCK__PS_KIND;
-        if (p && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: none */
+        if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: none */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
-    if (!p) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    if (!n->count) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
     if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
-        if (p->tag != RLOCK__TAG_HELLO && ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+        if (p->tag == RLOCK__TAG_HELLO) {
+            /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
+             * (unknown command, NOPROTO) leaves RESP2 (a new connection's). */
+            if (ev->reply.v.type == RLOCK_RESP_MAP) n->proto = 3;
+        } else if (ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len);
             return -1;
         }
-        /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
-         * (unknown command, NOPROTO) leaves RESP2. */
-        if (p->tag == RLOCK__TAG_HELLO) n->proto = ev->reply.v.type == RLOCK_RESP_MAP ? 3 : 2;
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         return -1;
     }
@@ -3373,7 +3370,7 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
         if (n->conn == RLOCK__CONN_DOWN) return 0;
         /* Connecting or sending past a request's deadline: it failed (the
          * clock is read once: what holds before connect holds for send). */
-        if ((n->conn != RLOCK__CONN_UP || n->tx_off < n->tx_len) && rlock__x_timed_out(n, now)) continue;
+        if ((n->conn != RLOCK__CONN_UP || n->tx_len) && rlock__x_timed_out(n, now)) continue;
         if (n->conn != RLOCK__CONN_UP) {
             r = rlock__x_connect_step(n);
             if (r < 0) continue;
@@ -3803,23 +3800,25 @@ typedef char rlock__run_id_len[sizeof RLOCK__LUA_RUN_ID - 1 == 110 ? 1 : -1]; /*
 /* EVAL script 0, encoded */
 #define RLOCK__RUN_ID_REQ "*3\r\n$4\r\nEVAL\r\n$110\r\n" RLOCK__LUA_RUN_ID "\r\n$1\r\n0\r\n"
 
-/* Ask every node in mask one request (its bytes: req[0..len)), all bounded
- * by deadline, and wait (blocking) until each answered or failed; answers
- * go to *p. */
-static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline, rlock__ping *p, const char *req,
-                              size_t len) {
-    size_t i;
+/* Ask every node in mask one request - PING, or with run_id the run_id's
+ * EVAL - all bounded by timeout_ms from now, and wait (blocking) until each
+ * answered or failed; answers go to *p (cleared first). */
+static void rlock__client_ask(rlock_client *c, unsigned mask, uint32_t timeout_ms, rlock__ping *p, int run_id) {
+    /* (literals, not a table: their bytes go with this function's code) */
+    const char *req = run_id ? RLOCK__RUN_ID_REQ : RLOCK__PING;
+    size_t i, len = run_id ? sizeof RLOCK__RUN_ID_REQ - 1 : sizeof RLOCK__PING - 1;
+    rlock__ms deadline = rlock__now(c) + timeout_ms;
+    memset(p, 0, sizeof *p);
+    p->run_id = run_id;
     for (i = 0; i < c->n_nodes; i++) {
         rlock_node *n = c->nodes[i];
         rlock__x *x = rlock__x_node(n);
-        unsigned char *out;
-        size_t cap;
-        const char *why;
+        const char *why = ""; /* (unless it failed) */
         rlock_status st;
         if (!((mask >> i) & 1u)) continue;
-        st = rlock__x_begin(x, deadline, &out, &cap, &why); /* (why: "" unless it failed) */
-        if (st == RLOCK_OK && len <= cap) {
-            memcpy(out, req, len);
+        st = rlock__x_begin(x, deadline, &why);
+        if (st == RLOCK_OK && len <= x->tx_cap - x->tx_len) {
+            memcpy(x->tx + x->tx_len, req, len);
             rlock__x_commit(x, len, p, RLOCK__TAG_PING, deadline);
             st = RLOCK_WOULD_BLOCK; /* the node's result until it answers */
         } else {
@@ -3845,9 +3844,7 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, rlock__ms deadline
 static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
-    memset(p, 0, sizeof *p);
-    p->run_id = 1;
-    rlock__client_ask(c, up, rlock__now(c) + timeout_ms, p, RLOCK__RUN_ID_REQ, sizeof RLOCK__RUN_ID_REQ - 1);
+    rlock__client_ask(c, up, timeout_ms, p, 1);
     /* Bounded by RLOCK_MAX_NODES too: with RLOCK_MAX_NODES 1 the loop is then
      * provably empty (gcc 12 -O2 warned of indexes past the arrays). */
     for (i = 1; i < c->n_nodes && i < RLOCK_MAX_NODES; i++) {
@@ -3865,22 +3862,17 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
     return c->n_nodes;
 }
 
+static unsigned rlock__popcount(unsigned m);
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
-    size_t i, up = 0;
+    size_t up;
     rlock__ping ping;
-    rlock_status first_err = RLOCK_OK;
+    rlock_status st;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
-    memset(&ping, 0, sizeof ping);
-    rlock__client_ask(c, (1u << c->n_nodes) - 1u, rlock__now(c) + timeout_ms, &ping, RLOCK__PING,
-                      sizeof RLOCK__PING - 1);
-    for (i = c->n_nodes; i-- > 0;) { /* (backwards: the first node's error is the last written) */
-        rlock_status st = c->nodes[i]->result;
-        if ((ping.up >> i) & 1u) up++;
-        else first_err = st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
-    }
+    rlock__client_ask(c, (1u << c->n_nodes) - 1u, timeout_ms, &ping, 0);
+    up = rlock__popcount(ping.up);
     if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
@@ -3888,7 +3880,9 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
         return RLOCK_E_BADARG;
     }
     if (up > c->n_nodes / 2) return RLOCK_OK; /* a quorum */
-    return c->n_nodes == 1 ? first_err : RLOCK_E_QUORUM;
+    if (c->n_nodes > 1) return RLOCK_E_QUORUM;
+    st = c->nodes[0]->result; /* one node, down: its own error */
+    return st == RLOCK_OK ? RLOCK_E_PROTOCOL : st;
 }
 
 RLOCKDEF void rlock_client_close(rlock_client *c) {
@@ -4069,7 +4063,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
             t->no |= 1u << i;
             t->n_no++;
-            if (t->min_pttl < 0 || p < t->min_pttl) t->min_pttl = p;
+            if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
         }
     }
     t->error = rlock__round_error(r, n_nodes);
@@ -4602,7 +4596,7 @@ static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
 #endif
 
 #if !RLOCK__COMPACT
-static int rlock__round_wants_array(const rlock_round *r) {
+static RLOCK__NOINLINE int rlock__round_wants_array(const rlock_round *r) { /* (inline twice: larger) */
     return r->plain ? 2 : rlock__is_acquire_script(r->script);
 }
 #endif
@@ -4640,8 +4634,9 @@ static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *wor
     return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= w && memcmp(rep->v.str, word, w) == 0;
 }
 
-/* Record node i's answer; note it for rlock_node_status unless this is a
- * cleanup (which must not erase why the round before it failed). */
+/* Record node i's answer; note it (why: its text unless rep is an error,
+ * never NULL) for rlock_node_status unless this is a cleanup (which must
+ * not erase why the round before it failed). */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
     /* what was asked, by op kind (a cleanup is a release) */
@@ -4675,9 +4670,8 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     }
     if (drop != RLOCK_OK) rlock__x_dropz(rlock__x_node(n), drop, why);
     if (r->cleanup) return;
-    if (kept == RLOCK_E_FOREIGN) rlock__node_notez(n, kept, "key exists without a TTL");
-    else if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
-    else rlock__node_notez(n, kept, why ? why : "");
+    if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
+    else rlock__node_notez(n, kept, kept == RLOCK_E_FOREIGN ? "key exists without a TTL" : why); /* (never an error) */
 }
 
 /* Hand node i its request for the current round, if it has room now. */
@@ -4685,8 +4679,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock_round *r = &lk->op.round;
     rlock_node *nd = lk->client->nodes[i];
     rlock__x *n = rlock__x_node(nd);
-    unsigned char *out;
-    size_t cap, len, tx_len;
+    size_t len, tx_len;
     unsigned count;
     const char *why;
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
@@ -4696,7 +4689,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     int k;
     unsigned want;
     rlock_status st;
-    st = rlock__x_begin(n, deadline, &out, &cap, &why);
+    st = rlock__x_begin(n, deadline, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
@@ -4730,7 +4723,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
             return;
         }
     }
-    if (fcall) nd->fcall = 1;
+    nd->fcall = (unsigned char)fcall; /* (set, or stays 0) */
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
@@ -4785,11 +4778,14 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
+    /* (each node's request goes out as it is reached: what one node's
+     * submit does touches that node alone) */
     for (i = 0; i < lk->client->n_nodes; i++) {
         r->st[i] = RLOCK_WOULD_BLOCK;
-        if (!cleanup && ((mask >> i) & 1u)) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
+        if (!((mask >> i) & 1u)) continue;
+        if (!cleanup) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
+        rlock__round_submit(lk, i);
     }
-    rlock__round_send(lk);
 }
 
 static int rlock__round_done(const rlock_round *r) {
@@ -4800,10 +4796,11 @@ static int rlock__round_done(const rlock_round *r) {
  * counts as no acknowledgement. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
-    long long got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
+    long long got;
     if (!((r->acking >> i) & 1u)) return;
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
+    got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
     if (got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
     if (r->acks < 0 || got < r->acks) r->acks = got;
 }
@@ -4850,7 +4847,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
         nd->scripted = (unsigned char)!noperm;
-    rlock__round_answer(lk, i, RLOCK_OK, rep, NULL);
+    rlock__round_answer(lk, i, RLOCK_OK, rep, "");
 }
 
 #endif /* !RLOCK__COMPACT */
@@ -4911,18 +4908,21 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
      * its length, then its bytes */
     static const char cmds[4][25] = { "\023*2\r\n$9\r\nSUBSCRIBE\r\n", "\026*2\r\n$11\r\nUNSUBSCRIBE\r\n",
                                       "\025*2\r\n$10\r\nSSUBSCRIBE\r\n", "\027*2\r\n$12\r\nSUNSUBSCRIBE\r\n" };
-    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * RLOCK__SHARD(c)];
+    const int shard = RLOCK__SHARD(c);
+    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * shard];
     size_t len = (size_t)cmd[0];
     const rlock__conn *on = rlock__sub_conn(c, j);
     rlock__x *n = rlock__x_node(c->nodes[j]);
     unsigned char *out;
-    size_t cap, pos = 0;
+    size_t cap, pos;
     const char *why;
     if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
         /* (the command connection) */
-    } else if (j < c->n_subs && !RLOCK__SHARD(c)) n = &c->subs[j]->x;
+    } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
     else return 0;
-    if (rlock__x_begin(n, deadline, &out, &cap, &why) != RLOCK_OK) return 0;
+    if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) return 0;
+    out = n->tx + n->tx_len;
+    cap = n->tx_cap - n->tx_len;
     if (len > cap) return 0;
     memcpy(out, cmd + 1, len);
     pos = len;
@@ -4930,16 +4930,17 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
     /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
      * by a push or an error (MOVED: the slot is served elsewhere now). */
-    if (!RLOCK__SHARD(c) && n->proto == 3) rlock__x_commit_push(n, pos);
+    if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
     else
-        rlock__x_commit(n, pos, owner,
-                        tag | (!RLOCK__SHARD(c) ? 0
-                               : tag == RLOCK__TAG_SUB ? RLOCK__X_BY_SUB_PUSH : RLOCK__X_BY_UNSUB_PUSH),
-                        deadline);
+        rlock__x_commit(n, pos, owner, tag | (shard ? RLOCK__X_BY_SUB_PUSH << (tag - RLOCK__TAG_SUB) : 0),
+                        deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
     c->sub_on[j] = n;
     c->sub_gen[j] = n->gen;
     return 1;
 }
+
+typedef char rlock__by_push_bits[RLOCK__X_BY_UNSUB_PUSH == RLOCK__X_BY_SUB_PUSH << 1 &&
+                                 RLOCK__TAG_UNSUB == RLOCK__TAG_SUB + 1 ? 1 : -1];
 
 /* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
  * mask where it is subscribed; nobody waits for the answers. */
@@ -5558,10 +5559,12 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
+        unsigned bit = 1u << j;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
-            rlock__sub_confirmed(lk, j);
-        else lk->op.sub_pending &= ~(1u << j);
+        /* confirmed (or "ssubscribe"): subscribed if still pending; else no longer pending */
+        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB && (lk->op.sub_pending & bit))
+            lk->op.sub_ok |= bit;
+        lk->op.sub_pending &= ~bit;
         return;
     }
     case RLOCK__TAG_PING: {
@@ -7408,11 +7411,10 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
     rlock__ms deadline = now + rlock__cluster_timeout(cl);
     for (; cl->tries < cl->n; cl->tries++, cl->from = (cl->from + 1) % cl->n, cl->slots_cmd = 0) {
         rlock__x *x = rlock__x_node(&cl->node[cl->from]);
-        unsigned char *out;
-        size_t cap, len;
+        size_t len;
         const char *why;
-        if (rlock__x_begin(x, deadline, &out, &cap, &why) != RLOCK_OK) continue;
-        len = rlock_resp_encode(out, cap, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
+        if (rlock__x_begin(x, deadline, &why) != RLOCK_OK) continue;
+        len = rlock_resp_encode(x->tx + x->tx_len, x->tx_cap - x->tx_len, 2, argv[cl->slots_cmd], lens[cl->slots_cmd]);
         if (len == 0) continue;
         cl->walk.visit = rlock__cluster_visit;
         cl->walk.user = cl;
