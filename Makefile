@@ -80,6 +80,10 @@ $(BUILD)/vg/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(STRICT) -g -O1 -I. $< $(EXAMPLE_LIBS) -o $@
 
 # tests/test_compact.c is tests/test_unit.c built under RLOCK_SMALLEST.
+# tests/test_smallest.c loads the scripts with the rlock command (its sanitizer
+# build, or build/rlock under valgrind): `make build/test_smallest` alone builds it too.
+$(BUILD)/test_smallest: | $(BUILD)/rlock-asan
+$(BUILD)/vg/test_smallest: | $(BUILD)/rlock
 $(BUILD)/test_compact $(BUILD)/vg/test_compact: tests/test_unit.c
 
 # tests/test_examples.c runs the sanitizer builds of the examples from its
