@@ -5647,7 +5647,7 @@ typedef struct rlock__c_rep {
     size_t len;
     rlock__num v[3];  /* an integer reply's value; an array's first three elements */
     rlock__num count; /* an array's element count */
-    int type;         /* the type byte: '+', '-', ':', '*'; 0: nil ($-1, *-1) */
+    int type;         /* the type byte: '+', '-', ':', '*'; '$' only for nil ($-1; nil: count -1, not ':') */
 } rlock__c_rep;
 
 /* One reply from b[0..len), read as what a simple lock can be answered
@@ -5702,7 +5702,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     int c;
     if (e <= 0) return e;
     c = b[0];
-    o->type = c != ':' && o->count == -1 ? 0 : c;
+    o->type = c;
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
@@ -5989,7 +5989,7 @@ static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st
             /* +OK (no other reply rlock__c_parse reads has the line OK: not
              * an integer's, nil's or a count's; an error's went above) */
             if (rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
-            else if (t) st = RLOCK_E_PROTOCOL;
+            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
         } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
             if (t != ':') st = RLOCK_E_PROTOCOL;
         } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
