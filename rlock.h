@@ -5231,8 +5231,8 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
 
 /* The nodes in yes granted or extended the lease op->ttl asked for: it
  * runs from the round's start for life (the ttl less the drift). The op
- * is over. */
-static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms now) {
+ * is over: RLOCK_OK, for the caller to return. */
+static rlock_status rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life) {
     rlock_op *op = &lk->op;
     lk->held_mask = yes;
     lk->granted_at = op->round.start;
@@ -5240,13 +5240,16 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms 
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
     rlock__set_validity(lk, op->round.start + life);
-    rlock__op_finish(lk, RLOCK_OK, now);
+    return RLOCK_OK;
 }
 
-/* (life: the lease's, rlock__lease; late: the round ended past it.)
- * Returns 1 when a failed attempt left nothing to clean up: the caller
- * goes on at once as after a cleanup (retry, or report op->fail). */
-static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
+/* (life: the lease's, rlock__lease; late: the round ended past it.) The
+ * round-done calls return what the op ends with (rlock__op_run finishes
+ * it), RLOCK_WOULD_BLOCK when it goes on (here: a cleanup round is out), or
+ * here RLOCK__AFTER_CLEANUP when a failed attempt left nothing to clean up:
+ * the caller goes on at once as after a cleanup (retry, or report op->fail). */
+#define RLOCK__AFTER_CLEANUP RLOCK_STATUS_COUNT
+static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock_status final;
@@ -5272,8 +5275,7 @@ static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t lif
         }
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
-        rlock__lease(lk, t->yes, life, now);
-        return 0;
+        return rlock__lease(lk, t->yes, life);
     }
     /* Failed round. Decide what to report if we stop now. */
     if (t->fatal != RLOCK_OK) final = t->fatal;
@@ -5326,32 +5328,29 @@ static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t lif
         op->fresh = lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
-        return 0;
+        return RLOCK_WOULD_BLOCK;
     }
-    return 1; /* nothing to clean up: what follows a cleanup, now */
+    return (rlock_status)RLOCK__AFTER_CLEANUP; /* nothing to clean up: what follows a cleanup, now */
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, const rlock__tally *t,
-                                     size_t q) {
+static rlock_status rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late,
+                                             const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     lk->votes = t->n_yes;
-    if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
+    if (RLOCK__MS_BEFORE(now, op->round.start)) return RLOCK_E_CLOCK;
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late) {
-        rlock__lease(lk, t->yes, life, now); /* (still HELD: nothing else runs on lk meanwhile) */
-        return;
-    }
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late)
+        return rlock__lease(lk, t->yes, life); /* (still HELD: nothing else runs on lk meanwhile) */
     if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
-        rlock__op_finish(lk, RLOCK_LOST, now);
-        return;
+        return RLOCK_LOST;
     }
-    rlock__op_finish(lk, t->error, now);
+    return t->error;
 }
 
-static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
+static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
@@ -5367,14 +5366,14 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock
      * even if a node that granted is unreachable now (its copy expires). */
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
-    else { rlock__op_finish(lk, t->error, now); return; } /* unknown: state kept */
+    else return t->error; /* unknown: state kept */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
         lk->holds = t->max_left;
     } else {
         lk->holds = 0;
         lk->state = RLOCK_STATE_IDLE;
     }
-    rlock__op_finish(lk, st, now);
+    return st;
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
@@ -5406,6 +5405,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     size_t q;
     uint32_t life;
     int late;
+    rlock_status st;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (!RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -5454,20 +5454,23 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
                                &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;
-            if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, life, late, &t, q);
+            if (op->kind == RLOCK__OP_EXTEND) st = rlock__extend_round_done(lk, now, life, late, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
-            else if (op->kind > RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
+            else if (op->kind > RLOCK__OP_RELEASE) { lk->scripts->admin_done(lk, now); return; } /* (rlock__set_all's) */
 #endif
-            else if (op->kind == RLOCK__OP_RELEASE) rlock__release_round_done(lk, now, &t, q);
-            else if (rlock__acquire_round_done(lk, now, life, late, &t, q)) goto after_cleanup;
-            return;
+            else if (op->kind == RLOCK__OP_RELEASE) st = rlock__release_round_done(lk, &t, q);
+            else st = rlock__acquire_round_done(lk, now, life, late, &t, q);
+            if (st != (rlock_status)RLOCK__AFTER_CLEANUP) goto finish;
         }
-    after_cleanup:
         /* retry was decided before the cleanup: re-check the wait deadline */
         /* (a follow-up for a free slot or after a plain SET, retry 2, goes out even past the wait) */
-        if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end)))
+        if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end))) {
             rlock__wait_next(lk, now);
-        else rlock__op_finish(lk, op->fail, now);
+            return;
+        }
+        st = op->fail;
+    finish:
+        if (st != RLOCK_WOULD_BLOCK) rlock__op_finish(lk, st, now);
         return;
     default:
         return; /* IDLE, DONE */
@@ -6897,8 +6900,8 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             break;
         }
         left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-        if (!left) { /* (LOST already, or it ran out now) */
-            if (lk->state == RLOCK_STATE_HELD) rlock__mark_lost(lk);
+        if (!left) { /* (LOST already - marked again, it stays so, on_lost once - or it ran out now) */
+            rlock__mark_lost(lk);
             what = RLOCK_RENEW_LOST;
             st = RLOCK_LOST;
             break;
