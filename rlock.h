@@ -1100,7 +1100,6 @@ typedef struct rlock_op {
     int woke;                 /* a release notice named this waiter */
     int fresh;                /* the next attempt draws a new token (see rlock__acquire_round_done) */
     int standby;              /* fair: a release notice named this waiter next in line */
-    int split;                /* the last round was granted by some nodes, short of a quorum */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
     int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
@@ -5040,10 +5039,11 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
     }
     if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
     if (msg) {
-        /* A split round (Redlock): the refusing nodes' holder is a rival's
+        /* A split round (Redlock: some nodes granted, lk->votes of them,
+         * short of a quorum): the refusing nodes' holder is a rival's
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
-        if (op->split && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
+        if (lk->votes && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
     } else if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) {
         /* A fair waiter that polls must look within its reservation's grace. */
         delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -5191,29 +5191,29 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
 static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
+    /* ROUND: the next attempt at once (the follow-up after a cleanup) */
+    int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
     size_t j;
-    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
-    if (!RLOCK__HAS_WAITING || (!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
-        rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF);
-        return;
+    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && (c->n_subs || c->cfg.pubsub) && lk->aux_base_len &&
+        op->holder_pttl >= 0) {
+        if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
+            rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
+            op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
+            for (j = 0; j < c->n_nodes; j++)
+                if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
+            if (op->sub_pending) {
+                rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
+                return;
+            } /* else nowhere to listen: back off */
+        } else {
+            /* Subscribed, but the attempt that failed did not join the wait
+             * queue (it was sent before): a release would not wake us. Try
+             * again at once; that attempt queues. */
+            phase = op->queue ? RLOCK__PH_WAITMSG : RLOCK__PH_ROUND;
+        }
     }
-    if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
-        rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
-        op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
-        for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
-        if (!op->sub_pending) { rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF); return; } /* nowhere to listen */
-        rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
-        return;
-    }
-    if (!op->queue) {
-        /* Subscribed, but the attempt that failed did not join the wait
-         * queue (it was sent before): a release would not wake us. Try
-         * again at once; that attempt queues. */
-        rlock__acquire_next_round(lk, now);
-        return;
-    }
-    rlock__schedule_retry(lk, now, RLOCK__PH_WAITMSG);
+    if (phase == RLOCK__PH_ROUND) rlock__acquire_next_round(lk, now);
+    else rlock__schedule_retry(lk, now, phase);
 }
 
 /* The op is over: nothing of it stays in flight or subscribed to. */
@@ -5261,7 +5261,6 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
     op->holder_pttl = t->min_pttl;
-    op->split = t->n_yes > 0;
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
@@ -5285,8 +5284,9 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     else if (t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = t->error;
     op->fail = op->cancel ? RLOCK_OK : final;
-    /* (attempts < max_attempts, or no limit: max 0 wraps to the largest) */
-    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && op->attempts <= c->cfg.max_attempts - 1u;
+    /* (attempts < max_attempts, or no limit: max 0 wraps to the largest;
+     * the wait left is checked when the retry is due: rlock__op_run) */
+    op->retry = go && op->attempts <= c->cfg.max_attempts - 1u;
     /* A refused plain SET: the script attempt follows at once. A Redlock
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
