@@ -1090,8 +1090,8 @@ typedef struct rlock_op {
     uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
-    rlock_status result;      /* final status once phase is DONE */
-    rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
+    rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
+                                 if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1; 2: even past the wait) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
@@ -5247,7 +5247,7 @@ static rlock_status rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life) {
  * round-done calls return what the op ends with (rlock__op_run finishes
  * it), RLOCK_WOULD_BLOCK when it goes on (here: a cleanup round is out), or
  * here RLOCK__AFTER_CLEANUP when a failed attempt left nothing to clean up:
- * the caller goes on at once as after a cleanup (retry, or report op->fail). */
+ * the caller goes on at once as after a cleanup (retry, or report op->result). */
 #define RLOCK__AFTER_CLEANUP RLOCK_STATUS_COUNT
 static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
@@ -5283,7 +5283,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
     else if (t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = t->error;
-    op->fail = op->cancel ? RLOCK_OK : final;
+    op->result = op->cancel ? RLOCK_OK : final;
     /* (attempts < max_attempts, or no limit: max 0 wraps to the largest;
      * the wait left is checked when the retry is due: rlock__op_run) */
     op->retry = go && op->attempts <= c->cfg.max_attempts - 1u;
@@ -5367,12 +5367,9 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else return t->error; /* unknown: state kept */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
-        lk->holds = t->max_left;
-    } else {
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-    }
+    /* (holds is read only while HELD: rlock_hold_count) */
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) lk->holds = t->max_left;
+    else lk->state = RLOCK_STATE_IDLE;
     return st;
 }
 
@@ -5468,7 +5465,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             rlock__wait_next(lk, now);
             return;
         }
-        st = op->fail;
+        st = op->result;
     finish:
         if (st != RLOCK_WOULD_BLOCK) rlock__op_finish(lk, st, now);
         return;
@@ -6684,8 +6681,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             memcpy(lk->owner, src, len + 1);
             lk->owner_len = len;
         }
-        lk->state = RLOCK_STATE_IDLE;
-        lk->holds = 0;
+        lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */
         lk->queued = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
