@@ -1108,7 +1108,8 @@ typedef struct rlock_op {
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1) */
+    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
+                                 none): set by each acquire round, read only after one */
     rlock_round round;
 } rlock_op;
 #endif /* RLOCK__COMPACT */
@@ -6453,9 +6454,6 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
     lk->op.ttl = ttl;
-#if !RLOCK__COMPACT /* (the compact judge keeps its own) */
-    lk->op.holder_pttl = -1;
-#endif
     lk->op.next = c->ops;
     c->ops = lk;
 }
@@ -6476,9 +6474,7 @@ static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
     while (*p && *p != lk) p = &(*p)->op.next;
     if (*p) *p = lk->op.next;
-    lk->op.next = NULL;
-    lk->op.kind = RLOCK__OP_NONE;
-    lk->op.phase = RLOCK__PH_IDLE;
+    lk->op.kind = RLOCK__OP_NONE; /* (its other fields are read only while it has one: rlock__op_link clears them) */
 }
 
 /* rlock_result of a valid handle; step (the compact rlock_step): its
