@@ -5011,12 +5011,12 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
     return k;
 }
 
-/* Server j confirmed lk's subscription (a reply on subscriber j, or a push). */
-static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
+/* Server j answered lk's SUBSCRIBE (a reply on subscriber j, or a push):
+ * ok, it confirmed the subscription it was asked for. */
+static void rlock__sub_answered(rlock_lock *lk, size_t j, int ok) {
     unsigned bit = 1u << j;
-    if (!(lk->op.sub_pending & bit)) return;
+    if (ok) lk->op.sub_ok |= lk->op.sub_pending & bit;
     lk->op.sub_pending &= ~bit;
-    lk->op.sub_ok |= bit;
 }
 
 /* Sleep until the next attempt, in phase BACKOFF or WAITMSG (waiting for
@@ -5157,7 +5157,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
-    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && RLOCK__MS_BEFORE(now, op->wait_end);
+    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && left != 0;
     /* The first attempt of a barging simple lock without fencing, not
      * queueing, is a plain SET NX PX: an uncontended acquire costs the server
      * what a raw client's does. Refused, a script attempt follows at once: it
@@ -5508,7 +5508,7 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
                        ? RLOCK__HANDED_SLOT(o, r->elem[2].str + 16, r->elem[2].len - 16) : 1;
         else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
             o->op.standby = 1;
-        if (sub) rlock__sub_confirmed(o, j);
+        if (sub) rlock__sub_answered(o, j, 1);
     }
 }
 
@@ -5558,9 +5558,8 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
         if (!RLOCK__HAS_WAITING) return;
-        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB) /* or "ssubscribe" */
-            rlock__sub_confirmed(lk, j);
-        else lk->op.sub_pending &= ~(1u << j);
+        /* (or "ssubscribe") */
+        rlock__sub_answered(lk, j, ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB);
         return;
     }
     case RLOCK__TAG_PING: {
@@ -6597,12 +6596,19 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
 }
 #endif
 
+#if !RLOCK__COMPACT
+static rlock_status rlock__run(rlock_lock *lk, rlock_status st);
+#endif
 RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+#if RLOCK__COMPACT
     rlock_status st = rlock_cancel_begin(lk);
     while (st == RLOCK_WOULD_BLOCK) {
         rlock__client_wait(lk->client, rlock_next_timeout_ms(lk));
         st = rlock_step(lk);
     }
+#else /* (the blocking calls' loop: one step more, at once, than the above) */
+    (void)rlock__run(lk, rlock_cancel_begin(lk));
+#endif
 }
 
 /* Common checks of every *_begin. A semaphore's or multi-lock's parts of
