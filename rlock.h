@@ -1199,7 +1199,8 @@ typedef struct rlock_lock {
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     long long holds;          /* reentrant hold count seen on the quorum */
-    long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
+    int32_t acks;             /* cfg.replicas: fewest WAIT acks of a granting node (WAIT counts
+                               * replicas: < 2^31), -1 none */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint32_t ttl_ms;          /* the lease of the current grant */
@@ -5257,7 +5258,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
+    lk->acks = RLOCK__REPLICAS(c) && t->yes ? (int32_t)op->round.acks : -1;
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
