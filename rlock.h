@@ -1082,7 +1082,8 @@ typedef struct rlock_round {
 } rlock_round;
 
 /* The operation in progress on a lock (private); its round last, after
- * the scalars (see rlock_lock). */
+ * the scalars (see rlock_lock), those read least just before it (full
+ * configuration, Cortex-M4 -Os: 16 bytes less). */
 typedef struct rlock_op {
     struct rlock_lock *next;  /* the client's list of operations in progress */
     int kind;                 /* rlock__OP_* */
@@ -1090,8 +1091,6 @@ typedef struct rlock_op {
     uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
-    rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
-                                 if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1; 2: even past the wait) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
@@ -1100,8 +1099,6 @@ typedef struct rlock_op {
     int woke;                 /* a release notice named this waiter */
     int fresh;                /* the next attempt draws a new token (see rlock__acquire_round_done) */
     int standby;              /* fair: a release notice named this waiter next in line */
-    int cancel;               /* cancelled: release what the round in flight grants, then stop */
-    int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
     uint32_t attempts;
@@ -1110,6 +1107,10 @@ typedef struct rlock_op {
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
     int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
                                  none): set by each acquire round, read only after one */
+    rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
+                                 if it stops after the cleanup */
+    int cancel;               /* cancelled: release what the round in flight grants, then stop */
+    int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     rlock_round round;
 } rlock_op;
 #endif /* RLOCK__COMPACT */
