@@ -2787,7 +2787,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * program that uses no primitive does not link them. */
 struct rlock__enc;
 static rlock_status rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
-static void rlock__admin_round_done(struct rlock_lock *lk, rlock__ms now);
+static void rlock__admin_round_done(struct rlock_lock *lk);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
@@ -2807,7 +2807,7 @@ struct rlock__scripts {
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
     rlock_status (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
-    void (*admin_done)(struct rlock_lock *lk, rlock__ms now);         /* an inspect / force round's end (set_all) */
+    void (*admin_done)(struct rlock_lock *lk);                       /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
@@ -4960,7 +4960,7 @@ static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
 /* lk stops waiting: subscriptions no other operation shares are left to
  * linger (the next wait on this key needs no SUBSCRIBE); the lingering
  * channel they replace is unsubscribed. */
-static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
+static void rlock__op_unsubscribe(rlock_lock *lk) {
     rlock_client *c = lk->client;
     unsigned mine = lk->op.sub_ok | lk->op.sub_pending, others = 0;
     const rlock_lock *o;
@@ -4970,7 +4970,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
         if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
-    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, rlock__now(c));
     /* (any lock's channel fits: RLOCK__LINGER_CAP) */
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
@@ -5142,14 +5142,14 @@ static int rlock__scripts_ran(const rlock_client *c) {
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now);
+static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__ms left;
     if (op->fresh) { /* a new token, or owner id (see rlock__acquire_round_done) */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2];
         op->fresh = 0;
-        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM, now); return; }
+        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
         rlock__hex(lk->owner, rnd, sizeof rnd);
         lk->owner_len = RLOCK_TOKEN_LEN;
     }
@@ -5220,14 +5220,14 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
 }
 
 /* The op is over: nothing of it stays in flight or subscribed to. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
+static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
         (void)rlock__x_disown(n, lk);
     }
-    rlock__op_unsubscribe(lk, now);
+    rlock__op_unsubscribe(lk);
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
@@ -5379,7 +5379,7 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
 #ifndef RLOCK_NO_PRIMITIVES
 /* An inspect or force-unlock round (6.10): answers from a quorum are needed;
  * a force-unlock reports whether any node had the key. */
-static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
+static void rlock__admin_round_done(rlock_lock *lk) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
@@ -5390,11 +5390,11 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
             foreign += lk->op.round.v[i][0] == -1;
         }
     if (t.n_yes + t.n_no < rlock_client_quorum(c)) {
-        rlock__op_finish(lk, t.error, now);
+        rlock__op_finish(lk, t.error);
         return;
     }
-    if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK, now);
-    else rlock__op_finish(lk, had ? RLOCK_OK : foreign ? RLOCK_E_FOREIGN : RLOCK_NOT_HELD, now);
+    if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK);
+    else rlock__op_finish(lk, had ? RLOCK_OK : foreign ? RLOCK_E_FOREIGN : RLOCK_NOT_HELD);
 }
 #endif
 
@@ -5456,7 +5456,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             late = (rlock__ms)(now - op->round.start) >= life;
             if (op->kind == RLOCK__OP_EXTEND) st = rlock__extend_round_done(lk, now, life, late, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
-            else if (op->kind > RLOCK__OP_RELEASE) { lk->scripts->admin_done(lk, now); return; } /* (rlock__set_all's) */
+            else if (op->kind > RLOCK__OP_RELEASE) { lk->scripts->admin_done(lk); return; } /* (rlock__set_all's) */
 #endif
             else if (op->kind == RLOCK__OP_RELEASE) st = rlock__release_round_done(lk, &t, q);
             else st = rlock__acquire_round_done(lk, now, life, late, &t, q);
@@ -5470,7 +5470,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         }
         st = op->result;
     finish:
-        if (st != RLOCK_WOULD_BLOCK) rlock__op_finish(lk, st, now);
+        if (st != RLOCK_WOULD_BLOCK) rlock__op_finish(lk, st);
         return;
     default:
         return; /* IDLE, DONE */
@@ -6570,10 +6570,12 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_client *c;
     rlock_op *op;
+    rlock__ms now;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     c = lk->client;
+    now = rlock__now(c);
     if (op->phase != RLOCK__PH_DONE) {
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
             /* Its answers may grant: wait for them, then release (the
@@ -6585,12 +6587,12 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
              * the cancel then releases, as any grant the cancel's round
              * gets). */
             op->timed = 1; /* (not forever: the last attempt) */
-            op->wait_end = rlock__now(c);
-            rlock__acquire_next_round(lk, op->wait_end);
+            op->wait_end = now;
+            rlock__acquire_next_round(lk, now);
         } else {
             /* Between rounds (nothing granted), or an extend / release: their
              * answers are not needed; they are read and discarded (op_finish). */
-            rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
+            rlock__op_finish(lk, RLOCK_OK);
             rlock__subs_listen(c);
         }
         op->cancel = 1; /* (a finished op does not read it) */
@@ -6845,7 +6847,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (lk->op.kind != RLOCK__OP_NONE) {
         /* abandoned: its answers are read and discarded (op_finish disowned
          * them, or does now) */
-        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
+        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK);
         rlock__op_unlink(lk);
         rlock__subs_listen(lk->client);
     }
