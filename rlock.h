@@ -4950,10 +4950,12 @@ static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, r
             (void)rlock__sub_send(c, j, lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
 }
 
-/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+/* Forget the lingering channel, unsubscribing it where it is subscribed.
+ * (c->linger and its length mean something only while linger_mask has a
+ * subscriber: with none, a stale channel left there is dropped again - no
+ * UNSUBSCRIBE - or overwritten, never sent or adopted.) */
 static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     rlock__unsub(c, c->linger_mask, NULL, now);
-    c->linger_len = 0;
     c->linger_mask = 0;
 }
 
@@ -4999,8 +5001,7 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
         keep &= ~(1u << i);
     }
     if (!RLOCK__HAS_WAITING) return k;
-    any = c->linger_mask &= keep;
-    if (!any) c->linger_len = 0;
+    any = c->linger_mask &= keep; /* (none left: the channel is stale, rlock__linger_drop) */
     for (o = c->ops; o; o = o->op.next) {
         o->op.sub_ok &= keep;
         o->op.sub_pending &= keep;
@@ -5059,10 +5060,9 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
  * channel): take the subscriptions over. 1 when it did. */
 static int rlock__adopt_linger(rlock_lock *lk) {
     rlock_client *c = lk->client;
-    if (!c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0; /* (none: length 0) */
+    if (!c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0; /* (none: no subscriber) */
     lk->op.sub_ok |= c->linger_mask;
-    c->linger_len = 0;
-    c->linger_mask = 0;
+    c->linger_mask = 0; /* (the channel stale: rlock__linger_drop) */
     return 1;
 }
 
