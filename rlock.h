@@ -5259,7 +5259,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__REPLICAS(c) && t->yes ? (int32_t)op->round.acks : -1;
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)op->round.acks : -1; /* (cfg.replicas 0: no WAIT sent, -1) */
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
