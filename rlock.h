@@ -1081,7 +1081,8 @@ typedef struct rlock_round {
 } rlock_round;
 
 /* The operation in progress on a lock (private); its round last, after
- * the scalars (see rlock_lock). */
+ * the scalars (see rlock_lock), those read least just before it (full
+ * configuration, Cortex-M4 -Os: 16 bytes less). */
 typedef struct rlock_op {
     struct rlock_lock *next;  /* the client's list of operations in progress */
     int kind;                 /* rlock__OP_* */
@@ -1089,8 +1090,6 @@ typedef struct rlock_op {
     uint32_t ttl;             /* ttl this op asks for (<= RLOCK_MAX_TTL_MS) */
     rlock__ms wait_end;       /* acquire: give up after this */
     rlock__ms wake_at;        /* backoff / wait: next round not before */
-    rlock_status result;      /* final status once phase is DONE */
-    rlock_status fail;        /* acquire: what to report if it stops after the cleanup */
     int retry;                /* after the cleanup round: retry (1; 2: even past the wait) or report fail */
     int timed;                /* acquire was given a wait time (> 0): report TIMEOUT; 2: >= 2^31 ms, forever */
     int queue;                /* this round's attempt joins the wait queue */
@@ -1099,16 +1098,18 @@ typedef struct rlock_op {
     int woke;                 /* a release notice named this waiter */
     int fresh;                /* the next attempt draws a new token (see rlock__acquire_round_done) */
     int standby;              /* fair: a release notice named this waiter next in line */
-    int split;                /* the last round was granted by some nodes, short of a quorum */
-    int cancel;               /* cancelled: release what the round in flight grants, then stop */
-    int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     unsigned sub_ok;          /* subscribers subscribed to this lock's channel */
     unsigned sub_pending;     /* subscribers whose SUBSCRIBE is unanswered */
     uint32_t attempts;
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1) */
+    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
+                                 none): set by each acquire round, read only after one */
+    rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
+                                 if it stops after the cleanup */
+    int cancel;               /* cancelled: release what the round in flight grants, then stop */
+    int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
     rlock_round round;
 } rlock_op;
 #endif /* RLOCK__COMPACT */
@@ -1198,7 +1199,8 @@ typedef struct rlock_lock {
     uint64_t validity_end;    /* when validity runs out, in the now_ms hook's own 64 bits (not
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     long long holds;          /* reentrant hold count seen on the quorum */
-    long long acks;           /* cfg.replicas: fewest WAIT acks of a granting node, -1 none */
+    int32_t acks;             /* cfg.replicas: fewest WAIT acks of a granting node (WAIT counts
+                               * replicas: < 2^31), -1 none */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint32_t ttl_ms;          /* the lease of the current grant */
@@ -2787,7 +2789,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * program that uses no primitive does not link them. */
 struct rlock__enc;
 static rlock_status rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
-static void rlock__admin_round_done(struct rlock_lock *lk, rlock__ms now);
+static void rlock__admin_round_done(struct rlock_lock *lk);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
@@ -2807,7 +2809,7 @@ struct rlock__scripts {
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
     rlock_status (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
-    void (*admin_done)(struct rlock_lock *lk, rlock__ms now);         /* an inspect / force round's end (set_all) */
+    void (*admin_done)(struct rlock_lock *lk);                       /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
@@ -4951,17 +4953,19 @@ static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, r
             (void)rlock__sub_send(c, j, lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
 }
 
-/* Forget the lingering channel, unsubscribing it where it is subscribed. */
+/* Forget the lingering channel, unsubscribing it where it is subscribed.
+ * (c->linger and its length mean something only while linger_mask has a
+ * subscriber: with none, a stale channel left there is dropped again - no
+ * UNSUBSCRIBE - or overwritten, never sent or adopted.) */
 static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     rlock__unsub(c, c->linger_mask, NULL, now);
-    c->linger_len = 0;
     c->linger_mask = 0;
 }
 
 /* lk stops waiting: subscriptions no other operation shares are left to
  * linger (the next wait on this key needs no SUBSCRIBE); the lingering
  * channel they replace is unsubscribed. */
-static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
+static void rlock__op_unsubscribe(rlock_lock *lk) {
     rlock_client *c = lk->client;
     unsigned mine = lk->op.sub_ok | lk->op.sub_pending, others = 0;
     const rlock_lock *o;
@@ -4971,7 +4975,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk, rlock__ms now) {
         if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
-    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, rlock__now(c));
     /* (any lock's channel fits: RLOCK__LINGER_CAP) */
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
@@ -5000,8 +5004,7 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
         keep &= ~(1u << i);
     }
     if (!RLOCK__HAS_WAITING) return k;
-    any = c->linger_mask &= keep;
-    if (!any) c->linger_len = 0;
+    any = c->linger_mask &= keep; /* (none left: the channel is stale, rlock__linger_drop) */
     for (o = c->ops; o; o = o->op.next) {
         o->op.sub_ok &= keep;
         o->op.sub_pending &= keep;
@@ -5014,12 +5017,12 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
     return k;
 }
 
-/* Server j confirmed lk's subscription (a reply on subscriber j, or a push). */
-static void rlock__sub_confirmed(rlock_lock *lk, size_t j) {
+/* Server j answered lk's SUBSCRIBE (a reply on subscriber j, or a push):
+ * ok, it confirmed the subscription it was asked for. */
+static void rlock__sub_answered(rlock_lock *lk, size_t j, int ok) {
     unsigned bit = 1u << j;
-    if (!(lk->op.sub_pending & bit)) return;
+    if (ok) lk->op.sub_ok |= lk->op.sub_pending & bit;
     lk->op.sub_pending &= ~bit;
-    lk->op.sub_ok |= bit;
 }
 
 /* Sleep until the next attempt, in phase BACKOFF or WAITMSG (waiting for
@@ -5043,10 +5046,11 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
     }
     if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
     if (msg) {
-        /* A split round (Redlock): the refusing nodes' holder is a rival's
+        /* A split round (Redlock: some nodes granted, lk->votes of them,
+         * short of a quorum): the refusing nodes' holder is a rival's
          * partial grant, returned a moment from now, and no release will
          * announce it. Retry within a few ms (jittered) instead. */
-        if (op->split && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
+        if (lk->votes && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
     } else if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) {
         /* A fair waiter that polls must look within its reservation's grace. */
         delay = RLOCK__FAIR(lk) / 2u + 1u;
@@ -5059,10 +5063,9 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
  * channel): take the subscriptions over. 1 when it did. */
 static int rlock__adopt_linger(rlock_lock *lk) {
     rlock_client *c = lk->client;
-    if (!c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0; /* (none: length 0) */
+    if (!c->linger_mask || !rlock__is_my_chan(lk, c->linger, c->linger_len)) return 0; /* (none: no subscriber) */
     lk->op.sub_ok |= c->linger_mask;
-    c->linger_len = 0;
-    c->linger_mask = 0;
+    c->linger_mask = 0; /* (the channel stale: rlock__linger_drop) */
     return 1;
 }
 
@@ -5142,14 +5145,14 @@ static int rlock__scripts_ran(const rlock_client *c) {
 /* The next acquire round. Release notices that came before it are stale:
  * the round itself sees the current state; one published after our script
  * ran wakes us. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now);
+static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     rlock__ms left;
     if (op->fresh) { /* a new token, or owner id (see rlock__acquire_round_done) */
         unsigned char rnd[RLOCK_TOKEN_LEN / 2];
         op->fresh = 0;
-        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM, now); return; }
+        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
         rlock__hex(lk->owner, rnd, sizeof rnd);
         lk->owner_len = RLOCK_TOKEN_LEN;
     }
@@ -5159,7 +5162,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
      * queue is the order it is served in. */
-    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && RLOCK__MS_BEFORE(now, op->wait_end);
+    op->queue = (op->sub_ok != 0 || RLOCK__FAIR(lk) != 0) && left != 0;
     /* The first attempt of a barging simple lock without fencing, not
      * queueing, is a plain SET NX PX: an uncontended acquire costs the server
      * what a raw client's does. Refused, a script attempt follows at once: it
@@ -5194,48 +5197,48 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
 static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
+    /* ROUND: the next attempt at once (the follow-up after a cleanup) */
+    int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
     size_t j;
-    if (op->plain == 2) { rlock__acquire_next_round(lk, now); return; } /* after a cleanup */
-    if (!RLOCK__HAS_WAITING || (!c->n_subs && !c->cfg.pubsub) || !lk->aux_base_len || op->holder_pttl < 0) {
-        rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF);
-        return;
+    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && (c->n_subs || c->cfg.pubsub) && lk->aux_base_len &&
+        op->holder_pttl >= 0) {
+        if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
+            rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
+            op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
+            for (j = 0; j < c->n_nodes; j++)
+                if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
+            if (op->sub_pending) {
+                rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
+                return;
+            } /* else nowhere to listen: back off */
+        } else {
+            /* Subscribed, but the attempt that failed did not join the wait
+             * queue (it was sent before): a release would not wake us. Try
+             * again at once; that attempt queues. */
+            phase = op->queue ? RLOCK__PH_WAITMSG : RLOCK__PH_ROUND;
+        }
     }
-    if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
-        rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
-        op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
-        for (j = 0; j < c->n_nodes; j++)
-            if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
-        if (!op->sub_pending) { rlock__schedule_retry(lk, now, RLOCK__PH_BACKOFF); return; } /* nowhere to listen */
-        rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
-        return;
-    }
-    if (!op->queue) {
-        /* Subscribed, but the attempt that failed did not join the wait
-         * queue (it was sent before): a release would not wake us. Try
-         * again at once; that attempt queues. */
-        rlock__acquire_next_round(lk, now);
-        return;
-    }
-    rlock__schedule_retry(lk, now, RLOCK__PH_WAITMSG);
+    if (phase == RLOCK__PH_ROUND) rlock__acquire_next_round(lk, now);
+    else rlock__schedule_retry(lk, now, phase);
 }
 
 /* The op is over: nothing of it stays in flight or subscribed to. */
-static void rlock__op_finish(rlock_lock *lk, rlock_status st, rlock__ms now) {
+static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
     size_t i;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
         (void)rlock__x_disown(n, lk);
     }
-    rlock__op_unsubscribe(lk, now);
+    rlock__op_unsubscribe(lk);
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
 
 /* The nodes in yes granted or extended the lease op->ttl asked for: it
  * runs from the round's start for life (the ttl less the drift). The op
- * is over. */
-static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms now) {
+ * is over: RLOCK_OK, for the caller to return. */
+static rlock_status rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life) {
     rlock_op *op = &lk->op;
     lk->held_mask = yes;
     lk->granted_at = op->round.start;
@@ -5243,25 +5246,27 @@ static void rlock__lease(rlock_lock *lk, unsigned yes, uint32_t life, rlock__ms 
     lk->state = RLOCK_STATE_HELD;
     lk->ttl_ms = op->ttl;
     rlock__set_validity(lk, op->round.start + life);
-    rlock__op_finish(lk, RLOCK_OK, now);
+    return RLOCK_OK;
 }
 
-/* (life: the lease's, rlock__lease; late: the round ended past it.)
- * Returns 1 when a failed attempt left nothing to clean up: the caller
- * goes on at once as after a cleanup (retry, or report op->fail). */
-static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
+/* (life: the lease's, rlock__lease; late: the round ended past it.) The
+ * round-done calls return what the op ends with (rlock__op_run finishes
+ * it), RLOCK_WOULD_BLOCK when it goes on (here: a cleanup round is out), or
+ * here RLOCK__AFTER_CLEANUP when a failed attempt left nothing to clean up:
+ * the caller goes on at once as after a cleanup (retry, or report op->result). */
+#define RLOCK__AFTER_CLEANUP RLOCK_STATUS_COUNT
+static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     rlock_status final;
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__REPLICAS(c) && t->yes ? op->round.acks : -1;
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)op->round.acks : -1; /* (cfg.replicas 0: no WAIT sent, -1) */
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
     op->holder_pttl = t->min_pttl;
-    op->split = t->n_yes > 0;
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
@@ -5275,8 +5280,7 @@ static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t lif
         }
         lk->holds = rlock__token_kind(lk->kind) ? 1 : t->holds;
         if (lk->kind == RLOCK_KIND_SEMAPHORE) lk->slot = (int32_t)t->holds; /* a grant names its slot */
-        rlock__lease(lk, t->yes, life, now);
-        return 0;
+        return rlock__lease(lk, t->yes, life);
     }
     /* Failed round. Decide what to report if we stop now. */
     if (t->fatal != RLOCK_OK) final = t->fatal;
@@ -5285,9 +5289,10 @@ static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t lif
      * fewer answers is a node failure (E_QUORUM), even if some granted. */
     else if (t->n_yes + t->n_no >= q) final = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED;
     else final = t->error;
-    op->fail = op->cancel ? RLOCK_OK : final;
-    /* (attempts < max_attempts, or no limit: max 0 wraps to the largest) */
-    op->retry = go && RLOCK__MS_BEFORE(now, op->wait_end) && op->attempts <= c->cfg.max_attempts - 1u;
+    op->result = op->cancel ? RLOCK_OK : final;
+    /* (attempts < max_attempts, or no limit: max 0 wraps to the largest;
+     * the wait left is checked when the retry is due: rlock__op_run) */
+    op->retry = go && op->attempts <= c->cfg.max_attempts - 1u;
     /* A refused plain SET: the script attempt follows at once. A Redlock
      * semaphore asked for a slot that is taken while another is free: ask
      * for that one at once (a few times; a follow-up like the plain SET's,
@@ -5329,32 +5334,29 @@ static int rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uint32_t lif
         op->fresh = lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
         rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
-        return 0;
+        return RLOCK_WOULD_BLOCK;
     }
-    return 1; /* nothing to clean up: what follows a cleanup, now */
+    return (rlock_status)RLOCK__AFTER_CLEANUP; /* nothing to clean up: what follows a cleanup, now */
 }
 
-static void rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late, const rlock__tally *t,
-                                     size_t q) {
+static rlock_status rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late,
+                                             const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
     lk->votes = t->n_yes;
-    if (RLOCK__MS_BEFORE(now, op->round.start)) { rlock__op_finish(lk, RLOCK_E_CLOCK, now); return; }
+    if (RLOCK__MS_BEFORE(now, op->round.start)) return RLOCK_E_CLOCK;
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late) {
-        rlock__lease(lk, t->yes, life, now); /* (still HELD: nothing else runs on lk meanwhile) */
-        return;
-    }
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late)
+        return rlock__lease(lk, t->yes, life); /* (still HELD: nothing else runs on lk meanwhile) */
     if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
-        rlock__op_finish(lk, RLOCK_LOST, now);
-        return;
+        return RLOCK_LOST;
     }
-    rlock__op_finish(lk, t->error, now);
+    return t->error;
 }
 
-static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock__tally *t, size_t q) {
+static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     size_t held = rlock__popcount(lk->held_mask);
     size_t gone, neutral;
@@ -5370,20 +5372,17 @@ static void rlock__release_round_done(rlock_lock *lk, rlock__ms now, const rlock
      * even if a node that granted is unreachable now (its copy expires). */
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
-    else { rlock__op_finish(lk, t->error, now); return; } /* unknown: state kept */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) {
-        lk->holds = t->max_left;
-    } else {
-        lk->holds = 0;
-        lk->state = RLOCK_STATE_IDLE;
-    }
-    rlock__op_finish(lk, st, now);
+    else return t->error; /* unknown: state kept */
+    /* (holds is read only while HELD: rlock_hold_count) */
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) lk->holds = t->max_left;
+    else lk->state = RLOCK_STATE_IDLE;
+    return st;
 }
 
 #ifndef RLOCK_NO_PRIMITIVES
 /* An inspect or force-unlock round (6.10): answers from a quorum are needed;
  * a force-unlock reports whether any node had the key. */
-static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
+static void rlock__admin_round_done(rlock_lock *lk) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
@@ -5394,11 +5393,11 @@ static void rlock__admin_round_done(rlock_lock *lk, rlock__ms now) {
             foreign += lk->op.round.v[i][0] == -1;
         }
     if (t.n_yes + t.n_no < rlock_client_quorum(c)) {
-        rlock__op_finish(lk, t.error, now);
+        rlock__op_finish(lk, t.error);
         return;
     }
-    if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK, now);
-    else rlock__op_finish(lk, had ? RLOCK_OK : foreign ? RLOCK_E_FOREIGN : RLOCK_NOT_HELD, now);
+    if (lk->op.kind == RLOCK__OP_INSPECT) rlock__op_finish(lk, RLOCK_OK);
+    else rlock__op_finish(lk, had ? RLOCK_OK : foreign ? RLOCK_E_FOREIGN : RLOCK_NOT_HELD);
 }
 #endif
 
@@ -5409,6 +5408,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
     size_t q;
     uint32_t life;
     int late;
+    rlock_status st;
     switch (op->phase) {
     case RLOCK__PH_BACKOFF:
         if (!RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
@@ -5457,20 +5457,23 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
                                &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;
-            if (op->kind == RLOCK__OP_EXTEND) rlock__extend_round_done(lk, now, life, late, &t, q);
+            if (op->kind == RLOCK__OP_EXTEND) st = rlock__extend_round_done(lk, now, life, late, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
-            else if (op->kind > RLOCK__OP_RELEASE) lk->scripts->admin_done(lk, now); /* (rlock__set_all's) */
+            else if (op->kind > RLOCK__OP_RELEASE) { lk->scripts->admin_done(lk); return; } /* (rlock__set_all's) */
 #endif
-            else if (op->kind == RLOCK__OP_RELEASE) rlock__release_round_done(lk, now, &t, q);
-            else if (rlock__acquire_round_done(lk, now, life, late, &t, q)) goto after_cleanup;
-            return;
+            else if (op->kind == RLOCK__OP_RELEASE) st = rlock__release_round_done(lk, &t, q);
+            else st = rlock__acquire_round_done(lk, now, life, late, &t, q);
+            if (st != (rlock_status)RLOCK__AFTER_CLEANUP) goto finish;
         }
-    after_cleanup:
         /* retry was decided before the cleanup: re-check the wait deadline */
         /* (a follow-up for a free slot or after a plain SET, retry 2, goes out even past the wait) */
-        if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end)))
+        if (op->retry && !op->cancel && (op->retry == 2 || RLOCK__MS_BEFORE(now, op->wait_end))) {
             rlock__wait_next(lk, now);
-        else rlock__op_finish(lk, op->fail, now);
+            return;
+        }
+        st = op->result;
+    finish:
+        if (st != RLOCK_WOULD_BLOCK) rlock__op_finish(lk, st);
         return;
     default:
         return; /* IDLE, DONE */
@@ -5504,13 +5507,14 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
     if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
     for (o = c->ops; o; o = o->op.next) {
+        const char *d = r->elem[2].str;
+        size_t n = r->elem[2].len;
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (msg && r->elem[2].len >= 16 && memcmp(r->elem[2].str, o->waiter_id, 16) == 0)
-            o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE
-                       ? RLOCK__HANDED_SLOT(o, r->elem[2].str + 16, r->elem[2].len - 16) : 1;
-        else if (msg && r->elem[2].len == 33 && memcmp(r->elem[2].str + 17, o->waiter_id, 16) == 0)
-            o->op.standby = 1;
-        if (sub) rlock__sub_confirmed(o, j);
+        if (sub) rlock__sub_answered(o, j, 1);
+        if (!msg || n < 16) continue;
+        if (memcmp(d, o->waiter_id, 16) == 0)
+            o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE ? RLOCK__HANDED_SLOT(o, d + 16, n - 16) : 1;
+        else if (n == 33 && memcmp(d + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
     }
 }
 
@@ -5559,12 +5563,9 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        unsigned bit = 1u << j;
         if (!RLOCK__HAS_WAITING) return;
-        /* confirmed (or "ssubscribe"): subscribed if still pending; else no longer pending */
-        if (ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB && (lk->op.sub_pending & bit))
-            lk->op.sub_ok |= bit;
-        lk->op.sub_pending &= ~bit;
+        /* (or "ssubscribe") */
+        rlock__sub_answered(lk, j, ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB);
         return;
     }
     case RLOCK__TAG_PING: {
@@ -6478,9 +6479,6 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     memset(&lk->op, 0, sizeof lk->op);
     lk->op.kind = kind;
     lk->op.ttl = ttl;
-#if !RLOCK__COMPACT /* (the compact judge keeps its own) */
-    lk->op.holder_pttl = -1;
-#endif
     lk->op.next = c->ops;
     c->ops = lk;
 }
@@ -6598,10 +6596,12 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_client *c;
     rlock_op *op;
+    rlock__ms now;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     c = lk->client;
+    now = rlock__now(c);
     if (op->phase != RLOCK__PH_DONE) {
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
             /* Its answers may grant: wait for them, then release (the
@@ -6613,12 +6613,12 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
              * the cancel then releases, as any grant the cancel's round
              * gets). */
             op->timed = 1; /* (not forever: the last attempt) */
-            op->wait_end = rlock__now(c);
-            rlock__acquire_next_round(lk, op->wait_end);
+            op->wait_end = now;
+            rlock__acquire_next_round(lk, now);
         } else {
             /* Between rounds (nothing granted), or an extend / release: their
              * answers are not needed; they are read and discarded (op_finish). */
-            rlock__op_finish(lk, RLOCK_OK, rlock__now(c));
+            rlock__op_finish(lk, RLOCK_OK);
             rlock__subs_listen(c);
         }
         op->cancel = 1; /* (a finished op does not read it) */
@@ -6627,12 +6627,19 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
 }
 #endif
 
+#if !RLOCK__COMPACT
+static rlock_status rlock__run(rlock_lock *lk, rlock_status st);
+#endif
 RLOCKDEF void rlock_cancel(rlock_lock *lk) {
+#if RLOCK__COMPACT
     rlock_status st = rlock_cancel_begin(lk);
     while (st == RLOCK_WOULD_BLOCK) {
         rlock__client_wait(lk->client, rlock_next_timeout_ms(lk));
         st = rlock_step(lk);
     }
+#else /* (the blocking calls' loop: one step more, at once, than the above) */
+    (void)rlock__run(lk, rlock_cancel_begin(lk));
+#endif
 }
 
 /* Common checks of every *_begin. A semaphore's or multi-lock's parts of
@@ -6707,8 +6714,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             memcpy(lk->owner, src, len + 1);
             lk->owner_len = len;
         }
-        lk->state = RLOCK_STATE_IDLE;
-        lk->holds = 0;
+        lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */
         lk->queued = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
@@ -6882,7 +6888,7 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (lk->op.kind != RLOCK__OP_NONE) {
         /* abandoned: its answers are read and discarded (op_finish disowned
          * them, or does now) */
-        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK, rlock__now(lk->client));
+        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK);
         rlock__op_unlink(lk);
         rlock__subs_listen(lk->client);
     }
@@ -6937,8 +6943,8 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             break;
         }
         left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-        if (!left) { /* (LOST already, or it ran out now) */
-            if (lk->state == RLOCK_STATE_HELD) rlock__mark_lost(lk);
+        if (!left) { /* (LOST already - marked again, it stays so, on_lost once - or it ran out now) */
+            rlock__mark_lost(lk);
             what = RLOCK_RENEW_LOST;
             st = RLOCK_LOST;
             break;
