@@ -3456,9 +3456,7 @@ static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rl
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
     if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
-#if !RLOCK__COMPACT
-    rlock__x_bind(&node->x, node); /* (again by rlock_client_init: a copy is bound to itself) */
-#endif
+    /* (its exchange is bound by rlock_client_init: until then only its state is read) */
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
@@ -3480,10 +3478,7 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node) {
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
     if (rlock__conn_init(sub, sizeof *sub, tr) != RLOCK_OK) return RLOCK_E_BADARG;
     sub->magic = RLOCK__MAGIC_SUB;
-    sub->x.is_sub = 1;
-#if !RLOCK__COMPACT
-    rlock__x_bind(&sub->x, sub);
-#endif
+    sub->x.is_sub = 1; /* (bound by rlock_client_set_subscribers: until then only its state is read) */
     return RLOCK_OK;
 }
 RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
