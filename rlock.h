@@ -6799,6 +6799,9 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
     return rlock__run_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
+/* (the kinds rlock_lock_init takes: 1..5 but the semaphore's) */
+typedef char rlock__lock_kinds[RLOCK_KIND_SIMPLE == 1 && RLOCK_KIND_REENTRANT == 2 && RLOCK_KIND_SEMAPHORE == 3 &&
+                               RLOCK_KIND_READ == 4 && RLOCK_KIND_WRITE == 5 ? 1 : -1];
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
     rlock__txt why;
@@ -6817,8 +6820,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
         why = RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
-    else if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
-             kind != RLOCK_KIND_WRITE)
+    else if ((unsigned)kind - 1u > (RLOCK__HAS_PRIMITIVES ? 4u : 1u) || kind == RLOCK_KIND_SEMAPHORE) /* (1, 2, 4, 5: rlock__lock_kinds) */
         why = RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
