@@ -3596,7 +3596,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     rlock__config_defaults(&c->cfg);
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
-        if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub != 0; /* (else 0 since rlock_node_init) */
+        if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub; /* (a flag, only tested; else 0 since rlock_node_init) */
 #if !RLOCK__COMPACT
         rlock__x_bind(&nodes[i].x, &nodes[i]);
 #endif
