@@ -3454,10 +3454,10 @@ static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rl
 }
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
-    if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
-    node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
+    rlock_status st = rlock__conn_init(node, sizeof *node, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
+    if (st == RLOCK_OK) node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
     /* (its exchange is bound by rlock_client_init: until then only its state is read) */
-    return RLOCK_OK;
+    return st;
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? node->result : RLOCK_E_BADARG;
@@ -3476,10 +3476,12 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node) {
 #endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
-    if (rlock__conn_init(sub, sizeof *sub, tr) != RLOCK_OK) return RLOCK_E_BADARG;
-    sub->magic = RLOCK__MAGIC_SUB;
-    sub->x.is_sub = 1; /* (bound by rlock_client_set_subscribers: until then only its state is read) */
-    return RLOCK_OK;
+    rlock_status st = rlock__conn_init(sub, sizeof *sub, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
+    if (st == RLOCK_OK) {
+        sub->magic = RLOCK__MAGIC_SUB;
+        sub->x.is_sub = 1; /* (bound by rlock_client_set_subscribers: until then only its state is read) */
+    }
+    return st;
 }
 RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
     return sub && sub->magic == RLOCK__MAGIC_SUB ? sub->x.xerr : "";
