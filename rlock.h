@@ -6521,12 +6521,18 @@ RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
 }
 
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    rlock_status st;
     /* (compact: one body with rlock_result's, no second handle check - a
      * firmware steps, and rlock_result is then not linked; the general
      * engine shares rlock_result) */
-    if (RLOCK__COMPACT) return rlock__result(lk, 1);
-    if (lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
+    if (RLOCK__COMPACT) return rlock__lock_ok(lk) ? rlock__result(lk, 1) : RLOCK_E_BADARG;
+    /* WOULD_BLOCK: a valid handle whose op is in progress and not done
+     * (a done op's result is its outcome, never WOULD_BLOCK: the blocking
+     * calls loop on it), the one case that steps its client; then its
+     * result, the handle checked again (a callback may have destroyed it). */
+    st = rlock_result(lk);
+    if (st != RLOCK_WOULD_BLOCK) return st;
+    rlock__client_step(lk->client);
     return rlock_result(lk);
 }
 
