@@ -6599,13 +6599,10 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
-    rlock_client *c;
-    rlock_op *op;
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
-    op = &lk->op;
-    if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    c = lk->client;
-    if (op->phase != RLOCK__PH_DONE) {
+    /* (no valid handle, or no op: rlock_step says so - E_BADARG, E_STATE) */
+    if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) {
+        rlock_client *c = lk->client;
+        rlock_op *op = &lk->op;
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
             /* Its answers may grant: wait for them, then release (the
              * round's end sees op->cancel). */
