@@ -3902,10 +3902,11 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
  * 0 when key has a '}' outside a tag (then no same-slot name exists). */
 static RLOCK__INLINE size_t rlock__aux_len(const char *key, size_t key_len) {
-    size_t open = key_len, close = key_len, i;
-    for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
-    for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
-    if (open < key_len && close < key_len && close > open + 1) return key_len;
+    const char *open = (const char *)memchr(key, '{', key_len), *close;
+    if (open) { /* (the first '}' after it, if any) */
+        close = (const char *)memchr(open + 1, '}', (size_t)(key + key_len - open - 1));
+        if (close && close > open + 1) return key_len;
+    }
     return memchr(key, '}', key_len) ? 0 : key_len + 2;
 }
 /* Write the prefix (base_len bytes, from rlock__aux_len) to out, no NUL. */
