@@ -3456,12 +3456,10 @@ static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rl
 }
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
-    if (rlock__conn_init(node, sizeof *node, tr) != RLOCK_OK) return RLOCK_E_BADARG;
-    node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
-#if !RLOCK__COMPACT
-    rlock__x_bind(&node->x, node); /* (again by rlock_client_init: a copy is bound to itself) */
-#endif
-    return RLOCK_OK;
+    rlock_status st = rlock__conn_init(node, sizeof *node, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
+    if (st == RLOCK_OK) node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
+    /* (its exchange is bound by rlock_client_init: until then only its state is read) */
+    return st;
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? node->result : RLOCK_E_BADARG;
@@ -3480,13 +3478,12 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node) {
 #endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
-    if (rlock__conn_init(sub, sizeof *sub, tr) != RLOCK_OK) return RLOCK_E_BADARG;
-    sub->magic = RLOCK__MAGIC_SUB;
-    sub->x.is_sub = 1;
-#if !RLOCK__COMPACT
-    rlock__x_bind(&sub->x, sub);
-#endif
-    return RLOCK_OK;
+    rlock_status st = rlock__conn_init(sub, sizeof *sub, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
+    if (st == RLOCK_OK) {
+        sub->magic = RLOCK__MAGIC_SUB;
+        sub->x.is_sub = 1; /* (bound by rlock_client_set_subscribers: until then only its state is read) */
+    }
+    return st;
 }
 RLOCKDEF const char *rlock_subscriber_error(const rlock_subscriber *sub) {
     return sub && sub->magic == RLOCK__MAGIC_SUB ? sub->x.xerr : "";
@@ -3603,7 +3600,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     rlock__config_defaults(&c->cfg);
     for (i = 0; i < n; i++) {
         c->nodes[i] = &nodes[i];
-        if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub != 0; /* (else 0 since rlock_node_init) */
+        if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub; /* (a flag, only tested; else 0 since rlock_node_init) */
 #if !RLOCK__COMPACT
         rlock__x_bind(&nodes[i].x, &nodes[i]);
 #endif
@@ -3907,10 +3904,11 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
  * next '}', when not empty), "{key}" otherwise - both hash to key's slot.
  * 0 when key has a '}' outside a tag (then no same-slot name exists). */
 static RLOCK__INLINE size_t rlock__aux_len(const char *key, size_t key_len) {
-    size_t open = key_len, close = key_len, i;
-    for (i = 0; i < key_len; i++) if (key[i] == '{') { open = i; break; }
-    for (i = open + 1; open < key_len && i < key_len; i++) if (key[i] == '}') { close = i; break; }
-    if (open < key_len && close < key_len && close > open + 1) return key_len;
+    const char *open = (const char *)memchr(key, '{', key_len), *close;
+    if (open) { /* (the first '}' after it, if any) */
+        close = (const char *)memchr(open + 1, '}', (size_t)(key + key_len - open - 1));
+        if (close && close > open + 1) return key_len;
+    }
     return memchr(key, '}', key_len) ? 0 : key_len + 2;
 }
 /* Write the prefix (base_len bytes, from rlock__aux_len) to out, no NUL. */
@@ -6522,12 +6520,18 @@ RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
 }
 
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    rlock_status st;
     /* (compact: one body with rlock_result's, no second handle check - a
      * firmware steps, and rlock_result is then not linked; the general
      * engine shares rlock_result) */
-    if (RLOCK__COMPACT) return rlock__result(lk, 1);
-    if (lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
+    if (RLOCK__COMPACT) return rlock__lock_ok(lk) ? rlock__result(lk, 1) : RLOCK_E_BADARG;
+    /* WOULD_BLOCK: a valid handle whose op is in progress and not done
+     * (a done op's result is its outcome, never WOULD_BLOCK: the blocking
+     * calls loop on it), the one case that steps its client; then its
+     * result, the handle checked again (a callback may have destroyed it). */
+    st = rlock_result(lk);
+    if (st != RLOCK_WOULD_BLOCK) return st;
+    rlock__client_step(lk->client);
     return rlock_result(lk);
 }
 
@@ -6594,15 +6598,10 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
-    rlock_client *c;
-    rlock_op *op;
-    rlock__ms now;
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
-    op = &lk->op;
-    if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
-    c = lk->client;
-    now = rlock__now(c);
-    if (op->phase != RLOCK__PH_DONE) {
+    /* (no valid handle, or no op: rlock_step says so - E_BADARG, E_STATE) */
+    if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) {
+        rlock_client *c = lk->client;
+        rlock_op *op = &lk->op;
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
             /* Its answers may grant: wait for them, then release (the
              * round's end sees op->cancel). */
@@ -6613,8 +6612,8 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
              * the cancel then releases, as any grant the cancel's round
              * gets). */
             op->timed = 1; /* (not forever: the last attempt) */
-            op->wait_end = now;
-            rlock__acquire_next_round(lk, now);
+            op->wait_end = rlock__now(c);
+            rlock__acquire_next_round(lk, op->wait_end);
         } else {
             /* Between rounds (nothing granted), or an extend / release: their
              * answers are not needed; they are read and discarded (op_finish). */
@@ -6810,6 +6809,9 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
     return rlock__run_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
+/* (the kinds rlock_lock_init takes: 1..5 but the semaphore's) */
+typedef char rlock__lock_kinds[RLOCK_KIND_SIMPLE == 1 && RLOCK_KIND_REENTRANT == 2 && RLOCK_KIND_SEMAPHORE == 3 &&
+                               RLOCK_KIND_READ == 4 && RLOCK_KIND_WRITE == 5 ? 1 : -1];
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
     rlock__txt why;
@@ -6828,8 +6830,7 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
         why = RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
-    else if (kind != RLOCK_KIND_SIMPLE && kind != RLOCK_KIND_REENTRANT && kind != RLOCK_KIND_READ &&
-             kind != RLOCK_KIND_WRITE)
+    else if ((unsigned)kind - 1u > (RLOCK__HAS_PRIMITIVES ? 4u : 1u) || kind == RLOCK_KIND_SEMAPHORE) /* (1, 2, 4, 5: rlock__lock_kinds) */
         why = RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
