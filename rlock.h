@@ -708,7 +708,9 @@ typedef struct rlock__walk {
 
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
- * what each sends and receives. */
+ * what each sends and receives. (The compact engine's node puts it after
+ * its request slot: its words, up to commands, end at offset 124 there, the
+ * last a Thumb short load reaches.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
@@ -757,13 +759,23 @@ typedef struct rlock_node {
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
     unsigned magic;
+#if RLOCK__COMPACT
+    /* (the compact engine's: its request slot and the exchange's words right
+     * after the transport, within Thumb's short loads (a word at 0..124); the
+     * bytes below are far either way. Smallest configuration, Cortex-M4 -Os:
+     * 12 bytes less than the general order.) */
+    rlock__pending q[RLOCK_MAX_PIPELINE];
+    rlock__conn x;        /* the exchange */
+#endif
     /* (small types: RLOCK_SMALLEST's one lock on one node stays within 2 KiB) */
     unsigned char fcall;    /* scripts go as FCALL (configured, or EVAL refused by ACL) */
     unsigned char scripted; /* a script ran here (not refused by the ACL): the fast path may be used */
     unsigned short fn_named; /* the connection (gen, low 16 bits) that told its function version (CLIENT
                                 SETNAME); a later connection whose gen matches mod 65536 is not named again */
+#if !RLOCK__COMPACT
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
+#endif
     /* diagnostics of the last round on this node (set by the round layer) */
     rlock_status result;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
