@@ -726,7 +726,8 @@ typedef struct rlock__conn {
     int active;           /* an event of it is being handled: it is alive, no idle probe */
     unsigned head, count; /* the FIFO of requests in flight */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
-    rlock_status fail_st;
+    int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
+                             before tx_len was there anyway) */
     size_t tx_len, tx_off, rx_len;
 #if !RLOCK__COMPACT
     size_t rx_used;
@@ -3243,7 +3244,7 @@ static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     while (n->failing) {
         n->failing--;
         if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
-        ev->st = n->fail_st;
+        ev->st = (rlock_status)n->fail_st;
         ev->why = n->xerr;
         return 1;
     }
@@ -5862,7 +5863,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         size_t room; /* what send() or recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
-            return x->fail_st;
+            return (rlock_status)x->fail_st;
         }
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
@@ -6334,7 +6335,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
     if (!n->x.count && !n->x.failing) { /* else: a cancelled op's reply is due */
         rlock__c_claim(n, NULL, deadline);
-        st = n->x.failing ? n->x.fail_st : RLOCK_OK;
+        st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
         n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
     }
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
