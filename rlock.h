@@ -874,11 +874,12 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
-    /* (the fields read most come first: small offsets are short loads on a Cortex-M) */
+    /* (the fields read most come first: small offsets are short loads on a Cortex-M;
+     * ops at 0, its address the client's own: rlock__op_unlink's walk computes none) */
+    struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
     unsigned magic;
     size_t n_nodes;
     size_t n_subs;
-    struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
     size_t linger_len;           /* (linger: below) */
     unsigned linger_mask;
 #ifndef RLOCK_NO_CLUSTER
