@@ -875,8 +875,10 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
     /* (the fields read most come first: small offsets are short loads on a Cortex-M;
-     * ops at 0, its address the client's own: rlock__op_unlink's walk computes none) */
+     * ops at 0, its address the client's own: rlock__op_unlink's walk computes none;
+     * cfg at 4, a short add from c: rlock_client_init fills it) */
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    rlock_config cfg;
     unsigned magic;
     size_t n_nodes;
     size_t n_subs;
@@ -889,7 +891,6 @@ typedef struct rlock_client {
      * with the cluster links it (rlock__shard_ops). */
     const struct rlock__shard_ops *shard;
 #endif
-    rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
     rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     /* Where server j's subscriptions live (its RESP3 command connection or
