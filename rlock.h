@@ -1175,11 +1175,11 @@ typedef struct rlock_lock {
     int queued;
     const struct rlock__scripts *scripts;
     size_t aux_base_len;
-    uint32_t fair_grace;
     long long param;
     long long acks;
     int32_t slot;
     int asking;
+    uint32_t fair_grace;      /* (after param and acks: no padding before them, 8 bytes less) */
     char waiter_id[17];
     char owner[RLOCK_MAX_OWNER_LEN + 1];
     char why[RLOCK_WHY_LEN];
