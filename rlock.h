@@ -1047,12 +1047,12 @@ typedef long long rlock__num;
  * reach a struct's first 124 bytes). Same names as the general engine's. */
 typedef struct rlock_round {
     rlock__ms start;
+    int cleanup;
     int plain;
     int script;
     uint32_t ttl;
     uint32_t timeout;         /* (unused: rlock__c_submit works it out; the general encoder's WAIT names it) */
     unsigned evaled;
-    int cleanup;              /* (read by the general encoder only: fencing builds) */
     unsigned wake;
 } rlock_round;
 typedef struct rlock_op {
