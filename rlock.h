@@ -762,9 +762,9 @@ typedef struct rlock_node {
     unsigned magic;
 #if RLOCK__COMPACT
     /* (the compact engine's: its request slot and the exchange's words right
-     * after the transport, within Thumb's short loads (a word at 0..124); the
-     * bytes below are far either way. Smallest configuration, Cortex-M4 -Os:
-     * 12 bytes less than the general order.) */
+     * after the fields above, within Thumb's short loads (a word at 0..124);
+     * the bytes below are far either way. Smallest configuration, Cortex-M4
+     * -Os: 12 bytes less than the general order.) */
     rlock__pending q[RLOCK_MAX_PIPELINE];
     rlock__conn x;        /* the exchange */
 #endif
