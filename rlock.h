@@ -708,7 +708,9 @@ typedef struct rlock__walk {
 
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
- * what each sends and receives. */
+ * what each sends and receives. (The compact engine's node puts it after
+ * its request slot: its words, up to commands, end at offset 124 there, the
+ * last a Thumb short load reaches.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
@@ -724,7 +726,8 @@ typedef struct rlock__conn {
     int active;           /* an event of it is being handled: it is alive, no idle probe */
     unsigned head, count; /* the FIFO of requests in flight */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
-    rlock_status fail_st;
+    int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
+                             before tx_len was there anyway) */
     size_t tx_len, tx_off, rx_len;
 #if !RLOCK__COMPACT
     size_t rx_used;
@@ -757,13 +760,23 @@ typedef struct rlock_node {
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
     unsigned magic;
+#if RLOCK__COMPACT
+    /* (the compact engine's: its request slot and the exchange's words right
+     * after the fields above, within Thumb's short loads (a word at 0..124);
+     * the bytes below are far either way. Smallest configuration, Cortex-M4
+     * -Os: 12 bytes less than the general order.) */
+    rlock__pending q[RLOCK_MAX_PIPELINE];
+    rlock__conn x;        /* the exchange */
+#endif
     /* (small types: RLOCK_SMALLEST's one lock on one node stays within 2 KiB) */
     unsigned char fcall;    /* scripts go as FCALL (configured, or EVAL refused by ACL) */
     unsigned char scripted; /* a script ran here (not refused by the ACL): the fast path may be used */
     unsigned short fn_named; /* the connection (gen, low 16 bits) that told its function version (CLIENT
                                 SETNAME); a later connection whose gen matches mod 65536 is not named again */
+#if !RLOCK__COMPACT
     rlock__conn x;        /* the exchange */
     rlock__pending q[RLOCK_MAX_PIPELINE];
+#endif
     /* diagnostics of the last round on this node (set by the round layer) */
     rlock_status result;
     char err[RLOCK_ERR_LEN]; /* last error text (Redis message or transport reason) */
@@ -861,11 +874,14 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
-    /* (the fields read most come first: small offsets are short loads on a Cortex-M) */
+    /* (the fields read most come first: small offsets are short loads on a Cortex-M;
+     * ops at 0, its address the client's own: rlock__op_unlink's walk computes none;
+     * cfg at 4, a short add from c: rlock_client_init fills it) */
+    struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
+    rlock_config cfg;
     unsigned magic;
     size_t n_nodes;
     size_t n_subs;
-    struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
     size_t linger_len;           /* (linger: below) */
     unsigned linger_mask;
 #ifndef RLOCK_NO_CLUSTER
@@ -875,7 +891,6 @@ typedef struct rlock_client {
      * with the cluster links it (rlock__shard_ops). */
     const struct rlock__shard_ops *shard;
 #endif
-    rlock_config cfg;
     rlock_node *nodes[RLOCK_MAX_NODES];
     rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
     /* Where server j's subscriptions live (its RESP3 command connection or
@@ -1154,18 +1169,18 @@ typedef struct rlock_lock {
     uint32_t renewals;
     int renewing;
     uint32_t prng;
-    rlock__num fence;         /* (its numbers: 32-bit without fencing) */
     rlock_op op;
+    rlock__num fence;         /* (its numbers: 32-bit without fencing; read at a grant only) */
     uint64_t validity_end;
     unsigned held_mask;
     int queued;
     const struct rlock__scripts *scripts;
     size_t aux_base_len;
-    uint32_t fair_grace;
     long long param;
     long long acks;
     int32_t slot;
     int asking;
+    uint32_t fair_grace;      /* (after param and acks: no padding before them, 8 bytes less) */
     char waiter_id[17];
     char owner[RLOCK_MAX_OWNER_LEN + 1];
     char why[RLOCK_WHY_LEN];
@@ -3230,7 +3245,7 @@ static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     while (n->failing) {
         n->failing--;
         if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
-        ev->st = n->fail_st;
+        ev->st = (rlock_status)n->fail_st;
         ev->why = n->xerr;
         return 1;
     }
@@ -5854,7 +5869,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         size_t room; /* what send() or recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
-            return x->fail_st;
+            return (rlock_status)x->fail_st;
         }
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
@@ -6326,7 +6341,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
     if (!n->x.count && !n->x.failing) { /* else: a cancelled op's reply is due */
         rlock__c_claim(n, NULL, deadline);
-        st = n->x.failing ? n->x.fail_st : RLOCK_OK;
+        st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
         n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
     }
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
