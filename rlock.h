@@ -728,7 +728,11 @@ typedef struct rlock__conn {
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
-    size_t tx_len, tx_off, rx_len;
+    size_t tx_len;
+#if RLOCK__COMPACT
+    size_t tx_off;        /* sent so far (the general engine's tx holds only unsent bytes) */
+#endif
+    size_t rx_len;
 #if !RLOCK__COMPACT
     size_t rx_used;
 #endif
@@ -3042,7 +3046,7 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
     n->conn = RLOCK__CONN_DOWN;
     n->proto = 2;
     n->rx_len = n->rx_used = 0;
-    n->tx_len = 0; /* (tx_off: always 0 here, rlock__x_send_step) */
+    n->tx_len = 0;
     n->failing = n->count;
     n->fail_st = st;
 #ifndef RLOCK_NO_CLUSTER
@@ -3271,8 +3275,8 @@ static int rlock__x_connect_step(rlock__x *n) {
 }
 
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
- * What is left unsent moves to the front: tx holds only unsent bytes
- * (the general engine keeps tx_off 0), and requests are appended to them. */
+ * What is left unsent moves to the front: tx holds only unsent bytes,
+ * and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = n->t;
     while (n->tx_len) {
@@ -4141,7 +4145,7 @@ static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
 static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
     if (every) return every > RLOCK__MS_FAR - 1u ? RLOCK__MS_FAR - 1u : every; /* an interval: < 2^31 */
-    return ttl / 3u; /* (a lease's ttl: above the drift, >= 2 (rlock__check_ttl), so at least 1) */
+    return ttl / 3u; /* (a lease's ttl exceeds its drift, which is at least 2 (rlock__drift): >= 3, so 1 or more) */
 }
 
 /* A TTL must be positive, within what rlock accepts, and leave validity
