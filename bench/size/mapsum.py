@@ -38,11 +38,14 @@ for l in lines[start:]:
     pend = None
 for kind, end, ins in outs:
     ins = [x for x in ins if x[1] > 0]
-    ins.sort(key=lambda x: x[0])          # stable: the first listed at an address owns it
+    ins.sort(key=lambda x: x[0])
     for n, (a, s, f, k) in enumerate(ins):
-        nxt = end
-        for b in ins[n + 1:]:
-            if b[0] > a: nxt = b[0]; break
         if n > 0 and ins[n - 1][0] == a: continue
+        # Of the sections listed at one address, the largest owns it: a merged
+        # string section can end up empty at the address of the next one
+        # and is still listed with its size before merging.
+        same = [x for x in ins[n:] if x[0] == a]
+        a, s, f, k = max(same, key=lambda x: x[1])
+        nxt = next((b[0] for b in ins[n + 1:] if b[0] > a), end)
         if f.endswith(obj): kinds[k] += min(s, nxt - a)
 print(kinds['text'], kinds['rodata'], kinds['data'], kinds['bss'])
