@@ -3421,14 +3421,31 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 #endif
+#if RLOCK__COMPACT
+/* The compact engine's answer also asks whether the error starts with
+ * READONLY (connect again), NOSCRIPT (load the script) or NOPERM (a script
+ * refused: rlock_node.scripted) - flag words in the same scan, which note
+ * them above the status's 5 bits (their byte's, shifted by 8) and never
+ * decide it. */
+#define RLOCK__C_W_READONLY 0x100
+#define RLOCK__C_W_NOSCRIPT 0x200
+#define RLOCK__C_W_NOPERM 0x400
+static int rlock__error_scan(const char *s, size_t n);
+#define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
+static int rlock__error_scan(const char *s, size_t n) {
+#else
 static rlock_status rlock__map_error(const char *s, size_t n) {
+#endif
     /* The first word found decides. One string (rodata, not code; no table
      * of pointers): each word after its status byte, whose bit 5 (octal 40)
-     * says it counts only at the start. */
+     * says it counts only at the start, bit 6 (octal 100) that it is a
+     * flag word (compact). */
     static const char words[] =
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
         "\13unauthenticated\0"
+#else
+        "\141READONLY\0\142NOSCRIPT\0\144NOPERM\0"
 #endif
         "\62MOVED \0\62ASK \0\13NOAUTH\0\13WRONGPASS\0\13NOPERM\0\13invalid password\0"
         "\13can't run this command\0\14WRONGTYPE\0"
@@ -3440,19 +3457,27 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     size_t len;
 #if RLOCK__COMPACT
     size_t i;
+    int seen = 0; /* the flag words found */
 #endif
     for (w = words + 1; w[-1]; w += len + 2) {
         len = strlen(w);
 #if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n; i++) {
-            if (memcmp(s + i, w, len) == 0) return (rlock_status)(w[-1] & 31);
+            if (memcmp(s + i, w, len) == 0) {
+                if (!(w[-1] & 64)) return seen | (w[-1] & 31);
+                seen |= w[-1] << 8; /* (a flag word: at the start only, then the next word) */
+            }
             if (w[-1] & 32) break;
         }
 #else
         if (rlock__has(s, (w[-1] & 32) && n > len ? len : n, w)) return (rlock_status)(w[-1] & 31);
 #endif
     }
+#if RLOCK__COMPACT
+    return seen | RLOCK_E_REDIS;
+#else
     return RLOCK_E_REDIS;
+#endif
 }
 /* (the status bytes above) */
 typedef char rlock__error_words[RLOCK_E_AUTH == 11 && RLOCK_E_WRONGTYPE == 12 && RLOCK_E_MOVED == 18 &&
@@ -3981,7 +4006,7 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
 
 typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_note) */
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_answer) */
 /* Keep node i's answer to a round as plain numbers. The round says what it
  * wants (rlock__round_wants_array): an acquire script answers {flag,
  * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
@@ -5638,7 +5663,7 @@ static void rlock__client_step(rlock_client *c) {
  * not come waits until the reply before it is read. Replies are RESP2
  * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
  * statuses and error texts are the general engine's; each answer is read
- * as rlock__round_store does (rlock__c_note) and judged as it comes, with
+ * as rlock__round_store does (rlock__c_answer) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
  * only what it uses (section 5). It defines the same
  * internal calls (rlock__client_step, rlock__op_finish, ...) for the
@@ -5737,7 +5762,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
 }
 
 /* One of rlock's texts into x.xerr (also the scratch of a reason that is
- * not the connection's: rlock__c_note copies it at once). */
+ * not the connection's: rlock__c_answer copies it at once). */
 static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
     rlock__txt_put(n->x.xerr, sizeof n->x.xerr, why);
     return n->x.xerr;
@@ -5968,69 +5993,6 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
-/* Is rep a Redis error whose message starts with word[0..n)? (No length
- * test: its line is read in place in rx and ends in a CR, so a shorter one
- * differs there at the latest; memcmp may read on, to rx + 1 + n at most,
- * inside rx: n < RLOCK_RX_BUF, all of it written by rlock_node_init.) */
-static int rlock__c_error_is(const rlock__c_rep *rep, const char *word, size_t n) {
-    return rep->type == '-' && memcmp(rep->str, word, n) == 0;
-}
-
-/* Note the answer to lk's request (as rlock__round_answer and
- * rlock__round_store, one node): st RLOCK_OK, its reply rep; else it failed
- * (st; the reason in x.xerr). Read as plain numbers in rep->v: a plain SET
- * NX PX's +OK is v[0] = 1 (nil: not 1), the acquire script's {flag, pttl[,
- * fence]}, extend's and release's integer. Another shape is
- * RLOCK_E_PROTOCOL (the connection dropped), a Redis error its status,
- * {0, -1} (held without a TTL) RLOCK_E_FOREIGN. Returns the status to judge
- * it by (rep->v is read only when it is RLOCK_OK). */
-static rlock_status rlock__c_note(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep) {
-    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
-        RLOCK__TXT("unexpected reply to acquire"),
-        RLOCK__TXT("unexpected reply to extend"),
-        RLOCK__TXT("unexpected reply to release")
-    };
-    const rlock_round *r = &lk->op.round;
-    const char *why = n->x.xerr;
-    size_t len;
-    if (st == RLOCK_OK) {
-        int t = rep->type;
-        why = "";
-        if (t == '-') {
-            st = rlock__map_error(rep->str, rep->len);
-            /* failover: connect again (rx is kept). No reason into x.xerr: its
-             * only request is answered (x.count 0, none fails with it), and
-             * the node's diagnostic is the error's own text. */
-            if (rlock__c_error_is(rep, "READONLY", 8)) rlock__c_down(n, RLOCK_E_REDIS);
-            why = rep->str; /* Redis's own text */
-            len = rep->len;
-            goto note;
-        }
-        if (r->plain) {
-            /* +OK (no other reply rlock__c_parse reads has the line OK: not
-             * an integer's, nil's or a count's; an error's went above) */
-            if (rep->len == 2 && rep->str[0] == 'O' && rep->str[1] == 'K') rep->v[0] = 1;
-            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
-        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-            if (t != ':') st = RLOCK_E_PROTOCOL;
-        } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
-            /* (not {0 or 1, pttl[, fence]}: only an array passes both,
-             * another reply's count is its v[0], -1 or 0 (rlock__c_parse)) */
-            st = RLOCK_E_PROTOCOL;
-        } else if (!rep->v[0] && rep->v[1] == -1) {
-            st = RLOCK_E_FOREIGN;
-            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-        }
-        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
-            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
-            why = n->x.xerr;
-        }
-    }
-    len = strlen(why);
-note:
-    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
-    return st;
-}
 /* lk's answer judged at once (v: its numbers, read only when st is
  * RLOCK_OK). */
 static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
@@ -6213,26 +6175,79 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
 
-/* The reply (st RLOCK_OK: rep) or the failure (st) of lk's request. */
+/* The reply (st RLOCK_OK: rep) or the failure (st; the reason in x.xerr)
+ * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
+ * node; not a cleanup's) and judged. A reply is read as plain numbers in
+ * rep->v: a plain SET NX PX's +OK is v[0] = 1 (nil: not 1), the acquire
+ * script's {flag, pttl[, fence]}, extend's and release's integer. Another
+ * shape is RLOCK_E_PROTOCOL (the connection dropped), a Redis error its
+ * status (NOSCRIPT: loaded with EVAL, or our text), {0, -1} (held without a
+ * TTL) RLOCK_E_FOREIGN. A script's reply but NOPERM's says it ran: the fast
+ * path follows suit (rlock_node.scripted). */
 static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
+    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
+        RLOCK__TXT("unexpected reply to acquire"),
+        RLOCK__TXT("unexpected reply to extend"),
+        RLOCK__TXT("unexpected reply to release")
+    };
     rlock_round *r = &lk->op.round;
+    const char *why = n->x.xerr;
+    size_t len;
     if (st == RLOCK_OK) {
-        if (rlock__c_error_is(rep, "NOSCRIPT", 8)) {
-            if (!RLOCK__HAS_EVAL) { /* built without the texts: they must be loaded */
-                (void)rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
+        const char *s = rep->str;
+        int t = rep->type;
+        why = "";
+        if (t == '-') { /* Redis's error (a plain SET's leaves scripted as it is) */
+            int e = rlock__error_scan(s, rep->len);
+            if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
+                if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
+                    r->evaled = 1u;
+                    n->x.active = 1; /* (it is alive: no idle probe) */
+                    rlock__c_submit(lk, now);
+                    n->x.active = 0;
+                    return;
+                }
+                /* built without the texts: they must be loaded */
+                why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
                 st = RLOCK_E_REDIS;
-            } else if (!r->evaled) { /* the server lost its script cache: the body once, with EVAL */
-                r->evaled = 1u;
-                n->x.active = 1; /* (it is alive: no idle probe) */
-                rlock__c_submit(lk, now);
-                n->x.active = 0;
-                return;
+            } else {
+                if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM);
+                st = (rlock_status)(e & 31);
+                /* failover: connect again (rx is kept). No reason into x.xerr: its
+                 * only request is answered (x.count 0, none fails with it), and
+                 * the node's diagnostic is the error's own text. */
+                if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
+                why = s; /* Redis's own text */
+                len = rep->len;
+                goto note;
+            }
+        } else if (r->plain) {
+            /* +OK (no other reply rlock__c_parse reads has the line OK: not
+             * an integer's, nil's or a count's; an error's went above) */
+            if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
+            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
+        } else {
+            n->scripted = 1; /* (a script ran) */
+            if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+                if (t != ':') st = RLOCK_E_PROTOCOL;
+            } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
+                /* (not {0 or 1, pttl[, fence]}: only an array passes both,
+                 * another reply's count is its v[0], -1 or 0 (rlock__c_parse)) */
+                st = RLOCK_E_PROTOCOL;
+            } else if (!rep->v[0] && rep->v[1] == -1) {
+                st = RLOCK_E_FOREIGN;
+                why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
             }
         }
-        if (st == RLOCK_OK && !r->plain) /* a script ran (or was refused for good): the fast path follows suit */
-            n->scripted = (unsigned char)!rlock__c_error_is(rep, "NOPERM", 6);
+        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
+            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
+            why = n->x.xerr;
+        }
     }
-    rlock__c_judge(lk, rlock__c_note(lk, n, st, rep), rep->v);
+    len = strlen(why);
+note:
+    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
+    rlock__c_judge(lk, st, rep->v);
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
