@@ -2095,6 +2095,9 @@ typedef const char *rlock__txt;
 #endif
 
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
+#ifndef RLOCK_NO_ERROR_TEXTS
+static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len);
+#endif
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
@@ -2104,10 +2107,7 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
     memcpy(out, "rlock.h:", 8);
     (void)rlock__utoa(out + 8, t);
 #else
-    size_t n = strlen(t);
-    if (n >= cap) n = cap - 1;
-    memcpy(out, t, n);
-    out[n] = '\0';
+    rlock__copy_text(out, cap, t, strlen(t)); /* (the texts' copy: one body, cut to cap) */
 #endif
 }
 #endif
