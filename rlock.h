@@ -2095,6 +2095,9 @@ typedef const char *rlock__txt;
 #endif
 
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
+#ifndef RLOCK_NO_ERROR_TEXTS
+static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len);
+#endif
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
@@ -2104,10 +2107,7 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
     memcpy(out, "rlock.h:", 8);
     (void)rlock__utoa(out + 8, t);
 #else
-    size_t n = strlen(t);
-    if (n >= cap) n = cap - 1;
-    memcpy(out, t, n);
-    out[n] = '\0';
+    rlock__copy_text(out, cap, t, strlen(t)); /* (the texts' copy: one body, cut to cap) */
 #endif
 }
 #endif
@@ -3586,10 +3586,13 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
 /* Defaults live here and only here; zero in a config means "default".
  * Waits between attempts are at most 2^30 ms (12.4 days): doubled, they
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
- * wrap to no wait at all; the node timeout is an interval: < 2^31. (drift
- * is below 1000 here: rlock_client_init checked it.) */
+ * wrap to no wait at all; the node timeout and the renewal interval are
+ * intervals: < 2^31 (bounded here, once per client, not at each lease;
+ * renew_every_ms 0, ttl / 3, is rlock__renew_interval's). (drift is below
+ * 1000 here: rlock_client_init checked it.) */
 static void rlock__config_defaults(rlock_config *cfg) {
     rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
+    rlock__config_field(&cfg->renew_every_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
@@ -4167,9 +4170,11 @@ static RLOCK__SHARED uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
     return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
 }
 
-static RLOCK__NOINLINE uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
+/* (not noinline: since the bound moved to the config, each copy is shorter
+ * than a call - measured, both engines) */
+static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
     uint32_t every = lk->client->cfg.renew_every_ms;
-    if (every) return every > RLOCK__MS_FAR - 1u ? RLOCK__MS_FAR - 1u : every; /* an interval: < 2^31 */
+    if (every) return every; /* (an interval: < 2^31, rlock__config_defaults bounded it) */
     return ttl / 3u; /* (a lease's ttl exceeds its drift, which is at least 2 (rlock__drift): >= 3, so 1 or more) */
 }
 
