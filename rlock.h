@@ -724,7 +724,10 @@ typedef struct rlock__conn {
 #endif
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     int active;           /* an event of it is being handled: it is alive, no idle probe */
-    unsigned head, count; /* the FIFO of requests in flight */
+#if RLOCK__COMPACT
+    unsigned head;        /* the replies due before the request's (6.8c's x.head) */
+#endif
+    unsigned count;       /* the FIFO of requests in flight (the general engine's: q[0..count), oldest first) */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
@@ -3029,10 +3032,9 @@ static rlock__x *rlock__x_node(const rlock_node *n) {
     return (rlock__x *)&n->x; /* views of a const node only read */
 }
 
-static rlock__pending *rlock__x_at(rlock__x *n, unsigned i) {
-    unsigned k = n->head + i; /* head, i < q_cap: one subtraction wraps it (no division on a Cortex-M0) */
-    return &n->q[k < n->q_cap ? k : k - n->q_cap];
-}
+/* The FIFO is q[0..count), the oldest first: a pop moves the rest up
+ * (rlock__x_pop: a few words, to no index that wraps, and no head). */
+#define rlock__x_at(n, i) (&(n)->q[i])
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
@@ -3238,13 +3240,12 @@ static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
  * tag; st and why are a failure's: rlock__x_pop_failed). 0 when it was the
  * exchange's own (AUTH, SELECT, HELLO: tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
-    rlock__pending *p = n->q + n->head; /* the oldest (head < q_cap) */
-    n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
-    n->count--;
+    int tag = n->q[0].tag; /* the oldest */
     ev->kind = kind;
-    ev->owner = p->owner;
-    ev->tag = RLOCK__X_TAG(p->tag);
-    return p->tag > 0;
+    ev->owner = n->q[0].owner;
+    ev->tag = RLOCK__X_TAG(tag);
+    memmove(n->q, n->q + 1, --n->count * sizeof n->q[0]);
+    return tag > 0;
 }
 
 /* The next failed request to report (the exchange's own are skipped). */
@@ -3297,7 +3298,7 @@ static int rlock__x_send_step(rlock__x *n) {
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     rlock__walk *w = n->walk;
     long used;
-    if (n->count <= n->failing || !RLOCK__X_HAS(n->q[n->head].tag, RLOCK__X_WALK)) return 2; /* not its turn */
+    if (n->count <= n->failing || !RLOCK__X_HAS(n->q[0].tag, RLOCK__X_WALK)) return 2; /* not its turn */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
@@ -3334,7 +3335,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
-    p = n->q + n->head; /* the oldest request, when count > 0 */
+    p = n->q; /* the oldest request, when count > 0 */
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
