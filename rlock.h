@@ -747,8 +747,8 @@ typedef struct rlock__conn {
     /* The rest of the connection, where the exchange finds it (set by
      * rlock_node_init / rlock_subscriber_init, and again when a client takes
      * the connection): one pointer reaches all it works on. */
-    const rlock_transport *t;
-    const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): credentials, db */
+    const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): transport (the first
+                                    member of both: rlock__x_t), credentials, db */
     struct rlock__pending *q;    /* the request FIFO, q_cap entries */
     unsigned char *tx, *rx;
     unsigned q_cap;
@@ -3020,14 +3020,16 @@ static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
     x->owner = owner;
     if (x->is_sub) {
         rlock_subscriber *n = (rlock_subscriber *)owner;
-        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
+        x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
         x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
     } else {
         rlock_node *n = (rlock_node *)owner;
-        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
+        x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
         x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
     }
 }
+/* Its transport: its owner's first member (a node's, a subscriber's). */
+#define rlock__x_t(n) ((const rlock_transport *)(n)->owner)
 static rlock__x *rlock__x_node(const rlock_node *n) {
     return (rlock__x *)&n->x; /* views of a const node only read */
 }
@@ -3042,7 +3044,8 @@ static rlock__x *rlock__x_node(const rlock_node *n) {
 static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
     rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
     if (n->conn != RLOCK__CONN_DOWN) {
-        if (n->t->close) n->t->close(n->t->ctx);
+        const rlock_transport *t = rlock__x_t(n);
+        if (t->close) t->close(t->ctx);
         n->closed = 1;
     }
     n->conn = RLOCK__CONN_DOWN;
@@ -3060,7 +3063,8 @@ static void rlock__x_dropz(rlock__x *n, rlock_status st, const char *why) {
 }
 /* Why a transport call failed: its own text when it has one, else ours. */
 static const char *rlock__x_why(rlock__x *n, const char *fallback) {
-    const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
+    const rlock_transport *tr = rlock__x_t(n);
+    const char *t = tr->error ? tr->error(tr->ctx) : NULL;
     return t && t[0] ? t : fallback;
 }
 static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
@@ -3108,15 +3112,16 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
     } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
-        if (n->t->idle) {
-            int r = n->t->idle(n->t->ctx);
+        const rlock_transport *t = rlock__x_t(n);
+        if (t->idle) {
+            int r = t->idle(t->ctx);
             if (r == RLOCK_IO_BUSY) {
                 *why = rlock__x_why(n, "the connection is in use by someone else");
                 return RLOCK_E_IO;
             }
             if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
         } else {
-            long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
+            long r = t->recv(t->ctx, n->rx, n->rx_cap);
             n->rx_len = n->rx_used = 0;
             if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
             else if (r != RLOCK_IO_WOULD_BLOCK)
@@ -3134,7 +3139,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             const rlock_node *o = (const rlock_node *)n->owner;
             user = o->username; pass = o->password; db = o->db;
         }
-        if (!n->t->connect && n->closed) {
+        if (!rlock__x_t(n)->connect && n->closed) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
@@ -3262,7 +3267,7 @@ static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
 
 /* Connect (n is NEW or CONNECTING). 1 up; 0 in progress; -1 failed. */
 static int rlock__x_connect_step(rlock__x *n) {
-    const rlock_transport *t = n->t;
+    const rlock_transport *t = rlock__x_t(n);
     int r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r < 0) {
@@ -3279,7 +3284,7 @@ static int rlock__x_connect_step(rlock__x *n) {
  * What is left unsent moves to the front: tx holds only unsent bytes,
  * and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
-    const rlock_transport *t = n->t;
+    const rlock_transport *t = rlock__x_t(n);
     while (n->tx_len) {
         long r = t->send(t->ctx, n->tx, n->tx_len);
         if (r == RLOCK_IO_WOULD_BLOCK) return 0;
@@ -3370,7 +3375,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
 static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
-    const rlock_transport *t = n->t;
+    const rlock_transport *t = rlock__x_t(n);
     long r = t->recv(t->ctx, n->rx + n->rx_len, n->rx_cap - n->rx_len);
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
@@ -3692,12 +3697,13 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         rlock__x *n = rlock__conn_at(c, i);
         int w = rlock__x_wants(n), fd;
         if (!w) continue;
-        fd = n->t->fd ? n->t->fd(n->t->ctx) : -1;
+        /* (the transport read again after each call: kept in a register it costs more) */
+        fd = rlock__x_t(n)->fd ? rlock__x_t(n)->fd(rlock__x_t(n)->ctx) : -1;
         if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
             out[k].conn = n->owner;
             out[k].fd = fd;
-            out[k].events = n->t->events && fd >= 0 ? n->t->events(n->t->ctx, w) : w;
+            out[k].events = rlock__x_t(n)->events && fd >= 0 ? rlock__x_t(n)->events(rlock__x_t(n)->ctx, w) : w;
             out[k].gen = n->gen;
         }
         k++;
