@@ -3217,17 +3217,18 @@ static void rlock__x_commit_push(rlock__x *n, size_t len) {
     n->commands++;
 }
 
-/* The earliest (seen from now) of d and the deadlines of n's requests. */
+/* The earliest (seen from now) of d and the deadlines of n's requests (n
+ * not down: none of them failed - failing is 0 but on a down connection). */
 static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
     unsigned i;
-    for (i = n->failing; i < n->count; i++)
+    for (i = 0; i < n->count; i++)
         if (RLOCK__MS_SOONER(now, rlock__x_at(n, i)->deadline, d)) d = rlock__x_at(n, i)->deadline;
     return d;
 }
 
 /* RLOCK_WANT_* the connection needs now. */
 static int rlock__x_wants(rlock__x *n) {
-    if (n->failing || n->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->conn == RLOCK__CONN_DOWN) return 0; /* (and while failed ones are to be reported: it is down) */
     if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
     return (n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
@@ -3303,7 +3304,7 @@ static int rlock__x_send_step(rlock__x *n) {
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     rlock__walk *w = n->walk;
     long used;
-    if (n->count <= n->failing || !RLOCK__X_HAS(n->q[0].tag, RLOCK__X_WALK)) return 2; /* not its turn */
+    if (!n->count || !RLOCK__X_HAS(n->q[0].tag, RLOCK__X_WALK)) return 2; /* not its turn (up: none failed) */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
