@@ -3284,13 +3284,26 @@ static int rlock__x_connect_step(rlock__x *n) {
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
  * What is left unsent moves to the front: tx holds only unsent bytes,
  * and requests are appended to them. */
+/* What send() (rd 0) or recv() (rd 1) returned, r, when it was asked for
+ * room bytes: r (0: would block) when it is a count within room; else the
+ * connection is dropped and -1 (one failure handling for both). */
+static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
+    if (r < 0) {
+        rlock__x_io_fail(n, !rd ? "send failed" : r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed");
+        return -1;
+    }
+    if ((size_t)r > room) {
+        rlock__x_dropz(n, RLOCK_E_IO, rd ? "transport returned more than asked" : "transport sent more than asked");
+        return -1;
+    }
+    return r;
+}
+
 static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = rlock__x_t(n);
     while (n->tx_len) {
-        long r = t->send(t->ctx, n->tx, n->tx_len);
-        if (r == RLOCK_IO_WOULD_BLOCK) return 0;
-        if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
-        if ((size_t)r > n->tx_len) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        long r = rlock__x_moved(n, t->send(t->ctx, n->tx, n->tx_len), n->tx_len, 0);
+        if (r <= 0) return (int)r; /* (0: would block) */
         n->tx_len -= (size_t)r;
         memmove(n->tx, n->tx + r, n->tx_len);
     }
@@ -3377,16 +3390,13 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
 static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = rlock__x_t(n);
-    long r = t->recv(t->ctx, n->rx + n->rx_len, n->rx_cap - n->rx_len);
+    size_t room = n->rx_cap - n->rx_len;
+    long r = rlock__x_moved(n, t->recv(t->ctx, n->rx + n->rx_len, room), room, 1);
+    if (r < 0) return -1;
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
          * while this process was stalled is still its own. */
         return rlock__x_timed_out(n, now) ? -1 : 0;
-    }
-    if (r < 0) { rlock__x_io_fail(n, r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed"); return -1; }
-    if ((size_t)r > n->rx_cap - n->rx_len) {
-        rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
-        return -1;
     }
     n->rx_len += (size_t)r;
     return 1;
