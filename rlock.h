@@ -3113,20 +3113,24 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
     } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
         const rlock_transport *t = rlock__x_t(n);
+        const char *bad = "idle connection closed";
+        long r;
         if (t->idle) {
-            int r = t->idle(t->ctx);
+            r = t->idle(t->ctx);
             if (r == RLOCK_IO_BUSY) {
                 *why = rlock__x_why(n, "the connection is in use by someone else");
                 return RLOCK_E_IO;
             }
-            if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+            if (r > 0) r = RLOCK_IO_WOULD_BLOCK; /* (healthy) */
         } else {
-            long r = t->recv(t->ctx, n->rx, n->rx_cap);
+            r = t->recv(t->ctx, n->rx, n->rx_cap);
             n->rx_len = n->rx_used = 0;
-            if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
-            else if (r != RLOCK_IO_WOULD_BLOCK)
-                rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+            if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') {
+                n->rx_len = (size_t)r; /* pushes */
+                r = RLOCK_IO_WOULD_BLOCK;
+            } else if (r > 0) bad = "stray bytes on an idle connection";
         }
+        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, bad);
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->conn == RLOCK__CONN_DOWN) {
