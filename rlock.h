@@ -3222,8 +3222,10 @@ static void rlock__x_commit_push(rlock__x *n, size_t len) {
 }
 
 /* The earliest (seen from now) of d and the deadlines of n's requests (n
- * not down: none of them failed - failing is 0 but on a down connection). */
-static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
+ * not down: none of them failed - failing is 0 but on a down connection).
+ * Not inlined: its two callers (rlock__x_timed_out, rlock__client_next: any
+ * program that waits has both) would each get a copy of the loop. */
+static RLOCK__NOINLINE rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
     unsigned i;
     for (i = 0; i < n->count; i++)
         if (RLOCK__MS_SOONER(now, rlock__x_at(n, i)->deadline, d)) d = rlock__x_at(n, i)->deadline;
