@@ -713,7 +713,9 @@ typedef struct rlock__walk {
  * last a Thumb short load reaches.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
+#if RLOCK__COMPACT
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
+#endif
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
 #if !RLOCK__COMPACT
     int listen;           /* read even with nothing outstanding (subscriptions) */
@@ -3046,7 +3048,6 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
     if (n->conn != RLOCK__CONN_DOWN) {
         const rlock_transport *t = rlock__x_t(n);
         if (t->close) t->close(t->ctx);
-        n->closed = 1;
     }
     n->conn = RLOCK__CONN_DOWN;
     n->proto = 2;
@@ -3143,13 +3144,15 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             const rlock_node *o = (const rlock_node *)n->owner;
             user = o->username; pass = o->password; db = o->db;
         }
-        if (!rlock__x_t(n)->connect && n->closed) {
+        /* Without a connect hook, one made once (gen) and down is closed:
+         * every drop of a connection not down closes it, and only a connect
+         * hook's BUSY or an AUTH that does not fit (gen not counted) leave
+         * one down unclosed. */
+        if (!rlock__x_t(n)->connect && n->gen) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
         /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init) */
-        n->conn = RLOCK__CONN_NEW;
-        n->gen++;
         /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
          * the first request: AUTH works on every server, and a server that
          * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
@@ -3180,8 +3183,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 arg[m] = NULL;
                 ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
                 for (; ok && *a; a++) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, *a, strlen(*a));
-                if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
-                    n->conn = RLOCK__CONN_DOWN;
+                if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued (still down) */
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
                     n->tx_len = 0;
                     *why = "AUTH does not fit in RLOCK_TX_BUF";
@@ -3190,6 +3192,8 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 rlock__x_commit(n, pos - n->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
             }
         }
+        n->conn = RLOCK__CONN_NEW;
+        n->gen++;
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
