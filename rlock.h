@@ -722,7 +722,7 @@ typedef struct rlock__conn {
 #endif
     int hello;            /* send HELLO 3 at connect */
 #if !RLOCK__COMPACT
-    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 0 (RESP2) */
 #endif
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     int active;           /* an event of it is being handled: it is alive, no idle probe */
@@ -3050,7 +3050,7 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
         if (t->close) t->close(t->ctx);
     }
     n->conn = RLOCK__CONN_DOWN;
-    n->proto = 2;
+    n->proto = 0; /* (not 3: RESP2, as rlock_node_init leaves it) */
     n->rx_len = n->rx_used = 0;
     n->tx_len = 0;
     n->failing = n->count;
