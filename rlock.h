@@ -3161,28 +3161,21 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *arg[4]; /* the command, its arguments, NULL */
-            int k, m, ok;
+            const char *val[3], *arg[3]; /* each command's last argument (NULL: not sent); the one going out */
+            int k, i, ok;
+            (void)rlock__utoa(num, (rlock__unum)db); /* (read only when db > 0) */
+            val[0] = pass;
+            val[1] = db > 0 ? num : NULL;
+            val[2] = RLOCK__HAS_WAITING && n->hello ? "3" : NULL;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
-                const char *const *a = arg;
-                m = 1;
+                if (!val[k]) continue;
                 arg[0] = cmd[k];
-                if (k == 0) {
-                    if (!pass) continue;
-                    if (user) arg[m++] = user;
-                    arg[m++] = pass;
-                } else if (k == 1) {
-                    if (db <= 0) continue;
-                    (void)rlock__utoa(num, (rlock__unum)db);
-                    arg[m++] = num;
-                } else {
-                    if (!RLOCK__HAS_WAITING || !n->hello) continue;
-                    arg[m++] = "3";
-                }
-                arg[m] = NULL;
-                ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
-                for (; ok && *a; a++) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, *a, strlen(*a));
+                arg[1] = k == 0 ? user : NULL; /* AUTH [user] password */
+                arg[2] = val[k];
+                ok = rlock__put_header(n->tx, n->tx_cap, &pos, arg[1] ? 3 : 2);
+                for (i = 0; ok && i < 3; i++)
+                    if (arg[i]) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, arg[i], strlen(arg[i]));
                 if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued (still down) */
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
                     n->tx_len = 0;
