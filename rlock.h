@@ -3037,7 +3037,8 @@ static rlock__x *rlock__x_node(const rlock_node *n) {
 }
 
 /* The FIFO is q[0..count), the oldest first: a pop moves the rest up
- * (rlock__x_pop: a few words, to no index that wraps, and no head). */
+ * (rlock__x_pop: a memmove of the few in flight), so no index wraps and
+ * there is no head to keep. */
 #define rlock__x_at(n, i) (&(n)->q[i])
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
@@ -3284,9 +3285,6 @@ static int rlock__x_connect_step(rlock__x *n) {
     return 1;
 }
 
-/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
- * What is left unsent moves to the front: tx holds only unsent bytes,
- * and requests are appended to them. */
 /* What send() (rd 0) or recv() (rd 1) returned, r, when it was asked for
  * room bytes: r (0: would block) when it is a count within room; else the
  * connection is dropped and -1 (one failure handling for both). */
@@ -3302,6 +3300,9 @@ static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
     return r;
 }
 
+/* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
+ * What is left unsent moves to the front: tx holds only unsent bytes,
+ * and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = rlock__x_t(n);
     while (n->tx_len) {
