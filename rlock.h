@@ -3219,13 +3219,14 @@ static void rlock__x_commit_push(rlock__x *n, size_t len) {
     n->commands++;
 }
 
-/* The earliest (seen from now) of d and the deadlines of n's requests (n
- * not down: none of them failed - failing is 0 but on a down connection).
+/* The earliest (seen from now) of d and the deadlines of n's requests that
+ * did not fail: none on a down connection (whose requests are all failed
+ * ones, to be reported: rlock__x_drop); all on one not down (failing is 0).
  * Not inlined: its two callers (rlock__x_timed_out, rlock__client_next: any
  * program that waits has both) would each get a copy of the loop. */
 static RLOCK__NOINLINE rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
     unsigned i;
-    for (i = 0; i < n->count; i++)
+    for (i = n->failing; i < n->count; i++)
         if (RLOCK__MS_SOONER(now, rlock__x_at(n, i)->deadline, d)) d = rlock__x_at(n, i)->deadline;
     return d;
 }
@@ -6599,7 +6600,7 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
-        if (rlock__x_wants(n)) next = rlock__x_deadline(n, now, next);
+        next = rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
     }
     return next - now;
 }
