@@ -6623,7 +6623,8 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
     next = rlock__client_next(c);
-    if ((!c->ops && n == 0) || next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
+    /* (no op and no connection to watch: nothing is due, next is RLOCK__MS_FAR) */
+    if (next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next > RLOCK__MS_FAR ? 0 : next; /* > RLOCK__MS_FAR: past */
     return n;
 }
