@@ -713,18 +713,23 @@ typedef struct rlock__walk {
  * last a Thumb short load reaches.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
+#if RLOCK__COMPACT
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
+#endif
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
 #if !RLOCK__COMPACT
     int listen;           /* read even with nothing outstanding (subscriptions) */
 #endif
     int hello;            /* send HELLO 3 at connect */
 #if !RLOCK__COMPACT
-    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 2 */
+    int proto;            /* 3 once HELLO 3 was accepted on this connection, else 0 (RESP2) */
 #endif
     unsigned long gen;    /* connections made so far: a new one has a new descriptor, no subscriptions */
     int active;           /* an event of it is being handled: it is alive, no idle probe */
-    unsigned head, count; /* the FIFO of requests in flight */
+#if RLOCK__COMPACT
+    unsigned head;        /* the replies due before the request's (6.8c's x.head) */
+#endif
+    unsigned count;       /* the FIFO of requests in flight (the general engine's: q[0..count), oldest first) */
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
@@ -744,8 +749,8 @@ typedef struct rlock__conn {
     /* The rest of the connection, where the exchange finds it (set by
      * rlock_node_init / rlock_subscriber_init, and again when a client takes
      * the connection): one pointer reaches all it works on. */
-    const rlock_transport *t;
-    const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): credentials, db */
+    const void *owner;           /* its rlock_node or rlock_subscriber (is_sub): transport (the first
+                                    member of both: rlock__x_t), credentials, db */
     struct rlock__pending *q;    /* the request FIFO, q_cap entries */
     unsigned char *tx, *rx;
     unsigned q_cap;
@@ -3017,22 +3022,24 @@ static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
     x->owner = owner;
     if (x->is_sub) {
         rlock_subscriber *n = (rlock_subscriber *)owner;
-        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
+        x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
         x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
     } else {
         rlock_node *n = (rlock_node *)owner;
-        x->t = &n->transport; x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
+        x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
         x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
     }
 }
+/* Its transport: its owner's first member (a node's, a subscriber's). */
+#define rlock__x_t(n) ((const rlock_transport *)(n)->owner)
 static rlock__x *rlock__x_node(const rlock_node *n) {
     return (rlock__x *)&n->x; /* views of a const node only read */
 }
 
-static rlock__pending *rlock__x_at(rlock__x *n, unsigned i) {
-    unsigned k = n->head + i; /* head, i < q_cap: one subtraction wraps it (no division on a Cortex-M0) */
-    return &n->q[k < n->q_cap ? k : k - n->q_cap];
-}
+/* The FIFO is q[0..count), the oldest first: a pop moves the rest up
+ * (rlock__x_pop: a memmove of the few in flight), so no index wraps and
+ * there is no head to keep. */
+#define rlock__x_at(n, i) (&(n)->q[i])
 
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
@@ -3040,11 +3047,11 @@ static rlock__pending *rlock__x_at(rlock__x *n, unsigned i) {
 static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
     rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
     if (n->conn != RLOCK__CONN_DOWN) {
-        if (n->t->close) n->t->close(n->t->ctx);
-        n->closed = 1;
+        const rlock_transport *t = rlock__x_t(n);
+        if (t->close) t->close(t->ctx);
     }
     n->conn = RLOCK__CONN_DOWN;
-    n->proto = 2;
+    n->proto = 0; /* (not 3: RESP2, as rlock_node_init leaves it) */
     n->rx_len = n->rx_used = 0;
     n->tx_len = 0;
     n->failing = n->count;
@@ -3058,7 +3065,8 @@ static void rlock__x_dropz(rlock__x *n, rlock_status st, const char *why) {
 }
 /* Why a transport call failed: its own text when it has one, else ours. */
 static const char *rlock__x_why(rlock__x *n, const char *fallback) {
-    const char *t = n->t->error ? n->t->error(n->t->ctx) : NULL;
+    const rlock_transport *tr = rlock__x_t(n);
+    const char *t = tr->error ? tr->error(tr->ctx) : NULL;
     return t && t[0] ? t : fallback;
 }
 static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
@@ -3106,20 +3114,25 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
     } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
-        if (n->t->idle) {
-            int r = n->t->idle(n->t->ctx);
+        const rlock_transport *t = rlock__x_t(n);
+        const char *bad = "idle connection closed";
+        long r;
+        if (t->idle) {
+            r = t->idle(t->ctx);
             if (r == RLOCK_IO_BUSY) {
                 *why = rlock__x_why(n, "the connection is in use by someone else");
                 return RLOCK_E_IO;
             }
-            if (r < 0) rlock__x_dropz(n, RLOCK_E_IO, "idle connection closed");
+            if (r > 0) r = RLOCK_IO_WOULD_BLOCK; /* (healthy) */
         } else {
-            long r = n->t->recv(n->t->ctx, n->rx, n->rx_cap);
+            r = t->recv(t->ctx, n->rx, n->rx_cap);
             n->rx_len = n->rx_used = 0;
-            if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') n->rx_len = (size_t)r; /* pushes */
-            else if (r != RLOCK_IO_WOULD_BLOCK)
-                rlock__x_dropz(n, RLOCK_E_IO, r > 0 ? "stray bytes on an idle connection" : "idle connection closed");
+            if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') {
+                n->rx_len = (size_t)r; /* pushes */
+                r = RLOCK_IO_WOULD_BLOCK;
+            } else if (r > 0) bad = "stray bytes on an idle connection";
         }
+        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, bad);
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->conn == RLOCK__CONN_DOWN) {
@@ -3132,13 +3145,15 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             const rlock_node *o = (const rlock_node *)n->owner;
             user = o->username; pass = o->password; db = o->db;
         }
-        if (!n->t->connect && n->closed) {
+        /* Without a connect hook, one made once (gen) and down is closed:
+         * every drop of a connection not down closes it, and only a connect
+         * hook's BUSY or an AUTH that does not fit (gen not counted) leave
+         * one down unclosed. */
+        if (!rlock__x_t(n)->connect && n->gen) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
         /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init) */
-        n->conn = RLOCK__CONN_NEW;
-        n->gen++;
         /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
          * the first request: AUTH works on every server, and a server that
          * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
@@ -3147,30 +3162,22 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
-            const char *arg[4]; /* the command, its arguments, NULL */
-            int k, m, ok;
+            const char *val[3], *arg[3]; /* each command's last argument (NULL: not sent); the one going out */
+            int k, i, ok;
+            (void)rlock__utoa(num, (rlock__unum)db); /* (read only when db > 0) */
+            val[0] = pass;
+            val[1] = db > 0 ? num : NULL;
+            val[2] = RLOCK__HAS_WAITING && n->hello ? "3" : NULL;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
-                const char *const *a = arg;
-                m = 1;
+                if (!val[k]) continue;
                 arg[0] = cmd[k];
-                if (k == 0) {
-                    if (!pass) continue;
-                    if (user) arg[m++] = user;
-                    arg[m++] = pass;
-                } else if (k == 1) {
-                    if (db <= 0) continue;
-                    (void)rlock__utoa(num, (rlock__unum)db);
-                    arg[m++] = num;
-                } else {
-                    if (!RLOCK__HAS_WAITING || !n->hello) continue;
-                    arg[m++] = "3";
-                }
-                arg[m] = NULL;
-                ok = rlock__put_header(n->tx, n->tx_cap, &pos, m);
-                for (; ok && *a; a++) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, *a, strlen(*a));
-                if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued */
-                    n->conn = RLOCK__CONN_DOWN;
+                arg[1] = k == 0 ? user : NULL; /* AUTH [user] password */
+                arg[2] = val[k];
+                ok = rlock__put_header(n->tx, n->tx_cap, &pos, arg[1] ? 3 : 2);
+                for (i = 0; ok && i < 3; i++)
+                    if (arg[i]) ok = rlock__put_arg(n->tx, n->tx_cap, &pos, arg[i], strlen(arg[i]));
+                if (!ok) { /* AUTH is long (SELECT, HELLO are not): nothing of it is queued (still down) */
                     n->count = 0; /* (nothing was in flight: a down connection's failed ones were reported) */
                     n->tx_len = 0;
                     *why = "AUTH does not fit in RLOCK_TX_BUF";
@@ -3179,6 +3186,8 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 rlock__x_commit(n, pos - n->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
             }
         }
+        n->conn = RLOCK__CONN_NEW;
+        n->gen++;
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
@@ -3210,8 +3219,12 @@ static void rlock__x_commit_push(rlock__x *n, size_t len) {
     n->commands++;
 }
 
-/* The earliest (seen from now) of d and the deadlines of n's requests. */
-static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
+/* The earliest (seen from now) of d and the deadlines of n's requests that
+ * did not fail: none on a down connection (whose requests are all failed
+ * ones, to be reported: rlock__x_drop); all on one not down (failing is 0).
+ * Not inlined: its two callers (rlock__x_timed_out, rlock__client_next: any
+ * program that waits has both) would each get a copy of the loop. */
+static RLOCK__NOINLINE rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
     unsigned i;
     for (i = n->failing; i < n->count; i++)
         if (RLOCK__MS_SOONER(now, rlock__x_at(n, i)->deadline, d)) d = rlock__x_at(n, i)->deadline;
@@ -3220,7 +3233,7 @@ static rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, rlock__ms d) {
 
 /* RLOCK_WANT_* the connection needs now. */
 static int rlock__x_wants(rlock__x *n) {
-    if (n->failing || n->conn == RLOCK__CONN_DOWN) return 0;
+    if (n->conn == RLOCK__CONN_DOWN) return 0; /* (and while failed ones are to be reported: it is down) */
     if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
     return (n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
@@ -3238,13 +3251,12 @@ static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
  * tag; st and why are a failure's: rlock__x_pop_failed). 0 when it was the
  * exchange's own (AUTH, SELECT, HELLO: tags < 0), reported to nobody. */
 static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
-    rlock__pending *p = n->q + n->head; /* the oldest (head < q_cap) */
-    n->head = n->head + 1 < n->q_cap ? n->head + 1 : 0;
-    n->count--;
+    int tag = n->q[0].tag; /* the oldest */
     ev->kind = kind;
-    ev->owner = p->owner;
-    ev->tag = RLOCK__X_TAG(p->tag);
-    return p->tag > 0;
+    ev->owner = n->q[0].owner;
+    ev->tag = RLOCK__X_TAG(tag);
+    memmove(n->q, n->q + 1, --n->count * sizeof n->q[0]);
+    return tag > 0;
 }
 
 /* The next failed request to report (the exchange's own are skipped). */
@@ -3261,7 +3273,7 @@ static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
 
 /* Connect (n is NEW or CONNECTING). 1 up; 0 in progress; -1 failed. */
 static int rlock__x_connect_step(rlock__x *n) {
-    const rlock_transport *t = n->t;
+    const rlock_transport *t = rlock__x_t(n);
     int r = t->connect ? t->connect(t->ctx) : 1;
     if (r == RLOCK_IO_WOULD_BLOCK) { n->conn = RLOCK__CONN_CONNECTING; return 0; }
     if (r < 0) {
@@ -3274,16 +3286,29 @@ static int rlock__x_connect_step(rlock__x *n) {
     return 1;
 }
 
+/* What send() (rd 0) or recv() (rd 1) returned, r, when it was asked for
+ * room bytes: r (0: would block) when it is a count within room; else the
+ * connection is dropped and -1 (one failure handling for both). */
+static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
+    if (r < 0) {
+        rlock__x_io_fail(n, !rd ? "send failed" : r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed");
+        return -1;
+    }
+    if ((size_t)r > room) {
+        rlock__x_dropz(n, RLOCK_E_IO, rd ? "transport returned more than asked" : "transport sent more than asked");
+        return -1;
+    }
+    return r;
+}
+
 /* Send what tx holds, as far as the transport takes it. 0 ok; -1 failed.
  * What is left unsent moves to the front: tx holds only unsent bytes,
  * and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
-    const rlock_transport *t = n->t;
+    const rlock_transport *t = rlock__x_t(n);
     while (n->tx_len) {
-        long r = t->send(t->ctx, n->tx, n->tx_len);
-        if (r == RLOCK_IO_WOULD_BLOCK) return 0;
-        if (r < 0) { rlock__x_io_fail(n, "send failed"); return -1; }
-        if ((size_t)r > n->tx_len) { rlock__x_dropz(n, RLOCK_E_IO, "transport sent more than asked"); return -1; }
+        long r = rlock__x_moved(n, t->send(t->ctx, n->tx, n->tx_len), n->tx_len, 0);
+        if (r <= 0) return (int)r; /* (0: would block) */
         n->tx_len -= (size_t)r;
         memmove(n->tx, n->tx + r, n->tx_len);
     }
@@ -3297,7 +3322,7 @@ static int rlock__x_send_step(rlock__x *n) {
 static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     rlock__walk *w = n->walk;
     long used;
-    if (n->count <= n->failing || !RLOCK__X_HAS(n->q[n->head].tag, RLOCK__X_WALK)) return 2; /* not its turn */
+    if (!n->count || !RLOCK__X_HAS(n->q[0].tag, RLOCK__X_WALK)) return 2; /* not its turn (up: none failed) */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
@@ -3334,7 +3359,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     if (used == 0) return 0;
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
-    p = n->q + n->head; /* the oldest request, when count > 0 */
+    p = n->q; /* the oldest request, when count > 0 */
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
     if (RLOCK__HAS_WAITING && /* pushes and messages come only to a waiter's connection */
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
@@ -3369,17 +3394,14 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
 
 /* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
 static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
-    const rlock_transport *t = n->t;
-    long r = t->recv(t->ctx, n->rx + n->rx_len, n->rx_cap - n->rx_len);
+    const rlock_transport *t = rlock__x_t(n);
+    size_t room = n->rx_cap - n->rx_len;
+    long r = rlock__x_moved(n, t->recv(t->ctx, n->rx + n->rx_len, room), room, 1);
+    if (r < 0) return -1;
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
          * while this process was stalled is still its own. */
         return rlock__x_timed_out(n, now) ? -1 : 0;
-    }
-    if (r < 0) { rlock__x_io_fail(n, r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed"); return -1; }
-    if ((size_t)r > n->rx_cap - n->rx_len) {
-        rlock__x_dropz(n, RLOCK_E_IO, "transport returned more than asked");
-        return -1;
     }
     n->rx_len += (size_t)r;
     return 1;
@@ -3719,12 +3741,13 @@ static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out,
         rlock__x *n = rlock__conn_at(c, i);
         int w = rlock__x_wants(n), fd;
         if (!w) continue;
-        fd = n->t->fd ? n->t->fd(n->t->ctx) : -1;
+        /* (the transport read again after each call: kept in a register it costs more) */
+        fd = rlock__x_t(n)->fd ? rlock__x_t(n)->fd(rlock__x_t(n)->ctx) : -1;
         if (n->conn == RLOCK__CONN_NEW) *connecting = 1;
         if (k < cap) {
             out[k].conn = n->owner;
             out[k].fd = fd;
-            out[k].events = n->t->events && fd >= 0 ? n->t->events(n->t->ctx, w) : w;
+            out[k].events = rlock__x_t(n)->events && fd >= 0 ? rlock__x_t(n)->events(rlock__x_t(n)->ctx, w) : w;
             out[k].gen = n->gen;
         }
         k++;
@@ -6597,7 +6620,7 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
-        if (rlock__x_wants(n)) next = rlock__x_deadline(n, now, next);
+        next = rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
     }
     return next - now;
 }
@@ -6620,7 +6643,8 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
     next = rlock__client_next(c);
-    if ((!c->ops && n == 0) || next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
+    /* (no op and no connection to watch: nothing is due, next is RLOCK__MS_FAR) */
+    if (next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next > RLOCK__MS_FAR ? 0 : next; /* > RLOCK__MS_FAR: past */
     return n;
 }
