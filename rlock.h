@@ -4920,65 +4920,64 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue [UN]SUBSCRIBE (tag RLOCK__TAG_SUB / _UNSUB) chan for server j - lk's release channel, or with lk
- * NULL the lingering one: on the connection that already has
- * its subscriptions, else on its command connection when that speaks RESP3
- * (the answer is a push there), else on subscriber j (the answer is a reply:
- * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
-static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void *owner, int tag, rlock__ms deadline) {
+/* Queue for each server j in mask SUBSCRIBE to lk's release channel, or
+ * with lk NULL UNSUBSCRIBE from the lingering one (only where it is
+ * subscribed; nobody waits for the answers): on the connection that already
+ * has its subscriptions, else on its command connection when that speaks
+ * RESP3 (the answer is a push there), else on subscriber j (the answer is
+ * a reply, for lk: RLOCK__TAG_SUB). The servers where it was queued. (One
+ * sender for both: two loops cost more than the checks.) */
+static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, rlock__ms deadline) {
     /* the request up to its channel, by [UN]SUBSCRIBE and shard (SSUBSCRIBE: a shard channel):
      * its length, then its bytes */
     static const char cmds[4][25] = { "\023*2\r\n$9\r\nSUBSCRIBE\r\n", "\026*2\r\n$11\r\nUNSUBSCRIBE\r\n",
                                       "\025*2\r\n$10\r\nSSUBSCRIBE\r\n", "\027*2\r\n$12\r\nSUNSUBSCRIBE\r\n" };
+    const int tag = lk ? RLOCK__TAG_SUB : RLOCK__TAG_UNSUB;
     const int shard = RLOCK__SHARD(c);
     const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * shard];
-    size_t len = (size_t)cmd[0];
-    const rlock__conn *on = rlock__sub_conn(c, j);
-    rlock__x *n = rlock__x_node(c->nodes[j]);
-    unsigned char *out;
-    size_t cap, pos;
-    const char *why;
-    if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
-        /* (the command connection) */
-    } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
-    else return 0;
-    if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) return 0;
-    out = n->tx + n->tx_len;
-    cap = n->tx_cap - n->tx_len;
-    if (len > cap) return 0;
-    memcpy(out, cmd + 1, len);
-    pos = len;
-    if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
-             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
-    /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
-     * by a push or an error (MOVED: the slot is served elsewhere now). */
-    if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
-    else
-        rlock__x_commit(n, pos, owner, tag | (shard ? RLOCK__X_BY_SUB_PUSH << (tag - RLOCK__TAG_SUB) : 0),
-                        deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
-    c->sub_on[j] = n;
-    c->sub_gen[j] = n->gen;
-    return 1;
+    size_t len = (size_t)cmd[0], j;
+    unsigned sent = 0;
+    for (j = 0; j < c->n_nodes; j++) {
+        const rlock__conn *on = rlock__sub_conn(c, j);
+        rlock__x *n = rlock__x_node(c->nodes[j]);
+        unsigned char *out;
+        size_t cap, pos;
+        const char *why;
+        if (!((mask >> j) & 1u) || (!on && !lk)) continue;
+        if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
+            /* (the command connection) */
+        } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
+        else continue;
+        if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) continue;
+        out = n->tx + n->tx_len;
+        cap = n->tx_cap - n->tx_len;
+        if (len > cap) continue;
+        memcpy(out, cmd + 1, len);
+        pos = len;
+        if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
+                 : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) continue;
+        /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
+         * by a push or an error (MOVED: the slot is served elsewhere now). */
+        if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
+        else
+            rlock__x_commit(n, pos, lk, tag | (shard ? RLOCK__X_BY_SUB_PUSH << (tag - RLOCK__TAG_SUB) : 0),
+                            deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
+        c->sub_on[j] = n;
+        c->sub_gen[j] = n->gen;
+        sent |= 1u << j;
+    }
+    return sent;
 }
 
 typedef char rlock__by_push_bits[RLOCK__X_BY_UNSUB_PUSH == RLOCK__X_BY_SUB_PUSH << 1 &&
                                  RLOCK__TAG_UNSUB == RLOCK__TAG_SUB + 1 ? 1 : -1];
 
-/* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
- * mask where it is subscribed; nobody waits for the answers. */
-static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, rlock__ms now) {
-    size_t j;
-    for (j = 0; j < c->n_nodes; j++)
-        if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
-}
-
 /* Forget the lingering channel, unsubscribing it where it is subscribed.
  * (c->linger and its length mean something only while linger_mask has a
  * subscriber: with none, a stale channel left there is dropped again - no
  * UNSUBSCRIBE - or overwritten, never sent or adopted.) */
-static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
-    rlock__unsub(c, c->linger_mask, NULL, now);
+static RLOCK__NOINLINE void rlock__linger_drop(rlock_client *c, rlock__ms now) {
+    (void)rlock__sub_send(c, c->linger_mask, NULL, now + 1000u);
     c->linger_mask = 0;
 }
 
@@ -5219,14 +5218,12 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     /* ROUND: the next attempt at once (the follow-up after a cleanup) */
     int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
-    size_t j;
     if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && (c->n_subs || c->cfg.pubsub) && lk->aux_base_len &&
         op->holder_pttl >= 0) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
             rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
             op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
-            for (j = 0; j < c->n_nodes; j++)
-                if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
+            op->sub_pending |= rlock__sub_send(c, ~0u, lk, op->wake_at);
             if (op->sub_pending) {
                 rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
                 return;
