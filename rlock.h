@@ -4920,12 +4920,13 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue for each server j in mask SUBSCRIBE to lk's release channel, or
- * with lk NULL UNSUBSCRIBE from the lingering one (only where it is
- * subscribed; nobody waits for the answers): on the connection that already
- * has its subscriptions, else on its command connection when that speaks
- * RESP3 (the answer is a push there), else on subscriber j (the answer is
- * a reply, for lk: RLOCK__TAG_SUB). The servers where it was queued. (One
+/* Queue for each server j in mask [UN]SUBSCRIBE c->linger, the channel:
+ * SUBSCRIBE for lk (its release channel, rlock__linger_set), or with lk
+ * NULL UNSUBSCRIBE the lingering one (only where it is subscribed; nobody
+ * waits for the answers). On the connection that already has its
+ * subscriptions, else on its command connection when that speaks RESP3
+ * (the answer is a push there), else on subscriber j (the answer is a
+ * reply, for lk: RLOCK__TAG_SUB). The servers where it was queued. (One
  * sender for both: two loops cost more than the checks.) */
 static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, rlock__ms deadline) {
     /* the request up to its channel, by [UN]SUBSCRIBE and shard (SSUBSCRIBE: a shard channel):
@@ -4954,8 +4955,7 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
         if (len > cap) continue;
         memcpy(out, cmd + 1, len);
         pos = len;
-        if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
-                 : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) continue;
+        if (!rlock__put_arg(out, cap, &pos, c->linger, c->linger_len)) continue;
         /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
          * by a push or an error (MOVED: the slot is served elsewhere now). */
         if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
@@ -4981,6 +4981,15 @@ static RLOCK__NOINLINE void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     c->linger_mask = 0;
 }
 
+/* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP);
+ * another channel lingering there is unsubscribed first. */
+static RLOCK__NOINLINE void rlock__linger_set(rlock_client *c, const rlock_lock *lk, rlock__ms now) {
+    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
+    memcpy(c->linger + lk->aux_base_len, ":released", 9);
+    c->linger_len = lk->aux_base_len + 9;
+}
+
 /* lk stops waiting: subscriptions no other operation shares are left to
  * linger (the next wait on this key needs no SUBSCRIBE); the lingering
  * channel they replace is unsubscribed. */
@@ -4994,11 +5003,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk) {
         if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
-    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, rlock__now(c));
-    /* (any lock's channel fits: RLOCK__LINGER_CAP) */
-    rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
-    memcpy(c->linger + lk->aux_base_len, ":released", 9);
-    c->linger_len = lk->aux_base_len + 9;
+    rlock__linger_set(c, lk, rlock__now(c));
     c->linger_mask |= mine;
 }
 
@@ -5221,7 +5226,9 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && (c->n_subs || c->cfg.pubsub) && lk->aux_base_len &&
         op->holder_pttl >= 0) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
-            rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
+            /* Not adopted: the channel lingering is another, or lk's without a
+             * subscriber left (linger_mask 0, nothing to unsubscribe). */
+            rlock__linger_set(c, lk, now);
             op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
             op->sub_pending |= rlock__sub_send(c, ~0u, lk, op->wake_at);
             if (op->sub_pending) {
