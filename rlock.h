@@ -4833,7 +4833,8 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
     int again = 0, noperm, missing;
-    if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
+    /* not this round's (queued: only nodes in its mask, rlock__round_submit's callers) */
+    if (!((r->queued & ~r->answered) >> i & 1u)) return;
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     noperm = rlock__err_is(rep, "NOPERM");
     /* 1 NOSCRIPT, 2 (FCALL) no such function */
