@@ -3857,12 +3857,12 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint32_t timeout_m
 }
 
 /* Two nodes answering with one run_id are one server under two names (e.g.
- * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
- * index of the first such node (its error text says which it repeats), or
- * n_nodes. Nodes whose run_id cannot be read are not compared. p: the
+ * 127.0.0.1 and localhost): it would cast two Redlock votes. 1 when some
+ * node repeats another (the first such node's error text says which), 0 when
+ * none does. Nodes whose run_id cannot be read are not compared. p: the
  * caller's (its answers are no longer needed), reused: one ~0.5 KB table of
  * run_ids on the stack, not two. */
-static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
+static int rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
     rlock__client_ask(c, up, timeout_ms, p, 1);
@@ -3877,10 +3877,10 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
                              (long long)j, i);
-            return i;
+            return 1;
         }
     }
-    return c->n_nodes;
+    return 0;
 }
 
 static unsigned rlock__popcount(unsigned m);
@@ -3894,7 +3894,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, timeout_ms, &ping, 0);
     up = rlock__popcount(ping.up);
-    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping)) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
         c->magic = 0;
