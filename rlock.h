@@ -5224,8 +5224,9 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     /* ROUND: the next attempt at once (the follow-up after a cleanup) */
     int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
-    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && (c->n_subs || c->cfg.pubsub) && lk->aux_base_len &&
-        op->holder_pttl >= 0) {
+    /* (without subscribers or cfg.pubsub, rlock__sub_send finds nowhere to
+     * send and the wait backs off: no test of its own) */
+    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_pttl >= 0) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
             /* Not adopted: the channel lingering is another, or lk's without a
              * subscriber left (linger_mask 0, nothing to unsubscribe). */
