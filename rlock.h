@@ -4658,7 +4658,9 @@ static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *wor
 
 /* Record node i's answer; note it (why: its text unless rep is an error,
  * never NULL) for rlock_node_status unless this is a cleanup (which must
- * not erase why the round before it failed). */
+ * not erase why the round before it failed). A reply, rep, comes with st
+ * RLOCK_OK; a failure (st an error: a dropped connection's is never
+ * RLOCK_OK) with none. */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
     /* what was asked, by op kind (a cleanup is a release) */
@@ -4678,7 +4680,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     else
 #endif
         kept = rlock__round_store(r, i, st, rep);
-    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
+    if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply: st RLOCK_OK) */
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
@@ -5000,8 +5002,8 @@ static void rlock__op_unsubscribe(rlock_lock *lk) {
     const rlock_lock *o;
     lk->op.sub_ok = lk->op.sub_pending = 0;
     if (!RLOCK__HAS_WAITING || !mine) return;
-    for (o = c->ops; o; o = o->op.next)
-        if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
+    for (o = c->ops; o; o = o->op.next) /* (lk among them adds nothing: cleared above) */
+        if (rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
     rlock__linger_set(c, lk, rlock__now(c));
