@@ -4987,7 +4987,8 @@ static RLOCK__NOINLINE void rlock__linger_drop(rlock_client *c, rlock__ms now) {
 /* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP);
  * another channel lingering there is unsubscribed first. */
 static RLOCK__NOINLINE void rlock__linger_set(rlock_client *c, const rlock_lock *lk, rlock__ms now) {
-    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    /* (with no subscriber left - linger_mask 0 - the drop sends nothing) */
+    if (!rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
@@ -5214,7 +5215,9 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
-    if (op->queue && !op->plain) lk->queued = 1; /* after: this attempt's grant has no entry to take out */
+    /* after: this attempt's grant has no entry to take out (a queueing attempt is
+     * never a plain SET: op->plain above needs !op->queue) */
+    if (op->queue) lk->queued = 1;
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
