@@ -4027,9 +4027,9 @@ typedef struct rlock__tally {
     size_t n_yes, n_no;
     int32_t min_pttl;            /* acquire: smallest PTTL of a refusing node (at most 2^31 - 1: every wait
                                   * it bounds is shorter), -1 none */
-    long long max_fence;         /* acquire: largest fence of a granting node */
+    long long most;              /* acquire: largest fence of a granting node; reentrant release
+                                  * (count_ok): most holds left on a node (0: none, or none left) */
     long long holds;             /* acquire: hold count of the first granting node */
-    long long max_left;          /* reentrant release: most holds left on a node, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
@@ -4037,7 +4037,6 @@ typedef struct rlock__tally {
 static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
-    t->max_left = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -4076,11 +4075,12 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
         if (!((r->mask >> i) & 1u)) continue;
         if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
         if (count_ok ? v[0] >= 0 : v[0] == 1) {
+            /* the largest (Redlock): an acquire's fence, v[2]; a reentrant release's holds left, v[0] */
+            long long most = count_ok ? v[0] : v[2];
             t->yes |= 1u << i;
             t->n_yes++;
             if (!t->holds) t->holds = v[1];
-            if (v[2] > t->max_fence) t->max_fence = v[2]; /* Redlock: the largest */
-            if (v[0] > t->max_left) t->max_left = v[0];
+            if (most > t->most) t->most = most;
         } else {
             int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
             t->no |= 1u << i;
@@ -5305,7 +5305,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     if (go && t->n_yes >= q && !late) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
-            lk->fence = t->max_fence;
+            lk->fence = t->most;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
@@ -5405,7 +5405,8 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else return t->error; /* unknown: state kept */
     /* (holds is read only while HELD: rlock_hold_count) */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) lk->holds = t->max_left;
+    /* (a kind that is not a token kind releases by a count_ok script: rlock__op_run) */
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->most > 0) lk->holds = t->most;
     else lk->state = RLOCK_STATE_IDLE;
     return st;
 }
