@@ -4936,9 +4936,8 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
      * its length, then its bytes */
     static const char cmds[4][25] = { "\023*2\r\n$9\r\nSUBSCRIBE\r\n", "\026*2\r\n$11\r\nUNSUBSCRIBE\r\n",
                                       "\025*2\r\n$10\r\nSSUBSCRIBE\r\n", "\027*2\r\n$12\r\nSUNSUBSCRIBE\r\n" };
-    const int tag = lk ? RLOCK__TAG_SUB : RLOCK__TAG_UNSUB;
-    const int shard = RLOCK__SHARD(c);
-    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * shard];
+    const int unsub = !lk, shard = RLOCK__SHARD(c);
+    const char *cmd = cmds[unsub + 2 * shard];
     size_t len = (size_t)cmd[0], j;
     unsigned sent = 0;
     for (j = 0; j < c->n_nodes; j++) {
@@ -4963,7 +4962,7 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
          * by a push or an error (MOVED: the slot is served elsewhere now). */
         if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
         else
-            rlock__x_commit(n, pos, lk, tag | (shard ? RLOCK__X_BY_SUB_PUSH << (tag - RLOCK__TAG_SUB) : 0),
+            rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | (shard ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
                             deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
         c->sub_on[j] = n;
         c->sub_gen[j] = n->gen;
@@ -4979,7 +4978,7 @@ typedef char rlock__by_push_bits[RLOCK__X_BY_UNSUB_PUSH == RLOCK__X_BY_SUB_PUSH 
  * (c->linger and its length mean something only while linger_mask has a
  * subscriber: with none, a stale channel left there is dropped again - no
  * UNSUBSCRIBE - or overwritten, never sent or adopted.) */
-static RLOCK__NOINLINE void rlock__linger_drop(rlock_client *c, rlock__ms now) {
+static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     (void)rlock__sub_send(c, c->linger_mask, NULL, now + 1000u);
     c->linger_mask = 0;
 }
