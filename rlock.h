@@ -3908,12 +3908,12 @@ static void rlock__client_ask(rlock_client *c, unsigned mask, uint32_t timeout_m
 }
 
 /* Two nodes answering with one run_id are one server under two names (e.g.
- * 127.0.0.1 and localhost): it would cast two Redlock votes. Returns the
- * index of the first such node (its error text says which it repeats), or
- * n_nodes. Nodes whose run_id cannot be read are not compared. p: the
+ * 127.0.0.1 and localhost): it would cast two Redlock votes. 1 when some
+ * node repeats another (the first such node's error text says which), 0 when
+ * none does. Nodes whose run_id cannot be read are not compared. p: the
  * caller's (its answers are no longer needed), reused: one ~0.5 KB table of
  * run_ids on the stack, not two. */
-static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
+static int rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms, rlock__ping *p) {
     size_t i, j, k, n;
     char msg[RLOCK_ERR_LEN], num[24];
     rlock__client_ask(c, up, timeout_ms, p, 1);
@@ -3928,10 +3928,10 @@ static size_t rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
             (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
                              (long long)j, i);
-            return i;
+            return 1;
         }
     }
-    return c->n_nodes;
+    return 0;
 }
 
 static unsigned rlock__popcount(unsigned m);
@@ -3945,7 +3945,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
     rlock__client_ask(c, (1u << c->n_nodes) - 1u, timeout_ms, &ping, 0);
     up = rlock__popcount(ping.up);
-    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping) < c->n_nodes) {
+    if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping)) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
         rlock_client_close(c);
         c->magic = 0;
@@ -4078,9 +4078,9 @@ typedef struct rlock__tally {
     size_t n_yes, n_no;
     int32_t min_pttl;            /* acquire: smallest PTTL of a refusing node (at most 2^31 - 1: every wait
                                   * it bounds is shorter), -1 none */
-    long long max_fence;         /* acquire: largest fence of a granting node */
+    long long most;              /* acquire: largest fence of a granting node; reentrant release
+                                  * (count_ok): most holds left on a node (0: none, or none left) */
     long long holds;             /* acquire: hold count of the first granting node */
-    long long max_left;          /* reentrant release: most holds left on a node, -1 none */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
@@ -4088,7 +4088,6 @@ typedef struct rlock__tally {
 static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
     t->min_pttl = -1;
-    t->max_left = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -4127,11 +4126,12 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
         if (!((r->mask >> i) & 1u)) continue;
         if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
         if (count_ok ? v[0] >= 0 : v[0] == 1) {
+            /* the largest (Redlock): an acquire's fence, v[2]; a reentrant release's holds left, v[0] */
+            long long most = count_ok ? v[0] : v[2];
             t->yes |= 1u << i;
             t->n_yes++;
             if (!t->holds) t->holds = v[1];
-            if (v[2] > t->max_fence) t->max_fence = v[2]; /* Redlock: the largest */
-            if (v[0] > t->max_left) t->max_left = v[0];
+            if (most > t->most) t->most = most;
         } else {
             int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
             t->no |= 1u << i;
@@ -4711,7 +4711,9 @@ static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *wor
 
 /* Record node i's answer; note it (why: its text unless rep is an error,
  * never NULL) for rlock_node_status unless this is a cleanup (which must
- * not erase why the round before it failed). */
+ * not erase why the round before it failed). A reply, rep, comes with st
+ * RLOCK_OK; a failure (st an error: a dropped connection's is never
+ * RLOCK_OK) with none. */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
     /* what was asked, by op kind (a cleanup is a release) */
@@ -4731,7 +4733,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     else
 #endif
         kept = rlock__round_store(r, i, st, rep);
-    if (kept == RLOCK_E_PROTOCOL && st == RLOCK_OK) {
+    if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply: st RLOCK_OK) */
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
@@ -4886,7 +4888,8 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
     int again = 0, noperm, missing;
-    if (!((r->mask & r->queued & ~r->answered) >> i & 1u)) return; /* not this round's */
+    /* not this round's (queued: only nodes in its mask, rlock__round_submit's callers) */
+    if (!((r->queued & ~r->answered) >> i & 1u)) return;
     if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
     noperm = rlock__err_is(rep, "NOPERM");
     /* 1 NOSCRIPT, 2 (FCALL) no such function */
@@ -4973,66 +4976,74 @@ static const rlock__conn *rlock__sub_conn(const rlock_client *c, size_t j) {
     return n && n->gen == c->sub_gen[j] && n->conn != RLOCK__CONN_DOWN ? n : NULL;
 }
 
-/* Queue [UN]SUBSCRIBE (tag RLOCK__TAG_SUB / _UNSUB) chan for server j - lk's release channel, or with lk
- * NULL the lingering one: on the connection that already has
- * its subscriptions, else on its command connection when that speaks RESP3
- * (the answer is a push there), else on subscriber j (the answer is a reply:
- * owner/tag get it; owner NULL: nobody needs it). 1 when queued. */
-static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void *owner, int tag, rlock__ms deadline) {
+/* Queue for each server j in mask [UN]SUBSCRIBE c->linger, the channel:
+ * SUBSCRIBE for lk (its release channel, rlock__linger_set), or with lk
+ * NULL UNSUBSCRIBE the lingering one (only where it is subscribed; nobody
+ * waits for the answers). On the connection that already has its
+ * subscriptions, else on its command connection when that speaks RESP3
+ * (the answer is a push there), else on subscriber j (the answer is a
+ * reply, for lk: RLOCK__TAG_SUB). The servers where it was queued. (One
+ * sender for both: two loops cost more than the checks.) */
+static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, rlock__ms deadline) {
     /* the request up to its channel, by [UN]SUBSCRIBE and shard (SSUBSCRIBE: a shard channel):
      * its length, then its bytes */
     static const char cmds[4][25] = { "\023*2\r\n$9\r\nSUBSCRIBE\r\n", "\026*2\r\n$11\r\nUNSUBSCRIBE\r\n",
                                       "\025*2\r\n$10\r\nSSUBSCRIBE\r\n", "\027*2\r\n$12\r\nSUNSUBSCRIBE\r\n" };
-    const int shard = RLOCK__SHARD(c);
-    const char *cmd = cmds[(tag != RLOCK__TAG_SUB) + 2 * shard];
-    size_t len = (size_t)cmd[0];
-    const rlock__conn *on = rlock__sub_conn(c, j);
-    rlock__x *n = rlock__x_node(c->nodes[j]);
-    unsigned char *out;
-    size_t cap, pos;
-    const char *why;
-    if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
-        /* (the command connection) */
-    } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
-    else return 0;
-    if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) return 0;
-    out = n->tx + n->tx_len;
-    cap = n->tx_cap - n->tx_len;
-    if (len > cap) return 0;
-    memcpy(out, cmd + 1, len);
-    pos = len;
-    if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
-             : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
-    /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
-     * by a push or an error (MOVED: the slot is served elsewhere now). */
-    if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
-    else
-        rlock__x_commit(n, pos, owner, tag | (shard ? RLOCK__X_BY_SUB_PUSH << (tag - RLOCK__TAG_SUB) : 0),
-                        deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
-    c->sub_on[j] = n;
-    c->sub_gen[j] = n->gen;
-    return 1;
+    const int unsub = !lk, shard = RLOCK__SHARD(c);
+    const char *cmd = cmds[unsub + 2 * shard];
+    size_t len = (size_t)cmd[0], j;
+    unsigned sent = 0;
+    for (j = 0; j < c->n_nodes; j++) {
+        const rlock__conn *on = rlock__sub_conn(c, j);
+        rlock__x *n = rlock__x_node(c->nodes[j]);
+        unsigned char *out;
+        size_t cap, pos;
+        const char *why;
+        if (!((mask >> j) & 1u) || (!on && !lk)) continue;
+        if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
+            /* (the command connection) */
+        } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
+        else continue;
+        if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) continue;
+        out = n->tx + n->tx_len;
+        cap = n->tx_cap - n->tx_len;
+        if (len > cap) continue;
+        memcpy(out, cmd + 1, len);
+        pos = len;
+        if (!rlock__put_arg(out, cap, &pos, c->linger, c->linger_len)) continue;
+        /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
+         * by a push or an error (MOVED: the slot is served elsewhere now). */
+        if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
+        else
+            rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | (shard ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
+                            deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
+        c->sub_on[j] = n;
+        c->sub_gen[j] = n->gen;
+        sent |= 1u << j;
+    }
+    return sent;
 }
 
 typedef char rlock__by_push_bits[RLOCK__X_BY_UNSUB_PUSH == RLOCK__X_BY_SUB_PUSH << 1 &&
                                  RLOCK__TAG_UNSUB == RLOCK__TAG_SUB + 1 ? 1 : -1];
-
-/* UNSUBSCRIBE lk's channel (NULL: the lingering one) on the servers in
- * mask where it is subscribed; nobody waits for the answers. */
-static void rlock__unsub(rlock_client *c, unsigned mask, const rlock_lock *lk, rlock__ms now) {
-    size_t j;
-    for (j = 0; j < c->n_nodes; j++)
-        if (((mask >> j) & 1u) && rlock__sub_conn(c, j))
-            (void)rlock__sub_send(c, j, lk, NULL, RLOCK__TAG_UNSUB, now + 1000u);
-}
 
 /* Forget the lingering channel, unsubscribing it where it is subscribed.
  * (c->linger and its length mean something only while linger_mask has a
  * subscriber: with none, a stale channel left there is dropped again - no
  * UNSUBSCRIBE - or overwritten, never sent or adopted.) */
 static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
-    rlock__unsub(c, c->linger_mask, NULL, now);
+    (void)rlock__sub_send(c, c->linger_mask, NULL, now + 1000u);
     c->linger_mask = 0;
+}
+
+/* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP);
+ * another channel lingering there is unsubscribed first. */
+static RLOCK__NOINLINE void rlock__linger_set(rlock_client *c, const rlock_lock *lk, rlock__ms now) {
+    /* (with no subscriber left - linger_mask 0 - the drop sends nothing) */
+    if (!rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
+    memcpy(c->linger + lk->aux_base_len, ":released", 9);
+    c->linger_len = lk->aux_base_len + 9;
 }
 
 /* lk stops waiting: subscriptions no other operation shares are left to
@@ -5044,15 +5055,11 @@ static void rlock__op_unsubscribe(rlock_lock *lk) {
     const rlock_lock *o;
     lk->op.sub_ok = lk->op.sub_pending = 0;
     if (!RLOCK__HAS_WAITING || !mine) return;
-    for (o = c->ops; o; o = o->op.next)
-        if (o != lk && rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
+    for (o = c->ops; o; o = o->op.next) /* (lk among them adds nothing: cleared above) */
+        if (rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
-    if (c->linger_len && !rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, rlock__now(c));
-    /* (any lock's channel fits: RLOCK__LINGER_CAP) */
-    rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
-    memcpy(c->linger + lk->aux_base_len, ":released", 9);
-    c->linger_len = lk->aux_base_len + 9;
+    rlock__linger_set(c, lk, rlock__now(c));
     c->linger_mask |= mine;
 }
 
@@ -5260,7 +5267,9 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
-    if (op->queue && !op->plain) lk->queued = 1; /* after: this attempt's grant has no entry to take out */
+    /* after: this attempt's grant has no entry to take out (a queueing attempt is
+     * never a plain SET: op->plain above needs !op->queue) */
+    if (op->queue) lk->queued = 1;
 }
 
 /* After a failed round that will be retried: with subscribers and a holder
@@ -5272,14 +5281,15 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     rlock_op *op = &lk->op;
     /* ROUND: the next attempt at once (the follow-up after a cleanup) */
     int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
-    size_t j;
-    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && (c->n_subs || c->cfg.pubsub) && lk->aux_base_len &&
-        op->holder_pttl >= 0) {
+    /* (without subscribers or cfg.pubsub, rlock__sub_send finds nowhere to
+     * send and the wait backs off: no test of its own) */
+    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_pttl >= 0) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
-            rlock__linger_drop(c, now); /* (none lingering: nothing to unsubscribe) */
+            /* Not adopted: the channel lingering is another, or lk's without a
+             * subscriber left (linger_mask 0, nothing to unsubscribe). */
+            rlock__linger_set(c, lk, now);
             op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
-            for (j = 0; j < c->n_nodes; j++)
-                if (rlock__sub_send(c, j, lk, lk, RLOCK__TAG_SUB, op->wake_at)) op->sub_pending |= 1u << j;
+            op->sub_pending |= rlock__sub_send(c, ~0u, lk, op->wake_at);
             if (op->sub_pending) {
                 rlock__op_goto(lk, RLOCK__PH_SUBSCRIBE);
                 return;
@@ -5347,7 +5357,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     if (go && t->n_yes >= q && !late) {
         if (lk->state != RLOCK_STATE_HELD) { /* a new grant, not a re-entry */
             lk->held_since = op->round.start;
-            lk->fence = t->max_fence;
+            lk->fence = t->most;
             lk->renewals = 0;
             lk->lost_notified = 0;
         }
@@ -5447,7 +5457,8 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
     else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
     else return t->error; /* unknown: state kept */
     /* (holds is read only while HELD: rlock_hold_count) */
-    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->max_left > 0) lk->holds = t->max_left;
+    /* (a kind that is not a token kind releases by a count_ok script: rlock__op_run) */
+    if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->most > 0) lk->holds = t->most;
     else lk->state = RLOCK_STATE_IDLE;
     return st;
 }

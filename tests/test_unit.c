@@ -3335,7 +3335,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.n_yes, 2);
     CHECK_EQ_LL(t.n_no, 2);
     CHECK_EQ_LL(t.min_pttl, 250);
-    CHECK_EQ_LL(t.max_fence, 9);
+    CHECK_EQ_LL(t.most, 9); /* the largest fence */
     CHECK_EQ_LL(t.holds, 1);
     CHECK_EQ_ST(t.fatal, RLOCK_OK);
     CHECK_EQ_ST(rlock__round_error(&r, 5), RLOCK_E_QUORUM);
@@ -3362,7 +3362,7 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 1, ":2\r\n", 0), RLOCK_OK);
     CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_OK);
     rlock__tally_round(&r, 3, 1, &t);
-    CHECK(t.yes == 0x3 && t.no == 0x4 && t.max_left == 2);
+    CHECK(t.yes == 0x3 && t.no == 0x4 && t.most == 2); /* the most holds left */
     CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
 }
 #endif
