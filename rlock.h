@@ -709,8 +709,8 @@ typedef struct rlock__walk {
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
  * what each sends and receives. (The compact engine's node puts it after
- * its request slot: its words, up to commands, end at offset 124 there, the
- * last a Thumb short load reaches.) */
+ * its request slot: its words, up to commands, end at offset 120 there,
+ * within a Thumb short load's reach, 0..124.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
@@ -728,10 +728,7 @@ typedef struct rlock__conn {
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
-    size_t tx_len;
-#if RLOCK__COMPACT
-    size_t tx_off;        /* sent so far (the general engine's tx holds only unsent bytes) */
-#endif
+    size_t tx_len;        /* tx's bytes, all unsent (sent ones are moved out) */
     size_t rx_len;
 #if !RLOCK__COMPACT
     size_t rx_used;
@@ -5807,7 +5804,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
     unsigned head = 0;
-    x->tx_len = x->tx_off = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
+    x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
         long r;
@@ -5881,7 +5878,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
         /* (a reply's wait times out below, only when nothing is left to read) */
-        if (due && (x->conn != RLOCK__CONN_UP || x->tx_off < x->tx_len)) goto timeout;
+        if (due && (x->conn != RLOCK__CONN_UP || x->tx_len)) goto timeout;
         if (x->conn != RLOCK__CONN_UP) {
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return RLOCK_WOULD_BLOCK; }
@@ -5891,14 +5888,14 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             if (r < 0) goto io;
             x->conn = RLOCK__CONN_UP;
         }
-        if (x->tx_off < x->tx_len) {
-            room = x->tx_len - x->tx_off;
-            r = t->send(t->ctx, n->tx + x->tx_off, room);
+        if (x->tx_len) {
+            r = t->send(t->ctx, n->tx, x->tx_len);
             why = RLOCK__TXT("send failed");
             if (r < 0) goto io;
             why = RLOCK__TXT("transport sent more than asked");
-            if ((size_t)r > room) goto drop;
-            x->tx_off += (size_t)r;
+            if ((size_t)r > x->tx_len) goto drop;
+            x->tx_len -= (size_t)r; /* (tx keeps only what is unsent, as the general engine's) */
+            memmove(n->tx, n->tx + r, x->tx_len);
             if (r > 0) continue;
         }
         /* the reply read so far (nothing yet: an incomplete one) */
@@ -5958,7 +5955,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
 static RLOCK__INLINE int rlock__c_wants(const rlock_node *n) {
     if (n->x.failing || !n->x.count) return 0;
     if (n->x.conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE;
-    return (n->x.tx_off < n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
+    return (n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? rlock__c_wants(node) : 0;
