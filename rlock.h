@@ -4377,15 +4377,16 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 
 #if RLOCK__COMPACT
 /* The compact engine's requests from a template of their argc arguments
- * into out[0..cap) (0: it does not fit). Each is a literal (its length
+ * into out[pos..cap): the index after it, 0 when it does not fit (what was
+ * past pos may be written then). Each is a literal (its length
  * byte, then its bytes) or a letter spliced in (A..H: one short jump
  * table) - of lk: A the script's SHA1 (templates only), B the key, C the
  * token, D the ttl, E an acquire's wait left (a release's is empty; an
  * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
  * password; AUTH's argc is then 2), G the password, H the database. */
 static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char *t, int argc, unsigned char *out,
-                           size_t cap) {
-    size_t pos = 0, len;
+                           size_t cap, size_t pos) {
+    size_t len;
     const char *a;
     int k;
     char num[41]; /* (a number, or a SHA1 in hex) */
@@ -4423,7 +4424,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
 /* The compact engine's requests without the wait queue and the EVAL
  * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
-#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), NULL, 0, (out), (cap))
+#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), NULL, 0, (out), (cap), 0)
 #else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of each lock script after "numkeys", by RLOCK__S_* below
@@ -5769,19 +5770,24 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
 }
 
 /* Append a command to what the TX buffer holds: its template t of argc
- * arguments (rlock__c_tpl), or (t NULL) lk's request; its length, 0 when it
- * does not fit (nothing appended). */
-static RLOCK__NOINLINE size_t rlock__c_cmd(rlock_node *n, const rlock_lock *lk, const char *t, int argc) {
-    unsigned char *out = n->tx + n->x.tx_len;
-    size_t cap = sizeof n->tx - n->x.tx_len;
-    /* (the templates write lk's request too: t NULL) */
-    size_t len = t || RLOCK__ENC_TEMPLATE
-                     ? rlock__c_tpl(n, lk, t, argc, out, cap)
-                     : rlock__encode_lock(lk, 0, out, cap,
-                                          RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    n->x.tx_len += len;
-    n->x.commands += len > 0;
-    return len;
+ * arguments (rlock__c_tpl, written in place after what tx holds), or (t
+ * NULL) lk's request; 1, or 0 when it does not fit (nothing appended:
+ * tx_len is kept). */
+static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, const char *t, int argc) {
+    size_t end, at = n->x.tx_len;
+#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: t NULL) */
+    end = rlock__c_tpl(n, lk, t, argc, n->tx, sizeof n->tx, at);
+#else
+    unsigned char *out = n->tx + at;
+    size_t cap = sizeof n->tx - at;
+    end = t ? rlock__c_tpl(n, lk, t, argc, out, cap, 0)
+            : rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    if (end) end += at;
+#endif
+    if (!end) return 0;
+    n->x.tx_len = end;
+    n->x.commands++;
+    return 1;
 }
 
 /* Claim the connection (it has none in flight) for lk's request, due by
