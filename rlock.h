@@ -5674,7 +5674,7 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 typedef struct rlock__c_rep {
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    rlock__num v[3];  /* an integer reply's value; an array's first three elements */
+    rlock__num v[3];  /* an integer reply's value; an array's first three elements (rlock__c_parse) */
     rlock__num count; /* an array's element count */
     int type;         /* the type byte: '+', '-', ':', '*'; '$' only for nil ($-1; nil: count -1, not ':') */
 } rlock__c_rep;
@@ -5726,7 +5726,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     return (long)q + 2;
 }
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
-    rlock__num i, rest; /* (an array's elements after its third: read, not kept) */
+    rlock__num i;
     long e = rlock__c_line(b, 0, len, cap, &o->count); /* the reply's own line */
     int c;
     if (e <= 0) return e;
@@ -5738,7 +5738,10 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->v[1] = o->v[2] = 0;
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
-        e = rlock__c_line(b, (size_t)e, len, cap, i < 3 ? &o->v[i] : &rest);
+        /* (elements after the third: read into v[2] in turn - such an
+         * array is no answer rlock__c_note takes, and v is not read then -
+         * with no slot of their own: 22 B less than one) */
+        e = rlock__c_line(b, (size_t)e, len, cap, &o->v[i < 2 ? i : 2]);
         if (e <= 0) return e;
     }
     return e;
@@ -5775,7 +5778,8 @@ static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_
 /* The transport's text of its last failure into x.xerr, else ours. */
 static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
-    if (t && t[0]) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, strlen(t));
+    size_t len = t ? strlen(t) : 0;
+    if (len) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, len);
     else (void)rlock__c_txt(n, fallback);
 }
 
