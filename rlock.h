@@ -4394,6 +4394,20 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
  * token, D the ttl, E an acquire's wait left (a release's is empty; an
  * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
  * password; AUTH's argc is then 2), G the password, H the database. */
+/* The templates in one array (one NUL, one address to load): AUTH's,
+ * SELECT's and (RLOCK_SMALLEST) the request's, a script's or a plain
+ * SET's, at these offsets. */
+#define RLOCK__C_T_AUTH "\4AUTHFG"
+#define RLOCK__C_T_SELECT "\6SELECTH"
+#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
+#if RLOCK__ENC_TEMPLATE
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\3SETBC\2NX\2PXD";
+#else
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
+#endif
+#define RLOCK__C_AT_SELECT (sizeof RLOCK__C_T_AUTH - 1)
+#define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + sizeof RLOCK__C_T_SELECT - 1)
+#define RLOCK__C_AT_PLAIN (RLOCK__C_AT_SCRIPT + sizeof RLOCK__C_T_SCRIPT - 1)
 static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char *t, int argc, unsigned char *out,
                            size_t cap, size_t pos) {
     size_t len;
@@ -4402,9 +4416,8 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
     char num[41]; /* (a number, or a SHA1 in hex) */
 #if RLOCK__ENC_TEMPLATE
     if (!t) { /* lk's request (rlock__encode_lock) */
-        static const char script[] = "\7EVALSHAA\1" "1BCD\0E", plain[] = "\3SETBC\2NX\2PXD";
         const rlock_round *r = &lk->op.round;
-        t = r->plain ? plain : script;
+        t = rlock__c_tpls + (r->plain ? RLOCK__C_AT_PLAIN : RLOCK__C_AT_SCRIPT);
         argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
     }
 #endif
@@ -5850,13 +5863,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
-            if (!rlock__c_cmd(n, NULL, "\4AUTHFG", n->username ? 3 : 2))
+            if (!rlock__c_cmd(n, NULL, rlock__c_tpls, n->username ? 3 : 2))
                 goto fail_txt; /* (it stays down) */
             head = RLOCK__C_AUTH;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
-            if (!rlock__c_cmd(n, NULL, "\6SELECTH", 2)) goto fail_txt;
+            if (!rlock__c_cmd(n, NULL, rlock__c_tpls + RLOCK__C_AT_SELECT, 2)) goto fail_txt;
             head |= RLOCK__C_SELECT;
         }
         x->head = head;
