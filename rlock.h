@@ -4386,17 +4386,9 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 #endif
 
 #if RLOCK__COMPACT
-/* The compact engine's requests from a template of their argc arguments
- * into out[pos..cap): the index after it, 0 when it does not fit (what was
- * past pos may be written then). Each is a literal (its length
- * byte, then its bytes) or a letter spliced in (A..H: one short jump
- * table) - of lk: A the script's SHA1 (templates only), B the key, C the
- * token, D the ttl, E an acquire's wait left (a release's is empty; an
- * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
- * password; AUTH's argc is then 2), G the password, H the database. */
-/* The templates in one array (one NUL, one address to load): AUTH's,
- * SELECT's and (RLOCK_SMALLEST) the request's, a script's or a plain
- * SET's, at these offsets. */
+/* The compact engine's templates, in one array (one NUL; passed as offsets,
+ * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's,
+ * a script's or a plain SET's. RLOCK__C_REQ: lk's request, whichever. */
 #define RLOCK__C_T_AUTH "\4AUTHFG"
 #define RLOCK__C_T_SELECT "\6SELECTH"
 #define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
@@ -4405,22 +4397,33 @@ static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T
 #else
 static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #endif
-#define RLOCK__C_AT_SELECT (sizeof RLOCK__C_T_AUTH - 1)
-#define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + sizeof RLOCK__C_T_SELECT - 1)
-#define RLOCK__C_AT_PLAIN (RLOCK__C_AT_SCRIPT + sizeof RLOCK__C_T_SCRIPT - 1)
-static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char *t, int argc, unsigned char *out,
+#define RLOCK__C_AT_AUTH 0u
+#define RLOCK__C_AT_SELECT (unsigned)(sizeof RLOCK__C_T_AUTH - 1)
+#define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + (unsigned)(sizeof RLOCK__C_T_SELECT - 1))
+#define RLOCK__C_AT_PLAIN (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
+#define RLOCK__C_REQ 0xffu
+/* A request from the template at rlock__c_tpls + at, of its argc arguments,
+ * into out[pos..cap): the index after it, 0 when it does not fit (what was
+ * past pos may be written then). Each is a literal (its length
+ * byte, then its bytes) or a letter spliced in (A..H: one short jump
+ * table) - of lk: A the script's SHA1 (templates only), B the key, C the
+ * token, D the ttl, E an acquire's wait left (a release's is empty; an
+ * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
+ * password; AUTH's argc is then 2), G the password, H the database. */
+static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned at, int argc, unsigned char *out,
                            size_t cap, size_t pos) {
     size_t len;
-    const char *a;
+    const char *a, *t;
     int k;
     char num[41]; /* (a number, or a SHA1 in hex) */
 #if RLOCK__ENC_TEMPLATE
-    if (!t) { /* lk's request (rlock__encode_lock) */
+    if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
         const rlock_round *r = &lk->op.round;
-        t = rlock__c_tpls + (r->plain ? RLOCK__C_AT_PLAIN : RLOCK__C_AT_SCRIPT);
+        at = r->plain ? RLOCK__C_AT_PLAIN : RLOCK__C_AT_SCRIPT;
         argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
     }
 #endif
+    t = rlock__c_tpls + at;
     a = NULL; /* the array's header first (rlock__put_header), then each argument */
     len = (size_t)argc;
     for (k = 0;; k++, t++) {
@@ -4447,7 +4450,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
 /* The compact engine's requests without the wait queue and the EVAL
  * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
-#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), NULL, 0, (out), (cap), 0)
+#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, 0, (out), (cap), 0)
 #else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of each lock script after "numkeys", by RLOCK__S_* below
@@ -5796,18 +5799,18 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     else (void)rlock__c_txt(n, fallback);
 }
 
-/* Append a command to what the TX buffer holds: its template t of argc
- * arguments (rlock__c_tpl, written in place after what tx holds), or (t
- * NULL) lk's request; 1, or 0 when it does not fit (nothing appended:
- * tx_len is kept). */
-static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, const char *t, int argc) {
+/* Append a command to what the TX buffer holds: the template at offset t of
+ * argc arguments (rlock__c_tpl, written in place after what tx holds), or
+ * (t RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
+ * appended: tx_len is kept). */
+static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, unsigned t, int argc) {
     size_t end, at = n->x.tx_len;
-#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: t NULL) */
+#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ) */
     end = rlock__c_tpl(n, lk, t, argc, n->tx, sizeof n->tx, at);
 #else
     unsigned char *out = n->tx + at;
     size_t cap = sizeof n->tx - at;
-    end = t ? rlock__c_tpl(n, lk, t, argc, out, cap, 0)
+    end = t != RLOCK__C_REQ ? rlock__c_tpl(n, lk, t, argc, out, cap, 0)
             : rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (end) end += at;
 #endif
@@ -5863,13 +5866,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
-            if (!rlock__c_cmd(n, NULL, rlock__c_tpls, n->username ? 3 : 2))
+            if (!rlock__c_cmd(n, NULL, RLOCK__C_AT_AUTH, n->username ? 3 : 2))
                 goto fail_txt; /* (it stays down) */
             head = RLOCK__C_AUTH;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
-            if (!rlock__c_cmd(n, NULL, rlock__c_tpls + RLOCK__C_AT_SELECT, 2)) goto fail_txt;
+            if (!rlock__c_cmd(n, NULL, RLOCK__C_AT_SELECT, 2)) goto fail_txt;
             head |= RLOCK__C_SELECT;
         }
         x->head = head;
@@ -5878,7 +5881,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     if (!lk) return;
     /* (0 only behind AUTH / SELECT: an empty buffer holds any request,
      * RLOCK_TX_BUF is checked at compile time) */
-    if (!rlock__c_cmd(n, lk, NULL, 0)) x->head |= RLOCK__C_ALONE;
+    if (!rlock__c_cmd(n, lk, RLOCK__C_REQ, 0)) x->head |= RLOCK__C_ALONE;
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);
