@@ -4392,8 +4392,11 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 #define RLOCK__C_T_AUTH "\4AUTHFG"
 #define RLOCK__C_T_SELECT "\6SELECTH"
 #define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
+#define RLOCK__C_T_PLAIN "\3SETBC\2NX\2PXD"
 #if RLOCK__ENC_TEMPLATE
-static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\3SETBC\2NX\2PXD";
+/* (then a script's argc, by RLOCK__S_SIMPLE_*: an extend's ends before the
+ * wait left) */
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT RLOCK__C_T_PLAIN "\10\6\10";
 #else
 static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #endif
@@ -4401,6 +4404,7 @@ static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #define RLOCK__C_AT_SELECT (unsigned)(sizeof RLOCK__C_T_AUTH - 1)
 #define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + (unsigned)(sizeof RLOCK__C_T_SELECT - 1))
 #define RLOCK__C_AT_PLAIN (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
+#define RLOCK__C_AT_ARGC (RLOCK__C_AT_PLAIN + (unsigned)(sizeof RLOCK__C_T_PLAIN - 1))
 #define RLOCK__C_REQ 0xffu
 /* A request from the template at rlock__c_tpls + at, of its argc arguments,
  * into out[pos..cap): the index after it, 0 when it does not fit (what was
@@ -4420,7 +4424,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
     if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
         const rlock_round *r = &lk->op.round;
         at = r->plain ? RLOCK__C_AT_PLAIN : RLOCK__C_AT_SCRIPT;
-        argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
+        argc = r->plain ? 6 : rlock__c_tpls[RLOCK__C_AT_ARGC + r->script];
     }
 #endif
     t = rlock__c_tpls + at;
