@@ -5690,12 +5690,13 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
 #define RLOCK__C_SELECT 2u
 
-/* A reply as the compact engine reads it: what judging it needs. */
+/* A reply as the compact engine reads it: what judging it needs. (v first:
+ * an element's slot is rep + i, measured 2 B less than after str.) */
 typedef struct rlock__c_rep {
-    const char *str;  /* the first line after its type byte (a status's or error's text) */
-    size_t len;
     rlock__num v[3];  /* an integer reply's value; an array's first three elements (rlock__c_parse) */
     rlock__num count; /* an array's element count */
+    const char *str;  /* the first line after its type byte (a status's or error's text) */
+    size_t len;
     int type;         /* the type byte: '+', '-', ':', '*'; '$' only for nil ($-1; nil: count -1, not ':') */
 } rlock__c_rep;
 
