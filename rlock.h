@@ -5950,8 +5950,8 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
                 continue;
             }
             x->head &= x->head - 1u; /* (its lowest bit cleared) */
-            memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
-            x->rx_len -= (size_t)used;
+            x->rx_len -= (size_t)used; /* (the reply taken out of rx, as the send's bytes out of tx) */
+            memmove(n->rx, n->rx + used, x->rx_len);
             if (x->head == RLOCK__C_ALONE) x->head = x->count = 0; /* the request may go now */
             continue;
         }
