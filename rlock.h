@@ -5756,7 +5756,8 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
-    o->v[1] = o->v[2] = 0;
+    o->v[1] = 0; /* (read, unused, after a refused plain SET's nil) */
+    if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
         /* (elements after the third: read into v[2] in turn - such an
