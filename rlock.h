@@ -4418,7 +4418,6 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
                            size_t cap, size_t pos) {
     size_t len;
     const char *a, *t;
-    int k;
     char num[41]; /* (a number, or a SHA1 in hex) */
 #if RLOCK__ENC_TEMPLATE
     if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
@@ -4430,9 +4429,9 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
     t = rlock__c_tpls + at;
     a = NULL; /* the array's header first (rlock__put_header), then each argument */
     len = (size_t)argc;
-    for (k = 0;; k++, t++) {
+    for (;; t++) {
         if (!rlock__put_len(out, cap, &pos, a, len)) return 0;
-        if (k == argc) return pos;
+        if (argc-- == 0) return pos; /* (argc: the arguments left to write) */
         a = num;
         switch (*t) {
 #if RLOCK__ENC_TEMPLATE
