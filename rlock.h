@@ -5804,18 +5804,18 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     else (void)rlock__c_txt(n, fallback);
 }
 
-/* Append a command to what the TX buffer holds: the template at offset t of
- * argc arguments (rlock__c_tpl, written in place after what tx holds), or
- * (t RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
+/* Append a command to what the TX buffer holds: the template at offset tpl
+ * of argc arguments (rlock__c_tpl, written in place after what tx holds),
+ * or (tpl RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
  * appended: tx_len is kept). */
-static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, unsigned t, int argc) {
+static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, unsigned tpl, int argc) {
     size_t end, at = n->x.tx_len;
 #if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ) */
-    end = rlock__c_tpl(n, lk, t, argc, n->tx, sizeof n->tx, at);
+    end = rlock__c_tpl(n, lk, tpl, argc, n->tx, sizeof n->tx, at);
 #else
     unsigned char *out = n->tx + at;
     size_t cap = sizeof n->tx - at;
-    end = t != RLOCK__C_REQ ? rlock__c_tpl(n, lk, t, argc, out, cap, 0)
+    end = tpl != RLOCK__C_REQ ? rlock__c_tpl(n, lk, tpl, argc, out, cap, 0)
             : rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (end) end += at;
 #endif
@@ -5911,7 +5911,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
     rlock__txt why;
     for (;;) {
         long r, used;
-        size_t room; /* what send() or recv() was asked to move */
+        size_t room; /* what recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
             return (rlock_status)x->fail_st;
