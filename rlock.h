@@ -5706,9 +5706,10 @@ typedef struct rlock__c_rep {
  * array element that is not an integer, RESP3 types), never an answer to
  * what it sends; a line or count that cannot fit in cap bytes at once. A
  * line's number is '-' and 1..18 digits (more are malformed); without
- * fencing it is read in 32 bits, its magnitude cut to 2^31 - 1: every number
- * a simple lock is answered with (a flag, a PTTL) is exact, a larger PTTL
- * only caps a backoff. */
+ * fencing it is read in 32 bits, a magnitude from 2^31 - 8 up read as
+ * 2^31 - 1: every number a simple lock is answered with (a flag, a count, a
+ * PTTL) is exact below it, and a PTTL past 2^30 caps no backoff
+ * (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
  * error), checked to be an integer, nil, or an array's count within cap. */
@@ -5723,8 +5724,8 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     *k = 0;
     if (c == '+' || c == '-') return (long)q + 2;
 #if !RLOCK__HAS_FENCING
-    {   /* the type, then '-' and 1..18 digits: read in 32 bits, the
-         * magnitude cut to 2^31 - 1 */
+    {   /* the type, then '-' and 1..18 digits: read in 32 bits, a
+         * magnitude from 2^31 - 8 up as 2^31 - 1 (above) */
         size_t neg = b[p + 1] == '-';
         uint32_t u = 0;
         i = p + 1 + neg;
@@ -5732,9 +5733,9 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
         for (; i < q; i++) {
             unsigned d = (unsigned)b[i] - '0';
             if (d > 9) return -1;
-            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
+            u = u > 214748363u ? 0x7fffffffu : u * 10u + d; /* (214748363 * 10 + 9 < 2^31 - 8) */
         }
-        *k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+        *k = (rlock__num)u;
         if (neg) *k = -*k;
     }
 #else
