@@ -709,8 +709,8 @@ typedef struct rlock__walk {
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
  * what each sends and receives. (The compact engine's node puts it after
- * its request slot: its words, up to commands, end at offset 124 there, the
- * last a Thumb short load reaches.) */
+ * its request slot: its words, up to commands, end at offset 120 there,
+ * within a Thumb short load's reach, 0..124.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
 #if RLOCK__COMPACT
@@ -733,10 +733,7 @@ typedef struct rlock__conn {
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
-    size_t tx_len;
-#if RLOCK__COMPACT
-    size_t tx_off;        /* sent so far (the general engine's tx holds only unsent bytes) */
-#endif
+    size_t tx_len;        /* tx's bytes, all unsent (sent ones are moved out) */
     size_t rx_len;
 #if !RLOCK__COMPACT
     size_t rx_used;
@@ -2163,16 +2160,24 @@ static const char rlock__no_body[] = "";
  * rlock__no_body, a bulk argument's header ('$'; the caller writes its n
  * bytes, then rlock__put_end; not with RLOCK__ENC_TEMPLATE); else the bulk
  * argument a[0..n) whole. Every part is checked to fit with its CRLF (no sum
- * can wrap: p is within a buffer), then copied and ended with CRLF by the
- * same lines; a header's bytes are checked, not written. 0 when it does not
- * fit: *pos unchanged (what was past it may not be). */
-static int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t n) {
+ * can wrap: p is within a buffer, n the length of something in memory -
+ * rlock_resp_encode checks its caller's against cap first), then copied and
+ * ended with CRLF by the same lines; a header's bytes are checked, not
+ * written. 0 when it does not fit: *pos unchanged (what was past it may not
+ * be). RLOCK_SMALLEST's one caller is rlock__c_tpl (rlock_resp_encode
+ * aside): inlined there, for its constant cap (measured 28 B less). */
+#if RLOCK__ENC_TEMPLATE
+#define RLOCK__PUT_LEN_INLINE RLOCK__INLINE
+#else
+#define RLOCK__PUT_LEN_INLINE
+#endif
+static RLOCK__PUT_LEN_INLINE int rlock__put_len(unsigned char *out, size_t cap, size_t *pos, const char *a, size_t n) {
     char line[22];
     const char *src = line;
     size_t k = rlock__utoa(line + 1, (rlock__unum)n) + 1, p = *pos;
     line[0] = a ? '$' : '*';
     for (;;) {
-        if (p + 2 > cap || k > cap - p - 2) return 0;
+        if (k + 2 > cap - p) return 0;
         if (RLOCK__NO_BODY(src)) break; /* (its bytes fit: the caller's) */
         memcpy(out + p, src, k);
         p += k;
@@ -2198,7 +2203,9 @@ RLOCKDEF size_t rlock_resp_encode(unsigned char *out, size_t cap, int argc,
     int i;
     if (!out || argc <= 0 || !argv || !argvlen || !rlock__put_header(out, cap, &pos, argc)) return 0;
     for (i = 0; i < argc; i++)
-        if ((!argv[i] && argvlen[i]) || !rlock__put_arg(out, cap, &pos, argv[i] ? argv[i] : "", argvlen[i])) return 0;
+        if ((!argv[i] && argvlen[i]) || argvlen[i] > cap || /* (never fits: rlock__put_len's sums stay small) */
+            !rlock__put_arg(out, cap, &pos, argv[i] ? argv[i] : "", argvlen[i]))
+            return 0;
     return pos;
 }
 
@@ -4432,32 +4439,52 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 #endif
 
 #if RLOCK__COMPACT
-/* The compact engine's requests from a template of their argc arguments
- * into out[0..cap) (0: it does not fit). Each is a literal (its length
+/* The compact engine's templates, in one array (one NUL; passed as offsets,
+ * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's,
+ * a script's or a plain SET's. RLOCK__C_REQ: lk's request, whichever. */
+#define RLOCK__C_T_AUTH "\4AUTHFG"
+#define RLOCK__C_T_SELECT "\6SELECTH"
+#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
+#define RLOCK__C_T_PLAIN "\3SETBC\2NX\2PXD"
+#if RLOCK__ENC_TEMPLATE
+/* (then a script's argc, by RLOCK__S_SIMPLE_*: an extend's ends before the
+ * wait left) */
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT RLOCK__C_T_PLAIN "\10\6\10";
+#else
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
+#endif
+#define RLOCK__C_AT_AUTH 0u
+#define RLOCK__C_AT_SELECT (unsigned)(sizeof RLOCK__C_T_AUTH - 1)
+#define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + (unsigned)(sizeof RLOCK__C_T_SELECT - 1))
+#define RLOCK__C_AT_PLAIN (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
+#define RLOCK__C_AT_ARGC (RLOCK__C_AT_PLAIN + (unsigned)(sizeof RLOCK__C_T_PLAIN - 1))
+#define RLOCK__C_REQ 0xffu
+/* A request from the template at rlock__c_tpls + at, of its argc arguments,
+ * into out[pos..cap): the index after it, 0 when it does not fit (what was
+ * past pos may be written then). Each is a literal (its length
  * byte, then its bytes) or a letter spliced in (A..H: one short jump
  * table) - of lk: A the script's SHA1 (templates only), B the key, C the
  * token, D the ttl, E an acquire's wait left (a release's is empty; an
  * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
  * password; AUTH's argc is then 2), G the password, H the database. */
-static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char *t, int argc, unsigned char *out,
-                           size_t cap) {
-    size_t pos = 0, len;
-    const char *a;
-    int k;
+static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned at, int argc, unsigned char *out,
+                           size_t cap, size_t pos) {
+    size_t len;
+    const char *a, *t;
     char num[41]; /* (a number, or a SHA1 in hex) */
 #if RLOCK__ENC_TEMPLATE
-    if (!t) { /* lk's request (rlock__encode_lock) */
-        static const char script[] = "\7EVALSHAA\1" "1BCD\0E", plain[] = "\3SETBC\2NX\2PXD";
+    if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
         const rlock_round *r = &lk->op.round;
-        t = r->plain ? plain : script;
-        argc = r->plain || r->script == RLOCK__S_SIMPLE_EXTEND ? 6 : 8;
+        at = r->plain ? RLOCK__C_AT_PLAIN : RLOCK__C_AT_SCRIPT;
+        argc = r->plain ? 6 : rlock__c_tpls[RLOCK__C_AT_ARGC + r->script];
     }
 #endif
+    t = rlock__c_tpls + at;
     a = NULL; /* the array's header first (rlock__put_header), then each argument */
     len = (size_t)argc;
-    for (k = 0;; k++, t++) {
+    for (;; t++) {
         if (!rlock__put_len(out, cap, &pos, a, len)) return 0;
-        if (k == argc) return pos;
+        if (argc-- == 0) return pos; /* (argc: the arguments left to write) */
         a = num;
         switch (*t) {
 #if RLOCK__ENC_TEMPLATE
@@ -4479,7 +4506,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
 /* The compact engine's requests without the wait queue and the EVAL
  * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
-#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), NULL, 0, (out), (cap))
+#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, 0, (out), (cap), 0)
 #else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of each lock script after "numkeys", by RLOCK__S_* below
@@ -5726,12 +5753,13 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 #define RLOCK__C_DUE(now, t) (!RLOCK__MS_BEFORE((now), (t)))
 #define RLOCK__C_SELECT 2u
 
-/* A reply as the compact engine reads it: what judging it needs. */
+/* A reply as the compact engine reads it: what judging it needs. (v first:
+ * an element's slot is rep + i, measured 2 B less than after str.) */
 typedef struct rlock__c_rep {
+    rlock__num v[3];  /* an integer reply's value; an array's first three elements (rlock__c_parse) */
+    rlock__num count; /* an array's element count */
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    rlock__num v[3];  /* an integer reply's value; an array's first three elements */
-    rlock__num count; /* an array's element count */
     int type;         /* the type byte: '+', '-', ':', '*'; '$' only for nil ($-1; nil: count -1, not ':') */
 } rlock__c_rep;
 
@@ -5742,9 +5770,10 @@ typedef struct rlock__c_rep {
  * array element that is not an integer, RESP3 types), never an answer to
  * what it sends; a line or count that cannot fit in cap bytes at once. A
  * line's number is '-' and 1..18 digits (more are malformed); without
- * fencing it is read in 32 bits, its magnitude cut to 2^31 - 1: every number
- * a simple lock is answered with (a flag, a PTTL) is exact, a larger PTTL
- * only caps a backoff. */
+ * fencing it is read in 32 bits, a magnitude from 2^31 - 8 up read as
+ * 2^31 - 1: every number a simple lock is answered with (a flag, a count, a
+ * PTTL) is exact below it, and a PTTL past 2^30 caps no backoff
+ * (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
  * error), checked to be an integer, nil, or an array's count within cap. */
@@ -5759,8 +5788,8 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     *k = 0;
     if (c == '+' || c == '-') return (long)q + 2;
 #if !RLOCK__HAS_FENCING
-    {   /* the type, then '-' and 1..18 digits: read in 32 bits, the
-         * magnitude cut to 2^31 - 1 */
+    {   /* the type, then '-' and 1..18 digits: read in 32 bits, a
+         * magnitude from 2^31 - 8 up as 2^31 - 1 (above) */
         size_t neg = b[p + 1] == '-';
         uint32_t u = 0;
         i = p + 1 + neg;
@@ -5768,9 +5797,9 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
         for (; i < q; i++) {
             unsigned d = (unsigned)b[i] - '0';
             if (d > 9) return -1;
-            u = u > 214748364u ? 0xffffffffu : u * 10u + d; /* (no wrap: 214748364 * 10 + 9 < 2^32) */
+            u = u > 214748363u ? 0x7fffffffu : u * 10u + d; /* (214748363 * 10 + 9 < 2^31 - 8) */
         }
-        *k = (rlock__num)(u > 0x7fffffffu ? 0x7fffffffu : u);
+        *k = (rlock__num)u;
         if (neg) *k = -*k;
     }
 #else
@@ -5782,7 +5811,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     return (long)q + 2;
 }
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
-    rlock__num i, rest; /* (an array's elements after its third: read, not kept) */
+    rlock__num i;
     long e = rlock__c_line(b, 0, len, cap, &o->count); /* the reply's own line */
     int c;
     if (e <= 0) return e;
@@ -5791,10 +5820,14 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
-    o->v[1] = o->v[2] = 0;
+    o->v[1] = 0; /* (read, unused, after a refused plain SET's nil) */
+    if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
-        e = rlock__c_line(b, (size_t)e, len, cap, i < 3 ? &o->v[i] : &rest);
+        /* (elements after the third: read into v[2] in turn - such an
+         * array is no answer rlock__c_note takes, and v is not read then -
+         * with no slot of their own: 22 B less than one) */
+        e = rlock__c_line(b, (size_t)e, len, cap, &o->v[i < 2 ? i : 2]);
         if (e <= 0) return e;
     }
     return e;
@@ -5831,24 +5864,30 @@ static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_
 /* The transport's text of its last failure into x.xerr, else ours. */
 static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     const char *t = n->transport.error ? n->transport.error(n->transport.ctx) : NULL;
-    if (t && t[0]) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, strlen(t));
+    size_t len = t ? strlen(t) : 0;
+    if (len) rlock__copy_text(n->x.xerr, sizeof n->x.xerr, t, len);
     else (void)rlock__c_txt(n, fallback);
 }
 
-/* Append a command to what the TX buffer holds: its template t of argc
- * arguments (rlock__c_tpl), or (t NULL) lk's request; its length, 0 when it
- * does not fit (nothing appended). */
-static RLOCK__NOINLINE size_t rlock__c_cmd(rlock_node *n, const rlock_lock *lk, const char *t, int argc) {
-    unsigned char *out = n->tx + n->x.tx_len;
-    size_t cap = sizeof n->tx - n->x.tx_len;
-    /* (the templates write lk's request too: t NULL) */
-    size_t len = t || RLOCK__ENC_TEMPLATE
-                     ? rlock__c_tpl(n, lk, t, argc, out, cap)
-                     : rlock__encode_lock(lk, 0, out, cap,
-                                          RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
-    n->x.tx_len += len;
-    n->x.commands += len > 0;
-    return len;
+/* Append a command to what the TX buffer holds: the template at offset tpl
+ * of argc arguments (rlock__c_tpl, written in place after what tx holds),
+ * or (tpl RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
+ * appended: tx_len is kept). */
+static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, unsigned tpl, int argc) {
+    size_t end, at = n->x.tx_len;
+#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ) */
+    end = rlock__c_tpl(n, lk, tpl, argc, n->tx, sizeof n->tx, at);
+#else
+    unsigned char *out = n->tx + at;
+    size_t cap = sizeof n->tx - at;
+    end = tpl != RLOCK__C_REQ ? rlock__c_tpl(n, lk, tpl, argc, out, cap, 0)
+            : rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+    if (end) end += at;
+#endif
+    if (!end) return 0;
+    n->x.tx_len = end;
+    n->x.commands++;
+    return 1;
 }
 
 /* Claim the connection (it has none in flight) for lk's request, due by
@@ -5871,7 +5910,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
     unsigned head = 0;
-    x->tx_len = x->tx_off = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
+    x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
         long r;
@@ -5897,13 +5936,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
-            if (!rlock__c_cmd(n, NULL, "\4AUTHFG", n->username ? 3 : 2))
+            if (!rlock__c_cmd(n, NULL, RLOCK__C_AT_AUTH, n->username ? 3 : 2))
                 goto fail_txt; /* (it stays down) */
             head = RLOCK__C_AUTH;
         }
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
-            if (!rlock__c_cmd(n, NULL, "\6SELECTH", 2)) goto fail_txt;
+            if (!rlock__c_cmd(n, NULL, RLOCK__C_AT_SELECT, 2)) goto fail_txt;
             head |= RLOCK__C_SELECT;
         }
         x->head = head;
@@ -5912,7 +5951,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     if (!lk) return;
     /* (0 only behind AUTH / SELECT: an empty buffer holds any request,
      * RLOCK_TX_BUF is checked at compile time) */
-    if (!rlock__c_cmd(n, lk, NULL, 0)) x->head |= RLOCK__C_ALONE;
+    if (!rlock__c_cmd(n, lk, RLOCK__C_REQ, 0)) x->head |= RLOCK__C_ALONE;
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);
@@ -5937,7 +5976,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
     rlock__txt why;
     for (;;) {
         long r, used;
-        size_t room; /* what send() or recv() was asked to move */
+        size_t room; /* what recv() was asked to move */
         if (x->failing) {
             x->failing = x->count = 0;
             return (rlock_status)x->fail_st;
@@ -5945,7 +5984,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
         /* (a reply's wait times out below, only when nothing is left to read) */
-        if (due && (x->conn != RLOCK__CONN_UP || x->tx_off < x->tx_len)) goto timeout;
+        if (due && (x->conn != RLOCK__CONN_UP || x->tx_len)) goto timeout;
         if (x->conn != RLOCK__CONN_UP) {
             r = t->connect ? t->connect(t->ctx) : 1;
             if (r == RLOCK_IO_WOULD_BLOCK) { x->conn = RLOCK__CONN_CONNECTING; return RLOCK_WOULD_BLOCK; }
@@ -5955,14 +5994,14 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
             if (r < 0) goto io;
             x->conn = RLOCK__CONN_UP;
         }
-        if (x->tx_off < x->tx_len) {
-            room = x->tx_len - x->tx_off;
-            r = t->send(t->ctx, n->tx + x->tx_off, room);
+        if (x->tx_len) {
+            r = t->send(t->ctx, n->tx, x->tx_len);
             why = RLOCK__TXT("send failed");
             if (r < 0) goto io;
             why = RLOCK__TXT("transport sent more than asked");
-            if ((size_t)r > room) goto drop;
-            x->tx_off += (size_t)r;
+            if ((size_t)r > x->tx_len) goto drop;
+            x->tx_len -= (size_t)r; /* (tx keeps only what is unsent, as the general engine's) */
+            memmove(n->tx, n->tx + r, x->tx_len);
             if (r > 0) continue;
         }
         /* the reply read so far (nothing yet: an incomplete one) */
@@ -5976,8 +6015,8 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
                 continue;
             }
             x->head &= x->head - 1u; /* (its lowest bit cleared) */
-            memmove(n->rx, n->rx + used, x->rx_len - (size_t)used);
-            x->rx_len -= (size_t)used;
+            x->rx_len -= (size_t)used; /* (the reply taken out of rx, as the send's bytes out of tx) */
+            memmove(n->rx, n->rx + used, x->rx_len);
             if (x->head == RLOCK__C_ALONE) x->head = x->count = 0; /* the request may go now */
             continue;
         }
@@ -6022,7 +6061,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
 static RLOCK__INLINE int rlock__c_wants(const rlock_node *n) {
     if (n->x.failing || !n->x.count) return 0;
     if (n->x.conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE;
-    return (n->x.tx_off < n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
+    return (n->x.tx_len ? RLOCK_WANT_WRITE : 0) | RLOCK_WANT_READ;
 }
 RLOCKDEF int rlock_node_wants(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? rlock__c_wants(node) : 0;
