@@ -2411,6 +2411,38 @@ static void test_auth(void) {
         CHECK_REQ(F[0], 4, 0, S_ACQ, "10000");
         env_done();
     }
+    {   /* node.db > 0: SELECT behind AUTH on each new connection, before
+         * the lock's request; refused (out of range): the request fails
+         * with the server's text and the connection is not used */
+        fk_step *s;
+        env_reset("SELECT on new connections");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        N[0].password = "pw";
+        N[0].db = 5;
+        s = fk_add(&F[0], NULL, "+OK\r\n");
+        fk_exact(s, "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n", 22);
+        s = fk_add(&F[0], NULL, "+OK\r\n");
+        fk_exact(s, "*2\r\n$6\r\nSELECT\r\n$1\r\n5\r\n", 23);
+        fk_add(&F[0], "EVALSHA", GRANT);
+        fk_add(&F[0], "EVALSHA", ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        CHECK_EQ_LL(F[0].n_reqs, 4); /* the release did not SELECT again */
+        CHECK(!req_has(&F[0], 3, "SELECT"));
+        CHECK_EQ_LL(F[0].connect_calls, 1);
+        env_done();
+        env_reset("SELECT refused");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        N[0].db = 99;
+        s = fk_add(&F[0], NULL, "-ERR DB index is out of range\r\n");
+        fk_exact(s, "*2\r\n$6\r\nSELECT\r\n$2\r\n99\r\n", 24);
+        fk_add(&F[0], "EVALSHA", "-ERR DB index is out of range\r\n"); /* (pipelined, or never sent) */
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        CHECK(why_has(rlock_node_error(&N[0]), "DB index is out of range"));
+        CHECK(F[0].close_calls >= 1);
+        env_done();
+    }
 }
 
 static void test_redis_error(void) {
@@ -2432,6 +2464,13 @@ static void test_redis_error(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS);
     CHECK(strncmp(rlock_node_error(&N[0]), "READONLY You can't write", 24) == 0);
     CHECK(strlen(rlock_node_error(&N[0])) == RLOCK_ERR_LEN - 1); /* truncated, terminated */
+    /* a demoted primary: its connection is dropped, the next request
+     * connects again (a transport that finds the primary asks anew) */
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    fk_add(&F[0], NULL, GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(F[0].connect_calls, 2);
+    CHECK_EQ_LL(F[0].req_conn[1], 2);
     env_done();
 }
 
