@@ -2431,6 +2431,23 @@ static void test_auth(void) {
         CHECK(!req_has(&F[0], 3, "SELECT"));
         CHECK_EQ_LL(F[0].connect_calls, 1);
         env_done();
+        /* an AUTH that leaves too little room for the request behind it:
+         * the request goes once AUTH is answered */
+        {
+            static char pw[RLOCK_TX_BUF];
+            memset(pw, 'p', sizeof pw - 1);
+            pw[sizeof pw - 64] = '\0';
+            env_reset("a request that does not fit behind AUTH");
+            env_up(1, 1, RLOCK_KIND_SIMPLE);
+            N[0].password = pw;
+            fk_add(&F[0], "AUTH", "+OK\r\n");
+            fk_add(&F[0], "EVALSHA", GRANT);
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+            CHECK_EQ_LL(F[0].n_reqs, 2);
+            CHECK(req_has(&F[0], 0, "AUTH") && req_has(&F[0], 1, "EVALSHA"));
+            CHECK_EQ_LL(F[0].connect_calls, 1);
+            env_done();
+        }
         env_reset("SELECT refused");
         env_up(1, 1, RLOCK_KIND_SIMPLE);
         N[0].db = 99;
