@@ -2887,6 +2887,56 @@ static void test_wait_only_cost(void) {
     env_done();
 }
 
+/* A transport with fd, events and wait_many and no wait(): the blocking
+ * calls wait through wait_many, with each connection's descriptor and the
+ * events the transport's events hook turned rlock's wants into. */
+static long g_wm_calls, g_wm_bad, g_ev_calls;
+static int fk_events(void *ctx, int want) {
+    (void)ctx;
+    g_ev_calls++;
+    return want | RLOCK_WANT_READ; /* (a TLS-like transport reads while rlock writes) */
+}
+static int fk_wait_many(const rlock_interest *it, size_t n, uint32_t timeout_ms) {
+    size_t i, k;
+    int ready = 0;
+    g_wm_calls++;
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < g_n && it[i].conn != (const void *)&N[k]; k++) {
+        }
+        if (k == g_n || it[i].fd != fk_fd(&F[k]) || !(it[i].events & RLOCK_WANT_READ)) {
+            g_wm_bad++;
+            continue;
+        }
+        fk_guard(&F[k]);
+        ready += fk_ready(&F[k], it[i].events);
+    }
+    if (!ready) g_now += timeout_ms;
+    return ready;
+}
+static void test_wait_many(void) {
+    rlock_transport t;
+    fk_step *s;
+    env_reset("wait_many: a late reply times out");
+    t = fk_transport(&F[0], 0);
+    t.events = fk_events;
+    t.wait_many = fk_wait_many;
+    CHECK_EQ_ST(rlock_node_init(&N[0], &t), RLOCK_OK);
+    g_n = 1;
+    CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    g_wm_calls = g_wm_bad = g_ev_calls = 0;
+    s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_IO);
+    CHECK_EQ_LL(g_now - T0, NODE_TMO); /* waited out in wait_many, not spun */
+    CHECK(g_wm_calls >= 1 && g_wm_calls <= 3);
+    CHECK(g_ev_calls >= 1);
+    CHECK_EQ_LL(g_wm_bad, 0);
+    CHECK_EQ_LL(F[0].wait_calls, 0);
+    env_done();
+}
+
 static void test_timeouts(void) {
     fk_step *s;
     size_t i;
@@ -4874,6 +4924,7 @@ int main(void) {
     test_interest();
     test_result_no_io();
     test_wait_only_cost();
+    test_wait_many();
     test_renew_outcome();
 #if RLOCK_MAX_NODES >= 2
     test_badarg_texts();
