@@ -6914,15 +6914,25 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     return RLOCK_OK;
 }
 
-/* A handle's reason text, when it is one (NUL-terminated in place). */
-static const char *rlock__why_of(const char *why, size_t cap) {
-    return memchr(why, '\0', cap) ? why : "";
+/* The reason text of handle h (a client or a lock): its why[] at offset
+ * off, when it is one (NUL-terminated in place), or no_handle for NULL. One
+ * body for both (both whys are RLOCK_WHY_LEN bytes): out of line in the
+ * compact engine, whose firmware reads both (gcc -Os copied it into each);
+ * the general engine's is left to gcc (a program reading one inlines it). */
+#if RLOCK__COMPACT
+RLOCK__NOINLINE
+#endif
+static const char *rlock__why_of(const void *h, size_t off, const char *no_handle) {
+    const char *why;
+    if (!h) return no_handle;
+    why = (const char *)h + off;
+    return memchr(why, '\0', RLOCK_WHY_LEN) ? why : "";
 }
 RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk) {
-    return lk ? rlock__why_of(lk->why, sizeof lk->why) : "lk is NULL";
+    return rlock__why_of(lk, offsetof(rlock_lock, why), "lk is NULL");
 }
 RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
-    return c ? rlock__why_of(c->why, sizeof c->why) : "c is NULL";
+    return rlock__why_of(c, offsetof(rlock_client, why), "c is NULL");
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
