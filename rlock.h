@@ -754,16 +754,17 @@ typedef struct rlock__conn {
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
 
-/* One Redis server connection. Caller-allocated; fields after `password`
- * are private. Several operations pipeline their requests on it: replies are
- * matched to requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
+/* One Redis server connection. Caller-allocated; transport, username,
+ * password and db are the caller's, the other fields private. Several
+ * operations pipeline their requests on it: replies are matched to
+ * requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
 typedef struct rlock_node {
     rlock_transport transport;
     const char *username; /* optional ACL user for AUTH (NULL: none) */
     const char *password; /* optional AUTH password (NULL: none); never logged */
+    unsigned magic;       /* (private; here, before db: a subscriber's magic is at this offset too) */
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
-    unsigned magic;
 #if RLOCK__COMPACT
     /* (the compact engine's: its request slot and the exchange's words right
      * after the fields above, within Thumb's short loads (a word at 0..124);
@@ -3494,19 +3495,21 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
 }
 
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
- * first member, the transport, copied from tr. */
-static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
+ * first member, the transport, copied from tr, and its magic set (at one
+ * offset in both: the node's db follows its magic). */
+typedef char rlock__magic_at[offsetof(rlock_node, magic) == offsetof(rlock_subscriber, magic) ? 1 : -1];
+static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr, unsigned magic) {
     if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
     memset(obj, 0, size);
     memmove(obj, tr, sizeof *tr); /* (a call: gcc -Os copies a struct inline, 20 bytes of Thumb; memmove is linked anyway) */
+    *(unsigned *)(void *)((char *)obj + offsetof(rlock_node, magic)) = magic; /* (a node's and a subscriber's: one offset) */
     return RLOCK_OK;
 }
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
-    rlock_status st = rlock__conn_init(node, sizeof *node, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
-    if (st == RLOCK_OK) node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
-    /* (its exchange is bound by rlock_client_init: until then only its state is read) */
-    return st;
+    /* (result: RLOCK_OK, 0, since cleared; its exchange is bound by
+     * rlock_client_init: until then only its state is read) */
+    return rlock__conn_init(node, sizeof *node, tr, RLOCK__MAGIC_NODE);
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? node->result : RLOCK_E_BADARG;
@@ -3525,9 +3528,8 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node) {
 #endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
-    rlock_status st = rlock__conn_init(sub, sizeof *sub, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
+    rlock_status st = rlock__conn_init(sub, sizeof *sub, tr, RLOCK__MAGIC_SUB); /* (RLOCK_OK or RLOCK_E_BADARG) */
     if (st == RLOCK_OK) {
-        sub->magic = RLOCK__MAGIC_SUB;
         sub->x.is_sub = 1; /* (bound by rlock_client_set_subscribers: until then only its state is read) */
     }
     return st;
