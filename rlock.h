@@ -3549,7 +3549,11 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
 static uint64_t rlock__now64(const rlock_client *c) {
+#ifdef RLOCK__NEED_NOW_HOOK /* no clock but the hook: rlock_client_init refused a client without it */
+    return c->cfg.now_ms(c->cfg.hook_user);
+#else
     return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
+#endif
 }
 static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
