@@ -3594,15 +3594,16 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
  * wrap to no wait at all; the node timeout and the renewal interval are
  * intervals: < 2^31 (bounded here, once per client, not at each lease;
- * renew_every_ms 0, ttl / 3, is rlock__renew_interval's). (drift is below
- * 1000 here: rlock_client_init checked it.) */
+ * renew_every_ms 0, ttl / 3, is rlock__renew_interval's). drift is not a
+ * time and needs no bound: below 1000 here (rlock_client_init checked it;
+ * rlock_config_init's is 0). */
 static void rlock__config_defaults(rlock_config *cfg) {
     rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->renew_every_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
-    rlock__config_field(&cfg->drift_permille, 10, RLOCK__MS_FAR / 2u);
+    if (!cfg->drift_permille) cfg->drift_permille = 10;
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
 }
 
