@@ -756,16 +756,17 @@ typedef struct rlock__conn {
     char xerr[RLOCK_ERR_LEN]; /* why the connection failed last */
 } rlock__conn;
 
-/* One Redis server connection. Caller-allocated; fields after `password`
- * are private. Several operations pipeline their requests on it: replies are
- * matched to requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
+/* One Redis server connection. Caller-allocated; transport, username,
+ * password and db are the caller's, the other fields private. Several
+ * operations pipeline their requests on it: replies are matched to
+ * requests in order (a FIFO of at most RLOCK_MAX_PIPELINE). */
 typedef struct rlock_node {
     rlock_transport transport;
     const char *username; /* optional ACL user for AUTH (NULL: none) */
     const char *password; /* optional AUTH password (NULL: none); never logged */
+    unsigned magic;       /* (private; here, before db: a subscriber's magic is at this offset too) */
     int db;               /* database SELECTed at connect, after AUTH (0: none sent) */
     /* --- private --- */
-    unsigned magic;
 #if RLOCK__COMPACT
     /* (the compact engine's: its request slot and the exchange's words right
      * after the fields above, within Thumb's short loads (a word at 0..124);
@@ -3523,19 +3524,21 @@ static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
 }
 
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
- * first member, the transport, copied from tr. */
-static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr) {
+ * first member, the transport, copied from tr, and its magic set (at one
+ * offset in both: the node's db follows its magic). */
+typedef char rlock__magic_at[offsetof(rlock_node, magic) == offsetof(rlock_subscriber, magic) ? 1 : -1];
+static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr, unsigned magic) {
     if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
     memset(obj, 0, size);
     memmove(obj, tr, sizeof *tr); /* (a call: gcc -Os copies a struct inline, 20 bytes of Thumb; memmove is linked anyway) */
+    *(unsigned *)(void *)((char *)obj + offsetof(rlock_node, magic)) = magic; /* (a node's and a subscriber's: one offset) */
     return RLOCK_OK;
 }
 
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr) {
-    rlock_status st = rlock__conn_init(node, sizeof *node, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
-    if (st == RLOCK_OK) node->magic = RLOCK__MAGIC_NODE; /* (result: RLOCK_OK, 0, since cleared) */
-    /* (its exchange is bound by rlock_client_init: until then only its state is read) */
-    return st;
+    /* (result: RLOCK_OK, 0, since cleared; its exchange is bound by
+     * rlock_client_init: until then only its state is read) */
+    return rlock__conn_init(node, sizeof *node, tr, RLOCK__MAGIC_NODE);
 }
 RLOCKDEF rlock_status rlock_node_status(const rlock_node *node) {
     return node && node->magic == RLOCK__MAGIC_NODE ? node->result : RLOCK_E_BADARG;
@@ -3554,9 +3557,8 @@ RLOCKDEF int rlock_node_wants(const rlock_node *node) {
 #endif
 
 RLOCKDEF rlock_status rlock_subscriber_init(rlock_subscriber *sub, const rlock_transport *tr) {
-    rlock_status st = rlock__conn_init(sub, sizeof *sub, tr); /* (RLOCK_OK or RLOCK_E_BADARG) */
+    rlock_status st = rlock__conn_init(sub, sizeof *sub, tr, RLOCK__MAGIC_SUB); /* (RLOCK_OK or RLOCK_E_BADARG) */
     if (st == RLOCK_OK) {
-        sub->magic = RLOCK__MAGIC_SUB;
         sub->x.is_sub = 1; /* (bound by rlock_client_set_subscribers: until then only its state is read) */
     }
     return st;
@@ -3576,7 +3578,11 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
 static uint64_t rlock__now64(const rlock_client *c) {
+#ifdef RLOCK__NEED_NOW_HOOK /* no clock but the hook: rlock_client_init refused a client without it */
+    return c->cfg.now_ms(c->cfg.hook_user);
+#else
     return c->cfg.now_ms ? c->cfg.now_ms(c->cfg.hook_user) : (uint64_t)RLOCK_NOW_MS();
+#endif
 }
 static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
@@ -3617,15 +3623,16 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
  * wrap to no wait at all; the node timeout and the renewal interval are
  * intervals: < 2^31 (bounded here, once per client, not at each lease;
- * renew_every_ms 0, ttl / 3, is rlock__renew_interval's). (drift is below
- * 1000 here: rlock_client_init checked it.) */
+ * renew_every_ms 0, ttl / 3, is rlock__renew_interval's). drift is not a
+ * time and needs no bound: below 1000 here (rlock_client_init checked it;
+ * rlock_config_init's is 0). */
 static void rlock__config_defaults(rlock_config *cfg) {
     rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->renew_every_ms, 0, RLOCK__MS_FAR - 1u);
     rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
     rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
-    rlock__config_field(&cfg->drift_permille, 10, RLOCK__MS_FAR / 2u);
+    if (!cfg->drift_permille) cfg->drift_permille = 10;
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
 }
 
@@ -6988,15 +6995,25 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     return RLOCK_OK;
 }
 
-/* A handle's reason text, when it is one (NUL-terminated in place). */
-static const char *rlock__why_of(const char *why, size_t cap) {
-    return memchr(why, '\0', cap) ? why : "";
+/* The reason text of handle h (a client or a lock): its why[] at offset
+ * off, when it is one (NUL-terminated in place), or no_handle for NULL. One
+ * body for both (both whys are RLOCK_WHY_LEN bytes): out of line in the
+ * compact engine, whose firmware reads both (gcc -Os copied it into each);
+ * the general engine's is left to gcc (a program reading one inlines it). */
+#if RLOCK__COMPACT
+RLOCK__NOINLINE
+#endif
+static const char *rlock__why_of(const void *h, size_t off, const char *no_handle) {
+    const char *why;
+    if (!h) return no_handle;
+    why = (const char *)h + off;
+    return memchr(why, '\0', RLOCK_WHY_LEN) ? why : "";
 }
 RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk) {
-    return lk ? rlock__why_of(lk->why, sizeof lk->why) : "lk is NULL";
+    return rlock__why_of(lk, offsetof(rlock_lock, why), "lk is NULL");
 }
 RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
-    return c ? rlock__why_of(c->why, sizeof c->why) : "c is NULL";
+    return rlock__why_of(c, offsetof(rlock_client, why), "c is NULL");
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
