@@ -737,6 +737,8 @@ typedef struct rlock__conn {
     size_t rx_len;
 #if !RLOCK__COMPACT
     size_t rx_used;
+    size_t held;          /* while AUTH or SELECT is unanswered, only tx's first `held` bytes
+                             go (theirs, HELLO's): rlock__x_sendable */
 #endif
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
@@ -3162,11 +3164,13 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             return RLOCK_E_IO;
         }
         /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init) */
-        /* AUTH [user] password, then SELECT db, then HELLO 3, pipelined with
-         * the first request: AUTH works on every server, and a server that
-         * refuses HELLO (Redis < 6) stays on RESP2 with the requests behind
-         * it unharmed - which folding AUTH into HELLO would not give. A
-         * refused SELECT (out of range, Cluster): the connection is not used. */
+        /* AUTH [user] password, then SELECT db, then HELLO 3; the requests
+         * behind them are queued at once but sent only once AUTH and SELECT
+         * are answered (rlock__x_sendable). AUTH works on every server, and
+         * a server that refuses HELLO (Redis < 6) stays on RESP2 with the
+         * requests behind it unharmed - which folding AUTH into HELLO would
+         * not give. A refused AUTH or SELECT (out of range, Cluster): the
+         * connection is not used, the requests queued behind fail with it. */
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
@@ -3194,6 +3198,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 rlock__x_commit(n, pos - n->tx_len, NULL, -1 - k, deadline); /* RLOCK__TAG_AUTH, _SELECT, _HELLO */
             }
         }
+        n->held = n->tx_len; /* (the handshake's bytes: tx was empty) */
         n->conn = RLOCK__CONN_NEW;
         n->gen++;
     }
@@ -3240,10 +3245,19 @@ static RLOCK__NOINLINE rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, r
 }
 
 /* RLOCK_WANT_* the connection needs now. */
+/* The bytes of tx that may be sent now: all of them, but while AUTH or
+ * SELECT is unanswered only theirs (and HELLO's). A request pipelined behind
+ * them would run even when they are refused - in db 0, or as the default
+ * user - and leave a lock held that nobody knows of; it waits for their
+ * replies (one round trip more, on a new connection only). */
+static size_t rlock__x_sendable(const rlock__x *n) {
+    return n->count && (n->q[0].tag == RLOCK__TAG_AUTH || n->q[0].tag == RLOCK__TAG_SELECT) ? n->held : n->tx_len;
+}
+
 static int rlock__x_wants(rlock__x *n) {
     if (n->conn == RLOCK__CONN_DOWN) return 0; /* (and while failed ones are to be reported: it is down) */
     if (n->conn != RLOCK__CONN_UP) return RLOCK_WANT_WRITE; /* NEW, CONNECTING */
-    return (n->tx_len ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
+    return (rlock__x_sendable(n) ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
 static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
@@ -3314,10 +3328,12 @@ static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
  * and requests are appended to them. */
 static int rlock__x_send_step(rlock__x *n) {
     const rlock_transport *t = rlock__x_t(n);
-    while (n->tx_len) {
-        long r = rlock__x_moved(n, t->send(t->ctx, n->tx, n->tx_len), n->tx_len, 0);
+    size_t len;
+    while ((len = rlock__x_sendable(n)) > 0) {
+        long r = rlock__x_moved(n, t->send(t->ctx, n->tx, len), len, 0);
         if (r <= 0) return (int)r; /* (0: would block) */
         n->tx_len -= (size_t)r;
+        n->held -= (size_t)r < n->held ? (size_t)r : n->held;
         memmove(n->tx, n->tx + r, n->tx_len);
     }
     return 0;
@@ -5751,8 +5767,8 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
                                       RLOCK__OP_RELEASE - RLOCK__OP_ACQUIRE == RLOCK__S_SIMPLE_RELEASE &&
                                       RLOCK__S_SIMPLE_ACQUIRE == 0 ? 1 : -1];
 /* x.head: the replies due before the request's: AUTH (bit 0), SELECT (bit 1);
- * bit 2, the request did not fit behind them: it goes once they are
- * answered (the slot is free again then). */
+ * bit 2, the request waits for them: it goes once they are answered (the
+ * slot is free again then). */
 #define RLOCK__C_AUTH 1u
 #define RLOCK__C_ALONE 4u
 /* The compact engine's times are rlock__ms (rlock__now: 32 bits), compared
@@ -5901,9 +5917,11 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
  * deadline, and queue its bytes (rlock__encode_lock; lk NULL: only ready
  * the connection, rlock_client_connect queues its PING). A connection that
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
- * probed first (as rlock__x_begin). A request that does not fit behind AUTH
- * / SELECT waits for their replies: they go alone first (x.head's
- * RLOCK__C_ALONE: the slot is free again once they are answered).
+ * probed first (as rlock__x_begin). A request waits for AUTH's and SELECT's
+ * replies: they go alone first (x.head's RLOCK__C_ALONE: the slot is free
+ * again once they are answered). Pipelined behind them it would run even
+ * when they are refused - in db 0, or as the default user - and leave a
+ * lock held that nobody knows of.
  * What fails before sending, RLOCK_E_IO (no connect hook; busy) or
  * RLOCK_E_BADARG (AUTH / SELECT does not fit), the reason in x.xerr, holds
  * the slot (x.failing, x.fail_st; rlock_client_connect, lk NULL, reads and
@@ -5955,10 +5973,11 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         x->head = head;
         x->conn = RLOCK__CONN_NEW;
     }
-    if (!lk) return;
-    /* (0 only behind AUTH / SELECT: an empty buffer holds any request,
-     * RLOCK_TX_BUF is checked at compile time) */
-    if (!rlock__c_cmd(n, lk, RLOCK__C_REQ, 0)) x->head |= RLOCK__C_ALONE;
+    if (!lk) return; /* (a PING may follow them: it changes nothing) */
+    /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF
+     * is checked at compile time) */
+    if (x->head) x->head |= RLOCK__C_ALONE;
+    else (void)rlock__c_cmd(n, lk, RLOCK__C_REQ, 0);
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);

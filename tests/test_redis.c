@@ -1812,6 +1812,42 @@ static void test_fault22_eintr(const rh_server *s) {
 
 /* A refused connect: rlock_node_error is the adapter's own text (the
  * transport's error hook), not a generic "connect failed". */
+/* A refused handshake leaves no lock behind: a database the server does not
+ * have (SELECT 99), and a password for a server whose default user has none
+ * (AUTH fails, the connection stays the default user's). Pipelined behind
+ * them the acquire would run anyway - in db 0, as the default user - and
+ * leave a lock held that nobody knows of; it waits for their replies.
+ * The scripts are cached first, so an EVALSHA that got through would land. */
+static void test_refused_handshake(const rh_server *s) {
+    static const struct { int db; const char *pass; rlock_status st; const char *says; } cases[] = {
+        { 99, NULL, RLOCK_E_REDIS, "DB index is out of range" },
+        { 0, "nosuchpw", RLOCK_E_AUTH, "AUTH" },
+    };
+    size_t i;
+    rh_tconn t;
+    CHECK(tc_tcp(&t, s) == 0);
+    basic_cycle(&t.cl, s, "handshake:warm", "scripts cached");
+    rh_tc_close(&t);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rlock_posix_conn c;
+        rlock_node node;
+        rlock_client cl;
+        rlock_lock lk;
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", s->port, 1000), 0);
+        CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&c)), RLOCK_OK);
+        node.db = cases[i].db;
+        node.password = cases[i].pass;
+        CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, NULL), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "handshake:k", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), cases[i].st);
+        CHECK_MSG(strstr(rlock_node_error(&node), cases[i].says) != NULL, "%s", rlock_node_error(&node));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_MSG(rh_int(s, "EXISTS handshake:k") == 0, "case %d: a lock left held in db 0", (int)i);
+        rlock_client_close(&cl);
+        rlock_posix_close(&c);
+    }
+}
+
 static void test_connect_error_text(void) {
     rlock_posix_conn c;
     rlock_node node;
@@ -1859,6 +1895,7 @@ int main(void) {
     test_nonblocking(&s);
     test_pipelined_locks(&s);
     test_connect_error_text();
+    test_refused_handshake(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);
     test_release_unknown(&s);

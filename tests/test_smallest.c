@@ -27,7 +27,9 @@
  *     next one's), the grant that landed released, and the next acquire and
  *     release work on a fresh connection;
  *   - an error reply (a hash under the key: WRONGTYPE) fits the RX buffer and
- *     is reported as itself, not as a protocol error.
+ *     is reported as itself, not as a protocol error;
+ *   - node.db 3: the lock lives in db 3 (SELECT behind AUTH), not in db 0;
+ *     db 99 is refused with the server's text and nothing is held.
  *   - what it leaves out says so: cfg.fencing is refused by rlock_client_init
  *     (its error names RLOCK_NO_FENCING) and nothing reaches the server;
  *     scripts not loaded (SCRIPT FLUSH) are an error that says to SCRIPT LOAD
@@ -481,6 +483,41 @@ static long no_recv(void *ctx, unsigned char *buf, size_t len) { (void)ctx; (voi
 /* The longest request this configuration encodes (every script of a simple
  * lock by EVALSHA - the only way it sends one - the longest key, the largest
  * numbers, queued) fits the TX buffer: how tight the floor is. */
+/* node.db > 0: the lock lives in that database (SELECT on each new
+ * connection, behind AUTH), not in db 0; a database the server does not
+ * have is refused with the server's text and nothing is held anywhere. */
+static int exists_in(int db, const char *key) {
+    redisReply *r;
+    long long n = -1;
+    if (!cmd_ok(cmd("SELECT %d", db), REDIS_REPLY_STATUS)) return -1;
+    r = cmd("EXISTS %s", key);
+    if (r && r->type == REDIS_REPLY_INTEGER) n = r->integer;
+    if (r) freeReplyObject(r);
+    if (!cmd_ok(cmd("SELECT 0"), REDIS_REPLY_STATUS)) return -1;
+    return (int)n;
+}
+static void test_select(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    t.node.db = 3;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "sel:k", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_LL(exists_in(3, "sel:k"), 1);
+    CHECK_EQ_LL(exists_in(0, "sel:k"), 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(exists_in(3, "sel:k"), 0);
+    scli_close(&t);
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    t.node.db = 99; /* redis-server has 16 */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "sel:k", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_REDIS);
+    CHECK_MSG(strstr(rlock_node_error(&t.node), "DB index") != NULL, "%s", rlock_node_error(&t.node));
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(exists_in(0, "sel:k"), 0);
+    scli_close(&t);
+}
+
 static void test_floor_tight(void) {
     static unsigned char buf[4 * RLOCK_TX_BUF];
     static char key[RLOCK_MAX_KEY_LEN];
@@ -540,6 +577,7 @@ int main(void) {
         CHECK(cmd_ok(cmd("CONFIG SET requirepass %s", PASSWORD), REDIS_REPLY_STATUS));
         CHECK(cmd_ok(cmd("AUTH %s", PASSWORD), REDIS_REPLY_STATUS));
         test_cycle(&srv, PASSWORD);
+        test_select(&srv);
         test_more_locks_than_pipeline(&srv, 0);
         test_more_locks_than_pipeline(&srv, 1);
         test_split_replies(&srv);
