@@ -3250,7 +3250,7 @@ static RLOCK__NOINLINE rlock__ms rlock__x_deadline(rlock__x *n, rlock__ms now, r
  * them would run even when they are refused - in db 0, or as the default
  * user - and leave a lock held that nobody knows of; it waits for their
  * replies (one round trip more, on a new connection only). */
-static size_t rlock__x_sendable(const rlock__x *n) {
+static RLOCK__NOINLINE size_t rlock__x_sendable(const rlock__x *n) { /* (inline in both callers: 20 B more) */
     return n->count && (n->q[0].tag == RLOCK__TAG_AUTH || n->q[0].tag == RLOCK__TAG_SELECT) ? n->held : n->tx_len;
 }
 
