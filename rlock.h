@@ -4750,7 +4750,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
-        if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
+        r->stale_wait |= r->acking & 1u << i; /* the first script's WAIT is still due */
         r->acking |= 1u << i;
     }
     r->queued |= 1u << i;
