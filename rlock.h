@@ -4488,8 +4488,10 @@ static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int h
     t = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
                        : r->plain ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
-    if (RLOCK__HAS_FCALL && how >= RLOCK__RUN_FCALL) /* (rlock__function_name's, by rlock__fill: smaller) */
+#if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
+    if (how >= RLOCK__RUN_FCALL)
         fn[rlock__fill(fn, RLOCK__FN_LEN, 0, "rlock_" RLOCK__FN_VERSION "_\1", lk->scripts->sha[s], RLOCK__FN_HEX, NULL, 0)] = '\0';
+#endif
     for (; *t; t++) {
         a = num;
         len = 0;
