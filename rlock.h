@@ -6742,13 +6742,13 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         lk->queued = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
-    /* Subscribed from the last wait on this key: the first attempt already
-     * queues, so a release right after it wakes us. */
-    if (wait_ms) (void)rlock__adopt_linger(lk);
     /* a wait of 2^31 - 1 ms or more is forever (timed 2): each attempt
      * renews its wait_end (rlock__acquire_next_round) */
     lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
     lk->op.wait_end = now + (rlock__ms)wait_ms;
+    /* Subscribed from the last wait on this key: the first attempt already
+     * queues, so a release right after it wakes us. (It reads neither.) */
+    if (lk->op.timed) (void)rlock__adopt_linger(lk);
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
