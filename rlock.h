@@ -4424,7 +4424,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, const char
 #endif
 #if RLOCK__ENC_TEMPLATE
 /* The compact engine's requests without the wait queue and the EVAL
- * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from
+ * fallback (RLOCK_SMALLEST): the bytes the general encoder would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
 #define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), NULL, 0, (out), (cap))
 #else
@@ -4474,136 +4474,137 @@ static const char *const rlock__enc_tpl[] = {
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
-/* The arguments of the lock's script for its current round on node i
- * (`how`: RLOCK__RUN_*), into e. */
-static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
+/* Encode the lock's script for its current round on node i (`how`:
+ * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
+ * over its template: the first counts the arguments (header, numkeys),
+ * writing nothing (e.ok 0); what does not depend on the pass is done once. */
+static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap,
+                                                  int how) { /* (inline in rlock__round_submit: larger) */
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
     int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1], num[21];
-    const char *t, *a;
+    const char *t0, *t, *a;
     size_t len;
+    rlock__enc e0, *e = &e0;
     /* the uncontended fast path: what a raw client would send */
-    t = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
-                       : r->plain ? RLOCK__S_COUNT : s];
+    t0 = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
+                        : r->plain ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
 #if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
     if (how >= RLOCK__RUN_FCALL)
-        fn[rlock__fill(fn, RLOCK__FN_LEN, 0, "rlock_" RLOCK__FN_VERSION "_\1", lk->scripts->sha[s], RLOCK__FN_HEX, NULL, 0)] = '\0';
+        fn[rlock__fill(fn, RLOCK__FN_LEN, 0, "rlock_" RLOCK__FN_VERSION "_\1", lk->scripts->sha[s], RLOCK__FN_HEX,
+                       NULL, 0)] = '\0';
 #endif
-    for (; *t; t++) {
-        a = num;
-        len = 0;
-        switch (*t) {
-        case 'T': a = cmd[how]; len = strlen(a); break;
-        case 'U': /* the script: its SHA1, its body, or its function's name */
-            a = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
-            len = strlen(a);
-            break;
-        case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
-#ifndef RLOCK_NO_PRIMITIVES
-        case 'W': lk->scripts->enc_prim(e, lk, i); return; /* (rlock__set_all's) */
-#endif
-        case 'A': a = lk->key; len = lk->key_len; break;
-        case 'B': a = ":waiters"; goto aux;
-        case 'C': a = ":deadlines"; goto aux;
-        case 'D': if (!RLOCK__FENCING(lk->client)) continue;
-                  a = ":fence"; goto aux;
-        case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
-                  continue;
-        case 'F': a = lk->owner; len = lk->owner_len; break;
-        case 'G': len = rlock__utoa(num, r->ttl); break;
-        /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
-         * Also sent once this acquisition queued, even if this attempt
-         * would not (its subscription lost): a grant must take the entry
-         * out, or a release would wake it instead of a live waiter. */
-        case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
-        case 'I': len = rlock__utoa(num, op->wait_left); break;
-        /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
-         * Absent otherwise: the request stays at 10 elements, and a server
-         * answers an unauthenticated client's longer multibulk with a
-         * protocol error, not NOAUTH. */
-        case 'J': if (!RLOCK__REQ_QUEUE || !lk->queued) continue;
-                  a = "1"; len = 1; break;
-        /* A cleanup after a failed round removes only our own partial grant:
-         * no real release, so it wakes no waiter and hands nothing off (that
-         * churned split votes). A barging lock's release on Redlock wakes from
-         * the nodes rlock__wake_nodes chose (K). A fair release wakes on every
-         * node (L): each node's reservation is a vote for its waiter. */
-        case 'K': if (!(r->wake >> i & 1u)) break;
-                  /* fall through */
-        case 'L': if (c) break;
-                  a = ":released";
-        aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
-                  e->n++;
-                  if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
-                  continue;
-        case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
-        case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
-#ifndef RLOCK_NO_PRIMITIVES
-        case 'O': len = rlock__utoa(num, op->arg5); break;
-        case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
-        case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
-#endif
-        /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
-         * a cleanup's carries the NUL after it: it undoes only a recorded grant */
-        case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
-        case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
-        case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
-        /* WAIT's timeout stays inside the round's, so a missing replica
-         * cannot turn into a node timeout (and a dropped connection). */
-        case 'Y': {
-            uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
-            if (w == 0) w = 1; /* WAIT n 0 would block for ever */
-            if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
-            len = rlock__utoa(num, w);
-            break;
-        }
-        /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
-         * before its first one, so that its version's libraries are not
-         * deleted under it. */
-#if RLOCK__HAS_FCALL
-        case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
-            fn[5] = '-';
-            a = fn;
-            len = 6 + RLOCK__FN_VER;
-            break;
-        /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
-         * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
-        case '[': {
-            static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
-            const char *body = lk->scripts->text[s];
-            size_t blen = strlen(body);
-            e->n++;
-            if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
-                                                  sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
-                /* \1 the function's name, \2 the script */
-                e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
-                rlock__put_end(e->out, &e->pos);
+    memset(e, 0, sizeof *e);
+    for (;;) {
+        for (t = t0; *t; t++) {
+            a = num;
+            len = 0;
+            switch (*t) {
+            case 'T': a = cmd[how]; len = strlen(a); break;
+            case 'U': /* the script: its SHA1, its body, or its function's name */
+                a = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
+                len = strlen(a);
+                break;
+            case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
+    #ifndef RLOCK_NO_PRIMITIVES
+            case 'W': lk->scripts->enc_prim(e, lk, i); goto done; /* (rlock__set_all's: the whole request) */
+    #endif
+            case 'A': a = lk->key; len = lk->key_len; break;
+            case 'B': a = ":waiters"; goto aux;
+            case 'C': a = ":deadlines"; goto aux;
+            case 'D': if (!RLOCK__FENCING(lk->client)) continue;
+                      a = ":fence"; goto aux;
+            case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
+                      continue;
+            case 'F': a = lk->owner; len = lk->owner_len; break;
+            case 'G': len = rlock__utoa(num, r->ttl); break;
+            /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
+             * Also sent once this acquisition queued, even if this attempt
+             * would not (its subscription lost): a grant must take the entry
+             * out, or a release would wake it instead of a live waiter. */
+            case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
+            case 'I': len = rlock__utoa(num, op->wait_left); break;
+            /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
+             * Absent otherwise: the request stays at 10 elements, and a server
+             * answers an unauthenticated client's longer multibulk with a
+             * protocol error, not NOAUTH. */
+            case 'J': if (!RLOCK__REQ_QUEUE || !lk->queued) continue;
+                      a = "1"; len = 1; break;
+            /* A cleanup after a failed round removes only our own partial grant:
+             * no real release, so it wakes no waiter and hands nothing off (that
+             * churned split votes). A barging lock's release on Redlock wakes from
+             * the nodes rlock__wake_nodes chose (K). A fair release wakes on every
+             * node (L): each node's reservation is a vote for its waiter. */
+            case 'K': if (!(r->wake >> i & 1u)) break;
+                      /* fall through */
+            case 'L': if (c) break;
+                      a = ":released";
+            aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
+                      e->n++;
+                      if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
+                      continue;
+            case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
+            case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
+    #ifndef RLOCK_NO_PRIMITIVES
+            case 'O': len = rlock__utoa(num, op->arg5); break;
+            case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
+            case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
+    #endif
+            /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
+             * a cleanup's carries the NUL after it: it undoes only a recorded grant */
+            case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
+            case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
+            case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
+            /* WAIT's timeout stays inside the round's, so a missing replica
+             * cannot turn into a node timeout (and a dropped connection). */
+            case 'Y': {
+                uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
+                if (w == 0) w = 1; /* WAIT n 0 would block for ever */
+                if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
+                len = rlock__utoa(num, w);
+                break;
             }
-            continue;
+            /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+             * before its first one, so that its version's libraries are not
+             * deleted under it. */
+    #if RLOCK__HAS_FCALL
+            case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
+                fn[5] = '-';
+                a = fn;
+                len = 6 + RLOCK__FN_VER;
+                break;
+            /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
+             * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
+            case '[': {
+                static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
+                const char *body = lk->scripts->text[s];
+                size_t blen = strlen(body);
+                e->n++;
+                if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
+                                                      sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
+                    /* \1 the function's name, \2 the script */
+                    e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
+                    rlock__put_end(e->out, &e->pos);
+                }
+                continue;
+            }
+    #endif
+            default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
+            }
+            rlock__enc_arg(e, a, len);
         }
+#ifndef RLOCK_NO_PRIMITIVES
+    done:
 #endif
-        default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
-        }
-        rlock__enc_arg(e, a, len);
+        if (e->out) return e->ok ? e->pos : 0;
+        e->out = out;
+        e->cap = cap;
+        e->ok = rlock__put_header(out, cap, &e->pos, e->n);
+        e->n = 0;
     }
-}
-
-/* Encode the lock's script for its current round on node i (`how`:
- * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two
- * passes: the first counts the arguments (header, numkeys). */
-static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
-    rlock__enc e;
-    memset(&e, 0, sizeof e);
-    rlock__enc_lock(&e, lk, i, how);
-    e.out = out;
-    e.cap = cap;
-    e.ok = rlock__put_header(out, cap, &e.pos, e.n);
-    e.n = 0;
-    rlock__enc_lock(&e, lk, i, how);
-    return e.ok ? e.pos : 0;
 }
 #endif
 
