@@ -4796,11 +4796,11 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
     r->mask = mask;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
-    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
+    if (op == RLOCK__OP_ACQUIRE) r->plain = lk->op.plain; /* (0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
     r->cleanup = cleanup;
     /* wake nodes matter only where a release names the channel (RLOCK__REQ_QUEUE); one node wakes itself */
-    r->wake = !RLOCK__REQ_QUEUE || op != RLOCK__OP_RELEASE || cleanup ? 0u
-            : RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
+    if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
+        r->wake = RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
