@@ -4509,9 +4509,9 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
                 len = strlen(a);
                 break;
             case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
-    #ifndef RLOCK_NO_PRIMITIVES
+#ifndef RLOCK_NO_PRIMITIVES
             case 'W': lk->scripts->enc_prim(e, lk, i); goto done; /* (rlock__set_all's: the whole request) */
-    #endif
+#endif
             case 'A': a = lk->key; len = lk->key_len; break;
             case 'B': a = ":waiters"; goto aux;
             case 'C': a = ":deadlines"; goto aux;
@@ -4548,11 +4548,11 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
                       continue;
             case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
             case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
-    #ifndef RLOCK_NO_PRIMITIVES
+#ifndef RLOCK_NO_PRIMITIVES
             case 'O': len = rlock__utoa(num, op->arg5); break;
             case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
             case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
-    #endif
+#endif
             /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
              * a cleanup's carries the NUL after it: it undoes only a recorded grant */
             case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
@@ -4570,7 +4570,7 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
             /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
              * before its first one, so that its version's libraries are not
              * deleted under it. */
-    #if RLOCK__HAS_FCALL
+#if RLOCK__HAS_FCALL
             case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
                 fn[5] = '-';
                 a = fn;
@@ -4591,7 +4591,7 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
                 }
                 continue;
             }
-    #endif
+#endif
             default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
             }
             rlock__enc_arg(e, a, len);
