@@ -1167,7 +1167,6 @@ typedef struct rlock_lock {
     unsigned char stale;
     int lost_notified;
     size_t key_len;
-    size_t owner_len;
     rlock__ms held_since;
     rlock__ms granted_at;
     uint32_t ttl_ms;
@@ -1210,7 +1209,6 @@ typedef struct rlock_lock {
      * auxiliary key hashes to the key's cluster slot. It is not stored (the
      * key is kept once): derived from key where a name is needed. */
     size_t aux_base_len;      /* its length: key_len + 2, key_len, or 0: none exists (stray '}') */
-    size_t owner_len;
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     /* the operation in progress */
     rlock_op op;
@@ -1240,7 +1238,8 @@ typedef struct rlock_lock {
     unsigned char stale;      /* a release or cleanup went unanswered: it may still land, so the
                                * owner id it carried holds no more (rlock__round_answer) */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
-    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
+    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant); NUL-terminated wherever
+                                          * written, so its length is strlen's (none kept) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
     char key[RLOCK_MAX_KEY_LEN];
 } rlock_lock;
@@ -4321,7 +4320,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
         rlock__enc_multi_keys(e, lk, ":deadlines");
     }
     e->nkeys = e->n - 3;
-    rlock__enc_arg(e, lk->owner, lk->owner_len);
+    rlock__enc_arg(e, lk->owner, strlen(lk->owner));
     rlock__enc_num(e, (unsigned long long)r->ttl);
     rlock__enc_num(e, (unsigned long long)lk->param);
 }
@@ -4519,7 +4518,7 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
                       a = ":fence"; goto aux;
             case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
                       continue;
-            case 'F': a = lk->owner; len = lk->owner_len; break;
+            case 'F': a = lk->owner; len = strlen(a); break; /* (NUL-terminated: rlock_lock.owner) */
             case 'G': len = rlock__utoa(num, r->ttl); break;
             /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
              * Also sent once this acquisition queued, even if this attempt
@@ -5142,7 +5141,6 @@ static void rlock__sem_handed(rlock_lock *lk, long long *slot) {
         lk->owner[i] = spent;
     }
     lk->owner[16] = '\0';
-    lk->owner_len = 16;
 }
 /* A semaphore waiter woken with a permit handed to its waiter id (op.woke
  * = 2 + slot, rlock__handed_slot; rlock__set_all's): the release answered
@@ -5178,7 +5176,6 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
         op->fresh = 0;
         if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
         rlock__hex(lk->owner, rnd, sizeof rnd);
-        lk->owner_len = RLOCK_TOKEN_LEN;
     }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
@@ -6467,7 +6464,6 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-        if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
         lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
     }
     now = rlock__now(lk->client);
@@ -6737,7 +6733,6 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
                                       : RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
                                   (long long)len, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, src, len + 1);
-            lk->owner_len = len;
         }
         lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */
         lk->queued = 0;
