@@ -4546,7 +4546,9 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
                       if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
                       continue;
             case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
-            case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
+            /* (queued implies aux names: a lock queues only when fair or
+             * subscribed, and both need them - rlock_lock_set_fair, rlock__wait_next) */
+            case 'N': a = lk->waiter_id; len = RLOCK__REQ_QUEUE && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
 #ifndef RLOCK_NO_PRIMITIVES
             case 'O': len = rlock__utoa(num, op->arg5); break;
             case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
