@@ -4712,7 +4712,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
-    int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
+    int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r); /* (an acquire's: never a cleanup) */
     int k;
     unsigned want;
     rlock_status st;
