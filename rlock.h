@@ -3970,11 +3970,11 @@ static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const str
 }
 #endif
 #if !RLOCK__COMPACT /* compared with pushed channels: waiting only */
-/* Is s[0..aux_base_len) lk's auxiliary prefix? */
+/* Is s[0..aux_base_len) lk's auxiliary prefix? (lk has one: both callers
+ * test aux_base_len first) */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
     size_t b = lk->aux_base_len > lk->key_len;
-    return lk->aux_base_len && (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) &&
-           memcmp(s + b, lk->key, lk->key_len) == 0;
+    return (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) && memcmp(s + b, lk->key, lk->key_len) == 0;
 }
 #endif
 
