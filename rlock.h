@@ -4563,8 +4563,8 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
              * cannot turn into a node timeout (and a dropped connection). */
             case 'Y': {
                 uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
-                if (w == 0) w = 1; /* WAIT n 0 would block for ever */
-                if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
+                /* (WAIT n 0 would block for ever: 0 only when the timeout is 1) */
+                if (w == 0 || w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
                 len = rlock__utoa(num, w);
                 break;
             }
