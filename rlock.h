@@ -3965,8 +3965,8 @@ static RLOCK__INLINE int rlock__put_aux_of(unsigned char *out, size_t cap, size_
     return 1;
 }
 static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
-                          const char *suffix, size_t slen) {
-    return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
+                          const char *suffix) {
+    return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, strlen(suffix));
 }
 #endif
 #if !RLOCK__COMPACT /* compared with pushed channels: waiting only */
@@ -4264,7 +4264,7 @@ static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decima
 /* lk's auxiliary name with suffix (":waiters", ...). */
 static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
     e->n++;
-    if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
+    if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix);
 }
 #endif
 
@@ -4543,7 +4543,7 @@ static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i,
                       a = ":released";
             aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
                       e->n++;
-                      if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
+                      if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a);
                       continue;
             case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
             /* (queued implies aux names: a lock queues only when fair or
@@ -4953,7 +4953,7 @@ static int rlock__sub_send(rlock_client *c, size_t j, const rlock_lock *lk, void
     if (len > cap) return 0;
     memcpy(out, cmd + 1, len);
     pos = len;
-    if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released", 9)
+    if (!(lk ? rlock__put_aux(out, cap, &pos, lk, ":released")
              : rlock__put_arg(out, cap, &pos, c->linger, c->linger_len))) return 0;
     /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
      * by a push or an error (MOVED: the slot is served elsewhere now). */
