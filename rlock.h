@@ -4477,8 +4477,13 @@ typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0
  * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
  * over its template: the first counts the arguments (header, numkeys),
  * writing nothing (e.ok 0); what does not depend on the pass is done once. */
-static RLOCK__NOINLINE size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap,
-                                                  int how) { /* (inline in rlock__round_submit: larger) */
+#if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
+#define RLOCK__ENCODE_LOCK RLOCK__INLINE
+#else /* (inline in rlock__round_submit: larger) */
+#define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
+#endif
+static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap,
+                                                    int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
     int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
