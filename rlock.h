@@ -4620,11 +4620,13 @@ static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
     static const unsigned char acquire[] = { 0, RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_SEM_ACQUIRE,
                                              RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE, RLOCK__S_MULTI_ACQUIRE };
     if (op >= RLOCK__OP_INSPECT) return RLOCK__S_INSPECT + (op - RLOCK__OP_INSPECT); /* (then FORCE) */
-    if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
-        return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
-               (op == RLOCK__OP_RELEASE);
+    /* a fair lock (simple or reentrant: rlock_lock_set_fair) extends like a barging one */
+    if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND)
+        return RLOCK__S_FAIR_ACQUIRE + 2 * (lk->kind - RLOCK_KIND_SIMPLE) + (op == RLOCK__OP_RELEASE);
     return acquire[lk->kind] + (op - RLOCK__OP_ACQUIRE);
 }
+typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAIR_ACQUIRE + 2 &&
+                                 RLOCK_KIND_REENTRANT == RLOCK_KIND_SIMPLE + 1 ? 1 : -1];
 #endif
 
 #if !RLOCK__COMPACT
