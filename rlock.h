@@ -1172,7 +1172,6 @@ typedef struct rlock_lock {
     unsigned char stale;
     int lost_notified;
     size_t key_len;
-    size_t owner_len;
     rlock__ms held_since;
     rlock__ms granted_at;
     uint32_t ttl_ms;
@@ -1215,7 +1214,6 @@ typedef struct rlock_lock {
      * auxiliary key hashes to the key's cluster slot. It is not stored (the
      * key is kept once): derived from key where a name is needed. */
     size_t aux_base_len;      /* its length: key_len + 2, key_len, or 0: none exists (stray '}') */
-    size_t owner_len;
     uint32_t fair_grace;      /* 0: the barging lock; else fair, and how long a release reserves the key */
     /* the operation in progress */
     rlock_op op;
@@ -1245,7 +1243,8 @@ typedef struct rlock_lock {
     unsigned char stale;      /* a release or cleanup went unanswered: it may still land, so the
                                * owner id it carried holds no more (rlock__round_answer) */
     char waiter_id[17];       /* random id this handle waits under (not the token) */
-    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant) */
+    char owner[RLOCK_MAX_OWNER_LEN + 1]; /* token (simple) or owner id (reentrant); NUL-terminated wherever
+                                          * written, so its length is strlen's (none kept) */
     char why[RLOCK_WHY_LEN];  /* why the last call on it said RLOCK_E_BADARG */
     char key[RLOCK_MAX_KEY_LEN];
 } rlock_lock;
@@ -4047,16 +4046,16 @@ static RLOCK__INLINE int rlock__put_aux_of(unsigned char *out, size_t cap, size_
     return 1;
 }
 static int rlock__put_aux(unsigned char *out, size_t cap, size_t *pos, const struct rlock_lock *lk,
-                          const char *suffix, size_t slen) {
-    return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, slen);
+                          const char *suffix) {
+    return rlock__put_aux_of(out, cap, pos, lk->key, lk->key_len, lk->aux_base_len, suffix, strlen(suffix));
 }
 #endif
 #if !RLOCK__COMPACT /* compared with pushed channels: waiting only */
-/* Is s[0..aux_base_len) lk's auxiliary prefix? */
+/* Is s[0..aux_base_len) lk's auxiliary prefix? (lk has one: both callers
+ * test aux_base_len first) */
 static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
     size_t b = lk->aux_base_len > lk->key_len;
-    return lk->aux_base_len && (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) &&
-           memcmp(s + b, lk->key, lk->key_len) == 0;
+    return (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) && memcmp(s + b, lk->key, lk->key_len) == 0;
 }
 #endif
 
@@ -4348,7 +4347,7 @@ static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decima
 /* lk's auxiliary name with suffix (":waiters", ...). */
 static void rlock__enc_aux(rlock__enc *e, const rlock_lock *lk, const char *suffix) {
     e->n++;
-    if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix, strlen(suffix));
+    if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, suffix);
 }
 #endif
 
@@ -4404,7 +4403,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
         rlock__enc_multi_keys(e, lk, ":deadlines");
     }
     e->nkeys = e->n - 3;
-    rlock__enc_arg(e, lk->owner, lk->owner_len);
+    rlock__enc_arg(e, lk->owner, strlen(lk->owner));
     rlock__enc_num(e, (unsigned long long)r->ttl);
     rlock__enc_num(e, (unsigned long long)lk->param);
 }
@@ -4527,7 +4526,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
 #endif
 #if RLOCK__ENC_TEMPLATE
 /* The compact engine's requests without the wait queue and the EVAL
- * fallback (RLOCK_SMALLEST): the bytes rlock__enc_lock would write, from
+ * fallback (RLOCK_SMALLEST): the bytes the general encoder would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
 #define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, 0, (out), (cap), 0)
 #else
@@ -4577,133 +4576,144 @@ static const char *const rlock__enc_tpl[] = {
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
-/* The arguments of the lock's script for its current round on node i
- * (`how`: RLOCK__RUN_*), into e. */
-static void rlock__enc_lock(rlock__enc *e, const rlock_lock *lk, size_t i, int how) {
+/* Encode the lock's script for its current round on node i (`how`:
+ * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
+ * over its template: the first counts the arguments (header, numkeys),
+ * writing nothing (e.ok 0); what does not depend on the pass is done once. */
+#if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
+#define RLOCK__ENCODE_LOCK RLOCK__INLINE
+#else /* (inline in rlock__round_submit: larger) */
+#define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
+#endif
+static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap,
+                                                    int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
     int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1], num[21];
-    const char *t, *a;
+    const char *t0, *t, *a;
     size_t len;
+    rlock__enc e0, *e = &e0;
     /* the uncontended fast path: what a raw client would send */
-    t = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
-                       : r->plain ? RLOCK__S_COUNT : s];
+    t0 = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
+                        : r->plain ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
-    if (RLOCK__HAS_FCALL && how >= RLOCK__RUN_FCALL) rlock__function_name(lk->scripts->sha[s], fn);
-    for (; *t; t++) {
-        a = num;
-        len = 0;
-        switch (*t) {
-        case 'T': a = cmd[how]; len = strlen(a); break;
-        case 'U': /* the script: its SHA1, its body, or its function's name */
-            a = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
-            len = strlen(a);
-            break;
-        case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
-#ifndef RLOCK_NO_PRIMITIVES
-        case 'W': lk->scripts->enc_prim(e, lk, i); return; /* (rlock__set_all's) */
+#if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
+    if (how >= RLOCK__RUN_FCALL)
+        fn[rlock__fill(fn, RLOCK__FN_LEN, 0, "rlock_" RLOCK__FN_VERSION "_\1", lk->scripts->sha[s], RLOCK__FN_HEX,
+                       NULL, 0)] = '\0';
 #endif
-        case 'A': a = lk->key; len = lk->key_len; break;
-        case 'B': a = ":waiters"; goto aux;
-        case 'C': a = ":deadlines"; goto aux;
-        case 'D': if (!RLOCK__FENCING(lk->client)) continue;
-                  a = ":fence"; goto aux;
-        case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
-                  continue;
-        case 'F': a = lk->owner; len = lk->owner_len; break;
-        case 'G': len = rlock__utoa(num, r->ttl); break;
-        /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
-         * Also sent once this acquisition queued, even if this attempt
-         * would not (its subscription lost): a grant must take the entry
-         * out, or a release would wake it instead of a live waiter. */
-        case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
-        case 'I': len = rlock__utoa(num, op->wait_left); break;
-        /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
-         * Absent otherwise: the request stays at 10 elements, and a server
-         * answers an unauthenticated client's longer multibulk with a
-         * protocol error, not NOAUTH. */
-        case 'J': if (!RLOCK__REQ_QUEUE || !lk->queued) continue;
-                  a = "1"; len = 1; break;
-        /* A cleanup after a failed round removes only our own partial grant:
-         * no real release, so it wakes no waiter and hands nothing off (that
-         * churned split votes). A barging lock's release on Redlock wakes from
-         * the nodes rlock__wake_nodes chose (K). A fair release wakes on every
-         * node (L): each node's reservation is a vote for its waiter. */
-        case 'K': if (!(r->wake >> i & 1u)) break;
-                  /* fall through */
-        case 'L': if (c) break;
-                  a = ":released";
-        aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
-                  e->n++;
-                  if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a, strlen(a));
-                  continue;
-        case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
-        case 'N': a = lk->waiter_id; len = aux && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
+    memset(e, 0, sizeof *e);
+    for (;;) {
+        for (t = t0; *t; t++) {
+            a = num;
+            len = 0;
+            switch (*t) {
+            case 'T': a = cmd[how]; len = strlen(a); break;
+            case 'U': /* the script: its SHA1, its body, or its function's name */
+                a = how == RLOCK__RUN_FCALL ? fn : how == RLOCK__RUN_EVAL ? lk->scripts->text[s] : lk->scripts->sha[s];
+                len = strlen(a);
+                break;
+            case 'V': len = rlock__utoa(num, (rlock__unum)e->nkeys); break;
 #ifndef RLOCK_NO_PRIMITIVES
-        case 'O': len = rlock__utoa(num, op->arg5); break;
-        case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
-        case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
+            case 'W': lk->scripts->enc_prim(e, lk, i); goto done; /* (rlock__set_all's: the whole request) */
 #endif
-        /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
-         * a cleanup's carries the NUL after it: it undoes only a recorded grant */
-        case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
-        case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
-        case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
-        /* WAIT's timeout stays inside the round's, so a missing replica
-         * cannot turn into a node timeout (and a dropped connection). */
-        case 'Y': {
-            uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
-            if (w == 0) w = 1; /* WAIT n 0 would block for ever */
-            if (w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
-            len = rlock__utoa(num, w);
-            break;
-        }
-        /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
-         * before its first one, so that its version's libraries are not
-         * deleted under it. */
-#if RLOCK__HAS_FCALL
-        case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
-            fn[5] = '-';
-            a = fn;
-            len = 6 + RLOCK__FN_VER;
-            break;
-        /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
-         * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
-        case '[': {
-            static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
-            const char *body = lk->scripts->text[s];
-            size_t blen = strlen(body);
-            e->n++;
-            if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
-                                                  sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
-                /* \1 the function's name, \2 the script */
-                e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
-                rlock__put_end(e->out, &e->pos);
+            case 'A': a = lk->key; len = lk->key_len; break;
+            case 'B': a = ":waiters"; goto aux;
+            case 'C': a = ":deadlines"; goto aux;
+            case 'D': if (!RLOCK__FENCING(lk->client)) continue;
+                      a = ":fence"; goto aux;
+            case 'E': e->nkeys = e->n - 3; /* (the ARGV start after the command, script, numkeys and keys: nkeys + 3) */
+                      continue;
+            case 'F': a = lk->owner; len = strlen(a); break; /* (NUL-terminated: rlock_lock.owner) */
+            case 'G': len = rlock__utoa(num, r->ttl); break;
+            /* ARGV[3], the waiter id: queue on a refusal, dequeue on a grant.
+             * Also sent once this acquisition queued, even if this attempt
+             * would not (its subscription lost): a grant must take the entry
+             * out, or a release would wake it instead of a live waiter. */
+            case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
+            case 'I': len = rlock__utoa(num, op->wait_left); break;
+            /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
+             * Absent otherwise: the request stays at 10 elements, and a server
+             * answers an unauthenticated client's longer multibulk with a
+             * protocol error, not NOAUTH. */
+            case 'J': if (!RLOCK__REQ_QUEUE || !lk->queued) continue;
+                      a = "1"; len = 1; break;
+            /* A cleanup after a failed round removes only our own partial grant:
+             * no real release, so it wakes no waiter and hands nothing off (that
+             * churned split votes). A barging lock's release on Redlock wakes from
+             * the nodes rlock__wake_nodes chose (K). A fair release wakes on every
+             * node (L): each node's reservation is a vote for its waiter. */
+            case 'K': if (!(r->wake >> i & 1u)) break;
+                      /* fall through */
+            case 'L': if (c) break;
+                      a = ":released";
+            aux:      if (!aux) { if (*t < 'K') continue; a = ""; break; } /* (a channel: "" in its place) */
+                      e->n++;
+                      if (e->ok) e->ok = rlock__put_aux(e->out, e->cap, &e->pos, lk, a);
+                      continue;
+            case 'M': len = rlock__utoa(num, c ? 0u : RLOCK__FAIR(lk)); break;
+            /* (queued implies aux names: a lock queues only when fair or
+             * subscribed, and both need them - rlock_lock_set_fair, rlock__wait_next) */
+            case 'N': a = lk->waiter_id; len = RLOCK__REQ_QUEUE && lk->queued && lk->client->n_nodes > 1 ? 16 : 0; break;
+#ifndef RLOCK_NO_PRIMITIVES
+            case 'O': len = rlock__utoa(num, op->arg5); break;
+            case 'P': lk->scripts->enc_sem_args(e, lk); continue; /* (rlock__set_all's) */
+            case 'Q': len = rlock__utoa(num, c ? 0u : rlock__readers_turn(lk)); break;
+#endif
+            /* The handle's id naming its grants' records (RLOCK__LUA_RECORD);
+             * a cleanup's carries the NUL after it: it undoes only a recorded grant */
+            case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
+            case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
+            case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
+            /* WAIT's timeout stays inside the round's, so a missing replica
+             * cannot turn into a node timeout (and a dropped connection). */
+            case 'Y': {
+                uint32_t w = lk->client->cfg.replica_timeout_ms ? lk->client->cfg.replica_timeout_ms : r->timeout / 2;
+                /* (WAIT n 0 would block for ever: 0 only when the timeout is 1) */
+                if (w == 0 || w >= r->timeout) w = r->timeout > 1 ? r->timeout - 1 : 1;
+                len = rlock__utoa(num, w);
+                break;
             }
-            continue;
-        }
+            /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
+             * before its first one, so that its version's libraries are not
+             * deleted under it. */
+#if RLOCK__HAS_FCALL
+            case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
+                fn[5] = '-';
+                a = fn;
+                len = 6 + RLOCK__FN_VER;
+                break;
+            /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
+             * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
+            case '[': {
+                static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
+                const char *body = lk->scripts->text[s];
+                size_t blen = strlen(body);
+                e->n++;
+                if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
+                                                      sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
+                    /* \1 the function's name, \2 the script */
+                    e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
+                    rlock__put_end(e->out, &e->pos);
+                }
+                continue;
+            }
 #endif
-        default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
+            default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
+            }
+            rlock__enc_arg(e, a, len);
         }
-        rlock__enc_arg(e, a, len);
+#ifndef RLOCK_NO_PRIMITIVES
+    done:
+#endif
+        if (e->out) return e->ok ? e->pos : 0;
+        e->out = out;
+        e->cap = cap;
+        e->ok = rlock__put_header(out, cap, &e->pos, e->n);
+        e->n = 0;
     }
-}
-
-/* Encode the lock's script for its current round on node i (`how`:
- * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two
- * passes: the first counts the arguments (header, numkeys). */
-static size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap, int how) {
-    rlock__enc e;
-    memset(&e, 0, sizeof e);
-    rlock__enc_lock(&e, lk, i, how);
-    e.out = out;
-    e.cap = cap;
-    e.ok = rlock__put_header(out, cap, &e.pos, e.n);
-    e.n = 0;
-    rlock__enc_lock(&e, lk, i, how);
-    return e.ok ? e.pos : 0;
 }
 #endif
 
@@ -4713,11 +4723,13 @@ static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
     static const unsigned char acquire[] = { 0, RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_REENTRANT_ACQUIRE, RLOCK__S_SEM_ACQUIRE,
                                              RLOCK__S_READ_ACQUIRE, RLOCK__S_WRITE_ACQUIRE, RLOCK__S_MULTI_ACQUIRE };
     if (op >= RLOCK__OP_INSPECT) return RLOCK__S_INSPECT + (op - RLOCK__OP_INSPECT); /* (then FORCE) */
-    if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND) /* a fair lock extends like a barging one */
-        return (lk->kind == RLOCK_KIND_SIMPLE ? RLOCK__S_FAIR_ACQUIRE : RLOCK__S_FAIR_REENTRANT_ACQUIRE) +
-               (op == RLOCK__OP_RELEASE);
+    /* a fair lock (simple or reentrant: rlock_lock_set_fair) extends like a barging one */
+    if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND)
+        return RLOCK__S_FAIR_ACQUIRE + 2 * (lk->kind - RLOCK_KIND_SIMPLE) + (op == RLOCK__OP_RELEASE);
     return acquire[lk->kind] + (op - RLOCK__OP_ACQUIRE);
 }
+typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAIR_ACQUIRE + 2 &&
+                                 RLOCK_KIND_REENTRANT == RLOCK_KIND_SIMPLE + 1 ? 1 : -1];
 #endif
 
 #if !RLOCK__COMPACT
@@ -4812,7 +4824,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
     int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
-    int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r) && !r->cleanup;
+    int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r); /* (an acquire's: never a cleanup) */
     int k;
     unsigned want;
     rlock_status st;
@@ -4854,7 +4866,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
-        if ((r->acking >> i) & 1u) r->stale_wait |= 1u << i; /* the first script's WAIT is still due */
+        r->stale_wait |= r->acking & 1u << i; /* the first script's WAIT is still due */
         r->acking |= 1u << i;
     }
     r->queued |= 1u << i;
@@ -4897,11 +4909,11 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
     r->mask = mask;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
-    r->plain = op == RLOCK__OP_ACQUIRE && lk->op.plain;
+    if (op == RLOCK__OP_ACQUIRE) r->plain = lk->op.plain; /* (0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
     r->cleanup = cleanup;
     /* wake nodes matter only where a release names the channel (RLOCK__REQ_QUEUE); one node wakes itself */
-    r->wake = !RLOCK__REQ_QUEUE || op != RLOCK__OP_RELEASE || cleanup ? 0u
-            : RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
+    if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
+        r->wake = RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
     r->start = now;
     r->timeout = rlock__node_timeout(lk, ttl);
     r->ttl = ttl;
@@ -5248,7 +5260,6 @@ static void rlock__sem_handed(rlock_lock *lk, long long *slot) {
         lk->owner[i] = spent;
     }
     lk->owner[16] = '\0';
-    lk->owner_len = 16;
 }
 /* A semaphore waiter woken with a permit handed to its waiter id (op.woke
  * = 2 + slot, rlock__handed_slot; rlock__set_all's): the release answered
@@ -5284,7 +5295,6 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
         op->fresh = 0;
         if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
         rlock__hex(lk->owner, rnd, sizeof rnd);
-        lk->owner_len = RLOCK_TOKEN_LEN;
     }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
@@ -6582,7 +6592,6 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
         lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
         rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-        if (!RLOCK__ENC_TEMPLATE) lk->owner_len = RLOCK_TOKEN_LEN; /* (the general encoder's; the templates know it) */
         lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
     }
     now = rlock__now(lk->client);
@@ -6853,19 +6862,18 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
                                       : RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
                                   (long long)len, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, src, len + 1);
-            lk->owner_len = len;
         }
         lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */
         lk->queued = 0;
     }
     rlock__op_link(lk, RLOCK__OP_ACQUIRE, (uint32_t)ttl_ms); /* checked: < 2^31 */
-    /* Subscribed from the last wait on this key: the first attempt already
-     * queues, so a release right after it wakes us. */
-    if (wait_ms) (void)rlock__adopt_linger(lk);
     /* a wait of 2^31 - 1 ms or more is forever (timed 2): each attempt
      * renews its wait_end (rlock__acquire_next_round) */
     lk->op.timed = (wait_ms != 0) + (wait_ms >= RLOCK__MS_FAR);
     lk->op.wait_end = now + (rlock__ms)wait_ms;
+    /* Subscribed from the last wait on this key: the first attempt already
+     * queues, so a release right after it wakes us. (It reads neither.) */
+    if (lk->op.timed) (void)rlock__adopt_linger(lk);
     rlock__acquire_next_round(lk, now);
     return RLOCK_WOULD_BLOCK;
 }
