@@ -4725,7 +4725,7 @@ static RLOCK__NOINLINE int rlock__script_for(const rlock_lock *lk, int op) {
     if (op >= RLOCK__OP_INSPECT) return RLOCK__S_INSPECT + (op - RLOCK__OP_INSPECT); /* (then FORCE) */
     /* a fair lock (simple or reentrant: rlock_lock_set_fair) extends like a barging one */
     if (RLOCK__FAIR(lk) && op != RLOCK__OP_EXTEND)
-        return RLOCK__S_FAIR_ACQUIRE + 2 * (lk->kind - RLOCK_KIND_SIMPLE) + (op == RLOCK__OP_RELEASE);
+        return RLOCK__S_FAIR_ACQUIRE + 2 * ((int)lk->kind - (int)RLOCK_KIND_SIMPLE) + (op == RLOCK__OP_RELEASE);
     return acquire[lk->kind] + (op - RLOCK__OP_ACQUIRE);
 }
 typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAIR_ACQUIRE + 2 &&
