@@ -5820,7 +5820,6 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
-    o->v[1] = 0; /* (read, unused, after a refused plain SET's nil) */
     if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
@@ -6221,11 +6220,11 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
             return;
         }
         if (!yes) {
-            pttl = v[1] < 0 ? 0 : v[1];
-            if (op->round.plain) {
+            if (op->round.plain) { /* (its nil has no PTTL: v[1] is not set) */
                 rlock__c_round(lk, now, RLOCK__C_FOLLOW);
                 return;
             }
+            pttl = v[1] < 0 ? 0 : v[1];
         }
     }
     /* Release what we may hold: a grant too late to use, or an answer we
