@@ -3491,12 +3491,12 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     for (w = words + 1; w[-1]; w += len + 2) {
         len = strlen(w);
 #if RLOCK__COMPACT /* (its only substring search, inline) */
-        for (i = 0; i + len <= n; i++) {
+        for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
             if (memcmp(s + i, w, len) == 0) {
                 if (!(w[-1] & 64)) return seen | (w[-1] & 31);
-                seen |= w[-1] << 8; /* (a flag word: at the start only, then the next word) */
+                seen |= w[-1] << 8; /* (a flag word: then the next word) */
+                break;
             }
-            if (w[-1] & 32) break;
         }
 #else
         if (rlock__has(s, (w[-1] & 32) && n > len ? len : n, w)) return (rlock_status)(w[-1] & 31);
