@@ -6172,10 +6172,11 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
     uint32_t k;
-    /* the holder's PTTL from a refusal; none: RLOCK__MS_FAR, which caps no
-     * delay (< 2^31, below) (op.holder_pttl is the general engine's: a
-     * refusal never has a cleanup) */
-    rlock__num pttl = RLOCK__MS_FAR;
+    /* the longest backoff: the holder's PTTL + 1 from a refusal; none:
+     * RLOCK__MS_FAR, which caps no delay (the wait left, < 2^31, caps it
+     * below) (op.holder_pttl is the general engine's: a refusal never has a
+     * cleanup) */
+    rlock__ms most = RLOCK__MS_FAR;
     int back;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
@@ -6224,7 +6225,8 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
                 rlock__c_round(lk, now, RLOCK__C_FOLLOW);
                 return;
             }
-            pttl = v[1] < 0 ? 0 : v[1];
+            most = (rlock__ms)(v[1] < 0 ? 0 : v[1]) + 1u; /* (32 bits: at most 2^31, past any wait left) */
+            if (RLOCK__HAS_FENCING && v[1] >= (rlock__num)RLOCK__MS_FAR) most = RLOCK__MS_FAR; /* (64 bits: not cut to 32) */
         }
     }
     /* Release what we may hold: a grant too late to use, or an answer we
@@ -6246,8 +6248,8 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
-    if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
-    if (pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
+    if (most > op->wait_end - now) most = op->wait_end - now; /* (< 2^31: the wait is not over) */
+    if (delay > most) delay = most;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
