@@ -6309,9 +6309,11 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             n->scripted = 1; /* (a script ran) */
             if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
                 if (t != ':') st = RLOCK_E_PROTOCOL;
-            } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
-                /* (not {0 or 1, pttl[, fence]}: only an array passes both,
-                 * another reply's count is its v[0], -1 or 0 (rlock__c_parse)) */
+            } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
+                /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
+                 * or 1, one test of the two (a negative one has high bits).
+                 * Only an array passes: another reply's count is its v[0],
+                 * -1 or 0 (rlock__c_parse)) */
                 st = RLOCK_E_PROTOCOL;
             } else if (!rep->v[0] && rep->v[1] == -1) {
                 st = RLOCK_E_FOREIGN;
