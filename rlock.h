@@ -6315,7 +6315,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
                  * Only an array passes: another reply's count is its v[0],
                  * -1 or 0 (rlock__c_parse)) */
                 st = RLOCK_E_PROTOCOL;
-            } else if (!rep->v[0] && rep->v[1] == -1) {
+            } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
                 st = RLOCK_E_FOREIGN;
                 why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
             }
