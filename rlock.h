@@ -3507,12 +3507,12 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     for (w = words + 1; w[-1]; w += len + 2) {
         len = strlen(w);
 #if RLOCK__COMPACT /* (its only substring search, inline) */
-        for (i = 0; i + len <= n; i++) {
+        for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
             if (memcmp(s + i, w, len) == 0) {
                 if (!(w[-1] & 64)) return seen | (w[-1] & 31);
-                seen |= w[-1] << 8; /* (a flag word: at the start only, then the next word) */
+                seen |= w[-1] << 8; /* (a flag word: then the next word) */
+                break;
             }
-            if (w[-1] & 32) break;
         }
 #else
         if (rlock__has(s, (w[-1] & 32) && n > len ? len : n, w)) return (rlock_status)(w[-1] & 31);
@@ -5853,7 +5853,6 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->str = (const char *)b + 1;
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
-    o->v[1] = 0; /* (read, unused, after a refused plain SET's nil) */
     if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
@@ -6209,10 +6208,11 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     const rlock_config *cfg = &lk->client->cfg;
     rlock__ms d = cfg->backoff_min_ms, delay;
     uint32_t k;
-    /* the holder's PTTL from a refusal; none: RLOCK__MS_FAR, which caps no
-     * delay (< 2^31, below) (op.holder_pttl is the general engine's: a
-     * refusal never has a cleanup) */
-    rlock__num pttl = RLOCK__MS_FAR;
+    /* the longest backoff: the holder's PTTL + 1 from a refusal; none:
+     * RLOCK__MS_FAR, which caps no delay (the wait left, < 2^31, caps it
+     * below) (op.holder_pttl is the general engine's: a refusal never has a
+     * cleanup) */
+    rlock__ms most = RLOCK__MS_FAR;
     int back;
     if (op->phase == RLOCK__PH_CLEANUP) goto again;
     lk->votes = (size_t)yes;
@@ -6257,11 +6257,12 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
             return;
         }
         if (!yes) {
-            pttl = v[1] < 0 ? 0 : v[1];
-            if (op->round.plain) {
+            if (op->round.plain) { /* (its nil has no PTTL: v[1] is not set) */
                 rlock__c_round(lk, now, RLOCK__C_FOLLOW);
                 return;
             }
+            most = (rlock__ms)(v[1] < 0 ? 0 : v[1]) + 1u; /* (32 bits: at most 2^31, past any wait left) */
+            if (RLOCK__HAS_FENCING && v[1] >= (rlock__num)RLOCK__MS_FAR) most = RLOCK__MS_FAR; /* (64 bits: not cut to 32) */
         }
     }
     /* Release what we may hold: a grant too late to use, or an answer we
@@ -6283,8 +6284,8 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
     if (d > cfg->backoff_max_ms) d = cfg->backoff_max_ms;
     delay = d / 2 + rlock__prng32(lk) % (d - d / 2 + 1);
-    if (delay > op->wait_end - now) delay = op->wait_end - now; /* (< 2^31 from here) */
-    if (pttl < (rlock__num)delay - 1) delay = (rlock__ms)pttl + 1u;
+    if (most > op->wait_end - now) most = op->wait_end - now; /* (< 2^31: the wait is not over) */
+    if (delay > most) delay = most;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
 }
@@ -6344,11 +6345,13 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             n->scripted = 1; /* (a script ran) */
             if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
                 if (t != ':') st = RLOCK_E_PROTOCOL;
-            } else if ((unsigned long long)(rep->count - 2) > 1u || (unsigned long long)rep->v[0] > 1u) {
-                /* (not {0 or 1, pttl[, fence]}: only an array passes both,
-                 * another reply's count is its v[0], -1 or 0 (rlock__c_parse)) */
+            } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
+                /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
+                 * or 1, one test of the two (a negative one has high bits).
+                 * Only an array passes: another reply's count is its v[0],
+                 * -1 or 0 (rlock__c_parse)) */
                 st = RLOCK_E_PROTOCOL;
-            } else if (!rep->v[0] && rep->v[1] == -1) {
+            } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
                 st = RLOCK_E_FOREIGN;
                 why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
             }
