@@ -117,7 +117,7 @@
  *                              texts from Redis or the transport still show
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              ERR/WHY_LEN 64: one lock on one node in 1,756 B
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,744 B
  *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
  *                              engine. To keep some feature (the error texts,
  *                              say), define the RLOCK_NO_* macros you want
