@@ -40,8 +40,15 @@ CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 # The feature macros (rlock.h section 1, README "On a microcontroller"): each
 # combination the README documents also runs the unit suite (the tests that
 # apply to it: tests/test_unit.c skips what is compiled out).
+# A configuration of several macros joins them with commas. Besides each
+# macro alone and RLOCK_SMALLEST: the compact engine with fencing, the EVAL
+# fallback, status names and error texts kept (README "The compact engine",
+# examples/firmware's configuration); waiting and fencing out with fair locks
+# kept, and with them out too (requests without the wait queue, Redlock).
+FW_LIKE := RLOCK_MAX_NODES=1,RLOCK_NO_REENTRANT,RLOCK_NO_WAITING,RLOCK_NO_FAIR,RLOCK_NO_REPLICAS,RLOCK_NO_FCALL,RLOCK_NO_CLUSTER,RLOCK_NO_PRIMITIVES
 FEATURE_CONFIGS := RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_NO_EVAL_FALLBACK RLOCK_NO_FAIR \
-                   RLOCK_NO_CLUSTER RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS RLOCK_MAX_NODES=1 RLOCK_SMALLEST
+                   RLOCK_NO_CLUSTER RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS RLOCK_MAX_NODES=1 RLOCK_SMALLEST \
+                   $(FW_LIKE) RLOCK_NO_WAITING,RLOCK_NO_FENCING RLOCK_NO_WAITING,RLOCK_NO_FENCING,RLOCK_NO_FAIR
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG \
                    $(FEATURE_CONFIGS)
 
@@ -115,7 +122,7 @@ $(BUILD):
 # every configuration, and each build passes its small self-check.
 compile-check: | $(BUILD)
 	@set -e; for cfg in $(COMPILE_CONFIGS); do \
-	  d=; [ $$cfg = default ] || d=-D$$cfg; \
+	  d=; [ $$cfg = default ] || d=-D$$(echo $$cfg | sed 's/,/ -D/g'); \
 	  for cc in gcc clang; do command -v $$cc >/dev/null || continue; \
 	    $$cc $(STRICT) $$d -I. tests/test_compile.c -o $(BUILD)/compile_$${cc}_$$cfg || exit 1; \
 	    ./$(BUILD)/compile_$${cc}_$$cfg >/dev/null || exit 1; done; \
@@ -127,7 +134,7 @@ compile-check: | $(BUILD)
 	gcc $(STRICT) -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_c || exit 1; \
 	g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_cc.c -lhiredis -o $(BUILD)/adapters_cxx || exit 1; \
 	for cfg in $(FEATURE_CONFIGS); do \
-	  gcc $(STRICT) -fsyntax-only -D$$cfg -I. $(BUILD)/adapters_cc.c || exit 1; done; \
+	  gcc $(STRICT) -fsyntax-only -D$$(echo $$cfg | sed 's/,/ -D/g') -I. $(BUILD)/adapters_cc.c || exit 1; done; \
 	if [ "$(RLOCK_TLS)" = 1 ]; then \
 	  printf '#define RLOCK_IMPLEMENTATION\n#include "adapters/rlock_tls.h"\nint main(void){return 0;}\n' > $(BUILD)/adapters_tls.c; \
 	  gcc $(STRICT) -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_c || exit 1; \
@@ -135,10 +142,10 @@ compile-check: | $(BUILD)
 	  g++ -x c++ -Wall -Wextra -Werror -I. $(BUILD)/adapters_tls.c -lssl -lcrypto -o $(BUILD)/adapters_tls_cxx || exit 1; \
 	fi; \
 	echo "compile-check: rlock.h + adapters clean as C99 and C++ (gcc, clang) in: $(COMPILE_CONFIGS)"; \
-	for cfg in $(FEATURE_CONFIGS); do \
-	  gcc $(STRICT) -O1 $(SAN) -D$$cfg -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_$$cfg || exit 1; \
+	for cfg in $(FEATURE_CONFIGS); do d=-D$$(echo $$cfg | sed 's/,/ -D/g'); \
+	  gcc $(STRICT) -O1 $(SAN) $$d -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_$$cfg || exit 1; \
 	  ./$(BUILD)/unit_$$cfg > $(BUILD)/unit_$$cfg.log 2>&1 || { tail -20 $(BUILD)/unit_$$cfg.log; exit 1; }; \
-	  echo "compile-check: -D$$cfg $$(tail -n 1 $(BUILD)/unit_$$cfg.log)"; done; \
+	  echo "compile-check: $$d $$(tail -n 1 $(BUILD)/unit_$$cfg.log)"; done; \
 	clang $(STRICT) -O1 -DRLOCK_SMALLEST -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_clang_smallest || exit 1; \
 	./$(BUILD)/unit_clang_smallest > /dev/null || exit 1; \
 	g++ -x c++ -Wall -Wextra -Wpedantic -Werror -O1 -DRLOCK_SMALLEST -I. -Itests tests/test_unit.c -lpthread -o $(BUILD)/unit_cxx_smallest || exit 1; \

@@ -117,7 +117,7 @@
  *                              texts from Redis or the transport still show
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              ERR/WHY_LEN 64: one lock on one node in 1,756 B
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,744 B
  *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
  *                              engine. To keep some feature (the error texts,
  *                              say), define the RLOCK_NO_* macros you want
@@ -310,8 +310,10 @@ extern "C" {
 /* Whether script requests carry the wait queue (its two keys, the waiter id,
  * the release channel): not without waiting - the scripts touch the queue
  * only when given a waiter id or a channel - unless fencing needs the fence
- * counter's place after them (KEYS[4]). */
-#if defined(RLOCK_NO_WAITING) && defined(RLOCK_NO_FENCING)
+ * counter's place after them (KEYS[4]) or fair locks are compiled in (their
+ * scripts always use KEYS[2], the queue: without it the acquire script
+ * failed on Redis after setting the key, leaving it held by nobody). */
+#if defined(RLOCK_NO_WAITING) && defined(RLOCK_NO_FENCING) && defined(RLOCK_NO_FAIR)
 #define RLOCK__REQ_QUEUE 0
 #else
 #define RLOCK__REQ_QUEUE 1

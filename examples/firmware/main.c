@@ -20,8 +20,8 @@
 /* The configuration this example is built with (also in the README): one
  * node, simple locks with fencing, waiting by backoff, keys up to 64 bytes;
  * every feature it does not use compiled out (RLOCK_SMALLEST less fencing,
- * the EVAL fallback - a fresh server has no scripts loaded - and status
- * names, which its reports print). That is rlock's compact engine (rlock.h
+ * the EVAL fallback - a fresh server has no scripts loaded - status names
+ * and error texts, which its reports print). That is rlock's compact engine (rlock.h
  * section 6.8c): one request in flight on the connection at a time.
  * RLOCK_NO_POSIX: the clock, sleep and random hooks are set at run time in
  * rlock_config. */
