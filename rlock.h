@@ -740,6 +740,8 @@ typedef struct rlock__conn {
     size_t held;          /* while AUTH or SELECT is unanswered, only tx's first `held` bytes
                              go (theirs, HELLO's): rlock__x_sendable */
 #endif
+    unsigned long selected; /* `commands` when node.db was last SELECTed again on an idle shared
+                               connection (nothing queued since: not again; rlock__x_begin, c_claim) */
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
@@ -3119,6 +3121,7 @@ static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
 static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
+    int reselect = 0; /* a shared connection's db, SELECTed again (below) */
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
@@ -3132,7 +3135,10 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 *why = rlock__x_why(n, "the connection is in use by someone else");
                 return RLOCK_E_IO;
             }
-            if (r > 0) r = RLOCK_IO_WOULD_BLOCK; /* (healthy) */
+            if (r > 0) { /* (healthy) */
+                r = RLOCK_IO_WOULD_BLOCK;
+                reselect = !n->is_sub && ((const rlock_node *)n->owner)->db > 0 && n->selected != n->commands;
+            }
         } else {
             r = t->recv(t->ctx, n->rx, n->rx_cap);
             n->rx_len = n->rx_used = 0;
@@ -3200,6 +3206,22 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
         n->held = n->tx_len; /* (the handshake's bytes: tx was empty) */
         n->conn = RLOCK__CONN_NEW;
         n->gen++;
+    } else if (reselect) {
+        /* A connection shared with the program (a transport with an idle
+         * hook: hiredis) may have been SELECTed to another db by it since:
+         * the request would run there - a release in the wrong db reports
+         * LOST and leaves the lock held. SELECT node.db again, its reply
+         * waited for as a new connection's (rlock__x_sendable; a refusal
+         * drops the connection, nothing sent behind it). */
+        char num[24];
+        size_t pos = 0; /* (tx is empty: the connection was idle) */
+        if (rlock__put_header(n->tx, n->tx_cap, &pos, 2) && rlock__put_arg(n->tx, n->tx_cap, &pos, "SELECT", 6) &&
+            rlock__put_arg(n->tx, n->tx_cap, &pos, num,
+                           rlock__utoa(num, (rlock__unum)((const rlock_node *)n->owner)->db))) {
+            rlock__x_commit(n, pos, NULL, RLOCK__TAG_SELECT, deadline);
+            n->held = n->tx_len;
+            n->selected = n->commands; /* (a request that does not fit behind it waits: not sent again) */
+        }
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
@@ -5945,6 +5967,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
     unsigned head = 0;
+    int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -5955,6 +5978,10 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
                 rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
                 goto fail;
             }
+            /* Shared with the program (hiredis), which may have SELECTed
+             * another db since: node.db again, alone first (as
+             * rlock__x_begin; not right after the last one) */
+            again = r > 0 && x->selected != x->commands;
         } else {
             r = t->recv(t->ctx, n->rx, sizeof n->rx);
             if (r > 0) { /* (bytes nobody asked for: as a failure) */
@@ -5975,13 +6002,18 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
                 goto fail_txt; /* (it stays down) */
             head = RLOCK__C_AUTH;
         }
+        again = 1;
+    }
+    if (again) {
+        st = RLOCK_E_BADARG;
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             if (!rlock__c_cmd(n, NULL, RLOCK__C_AT_SELECT, 2)) goto fail_txt;
             head |= RLOCK__C_SELECT;
         }
         x->head = head;
-        x->conn = RLOCK__CONN_NEW;
+        x->selected = x->commands;
+        if (x->conn == RLOCK__CONN_DOWN) x->conn = RLOCK__CONN_NEW;
     }
     if (!lk) return; /* (a PING may follow them: it changes nothing) */
     /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF

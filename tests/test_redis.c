@@ -1848,6 +1848,51 @@ static void test_refused_handshake(const rh_server *s) {
     }
 }
 
+/* A hiredis context the program SELECTs to another db between lock
+ * operations: rlock's requests still run in node.db (it SELECTs it again on
+ * the shared connection before each one). Before: the release went to the
+ * program's db 2, reported LOST and left the lock held in db 3; the next
+ * acquire was granted in db 2 while db 3 still held it. */
+static long long in_db(const rh_server *s, int db, const char *key) {
+    char lua[96];
+    snprintf(lua, sizeof lua, "redis.call('select',%d) return redis.call('exists',KEYS[1])", db);
+    return rh_int(s, "EVAL %s 1 %s", lua, key);
+}
+
+static void test_hiredis_program_select(const rh_server *s) {
+    redisContext *rc = rh_connect(s);
+    rlock_hiredis_conn hc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    redisReply *r;
+    CHECK(rc != NULL);
+    if (!rc) return;
+    CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+    node.db = 3;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, NULL), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "hsel:k", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(in_db(s, 3, "hsel:k"), 1);
+    r = (redisReply *)redisCommand(rc, "SELECT 2"); /* the program's own db */
+    CHECK(reply_is(r, "OK"));
+    CHECK_EQ_ST(rlock_extend(&lk, 30000), RLOCK_OK);
+    r = (redisReply *)redisCommand(rc, "SELECT 2");
+    CHECK(reply_is(r, "OK"));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_MSG(in_db(s, 3, "hsel:k") == 0, "the lock was left held in db 3");
+    r = (redisReply *)redisCommand(rc, "SELECT 2");
+    CHECK(reply_is(r, "OK"));
+    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(in_db(s, 3, "hsel:k"), 1);
+    CHECK_EQ_LL(in_db(s, 2, "hsel:k"), 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(in_db(s, 3, "hsel:k"), 0);
+    rlock_client_close(&cl);
+    redisFree(rc);
+}
+
 static void test_connect_error_text(void) {
     rlock_posix_conn c;
     rlock_node node;
@@ -1896,6 +1941,7 @@ int main(void) {
     test_pipelined_locks(&s);
     test_connect_error_text();
     test_refused_handshake(&s);
+    test_hiredis_program_select(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);
     test_release_unknown(&s);
