@@ -3497,6 +3497,7 @@ static int rlock__has(const char *s, size_t n, const char *word) {
 #define RLOCK__C_W_READONLY 0x100
 #define RLOCK__C_W_NOSCRIPT 0x200
 #define RLOCK__C_W_NOPERM 0x400
+#define RLOCK__C_W_SCRIPT 0x800 /* "script:": raised by a command inside a script that ran */
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
 static int rlock__error_scan(const char *s, size_t n) {
@@ -3513,6 +3514,9 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         "\13unauthenticated\0"
 #else
         "\141READONLY\0\142NOSCRIPT\0\144NOPERM\0"
+#if RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
+        "\110script:\0"
+#endif
 #endif
         "\62MOVED \0\62ASK \0\13NOAUTH\0\13WRONGPASS\0\13NOPERM\0\13invalid password\0"
         "\13can't run this command\0\14WRONGTYPE\0"
@@ -4099,6 +4103,19 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
+            /* An acquire script that failed may have failed after its
+             * write: the INCR of a fence key holding no integer (or at
+             * 2^63 - 1), a command the ACL refuses, an auxiliary key of a
+             * foreign type - Redis keeps what the script wrote, and the
+             * lock would stay held while the acquire says it failed. An
+             * error raised by a command inside a script says "script:"
+             * (7: "... script: SHA, on @user_script:1.", 6: "ERR Error
+             * running script (call to f_SHA): @user_script:1: ..."); a
+             * refusal before it ran does not (NOAUTH, NOPERM, READONLY,
+             * MOVED, NOSCRIPT, BUSY), nor rlock's own error_reply (before
+             * any write). v[2] 1: the outcome is unknown, the cleanup
+             * releases it there (by token: nothing else is touched). */
+            v[2] = want_array == 1 && rlock__has(rep->v.str, rep->v.len, "script:");
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
             if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0)
                 v[0] = v[1] = 1;
@@ -4175,7 +4192,11 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
     for (i = 0; i < n_nodes; i++) {
         const long long *v = r->v[i];
         if (!((r->mask >> i) & 1u)) continue;
-        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
+        if (r->st[i] != RLOCK_OK) {
+            rlock__tally_status(t, i, r->st[i]);
+            if (v[2]) t->unknown |= 1u << i; /* an acquire script's error: it may have written (round_store) */
+            continue;
+        }
         if (count_ok ? v[0] >= 0 : v[0] == 1) {
             /* the largest (Redlock): an acquire's fence, v[2]; a reentrant release's holds left, v[0] */
             long long most = count_ok ? v[0] : v[2];
@@ -6298,7 +6319,8 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
-    if (yes || (unsigned)st - RLOCK_E_IO <= 1u) { /* (E_IO or E_PROTOCOL: rlock__c_io_then_protocol) */
+    if (yes || (unsigned)st - RLOCK_E_IO <= 1u || (RLOCK__HAS_FENCING && st != RLOCK_OK && v[2])) { /* (E_IO or E_PROTOCOL:
+                                                                                   rlock__c_io_then_protocol) */
         rlock__c_round(lk, now, RLOCK__C_CLEANUP); /* (the retry's token is a new one: rlock__c_round) */
         return;
     }
@@ -6339,6 +6361,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
     rlock_round *r = &lk->op.round;
     const char *why = n->x.xerr;
     size_t len;
+    rlock__num ran = 0; /* an acquire script answered with an error: it may have written */
     if (st == RLOCK_OK) {
         const char *s = rep->str;
         int t = rep->type;
@@ -6359,6 +6382,10 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             } else {
                 if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM);
                 st = (rlock_status)(e & 31);
+                /* (as rlock__round_store: a fence key holding no integer
+                 * fails the script after its SET, which Redis keeps;
+                 * without fencing nothing follows the SET) */
+                ran = RLOCK__HAS_FENCING && !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
                 /* failover: connect again (rx is kept). No reason into x.xerr: its
                  * only request is answered (x.count 0, none fails with it), and
                  * the node's diagnostic is the error's own text. */
@@ -6393,6 +6420,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
     len = strlen(why);
 note:
     if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
+    if (RLOCK__HAS_FENCING && st != RLOCK_OK) rep->v[2] = ran; /* (a failure's v is read for this only: rlock__c_judge) */
     rlock__c_judge(lk, st, rep->v);
 }
 

@@ -1848,6 +1848,40 @@ static void test_refused_handshake(const rh_server *s) {
     }
 }
 
+/* An acquire script that fails after its write: with fencing, the INCR
+ * of a fence key that holds no integer (or is at 2^63 - 1) fails the
+ * script after the SET (the reentrant script's HINCRBY), and Redis keeps
+ * what the script wrote. Before: the acquire said E_REDIS and the lock
+ * stayed held for the whole TTL, nobody knowing of it. Now the error is
+ * an unknown outcome: the cleanup releases it (by token). */
+static void test_script_error_after_write(const rh_server *s) {
+    static const struct { rlock_kind kind; const char *fence; const char *says; } cases[] = {
+        { RLOCK_KIND_SIMPLE, "abc", "not an integer" },
+        { RLOCK_KIND_REENTRANT, "abc", "not an integer" },
+        { RLOCK_KIND_SIMPLE, "9223372036854775807", "overflow" },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+        rh_tconn t;
+        rlock_lock lk;
+        cfg.fencing = 1;
+        CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+        CHECK(rh_int(s, "SET {fe:k}:fence %s", cases[i].fence) == -999); /* (+OK: not an integer) */
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "fe:k", 4, cases[i].kind), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_E_REDIS);
+        CHECK_MSG(strstr(rlock_node_error(&t.node), cases[i].says) != NULL, "%s", rlock_node_error(&t.node));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_MSG(rh_int(s, "EXISTS fe:k") == 0, "case %d: a lock left held after E_REDIS (PTTL %lld)", (int)i,
+                  rh_int(s, "PTTL fe:k"));
+        rh_int(s, "DEL {fe:k}:fence");
+        CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK); /* a good fence key: works again */
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "DEL {fe:k}:fence"), 1);
+        rh_tc_close(&t);
+    }
+}
+
 /* A hiredis context the program SELECTs to another db between lock
  * operations: rlock's requests still run in node.db (it SELECTs it again on
  * the shared connection before each one). Before: the release went to the
@@ -1942,6 +1976,7 @@ int main(void) {
     test_connect_error_text();
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);
+    test_script_error_after_write(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);
     test_release_unknown(&s);
