@@ -3184,7 +3184,11 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             (void)rlock__utoa(num, (rlock__unum)db); /* (read only when db > 0) */
             val[0] = pass;
             val[1] = db > 0 ? num : NULL;
-            val[2] = RLOCK__HAS_WAITING && n->hello ? "3" : NULL;
+            /* (not on a connection shared with the program, a transport
+             * with an idle hook: HELLO 3 would switch the program's own
+             * replies to RESP3 - a RESP2 client such as hiredis 0.14 then
+             * fails on its next reply; its waits use subscribers or back off) */
+            val[2] = RLOCK__HAS_WAITING && n->hello && !rlock__x_t(n)->idle ? "3" : NULL;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
                 if (!val[k]) continue;

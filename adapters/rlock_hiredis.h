@@ -41,6 +41,9 @@
  *   call (or set node.db), or rlock's locks live in its db. Nor may the
  *   program leave a MULTI open, CLIENT REPLY OFF / SKIP, or AUTH as another
  *   user across an rlock call.
+ *   The protocol: rlock never sends HELLO 3 on the shared context (its
+ *   replies stay RESP2, which hiredis 0.14 reads): with cfg.pubsub a
+ *   waiter on it listens through rlock_subscriber connections, or backs off.
  *   Contexts in SUBSCRIBE or MONITOR mode, or with RESP3 push messages
  *   (CLIENT TRACKING), receive data at any time: do not share them. Async
  *   contexts are not supported. SSL contexts are not supported either (rlock

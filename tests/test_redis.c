@@ -1848,6 +1848,42 @@ static void test_refused_handshake(const rh_server *s) {
     }
 }
 
+/* cfg.pubsub on a node whose connection is the program's hiredis context:
+ * rlock must not switch that connection to RESP3 (HELLO 3) - hiredis 0.14
+ * then failed the program's next command ("Protocol error, got "%" as
+ * reply type byte"). A contended wait still works (it backs off). */
+static void test_hiredis_pubsub_resp2(const rh_server *s) {
+    redisContext *rc = rh_connect(s);
+    rlock_hiredis_conn hc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk, other;
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    rh_tconn t;
+    redisReply *r;
+    rlock_status st;
+    CHECK(rc != NULL);
+    if (!rc) return;
+    cfg.pubsub = 1;
+    CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "hps:k", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "hps:k", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&other, 1500, 0); /* expires: lk's wait ends by it */
+    CHECK_MSG(st == RLOCK_OK, "%s: %s / %s", rlock_status_str(st), rlock_lock_error(&other), rlock_client_error(&t.cl));
+    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 5000), RLOCK_OK);
+    r = (redisReply *)redisCommand(rc, "HGETALL hps:none"); /* a map under RESP3 */
+    CHECK_MSG(r && r->type == REDIS_REPLY_ARRAY && rc->err == 0, "program's reply: %s", rc->errstr);
+    if (r) freeReplyObject(r);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS hps:k"), 0);
+    rh_tc_close(&t);
+    rlock_client_close(&cl);
+    redisFree(rc);
+}
+
 /* An acquire script that fails after its write: with fencing, the INCR
  * of a fence key that holds no integer (or is at 2^63 - 1) fails the
  * script after the SET (the reentrant script's HINCRBY), and Redis keeps
@@ -1977,6 +2013,7 @@ int main(void) {
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);
     test_script_error_after_write(&s);
+    test_hiredis_pubsub_resp2(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);
     test_release_unknown(&s);
