@@ -742,6 +742,8 @@ typedef struct rlock__conn {
     size_t held;          /* while AUTH or SELECT is unanswered, only tx's first `held` bytes
                              go (theirs, HELLO's): rlock__x_sendable */
 #endif
+    unsigned long selected; /* `commands` when node.db was last SELECTed again on an idle shared
+                               connection (nothing queued since: not again; rlock__x_begin, c_claim) */
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
@@ -3121,6 +3123,7 @@ static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock
  * to say but reads as closed (CLIENT KILL, idle timeout, restart) or holds
  * stray bytes is dropped and made again, rather than failing this request. */
 static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
+    int reselect = 0; /* a shared connection's db, SELECTed again (below) */
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
@@ -3134,7 +3137,10 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 *why = rlock__x_why(n, "the connection is in use by someone else");
                 return RLOCK_E_IO;
             }
-            if (r > 0) r = RLOCK_IO_WOULD_BLOCK; /* (healthy) */
+            if (r > 0) { /* (healthy) */
+                r = RLOCK_IO_WOULD_BLOCK;
+                reselect = !n->is_sub && ((const rlock_node *)n->owner)->db > 0 && n->selected != n->commands;
+            }
         } else {
             r = t->recv(t->ctx, n->rx, n->rx_cap);
             n->rx_len = n->rx_used = 0;
@@ -3180,7 +3186,11 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             (void)rlock__utoa(num, (rlock__unum)db); /* (read only when db > 0) */
             val[0] = pass;
             val[1] = db > 0 ? num : NULL;
-            val[2] = RLOCK__HAS_WAITING && n->hello ? "3" : NULL;
+            /* (not on a connection shared with the program, a transport
+             * with an idle hook: HELLO 3 would switch the program's own
+             * replies to RESP3 - a RESP2 client such as hiredis 0.14 then
+             * fails on its next reply; its waits use subscribers or back off) */
+            val[2] = RLOCK__HAS_WAITING && n->hello && !rlock__x_t(n)->idle ? "3" : NULL;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
                 if (!val[k]) continue;
@@ -3202,6 +3212,22 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
         n->held = n->tx_len; /* (the handshake's bytes: tx was empty) */
         n->conn = RLOCK__CONN_NEW;
         n->gen++;
+    } else if (reselect) {
+        /* A connection shared with the program (a transport with an idle
+         * hook: hiredis) may have been SELECTed to another db by it since:
+         * the request would run there - a release in the wrong db reports
+         * LOST and leaves the lock held. SELECT node.db again, its reply
+         * waited for as a new connection's (rlock__x_sendable; a refusal
+         * drops the connection, nothing sent behind it). */
+        char num[24];
+        size_t pos = 0; /* (tx is empty: the connection was idle) */
+        if (rlock__put_header(n->tx, n->tx_cap, &pos, 2) && rlock__put_arg(n->tx, n->tx_cap, &pos, "SELECT", 6) &&
+            rlock__put_arg(n->tx, n->tx_cap, &pos, num,
+                           rlock__utoa(num, (rlock__unum)((const rlock_node *)n->owner)->db))) {
+            rlock__x_commit(n, pos, NULL, RLOCK__TAG_SELECT, deadline);
+            n->held = n->tx_len;
+            n->selected = n->commands; /* (a request that does not fit behind it waits: not sent again) */
+        }
     }
     /* A half-full buffer of others' requests may not leave room for a big
      * one; an empty buffer must (RLOCK_TX_BUF is checked at compile time). */
@@ -3477,6 +3503,7 @@ static int rlock__has(const char *s, size_t n, const char *word) {
 #define RLOCK__C_W_READONLY 0x100
 #define RLOCK__C_W_NOSCRIPT 0x200
 #define RLOCK__C_W_NOPERM 0x400
+#define RLOCK__C_W_SCRIPT 0x800 /* "script:": raised by a command inside a script that ran */
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
 static int rlock__error_scan(const char *s, size_t n) {
@@ -3493,6 +3520,9 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
         "\13unauthenticated\0"
 #else
         "\141READONLY\0\142NOSCRIPT\0\144NOPERM\0"
+#if RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
+        "\110script:\0"
+#endif
 #endif
         "\62MOVED \0\62ASK \0\13NOAUTH\0\13WRONGPASS\0\13NOPERM\0\13invalid password\0"
         "\13can't run this command\0\14WRONGTYPE\0"
@@ -4079,6 +4109,19 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
             st = rlock__map_error(rep->v.str, rep->v.len);
+            /* An acquire script that failed may have failed after its
+             * write: the INCR of a fence key holding no integer (or at
+             * 2^63 - 1), a command the ACL refuses, an auxiliary key of a
+             * foreign type - Redis keeps what the script wrote, and the
+             * lock would stay held while the acquire says it failed. An
+             * error raised by a command inside a script says "script:"
+             * (7: "... script: SHA, on @user_script:1.", 6: "ERR Error
+             * running script (call to f_SHA): @user_script:1: ..."); a
+             * refusal before it ran does not (NOAUTH, NOPERM, READONLY,
+             * MOVED, NOSCRIPT, BUSY), nor rlock's own error_reply (before
+             * any write). v[2] 1: the outcome is unknown, the cleanup
+             * releases it there (by token: nothing else is touched). */
+            v[2] = want_array == 1 && rlock__has(rep->v.str, rep->v.len, "script:");
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
             if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0)
                 v[0] = v[1] = 1;
@@ -4155,7 +4198,11 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
     for (i = 0; i < n_nodes; i++) {
         const long long *v = r->v[i];
         if (!((r->mask >> i) & 1u)) continue;
-        if (r->st[i] != RLOCK_OK) { rlock__tally_status(t, i, r->st[i]); continue; }
+        if (r->st[i] != RLOCK_OK) {
+            rlock__tally_status(t, i, r->st[i]);
+            if (v[2]) t->unknown |= 1u << i; /* an acquire script's error: it may have written (round_store) */
+            continue;
+        }
         if (count_ok ? v[0] >= 0 : v[0] == 1) {
             /* the largest (Redlock): an acquire's fence, v[2]; a reentrant release's holds left, v[0] */
             long long most = count_ok ? v[0] : v[2];
@@ -5946,6 +5993,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock__txt why = RLOCK__TXT("idle connection closed");
     rlock_status st = RLOCK_E_IO;
     unsigned head = 0;
+    int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -5956,6 +6004,10 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
                 rlock__c_io_why(n, RLOCK__TXT("the connection is in use by someone else"));
                 goto fail;
             }
+            /* Shared with the program (hiredis), which may have SELECTed
+             * another db since: node.db again, alone first (as
+             * rlock__x_begin; not right after the last one) */
+            again = r > 0 && x->selected != x->commands;
         } else {
             r = t->recv(t->ctx, n->rx, sizeof n->rx);
             if (r > 0) { /* (bytes nobody asked for: as a failure) */
@@ -5976,13 +6028,18 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
                 goto fail_txt; /* (it stays down) */
             head = RLOCK__C_AUTH;
         }
+        again = 1;
+    }
+    if (again) {
+        st = RLOCK_E_BADARG;
         why = RLOCK__TXT("SELECT does not fit in RLOCK_TX_BUF");
         if (n->db > 0) { /* refused (out of range): the connection is not used */
             if (!rlock__c_cmd(n, NULL, RLOCK__C_AT_SELECT, 2)) goto fail_txt;
             head |= RLOCK__C_SELECT;
         }
         x->head = head;
-        x->conn = RLOCK__CONN_NEW;
+        x->selected = x->commands;
+        if (x->conn == RLOCK__CONN_DOWN) x->conn = RLOCK__CONN_NEW;
     }
     if (!lk) return; /* (a PING may follow them: it changes nothing) */
     /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF
@@ -6269,7 +6326,8 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     }
     /* Release what we may hold: a grant too late to use, or an answer we
      * never got (the SET may have landed). */
-    if (yes || (unsigned)st - RLOCK_E_IO <= 1u) { /* (E_IO or E_PROTOCOL: rlock__c_io_then_protocol) */
+    if (yes || (unsigned)st - RLOCK_E_IO <= 1u || (RLOCK__HAS_FENCING && st != RLOCK_OK && v[2])) { /* (E_IO or E_PROTOCOL:
+                                                                                   rlock__c_io_then_protocol) */
         rlock__c_round(lk, now, RLOCK__C_CLEANUP); /* (the retry's token is a new one: rlock__c_round) */
         return;
     }
@@ -6310,6 +6368,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
     rlock_round *r = &lk->op.round;
     const char *why = n->x.xerr;
     size_t len;
+    rlock__num ran = 0; /* an acquire script answered with an error: it may have written */
     if (st == RLOCK_OK) {
         const char *s = rep->str;
         int t = rep->type;
@@ -6330,6 +6389,10 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             } else {
                 if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM);
                 st = (rlock_status)(e & 31);
+                /* (as rlock__round_store: a fence key holding no integer
+                 * fails the script after its SET, which Redis keeps;
+                 * without fencing nothing follows the SET) */
+                ran = RLOCK__HAS_FENCING && !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
                 /* failover: connect again (rx is kept). No reason into x.xerr: its
                  * only request is answered (x.count 0, none fails with it), and
                  * the node's diagnostic is the error's own text. */
@@ -6366,6 +6429,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
     len = strlen(why);
 note:
     if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
+    if (RLOCK__HAS_FENCING && st != RLOCK_OK) rep->v[2] = ran; /* (a failure's v is read for this only: rlock__c_judge) */
     rlock__c_judge(lk, st, rep->v);
 }
 

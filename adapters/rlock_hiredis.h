@@ -32,6 +32,18 @@
  *   has read them, the next rlock operation goes through. send/recv check
  *   the hiredis buffers again and fail (RLOCK_IO_ERROR) if the program used
  *   the context while an rlock operation was in flight - a program bug.
+ *   The database: with node.db > 0 rlock SELECTs it before each operation
+ *   on the shared context (its reply waited for: one round trip more), so a
+ *   program that SELECTs another db in between cannot send rlock's requests
+ *   there - and the context is left in node.db afterwards: the program
+ *   SELECTs its own again. With node.db 0 rlock sends no SELECT at all: a
+ *   program that SELECTs another db must SELECT 0 again before rlock's next
+ *   call (or set node.db), or rlock's locks live in its db. Nor may the
+ *   program leave a MULTI open, CLIENT REPLY OFF / SKIP, or AUTH as another
+ *   user across an rlock call.
+ *   The protocol: rlock never sends HELLO 3 on the shared context (its
+ *   replies stay RESP2, which hiredis 0.14 reads): with cfg.pubsub a
+ *   waiter on it listens through rlock_subscriber connections, or backs off.
  *   Contexts in SUBSCRIBE or MONITOR mode, or with RESP3 push messages
  *   (CLIENT TRACKING), receive data at any time: do not share them. Async
  *   contexts are not supported. SSL contexts are not supported either (rlock

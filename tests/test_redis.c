@@ -1848,6 +1848,121 @@ static void test_refused_handshake(const rh_server *s) {
     }
 }
 
+/* cfg.pubsub on a node whose connection is the program's hiredis context:
+ * rlock must not switch that connection to RESP3 (HELLO 3) - hiredis 0.14
+ * then failed the program's next command ("Protocol error, got "%" as
+ * reply type byte"). A contended wait still works (it backs off). */
+static void test_hiredis_pubsub_resp2(const rh_server *s) {
+    redisContext *rc = rh_connect(s);
+    rlock_hiredis_conn hc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk, other;
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    rh_tconn t;
+    redisReply *r;
+    rlock_status st;
+    CHECK(rc != NULL);
+    if (!rc) return;
+    cfg.pubsub = 1;
+    CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "hps:k", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "hps:k", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&other, 1500, 0); /* expires: lk's wait ends by it */
+    CHECK_MSG(st == RLOCK_OK, "%s: %s / %s", rlock_status_str(st), rlock_lock_error(&other), rlock_client_error(&t.cl));
+    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 5000), RLOCK_OK);
+    r = (redisReply *)redisCommand(rc, "HGETALL hps:none"); /* a map under RESP3 */
+    CHECK_MSG(r && r->type == REDIS_REPLY_ARRAY && rc->err == 0, "program's reply: %s", rc->errstr);
+    if (r) freeReplyObject(r);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS hps:k"), 0);
+    rh_tc_close(&t);
+    rlock_client_close(&cl);
+    redisFree(rc);
+}
+
+/* An acquire script that fails after its write: with fencing, the INCR
+ * of a fence key that holds no integer (or is at 2^63 - 1) fails the
+ * script after the SET (the reentrant script's HINCRBY), and Redis keeps
+ * what the script wrote. Before: the acquire said E_REDIS and the lock
+ * stayed held for the whole TTL, nobody knowing of it. Now the error is
+ * an unknown outcome: the cleanup releases it (by token). */
+static void test_script_error_after_write(const rh_server *s) {
+    static const struct { rlock_kind kind; const char *fence; const char *says; } cases[] = {
+        { RLOCK_KIND_SIMPLE, "abc", "not an integer" },
+        { RLOCK_KIND_REENTRANT, "abc", "not an integer" },
+        { RLOCK_KIND_SIMPLE, "9223372036854775807", "overflow" },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+        rh_tconn t;
+        rlock_lock lk;
+        cfg.fencing = 1;
+        CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+        CHECK(rh_int(s, "SET {fe:k}:fence %s", cases[i].fence) == -999); /* (+OK: not an integer) */
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "fe:k", 4, cases[i].kind), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_E_REDIS);
+        CHECK_MSG(strstr(rlock_node_error(&t.node), cases[i].says) != NULL, "%s", rlock_node_error(&t.node));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_MSG(rh_int(s, "EXISTS fe:k") == 0, "case %d: a lock left held after E_REDIS (PTTL %lld)", (int)i,
+                  rh_int(s, "PTTL fe:k"));
+        rh_int(s, "DEL {fe:k}:fence");
+        CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK); /* a good fence key: works again */
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "DEL {fe:k}:fence"), 1);
+        rh_tc_close(&t);
+    }
+}
+
+/* A hiredis context the program SELECTs to another db between lock
+ * operations: rlock's requests still run in node.db (it SELECTs it again on
+ * the shared connection before each one). Before: the release went to the
+ * program's db 2, reported LOST and left the lock held in db 3; the next
+ * acquire was granted in db 2 while db 3 still held it. */
+static long long in_db(const rh_server *s, int db, const char *key) {
+    char lua[96];
+    snprintf(lua, sizeof lua, "redis.call('select',%d) return redis.call('exists',KEYS[1])", db);
+    return rh_int(s, "EVAL %s 1 %s", lua, key);
+}
+
+static void test_hiredis_program_select(const rh_server *s) {
+    redisContext *rc = rh_connect(s);
+    rlock_hiredis_conn hc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    redisReply *r;
+    CHECK(rc != NULL);
+    if (!rc) return;
+    CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+    node.db = 3;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, NULL), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "hsel:k", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(in_db(s, 3, "hsel:k"), 1);
+    r = (redisReply *)redisCommand(rc, "SELECT 2"); /* the program's own db */
+    CHECK(reply_is(r, "OK"));
+    CHECK_EQ_ST(rlock_extend(&lk, 30000), RLOCK_OK);
+    r = (redisReply *)redisCommand(rc, "SELECT 2");
+    CHECK(reply_is(r, "OK"));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_MSG(in_db(s, 3, "hsel:k") == 0, "the lock was left held in db 3");
+    r = (redisReply *)redisCommand(rc, "SELECT 2");
+    CHECK(reply_is(r, "OK"));
+    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+    CHECK_EQ_LL(in_db(s, 3, "hsel:k"), 1);
+    CHECK_EQ_LL(in_db(s, 2, "hsel:k"), 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(in_db(s, 3, "hsel:k"), 0);
+    rlock_client_close(&cl);
+    redisFree(rc);
+}
+
 static void test_connect_error_text(void) {
     rlock_posix_conn c;
     rlock_node node;
@@ -1896,6 +2011,9 @@ int main(void) {
     test_pipelined_locks(&s);
     test_connect_error_text();
     test_refused_handshake(&s);
+    test_hiredis_program_select(&s);
+    test_script_error_after_write(&s);
+    test_hiredis_pubsub_resp2(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);
     test_release_unknown(&s);

@@ -43,7 +43,7 @@
  * loads, this build locks. */
 #define RLOCK_SMALLEST
 #define RLOCK_IMPLEMENTATION
-#include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
+#include "adapters/rlock_hiredis.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
 #include "check.h"
 #include "why.h"
@@ -518,6 +518,40 @@ static void test_select(const rh_server *s) {
     scli_close(&t);
 }
 
+/* A hiredis context the program SELECTs to db 2 between lock operations:
+ * the lock's requests still run in node.db 3 (SELECTed again, alone first).
+ * Before: the release ran in db 2, said LOST, and left db 3's lock held. */
+static void test_select_shared(const rh_server *s) {
+    redisContext *rc = rh_connect(s);
+    rlock_hiredis_conn hc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    int k;
+    CHECK(rc != NULL);
+    if (!rc) return;
+    CHECK(cmd_ok((redisReply *)redisCommand(rc, "AUTH %s", PASSWORD), REDIS_REPLY_STATUS));
+    CHECK_EQ_LL(rlock_hiredis_init(&hc, rc), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_hiredis_transport(&hc)), RLOCK_OK);
+    node.password = PASSWORD;
+    node.db = 3;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, NULL), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "shsel:k", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (k = 0; k < 2; k++) {
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        CHECK_EQ_LL(exists_in(3, "shsel:k"), 1);
+        CHECK_EQ_LL(exists_in(2, "shsel:k"), 0);
+        CHECK(cmd_ok((redisReply *)redisCommand(rc, "SELECT 2"), REDIS_REPLY_STATUS)); /* the program's db */
+        CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_OK);
+        CHECK(cmd_ok((redisReply *)redisCommand(rc, "SELECT 2"), REDIS_REPLY_STATUS));
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_MSG(exists_in(3, "shsel:k") == 0, "round %d: the lock was left held in db 3", k);
+        CHECK(cmd_ok((redisReply *)redisCommand(rc, "SELECT 2"), REDIS_REPLY_STATUS));
+    }
+    rlock_client_close(&cl);
+    redisFree(rc);
+}
+
 static void test_floor_tight(void) {
     static unsigned char buf[4 * RLOCK_TX_BUF];
     static char key[RLOCK_MAX_KEY_LEN];
@@ -578,6 +612,7 @@ int main(void) {
         CHECK(cmd_ok(cmd("AUTH %s", PASSWORD), REDIS_REPLY_STATUS));
         test_cycle(&srv, PASSWORD);
         test_select(&srv);
+        test_select_shared(&srv);
         test_more_locks_than_pipeline(&srv, 0);
         test_more_locks_than_pipeline(&srv, 1);
         test_split_replies(&srv);

@@ -2087,6 +2087,21 @@ static void test_plain_fast_path(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_fence_token(&LK), 7);
     env_done();
+
+    /* the fence key's INCR fails after the script's SET (not an integer):
+     * Redis keeps the SET, so the failed acquire releases it */
+    env_reset("fence INCR fails after the SET");
+    CFG.fencing = 1;
+    g_fencing = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ),
+           "-ERR value is not an integer or out of range script: x, on @user_script:1.\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_REDIS);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK(why_has(rlock_node_error(&N[0]), "not an integer"));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
 #endif
 }
 
@@ -2274,6 +2289,17 @@ static void test_foreign_wrongtype(void) {
     env_reset("wrongtype from a script (Redis 6 wording)");
     env_up(1, 1, RLOCK_KIND_REENTRANT);
     fk_add(&F[0], NULL, "-ERR Error running script (call to f_x): @user_script:1: WRONGTYPE key is not a reentrant rlock lock\r\n");
+    /* raised by a command inside the script, which may have written before
+     * it: the cleanup release follows (by owner: it touches nothing else) */
+    fk_add(&F[0], "EVALSHA", ":-1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_REQ(F[0], 1, 0, S_RREL, "10000");
+    env_done();
+    /* refused before it ran (NOPERM for EVALSHA, rlock's own error_reply): no cleanup */
+    env_reset("wrongtype from rlock's own check");
+    env_up(1, 1, RLOCK_KIND_REENTRANT);
+    fk_add(&F[0], NULL, "-WRONGTYPE key is not a reentrant rlock lock\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_WRONGTYPE);
     CHECK_EQ_LL(F[0].n_reqs, 1);
     env_done();
