@@ -139,8 +139,11 @@ goal_smallest=4096; goal_full=10240
 # 5,079 -> 4,761 B; +0.5 %: 4,785.
 # Second session of 2026-11-27 (cs5 one Redis-error scan, cn5 the compact
 # exchange and templates, cp5 / pd5 the public layer, cj6 the reader/judge
-# boundary): smallest 4,761 -> 4,614 B; limit 4,633.
-limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-4633}
+# boundary): smallest 4,761 -> 4,614 B; limit 4,633. Raised once at the
+# end of it, for three correctness fixes (a lock's request waits for AUTH /
+# SELECT; node.db SELECTed again on a connection shared with the program;
+# an acquire script's error after its write released): 4,654 B; +0.5 %: 4,677.
+limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-4677}
 # Branch pump (the general engine's op machine: one walk keeps the
 # subscriptions, the tally says a failed round's error, the lease worked out
 # once, op timers within Thumb's short loads): full 16,018 -> 15,856 B alone,
@@ -179,8 +182,10 @@ limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-4633}
 # Second session of 2026-11-27 (gp5 the exchange's FIFO from slot 0, go5 one
 # [UN]SUBSCRIBE sender, ge5 the encoder as one walk, pd5 / cp5 shared calls;
 # +50 B for the handshake fix: a lock's request waits for AUTH / SELECT):
-# full .text 13,768 -> 13,446 B; +0.5 %: 13,513.
-limit_full=${RLOCK_SIZE_LIMIT_FULL:-13513}
+# full .text 13,768 -> 13,446 B; +0.5 %: 13,513. Raised once at the end of
+# it for the same three fixes and a fourth (no HELLO 3 on a connection
+# shared with the program): 13,706 B; +0.5 %: 13,775.
+limit_full=${RLOCK_SIZE_LIMIT_FULL:-13775}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
 rc=0
