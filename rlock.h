@@ -3152,7 +3152,8 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
         if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, bad);
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
-    if (n->conn == RLOCK__CONN_DOWN) {
+    if (n->conn == RLOCK__CONN_DOWN || reselect) {
+        int down = n->conn == RLOCK__CONN_DOWN;
         const char *user, *pass; /* read now: the caller may set them any time before */
         int db = 0;              /* (a subscriber's channels span dbs) */
         if (n->is_sub) {
@@ -3166,30 +3167,38 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
          * every drop of a connection not down closes it, and only a connect
          * hook's BUSY or an AUTH that does not fit (gen not counted) leave
          * one down unclosed. */
-        if (!rlock__x_t(n)->connect && n->gen) {
+        if (down && !rlock__x_t(n)->connect && n->gen) {
             *why = "not connected (no connect hook)";
             return RLOCK_E_IO;
         }
-        /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init) */
-        /* AUTH [user] password, then SELECT db, then HELLO 3; the requests
-         * behind them are queued at once but sent only once AUTH and SELECT
-         * are answered (rlock__x_sendable). AUTH works on every server, and
-         * a server that refuses HELLO (Redis < 6) stays on RESP2 with the
-         * requests behind it unharmed - which folding AUTH into HELLO would
-         * not give. A refused AUTH or SELECT (out of range, Cluster): the
-         * connection is not used, the requests queued behind fail with it. */
+        /* (down, its buffers are empty and proto is not 3: rlock__x_drop, init;
+         * re-SELECTed, it was idle: empty too) */
+        /* Down: AUTH [user] password, then SELECT db, then HELLO 3; the
+         * requests behind them are queued at once but sent only once AUTH
+         * and SELECT are answered (rlock__x_sendable). AUTH works on every
+         * server, and a server that refuses HELLO (Redis < 6) stays on RESP2
+         * with the requests behind it unharmed - which folding AUTH into
+         * HELLO would not give. A refused AUTH or SELECT (out of range,
+         * Cluster): the connection is not used, the requests queued behind
+         * fail with it.
+         * Up, a connection shared with the program (a transport with an idle
+         * hook: hiredis) may have been SELECTed to another db by it since:
+         * the request would run there - a release in the wrong db reports
+         * LOST and leaves the lock held. SELECT alone is sent again, its
+         * reply waited for in the same way. */
         {
             static const char *const cmd[3] = { "AUTH", "SELECT", "HELLO" };
             char num[24];
             const char *val[3], *arg[3]; /* each command's last argument (NULL: not sent); the one going out */
             int k, i, ok;
             (void)rlock__utoa(num, (rlock__unum)db); /* (read only when db > 0) */
-            val[0] = pass;
+            val[0] = down ? pass : NULL;
             val[1] = db > 0 ? num : NULL;
             /* (not on a connection shared with the program, a transport
              * with an idle hook: HELLO 3 would switch the program's own
              * replies to RESP3 - a RESP2 client such as hiredis 0.14 then
-             * fails on its next reply; its waits use subscribers or back off) */
+             * fails on its next reply; its waits use subscribers or back off.
+             * A re-SELECTed connection has an idle hook: no HELLO there.) */
             val[2] = RLOCK__HAS_WAITING && n->hello && !rlock__x_t(n)->idle ? "3" : NULL;
             for (k = 0; k < 3; k++) {
                 size_t pos = n->tx_len;
@@ -3210,23 +3219,10 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             }
         }
         n->held = n->tx_len; /* (the handshake's bytes: tx was empty) */
-        n->conn = RLOCK__CONN_NEW;
-        n->gen++;
-    } else if (reselect) {
-        /* A connection shared with the program (a transport with an idle
-         * hook: hiredis) may have been SELECTed to another db by it since:
-         * the request would run there - a release in the wrong db reports
-         * LOST and leaves the lock held. SELECT node.db again, its reply
-         * waited for as a new connection's (rlock__x_sendable; a refusal
-         * drops the connection, nothing sent behind it). */
-        char num[24];
-        size_t pos = 0; /* (tx is empty: the connection was idle) */
-        if (rlock__put_header(n->tx, n->tx_cap, &pos, 2) && rlock__put_arg(n->tx, n->tx_cap, &pos, "SELECT", 6) &&
-            rlock__put_arg(n->tx, n->tx_cap, &pos, num,
-                           rlock__utoa(num, (rlock__unum)((const rlock_node *)n->owner)->db))) {
-            rlock__x_commit(n, pos, NULL, RLOCK__TAG_SELECT, deadline);
-            n->held = n->tx_len;
-            n->selected = n->commands; /* (a request that does not fit behind it waits: not sent again) */
+        n->selected = n->commands; /* (re-SELECTed: a request that does not fit behind it waits, not sent again) */
+        if (down) {
+            n->conn = RLOCK__CONN_NEW;
+            n->gen++;
         }
     }
     /* A half-full buffer of others' requests may not leave room for a big
