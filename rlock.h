@@ -4278,14 +4278,19 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK ? rlock__client_ok(lk->client) : 0; /* (a tail call: 0 or 1) */
 }
 
-/* rlock_lock_destroy's end of the op in progress (both engines): an
- * acquire still out is cancelled - its answers awaited, what they granted
- * released - and one that ended granted, its result not read yet, is
- * released; anything else (an extend, a release) is abandoned. */
-static void rlock__destroy_op(rlock_lock *lk) {
-    int granted = lk->op.kind == RLOCK__OP_ACQUIRE && lk->op.phase == RLOCK__PH_DONE && lk->op.result == RLOCK_OK;
-    rlock_cancel(lk);
-    if (granted) (void)rlock_release(lk);
+/* (both engines) An op in progress is ended first: an acquire the program
+ * has not seen the end of may be granted, and no handle would be left to
+ * release it. One still out is cancelled (its answers awaited, what they
+ * granted released); one that ended granted, its result not read yet, is
+ * released; an extend or a release is abandoned. */
+RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return;
+    if (lk->op.kind != RLOCK__OP_NONE) {
+        int granted = lk->op.kind == RLOCK__OP_ACQUIRE && lk->op.phase == RLOCK__PH_DONE && lk->op.result == RLOCK_OK;
+        rlock_cancel(lk);
+        if (granted) (void)rlock_release(lk);
+    }
+    memset(lk, 0, sizeof *lk);
 }
 
 /* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
@@ -6632,14 +6637,6 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     return rlock_step(lk);
 }
 
-RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return;
-    /* an acquire the program has not seen the end of may be granted, and no
-     * handle would be left to release it: undone (rlock__destroy_op) */
-    if (lk->op.kind != RLOCK__OP_NONE) rlock__destroy_op(lk);
-    memset(lk, 0, sizeof *lk);
-}
-
 /* The public calls that start and time operations, for simple locks on one
  * node (the general engine's carry reentrant owners, wait queues, Redlock
  * and the Cluster). */
@@ -7143,15 +7140,6 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
     return rlock__why_of(c, offsetof(rlock_client, why), "c is NULL");
 }
 
-#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
-RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return;
-    /* an acquire the program has not seen the end of may be granted, and no
-     * handle would be left to release it: undone (rlock__destroy_op) */
-    if (lk->op.kind != RLOCK__OP_NONE) rlock__destroy_op(lk);
-    memset(lk, 0, sizeof *lk);
-}
-#endif
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
