@@ -942,7 +942,12 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
  * this call checks: operations connect lazily, without the check. */
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms);
 
-/* Close every node's connection. The client can be used again (reconnects). */
+/* Close every node's connection. The client can be used again (reconnects).
+ * Operations in progress are not ended: an acquire whose attempt was out has
+ * its answer lost (an unknown outcome, as any I/O error), and its next
+ * rlock_step, rlock_cancel or rlock_lock_destroy releases what it may have
+ * granted, on a new connection - so end them (rlock_lock_destroy or
+ * rlock_cancel) before closing the transport, or better before this call. */
 RLOCKDEF void rlock_client_close(rlock_client *c);
 
 RLOCKDEF size_t rlock_client_quorum(const rlock_client *c); /* n/2 + 1 */
@@ -1265,7 +1270,18 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
 RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
 
 /* Forget the handle; later calls on it return RLOCK_E_BADARG. A held lock is
- * not released (it expires by its TTL): release first. */
+ * not released (it expires by its TTL): release first. An operation in
+ * progress is ended first, as by rlock_cancel - blocking, bounded by the
+ * node timeout: an acquire whose outcome the program has not seen (its
+ * attempt still out, or finished granted but its result not read yet) may
+ * hold the lock with no handle left to release it, so what it granted is
+ * released before destroy returns (a node that cannot be reached keeps its
+ * copy until the lease runs out); an extend or release is abandoned. Not
+ * to block (an event loop): rlock_cancel_begin, rlock_step until it is not
+ * RLOCK_WOULD_BLOCK, then destroy, which then sends nothing. A cluster
+ * lock's operation is ended with rlock_cluster_cancel before destroy
+ * (destroy does not know the cluster, whose list of operations would keep
+ * the handle). */
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk);
 
 /* --- fair locks --- */
@@ -4258,6 +4274,21 @@ static int rlock__lock_ok(const rlock_lock *lk) {
     return lk && lk->magic == RLOCK__MAGIC_LOCK ? rlock__client_ok(lk->client) : 0; /* (a tail call: 0 or 1) */
 }
 
+/* (both engines) An op in progress is ended first: an acquire the program
+ * has not seen the end of may be granted, and no handle would be left to
+ * release it. One still out is cancelled (its answers awaited, what they
+ * granted released); one that ended granted, its result not read yet, is
+ * released; an extend or a release is abandoned. */
+RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
+    if (!rlock__lock_ok(lk)) return;
+    if (lk->op.kind != RLOCK__OP_NONE) {
+        int granted = lk->op.kind == RLOCK__OP_ACQUIRE && lk->op.phase == RLOCK__PH_DONE && lk->op.result == RLOCK_OK;
+        rlock_cancel(lk);
+        if (granted) (void)rlock_release(lk);
+    }
+    memset(lk, 0, sizeof *lk);
+}
+
 /* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
  * drift_permille < 1000 (both checked), so ttl / 1000 * permille < 2^32.
  * Out of line in the general engine: the TTL check and the leases share
@@ -6602,15 +6633,6 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     return rlock_step(lk);
 }
 
-RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return;
-    if (lk->op.kind != RLOCK__OP_NONE) { /* abandoned: its answer is read and discarded */
-        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK);
-        rlock__op_unlink(lk);
-    }
-    memset(lk, 0, sizeof *lk);
-}
-
 /* The public calls that start and time operations, for simple locks on one
  * node (the general engine's carry reentrant owners, wait queues, Redlock
  * and the Cluster). */
@@ -7114,19 +7136,6 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
     return rlock__why_of(c, offsetof(rlock_client, why), "c is NULL");
 }
 
-#if !RLOCK__COMPACT /* 6.8c has the compact engine's */
-RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
-    if (!rlock__lock_ok(lk)) return;
-    if (lk->op.kind != RLOCK__OP_NONE) {
-        /* abandoned: its answers are read and discarded (op_finish disowned
-         * them, or does now) */
-        if (lk->op.phase != RLOCK__PH_DONE) rlock__op_finish(lk, RLOCK_OK);
-        rlock__op_unlink(lk);
-        rlock__subs_listen(lk->client);
-    }
-    memset(lk, 0, sizeof *lk);
-}
-#endif
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;

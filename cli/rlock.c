@@ -1675,6 +1675,14 @@ static void finish_group(uint64_t kill_at, int kill_sent) {
     }
 }
 
+/* Release the lock run_locked holds, as it was taken: on a cluster where
+ * the slot's primary is now (MOVED and ASK followed; a plain release is
+ * sent only where the map pointed, which answers ASK during a migration),
+ * else on the servers or the Sentinel's primary. */
+static rlock_status release_lock(void) {
+    return gc.n ? rlock_cluster_release(&gc.cl, &g.lk) : rlock_release(&g.lk);
+}
+
 /* Run COMMAND and keep the lease while it runs. Returns the exit status. */
 static int run_locked(void) {
     const options *o = &g.o;
@@ -1796,7 +1804,7 @@ static int run_locked(void) {
         lost = 1;
         say("the lease on '%s' ran out before COMMAND ended (rlock could not renew it in time)", o->resource);
     }
-    st = gc.n ? rlock_cluster_release(&gc.cl, &g.lk) : rlock_release(&g.lk);
+    st = release_lock();
     if (st == RLOCK_OK) {
         VERBOSE(("released '%s'", o->resource));
     } else if (st == RLOCK_LOST) {
@@ -1820,7 +1828,7 @@ static int run_locked(void) {
 
 oserr:
     say("cannot start COMMAND: %s", strerror(errno));
-    st = rlock_release(&g.lk);
+    st = release_lock();
     if (st != RLOCK_OK) say("could not release '%s' (%s); it expires within %lld ms", o->resource,
                             rlock_status_str(st), o->ttl_ms);
     return RC_OSERR;

@@ -2,7 +2,8 @@
  * throwaway redis-servers: exit codes, -n, -E, the -w deadline, pub/sub
  * waiting, 8 concurrent invocations serialized, Redlock with a node killed
  * mid-run, the lost-lock path (SIGSTOP rlock past its TTL), early stop when
- * renewal fails, signal forwarding, AUTH, foreign keys and bad arguments.
+ * renewal fails, signal forwarding, AUTH, foreign keys and bad arguments;
+ * COMMAND that cannot be started (an fd limit): the lock released, exit 71.
  *
  * It runs build/rlock-asan when built with AddressSanitizer (so the CLI is
  * checked by the sanitizers too), else build/rlock; $RLOCK_CLI overrides.
@@ -36,6 +37,7 @@ static rh_server srv[3];    /* three servers for everything */
 static char S[3][64];       /* "127.0.0.1:PORT" of each */
 static int out_seq;
 static int cli_setpgid;     /* cli_start: rlock leads a process group of its own */
+static int cli_nofile;      /* cli_start: > 0, rlock runs under RLIMIT_NOFILE cli_nofile */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -58,6 +60,11 @@ static pid_t cli_start(const char *const *args, const char *const *env, const ch
         int in = open("/dev/null", O_RDONLY), out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || out < 0) _exit(120);
         if (cli_setpgid) setpgid(0, 0);
+        if (cli_nofile > 0) {
+            struct rlimit rl;
+            rl.rlim_cur = rl.rlim_max = (rlim_t)cli_nofile;
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(120);
+        }
         dup2(in, 0);
         dup2(out, 1);
         dup2(out, 2);
@@ -483,6 +490,37 @@ static void test_redlock(void) {
     CHECK(rh_server_restart(&srv[2], NULL) == 0);
     snprintf(nowhere, sizeof nowhere, "127.0.0.1:%d", rh_free_port());
     CHECK_EQ_LL(cli_run(alone, out, sizeof out), EX_UNAVAILABLE);
+}
+
+/* COMMAND cannot be started (an fd limit: its pipes fail, "cannot start
+ * COMMAND", exit 71): the lock is released where it was taken - one server
+ * and Redlock on three - not left held for its lease. The limits go up
+ * until COMMAND runs; the lower ones fail before the lock (no connection).
+ * (--cluster: test_deploy.c, a lock granted through an ASK.) */
+static void test_oserr(void) {
+    int redlock;
+    for (redlock = 0; redlock < 2; redlock++) {
+        const char *one[] = { "-v", "-n", "-t", "30s", "-S", S[0], "t:oserr", "true", NULL };
+        const char *three[] = { "-v", "-n", "-t", "30s", "-S", S[0], "-S", S[1], "-S", S[2], "t:oserr", "true", NULL };
+        int lim, oserr = 0, ran = 0;
+        for (lim = 4; lim <= 33 && !ran; lim++) {
+            char out[8192];
+            int rc, i;
+            cli_nofile = lim < 33 ? lim : 0; /* (33: no limit) */
+            rc = cli_run(redlock ? three : one, out, sizeof out);
+            cli_nofile = 0;
+            ran = rc == 0;
+            if (rc == 71 && strstr(out, "cannot start COMMAND")) {
+                oserr++;
+                CHECK_MSG(strstr(out, "acquired") && !strstr(out, "could not release"), "ulimit -n %d:\n%s", lim, out);
+            }
+            for (i = 0; i < 3; i++)
+                CHECK_MSG(rh_int(&srv[i], "EXISTS t:oserr") == 0, "ulimit -n %d: exit %d, the lock left on server %d:\n%s",
+                          lim, rc, i, out);
+        }
+        CHECK_MSG(oserr > 0 && ran, "%s: no fd limit hit COMMAND's start (%d) or let it run (%d)",
+                  redlock ? "Redlock" : "one server", oserr, ran);
+    }
 }
 
 /* rlock paused past its lease: on resume COMMAND is stopped and rlock exits
@@ -1055,6 +1093,7 @@ int main(void) {
     test_taken();
     test_kill9_tree();
     test_zombie();
+    test_oserr();
     test_lost();
     test_redlock();
     for (i = 0; i < 3; i++) rh_server_stop(&srv[i]);

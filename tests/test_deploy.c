@@ -216,20 +216,28 @@ static int cli_run(int check, const char *const *args, const char *env, char *ou
 static int check_run(const char *const *args, const char *env, char *out, size_t cap) {
     return cli_run(1, args, env, out, cap);
 }
+static int cli_nofile; /* > 0: cli_run runs the command under `ulimit -n cli_nofile` (sh) */
 static int cli_run(int check, const char *const *args, const char *env, char *out, size_t cap) {
-    char file[200];
-    const char *argv[24];
+    char file[200], lim[16];
+    const char *argv[28];
     int argc = 0, i, status;
     unsigned long long end = rh_now_ms() + 20000;
     pid_t pid;
     FILE *f;
     size_t n = 0;
     snprintf(file, sizeof file, "%s/check.out", tmpdir);
+    if (cli_nofile > 0) {
+        snprintf(lim, sizeof lim, "%d", cli_nofile);
+        argv[argc++] = "sh";
+        argv[argc++] = "-c";
+        argv[argc++] = "ulimit -n \"$0\" && exec \"$@\"";
+        argv[argc++] = lim;
+    }
     argv[argc++] = CLI_BIN;
     if (check) argv[argc++] = "check";
-    for (i = 0; args[i] && argc < 23; i++) argv[argc++] = args[i];
+    for (i = 0; args[i] && argc < 27; i++) argv[argc++] = args[i];
     argv[argc] = NULL;
-    if ((pid = rh_spawn(argv, file, env, 0)) < 0) return -1;
+    if ((pid = rh_spawn(argv, file, env, cli_nofile > 0)) < 0) return -1;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) break;
@@ -1388,6 +1396,23 @@ static long long asking_int(const rh_server *s, const char *cmd, const char *key
     return v;
 }
 
+/* ASKING, then the command argv[0..argc): its integer reply, 0 for a
+ * status, -1 for an error or none. */
+static long long asking_argv(const rh_server *s, int argc, const char **argv) {
+    redisContext *c = rh_connect(s);
+    redisReply *r;
+    long long v = -1;
+    if (!c) return v;
+    r = (redisReply *)redisCommand(c, "ASKING");
+    if (r) freeReplyObject(r);
+    r = (redisReply *)redisCommandArgv(c, argc, argv, NULL);
+    if (r && r->type == REDIS_REPLY_INTEGER) v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STATUS) v = 0;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
 /* Subscribers of a channel: PUBSUB SHARDNUMSUB (sharded) or NUMSUB (classic). */
 static long long cl_numsub(const rh_server *s, const char *which, const char *chan) {
     redisContext *c = rh_connect(s);
@@ -1627,6 +1652,65 @@ static void test_cluster(void) {
             CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 64);
             CHECK_MSG(strstr(out, "--cluster finds the servers") != NULL, "%s", out);
         }
+    }
+
+    /* the rlock command, --cluster, the lock granted through an ASK
+     * (RESOURCE's slot migrating, the key created on the importing primary;
+     * the map still names the migrating one): every way out releases it
+     * where it is - after COMMAND ran, and when COMMAND could not be started
+     * (an fd limit: "cannot start COMMAND", exit 71) - not with a release
+     * sent only to the map's primary, which answers ASK and would leave the
+     * lock held for its lease. (The lock's wait-queue keys are put on the
+     * importing primary first: the release script names them, and with its
+     * lock key there but not them it would get -TRYAGAIN until the
+     * migration ends - which here it never does.) */
+    if (!quick) {
+        const char *k = "cl:oserr";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        size_t home = rlock_cluster_primary(&ca, slot);
+        rh_server *src = cl_server(sv, ca.port[home]), *dst = cl_server(sv, ca.port[(home + 1) % ca.n]);
+        char src_id[64], dst_id[64], seed[32], out[8192];
+        int lim, rc, oserr = 0, ran = 0;
+        CHECK(src && dst && src != dst && is_primary(src) && is_primary(dst));
+        if (!src || !dst || src == dst) goto out;
+        snprintf(seed, sizeof seed, "127.0.0.1:%d", sv[1].port);
+        rh_str(src, src_id, sizeof src_id, "CLUSTER MYID%s", "");
+        rh_str(dst, dst_id, sizeof dst_id, "CLUSTER MYID%s", "");
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u IMPORTING %s", slot, src_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id), REDIS_REPLY_STATUS);
+        /* fewer and fewer fds short (lim 33: no limit): the first limits
+         * fail before the lock (no connection) or at COMMAND's pipes; then
+         * COMMAND runs */
+        for (lim = 4; lim <= 33 && !ran; lim++) {
+            const char *a[] = { "-v", "-n", "--cluster", seed, k, "true", NULL };
+            const char *zadd[] = { "ZADD", "{cl:oserr}:waiters", "0", "nobody" };
+            const char *hset[] = { "HSET", "{cl:oserr}:deadlines", "nobody", "0" };
+            CHECK(asking_argv(dst, 4, zadd) >= 0);
+            CHECK(asking_argv(dst, 4, hset) >= 0);
+            cli_nofile = lim < 33 ? lim : 0;
+            rc = cli_run(0, a, NULL, out, sizeof out);
+            cli_nofile = 0;
+            if (rc == 0) {
+                ran = 1;
+                CHECK_MSG(strstr(out, "1 ASK") && strstr(out, "released"), "ulimit -n %d: exit 0:\n%s", lim, out);
+            } else if (rc == 71 && strstr(out, "cannot start COMMAND")) {
+                oserr++;
+                CHECK_MSG(strstr(out, "1 ASK"), "ulimit -n %d: not acquired through an ASK:\n%s", lim, out);
+            } else {
+                continue; /* (not as far as the lock) */
+            }
+            CHECK_MSG(!strstr(out, "could not release") && asking_int(dst, "EXISTS", k) == 0,
+                      "ulimit -n %d: exit %d, the lock left held (PTTL %lld):\n%s", lim, rc, asking_int(dst, "PTTL", k),
+                      out);
+            (void)asking_int(dst, "DEL", k); /* (a failure above: the next try starts free) */
+        }
+        CHECK_MSG(oserr > 0 && ran, "no fd limit hit COMMAND's start (%d) or let it run (%d)", oserr, ran);
+        {
+            const char *del[] = { "DEL", "{cl:oserr}:waiters", "{cl:oserr}:deadlines" };
+            CHECK(asking_argv(dst, 3, del) >= 0);
+        }
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", slot), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", slot), REDIS_REPLY_STATUS);
     }
 
     /* seeds that are all replicas: the map names the primaries, a replica

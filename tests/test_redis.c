@@ -12,7 +12,9 @@
  * persistence (row 9: two holders, shown), a SIGALRM storm (row 22: EINTR);
  * the longest key with fencing and a queued waiter (every auxiliary name);
  * one server under two names refused by rlock_client_connect (row 28); a
- * release with an unknown outcome (the handle stays HELD; retry it);
+ * release with an unknown outcome (the handle stays HELD; retry it); a
+ * handle destroyed with its acquire in flight or its grant unread (the
+ * grant released, not left held for its lease);
  * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
@@ -1236,6 +1238,85 @@ static void test_nonblocking(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* Begin lk's acquire of key and step it until the server has granted it
+ * (the key exists) while its answer is still unread (rlock_step said
+ * RLOCK_WOULD_BLOCK): an acquire in flight, its outcome unknown to the
+ * program. 1 when there; else (a step read the answer first) 0, nothing
+ * left held or in flight - try again. */
+static int acquire_in_flight(rlock_lock *lk, const rh_server *s, const char *key) {
+    unsigned long long end = rh_now_ms() + 2000;
+    rlock_status st = rlock_acquire_begin(lk, 30000, 0);
+    while (st == RLOCK_WOULD_BLOCK && rh_int(s, "EXISTS %s", key) != 1 && rh_now_ms() < end) {
+        st = rlock_step(lk);
+        rh_sleep_ms(2);
+    }
+    if (st == RLOCK_WOULD_BLOCK && rh_int(s, "EXISTS %s", key) == 1) return 1;
+    if (st == RLOCK_WOULD_BLOCK) rlock_cancel(lk);
+    if (rlock_lock_state(lk) == RLOCK_STATE_HELD) (void)rlock_release(lk);
+    return 0;
+}
+
+/* rlock_lock_destroy with an acquire in flight (granted on the server, the
+ * answer unread): no handle is left to release it, so destroy undoes it as
+ * rlock_cancel does - the key is gone when destroy returns, not held for
+ * its 30 s lease. The same after rlock_client_close (the answer lost: an
+ * unknown outcome, released on a new connection); with an acquire that
+ * finished granted while the program stepped only the client (its result
+ * never read: the program does not know it holds it); and with the
+ * documented non-blocking way (rlock_cancel_begin, rlock_step until done,
+ * then destroy, which then sends nothing). */
+static void test_destroy_in_flight(const rh_server *s) {
+    static const char *const how[4] = { "destroy", "close, then destroy", "finished unread, then destroy",
+                                        "cancel_begin + step, then destroy" };
+    rh_tconn t;
+    rlock_lock lk, other;
+    int i;
+    CHECK(tc_tcp(&t, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "dif:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (i = 0; i < 4; i++) {
+        int out = 0, tries;
+        for (tries = 0; tries < 20 && !out; tries++) {
+            CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "dif:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            out = acquire_in_flight(&lk, s, "dif:key");
+            if (!out) rlock_lock_destroy(&lk);
+        }
+        CHECK_MSG(out, "%s: no acquire in flight in 20 tries", how[i]);
+        if (!out) continue;
+        if (i == 1) rlock_client_close(&t.cl);
+        if (i == 2) { /* the answer read by the client's step, the result left for rlock_step */
+            unsigned long long end = rh_now_ms() + 2000;
+            while (rlock_lock_state(&lk) != RLOCK_STATE_HELD && rh_now_ms() < end) {
+                CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK);
+                rh_sleep_ms(1);
+            }
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        }
+        if (i == 3) {
+            rlock_status st = rlock_cancel_begin(&lk);
+            while (st == RLOCK_WOULD_BLOCK) {
+                rh_sleep_ms(1);
+                st = rlock_step(&lk);
+            }
+            CHECK_EQ_ST(st, RLOCK_OK);
+            CHECK_EQ_LL(rh_int(s, "EXISTS dif:key"), 0);
+        }
+        rlock_lock_destroy(&lk);
+        CHECK_MSG(rh_int(s, "EXISTS dif:key") == 0, "%s: the grant in flight is left held (PTTL %lld)", how[i],
+                  rh_int(s, "PTTL dif:key"));
+        CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
+    }
+    /* a lock the program knows it holds is still not released by destroy
+     * (documented: release first), an extend in flight or not */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "dif:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend_begin(&lk, 6000), RLOCK_WOULD_BLOCK);
+    rlock_lock_destroy(&lk);
+    CHECK(rh_int(s, "PTTL dif:key") > 0);
+    rh_int(s, "DEL dif:key");
+    rh_tc_close(&t);
+}
+
 /* ------------------------------- many locks on one client (pipelining) */
 
 /* Lines of CLIENT LIST: the connections the server has now (this query's own
@@ -2008,6 +2089,7 @@ int main(void) {
     test_maxclients(&s);
     test_oom_readonly(&s);
     test_nonblocking(&s);
+    test_destroy_in_flight(&s);
     test_pipelined_locks(&s);
     test_connect_error_text();
     test_refused_handshake(&s);

@@ -26,6 +26,10 @@
  *     "timeout", the connection dropped (a late reply is never read as the
  *     next one's), the grant that landed released, and the next acquire and
  *     release work on a fresh connection;
+ *   - rlock_lock_destroy with an acquire in flight (granted on the server,
+ *     the answer unread; also after rlock_client_close, and with the grant
+ *     read by rlock_client_step but its result not): the grant is released
+ *     before destroy returns, not left held for its lease;
  *   - an error reply (a hash under the key: WRONGTYPE) fits the RX buffer and
  *     is reported as itself, not as a protocol error;
  *   - node.db 3: the lock lives in db 3 (SELECT behind AUTH), not in db 0;
@@ -335,6 +339,59 @@ static void test_drop_and_timeout(const rh_server *s) {
     scli_close(&t);
 }
 
+/* rlock_lock_destroy with an acquire in flight - granted on the server,
+ * its answer unread - leaves nothing held: no handle would be left to
+ * release it, so destroy undoes it as rlock_cancel does (the key gone when
+ * it returns, not held for its 30 s lease); after rlock_client_close too
+ * (the answer lost: the release goes out on a new connection); and when
+ * the answer was read by rlock_client_step, the result never seen. */
+static void test_destroy_in_flight(const rh_server *s) {
+    scli t;
+    rlock_lock lk, other;
+    static char key[RLOCK_MAX_KEY_LEN];
+    int how;
+    make_key(key, 'f');
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (how = 0; how < 3; how++) {
+        int out = 0, tries;
+        for (tries = 0; tries < 20 && !out; tries++) {
+            unsigned long long end = rh_now_ms() + 2000;
+            rlock_status st;
+            CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            st = rlock_acquire_begin(&lk, 30000, 0);
+            while (st == RLOCK_WOULD_BLOCK && absent(key) && rh_now_ms() < end) {
+                st = rlock_step(&lk);
+                rh_sleep_ms(2);
+            }
+            out = st == RLOCK_WOULD_BLOCK && !absent(key);
+            if (out) break;
+            /* the answer was read first: nothing left, try again */
+            if (st == RLOCK_WOULD_BLOCK) rlock_cancel(&lk);
+            if (rlock_lock_state(&lk) == RLOCK_STATE_HELD) (void)rlock_release(&lk);
+            rlock_lock_destroy(&lk);
+        }
+        CHECK_MSG(out, "no acquire in flight in 20 tries");
+        if (!out) break;
+        if (how == 1) rlock_client_close(&t.cl);
+        if (how == 2) {
+            unsigned long long end = rh_now_ms() + 2000;
+            while (rlock_lock_state(&lk) != RLOCK_STATE_HELD && rh_now_ms() < end) {
+                CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK);
+                rh_sleep_ms(1);
+            }
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        }
+        rlock_lock_destroy(&lk);
+        CHECK_MSG(absent(key), "%s: the grant in flight is left held",
+                  how == 0 ? "destroy" : how == 1 ? "close, then destroy" : "finished unread, then destroy");
+        CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
+    }
+    (void)cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER);
+    scli_close(&t);
+}
+
 /* A hash under the key: the script's WRONGTYPE error line fits RLOCK_RX_BUF. */
 static void test_error_reply(const rh_server *s) {
     scli t;
@@ -617,6 +674,7 @@ int main(void) {
         test_more_locks_than_pipeline(&srv, 1);
         test_split_replies(&srv);
         test_drop_and_timeout(&srv);
+        test_destroy_in_flight(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

@@ -3140,35 +3140,45 @@ static void test_timeouts(void) {
     CHECK_EQ_ST(rlock_cancel_begin(NULL), RLOCK_E_BADARG);
     env_done();
 
-    /* Destroying a handle mid-op abandons it: its answer is read and
-     * discarded; the other lock on the connection gets its own. */
+    /* Destroying a handle mid-acquire undoes it as rlock_cancel does (no
+     * handle would be left to release a grant that lands): the answer is
+     * awaited and the grant released; the other lock on the connection
+     * gets its own answer, not the grant. */
     env_reset("destroy during an op");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
 #if RLOCK__COMPACT
-    /* One request in flight: LK2's waits until the abandoned one's answer
-     * (a grant) is read, and goes out only then. */
+    /* One request in flight: LK's attempt goes out first (destroy steps
+     * it), its grant is read and released, then LK2's request goes out. */
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
     fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_LL(F[0].n_reqs, 0); /* nothing sent before a step */
     rlock_lock_destroy(&LK);
-    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_NOT_ACQUIRED); /* its own answer, not the late grant */
-    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK_EQ_LL(F[0].n_reqs, 3); /* (LK2's went out as the release's answer was read) */
+    CHECK(req_has(&F[0], 1, rlock_script_sha(S_REL))); /* the grant released */
+    CHECK(req_has(&F[0], 2, "res:2"));
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_NOT_ACQUIRED); /* its own answer, not the grant */
     CHECK_EQ_LL(F[0].close_calls, 0);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
 #else
+    /* The answer withheld: the node times out (it may have granted), the
+     * stream is dropped and the release goes out on a new connection. */
     s = fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
     s->hang = 1;
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
     fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
     rlock_lock_destroy(&LK);
-    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].n_reqs, 2);
+    CHECK(req_has(&F[0], 1, rlock_script_sha(S_REL))); /* the release of what may have been granted */
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
     CHECK_EQ_ST(rlock_acquire(&LK2, TTL, 0), RLOCK_NOT_ACQUIRED); /* its own answer, not the late grant */
-    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_LL(F[0].close_calls, 1);
 #endif
     env_done();
 }
