@@ -1239,7 +1239,8 @@ typedef struct rlock_lock {
     uint32_t renewals;
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
-    int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
+    int asking;               /* cluster (rlock_cluster_*): 1 send ASKING before the script; 2 name
+                               * the lock key alone (a release after -TRYAGAIN) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__cluster_op cl;     /* cluster: the rlock_cluster_* operation in progress */
 #endif
@@ -1565,9 +1566,17 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  *   The operations follow MOVED (the slot is updated at once and the whole
  * map fetched again in the background) and ASK (the next script goes with
  * ASKING to the importing primary; the map is not changed), up to
- * RLOCK_CLUSTER_HOPS redirects; -TRYAGAIN (a multi-key script during a slot
- * migration) is retried after 10..80 ms, up to 20 times (~1.4 s); a
- * primary that cannot be reached (killed, failing over) makes them ask the
+ * RLOCK_CLUSTER_HOPS redirects. -TRYAGAIN: a multi-key script while its
+ * slot migrates, on a node that lacks some of its keys (the wait-queue
+ * keys: mostly none exist); nothing ran. A release (inspect, force-unlock)
+ * is sent again after 10 ms naming the lock key alone, a compare-and-delete
+ * that wakes no waiter (they find the key free at their re-check; a fair
+ * lock's is not handed off); so a lock granted by ASK on the importing
+ * primary, or held on the migrating one, is freed at once. An acquire
+ * script is retried after 10..80 ms, up to 20 times (~1.4 s), then
+ * RLOCK_E_REDIS: while a slot stays half-migrated only the uncontended
+ * plain SET (one key) acquires there, nothing grants twice. A primary
+ * that cannot be reached (killed, failing over) makes them ask the
  * other nodes every 100 ms (~4 s in all), which answer MOVED once the
  * cluster has promoted a replica.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
@@ -1827,7 +1836,8 @@ static unsigned long rlock__sys_thread_id(void) {
  * so the code behind them goes too (section 1: RLOCK_NO_*). */
 #define RLOCK__FAIR(lk) (RLOCK__HAS_FAIR ? (lk)->fair_grace : 0u)
 #define RLOCK__FENCING(c) (RLOCK__HAS_FENCING && (c)->cfg.fencing)
-#define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && (lk)->asking)
+#define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 1))
+#define RLOCK__SOLO(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 2)) /* the lock key alone (rlock__cluster_judge) */
 #define RLOCK__NSUBS(c) (RLOCK__HAS_WAITING ? (c)->n_subs : 0u) /* RESP2 subscriber connections */
 #define RLOCK__REPLICAS(c) (RLOCK__HAS_REPLICAS ? (c)->cfg.replicas : 0u)
 
@@ -2587,7 +2597,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  *   (a node that refused it while others granted still has it queued).
  *   Pops the oldest waiter, reserves the key for it, and publishes "W" or
  *   "W N": W the reserved waiter (claim now), N the next in line (standby:
- *   re-check after the grace, in case W is gone). */
+ *   re-check after the grace, in case W is gone). Without KEYS[2] (a
+ *   cluster release after -TRYAGAIN, rlock__cluster_judge) it deletes. */
 #define RLOCK__LUA_FAIR_ENQUEUE \
     "if ARGV[3]~='' then local n=redis.call('time') " \
     "redis.call('zadd',KEYS[2],'NX',n[1]*1000000+n[2],ARGV[3]) " \
@@ -2595,7 +2606,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
 #define RLOCK__LUA_FAIR_UNQUEUE_SELF "if ARGV[5]~='' then redis.call('zrem',KEYS[2],ARGV[5]) end "
 #define RLOCK__LUA_FAIR_HANDOFF \
-    "local w=redis.call('zrange',KEYS[2],0,1) " \
+    "local w=KEYS[2] and redis.call('zrange',KEYS[2],0,1) or {} " \
     "if w[1] and ARGV[4]~='0' then redis.call('zrem',KEYS[2],w[1]) " \
     "redis.call('set',KEYS[1],'~'..w[1],'PX',ARGV[4]) " \
     "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[2] and w[1]..' '..w[2] or w[1]") "end " \
@@ -2749,11 +2760,11 @@ static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
 static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
-static const char rlock__h7[] = RLOCK__FAIRS("8a135de59a55c3c65e2e8b11885feaa5d30dfd96");
+static const char rlock__h7[] = RLOCK__FAIRS("a85520ed1cefaae8e139d2c5ca81ae59fa97f60d");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
 static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01a4e6278b676b401d"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("98102458fe8fd54e6291fb796177aab9f3f24abe"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("e7171ca0818dbd5a792277260613bbbf63b931cc"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
@@ -2894,12 +2905,12 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "bc6c3e0809ef"
-#define RLOCK__FN_V_110 "87285fe81abe"
+#define RLOCK__FN_V_111 "2f29d32d4e3e"
+#define RLOCK__FN_V_110 "e6b841c62530"
 #define RLOCK__FN_V_101 "0f83ffbb2556"
 #define RLOCK__FN_V_100 "c9bc64f7b861"
-#define RLOCK__FN_V_011 "9aa6f9e34e4b"
-#define RLOCK__FN_V_010 "5ea35f7df32a"
+#define RLOCK__FN_V_011 "97491580971a"
+#define RLOCK__FN_V_010 "f396665441bf"
 #define RLOCK__FN_V_001 "e8f4ee6a6e06"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
@@ -4462,7 +4473,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
  * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
 static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
     int force = lk->op.round.script == RLOCK__S_FORCE, k;
-    int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
+    int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force) && !RLOCK__SOLO(lk);
     if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
     rlock__enc_arg(e, lk->key, lk->key_len);
     if (aux) rlock__enc_aux(e, lk, ":waiters");
@@ -4638,7 +4649,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                                                     int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
-    int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
+    int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0 && !RLOCK__SOLO(lk), c = r->cleanup;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1], num[21];
     const char *t0, *t, *a;
@@ -7816,8 +7827,14 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         return RLOCK_WOULD_BLOCK;
     }
     if (st == RLOCK_E_REDIS && strlen(err) >= 8 && memcmp(err, "TRYAGAIN", 8) == 0 && o->again++ < RLOCK__CLUSTER_TRIES) {
-        /* a multi-key script while its slot migrates: the same node, soon */
-        lk->asking = asking;
+        /* A multi-key script while its slot migrates: this node lacks some
+         * of its keys (the queue keys, mostly never created), and nothing
+         * ran. The same node, soon; a release (inspect, force-unlock) then
+         * names the lock key alone: it needs only that one, a
+         * compare-and-delete that wakes no waiter (they find the key free at
+         * their re-check). Else a lock granted there by ASK stayed held
+         * until its TTL, the migration outlasting the retries. */
+        lk->asking = asking | (o->kind != RLOCK__CL_ACQUIRE) << 1;
         o->wake_at = now + (10u << (o->again < 4 ? o->again - 1 : 3));
         o->phase = RLOCK__CLP_PAUSE;
         return RLOCK_WOULD_BLOCK;
