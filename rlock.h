@@ -345,8 +345,8 @@ extern "C" {
 #define RLOCK__REQ_LEN(script_len) \
     (5 + RLOCK__ARG(7) + RLOCK__ARG(script_len) + RLOCK__ARG(1) + RLOCK__ARG(RLOCK_MAX_KEY_LEN) + \
      RLOCK__REQ_AUX * RLOCK__ARG(RLOCK_MAX_KEY_LEN + 12) + RLOCK__ARG(RLOCK_MAX_OWNER_LEN) + RLOCK__REQ_NUMS)
-/* An attempt goes out in one write: [ASKING] (cluster, 17 bytes) [FUNCTION
- * LOAD] script [WAIT] (cfg.replicas, at most 48 bytes); each compiled out
+/* An attempt goes out in one write: [FUNCTION LOAD] [ASKING] (cluster, 17
+ * bytes) script [WAIT] (cfg.replicas, at most 48 bytes); each compiled out
  * with its feature. */
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__REQ_ASKING 0
@@ -4509,7 +4509,7 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
        /* not the script: the other parts of an attempt (rlock__round_submit's part k is
         * RLOCK__RUN_SETNAME + k, its part 3 the script), each a template of rlock__enc_tpl */
-       RLOCK__RUN_SETNAME, RLOCK__RUN_ASKING, RLOCK__RUN_FNLOAD, RLOCK__RUN_SCRIPT_PART, RLOCK__RUN_WAIT };
+       RLOCK__RUN_SETNAME, RLOCK__RUN_FNLOAD, RLOCK__RUN_ASKING, RLOCK__RUN_SCRIPT_PART, RLOCK__RUN_WAIT };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
@@ -4631,8 +4631,8 @@ static const char *const rlock__enc_tpl[] = {
     /* the plain acquire */
     "\3SETAF\2NX\2PXG",
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"),
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["),
+    RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
@@ -4892,16 +4892,18 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
-     * the parts (bit k of want) are [CLIENT SETNAME] [ASKING] [FUNCTION
-     * LOAD] script [WAIT]. SETNAME (reply not waited for) goes before a
+     * the parts (bit k of want) are [CLIENT SETNAME] [FUNCTION LOAD]
+     * [ASKING] script [WAIT]. SETNAME (reply not waited for) goes before a
      * connection's first FCALL: it says which version's libraries this
-     * client runs; no room for it as well, a later attempt says it. ASKING
-     * (cluster: the slot is being imported there) must come right before
-     * the script it is for; a missing function's library is loaded before
-     * the FCALL (its reply is not waited for: the FCALL behind it tells);
-     * WAIT follows the script (cfg.replicas), one round trip in all. */
-    want = (unsigned)RLOCK__ASKING(lk) << 1 | 1u << 3 | (unsigned)wait << 4;
-    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 2;
+     * client runs; no room for it as well, a later attempt says it. A
+     * missing function's library is loaded before the FCALL (its reply is
+     * not waited for: the FCALL behind it tells). ASKING (cluster: the slot
+     * is being imported there) goes right before the script: it holds for
+     * the next command only, and a FUNCTION LOAD between them took it (the
+     * FCALL then got MOVED back to the source). WAIT follows the script
+     * (cfg.replicas), one round trip in all. */
+    want = (unsigned)RLOCK__ASKING(lk) << 2 | 1u << 3 | (unsigned)wait << 4;
+    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 1;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;

@@ -1778,7 +1778,9 @@ static void test_cluster(void) {
      * long as the migration lasts. Sent again naming only the lock key (a
      * compare-and-delete), it frees the lock at once. The same for a lock
      * held on the source (it has the key, not its queue keys). Extend names
-     * one key: never refused. */
+     * one key: never refused. Then with functions (RLOCK_SCRIPTS_FCALL) and
+     * the target without rlock's library: ASKING right before the FCALL, not
+     * before the FUNCTION LOAD (which consumed it: the FCALL got MOVED). */
     {
         static rlock_posix_conn pf[RLOCK_CLUSTER_MAX_PRIMARIES];
         static rlock_cluster cf;
@@ -1844,6 +1846,19 @@ static void test_cluster(void) {
                   rlock_node_error(fair.client->nodes[0]));
         CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
         CHECK_EQ_LL(ca.moved, moved);
+        /* FCALL after ASK, the target without the library: ASK, no MOVED */
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cf, &f, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cf, &f, 30000, 0), RLOCK_OK); /* the plain SET, by ASK */
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1);
+        asked = cf.asked;
+        moved = cf.moved;
+        CHECK_EQ_ST(rlock_cluster_extend(&cf, &f, 40000), RLOCK_OK); /* FCALL: the library loaded first */
+        CHECK(asking_int(dst, "PTTL", k) > 35000);
+        CHECK_MSG(cf.moved == moved && cf.asked == asked + 1, "extend by FCALL after ASK: %lu MOVED, %lu ASK",
+                  cf.moved - moved, cf.asked - asked);
+        CHECK_EQ_ST(rlock_cluster_release(&cf, &f), RLOCK_OK);
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 0);
+        CHECK_EQ_LL(cf.moved, moved);
         /* the migration called off: nothing of the slot left on either side */
         CHECK_EQ_LL(rh_int(dst, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
         CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
