@@ -369,9 +369,10 @@ extern "C" {
 #define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 170 + RLOCK__REQ_LEN(27) + RLOCK__REQ_AROUND)
 #endif
 #ifndef RLOCK_TX_BUF
-/* The longest script is up to 2 KB (a writer's, section 5b; ~1.1 KB without
- * the primitives; ~0.85 KB, the simple lock's acquire, without reentrant
- * locks too). */
+/* The longest script is up to 2 KB (a writer's, section 5b; ~1 KB, a fair
+ * reentrant acquire, without the primitives - the default has room for
+ * 1,088 B; ~0.85 KB, the simple lock's acquire, without reentrant locks
+ * too). */
 #if defined(RLOCK_NO_EVAL_FALLBACK)
 #define RLOCK_TX_BUF (RLOCK__TX_FLOOR_SHA)
 #elif defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_REENTRANT)
@@ -2464,9 +2465,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
- * latest of them), so nobody barges in ahead of them. */
+ * latest of them), so nobody barges in ahead of them. Nothing is called
+ * on a key a call emptied: on a Cluster primary whose slot migrates, a
+ * call on a key not there is refused mid-script ("non local key") - a
+ * release naming the lock key alone runs there (section 7). */
 #define RLOCK__LUA_RW_EMPTY \
-    "R('hdel',k,'mode') if e>ms then R('pexpire',k,e-ms) else R('del',k) end "
+    "if e>ms then R('hdel',k,'mode') R('pexpire',k,e-ms) else R('del',k) end "
 /* A key of another type fails the HGETALL with Redis's own WRONGTYPE. The
  * fields are read once (F); calls are left for the changes. */
 #define RLOCK__LUA_RW_MODE \
@@ -2635,14 +2639,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
     "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_FAIR_ENQUEUE "end return {0,p}"
-/* -> holds left (>= 0; at 0 the key is handed off or deleted) | -1 not ours */
+/* -> holds left (>= 0; at 0 the key is handed off or deleted: as a whole,
+ * not emptied first - see RLOCK__LUA_RW_EMPTY) | -1 not ours */
 #define RLOCK__LUA_FAIR_REENTRANT_RELEASE \
-    RLOCK__LUA_FAIR_UNQUEUE_SELF "if redis.call('type',KEYS[1]).ok=='string' then " \
-    "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then " RLOCK__LUA_FAIR_HANDOFF "end return -1 end " \
+    RLOCK__LUA_FAIR_UNQUEUE_SELF "local function h() " RLOCK__LUA_FAIR_HANDOFF "end " \
+    "if redis.call('type',KEYS[1]).ok=='string' then " \
+    "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then h() end return -1 end " \
     "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " RLOCK__LUA_UNRECORD("6") \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
-    "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
+    "h() return 0"
 
 /* The longest attempt (section 1: RLOCK__TX_FLOOR_*) must fit in a node's
  * empty TX buffer: with the EVAL fallback, the longest compiled script's
@@ -2698,16 +2704,16 @@ typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(RLOCK__LONG
 #endif
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
-/* ... and the defaults' comments hold: a fair reentrant release is the
+/* ... and the defaults' comments hold: a fair reentrant acquire is the
  * longest lock script, a writer's acquire the longest of all. */
-typedef char rlock__fair_reentrant_release_is_longest[
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
+typedef char rlock__fair_reentrant_acquire_is_longest[
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
 typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) &&
-                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) ?
+                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) ?
                                              1 : -1];
 
 /* A script of a feature compiled out is "" (never sent: no handle can ask
@@ -2764,7 +2770,7 @@ static const char rlock__h7[] = RLOCK__FAIRS("a85520ed1cefaae8e139d2c5ca81ae59fa
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
 static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01a4e6278b676b401d"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("e7171ca0818dbd5a792277260613bbbf63b931cc"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("753d16fdc4ff3bde866d32a5ad936f74b4e64ef0"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
@@ -2772,17 +2778,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("6ab3cc986a4285a2d94cbef23efb160b619729e7");
+static const char rlock__h13[] = RLOCK__PRIM("50e38dcc0760a8400daf92530a322817f211c4ea");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("129c493457625a95c5ec9bd8cb2647913c5b08e5");
+static const char rlock__h15[] = RLOCK__PRIM("dc4be2da0d05575b5867580c02190da66d11ccb2");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("8d1409546e285551195351f3ab1fb9109ffc08bd");
+static const char rlock__h16[] = RLOCK__PRIM("2a7aeceb9c9343770e2979d2fc608ecfbe6d2991");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("f0a08625009a657022f36905f9ff0f7ece04fb9b");
+static const char rlock__h18[] = RLOCK__PRIM("e27835cb8f58cb9ea1b313d46a1ebb24b2a074ab");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -2905,13 +2911,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "2f29d32d4e3e"
-#define RLOCK__FN_V_110 "e6b841c62530"
-#define RLOCK__FN_V_101 "0f83ffbb2556"
+#define RLOCK__FN_V_111 "e068bb871cf3"
+#define RLOCK__FN_V_110 "e58fb2d311d7"
+#define RLOCK__FN_V_101 "f178e5d3a8d2"
 #define RLOCK__FN_V_100 "c9bc64f7b861"
-#define RLOCK__FN_V_011 "97491580971a"
+#define RLOCK__FN_V_011 "bce18e6646c5"
 #define RLOCK__FN_V_010 "f396665441bf"
-#define RLOCK__FN_V_001 "e8f4ee6a6e06"
+#define RLOCK__FN_V_001 "c1e3589b0849"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim

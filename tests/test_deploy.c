@@ -1784,9 +1784,9 @@ static void test_cluster(void) {
     {
         static rlock_posix_conn pf[RLOCK_CLUSTER_MAX_PRIMARIES];
         static rlock_cluster cf;
-        const char *k = "cl:ask", *kh = "{cl:ask}h", *kf = "{cl:ask}f";
+        const char *k = "cl:ask", *kh = "{cl:ask}h", *kf = "{cl:ask}f", *kr = "{cl:ask}r", *kw = "{cl:ask}w", *krd = "{cl:ask}rd";
         unsigned slot = rlock_cluster_slot(k, strlen(k));
-        rlock_lock a, h, fair, f;
+        rlock_lock a, h, fair, fre, wr, rd, f;
         rh_server *src, *dst = NULL;
         char src_id[64], dst_id[64], kd[32];
         unsigned long asked, moved;
@@ -1801,6 +1801,13 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &fair, kf, strlen(kf), RLOCK_KIND_SIMPLE), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_set_fair(&fair, 1, 1000u), RLOCK_OK);
         CHECK_EQ_ST(rlock_cluster_acquire(&ca, &fair, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &fre, kr, strlen(kr), RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&fre, 1, 1000u), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &fre, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &wr, kw, strlen(kw), RLOCK_KIND_WRITE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &wr, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &rd, krd, strlen(krd), RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &rd, 30000, 0), RLOCK_OK);
         home = rlock_cluster_primary(&ca, slot);
         src = cl_server(sv, ca.port[home]);
         for (i = 0; i < (int)ca.n; i++)
@@ -1828,7 +1835,7 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_acquire(&ca, &a, 30000, 0), RLOCK_OK);
         CHECK(ca.asked > asked);
         CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1); /* on the target only */
-        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 2); /* kh, kf (EXISTS k: ASK) */
+        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 5); /* kh kf kr kw krd (EXISTS k: ASK) */
         CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 40000), RLOCK_OK);
         CHECK(asking_int(dst, "PTTL", k) > 35000);
         t0 = rh_now_ms();
@@ -1844,6 +1851,15 @@ static void test_cluster(void) {
         st = rlock_cluster_release(&ca, &fair); /* a fair lock's release script, its queue key left out */
         CHECK_MSG(st == RLOCK_OK, "fair release on the migrating source: %s (%s)", rlock_status_str(st),
                   rlock_node_error(fair.client->nodes[0]));
+        st = rlock_cluster_release(&ca, &fre);
+        CHECK_MSG(st == RLOCK_OK, "fair reentrant release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(fre.client->nodes[0]));
+        st = rlock_cluster_release(&ca, &wr);
+        CHECK_MSG(st == RLOCK_OK, "write release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(wr.client->nodes[0]));
+        st = rlock_cluster_release(&ca, &rd);
+        CHECK_MSG(st == RLOCK_OK, "read release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(rd.client->nodes[0]));
         CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
         CHECK_EQ_LL(ca.moved, moved);
         /* FCALL after ASK, the target without the library: ASK, no MOVED */
