@@ -345,8 +345,8 @@ extern "C" {
 #define RLOCK__REQ_LEN(script_len) \
     (5 + RLOCK__ARG(7) + RLOCK__ARG(script_len) + RLOCK__ARG(1) + RLOCK__ARG(RLOCK_MAX_KEY_LEN) + \
      RLOCK__REQ_AUX * RLOCK__ARG(RLOCK_MAX_KEY_LEN + 12) + RLOCK__ARG(RLOCK_MAX_OWNER_LEN) + RLOCK__REQ_NUMS)
-/* An attempt goes out in one write: [ASKING] (cluster, 17 bytes) [FUNCTION
- * LOAD] script [WAIT] (cfg.replicas, at most 48 bytes); each compiled out
+/* An attempt goes out in one write: [FUNCTION LOAD] [ASKING] (cluster, 17
+ * bytes) script [WAIT] (cfg.replicas, at most 48 bytes); each compiled out
  * with its feature. */
 #ifdef RLOCK_NO_CLUSTER
 #define RLOCK__REQ_ASKING 0
@@ -369,9 +369,10 @@ extern "C" {
 #define RLOCK__TX_FLOOR_TEXT(script_len) ((script_len) + 170 + RLOCK__REQ_LEN(27) + RLOCK__REQ_AROUND)
 #endif
 #ifndef RLOCK_TX_BUF
-/* The longest script is up to 2 KB (a writer's, section 5b; ~1.1 KB without
- * the primitives; ~0.85 KB, the simple lock's acquire, without reentrant
- * locks too). */
+/* The longest script is up to 2 KB (a writer's, section 5b; ~1 KB, a fair
+ * reentrant acquire, without the primitives - the default has room for
+ * 1,088 B; ~0.85 KB, the simple lock's acquire, without reentrant locks
+ * too). */
 #if defined(RLOCK_NO_EVAL_FALLBACK)
 #define RLOCK_TX_BUF (RLOCK__TX_FLOOR_SHA)
 #elif defined(RLOCK_NO_PRIMITIVES) && defined(RLOCK_NO_REENTRANT)
@@ -1244,7 +1245,8 @@ typedef struct rlock_lock {
     uint32_t renewals;
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
     int renewing;             /* the extend in flight was started by rlock_renew_poll */
-    int asking;               /* cluster: send ASKING before each script (rlock_cluster_*) */
+    int asking;               /* cluster (rlock_cluster_*): 1 send ASKING before the script; 2 name
+                               * the lock key alone (a release after -TRYAGAIN) */
 #ifndef RLOCK_NO_CLUSTER
     rlock__cluster_op cl;     /* cluster: the rlock_cluster_* operation in progress */
 #endif
@@ -1581,9 +1583,17 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  *   The operations follow MOVED (the slot is updated at once and the whole
  * map fetched again in the background) and ASK (the next script goes with
  * ASKING to the importing primary; the map is not changed), up to
- * RLOCK_CLUSTER_HOPS redirects; -TRYAGAIN (a multi-key script during a slot
- * migration) is retried after 10..80 ms, up to 20 times (~1.4 s); a
- * primary that cannot be reached (killed, failing over) makes them ask the
+ * RLOCK_CLUSTER_HOPS redirects. -TRYAGAIN: a multi-key script while its
+ * slot migrates, on a node that lacks some of its keys (the wait-queue
+ * keys: mostly none exist); nothing ran. A release (inspect, force-unlock)
+ * is sent again after 10 ms naming the lock key alone, a compare-and-delete
+ * that wakes no waiter (they find the key free at their re-check; a fair
+ * lock's is not handed off); so a lock granted by ASK on the importing
+ * primary, or held on the migrating one, is freed at once. An acquire
+ * script is retried after 10..80 ms, up to 20 times (~1.4 s), then
+ * RLOCK_E_REDIS: while a slot stays half-migrated only the uncontended
+ * plain SET (one key) acquires there, nothing grants twice. A primary
+ * that cannot be reached (killed, failing over) makes them ask the
  * other nodes every 100 ms (~4 s in all), which answer MOVED once the
  * cluster has promoted a replica.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
@@ -1843,7 +1853,8 @@ static unsigned long rlock__sys_thread_id(void) {
  * so the code behind them goes too (section 1: RLOCK_NO_*). */
 #define RLOCK__FAIR(lk) (RLOCK__HAS_FAIR ? (lk)->fair_grace : 0u)
 #define RLOCK__FENCING(c) (RLOCK__HAS_FENCING && (c)->cfg.fencing)
-#define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && (lk)->asking)
+#define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 1))
+#define RLOCK__SOLO(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 2)) /* the lock key alone (rlock__cluster_judge) */
 #define RLOCK__NSUBS(c) (RLOCK__HAS_WAITING ? (c)->n_subs : 0u) /* RESP2 subscriber connections */
 #define RLOCK__REPLICAS(c) (RLOCK__HAS_REPLICAS ? (c)->cfg.replicas : 0u)
 
@@ -2470,9 +2481,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
- * latest of them), so nobody barges in ahead of them. */
+ * latest of them), so nobody barges in ahead of them. Nothing is called
+ * on a key a call emptied: on a Cluster primary whose slot migrates, a
+ * call on a key not there is refused mid-script ("non local key") - a
+ * release naming the lock key alone runs there (section 7). */
 #define RLOCK__LUA_RW_EMPTY \
-    "R('hdel',k,'mode') if e>ms then R('pexpire',k,e-ms) else R('del',k) end "
+    "if e>ms then R('hdel',k,'mode') R('pexpire',k,e-ms) else R('del',k) end "
 /* A key of another type fails the HGETALL with Redis's own WRONGTYPE. The
  * fields are read once (F); calls are left for the changes. */
 #define RLOCK__LUA_RW_MODE \
@@ -2603,7 +2617,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  *   (a node that refused it while others granted still has it queued).
  *   Pops the oldest waiter, reserves the key for it, and publishes "W" or
  *   "W N": W the reserved waiter (claim now), N the next in line (standby:
- *   re-check after the grace, in case W is gone). */
+ *   re-check after the grace, in case W is gone). Without KEYS[2] (a
+ *   cluster release after -TRYAGAIN, rlock__cluster_judge) it deletes. */
 #define RLOCK__LUA_FAIR_ENQUEUE \
     "if ARGV[3]~='' then local n=redis.call('time') " \
     "redis.call('zadd',KEYS[2],'NX',n[1]*1000000+n[2],ARGV[3]) " \
@@ -2611,7 +2626,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
 #define RLOCK__LUA_FAIR_UNQUEUE_SELF "if ARGV[5]~='' then redis.call('zrem',KEYS[2],ARGV[5]) end "
 #define RLOCK__LUA_FAIR_HANDOFF \
-    "local w=redis.call('zrange',KEYS[2],0,1) " \
+    "local w=KEYS[2] and redis.call('zrange',KEYS[2],0,1) or {} " \
     "if w[1] and ARGV[4]~='0' then redis.call('zrem',KEYS[2],w[1]) " \
     "redis.call('set',KEYS[1],'~'..w[1],'PX',ARGV[4]) " \
     "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[2] and w[1]..' '..w[2] or w[1]") "end " \
@@ -2640,14 +2655,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
     "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_FAIR_ENQUEUE "end return {0,p}"
-/* -> holds left (>= 0; at 0 the key is handed off or deleted) | -1 not ours */
+/* -> holds left (>= 0; at 0 the key is handed off or deleted: as a whole,
+ * not emptied first - see RLOCK__LUA_RW_EMPTY) | -1 not ours */
 #define RLOCK__LUA_FAIR_REENTRANT_RELEASE \
-    RLOCK__LUA_FAIR_UNQUEUE_SELF "if redis.call('type',KEYS[1]).ok=='string' then " \
-    "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then " RLOCK__LUA_FAIR_HANDOFF "end return -1 end " \
+    RLOCK__LUA_FAIR_UNQUEUE_SELF "local function h() " RLOCK__LUA_FAIR_HANDOFF "end " \
+    "if redis.call('type',KEYS[1]).ok=='string' then " \
+    "if ARGV[5]~='' and redis.call('get',KEYS[1])=='~'..ARGV[5] then h() end return -1 end " \
     "if redis.call('hexists',KEYS[1],ARGV[1])==0 then return -1 end " RLOCK__LUA_UNRECORD("6") \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],-1) " \
     "if c>0 then redis.call('pexpire',KEYS[1],ARGV[2]) return c end " \
-    "redis.call('hdel',KEYS[1],ARGV[1]) " RLOCK__LUA_FAIR_HANDOFF "return 0"
+    "h() return 0"
 
 /* The longest attempt (section 1: RLOCK__TX_FLOOR_*) must fit in a node's
  * empty TX buffer: with the EVAL fallback, the longest compiled script's
@@ -2703,16 +2720,16 @@ typedef char rlock__tx_buf_fits[RLOCK_TX_BUF >= RLOCK__TX_FLOOR_TEXT(RLOCK__LONG
 #endif
 /* NOLINTEND(bugprone-implicit-widening-of-multiplication-result) */
 
-/* ... and the defaults' comments hold: a fair reentrant release is the
+/* ... and the defaults' comments hold: a fair reentrant acquire is the
  * longest lock script, a writer's acquire the longest of all. */
-typedef char rlock__fair_reentrant_release_is_longest[
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
-    sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
+typedef char rlock__fair_reentrant_acquire_is_longest[
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_REENTRANT_ACQUIRE) &&
+    sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) >= sizeof(RLOCK__LUA_SIMPLE_ACQUIRE) ? 1 : -1];
 typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_READ_ACQUIRE) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_INSPECT) &&
                                              sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_SEM_ACQUIRE) &&
-                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_RELEASE) ?
+                                             sizeof(RLOCK__LUA_WRITE_ACQUIRE) >= sizeof(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE) ?
                                              1 : -1];
 
 /* A script of a feature compiled out is "" (never sent: no handle can ask
@@ -2765,11 +2782,11 @@ static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
 static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
-static const char rlock__h7[] = RLOCK__FAIRS("8a135de59a55c3c65e2e8b11885feaa5d30dfd96");
+static const char rlock__h7[] = RLOCK__FAIRS("a85520ed1cefaae8e139d2c5ca81ae59fa97f60d");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
 static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01a4e6278b676b401d"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
-static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("98102458fe8fd54e6291fb796177aab9f3f24abe"));
+static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("753d16fdc4ff3bde866d32a5ad936f74b4e64ef0"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
 static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
@@ -2777,17 +2794,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("6ab3cc986a4285a2d94cbef23efb160b619729e7");
+static const char rlock__h13[] = RLOCK__PRIM("50e38dcc0760a8400daf92530a322817f211c4ea");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("129c493457625a95c5ec9bd8cb2647913c5b08e5");
+static const char rlock__h15[] = RLOCK__PRIM("dc4be2da0d05575b5867580c02190da66d11ccb2");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("8d1409546e285551195351f3ab1fb9109ffc08bd");
+static const char rlock__h16[] = RLOCK__PRIM("2a7aeceb9c9343770e2979d2fc608ecfbe6d2991");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("f0a08625009a657022f36905f9ff0f7ece04fb9b");
+static const char rlock__h18[] = RLOCK__PRIM("e27835cb8f58cb9ea1b313d46a1ebb24b2a074ab");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -2910,13 +2927,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "bc6c3e0809ef"
-#define RLOCK__FN_V_110 "87285fe81abe"
-#define RLOCK__FN_V_101 "0f83ffbb2556"
+#define RLOCK__FN_V_111 "e068bb871cf3"
+#define RLOCK__FN_V_110 "e58fb2d311d7"
+#define RLOCK__FN_V_101 "f178e5d3a8d2"
 #define RLOCK__FN_V_100 "c9bc64f7b861"
-#define RLOCK__FN_V_011 "9aa6f9e34e4b"
-#define RLOCK__FN_V_010 "5ea35f7df32a"
-#define RLOCK__FN_V_001 "e8f4ee6a6e06"
+#define RLOCK__FN_V_011 "bce18e6646c5"
+#define RLOCK__FN_V_010 "f396665441bf"
+#define RLOCK__FN_V_001 "c1e3589b0849"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
@@ -4489,7 +4506,7 @@ static void rlock__enc_multi(rlock__enc *e, const rlock_lock *lk, size_t i) {
  * the channel every waiter listens on; Redis Cluster: SPUBLISH in ARGV[7]). */
 static void rlock__enc_prim(rlock__enc *e, const rlock_lock *lk, size_t i) {
     int force = lk->op.round.script == RLOCK__S_FORCE, k;
-    int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force);
+    int aux = lk->aux_base_len > 0 && (RLOCK__REQ_QUEUE || !force) && !RLOCK__SOLO(lk);
     if (lk->kind == RLOCK_KIND_MULTI) { rlock__enc_multi(e, lk, i); return; }
     rlock__enc_arg(e, lk->key, lk->key_len);
     if (aux) rlock__enc_aux(e, lk, ":waiters");
@@ -4525,7 +4542,7 @@ static void rlock__enc_sem_args(rlock__enc *e, const rlock_lock *lk) {
 enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
        /* not the script: the other parts of an attempt (rlock__round_submit's part k is
         * RLOCK__RUN_SETNAME + k, its part 3 the script), each a template of rlock__enc_tpl */
-       RLOCK__RUN_SETNAME, RLOCK__RUN_ASKING, RLOCK__RUN_FNLOAD, RLOCK__RUN_SCRIPT_PART, RLOCK__RUN_WAIT };
+       RLOCK__RUN_SETNAME, RLOCK__RUN_FNLOAD, RLOCK__RUN_ASKING, RLOCK__RUN_SCRIPT_PART, RLOCK__RUN_WAIT };
 
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
@@ -4647,8 +4664,8 @@ static const char *const rlock__enc_tpl[] = {
     /* the plain acquire */
     "\3SETAF\2NX\2PXG",
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"),
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["),
+    RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
@@ -4665,7 +4682,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                                                     int how) {
     const rlock_op *op = &lk->op;
     const rlock_round *r = &op->round;
-    int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0, c = r->cleanup;
+    int s = r->script, aux = RLOCK__REQ_QUEUE && lk->aux_base_len > 0 && !RLOCK__SOLO(lk), c = r->cleanup;
     static const char *const cmd[3] = { "EVALSHA", "EVAL", "FCALL" };
     char fn[RLOCK__FN_LEN + 1], num[21];
     const char *t0, *t, *a;
@@ -4908,16 +4925,18 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
-     * the parts (bit k of want) are [CLIENT SETNAME] [ASKING] [FUNCTION
-     * LOAD] script [WAIT]. SETNAME (reply not waited for) goes before a
+     * the parts (bit k of want) are [CLIENT SETNAME] [FUNCTION LOAD]
+     * [ASKING] script [WAIT]. SETNAME (reply not waited for) goes before a
      * connection's first FCALL: it says which version's libraries this
-     * client runs; no room for it as well, a later attempt says it. ASKING
-     * (cluster: the slot is being imported there) must come right before
-     * the script it is for; a missing function's library is loaded before
-     * the FCALL (its reply is not waited for: the FCALL behind it tells);
-     * WAIT follows the script (cfg.replicas), one round trip in all. */
-    want = (unsigned)RLOCK__ASKING(lk) << 1 | 1u << 3 | (unsigned)wait << 4;
-    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 2;
+     * client runs; no room for it as well, a later attempt says it. A
+     * missing function's library is loaded before the FCALL (its reply is
+     * not waited for: the FCALL behind it tells). ASKING (cluster: the slot
+     * is being imported there) goes right before the script: it holds for
+     * the next command only, and a FUNCTION LOAD between them took it (the
+     * FCALL then got MOVED back to the source). WAIT follows the script
+     * (cfg.replicas), one round trip in all. */
+    want = (unsigned)RLOCK__ASKING(lk) << 2 | 1u << 3 | (unsigned)wait << 4;
+    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 1;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;
@@ -7821,8 +7840,14 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         return RLOCK_WOULD_BLOCK;
     }
     if (st == RLOCK_E_REDIS && strlen(err) >= 8 && memcmp(err, "TRYAGAIN", 8) == 0 && o->again++ < RLOCK__CLUSTER_TRIES) {
-        /* a multi-key script while its slot migrates: the same node, soon */
-        lk->asking = asking;
+        /* A multi-key script while its slot migrates: this node lacks some
+         * of its keys (the queue keys, mostly never created), and nothing
+         * ran. The same node, soon; a release (inspect, force-unlock) then
+         * names the lock key alone: it needs only that one, a
+         * compare-and-delete that wakes no waiter (they find the key free at
+         * their re-check). Else a lock granted there by ASK stayed held
+         * until its TTL, the migration outlasting the retries. */
+        lk->asking = asking | (o->kind != RLOCK__CL_ACQUIRE) << 1;
         o->wake_at = now + (10u << (o->again < 4 ? o->again - 1 : 3));
         o->phase = RLOCK__CLP_PAUSE;
         return RLOCK_WOULD_BLOCK;

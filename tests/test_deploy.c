@@ -1854,6 +1854,120 @@ static void test_cluster(void) {
         CHECK_EQ_LL(rh_int(dst, "EXISTS %s", k), 0);
     }
 
+    /* A lock granted by ASK on the importing primary, its release after
+     * -TRYAGAIN: the slot set migrating by hand (no key moved), the key not on
+     * the source, so the plain SET goes on to the target with ASKING and
+     * takes the key there. The release script names the lock and its queue
+     * keys; the target lacks the queue keys (never created): -TRYAGAIN for as
+     * long as the migration lasts. Sent again naming only the lock key (a
+     * compare-and-delete), it frees the lock at once. The same for a lock
+     * held on the source (it has the key, not its queue keys). Extend names
+     * one key: never refused. Then with functions (RLOCK_SCRIPTS_FCALL) and
+     * the target without rlock's library: ASKING right before the FCALL, not
+     * before the FUNCTION LOAD (which consumed it: the FCALL got MOVED). */
+    {
+        static rlock_posix_conn pf[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cf;
+        const char *k = "cl:ask", *kh = "{cl:ask}h", *kf = "{cl:ask}f", *kr = "{cl:ask}r", *kw = "{cl:ask}w", *krd = "{cl:ask}rd";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        rlock_lock a, h, fair, fre, wr, rd, f;
+        rh_server *src, *dst = NULL;
+        char src_id[64], dst_id[64], kd[32];
+        unsigned long asked, moved;
+        size_t home;
+        rlock_status st;
+        cfg.scripts = RLOCK_SCRIPTS_FCALL;
+        CHECK_EQ_ST(rlock_cluster_init(&cf, seed_host, seed_port, 1, &cfg, rlock_posix_cluster_connect, pf), RLOCK_OK);
+        cfg.scripts = RLOCK_SCRIPTS_AUTO;
+        CHECK_EQ_LL(rlock_cluster_slot(kh, strlen(kh)), slot);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &h, kh, strlen(kh), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &h, 30000, 0), RLOCK_OK); /* on the source, before the migration */
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &fair, kf, strlen(kf), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&fair, 1, 1000u), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &fair, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &fre, kr, strlen(kr), RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&fre, 1, 1000u), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &fre, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &wr, kw, strlen(kw), RLOCK_KIND_WRITE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &wr, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &rd, krd, strlen(krd), RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &rd, 30000, 0), RLOCK_OK);
+        home = rlock_cluster_primary(&ca, slot);
+        src = cl_server(sv, ca.port[home]);
+        for (i = 0; i < (int)ca.n; i++)
+            if (i != (int)home && cl_server(sv, ca.port[i]) && is_primary(cl_server(sv, ca.port[i])))
+                dst = cl_server(sv, ca.port[i]);
+        CHECK(src && dst && src != dst);
+        if (!src || !dst) { rlock_cluster_close(&cf); goto out; }
+        /* cf has run a script on the target (the plain SET needs that), and the
+         * target then loses its functions */
+        for (i = 0; i < 1000; i++) {
+            snprintf(kd, sizeof kd, "cl:ask%d", i);
+            if (ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(kd, strlen(kd)))] == dst->port) break;
+        }
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cf, &f, kd, strlen(kd), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cf, &f, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_release(&cf, &f), RLOCK_OK);
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "FUNCTION FLUSH%s", ""), REDIS_REPLY_STATUS);
+        rh_str(src, src_id, sizeof src_id, "CLUSTER MYID%s", "");
+        rh_str(dst, dst_id, sizeof dst_id, "CLUSTER MYID%s", "");
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u IMPORTING %s", slot, src_id), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id), REDIS_REPLY_STATUS);
+        asked = ca.asked;
+        moved = ca.moved;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&ca, &a, 30000, 0), RLOCK_OK);
+        CHECK(ca.asked > asked);
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1); /* on the target only */
+        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 5); /* kh kf kr kw krd (EXISTS k: ASK) */
+        CHECK_EQ_ST(rlock_cluster_extend(&ca, &a, 40000), RLOCK_OK);
+        CHECK(asking_int(dst, "PTTL", k) > 35000);
+        t0 = rh_now_ms();
+        st = rlock_cluster_release(&ca, &a);
+        CHECK_MSG(st == RLOCK_OK, "release of a lock granted by ASK: %s (%s) after %llu ms", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]), rh_now_ms() - t0);
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 0); /* free now, not at its TTL */
+        CHECK_EQ_LL(rlock_lock_state(&a), RLOCK_STATE_IDLE);
+        st = rlock_cluster_release(&ca, &h); /* the source has the key, not its queue keys */
+        CHECK_MSG(st == RLOCK_OK, "release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(h.client->nodes[0]));
+        CHECK_EQ_LL(rh_int(src, "EXISTS %s", kf), 1);
+        st = rlock_cluster_release(&ca, &fair); /* a fair lock's release script, its queue key left out */
+        CHECK_MSG(st == RLOCK_OK, "fair release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(fair.client->nodes[0]));
+        st = rlock_cluster_release(&ca, &fre);
+        CHECK_MSG(st == RLOCK_OK, "fair reentrant release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(fre.client->nodes[0]));
+        st = rlock_cluster_release(&ca, &wr);
+        CHECK_MSG(st == RLOCK_OK, "write release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(wr.client->nodes[0]));
+        st = rlock_cluster_release(&ca, &rd);
+        CHECK_MSG(st == RLOCK_OK, "read release on the migrating source: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(rd.client->nodes[0]));
+        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
+        CHECK_EQ_LL(ca.moved, moved);
+        /* FCALL after ASK, the target without the library: ASK, no MOVED */
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cf, &f, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cf, &f, 30000, 0), RLOCK_OK); /* the plain SET, by ASK */
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 1);
+        asked = cf.asked;
+        moved = cf.moved;
+        CHECK_EQ_ST(rlock_cluster_extend(&cf, &f, 40000), RLOCK_OK); /* FCALL: the library loaded first */
+        CHECK(asking_int(dst, "PTTL", k) > 35000);
+        CHECK_MSG(cf.moved == moved && cf.asked == asked + 1, "extend by FCALL after ASK: %lu MOVED, %lu ASK",
+                  cf.moved - moved, cf.asked - asked);
+        CHECK_EQ_ST(rlock_cluster_release(&cf, &f), RLOCK_OK);
+        CHECK_EQ_LL(asking_int(dst, "EXISTS", k), 0);
+        CHECK_EQ_LL(cf.moved, moved);
+        /* the migration called off: nothing of the slot left on either side */
+        CHECK_EQ_LL(rh_int(dst, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
+        CHECK_EQ_LL(rh_int(src, "CLUSTER COUNTKEYSINSLOT %u", slot), 0);
+        CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", slot), REDIS_REPLY_STATUS);
+        CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", slot), REDIS_REPLY_STATUS);
+        rlock_cluster_close(&cf);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pf[i]);
+    }
+
     /* a primary killed with a lock held, its replica promoted: the client
      * follows; the lock was acknowledged by the replica (WAIT), so it is
      * still there. An unacknowledged grant may be lost (async replication). */
