@@ -1154,6 +1154,7 @@ struct rlock__scripts;
 /* A Redis Cluster operation across its redirects (private, section 7). */
 typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
+    struct rlock_cluster *owner; /* that cluster (rlock_lock_destroy ends the operation there) */
     union { long long ttl; struct rlock_info *info; } arg; /* acquire / extend: the ttl; inspect: where its answer goes */
     rlock__ms wait_end, wake_at;
     unsigned char kind, phase, hops, io, again, asked, timed;
@@ -1281,9 +1282,9 @@ RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
  * copy until the lease runs out); an extend or release is abandoned. Not
  * to block (an event loop): rlock_cancel_begin, rlock_step until it is not
  * RLOCK_WOULD_BLOCK, then destroy, which then sends nothing. A cluster
- * lock's operation is ended with rlock_cluster_cancel before destroy
- * (destroy does not know the cluster, whose list of operations would keep
- * the handle). */
+ * lock's rlock_cluster_* operation is ended the same way (as by
+ * rlock_cluster_cancel; what its acquire granted released through the
+ * cluster), and the handle leaves the cluster's list of operations. */
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk);
 
 /* --- fair locks --- */
@@ -4296,8 +4297,14 @@ static int rlock__lock_ok(const rlock_lock *lk) {
  * release it. One still out is cancelled (its answers awaited, what they
  * granted released); one that ended granted, its result not read yet, is
  * released; an extend or a release is abandoned. */
+#if RLOCK__HAS_CLUSTER
+static void rlock__cluster_destroy(rlock_lock *lk);
+#endif
 RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return;
+#if RLOCK__HAS_CLUSTER
+    if (lk->cl.phase) rlock__cluster_destroy(lk); /* (not RLOCK__CLP_IDLE: in its cluster's list) */
+#endif
     if (lk->op.kind != RLOCK__OP_NONE) {
         int granted = lk->op.kind == RLOCK__OP_ACQUIRE && lk->op.phase == RLOCK__PH_DONE && lk->op.result == RLOCK_OK;
         rlock_cancel(lk);
@@ -7916,6 +7923,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
     lk->cl.kind = (unsigned char)kind;
+    lk->cl.owner = cl;
     if (info) lk->cl.arg.info = info;
     else lk->cl.arg.ttl = ttl;
     lk->cl.wait_end = now + (rlock__ms)(wait < RLOCK__MS_FAR ? wait : RLOCK__MS_FAR - 1); /* < 2^31 */
@@ -7973,6 +7981,18 @@ RLOCKDEF void rlock_cluster_cancel(rlock_cluster *cl, rlock_lock *lk) {
     }
     lk->asking = 0;
     rlock__cluster_unlink(cl, lk);
+}
+
+/* rlock_lock_destroy of a handle whose rlock_cluster_* operation is in
+ * progress: it leaves its cluster's list (which would otherwise point at
+ * the zeroed handle), and a lock that operation granted (it was not held
+ * before: an acquire the program has not seen end) is released, as a
+ * plain handle's in flight is. */
+static void rlock__cluster_destroy(rlock_lock *lk) {
+    rlock_cluster *cl = lk->cl.owner;
+    int acquiring = lk->cl.kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD;
+    rlock_cluster_cancel(cl, lk);
+    if (acquiring && lk->state == RLOCK_STATE_HELD) (void)rlock_cluster_release(cl, lk);
 }
 
 RLOCKDEF size_t rlock_cluster_interest(rlock_cluster *cl, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {

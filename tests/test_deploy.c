@@ -1569,6 +1569,43 @@ static void test_cluster(void) {
     }
     for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
 
+    {   /* rlock_lock_destroy of a handle whose rlock_cluster_* operation is
+         * in progress: the handle leaves the cluster's list of operations
+         * (before, the list kept pointing at the zeroed handle), and what
+         * an acquire the program never saw end granted is released */
+        const char *k = "cl:destroy";
+        rh_server *prim;
+        rlock_lock d, w;
+        long long writes = 0;
+        prim = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(k, strlen(k)))]);
+        CHECK(prim != NULL);
+        if (!prim) goto out;
+        writes = -(rh_stat_calls(prim, "set") + rh_stat_calls(prim, "evalsha") + rh_stat_calls(prim, "fcall"));
+        /* the attempt is held up by the server (a write paused for 300 ms):
+         * destroy waits for its answer (node timeout 1 s), then releases */
+        CHECK(rh_str(prim, buf, sizeof buf, "CLIENT PAUSE 300 WRITE") == REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &d, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(&ca, &d, 30000, 0), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_ST(rlock_cluster_step(&ca, &d), RLOCK_WOULD_BLOCK);
+        rlock_lock_destroy(&d);
+        CHECK_MSG(ca.ops == NULL, "the destroyed handle is still in the cluster's list");
+        CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
+        writes += rh_stat_calls(prim, "set") + rh_stat_calls(prim, "evalsha") + rh_stat_calls(prim, "fcall");
+        CHECK_MSG(writes >= 2, "%lld attempt(s) and releases ran: the acquire was withdrawn, not granted", writes);
+        /* a waiter destroyed in its backoff: out of the list, the holder's lock kept */
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cb, &w, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cb, &w, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &d, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire_begin(&ca, &d, 30000, 5000), RLOCK_WOULD_BLOCK);
+        for (i = 0; i < 20; i++) { rh_sleep_ms(5); (void)rlock_cluster_step(&ca, &d); } /* refused at least once */
+        rlock_lock_destroy(&d);
+        CHECK(ca.ops == NULL);
+        CHECK(prim != NULL && rh_str(prim, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING &&
+              strcmp(buf, rlock_lock_token(&w)) == 0);
+        CHECK_EQ_ST(rlock_cluster_release(&cb, &w), RLOCK_OK);
+        rlock_lock_destroy(&w);
+    }
+
     /* the rlock command with --cluster: runs COMMAND under the lock on the
      * key's primary; -n refuses a held lock; a waiter is woken by the
      * holder's release (sharded pub/sub) */
