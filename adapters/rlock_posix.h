@@ -121,6 +121,7 @@ typedef struct rlock_posix_conn {
     int (*start)(struct rlock_posix_conn *c);
     int phase;                     /* where start's connect is (RLOCK__SN_*), 0: not begun */
     size_t sn_at, sn_len, sn_off;  /* Sentinel asked; bytes in sn_buf; sent / parsed so far */
+    uint64_t sn_until;             /* monotonic ms: the Sentinel asked now has until then (its share) */
     unsigned char sn_buf[1024];    /* [AUTH] its question and answer, then [AUTH] ROLE and the reply */
     /* each Sentinel's address, resolved once by rlock_posix_init_sentinel
      * (numeric: no DNS in the non-blocking connect); "" did not resolve */
@@ -252,6 +253,18 @@ static uint32_t rlock__posix_budget(const rlock_posix_conn *c) {
 static uint64_t rlock__posix_connect_left(const rlock_posix_conn *c) {
     uint64_t now = rlock__posix_now_ms(), end = c->connect_start_ms + rlock__posix_budget(c);
     return now < end ? end - now : 0;
+}
+
+/* Milliseconds until a connect in progress must step again: the connect's
+ * bound, or - while a Sentinel is asked - that Sentinel's share of it (one
+ * that does not answer must not keep the others from being asked). */
+static uint64_t rlock__posix_step_left(const rlock_posix_conn *c) {
+    uint64_t left = rlock__posix_connect_left(c), now;
+    if (c->phase >= RLOCK__SN_ASK_CONN && c->phase <= RLOCK__SN_ASK_READ) {
+        now = rlock__posix_now_ms();
+        if (c->sn_until < now + left) left = c->sn_until > now ? c->sn_until - now : 0;
+    }
+    return left;
 }
 
 /* A non-blocking, close-on-exec stream socket; -1 with errno on failure. */
@@ -467,7 +480,7 @@ static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
     int r;
     if (!c || c->fd < 0) return -1;
     if (c->connecting) {
-        uint64_t left = rlock__posix_connect_left(c);
+        uint64_t left = rlock__posix_step_left(c);
         uint32_t t = left < (uint64_t)timeout_ms ? (uint32_t)left : timeout_ms;
         r = rlock_posix_fd_wait(c->fd, rlock__posix_events(c, RLOCK_WANT_WRITE), t);
         if (r == 0 && left <= (uint64_t)timeout_ms) return 1;
@@ -495,12 +508,25 @@ static const char *rlock__posix_error_hook(void *ctx) {
 
 /* One poll() over every connection rlock waits on (the blocking calls).
  * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
- * < 0 error. EINTR restarts with the time that is left. */
+ * < 0 error. EINTR restarts with the time that is left. A connect of this
+ * adapter in progress (items[i].conn: the rlock_node or rlock_subscriber
+ * rlock_client_interest named, or NULL) is woken as ready when its bound
+ * runs out, as wait() does, so that it fails - or asks the next Sentinel -
+ * then rather than at the request's deadline. */
 RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     struct pollfd p[2 * RLOCK_MAX_NODES];
-    uint64_t deadline = rlock__posix_now_ms() + timeout_ms;
+    uint64_t deadline, cap = timeout_ms;
     size_t i;
+    int capped = 0;
     if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
+    for (i = 0; i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
+        const rlock_transport *t = (const rlock_transport *)items[i].conn;
+        if (t && t->connect == rlock__posix_connect && ((const rlock_posix_conn *)t->ctx)->connecting) {
+            uint64_t left = rlock__posix_step_left((const rlock_posix_conn *)t->ctx);
+            if (left < cap) { cap = left; capped = 1; }
+        }
+    }
+    deadline = rlock__posix_now_ms() + cap;
     for (;;) {
         uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;
         int r;
@@ -513,7 +539,7 @@ RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t 
         r = poll(p, (nfds_t)n, left > (uint64_t)INT_MAX ? INT_MAX : (int)left);
         if (r < 0 && errno == EINTR) continue;
         if (r == 0 && left > (uint64_t)INT_MAX) continue; /* very long waits: poll again */
-        return r;
+        return r == 0 && capped ? 1 : r;
     }
 }
 
@@ -587,7 +613,11 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * GET-MASTER-ADDR-BY-NAME, connects to the first address named, and asks it
  * ROLE: only a server that says "master" is used - never a replica, even one
  * a Sentinel still names during a failover (with credentials, AUTH goes
- * before ROLE). It is a connect like any other, within connect_timeout_ms,
+ * before ROLE). A Sentinel that does not answer has only its share of the
+ * time left (divided among the Sentinels not asked yet; wait() and
+ * wait_many() wake when it runs out), then the next is asked - one stopped
+ * Sentinel must not make every connect time out.
+ * It is a connect like any other, within connect_timeout_ms,
  * and as non-blocking: each connect() call moves it on as far as the
  * sockets allow and says 0 until the primary has answered (the fd and
  * events hooks give the socket and what it waits for), so an event loop
@@ -634,6 +664,8 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
         snprintf(c->host, sizeof c->host, "%s", c->sn_ip[c->sn_at]);
         c->port = sn->port[c->sn_at];
         c->addr_index = 0;
+        /* its share of what is left: the last one asked has all of it */
+        c->sn_until = rlock__posix_now_ms() + rlock__posix_connect_left(c) / (sn->n - c->sn_at);
         r = rlock__posix_start_tcp(c, 0);
         if (r < 0) continue;
         c->sn_len = c->sn_off = 0;
@@ -753,6 +785,11 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             rlock__posix_drop(c);
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
+        }
+        if (c->phase <= RLOCK__SN_ASK_READ && rlock__posix_step_left(c) == 0) { /* its share ran out */
+            rlock__sn_next(c, "did not answer in time");
+            if (c->phase == RLOCK__SN_NONE) return RLOCK_IO_ERROR; /* no Sentinel left */
+            continue;
         }
         switch (c->phase) {
         case RLOCK__SN_ASK_CONN:

@@ -24,6 +24,8 @@
 #include "harness.h"
 #include "check.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/prctl.h>
@@ -1149,6 +1151,125 @@ out:
     rh_server_stop(&prim);
 }
 
+/* connect_timeout_ms in the blocking calls (one poll() over all their
+ * connections: the adapter's wait_many): a connect that hangs (the
+ * server's accept queue full: the SYN is dropped) fails when its bound
+ * runs out, with its own reason - not at the request's later deadline as a
+ * timeout. */
+static void test_connect_bound(void) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    int ls, fillers[16], nfill = 0, full = 0, i;
+    rlock_posix_conn c;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock lk;
+    rlock_status st;
+    unsigned long long t0;
+
+    ls = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(ls >= 0);
+    if (ls < 0) return;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(listen(ls, 0) == 0);
+    CHECK(getsockname(ls, (struct sockaddr *)&a, &al) == 0);
+    while (nfill < 16 && !full) {
+        struct pollfd p;
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) break;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        fillers[nfill++] = fd;
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) continue;
+        p.fd = fd;
+        p.events = POLLOUT;
+        p.revents = 0;
+        if (poll(&p, 1, 100) == 0) full = 1; /* this one hangs: queue full */
+    }
+    CHECK_MSG(full, "could not fill the accept queue with %d connects", nfill);
+    if (full) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", ntohs(a.sin_port), 300), 0);
+        CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&c)), RLOCK_OK);
+        rlock_config_init(&cfg);
+        cfg.node_timeout_ms = 5000;
+        CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "ct", 2, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        t0 = rh_now_ms();
+        st = rlock_acquire(&lk, 10000, 0);
+        CHECK_EQ_ST(st, RLOCK_E_IO);
+        CHECK_MSG(strstr(rlock_node_error(&node), "timed out after 300 ms") != NULL,
+                  "acquire: '%s' after %llu ms (connect bound 300 ms, node timeout 5000 ms)", rlock_node_error(&node),
+                  rh_now_ms() - t0);
+        rlock_client_close(&cl);
+        rlock_posix_close(&c);
+        CHECK_EQ_LL(c.fd, -1);
+    }
+    for (i = 0; i < nfill; i++) close(fillers[i]);
+    close(ls);
+}
+
+/* A Sentinel that does not answer (paused: the kernel still accepts the
+ * connection and takes the question) must not stop the client from asking
+ * the next one: Sentinel is there so that one of them may fail. Each
+ * Sentinel gets its share of the connect's bound, in the blocking calls
+ * (wait_many) and in the transport's own wait(). Nothing leaks. */
+static void test_sentinel_silent(void) {
+    rh_server prim, sen[2];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    int i, up = 0, fds0;
+    unsigned long long t0;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    for (i = 0; i < 2; i++) up += sentinel_start(&sen[i], prim.port, 1) == 0;
+    CHECK_EQ_LL(up, 2);
+    if (up != 2) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 2;
+    sn.master = "mymaster";
+    for (i = 0; i < 2; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    rh_server_pause(&sen[0]); /* the first one asked: silent */
+    fds0 = rh_count_fds();
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:silent", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&a, 30000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire with the first Sentinel silent: %s (%s) after %llu ms", rlock_status_str(st),
+              rlock_node_error(&node), rh_now_ms() - t0);
+    CHECK_EQ_LL(pc.port, prim.port);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    /* the transport's own wait(), as a program without wait_many drives it */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    {
+        int r, n = 0;
+        t0 = rh_now_ms();
+        while ((r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 3000);
+        CHECK_MSG(r == 1, "connect with the first Sentinel silent: %d (%s) after %llu ms", r, pc.err,
+                  rh_now_ms() - t0);
+        CHECK_EQ_LL(pc.port, prim.port);
+    }
+    rlock_posix_close(&pc);
+    CHECK_EQ_LL(rh_count_fds(), fds0);
+    rh_server_resume(&sen[0]);
+out:
+    for (i = 0; i < 2; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&prim);
+}
+
 /* A command to a Sentinel that wants AUTH pass: its reply as text (status,
  * string, error), or "" when none. */
 static void sentinel_cmd(const rh_server *s, const char *pass, char *out, size_t cap, const char *cmd) {
@@ -1891,6 +2012,8 @@ int main(void) {
     if (!quick) test_old_functions(&s);
     test_replica_ack();
     test_sentinel();
+    test_sentinel_silent();
+    test_connect_bound();
     if (!quick) test_sentinel_cli();
     test_cluster();
     if (!quick) test_check(&s);
