@@ -371,6 +371,10 @@ static int rlock__posix_progress(rlock_posix_conn *c);
 static int rlock__posix_connect(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
     if (!c) return RLOCK_IO_ERROR;
+    if (c->switched && c->connecting) { /* the primary moved meanwhile (a Sentinel may have named the old one): again */
+        c->switched = 0;
+        rlock__posix_drop(c);
+    }
     if (c->fd >= 0 && !c->connecting) return 1;
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
         c->err[0] = '\0';
@@ -908,7 +912,8 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
  * where the primary is (a failover missed while no Sentinel was watched is
  * seen then). When a notice names c's primary (or the answer is not where
  * c is connected) it marks c (c->switched): c's next send/recv drops the
- * connection and rlock's reconnect asks the Sentinels again.
+ * connection and rlock's reconnect asks the Sentinels again; a connect of
+ * c under way (not yet heading for the new address) starts again.
  * Non-blocking, for event loops like rlock_client_interest/_step: watch the
  * descriptor _interest gives (or call _step when its timeout passes), call
  * _step, and after it returned 1 call rlock_client_step, which moves the
@@ -969,7 +974,11 @@ static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value
         if (port->str[k] < '0' || port->str[k] > '9') return 0;
         p = p * 10 + (port->str[k] - '0');
     }
-    if (c->fd < 0 || c->connecting || (p == c->port && strcmp(h, c->host) == 0)) return 0; /* not connected, or there */
+    /* not connected (the next connect asks anew), or there already - a
+     * connect under way only once it goes there (while it asks a Sentinel,
+     * the answer may name the old primary, which still says ROLE master) */
+    if (c->fd < 0 || ((!c->connecting || c->phase >= RLOCK__SN_PRIM_CONN) && p == c->port && strcmp(h, c->host) == 0))
+        return 0;
     c->switched = 1;
     w->switches++;
     return 1;

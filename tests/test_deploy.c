@@ -977,8 +977,9 @@ static void test_sentinel(void) {
     rlock_client cl;
     rlock_config cfg;
     rlock_lock a, b;
-    rlock_posix_sentinel_watch w, late;
-    rlock_posix_conn pc2;
+    rlock_posix_sentinel_watch w, late, w3;
+    rlock_posix_conn pc2, pc3;
+    int r3 = 0;
     int i, up = 0, promoted = 0;
     unsigned long long t0, end;
     char buf[64];
@@ -1049,6 +1050,14 @@ static void test_sentinel(void) {
     /* failover mid-run (the lock held): the replica is promoted. The
      * valgrind run (quick) stops here: the demotion alone takes ~11 s. */
     if (quick) goto done;
+    /* a connect under way when the Sentinels announce the new primary: it
+     * already asked a Sentinel, whose answer (the old primary, which still
+     * says ROLE master) waits unread; its own watch sees the announcement */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc3, &sn, 60000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w3, &pc3), 0);
+    CHECK(watch_until(&w3, 5000, watch_subscribed));
+    r3 = pc3.tr.connect(pc3.tr.ctx);
+    printf("sentinel: a connect left %s (phase %d)\n", r3 == 0 ? "under way" : "done", pc3.phase);
     t0 = rh_now_ms();
     for (end = t0 + 15000; rh_now_ms() < end; rh_sleep_ms(200)) {
         char r[128];
@@ -1057,6 +1066,7 @@ static void test_sentinel(void) {
     }
     for (end = rh_now_ms() + 20000; rh_now_ms() < end && !promoted;) {
         (void)watch_until(&w, 50, watch_switched); /* the event loop goes on meanwhile */
+        (void)watch_until(&w3, 10, watch_switched);
         if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) promoted = 1;
     }
     CHECK_MSG(promoted, "the replica was not promoted within 20 s");
@@ -1075,6 +1085,18 @@ static void test_sentinel(void) {
         rlock_status st;
         CHECK_MSG(watch_until(&w, 10000, watch_switched), "no +switch-master within 10 s (%s)", w.err);
         old_still_primary = is_primary(&prim);
+        /* the connect under way goes on: it must end on the new primary
+         * (asking again), never on the old one unmarked */
+        (void)watch_until(&w3, 2000, watch_switched);
+        while (r3 == 0) {
+            (void)pc3.tr.wait(pc3.tr.ctx, RLOCK_WANT_WRITE, 100);
+            r3 = pc3.tr.connect(pc3.tr.ctx);
+        }
+        CHECK_EQ_LL(r3, 1);
+        CHECK_MSG(pc3.port == rep.port || pc3.switched, "a connect under way at the failover ended on port %d "
+                  "(old primary %d, new %d), unmarked (watch switches %lu)", pc3.port, prim.port, rep.port, w3.switches);
+        rlock_posix_sentinel_watch_close(&w3);
+        rlock_posix_close(&pc3);
         CHECK_EQ_LL(w.switches, 1);
         CHECK_EQ_LL(pc.switched, 1);
         /* the held lock was acknowledged by the replica, so the new primary
