@@ -256,11 +256,12 @@ static uint64_t rlock__posix_connect_left(const rlock_posix_conn *c) {
 }
 
 /* Milliseconds until a connect in progress must step again: the connect's
- * bound, or - while a Sentinel is asked - that Sentinel's share of it (one
- * that does not answer must not keep the others from being asked). */
+ * bound, or - Sentinel-led - the share of it that the Sentinel asked now
+ * and the primary it names have (one that does not answer must not keep
+ * the others from being asked). */
 static uint64_t rlock__posix_step_left(const rlock_posix_conn *c) {
     uint64_t left = rlock__posix_connect_left(c), now;
-    if (c->phase >= RLOCK__SN_ASK_CONN && c->phase <= RLOCK__SN_ASK_READ) {
+    if (c->phase != RLOCK__SN_NONE) {
         now = rlock__posix_now_ms();
         if (c->sn_until < now + left) left = c->sn_until > now ? c->sn_until - now : 0;
     }
@@ -617,10 +618,12 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * GET-MASTER-ADDR-BY-NAME, connects to the first address named, and asks it
  * ROLE: only a server that says "master" is used - never a replica, even one
  * a Sentinel still names during a failover (with credentials, AUTH goes
- * before ROLE). A Sentinel that does not answer has only its share of the
- * time left (divided among the Sentinels not asked yet; wait() and
- * wait_many() wake when it runs out), then the next is asked - one stopped
- * Sentinel must not make every connect time out.
+ * before ROLE). A Sentinel that does not answer, or names a server that
+ * cannot be reached or does not say "master" (a stale or lying Sentinel),
+ * is left for the next one: each Sentinel with the server it names has
+ * only its share of the time left (divided among the Sentinels not asked
+ * yet; wait() and wait_many() wake when it runs out) - one bad Sentinel
+ * must not make every connect fail.
  * It is a connect like any other, within connect_timeout_ms,
  * and as non-blocking: each connect() call moves it on as far as the
  * sockets allow and says 0 until the primary has answered (the fd and
@@ -790,8 +793,11 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
         }
-        if (c->phase <= RLOCK__SN_ASK_READ && rlock__posix_step_left(c) == 0) { /* its share ran out */
-            rlock__sn_next(c, "did not answer in time");
+        if (rlock__posix_step_left(c) == 0) { /* this Sentinel's share ran out */
+            char why[80];
+            if (c->phase <= RLOCK__SN_ASK_READ) snprintf(why, sizeof why, "did not answer in time");
+            else snprintf(why, sizeof why, "names %.40s:%d, no answer in time", c->host, c->port);
+            rlock__sn_next(c, why);
             if (c->phase == RLOCK__SN_NONE) return RLOCK_IO_ERROR; /* no Sentinel left */
             continue;
         }
@@ -801,21 +807,14 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             r = rlock__posix_progress(c);
             c->connecting = 1; /* until the primary said ROLE master */
             if (r == 0) return RLOCK_IO_WOULD_BLOCK;
-            if (r < 0 && c->phase == RLOCK__SN_ASK_CONN) { rlock__sn_next(c, c->err); break; }
-            if (r < 0) { c->phase = RLOCK__SN_NONE; c->connecting = 0; return RLOCK_IO_ERROR; }
+            if (r < 0) { rlock__sn_next(c, c->err); break; }
             c->phase++; /* to its _SEND */
             break;
         case RLOCK__SN_ASK_SEND:
         case RLOCK__SN_PRIM_SEND:
             n = rlock_posix_fd_send(c->fd, c->sn_buf + c->sn_off, c->sn_len - c->sn_off);
             if (n == RLOCK_IO_WOULD_BLOCK) return RLOCK_IO_WOULD_BLOCK;
-            if (n < 0 && c->phase == RLOCK__SN_ASK_SEND) { rlock__sn_next(c, strerror(errno)); break; }
-            if (n < 0) {
-                rlock__posix_seterr(c, "send", errno);
-                rlock__posix_drop(c);
-                c->phase = RLOCK__SN_NONE;
-                return RLOCK_IO_ERROR;
-            }
+            if (n < 0) { rlock__sn_next(c, strerror(errno)); break; }
             c->sn_off += (size_t)n;
             if (c->sn_off == c->sn_len) { c->phase++; c->sn_off = 0; } /* to its _READ */
             break;
@@ -832,7 +831,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 const char *role[1] = { "ROLE" };
                 if (r != 1) { rlock__sn_next(c, c->err); break; }
                 r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
-                if (r < 0) { c->phase = RLOCK__SN_NONE; return RLOCK_IO_ERROR; }
+                if (r < 0) { rlock__sn_next(c, c->err); break; }
                 c->sn_len = c->sn_off = 0;
                 if (!rlock__sn_auth(c, sn->username, sn->password) || !rlock__sn_put(c, 1, role)) {
                     snprintf(c->err, sizeof c->err, "credentials too long");
@@ -844,12 +843,11 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 c->connecting = 1;
                 break;
             }
-            c->phase = RLOCK__SN_NONE;
-            if (r == 1) { c->connecting = 0; c->err[0] = '\0'; return 1; }
-            if (n > 0) snprintf(c->err, sizeof c->err, "%.64s:%d (named by Sentinel) does not say it is a primary",
-                                c->host, c->port);
-            rlock__posix_drop(c);
-            return RLOCK_IO_ERROR;
+            if (r == 1) { c->phase = RLOCK__SN_NONE; c->connecting = 0; c->err[0] = '\0'; return 1; }
+            if (n > 0) snprintf(c->err, sizeof c->err, "names %.40s:%d, not a primary (ROLE)", c->host, c->port);
+            /* a stale or lying Sentinel (a replica, a dead primary): the next one */
+            rlock__sn_next(c, c->err);
+            break;
         default:
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;

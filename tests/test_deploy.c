@@ -1173,6 +1173,74 @@ out:
     rh_server_stop(&prim);
 }
 
+/* Stale or lying Sentinels: the first names a replica (it says ROLE
+ * slave), the second an address where nothing listens (a primary that
+ * died), the third the primary. Each connect goes on to the next Sentinel
+ * rather than failing - one bad Sentinel must not stop all locking. */
+static void test_sentinel_stale(void) {
+    rh_server prim, rep, sen[3];
+    char ro[64];
+    const char *rep_args[3];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    int i, up = 0, fds0, named[3];
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    named[0] = rep.port;
+    named[1] = rh_free_port();
+    named[2] = prim.port;
+    for (i = 0; i < 3; i++) up += sentinel_start(&sen[i], named[i], 1) == 0;
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 3;
+    sn.master = "mymaster";
+    for (i = 0; i < 3; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    for (i = 0; i < 2; i++) CHECK_EQ_LL(sentinel_master_port(&sen[i]), named[i]);
+    fds0 = rh_count_fds();
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:stale", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&a, 30000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire past a Sentinel naming a replica and one naming a dead address: %s (%s)",
+              rlock_status_str(st), rlock_node_error(&node));
+    CHECK_EQ_LL(pc.port, prim.port);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "sen:stale"), 1);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    /* only the bad ones: the connect fails, saying why the last one did */
+    sn.n = 2;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:stale", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "Connection refused") != NULL, "%s", rlock_node_error(&node));
+    sn.port[1] = sen[0].port; /* both name the replica */
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "not a primary") != NULL, "%s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    CHECK_EQ_LL(rh_count_fds(), fds0);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "sen:stale"), 0);
+out:
+    for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
 /* connect_timeout_ms in the blocking calls (one poll() over all their
  * connections: the adapter's wait_many): a connect that hangs (the
  * server's accept queue full: the SYN is dropped) fails when its bound
@@ -2036,6 +2104,7 @@ int main(void) {
     test_sentinel();
     test_sentinel_silent();
     test_connect_bound();
+    test_sentinel_stale();
     if (!quick) test_sentinel_cli();
     test_cluster();
     if (!quick) test_check(&s);
