@@ -122,6 +122,7 @@ typedef struct rlock_posix_conn {
     int phase;                     /* where start's connect is (RLOCK__SN_*), 0: not begun */
     size_t sn_at, sn_len, sn_off;  /* Sentinel asked; bytes in sn_buf; sent / parsed so far */
     uint64_t sn_until;             /* monotonic ms: the Sentinel asked now has until then (its share) */
+    size_t sn_first, sn_tried;     /* the Sentinel a connect asks first; how many this one asked */
     unsigned char sn_buf[1024];    /* [AUTH] its question and answer, then [AUTH] ROLE and the reply */
     /* each Sentinel's address, resolved once by rlock_posix_init_sentinel
      * (numeric: no DNS in the non-blocking connect); "" did not resolve */
@@ -498,7 +499,13 @@ static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
 
 static void rlock__posix_close_hook(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
-    if (c) rlock__posix_drop(c);
+    if (!c) return;
+    /* rlock gave up on a Sentinel-led connect (the request's deadline came
+     * first: node_timeout_ms shorter than a Sentinel's share): the next
+     * connect asks the next Sentinel first, so that one that does not
+     * answer is not asked first again and again */
+    if (c->sentinel && c->phase != RLOCK__SN_NONE && c->sentinel->n) c->sn_first = (c->sn_at + 1) % c->sentinel->n;
+    rlock__posix_drop(c);
 }
 
 static int rlock__posix_fd_hook(void *ctx) {
@@ -623,7 +630,9 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * is left for the next one: each Sentinel with the server it names has
  * only its share of the time left (divided among the Sentinels not asked
  * yet; wait() and wait_many() wake when it runs out) - one bad Sentinel
- * must not make every connect fail.
+ * must not make every connect fail. The Sentinel that led to the primary
+ * is asked first next time; after a connect rlock gave up on (its request
+ * timed out first), the next Sentinel is.
  * It is a connect like any other, within connect_timeout_ms,
  * and as non-blocking: each connect() call moves it on as far as the
  * sockets allow and says 0 until the primary has answered (the fd and
@@ -656,12 +665,13 @@ static int rlock__sn_auth(rlock_posix_conn *c, const char *user, const char *pas
     return !password || rlock__sn_put(c, user ? 3 : 2, auth);
 }
 
-/* Start on Sentinel c->sn_at, or the next that can be started: 1 started,
- * 0 none left (c->err says why the last failed). */
+/* Start on Sentinel c->sn_at, or the next that can be started (in turn,
+ * each once per connect): 1 started, 0 none left (c->err says why the last
+ * failed). */
 static int rlock__sn_ask(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
-    for (; c->sn_at < sn->n && rlock__posix_connect_left(c) > 0; c->sn_at++) {
+    for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
             snprintf(c->err, sizeof c->err, "Sentinel %.64s:%d: the name did not resolve", sn->host[c->sn_at],
@@ -672,7 +682,7 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
         c->port = sn->port[c->sn_at];
         c->addr_index = 0;
         /* its share of what is left: the last one asked has all of it */
-        c->sn_until = rlock__posix_now_ms() + rlock__posix_connect_left(c) / (sn->n - c->sn_at);
+        c->sn_until = rlock__posix_now_ms() + rlock__posix_connect_left(c) / (sn->n - c->sn_tried);
         r = rlock__posix_start_tcp(c, 0);
         if (r < 0) continue;
         c->sn_len = c->sn_off = 0;
@@ -712,7 +722,8 @@ static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
     char w[64];
     snprintf(w, sizeof w, "%s", why);
     snprintf(c->err, sizeof c->err, "Sentinel %.40s:%d: %.63s", sn->host[c->sn_at], sn->port[c->sn_at], w);
-    c->sn_at++;
+    c->sn_at = (c->sn_at + 1) % sn->n;
+    c->sn_tried++;
     rlock__sn_move(c, rlock__sn_ask);
 }
 
@@ -781,7 +792,8 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
         long n;
         int r;
         if (c->phase == RLOCK__SN_NONE) { /* a fresh connect: the first Sentinel */
-            c->sn_at = 0;
+            c->sn_at = c->sn_first < sn->n ? c->sn_first : 0;
+            c->sn_tried = 0;
             snprintf(c->err, sizeof c->err, "no Sentinel answered");
             if (!rlock__sn_ask(c)) return RLOCK_IO_ERROR;
             continue;
@@ -843,7 +855,13 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 c->connecting = 1;
                 break;
             }
-            if (r == 1) { c->phase = RLOCK__SN_NONE; c->connecting = 0; c->err[0] = '\0'; return 1; }
+            if (r == 1) { /* (this Sentinel is asked first next time) */
+                c->sn_first = c->sn_at;
+                c->phase = RLOCK__SN_NONE;
+                c->connecting = 0;
+                c->err[0] = '\0';
+                return 1;
+            }
             if (n > 0) snprintf(c->err, sizeof c->err, "names %.40s:%d, not a primary (ROLE)", c->host, c->port);
             /* a stale or lying Sentinel (a replica, a dead primary): the next one */
             rlock__sn_next(c, c->err);

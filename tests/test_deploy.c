@@ -1353,6 +1353,22 @@ static void test_sentinel_silent(void) {
         CHECK_EQ_LL(pc.port, prim.port);
     }
     rlock_posix_close(&pc);
+    /* a node timeout shorter than a Sentinel's share (the default one is
+     * 50..250 ms): the request gives up on the silent Sentinel first - its
+     * retry must ask the next one, not the silent one again */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    cfg.node_timeout_ms = 300;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:silent", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&a, 30000, 5000);
+    CHECK_MSG(st == RLOCK_OK, "acquire (node timeout 300 ms) with the first Sentinel silent: %s (%s) after %llu ms",
+              rlock_status_str(st), rlock_node_error(&node), rh_now_ms() - t0);
+    CHECK_EQ_LL(pc.port, prim.port);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
     CHECK_EQ_LL(rh_count_fds(), fds0);
     rh_server_resume(&sen[0]);
 out:
