@@ -924,7 +924,8 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
  * clients connected to it, READONLY never comes, and a client that waits
  * for it locks on a primary nobody else uses. rlock_posix_sentinel_watch
  * keeps one connection to a Sentinel (the first of c's that answers, then
- * the next when it fails) subscribed to +switch-master, after asking it
+ * the next when it fails, or has not confirmed the subscription within c's
+ * connect timeout) subscribed to +switch-master, after asking it
  * where the primary is (a failover missed while no Sentinel was watched is
  * seen then). When a notice names c's primary (or the answer is not where
  * c is connected) it marks c (c->switched): c's next send/recv drops the
@@ -1080,6 +1081,10 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch
         if (r < 0) { rlock__sw_fail(w, w->q.err); return 0; }
         w->state = RLOCK__SW_UP;
     }
+    if (!w->subscribed && rlock__posix_connect_left(&w->q) == 0) { /* a Sentinel that does not answer */
+        rlock__sw_fail(w, "did not answer in time");
+        return 0;
+    }
     while (w->tx_off < w->tx_len) {
         long n = rlock_posix_fd_send(w->q.fd, w->tx + w->tx_off, w->tx_len - w->tx_off);
         if (n == RLOCK_IO_WOULD_BLOCK) return 0;
@@ -1117,10 +1122,9 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_interest(const rlock_posix_sent
         return 0;
     }
     *fd = w->q.fd;
-    if (w->state == RLOCK__SW_CONNECTING) {
-        *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
-        return RLOCK_WANT_WRITE;
-    }
+    /* until the subscription is confirmed, within the connect bound */
+    if (!w->subscribed) *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
+    if (w->state == RLOCK__SW_CONNECTING) return RLOCK_WANT_WRITE;
     return w->tx_off < w->tx_len ? RLOCK_WANT_WRITE : RLOCK_WANT_READ;
 }
 

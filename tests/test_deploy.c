@@ -1309,6 +1309,7 @@ static void test_connect_bound(void) {
 static void test_sentinel_silent(void) {
     rh_server prim, sen[2];
     rlock_posix_sentinel sn;
+    rlock_posix_sentinel_watch w;
     rlock_posix_conn pc;
     rlock_node node;
     rlock_client cl;
@@ -1353,6 +1354,26 @@ static void test_sentinel_silent(void) {
         CHECK_EQ_LL(pc.port, prim.port);
     }
     rlock_posix_close(&pc);
+    /* the watch too: a silent Sentinel is left for the next one once the
+     * connect bound passes without its answers (its interest says when to
+     * step: not "never") */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    {
+        int fd;
+        uint32_t t = 0;
+        unsigned long long end = rh_now_ms() + 2000;
+        while (w.state != RLOCK__SW_UP && rh_now_ms() < end) {
+            (void)rlock_posix_sentinel_watch_step(&w);
+            rh_sleep_ms(5);
+        }
+        CHECK_EQ_LL(w.at, 0);
+        (void)rlock_posix_sentinel_watch_interest(&w, &fd, &t);
+        CHECK_MSG(t <= 1000, "watch on the silent Sentinel: step after %lu ms", (unsigned long)t);
+    }
+    CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "the watch stayed on the silent Sentinel (%s)", w.err);
+    CHECK_EQ_LL(w.at, 1);
+    rlock_posix_sentinel_watch_close(&w);
     /* a node timeout shorter than a Sentinel's share (the default one is
      * 50..250 ms): the request gives up on the silent Sentinel first - its
      * retry must ask the next one, not the silent one again */
