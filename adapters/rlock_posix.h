@@ -942,6 +942,12 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
 #ifndef RLOCK_POSIX_SENTINEL_RETRY_MS
 #define RLOCK_POSIX_SENTINEL_RETRY_MS 250u /* before trying the next Sentinel */
 #endif
+#ifndef RLOCK_POSIX_SENTINEL_PING_MS
+/* a PING this often on the subscribed connection: a Sentinel that stopped
+ * answering (hung, stopped, a half-open link) is left for the next when
+ * its PONG is not back within the connect timeout */
+#define RLOCK_POSIX_SENTINEL_PING_MS 5000u
+#endif
 enum { RLOCK__SW_DOWN = 0, RLOCK__SW_CONNECTING, RLOCK__SW_UP };
 typedef struct rlock_posix_sentinel_watch {
     rlock_posix_conn *c;           /* the data connection it re-points */
@@ -953,6 +959,7 @@ typedef struct rlock_posix_sentinel_watch {
     size_t at;                     /* which of c->sentinel's Sentinels */
     int state;                     /* RLOCK__SW_* */
     uint64_t retry_at;             /* DOWN: not before this (monotonic ms) */
+    uint64_t ping_at, pong_by;     /* subscribed: the next PING; its answer's deadline (0: none due) */
     size_t tx_len, tx_off, have;
     unsigned char tx[1024];        /* [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME, SUBSCRIBE */
     unsigned char buf[512];
@@ -974,6 +981,7 @@ static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
     rlock__posix_drop(&w->q);
     w->state = RLOCK__SW_DOWN;
     w->subscribed = 0;
+    w->pong_by = 0;
     w->at = (w->at + 1) % sn->n;
     w->retry_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_RETRY_MS;
 }
@@ -1012,10 +1020,16 @@ static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) 
         return 0;
     }
     if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count < 2) return 0;
+    if (r->count == 2 && r->elem[0].len == 4 && memcmp(r->elem[0].str, "pong", 4) == 0) { /* PING's: alive */
+        w->pong_by = 0;
+        w->ping_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_PING_MS;
+        return 0;
+    }
     if (r->count == 2 && r->elem[0].type == RLOCK_RESP_BULK && r->elem[1].type == RLOCK_RESP_BULK)
         return rlock__sw_moved(w, &r->elem[0], &r->elem[1]); /* GET-MASTER-ADDR-BY-NAME */
     if (r->count == 3 && r->elem[0].len == 9 && memcmp(r->elem[0].str, "subscribe", 9) == 0) {
         w->subscribed = 1;
+        w->ping_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_PING_MS;
         return 0;
     }
     if (r->count == 3 && r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
@@ -1085,6 +1099,16 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch
         rlock__sw_fail(w, "did not answer in time");
         return 0;
     }
+    if (w->subscribed && w->pong_by && rlock__posix_now_ms() >= w->pong_by) {
+        rlock__sw_fail(w, "did not answer PING in time");
+        return 0;
+    }
+    if (w->subscribed && !w->pong_by && rlock__posix_now_ms() >= w->ping_at && w->tx_off == w->tx_len) {
+        memcpy(w->tx, "*1\r\n$4\r\nPING\r\n", 14);
+        w->tx_len = 14;
+        w->tx_off = 0;
+        w->pong_by = rlock__posix_now_ms() + rlock__posix_budget(&w->q);
+    }
     while (w->tx_off < w->tx_len) {
         long n = rlock_posix_fd_send(w->q.fd, w->tx + w->tx_off, w->tx_len - w->tx_off);
         if (n == RLOCK_IO_WOULD_BLOCK) return 0;
@@ -1122,8 +1146,13 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_interest(const rlock_posix_sent
         return 0;
     }
     *fd = w->q.fd;
-    /* until the subscription is confirmed, within the connect bound */
+    /* until the subscription is confirmed, within the connect bound; then
+     * the next PING, or its answer's deadline */
     if (!w->subscribed) *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
+    else {
+        uint64_t at = w->pong_by ? w->pong_by : w->ping_at;
+        *timeout_ms = at > now ? (uint32_t)(at - now) : 0;
+    }
     if (w->state == RLOCK__SW_CONNECTING) return RLOCK_WANT_WRITE;
     return w->tx_off < w->tx_len ? RLOCK_WANT_WRITE : RLOCK_WANT_READ;
 }
@@ -1134,6 +1163,7 @@ RLOCK__ADAPTER_FN void rlock_posix_sentinel_watch_close(rlock_posix_sentinel_wat
     rlock__posix_drop(&w->q);
     w->state = RLOCK__SW_DOWN;
     w->subscribed = 0;
+    w->pong_by = 0;
 }
 
 #endif /* RLOCK_IMPLEMENTATION: Sentinel */

@@ -19,6 +19,7 @@
  * RLOCK_TEST_QUICK=1 (the valgrind run) skips the CLI runs (they exec
  * build/rlock-asan, which valgrind cannot host). */
 #define RLOCK_IMPLEMENTATION
+#define RLOCK_POSIX_SENTINEL_PING_MS 1000u /* (the watches here: keepalive checked within the tests' time) */
 #include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
 #include "rlock.h"
 #include "harness.h"
@@ -1373,6 +1374,16 @@ static void test_sentinel_silent(void) {
     }
     CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "the watch stayed on the silent Sentinel (%s)", w.err);
     CHECK_EQ_LL(w.at, 1);
+    /* ... and one that stops answering once subscribed (its PING is not
+     * answered: RLOCK_POSIX_SENTINEL_PING_MS is 1000 here): the next one */
+    rh_server_resume(&sen[0]);
+    rh_server_pause(&sen[1]);
+    CHECK_MSG(watch_until(&w, 8000, watch_not_subscribed), "the watch stayed on the stopped Sentinel");
+    CHECK_MSG(strstr(w.err, "PING") != NULL, "%s", w.err);
+    CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "no other Sentinel (%s)", w.err);
+    CHECK_EQ_LL(w.at, 0);
+    rh_server_resume(&sen[1]);
+    rh_server_pause(&sen[0]);
     rlock_posix_sentinel_watch_close(&w);
     /* a node timeout shorter than a Sentinel's share (the default one is
      * 50..250 ms): the request gives up on the silent Sentinel first - its
