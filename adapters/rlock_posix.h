@@ -93,6 +93,14 @@
 extern "C" {
 #endif
 
+#ifndef RLOCK_POSIX_SENTINEL_LAG_MS
+/* For this long after a watch (rlock_posix_sentinel_watch) heard where the
+ * primary is (+switch-master, or its answer), a Sentinel that names another
+ * address is taken for one that has not caught up with the failover yet
+ * (the old primary still says ROLE master until it is demoted): the
+ * connect asks the next Sentinel; the last one's answer is still taken. */
+#define RLOCK_POSIX_SENTINEL_LAG_MS 10000u
+#endif
 #ifndef RLOCK_POSIX_MAX_SENTINELS
 #define RLOCK_POSIX_MAX_SENTINELS 5
 #endif
@@ -130,6 +138,11 @@ typedef struct rlock_posix_conn {
     /* 1: a Sentinel announced a new primary (rlock_posix_sentinel_watch):
      * the next send/recv drops this connection, so rlock reconnects */
     int switched;
+    /* where the watch last heard the primary is, and when (monotonic ms;
+     * "": never): see RLOCK_POSIX_SENTINEL_LAG_MS */
+    char sn_hint[64];
+    int sn_hint_port;
+    uint64_t sn_hint_at;
 } rlock_posix_conn;
 
 /* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
@@ -842,6 +855,15 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             if (c->phase == RLOCK__SN_ASK_READ) {
                 const char *role[1] = { "ROLE" };
                 if (r != 1) { rlock__sn_next(c, c->err); break; }
+                if (c->sn_hint[0] && c->sn_tried + 1 < sn->n &&
+                    rlock__posix_now_ms() - c->sn_hint_at < RLOCK_POSIX_SENTINEL_LAG_MS &&
+                    (c->port != c->sn_hint_port || strcmp(c->host, c->sn_hint) != 0)) { /* a Sentinel lagging behind */
+                    char why[80];
+                    snprintf(why, sizeof why, "names %.20s:%d, not %.20s:%d (+switch-master)", c->host, c->port,
+                             c->sn_hint, c->sn_hint_port);
+                    rlock__sn_next(c, why);
+                    break;
+                }
                 r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
                 if (r < 0) { rlock__sn_next(c, c->err); break; }
                 c->sn_len = c->sn_off = 0;
@@ -999,6 +1021,9 @@ static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value
         if (port->str[k] < '0' || port->str[k] > '9') return 0;
         p = p * 10 + (port->str[k] - '0');
     }
+    memcpy(c->sn_hint, h, host->len + 1); /* (the connect skips Sentinels that lag behind it) */
+    c->sn_hint_port = p;
+    c->sn_hint_at = rlock__posix_now_ms();
     /* not connected (the next connect asks anew), or there already - a
      * connect under way only once it goes there (while it asks a Sentinel,
      * the answer may name the old primary, which still says ROLE master) */

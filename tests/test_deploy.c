@@ -968,6 +968,55 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
     rlock_posix_close(&pc);
 }
 
+/* A Sentinel that lags behind a failover (fake, on loopback): it names
+ * the primary at old_port to a connect's question, and refuses a watch
+ * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel). */
+typedef struct fake_sentinel {
+    int lfd, cfd[8], n, old_port;
+} fake_sentinel;
+static int fake_sentinel_open(fake_sentinel *f, int old_port) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    memset(f, 0, sizeof *f);
+    f->old_port = old_port;
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (f->lfd < 0) return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(f->lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(f->lfd, 8) != 0 ||
+        getsockname(f->lfd, (struct sockaddr *)&a, &al) != 0)
+        return -1;
+    fcntl(f->lfd, F_SETFL, fcntl(f->lfd, F_GETFL) | O_NONBLOCK);
+    return ntohs(a.sin_port);
+}
+static void fake_sentinel_pump(fake_sentinel *f) {
+    char buf[1024], out[64];
+    int fd, i;
+    while (f->n < 8 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
+    for (i = 0; i < f->n; i++) {
+        ssize_t r = recv(f->cfd[i], buf, sizeof buf - 1, MSG_DONTWAIT);
+        if (r <= 0) continue;
+        buf[r] = '\0';
+        if (strstr(buf, "SUBSCRIBE")) {
+            (void)!send(f->cfd[i], "-ERR lagging\r\n", 14, MSG_NOSIGNAL);
+        } else {
+            char port[16];
+            int n;
+            snprintf(port, sizeof port, "%d", f->old_port);
+            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", (int)strlen(port), port);
+            (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
+        }
+    }
+}
+static void fake_sentinel_close(fake_sentinel *f) {
+    int i;
+    for (i = 0; i < f->n; i++) close(f->cfd[i]);
+    if (f->lfd >= 0) close(f->lfd);
+    f->n = 0;
+    f->lfd = -1;
+}
+
 static void test_sentinel(void) {
     rh_server prim, rep, sen[3];
     char ro[64];
@@ -1109,6 +1158,41 @@ static void test_sentinel(void) {
         printf("sentinel: +switch-master %llu ms after the failover began; the client moved to the new primary "
                "while the old one %s\n", rh_now_ms() - t0,
                old_still_primary ? "still took writes as a primary" : "was already demoted");
+    }
+    /* a Sentinel that has not caught up yet (fake: it still names the old
+     * primary, which still says ROLE master until it is demoted) asked
+     * first by a connect whose watch heard where the primary is now: the
+     * connect takes the next Sentinel's answer, not the old primary */
+    if (is_primary(&prim)) {
+        fake_sentinel fk;
+        rlock_posix_sentinel sn5 = sn;
+        rlock_posix_sentinel_watch w5;
+        rlock_posix_conn pc5;
+        int fport = fake_sentinel_open(&fk, prim.port), r = 0;
+        unsigned long long until;
+        CHECK(fport > 0);
+        sn5.n = 4;
+        sn5.port[0] = fport;
+        for (i = 0; i < 3; i++) { sn5.host[i + 1] = "127.0.0.1"; sn5.port[i + 1] = sen[i].port; }
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc5, &sn5, 5000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w5, &pc5), 0);
+        for (until = rh_now_ms() + 5000; !w5.subscribed && rh_now_ms() < until; rh_sleep_ms(5)) {
+            fake_sentinel_pump(&fk);
+            (void)rlock_posix_sentinel_watch_step(&w5);
+        }
+        CHECK_MSG(w5.subscribed && w5.at > 0, "watch: %s", w5.err);
+        for (until = rh_now_ms() + 5000; (r = pc5.tr.connect(pc5.tr.ctx)) == 0 && rh_now_ms() < until;) {
+            fake_sentinel_pump(&fk);
+            (void)pc5.tr.wait(pc5.tr.ctx, RLOCK_WANT_WRITE, 10);
+        }
+        CHECK_EQ_LL(r, 1);
+        CHECK_MSG(pc5.port == rep.port, "a lagging Sentinel asked first: connected to port %d (old primary %d, new %d)",
+                  pc5.port, prim.port, rep.port);
+        rlock_posix_sentinel_watch_close(&w5);
+        rlock_posix_close(&pc5);
+        fake_sentinel_close(&fk);
+    } else {
+        printf("sentinel: the old primary was demoted already: the lagging-Sentinel case is not run\n");
     }
     CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
     /* a failover missed while nobody watched: a watch started afterwards
