@@ -93,6 +93,14 @@
 extern "C" {
 #endif
 
+#ifndef RLOCK_POSIX_SENTINEL_LAG_MS
+/* For this long after a watch (rlock_posix_sentinel_watch) heard where the
+ * primary is (+switch-master, or its answer), a Sentinel that names another
+ * address is taken for one that has not caught up with the failover yet
+ * (the old primary still says ROLE master until it is demoted): the
+ * connect asks the next Sentinel; the last one's answer is still taken. */
+#define RLOCK_POSIX_SENTINEL_LAG_MS 10000u
+#endif
 #ifndef RLOCK_POSIX_MAX_SENTINELS
 #define RLOCK_POSIX_MAX_SENTINELS 5
 #endif
@@ -121,6 +129,8 @@ typedef struct rlock_posix_conn {
     int (*start)(struct rlock_posix_conn *c);
     int phase;                     /* where start's connect is (RLOCK__SN_*), 0: not begun */
     size_t sn_at, sn_len, sn_off;  /* Sentinel asked; bytes in sn_buf; sent / parsed so far */
+    uint64_t sn_until;             /* monotonic ms: the Sentinel asked now has until then (its share) */
+    size_t sn_first, sn_tried;     /* the Sentinel a connect asks first; how many this one asked */
     unsigned char sn_buf[1024];    /* [AUTH] its question and answer, then [AUTH] ROLE and the reply */
     /* each Sentinel's address, resolved once by rlock_posix_init_sentinel
      * (numeric: no DNS in the non-blocking connect); "" did not resolve */
@@ -128,6 +138,11 @@ typedef struct rlock_posix_conn {
     /* 1: a Sentinel announced a new primary (rlock_posix_sentinel_watch):
      * the next send/recv drops this connection, so rlock reconnects */
     int switched;
+    /* where the watch last heard the primary is, and when (monotonic ms;
+     * "": never): see RLOCK_POSIX_SENTINEL_LAG_MS */
+    char sn_hint[64];
+    int sn_hint_port;
+    uint64_t sn_hint_at;
 } rlock_posix_conn;
 
 /* Sentinel discovery (rlock_posix_init_sentinel). The addresses of up to
@@ -254,6 +269,19 @@ static uint64_t rlock__posix_connect_left(const rlock_posix_conn *c) {
     return now < end ? end - now : 0;
 }
 
+/* Milliseconds until a connect in progress must step again: the connect's
+ * bound, or - Sentinel-led - the share of it that the Sentinel asked now
+ * and the primary it names have (one that does not answer must not keep
+ * the others from being asked). */
+static uint64_t rlock__posix_step_left(const rlock_posix_conn *c) {
+    uint64_t left = rlock__posix_connect_left(c), now;
+    if (c->phase != RLOCK__SN_NONE) {
+        now = rlock__posix_now_ms();
+        if (c->sn_until < now + left) left = c->sn_until > now ? c->sn_until - now : 0;
+    }
+    return left;
+}
+
 /* A non-blocking, close-on-exec stream socket; -1 with errno on failure. */
 static int rlock__posix_socket(int family) {
     int fd, fl;
@@ -358,6 +386,10 @@ static int rlock__posix_progress(rlock_posix_conn *c);
 static int rlock__posix_connect(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
     if (!c) return RLOCK_IO_ERROR;
+    if (c->switched && c->connecting) { /* the primary moved meanwhile (a Sentinel may have named the old one): again */
+        c->switched = 0;
+        rlock__posix_drop(c);
+    }
     if (c->fd >= 0 && !c->connecting) return 1;
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
         c->err[0] = '\0';
@@ -467,7 +499,7 @@ static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
     int r;
     if (!c || c->fd < 0) return -1;
     if (c->connecting) {
-        uint64_t left = rlock__posix_connect_left(c);
+        uint64_t left = rlock__posix_step_left(c);
         uint32_t t = left < (uint64_t)timeout_ms ? (uint32_t)left : timeout_ms;
         r = rlock_posix_fd_wait(c->fd, rlock__posix_events(c, RLOCK_WANT_WRITE), t);
         if (r == 0 && left <= (uint64_t)timeout_ms) return 1;
@@ -480,7 +512,13 @@ static int rlock__posix_wait(void *ctx, int want, uint32_t timeout_ms) {
 
 static void rlock__posix_close_hook(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
-    if (c) rlock__posix_drop(c);
+    if (!c) return;
+    /* rlock gave up on a Sentinel-led connect (the request's deadline came
+     * first: node_timeout_ms shorter than a Sentinel's share): the next
+     * connect asks the next Sentinel first, so that one that does not
+     * answer is not asked first again and again */
+    if (c->sentinel && c->phase != RLOCK__SN_NONE && c->sentinel->n) c->sn_first = (c->sn_at + 1) % c->sentinel->n;
+    rlock__posix_drop(c);
 }
 
 static int rlock__posix_fd_hook(void *ctx) {
@@ -495,12 +533,25 @@ static const char *rlock__posix_error_hook(void *ctx) {
 
 /* One poll() over every connection rlock waits on (the blocking calls).
  * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
- * < 0 error. EINTR restarts with the time that is left. */
+ * < 0 error. EINTR restarts with the time that is left. A connect of this
+ * adapter in progress (items[i].conn: the rlock_node or rlock_subscriber
+ * rlock_client_interest named, or NULL) is woken as ready when its bound
+ * runs out, as wait() does, so that it fails - or asks the next Sentinel -
+ * then rather than at the request's deadline. */
 RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     struct pollfd p[2 * RLOCK_MAX_NODES];
-    uint64_t deadline = rlock__posix_now_ms() + timeout_ms;
+    uint64_t deadline, cap = timeout_ms;
     size_t i;
+    int capped = 0;
     if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
+    for (i = 0; i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
+        const rlock_transport *t = (const rlock_transport *)items[i].conn;
+        if (t && t->connect == rlock__posix_connect && ((const rlock_posix_conn *)t->ctx)->connecting) {
+            uint64_t left = rlock__posix_step_left((const rlock_posix_conn *)t->ctx);
+            if (left < cap) { cap = left; capped = 1; }
+        }
+    }
+    deadline = rlock__posix_now_ms() + cap;
     for (;;) {
         uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;
         int r;
@@ -513,7 +564,7 @@ RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t 
         r = poll(p, (nfds_t)n, left > (uint64_t)INT_MAX ? INT_MAX : (int)left);
         if (r < 0 && errno == EINTR) continue;
         if (r == 0 && left > (uint64_t)INT_MAX) continue; /* very long waits: poll again */
-        return r;
+        return r == 0 && capped ? 1 : r;
     }
 }
 
@@ -587,7 +638,15 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * GET-MASTER-ADDR-BY-NAME, connects to the first address named, and asks it
  * ROLE: only a server that says "master" is used - never a replica, even one
  * a Sentinel still names during a failover (with credentials, AUTH goes
- * before ROLE). It is a connect like any other, within connect_timeout_ms,
+ * before ROLE). A Sentinel that does not answer, or names a server that
+ * cannot be reached or does not say "master" (a stale or lying Sentinel),
+ * is left for the next one: each Sentinel with the server it names has
+ * only its share of the time left (divided among the Sentinels not asked
+ * yet; wait() and wait_many() wake when it runs out) - one bad Sentinel
+ * must not make every connect fail. The Sentinel that led to the primary
+ * is asked first next time; after a connect rlock gave up on (its request
+ * timed out first), the next Sentinel is.
+ * It is a connect like any other, within connect_timeout_ms,
  * and as non-blocking: each connect() call moves it on as far as the
  * sockets allow and says 0 until the primary has answered (the fd and
  * events hooks give the socket and what it waits for), so an event loop
@@ -619,12 +678,13 @@ static int rlock__sn_auth(rlock_posix_conn *c, const char *user, const char *pas
     return !password || rlock__sn_put(c, user ? 3 : 2, auth);
 }
 
-/* Start on Sentinel c->sn_at, or the next that can be started: 1 started,
- * 0 none left (c->err says why the last failed). */
+/* Start on Sentinel c->sn_at, or the next that can be started (in turn,
+ * each once per connect): 1 started, 0 none left (c->err says why the last
+ * failed). */
 static int rlock__sn_ask(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
-    for (; c->sn_at < sn->n && rlock__posix_connect_left(c) > 0; c->sn_at++) {
+    for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
             snprintf(c->err, sizeof c->err, "Sentinel %.64s:%d: the name did not resolve", sn->host[c->sn_at],
@@ -634,6 +694,8 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
         snprintf(c->host, sizeof c->host, "%s", c->sn_ip[c->sn_at]);
         c->port = sn->port[c->sn_at];
         c->addr_index = 0;
+        /* its share of what is left: the last one asked has all of it */
+        c->sn_until = rlock__posix_now_ms() + rlock__posix_connect_left(c) / (sn->n - c->sn_tried);
         r = rlock__posix_start_tcp(c, 0);
         if (r < 0) continue;
         c->sn_len = c->sn_off = 0;
@@ -673,7 +735,8 @@ static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
     char w[64];
     snprintf(w, sizeof w, "%s", why);
     snprintf(c->err, sizeof c->err, "Sentinel %.40s:%d: %.63s", sn->host[c->sn_at], sn->port[c->sn_at], w);
-    c->sn_at++;
+    c->sn_at = (c->sn_at + 1) % sn->n;
+    c->sn_tried++;
     rlock__sn_move(c, rlock__sn_ask);
 }
 
@@ -742,7 +805,8 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
         long n;
         int r;
         if (c->phase == RLOCK__SN_NONE) { /* a fresh connect: the first Sentinel */
-            c->sn_at = 0;
+            c->sn_at = c->sn_first < sn->n ? c->sn_first : 0;
+            c->sn_tried = 0;
             snprintf(c->err, sizeof c->err, "no Sentinel answered");
             if (!rlock__sn_ask(c)) return RLOCK_IO_ERROR;
             continue;
@@ -754,27 +818,28 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
         }
+        if (rlock__posix_step_left(c) == 0) { /* this Sentinel's share ran out */
+            char why[80];
+            if (c->phase <= RLOCK__SN_ASK_READ) snprintf(why, sizeof why, "did not answer in time");
+            else snprintf(why, sizeof why, "names %.40s:%d, no answer in time", c->host, c->port);
+            rlock__sn_next(c, why);
+            if (c->phase == RLOCK__SN_NONE) return RLOCK_IO_ERROR; /* no Sentinel left */
+            continue;
+        }
         switch (c->phase) {
         case RLOCK__SN_ASK_CONN:
         case RLOCK__SN_PRIM_CONN:
             r = rlock__posix_progress(c);
             c->connecting = 1; /* until the primary said ROLE master */
             if (r == 0) return RLOCK_IO_WOULD_BLOCK;
-            if (r < 0 && c->phase == RLOCK__SN_ASK_CONN) { rlock__sn_next(c, c->err); break; }
-            if (r < 0) { c->phase = RLOCK__SN_NONE; c->connecting = 0; return RLOCK_IO_ERROR; }
+            if (r < 0) { rlock__sn_next(c, c->err); break; }
             c->phase++; /* to its _SEND */
             break;
         case RLOCK__SN_ASK_SEND:
         case RLOCK__SN_PRIM_SEND:
             n = rlock_posix_fd_send(c->fd, c->sn_buf + c->sn_off, c->sn_len - c->sn_off);
             if (n == RLOCK_IO_WOULD_BLOCK) return RLOCK_IO_WOULD_BLOCK;
-            if (n < 0 && c->phase == RLOCK__SN_ASK_SEND) { rlock__sn_next(c, strerror(errno)); break; }
-            if (n < 0) {
-                rlock__posix_seterr(c, "send", errno);
-                rlock__posix_drop(c);
-                c->phase = RLOCK__SN_NONE;
-                return RLOCK_IO_ERROR;
-            }
+            if (n < 0) { rlock__sn_next(c, strerror(errno)); break; }
             c->sn_off += (size_t)n;
             if (c->sn_off == c->sn_len) { c->phase++; c->sn_off = 0; } /* to its _READ */
             break;
@@ -790,8 +855,17 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             if (c->phase == RLOCK__SN_ASK_READ) {
                 const char *role[1] = { "ROLE" };
                 if (r != 1) { rlock__sn_next(c, c->err); break; }
+                if (c->sn_hint[0] && c->sn_tried + 1 < sn->n &&
+                    rlock__posix_now_ms() - c->sn_hint_at < RLOCK_POSIX_SENTINEL_LAG_MS &&
+                    (c->port != c->sn_hint_port || strcmp(c->host, c->sn_hint) != 0)) { /* a Sentinel lagging behind */
+                    char why[80];
+                    snprintf(why, sizeof why, "names %.20s:%d, not %.20s:%d (+switch-master)", c->host, c->port,
+                             c->sn_hint, c->sn_hint_port);
+                    rlock__sn_next(c, why);
+                    break;
+                }
                 r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
-                if (r < 0) { c->phase = RLOCK__SN_NONE; return RLOCK_IO_ERROR; }
+                if (r < 0) { rlock__sn_next(c, c->err); break; }
                 c->sn_len = c->sn_off = 0;
                 if (!rlock__sn_auth(c, sn->username, sn->password) || !rlock__sn_put(c, 1, role)) {
                     snprintf(c->err, sizeof c->err, "credentials too long");
@@ -803,12 +877,17 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 c->connecting = 1;
                 break;
             }
-            c->phase = RLOCK__SN_NONE;
-            if (r == 1) { c->connecting = 0; c->err[0] = '\0'; return 1; }
-            if (n > 0) snprintf(c->err, sizeof c->err, "%.64s:%d (named by Sentinel) does not say it is a primary",
-                                c->host, c->port);
-            rlock__posix_drop(c);
-            return RLOCK_IO_ERROR;
+            if (r == 1) { /* (this Sentinel is asked first next time) */
+                c->sn_first = c->sn_at;
+                c->phase = RLOCK__SN_NONE;
+                c->connecting = 0;
+                c->err[0] = '\0';
+                return 1;
+            }
+            if (n > 0) snprintf(c->err, sizeof c->err, "names %.40s:%d, not a primary (ROLE)", c->host, c->port);
+            /* a stale or lying Sentinel (a replica, a dead primary): the next one */
+            rlock__sn_next(c, c->err);
+            break;
         default:
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
@@ -867,11 +946,13 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
  * clients connected to it, READONLY never comes, and a client that waits
  * for it locks on a primary nobody else uses. rlock_posix_sentinel_watch
  * keeps one connection to a Sentinel (the first of c's that answers, then
- * the next when it fails) subscribed to +switch-master, after asking it
+ * the next when it fails, or has not confirmed the subscription within c's
+ * connect timeout) subscribed to +switch-master, after asking it
  * where the primary is (a failover missed while no Sentinel was watched is
  * seen then). When a notice names c's primary (or the answer is not where
  * c is connected) it marks c (c->switched): c's next send/recv drops the
- * connection and rlock's reconnect asks the Sentinels again.
+ * connection and rlock's reconnect asks the Sentinels again; a connect of
+ * c under way (not yet heading for the new address) starts again.
  * Non-blocking, for event loops like rlock_client_interest/_step: watch the
  * descriptor _interest gives (or call _step when its timeout passes), call
  * _step, and after it returned 1 call rlock_client_step, which moves the
@@ -882,6 +963,12 @@ RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock
  * drives it while it waits and while COMMAND runs). */
 #ifndef RLOCK_POSIX_SENTINEL_RETRY_MS
 #define RLOCK_POSIX_SENTINEL_RETRY_MS 250u /* before trying the next Sentinel */
+#endif
+#ifndef RLOCK_POSIX_SENTINEL_PING_MS
+/* a PING this often on the subscribed connection: a Sentinel that stopped
+ * answering (hung, stopped, a half-open link) is left for the next when
+ * its PONG is not back within the connect timeout */
+#define RLOCK_POSIX_SENTINEL_PING_MS 5000u
 #endif
 enum { RLOCK__SW_DOWN = 0, RLOCK__SW_CONNECTING, RLOCK__SW_UP };
 typedef struct rlock_posix_sentinel_watch {
@@ -894,6 +981,7 @@ typedef struct rlock_posix_sentinel_watch {
     size_t at;                     /* which of c->sentinel's Sentinels */
     int state;                     /* RLOCK__SW_* */
     uint64_t retry_at;             /* DOWN: not before this (monotonic ms) */
+    uint64_t ping_at, pong_by;     /* subscribed: the next PING; its answer's deadline (0: none due) */
     size_t tx_len, tx_off, have;
     unsigned char tx[1024];        /* [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME, SUBSCRIBE */
     unsigned char buf[512];
@@ -915,6 +1003,7 @@ static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
     rlock__posix_drop(&w->q);
     w->state = RLOCK__SW_DOWN;
     w->subscribed = 0;
+    w->pong_by = 0;
     w->at = (w->at + 1) % sn->n;
     w->retry_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_RETRY_MS;
 }
@@ -932,7 +1021,14 @@ static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value
         if (port->str[k] < '0' || port->str[k] > '9') return 0;
         p = p * 10 + (port->str[k] - '0');
     }
-    if (c->fd < 0 || c->connecting || (p == c->port && strcmp(h, c->host) == 0)) return 0; /* not connected, or there */
+    memcpy(c->sn_hint, h, host->len + 1); /* (the connect skips Sentinels that lag behind it) */
+    c->sn_hint_port = p;
+    c->sn_hint_at = rlock__posix_now_ms();
+    /* not connected (the next connect asks anew), or there already - a
+     * connect under way only once it goes there (while it asks a Sentinel,
+     * the answer may name the old primary, which still says ROLE master) */
+    if (c->fd < 0 || ((!c->connecting || c->phase >= RLOCK__SN_PRIM_CONN) && p == c->port && strcmp(h, c->host) == 0))
+        return 0;
     c->switched = 1;
     w->switches++;
     return 1;
@@ -949,10 +1045,16 @@ static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) 
         return 0;
     }
     if ((r->v.type != RLOCK_RESP_ARRAY && r->v.type != RLOCK_RESP_PUSH) || r->count < 2) return 0;
+    if (r->count == 2 && r->elem[0].len == 4 && memcmp(r->elem[0].str, "pong", 4) == 0) { /* PING's: alive */
+        w->pong_by = 0;
+        w->ping_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_PING_MS;
+        return 0;
+    }
     if (r->count == 2 && r->elem[0].type == RLOCK_RESP_BULK && r->elem[1].type == RLOCK_RESP_BULK)
         return rlock__sw_moved(w, &r->elem[0], &r->elem[1]); /* GET-MASTER-ADDR-BY-NAME */
     if (r->count == 3 && r->elem[0].len == 9 && memcmp(r->elem[0].str, "subscribe", 9) == 0) {
         w->subscribed = 1;
+        w->ping_at = rlock__posix_now_ms() + RLOCK_POSIX_SENTINEL_PING_MS;
         return 0;
     }
     if (r->count == 3 && r->elem[0].len == 7 && memcmp(r->elem[0].str, "message", 7) == 0 &&
@@ -1018,6 +1120,20 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch
         if (r < 0) { rlock__sw_fail(w, w->q.err); return 0; }
         w->state = RLOCK__SW_UP;
     }
+    if (!w->subscribed && rlock__posix_connect_left(&w->q) == 0) { /* a Sentinel that does not answer */
+        rlock__sw_fail(w, "did not answer in time");
+        return 0;
+    }
+    if (w->subscribed && w->pong_by && rlock__posix_now_ms() >= w->pong_by) {
+        rlock__sw_fail(w, "did not answer PING in time");
+        return 0;
+    }
+    if (w->subscribed && !w->pong_by && rlock__posix_now_ms() >= w->ping_at && w->tx_off == w->tx_len) {
+        memcpy(w->tx, "*1\r\n$4\r\nPING\r\n", 14);
+        w->tx_len = 14;
+        w->tx_off = 0;
+        w->pong_by = rlock__posix_now_ms() + rlock__posix_budget(&w->q);
+    }
     while (w->tx_off < w->tx_len) {
         long n = rlock_posix_fd_send(w->q.fd, w->tx + w->tx_off, w->tx_len - w->tx_off);
         if (n == RLOCK_IO_WOULD_BLOCK) return 0;
@@ -1055,10 +1171,14 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_interest(const rlock_posix_sent
         return 0;
     }
     *fd = w->q.fd;
-    if (w->state == RLOCK__SW_CONNECTING) {
-        *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
-        return RLOCK_WANT_WRITE;
+    /* until the subscription is confirmed, within the connect bound; then
+     * the next PING, or its answer's deadline */
+    if (!w->subscribed) *timeout_ms = (uint32_t)rlock__posix_connect_left(&w->q);
+    else {
+        uint64_t at = w->pong_by ? w->pong_by : w->ping_at;
+        *timeout_ms = at > now ? (uint32_t)(at - now) : 0;
     }
+    if (w->state == RLOCK__SW_CONNECTING) return RLOCK_WANT_WRITE;
     return w->tx_off < w->tx_len ? RLOCK_WANT_WRITE : RLOCK_WANT_READ;
 }
 
@@ -1068,6 +1188,7 @@ RLOCK__ADAPTER_FN void rlock_posix_sentinel_watch_close(rlock_posix_sentinel_wat
     rlock__posix_drop(&w->q);
     w->state = RLOCK__SW_DOWN;
     w->subscribed = 0;
+    w->pong_by = 0;
 }
 
 #endif /* RLOCK_IMPLEMENTATION: Sentinel */

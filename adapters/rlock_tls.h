@@ -97,7 +97,8 @@ static int rlock__tls_handshake(rlock_tls_conn *c) {
     e = SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         if (rlock__posix_connect_left(&c->tcp) == 0) {
-            snprintf(c->err, sizeof c->err, "TLS handshake with %.48s:%d: timed out", c->tcp.host, c->tcp.port);
+            snprintf(c->err, sizeof c->err, "TLS handshake with %.48s:%d: timed out after %lu ms (not a TLS port?)",
+                     c->tcp.host, c->tcp.port, (unsigned long)rlock__posix_budget(&c->tcp));
             rlock__tls_drop(c);
             return RLOCK_IO_ERROR;
         }
@@ -202,10 +203,21 @@ static int rlock__tls_events(void *ctx, int want) {
 }
 
 /* What rlock asks to wait for, or what OpenSSL needs (a handshake, a
- * renegotiation); at once when OpenSSL holds decrypted bytes. */
+ * renegotiation); at once when OpenSSL holds decrypted bytes. The handshake
+ * counts against the connect bound: "ready" when that runs out, so that
+ * the next connect() fails saying so (a plaintext server never answers a
+ * ClientHello) instead of the request timing out without a reason. */
 static int rlock__tls_wait(void *ctx, int want, uint32_t timeout_ms) {
     rlock_tls_conn *c = (rlock_tls_conn *)ctx;
+    int r;
     if (c->ssl && !c->handshaking && (want & RLOCK_WANT_READ) && SSL_has_pending(c->ssl)) return 1;
+    if (c->handshaking) {
+        uint64_t left = rlock__posix_connect_left(&c->tcp);
+        if (left < (uint64_t)timeout_ms) {
+            r = c->tcp.tr.wait(c->tcp.tr.ctx, rlock__tls_events(c, want), (uint32_t)left);
+            return r == 0 ? 1 : r;
+        }
+    }
     return c->tcp.tr.wait(c->tcp.tr.ctx, rlock__tls_events(c, want), timeout_ms);
 }
 

@@ -19,11 +19,14 @@
  * RLOCK_TEST_QUICK=1 (the valgrind run) skips the CLI runs (they exec
  * build/rlock-asan, which valgrind cannot host). */
 #define RLOCK_IMPLEMENTATION
+#define RLOCK_POSIX_SENTINEL_PING_MS 1000u /* (the watches here: keepalive checked within the tests' time) */
 #include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
 #include "rlock.h"
 #include "harness.h"
 #include "check.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/prctl.h>
@@ -973,6 +976,55 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
     rlock_posix_close(&pc);
 }
 
+/* A Sentinel that lags behind a failover (fake, on loopback): it names
+ * the primary at old_port to a connect's question, and refuses a watch
+ * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel). */
+typedef struct fake_sentinel {
+    int lfd, cfd[8], n, old_port;
+} fake_sentinel;
+static int fake_sentinel_open(fake_sentinel *f, int old_port) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    memset(f, 0, sizeof *f);
+    f->old_port = old_port;
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (f->lfd < 0) return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(f->lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(f->lfd, 8) != 0 ||
+        getsockname(f->lfd, (struct sockaddr *)&a, &al) != 0)
+        return -1;
+    fcntl(f->lfd, F_SETFL, fcntl(f->lfd, F_GETFL) | O_NONBLOCK);
+    return ntohs(a.sin_port);
+}
+static void fake_sentinel_pump(fake_sentinel *f) {
+    char buf[1024], out[64];
+    int fd, i;
+    while (f->n < 8 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
+    for (i = 0; i < f->n; i++) {
+        ssize_t r = recv(f->cfd[i], buf, sizeof buf - 1, MSG_DONTWAIT);
+        if (r <= 0) continue;
+        buf[r] = '\0';
+        if (strstr(buf, "SUBSCRIBE")) {
+            (void)!send(f->cfd[i], "-ERR lagging\r\n", 14, MSG_NOSIGNAL);
+        } else {
+            char port[16];
+            int n;
+            snprintf(port, sizeof port, "%d", f->old_port);
+            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", (int)strlen(port), port);
+            (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
+        }
+    }
+}
+static void fake_sentinel_close(fake_sentinel *f) {
+    int i;
+    for (i = 0; i < f->n; i++) close(f->cfd[i]);
+    if (f->lfd >= 0) close(f->lfd);
+    f->n = 0;
+    f->lfd = -1;
+}
+
 static void test_sentinel(void) {
     rh_server prim, rep, sen[3];
     char ro[64];
@@ -983,8 +1035,9 @@ static void test_sentinel(void) {
     rlock_client cl;
     rlock_config cfg;
     rlock_lock a, b;
-    rlock_posix_sentinel_watch w, late;
-    rlock_posix_conn pc2;
+    rlock_posix_sentinel_watch w, late, w3;
+    rlock_posix_conn pc2, pc3;
+    int r3 = 0;
     int i, up = 0, promoted = 0;
     unsigned long long t0, end;
     char buf[64];
@@ -1055,6 +1108,14 @@ static void test_sentinel(void) {
     /* failover mid-run (the lock held): the replica is promoted. The
      * valgrind run (quick) stops here: the demotion alone takes ~11 s. */
     if (quick) goto done;
+    /* a connect under way when the Sentinels announce the new primary: it
+     * already asked a Sentinel, whose answer (the old primary, which still
+     * says ROLE master) waits unread; its own watch sees the announcement */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc3, &sn, 60000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w3, &pc3), 0);
+    CHECK(watch_until(&w3, 5000, watch_subscribed));
+    r3 = pc3.tr.connect(pc3.tr.ctx);
+    printf("sentinel: a connect left %s (phase %d)\n", r3 == 0 ? "under way" : "done", pc3.phase);
     t0 = rh_now_ms();
     for (end = t0 + 15000; rh_now_ms() < end; rh_sleep_ms(200)) {
         char r[128];
@@ -1063,6 +1124,7 @@ static void test_sentinel(void) {
     }
     for (end = rh_now_ms() + 20000; rh_now_ms() < end && !promoted;) {
         (void)watch_until(&w, 50, watch_switched); /* the event loop goes on meanwhile */
+        (void)watch_until(&w3, 10, watch_switched);
         if (sentinel_master_port(&sen[0]) == rep.port && is_primary(&rep)) promoted = 1;
     }
     CHECK_MSG(promoted, "the replica was not promoted within 20 s");
@@ -1081,6 +1143,18 @@ static void test_sentinel(void) {
         rlock_status st;
         CHECK_MSG(watch_until(&w, 10000, watch_switched), "no +switch-master within 10 s (%s)", w.err);
         old_still_primary = is_primary(&prim);
+        /* the connect under way goes on: it must end on the new primary
+         * (asking again), never on the old one unmarked */
+        (void)watch_until(&w3, 2000, watch_switched);
+        while (r3 == 0) {
+            (void)pc3.tr.wait(pc3.tr.ctx, RLOCK_WANT_WRITE, 100);
+            r3 = pc3.tr.connect(pc3.tr.ctx);
+        }
+        CHECK_EQ_LL(r3, 1);
+        CHECK_MSG(pc3.port == rep.port || pc3.switched, "a connect under way at the failover ended on port %d "
+                  "(old primary %d, new %d), unmarked (watch switches %lu)", pc3.port, prim.port, rep.port, w3.switches);
+        rlock_posix_sentinel_watch_close(&w3);
+        rlock_posix_close(&pc3);
         CHECK_EQ_LL(w.switches, 1);
         CHECK_EQ_LL(pc.switched, 1);
         /* the held lock was acknowledged by the replica, so the new primary
@@ -1092,6 +1166,41 @@ static void test_sentinel(void) {
         printf("sentinel: +switch-master %llu ms after the failover began; the client moved to the new primary "
                "while the old one %s\n", rh_now_ms() - t0,
                old_still_primary ? "still took writes as a primary" : "was already demoted");
+    }
+    /* a Sentinel that has not caught up yet (fake: it still names the old
+     * primary, which still says ROLE master until it is demoted) asked
+     * first by a connect whose watch heard where the primary is now: the
+     * connect takes the next Sentinel's answer, not the old primary */
+    if (is_primary(&prim)) {
+        fake_sentinel fk;
+        rlock_posix_sentinel sn5 = sn;
+        rlock_posix_sentinel_watch w5;
+        rlock_posix_conn pc5;
+        int fport = fake_sentinel_open(&fk, prim.port), r = 0;
+        unsigned long long until;
+        CHECK(fport > 0);
+        sn5.n = 4;
+        sn5.port[0] = fport;
+        for (i = 0; i < 3; i++) { sn5.host[i + 1] = "127.0.0.1"; sn5.port[i + 1] = sen[i].port; }
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc5, &sn5, 5000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w5, &pc5), 0);
+        for (until = rh_now_ms() + 5000; !w5.subscribed && rh_now_ms() < until; rh_sleep_ms(5)) {
+            fake_sentinel_pump(&fk);
+            (void)rlock_posix_sentinel_watch_step(&w5);
+        }
+        CHECK_MSG(w5.subscribed && w5.at > 0, "watch: %s", w5.err);
+        for (until = rh_now_ms() + 5000; (r = pc5.tr.connect(pc5.tr.ctx)) == 0 && rh_now_ms() < until;) {
+            fake_sentinel_pump(&fk);
+            (void)pc5.tr.wait(pc5.tr.ctx, RLOCK_WANT_WRITE, 10);
+        }
+        CHECK_EQ_LL(r, 1);
+        CHECK_MSG(pc5.port == rep.port, "a lagging Sentinel asked first: connected to port %d (old primary %d, new %d)",
+                  pc5.port, prim.port, rep.port);
+        rlock_posix_sentinel_watch_close(&w5);
+        rlock_posix_close(&pc5);
+        fake_sentinel_close(&fk);
+    } else {
+        printf("sentinel: the old primary was demoted already: the lagging-Sentinel case is not run\n");
     }
     CHECK(rh_int(&rep, "PTTL %s", "sen:held") > 20000);
     /* a failover missed while nobody watched: a watch started afterwards
@@ -1154,6 +1263,240 @@ done:
 out:
     for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
     rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
+/* Stale or lying Sentinels: the first names a replica (it says ROLE
+ * slave), the second an address where nothing listens (a primary that
+ * died), the third the primary. Each connect goes on to the next Sentinel
+ * rather than failing - one bad Sentinel must not stop all locking. */
+static void test_sentinel_stale(void) {
+    rh_server prim, rep, sen[3];
+    char ro[64];
+    const char *rep_args[3];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    int i, up = 0, fds0, named[3];
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    rep_args[0] = "--replicaof"; rep_args[1] = ro; rep_args[2] = NULL;
+    CHECK(rh_server_start(&rep, rep_args) == 0);
+    named[0] = rep.port;
+    named[1] = rh_free_port();
+    named[2] = prim.port;
+    for (i = 0; i < 3; i++) up += sentinel_start(&sen[i], named[i], 1) == 0;
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 3;
+    sn.master = "mymaster";
+    for (i = 0; i < 3; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    for (i = 0; i < 2; i++) CHECK_EQ_LL(sentinel_master_port(&sen[i]), named[i]);
+    fds0 = rh_count_fds();
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:stale", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&a, 30000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire past a Sentinel naming a replica and one naming a dead address: %s (%s)",
+              rlock_status_str(st), rlock_node_error(&node));
+    CHECK_EQ_LL(pc.port, prim.port);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "sen:stale"), 1);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    /* only the bad ones: the connect fails, saying why the last one did */
+    sn.n = 2;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:stale", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "Connection refused") != NULL, "%s", rlock_node_error(&node));
+    sn.port[1] = sen[0].port; /* both name the replica */
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "not a primary") != NULL, "%s", rlock_node_error(&node));
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    CHECK_EQ_LL(rh_count_fds(), fds0);
+    CHECK_EQ_LL(rh_int(&prim, "EXISTS %s", "sen:stale"), 0);
+out:
+    for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
+/* connect_timeout_ms in the blocking calls (one poll() over all their
+ * connections: the adapter's wait_many): a connect that hangs (the
+ * server's accept queue full: the SYN is dropped) fails when its bound
+ * runs out, with its own reason - not at the request's later deadline as a
+ * timeout. */
+static void test_connect_bound(void) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    int ls, fillers[16], nfill = 0, full = 0, i;
+    rlock_posix_conn c;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock lk;
+    rlock_status st;
+    unsigned long long t0;
+
+    ls = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(ls >= 0);
+    if (ls < 0) return;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(listen(ls, 0) == 0);
+    CHECK(getsockname(ls, (struct sockaddr *)&a, &al) == 0);
+    while (nfill < 16 && !full) {
+        struct pollfd p;
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) break;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        fillers[nfill++] = fd;
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) continue;
+        p.fd = fd;
+        p.events = POLLOUT;
+        p.revents = 0;
+        if (poll(&p, 1, 100) == 0) full = 1; /* this one hangs: queue full */
+    }
+    CHECK_MSG(full, "could not fill the accept queue with %d connects", nfill);
+    if (full) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", ntohs(a.sin_port), 300), 0);
+        CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&c)), RLOCK_OK);
+        rlock_config_init(&cfg);
+        cfg.node_timeout_ms = 5000;
+        CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "ct", 2, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        t0 = rh_now_ms();
+        st = rlock_acquire(&lk, 10000, 0);
+        CHECK_EQ_ST(st, RLOCK_E_IO);
+        CHECK_MSG(strstr(rlock_node_error(&node), "timed out after 300 ms") != NULL,
+                  "acquire: '%s' after %llu ms (connect bound 300 ms, node timeout 5000 ms)", rlock_node_error(&node),
+                  rh_now_ms() - t0);
+        rlock_client_close(&cl);
+        rlock_posix_close(&c);
+        CHECK_EQ_LL(c.fd, -1);
+    }
+    for (i = 0; i < nfill; i++) close(fillers[i]);
+    close(ls);
+}
+
+/* A Sentinel that does not answer (paused: the kernel still accepts the
+ * connection and takes the question) must not stop the client from asking
+ * the next one: Sentinel is there so that one of them may fail. Each
+ * Sentinel gets its share of the connect's bound, in the blocking calls
+ * (wait_many) and in the transport's own wait(). Nothing leaks. */
+static void test_sentinel_silent(void) {
+    rh_server prim, sen[2];
+    rlock_posix_sentinel sn;
+    rlock_posix_sentinel_watch w;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    int i, up = 0, fds0;
+    unsigned long long t0;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    for (i = 0; i < 2; i++) up += sentinel_start(&sen[i], prim.port, 1) == 0;
+    CHECK_EQ_LL(up, 2);
+    if (up != 2) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 2;
+    sn.master = "mymaster";
+    for (i = 0; i < 2; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    rh_server_pause(&sen[0]); /* the first one asked: silent */
+    fds0 = rh_count_fds();
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:silent", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&a, 30000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire with the first Sentinel silent: %s (%s) after %llu ms", rlock_status_str(st),
+              rlock_node_error(&node), rh_now_ms() - t0);
+    CHECK_EQ_LL(pc.port, prim.port);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    /* the transport's own wait(), as a program without wait_many drives it */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    {
+        int r, n = 0;
+        t0 = rh_now_ms();
+        while ((r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 3000);
+        CHECK_MSG(r == 1, "connect with the first Sentinel silent: %d (%s) after %llu ms", r, pc.err,
+                  rh_now_ms() - t0);
+        CHECK_EQ_LL(pc.port, prim.port);
+    }
+    rlock_posix_close(&pc);
+    /* the watch too: a silent Sentinel is left for the next one once the
+     * connect bound passes without its answers (its interest says when to
+     * step: not "never") */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    {
+        int fd;
+        uint32_t t = 0;
+        unsigned long long end = rh_now_ms() + 2000;
+        while (w.state != RLOCK__SW_UP && rh_now_ms() < end) {
+            (void)rlock_posix_sentinel_watch_step(&w);
+            rh_sleep_ms(5);
+        }
+        CHECK_EQ_LL(w.at, 0);
+        (void)rlock_posix_sentinel_watch_interest(&w, &fd, &t);
+        CHECK_MSG(t <= 1000, "watch on the silent Sentinel: step after %lu ms", (unsigned long)t);
+    }
+    CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "the watch stayed on the silent Sentinel (%s)", w.err);
+    CHECK_EQ_LL(w.at, 1);
+    /* ... and one that stops answering once subscribed (its PING is not
+     * answered: RLOCK_POSIX_SENTINEL_PING_MS is 1000 here): the next one */
+    rh_server_resume(&sen[0]);
+    rh_server_pause(&sen[1]);
+    CHECK_MSG(watch_until(&w, 8000, watch_not_subscribed), "the watch stayed on the stopped Sentinel");
+    CHECK_MSG(strstr(w.err, "PING") != NULL, "%s", w.err);
+    CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "no other Sentinel (%s)", w.err);
+    CHECK_EQ_LL(w.at, 0);
+    rh_server_resume(&sen[1]);
+    rh_server_pause(&sen[0]);
+    rlock_posix_sentinel_watch_close(&w);
+    /* a node timeout shorter than a Sentinel's share (the default one is
+     * 50..250 ms): the request gives up on the silent Sentinel first - its
+     * retry must ask the next one, not the silent one again */
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    cfg.node_timeout_ms = 300;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:silent", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&a, 30000, 5000);
+    CHECK_MSG(st == RLOCK_OK, "acquire (node timeout 300 ms) with the first Sentinel silent: %s (%s) after %llu ms",
+              rlock_status_str(st), rlock_node_error(&node), rh_now_ms() - t0);
+    CHECK_EQ_LL(pc.port, prim.port);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    CHECK_EQ_LL(rh_count_fds(), fds0);
+    rh_server_resume(&sen[0]);
+out:
+    for (i = 0; i < 2; i++) rh_server_stop(&sen[i]);
     rh_server_stop(&prim);
 }
 
@@ -2126,6 +2469,9 @@ int main(void) {
     if (!quick) test_old_functions(&s);
     test_replica_ack();
     test_sentinel();
+    test_sentinel_silent();
+    test_connect_bound();
+    test_sentinel_stale();
     if (!quick) test_sentinel_cli();
     test_cluster();
     if (!quick) test_check(&s);
