@@ -2475,11 +2475,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
-/* A writer is refused while turn tickets are out. */
+/* A writer is refused while turn tickets are out. Granted, the key's TTL
+ * is the writer's lease (its own read leases kept, after a downgrade): the
+ * key may have lived longer for the waiters' ends (RW_EMPTY), and a writer
+ * that dies must not keep the lock that long. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
     RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
     "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD("6") \
-    RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
+    "R('pexpire',k,M(tt,mx-ms)) " RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
     "local d=ms+N(ARGV[5]) if d>ms and d>N(F.wq or 0) then R('hset',k,'wq',d) end " \
@@ -2767,7 +2770,7 @@ static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
 static const char rlock__h15[] = RLOCK__PRIM("129c493457625a95c5ec9bd8cb2647913c5b08e5");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("8d1409546e285551195351f3ab1fb9109ffc08bd");
+static const char rlock__h16[] = RLOCK__PRIM("90e46febd0916e40cd6a24d4a62932721b27a665");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));

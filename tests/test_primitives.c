@@ -695,6 +695,53 @@ static void test_rw_wake_with_refusal(const rh_server *s) {
     rh_int(s, "DEL rw:wake {rw:wake}:waiters {rw:wake}:deadlines");
 }
 
+/* A writer that dies holding: the write lock ends with its lease (the key's
+ * TTL), not with what waited before it. A reader waiting 10 minutes behind
+ * a writer's hold-off leaves its wait end in the key, and the last reader
+ * out kept the key that long; the writer granted after it must still hold
+ * only its own ttl - else, killed, it keeps every reader and writer out for
+ * the 10 minutes. */
+static void test_rw_dead_writer(const rh_server *s) {
+    rh_tconn t1, t2, t3;
+    rlock_lock r1, w, r2, w2;
+    rlock_status st;
+    long long pttl;
+    unsigned long long end;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0 || tc_open(&t3, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:dead", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t1.cl, "rw:dead", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &t2.cl, "rw:dead", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t3.cl, "rw:dead", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&r1, 30000, 0), RLOCK_OK);
+    st = rh_step_until_waitmsg(&w, rlock_acquire_begin(&w, 1500, 60000)); /* its hold-off keeps r2 out */
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    st = rh_step_until_waitmsg(&r2, rlock_acquire_begin(&r2, 1500, 600000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK); /* the last reader out wakes the writer */
+    for (end = rh_now_ms() + 10000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end;) {
+        rh_sleep_ms(1);
+        st = rlock_step(&w);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    pttl = rh_int(s, "PTTL rw:dead");
+    CHECK_MSG(pttl > 0 && pttl <= 1500, "the writer's lease is 1500 ms, the key's TTL %lld ms", pttl);
+    rlock_cancel(&r2);
+    /* w dies holding (never released nor renewed): another writer gets in
+     * once its 1.5 s lease is over, well within 10 s */
+    st = RLOCK_NOT_ACQUIRED;
+    for (end = rh_now_ms() + 10000; st == RLOCK_NOT_ACQUIRED && rh_now_ms() < end;) {
+        rh_sleep_ms(100);
+        st = rlock_try_acquire(&w2, 5000);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_LOST);
+    (void)rh_int(s, "DEL rw:dead {rw:dead}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+    rh_tc_close(&t3);
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -1230,6 +1277,7 @@ int main(void) {
     test_rw_starvation(&s);
     test_rw_turns(&s);
     test_rw_wake_with_refusal(&s);
+    test_rw_dead_writer(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_late_cleanup(&s);
