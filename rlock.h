@@ -2355,7 +2355,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * wait ms, and ARGV[5] for a semaphore's permits / a writer's hold-off ms.
  * Acquire answers {1,holds,fence} | {0,pttl}; extend 1/0; release as the
  * lock kinds (count left >= 0, or -1 / 0 not ours). */
-/* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
+/* Wake up to 16 live waiters at once (a reader or writer leaving; a read-write queue is scored by deadline). */
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
     "if not w[1] then break end if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]") "end end end "
@@ -2560,11 +2560,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
     "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
-/* Force: KEYS = key, waiters, (unused); ARGV[3] = channel or ''.
- * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
+/* Force: KEYS = key, waiters, a semaphore's deadlines; ARGV[3] = channel or ''.
+ * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone)
+ * Wakes up to 16 waiters whatever their score: a lock's queue is scored by
+ * deadline, a fair lock's and a semaphore's by arrival (WAKE_ALL's test
+ * would skip every semaphore waiter); a popped semaphore waiter's deadline
+ * entry goes with it. */
 #define RLOCK__LUA_FORCE \
     "local p=redis.call('pttl',KEYS[1]) if p==-2 then return 0 end if p==-1 then return -1 end " \
-    "redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ALL "return 1"
+    "redis.call('del',KEYS[1]) if ARGV[3]~='' then for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
+    "if not w[1] then break end redis.pcall('hdel',KEYS[3],w[1]) " RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]") "end end return 1"
 
 /* Fair locks (rlock_lock_set_fair): FIFO by the server's clock, release
  * hands the key to the oldest waiter. Their own scripts; the extend scripts
@@ -2784,7 +2789,7 @@ static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
 static const char rlock__h22[] = RLOCK__PRIM("bec242e25246c44edb767c944e9052fedf69510f");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
-static const char rlock__h23[] = RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bccae51c");
+static const char rlock__h23[] = RLOCK__PRIM("ca693fe1f8045b60b6709e030fdb985f602d99ad");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
  * rlock_lock_init's kinds need (simple, reentrant, read, write); that and the
  * fair ones once rlock_lock_set_fair made it fair; all of them for the

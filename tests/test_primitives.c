@@ -948,6 +948,37 @@ static void test_inspect_force(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* Force-unlock wakes a semaphore's waiters too. Their queue is scored by
+ * arrival (a lock's by deadline): the wake-up must publish to them all the
+ * same. The waiter re-checks only every 30 s and the holder's lease is 30 s:
+ * woken, it is in within a few steps; not woken, it sleeps (2 s of silence
+ * ends rh_step_like_a_loop). */
+static void test_force_sem_waiters(const rh_server *s) {
+    rh_tconn t;
+    rh_gconn g;
+    rlock_lock a, b, probe;
+    rlock_status st;
+    int steps = 0;
+    if (tc_open(&t, s) != 0 || rh_gc_open(&g, s, 30000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &t.cl, "sem:force", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &g.cl, "sem:force", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t.cl, "sem:force", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    st = rh_step_until_waitmsg(&b, rlock_acquire_begin(&b, 30000, 60000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:force}:waiters"), 1);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    st = rh_step_like_a_loop(&g.cl, &b, st, &steps);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    else rlock_cancel(&b);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_LOST);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {sem:force}:deadlines"), 0); /* the woken waiter's entry went with it */
+    (void)rh_int(s, "DEL sem:force {sem:force}:waiters {sem:force}:deadlines");
+    rh_gc_close(&g);
+    rh_tc_close(&t);
+}
+
 /* ------------------------------------------- 5. semaphore over Redlock */
 
 /* With 3 nodes and N = 2, three holders whose majorities overlap pairwise
@@ -1285,6 +1316,7 @@ int main(void) {
     test_sem_spent_waiter_id(&s);
     test_rw_records(&s);
     test_inspect_force(&s);
+    test_force_sem_waiters(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
     rh_server_stop(&s);
