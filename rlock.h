@@ -1472,7 +1472,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * releasing the write one) downgrades. Fence tokens come with write grants
  * only.
  *
- * MULTI: 1..RLOCK_MAX_MULTI keys taken all or none by one script per node
+ * MULTI: 1..RLOCK_MAX_MULTI distinct keys taken all or none by one script per node
  * (one round trip), each key a simple lock (string = token) that excludes
  * RLOCK_KIND_SIMPLE locks on it; released together, waking one waiter of
  * each key. The keys must share a Redis Cluster hash slot (give them one
@@ -1495,8 +1495,8 @@ RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk);
 /* Writers-first on (1, the default) or off (0) for a RLOCK_KIND_WRITE handle. */
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on);
 /* A multi-lock over keys[0..n) (lens[i] bytes each, 2 + lens[i] summed over
- * the keys at most RLOCK_MAX_KEY_LEN). RLOCK_E_BADARG names the key whose
- * Cluster slot differs from the first key's. */
+ * the keys at most RLOCK_MAX_KEY_LEN; no key twice). RLOCK_E_BADARG names
+ * the key whose Cluster slot differs from the first key's. */
 RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const char *const *keys,
                                        const size_t *lens, size_t n);
 
@@ -7409,8 +7409,14 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
         return rlock__why(lk->why, RLOCK__TXT("% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)"), (long long)n,
                           RLOCK_MAX_MULTI);
     for (i = 0; i < n; i++) {
+        size_t j;
         if (!keys[i] || lens[i] == 0)
             return rlock__why(lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0);
+        /* (a key named twice is taken once; its release would find the
+         * second name gone and say LOST) */
+        for (j = 0; j < i; j++)
+            if (lens[j] == lens[i] && memcmp(keys[j], keys[i], lens[i]) == 0)
+                return rlock__why(lk->why, RLOCK__TXT("key % is key %: name each key once"), (long long)i, j);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
             return rlock__why(lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
                               (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);

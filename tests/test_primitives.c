@@ -759,6 +759,17 @@ static void test_multi(const rh_server *s) {
     CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, mixed, mlens, 2), RLOCK_E_BADARG);
     CHECK(strstr(rlock_lock_error(&bad), "slot") != NULL);
     CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, keys, lens, 0), RLOCK_E_BADARG);
+    {
+        /* a key named twice: refused at init (taken once, its release would
+         * find the second name already deleted and say LOST) */
+        const char *twice[3] = { "{job}:a", "{job}:b", "{job}:a" };
+        const size_t tlens[3] = { 7, 7, 7 };
+        CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, twice, tlens, 3), RLOCK_E_BADARG);
+        CHECK(strstr(rlock_lock_error(&bad), "key 2 is key 0") != NULL);
+        if (rlock_lock_state(&bad) == RLOCK_STATE_IDLE && rlock_try_acquire(&bad, 10000) == RLOCK_OK)
+            CHECK_EQ_ST(rlock_release(&bad), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:b"), 0);
+    }
     CHECK_EQ_ST(rlock_multi_init(&m, &t1.cl, keys, lens, 3), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&one, &t2.cl, "{job}:b", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     /* one key held: none is taken */
