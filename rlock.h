@@ -2386,7 +2386,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * as -1 - slot: held under the waiter id); an attempt with no wait left
  * (the last one before a timeout, or a cancel's) leaves the queue, so
  * nothing is handed to a waiter that gave up. A late attempt that finds
- * the permit only renews it. */
+ * the permit only renews it. A member not "<slot>:..." is not rlock's (a
+ * sorted set of the program's, its scores long past as lease ends): the
+ * acquire answers {0,-1}, a foreign key, before it reaps or adds anything. */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
@@ -2400,8 +2402,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
     "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
     "local c,u,mx,mn,f,x0,m,o,s=0,{},ms,nil,-1,{},':'..ARGV[1],':'..ARGV[3],nil for i=1,#h,2 do " \
-    "local x=tonumber(h[i+1]) if x<=ms then x0[#x0+1]=h[i] else c=c+1 " \
-    "local j=tonumber(string.match(h[i],'^%d+')) or -1 u[j]=true " \
+    "local x,j=tonumber(h[i+1]),tonumber(string.match(h[i],'^(%d+):')) if not j then return {0,-1} end " \
+    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 u[j]=true " \
     "if p<0 and string.sub(h[i],-#o)==o then s=j m=o end " \
     "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
     "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
@@ -2763,7 +2765,7 @@ static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("98102458fe8fd54e6291fb796177aab9f3f24abe"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
-static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
+static const char rlock__h10[] = RLOCK__PRIM("ca43cf486e02e73b80bd5a5b2e80c76feb8ca2cc");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));

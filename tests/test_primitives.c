@@ -990,6 +990,26 @@ static void test_force_sem_waiters(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* A key of the program's own that a semaphore or read-write handle is
+ * pointed at by mistake (FAULTS.md row 15): refused, and left exactly as it
+ * was - no member reaped, no field added, no TTL set. */
+static void test_foreign_keys(const rh_server *s) {
+    rh_tconn t;
+    rlock_lock sem;
+    if (tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    /* a sorted set (a leaderboard): its scores are long past as lease ends */
+    CHECK_EQ_LL(rh_int(s, "ZADD fk:board 10 alice 20 bob"), 2);
+    CHECK_EQ_ST(rlock_semaphore_init(&sem, &t.cl, "fk:board", 8, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&sem, 5000), RLOCK_E_FOREIGN);
+    CHECK_EQ_ST(rlock_acquire(&sem, 5000, 2000), RLOCK_E_FOREIGN); /* not waited on */
+    CHECK_EQ_LL(rh_int(s, "ZCARD fk:board"), 2);
+    CHECK_EQ_LL(rh_int(s, "ZRANK fk:board alice"), 0);
+    CHECK_EQ_LL(rh_int(s, "PTTL fk:board"), -1);
+    CHECK(rlock_lock_state(&sem) == RLOCK_STATE_IDLE);
+    (void)rh_int(s, "DEL fk:board fk:h {fk:board}:waiters {fk:board}:deadlines {fk:h}:waiters");
+    rh_tc_close(&t);
+}
+
 /* ------------------------------------------- 5. semaphore over Redlock */
 
 /* With 3 nodes and N = 2, three holders whose majorities overlap pairwise
@@ -1328,6 +1348,7 @@ int main(void) {
     test_rw_records(&s);
     test_inspect_force(&s);
     test_force_sem_waiters(&s);
+    test_foreign_keys(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
     rh_server_stop(&s);
