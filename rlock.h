@@ -2443,7 +2443,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * reaps expired readers, waiting readers and tickets; returns live readers,
  * the latest lease end, waiting readers (a list of their fields and ends),
  * live tickets, the latest end of any of these, and how many fields are
- * none of these (a reentrant lock's owners). */
+ * none of these (a reentrant lock's owners, a foreign hash's fields: each
+ * field name compared whole - "code" is no "mode"). */
 #define RLOCK__LUA_RW_LIVE \
     "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
     "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
@@ -2451,7 +2452,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
     "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
     "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
-    "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end " \
+    "elseif s~=':r' and s~=':w' and f~='mode' and f~='wq' then z=z+1 end end " \
     "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then R('hdel',k,f) F[f]=nil end end " \
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
@@ -2464,7 +2465,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_RW_MODE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
     "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local l,mx,Q,t,e,z=live(k,ms) local m=F.mode " \
-    "if not m and z>0 then return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
+    "if not m and z>0 then return redis.error_reply('WRONGTYPE key is not a read-write rlock lock') end " \
     "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
 /* A reader is refused while a writer holds, and while a writer waits
  * (writers first) unless it holds a turn ticket; refused, it queues as a
@@ -2771,17 +2772,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("6ab3cc986a4285a2d94cbef23efb160b619729e7");
+static const char rlock__h13[] = RLOCK__PRIM("6974bd46faa55b7de358f734abba764db109266a");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("129c493457625a95c5ec9bd8cb2647913c5b08e5");
+static const char rlock__h15[] = RLOCK__PRIM("ea3f4d51daac138fbd58ec01248d3439df03e2a6");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("90e46febd0916e40cd6a24d4a62932721b27a665");
+static const char rlock__h16[] = RLOCK__PRIM("914b09576182c906d4621a349507ce1be8ffa2cd");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("f0a08625009a657022f36905f9ff0f7ece04fb9b");
+static const char rlock__h18[] = RLOCK__PRIM("ab9d03a30b729e6407692ae3713ae41a3f176586");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));

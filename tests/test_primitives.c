@@ -995,7 +995,8 @@ static void test_force_sem_waiters(const rh_server *s) {
  * was - no member reaped, no field added, no TTL set. */
 static void test_foreign_keys(const rh_server *s) {
     rh_tconn t;
-    rlock_lock sem;
+    rlock_lock sem, rd, wr;
+    char buf[64];
     if (tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
     /* a sorted set (a leaderboard): its scores are long past as lease ends */
     CHECK_EQ_LL(rh_int(s, "ZADD fk:board 10 alice 20 bob"), 2);
@@ -1006,6 +1007,15 @@ static void test_foreign_keys(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "ZRANK fk:board alice"), 0);
     CHECK_EQ_LL(rh_int(s, "PTTL fk:board"), -1);
     CHECK(rlock_lock_state(&sem) == RLOCK_STATE_IDLE);
+    /* a hash whose one field ends like "mode" ("code"): not an empty read-write key */
+    CHECK(rh_str(s, buf, sizeof buf, "HSET fk:h code 5") == REDIS_REPLY_INTEGER);
+    CHECK_EQ_ST(rlock_lock_init(&rd, &t.cl, "fk:h", 4, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wr, &t.cl, "fk:h", 4, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&rd, 5000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_ST(rlock_try_acquire(&wr, 5000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_LL(rh_int(s, "HLEN fk:h"), 1);
+    CHECK_EQ_LL(rh_int(s, "PTTL fk:h"), -1);
+    CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
     (void)rh_int(s, "DEL fk:board fk:h {fk:board}:waiters {fk:board}:deadlines {fk:h}:waiters");
     rh_tc_close(&t);
 }
