@@ -2440,15 +2440,18 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
  * turn ticket (given by a writer's release, ends with the turn). live()
- * reaps expired readers, waiting readers and tickets; returns live readers,
+ * reaps expired readers, waiting readers and tickets (F holds every field
+ * first: an expired reader's "<owner>:r" read after its ":x" - HGETALL's
+ * order in a hashtable-encoded hash - must stay gone); returns live readers,
  * the latest lease end, waiting readers (a list of their fields and ends),
  * live tickets, the latest end of any of these, and how many fields are
  * none of these (a reentrant lock's owners, a foreign hash's fields: each
  * field name compared whole - "code" is no "mode"). */
 #define RLOCK__LUA_RW_LIVE \
     "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
-    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
-    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if S(f,1,1)=='\\0' then A[#A+1]=f " \
+    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 " \
+    "for i=1,#h,2 do F[h[i]]=h[i+1] end for i=1,#h,2 do " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) if S(f,1,1)=='\\0' then A[#A+1]=f " \
     "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
     "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
     "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
@@ -2772,17 +2775,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("6974bd46faa55b7de358f734abba764db109266a");
+static const char rlock__h13[] = RLOCK__PRIM("c7b363ca54f1cf6648c1d93c4cd0c9e18f2d6c65");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("ea3f4d51daac138fbd58ec01248d3439df03e2a6");
+static const char rlock__h15[] = RLOCK__PRIM("a28ff9da05928fd70ca55c831dc79f5d1eae7ad1");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("914b09576182c906d4621a349507ce1be8ffa2cd");
+static const char rlock__h16[] = RLOCK__PRIM("332dde37007630ded2d3ccfa9cb7ae2da10cf13f");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("ab9d03a30b729e6407692ae3713ae41a3f176586");
+static const char rlock__h18[] = RLOCK__PRIM("1a9c37977a754863c21178778b0a1db8637f19ea");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
