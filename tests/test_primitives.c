@@ -990,6 +990,36 @@ static void test_force_sem_waiters(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* cfg.max_attempts ends a wait before its deadline: its last attempt must
+ * leave the queue, as the last one before a timeout does. Else the waiter,
+ * gone, stays queued with its deadline ahead, and the next release hands
+ * it the freed permit: held for its 30 s lease by nobody, the next acquire
+ * refused. */
+static void test_sem_max_attempts(const rh_server *s) {
+    rh_tconn ta, tb;
+    rlock_config cfg;
+    rlock_lock a, b, c;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.pubsub = 1;
+    if (rh_tc_open(&ta, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); return; }
+    cfg.max_attempts = 3;
+    if (rh_tc_open(&tb, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); rh_tc_close(&ta); return; }
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &ta.cl, "sem:max", 7, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &tb.cl, "sem:max", 7, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&c, &ta.cl, "sem:max", 7, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&b, 30000, 20000), RLOCK_TIMEOUT); /* 3 attempts, well before 20 s */
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:max}:waiters"), 0);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:max"), 0); /* nothing handed to b */
+    CHECK_EQ_ST(rlock_try_acquire(&c, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&c), RLOCK_OK);
+    (void)rh_int(s, "DEL sem:max {sem:max}:waiters {sem:max}:deadlines");
+    rh_tc_close(&ta);
+    rh_tc_close(&tb);
+}
+
 /* A key of the program's own that a semaphore or read-write handle is
  * pointed at by mistake (FAULTS.md row 15): refused, and left exactly as it
  * was - no member reaped, no field added, no TTL set. */
@@ -1409,6 +1439,7 @@ int main(void) {
     test_late_cleanup(&s);
     test_sem_late_cleanup_queued(&s);
     test_sem_spent_waiter_id(&s);
+    test_sem_max_attempts(&s);
     test_rw_records(&s);
     test_rw_expired_reader(&s);
     test_inspect_force(&s);
