@@ -7422,14 +7422,14 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
         size_t j;
         if (!keys[i] || lens[i] == 0)
             return rlock__why(lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0);
+        if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
+            return rlock__why(lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
+                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);
         /* (a key named twice is taken once; its release would find the
          * second name gone and say LOST) */
         for (j = 0; j < i; j++)
             if (lens[j] == lens[i] && memcmp(keys[j], keys[i], lens[i]) == 0)
                 return rlock__why(lk->why, RLOCK__TXT("key % is key %: name each key once"), (long long)i, j);
-        if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
-            return rlock__why(lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
-                              (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
         memcpy(packed + total + 2, keys[i], lens[i]);
