@@ -5361,10 +5361,12 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-    /* The last attempt cfg.max_attempts allows (a follow-up is none:
-     * attempts-- below) has no wait left either: it leaves the queue, so
-     * nothing is handed (a semaphore's permit) or woken for a waiter gone. */
-    if (lk->client->cfg.max_attempts && op->attempts + (op->plain != 2) >= lk->client->cfg.max_attempts) left = 0;
+    /* The last attempt cfg.max_attempts allows has no wait left either: it
+     * leaves the queue, so nothing is handed (a semaphore's permit) or woken
+     * for a waiter gone. (This is attempt attempts + 1, or attempts for a
+     * follow-up, which is none of its own: attempts-- below; max_attempts 0,
+     * no limit, wraps to the largest.) */
+    if (op->attempts - (uint32_t)(op->plain == 2) >= lk->client->cfg.max_attempts - 1u) left = 0;
     op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
