@@ -2908,13 +2908,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "bc6c3e0809ef"
+#define RLOCK__FN_V_111 "bd38b883af31"
 #define RLOCK__FN_V_110 "87285fe81abe"
-#define RLOCK__FN_V_101 "0f83ffbb2556"
+#define RLOCK__FN_V_101 "f2943b5991f9"
 #define RLOCK__FN_V_100 "c9bc64f7b861"
-#define RLOCK__FN_V_011 "9aa6f9e34e4b"
+#define RLOCK__FN_V_011 "eb351654fb5a"
 #define RLOCK__FN_V_010 "5ea35f7df32a"
-#define RLOCK__FN_V_001 "e8f4ee6a6e06"
+#define RLOCK__FN_V_001 "7bc01f548420"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
