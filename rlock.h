@@ -1491,7 +1491,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * releasing the write one) downgrades. Fence tokens come with write grants
  * only.
  *
- * MULTI: 1..RLOCK_MAX_MULTI keys taken all or none by one script per node
+ * MULTI: 1..RLOCK_MAX_MULTI distinct keys taken all or none by one script per node
  * (one round trip), each key a simple lock (string = token) that excludes
  * RLOCK_KIND_SIMPLE locks on it; released together, waking one waiter of
  * each key. The keys must share a Redis Cluster hash slot (give them one
@@ -1514,8 +1514,8 @@ RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk);
 /* Writers-first on (1, the default) or off (0) for a RLOCK_KIND_WRITE handle. */
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on);
 /* A multi-lock over keys[0..n) (lens[i] bytes each, 2 + lens[i] summed over
- * the keys at most RLOCK_MAX_KEY_LEN). RLOCK_E_BADARG names the key whose
- * Cluster slot differs from the first key's. */
+ * the keys at most RLOCK_MAX_KEY_LEN; no key twice). RLOCK_E_BADARG names
+ * the key whose Cluster slot differs from the first key's. */
 RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const char *const *keys,
                                        const size_t *lens, size_t n);
 
@@ -2383,7 +2383,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * wait ms, and ARGV[5] for a semaphore's permits / a writer's hold-off ms.
  * Acquire answers {1,holds,fence} | {0,pttl}; extend 1/0; release as the
  * lock kinds (count left >= 0, or -1 / 0 not ours). */
-/* Wake up to 16 live waiters at once (a writer leaving, a force-unlock). */
+/* Wake up to 16 live waiters at once (a reader or writer leaving; a read-write queue is scored by deadline). */
 #define RLOCK__LUA_WAKE_ALL \
     "if ARGV[3]~='' then " RLOCK__LUA_NOW "for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
     "if not w[1] then break end if tonumber(w[2])>ms then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]") "end end end "
@@ -2414,7 +2414,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * as -1 - slot: held under the waiter id); an attempt with no wait left
  * (the last one before a timeout, or a cancel's) leaves the queue, so
  * nothing is handed to a waiter that gave up. A late attempt that finds
- * the permit only renews it. */
+ * the permit only renews it. A member not "<slot>:..." is not rlock's (a
+ * sorted set of the program's, its scores long past as lease ends): the
+ * acquire answers {0,-1}, a foreign key, before it reaps or adds anything. */
 #define RLOCK__LUA_SEM_DEQUEUE \
     "if ARGV[3]~='' and redis.call('zrem',KEYS[2],ARGV[3])==1 then redis.call('hdel',KEYS[3],ARGV[3]) end "
 #define RLOCK__LUA_SEM_ENQUEUE \
@@ -2428,8 +2430,8 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local h=redis.pcall('zrange',k,0,-1,'WITHSCORES') if h.err then " \
     "return redis.error_reply('WRONGTYPE key is not an rlock semaphore') end " \
     "local c,u,mx,mn,f,x0,m,o,s=0,{},ms,nil,-1,{},':'..ARGV[1],':'..ARGV[3],nil for i=1,#h,2 do " \
-    "local x=tonumber(h[i+1]) if x<=ms then x0[#x0+1]=h[i] else c=c+1 " \
-    "local j=tonumber(string.match(h[i],'^%d+')) or -1 u[j]=true " \
+    "local x,j=tonumber(h[i+1]),tonumber(string.match(h[i],'^(%d+):')) if not j then return {0,-1} end " \
+    "if x<=ms then x0[#x0+1]=h[i] else c=c+1 u[j]=true " \
     "if p<0 and string.sub(h[i],-#o)==o then s=j m=o end " \
     "if x>mx then mx=x end if not mn or x<mn then mn=x end end end " \
     "if #x0>0 then redis.call('zrem',k,unpack(x0,1,math.min(#x0,4000))) end " \
@@ -2466,18 +2468,22 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
  * turn ticket (given by a writer's release, ends with the turn). live()
- * reaps expired readers, waiting readers and tickets; returns live readers,
+ * reaps expired readers, waiting readers and tickets (F holds every field
+ * first: an expired reader's "<owner>:r" read after its ":x" - HGETALL's
+ * order in a hashtable-encoded hash - must stay gone); returns live readers,
  * the latest lease end, waiting readers (a list of their fields and ends),
  * live tickets, the latest end of any of these, and how many fields are
- * none of these (a reentrant lock's owners). */
+ * none of these (a reentrant lock's owners, a foreign hash's fields: each
+ * field name compared whole - "code" is no "mode"). */
 #define RLOCK__LUA_RW_LIVE \
     "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
-    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 for i=1,#h,2 do " \
-    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) F[f]=h[i+1] if S(f,1,1)=='\\0' then A[#A+1]=f " \
+    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 " \
+    "for i=1,#h,2 do F[h[i]]=h[i+1] end for i=1,#h,2 do " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) if S(f,1,1)=='\\0' then A[#A+1]=f " \
     "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
     "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
     "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
-    "elseif not string.find(' :r :w de wq ',' '..s..' ',1,true) then z=z+1 end end " \
+    "elseif s~=':r' and s~=':w' and f~='mode' and f~='wq' then z=z+1 end end " \
     "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then R('hdel',k,f) F[f]=nil end end " \
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
@@ -2493,7 +2499,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_RW_MODE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
     "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local l,mx,Q,t,e,z=live(k,ms) local m=F.mode " \
-    "if not m and z>0 then return redis.error_reply('WRONGTYPE key is a reentrant lock') end " \
+    "if not m and z>0 then return redis.error_reply('WRONGTYPE key is not a read-write rlock lock') end " \
     "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
 /* A reader is refused while a writer holds, and while a writer waits
  * (writers first) unless it holds a turn ticket; refused, it queues as a
@@ -2506,11 +2512,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
     "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
-/* A writer is refused while turn tickets are out. */
+/* A writer is refused while turn tickets are out. Granted, the key's TTL
+ * is the writer's lease (its own read leases kept, after a downgrade): the
+ * key may have lived longer for the waiters' ends (RW_EMPTY), and a writer
+ * that dies must not keep the lock that long. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
     RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
     "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD("6") \
-    RLOCK__LUA_TTL_AT_LEAST("tt") RLOCK__LUA_DEQUEUE "local f=0 " \
+    "R('pexpire',k,M(tt,mx-ms)) " RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
     "local d=ms+N(ARGV[5]) if d>ms and d>N(F.wq or 0) then R('hset',k,'wq',d) end " \
@@ -2588,11 +2597,16 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
     "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
-/* Force: KEYS = key, waiters, (unused); ARGV[3] = channel or ''.
- * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone) */
+/* Force: KEYS = key, waiters, a semaphore's deadlines; ARGV[3] = channel or ''.
+ * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone)
+ * Wakes up to 16 waiters whatever their score: a lock's queue is scored by
+ * deadline, a fair lock's and a semaphore's by arrival (WAKE_ALL's test
+ * would skip every semaphore waiter); a popped semaphore waiter's deadline
+ * entry goes with it. */
 #define RLOCK__LUA_FORCE \
     "local p=redis.call('pttl',KEYS[1]) if p==-2 then return 0 end if p==-1 then return -1 end " \
-    "redis.call('del',KEYS[1]) " RLOCK__LUA_WAKE_ALL "return 1"
+    "redis.call('del',KEYS[1]) if ARGV[3]~='' then for i=1,16 do local w=redis.call('zpopmin',KEYS[2]) " \
+    "if not w[1] then break end redis.pcall('hdel',KEYS[3],w[1]) " RLOCK__LUA_PUBLISH("ARGV[3]", "w[1]") "end end return 1"
 
 /* Fair locks (rlock_lock_set_fair): FIFO by the server's clock, release
  * hands the key to the oldest waiter. Their own scripts; the extend scripts
@@ -2789,23 +2803,23 @@ static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("753d16fdc4ff3bde866d32a5ad936f74b4e64ef0"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
-static const char rlock__h10[] = RLOCK__PRIM("fe0065eb4eb17dc155889cac1076541b2f8310b7");
+static const char rlock__h10[] = RLOCK__PRIM("ca43cf486e02e73b80bd5a5b2e80c76feb8ca2cc");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("50e38dcc0760a8400daf92530a322817f211c4ea");
+static const char rlock__h13[] = RLOCK__PRIM("a2e9906c34e7d6631dfa85d24cc869a55b9b792b");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("dc4be2da0d05575b5867580c02190da66d11ccb2");
+static const char rlock__h15[] = RLOCK__PRIM("17ac120356ece7b7bfbfbd423bd7a6bb56f0d1ec");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("2a7aeceb9c9343770e2979d2fc608ecfbe6d2991");
+static const char rlock__h16[] = RLOCK__PRIM("4fced39da92df399080f8177c8e437211d5eb9b4");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("e27835cb8f58cb9ea1b313d46a1ebb24b2a074ab");
+static const char rlock__h18[] = RLOCK__PRIM("3cd337d3eb71e044f1ef56877acc171be0869e33");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -2815,7 +2829,7 @@ static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
 static const char rlock__h22[] = RLOCK__PRIM("bec242e25246c44edb767c944e9052fedf69510f");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
-static const char rlock__h23[] = RLOCK__PRIM("0b61dc09bd9db0fb3a67c0d092edf160bccae51c");
+static const char rlock__h23[] = RLOCK__PRIM("ca693fe1f8045b60b6709e030fdb985f602d99ad");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
  * rlock_lock_init's kinds need (simple, reentrant, read, write); that and the
  * fair ones once rlock_lock_set_fair made it fair; all of them for the
@@ -2928,13 +2942,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "e068bb871cf3"
+#define RLOCK__FN_V_111 "ada1e7f62ffa"
 #define RLOCK__FN_V_110 "e58fb2d311d7"
-#define RLOCK__FN_V_101 "f178e5d3a8d2"
+#define RLOCK__FN_V_101 "3d790e2a805d"
 #define RLOCK__FN_V_100 "c9bc64f7b861"
-#define RLOCK__FN_V_011 "bce18e6646c5"
+#define RLOCK__FN_V_011 "5689d8a937b7"
 #define RLOCK__FN_V_010 "f396665441bf"
-#define RLOCK__FN_V_001 "c1e3589b0849"
+#define RLOCK__FN_V_001 "ac3720e17462"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
@@ -5400,6 +5414,12 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     }
     if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
     left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+    /* The last attempt cfg.max_attempts allows has no wait left either: it
+     * leaves the queue, so nothing is handed (a semaphore's permit) or woken
+     * for a waiter gone. (This is attempt attempts + 1, or attempts for a
+     * follow-up, which is none of its own: attempts-- below; max_attempts 0,
+     * no limit, wraps to the largest.) */
+    if (op->attempts - (uint32_t)(op->plain == 2) >= lk->client->cfg.max_attempts - 1u) left = 0;
     op->woke = 0;
     /* Queue for a wake-up only once subscribed: an uncontended first attempt
      * stays as cheap as it can be. A fair lock's waiter queues at once: the
@@ -7432,11 +7452,17 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
         return rlock__why(lk->why, RLOCK__TXT("% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)"), (long long)n,
                           RLOCK_MAX_MULTI);
     for (i = 0; i < n; i++) {
+        size_t j;
         if (!keys[i] || lens[i] == 0)
             return rlock__why(lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
             return rlock__why(lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
                               (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);
+        /* (a key named twice is taken once; its release would find the
+         * second name gone and say LOST) */
+        for (j = 0; j < i; j++)
+            if (lens[j] == lens[i] && memcmp(keys[j], keys[i], lens[i]) == 0)
+                return rlock__why(lk->why, RLOCK__TXT("key % is key %: name each key once"), (long long)i, j);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
         memcpy(packed + total + 2, keys[i], lens[i]);

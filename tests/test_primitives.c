@@ -695,6 +695,53 @@ static void test_rw_wake_with_refusal(const rh_server *s) {
     rh_int(s, "DEL rw:wake {rw:wake}:waiters {rw:wake}:deadlines");
 }
 
+/* A writer that dies holding: the write lock ends with its lease (the key's
+ * TTL), not with what waited before it. A reader waiting 10 minutes behind
+ * a writer's hold-off leaves its wait end in the key, and the last reader
+ * out kept the key that long; the writer granted after it must still hold
+ * only its own ttl - else, killed, it keeps every reader and writer out for
+ * the 10 minutes. */
+static void test_rw_dead_writer(const rh_server *s) {
+    rh_tconn t1, t2, t3;
+    rlock_lock r1, w, r2, w2;
+    rlock_status st;
+    long long pttl;
+    unsigned long long end;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0 || tc_open(&t3, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:dead", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t1.cl, "rw:dead", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &t2.cl, "rw:dead", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t3.cl, "rw:dead", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&r1, 30000, 0), RLOCK_OK);
+    st = rh_step_until_waitmsg(&w, rlock_acquire_begin(&w, 1500, 60000)); /* its hold-off keeps r2 out */
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    st = rh_step_until_waitmsg(&r2, rlock_acquire_begin(&r2, 1500, 600000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK); /* the last reader out wakes the writer */
+    for (end = rh_now_ms() + 10000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end;) {
+        rh_sleep_ms(1);
+        st = rlock_step(&w);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    pttl = rh_int(s, "PTTL rw:dead");
+    CHECK_MSG(pttl > 0 && pttl <= 1500, "the writer's lease is 1500 ms, the key's TTL %lld ms", pttl);
+    rlock_cancel(&r2);
+    /* w dies holding (never released nor renewed): another writer gets in
+     * once its 1.5 s lease is over, well within 10 s */
+    st = RLOCK_NOT_ACQUIRED;
+    for (end = rh_now_ms() + 10000; st == RLOCK_NOT_ACQUIRED && rh_now_ms() < end;) {
+        rh_sleep_ms(100);
+        st = rlock_try_acquire(&w2, 5000);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&w), RLOCK_LOST);
+    (void)rh_int(s, "DEL rw:dead {rw:dead}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+    rh_tc_close(&t3);
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -712,6 +759,17 @@ static void test_multi(const rh_server *s) {
     CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, mixed, mlens, 2), RLOCK_E_BADARG);
     CHECK(strstr(rlock_lock_error(&bad), "slot") != NULL);
     CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, keys, lens, 0), RLOCK_E_BADARG);
+    {
+        /* a key named twice: refused at init (taken once, its release would
+         * find the second name already deleted and say LOST) */
+        const char *twice[3] = { "{job}:a", "{job}:b", "{job}:a" };
+        const size_t tlens[3] = { 7, 7, 7 };
+        CHECK_EQ_ST(rlock_multi_init(&bad, &t1.cl, twice, tlens, 3), RLOCK_E_BADARG);
+        CHECK(strstr(rlock_lock_error(&bad), "key 2 is key 0") != NULL);
+        if (rlock_lock_state(&bad) == RLOCK_STATE_IDLE && rlock_try_acquire(&bad, 10000) == RLOCK_OK)
+            CHECK_EQ_ST(rlock_release(&bad), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "EXISTS {job}:a {job}:b"), 0);
+    }
     CHECK_EQ_ST(rlock_multi_init(&m, &t1.cl, keys, lens, 3), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&one, &t2.cl, "{job}:b", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     /* one key held: none is taken */
@@ -898,6 +956,97 @@ static void test_inspect_force(const rh_server *s) {
     CHECK_EQ_LL(info[0].pttl_ms, -1);
     CHECK_EQ_LL(rh_int(s, "DEL insp:k"), 1);
     rh_int(s, "DEL {insp:k}:waiters {insp:k}:deadlines");
+    rh_tc_close(&t);
+}
+
+/* Force-unlock wakes a semaphore's waiters too. Their queue is scored by
+ * arrival (a lock's by deadline): the wake-up must publish to them all the
+ * same. The waiter re-checks only every 30 s and the holder's lease is 30 s:
+ * woken, it is in within a few steps; not woken, it sleeps (2 s of silence
+ * ends rh_step_like_a_loop). */
+static void test_force_sem_waiters(const rh_server *s) {
+    rh_tconn t;
+    rh_gconn g;
+    rlock_lock a, b, probe;
+    rlock_status st;
+    int steps = 0;
+    if (tc_open(&t, s) != 0 || rh_gc_open(&g, s, 30000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &t.cl, "sem:force", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &g.cl, "sem:force", 9, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t.cl, "sem:force", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    st = rh_step_until_waitmsg(&b, rlock_acquire_begin(&b, 30000, 60000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:force}:waiters"), 1);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    st = rh_step_like_a_loop(&g.cl, &b, st, &steps);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    else rlock_cancel(&b);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_LOST);
+    CHECK_EQ_LL(rh_int(s, "EXISTS {sem:force}:deadlines"), 0); /* the woken waiter's entry went with it */
+    (void)rh_int(s, "DEL sem:force {sem:force}:waiters {sem:force}:deadlines");
+    rh_gc_close(&g);
+    rh_tc_close(&t);
+}
+
+/* cfg.max_attempts ends a wait before its deadline: its last attempt must
+ * leave the queue, as the last one before a timeout does. Else the waiter,
+ * gone, stays queued with its deadline ahead, and the next release hands
+ * it the freed permit: held for its 30 s lease by nobody, the next acquire
+ * refused. */
+static void test_sem_max_attempts(const rh_server *s) {
+    rh_tconn ta, tb;
+    rlock_config cfg;
+    rlock_lock a, b, c;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.pubsub = 1;
+    if (rh_tc_open(&ta, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); return; }
+    cfg.max_attempts = 3;
+    if (rh_tc_open(&tb, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); rh_tc_close(&ta); return; }
+    CHECK_EQ_ST(rlock_semaphore_init(&a, &ta.cl, "sem:max", 7, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&b, &tb.cl, "sem:max", 7, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&c, &ta.cl, "sem:max", 7, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&a, 30000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&b, 30000, 20000), RLOCK_TIMEOUT); /* 3 attempts, well before 20 s */
+    CHECK_EQ_LL(rh_int(s, "ZCARD {sem:max}:waiters"), 0);
+    CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS sem:max"), 0); /* nothing handed to b */
+    CHECK_EQ_ST(rlock_try_acquire(&c, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&c), RLOCK_OK);
+    (void)rh_int(s, "DEL sem:max {sem:max}:waiters {sem:max}:deadlines");
+    rh_tc_close(&ta);
+    rh_tc_close(&tb);
+}
+
+/* A key of the program's own that a semaphore or read-write handle is
+ * pointed at by mistake (FAULTS.md row 15): refused, and left exactly as it
+ * was - no member reaped, no field added, no TTL set. */
+static void test_foreign_keys(const rh_server *s) {
+    rh_tconn t;
+    rlock_lock sem, rd, wr;
+    char buf[64];
+    if (tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    /* a sorted set (a leaderboard): its scores are long past as lease ends */
+    CHECK_EQ_LL(rh_int(s, "ZADD fk:board 10 alice 20 bob"), 2);
+    CHECK_EQ_ST(rlock_semaphore_init(&sem, &t.cl, "fk:board", 8, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&sem, 5000), RLOCK_E_FOREIGN);
+    CHECK_EQ_ST(rlock_acquire(&sem, 5000, 2000), RLOCK_E_FOREIGN); /* not waited on */
+    CHECK_EQ_LL(rh_int(s, "ZCARD fk:board"), 2);
+    CHECK_EQ_LL(rh_int(s, "ZRANK fk:board alice"), 0);
+    CHECK_EQ_LL(rh_int(s, "PTTL fk:board"), -1);
+    CHECK(rlock_lock_state(&sem) == RLOCK_STATE_IDLE);
+    /* a hash whose one field ends like "mode" ("code"): not an empty read-write key */
+    CHECK(rh_str(s, buf, sizeof buf, "HSET fk:h code 5") == REDIS_REPLY_INTEGER);
+    CHECK_EQ_ST(rlock_lock_init(&rd, &t.cl, "fk:h", 4, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wr, &t.cl, "fk:h", 4, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&rd, 5000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_ST(rlock_try_acquire(&wr, 5000), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_LL(rh_int(s, "HLEN fk:h"), 1);
+    CHECK_EQ_LL(rh_int(s, "PTTL fk:h"), -1);
+    CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
+    (void)rh_int(s, "DEL fk:board fk:h {fk:board}:waiters {fk:board}:deadlines {fk:h}:waiters");
     rh_tc_close(&t);
 }
 
@@ -1177,6 +1326,60 @@ static int has_record(const rh_server *s, const char *key, const rlock_lock *lk)
     memcpy(f + 17, rlock_lock_token(lk), n);
     return (int)rh_int(s, "HEXISTS %s %b", key, f, 17 + n);
 }
+/* A reader whose lease ran out holds nothing, whatever order Redis keeps
+ * its fields in. An owner id over ~47 characters makes its record field
+ * longer than hash-max-listpack-value (64): the hash is a hashtable and
+ * HGETALL returns "<owner>:x" before "<owner>:r" about half the time (per
+ * key, by the server's random hash seed). On 16 keys, each with a live
+ * reader and a long-owner reader whose lease ran out, the first script
+ * that looks must see the expired reader as gone: that owner's writer is
+ * refused (it waits), not RLOCK_E_UPGRADE (fatal); its release says LOST. */
+static void test_rw_expired_reader(const rh_server *s) {
+    static const char owner[] = "a-long-owner-id:host-0123456789:service-abcdefgh:thread-1";
+    rh_tconn tl, tk;
+    rlock_config cfg;
+    rlock_lock keep[16], old[16], w;
+    char key[16][24];
+    int i, upgrade = 0, refused = 0, lost = 0;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.owner = owner;
+    if (rh_tc_open(&tl, s, 0, &cfg, NULL, NULL) != 0 || tc_open(&tk, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    for (i = 0; i < 16; i++) {
+        snprintf(key[i], sizeof key[i], "rw:exp%d", i);
+        CHECK_EQ_ST(rlock_lock_init(&keep[i], &tk.cl, key[i], strlen(key[i]), RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&old[i], &tl.cl, key[i], strlen(key[i]), RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&keep[i], 60000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&old[i], 1200), RLOCK_OK);
+    }
+    rh_sleep_ms(1400); /* the old readers' leases run out */
+    for (i = 0; i < 16; i++) {
+        rlock_status st;
+        CHECK_EQ_ST(rlock_lock_init(&w, &tl.cl, key[i], strlen(key[i]), RLOCK_KIND_WRITE), RLOCK_OK);
+        st = rlock_try_acquire(&w, 5000);
+        upgrade += st == RLOCK_E_UPGRADE;
+        refused += st == RLOCK_NOT_ACQUIRED;
+        rlock_lock_destroy(&w);
+    }
+    for (i = 8; i < 16; i++) (void)rh_int(s, "DEL %s", key[i]); /* fresh keys for the release's first look */
+    for (i = 8; i < 16; i++) {
+        CHECK_EQ_ST(rlock_try_acquire(&keep[i], 60000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&old[i], 1200), RLOCK_OK);
+    }
+    rh_sleep_ms(1400);
+    for (i = 8; i < 16; i++) lost += rlock_release(&old[i]) == RLOCK_LOST;
+    CHECK_MSG(upgrade == 0 && refused == 16, "an expired reader's writer: %d refused, %d E_UPGRADE (of 16)", refused,
+              upgrade);
+    CHECK_MSG(lost == 8, "an expired reader's release: %d of 8 LOST", lost);
+    for (i = 0; i < 16; i++) {
+        if (rlock_lock_state(&old[i]) == RLOCK_STATE_HELD) (void)rlock_release(&old[i]);
+        CHECK_EQ_ST(rlock_release(&keep[i]), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "EXISTS %s", key[i]), 0);
+    }
+    rh_tc_close(&tl);
+    rh_tc_close(&tk);
+}
+
 static void test_rw_records(const rh_server *s) {
     rh_tconn t1, t2;
     rlock_lock dead, live, w;
@@ -1230,13 +1433,18 @@ int main(void) {
     test_rw_starvation(&s);
     test_rw_turns(&s);
     test_rw_wake_with_refusal(&s);
+    test_rw_dead_writer(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_late_cleanup(&s);
     test_sem_late_cleanup_queued(&s);
     test_sem_spent_waiter_id(&s);
+    test_sem_max_attempts(&s);
     test_rw_records(&s);
+    test_rw_expired_reader(&s);
     test_inspect_force(&s);
+    test_force_sem_waiters(&s);
+    test_foreign_keys(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
     rh_server_stop(&s);
