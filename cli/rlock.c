@@ -1563,8 +1563,18 @@ static int reap(int *status) {
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) return 0;
-        /* EOF: the guard died (killed by someone); COMMAND died with it */
+        /* EOF: the guard died (killed by someone); COMMAND died with it (on
+         * Linux; elsewhere it is killed here), but what COMMAND started is
+         * orphaned - on Linux to rlock, a subreaper for this (start_command)
+         * - and must be gone before the lock is released. */
         say("rlock's guard process ended unexpectedly; COMMAND was killed with it");
+        {
+            guard_state gs;
+            memset(&gs, 0, sizeof gs);
+            gs.cmd = g.child;
+            gs.stat_fd = -1;
+            guard_kill_tree(&gs); /* (reaps the guard too) */
+        }
         *status = RC_SOFTWARE << 8;
         g.child = 0;
         return 1;
@@ -1623,6 +1633,10 @@ static pid_t start_command(char **cmd, int *exec_errno) {
      * so it can read the terminal and gets ^C from it. Otherwise it leads a
      * group of its own, and signals reach everything COMMAND started. */
     g.own_group = !(isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp());
+#ifdef __linux__
+    /* should the guard be killed, COMMAND's orphans come to rlock (see reap) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
     signals_block(&block);
     sigprocmask(SIG_BLOCK, &block, &old);
     pid = fork();

@@ -784,9 +784,55 @@ static void kill9_tree(int whole_group) {
     (void)out;
 }
 
+/* The guard killed (kill -9 of the wrong "rlock" in ps, the OOM killer):
+ * COMMAND goes with it (PDEATHSIG), and rlock, still alive, releases the
+ * lock - so what COMMAND started must be gone first: a background child,
+ * one under another shell, one that left the group with setsid. (They were
+ * orphaned to init and ran on, the lock released under them: exit 70.) */
+static void test_guard_killed(void) {
+#ifdef __linux__
+    char out[4096], pidf[300], cmd[2000], o[300], path[64];
+    const char *job[] = { "-t", "30", "-S", S[0], "t:guard", "sh", "-c", cmd, NULL };
+    const char *rival[] = { "-n", "-S", S[0], "t:guard", "true", NULL };
+    long pids[8], guard = 0;
+    int n = 0, i, alive = 0, rc;
+    unsigned long long t0;
+    FILE *f;
+    pid_t p;
+    path_in(pidf, sizeof pidf, "guard.pids");
+    path_in(o, sizeof o, "out.guard");
+    snprintf(cmd, sizeof cmd,
+             "sleep 30 & echo $! >> %s; setsid sleep 30 & echo $! >> %s; "
+             "sh -c 'sleep 30 & echo $! >> %s; wait' & echo $! >> %s; echo $$ >> %s; wait",
+             pidf, pidf, pidf, pidf, pidf);
+    unlink(pidf);
+    p = cli_start(job, NULL, o);
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 5000 && (n = read_pids(pidf, pids, 8)) < 5) rh_sleep_ms(10);
+    CHECK_MSG(n == 5, "COMMAND's tree reported %d of 5 pids", n);
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)p, (long)p);
+    if ((f = fopen(path, "r")) != NULL) { /* rlock's one child: the guard */
+        if (fscanf(f, "%ld", &guard) != 1) guard = 0;
+        fclose(f);
+    }
+    CHECK(guard > 0);
+    if (guard > 0) kill((pid_t)guard, SIGKILL);
+    rc = cli_wait(p, 15000);
+    for (alive = 0, i = 0; i < n; i++) alive += proc_running(pids[i]);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(alive == 0, "%d of COMMAND's %d processes still run after the guard was killed and rlock exited %d:\n%s",
+              alive, n, rc, out);
+    CHECK_MSG(rc == 70 && strstr(out, "guard process ended unexpectedly"), "exit %d:\n%s", rc, out);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:guard"), 0); /* released, as nothing of COMMAND runs */
+    CHECK_EQ_LL(cli_run(rival, out, sizeof out), 0);
+    for (i = 0; i < n; i++) if (proc_running(pids[i])) kill((pid_t)pids[i], SIGKILL); /* never leave them */
+#endif
+}
+
 static void test_kill9_tree(void) {
     kill9_tree(0);
     kill9_tree(1);
+    test_guard_killed();
 }
 
 /* Where nobody reaps orphans (a container whose PID 1 does not: simulated
