@@ -543,9 +543,9 @@ static void add_server(options *o, const char *arg, const char *from) {
 /* Wipe a password given on the command line from argv, so that ps shows it
  * only for the moment before rlock got this far. */
 static void scrub_url_password(char *arg) {
-    char *at, *colon;
-    if (strncmp(arg, "redis://", 8) != 0 || (at = strchr(arg + 8, '@')) == NULL) return;
-    colon = memchr(arg + 8, ':', (size_t)(at - arg - 8));
+    char *at, *colon, *u = strncmp(arg, "redis://", 8) == 0 ? arg + 8 : strncmp(arg, "rediss://", 9) == 0 ? arg + 9 : NULL;
+    if (!u || (at = strchr(u, '@')) == NULL) return;
+    colon = memchr(u, ':', (size_t)(at - u));
     if (colon) memset(colon + 1, '*', (size_t)(at - colon - 1));
 }
 
