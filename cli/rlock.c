@@ -1485,6 +1485,8 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     prctl(PR_SET_PDEATHSIG, SIGALRM); /* rlock gone: wake up (the pipe says so too) */
+    /* not "rlock": `killall -9 rlock` leaves the guard to kill COMMAND's tree */
+    prctl(PR_SET_NAME, "rlock-guard");
 #endif
     if (getppid() != rlock_pid) _exit(RC_SOFTWARE); /* rlock died already */
     /* A process group of its own: whoever kills rlock's group (kill -9 -PGID,
