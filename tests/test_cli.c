@@ -483,6 +483,21 @@ static void test_redlock(void) {
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:red"), 0);
     CHECK_EQ_LL(rh_int(&srv[2], "EXISTS t:red"), 0);
     CHECK_EQ_LL(cli_run(rival, out, sizeof out), 0); /* 2 of 3 grant */
+    {   /* -w with a minority down: a waiter gets the lock when the holder
+         * (lease 30 s) releases it on the two left, not at its lease's end */
+        const char *holder[] = { "-S", S[0], "-S", S[1], "-S", S[2], "t:red", "sleep", "1", NULL };
+        const char *waiter[] = { "-v", "-w", "20", "-S", S[0], "-S", S[1], "-S", S[2], "t:red", "true", NULL };
+        char hold_out[300];
+        unsigned long long t0 = rh_now_ms();
+        path_in(hold_out, sizeof hold_out, "out.redhold");
+        p = cli_start(holder, NULL, hold_out);
+        CHECK(wait_key(&srv[0], "t:red", 1, 5000));
+        CHECK_EQ_LL(cli_run(waiter, out, sizeof out), 0);
+        CHECK_MSG(strstr(out, "waiting") && strstr(out, "acquired 't:red' on 2/3"), "%s", out);
+        CHECK_MSG(rh_now_ms() - t0 < 15000, "the waiter took %llu ms", rh_now_ms() - t0);
+        CHECK_EQ_LL(cli_wait(p, 10000), 0);
+        CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:red"), 0);
+    }
     rh_server_kill9(&srv[2]);
     CHECK_EQ_LL(cli_run(rival, out, sizeof out), EX_UNAVAILABLE);
     CHECK_MSG(strstr(out, "quorum") != NULL, "%s", out);
