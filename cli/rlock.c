@@ -158,9 +158,12 @@ static const char *const help_text[] = {
     "resource you protect so it can reject stale writers) in its environment.",
     "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are passed on to COMMAND",
     "(to its process group, unless rlock runs in the foreground of a terminal); the",
-    "lock is released when COMMAND ends. If the lease cannot be renewed, rlock stops",
-    "COMMAND (SIGTERM, then SIGKILL after --kill-after) before the lease runs out,",
-    "or at once if it finds the lease already gone (rlock was paused), and exits 75.",
+    "lock is released when COMMAND has ended and (outside a terminal's foreground)",
+    "what it left running in its process group (job &) too, as flock(1)'s lock",
+    "stays with a child holding its descriptor. If the lease cannot be renewed,",
+    "rlock stops COMMAND (SIGTERM, then SIGKILL after --kill-after) before the lease",
+    "runs out, or at once if it finds the lease already gone (rlock was paused), and",
+    "exits 75.",
     "COMMAND runs under a small guard process; if rlock itself is killed (kill -9,",
     "OOM), the guard kills COMMAND's whole process tree at once: on Linux every",
     "process COMMAND started, also one that left its process group (setsid); on",
@@ -264,6 +267,7 @@ static struct {
     int stat_fd;           /* the guard's reports; -1 when none */
     pid_t target;          /* where signals for COMMAND go: -pgid or pid */
     int own_group;         /* COMMAND runs in a process group of its own */
+    int group_wait;        /* COMMAND ended; what it left in its group still runs */
 } g;
 
 /* --cluster: the seeds, and the cluster's own connections (one per node). */
@@ -1015,7 +1019,7 @@ static int setup_signals(void) {
 
 static void handle_signal(int sig, int from_kernel) {
     if (sig == SIGCHLD || sig == SIGCONT) return; /* the loops reap and re-check */
-    if (g.child > 0) {
+    if (g.child > 0 || g.group_wait) {
         /* In the terminal's foreground COMMAND shares rlock's process group:
          * the terminal's ^C reached it already. */
         if (!g.own_group && from_kernel) return;
@@ -1691,6 +1695,13 @@ static void finish_group(uint64_t kill_at, int kill_sent) {
     }
 }
 
+/* Something COMMAND started still runs in its process group (COMMAND
+ * ended). (Only when it has a group of its own: in a terminal's foreground
+ * it shares rlock's.) */
+static int group_left(void) {
+    return g.own_group && g.target < 0 && (kill(g.target, 0) == 0 || errno == EPERM);
+}
+
 /* Release the lock run_locked holds, as it was taken: on a cluster where
  * the slot's primary is now (MOVED and ASK followed; a plain release is
  * sent only where the map pointed, which answers ASK during a migration),
@@ -1726,11 +1737,16 @@ static int run_locked(void) {
         status = (exec_errno == ENOENT ? RC_NOT_FOUND : RC_CANNOT_EXEC) << 8;
     }
 
-    while (g.child > 0) {
+    while (g.child > 0 || g.group_wait) {
         uint32_t next = 0;
         uint64_t now;
         long long validity, timeout = -1;
-        if (reap(&status)) break;
+        /* COMMAND ended, but what it left running in its group (`job &`)
+         * keeps the lock, as flock(1)'s inherited descriptor does */
+        if (g.child > 0 && reap(&status) && (g.group_wait = group_left()) != 0)
+            VERBOSE(("COMMAND ended; '%s' is held until the processes it left in its process group end",
+                     o->resource));
+        if (g.child <= 0 && !(g.group_wait = group_left())) break;
         if (!lost) {
             uint64_t end_before = now_ms() + (uint64_t)rlock_validity_ms(&g.lk);
             int followed = 0, renewed;
@@ -1806,6 +1822,7 @@ static int run_locked(void) {
             timeout = validity - early;
         if (term_sent && !kill_sent && (timeout < 0 || (long long)(kill_at - now) < timeout))
             timeout = (long long)(kill_at - now);
+        if (g.group_wait && (timeout < 0 || timeout > 50)) timeout = 50; /* (their end is not reported) */
         wait_io(timeout);
     }
     if (term_sent) {

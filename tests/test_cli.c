@@ -260,7 +260,7 @@ static void test_help(void) {
     const char *want[] = { "--server", "--ttl", "--wait", "--nonblock", "--conflict-exit-code", "--verbose",
                            "--fence", "--fair", "--password-file", "--kill-after", "RLOCK_TOKEN", "RLOCK_SERVERS",
                            "Exit status", "75", "69", "64", "Examples", NULL };
-    char out[8192];
+    char out[16384]; /* (the help is over 8 KiB) */
     int i;
     CHECK_EQ_LL(cli_run(h, out, sizeof out), 0);
     for (i = 0; want[i]; i++) CHECK_MSG(strstr(out, want[i]) != NULL, "--help does not mention %s", want[i]);
@@ -651,6 +651,51 @@ static void test_signals(void) {
     kill(p, SIGTERM);
     CHECK_EQ_LL(cli_wait(p, 10000), 128 + SIGTERM);
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:sig"), 0);
+}
+
+/* COMMAND ends but leaves a process running in its process group (`job &`
+ * without `wait`): the lock is held until that one ends too, as flock(1)
+ * holds it while the child keeps the inherited descriptor - it was
+ * released at once and the leftover ran unprotected. Then COMMAND's own
+ * status. A signal while waiting for it is passed on to the group. */
+static int proc_running(long pid);
+static void test_background(void) {
+    char out[4096], pidf[300], cmd[800], o[300];
+    const char *job[] = { "-v", "-t", "1", "-S", S[0], "t:bg", "sh", "-c", cmd, NULL };
+    const char *rival[] = { "-n", "-S", S[0], "t:bg", "true", NULL };
+    long bg;
+    int rc;
+    pid_t p;
+    path_in(pidf, sizeof pidf, "bg.pid");
+    path_in(o, sizeof o, "out.bg");
+    snprintf(cmd, sizeof cmd, "sleep 1.5 & echo $! > %s; exit 5", pidf);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    bg = read_pid(pidf);
+    rh_sleep_ms(300); /* COMMAND (sh) has exited; its sleep runs */
+    CHECK(bg > 0 && proc_running(bg));
+    rc = cli_run(rival, out, sizeof out);
+    CHECK_MSG(rc == 1, "a rival got the lock while COMMAND's background process ran (exit %d)", rc);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 1);
+    rc = cli_wait(p, 10000);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(rc == 5, "exit %d:\n%s", rc, out);
+    CHECK(!proc_running(bg));
+    CHECK_MSG(strstr(out, "renewed") != NULL, "%s", out); /* (lease 1 s, held ~1.5 s) */
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
+    /* SIGTERM while it waits for the leftover: passed on to it */
+    snprintf(cmd, sizeof cmd, "sleep 30 & echo $! > %s; exit 0", pidf);
+    unlink(pidf);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    bg = read_pid(pidf);
+    rh_sleep_ms(300);
+    kill(p, SIGTERM);
+    rc = cli_wait(p, 10000);
+    CHECK_MSG(rc == 0 && bg > 0 && !proc_running(bg), "exit %d, leftover %s", rc,
+              bg > 0 && proc_running(bg) ? "still runs" : "gone");
+    if (bg > 0 && proc_running(bg)) kill((pid_t)bg, SIGKILL);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
 }
 
 /* AUTH from every source; refused AUTH is 77 and never shows the password. */
@@ -1231,6 +1276,7 @@ int main(void) {
     test_primitives_cli();
     test_concurrent();
     test_signals();
+    test_background();
     test_auth();
     test_url_password_hidden();
     test_foreign();
