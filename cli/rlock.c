@@ -1554,6 +1554,22 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
     _exit(0);
 }
 
+/* The guard's reports ended (EOF): it was killed. COMMAND died with it (on
+ * Linux; elsewhere it is killed here), but what COMMAND started is orphaned
+ * - on Linux to rlock, a subreaper for this (start_command) - and must be
+ * gone before the lock is released. */
+static void guard_died(void) {
+    guard_state gs;
+    say("rlock's guard process ended unexpectedly; COMMAND was killed with it");
+    memset(&gs, 0, sizeof gs);
+    gs.cmd = g.child > 0 ? g.child : -g.target; /* (reaped: its group's id) */
+    gs.cmd_done = g.child <= 0;
+    gs.stat_fd = -1;
+    guard_kill_tree(&gs); /* (reaps the guard too) */
+    close(g.stat_fd);
+    g.stat_fd = -1;
+}
+
 /* COMMAND has ended: its wait status in *status. 0 while it runs. */
 static int reap(int *status) {
     guard_msg m;
@@ -1569,18 +1585,7 @@ static int reap(int *status) {
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) return 0;
-        /* EOF: the guard died (killed by someone); COMMAND died with it (on
-         * Linux; elsewhere it is killed here), but what COMMAND started is
-         * orphaned - on Linux to rlock, a subreaper for this (start_command)
-         * - and must be gone before the lock is released. */
-        say("rlock's guard process ended unexpectedly; COMMAND was killed with it");
-        {
-            guard_state gs;
-            memset(&gs, 0, sizeof gs);
-            gs.cmd = g.child;
-            gs.stat_fd = -1;
-            guard_kill_tree(&gs); /* (reaps the guard too) */
-        }
+        guard_died();
         *status = RC_SOFTWARE << 8;
         g.child = 0;
         return 1;
@@ -1746,6 +1751,13 @@ static int run_locked(void) {
         if (g.child > 0 && reap(&status) && (g.group_wait = group_left()) != 0)
             VERBOSE(("COMMAND ended; '%s' is held until the processes it left in its process group end",
                      o->resource));
+        if (g.group_wait && g.child <= 0 && g.stat_fd >= 0) { /* the guard still there? */
+            guard_msg m;
+            if (read(g.stat_fd, &m, sizeof m) == 0) {
+                guard_died();
+                status = RC_SOFTWARE << 8;
+            }
+        }
         if (g.child <= 0 && !(g.group_wait = group_left())) break;
         if (!lost) {
             uint64_t end_before = now_ms() + (uint64_t)rlock_validity_ms(&g.lk);

@@ -696,6 +696,33 @@ static void test_background(void) {
               bg > 0 && proc_running(bg) ? "still runs" : "gone");
     if (bg > 0 && proc_running(bg)) kill((pid_t)bg, SIGKILL);
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
+#ifdef __linux__
+    {   /* the guard killed while rlock waits for the leftover: that is
+         * killed before the lock is released (exit 70, as when the guard
+         * dies under COMMAND) - rlock spun on the guard's closed pipe */
+        char path[64];
+        long guard = 0;
+        FILE *f;
+        unlink(pidf);
+        p = cli_start(job, NULL, o);
+        CHECK(wait_file(pidf, 5000));
+        bg = read_pid(pidf);
+        rh_sleep_ms(300);
+        snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)p, (long)p);
+        if ((f = fopen(path, "r")) != NULL) {
+            if (fscanf(f, "%ld", &guard) != 1) guard = 0;
+            fclose(f);
+        }
+        CHECK(guard > 0);
+        if (guard > 0) kill((pid_t)guard, SIGKILL);
+        rc = cli_wait(p, 10000);
+        read_file(o, out, sizeof out);
+        CHECK_MSG(rc == 70 && bg > 0 && !proc_running(bg), "exit %d, leftover %s:\n%s", rc,
+                  bg > 0 && proc_running(bg) ? "still runs" : "gone", out);
+        if (bg > 0 && proc_running(bg)) kill((pid_t)bg, SIGKILL);
+        CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
+    }
+#endif
 }
 
 /* AUTH from every source; refused AUTH is 77 and never shows the password. */
