@@ -1561,7 +1561,7 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
  * gone before the lock is released. */
 static void guard_died(void) {
     guard_state gs;
-    say("rlock's guard process ended unexpectedly; COMMAND was killed with it");
+    say("rlock's guard process ended unexpectedly; what ran of COMMAND was killed with it");
     memset(&gs, 0, sizeof gs);
     gs.cmd = g.child > 0 ? g.child : -g.target; /* (reaped: its group's id) */
     gs.cmd_done = g.child <= 0;
