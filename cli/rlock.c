@@ -158,9 +158,12 @@ static const char *const help_text[] = {
     "resource you protect so it can reject stale writers) in its environment.",
     "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are passed on to COMMAND",
     "(to its process group, unless rlock runs in the foreground of a terminal); the",
-    "lock is released when COMMAND ends. If the lease cannot be renewed, rlock stops",
-    "COMMAND (SIGTERM, then SIGKILL after --kill-after) before the lease runs out,",
-    "or at once if it finds the lease already gone (rlock was paused), and exits 75.",
+    "lock is released when COMMAND has ended and (outside a terminal's foreground)",
+    "what it left running in its process group (job &) too, as flock(1)'s lock",
+    "stays with a child holding its descriptor. If the lease cannot be renewed,",
+    "rlock stops COMMAND (SIGTERM, then SIGKILL after --kill-after) before the lease",
+    "runs out, or at once if it finds the lease already gone (rlock was paused), and",
+    "exits 75.",
     "COMMAND runs under a small guard process; if rlock itself is killed (kill -9,",
     "OOM), the guard kills COMMAND's whole process tree at once: on Linux every",
     "process COMMAND started, also one that left its process group (setsid); on",
@@ -175,7 +178,8 @@ static const char *const help_text[] = {
     "                    given are one server (found by address, or by run_id)",
     "  65                RESOURCE exists in Redis but is not an rlock lock",
     "  69                a quorum of the servers could not be reached",
-    "  70, 71            internal error, operating-system error (fork, pipe)",
+    "  70, 71            internal error (or COMMAND's guard was killed),",
+    "                    operating-system error (fork, pipe)",
     "  75                the lock was lost while COMMAND ran; COMMAND was stopped",
     "  77                the server refused AUTH (NOAUTH, WRONGPASS, NOPERM)",
     "  126, 127          COMMAND could not be executed, was not found",
@@ -264,6 +268,7 @@ static struct {
     int stat_fd;           /* the guard's reports; -1 when none */
     pid_t target;          /* where signals for COMMAND go: -pgid or pid */
     int own_group;         /* COMMAND runs in a process group of its own */
+    int group_wait;        /* COMMAND ended; what it left in its group still runs */
 } g;
 
 /* --cluster: the seeds, and the cluster's own connections (one per node). */
@@ -543,9 +548,9 @@ static void add_server(options *o, const char *arg, const char *from) {
 /* Wipe a password given on the command line from argv, so that ps shows it
  * only for the moment before rlock got this far. */
 static void scrub_url_password(char *arg) {
-    char *at, *colon;
-    if (strncmp(arg, "redis://", 8) != 0 || (at = strchr(arg + 8, '@')) == NULL) return;
-    colon = memchr(arg + 8, ':', (size_t)(at - arg - 8));
+    char *at, *colon, *u = strncmp(arg, "redis://", 8) == 0 ? arg + 8 : strncmp(arg, "rediss://", 9) == 0 ? arg + 9 : NULL;
+    if (!u || (at = strchr(u, '@')) == NULL) return;
+    colon = memchr(u, ':', (size_t)(at - u));
     if (colon) memset(colon + 1, '*', (size_t)(at - colon - 1));
 }
 
@@ -1015,7 +1020,7 @@ static int setup_signals(void) {
 
 static void handle_signal(int sig, int from_kernel) {
     if (sig == SIGCHLD || sig == SIGCONT) return; /* the loops reap and re-check */
-    if (g.child > 0) {
+    if (g.child > 0 || g.group_wait) {
         /* In the terminal's foreground COMMAND shares rlock's process group:
          * the terminal's ^C reached it already. */
         if (!g.own_group && from_kernel) return;
@@ -1485,6 +1490,8 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     prctl(PR_SET_PDEATHSIG, SIGALRM); /* rlock gone: wake up (the pipe says so too) */
+    /* not "rlock": `killall -9 rlock` leaves the guard to kill COMMAND's tree */
+    prctl(PR_SET_NAME, "rlock-guard");
 #endif
     if (getppid() != rlock_pid) _exit(RC_SOFTWARE); /* rlock died already */
     /* A process group of its own: whoever kills rlock's group (kill -9 -PGID,
@@ -1548,6 +1555,22 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
     _exit(0);
 }
 
+/* The guard's reports ended (EOF): it was killed. COMMAND died with it (on
+ * Linux; elsewhere it is killed here), but what COMMAND started is orphaned
+ * - on Linux to rlock, a subreaper for this (start_command) - and must be
+ * gone before the lock is released. */
+static void guard_died(void) {
+    guard_state gs;
+    say("rlock's guard process ended unexpectedly; what ran of COMMAND was killed with it");
+    memset(&gs, 0, sizeof gs);
+    gs.cmd = g.child > 0 ? g.child : -g.target; /* (reaped: its group's id) */
+    gs.cmd_done = g.child <= 0;
+    gs.stat_fd = -1;
+    guard_kill_tree(&gs); /* (reaps the guard too) */
+    close(g.stat_fd);
+    g.stat_fd = -1;
+}
+
 /* COMMAND has ended: its wait status in *status. 0 while it runs. */
 static int reap(int *status) {
     guard_msg m;
@@ -1563,8 +1586,7 @@ static int reap(int *status) {
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) return 0;
-        /* EOF: the guard died (killed by someone); COMMAND died with it */
-        say("rlock's guard process ended unexpectedly; COMMAND was killed with it");
+        guard_died();
         *status = RC_SOFTWARE << 8;
         g.child = 0;
         return 1;
@@ -1623,6 +1645,10 @@ static pid_t start_command(char **cmd, int *exec_errno) {
      * so it can read the terminal and gets ^C from it. Otherwise it leads a
      * group of its own, and signals reach everything COMMAND started. */
     g.own_group = !(isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp());
+#ifdef __linux__
+    /* should the guard be killed, COMMAND's orphans come to rlock (see reap) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
     signals_block(&block);
     sigprocmask(SIG_BLOCK, &block, &old);
     pid = fork();
@@ -1675,6 +1701,13 @@ static void finish_group(uint64_t kill_at, int kill_sent) {
     }
 }
 
+/* Something COMMAND started still runs in its process group (COMMAND
+ * ended). (Only when it has a group of its own: in a terminal's foreground
+ * it shares rlock's.) */
+static int group_left(void) {
+    return g.own_group && g.target < 0 && (kill(g.target, 0) == 0 || errno == EPERM);
+}
+
 /* Release the lock run_locked holds, as it was taken: on a cluster where
  * the slot's primary is now (MOVED and ASK followed; a plain release is
  * sent only where the map pointed, which answers ASK during a migration),
@@ -1710,11 +1743,23 @@ static int run_locked(void) {
         status = (exec_errno == ENOENT ? RC_NOT_FOUND : RC_CANNOT_EXEC) << 8;
     }
 
-    while (g.child > 0) {
+    while (g.child > 0 || g.group_wait) {
         uint32_t next = 0;
         uint64_t now;
         long long validity, timeout = -1;
-        if (reap(&status)) break;
+        /* COMMAND ended, but what it left running in its group (`job &`)
+         * keeps the lock, as flock(1)'s inherited descriptor does */
+        if (g.child > 0 && reap(&status) && (g.group_wait = group_left()) != 0)
+            VERBOSE(("COMMAND ended; '%s' is held until the processes it left in its process group end",
+                     o->resource));
+        if (g.group_wait && g.child <= 0 && g.stat_fd >= 0) { /* the guard still there? */
+            guard_msg m;
+            if (read(g.stat_fd, &m, sizeof m) == 0) {
+                guard_died();
+                status = RC_SOFTWARE << 8;
+            }
+        }
+        if (g.child <= 0 && !(g.group_wait = group_left())) break;
         if (!lost) {
             uint64_t end_before = now_ms() + (uint64_t)rlock_validity_ms(&g.lk);
             int followed = 0, renewed;
@@ -1790,6 +1835,7 @@ static int run_locked(void) {
             timeout = validity - early;
         if (term_sent && !kill_sent && (timeout < 0 || (long long)(kill_at - now) < timeout))
             timeout = (long long)(kill_at - now);
+        if (g.group_wait && (timeout < 0 || timeout > 50)) timeout = 50; /* (their end is not reported) */
         wait_io(timeout);
     }
     if (term_sent) {

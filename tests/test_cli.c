@@ -260,7 +260,7 @@ static void test_help(void) {
     const char *want[] = { "--server", "--ttl", "--wait", "--nonblock", "--conflict-exit-code", "--verbose",
                            "--fence", "--fair", "--password-file", "--kill-after", "RLOCK_TOKEN", "RLOCK_SERVERS",
                            "Exit status", "75", "69", "64", "Examples", NULL };
-    char out[8192];
+    char out[16384]; /* (the help is over 8 KiB) */
     int i;
     CHECK_EQ_LL(cli_run(h, out, sizeof out), 0);
     for (i = 0; want[i]; i++) CHECK_MSG(strstr(out, want[i]) != NULL, "--help does not mention %s", want[i]);
@@ -483,6 +483,21 @@ static void test_redlock(void) {
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:red"), 0);
     CHECK_EQ_LL(rh_int(&srv[2], "EXISTS t:red"), 0);
     CHECK_EQ_LL(cli_run(rival, out, sizeof out), 0); /* 2 of 3 grant */
+    {   /* -w with a minority down: a waiter gets the lock when the holder
+         * (lease 30 s) releases it on the two left, not at its lease's end */
+        const char *holder[] = { "-S", S[0], "-S", S[1], "-S", S[2], "t:red", "sleep", "1", NULL };
+        const char *waiter[] = { "-v", "-w", "20", "-S", S[0], "-S", S[1], "-S", S[2], "t:red", "true", NULL };
+        char hold_out[300];
+        unsigned long long t0 = rh_now_ms();
+        path_in(hold_out, sizeof hold_out, "out.redhold");
+        p = cli_start(holder, NULL, hold_out);
+        CHECK(wait_key(&srv[0], "t:red", 1, 5000));
+        CHECK_EQ_LL(cli_run(waiter, out, sizeof out), 0);
+        CHECK_MSG(strstr(out, "waiting") && strstr(out, "acquired 't:red' on 2/3"), "%s", out);
+        CHECK_MSG(rh_now_ms() - t0 < 15000, "the waiter took %llu ms", rh_now_ms() - t0);
+        CHECK_EQ_LL(cli_wait(p, 10000), 0);
+        CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:red"), 0);
+    }
     rh_server_kill9(&srv[2]);
     CHECK_EQ_LL(cli_run(rival, out, sizeof out), EX_UNAVAILABLE);
     CHECK_MSG(strstr(out, "quorum") != NULL, "%s", out);
@@ -638,6 +653,78 @@ static void test_signals(void) {
     CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:sig"), 0);
 }
 
+/* COMMAND ends but leaves a process running in its process group (`job &`
+ * without `wait`): the lock is held until that one ends too, as flock(1)
+ * holds it while the child keeps the inherited descriptor - it was
+ * released at once and the leftover ran unprotected. Then COMMAND's own
+ * status. A signal while waiting for it is passed on to the group. */
+static int proc_running(long pid);
+static void test_background(void) {
+    char out[4096], pidf[300], cmd[800], o[300];
+    const char *job[] = { "-v", "-t", "1", "-S", S[0], "t:bg", "sh", "-c", cmd, NULL };
+    const char *rival[] = { "-n", "-S", S[0], "t:bg", "true", NULL };
+    long bg;
+    int rc;
+    pid_t p;
+    path_in(pidf, sizeof pidf, "bg.pid");
+    path_in(o, sizeof o, "out.bg");
+    snprintf(cmd, sizeof cmd, "sleep 1.5 & echo $! > %s; exit 5", pidf);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    bg = read_pid(pidf);
+    rh_sleep_ms(300); /* COMMAND (sh) has exited; its sleep runs */
+    CHECK(bg > 0 && proc_running(bg));
+    rc = cli_run(rival, out, sizeof out);
+    CHECK_MSG(rc == 1, "a rival got the lock while COMMAND's background process ran (exit %d)", rc);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 1);
+    rc = cli_wait(p, 10000);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(rc == 5, "exit %d:\n%s", rc, out);
+    CHECK(!proc_running(bg));
+    CHECK_MSG(strstr(out, "renewed") != NULL, "%s", out); /* (lease 1 s, held ~1.5 s) */
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
+    /* SIGTERM while it waits for the leftover: passed on to it */
+    snprintf(cmd, sizeof cmd, "sleep 30 & echo $! > %s; exit 0", pidf);
+    unlink(pidf);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    bg = read_pid(pidf);
+    rh_sleep_ms(300);
+    kill(p, SIGTERM);
+    rc = cli_wait(p, 10000);
+    CHECK_MSG(rc == 0 && bg > 0 && !proc_running(bg), "exit %d, leftover %s", rc,
+              bg > 0 && proc_running(bg) ? "still runs" : "gone");
+    if (bg > 0 && proc_running(bg)) kill((pid_t)bg, SIGKILL);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
+#ifdef __linux__
+    {   /* the guard killed while rlock waits for the leftover: that is
+         * killed before the lock is released (exit 70, as when the guard
+         * dies under COMMAND) - rlock spun on the guard's closed pipe */
+        char path[64];
+        long guard = 0;
+        FILE *f;
+        unlink(pidf);
+        p = cli_start(job, NULL, o);
+        CHECK(wait_file(pidf, 5000));
+        bg = read_pid(pidf);
+        rh_sleep_ms(300);
+        snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)p, (long)p);
+        if ((f = fopen(path, "r")) != NULL) {
+            if (fscanf(f, "%ld", &guard) != 1) guard = 0;
+            fclose(f);
+        }
+        CHECK(guard > 0);
+        if (guard > 0) kill((pid_t)guard, SIGKILL);
+        rc = cli_wait(p, 10000);
+        read_file(o, out, sizeof out);
+        CHECK_MSG(rc == 70 && bg > 0 && !proc_running(bg), "exit %d, leftover %s:\n%s", rc,
+                  bg > 0 && proc_running(bg) ? "still runs" : "gone", out);
+        if (bg > 0 && proc_running(bg)) kill((pid_t)bg, SIGKILL);
+        CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:bg"), 0);
+    }
+#endif
+}
+
 /* AUTH from every source; refused AUTH is 77 and never shows the password. */
 static void test_auth(void) {
     const char *const extra[] = { "--requirepass", "pw1", NULL };
@@ -668,6 +755,61 @@ static void test_auth(void) {
     CHECK_EQ_LL(cli_run(viabad, out, sizeof out), EX_NOPERM);
     CHECK_MSG(strstr(out, "AlsoWrong77") == NULL, "the password was printed: %s", out);
     rh_server_stop(&a);
+}
+
+/* A password in a redis:// or rediss:// URL is wiped from rlock's argv, so
+ * ps shows it only for the moment before the options are read: checked
+ * once rlock connects (to a socket here that never answers). rediss:// was
+ * left as given: the password in ps for the whole run. */
+static void test_url_password_hidden(void) {
+    static const char *const schemes[] = { "redis", "rediss" };
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    size_t k;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(ls, 4) != 0 ||
+        getsockname(ls, (struct sockaddr *)&sa, &sl) != 0) {
+        CHECK(0);
+        if (ls >= 0) close(ls);
+        return;
+    }
+    for (k = 0; k < 2; k++) {
+        char url[128], o[300], out[4096], path[64], cmdline[4096];
+        const char *args[] = { "--connect-timeout", "2", "-S", url, "t:pw", "true", NULL };
+        struct pollfd pf;
+        int fd = -1, rc;
+        unsigned long long end = rh_now_ms() + 5000;
+        FILE *f;
+        size_t n = 0, i;
+        pid_t p;
+        snprintf(url, sizeof url, "%s://:HiddenPw42@127.0.0.1:%d", schemes[k], ntohs(sa.sin_port));
+        path_in(o, sizeof o, "out.pwurl");
+        p = cli_start(args, NULL, o);
+        pf.fd = ls;
+        pf.events = POLLIN;
+        while (fd < 0 && rh_now_ms() < end && waitpid(p, NULL, WNOHANG) == 0) /* (exited: reaped; see below) */
+            if (poll(&pf, 1, 20) == 1) fd = accept(ls, NULL, NULL);
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)p);
+        if (fd >= 0 && (f = fopen(path, "r")) != NULL) {
+            n = fread(cmdline, 1, sizeof cmdline - 1, f);
+            fclose(f);
+        }
+        for (i = 0; i < n; i++) if (cmdline[i] == '\0') cmdline[i] = ' ';
+        cmdline[n] = '\0';
+        if (fd >= 0) close(fd);
+        rc = fd >= 0 ? cli_wait(p, 10000) : -1;
+        read_file(o, out, sizeof out);
+        if (fd < 0 && k == 1 && strstr(out, "without TLS")) { printf("rediss:// password in ps: no TLS in this rlock\n"); continue; }
+        CHECK_MSG(fd >= 0 && n > 0, "%s: rlock did not connect:\n%s", schemes[k], out);
+        CHECK_MSG(strstr(cmdline, "HiddenPw42") == NULL && strstr(cmdline, ":**********@") != NULL,
+                  "%s:// password shown by ps: %s", schemes[k], cmdline);
+        CHECK_MSG(strstr(out, "HiddenPw42") == NULL, "%s", out);
+        CHECK_MSG(rc == EX_UNAVAILABLE, "%s: exit %d:\n%s", schemes[k], rc, out);
+    }
+    close(ls);
 }
 
 /* A key that is not an rlock lock: 65 at once (not a wait for ever), untouched. */
@@ -784,9 +926,85 @@ static void kill9_tree(int whole_group) {
     (void)out;
 }
 
+/* The guard killed (kill -9 of the wrong "rlock" in ps, the OOM killer):
+ * COMMAND goes with it (PDEATHSIG), and rlock, still alive, releases the
+ * lock - so what COMMAND started must be gone first: a background child,
+ * one under another shell, one that left the group with setsid. (They were
+ * orphaned to init and ran on, the lock released under them: exit 70.)
+ * by_name: `killall -9 rlock`, done here to this rlock's processes only
+ * (every one whose name is "rlock"): it took the guard along with rlock,
+ * nobody was left to kill what COMMAND started, and that ran on without
+ * the lock. The guard is named "rlock-guard" now: killall spares it. */
+static int proc_is_named(long pid, const char *name) {
+    char path[64], buf[64];
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    read_file(path, buf, sizeof buf);
+    buf[strcspn(buf, "\n")] = '\0';
+    return strcmp(buf, name) == 0;
+}
+
+static void guard_killed(int by_name) {
+#ifdef __linux__
+    char out[4096], pidf[300], cmd[2000], o[300], path[64];
+    const char *job[] = { "-t", "3", "-S", S[0], "t:guard", "sh", "-c", cmd, NULL };
+    const char *rival[] = { "-n", "-S", S[0], "t:guard", "true", NULL };
+    long pids[8], guard = 0;
+    int n = 0, i, alive = 0, rc;
+    unsigned long long t0;
+    FILE *f;
+    pid_t p;
+    path_in(pidf, sizeof pidf, "guard.pids");
+    path_in(o, sizeof o, "out.guard");
+    snprintf(cmd, sizeof cmd,
+             "sleep 30 & echo $! >> %s; setsid sleep 30 & echo $! >> %s; "
+             "sh -c 'sleep 30 & echo $! >> %s; wait' & echo $! >> %s; echo $$ >> %s; wait",
+             pidf, pidf, pidf, pidf, pidf);
+    unlink(pidf);
+    p = cli_start(job, NULL, o);
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 5000 && (n = read_pids(pidf, pids, 8)) < 5) rh_sleep_ms(10);
+    CHECK_MSG(n == 5, "COMMAND's tree reported %d of 5 pids", n);
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)p, (long)p);
+    if ((f = fopen(path, "r")) != NULL) { /* rlock's one child: the guard */
+        if (fscanf(f, "%ld", &guard) != 1) guard = 0;
+        fclose(f);
+    }
+    CHECK(guard > 0);
+    if (by_name) { /* killall -9 rlock */
+        if (proc_is_named(guard, "rlock") || proc_is_named(guard, "rlock-asan")) kill((pid_t)guard, SIGKILL);
+        kill(p, SIGKILL);
+    } else if (guard > 0) {
+        kill((pid_t)guard, SIGKILL);
+    }
+    rc = cli_wait(p, 15000);
+    t0 = rh_now_ms();
+    do { /* (after rlock's death the guard kills them; after the guard's, rlock did before it exited) */
+        for (alive = 0, i = 0; i < n; i++) alive += proc_running(pids[i]);
+        if (!alive) break;
+        rh_sleep_ms(5);
+    } while (by_name && rh_now_ms() - t0 < 2000);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(alive == 0, "%s: %d of COMMAND's %d processes still run (rlock exited %d):\n%s",
+              by_name ? "killall -9 rlock" : "the guard killed", alive, n, rc, out);
+    for (i = 0; i < n; i++) if (proc_running(pids[i])) kill((pid_t)pids[i], SIGKILL); /* never leave them */
+    if (by_name) {
+        CHECK_EQ_LL(rc, 128 + SIGKILL);
+        rh_int(&srv[0], "DEL t:guard"); /* (it would expire by its TTL) */
+        return;
+    }
+    CHECK_MSG(rc == 70 && strstr(out, "guard process ended unexpectedly"), "exit %d:\n%s", rc, out);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:guard"), 0); /* released, as nothing of COMMAND runs */
+    CHECK_EQ_LL(cli_run(rival, out, sizeof out), 0);
+#else
+    (void)by_name;
+#endif
+}
+
 static void test_kill9_tree(void) {
     kill9_tree(0);
     kill9_tree(1);
+    guard_killed(0);
+    guard_killed(1);
 }
 
 /* Where nobody reaps orphans (a container whose PID 1 does not: simulated
@@ -1085,7 +1303,9 @@ int main(void) {
     test_primitives_cli();
     test_concurrent();
     test_signals();
+    test_background();
     test_auth();
+    test_url_password_hidden();
     test_foreign();
     test_conflict_exit0();
     test_longest_key();

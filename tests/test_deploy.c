@@ -2032,6 +2032,48 @@ static void test_cluster(void) {
             CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 64);
             CHECK_MSG(strstr(out, "--cluster finds the servers") != NULL, "%s", out);
         }
+        {   /* --limit 2 with --cluster: the handle is set up on the
+             * cluster's first client, but each permit goes to the primary of
+             * RESOURCE's slot (a key the seed does not serve): two holders,
+             * a third refused (-n) and a fourth waiting, woken when one
+             * leaves; every permit released there */
+            const char *ks = "cl:sem2";
+            char gate[160], cmd[256];
+            const char *hold[] = { CLI_BIN, "--cluster", seed, "--limit", "2", ks, "-c", cmd, NULL };
+            const char *nb[] = { "-n", "--cluster", seed, "--limit", "2", ks, "true", NULL };
+            const char *wt[] = { "-w", "20", "--cluster", seed, "--limit", "2", ks, "-c", "exit 4", NULL };
+            pid_t h[2];
+            int j, rc;
+            rh_server *home = cl_server(sv, ca.port[rlock_cluster_primary(&ca, rlock_cluster_slot(ks, strlen(ks)))]);
+            CHECK(home != NULL && home->port != sv[1].port);
+            snprintf(gate, sizeof gate, "%s/sem2.gate", tmpdir);
+            snprintf(cmd, sizeof cmd, "while [ ! -e %s ]; do sleep 0.05; done", gate);
+            unlink(gate);
+            for (j = 0; j < 2; j++) {
+                h[j] = fork();
+                if (h[j] == 0) {
+                    int fd = open("/dev/null", O_RDWR);
+                    dup2(fd, 1); dup2(fd, 2);
+                    execv(CLI_BIN, (char *const *)hold);
+                    _exit(121);
+                }
+            }
+            for (end = rh_now_ms() + 10000; home && rh_now_ms() < end && rh_int(home, "ZCARD %s", ks) != 2;) rh_sleep_ms(10);
+            CHECK(home && rh_int(home, "ZCARD %s", ks) == 2);
+            rc = cli_run(0, nb, NULL, out, sizeof out);
+            CHECK_MSG(rc == 1, "a third permit of 2: exit %d:\n%s", rc, out);
+            if (home) CHECK_EQ_LL(rh_int(home, "ZCARD %s", ks), 2);
+            {
+                FILE *f = fopen(gate, "w"); /* the holders end: the waiter gets a permit */
+                if (f) fclose(f);
+            }
+            rc = cli_run(0, wt, NULL, out, sizeof out);
+            CHECK_MSG(rc == 4, "a waiting permit: exit %d:\n%s", rc, out);
+            for (j = 0; j < 2; j++)
+                CHECK(waitpid(h[j], &status, 0) == h[j] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            if (home) CHECK_EQ_LL(rh_int(home, "EXISTS %s", ks), 0);
+            unlink(gate);
+        }
     }
 
     /* the rlock command, --cluster, the lock granted through an ASK
