@@ -316,6 +316,42 @@ static inline int rh_free_port(void) {
 
 /* Send an inline PING on fd and read the first reply line (timeout_ms per
  * recv). 1: ready (+PONG, or -NOAUTH/-ERR auth errors), 0: not ready. */
+/* A loopback port whose connects hang: a listener whose accept queue is
+ * full drops SYNs, so a connect to it stays in SYN_SENT - a server that
+ * never answers, for tests of a connect bound. The port, or -1 (the queue
+ * could not be filled); rh_hang_close after, either way. */
+typedef struct rh_hang { int ls, fillers[16], n; } rh_hang;
+static inline int rh_hang_open(rh_hang *h) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    h->n = 0;
+    h->ls = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (h->ls < 0 || bind(h->ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(h->ls, 0) != 0 ||
+        getsockname(h->ls, (struct sockaddr *)&a, &al) != 0)
+        return -1;
+    while (h->n < 16) {
+        struct pollfd p;
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) return -1;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        h->fillers[h->n++] = fd;
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) continue;
+        p.fd = fd;
+        p.events = POLLOUT;
+        p.revents = 0;
+        if (poll(&p, 1, 100) == 0) return ntohs(a.sin_port); /* this one hangs: the queue is full */
+    }
+    return -1;
+}
+static inline void rh_hang_close(rh_hang *h) {
+    int i;
+    for (i = 0; i < h->n; i++) close(h->fillers[i]);
+    if (h->ls >= 0) close(h->ls);
+}
+
 static inline int rh__ping_fd(int fd, int timeout_ms) {
     struct timeval tv;
     char buf[128];

@@ -219,36 +219,15 @@ static void test_posix_refused(void) {
 /* A listener whose accept queue is full drops SYNs: a connect to it hangs in
  * SYN_SENT, which tests the adapter's own connect bound on loopback. */
 static void test_posix_connect_timeout(void) {
-    struct sockaddr_in a;
-    socklen_t al = sizeof a;
-    int ls, fillers[16], nfill = 0, full = 0, i, r;
+    rh_hang hang;
+    int port, r;
     rlock_posix_conn c;
     unsigned long long t0, took;
 
-    ls = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(ls >= 0);
-    if (ls < 0) return;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0);
-    CHECK(listen(ls, 0) == 0);
-    CHECK(getsockname(ls, (struct sockaddr *)&a, &al) == 0);
-    while (nfill < 16 && !full) {
-        struct pollfd p;
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) break;
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        fillers[nfill++] = fd;
-        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) continue;
-        p.fd = fd;
-        p.events = POLLOUT;
-        p.revents = 0;
-        if (poll(&p, 1, 100) == 0) full = 1; /* this one hangs: queue full */
-    }
-    CHECK_MSG(full, "could not fill the accept queue with %d connects", nfill);
-    if (full) {
-        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", ntohs(a.sin_port), 300), 0);
+    port = rh_hang_open(&hang);
+    CHECK_MSG(port > 0, "could not fill a listener's accept queue");
+    if (port > 0) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 300), 0);
         t0 = rh_now_ms();
         r = c.tr.connect(c.tr.ctx);
         CHECK_EQ_LL(r, RLOCK_IO_WOULD_BLOCK);
@@ -278,8 +257,7 @@ static void test_posix_connect_timeout(void) {
         CHECK_EQ_LL(c.fd, -1);
         CHECK_EQ_LL(c.connecting, 0);
     }
-    for (i = 0; i < nfill; i++) close(fillers[i]);
-    close(ls);
+    rh_hang_close(&hang);
 }
 
 static void test_posix_unix(const rh_server *srv) {

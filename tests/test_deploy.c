@@ -1340,9 +1340,8 @@ out:
  * runs out, with its own reason - not at the request's later deadline as a
  * timeout. */
 static void test_connect_bound(void) {
-    struct sockaddr_in a;
-    socklen_t al = sizeof a;
-    int ls, fillers[16], nfill = 0, full = 0, i;
+    rh_hang hang;
+    int port;
     rlock_posix_conn c;
     rlock_node node;
     rlock_client cl;
@@ -1351,30 +1350,10 @@ static void test_connect_bound(void) {
     rlock_status st;
     unsigned long long t0;
 
-    ls = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(ls >= 0);
-    if (ls < 0) return;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0);
-    CHECK(listen(ls, 0) == 0);
-    CHECK(getsockname(ls, (struct sockaddr *)&a, &al) == 0);
-    while (nfill < 16 && !full) {
-        struct pollfd p;
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) break;
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        fillers[nfill++] = fd;
-        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) continue;
-        p.fd = fd;
-        p.events = POLLOUT;
-        p.revents = 0;
-        if (poll(&p, 1, 100) == 0) full = 1; /* this one hangs: queue full */
-    }
-    CHECK_MSG(full, "could not fill the accept queue with %d connects", nfill);
-    if (full) {
-        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", ntohs(a.sin_port), 300), 0);
+    port = rh_hang_open(&hang);
+    CHECK_MSG(port > 0, "could not fill a listener's accept queue");
+    if (port > 0) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 300), 0);
         CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&c)), RLOCK_OK);
         rlock_config_init(&cfg);
         cfg.node_timeout_ms = 5000;
@@ -1390,8 +1369,7 @@ static void test_connect_bound(void) {
         rlock_posix_close(&c);
         CHECK_EQ_LL(c.fd, -1);
     }
-    for (i = 0; i < nfill; i++) close(fillers[i]);
-    close(ls);
+    rh_hang_close(&hang);
 }
 
 /* A Sentinel that does not answer (paused: the kernel still accepts the
