@@ -7165,8 +7165,8 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    if (lk->op.kind == RLOCK__OP_NONE && lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0)
-        return RLOCK_STATE_LOST;
+    /* (an op in flight too: a renewal past the validity's end cannot succeed) */
+    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) return RLOCK_STATE_LOST;
     return lk->state;
 }
 RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {

@@ -294,6 +294,57 @@ static void test_lost_after_pause(rh_server *s) {
     tcli_close(&t);
 }
 
+/* A renewal is in flight to a server that stopped answering (SIGSTOP) when
+ * the lease's validity runs out: rlock_lock_state says LOST from then on
+ * (the extend can no longer succeed: it needs a quorum before the validity's
+ * end), not HELD until the node timeout ends the extend; on_lost once.
+ * (rlock_watchdog_state reads the watchdog's handle so, whose renewal is
+ * often in flight.) */
+static void test_state_during_renewal(rh_server *s) {
+    int lost_calls = 0, in_flight = 0;
+    rlock_config cfg = cfg_base(900, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    rlock_state during = RLOCK_STATE_IDLE;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+    cfg.renew_every_ms = 300;
+
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "statefly:key", 12, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    rh_server_pause(s);
+    t0 = rh_now_ms();
+    /* poll until the validity is gone, the renewal (started at 300 ms, its
+     * node timeout 900 ms) still in flight */
+    while (since(t0) < 3000) {
+        st = rlock_renew_poll(&lk, &next);
+        if (st != RLOCK_WOULD_BLOCK && st != RLOCK_OK) break;
+        if (st == RLOCK_WOULD_BLOCK) in_flight = 1;
+        if (in_flight && rlock_validity_ms(&lk) == 0) {
+            during = rlock_lock_state(&lk);
+            break;
+        }
+        tcli_wait(&t, next > 5 ? 5 : next);
+    }
+    CHECK_MSG(in_flight && st == RLOCK_WOULD_BLOCK, "no renewal in flight at the validity's end (%s, %lld ms)",
+              rlock_status_str(st), since(t0));
+    CHECK_MSG(during == RLOCK_STATE_LOST, "rlock_lock_state %d (not LOST) with the validity gone, %lld ms into a "
+              "1000 ms lease, its renewal in flight", (int)during, since(t0));
+    rh_server_resume(s);
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    /* (the late extend may have reached the server before the key expired:
+     * the owner-checked release removes what is left of ours) */
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+    CHECK_EQ_LL(rh_int(s, "EXISTS statefly:key"), 0);
+    tcli_close(&t);
+}
+
 /* ------------------------ 2. renewal keeps a lock 10x its TTL, no gap */
 
 static void test_renew_no_gap(rh_server *s) {
@@ -1616,6 +1667,7 @@ int main(void) {
         return check_summary("waiting");
     }
     test_lost_after_pause(&srv[0]);
+    test_state_during_renewal(&srv[0]);
     test_renew_no_gap(&srv[0]);
     test_watchdog_no_gap(&srv[0]);
     test_pubsub_wake(&srv[0]);
