@@ -5680,7 +5680,10 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             RLOCK__SEM_WOKEN(lk);
             rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
         } else {
-            if (op->woke || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
+            /* (no subscription left - its connection dropped, CLIENT KILL -
+             * and a notice may have been lost with it: the attempt at once
+             * subscribes again, then queues) */
+            if (op->woke || !op->sub_ok || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
             return;
         }
         /* fall through */
@@ -6816,7 +6819,8 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
          * pump) was delivered before the round ended: the op went to
          * WAITMSG already woken, and only its next step retries. Due now,
          * not at wake_at (the re-check: that wait was a lost wake-up). */
-        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)) ||
+        if (o->op.phase == RLOCK__PH_DONE ||
+            (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby || !o->op.sub_ok)) ||
             (o->op.phase == RLOCK__PH_SUBSCRIBE && !o->op.sub_pending)) /* (its subscriptions lost) */
             next = now;
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||

@@ -1306,6 +1306,84 @@ static void test_resp3_wait(rh_server *srv) {
 }
 
 
+/* A subscribed, queued waiter's connection carrying its subscription is
+ * killed (CLIENT KILL TYPE pubsub: its RESP3 command connection, or its
+ * RESP2 subscriber connection); the holder releases gap_ms later. The waiter
+ * gets the lock soon after the release, not at its 5 s re-check nor at the
+ * holder's 10 s lease. */
+static long long kill_sub_then_release(rh_server *s, const char *key, int resp3, int fair, unsigned gap_ms) {
+    rlock_config cfg = cfg_base(250, NULL);
+    tcli h, w;
+    rlock_lock hl, wl;
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    char chan[64], q[64];
+    unsigned long long t0;
+    long long took = -1, killed;
+    snprintf(chan, sizeof chan, "{%s}:released", key);
+    snprintf(q, sizeof q, "ZCARD {%s}:waiters", key);
+    cfg.recheck_ms = 5000;
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    cfg.pubsub = resp3;
+    CHECK(tcli_open(&w, &s, 1, &cfg, !resp3) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wl, &w.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    if (fair) {
+        CHECK_EQ_ST(rlock_lock_set_fair(&hl, 1, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&wl, 1, 0), RLOCK_OK);
+    }
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&wl, 10000, 9000), RLOCK_WOULD_BLOCK);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 3000 && !(numsub(s, chan) == 1 && rh_int(s, q) == 1)) {
+        st = rlock_step(&wl);
+        tcli_wait(&w, 10);
+    }
+    CHECK_MSG(st == RLOCK_WOULD_BLOCK && numsub(s, chan) == 1, "the waiter never subscribed (%s)", rlock_status_str(st));
+    t0 = rh_now_ms(); /* its queueing attempt answered: it waits for a notice */
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 100) {
+        st = rlock_step(&wl);
+        tcli_wait(&w, 10);
+    }
+    killed = rh_int(s, "CLIENT KILL TYPE pubsub");
+    CHECK_MSG(killed == 1, "CLIENT KILL TYPE pubsub killed %lld", killed);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < gap_ms) {
+        uint32_t to = rlock_next_timeout_ms(&wl);
+        st = rlock_step(&wl);
+        tcli_wait(&w, to < 10 ? to : 10);
+    }
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 8000) {
+        uint32_t to = rlock_next_timeout_ms(&wl);
+        if ((st = rlock_step(&wl)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&w, to < 50 ? to : 50);
+    }
+    took = since(t0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(took < 1000, "%s%s waiter, its connection killed %u ms before the release: granted %lld ms after it "
+              "(re-check 5 s)", resp3 ? "RESP3" : "RESP2", fair ? " fair" : "", gap_ms, took);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&wl), RLOCK_OK);
+    tcli_close(&w);
+    tcli_close(&h);
+    rh_int(s, "DEL {%s}:waiters", key);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    return took;
+}
+
+static void test_sub_killed_then_release(rh_server *s) {
+    static const unsigned gaps[] = { 0, 200 };
+    int resp3, fair, g;
+    for (resp3 = 0; resp3 < 2; resp3++)
+        for (fair = 0; fair < 2; fair++)
+            for (g = 0; g < 2; g++) {
+                long long took = kill_sub_then_release(s, "subkr:key", resp3, fair, gaps[g]);
+                printf("%s%s waiter, subscription connection killed %u ms before the release: granted %lld ms "
+                       "after it\n", resp3 ? "RESP3" : "RESP2", fair ? " fair" : "", gaps[g], took);
+            }
+}
+
 /* Step a and b (either may be NULL or done) until one is granted or ms pass;
  * returns the granted one, NULL on none. */
 static rlock_lock *step_until_granted(tcli *t, rlock_lock *a, rlock_status *sa, rlock_lock *b, rlock_status *sb,
@@ -1672,6 +1750,7 @@ int main(void) {
     test_watchdog_no_gap(&srv[0]);
     test_pubsub_wake(&srv[0]);
     test_resp3_wait(srv);
+    test_sub_killed_then_release(&srv[0]);
     test_pubsub_faults(&srv[0]);
     test_wake_chain(&srv[0]);
     test_dead_waiter(&srv[0]);
