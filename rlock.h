@@ -1349,7 +1349,8 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
 /* The op's result without any I/O: RLOCK_WOULD_BLOCK while it runs, then
  * its final status (once, as rlock_step); RLOCK_E_STATE: no op. */
 RLOCKDEF rlock_status rlock_result(rlock_lock *lk);
-/* Milliseconds until rlock_step() must be called again even without I/O. */
+/* Milliseconds until rlock_step() must be called again even without I/O
+ * (0 while a connection is still to be made: it has no descriptor yet). */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
 /* Cancel the op in progress, leaving no partial grant behind: an acquire
  * whose attempt is out waits for its answers and releases whatever they
@@ -6537,7 +6538,8 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     const rlock_node *n = c->nodes[0];
     uint32_t next = UINT32_MAX;
     if (n->x.failing) return 0; /* (a failure before sending: answered at the next step) */
-    if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
+    /* (not connected yet: no descriptor to watch, its connect is due now) */
+    if (rlock__c_wants(n)) next = n->x.conn == RLOCK__CONN_NEW ? 0 : rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
         else if (o->op.phase == RLOCK__PH_DONE) return 0;
@@ -6828,7 +6830,9 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
-        next = rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
+        /* (one not connected yet has no descriptor to watch: its connect is
+         * the next step's, now - not at its request's deadline, unsent) */
+        next = n->conn == RLOCK__CONN_NEW ? now : rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
     }
     return next - now;
 }
