@@ -2370,7 +2370,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_REENTRANT_EXTEND \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==1 then " \
+    "if redis.pcall('hexists',KEYS[1],ARGV[1])==1 then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
@@ -2779,7 +2779,7 @@ static const unsigned char rlock__sha_bin[3][20] = { RLOCK__SHA0(RLOCK__SHA_BYTE
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
 static const char rlock__h3[] = RLOCK__RE("dd7b66353dba450d93299fc51c7579a91bf4ac35");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
-static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
+static const char rlock__h4[] = RLOCK__RE("279d625e0cd3e64899f00d9f0ecab5936c9c71c0");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
 static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd4f1");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
