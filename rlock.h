@@ -2930,10 +2930,10 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "e068bb871cf3"
-#define RLOCK__FN_V_110 "e58fb2d311d7"
-#define RLOCK__FN_V_101 "f178e5d3a8d2"
-#define RLOCK__FN_V_100 "c9bc64f7b861"
+#define RLOCK__FN_V_111 "5cc13ec19a4a"
+#define RLOCK__FN_V_110 "b01f96c058be"
+#define RLOCK__FN_V_101 "a1f8d47a2cf0"
+#define RLOCK__FN_V_100 "9cd599ba4749"
 #define RLOCK__FN_V_011 "bce18e6646c5"
 #define RLOCK__FN_V_010 "f396665441bf"
 #define RLOCK__FN_V_001 "c1e3589b0849"
