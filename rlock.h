@@ -861,7 +861,8 @@ typedef struct rlock_config {
     uint32_t max_renewals;     /* stop renewing after this many, 0 = no cap [0] */
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
     /* Called once when a held lock is found lost (extend/renew refused, or
-     * validity ran out in rlock_renew_poll). Runs inside the rlock call. */
+     * validity ran out in rlock_renew_poll). Runs inside the rlock call.
+     * Release it still: a late or timed-out extend may have landed. */
     void (*on_lost)(struct rlock_lock *lk, void *user);
     uint64_t (*now_ms)(void *user);                 /* monotonic clock [RLOCK_NOW_MS] */
     int (*random_bytes)(void *user, unsigned char *buf, size_t n); /* 0 = ok [RLOCK_RANDOM_BYTES] */
@@ -1349,7 +1350,8 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
 /* The op's result without any I/O: RLOCK_WOULD_BLOCK while it runs, then
  * its final status (once, as rlock_step); RLOCK_E_STATE: no op. */
 RLOCKDEF rlock_status rlock_result(rlock_lock *lk);
-/* Milliseconds until rlock_step() must be called again even without I/O. */
+/* Milliseconds until rlock_step() must be called again even without I/O
+ * (0 while a connection is still to be made: it has no descriptor yet). */
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
 /* Cancel the op in progress, leaving no partial grant behind: an acquire
  * whose attempt is out waits for its answers and releases whatever they
@@ -2368,7 +2370,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_REENTRANT_EXTEND \
-    "if redis.call('hexists',KEYS[1],ARGV[1])==1 then " \
+    "if redis.pcall('hexists',KEYS[1],ARGV[1])==1 then " \
     "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0"
 /* -> holds left (>= 0; at 0 the key is gone and one waiter is woken) | -1 not ours */
 #define RLOCK__LUA_REENTRANT_RELEASE \
@@ -2791,7 +2793,7 @@ static const unsigned char rlock__sha_bin[3][20] = { RLOCK__SHA0(RLOCK__SHA_BYTE
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
 static const char rlock__h3[] = RLOCK__RE("dd7b66353dba450d93299fc51c7579a91bf4ac35");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
-static const char rlock__h4[] = RLOCK__RE("0ab9611f9a291a59d6e0a5acaf6680ab8f4efc17");
+static const char rlock__h4[] = RLOCK__RE("279d625e0cd3e64899f00d9f0ecab5936c9c71c0");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
 static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd4f1");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
@@ -2942,10 +2944,10 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "ada1e7f62ffa"
-#define RLOCK__FN_V_110 "e58fb2d311d7"
-#define RLOCK__FN_V_101 "3d790e2a805d"
-#define RLOCK__FN_V_100 "c9bc64f7b861"
+#define RLOCK__FN_V_111 "2590dd3b7394"
+#define RLOCK__FN_V_110 "b01f96c058be"
+#define RLOCK__FN_V_101 "65347830ec8c"
+#define RLOCK__FN_V_100 "9cd599ba4749"
 #define RLOCK__FN_V_011 "5689d8a937b7"
 #define RLOCK__FN_V_010 "f396665441bf"
 #define RLOCK__FN_V_001 "ac3720e17462"
@@ -5700,7 +5702,10 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
             RLOCK__SEM_WOKEN(lk);
             rlock__op_goto(lk, RLOCK__PH_ROUND); /* that round, answered: judged below */
         } else {
-            if (op->woke || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
+            /* (no subscription left - its connection dropped, CLIENT KILL -
+             * and a notice may have been lost with it: the attempt at once
+             * subscribes again, then queues) */
+            if (op->woke || !op->sub_ok || !RLOCK__MS_BEFORE(now, op->wake_at)) rlock__acquire_next_round(lk, now);
             return;
         }
         /* fall through */
@@ -6554,7 +6559,8 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     const rlock_node *n = c->nodes[0];
     uint32_t next = UINT32_MAX;
     if (n->x.failing) return 0; /* (a failure before sending: answered at the next step) */
-    if (rlock__c_wants(n)) next = rlock__c_sooner(next, now, n->q[0].deadline);
+    /* (not connected yet: no descriptor to watch, its connect is due now) */
+    if (rlock__c_wants(n)) next = n->x.conn == RLOCK__CONN_NEW ? 0 : rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
         else if (o->op.phase == RLOCK__PH_DONE) return 0;
@@ -6836,7 +6842,8 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
          * pump) was delivered before the round ended: the op went to
          * WAITMSG already woken, and only its next step retries. Due now,
          * not at wake_at (the re-check: that wait was a lost wake-up). */
-        if (o->op.phase == RLOCK__PH_DONE || (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby)) ||
+        if (o->op.phase == RLOCK__PH_DONE ||
+            (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby || !o->op.sub_ok)) ||
             (o->op.phase == RLOCK__PH_SUBSCRIBE && !o->op.sub_pending)) /* (its subscriptions lost) */
             next = now;
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
@@ -6844,7 +6851,9 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
             next = o->op.wake_at;
     for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
         rlock__x *n = rlock__conn_at(c, i);
-        next = rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
+        /* (one not connected yet has no descriptor to watch: its connect is
+         * the next step's, now - not at its request's deadline, unsent) */
+        next = n->conn == RLOCK__CONN_NEW ? now : rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
     }
     return next - now;
 }
@@ -7185,8 +7194,8 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
 
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    if (lk->op.kind == RLOCK__OP_NONE && lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0)
-        return RLOCK_STATE_LOST;
+    /* (an op in flight too: a renewal past the validity's end cannot succeed) */
+    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) return RLOCK_STATE_LOST;
     return lk->state;
 }
 RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {

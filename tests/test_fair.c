@@ -698,6 +698,68 @@ static void test_shared_owner_cleanup(rh_server *srv, rlock_kind kind, int fair)
     }
 }
 
+/* A fair lock's key holds, between a release and the claim, the string
+ * "~<waiter id>" (a reservation). A fair reentrant holder whose key the
+ * server lost (deleted here; a restart, a force-unlock) while its validity
+ * lasts, then taken and released to a waiter, extends: the key is not ours,
+ * so RLOCK_LOST and the lost-lock notice - not RLOCK_E_WRONGTYPE (the
+ * extend's HEXISTS on the reservation string), which the renewal took for
+ * an unknown outcome and retried until the validity ran out. */
+static int g_lost_calls;
+static void on_lost_count(rlock_lock *lk, void *user) { (void)lk; (void)user; g_lost_calls++; }
+static void test_extend_reserved(rh_server *srv) {
+    fcli a, b, w;
+    rlock_lock la, lb, lw;
+    rlock_status sw;
+    uint32_t next = 0;
+    int i;
+    char buf[64];
+    const char *key = "fres:key";
+    CHECK(fcli_open(&a, srv, 1, 1000, 0) == 0);
+    CHECK(fcli_open(&b, srv, 1, 1000, 0) == 0);
+    CHECK(fcli_open(&w, srv, 1, 1000, 0) == 0);
+    a.cl.cfg.on_lost = on_lost_count;
+    g_lost_calls = 0;
+    CHECK_EQ_ST(rlock_lock_init(&la, &a.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lb, &b.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lw, &w.cl, key, strlen(key), RLOCK_KIND_REENTRANT), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&la, 1, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&lb, 1, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&lw, 1, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&la, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "DEL %s", key), 1); /* the server lost it */
+    CHECK_EQ_ST(rlock_acquire(&lb, 10000, 0), RLOCK_OK);
+    sw = rlock_acquire_begin(&lw, 10000, 8000);
+    for (i = 0; i < 400 && sw == RLOCK_WOULD_BLOCK && queued(&srv[0], key) != 1; i++) {
+        sw = rlock_step(&lw);
+        rh_sleep_ms(5);
+    }
+    CHECK_EQ_ST(sw, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(queued(&srv[0], key), 1);
+    CHECK_EQ_ST(rlock_release(&lb), RLOCK_OK); /* reserved for w (5 s grace), w not stepped yet */
+    CHECK_EQ_LL(rh_str(&srv[0], buf, sizeof buf, "GET %s", key), REDIS_REPLY_STRING);
+    CHECK_MSG(buf[0] == '~', "the key holds %s, not a reservation", buf);
+    CHECK_EQ_ST(rlock_extend(&la, 10000), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&la), RLOCK_STATE_LOST);
+    CHECK_EQ_LL(g_lost_calls, 1);
+    CHECK_EQ_ST(rlock_renew_poll(&la, &next), RLOCK_LOST); /* stays lost, told once */
+    CHECK_EQ_LL(g_lost_calls, 1);
+    CHECK_EQ_LL(rh_str(&srv[0], buf, sizeof buf, "GET %s", key), REDIS_REPLY_STRING);
+    CHECK_MSG(buf[0] == '~', "the extend changed the reservation: %s", buf);
+    for (i = 0; i < 1000 && sw == RLOCK_WOULD_BLOCK; i++) {
+        sw = rlock_step(&lw);
+        if (sw == RLOCK_WOULD_BLOCK) rh_sleep_ms(5);
+    }
+    CHECK_EQ_ST(sw, RLOCK_OK); /* w claims its reservation */
+    CHECK_EQ_ST(rlock_release(&la), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&lw), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS %s", key), 0);
+    fcli_close(&w);
+    fcli_close(&b);
+    fcli_close(&a);
+    rh_int(&srv[0], "DEL {%s}:waiters", key);
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, i, up = 1;
@@ -721,6 +783,7 @@ int main(void) {
     test_no_barging(srv);
     test_dead_waiter(srv);
     test_standby_with_refusal(srv);
+    test_extend_reserved(srv);
     test_late_cleanup(srv, RLOCK_KIND_SIMPLE, 1);
     test_late_cleanup(srv, RLOCK_KIND_REENTRANT, 1);
     test_late_cleanup(srv, RLOCK_KIND_REENTRANT, 0);

@@ -1187,6 +1187,53 @@ static rlock_status drive(rlock_lock *lk, rh_tconn *t, rlock_status st, unsigned
     return st;
 }
 
+/* rlock_step's contract (rlock.h): after a *_begin, wait for
+ * rlock_node_wants on the node's descriptor or rlock_next_timeout_ms,
+ * whichever comes first, then step. Here waiting first: no descriptor to
+ * watch is a plain sleep of the timeout (poll ignores fd -1). */
+static rlock_status drive_wait_first(rlock_lock *lk, rh_tconn *t, rlock_status st, unsigned budget_ms) {
+    unsigned long long end = rh_now_ms() + budget_ms;
+    while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        struct pollfd p;
+        int w = rlock_node_wants(&t->node);
+        uint32_t to = rlock_next_timeout_ms(lk);
+        p.fd = w ? t->pc.fd : -1;
+        p.events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        if (poll(&p, 1, to > 1000 ? 1000 : (int)to) < 0 && errno != EINTR) break;
+        st = rlock_step(lk);
+    }
+    return st;
+}
+
+/* A connection not made yet (a fresh client, or one the server closed) has
+ * no descriptor to watch: rlock_next_timeout_ms says 0 (step now, to
+ * connect), as rlock_client_interest's timeout does - not the request's
+ * node timeout, slept away before the request timed out unsent. */
+static void test_wait_first_connect(const rh_server *s) {
+    rlock_config cfg = cfg_node_timeout(250);
+    rh_tconn t;
+    rlock_lock lk;
+    rlock_status st;
+    int i;
+    CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wf:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (i = 0; i < 2; i++) {
+        if (i == 1) CHECK(rh_int(s, "CLIENT KILL TYPE normal") >= 1); /* rlock's connection (and rh_int's own) */
+        st = rlock_acquire_begin(&lk, 5000, 0);
+        CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+        CHECK_MSG(rlock_node_wants(&t.node) == 0 || t.pc.fd >= 0 || rlock_next_timeout_ms(&lk) == 0,
+                  "%s: the node wants %d with no descriptor, and the next timeout is %lu ms", i ? "after CLIENT KILL"
+                  : "a fresh client", rlock_node_wants(&t.node), (unsigned long)rlock_next_timeout_ms(&lk));
+        st = drive_wait_first(&lk, &t, st, 5000);
+        CHECK_MSG(st == RLOCK_OK, "%s: try-acquire by the documented loop: %s (%s)", i ? "after CLIENT KILL" :
+                  "a fresh client", rlock_status_str(st), rlock_lock_error(&lk));
+        if (st == RLOCK_OK) CHECK_EQ_ST(drive_wait_first(&lk, &t, rlock_release_begin(&lk), 5000), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "EXISTS wf:key"), 0);
+    }
+    rh_tc_close(&t);
+}
+
 static void test_nonblocking(const rh_server *s) {
     rh_tconn t, h;
     rlock_lock lk, hl;
@@ -2088,6 +2135,7 @@ int main(void) {
     test_wrongtype(&s);
     test_maxclients(&s);
     test_oom_readonly(&s);
+    test_wait_first_connect(&s);
     test_nonblocking(&s);
     test_destroy_in_flight(&s);
     test_pipelined_locks(&s);

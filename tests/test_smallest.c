@@ -159,6 +159,46 @@ static void test_cycle(const rh_server *s, const char *password) {
     scli_close(&t);
 }
 
+/* rlock_step's contract, waiting first (rlock.h): after the begin, wait
+ * for rlock_node_wants on the node's descriptor or rlock_next_timeout_ms,
+ * then step. A connection not made yet (a fresh client; one the server
+ * closed) has no descriptor: the timeout must be 0 (connect now), not the
+ * request's node timeout, slept away until the request timed out unsent
+ * (it did: an IO error, nothing sent). */
+static void test_wait_first_connect(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    rlock_status st;
+    int i, op;
+    static char key[RLOCK_MAX_KEY_LEN];
+    make_key(key, 'w');
+    CHECK(scli_open(&t, s, PASSWORD) == 0); /* (requirepass is set by now) */
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (i = 0; i < 2; i++) {
+        if (i == 1) CHECK(cmd_ok(cmd("CLIENT KILL TYPE normal SKIPME yes"), REDIS_REPLY_INTEGER));
+        for (op = 0; op < 2; op++) { /* acquire, then release */
+            unsigned long long end = rh_now_ms() + 5000;
+            st = op ? rlock_release_begin(&lk) : rlock_acquire_begin(&lk, 5000, 0);
+            CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+            while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+                struct pollfd p;
+                int w = rlock_node_wants(&t.node);
+                uint32_t to = rlock_next_timeout_ms(&lk);
+                p.fd = w ? t.pc.fd : -1;
+                p.events = (short)(((w & RLOCK_WANT_READ) ? POLLIN : 0) | ((w & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+                p.revents = 0;
+                (void)poll(&p, 1, to > 1000 ? 1000 : (int)to);
+                st = rlock_step(&lk);
+            }
+            CHECK_MSG(st == RLOCK_OK, "%s, %s by the documented loop: %d", i ? "after CLIENT KILL" : "a fresh client",
+                      op ? "release" : "try-acquire", (int)st);
+            if (st != RLOCK_OK) break;
+            CHECK(op ? absent(key) : held_by(key, &lk, 5000));
+        }
+    }
+    scli_close(&t);
+}
+
 /* NLOCKS acquires begun at once on one client: one request in flight at a
  * time, the others wait for their turn. held: the odd keys are held by
  * another client, so every other lock must be refused - each reply goes to
@@ -673,6 +713,7 @@ int main(void) {
         test_more_locks_than_pipeline(&srv, 0);
         test_more_locks_than_pipeline(&srv, 1);
         test_split_replies(&srv);
+        test_wait_first_connect(&srv);
         test_drop_and_timeout(&srv);
         test_destroy_in_flight(&srv);
         test_error_reply(&srv);

@@ -294,6 +294,57 @@ static void test_lost_after_pause(rh_server *s) {
     tcli_close(&t);
 }
 
+/* A renewal is in flight to a server that stopped answering (SIGSTOP) when
+ * the lease's validity runs out: rlock_lock_state says LOST from then on
+ * (the extend can no longer succeed: it needs a quorum before the validity's
+ * end), not HELD until the node timeout ends the extend; on_lost once.
+ * (rlock_watchdog_state reads the watchdog's handle so, whose renewal is
+ * often in flight.) */
+static void test_state_during_renewal(rh_server *s) {
+    int lost_calls = 0, in_flight = 0;
+    rlock_config cfg = cfg_base(900, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    rlock_state during = RLOCK_STATE_IDLE;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+    cfg.renew_every_ms = 300;
+
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "statefly:key", 12, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    rh_server_pause(s);
+    t0 = rh_now_ms();
+    /* poll until the validity is gone, the renewal (started at 300 ms, its
+     * node timeout 900 ms) still in flight */
+    while (since(t0) < 3000) {
+        st = rlock_renew_poll(&lk, &next);
+        if (st != RLOCK_WOULD_BLOCK && st != RLOCK_OK) break;
+        if (st == RLOCK_WOULD_BLOCK) in_flight = 1;
+        if (in_flight && rlock_validity_ms(&lk) == 0) {
+            during = rlock_lock_state(&lk);
+            break;
+        }
+        tcli_wait(&t, next > 5 ? 5 : next);
+    }
+    CHECK_MSG(in_flight && st == RLOCK_WOULD_BLOCK, "no renewal in flight at the validity's end (%s, %lld ms)",
+              rlock_status_str(st), since(t0));
+    CHECK_MSG(during == RLOCK_STATE_LOST, "rlock_lock_state %d (not LOST) with the validity gone, %lld ms into a "
+              "1000 ms lease, its renewal in flight", (int)during, since(t0));
+    rh_server_resume(s);
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    /* (the late extend may have reached the server before the key expired:
+     * the owner-checked release removes what is left of ours) */
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+    CHECK_EQ_LL(rh_int(s, "EXISTS statefly:key"), 0);
+    tcli_close(&t);
+}
+
 /* ------------------------ 2. renewal keeps a lock 10x its TTL, no gap */
 
 static void test_renew_no_gap(rh_server *s) {
@@ -1255,6 +1306,84 @@ static void test_resp3_wait(rh_server *srv) {
 }
 
 
+/* A subscribed, queued waiter's connection carrying its subscription is
+ * killed (CLIENT KILL TYPE pubsub: its RESP3 command connection, or its
+ * RESP2 subscriber connection); the holder releases gap_ms later. The waiter
+ * gets the lock soon after the release, not at its 5 s re-check nor at the
+ * holder's 10 s lease. */
+static long long kill_sub_then_release(rh_server *s, const char *key, int resp3, int fair, unsigned gap_ms) {
+    rlock_config cfg = cfg_base(250, NULL);
+    tcli h, w;
+    rlock_lock hl, wl;
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    char chan[64], q[64];
+    unsigned long long t0;
+    long long took = -1, killed;
+    snprintf(chan, sizeof chan, "{%s}:released", key);
+    snprintf(q, sizeof q, "ZCARD {%s}:waiters", key);
+    cfg.recheck_ms = 5000;
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    cfg.pubsub = resp3;
+    CHECK(tcli_open(&w, &s, 1, &cfg, !resp3) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wl, &w.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    if (fair) {
+        CHECK_EQ_ST(rlock_lock_set_fair(&hl, 1, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&wl, 1, 0), RLOCK_OK);
+    }
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&wl, 10000, 9000), RLOCK_WOULD_BLOCK);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 3000 && !(numsub(s, chan) == 1 && rh_int(s, q) == 1)) {
+        st = rlock_step(&wl);
+        tcli_wait(&w, 10);
+    }
+    CHECK_MSG(st == RLOCK_WOULD_BLOCK && numsub(s, chan) == 1, "the waiter never subscribed (%s)", rlock_status_str(st));
+    t0 = rh_now_ms(); /* its queueing attempt answered: it waits for a notice */
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 100) {
+        st = rlock_step(&wl);
+        tcli_wait(&w, 10);
+    }
+    killed = rh_int(s, "CLIENT KILL TYPE pubsub");
+    CHECK_MSG(killed == 1, "CLIENT KILL TYPE pubsub killed %lld", killed);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < gap_ms) {
+        uint32_t to = rlock_next_timeout_ms(&wl);
+        st = rlock_step(&wl);
+        tcli_wait(&w, to < 10 ? to : 10);
+    }
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < 8000) {
+        uint32_t to = rlock_next_timeout_ms(&wl);
+        if ((st = rlock_step(&wl)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&w, to < 50 ? to : 50);
+    }
+    took = since(t0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(took < 1000, "%s%s waiter, its connection killed %u ms before the release: granted %lld ms after it "
+              "(re-check 5 s)", resp3 ? "RESP3" : "RESP2", fair ? " fair" : "", gap_ms, took);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&wl), RLOCK_OK);
+    tcli_close(&w);
+    tcli_close(&h);
+    rh_int(s, "DEL {%s}:waiters", key);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", key), 0);
+    return took;
+}
+
+static void test_sub_killed_then_release(rh_server *s) {
+    static const unsigned gaps[] = { 0, 200 };
+    int resp3, fair, g;
+    for (resp3 = 0; resp3 < 2; resp3++)
+        for (fair = 0; fair < 2; fair++)
+            for (g = 0; g < 2; g++) {
+                long long took = kill_sub_then_release(s, "subkr:key", resp3, fair, gaps[g]);
+                printf("%s%s waiter, subscription connection killed %u ms before the release: granted %lld ms "
+                       "after it\n", resp3 ? "RESP3" : "RESP2", fair ? " fair" : "", gaps[g], took);
+            }
+}
+
 /* Step a and b (either may be NULL or done) until one is granted or ms pass;
  * returns the granted one, NULL on none. */
 static rlock_lock *step_until_granted(tcli *t, rlock_lock *a, rlock_status *sa, rlock_lock *b, rlock_status *sb,
@@ -1616,10 +1745,12 @@ int main(void) {
         return check_summary("waiting");
     }
     test_lost_after_pause(&srv[0]);
+    test_state_during_renewal(&srv[0]);
     test_renew_no_gap(&srv[0]);
     test_watchdog_no_gap(&srv[0]);
     test_pubsub_wake(&srv[0]);
     test_resp3_wait(srv);
+    test_sub_killed_then_release(&srv[0]);
     test_pubsub_faults(&srv[0]);
     test_wake_chain(&srv[0]);
     test_dead_waiter(&srv[0]);
