@@ -47,9 +47,20 @@ static void path_in(char *out, size_t cap, const char *name) { snprintf(out, cap
  * or NULL); stdin from /dev/null, stdout+stderr into outfile. The rlock env
  * variables of the test's own environment are cleared first. */
 static pid_t cli_start(const char *const *args, const char *const *env, const char *outfile) {
-    const char *argv[64];
+    const char *argv[68];
+    char lim[16];
     int n = 0, i;
     pid_t pid;
+    /* An fd limit is set by a shell around rlock (ulimit -n), not by
+     * setrlimit in this fork: under valgrind the fork is still valgrind's,
+     * which keeps RLIMIT_NOFILE to itself - rlock ran with no limit. */
+    if (cli_nofile > 0) {
+        snprintf(lim, sizeof lim, "%d", cli_nofile);
+        argv[n++] = "/bin/sh";
+        argv[n++] = "-c";
+        argv[n++] = "ulimit -n \"$0\" && exec \"$@\"";
+        argv[n++] = lim;
+    }
     argv[n++] = cli;
     for (i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
     argv[n] = NULL;
@@ -60,11 +71,6 @@ static pid_t cli_start(const char *const *args, const char *const *env, const ch
         int in = open("/dev/null", O_RDONLY), out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || out < 0) _exit(120);
         if (cli_setpgid) setpgid(0, 0);
-        if (cli_nofile > 0) {
-            struct rlimit rl;
-            rl.rlim_cur = rl.rlim_max = (rlim_t)cli_nofile;
-            if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(120);
-        }
         dup2(in, 0);
         dup2(out, 1);
         dup2(out, 2);
@@ -86,7 +92,7 @@ static pid_t cli_start(const char *const *args, const char *const *env, const ch
             *eq = '\0';
             setenv(kv, eq + 1, 1);
         }
-        execv(cli, (char *const *)argv);
+        execv(argv[0], (char *const *)argv);
         _exit(121);
     }
     return pid;

@@ -752,6 +752,7 @@ static void test_multi(const rh_server *s) {
     const char *mixed[2] = { "alpha", "beta" };
     const size_t mlens[2] = { 5, 4 };
     char buf[64];
+    memset(&bad, 0, sizeof bad); /* (never initialised: a failed init writes only its why) */
     if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
     CHECK_EQ_LL(rlock_cluster_slot("foo", 3), 12182);              /* CLUSTER KEYSLOT foo */
     CHECK_EQ_LL(rlock_cluster_slot("{user1000}.following", 20), rlock_cluster_slot("user1000", 8));
