@@ -316,6 +316,19 @@ static inline int rh_free_port(void) {
 
 /* Send an inline PING on fd and read the first reply line (timeout_ms per
  * recv). 1: ready (+PONG, or -NOAUTH/-ERR auth errors), 0: not ready. */
+/* argv's first words to run the rest under an fd limit of lim: a shell's
+ * ulimit -n around it (not setrlimit in the fork: under valgrind the fork
+ * is still valgrind's, which keeps RLIMIT_NOFILE to itself). Fills
+ * argv[0..4) (num, >= 12 bytes, holds the number) and returns 4. */
+static inline int rh_ulimit_argv(const char **argv, char *num, size_t cap, int lim) {
+    snprintf(num, cap, "%d", lim);
+    argv[0] = "/bin/sh";
+    argv[1] = "-c";
+    argv[2] = "ulimit -n \"$0\" && exec \"$@\"";
+    argv[3] = num;
+    return 4;
+}
+
 /* A loopback port whose connects hang: a listener whose accept queue is
  * full drops SYNs, so a connect to it stays in SYN_SENT - a server that
  * never answers, for tests of a connect bound. The port, or -1 (the queue

@@ -51,16 +51,7 @@ static pid_t cli_start(const char *const *args, const char *const *env, const ch
     char lim[16];
     int n = 0, i;
     pid_t pid;
-    /* An fd limit is set by a shell around rlock (ulimit -n), not by
-     * setrlimit in this fork: under valgrind the fork is still valgrind's,
-     * which keeps RLIMIT_NOFILE to itself - rlock ran with no limit. */
-    if (cli_nofile > 0) {
-        snprintf(lim, sizeof lim, "%d", cli_nofile);
-        argv[n++] = "/bin/sh";
-        argv[n++] = "-c";
-        argv[n++] = "ulimit -n \"$0\" && exec \"$@\"";
-        argv[n++] = lim;
-    }
+    if (cli_nofile > 0) n = rh_ulimit_argv(argv, lim, sizeof lim, cli_nofile);
     argv[n++] = cli;
     for (i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
     argv[n] = NULL;

@@ -229,13 +229,7 @@ static int cli_run(int check, const char *const *args, const char *env, char *ou
     FILE *f;
     size_t n = 0;
     snprintf(file, sizeof file, "%s/check.out", tmpdir);
-    if (cli_nofile > 0) {
-        snprintf(lim, sizeof lim, "%d", cli_nofile);
-        argv[argc++] = "sh";
-        argv[argc++] = "-c";
-        argv[argc++] = "ulimit -n \"$0\" && exec \"$@\"";
-        argv[argc++] = lim;
-    }
+    if (cli_nofile > 0) argc = rh_ulimit_argv(argv, lim, sizeof lim, cli_nofile);
     argv[argc++] = CLI_BIN;
     if (check) argv[argc++] = "check";
     for (i = 0; args[i] && argc < 27; i++) argv[argc++] = args[i];

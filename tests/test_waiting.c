@@ -95,6 +95,19 @@ static void tcli_wait(tcli *t, uint32_t ms) {
     (void)poll(p, (nfds_t)k, (int)ms);
 }
 
+/* Step lk, waiting on t's connections in between (at most 50 ms at a time,
+ * less when lk is due sooner), until it is done or ms have passed; its last
+ * status (st: the one it had). */
+static rlock_status step_until_done(rlock_lock *lk, tcli *t, rlock_status st, unsigned ms) {
+    unsigned long long t0 = rh_now_ms();
+    while (st == RLOCK_WOULD_BLOCK && since(t0) < (long long)ms) {
+        uint32_t to = rlock_next_timeout_ms(lk);
+        if ((st = rlock_step(lk)) != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(t, to < 50 ? to : 50);
+    }
+    return st;
+}
+
 /* Finish a renewal still in flight (rlock_renew_poll said WOULD_BLOCK):
  * until then the handle is busy and release says RLOCK_E_STATE. */
 static rlock_status renew_settle(tcli *t, rlock_lock *lk) {
@@ -1355,11 +1368,7 @@ static long long kill_sub_then_release(rh_server *s, const char *key, int resp3,
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
     t0 = rh_now_ms();
-    while (st == RLOCK_WOULD_BLOCK && since(t0) < 8000) {
-        uint32_t to = rlock_next_timeout_ms(&wl);
-        if ((st = rlock_step(&wl)) != RLOCK_WOULD_BLOCK) break;
-        tcli_wait(&w, to < 50 ? to : 50);
-    }
+    st = step_until_done(&wl, &w, st, 8000);
     took = since(t0);
     CHECK_EQ_ST(st, RLOCK_OK);
     CHECK_MSG(took < 1000, "%s%s waiter, its connection killed %u ms before the release: granted %lld ms after it "
@@ -1547,11 +1556,7 @@ static void test_wake_node_down(rh_server *srv) {
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
     t0 = rh_now_ms();
-    while (st == RLOCK_WOULD_BLOCK && since(t0) < 8000) {
-        uint32_t to = rlock_next_timeout_ms(&wl);
-        if ((st = rlock_step(&wl)) != RLOCK_WOULD_BLOCK) break;
-        tcli_wait(&w, to < 50 ? to : 50);
-    }
+    st = step_until_done(&wl, &w, st, 8000);
     took = since(t0);
     CHECK_EQ_ST(st, RLOCK_OK);
     CHECK_MSG(took < 1000, "the waiter got the lock %lld ms after the release (its re-check is 5000 ms)", took);
