@@ -1435,7 +1435,8 @@ typedef struct rlock_watchdog {
  * lost the watchdog stops renewing and calls lk's client on_lost with lk,
  * from the watchdog thread. */
 RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own);
-/* Stop and join the thread; lk takes over the renewed validity (or LOST).
+/* Stop and join the thread; lk takes over the lock as the watchdog left it
+ * (its validity, the nodes that still hold it, the last votes; or LOST).
  * Returns the last renewal status (RLOCK_OK when nothing failed). */
 RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w);
 /* Thread-safe view: state and validity left, as the watchdog sees them. */
@@ -7382,13 +7383,17 @@ RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w) {
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     lk = w->lk;
-    /* Take over what the renewals achieved. */
-    lk->state = w->shadow.state;
-    lk->ttl_ms = w->shadow.ttl_ms;
-    lk->validity_end = w->shadow.validity_end;
-    lk->renew_at = w->shadow.renew_at;
-    lk->renewals = w->shadow.renewals;
-    if (lk->state == RLOCK_STATE_LOST) lk->lost_notified = 1;
+    /* Take over the lock as the renewals left it - all of it: the nodes that
+     * still hold it (a release judges by them), the last renewal's start (it
+     * caps the validity), its votes. The shadow's op is over (the thread
+     * ended it: unlinked, its next pointer unread; a renewal it cancelled is
+     * not in flight). HELD: not reported lost yet (rlock_watchdog_start
+     * needed HELD, which a grant makes with lost_notified 0); LOST: the
+     * watchdog reported it. */
+    w->shadow.client = lk->client;
+    w->shadow.renewing = 0;
+    w->shadow.lost_notified = w->shadow.state == RLOCK_STATE_LOST;
+    *lk = w->shadow;
     w->lk = NULL;
     return w->last;
 }
