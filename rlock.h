@@ -862,7 +862,8 @@ typedef struct rlock_config {
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
     /* Called once when a held lock is found lost (extend/renew refused, or
      * validity ran out in rlock_renew_poll). Runs inside the rlock call.
-     * Release it still: a late or timed-out extend may have landed. */
+     * Release it still: a late or timed-out extend may have landed (the
+     * release, owner-checked with the same token, deletes what it left). */
     void (*on_lost)(struct rlock_lock *lk, void *user);
     uint64_t (*now_ms)(void *user);                 /* monotonic clock [RLOCK_NOW_MS] */
     int (*random_bytes)(void *user, unsigned char *buf, size_t n); /* 0 = ok [RLOCK_RANDOM_BYTES] */
