@@ -2669,15 +2669,15 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local mine=" RLOCK__LUA_MINE("v") " if not mine and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " \
     RLOCK__LUA_FAIR_HANDOFF "if mine then return 1 end return 0"
 #define RLOCK__LUA_FAIR_REENTRANT_ACQUIRE \
-    "local t=redis.call('type',KEYS[1]).ok local r=false " \
+    "local t=redis.call('type',KEYS[1]).ok local r local w='WRONGTYPE key is not a reentrant rlock lock' " \
     "if t=='string' then local v=redis.call('get',KEYS[1]) " \
-    "if string.sub(v,1,1)~='~' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "if string.sub(v,1,1)~='~' then return redis.error_reply(w) end " \
     "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
     "if t=='none' or r or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") \
     "if t=='none' then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " \
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
-    "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "if t~='hash' and t~='string' then return redis.error_reply(w) end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_FAIR_ENQUEUE "end return {0,p}"
 /* -> holds left (>= 0; at 0 the key is handed off or deleted: as a whole,
  * not emptied first - see RLOCK__LUA_RW_EMPTY) | -1 not ours */
@@ -2808,7 +2808,7 @@ static const char rlock__h6[] = RLOCK__FAIRS("805453339af8eeae4db177c6ba84676f86
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
 static const char rlock__h7[] = RLOCK__FAIRS("a85520ed1cefaae8e139d2c5ca81ae59fa97f60d");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
-static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("4f62e1fe8473eba128b1fe237be155e075e86b2a"));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("08d5715ee545d450c2f0e3e81a6a7d6fc2b2ce5c"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("753d16fdc4ff3bde866d32a5ad936f74b4e64ef0"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
@@ -2951,8 +2951,8 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "47f6ccc86e7a"
-#define RLOCK__FN_V_110 "65112c543a40"
+#define RLOCK__FN_V_111 "f643bbee579e"
+#define RLOCK__FN_V_110 "5516cf89ab00"
 #define RLOCK__FN_V_101 "65347830ec8c"
 #define RLOCK__FN_V_100 "9cd599ba4749"
 #define RLOCK__FN_V_011 "ff5dde117874"
