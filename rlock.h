@@ -862,7 +862,8 @@ typedef struct rlock_config {
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
     /* Called once when a held lock is found lost (extend/renew refused, or
      * validity ran out in rlock_renew_poll). Runs inside the rlock call.
-     * Release it still: a late or timed-out extend may have landed. */
+     * Release it still: a late or timed-out extend may have landed (the
+     * release, owner-checked with the same token, deletes what it left). */
     void (*on_lost)(struct rlock_lock *lk, void *user);
     uint64_t (*now_ms)(void *user);                 /* monotonic clock [RLOCK_NOW_MS] */
     int (*random_bytes)(void *user, unsigned char *buf, size_t n); /* 0 = ok [RLOCK_RANDOM_BYTES] */
@@ -1295,9 +1296,11 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk);
  * a release reserves the key for the oldest waiter for grace_ms (0:
  * RLOCK_FAIR_GRACE_MS) - no one else, the releaser included, can take it -
  * and that waiter claims it with an ordinary acquire (validity counted from
- * its own send time). A waiter that died, stopped waiting or missed its
+ * its own send time). A waiter that died, was cancelled or missed its
  * notice is skipped once the grace runs out: the next in line, told it is
- * next, re-checks then. Every client of a key must agree on fair or not.
+ * next, re-checks then. One whose wait ran out left the queue with its last
+ * attempt (no wait left), and costs none. Every client of a key must agree
+ * on fair or not.
  * Redlock: each node keeps its own FIFO and reserves for its own oldest
  * waiter; a waiter holds the lock when a quorum of nodes served it. Waiters
  * that queued within a round trip of each other may be in a different order
@@ -1435,7 +1438,8 @@ typedef struct rlock_watchdog {
  * lost the watchdog stops renewing and calls lk's client on_lost with lk,
  * from the watchdog thread. */
 RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own);
-/* Stop and join the thread; lk takes over the renewed validity (or LOST).
+/* Stop and join the thread; lk takes over the lock as the watchdog left it
+ * (its validity, the nodes that still hold it, the last votes; or LOST).
  * Returns the last renewal status (RLOCK_OK when nothing failed). */
 RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w);
 /* Thread-safe view: state and validity left, as the watchdog sees them. */
@@ -2622,11 +2626,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  *   PX of the release's grace: no one else, the releaser included, can take
  *   the key meanwhile; the named waiter's acquire replaces it with its own
  *   grant (its validity counts from its own send time). A reservation that
- *   expires unclaimed (the waiter died, stopped waiting, or missed its
+ *   expires unclaimed (the waiter died, was cancelled, or missed its
  *   notice) leaves the key free: the next acquirer takes it.
  * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
  *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
  *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
+ *   An attempt with no wait left (a timed-out waiter's last) that is
+ *   refused leaves the queue instead: a later release would otherwise
+ *   reserve the key for a waiter gone, for a grace.
  *   A barging waiter queued behind a fair holder marks its token "+" (see
  *   the simple lock's mark): the release accepts it.
  * Release: ARGV = token/owner, ttl, channel or '', grace ms ('0': a cleanup,
@@ -2637,10 +2644,10 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  *   re-check after the grace, in case W is gone). Without KEYS[2] (a
  *   cluster release after -TRYAGAIN, rlock__cluster_judge) it deletes. */
 #define RLOCK__LUA_FAIR_ENQUEUE \
-    "if ARGV[3]~='' then local n=redis.call('time') " \
+    "if ARGV[3]~='' then if ARGV[4]=='0' then redis.call('zrem',KEYS[2],ARGV[3]) else local n=redis.call('time') " \
     "redis.call('zadd',KEYS[2],'NX',n[1]*1000000+n[2],ARGV[3]) " \
     "local e=tonumber(ARGV[4])+60000 " \
-    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
+    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end end "
 #define RLOCK__LUA_FAIR_UNQUEUE_SELF "if ARGV[5]~='' then redis.call('zrem',KEYS[2],ARGV[5]) end "
 #define RLOCK__LUA_FAIR_HANDOFF \
     "local w=KEYS[2] and redis.call('zrange',KEYS[2],0,1) or {} " \
@@ -2662,15 +2669,15 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local mine=" RLOCK__LUA_MINE("v") " if not mine and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " \
     RLOCK__LUA_FAIR_HANDOFF "if mine then return 1 end return 0"
 #define RLOCK__LUA_FAIR_REENTRANT_ACQUIRE \
-    "local t=redis.call('type',KEYS[1]).ok local r=false " \
+    "local t=redis.call('type',KEYS[1]).ok local r local w='WRONGTYPE key is not a reentrant rlock lock' " \
     "if t=='string' then local v=redis.call('get',KEYS[1]) " \
-    "if string.sub(v,1,1)~='~' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "if string.sub(v,1,1)~='~' then return redis.error_reply(w) end " \
     "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
     "if t=='none' or r or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") \
     "if t=='none' then redis.call('zrem',KEYS[2],ARGV[3]) end local f=0 " \
     "if c==1 then " RLOCK__LUA_FAIR_FENCE "end return {1,c,f} end " \
-    "if t~='hash' and t~='string' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
+    "if t~='hash' and t~='string' then return redis.error_reply(w) end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_FAIR_ENQUEUE "end return {0,p}"
 /* -> holds left (>= 0; at 0 the key is handed off or deleted: as a whole,
  * not emptied first - see RLOCK__LUA_RW_EMPTY) | -1 not ours */
@@ -2797,11 +2804,11 @@ static const char rlock__h4[] = RLOCK__RE("279d625e0cd3e64899f00d9f0ecab5936c9c7
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
 static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd4f1");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
-static const char rlock__h6[] = RLOCK__FAIRS("c6d0fa0dc0946e9988ae650d865a7769eb2f3866");
+static const char rlock__h6[] = RLOCK__FAIRS("805453339af8eeae4db177c6ba84676f86a65168");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
 static const char rlock__h7[] = RLOCK__FAIRS("a85520ed1cefaae8e139d2c5ca81ae59fa97f60d");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
-static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("0bb6760b714b594ebf0b6d01a4e6278b676b401d"));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("08d5715ee545d450c2f0e3e81a6a7d6fc2b2ce5c"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("753d16fdc4ff3bde866d32a5ad936f74b4e64ef0"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
@@ -2944,12 +2951,12 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "2590dd3b7394"
-#define RLOCK__FN_V_110 "b01f96c058be"
+#define RLOCK__FN_V_111 "f643bbee579e"
+#define RLOCK__FN_V_110 "5516cf89ab00"
 #define RLOCK__FN_V_101 "65347830ec8c"
 #define RLOCK__FN_V_100 "9cd599ba4749"
-#define RLOCK__FN_V_011 "5689d8a937b7"
-#define RLOCK__FN_V_010 "f396665441bf"
+#define RLOCK__FN_V_011 "ff5dde117874"
+#define RLOCK__FN_V_010 "15d1bc9c7792"
 #define RLOCK__FN_V_001 "ac3720e17462"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
@@ -7382,13 +7389,17 @@ RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w) {
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     lk = w->lk;
-    /* Take over what the renewals achieved. */
-    lk->state = w->shadow.state;
-    lk->ttl_ms = w->shadow.ttl_ms;
-    lk->validity_end = w->shadow.validity_end;
-    lk->renew_at = w->shadow.renew_at;
-    lk->renewals = w->shadow.renewals;
-    if (lk->state == RLOCK_STATE_LOST) lk->lost_notified = 1;
+    /* Take over the lock as the renewals left it - all of it: the nodes that
+     * still hold it (a release judges by them), the last renewal's start (it
+     * caps the validity), its votes. The shadow's op is over (the thread
+     * ended it: unlinked, its next pointer unread; a renewal it cancelled is
+     * not in flight). HELD: not reported lost yet (rlock_watchdog_start
+     * needed HELD, which a grant makes with lost_notified 0); LOST: the
+     * watchdog reported it. */
+    w->shadow.client = lk->client;
+    w->shadow.renewing = 0;
+    w->shadow.lost_notified = w->shadow.state == RLOCK_STATE_LOST;
+    *lk = w->shadow;
     w->lk = NULL;
     return w->last;
 }

@@ -7,7 +7,8 @@
  * with the refusal it follows (a gated recv); the holder killed; release
  * notices lost (CLIENT KILL TYPE pubsub on subscriber connections, and the
  * RESP3 command connection killed); FIFO on Redlock-3
- * with one node down; and no two critical sections ever overlap (each holder
+ * with one node down; a waiter that timed out leaves the queue; and no two
+ * critical sections ever overlap (each holder
  * mkdir()s one marker directory).
  *
  * Ordering is set up by events, not sleeps: a waiter counts as queued once
@@ -321,6 +322,34 @@ static void test_dead_waiter(rh_server *srv) {
     CHECK_MSG(waited < (long long)o.recheck / 2, "the next waiter waited %lld ms, grace %u", waited, o.grace);
     reap(pids, 2, 1);
     test_end(srv, key, pfd, &h);
+}
+
+/* A waiter whose wait ran out leaves the queue with its last attempt (sent
+ * with no wait left): the next release finds nobody to reserve the key for,
+ * and anyone takes it at once - not after the grace (2 s here) of a
+ * reservation for a waiter gone. (A waiter cancelled between rounds sends
+ * nothing and keeps its entry: test_standby_with_refusal.) */
+static void test_timed_out_waiter(rh_server *srv, rlock_kind kind) {
+    fcli h, w;
+    rlock_lock hl, wl;
+    const char *key = kind == RLOCK_KIND_SIMPLE ? "fair:timedout" : "fair:timedout:re";
+    CHECK(fcli_open(&h, srv, 1, 1000, 0) == 0);
+    CHECK(fcli_open(&w, srv, 1, 1000, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&wl, &w.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&hl, 1, 2000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&wl, 1, 2000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&wl, 10000, 300), RLOCK_TIMEOUT);
+    CHECK_MSG(queued(&srv[0], key) == 0, "the timed-out waiter is still queued (%lld entries)", queued(&srv[0], key));
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_MSG(rh_int(&srv[0], "EXISTS %s", key) == 0, "the release reserved the key for the waiter gone (PTTL %lld)",
+              rh_int(&srv[0], "PTTL %s", key));
+    CHECK_EQ_ST(rlock_acquire(&wl, 10000, 0), RLOCK_OK); /* at once */
+    CHECK_EQ_ST(rlock_release(&wl), RLOCK_OK);
+    rh_int(&srv[0], "DEL %s", key);
+    fcli_close(&w);
+    fcli_close(&h);
 }
 
 /* The standby notice read together with the refusal it follows, made
@@ -783,6 +812,8 @@ int main(void) {
     test_no_barging(srv);
     test_dead_waiter(srv);
     test_standby_with_refusal(srv);
+    test_timed_out_waiter(srv, RLOCK_KIND_SIMPLE);
+    test_timed_out_waiter(srv, RLOCK_KIND_REENTRANT);
     test_extend_reserved(srv);
     test_late_cleanup(srv, RLOCK_KIND_SIMPLE, 1);
     test_late_cleanup(srv, RLOCK_KIND_REENTRANT, 1);

@@ -1311,14 +1311,15 @@ static int acquire_in_flight(rlock_lock *lk, rh_gconn *g, const rh_server *s, co
  * answer unread): no handle is left to release it, so destroy undoes it as
  * rlock_cancel does - the key is gone when destroy returns, not held for
  * its 30 s lease. The same after rlock_client_close (the answer lost: an
- * unknown outcome, released on a new connection); with an acquire that
+ * unknown outcome, released on a new connection - by destroy, or by the
+ * op's own next steps, which report RLOCK_E_IO); with an acquire that
  * finished granted while the program stepped only the client (its result
  * never read: the program does not know it holds it); and with the
  * documented non-blocking way (rlock_cancel_begin, rlock_step until done,
  * then destroy, which then sends nothing). */
 static void test_destroy_in_flight(const rh_server *s) {
-    static const char *const how[4] = { "destroy", "close, then destroy", "finished unread, then destroy",
-                                        "cancel_begin + step, then destroy" };
+    static const char *const how[5] = { "destroy", "close, then destroy", "finished unread, then destroy",
+                                        "cancel_begin + step, then destroy", "close, then step until done" };
     rh_gconn t;
     rlock_lock lk, other;
     int i;
@@ -1326,13 +1327,25 @@ static void test_destroy_in_flight(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "dif:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK); /* (connected: HELLO answered) */
     CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
         int out;
         CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "dif:key", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
         out = acquire_in_flight(&lk, &t, s, "dif:key");
         CHECK_MSG(out, "%s: the acquire's SET did not land with its answer held back", how[i]);
         if (!out) break;
-        if (i == 1) rlock_client_close(&t.cl);
+        if (i == 1 || i == 4) rlock_client_close(&t.cl);
+        if (i == 4) { /* the op goes on after the close: its answer lost, it releases on a new connection */
+            rlock_status st;
+            unsigned long long end = rh_now_ms() + 3000;
+            do {
+                rh_sleep_ms(1);
+                st = rlock_step(&lk);
+            } while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end);
+            CHECK_EQ_ST(st, RLOCK_E_IO); /* (the outcome it could not read) */
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+            CHECK_MSG(rh_int(s, "EXISTS dif:key") == 0, "%s: the grant in flight is left held (PTTL %lld)", how[i],
+                      rh_int(s, "PTTL dif:key"));
+        }
         if (i == 2) { /* the answer read by the client's step, the result left for rlock_step */
             unsigned long long end = rh_now_ms() + 2000;
             while (rlock_lock_state(&lk) != RLOCK_STATE_HELD && rh_now_ms() < end) {
@@ -1364,6 +1377,57 @@ static void test_destroy_in_flight(const rh_server *s) {
     rlock_lock_destroy(&lk);
     CHECK(rh_int(s, "PTTL dif:key") > 0);
     rh_int(s, "DEL dif:key");
+    rh_gc_close(&t);
+}
+
+/* An extend whose answer comes after the validity ended - read late (the
+ * gate held it back), or never (the node timeout ends it) - is RLOCK_LOST,
+ * although the server ran it and extended the key (to 5 s). The lost lock's
+ * release is still the owner-checked script with the token (or owner id)
+ * the extend used: it removes that key, RLOCK_OK (README: still release a
+ * lost lock). */
+static void test_extend_late_lost(const rh_server *s) {
+    static const char *const how[3] = { "simple, answer late", "simple, timed out", "reentrant, answer late" };
+    rh_gconn t;
+    rlock_lock lk;
+    int i;
+    CHECK(rh_gc_open(&t, s, 30000) == 0);
+    for (i = 0; i < 3; i++) {
+        rlock_status st = RLOCK_OK;
+        unsigned long long end;
+        long long pttl = 0;
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "xll:key", 7, i == 2 ? RLOCK_KIND_REENTRANT : RLOCK_KIND_SIMPLE),
+                    RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_extend(&lk, 1500), RLOCK_OK); /* (its script cached: no NOSCRIPT behind the gate) */
+        /* extend with 600 ms of validity left: its node timeout (1 s) ends after the validity */
+        while (rlock_validity_ms(&lk) > 600) rh_sleep_ms(5);
+        t.gate = 1;
+        st = rlock_extend_begin(&lk, 5000);
+        end = rh_now_ms() + 3000;
+        /* until it ran on the server (a PTTL above the first lease) and the validity is gone */
+        while (st == RLOCK_WOULD_BLOCK && ((pttl = rh_int(s, "PTTL xll:key")) <= 1500 || rlock_validity_ms(&lk) > 0) &&
+               rh_now_ms() < end) {
+            st = rlock_step(&lk);
+            rh_sleep_ms(2);
+        }
+        CHECK_MSG(st == RLOCK_WOULD_BLOCK && pttl > 1500, "%s: the extend in flight (%s), PTTL %lld", how[i],
+                  rlock_status_str(st), pttl);
+        if (i != 1) t.gate = 0; /* its answer now, after the validity */
+        while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+            st = rlock_step(&lk);
+            rh_sleep_ms(2);
+        }
+        t.gate = 0;
+        CHECK_MSG(st == RLOCK_LOST, "%s: extend said %s", how[i], rlock_status_str(st));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+        CHECK_MSG(rh_int(s, "PTTL xll:key") > 1500, "%s: the key was not extended", how[i]);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_MSG(rh_int(s, "EXISTS xll:key") == 0, "%s: the lost lock's release left the key (PTTL %lld)", how[i],
+                  rh_int(s, "PTTL xll:key"));
+        rh_int(s, "DEL xll:key");
+    }
     rh_gc_close(&t);
 }
 
@@ -2141,6 +2205,7 @@ int main(void) {
     test_wait_first_connect(&s);
     test_nonblocking(&s);
     test_destroy_in_flight(&s);
+    test_extend_late_lost(&s);
     test_pipelined_locks(&s);
     test_connect_error_text();
     test_refused_handshake(&s);

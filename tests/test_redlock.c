@@ -4,11 +4,12 @@
  * and 11), extend/release after loss, reentrancy, mutual exclusion among
  * forked processes while a node is killed and restarted, and the two holders
  * a node restarted without persistence allows (row 9), a node at maxclients
- * (row 17).
+ * (row 17), and the lock a watchdog hands back at rlock_watchdog_stop.
  *
  * Build: see the Makefile (ASan+UBSan build and a plain one for valgrind).
  * RLOCK_TEST_QUICK=1 shrinks the multi-process loops (valgrind run). */
 #define RLOCK_IMPLEMENTATION
+#define RLOCK_WATCHDOG
 #include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
 #include "rlock.h"
 #include "harness.h"
@@ -630,6 +631,84 @@ out:
     cluster_stop(&C);
 }
 
+/* ------------------------------ 9b. the lock the watchdog hands back */
+
+/* The test clock: CLOCK_MONOTONIC, set back by clock_back ms (a clock hook
+ * that steps back). */
+static unsigned long long clock_back;
+static uint64_t back_clock(void *user) {
+    (void)user;
+    return rh_now_ms() - clock_back;
+}
+
+/* rlock_watchdog_stop hands lk the lock as the watchdog's renewals left it:
+ * here node 0 lost the key before the watchdog started, so its renewals
+ * held it on nodes 1 and 2 only. After stop, lk must say so: its last votes
+ * 2; its validity no more than one lease's, even when the clock hook steps
+ * back (it is capped by the last renewal's start, not the acquire's); and a
+ * release with node 1 unreachable is RLOCK_OK (released on node 2, never
+ * held on node 0 since, node 1's copy expires) - not an unknown outcome, as
+ * with the acquire's three nodes it would be (1 yes of 3, 1 "not ours"). */
+static void test_watchdog_takeover(void) {
+    static rlock_posix_conn pc2[3];
+    static rlock_node node2[3];
+    rlock_client own;
+    rlock_config cfg;
+    rlock_lock lk;
+    rlock_watchdog w;
+    const char *key = "rl:wdtake";
+    const long long ttl = 600;
+    long long v = 0, prev = 0;
+    unsigned long long t0;
+    int i, renewed = 0, own_up = 0;
+    rlock_config_init(&cfg);
+    cfg.now_ms = back_clock;
+    cfg.node_timeout_ms = 200;
+    clock_back = 0;
+    for (i = 0; i < 3; i++) pc2[i].fd = -1; /* (closed at out: safe unopened) */
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0);
+    for (i = 0; i < 3; i++) {
+        REQUIRE(rlock_posix_init_tcp(&pc2[i], "127.0.0.1", C.srv[i].port, 1000) == 0);
+        REQUIRE(rlock_node_init(&node2[i], rlock_posix_transport(&pc2[i])) == RLOCK_OK);
+    }
+    REQUIRE(rlock_client_init(&own, node2, 3, &cfg) == RLOCK_OK);
+    own_up = 1;
+    REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
+    REQUIRE(rlock_acquire(&lk, ttl, 0) == RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 3);
+    CHECK_EQ_LL(rh_int(&C.srv[0], "DEL %s", key), 1); /* as a restart without persistence would */
+    REQUIRE(rlock_watchdog_start(&w, &lk, &own) == RLOCK_OK);
+    /* two renewals (the validity the watchdog reports goes up): the first
+     * has ended in the watchdog's handle when the second is seen */
+    t0 = rh_now_ms();
+    while (renewed < 2 && rh_now_ms() - t0 < 5000) {
+        CHECK(rlock_watchdog_state(&w, &v) == RLOCK_STATE_HELD);
+        if (v > prev) renewed++;
+        prev = v;
+        rh_sleep_ms(5);
+    }
+    CHECK_EQ_ST(rlock_watchdog_stop(&w), RLOCK_OK);
+    CHECK_MSG(renewed == 2, "%d renewals seen in 5 s", renewed);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    clock_back = 10000;
+    v = rlock_validity_ms(&lk);
+    clock_back = 0;
+    CHECK_MSG(v > 0 && v <= ttl - drift_of(ttl), "validity %lld ms with the clock 10 s back (a lease of %lld)", v,
+              ttl - drift_of(ttl));
+    rh_server_pause(&C.srv[1]);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    rh_server_resume(&C.srv[1]);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rh_int(&C.srv[2], "EXISTS %s", key), 0);
+    if (rlock_lock_state(&lk) == RLOCK_STATE_HELD) (void)rlock_release(&lk);
+out:
+    clock_back = 0;
+    if (own_up) rlock_client_close(&own);
+    for (i = 0; i < 3; i++) rlock_posix_close(&pc2[i]);
+    cluster_stop(&C);
+}
+
 /* ---------------------------------------------- 9. reentrant */
 
 static void test_reentrant(void) {
@@ -1068,6 +1147,7 @@ int main(void) {
     test_proxy_faults();
     test_deadline_after_cleanup();
     test_extend_lost();
+    test_watchdog_takeover();
     test_reentrant();
     test_no_livelock(3);
     test_no_livelock(5);

@@ -133,6 +133,12 @@ static int held_by(const char *key, const rlock_lock *lk, long long ttl) {
     if (r) freeReplyObject(r);
     return ok && pttl > 0 && pttl <= ttl;
 }
+static long long pttl_of(const char *key) {
+    redisReply *r = cmd("PTTL %b", key, (size_t)RLOCK_MAX_KEY_LEN);
+    long long pttl = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -9;
+    if (r) freeReplyObject(r);
+    return pttl;
+}
 static int absent(const char *key) {
     redisReply *r = cmd("EXISTS %b", key, (size_t)RLOCK_MAX_KEY_LEN);
     int ok = r && r->type == REDIS_REPLY_INTEGER && r->integer == 0;
@@ -392,7 +398,8 @@ static void test_drop_and_timeout(const rh_server *s) {
  * its answer unread - leaves nothing held: no handle would be left to
  * release it, so destroy undoes it as rlock_cancel does (the key gone when
  * it returns, not held for its 30 s lease); after rlock_client_close too
- * (the answer lost: the release goes out on a new connection); and when
+ * (the answer lost: the release goes out on a new connection, by destroy
+ * or by the op's own next steps, which report RLOCK_E_IO); and when
  * the answer was read by rlock_client_step, the result never seen. */
 static void test_destroy_in_flight(const rh_server *s) {
     scli t;
@@ -404,7 +411,7 @@ static void test_destroy_in_flight(const rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK); /* (connected: AUTH answered) */
     CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
-    for (how = 0; how < 3; how++) {
+    for (how = 0; how < 4; how++) {
         unsigned long long end = rh_now_ms() + 2000;
         rlock_status st;
         int out;
@@ -419,7 +426,17 @@ static void test_destroy_in_flight(const rh_server *s) {
         t.gate = 0;
         CHECK_MSG(out, "the acquire's SET did not land with its answer held back (%s)", rlock_status_str(st));
         if (!out) break;
-        if (how == 1) rlock_client_close(&t.cl);
+        if (how == 1 || how == 3) rlock_client_close(&t.cl);
+        if (how == 3) { /* the op goes on after the close: its answer lost, it releases on a new connection */
+            end = rh_now_ms() + 3000;
+            do {
+                rh_sleep_ms(1);
+                st = rlock_step(&lk);
+            } while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end);
+            CHECK_EQ_ST(st, RLOCK_E_IO); /* (the outcome it could not read) */
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+            CHECK_MSG(absent(key), "close, then step until done: the grant in flight is left held");
+        }
         if (how == 2) {
             unsigned long long end = rh_now_ms() + 2000;
             while (rlock_lock_state(&lk) != RLOCK_STATE_HELD && rh_now_ms() < end) {
@@ -430,11 +447,61 @@ static void test_destroy_in_flight(const rh_server *s) {
         }
         rlock_lock_destroy(&lk);
         CHECK_MSG(absent(key), "%s: the grant in flight is left held",
-                  how == 0 ? "destroy" : how == 1 ? "close, then destroy" : "finished unread, then destroy");
+                  how == 0 ? "destroy" : how == 1 ? "close, then destroy" : how == 2 ? "finished unread, then destroy"
+                                                                            : "close, step until done, then destroy");
         CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK);
         CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
     }
     (void)cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER);
+    scli_close(&t);
+}
+
+/* An extend whose answer comes after the validity ended - read late (the
+ * gate held it back), or never (the node timeout ends it) - is RLOCK_LOST,
+ * although the server ran it and extended the key (to 5 s); the lost
+ * lock's release, owner-checked with the token the extend used, removes
+ * that key: RLOCK_OK. */
+static void test_extend_late_lost(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    int late;
+    make_key(key, 'x');
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    for (late = 1; late >= 0; late--) {
+        rlock_status st;
+        unsigned long long end;
+        long long pttl = 0;
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_extend(&lk, 1500), RLOCK_OK); /* (its script cached: no NOSCRIPT behind the gate) */
+        /* extend with 600 ms of validity left: its node timeout (1 s) ends after the validity */
+        while (rlock_validity_ms(&lk) > 600) rh_sleep_ms(5);
+        t.gate = 1;
+        st = rlock_extend_begin(&lk, 5000);
+        end = rh_now_ms() + 3000;
+        /* until it ran on the server (a PTTL above the first lease) and the validity is gone */
+        while (st == RLOCK_WOULD_BLOCK && ((pttl = pttl_of(key)) <= 1500 || rlock_validity_ms(&lk) > 0) &&
+               rh_now_ms() < end) {
+            st = rlock_step(&lk);
+            rh_sleep_ms(2);
+        }
+        CHECK_MSG(st == RLOCK_WOULD_BLOCK && pttl > 1500, "late %d: the extend in flight (%s), PTTL %lld", late,
+                  rlock_status_str(st), pttl);
+        if (late) t.gate = 0; /* its answer now, after the validity */
+        while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+            st = rlock_step(&lk);
+            rh_sleep_ms(2);
+        }
+        t.gate = 0;
+        CHECK_MSG(st == RLOCK_LOST, "late %d: extend said %s", late, rlock_status_str(st));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+        CHECK_MSG(pttl_of(key) > 1500, "late %d: the key was not extended", late);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_MSG(absent(key), "late %d: the lost lock's release left the key (PTTL %lld)", late, pttl_of(key));
+        (void)cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER);
+    }
     scli_close(&t);
 }
 
@@ -722,6 +789,7 @@ int main(void) {
         test_wait_first_connect(&srv);
         test_drop_and_timeout(&srv);
         test_destroy_in_flight(&srv);
+        test_extend_late_lost(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);
