@@ -1491,7 +1491,9 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * RLOCK_E_UPGRADE at once (two upgraders would deadlock): release the read
  * lock first. Holding the write lock and acquiring the read lock (then
  * releasing the write one) downgrades. Fence tokens come with write grants
- * only.
+ * only. A key that is no read-write lock is refused before anything in it
+ * is written or reaped: a reentrant lock's hash, or a hash with fields of
+ * its own, RLOCK_E_WRONGTYPE; a hash without a TTL RLOCK_E_FOREIGN.
  *
  * MULTI: 1..RLOCK_MAX_MULTI distinct keys taken all or none by one script per node
  * (one round trip), each key a simple lock (string = token) that excludes
@@ -2470,24 +2472,30 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
  * turn ticket (given by a writer's release, ends with the turn). live()
- * reaps expired readers, waiting readers and tickets (F holds every field
- * first: an expired reader's "<owner>:r" read after its ":x" - HGETALL's
- * order in a hashtable-encoded hash - must stay gone); returns live readers,
- * the latest lease end, waiting readers (a list of their fields and ends),
- * live tickets, the latest end of any of these, and how many fields are
- * none of these (a reentrant lock's owners, a foreign hash's fields: each
- * field name compared whole - "code" is no "mode"). */
+ * finds expired readers, waiting readers, tickets and the records of owners
+ * holding nothing, and drops them from F (F holds every field first: an
+ * expired reader's "<owner>:r" read after its ":x" - HGETALL's order in a
+ * hashtable-encoded hash - must stay gone); it writes nothing: RW_REAP
+ * deletes what F dropped, once the script has checked the key is one it
+ * may change (a refusal writes nothing). It returns live readers, the
+ * latest lease end, waiting readers (a list of their fields and ends), live
+ * tickets, the latest end of any of these, and how many fields a key
+ * without a mode cannot have (holds, records, and none of rlock's: a
+ * reentrant lock's owners and records, a foreign hash's fields - each name
+ * compared whole, "code" is no "mode"; RW_EMPTY leaves only waiting
+ * readers, tickets and wq). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
-    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 " \
+    "local R,S,N,M,F,A,h=redis.call,string.sub,tonumber,math.max,{},{} " \
+    "local function live(k,ms) h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 " \
     "for i=1,#h,2 do F[h[i]]=h[i+1] end for i=1,#h,2 do " \
-    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) if S(f,1,1)=='\\0' then A[#A+1]=f " \
-    "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
-    "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
-    "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
-    "elseif s~=':r' and s~=':w' and f~='mode' and f~='wq' then z=z+1 end end " \
-    "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then R('hdel',k,f) F[f]=nil end end " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) if S(f,1,1)=='\\0' then A[#A+1]=f z=z+1 " \
+    "elseif s==':q' or s==':t' then " \
+    "if x<=ms then F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
+    "elseif f~='mode' and f~='wq' then z=z+1 if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "else F[f]=nil F[S(f,1,-3)..':r']=nil end end end end " \
+    "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then F[f]=nil end end " \
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
+#define RLOCK__LUA_RW_REAP "for i=1,#h,2 do if not F[h[i]] then R('hdel',k,h[i]) end end "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
  * latest of them), so nobody barges in ahead of them. Nothing is called
@@ -2502,6 +2510,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
     "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local l,mx,Q,t,e,z=live(k,ms) local m=F.mode " \
     "if not m and z>0 then return redis.error_reply('WRONGTYPE key is not a read-write rlock lock') end " \
+    "if R('pttl',k)==-1 then return {0,-1} end " RLOCK__LUA_RW_REAP \
     "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
 /* A reader is refused while a writer holds, and while a writer waits
  * (writers first) unless it holds a turn ticket; refused, it queues as a
@@ -2545,12 +2554,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':r'] then return -1 end " RLOCK__LUA_UNRECORD("5") "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    "if not F[o..':r'] then return -1 end " RLOCK__LUA_RW_REAP RLOCK__LUA_UNRECORD("5") "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
     "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
     RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
     RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':w'] then return -1 end " RLOCK__LUA_UNRECORD("6") "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "if not F[o..':w'] then return -1 end " RLOCK__LUA_RW_REAP RLOCK__LUA_UNRECORD("6") "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
     "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
     "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
@@ -2811,17 +2820,17 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("a2e9906c34e7d6631dfa85d24cc869a55b9b792b");
+static const char rlock__h13[] = RLOCK__PRIM("b7b88a859b885b0161214a25ce08a009d7b1590f");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("17ac120356ece7b7bfbfbd423bd7a6bb56f0d1ec");
+static const char rlock__h15[] = RLOCK__PRIM("002d59aa90bb001e0787a157b67549be025320a2");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("4fced39da92df399080f8177c8e437211d5eb9b4");
+static const char rlock__h16[] = RLOCK__PRIM("6f45286db80aa4a6252cfb3c1decb5861123e76d");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("3cd337d3eb71e044f1ef56877acc171be0869e33");
+static const char rlock__h18[] = RLOCK__PRIM("77291e49e13c3b98066c9ba14eacc69ee7e404d3");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
 static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
@@ -2944,13 +2953,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "2590dd3b7394"
+#define RLOCK__FN_V_111 "933cc8297193"
 #define RLOCK__FN_V_110 "b01f96c058be"
-#define RLOCK__FN_V_101 "65347830ec8c"
+#define RLOCK__FN_V_101 "c4033d563afa"
 #define RLOCK__FN_V_100 "9cd599ba4749"
-#define RLOCK__FN_V_011 "5689d8a937b7"
+#define RLOCK__FN_V_011 "72516b9066a2"
 #define RLOCK__FN_V_010 "f396665441bf"
-#define RLOCK__FN_V_001 "ac3720e17462"
+#define RLOCK__FN_V_001 "13d57d661069"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
