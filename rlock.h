@@ -2570,7 +2570,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * fencing; release: then their n wait queues and n deadline hashes (unused) when it
  * wakes); ARGV = token, ttl, n. All free -> all set, or none. The fence is
  * one more than the largest of the keys' counters, and every counter is set
- * to it: above any token a lock on any of the keys was given before. A
+ * to it: above any token a lock on any of the keys was given before. The
+ * counters are never Lua numbers (doubles: exact to 2^53, and written back
+ * as "1.2e+17" past 17 digits, which INCR refuses): the largest, found by
+ * its number and then exactly by its text, is INCRed and its text copied
+ * to the others - as exact as the single lock's INCR, and before any key
+ * is set (an INCR that fails has written nothing). A
  * release wakes one waiter of each key it frees (a simple lock's waiter on
  * it), on that key's channel "<queue minus :waiters>:released". */
 #define RLOCK__LUA_MULTI_MINE \
@@ -2578,9 +2583,11 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local v=redis.call('get',k) return " RLOCK__LUA_MINE("v") " end "
 #define RLOCK__LUA_MULTI_ACQUIRE \
     "local n=tonumber(ARGV[3]) for i=1,n do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
-    "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end local f=0 if #KEYS>n then " \
-    "for i=n+1,#KEYS do f=math.max(f,tonumber(redis.call('get',KEYS[i]) or 0)) end f=f+1 " \
-    "for i=n+1,#KEYS do redis.call('set',KEYS[i],f) end end return {1,1,f}"
+    "local f=0 if #KEYS>n then local b,v,x=KEYS[n+1],'',-1/0 for i=n+1,#KEYS do " \
+    "local c=redis.call('get',KEYS[i]) or '0' local y=tonumber(c) or 0 " \
+    "if y>x or (y==x and (#c>#v or (#c==#v and c>v))) then b,v,x=KEYS[i],c,y end end " \
+    "f=redis.call('incr',b) v=redis.call('get',b) for i=n+1,#KEYS do redis.call('set',KEYS[i],v) end end " \
+    "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end return {1,1,f}"
 #define RLOCK__LUA_MULTI_EXTEND \
     RLOCK__LUA_MULTI_MINE "for i=1,#KEYS do if not mine(KEYS[i]) then return 0 end end " \
     "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
@@ -2832,7 +2839,7 @@ static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
 static const char rlock__h18[] = RLOCK__PRIM("77291e49e13c3b98066c9ba14eacc69ee7e404d3");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
-static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
+static const char rlock__h19[] = RLOCK__PRIM("c8839203c0063a261be6b4043ed651e22c11c046");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
 static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5491a76");
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
@@ -2953,13 +2960,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "933cc8297193"
+#define RLOCK__FN_V_111 "550a7c2eb0b2"
 #define RLOCK__FN_V_110 "b01f96c058be"
-#define RLOCK__FN_V_101 "c4033d563afa"
+#define RLOCK__FN_V_101 "63118df83e67"
 #define RLOCK__FN_V_100 "9cd599ba4749"
-#define RLOCK__FN_V_011 "72516b9066a2"
+#define RLOCK__FN_V_011 "d8aef1805fcb"
 #define RLOCK__FN_V_010 "f396665441bf"
-#define RLOCK__FN_V_001 "13d57d661069"
+#define RLOCK__FN_V_001 "ed5746a3bc87"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
