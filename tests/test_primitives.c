@@ -742,6 +742,55 @@ static void test_rw_dead_writer(const rh_server *s) {
     rh_tc_close(&t3);
 }
 
+/* A writer half-way through a downgrade (its read lock taken, its write
+ * lock neither released nor renewed): the write lock ends with its own
+ * lease, not with the read lease - the key then holds a read lock only, so
+ * other readers get in and writers stay out until the read lease ends. */
+static void test_rw_downgrade_lease(const rh_server *s) {
+    rh_tconn t1, t2, t3;
+    rlock_lock w1, r1, r2, w2;
+    rlock_info info[1];
+    rlock_status st = RLOCK_NOT_ACQUIRED;
+    unsigned long long end;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0 || tc_open(&t3, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&w1, &t1.cl, "rw:down", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:down", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "rw:down", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t3.cl, "rw:down", 7, RLOCK_KIND_WRITE), RLOCK_OK); /* (another owner) */
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK); /* the downgrade's first half */
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_NOT_ACQUIRED); /* the writer holds */
+    /* the write lease (1.5 s) runs out: r2 gets in within 10 s, w2 never */
+    for (end = rh_now_ms() + 10000; st == RLOCK_NOT_ACQUIRED && rh_now_ms() < end;) {
+        rh_sleep_ms(100);
+        st = rlock_try_acquire(&r2, 10000);
+    }
+    CHECK_MSG(st == RLOCK_OK, "a reader 10 s after the write lease ended: %s", rlock_status_str(st));
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_inspect(&w2, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "read") == 0);
+    CHECK_EQ_ST(rlock_extend(&r1, 30000), RLOCK_OK); /* the read lease is kept */
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_LOST);
+    if (rlock_lock_state(&r2) == RLOCK_STATE_HELD) CHECK_EQ_ST(rlock_release(&r2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:down"), 0);
+    /* renewed, the write lease holds past its first 1.5 s (the write extend renews it) */
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&w1, 30000), RLOCK_OK);
+    rh_sleep_ms(1700);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK); /* the downgrade's second half */
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:down"), 0);
+    (void)rh_int(s, "DEL rw:down {rw:down}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+    rh_tc_close(&t3);
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -1548,6 +1597,7 @@ int main(void) {
     test_rw_turns(&s);
     test_rw_wake_with_refusal(&s);
     test_rw_dead_writer(&s);
+    test_rw_downgrade_lease(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_multi_fence_big(&s);
