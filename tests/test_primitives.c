@@ -12,10 +12,13 @@
  * lease, no writer starvation under a stream of readers (and the stream
  * wins when writers-first is off), no reader starvation under a writer that
  * re-acquires in a loop (turn tickets), a wake-up read together with the
- * refusal it follows acted on at once (not at the re-check); a multi-lock
- * all or none while one key is held, its Cluster slot check, its release
- * waking single-key waiters and its fence token; inspection against what
- * Redis holds; force-unlock; nothing leaked.
+ * refusal it follows acted on at once (not at the re-check), a writer
+ * half-way through a downgrade (its write lease ends on its own), a read or
+ * write attempt on a reentrant lock's or a program's hash (refused, nothing
+ * written); a multi-lock all or none while one key is held, its Cluster
+ * slot check, its release waking single-key waiters and its fence token
+ * (its counters exact past 2^53 and 10^17); inspection against what Redis
+ * holds; force-unlock; nothing leaked.
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
  * loops. No wall-clock asserts: orderings and counts only. */
