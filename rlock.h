@@ -1482,7 +1482,10 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * READ-WRITE: init two handles on the same key with RLOCK_KIND_READ and
  * RLOCK_KIND_WRITE. Many readers or one writer; reentrant per owner id (as
  * RLOCK_KIND_REENTRANT: cfg.owner, or instance id + thread). Each reader has
- * its own lease; the writer's lease is the key's. A writer that waits (wait
+ * its own lease, and so has the writer (the key lives as long as the
+ * longest): a writer half-way through a downgrade (read lock taken, write
+ * lock neither released nor renewed) holds only the read lock once its
+ * write lease ends - other readers get in. A writer that waits (wait
  * > 0) keeps new readers out so a stream of readers cannot starve it (its
  * hold-off lasts its wait left, at most max(ttl, 2 x recheck_ms, 2 x
  * backoff_max_ms), renewed by its next attempt); rlock_rw_writers_first(lk, 0)
@@ -1495,7 +1498,9 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
  * RLOCK_E_UPGRADE at once (two upgraders would deadlock): release the read
  * lock first. Holding the write lock and acquiring the read lock (then
  * releasing the write one) downgrades. Fence tokens come with write grants
- * only.
+ * only. A key that is no read-write lock is refused before anything in it
+ * is written or reaped: a reentrant lock's hash, or a hash with fields of
+ * its own, RLOCK_E_WRONGTYPE; a hash without a TTL RLOCK_E_FOREIGN.
  *
  * MULTI: 1..RLOCK_MAX_MULTI distinct keys taken all or none by one script per node
  * (one round trip), each key a simple lock (string = token) that excludes
@@ -2284,10 +2289,10 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_PUBLISH(ch, msg) "redis.pcall(ARGV[7] or 'publish'," ch "," msg ") "
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
-#define RLOCK__LUA_ENQUEUE \
-    "if ARGV[3]~='' then " RLOCK__LUA_NOW \
+#define RLOCK__LUA_ENQUEUE_MS /* (ms: the server time, read by the script already) */ \
     "redis.call('zadd',KEYS[2],ms+tonumber(ARGV[4]),ARGV[3]) local e=tonumber(ARGV[4])+60000 " \
     "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
+#define RLOCK__LUA_ENQUEUE "if ARGV[3]~='' then " RLOCK__LUA_NOW RLOCK__LUA_ENQUEUE_MS
 #define RLOCK__LUA_DEQUEUE \
     "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) end "
 /* The loop of a wake-up from a wait queue scored by deadline (a lock's
@@ -2471,27 +2476,38 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if g==0 then return 0 end if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) " \
     RLOCK__LUA_SEM_HANDOFF "end return 1"
 /* Read-write: hash mode = read|write, <owner>:r / <owner>:w hold counts,
- * <owner>:x a reader's lease end (server ms), wq a waiting writer's hold-off
+ * <owner>:x a reader's lease end (server ms), <owner>:y the writer's (an
+ * expired writer is dropped and the mode is read: a writer half-way through
+ * a downgrade, whose read lease made the key live on), wq a waiting writer's hold-off
  * end, <owner>:q a waiting reader's wait end, <owner>:t the same reader's
  * turn ticket (given by a writer's release, ends with the turn). live()
- * reaps expired readers, waiting readers and tickets (F holds every field
- * first: an expired reader's "<owner>:r" read after its ":x" - HGETALL's
- * order in a hashtable-encoded hash - must stay gone); returns live readers,
- * the latest lease end, waiting readers (a list of their fields and ends),
- * live tickets, the latest end of any of these, and how many fields are
- * none of these (a reentrant lock's owners, a foreign hash's fields: each
- * field name compared whole - "code" is no "mode"). */
+ * finds expired readers, waiting readers, tickets and the records of owners
+ * holding nothing, and drops them from F (F holds every field first: an
+ * expired reader's "<owner>:r" read after its ":x" - HGETALL's order in a
+ * hashtable-encoded hash - must stay gone); it writes nothing: RW_REAP
+ * deletes what F dropped, once the script has checked the key is one it
+ * may change (a refusal writes nothing). It returns live readers, the
+ * latest lease end, waiting readers (a list of their fields and ends), live
+ * tickets, the latest end of any of these, and how many fields a key
+ * without a mode cannot have (holds, records, and none of rlock's: a
+ * reentrant lock's owners and records, a foreign hash's fields - each name
+ * compared whole, "code" is no "mode"; RW_EMPTY leaves only waiting
+ * readers, tickets and wq). */
 #define RLOCK__LUA_RW_LIVE \
-    "local R,S,N,M,F,A=redis.call,string.sub,tonumber,math.max,{},{} " \
-    "local function live(k,ms) local h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 " \
+    "local R,S,N,M,F,A,h=redis.call,string.sub,tonumber,math.max,{},{} " \
+    "local function live(k,ms) h=R('hgetall',k) local l,mx,Q,t,e,z=0,ms,{},0,ms,0 " \
     "for i=1,#h,2 do F[h[i]]=h[i+1] end for i=1,#h,2 do " \
-    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) if S(f,1,1)=='\\0' then A[#A+1]=f " \
-    "elseif s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
-    "else local r=S(f,1,-3)..':r' R('hdel',k,f,r) F[f]=nil F[r]=nil end elseif s==':q' or s==':t' then " \
-    "if x<=ms then R('hdel',k,f) F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
-    "elseif s~=':r' and s~=':w' and f~='mode' and f~='wq' then z=z+1 end end " \
-    "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then R('hdel',k,f) F[f]=nil end end " \
+    "local f=h[i] local s,x=S(f,-2),N(h[i+1]) if S(f,1,1)=='\\0' then A[#A+1]=f z=z+1 " \
+    "elseif s==':q' or s==':t' then " \
+    "if x<=ms then F[f]=nil elseif s==':q' then Q[#Q+1]=f Q[#Q+1]=x e=M(e,x) else t=t+1 e=M(e,x) end " \
+    "elseif f~='mode' and f~='wq' then z=z+1 if s==':x' then if x>ms then l=l+1 mx=M(mx,x) " \
+    "else F[f]=nil F[S(f,1,-3)..':r']=nil end elseif s==':y' and x<=ms and F.mode then " \
+    "F[f]=nil F[S(f,1,-3)..':w']=nil F.mode='read' end end end " \
+    "for _,f in ipairs(A) do local o=S(f,18) if not F[o..':r'] and not F[o..':w'] then F[f]=nil end end " \
     "return l,mx,Q,t,M(e,N(F.wq or 0)),z end "
+#define RLOCK__LUA_RW_REAP \
+    "for i=1,#h,2 do local f,v=h[i],F[h[i]] if not v then R('hdel',k,f) elseif v~=h[i+1] then R('hset',k,f,v) end end "
+#define RLOCK__LUA_RW_NOW "local n=R('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
 /* No holder left: the mode goes, but a waiting writer's hold-off, the
  * waiting readers and their tickets stay (the key lives as long as the
  * latest of them), so nobody barges in ahead of them. Nothing is called
@@ -2503,9 +2519,10 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 /* A key of another type fails the HGETALL with Redis's own WRONGTYPE. The
  * fields are read once (F); calls are left for the changes. */
 #define RLOCK__LUA_RW_MODE \
-    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW \
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_RW_NOW \
     "local k,o,tt=KEYS[1],ARGV[1],N(ARGV[2]) local l,mx,Q,t,e,z=live(k,ms) local m=F.mode " \
     "if not m and z>0 then return redis.error_reply('WRONGTYPE key is not a read-write rlock lock') end " \
+    "if R('pttl',k)==-1 then return {0,-1} end " RLOCK__LUA_RW_REAP \
     "if m=='read' and l==0 then " RLOCK__LUA_RW_EMPTY "m=false end "
 /* A reader is refused while a writer holds, and while a writer waits
  * (writers first) unless it holds a turn ticket; refused, it queues as a
@@ -2513,29 +2530,34 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_READ_ACQUIRE \
     RLOCK__LUA_RW_MODE "local w=F[o..':t'] " \
     "if F[o..':r'] or F[o..':w'] or (m~='write' and (N(F.wq or 0)<=ms or w)) then " \
-    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt) if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
-    RLOCK__LUA_RECORD("5") \
+    "local c=R('hincrby',k,o..':r',1) R('hset',k,o..':x',ms+tt,'\\0'..ARGV[5]..o,1) " /* (RLOCK__LUA_RECORD) */ \
+    "if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
-    "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
+    "local p=R('pttl',k) if p>=0 then if ARGV[3]~='' then " RLOCK__LUA_ENQUEUE_MS "end return {0,p}"
 /* A writer is refused while turn tickets are out. Granted, the key's TTL
  * is the writer's lease (its own read leases kept, after a downgrade): the
  * key may have lived longer for the waiters' ends (RW_EMPTY), and a writer
- * that dies must not keep the lock that long. */
+ * that dies must not keep the lock that long. Its lease end <owner>:y ends
+ * its hold where the key lives on for its own read lease (live()); the
+ * extend renews it, and refuses a writer whose lease ended. */
 #define RLOCK__LUA_WRITE_ACQUIRE \
     RLOCK__LUA_RW_MODE "if (not m and t==0) or (m=='write' and F[o..':w']) then " \
-    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write') if F.wq then R('hdel',k,'wq') end " RLOCK__LUA_RECORD("6") \
+    "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write',o..':y',ms+tt,'\\0'..ARGV[6]..o,1) " \
+    "if F.wq then R('hdel',k,'wq') end " /* (and the grant's record: RLOCK__LUA_RECORD) */ \
     "R('pexpire',k,M(tt,mx-ms)) " RLOCK__LUA_DEQUEUE "local f=0 " \
     "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
     "local d=ms+N(ARGV[5]) if d>ms and d>N(F.wq or 0) then R('hset',k,'wq',d) end " \
-    "local p=R('pttl',k) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
+    "local p=R('pttl',k) if p>=0 then if ARGV[3]~='' then " RLOCK__LUA_ENQUEUE_MS "end return {0,p}"
 #define RLOCK__LUA_READ_EXTEND \
     RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local x=tonumber(redis.call('hget',k,o..':x') or 0) " \
     "if x>ms and redis.call('hexists',k,o..':r')==1 then redis.call('hset',k,o..':x',ms+tonumber(ARGV[2])) " \
     RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
 #define RLOCK__LUA_WRITE_EXTEND \
-    "if redis.call('hget',KEYS[1],'mode')=='write' and redis.call('hexists',KEYS[1],ARGV[1]..':w')==1 then " \
+    RLOCK__LUA_NOW "local k,y=KEYS[1],ARGV[1]..':y' " \
+    "if redis.call('hget',k,'mode')=='write' and redis.call('hexists',k,ARGV[1]..':w')==1 and " \
+    "tonumber(redis.call('hget',k,y) or ms+1)>ms then redis.call('hset',k,y,ms+tonumber(ARGV[2])) " \
     RLOCK__LUA_TTL_AT_LEAST("tonumber(ARGV[2])") "return 1 end return 0"
 /* The last reader out ends the read mode (keeping what RW_EMPTY keeps) and
  * wakes every waiter: they are writers and the readers the hold-off
@@ -2548,14 +2570,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * next one, so the turn cannot starve the writers either. It also wakes
  * every waiter (readers enter together). */
 #define RLOCK__LUA_READ_RELEASE \
-    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':r'] then return -1 end " RLOCK__LUA_UNRECORD("5") "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_RW_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
+    "if not F[o..':r'] then return -1 end " RLOCK__LUA_RW_REAP RLOCK__LUA_UNRECORD("5") "local c=R('hincrby',k,o..':r',-1) if c>0 then return c end " \
     "R('hdel',k,o..':r',o..':x') if F.mode=='read' and l<=1 and (l==0 or F[o..':x']) then " RLOCK__LUA_RW_EMPTY \
     RLOCK__LUA_WAKE_ALL "end return 0"
 #define RLOCK__LUA_WRITE_RELEASE \
-    RLOCK__LUA_RW_LIVE RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
-    "if not F[o..':w'] then return -1 end " RLOCK__LUA_UNRECORD("6") "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
-    "R('hdel',k,o..':w') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
+    RLOCK__LUA_RW_LIVE RLOCK__LUA_RW_NOW "local k,o=KEYS[1],ARGV[1] local l,mx,Q,t,e=live(k,ms) " \
+    "if not F[o..':w'] then return -1 end " RLOCK__LUA_RW_REAP RLOCK__LUA_UNRECORD("6") "local c=R('hincrby',k,o..':w',-1) if c>0 then return c end " \
+    "R('hdel',k,o..':w',o..':y') local d=N(ARGV[5] or 0) if #Q>0 and d>0 then local H,D={},{} " \
     "for i=1,#Q,2 do D[#D+1]=Q[i] H[#H+1]=S(Q[i],1,-3)..':t' H[#H+1]=math.min(Q[i+1],ms+d) end " \
     "R('hdel',k,unpack(D)) R('hset',k,unpack(H)) end " \
     "if l>0 then R('hset',k,'mode','read') R('pexpire',k,M(mx,e)-ms) else " RLOCK__LUA_RW_EMPTY "end " \
@@ -2565,7 +2587,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * fencing; release: then their n wait queues and n deadline hashes (unused) when it
  * wakes); ARGV = token, ttl, n. All free -> all set, or none. The fence is
  * one more than the largest of the keys' counters, and every counter is set
- * to it: above any token a lock on any of the keys was given before. A
+ * to it: above any token a lock on any of the keys was given before. The
+ * counters are never Lua numbers (doubles: exact to 2^53, and written back
+ * as "1.2e+17" past 17 digits, which INCR refuses): the largest, found by
+ * its number and then exactly by its text, is INCRed and its text copied
+ * to the others - as exact as the single lock's INCR, and before any key
+ * is set (an INCR that fails has written nothing). A
  * release wakes one waiter of each key it frees (a simple lock's waiter on
  * it), on that key's channel "<queue minus :waiters>:released". */
 #define RLOCK__LUA_MULTI_MINE \
@@ -2573,9 +2600,11 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local v=redis.call('get',k) return " RLOCK__LUA_MINE("v") " end "
 #define RLOCK__LUA_MULTI_ACQUIRE \
     "local n=tonumber(ARGV[3]) for i=1,n do local p=redis.call('pttl',KEYS[i]) if p~=-2 then return {0,p} end end " \
-    "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end local f=0 if #KEYS>n then " \
-    "for i=n+1,#KEYS do f=math.max(f,tonumber(redis.call('get',KEYS[i]) or 0)) end f=f+1 " \
-    "for i=n+1,#KEYS do redis.call('set',KEYS[i],f) end end return {1,1,f}"
+    "local f=0 if #KEYS>n then local b,v,x=KEYS[n+1],'',-1/0 for i=n+1,#KEYS do " \
+    "local c=redis.call('get',KEYS[i]) or '0' local y=tonumber(c) or 0 " \
+    "if y>x or (y==x and (#c>#v or (#c==#v and c>v))) then b,v,x=KEYS[i],c,y end end " \
+    "f=redis.call('incr',b) v=redis.call('get',b) for i=n+1,#KEYS do redis.call('set',KEYS[i],v) end end " \
+    "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end return {1,1,f}"
 #define RLOCK__LUA_MULTI_EXTEND \
     RLOCK__LUA_MULTI_MINE "for i=1,#KEYS do if not mine(KEYS[i]) then return 0 end end " \
     "for i=1,#KEYS do redis.call('pexpire',KEYS[i],ARGV[2]) end return 1"
@@ -2818,19 +2847,19 @@ static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d57
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("a2e9906c34e7d6631dfa85d24cc869a55b9b792b");
+static const char rlock__h13[] = RLOCK__PRIM("2c849db326593b215f87d3f0b1f7a9149780e0b4");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
-static const char rlock__h15[] = RLOCK__PRIM("17ac120356ece7b7bfbfbd423bd7a6bb56f0d1ec");
+static const char rlock__h15[] = RLOCK__PRIM("53a47ccf8274e29ca73eca503ea49977f1b46330");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("4fced39da92df399080f8177c8e437211d5eb9b4");
+static const char rlock__h16[] = RLOCK__PRIM("2eacab39a2041ea43450aefae250c78665f306e6");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
-static const char rlock__h17[] = RLOCK__PRIM("e56efc39cf175b0f4fae4a9b65a6c9ed18aac801");
+static const char rlock__h17[] = RLOCK__PRIM("5f1849b94945f3618921adc2bc6e457f8820d7de");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
-static const char rlock__h18[] = RLOCK__PRIM("3cd337d3eb71e044f1ef56877acc171be0869e33");
+static const char rlock__h18[] = RLOCK__PRIM("825cfa2a69b311ba38e473ed482ba036dc95d1f0");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
-static const char rlock__h19[] = RLOCK__PRIM("d744c3b1f43991ab7fe0e6a842a05ce89b195877");
+static const char rlock__h19[] = RLOCK__PRIM("c8839203c0063a261be6b4043ed651e22c11c046");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
 static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5491a76");
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
@@ -2951,13 +2980,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "f643bbee579e"
+#define RLOCK__FN_V_111 "fd40d7dbc461"
 #define RLOCK__FN_V_110 "5516cf89ab00"
-#define RLOCK__FN_V_101 "65347830ec8c"
+#define RLOCK__FN_V_101 "04a1fad6379d"
 #define RLOCK__FN_V_100 "9cd599ba4749"
-#define RLOCK__FN_V_011 "ff5dde117874"
+#define RLOCK__FN_V_011 "b43b3d079189"
 #define RLOCK__FN_V_010 "15d1bc9c7792"
-#define RLOCK__FN_V_001 "ac3720e17462"
+#define RLOCK__FN_V_001 "cf3abd3a7fac"
 #define RLOCK__FN_V_000 "0af07f5dea13"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim

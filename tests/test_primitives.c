@@ -12,10 +12,13 @@
  * lease, no writer starvation under a stream of readers (and the stream
  * wins when writers-first is off), no reader starvation under a writer that
  * re-acquires in a loop (turn tickets), a wake-up read together with the
- * refusal it follows acted on at once (not at the re-check); a multi-lock
- * all or none while one key is held, its Cluster slot check, its release
- * waking single-key waiters and its fence token; inspection against what
- * Redis holds; force-unlock; nothing leaked.
+ * refusal it follows acted on at once (not at the re-check), a writer
+ * half-way through a downgrade (its write lease ends on its own), a read or
+ * write attempt on a reentrant lock's or a program's hash (refused, nothing
+ * written); a multi-lock all or none while one key is held, its Cluster
+ * slot check, its release waking single-key waiters and its fence token
+ * (its counters exact past 2^53 and 10^17); inspection against what Redis
+ * holds; force-unlock; nothing leaked.
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
  * loops. No wall-clock asserts: orderings and counts only. */
@@ -742,6 +745,55 @@ static void test_rw_dead_writer(const rh_server *s) {
     rh_tc_close(&t3);
 }
 
+/* A writer half-way through a downgrade (its read lock taken, its write
+ * lock neither released nor renewed): the write lock ends with its own
+ * lease, not with the read lease - the key then holds a read lock only, so
+ * other readers get in and writers stay out until the read lease ends. */
+static void test_rw_downgrade_lease(const rh_server *s) {
+    rh_tconn t1, t2, t3;
+    rlock_lock w1, r1, r2, w2;
+    rlock_info info[1];
+    rlock_status st = RLOCK_NOT_ACQUIRED;
+    unsigned long long end;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0 || tc_open(&t3, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&w1, &t1.cl, "rw:down", 7, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:down", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "rw:down", 7, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t3.cl, "rw:down", 7, RLOCK_KIND_WRITE), RLOCK_OK); /* (another owner) */
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK); /* the downgrade's first half */
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_NOT_ACQUIRED); /* the writer holds */
+    /* the write lease (1.5 s) runs out: r2 gets in within 10 s, w2 never */
+    for (end = rh_now_ms() + 10000; st == RLOCK_NOT_ACQUIRED && rh_now_ms() < end;) {
+        rh_sleep_ms(100);
+        st = rlock_try_acquire(&r2, 10000);
+    }
+    CHECK_MSG(st == RLOCK_OK, "a reader 10 s after the write lease ended: %s", rlock_status_str(st));
+    CHECK_EQ_ST(rlock_try_acquire(&w2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_inspect(&w2, info, 1), RLOCK_OK);
+    CHECK(strcmp(info[0].kind, "read") == 0);
+    CHECK_EQ_ST(rlock_extend(&r1, 30000), RLOCK_OK); /* the read lease is kept */
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_LOST);
+    if (rlock_lock_state(&r2) == RLOCK_STATE_HELD) CHECK_EQ_ST(rlock_release(&r2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:down"), 0);
+    /* renewed, the write lease holds past its first 1.5 s (the write extend renews it) */
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&w1, 30000), RLOCK_OK);
+    rh_sleep_ms(1700);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK); /* the downgrade's second half */
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:down"), 0);
+    (void)rh_int(s, "DEL rw:down {rw:down}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+    rh_tc_close(&t3);
+}
+
 /* ---------------------------------------------------------- 3. multi-lock */
 
 static void test_multi(const rh_server *s) {
@@ -891,6 +943,64 @@ static void test_multi_wake_fence(const rh_server *s) {
     rlock_client_close(&fcl);
     rlock_posix_close(&pc);
     rh_int(s, "DEL {job}:a:fence {job}:b:fence {job}:c:fence {job}:b:waiters {job}:b:deadlines");
+}
+
+/* A GET's text equals want (a counter read exactly, not as a double). */
+static int get_is(const rh_server *s, const char *key, const char *want) {
+    char buf[48];
+    if (rh_str(s, buf, sizeof buf, "GET %s", key) == REDIS_REPLY_STRING && strcmp(buf, want) == 0) return 1;
+    fprintf(stderr, "  GET %s: '%s', want '%s'\n", key, buf, want);
+    return 0;
+}
+
+/* The multi-lock's fence counters stay exact integers over the 64-bit
+ * range INCR keeps them in (the single lock's), not Lua numbers (doubles:
+ * exact to 2^53 only, written back as "1.2345678901234568e+17" from about
+ * 10^17, which the single lock's INCR then refuses). Counters pre-set near
+ * and above 2^53; the largest, compared exactly, is the one counted up. */
+static void test_multi_fence_big(const rh_server *s) {
+    static const char *const pre[3][3] = {
+        /* {job}:a, {job}:b, {job}:c counters; then the expected fence */
+        { "9007199254740989", "9007199254740990", NULL },            /* 2^53 - 3, - 2: exact as before */
+        { "9007199254740993", "9007199254740992", "5" },             /* 2^53 + 1 (no double) */
+        { "123456789012345678", "123456789012345677", "99999999999999999" },
+    };
+    static const char *const want[3] = { "9007199254740991", "9007199254740994", "123456789012345679" };
+    static const char *const after[3] = { "9007199254740992", "9007199254740995", "123456789012345680" };
+    const char *keys[3] = { "{job}:a", "{job}:b", "{job}:c" };
+    const char *fk[3] = { "{job}:a:fence", "{job}:b:fence", "{job}:c:fence" };
+    const size_t lens[3] = { 7, 7, 7 };
+    rlock_config cfg;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client fcl;
+    rlock_lock m, one;
+    int i, k;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.fencing = 1;
+    if (rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&fcl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_multi_init(&m, &fcl, keys, lens, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&one, &fcl, "{job}:c", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (i = 0; i < 3; i++) {
+        for (k = 0; k < 3; k++)
+            if (pre[i][k]) (void)rh_int(s, "SET %s %s", fk[k], pre[i][k]);
+            else (void)rh_int(s, "DEL %s", fk[k]);
+        CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_OK);
+        for (k = 0; k < 3; k++) CHECK_MSG(get_is(s, fk[k], want[i]), "case %d: counter %d", i, k);
+        if (i == 0) CHECK_EQ_LL(rlock_fence_token(&m), 9007199254740991LL); /* (2^53 - 1: a double still) */
+        CHECK(rlock_fence_token(&m) > 0);
+        CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+        /* a single lock on one of the keys counts on from there */
+        CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_OK);
+        CHECK_MSG(get_is(s, "{job}:c:fence", after[i]), "case %d: the single lock's counter", i);
+        if (rlock_lock_state(&one) == RLOCK_STATE_HELD) CHECK_EQ_ST(rlock_release(&one), RLOCK_OK);
+    }
+    rlock_client_close(&fcl);
+    rlock_posix_close(&pc);
+    (void)rh_int(s, "DEL {job}:a:fence {job}:b:fence {job}:c:fence {job}:c:waiters");
 }
 
 /* ------------------------------------------- 4. inspection, force-unlock */
@@ -1048,6 +1158,61 @@ static void test_foreign_keys(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "PTTL fk:h"), -1);
     CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
     (void)rh_int(s, "DEL fk:board fk:h {fk:board}:waiters {fk:board}:deadlines {fk:h}:waiters");
+    rh_tc_close(&t);
+}
+
+/* A read or write attempt on a key that is no read-write lock refuses
+ * without writing anything (its checks come before any reaping): a
+ * reentrant lock's hash keeps its hold and grant records, even under an
+ * owner id that ends like a reader's lease (":x"); a program's hash without
+ * a TTL whose fields look like a read-write lock's is neither reaped,
+ * emptied nor taken over (RLOCK_E_FOREIGN). */
+static void test_rw_foreign_hashes(const rh_server *s) {
+    static const char *const owners[2] = { NULL, "job:x" };
+    rh_tconn t, to;
+    rlock_config cfg;
+    rlock_lock re, rd, wr;
+    char buf[64];
+    int i;
+    if (tc_open(&t, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    for (i = 0; i < 2; i++) {
+        rlock_config_init(&cfg);
+        cfg.node_timeout_ms = 1000;
+        cfg.owner = owners[i];
+        if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); break; }
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "fk:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&rd, &t.cl, "fk:re", 5, RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&wr, &t.cl, "fk:re", 5, RLOCK_KIND_WRITE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "HLEN fk:re"), 2); /* owner -> 1, and its grant record */
+        CHECK_EQ_ST(rlock_try_acquire(&rd, 5000), RLOCK_E_WRONGTYPE);
+        CHECK_EQ_ST(rlock_try_acquire(&wr, 5000), RLOCK_E_WRONGTYPE);
+        CHECK_EQ_ST(rlock_acquire(&rd, 5000, 2000), RLOCK_E_WRONGTYPE); /* not waited on */
+        CHECK_MSG(rh_int(s, "HLEN fk:re") == 2, "owner %s: the reentrant key has %lld fields left",
+                  owners[i] ? owners[i] : "(default)", rh_int(s, "HLEN fk:re"));
+        CHECK(rh_str(s, buf, sizeof buf, "HGET fk:re %s", rlock_lock_token(&re)) == REDIS_REPLY_STRING &&
+              strcmp(buf, "1") == 0);
+        CHECK_EQ_LL(rh_int(s, "HEXISTS fk:re mode"), 0);
+        CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
+        CHECK_EQ_ST(rlock_extend(&re, 10000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "EXISTS fk:re"), 0);
+        (void)rh_int(s, "DEL fk:re {fk:re}:waiters");
+        rh_tc_close(&to);
+    }
+    /* a program's hashes, no TTL: one a waiting reader's field only, one a mode only */
+    for (i = 0; i < 2; i++) {
+        CHECK(rh_str(s, buf, sizeof buf, i ? "HSET fk:p mode read" : "HSET fk:p a:q 5") == REDIS_REPLY_INTEGER);
+        CHECK_EQ_ST(rlock_lock_init(&rd, &t.cl, "fk:p", 4, RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&wr, &t.cl, "fk:p", 4, RLOCK_KIND_WRITE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&rd, 5000), RLOCK_E_FOREIGN);
+        CHECK_EQ_ST(rlock_acquire(&wr, 5000, 2000), RLOCK_E_FOREIGN);
+        CHECK_EQ_ST(rlock_acquire(&rd, 5000, 2000), RLOCK_E_FOREIGN);
+        CHECK_MSG(rh_int(s, "HLEN fk:p") == 1, "program hash %d: %lld fields", i, rh_int(s, "HLEN fk:p"));
+        CHECK_EQ_LL(rh_int(s, "PTTL fk:p"), -1);
+        CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
+        (void)rh_int(s, "DEL fk:p {fk:p}:waiters");
+    }
     rh_tc_close(&t);
 }
 
@@ -1435,8 +1600,10 @@ int main(void) {
     test_rw_turns(&s);
     test_rw_wake_with_refusal(&s);
     test_rw_dead_writer(&s);
+    test_rw_downgrade_lease(&s);
     test_multi(&s);
     test_multi_wake_fence(&s);
+    test_multi_fence_big(&s);
     test_late_cleanup(&s);
     test_sem_late_cleanup_queued(&s);
     test_sem_spent_waiter_id(&s);
@@ -1446,6 +1613,7 @@ int main(void) {
     test_inspect_force(&s);
     test_force_sem_waiters(&s);
     test_foreign_keys(&s);
+    test_rw_foreign_hashes(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
     rh_server_stop(&s);
