@@ -6049,9 +6049,11 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
     return 1;
 }
 
-/* Claim the connection (it has none in flight) for lk's request, due by
- * deadline, and queue its bytes (rlock__encode_lock; lk NULL: only ready
- * the connection, rlock_client_connect queues its PING). A connection that
+/* Claim the connection for lk's request and queue its bytes, unless a
+ * request is in flight (lk's own too; rlock__c_submit): deadline is now
+ * then, the request's own worked out from it (the node timeout from when
+ * it goes out; rlock__encode_lock's bytes). lk NULL: only ready the
+ * connection, due by deadline (rlock_client_connect queues its PING). A connection that
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
  * probed first (as rlock__x_begin). A request waits for AUTH's and SELECT's
  * replies: they go alone first (x.head's RLOCK__C_ALONE: the slot is free
@@ -6072,6 +6074,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock_status st = RLOCK_E_IO;
     unsigned head = 0;
     int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
+    if (lk) { /* lk's request (rlock__c_submit): its deadline from now, passed in deadline */
+        const rlock_round *rd = &lk->op.round;
+        rlock__ms start = rd->start;
+        if (x->count) return; /* (its own included: answers are judged as they come) */
+        deadline = (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline) ? deadline : start) +
+                   rlock__node_timeout(lk, lk->op.ttl);
+    }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -6250,15 +6259,9 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
 /* Send lk's request when its turn comes (the connection is idle). It has the
  * node timeout from when it goes out: a request that waited for its turn
  * (behind other locks') is not timed out by that wait; the EVAL sent again
- * after NOSCRIPT stays within the first one's. */
-static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
-    rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[0];
-    rlock__ms start = r->start;
-    if (n->x.count) return; /* (its own included: answers are judged as they come) */
-    (void)rlock__c_claim(n, lk, (!(RLOCK__HAS_EVAL && r->evaled) && RLOCK__MS_BEFORE(start, now) ? now : start) +
-                                    rlock__node_timeout(lk, lk->op.ttl));
-}
+ * after NOSCRIPT stays within the first one's. (One body with the claim:
+ * smaller, measured.) */
+#define rlock__c_submit(lk, now) rlock__c_claim((lk)->client->nodes[0], (lk), (now))
 
 /* Begin lk's next round (how: RLOCK__C_NEXT, _CLEANUP or _FOLLOW): its
  * op's request - an acquire's next attempt draws a new token after a
