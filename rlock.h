@@ -6724,7 +6724,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
-        if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
     }
     if (op != RLOCK__OP_ACQUIRE) {
         if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
