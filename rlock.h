@@ -6719,28 +6719,30 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    if (op != RLOCK__OP_RELEASE) {
+    if (op == RLOCK__OP_RELEASE) {
+        /* A LOST lock is still released: the script is owner-checked. */
+        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+        ttl_ms = lk->ttl_ms;
+    } else {
         if ((life = rlock__check_ttl(lk, ttl_ms)) == 0) return RLOCK_E_BADARG;
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
         if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
-    }
-    if (op != RLOCK__OP_ACQUIRE) {
-        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-        /* A LOST lock is still released: the script is owner-checked. */
-        if (op == RLOCK__OP_EXTEND && lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-        if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
-    } else {
-        if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
-        if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
-            return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
-        /* A fresh grant: a new token, and the backoff's jitter seed. */
-        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-        memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
-        rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-        lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
+        if (op == RLOCK__OP_EXTEND) {
+            if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+            if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        } else {
+            if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+            if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
+                return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
+            /* A fresh grant: a new token, and the backoff's jitter seed. */
+            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+            memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
+            lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
+            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+            lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
+        }
     }
     now = rlock__now(lk->client);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
