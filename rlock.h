@@ -6275,19 +6275,25 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
-    int cleanup = how >> 1, kind = cleanup ? RLOCK__OP_RELEASE : op->kind, plain = 0;
-    if (kind == RLOCK__OP_ACQUIRE) {
-        rlock__ms left;
-        if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
-            unsigned char rnd[RLOCK_TOKEN_LEN / 2];
-            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
-            rlock__hex(lk->owner, rnd, sizeof rnd);
+    int cleanup = how >> 1, kind = RLOCK__OP_RELEASE, plain = 0;
+    if (!cleanup) {
+        rlock_node *n = lk->client->nodes[0];
+        kind = op->kind;
+        if (kind == RLOCK__OP_ACQUIRE) {
+            rlock__ms left;
+            if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
+                unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+                if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
+                rlock__hex(lk->owner, rnd, sizeof rnd);
+            }
+            if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
+            left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+            if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
+                plain = n->scripted; /* (0 or 1) */
+            op->wait_left = left > 86400000u ? 86400000u : left;
         }
-        if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
-        left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-        if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
-            plain = lk->client->nodes[0]->scripted; /* (0 or 1) */
-        op->wait_left = left > 86400000u ? 86400000u : left;
+        n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
+        n->err[0] = '\0';
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     if (RLOCK__HAS_EVAL) r->evaled = 0; /* (set only on NOSCRIPT: with the EVAL fallback) */
@@ -6297,11 +6303,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     if (!RLOCK__ENC_TEMPLATE) r->ttl = op->ttl; /* (the templates read op.ttl: the same) */
-    if (!cleanup) { /* (rlock__node_note's, no text) */
-        rlock_node *n = lk->client->nodes[0];
-        n->result = RLOCK_WOULD_BLOCK;
-        n->err[0] = '\0';
-    }
     rlock__c_submit(lk, now);
 }
 
