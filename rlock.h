@@ -6085,9 +6085,11 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
     return 1;
 }
 
-/* Claim the connection (it has none in flight) for lk's request, due by
- * deadline, and queue its bytes (rlock__encode_lock; lk NULL: only ready
- * the connection, rlock_client_connect queues its PING). A connection that
+/* Claim the connection for lk's request and queue its bytes, unless a
+ * request is in flight (lk's own too; rlock__c_submit): deadline is now
+ * then, the request's own worked out from it (the node timeout from when
+ * it goes out; rlock__encode_lock's bytes). lk NULL: only ready the
+ * connection, due by deadline (rlock_client_connect queues its PING). A connection that
  * is down is (re)connected, AUTH and SELECT queued first; an idle one is
  * probed first (as rlock__x_begin). A request waits for AUTH's and SELECT's
  * replies: they go alone first (x.head's RLOCK__C_ALONE: the slot is free
@@ -6108,6 +6110,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     rlock_status st = RLOCK_E_IO;
     unsigned head = 0;
     int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
+    if (lk) { /* lk's request (rlock__c_submit): its deadline from now, passed in deadline */
+        const rlock_round *rd = &lk->op.round;
+        rlock__ms start = rd->start;
+        if (x->count) return; /* (its own included: answers are judged as they come) */
+        deadline = (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline) ? deadline : start) +
+                   rlock__node_timeout(lk, lk->op.ttl);
+    }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
     if (!(RLOCK__HAS_EVAL && x->active) && x->conn == RLOCK__CONN_UP) {
@@ -6286,15 +6295,9 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
 /* Send lk's request when its turn comes (the connection is idle). It has the
  * node timeout from when it goes out: a request that waited for its turn
  * (behind other locks') is not timed out by that wait; the EVAL sent again
- * after NOSCRIPT stays within the first one's. */
-static void rlock__c_submit(rlock_lock *lk, rlock__ms now) {
-    rlock_round *r = &lk->op.round;
-    rlock_node *n = lk->client->nodes[0];
-    rlock__ms start = r->start;
-    if (n->x.count) return; /* (its own included: answers are judged as they come) */
-    (void)rlock__c_claim(n, lk, (!(RLOCK__HAS_EVAL && r->evaled) && RLOCK__MS_BEFORE(start, now) ? now : start) +
-                                    rlock__node_timeout(lk, lk->op.ttl));
-}
+ * after NOSCRIPT stays within the first one's. (One body with the claim:
+ * smaller, measured.) */
+#define rlock__c_submit(lk, now) rlock__c_claim((lk)->client->nodes[0], (lk), (now))
 
 /* Begin lk's next round (how: RLOCK__C_NEXT, _CLEANUP or _FOLLOW): its
  * op's request - an acquire's next attempt draws a new token after a
@@ -6308,19 +6311,25 @@ static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
-    int cleanup = how >> 1, kind = cleanup ? RLOCK__OP_RELEASE : op->kind, plain = 0;
-    if (kind == RLOCK__OP_ACQUIRE) {
-        rlock__ms left;
-        if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
-            unsigned char rnd[RLOCK_TOKEN_LEN / 2];
-            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
-            rlock__hex(lk->owner, rnd, sizeof rnd);
+    int cleanup = how >> 1, kind = RLOCK__OP_RELEASE, plain = 0;
+    if (!cleanup) {
+        rlock_node *n = lk->client->nodes[0];
+        kind = op->kind;
+        if (kind == RLOCK__OP_ACQUIRE) {
+            rlock__ms left;
+            if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
+                unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+                if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
+                rlock__hex(lk->owner, rnd, sizeof rnd);
+            }
+            if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
+            left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+            if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
+                plain = n->scripted; /* (0 or 1) */
+            op->wait_left = left > 86400000u ? 86400000u : left;
         }
-        if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
-        left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-        if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
-            plain = lk->client->nodes[0]->scripted; /* (0 or 1) */
-        op->wait_left = left > 86400000u ? 86400000u : left;
+        n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
+        n->err[0] = '\0';
     }
     rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     if (RLOCK__HAS_EVAL) r->evaled = 0; /* (set only on NOSCRIPT: with the EVAL fallback) */
@@ -6330,11 +6339,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     if (!RLOCK__ENC_TEMPLATE) r->ttl = op->ttl; /* (the templates read op.ttl: the same) */
-    if (!cleanup) { /* (rlock__node_note's, no text) */
-        rlock_node *n = lk->client->nodes[0];
-        n->result = RLOCK_WOULD_BLOCK;
-        n->err[0] = '\0';
-    }
     rlock__c_submit(lk, now);
 }
 
@@ -6752,28 +6756,30 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
     unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
-    if (op != RLOCK__OP_RELEASE) {
+    if (op == RLOCK__OP_RELEASE) {
+        /* A LOST lock is still released: the script is owner-checked. */
+        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+        ttl_ms = lk->ttl_ms;
+    } else {
         if ((life = rlock__check_ttl(lk, ttl_ms)) == 0) return RLOCK_E_BADARG;
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
-        if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
-    }
-    if (op != RLOCK__OP_ACQUIRE) {
-        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-        /* A LOST lock is still released: the script is owner-checked. */
-        if (op == RLOCK__OP_EXTEND && lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
-        if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
-    } else {
-        if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
-        if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
-            return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
-        /* A fresh grant: a new token, and the backoff's jitter seed. */
-        if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-        memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-        lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
-        rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-        lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
+        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+        if (op == RLOCK__OP_EXTEND) {
+            if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+            if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+        } else {
+            if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+            if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
+                return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
+            /* A fresh grant: a new token, and the backoff's jitter seed. */
+            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
+            memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
+            lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
+            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+            lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
+        }
     }
     now = rlock__now(lk->client);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
