@@ -1389,7 +1389,8 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
 RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk);
 /* Fence token of the current grant (cfg.fencing): a number that grows with
  * every grant of this lock name, for the protected resource to reject stale
- * holders. Single node: strictly increasing. Redlock: the largest of the
+ * holders. Single node: strictly increasing (up to 2^53: the script
+ * returns INCR's answer as a Lua number, a double). Redlock: the largest of the
  * granting nodes' counters, NOT guaranteed monotonic - not even with every
  * node up: counters drift apart whenever a round is granted by a minority
  * (split votes under contention), and two grants through different
