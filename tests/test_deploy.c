@@ -974,7 +974,8 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
  * the primary at old_port to a connect's question, and refuses a watch
  * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel). */
 typedef struct fake_sentinel {
-    int lfd, cfd[8], n, old_port;
+    int lfd, cfd[16], n, old_port;
+    const char *port_text; /* set: the port named is this text (a bad one), not old_port */
 } fake_sentinel;
 static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     struct sockaddr_in a;
@@ -995,7 +996,7 @@ static int fake_sentinel_open(fake_sentinel *f, int old_port) {
 static void fake_sentinel_pump(fake_sentinel *f) {
     char buf[1024], out[64];
     int fd, i;
-    while (f->n < 8 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
+    while (f->n < 16 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
     for (i = 0; i < f->n; i++) {
         ssize_t r = recv(f->cfd[i], buf, sizeof buf - 1, MSG_DONTWAIT);
         if (r <= 0) continue;
@@ -1005,7 +1006,8 @@ static void fake_sentinel_pump(fake_sentinel *f) {
         } else {
             char port[16];
             int n;
-            snprintf(port, sizeof port, "%d", f->old_port);
+            if (f->port_text) snprintf(port, sizeof port, "%s", f->port_text);
+            else snprintf(port, sizeof port, "%d", f->old_port);
             n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", (int)strlen(port), port);
             (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
         }
@@ -1559,10 +1561,10 @@ static void test_sentinel_cli(void) {
                                "sen:auth", "sh", "-c", "exit 7", NULL };
         const char *userless[] = { "--sentinel", s0, "--sentinel-user", "default", "--master", "mymaster", "sen:auth",
                                    "true", NULL };
-        rc = cli_run(0, noauth, NULL, out, sizeof out);
-        CHECK_MSG(rc == 69 && strstr(out, "NOAUTH") != NULL, "exit %d:\n%s", rc, out);
+        rc = cli_run(0, noauth, NULL, out, sizeof out); /* 77: as a refused AUTH on a plain server */
+        CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "exit %d:\n%s", rc, out);
         rc = cli_run(0, bad, NULL, out, sizeof out);
-        CHECK_MSG(rc == 69 && strstr(out, "refused AUTH") != NULL, "exit %d:\n%s", rc, out);
+        CHECK_MSG(rc == 77 && strstr(out, "refused AUTH") != NULL, "exit %d:\n%s", rc, out);
         rc = cli_run(0, good, NULL, out, sizeof out);
         CHECK_MSG(rc == 7, "exit %d:\n%s", rc, out);
         noauth[4] = "-v";
@@ -1645,6 +1647,150 @@ out:
     unlink(pwfile); unlink(badfile); unlink(logf); unlink(tokf); unlink(stopf); unlink(donef);
     for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
     rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
+/* Connect pc (Sentinel-led) while fk answers as a Sentinel: 1 / RLOCK_IO_ERROR. */
+static int connect_pumping(rlock_posix_conn *pc, fake_sentinel *fk) {
+    unsigned long long until = rh_now_ms() + 10000;
+    int r;
+    while ((r = pc->tr.connect(pc->tr.ctx)) == 0 && rh_now_ms() < until) {
+        fake_sentinel_pump(fk);
+        rh_sleep_ms(2);
+    }
+    return r;
+}
+
+/* What Sentinels and primaries answer: a port in a Sentinel's answer that
+ * is not 1..65535 in digits is refused, saying so, and the next Sentinel
+ * asked; a primary's ROLE answer longer than the connect's buffer (four
+ * replicas announcing 250-byte addresses: well over 1 KiB) is read
+ * through, not refused. */
+static void test_sentinel_answers(void) {
+    static const char *const bad[] = { "0", "65536", "99999999999", "12a", "-1", "" };
+    rh_server prim, reps[4], sen;
+    char ro[64], ann[4][260];
+    const char *rep_args[5];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    fake_sentinel fk;
+    int i, up = 0, fport, r;
+    size_t k;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    CHECK(sentinel_start(&sen, prim.port, 1) == 0);
+    fport = fake_sentinel_open(&fk, prim.port);
+    CHECK(fport > 0);
+    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out0;
+    memset(&sn, 0, sizeof sn);
+    sn.master = "mymaster";
+    sn.host[0] = sn.host[1] = "127.0.0.1";
+    sn.port[0] = fport;
+    sn.port[1] = sen.port;
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        fk.port_text = bad[k];
+        sn.n = 1; /* the fake one alone: refused, saying why */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        r = connect_pumping(&pc, &fk);
+        CHECK_MSG(r == RLOCK_IO_ERROR && strstr(pc.err, "bad port") != NULL, "port '%s': %d (%s), port %d", bad[k], r,
+                  pc.err, pc.port);
+        rlock_posix_close(&pc);
+        sn.n = 2; /* then the real one */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        r = connect_pumping(&pc, &fk);
+        CHECK_MSG(r == 1 && pc.port == prim.port, "port '%s', then a real Sentinel: %d (%s)", bad[k], r, pc.err);
+        rlock_posix_close(&pc);
+    }
+
+    /* ROLE's answer, > 1 KiB */
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    for (i = 0; i < 4; i++) {
+        memset(ann[i], 'a' + i, 250);
+        ann[i][250] = '\0';
+        rep_args[0] = "--replicaof"; rep_args[1] = ro;
+        rep_args[2] = "--replica-announce-ip"; rep_args[3] = ann[i]; rep_args[4] = NULL;
+        up += rh_server_start(&reps[i], rep_args) == 0;
+    }
+    CHECK_EQ_LL(up, 4);
+    if (up != 4) goto out;
+    CHECK(wait_replicas(&prim, 4));
+    sn.n = 1;
+    sn.port[0] = sen.port;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:role", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&a, 30000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire on a primary with four long-named replicas: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&node));
+    CHECK_EQ_LL(pc.port, prim.port);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+out:
+    for (i = 0; i < 4; i++) rh_server_stop(&reps[i]);
+out0:
+    fake_sentinel_close(&fk);
+    rh_server_stop(&sen);
+    rh_server_stop(&prim);
+}
+
+/* AUTH through Sentinel with the rlock command: a Sentinel that refuses
+ * AUTH (none given, a wrong password) and a primary that refuses it (the
+ * data server's password, needed for ROLE) end as a refused AUTH on a
+ * plain server does - exit 77 (README: the exit-code table), with the
+ * server's whole reason - and the right passwords reach the primary. */
+static void test_sentinel_cli_auth(void) {
+    static const char *const sconf = "requirepass sentpw\nsentinel auth-pass mymaster datapw\n";
+    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
+    rh_server prim, sen;
+    char s0[40], spw[200], sbad[200], dpw[200], dbad[200], out[8192];
+    int rc;
+    FILE *f;
+
+    snprintf(spw, sizeof spw, "%s/a-sentpw", tmpdir);
+    snprintf(sbad, sizeof sbad, "%s/a-sentbad", tmpdir);
+    snprintf(dpw, sizeof dpw, "%s/a-datapw", tmpdir);
+    snprintf(dbad, sizeof dbad, "%s/a-databad", tmpdir);
+    if ((f = fopen(spw, "w")) != NULL) { fputs("sentpw\n", f); fclose(f); }
+    if ((f = fopen(sbad, "w")) != NULL) { fputs("wrong\n", f); fclose(f); }
+    if ((f = fopen(dpw, "w")) != NULL) { fputs("datapw\n", f); fclose(f); }
+    if ((f = fopen(dbad, "w")) != NULL) { fputs("wrong\n", f); fclose(f); }
+    CHECK(rh_server_start(&prim, pargs) == 0);
+    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
+    if (sen.pid <= 0 || prim.pid <= 0) goto out;
+    snprintf(s0, sizeof s0, "127.0.0.1:%d", sen.port);
+    {
+        const char *a[] = { "--sentinel", s0, "--master", "mymaster", "--sentinel-password-file", spw,
+                            "--password-file", dpw, "-n", "sen:auth2", "sh", "-c", "exit 7", NULL };
+        rc = cli_run(0, a, NULL, out, sizeof out); /* both right: COMMAND runs */
+        CHECK_MSG(rc == 7, "both passwords right: exit %d:\n%s", rc, out);
+        a[5] = sbad; /* the Sentinel refuses AUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "WRONGPASS invalid username-password pair or user is disabled.") != NULL,
+                  "wrong Sentinel password: exit %d:\n%s", rc, out);
+        a[4] = "-n"; a[5] = "-n"; /* no Sentinel password: its NOAUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "NOAUTH Authentication required.") != NULL,
+                  "no Sentinel password: exit %d:\n%s", rc, out);
+        a[4] = "--sentinel-password-file"; a[5] = spw; a[7] = dbad; /* the primary refuses AUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "WRONGPASS invalid username-password pair or user is disabled.") != NULL,
+                  "wrong data password: exit %d:\n%s", rc, out);
+        a[6] = "-n"; a[7] = "-n"; /* no data password: the primary's NOAUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "no data password: exit %d:\n%s", rc, out);
+    }
+out:
+    unlink(spw); unlink(sbad); unlink(dpw); unlink(dbad);
+    rh_server_stop(&sen);
     rh_server_stop(&prim);
 }
 
@@ -2487,6 +2633,8 @@ int main(void) {
     test_connect_bound();
     test_sentinel_stale();
     if (!quick) test_sentinel_cli();
+    test_sentinel_cli_auth();
+    test_sentinel_answers();
     test_cluster();
     if (!quick) test_check(&s);
     if (!quick) test_load();
