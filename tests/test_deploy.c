@@ -1742,6 +1742,53 @@ out0:
     rh_server_stop(&prim);
 }
 
+/* A mark of the watch (the primary moved) is for the connection it was set
+ * on: when rlock drops that connection itself first (a request timed out:
+ * its close hook), the fresh connect asks the Sentinels anyway - the mark
+ * must not then drop the new, right connection too. Two Sentinels that
+ * disagree stand in for a failover: the first names P1 (the connection
+ * goes there), the watch's (the second) names P2. */
+static void test_sentinel_stale_mark(void) {
+    rh_server p1, p2, sen[2];
+    rlock_posix_sentinel sn;
+    rlock_posix_sentinel_watch w;
+    rlock_posix_conn pc;
+    int i, up = 0, r, n = 0;
+    long sent;
+
+    CHECK(rh_server_start(&p1, NULL) == 0);
+    CHECK(rh_server_start(&p2, NULL) == 0);
+    up += sentinel_start(&sen[0], p1.port, 1) == 0;
+    up += sentinel_start(&sen[1], p2.port, 1) == 0;
+    CHECK_EQ_LL(up, 2);
+    if (up != 2 || p1.pid <= 0 || p2.pid <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 2;
+    sn.master = "mymaster";
+    for (i = 0; i < 2; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    while ((r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 100);
+    CHECK_MSG(r == 1 && pc.port == p1.port, "connect: %d (%s) port %d", r, pc.err, pc.port);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    w.at = 1; /* the watch asks the second Sentinel: P2 */
+    CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "no subscription (%s)", w.err);
+    CHECK_EQ_LL(w.switches, 1);
+    CHECK_EQ_LL(pc.switched, 1);
+    pc.tr.close(pc.tr.ctx); /* rlock dropped it first (a timeout) */
+    n = 0;
+    while ((r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 100);
+    /* (the first Sentinel lags behind the watch's: the second is taken) */
+    CHECK_MSG(r == 1 && pc.port == p2.port, "reconnect: %d (%s) port %d", r, pc.err, pc.port);
+    sent = pc.tr.send(pc.tr.ctx, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14);
+    CHECK_MSG(sent == 14, "the fresh connection to the new primary: send %ld (%s)", sent, pc.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+out:
+    for (i = 0; i < 2; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&p2);
+    rh_server_stop(&p1);
+}
+
 /* AUTH through Sentinel with the rlock command: a Sentinel that refuses
  * AUTH (none given, a wrong password) and a primary that refuses it (the
  * data server's password, needed for ROLE) end as a refused AUTH on a
@@ -2635,6 +2682,7 @@ int main(void) {
     if (!quick) test_sentinel_cli();
     test_sentinel_cli_auth();
     test_sentinel_answers();
+    test_sentinel_stale_mark();
     test_cluster();
     if (!quick) test_check(&s);
     if (!quick) test_load();
