@@ -538,26 +538,40 @@ static const char *rlock__posix_error_hook(void *ctx) {
     return c ? c->err : "";
 }
 
-/* One poll() over every connection rlock waits on (the blocking calls).
- * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
- * < 0 error. EINTR restarts with the time that is left. A connect of this
- * adapter in progress (items[i].conn: the rlock_node or rlock_subscriber
- * rlock_client_interest named, or NULL) is woken as ready when its bound
- * runs out, as wait() does, so that it fails - or asks the next Sentinel -
- * then rather than at the request's deadline. */
-RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
-    struct pollfd p[2 * RLOCK_MAX_NODES];
-    uint64_t deadline, cap = timeout_ms;
+/* The sooner of timeout_ms and the time until a connect of this adapter in
+ * progress among items (rlock_client_interest's or rlock_cluster_interest's:
+ * items[i].conn is the rlock_node or rlock_subscriber, or NULL) must step
+ * again: its bound, or - Sentinel-led - the share of it of the Sentinel
+ * asked now. rlock's own *timeout_ms knows only rlock's deadlines (the
+ * request's): an event loop that waits on it alone sleeps past a connect's
+ * bound, and one silent Sentinel then costs the whole request instead of
+ * its share. Call it after rlock_client_interest, before waiting. */
+RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     size_t i;
-    int capped = 0;
-    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
-    for (i = 0; i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
+    for (i = 0; items && i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
         const rlock_transport *t = (const rlock_transport *)items[i].conn;
         if (t && t->connect == rlock__posix_connect && ((const rlock_posix_conn *)t->ctx)->connecting) {
             uint64_t left = rlock__posix_step_left((const rlock_posix_conn *)t->ctx);
-            if (left < cap) { cap = left; capped = 1; }
+            if (left < timeout_ms) timeout_ms = (uint32_t)left;
         }
     }
+    return timeout_ms;
+}
+
+/* One poll() over every connection rlock waits on (the blocking calls).
+ * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
+ * < 0 error. EINTR restarts with the time that is left. A connect of this
+ * adapter in progress is woken as ready when its bound runs out
+ * (rlock_posix_interest_timeout), as wait() does, so that it fails - or asks
+ * the next Sentinel - then rather than at the request's deadline. */
+RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
+    struct pollfd p[2 * RLOCK_MAX_NODES];
+    uint64_t deadline, cap;
+    size_t i;
+    int capped;
+    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
+    cap = rlock_posix_interest_timeout(items, n, timeout_ms);
+    capped = cap < timeout_ms;
     deadline = rlock__posix_now_ms() + cap;
     for (;;) {
         uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;

@@ -1789,6 +1789,87 @@ out:
     rh_server_stop(&p1);
 }
 
+/* Drive lk's acquire (begun) in an event loop on rlock_client_interest
+ * (helper: its timeout capped by rlock_posix_interest_timeout); *asked_ms:
+ * the longest wait it chose while asking the Sentinel on port s0. */
+static rlock_status loop_acquire(rlock_client *cl, rlock_lock *lk, const rlock_posix_conn *pc, int helper, int s0,
+                                 uint32_t *asked_ms) {
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    unsigned long long end = rh_now_ms() + 20000;
+    *asked_ms = 0;
+    while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        rlock_interest it;
+        struct pollfd p;
+        uint32_t t;
+        size_t n = rlock_client_interest(cl, &it, 1, &t);
+        if (helper) t = rlock_posix_interest_timeout(&it, n, t);
+        if (pc->connecting && pc->port == s0 && pc->phase <= RLOCK__SN_ASK_READ && t > *asked_ms) *asked_ms = t;
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, t > 10000 ? 10000 : (int)t);
+        rlock_client_step(cl);
+        st = rlock_result(lk);
+    }
+    return st;
+}
+
+/* An event loop's wait and a Sentinel's share of the connect bound: with
+ * the first Sentinel silent (SIGSTOP), a loop on rlock_client_interest alone
+ * sleeps until the request's deadline (node timeout 4 s) - the silent
+ * Sentinel costs the whole request; capped by rlock_posix_interest_timeout
+ * it wakes when the share (half of the 1 s bound) runs out, asks the
+ * second Sentinel and acquires in the same request. */
+static void test_sentinel_loop_bound(void) {
+    rh_server prim, sen[2];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    uint32_t asked;
+    int i, up = 0, helper;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    for (i = 0; i < 2; i++) up += sentinel_start(&sen[i], prim.port, 1) == 0;
+    CHECK_EQ_LL(up, 2);
+    if (up != 2 || prim.pid <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 2;
+    sn.master = "mymaster";
+    for (i = 0; i < 2; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    rh_server_pause(&sen[0]);
+    for (helper = quick; helper < 2; helper++) {
+        unsigned long long t0 = rh_now_ms();
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+        CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+        rlock_config_init(&cfg);
+        cfg.node_timeout_ms = 4000;
+        CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:loop2", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire_begin(&a, 30000, 0), RLOCK_WOULD_BLOCK);
+        st = loop_acquire(&cl, &a, &pc, helper, sen[0].port, &asked);
+        printf("sentinel loop%s: %s after %llu ms (waited up to %lu ms on the silent Sentinel)\n",
+               helper ? ", capped by rlock_posix_interest_timeout" : " on rlock_client_interest alone",
+               rlock_status_str(st), rh_now_ms() - t0, (unsigned long)asked);
+        if (helper) {
+            CHECK_MSG(st == RLOCK_OK && asked <= 1000, "%s (%s), waited up to %lu ms on the silent Sentinel",
+                      rlock_status_str(st), rlock_node_error(&node), (unsigned long)asked);
+            CHECK_EQ_LL(pc.port, prim.port);
+            if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+        }
+        rlock_client_close(&cl);
+        rlock_posix_close(&pc);
+    }
+    rh_server_resume(&sen[0]);
+out:
+    for (i = 0; i < 2; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&prim);
+}
+
 /* AUTH through Sentinel with the rlock command: a Sentinel that refuses
  * AUTH (none given, a wrong password) and a primary that refuses it (the
  * data server's password, needed for ROLE) end as a refused AUTH on a
@@ -2683,6 +2764,7 @@ int main(void) {
     test_sentinel_cli_auth();
     test_sentinel_answers();
     test_sentinel_stale_mark();
+    test_sentinel_loop_bound();
     test_cluster();
     if (!quick) test_check(&s);
     if (!quick) test_load();
