@@ -840,7 +840,7 @@ static int rlock__sn_answer(rlock_posix_conn *c) {
  * list of replicas, however long, needs no bigger buffer. RESP2: the
  * connection has said no HELLO. */
 static int rlock__sn_role(rlock_posix_conn *c) {
-    size_t authv = c->sentinel->password != NULL; /* AUTH's reply comes first */
+    size_t authv = c->sentinel->password ? 1u : 0u; /* AUTH's reply comes first */
     while (c->sn_skip > 0) {
         unsigned char *b = c->sn_buf;
         const unsigned char *e = (const unsigned char *)memchr(b, '\n', c->sn_off);
@@ -952,7 +952,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
                 if (r < 0) { rlock__sn_next(c, c->err); break; }
                 c->sn_len = c->sn_off = c->sn_vals = 0;
-                c->sn_skip = 1 + (sn->password != NULL); /* [AUTH's reply,] ROLE's */
+                c->sn_skip = sn->password ? 2u : 1u; /* [AUTH's reply,] ROLE's */
                 c->sn_master = 0;
                 if (!rlock__sn_auth(c, sn->username, sn->password) || !rlock__sn_put(c, 1, role)) {
                     snprintf(c->err, sizeof c->err, "credentials too long");
