@@ -400,6 +400,10 @@ static int rlock__posix_connect(void *ctx) {
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
         c->err[0] = '\0';
         c->auth_refused = 0;
+        /* a watch's mark (the primary moved) was for the connection now
+         * gone: this one asks the Sentinels anyway - kept, it would drop
+         * the new connection at its first send, or restart this connect */
+        c->switched = 0;
         c->connecting = 0;
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();

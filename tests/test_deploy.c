@@ -1775,8 +1775,14 @@ static void test_sentinel_stale_mark(void) {
     CHECK_EQ_LL(w.switches, 1);
     CHECK_EQ_LL(pc.switched, 1);
     pc.tr.close(pc.tr.ctx); /* rlock dropped it first (a timeout) */
+    /* the fresh connect goes to the Sentinels anyway: the mark is spent. A
+     * mark left over would drop this connection at its first send when the
+     * connect finished in one call (both answers already there: seen under
+     * valgrind), else restart the connect at its next call */
+    r = pc.tr.connect(pc.tr.ctx);
+    CHECK_MSG(pc.switched == 0, "the stale mark outlived the connection it was set on (connect: %d)", r);
     n = 0;
-    while ((r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 100);
+    while (r == 0 && (r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 100);
     /* (the first Sentinel lags behind the watch's: the second is taken) */
     CHECK_MSG(r == 1 && pc.port == p2.port, "reconnect: %d (%s) port %d", r, pc.err, pc.port);
     sent = pc.tr.send(pc.tr.ctx, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14);
