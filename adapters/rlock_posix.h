@@ -754,21 +754,25 @@ static int rlock__sn_start_primary(rlock_posix_conn *c) {
     return rlock__posix_start_tcp(c, 0);
 }
 
+/* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself), why cut
+ * only where err ends. */
+static void rlock__sn_why(char *err, size_t cap, const char *host, int port, const char *why) {
+    char w[128];
+    int k;
+    snprintf(w, sizeof w, "%s", why);
+    k = snprintf(err, cap, "Sentinel %.40s:%d: ", host, port);
+    if (k > 0 && (size_t)k < cap) {
+        size_t wl = strlen(w), room = cap - 1 - (size_t)k;
+        if (wl > room) wl = room;
+        memcpy(err + k, w, wl);
+        err[(size_t)k + wl] = '\0';
+    }
+}
+
 /* This Sentinel failed (why; NULL: c->err says it all): on to the next. */
 static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
     const rlock_posix_sentinel *sn = c->sentinel;
-    char w[sizeof c->err];
-    if (why) {
-        int k;
-        snprintf(w, sizeof w, "%s", why); /* (why may be c->err) */
-        k = snprintf(c->err, sizeof c->err, "Sentinel %.40s:%d: ", sn->host[c->sn_at], sn->port[c->sn_at]);
-        if (k > 0 && (size_t)k < sizeof c->err) { /* then why, cut only where c->err ends */
-            size_t wl = strlen(w), room = sizeof c->err - 1 - (size_t)k;
-            if (wl > room) wl = room;
-            memcpy(c->err + k, w, wl);
-            c->err[(size_t)k + wl] = '\0';
-        }
-    }
+    if (why) rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], why);
     c->sn_at = (c->sn_at + 1) % sn->n;
     c->sn_tried++;
     rlock__sn_move(c, rlock__sn_ask);
@@ -1091,7 +1095,7 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_init(rlock_posix_sentinel_watch
 
 static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
     const rlock_posix_sentinel *sn = w->c->sentinel;
-    snprintf(w->err, sizeof w->err, "Sentinel %.40s:%d: %.60s", sn->host[w->at], sn->port[w->at], why);
+    rlock__sn_why(w->err, sizeof w->err, sn->host[w->at], sn->port[w->at], why);
     rlock__posix_drop(&w->q);
     w->state = RLOCK__SW_DOWN;
     w->subscribed = 0;
@@ -1131,8 +1135,8 @@ static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) 
     const char *master = w->c->sentinel->master;
     size_t ml = strlen(master);
     if (r->v.type == RLOCK_RESP_ERROR) { /* not a Sentinel, or it wants AUTH: try the next */
-        char why[64];
-        snprintf(why, sizeof why, "%.*s", (int)(r->v.len < 60 ? r->v.len : 60), r->v.str);
+        char why[sizeof w->err];
+        snprintf(why, sizeof why, "%.*s", (int)(r->v.len < sizeof why ? r->v.len : sizeof why - 1), r->v.str);
         rlock__sw_fail(w, why);
         return 0;
     }

@@ -1922,6 +1922,24 @@ static void test_sentinel_cli_auth(void) {
         rc = cli_run(0, a, NULL, out, sizeof out);
         CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "no data password: exit %d:\n%s", rc, out);
     }
+    {   /* the +switch-master watch says the whole reason too */
+        rlock_posix_sentinel sn;
+        rlock_posix_sentinel_watch w;
+        rlock_posix_conn pc;
+        memset(&sn, 0, sizeof sn);
+        sn.n = 1;
+        sn.master = "mymaster";
+        sn.host[0] = "127.0.0.1";
+        sn.port[0] = sen.port;
+        sn.sentinel_password = "wrong";
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        CHECK(!watch_until(&w, 1000, watch_subscribed));
+        CHECK_MSG(strstr(w.err, "WRONGPASS invalid username-password pair or user is disabled.") != NULL, "watch: %s",
+                  w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+    }
 out:
     unlink(spw); unlink(sbad); unlink(dpw); unlink(dbad);
     rh_server_stop(&sen);
