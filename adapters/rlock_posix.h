@@ -1117,6 +1117,7 @@ static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value
         if (port->str[k] < '0' || port->str[k] > '9') return 0;
         p = p * 10 + (port->str[k] - '0');
     }
+    if (p < 1 || p > 65535) return 0; /* no address: nothing moved */
     memcpy(c->sn_hint, h, host->len + 1); /* (the connect skips Sentinels that lag behind it) */
     c->sn_hint_port = p;
     c->sn_hint_at = rlock__posix_now_ms();

@@ -974,7 +974,7 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
  * the primary at old_port to a connect's question, and refuses a watch
  * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel). */
 typedef struct fake_sentinel {
-    int lfd, cfd[16], n, old_port;
+    int lfd, cfd[32], n, old_port;
     const char *port_text; /* set: the port named is this text (a bad one), not old_port */
 } fake_sentinel;
 static int fake_sentinel_open(fake_sentinel *f, int old_port) {
@@ -996,19 +996,20 @@ static int fake_sentinel_open(fake_sentinel *f, int old_port) {
 static void fake_sentinel_pump(fake_sentinel *f) {
     char buf[1024], out[64];
     int fd, i;
-    while (f->n < 16 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
+    while (f->n < 32 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
     for (i = 0; i < f->n; i++) {
         ssize_t r = recv(f->cfd[i], buf, sizeof buf - 1, MSG_DONTWAIT);
         if (r <= 0) continue;
         buf[r] = '\0';
-        if (strstr(buf, "SUBSCRIBE")) {
+        if (strstr(buf, "SUBSCRIBE") && !(f->port_text && strstr(buf, "GET-MASTER-ADDR-BY-NAME"))) {
             (void)!send(f->cfd[i], "-ERR lagging\r\n", 14, MSG_NOSIGNAL);
-        } else {
+        } else { /* (a bad port_text: to the watch too, then its SUBSCRIBE refused) */
             char port[16];
             int n;
             if (f->port_text) snprintf(port, sizeof port, "%s", f->port_text);
             else snprintf(port, sizeof port, "%d", f->old_port);
-            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", (int)strlen(port), port);
+            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n%s", (int)strlen(port), port,
+                         strstr(buf, "SUBSCRIBE") ? "-ERR lagging\r\n" : "");
             (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
         }
     }
@@ -1667,7 +1668,7 @@ static int connect_pumping(rlock_posix_conn *pc, fake_sentinel *fk) {
  * replicas announcing 250-byte addresses: well over 1 KiB) is read
  * through, not refused. */
 static void test_sentinel_answers(void) {
-    static const char *const bad[] = { "0", "65536", "99999999999", "12a", "-1", "" };
+    static const char *const bad[] = { "99999999999", "0", "65536", "12a", "-1", "" };
     rh_server prim, reps[4], sen;
     char ro[64], ann[4][260];
     const char *rep_args[5];
@@ -1704,6 +1705,21 @@ static void test_sentinel_answers(void) {
         CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
         r = connect_pumping(&pc, &fk);
         CHECK_MSG(r == 1 && pc.port == prim.port, "port '%s', then a real Sentinel: %d (%s)", bad[k], r, pc.err);
+        {   /* the watch asking the fake one: a bad port is no new primary */
+            rlock_posix_sentinel_watch w;
+            unsigned long long until = rh_now_ms() + 3000;
+            CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+            while (!w.err[0] && rh_now_ms() < until) {
+                fake_sentinel_pump(&fk);
+                (void)rlock_posix_sentinel_watch_step(&w);
+                rh_sleep_ms(2);
+            }
+            CHECK_MSG(strstr(w.err, "lagging") != NULL, "watch, port '%s': '%s'", bad[k], w.err);
+            CHECK_MSG(w.switches == 0 && pc.switched == 0 && pc.sn_hint[0] == '\0',
+                      "port '%s' taken by the watch: %lu switches, hint %s:%d", bad[k], w.switches, pc.sn_hint,
+                      pc.sn_hint_port);
+            rlock_posix_sentinel_watch_close(&w);
+        }
         rlock_posix_close(&pc);
     }
 
