@@ -999,7 +999,10 @@ typedef struct rlock_interest {
 /* Every connection of c that its operations need now, up to cap of them into
  * out; returns how many there are (more than cap: call again with more room).
  * *timeout_ms: call rlock_client_step at the latest after this long even
- * without I/O (0: now; UINT32_MAX: no deadline). The list holds until the
+ * without I/O (0: now; UINT32_MAX: no deadline) - rlock's own deadlines:
+ * a transport's connect bound is its own (POSIX adapter: cap it with
+ * rlock_posix_interest_timeout, or a silent Sentinel costs the whole
+ * request instead of its share of connect_timeout_ms). The list holds until the
  * next call into c: a step may close a listed descriptor (timeout, error,
  * reconnect - the number may then come back for another connection, with a
  * new gen), so call this again after every step, before waiting, and stop

@@ -119,6 +119,10 @@ typedef struct rlock_posix_conn {
     uint32_t connect_timeout_ms;   /* wall bound for one connect, all addresses */
     int connecting;                /* non-blocking connect in progress on fd */
     char err[128];                 /* last error text ("" when none) */
+    /* 1: the last connect failed, and on the way a Sentinel or the primary
+     * it named refused AUTH (NOAUTH, WRONGPASS, NOPERM): credentials to fix,
+     * not a server to wait for (the rlock command exits 77) */
+    int auth_refused;
     /* --- private --- */
     uint64_t connect_start_ms;     /* monotonic ms when this connect began */
     int addr_index;                /* getaddrinfo entry being tried */
@@ -132,6 +136,8 @@ typedef struct rlock_posix_conn {
     uint64_t sn_until;             /* monotonic ms: the Sentinel asked now has until then (its share) */
     size_t sn_first, sn_tried;     /* the Sentinel a connect asks first; how many this one asked */
     unsigned char sn_buf[1024];    /* [AUTH] its question and answer, then [AUTH] ROLE and the reply */
+    size_t sn_skip, sn_vals;       /* ROLE's reply: values still to read, values read */
+    int sn_master;                 /* ROLE's reply said "master" */
     /* each Sentinel's address, resolved once by rlock_posix_init_sentinel
      * (numeric: no DNS in the non-blocking connect); "" did not resolve */
     char sn_ip[RLOCK_POSIX_MAX_SENTINELS][64];
@@ -393,6 +399,11 @@ static int rlock__posix_connect(void *ctx) {
     if (c->fd >= 0 && !c->connecting) return 1;
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
         c->err[0] = '\0';
+        c->auth_refused = 0;
+        /* a watch's mark (the primary moved) was for the connection now
+         * gone: this one asks the Sentinels anyway - kept, it would drop
+         * the new connection at its first send, or restart this connect */
+        c->switched = 0;
         c->connecting = 0;
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();
@@ -531,26 +542,40 @@ static const char *rlock__posix_error_hook(void *ctx) {
     return c ? c->err : "";
 }
 
-/* One poll() over every connection rlock waits on (the blocking calls).
- * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
- * < 0 error. EINTR restarts with the time that is left. A connect of this
- * adapter in progress (items[i].conn: the rlock_node or rlock_subscriber
- * rlock_client_interest named, or NULL) is woken as ready when its bound
- * runs out, as wait() does, so that it fails - or asks the next Sentinel -
- * then rather than at the request's deadline. */
-RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
-    struct pollfd p[2 * RLOCK_MAX_NODES];
-    uint64_t deadline, cap = timeout_ms;
+/* The sooner of timeout_ms and the time until a connect of this adapter in
+ * progress among items (rlock_client_interest's or rlock_cluster_interest's:
+ * items[i].conn is the rlock_node or rlock_subscriber, or NULL) must step
+ * again: its bound, or - Sentinel-led - the share of it of the Sentinel
+ * asked now. rlock's own *timeout_ms knows only rlock's deadlines (the
+ * request's): an event loop that waits on it alone sleeps past a connect's
+ * bound, and one silent Sentinel then costs the whole request instead of
+ * its share. Call it after rlock_client_interest, before waiting. */
+RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     size_t i;
-    int capped = 0;
-    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
-    for (i = 0; i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
+    for (i = 0; items && i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
         const rlock_transport *t = (const rlock_transport *)items[i].conn;
         if (t && t->connect == rlock__posix_connect && ((const rlock_posix_conn *)t->ctx)->connecting) {
             uint64_t left = rlock__posix_step_left((const rlock_posix_conn *)t->ctx);
-            if (left < cap) { cap = left; capped = 1; }
+            if (left < timeout_ms) timeout_ms = (uint32_t)left;
         }
     }
+    return timeout_ms;
+}
+
+/* One poll() over every connection rlock waits on (the blocking calls).
+ * > 0 ready (also POLLERR/POLLHUP: the next send/recv says what), 0 timeout,
+ * < 0 error. EINTR restarts with the time that is left. A connect of this
+ * adapter in progress is woken as ready when its bound runs out
+ * (rlock_posix_interest_timeout), as wait() does, so that it fails - or asks
+ * the next Sentinel - then rather than at the request's deadline. */
+RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
+    struct pollfd p[2 * RLOCK_MAX_NODES];
+    uint64_t deadline, cap;
+    size_t i;
+    int capped;
+    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
+    cap = rlock_posix_interest_timeout(items, n, timeout_ms);
+    capped = cap < timeout_ms;
     deadline = rlock__posix_now_ms() + cap;
     for (;;) {
         uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;
@@ -729,19 +754,46 @@ static int rlock__sn_start_primary(rlock_posix_conn *c) {
     return rlock__posix_start_tcp(c, 0);
 }
 
-/* This Sentinel failed (why): on to the next. */
+/* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself), why cut
+ * only where err ends. */
+static void rlock__sn_why(char *err, size_t cap, const char *host, int port, const char *why) {
+    char w[128];
+    int k;
+    snprintf(w, sizeof w, "%s", why);
+    k = snprintf(err, cap, "Sentinel %.40s:%d: ", host, port);
+    if (k > 0 && (size_t)k < cap) {
+        size_t wl = strlen(w), room = cap - 1 - (size_t)k;
+        if (wl > room) wl = room;
+        memcpy(err + k, w, wl);
+        err[(size_t)k + wl] = '\0';
+    }
+}
+
+/* This Sentinel failed (why; NULL: c->err says it all): on to the next. */
 static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
     const rlock_posix_sentinel *sn = c->sentinel;
-    char w[64];
-    snprintf(w, sizeof w, "%s", why);
-    snprintf(c->err, sizeof c->err, "Sentinel %.40s:%d: %.63s", sn->host[c->sn_at], sn->port[c->sn_at], w);
+    if (why) rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], why);
     c->sn_at = (c->sn_at + 1) % sn->n;
     c->sn_tried++;
     rlock__sn_move(c, rlock__sn_ask);
 }
 
+/* An error reply (str, len) of who (a Sentinel or the primary): its whole
+ * text into c->err, after "Sentinel HOST:PORT: " or "primary HOST:PORT: "
+ * (and "refused AUTH: " when it answered AUTH); c->auth_refused when it
+ * refused AUTH or wants it (NOAUTH, WRONGPASS, NOPERM). */
+static void rlock__sn_said(rlock_posix_conn *c, const char *who, const char *host, int port, int to_auth,
+                           const char *str, size_t len) {
+    int n = (int)(len < sizeof c->err ? len : sizeof c->err - 1);
+    if (to_auth || (len >= 6 && (memcmp(str, "NOAUTH", 6) == 0 || memcmp(str, "NOPERM", 6) == 0)) ||
+        (len >= 9 && memcmp(str, "WRONGPASS", 9) == 0))
+        c->auth_refused = 1;
+    snprintf(c->err, sizeof c->err, "%s %.40s:%d: %s%.*s", who, host, port, to_auth ? "refused AUTH: " : "", n, str);
+}
+
 /* The Sentinel's answer in sn_buf[0..sn_off): 1 a primary's address (now in
- * c->host/port), 0 incomplete, -1 not an address (c->err says). */
+ * c->host/port), 0 incomplete, -1 not an address (c->err says why; -2:
+ * c->err is the whole text). */
 static int rlock__sn_answer(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     rlock_reply rep;
@@ -751,50 +803,90 @@ static int rlock__sn_answer(rlock_posix_conn *c) {
     if (sn->sentinel_password) { /* AUTH's answer first */
         got = rlock_resp_parse(c->sn_buf, c->sn_off, sizeof c->sn_buf, &rep);
         if (got == 0) return 0;
-        if (got < 0 || rep.v.type == RLOCK_RESP_ERROR) {
-            if (got < 0) snprintf(c->err, sizeof c->err, "refused AUTH: protocol error");
-            else snprintf(c->err, sizeof c->err, "refused AUTH: %.*s", (int)(rep.v.len < 60 ? rep.v.len : 60), rep.v.str);
+        if (got < 0) {
+            snprintf(c->err, sizeof c->err, "refused AUTH: protocol error");
             return -1;
+        }
+        if (rep.v.type == RLOCK_RESP_ERROR) {
+            rlock__sn_said(c, "Sentinel", sn->host[c->sn_at], sn->port[c->sn_at], 1, rep.v.str, rep.v.len);
+            return -2;
         }
         off = got;
     }
     got = rlock_resp_parse(c->sn_buf + off, c->sn_off - (size_t)off, sizeof c->sn_buf - (size_t)off, &rep);
     if (got == 0) return 0;
     if (got > 0 && rep.v.type == RLOCK_RESP_ERROR) { /* NOAUTH (a password is needed), ... */
-        snprintf(c->err, sizeof c->err, "said: %.*s", (int)(rep.v.len < 60 ? rep.v.len : 60), rep.v.str);
-        return -1;
+        rlock__sn_said(c, "Sentinel", sn->host[c->sn_at], sn->port[c->sn_at], 0, rep.v.str, rep.v.len);
+        return -2;
     }
     if (got < 0 || rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
-        rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof c->host ||
-        rep.elem[1].len == 0 || rep.elem[1].len > 5) {
+        rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof c->host) {
         snprintf(c->err, sizeof c->err, "does not know '%.60s'", sn->master);
         return -1;
     }
-    for (k = 0; k < rep.elem[1].len; k++) port = port * 10 + (rep.elem[1].str[k] - '0');
-    if (port < 1 || port > 65535) return -1;
+    /* the port: 1..65535 in decimal digits, or this Sentinel is not believed */
+    for (k = 0; k < rep.elem[1].len && port <= 65535; k++) {
+        if (rep.elem[1].str[k] < '0' || rep.elem[1].str[k] > '9') break;
+        port = port * 10 + (rep.elem[1].str[k] - '0');
+    }
+    if (k != rep.elem[1].len || port < 1 || port > 65535) {
+        snprintf(c->err, sizeof c->err, "names a bad port '%.*s'", (int)(rep.elem[1].len < 16 ? rep.elem[1].len : 16),
+                 rep.elem[1].str);
+        return -1;
+    }
     memcpy(c->host, rep.elem[0].str, rep.elem[0].len);
     c->host[rep.elem[0].len] = '\0';
     c->port = port;
     return 1;
 }
 
-/* [AUTH's reply] ROLE's reply in sn_buf[0..sn_off): 1 "master", 0
- * incomplete, -1 anything else. The whole reply is read, so that none of
- * it is left for rlock's first request. */
+/* [AUTH's reply] ROLE's reply, read as it comes in sn_buf[0..sn_off): 1
+ * "master", 0 more to read, -1 anything else (-2: c->err says why). The
+ * whole reply is read, so that none of it is left for rlock's first
+ * request - but only the role word is kept: each value (a line, a bulk
+ * string with its line) is dropped from sn_buf once read, so a primary's
+ * list of replicas, however long, needs no bigger buffer. RESP2: the
+ * connection has said no HELLO. */
 static int rlock__sn_role(rlock_posix_conn *c) {
-    rlock_reply rep;
-    long got, off = 0;
-    if (c->sentinel->password) { /* AUTH's answer; ROLE says whether it mattered */
-        got = rlock_resp_parse(c->sn_buf, c->sn_off, sizeof c->sn_buf, &rep);
-        if (got <= 0) return got == 0 ? 0 : -1;
-        off = got;
+    size_t authv = c->sentinel->password ? 1u : 0u; /* AUTH's reply comes first */
+    while (c->sn_skip > 0) {
+        unsigned char *b = c->sn_buf;
+        const unsigned char *e = (const unsigned char *)memchr(b, '\n', c->sn_off);
+        size_t line, used, i, k = 0;
+        if (!e) return 0;
+        line = (size_t)(e - b) + 1;
+        if (line < 3 || e[-1] != '\r') return -1;
+        if (b[0] == '-') { /* AUTH's refusal, or ROLE's: NOAUTH, NOPERM, ... */
+            if (c->sn_vals > authv) return -1; /* (an error inside ROLE's reply: nonsense) */
+            rlock__sn_said(c, "primary", c->host, c->port, c->sn_vals < authv, (const char *)b + 1, line - 3);
+            return -2;
+        }
+        if (b[0] == '*' || b[0] == '$') {
+            if (b[1] == '-') k = 0; /* a null array or string: nothing follows */
+            else
+                for (i = 1; i + 2 < line; i++) {
+                    if (b[i] < '0' || b[i] > '9' || k > 99999999u) return -1;
+                    k = k * 10 + (size_t)(b[i] - '0');
+                }
+        } else if (b[0] != '+' && b[0] != ':') {
+            return -1;
+        }
+        used = line;
+        if (b[0] == '$' && b[1] != '-') {
+            used += k + 2;
+            if (used > sizeof c->sn_buf) return -1;
+            if (used > c->sn_off) return 0;
+            /* the role word: the first value inside ROLE's array */
+            if (c->sn_vals == authv + 1) c->sn_master = k == 6 && memcmp(e + 1, "master", 6) == 0;
+        }
+        if (c->sn_vals == authv && b[0] != '*') return -1; /* ROLE's reply is an array */
+        c->sn_skip--;
+        if (b[0] == '*') c->sn_skip += k;
+        c->sn_vals++;
+        memmove(b, b + used, c->sn_off - used);
+        c->sn_off -= used;
     }
-    got = rlock_resp_parse(c->sn_buf + off, c->sn_off - (size_t)off, sizeof c->sn_buf - (size_t)off, &rep);
-    if (got == 0) return 0;
-    if ((size_t)(off + got) == c->sn_off && rep.v.type == RLOCK_RESP_ARRAY && rep.count >= 1 &&
-        rep.elem[0].type == RLOCK_RESP_BULK && rep.elem[0].len == 6 && memcmp(rep.elem[0].str, "master", 6) == 0)
-        return 1;
-    return -1;
+    return c->sn_master && c->sn_off == 0 ? 1 : -1;
 }
 
 /* The connect hook of a Sentinel-led connection: one step as far as the
@@ -852,6 +944,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             if (r == 0 && c->sn_off < sizeof c->sn_buf) break;
             if (r == 0) snprintf(c->err, sizeof c->err, "answer longer than %u bytes", (unsigned)sizeof c->sn_buf);
             if (n < 0) snprintf(c->err, sizeof c->err, "closed the connection before answering");
+            if (r == -2) { rlock__sn_next(c, NULL); break; } /* (c->err says it all: a refused AUTH, ...) */
             if (c->phase == RLOCK__SN_ASK_READ) {
                 const char *role[1] = { "ROLE" };
                 if (r != 1) { rlock__sn_next(c, c->err); break; }
@@ -866,7 +959,9 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 }
                 r = rlock__sn_move(c, rlock__sn_start_primary); /* the Sentinel's socket for the primary's */
                 if (r < 0) { rlock__sn_next(c, c->err); break; }
-                c->sn_len = c->sn_off = 0;
+                c->sn_len = c->sn_off = c->sn_vals = 0;
+                c->sn_skip = sn->password ? 2u : 1u; /* [AUTH's reply,] ROLE's */
+                c->sn_master = 0;
                 if (!rlock__sn_auth(c, sn->username, sn->password) || !rlock__sn_put(c, 1, role)) {
                     snprintf(c->err, sizeof c->err, "credentials too long");
                     rlock__posix_drop(c);
@@ -879,12 +974,13 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             }
             if (r == 1) { /* (this Sentinel is asked first next time) */
                 c->sn_first = c->sn_at;
+                c->auth_refused = 0;
                 c->phase = RLOCK__SN_NONE;
                 c->connecting = 0;
                 c->err[0] = '\0';
                 return 1;
             }
-            if (n > 0) snprintf(c->err, sizeof c->err, "names %.40s:%d, not a primary (ROLE)", c->host, c->port);
+            if (n > 0 && r < 0) snprintf(c->err, sizeof c->err, "names %.40s:%d, not a primary (ROLE)", c->host, c->port);
             /* a stale or lying Sentinel (a replica, a dead primary): the next one */
             rlock__sn_next(c, c->err);
             break;
@@ -999,7 +1095,7 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_init(rlock_posix_sentinel_watch
 
 static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
     const rlock_posix_sentinel *sn = w->c->sentinel;
-    snprintf(w->err, sizeof w->err, "Sentinel %.40s:%d: %.60s", sn->host[w->at], sn->port[w->at], why);
+    rlock__sn_why(w->err, sizeof w->err, sn->host[w->at], sn->port[w->at], why);
     rlock__posix_drop(&w->q);
     w->state = RLOCK__SW_DOWN;
     w->subscribed = 0;
@@ -1021,6 +1117,7 @@ static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value
         if (port->str[k] < '0' || port->str[k] > '9') return 0;
         p = p * 10 + (port->str[k] - '0');
     }
+    if (p < 1 || p > 65535) return 0; /* no address: nothing moved */
     memcpy(c->sn_hint, h, host->len + 1); /* (the connect skips Sentinels that lag behind it) */
     c->sn_hint_port = p;
     c->sn_hint_at = rlock__posix_now_ms();
@@ -1039,8 +1136,8 @@ static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) 
     const char *master = w->c->sentinel->master;
     size_t ml = strlen(master);
     if (r->v.type == RLOCK_RESP_ERROR) { /* not a Sentinel, or it wants AUTH: try the next */
-        char why[64];
-        snprintf(why, sizeof why, "%.*s", (int)(r->v.len < 60 ? r->v.len : 60), r->v.str);
+        char why[sizeof w->err];
+        snprintf(why, sizeof why, "%.*s", (int)(r->v.len < sizeof why ? r->v.len : sizeof why - 1), r->v.str);
         rlock__sw_fail(w, why);
         return 0;
     }

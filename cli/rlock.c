@@ -181,7 +181,8 @@ static const char *const help_text[] = {
     "  70, 71            internal error (or COMMAND's guard was killed),",
     "                    operating-system error (fork, pipe)",
     "  75                the lock was lost while COMMAND ran; COMMAND was stopped",
-    "  77                the server refused AUTH (NOAUTH, WRONGPASS, NOPERM)",
+    "  77                the server refused AUTH (NOAUTH, WRONGPASS, NOPERM); with",
+    "                    --sentinel also a Sentinel or the primary it names",
     "  126, 127          COMMAND could not be executed, was not found",
     "  128+N             signal N arrived while rlock waited for the lock",
     "  status, unlock    0 free / removed, 1 held / was not held; errors as above",
@@ -1102,6 +1103,7 @@ static void wait_io(long long limit_ms) {
     k = gc.n ? rlock_cluster_interest(&gc.cl, it, sizeof it / sizeof it[0], &next)
              : rlock_client_interest(&g.cl, it, sizeof it / sizeof it[0], &next);
     if (k > sizeof it / sizeof it[0]) k = sizeof it / sizeof it[0];
+    next = rlock_posix_interest_timeout(it, k, next); /* a connect's own bound (a Sentinel's share) */
     if (next != UINT32_MAX && (timeout_ms < 0 || (long long)next < timeout_ms)) timeout_ms = next;
     for (i = 0; i < k; i++) {
         if (it[i].fd < 0) { timeout_ms = 0; continue; } /* not connected yet: step now */
@@ -1141,6 +1143,14 @@ static size_t nodes_with(rlock_status st) {
     return n;
 }
 
+/* Servers that refused AUTH (exit 77): rlock's own RLOCK_E_AUTH, or with
+ * --sentinel a connect that failed because a Sentinel, or the primary it
+ * named, refused it (the adapter says so; rlock sees an I/O error). */
+static size_t auth_refused(void) {
+    return nodes_with(RLOCK_E_AUTH) +
+           (g.o.n_sentinels && g.pc[0].auth_refused && rlock_node_status(&g.node[0]) == RLOCK_E_IO);
+}
+
 /* The connection nd to sv (waiting rides on it: RESP3, cfg.pubsub). */
 static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
     const options *o = &g.o;
@@ -1165,6 +1175,8 @@ static int init_conn(rlock_posix_conn *pc, rlock_node *nd, const server *sv) {
     } else
 #endif
     {
+        g.sn.username = user; /* the primary's ROLE is asked behind AUTH too */
+        g.sn.password = pass;
         if ((o->n_sentinels ? rlock_posix_init_sentinel(pc, &g.sn, ct)
              : sv->is_unix ? rlock_posix_init_unix(pc, sv->path, ct) : rlock_posix_init_tcp(pc, sv->host, sv->port, ct)) != 0)
             return -1;
@@ -1285,7 +1297,7 @@ static int acquire(int *rc) {
         return not_held(rc, RC_USAGE);
     }
     if (st != RLOCK_OK) {
-        int auth = nodes_with(RLOCK_E_AUTH) > 0;
+        int auth = auth_refused() > 0;
         report_nodes();
         say("cannot reach %s%s", o->n_servers > 1 ? "a quorum of the servers" : "the server",
             auth ? ": authentication refused" : "");
@@ -1890,7 +1902,7 @@ static int admin_connect(void) {
     if (st == RLOCK_OK) return 0;
     report_nodes();
     say("cannot reach %s", g.o.n_servers > 1 ? "a quorum of the servers" : "the server");
-    return st == RLOCK_E_BADARG ? RC_USAGE : nodes_with(RLOCK_E_AUTH) ? RC_NOPERM : RC_UNAVAILABLE;
+    return st == RLOCK_E_BADARG ? RC_USAGE : auth_refused() ? RC_NOPERM : RC_UNAVAILABLE;
 }
 
 /* Print what each of n servers holds under RESOURCE (label(i): the

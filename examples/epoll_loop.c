@@ -80,6 +80,7 @@ int main(int argc, char **argv) {
         uint32_t timeout_ms;
         size_t n = rlock_client_interest(&d.cl, it, MAX_CONNS, &timeout_ms);
         if (n > MAX_CONNS) n = MAX_CONNS; /* cannot happen: one node */
+        timeout_ms = rlock_posix_interest_timeout(it, n, timeout_ms); /* a connect's own bound too */
         sync_watches(&d, ep, w, &nw, it, n);
         if (epoll_wait(ep, evs, MAX_CONNS,
                        timeout_ms == UINT32_MAX ? -1 : timeout_ms > 60000 ? 60000 : (int)timeout_ms) < 0 &&

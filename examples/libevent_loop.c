@@ -48,6 +48,7 @@ static void sync_watches(app *a) {
     uint32_t timeout_ms;
     size_t i, k, n = rlock_client_interest(&a->d.cl, it, MAX_CONNS, &timeout_ms);
     if (n > MAX_CONNS) n = MAX_CONNS; /* cannot happen: one node */
+    timeout_ms = rlock_posix_interest_timeout(it, n, timeout_ms); /* a connect's own bound too */
     for (k = 0; k < a->nw;) {
         for (i = 0; i < n && it[i].conn != a->w[k].conn; i++) { }
         /* an event's fd and events are fixed: anything changed, make a new one */

@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
         uint32_t timeout_ms;
         size_t i, n = rlock_client_interest(&d.cl, it, MAX_CONNS, &timeout_ms);
         if (n > MAX_CONNS) n = MAX_CONNS; /* cannot happen: one node */
+        timeout_ms = rlock_posix_interest_timeout(it, n, timeout_ms); /* a connect's own bound too */
         for (i = 0; i < n; i++) {
             p[i].fd = it[i].fd; /* -1 (not connected yet) is ignored by poll; timeout_ms is 0 then */
             p[i].events = (short)(((it[i].events & RLOCK_WANT_READ) ? POLLIN : 0) |

@@ -974,7 +974,8 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
  * the primary at old_port to a connect's question, and refuses a watch
  * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel). */
 typedef struct fake_sentinel {
-    int lfd, cfd[8], n, old_port;
+    int lfd, cfd[32], n, old_port;
+    const char *port_text; /* set: the port named is this text (a bad one), not old_port */
 } fake_sentinel;
 static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     struct sockaddr_in a;
@@ -995,18 +996,20 @@ static int fake_sentinel_open(fake_sentinel *f, int old_port) {
 static void fake_sentinel_pump(fake_sentinel *f) {
     char buf[1024], out[64];
     int fd, i;
-    while (f->n < 8 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
+    while (f->n < 32 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
     for (i = 0; i < f->n; i++) {
         ssize_t r = recv(f->cfd[i], buf, sizeof buf - 1, MSG_DONTWAIT);
         if (r <= 0) continue;
         buf[r] = '\0';
-        if (strstr(buf, "SUBSCRIBE")) {
+        if (strstr(buf, "SUBSCRIBE") && !(f->port_text && strstr(buf, "GET-MASTER-ADDR-BY-NAME"))) {
             (void)!send(f->cfd[i], "-ERR lagging\r\n", 14, MSG_NOSIGNAL);
-        } else {
+        } else { /* (a bad port_text: to the watch too, then its SUBSCRIBE refused) */
             char port[16];
             int n;
-            snprintf(port, sizeof port, "%d", f->old_port);
-            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", (int)strlen(port), port);
+            if (f->port_text) snprintf(port, sizeof port, "%s", f->port_text);
+            else snprintf(port, sizeof port, "%d", f->old_port);
+            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n%s", (int)strlen(port), port,
+                         strstr(buf, "SUBSCRIBE") ? "-ERR lagging\r\n" : "");
             (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
         }
     }
@@ -1559,10 +1562,10 @@ static void test_sentinel_cli(void) {
                                "sen:auth", "sh", "-c", "exit 7", NULL };
         const char *userless[] = { "--sentinel", s0, "--sentinel-user", "default", "--master", "mymaster", "sen:auth",
                                    "true", NULL };
-        rc = cli_run(0, noauth, NULL, out, sizeof out);
-        CHECK_MSG(rc == 69 && strstr(out, "NOAUTH") != NULL, "exit %d:\n%s", rc, out);
+        rc = cli_run(0, noauth, NULL, out, sizeof out); /* 77: as a refused AUTH on a plain server */
+        CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "exit %d:\n%s", rc, out);
         rc = cli_run(0, bad, NULL, out, sizeof out);
-        CHECK_MSG(rc == 69 && strstr(out, "refused AUTH") != NULL, "exit %d:\n%s", rc, out);
+        CHECK_MSG(rc == 77 && strstr(out, "refused AUTH") != NULL, "exit %d:\n%s", rc, out);
         rc = cli_run(0, good, NULL, out, sizeof out);
         CHECK_MSG(rc == 7, "exit %d:\n%s", rc, out);
         noauth[4] = "-v";
@@ -1645,6 +1648,317 @@ out:
     unlink(pwfile); unlink(badfile); unlink(logf); unlink(tokf); unlink(stopf); unlink(donef);
     for (i = 0; i < 3; i++) rh_server_stop(&sen[i]);
     rh_server_stop(&rep);
+    rh_server_stop(&prim);
+}
+
+/* Connect pc (Sentinel-led) while fk answers as a Sentinel: 1 / RLOCK_IO_ERROR. */
+static int connect_pumping(rlock_posix_conn *pc, fake_sentinel *fk) {
+    unsigned long long until = rh_now_ms() + 10000;
+    int r;
+    while ((r = pc->tr.connect(pc->tr.ctx)) == 0 && rh_now_ms() < until) {
+        fake_sentinel_pump(fk);
+        rh_sleep_ms(2);
+    }
+    return r;
+}
+
+/* What Sentinels and primaries answer: a port in a Sentinel's answer that
+ * is not 1..65535 in digits is refused, saying so, and the next Sentinel
+ * asked; a primary's ROLE answer longer than the connect's buffer (four
+ * replicas announcing 250-byte addresses: well over 1 KiB) is read
+ * through, not refused. */
+static void test_sentinel_answers(void) {
+    static const char *const bad[] = { "99999999999", "0", "65536", "12a", "-1", "" };
+    rh_server prim, reps[4], sen;
+    char ro[64], ann[4][260];
+    const char *rep_args[5];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    fake_sentinel fk;
+    int i, up = 0, fport, r;
+    size_t k;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    CHECK(sentinel_start(&sen, prim.port, 1) == 0);
+    fport = fake_sentinel_open(&fk, prim.port);
+    CHECK(fport > 0);
+    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out0;
+    memset(&sn, 0, sizeof sn);
+    sn.master = "mymaster";
+    sn.host[0] = sn.host[1] = "127.0.0.1";
+    sn.port[0] = fport;
+    sn.port[1] = sen.port;
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        fk.port_text = bad[k];
+        sn.n = 1; /* the fake one alone: refused, saying why */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        r = connect_pumping(&pc, &fk);
+        CHECK_MSG(r == RLOCK_IO_ERROR && strstr(pc.err, "bad port") != NULL, "port '%s': %d (%s), port %d", bad[k], r,
+                  pc.err, pc.port);
+        rlock_posix_close(&pc);
+        sn.n = 2; /* then the real one */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        r = connect_pumping(&pc, &fk);
+        CHECK_MSG(r == 1 && pc.port == prim.port, "port '%s', then a real Sentinel: %d (%s)", bad[k], r, pc.err);
+        {   /* the watch asking the fake one: a bad port is no new primary */
+            rlock_posix_sentinel_watch w;
+            unsigned long long until = rh_now_ms() + 3000;
+            CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+            while (!w.err[0] && rh_now_ms() < until) {
+                fake_sentinel_pump(&fk);
+                (void)rlock_posix_sentinel_watch_step(&w);
+                rh_sleep_ms(2);
+            }
+            CHECK_MSG(strstr(w.err, "lagging") != NULL, "watch, port '%s': '%s'", bad[k], w.err);
+            CHECK_MSG(w.switches == 0 && pc.switched == 0 && pc.sn_hint[0] == '\0',
+                      "port '%s' taken by the watch: %lu switches, hint %s:%d", bad[k], w.switches, pc.sn_hint,
+                      pc.sn_hint_port);
+            rlock_posix_sentinel_watch_close(&w);
+        }
+        rlock_posix_close(&pc);
+    }
+
+    /* ROLE's answer, > 1 KiB */
+    snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
+    for (i = 0; i < 4; i++) {
+        memset(ann[i], 'a' + i, 250);
+        ann[i][250] = '\0';
+        rep_args[0] = "--replicaof"; rep_args[1] = ro;
+        rep_args[2] = "--replica-announce-ip"; rep_args[3] = ann[i]; rep_args[4] = NULL;
+        up += rh_server_start(&reps[i], rep_args) == 0;
+    }
+    CHECK_EQ_LL(up, 4);
+    if (up != 4) goto out;
+    CHECK(wait_replicas(&prim, 4));
+    sn.n = 1;
+    sn.port[0] = sen.port;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:role", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&a, 30000, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire on a primary with four long-named replicas: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&node));
+    CHECK_EQ_LL(pc.port, prim.port);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+out:
+    for (i = 0; i < 4; i++) rh_server_stop(&reps[i]);
+out0:
+    fake_sentinel_close(&fk);
+    rh_server_stop(&sen);
+    rh_server_stop(&prim);
+}
+
+/* A mark of the watch (the primary moved) is for the connection it was set
+ * on: when rlock drops that connection itself first (a request timed out:
+ * its close hook), the fresh connect asks the Sentinels anyway - the mark
+ * must not then drop the new, right connection too. Two Sentinels that
+ * disagree stand in for a failover: the first names P1 (the connection
+ * goes there), the watch's (the second) names P2. */
+static void test_sentinel_stale_mark(void) {
+    rh_server p1, p2, sen[2];
+    rlock_posix_sentinel sn;
+    rlock_posix_sentinel_watch w;
+    rlock_posix_conn pc;
+    int i, up = 0, r, n = 0;
+    long sent;
+
+    CHECK(rh_server_start(&p1, NULL) == 0);
+    CHECK(rh_server_start(&p2, NULL) == 0);
+    up += sentinel_start(&sen[0], p1.port, 1) == 0;
+    up += sentinel_start(&sen[1], p2.port, 1) == 0;
+    CHECK_EQ_LL(up, 2);
+    if (up != 2 || p1.pid <= 0 || p2.pid <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 2;
+    sn.master = "mymaster";
+    for (i = 0; i < 2; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    while ((r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 100);
+    CHECK_MSG(r == 1 && pc.port == p1.port, "connect: %d (%s) port %d", r, pc.err, pc.port);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    w.at = 1; /* the watch asks the second Sentinel: P2 */
+    CHECK_MSG(watch_until(&w, 6000, watch_subscribed), "no subscription (%s)", w.err);
+    CHECK_EQ_LL(w.switches, 1);
+    CHECK_EQ_LL(pc.switched, 1);
+    pc.tr.close(pc.tr.ctx); /* rlock dropped it first (a timeout) */
+    /* the fresh connect goes to the Sentinels anyway: the mark is spent. A
+     * mark left over would drop this connection at its first send when the
+     * connect finished in one call (both answers already there: seen under
+     * valgrind), else restart the connect at its next call */
+    r = pc.tr.connect(pc.tr.ctx);
+    CHECK_MSG(pc.switched == 0, "the stale mark outlived the connection it was set on (connect: %d)", r);
+    n = 0;
+    while (r == 0 && (r = pc.tr.connect(pc.tr.ctx)) == 0 && n++ < 1000) (void)pc.tr.wait(pc.tr.ctx, RLOCK_WANT_WRITE, 100);
+    /* (the first Sentinel lags behind the watch's: the second is taken) */
+    CHECK_MSG(r == 1 && pc.port == p2.port, "reconnect: %d (%s) port %d", r, pc.err, pc.port);
+    sent = pc.tr.send(pc.tr.ctx, (const unsigned char *)"*1\r\n$4\r\nPING\r\n", 14);
+    CHECK_MSG(sent == 14, "the fresh connection to the new primary: send %ld (%s)", sent, pc.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+out:
+    for (i = 0; i < 2; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&p2);
+    rh_server_stop(&p1);
+}
+
+/* Drive lk's acquire (begun) in an event loop on rlock_client_interest
+ * (helper: its timeout capped by rlock_posix_interest_timeout); *asked_ms:
+ * the longest wait it chose while asking the Sentinel on port s0. */
+static rlock_status loop_acquire(rlock_client *cl, rlock_lock *lk, const rlock_posix_conn *pc, int helper, int s0,
+                                 uint32_t *asked_ms) {
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    unsigned long long end = rh_now_ms() + 20000;
+    *asked_ms = 0;
+    while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        rlock_interest it;
+        struct pollfd p;
+        uint32_t t;
+        size_t n = rlock_client_interest(cl, &it, 1, &t);
+        if (helper) t = rlock_posix_interest_timeout(&it, n, t);
+        if (pc->connecting && pc->port == s0 && pc->phase <= RLOCK__SN_ASK_READ && t > *asked_ms) *asked_ms = t;
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, t > 10000 ? 10000 : (int)t);
+        rlock_client_step(cl);
+        st = rlock_result(lk);
+    }
+    return st;
+}
+
+/* An event loop's wait and a Sentinel's share of the connect bound: with
+ * the first Sentinel silent (SIGSTOP), a loop on rlock_client_interest alone
+ * sleeps until the request's deadline (node timeout 4 s) - the silent
+ * Sentinel costs the whole request; capped by rlock_posix_interest_timeout
+ * it wakes when the share (half of the 1 s bound) runs out, asks the
+ * second Sentinel and acquires in the same request. */
+static void test_sentinel_loop_bound(void) {
+    rh_server prim, sen[2];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client cl;
+    rlock_config cfg;
+    rlock_lock a;
+    rlock_status st;
+    uint32_t asked;
+    int i, up = 0, helper;
+
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    for (i = 0; i < 2; i++) up += sentinel_start(&sen[i], prim.port, 1) == 0;
+    CHECK_EQ_LL(up, 2);
+    if (up != 2 || prim.pid <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 2;
+    sn.master = "mymaster";
+    for (i = 0; i < 2; i++) { sn.host[i] = "127.0.0.1"; sn.port[i] = sen[i].port; }
+    rh_server_pause(&sen[0]);
+    for (helper = quick; helper < 2; helper++) {
+        unsigned long long t0 = rh_now_ms();
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+        CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+        rlock_config_init(&cfg);
+        cfg.node_timeout_ms = 4000;
+        CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&a, &cl, "sen:loop2", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire_begin(&a, 30000, 0), RLOCK_WOULD_BLOCK);
+        st = loop_acquire(&cl, &a, &pc, helper, sen[0].port, &asked);
+        printf("sentinel loop%s: %s after %llu ms (waited up to %lu ms on the silent Sentinel)\n",
+               helper ? ", capped by rlock_posix_interest_timeout" : " on rlock_client_interest alone",
+               rlock_status_str(st), rh_now_ms() - t0, (unsigned long)asked);
+        if (helper) {
+            CHECK_MSG(st == RLOCK_OK && asked <= 1000, "%s (%s), waited up to %lu ms on the silent Sentinel",
+                      rlock_status_str(st), rlock_node_error(&node), (unsigned long)asked);
+            CHECK_EQ_LL(pc.port, prim.port);
+            if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+        }
+        rlock_client_close(&cl);
+        rlock_posix_close(&pc);
+    }
+    rh_server_resume(&sen[0]);
+out:
+    for (i = 0; i < 2; i++) rh_server_stop(&sen[i]);
+    rh_server_stop(&prim);
+}
+
+/* AUTH through Sentinel with the rlock command: a Sentinel that refuses
+ * AUTH (none given, a wrong password) and a primary that refuses it (the
+ * data server's password, needed for ROLE) end as a refused AUTH on a
+ * plain server does - exit 77 (README: the exit-code table), with the
+ * server's whole reason - and the right passwords reach the primary. */
+static void test_sentinel_cli_auth(void) {
+    static const char *const sconf = "requirepass sentpw\nsentinel auth-pass mymaster datapw\n";
+    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
+    rh_server prim, sen;
+    char s0[40], spw[200], sbad[200], dpw[200], dbad[200], out[8192];
+    int rc;
+    FILE *f;
+
+    snprintf(spw, sizeof spw, "%s/a-sentpw", tmpdir);
+    snprintf(sbad, sizeof sbad, "%s/a-sentbad", tmpdir);
+    snprintf(dpw, sizeof dpw, "%s/a-datapw", tmpdir);
+    snprintf(dbad, sizeof dbad, "%s/a-databad", tmpdir);
+    if ((f = fopen(spw, "w")) != NULL) { fputs("sentpw\n", f); fclose(f); }
+    if ((f = fopen(sbad, "w")) != NULL) { fputs("wrong\n", f); fclose(f); }
+    if ((f = fopen(dpw, "w")) != NULL) { fputs("datapw\n", f); fclose(f); }
+    if ((f = fopen(dbad, "w")) != NULL) { fputs("wrong\n", f); fclose(f); }
+    CHECK(rh_server_start(&prim, pargs) == 0);
+    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
+    if (sen.pid <= 0 || prim.pid <= 0) goto out;
+    snprintf(s0, sizeof s0, "127.0.0.1:%d", sen.port);
+    {
+        const char *a[] = { "--sentinel", s0, "--master", "mymaster", "--sentinel-password-file", spw,
+                            "--password-file", dpw, "-n", "sen:auth2", "sh", "-c", "exit 7", NULL };
+        rc = cli_run(0, a, NULL, out, sizeof out); /* both right: COMMAND runs */
+        CHECK_MSG(rc == 7, "both passwords right: exit %d:\n%s", rc, out);
+        a[5] = sbad; /* the Sentinel refuses AUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "WRONGPASS invalid username-password pair or user is disabled.") != NULL,
+                  "wrong Sentinel password: exit %d:\n%s", rc, out);
+        a[4] = "-n"; a[5] = "-n"; /* no Sentinel password: its NOAUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "NOAUTH Authentication required.") != NULL,
+                  "no Sentinel password: exit %d:\n%s", rc, out);
+        a[4] = "--sentinel-password-file"; a[5] = spw; a[7] = dbad; /* the primary refuses AUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "WRONGPASS invalid username-password pair or user is disabled.") != NULL,
+                  "wrong data password: exit %d:\n%s", rc, out);
+        a[6] = "-n"; a[7] = "-n"; /* no data password: the primary's NOAUTH */
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "no data password: exit %d:\n%s", rc, out);
+    }
+    {   /* the +switch-master watch says the whole reason too */
+        rlock_posix_sentinel sn;
+        rlock_posix_sentinel_watch w;
+        rlock_posix_conn pc;
+        memset(&sn, 0, sizeof sn);
+        sn.n = 1;
+        sn.master = "mymaster";
+        sn.host[0] = "127.0.0.1";
+        sn.port[0] = sen.port;
+        sn.sentinel_password = "wrong";
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        CHECK(!watch_until(&w, 1000, watch_subscribed));
+        CHECK_MSG(strstr(w.err, "WRONGPASS invalid username-password pair or user is disabled.") != NULL, "watch: %s",
+                  w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+    }
+out:
+    unlink(spw); unlink(sbad); unlink(dpw); unlink(dbad);
+    rh_server_stop(&sen);
     rh_server_stop(&prim);
 }
 
@@ -2487,6 +2801,10 @@ int main(void) {
     test_connect_bound();
     test_sentinel_stale();
     if (!quick) test_sentinel_cli();
+    test_sentinel_cli_auth();
+    test_sentinel_answers();
+    test_sentinel_stale_mark();
+    test_sentinel_loop_bound();
     test_cluster();
     if (!quick) test_check(&s);
     if (!quick) test_load();
