@@ -1312,12 +1312,19 @@ static int acquire(int *rc) {
                 if (o->wait_set) VERBOSE(("'%s' is held; waiting up to %lld ms", o->resource, o->wait_ms));
                 else VERBOSE(("'%s' is held; waiting for it", o->resource));
             }
-            if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl)) {
+            /* --replicas: a grant too few replicas acknowledged is released and
+             * retried - the servers answer, but the lock cannot be had: as no
+             * quorum (exit 69), not "held" for ever */
+            long long acks = o->replicas ? rlock_replica_acks(&g.lk) : -1;
+            if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl) || (acks >= 0 && acks < o->replicas)) {
                 if (!unavailable_since) unavailable_since = now;
                 else if (now - unavailable_since >= UNAVAILABLE_GIVE_UP_MS) {
                     rlock_cancel(&g.lk);
                     report_nodes();
-                    say("gave up waiting: no quorum of the servers for %d s", UNAVAILABLE_GIVE_UP_MS / 1000);
+                    if (acks >= 0 && acks < o->replicas)
+                        say("gave up waiting: fewer than %lld replicas acknowledged the grant for %d s", o->replicas,
+                            UNAVAILABLE_GIVE_UP_MS / 1000);
+                    else say("gave up waiting: no quorum of the servers for %d s", UNAVAILABLE_GIVE_UP_MS / 1000);
                     return not_held(rc, RC_UNAVAILABLE);
                 }
             } else {
