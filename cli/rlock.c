@@ -177,6 +177,7 @@ static const char *const help_text[] = {
     "  64                usage error (nothing was sent to Redis), or two servers",
     "                    given are one server (found by address, or by run_id)",
     "  65                RESOURCE exists in Redis but is not an rlock lock",
+    "                    (or a lock of another kind: plain, -s/-x, --limit)",
     "  69                a quorum of the servers could not be reached",
     "  70, 71            internal error (or COMMAND's guard was killed),",
     "                    operating-system error (fork, pipe)",
@@ -1343,7 +1344,8 @@ static int acquire(int *rc) {
     if (gave_up(st, rc)) return 0;
     report_nodes();
     if (st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN)
-        say("the key '%s' exists but is not an rlock lock (%s); rlock does not touch it",
+        say("the key '%s' exists but is not an rlock lock of this kind (%s: another kind of key, or a lock "
+            "taken with other options among plain, -s/-x and --limit); rlock does not touch it",
             o->resource, rlock_status_str(st));
     else
         say("could not acquire '%s': %s", o->resource, rlock_status_str(st));

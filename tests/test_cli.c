@@ -873,6 +873,50 @@ static void test_check_help(void) {
     if (fd >= 0) close(fd);
 }
 
+/* README exit 65: a RESOURCE held as one kind of lock is refused (exit 65,
+ * COMMAND not run, the holder's key untouched) to rlock invoked as another -
+ * plain against -s, -x against plain, --limit against -s, and the reverse. */
+static void test_kind_mismatch(void) {
+    char out[4096], hold_out[300], f[300], before[64], after[64];
+    static const char *const kinds[3][3] = { { NULL }, { "-s", NULL }, { "--limit", "2", NULL } };
+    int h, o;
+    path_in(f, sizeof f, "kind.ran");
+    for (h = 0; h < 3; h++) {
+        const char *holder[10];
+        pid_t hp;
+        int n = 0, k;
+        for (k = 0; kinds[h][k]; k++) holder[n++] = kinds[h][k];
+        holder[n++] = "-S"; holder[n++] = S[0]; holder[n++] = "t:kind"; holder[n++] = "sleep"; holder[n++] = "30";
+        holder[n] = NULL;
+        snprintf(hold_out, sizeof hold_out, "%s/kind.hold", tmp);
+        hp = cli_start(holder, NULL, hold_out);
+        CHECK(wait_key(&srv[0], "t:kind", 1, 5000));
+        rh_str(&srv[0], before, sizeof before, "TYPE t:kind");
+        for (o = 0; o < 3; o++) {
+            const char *other[10];
+            if (o == h) continue;
+            n = 0;
+            other[n++] = "-n";
+            for (k = 0; kinds[o][k]; k++) other[n++] = kinds[o][k];
+            if (o == 0 && h == 1) other[n++] = "-x"; /* -x: the write side of the same kind, no conflict */
+            other[n++] = "-S"; other[n++] = S[0]; other[n++] = "t:kind"; other[n++] = "touch"; other[n++] = f;
+            other[n] = NULL;
+            if (o == 0 && h == 1) {
+                CHECK_EQ_LL(cli_run(other, out, sizeof out), 1); /* held by a reader: a conflict */
+                continue;
+            }
+            CHECK_MSG(cli_run(other, out, sizeof out) == EX_DATAERR, "holder kind %d, other kind %d: '%s'", h, o, out);
+            CHECK_MSG(strstr(out, "of this kind") != NULL, "holder kind %d, other kind %d: '%s'", h, o, out);
+        }
+        rh_str(&srv[0], after, sizeof after, "TYPE t:kind");
+        CHECK(strcmp(before, after) == 0);
+        CHECK(access(f, F_OK) != 0);
+        kill(hp, SIGTERM);
+        CHECK(cli_wait(hp, 10000) != -1);
+        CHECK(wait_key(&srv[0], "t:kind", 0, 5000));
+    }
+}
+
 /* A process that exists and is not a zombie (a zombie has stopped running;
  * whether its parent reaps it is not rlock's doing). */
 static int proc_running(long pid) {
@@ -1352,6 +1396,7 @@ int main(void) {
     test_url_password_hidden();
     test_foreign();
     test_replicas_short();
+    test_kind_mismatch();
     test_check_help();
     test_conflict_exit0();
     test_longest_key();
