@@ -177,6 +177,7 @@ static const char *const help_text[] = {
     "  64                usage error (nothing was sent to Redis), or two servers",
     "                    given are one server (found by address, or by run_id)",
     "  65                RESOURCE exists in Redis but is not an rlock lock",
+    "                    (or a lock of another kind: plain, -s/-x, --limit)",
     "  69                a quorum of the servers could not be reached",
     "  70, 71            internal error (or COMMAND's guard was killed),",
     "                    operating-system error (fork, pipe)",
@@ -1324,12 +1325,19 @@ static int acquire(int *rc) {
                 if (o->wait_set) VERBOSE(("'%s' is held; waiting up to %lld ms", o->resource, o->wait_ms));
                 else VERBOSE(("'%s' is held; waiting for it", o->resource));
             }
-            if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl)) {
+            /* --replicas: a grant too few replicas acknowledged is released and
+             * retried - the servers answer, but the lock cannot be had: as no
+             * quorum (exit 69), not "held" for ever */
+            long long acks = o->replicas ? rlock_replica_acks(&g.lk) : -1;
+            if (nodes_with(RLOCK_OK) < rlock_client_quorum(&g.cl) || (acks >= 0 && acks < o->replicas)) {
                 if (!unavailable_since) unavailable_since = now;
                 else if (now - unavailable_since >= UNAVAILABLE_GIVE_UP_MS) {
                     rlock_cancel(&g.lk);
                     report_nodes();
-                    say("gave up waiting: no quorum of the servers for %d s", UNAVAILABLE_GIVE_UP_MS / 1000);
+                    if (acks >= 0 && acks < o->replicas)
+                        say("gave up waiting: fewer than %lld replicas acknowledged the grant for %d s", o->replicas,
+                            UNAVAILABLE_GIVE_UP_MS / 1000);
+                    else say("gave up waiting: no quorum of the servers for %d s", UNAVAILABLE_GIVE_UP_MS / 1000);
                     return not_held(rc, RC_UNAVAILABLE);
                 }
             } else {
@@ -1348,7 +1356,8 @@ static int acquire(int *rc) {
     if (gave_up(st, rc)) return 0;
     report_nodes();
     if (st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN)
-        say("the key '%s' exists but is not an rlock lock (%s); rlock does not touch it",
+        say("the key '%s' exists but is not an rlock lock of this kind (%s: another kind of key, or a lock "
+            "taken with other options among plain, -s/-x and --limit); rlock does not touch it",
             o->resource, rlock_status_str(st));
     else
         say("could not acquire '%s': %s", o->resource, rlock_status_str(st));

@@ -6,6 +6,7 @@
 #     expected files, nothing outside the prefix, DESTDIR written nowhere
 #  2. the man page: renders with `man -l`, no groff warnings (-ww), the
 #     version of `rlock --version`, every option of `rlock --help`
+#     and of `rlock check --help`
 #  3. tests/install/app.c (#include <rlock/...>) built three ways - with
 #     pkg-config, with CMake find_package(rlock VERSION EXACT) from the
 #     staged prefix, with CMake add_subdirectory(<this checkout>) - each run
@@ -74,7 +75,10 @@ grep -q '^NAME' "$tmp/man.txt" && grep -q '^EXIT STATUS' "$tmp/man.txt" || fail 
 for opt in $("$root/bin/rlock" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
     grep -q -- "$opt" "$tmp/man.txt" || fail "man page: option $opt of rlock --help is missing"
 done
-echo "install-check: rlock $version, man page renders without warnings and has every option of --help"
+for opt in $("$root/bin/rlock" check --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+    grep -q -- "$opt" "$tmp/man.txt" || fail "man page: option $opt of rlock check --help is missing"
+done
+echo "install-check: rlock $version, man page renders without warnings and has every option of --help and check --help"
 
 # ---- a throwaway redis-server --------------------------------------------
 servers_start 1

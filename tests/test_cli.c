@@ -826,6 +826,97 @@ static void test_foreign(void) {
     rh_int(&srv[0], "DEL t:foreign t:hash");
 }
 
+/* --replicas N on a server without N replicas: every grant is released again
+ * (too few WAIT acks). That is exit 69, COMMAND not run and no key left - at
+ * once with -n, and also with no -w: it used to count as "held" and wait for
+ * ever; now it gives up as when no quorum answers (10 s). */
+static void test_replicas_short(void) {
+    char out[4096], f[300];
+    const char *nb[] = { "-n", "--replicas", "1", "-S", S[0], "t:repl", "touch", f, NULL };
+    const char *forever[] = { "--replicas", "1", "-S", S[0], "t:repl", "touch", f, NULL };
+    path_in(f, sizeof f, "repl.ran");
+    CHECK_EQ_LL(cli_run(nb, out, sizeof out), EX_UNAVAILABLE);
+    CHECK_MSG(strstr(out, "replica") != NULL, "-n --replicas 1: '%s'", out);
+    CHECK_EQ_LL(cli_run(forever, out, sizeof out), EX_UNAVAILABLE);
+    CHECK_MSG(strstr(out, "replicas acknowledged") != NULL, "--replicas 1, no -w: '%s'", out);
+    CHECK(access(f, F_OK) != 0);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:repl"), 0);
+}
+
+/* rlock check --help names the options as they parse: -S (and -s) for a
+ * server, --connect-timeout a TIME in seconds like rlock's (it said "MS
+ * [1000]": 1000 was 1000 s); the reply timeout it sets shows in its message. */
+static void test_check_help(void) {
+    char out[8192];
+    const char *h[] = { "check", "--help", NULL };
+    const char *silent[] = { "check", "--connect-timeout", "0.2", "-S", NULL, NULL };
+    char addr[64];
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    CHECK_EQ_LL(cli_run(h, out, sizeof out), 0);
+    CHECK_MSG(strstr(out, "-S, -s, --server") != NULL, "rlock check --help: no '-S, -s, --server'");
+    CHECK_MSG(strstr(out, "--connect-timeout TIME") != NULL && strstr(out, "[1]") != NULL,
+              "rlock check --help: --connect-timeout is not a TIME [1]");
+    CHECK_MSG(strstr(out, "MS ") == NULL, "rlock check --help still says MS");
+    /* a listener that accepts (the kernel's backlog) and never answers */
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0);
+    CHECK(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 4) == 0);
+    CHECK(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+    silent[4] = addr;
+    CHECK_EQ_LL(cli_run(silent, out, sizeof out), 2);
+    CHECK_MSG(strstr(out, "within 200 ms") != NULL, "check --connect-timeout 0.2: '%s'", out);
+    if (fd >= 0) close(fd);
+}
+
+/* README exit 65: a RESOURCE held as one kind of lock is refused (exit 65,
+ * COMMAND not run, the holder's key untouched) to rlock invoked as another -
+ * plain against -s, -x against plain, --limit against -s, and the reverse. */
+static void test_kind_mismatch(void) {
+    char out[4096], hold_out[300], f[300], before[64], after[64];
+    static const char *const kinds[3][3] = { { NULL }, { "-s", NULL }, { "--limit", "2", NULL } };
+    int h, o;
+    path_in(f, sizeof f, "kind.ran");
+    for (h = 0; h < 3; h++) {
+        const char *holder[10];
+        pid_t hp;
+        int n = 0, k;
+        for (k = 0; kinds[h][k]; k++) holder[n++] = kinds[h][k];
+        holder[n++] = "-S"; holder[n++] = S[0]; holder[n++] = "t:kind"; holder[n++] = "sleep"; holder[n++] = "30";
+        holder[n] = NULL;
+        snprintf(hold_out, sizeof hold_out, "%s/kind.hold", tmp);
+        hp = cli_start(holder, NULL, hold_out);
+        CHECK(wait_key(&srv[0], "t:kind", 1, 5000));
+        rh_str(&srv[0], before, sizeof before, "TYPE t:kind");
+        for (o = 0; o < 3; o++) {
+            const char *other[10];
+            if (o == h) continue;
+            n = 0;
+            other[n++] = "-n";
+            for (k = 0; kinds[o][k]; k++) other[n++] = kinds[o][k];
+            if (o == 0 && h == 1) other[n++] = "-x"; /* -x: the write side of the same kind, no conflict */
+            other[n++] = "-S"; other[n++] = S[0]; other[n++] = "t:kind"; other[n++] = "touch"; other[n++] = f;
+            other[n] = NULL;
+            if (o == 0 && h == 1) {
+                CHECK_EQ_LL(cli_run(other, out, sizeof out), 1); /* held by a reader: a conflict */
+                continue;
+            }
+            CHECK_MSG(cli_run(other, out, sizeof out) == EX_DATAERR, "holder kind %d, other kind %d: '%s'", h, o, out);
+            CHECK_MSG(strstr(out, "of this kind") != NULL, "holder kind %d, other kind %d: '%s'", h, o, out);
+        }
+        rh_str(&srv[0], after, sizeof after, "TYPE t:kind");
+        CHECK(strcmp(before, after) == 0);
+        CHECK(access(f, F_OK) != 0);
+        kill(hp, SIGTERM);
+        CHECK(cli_wait(hp, 10000) != -1);
+        CHECK(wait_key(&srv[0], "t:kind", 0, 5000));
+    }
+}
+
 /* A process that exists and is not a zombie (a zombie has stopped running;
  * whether its parent reaps it is not rlock's doing). */
 static int proc_running(long pid) {
@@ -1304,6 +1395,9 @@ int main(void) {
     test_auth();
     test_url_password_hidden();
     test_foreign();
+    test_replicas_short();
+    test_kind_mismatch();
+    test_check_help();
     test_conflict_exit0();
     test_longest_key();
     test_same_server();
