@@ -3061,7 +3061,7 @@ typedef struct rlock__event {
  * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
  * Classified once, when read; the layers above test the number. */
 enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
-static RLOCK__INLINE int rlock__pubsub(const rlock_reply *r) {
+static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) { /* (inline: 12 B more) */
     /* the six kinds' names differ in length (7..12): the length picks the one to compare */
     static const char kinds[6][13] = { "message", "smessage", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe" };
     static const unsigned char ps[6] = { RLOCK__PS_MSG, RLOCK__PS_MSG | RLOCK__PS_SHARD, RLOCK__PS_SUB,
@@ -4430,7 +4430,7 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
 #if !RLOCK__COMPACT /* (the templates, rlock__enc_tpl, know which script is which) */
-static RLOCK__NOINLINE int rlock__is_acquire_script(int s) {
+static int rlock__is_acquire_script(int s) {
     return (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 #endif
