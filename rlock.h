@@ -2035,7 +2035,7 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
  * passes them all (0 < rx_len <= rx_cap, a buffer's size). Iterative: one
  * counter per open aggregate, so the stack it uses does not grow with the
  * nesting (see README "Memory" for the figure). */
-static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+static RLOCK__INLINE long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
     /* Per open aggregate: twice the elements it still has, plus 1 for an
      * attribute (counts fit: each is bounded by max_len / 3, rlock__resp_one). */
     size_t left[RLOCK_RESP_MAX_DEPTH + 1];
@@ -3343,7 +3343,7 @@ static int rlock__x_wants(rlock__x *n) {
     return (rlock__x_sendable(n) ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
-static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
+static RLOCK__INLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
     /* (none in flight: the deadline is now + FAR, ahead) */
     if (!RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
@@ -3622,7 +3622,7 @@ static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
-static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
+static RLOCK__INLINE void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
 
@@ -4460,9 +4460,14 @@ struct rlock__shard_ops {
 };
 
 #if !RLOCK__ENC_TEMPLATE
-static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
+/* (inline in rlock__encode_lock, its busiest caller: smaller there; a call in
+ * the primitives' encoders) */
+static RLOCK__INLINE void rlock__enc_arg_in(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
+}
+static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
+    rlock__enc_arg_in(e, a, alen);
 }
 #endif
 #ifndef RLOCK_NO_PRIMITIVES /* (the multi-lock, inspect and force-unlock requests' writers) */
@@ -4829,7 +4834,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
 #endif
             default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
             }
-            rlock__enc_arg(e, a, len);
+            rlock__enc_arg_in(e, a, len);
         }
 #ifndef RLOCK_NO_PRIMITIVES
     done:
@@ -4859,7 +4864,7 @@ typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAI
 #endif
 
 #if !RLOCK__COMPACT
-static RLOCK__NOINLINE int rlock__round_wants_array(const rlock_round *r) { /* (inline twice: larger) */
+static RLOCK__INLINE int rlock__round_wants_array(const rlock_round *r) {
     return r->plain ? 2 : rlock__is_acquire_script(r->script);
 }
 #endif
@@ -5616,7 +5621,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     return (rlock_status)RLOCK__AFTER_CLEANUP; /* nothing to clean up: what follows a cleanup, now */
 }
 
-static rlock_status rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late,
+static RLOCK__INLINE rlock_status rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late,
                                              const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
