@@ -4466,9 +4466,11 @@ static RLOCK__INLINE void rlock__enc_arg_in(rlock__enc *e, const char *a, size_t
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
+#if !defined(RLOCK_NO_PRIMITIVES) || !defined(RLOCK_NO_CLUSTER) /* (its other callers) */
 static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
     rlock__enc_arg_in(e, a, alen);
 }
+#endif
 #endif
 #ifndef RLOCK_NO_PRIMITIVES /* (the multi-lock, inspect and force-unlock requests' writers) */
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
