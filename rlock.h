@@ -2048,7 +2048,7 @@ static long rlock__resp_one(const unsigned char *b, size_t len, size_t *pos, siz
  * passes them all (0 < rx_len <= rx_cap, a buffer's size). Iterative: one
  * counter per open aggregate, so the stack it uses does not grow with the
  * nesting (see README "Memory" for the figure). */
-static long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
+static RLOCK__INLINE long rlock__resp_parse(const unsigned char *buf, size_t len, size_t max_len, rlock_reply *out) {
     /* Per open aggregate: twice the elements it still has, plus 1 for an
      * attribute (counts fit: each is bounded by max_len / 3, rlock__resp_one). */
     size_t left[RLOCK_RESP_MAX_DEPTH + 1];
@@ -2163,23 +2163,33 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 }
 #endif
 
-/* A reason text into out (a why[RLOCK_WHY_LEN]): fmt with each '%'
- * replaced by the next of x, y in decimal (no stdio in the core; two
- * numbers: a third argument cost every call site a stack store; y, a bound
- * or an index, never negative, is one word on a 32-bit stack); under
+/* A reason text into out (a why[RLOCK_WHY_LEN]): fmt with each \1 replaced
+ * by x, each \2 by y, in decimal (no stdio in the core; two numbers: a third
+ * argument cost every call site a stack store; y, a bound or an index,
+ * never negative, is one word on a 32-bit stack); under
  * RLOCK_NO_ERROR_TEXTS the line alone. Returns RLOCK_E_BADARG, for
  * "return rlock__why(...)". */
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_ERROR_TEXTS)
+static size_t rlock__fill(char *out, size_t cap, size_t pos, const char *tpl, const char *a, size_t an,
+                          const char *b, size_t bn);
+#endif
 static rlock_status rlock__why(char *out, rlock__txt fmt, long long x, unsigned long y) {
 #ifdef RLOCK_NO_ERROR_TEXTS
     (void)x; (void)y;
     rlock__txt_put(out, RLOCK_WHY_LEN, fmt);
+#elif !RLOCK__COMPACT /* (the texts' \1 and \2 are rlock__fill's) */
+    char a[24], b[24];
+    size_t an = x < 0;
+    a[0] = '-';
+    an += rlock__utoa(a + an, x < 0 ? 0ULL - (rlock__unum)x : (rlock__unum)x);
+    out[rlock__fill(out, RLOCK_WHY_LEN - 1, 0, fmt, a, an, b, rlock__utoa(b, y))] = '\0';
 #else
-    size_t n = 0, k = 0, cap = RLOCK_WHY_LEN;
+    size_t n = 0, cap = RLOCK_WHY_LEN;
     for (; *fmt && n + 1 < cap; fmt++) {
         char num[24], *p = num; /* the number's text: its sign, its digits */
         rlock__unum u;
-        if (*fmt != '%' || k == 2) { out[n++] = *fmt; continue; }
-        if (k++) u = y;
+        if ((unsigned char)*fmt > 2) { out[n++] = *fmt; continue; }
+        if (*fmt == 2) u = y;
         else if (x < 0) *p++ = '-', u = 0ULL - (rlock__unum)x;
         else u = (rlock__unum)x;
         (void)rlock__utoa(p, u);
@@ -3091,7 +3101,7 @@ typedef struct rlock__event {
  * RLOCK__PS_SHARD for the sharded forms ("ssubscribe", ...); 0: none.
  * Classified once, when read; the layers above test the number. */
 enum { RLOCK__PS_SUB = 1, RLOCK__PS_UNSUB, RLOCK__PS_MSG, RLOCK__PS_KIND = 3, RLOCK__PS_SHARD = 4 };
-static RLOCK__INLINE int rlock__pubsub(const rlock_reply *r) {
+static RLOCK__NOINLINE int rlock__pubsub(const rlock_reply *r) { /* (inline: 12 B more) */
     /* the six kinds' names differ in length (7..12): the length picks the one to compare */
     static const char kinds[6][13] = { "message", "smessage", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe" };
     static const unsigned char ps[6] = { RLOCK__PS_MSG, RLOCK__PS_MSG | RLOCK__PS_SHARD, RLOCK__PS_SUB,
@@ -3373,7 +3383,7 @@ static int rlock__x_wants(rlock__x *n) {
     return (rlock__x_sendable(n) ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
-static int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
+static RLOCK__INLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
     /* (none in flight: the deadline is now + FAR, ahead) */
     if (!RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
         rlock__x_dropz(n, RLOCK_E_IO, "timeout");
@@ -3652,7 +3662,7 @@ static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const
     n->result = st;
     rlock__copy_text(n->err, sizeof n->err, msg, len);
 }
-static void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
+static RLOCK__INLINE void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
 
@@ -3783,21 +3793,21 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     /* On failure only c->why is written (a client in use is not disturbed). */
     if (!nodes) return rlock__why(c->why, RLOCK__TXT("nodes is NULL"), 0, 0);
     if (n == 0 || n > RLOCK_MAX_NODES)
-        return rlock__why(c->why, RLOCK__TXT("n is %, it must be 1..RLOCK_MAX_NODES (%)"), (long long)n,
+        return rlock__why(c->why, RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), (long long)n,
                           RLOCK_MAX_NODES);
     for (i = 0; i < n; i++) {
         if (nodes[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, RLOCK__TXT("nodes[%] is not initialised (rlock_node_init)"), (long long)i, 0);
+            return rlock__why(c->why, RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)"), (long long)i, 0);
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] share one connection"), (long long)j,
+                return rlock__why(c->why, RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), (long long)j,
                                   i);
     }
     if (cfg && cfg->drift_permille >= 1000)
-        return rlock__why(c->why, RLOCK__TXT("drift_permille % is not below 1000"), cfg->drift_permille, 0);
+        return rlock__why(c->why, RLOCK__TXT("drift_permille \1 is not below 1000"), cfg->drift_permille, 0);
     if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        return rlock__why(c->why, RLOCK__TXT("scripts % is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
+        return rlock__why(c->why, RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
                           cfg->scripts, 0);
     if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
         return rlock__why(c->why, RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
@@ -3840,16 +3850,16 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
         return rlock__why(c->why, RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
     if (!subs) return rlock__why(c->why, RLOCK__TXT("subs is NULL"), 0, 0);
     if (n == 0 || n > c->n_nodes)
-        return rlock__why(c->why, RLOCK__TXT("n is %, it must be 1..% (the client's nodes)"), (long long)n,
+        return rlock__why(c->why, RLOCK__TXT("n is \1, it must be 1..\2 (the client's nodes)"), (long long)n,
                           c->n_nodes);
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
         if (subs[i].magic != RLOCK__MAGIC_SUB)
-            return rlock__why(c->why, RLOCK__TXT("subs[%] is not initialised (rlock_subscriber_init)"), (long long)i,
+            return rlock__why(c->why, RLOCK__TXT("subs[\1] is not initialised (rlock_subscriber_init)"), (long long)i,
                               0);
         for (j = 0; j < c->n_nodes; j++)
             if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
-                return rlock__why(c->why, RLOCK__TXT("subs[%] is the command connection of nodes[%]"), (long long)i,
+                return rlock__why(c->why, RLOCK__TXT("subs[\1] is the command connection of nodes[\2]"), (long long)i,
                                   j);
     }
     for (i = 0; i < n; i++) {
@@ -4073,7 +4083,7 @@ static int rlock__same_server(rlock_client *c, unsigned up, uint32_t timeout_ms,
             n = rlock__utoa(num, (rlock__unum)j);
             k = rlock__fill(msg, sizeof msg, 0, "same server as node \1 (run_id \2)", num, n, p->id[i], p->id_len[i]);
             rlock__node_note(c->nodes[i], RLOCK_E_BADARG, msg, k);
-            (void)rlock__why(c->why, RLOCK__TXT("nodes[%] and nodes[%] are one server (same run_id)"),
+            (void)rlock__why(c->why, RLOCK__TXT("nodes[\1] and nodes[\2] are one server (same run_id)"),
                              (long long)j, i);
             return 1;
         }
@@ -4394,10 +4404,10 @@ static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     uint32_t t = (uint32_t)ttl, drift = rlock__drift(lk, t), timeout = lk->client->cfg.node_timeout_ms;
     uint32_t bound = RLOCK_MAX_TTL_MS;
     rlock__txt why;
-    if (ttl <= 0) why = RLOCK__TXT("ttl % ms is not positive");
-    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl % ms is above RLOCK_MAX_TTL_MS %");
-    else if (t <= (bound = drift)) why = RLOCK__TXT("ttl % ms is not above the drift allowance % ms");
-    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl % ms is not above node_timeout_ms %");
+    if (ttl <= 0) why = RLOCK__TXT("ttl \1 ms is not positive");
+    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
+    else if (t <= (bound = drift)) why = RLOCK__TXT("ttl \1 ms is not above the drift allowance \2 ms");
+    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl \1 ms is not above node_timeout_ms \2");
     else return t - drift;
     (void)rlock__why(lk->why, why, ttl, bound);
     return 0;
@@ -4460,7 +4470,7 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
 #if !RLOCK__COMPACT /* (the templates, rlock__enc_tpl, know which script is which) */
-static RLOCK__NOINLINE int rlock__is_acquire_script(int s) {
+static int rlock__is_acquire_script(int s) {
     return (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
 #endif
@@ -4490,10 +4500,17 @@ struct rlock__shard_ops {
 };
 
 #if !RLOCK__ENC_TEMPLATE
-static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
+/* (inline in rlock__encode_lock, its busiest caller: smaller there; a call in
+ * the primitives' encoders) */
+static RLOCK__INLINE void rlock__enc_arg_in(rlock__enc *e, const char *a, size_t alen) {
     e->n++;
     if (e->ok) e->ok = rlock__put_arg(e->out, e->cap, &e->pos, a, alen);
 }
+#if !defined(RLOCK_NO_PRIMITIVES) || !defined(RLOCK_NO_CLUSTER) /* (its other callers) */
+static void rlock__enc_arg(rlock__enc *e, const char *a, size_t alen) {
+    rlock__enc_arg_in(e, a, alen);
+}
+#endif
 #endif
 #ifndef RLOCK_NO_PRIMITIVES /* (the multi-lock, inspect and force-unlock requests' writers) */
 static void rlock__enc_num(rlock__enc *e, unsigned long long v) { /* v in decimal */
@@ -4859,7 +4876,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
 #endif
             default: a = t + 1; len = (size_t)*t; t += len; /* a literal */
             }
-            rlock__enc_arg(e, a, len);
+            rlock__enc_arg_in(e, a, len);
         }
 #ifndef RLOCK_NO_PRIMITIVES
     done:
@@ -4889,7 +4906,7 @@ typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAI
 #endif
 
 #if !RLOCK__COMPACT
-static RLOCK__NOINLINE int rlock__round_wants_array(const rlock_round *r) { /* (inline twice: larger) */
+static RLOCK__INLINE int rlock__round_wants_array(const rlock_round *r) {
     return r->plain ? 2 : rlock__is_acquire_script(r->script);
 }
 #endif
@@ -5646,7 +5663,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     return (rlock_status)RLOCK__AFTER_CLEANUP; /* nothing to clean up: what follows a cleanup, now */
 }
 
-static rlock_status rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late,
+static RLOCK__INLINE rlock_status rlock__extend_round_done(rlock_lock *lk, rlock__ms now, uint32_t life, int late,
                                              const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
@@ -6766,7 +6783,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         ttl_ms = lk->ttl_ms;
     } else {
         if ((life = rlock__check_ttl(lk, ttl_ms)) == 0) return RLOCK_E_BADARG;
-        if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait_ms, 0);
+        if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait \1 ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
         if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
@@ -7013,7 +7030,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     /* the first check that fails picks the reason; one rlock__why writes
      * it (a lock the fencing check refuses was never held: it is checked
      * before the state) */
-    if (wait_ms < 0) why = RLOCK__TXT("wait % ms is negative");
+    if (wait_ms < 0) why = RLOCK__TXT("wait \1 ms is negative");
     else if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
         why = RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"); /* no same-slot counter name */
     else why = 0;
@@ -7052,8 +7069,8 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
             if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
                 return rlock__why(lk->why,
                                   RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && src == def
-                                      ? RLOCK__TXT("the default owner id is % bytes, RLOCK_MAX_OWNER_LEN is %: set cfg.owner")
-                                      : RLOCK__TXT("owner is % bytes, it must be 1..RLOCK_MAX_OWNER_LEN (%)"),
+                                      ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
+                                      : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)"),
                                   (long long)len, RLOCK_MAX_OWNER_LEN);
             memcpy(lk->owner, src, len + 1);
         }
@@ -7167,15 +7184,15 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     if (!rlock__client_ok(c)) why = RLOCK__TXT("client is not initialised");
     else if (!key) why = RLOCK__TXT("key is NULL");
     else if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        why = RLOCK__TXT("key is % bytes, RLOCK_MAX_KEY_LEN is %"), x = (long long)key_len;
+        why = RLOCK__TXT("key is \1 bytes, RLOCK_MAX_KEY_LEN is \2"), x = (long long)key_len;
     else if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
         why = RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
 #ifdef RLOCK_NO_PRIMITIVES
     else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        why = RLOCK__TXT("kind %: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
+        why = RLOCK__TXT("kind \1: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
     else if ((unsigned)kind - 1u > (RLOCK__HAS_PRIMITIVES ? 4u : 1u) || kind == RLOCK_KIND_SEMAPHORE) /* (1, 2, 4, 5: rlock__lock_kinds) */
-        why = RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
+        why = RLOCK__TXT("kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
     memset(lk, 0, sizeof *lk);
@@ -7203,10 +7220,10 @@ RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t gra
     /* the first check that fails picks the reason; one rlock__why writes it */
     if (!RLOCK__HAS_FAIR) why = RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)");
     else if (lk->kind != RLOCK_KIND_SIMPLE && lk->kind != RLOCK_KIND_REENTRANT)
-        why = RLOCK__TXT("fair: kind % has no fair form (simple and reentrant locks do)");
+        why = RLOCK__TXT("fair: kind \1 has no fair form (simple and reentrant locks do)");
     else if (!lk->aux_base_len) /* the queue needs a name in the key's slot */
         why = RLOCK__TXT("fair: the key has a '}' outside a hash tag, so no queue name hashes to its slot");
-    else if (grace_ms > 600000u) why = RLOCK__TXT("grace % ms is above 600000"), x = grace_ms;
+    else if (grace_ms > 600000u) why = RLOCK__TXT("grace \1 ms is above 600000"), x = grace_ms;
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, 0);
     lk->fair_grace = grace_ms ? grace_ms : RLOCK_FAIR_GRACE_MS;
@@ -7460,7 +7477,7 @@ RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity
 #ifndef RLOCK_NO_PRIMITIVES
 static rlock_status rlock__check_permits(rlock_lock *lk, long long permits) {
     if (permits < 1 || permits > 2147483647LL)
-        return rlock__why(lk->why, RLOCK__TXT("permits % is not within 1..2147483647"), permits, 0);
+        return rlock__why(lk->why, RLOCK__TXT("permits \1 is not within 1..2147483647"), permits, 0);
     return RLOCK_OK;
 }
 RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, const char *key, size_t key_len,
@@ -7480,7 +7497,7 @@ RLOCKDEF rlock_status rlock_semaphore_init(rlock_lock *lk, rlock_client *c, cons
 RLOCKDEF rlock_status rlock_semaphore_set_permits(rlock_lock *lk, long long permits) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_SEMAPHORE)
-        return rlock__why(lk->why, RLOCK__TXT("lk is not a semaphore (kind %)"), (long long)lk->kind, 0);
+        return rlock__why(lk->why, RLOCK__TXT("lk is not a semaphore (kind \1)"), (long long)lk->kind, 0);
     if (rlock__check_permits(lk, permits) != RLOCK_OK) return RLOCK_E_BADARG;
     lk->param = permits; /* the next attempt carries it */
     if (lk->state != RLOCK_STATE_HELD && lk->slot >= permits) lk->slot = 0;
@@ -7493,7 +7510,7 @@ RLOCKDEF long long rlock_semaphore_slot(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_rw_writers_first(rlock_lock *lk, int on) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (lk->kind != RLOCK_KIND_WRITE)
-        return rlock__why(lk->why, RLOCK__TXT("lk is not a RLOCK_KIND_WRITE handle (kind %)"), (long long)lk->kind,
+        return rlock__why(lk->why, RLOCK__TXT("lk is not a RLOCK_KIND_WRITE handle (kind \1)"), (long long)lk->kind,
                           0);
     lk->param = on != 0;
     return RLOCK_OK;
@@ -7508,20 +7525,20 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     if (!lk) return RLOCK_E_BADARG;
     if (!keys || !lens) return rlock__why(lk->why, RLOCK__TXT("keys or lens is NULL"), 0, 0);
     if (n == 0 || n > RLOCK_MAX_MULTI)
-        return rlock__why(lk->why, RLOCK__TXT("% keys, a multi-lock takes 1..RLOCK_MAX_MULTI (%)"), (long long)n,
+        return rlock__why(lk->why, RLOCK__TXT("\1 keys, a multi-lock takes 1..RLOCK_MAX_MULTI (\2)"), (long long)n,
                           RLOCK_MAX_MULTI);
     for (i = 0; i < n; i++) {
         size_t j;
         if (!keys[i] || lens[i] == 0)
-            return rlock__why(lk->why, RLOCK__TXT("key % is NULL or empty"), (long long)i, 0);
+            return rlock__why(lk->why, RLOCK__TXT("key \1 is NULL or empty"), (long long)i, 0);
         if (lens[i] > RLOCK_MAX_KEY_LEN || total + 2 + lens[i] > RLOCK_MAX_KEY_LEN)
-            return rlock__why(lk->why, RLOCK__TXT("keys take % bytes (2 + length each), RLOCK_MAX_KEY_LEN is %"),
+            return rlock__why(lk->why, RLOCK__TXT("keys take \1 bytes (2 + length each), RLOCK_MAX_KEY_LEN is \2"),
                               (long long)total + 2 + (long long)lens[i], RLOCK_MAX_KEY_LEN);
         /* (a key named twice is taken once; its release would find the
          * second name gone and say LOST) */
         for (j = 0; j < i; j++)
             if (lens[j] == lens[i] && memcmp(keys[j], keys[i], lens[i]) == 0)
-                return rlock__why(lk->why, RLOCK__TXT("key % is key %: name each key once"), (long long)i, j);
+                return rlock__why(lk->why, RLOCK__TXT("key \1 is key \2: name each key once"), (long long)i, j);
         packed[total] = (char)(lens[i] >> 8);
         packed[total + 1] = (char)(lens[i] & 0xffu);
         memcpy(packed + total + 2, keys[i], lens[i]);
@@ -7530,12 +7547,12 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
     slot0 = rlock_cluster_slot(keys[0], lens[0]);
     for (i = 1; i < n; i++)
         if (rlock_cluster_slot(keys[i], lens[i]) != slot0) { /* (three numbers: the text in two parts) */
-            (void)rlock__why(lk->why, RLOCK__TXT("key % hashes to Cluster slot %, key 0 to "), (long long)i, rlock_cluster_slot(keys[i], lens[i]));
+            (void)rlock__why(lk->why, RLOCK__TXT("key \1 hashes to Cluster slot \2, key 0 to "), (long long)i, rlock_cluster_slot(keys[i], lens[i]));
 #ifndef RLOCK_NO_ERROR_TEXTS /* (else that line names it) */
             {
                 char tail[RLOCK_WHY_LEN];
                 size_t k = strlen(lk->why);
-                (void)rlock__why(tail, RLOCK__TXT("%: give the keys one hash tag, e.g. {job}:a {job}:b"), slot0, 0);
+                (void)rlock__why(tail, RLOCK__TXT("\1: give the keys one hash tag, e.g. {job}:a {job}:b"), slot0, 0);
                 rlock__copy_text(lk->why + k, sizeof lk->why - k, tail, strlen(tail));
             }
 #endif
@@ -7564,7 +7581,7 @@ RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_
     size_t i;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!out || cap < lk->client->n_nodes)
-        return rlock__why(lk->why, RLOCK__TXT("out has room for % answers, the client has % nodes"),
+        return rlock__why(lk->why, RLOCK__TXT("out has room for \1 answers, the client has \2 nodes"),
                           out ? (long long)cap : 0, lk->client->n_nodes);
     if (lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     for (i = 0; i < lk->client->n_nodes; i++) {
@@ -7647,7 +7664,7 @@ static int rlock__cluster_add(rlock_cluster *cl, const char *host, size_t hl, in
 }
 
 static rlock_status rlock__cluster_full(rlock_cluster *cl) {
-    (void)rlock__why(cl->why, RLOCK__TXT("the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is % (seeds included)"), RLOCK_CLUSTER_MAX_PRIMARIES, 0);
+    (void)rlock__why(cl->why, RLOCK__TXT("the cluster has more nodes than fit: RLOCK_CLUSTER_MAX_PRIMARIES is \1 (seeds included)"), RLOCK_CLUSTER_MAX_PRIMARIES, 0);
     return RLOCK_E_BADARG;
 }
 
@@ -7821,7 +7838,7 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     memset(cl, 0, sizeof *cl);
     if (!hosts || !ports || !connect) return rlock__why(cl->why, RLOCK__TXT("hosts, ports and connect are required"), 0, 0);
     if (n == 0 || n > RLOCK_CLUSTER_MAX_PRIMARIES)
-        return rlock__why(cl->why, RLOCK__TXT("n is %, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (%)"), (long long)n,
+        return rlock__why(cl->why, RLOCK__TXT("n is \1, it must be 1..RLOCK_CLUSTER_MAX_PRIMARIES (\2)"), (long long)n,
                           RLOCK_CLUSTER_MAX_PRIMARIES);
     if (cfg) cl->cfg = *cfg;
     cl->connect = connect;
@@ -7829,7 +7846,7 @@ RLOCKDEF rlock_status rlock_cluster_init(rlock_cluster *cl, const char *const *h
     cl->call.done = rlock__cluster_fetch_done;
     for (i = 0; i < n; i++)
         if (!hosts[i] || rlock__cluster_add(cl, hosts[i], strlen(hosts[i]), ports[i]) < 0) {
-            rlock_status st = rlock__why(cl->why, RLOCK__TXT("seed % is not a usable address (host < 64 bytes, port 1..65535)"),
+            rlock_status st = rlock__why(cl->why, RLOCK__TXT("seed \1 is not a usable address (host < 64 bytes, port 1..65535)"),
                                          (long long)i, 0);
             rlock_cluster_close(cl);
             cl->n = 0;
@@ -8004,7 +8021,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (kind <= RLOCK__CL_EXTEND && !rlock__check_ttl(lk, ttl)) return RLOCK_E_BADARG;
-    if (wait < 0) return rlock__why(lk->why, RLOCK__TXT("wait % ms is negative"), wait, 0);
+    if (wait < 0) return rlock__why(lk->why, RLOCK__TXT("wait \1 ms is negative"), wait, 0);
     now = rlock__now(lk->client);
     memset(&lk->cl, 0, sizeof lk->cl);
     lk->cl.kind = (unsigned char)kind;

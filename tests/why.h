@@ -33,8 +33,10 @@ static int why_src(const char *reason, char *out, size_t cap) {
     if (no != want || !(p = strstr(line, "RLOCK__TXT(\"")) || !(q = strstr(p + 12, "\")"))) return 0;
     p += 12;
     if ((size_t)(q - p) >= cap) return 0;
-    memcpy(out, p, (size_t)(q - p));
-    out[q - p] = '\0';
+    for (; p < q; p++) /* (each number's escape, \1 or \2 in the source, as a '%') */
+        if (*p == '\\' && (p[1] == '1' || p[1] == '2')) *out++ = '%', p++;
+        else *out++ = *p;
+    *out = '\0';
     return 1;
 }
 /* s is fmt with each '%' a decimal number (rlock__why's numbers). */
