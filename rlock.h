@@ -1265,7 +1265,9 @@ typedef struct rlock_lock {
 #endif
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
- * binary-safe; copied). Sends nothing. */
+ * binary-safe; copied). Sends nothing. RLOCK_E_STATE (the handle left as
+ * it is) while an operation of lk still runs on c: destroy it first
+ * (rlock_lock_destroy ends it; its requests may be out, its grant held). */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind);
 
@@ -7168,6 +7170,17 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
         why = RLOCK__TXT("kind % is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
+#if !RLOCK__COMPACT
+    {
+        /* lk's op still runs on c (in its list, its requests out): cleared,
+         * it would cut the list - the ops after it never end - and leave
+         * what it was granted with no handle. (Only c's list is walked: lk's
+         * own fields may be uninitialised.) */
+        const rlock_lock *o;
+        for (o = c->ops; o; o = o->op.next)
+            if (o == lk) return RLOCK_E_STATE;
+    }
+#endif
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = RLOCK__ENC_TEMPLATE ? NULL : &rlock__set_lock; /* (the templates send the simple lock's) */
