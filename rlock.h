@@ -4982,7 +4982,12 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     int k;
     unsigned want;
     rlock_status st;
-    st = rlock__x_begin(n, deadline, &why);
+    /* The round's time ran out before its request could go (it waited for
+     * room in a full pipeline, or a NOSCRIPT came late): it fails unsent.
+     * Queued, its deadline would drop the connection with every other
+     * lock's request in flight on it (rlock__x_next). */
+    why = "timeout";
+    st = RLOCK__MS_BEFORE(rlock__now(lk->client), deadline) ? rlock__x_begin(n, deadline, &why) : RLOCK_E_IO;
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:

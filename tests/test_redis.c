@@ -1650,7 +1650,13 @@ static int many_granted_unread(mconn *g, const rh_server *s, int n) {
  * (4) a handle whose acquire is in flight re-initialised (rlock_lock_init):
  * RLOCK_E_STATE, nothing changed - cleared, it cut the client's list of
  * ops, so the locks begun before it never ended (their rlock_result said
- * RLOCK_WOULD_BLOCK forever) and its own grant was left with no handle. */
+ * RLOCK_WOULD_BLOCK forever) and its own grant was left with no handle;
+ * (5) the program busy past the node timeout with 40 acquires begun (31
+ * sent, 9 waiting for room in the pipeline), then a 41st begun: the sent
+ * ones' answers are still theirs (granted), the 9 whose time ran out unsent
+ * fail (RLOCK_E_IO) - and the 41st is granted: the 9 were queued with their
+ * past deadline, which dropped the connection with its request on it
+ * (RLOCK_E_IO "timeout" from a healthy server). */
 static void test_many_locks(const rh_server *s) {
     mconn g;
     rlock_lock lk[MANY];
@@ -1744,11 +1750,36 @@ static void test_many_locks(const rh_server *s) {
         }
         CHECK_EQ_LL(many_held(s, 3), 0);
     }
+    /* (5) the program stalls past the node timeout with MANY acquires
+     * begun, the pipeline full (the rest wait for room); then one more lock
+     * x begins and the loop runs again */
+    {
+        rlock_lock x;
+        rlock_status xs;
+        CHECK_EQ_ST(rlock_lock_init(&x, &g.cl, "many:x", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        many_begin(&g, lk, st, MANY, 0, 0);
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); /* the first RLOCK_MAX_PIPELINE - 1 go out */
+        rh_sleep_ms(T_NODE_TIMEOUT + 100);
+        xs = rlock_acquire_begin(&x, 10000, 0);
+        CHECK(many_drive(&g, lk, st, MANY, 10000));
+        CHECK(many_drive(&g, &x, &xs, 1, 5000));
+        CHECK_MSG(xs == RLOCK_OK, "stalled: the lock begun after the stall said %s (%s)", rlock_status_str(xs),
+                  rlock_node_error(&g.node));
+        for (i = 0; i < MANY; i++) {
+            /* (sent: answered in time, read late - still theirs; never sent in their time: failed) */
+            CHECK_MSG(i < 8 ? st[i] == RLOCK_OK : st[i] == RLOCK_OK || st[i] == RLOCK_E_IO, "stalled: lock %d said %s",
+                      i, rlock_status_str(st[i]));
+            if (st[i] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        }
+        if (xs == RLOCK_OK) CHECK_EQ_ST(rlock_release(&x), RLOCK_OK);
+        CHECK_EQ_LL(many_held(s, MANY) + rh_int(s, "EXISTS many:x"), 0);
+        rlock_lock_destroy(&x);
+    }
     for (i = 0; i < MANY; i++) rlock_lock_destroy(&lk[i]);
     rlock_client_close(&g.cl);
     rlock_posix_close(&g.pc);
     printf("many locks: %d on one connection, byte-at-a-time replies, a cancel mid-pipeline, a kill with all in "
-           "flight, a re-init in flight\n", MANY);
+           "flight, a re-init in flight, a stall past the node timeout\n", MANY);
 }
 
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
