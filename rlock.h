@@ -1268,7 +1268,9 @@ typedef struct rlock_lock {
 #endif
 
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
- * binary-safe; copied). Sends nothing. */
+ * binary-safe; copied). Sends nothing. RLOCK_E_STATE (the handle left as
+ * it is) while an operation of lk still runs on c: destroy it first
+ * (rlock_lock_destroy ends it; its requests may be out, its grant held). */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind);
 
@@ -5001,7 +5003,12 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     int k;
     unsigned want;
     rlock_status st;
-    st = rlock__x_begin(n, deadline, &why);
+    /* The round's time ran out before its request could go (it waited for
+     * room in a full pipeline, or a NOSCRIPT came late): it fails unsent.
+     * Queued, its deadline would drop the connection with every other
+     * lock's request in flight on it (rlock__x_next). */
+    why = "timeout";
+    st = RLOCK__MS_BEFORE(rlock__now(lk->client), deadline) ? rlock__x_begin(n, deadline, &why) : RLOCK_E_IO;
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
@@ -7195,6 +7202,17 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
         why = RLOCK__TXT("kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
+#if !RLOCK__COMPACT
+    {
+        /* lk's op still runs on c (in its list, its requests out): cleared,
+         * it would cut the list - the ops after it never end - and leave
+         * what it was granted with no handle. (Only c's list is walked: lk's
+         * own fields may be uninitialised.) */
+        const rlock_lock *o;
+        for (o = c->ops; o; o = o->op.next)
+            if (o == lk) return RLOCK_E_STATE;
+    }
+#endif
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = RLOCK__ENC_TEMPLATE ? NULL : &rlock__set_lock; /* (the templates send the simple lock's) */

@@ -14,7 +14,9 @@
  * one server under two names refused by rlock_client_connect (row 28); a
  * release with an unknown outcome (the handle stays HELD; retry it); a
  * handle destroyed with its acquire in flight or its grant unread (the
- * grant released, not left held for its lease);
+ * grant released, not left held for its lease); 40 locks on one
+ * connection (replies a byte at a time, a cancel mid-pipeline, the
+ * connection killed with all in flight, a handle re-initialised in flight);
  * and that nothing leaks (fds, child processes, servers).
  *
  * RLOCK_TEST_QUICK=1 (set by `make test` for the valgrind run) shrinks the
@@ -1541,6 +1543,245 @@ static void test_pipelined_locks(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* ------------------ many locks on one client: faults in the pipeline */
+
+/* One rlock client on one node whose transport reads only while gate is 0,
+ * and at most chunk bytes a call (0: as many as asked; 1: every reply split
+ * at every byte). */
+typedef struct mconn {
+    rlock_posix_conn pc; /* first: the transport's ctx (&pc) is the mconn too */
+    int gate;
+    size_t chunk;
+    rlock_transport tr;
+    rlock_node node;
+    rlock_client cl;
+} mconn;
+
+static long mc_recv(void *ctx, unsigned char *buf, size_t n) {
+    mconn *g = (mconn *)ctx;
+    if (g->gate) return RLOCK_IO_WOULD_BLOCK;
+    return g->pc.tr.recv(ctx, buf, g->chunk && n > g->chunk ? g->chunk : n);
+}
+
+static int mc_open(mconn *g, const rh_server *s, int pubsub) {
+    rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+    memset(g, 0, sizeof *g);
+    if (rlock_posix_init_tcp(&g->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
+    g->tr = g->pc.tr;
+    g->tr.recv = mc_recv;
+    cfg.pubsub = pubsub; /* (1: HELLO 3, RESP3 replies) */
+    if (rlock_node_init(&g->node, &g->tr) != RLOCK_OK) return -1;
+    return rlock_client_init(&g->cl, &g->node, 1, &cfg) == RLOCK_OK ? 0 : -1;
+}
+
+/* More locks than RLOCK_MAX_PIPELINE (32): the last ones wait for room. */
+#define MANY 40
+static char many_key[MANY][24];
+
+/* The event loop of a program with n locks on g's client: poll what
+ * rlock_client_interest says, rlock_client_step, rlock_result of each op
+ * still running (st[i] RLOCK_WOULD_BLOCK). 1 when all ended in budget_ms. */
+static int many_drive(mconn *g, rlock_lock *lk, rlock_status *st, int n, unsigned budget_ms) {
+    unsigned long long end = rh_now_ms() + budget_ms;
+    int i, left = 1;
+    while (left && rh_now_ms() < end) {
+        rlock_interest it[1];
+        struct pollfd p[1];
+        uint32_t to = 0;
+        size_t k, m = rlock_client_interest(&g->cl, it, 1, &to);
+        for (k = 0; k < m && k < 1; k++) {
+            p[k].fd = it[k].fd;
+            p[k].events = (short)(((it[k].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((it[k].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            p[k].revents = 0;
+        }
+        if (poll(p, (nfds_t)(m < 1 ? m : 1), to > 100 ? 100 : (int)to) < 0 && errno != EINTR) break;
+        CHECK_EQ_ST(rlock_client_step(&g->cl), RLOCK_OK);
+        for (i = 0, left = 0; i < n; i++) {
+            if (st[i] == RLOCK_WOULD_BLOCK) st[i] = rlock_result(&lk[i]);
+            left |= st[i] == RLOCK_WOULD_BLOCK;
+        }
+    }
+    return !left;
+}
+
+/* How many of the first n keys exist. */
+static int many_held(const rh_server *s, int n) {
+    int i, k = 0;
+    for (i = 0; i < n; i++) k += rh_int(s, "EXISTS %s", many_key[i]) == 1;
+    return k;
+}
+
+/* Begin op (0 acquire, 1 extend, 2 release) on lk[0..n) at once, gated
+ * (gate: their answers held back until the caller opens it). */
+static void many_begin(mconn *g, rlock_lock *lk, rlock_status *st, int n, int op, int gate) {
+    int i;
+    g->gate = gate;
+    for (i = 0; i < n; i++) {
+        st[i] = op == 0 ? rlock_acquire_begin(&lk[i], 10000, 0)
+              : op == 1 ? rlock_extend_begin(&lk[i], 12000) : rlock_release_begin(&lk[i]);
+        CHECK_EQ_ST(st[i], RLOCK_WOULD_BLOCK);
+    }
+}
+
+/* Step g's client (gated) until the first n keys exist: every acquire
+ * granted on the server, its answer unread. 1 when there. */
+static int many_granted_unread(mconn *g, const rh_server *s, int n) {
+    unsigned long long end = rh_now_ms() + 3000;
+    while (many_held(s, n) != n && rh_now_ms() < end) {
+        CHECK_EQ_ST(rlock_client_step(&g->cl), RLOCK_OK);
+        rh_sleep_ms(2);
+    }
+    return many_held(s, n) == n;
+}
+
+/* MANY locks (simple and reentrant) on one client over one connection,
+ * driven from one poll() loop, as a program with many locks would:
+ * (1) every reply split at every byte (a recv that returns 1 byte), on
+ * RESP2 and RESP3: acquire, extend, release of all 40 at once, each OK;
+ * (2) one acquire cancelled while its request is in the middle of the
+ * pipeline, granted on the server, the answers held back: its answer is
+ * consumed and its grant released, the others' answers reach their own
+ * locks (each holds its key with its own token);
+ * (3) the connection killed (CLIENT KILL) with all 40 acquires in flight:
+ * run by the server but not answered (CLIENT PAUSE WRITE held them), each
+ * ends RLOCK_E_IO, IDLE, nothing left held, and the next round reconnects;
+ * answered but unread (the gate held the replies), each is granted;
+ * (4) a handle whose acquire is in flight re-initialised (rlock_lock_init):
+ * RLOCK_E_STATE, nothing changed - cleared, it cut the client's list of
+ * ops, so the locks begun before it never ended (their rlock_result said
+ * RLOCK_WOULD_BLOCK forever) and its own grant was left with no handle;
+ * (5) the program busy past the node timeout with 40 acquires begun (31
+ * sent, 9 waiting for room in the pipeline), then a 41st begun: the sent
+ * ones' answers are still theirs (granted), the 9 whose time ran out unsent
+ * fail (RLOCK_E_IO) - and the 41st is granted: the 9 were queued with their
+ * past deadline, which dropped the connection with its request on it
+ * (RLOCK_E_IO "timeout" from a healthy server). */
+static void test_many_locks(const rh_server *s) {
+    mconn g;
+    rlock_lock lk[MANY];
+    rlock_status st[MANY];
+    int i, p, op, tries;
+    char buf[64];
+    for (i = 0; i < MANY; i++) snprintf(many_key[i], sizeof many_key[i], "many:%d", i);
+    /* (1) a byte at a time */
+    for (p = 0; p < 2; p++) {
+        CHECK(mc_open(&g, s, p) == 0);
+        g.chunk = 1;
+        for (i = 0; i < MANY; i++)
+            CHECK_EQ_ST(rlock_lock_init(&lk[i], &g.cl, many_key[i], strlen(many_key[i]),
+                                        i & 1 ? RLOCK_KIND_REENTRANT : RLOCK_KIND_SIMPLE), RLOCK_OK);
+        for (op = 0; op < 3; op++) {
+            many_begin(&g, lk, st, MANY, op, 0);
+            CHECK_MSG(many_drive(&g, lk, st, MANY, 20000), "bytewise, RESP%d, op %d: not done", p ? 3 : 2, op);
+            for (i = 0; i < MANY; i++)
+                CHECK_MSG(st[i] == RLOCK_OK, "bytewise, RESP%d, op %d, lock %d: %s (%s)", p ? 3 : 2, op, i,
+                          rlock_status_str(st[i]), rlock_node_error(&g.node));
+            if (op == 1) CHECK(rh_int(s, "PTTL %s", many_key[MANY - 1]) > 10000);
+        }
+        CHECK_EQ_LL(many_held(s, MANY), 0);
+        rlock_client_close(&g.cl);
+        rlock_posix_close(&g.pc);
+    }
+    CHECK(mc_open(&g, s, 0) == 0);
+    for (i = 0; i < MANY; i++)
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &g.cl, many_key[i], strlen(many_key[i]), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_connect(&g.cl, 2000), RLOCK_OK);
+    /* (2) cancel lock 2 of 5, all granted, answers unread */
+    for (tries = 0; tries < 2; tries++) { /* (the first may meet NOSCRIPT: its EVAL answer gated) */
+        many_begin(&g, lk, st, 5, 0, 1);
+        if (many_granted_unread(&g, s, 5)) break;
+        g.gate = 0;
+        CHECK(many_drive(&g, lk, st, 5, 5000));
+        for (i = 0; i < 5; i++) if (st[i] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+    }
+    CHECK_MSG(tries < 2, "cancel: the 5 acquires were not granted with their answers held back");
+    st[2] = rlock_cancel_begin(&lk[2]);
+    CHECK_EQ_ST(st[2], RLOCK_WOULD_BLOCK); /* its answer is still out */
+    g.gate = 0;
+    CHECK(many_drive(&g, lk, st, 5, 5000));
+    for (i = 0; i < 5; i++) {
+        CHECK_MSG(st[i] == RLOCK_OK, "cancel mid-pipeline: lock %d said %s", i, rlock_status_str(st[i]));
+        CHECK_EQ_LL(rlock_lock_state(&lk[i]), i == 2 ? RLOCK_STATE_IDLE : RLOCK_STATE_HELD);
+        if (i == 2) CHECK_MSG(rh_int(s, "EXISTS %s", many_key[i]) == 0, "the cancelled grant is left held");
+        else CHECK_MSG(key_is(s, many_key[i], rlock_lock_token(&lk[i])), "lock %d: not its own token", i);
+    }
+    for (i = 0; i < 5; i++) if (i != 2) CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+    /* (3) killed with MANY acquires in flight: unanswered (paused), then answered but unread */
+    for (p = 0; p < 2; p++) {
+        if (p == 0) CHECK(rh_str(s, buf, sizeof buf, "CLIENT PAUSE 5000 WRITE") == REDIS_REPLY_STATUS);
+        many_begin(&g, lk, st, MANY, 0, p);
+        if (p == 0) for (i = 0; i < 10; i++) { CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); rh_sleep_ms(2); }
+        else CHECK(many_granted_unread(&g, s, RLOCK_MAX_PIPELINE - 1)); /* (as many as the pipeline holds) */
+        CHECK(rh_int(s, "CLIENT KILL TYPE normal SKIPME yes") == 1);
+        if (p == 0) CHECK(rh_str(s, buf, sizeof buf, "CLIENT UNPAUSE") == REDIS_REPLY_STATUS);
+        g.gate = 0;
+        CHECK_MSG(many_drive(&g, lk, st, MANY, 10000), "killed (%s): not all done", p ? "answered" : "paused");
+        for (i = 0; i < MANY; i++) {
+            /* (paused: the first ones surely went out on the killed connection; answered: all granted) */
+            CHECK_MSG(p == 0 && i < 8 ? st[i] == RLOCK_E_IO : st[i] == RLOCK_OK || (p == 0 && st[i] == RLOCK_E_IO),
+                      "killed (%s): lock %d said %s", p ? "answered" : "paused", i, rlock_status_str(st[i]));
+            CHECK_EQ_LL(rlock_lock_state(&lk[i]), st[i] == RLOCK_OK ? RLOCK_STATE_HELD : RLOCK_STATE_IDLE);
+            if (st[i] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        }
+        CHECK_MSG(many_held(s, MANY) == 0, "killed (%s): %d keys left held", p ? "answered" : "paused",
+                  many_held(s, MANY));
+    }
+    /* the next round reconnects */
+    many_begin(&g, lk, st, MANY, 0, 0);
+    CHECK(many_drive(&g, lk, st, MANY, 10000));
+    for (i = 0; i < MANY; i++) CHECK_EQ_ST(st[i], RLOCK_OK);
+    many_begin(&g, lk, st, MANY, 2, 0);
+    CHECK(many_drive(&g, lk, st, MANY, 10000));
+    for (i = 0; i < MANY; i++) CHECK_EQ_ST(st[i], RLOCK_OK);
+    /* (4) re-initialised in flight: the last begun (the head of the list) and the first */
+    for (p = 0; p < 2; p++) {
+        int r = p ? 0 : 2;
+        many_begin(&g, lk, st, 3, 0, 1);
+        CHECK(many_granted_unread(&g, s, 3));
+        CHECK_EQ_ST(rlock_lock_init(&lk[r], &g.cl, many_key[r], strlen(many_key[r]), RLOCK_KIND_SIMPLE),
+                    RLOCK_E_STATE);
+        g.gate = 0;
+        CHECK_MSG(many_drive(&g, lk, st, 3, 5000), "re-init of lock %d: the others' ops never end (%s, %s, %s)", r,
+                  rlock_status_str(st[0]), rlock_status_str(st[1]), rlock_status_str(st[2]));
+        for (i = 0; i < 3; i++) {
+            CHECK_EQ_ST(st[i], RLOCK_OK);
+            if (st[i] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        }
+        CHECK_EQ_LL(many_held(s, 3), 0);
+    }
+    /* (5) the program stalls past the node timeout with MANY acquires
+     * begun, the pipeline full (the rest wait for room); then one more lock
+     * x begins and the loop runs again */
+    {
+        rlock_lock x;
+        rlock_status xs;
+        CHECK_EQ_ST(rlock_lock_init(&x, &g.cl, "many:x", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        many_begin(&g, lk, st, MANY, 0, 0);
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); /* the first RLOCK_MAX_PIPELINE - 1 go out */
+        rh_sleep_ms(T_NODE_TIMEOUT + 100);
+        xs = rlock_acquire_begin(&x, 10000, 0);
+        CHECK(many_drive(&g, lk, st, MANY, 10000));
+        CHECK(many_drive(&g, &x, &xs, 1, 5000));
+        CHECK_MSG(xs == RLOCK_OK, "stalled: the lock begun after the stall said %s (%s)", rlock_status_str(xs),
+                  rlock_node_error(&g.node));
+        for (i = 0; i < MANY; i++) {
+            /* (sent: answered in time, read late - still theirs; never sent in their time: failed) */
+            CHECK_MSG(i < 8 ? st[i] == RLOCK_OK : st[i] == RLOCK_OK || st[i] == RLOCK_E_IO, "stalled: lock %d said %s",
+                      i, rlock_status_str(st[i]));
+            if (st[i] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        }
+        if (xs == RLOCK_OK) CHECK_EQ_ST(rlock_release(&x), RLOCK_OK);
+        CHECK_EQ_LL(many_held(s, MANY) + rh_int(s, "EXISTS many:x"), 0);
+        rlock_lock_destroy(&x);
+    }
+    for (i = 0; i < MANY; i++) rlock_lock_destroy(&lk[i]);
+    rlock_client_close(&g.cl);
+    rlock_posix_close(&g.pc);
+    printf("many locks: %d on one connection, byte-at-a-time replies, a cancel mid-pipeline, a kill with all in "
+           "flight, a re-init in flight, a stall past the node timeout\n", MANY);
+}
+
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
 
 /* Child of test_fault02: take the lock (lease 1000 ms), say so, then hold
@@ -2207,6 +2448,7 @@ int main(void) {
     test_destroy_in_flight(&s);
     test_extend_late_lost(&s);
     test_pipelined_locks(&s);
+    test_many_locks(&s);
     test_connect_error_text();
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);
