@@ -7202,7 +7202,6 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
         why = RLOCK__TXT("kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
     if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
-#if !RLOCK__COMPACT
     {
         /* lk's op still runs on c (in its list, its requests out): cleared,
          * it would cut the list - the ops after it never end - and leave
@@ -7212,7 +7211,6 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
         for (o = c->ops; o; o = o->op.next)
             if (o == lk) return RLOCK_E_STATE;
     }
-#endif
     memset(lk, 0, sizeof *lk);
     lk->client = c;
     lk->scripts = RLOCK__ENC_TEMPLATE ? NULL : &rlock__set_lock; /* (the templates send the simple lock's) */

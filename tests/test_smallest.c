@@ -426,6 +426,8 @@ static void test_destroy_in_flight(const rh_server *s) {
         t.gate = 0;
         CHECK_MSG(out, "the acquire's SET did not land with its answer held back (%s)", rlock_status_str(st));
         if (!out) break;
+        if (how == 0) /* (re-initialised in flight: refused, the handle and its op left as they are) */
+            CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_E_STATE);
         if (how == 1 || how == 3) rlock_client_close(&t.cl);
         if (how == 3) { /* the op goes on after the close: its answer lost, it releases on a new connection */
             end = rh_now_ms() + 3000;
