@@ -598,6 +598,73 @@ static void test_lost(void) {
     rh_server_stop(&own);
 }
 
+/* The server paused (SIGSTOP, not killed) while COMMAND runs and ignores
+ * SIGTERM: renewals time out, and COMMAND's whole group must be dead before
+ * the key's expiry time on the server (PEXPIRETIME, read right after a
+ * renewal landed and just before the pause): its heartbeats (wall-clock ms
+ * written by COMMAND itself, so a slow test cannot make it fail) all come
+ * before that instant. Then COMMAND exiting while a renewal is in flight on
+ * a paused server: its own exit status, and the release still reaches the
+ * server once it resumes. */
+static void test_server_paused(void) {
+    char out[8192], pidf[300], hb[300], go[300], cmd[900], cmd2[900], o[300], s_own[64], *last;
+    const char *job[] = { "-t", "3s", "-k", "20", "-S", s_own, "t:paused", "sh", "-c", cmd, NULL };
+    const char *quitter[] = { "-t", "3s", "--command-timeout", "1s", "-S", s_own, "t:paused2", "sh", "-c", cmd2, NULL };
+    long long pttl, prev, expire_at, beat;
+    unsigned long long t;
+    rh_server own;
+    long child;
+    pid_t p;
+    if (rh_server_start(&own, NULL) != 0) { CHECK(0); return; }
+    snprintf(s_own, sizeof s_own, "127.0.0.1:%d", own.port);
+    path_in(pidf, sizeof pidf, "paused.pid");
+    path_in(hb, sizeof hb, "paused.hb");
+    path_in(go, sizeof go, "paused.go");
+    path_in(o, sizeof o, "out.paused");
+    snprintf(cmd, sizeof cmd, "trap '' TERM; echo $$ > %s; while :; do date +%%s%%3N >> %s; sleep 0.01; done", pidf, hb);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    child = read_pid(pidf);
+    prev = rh_int(&own, "PTTL t:paused"); /* wait for a renewal: the next is ttl/3 away */
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000; prev = pttl) {
+        pttl = rh_int(&own, "PTTL t:paused");
+        if (pttl > prev) break;
+        rh_sleep_ms(2);
+    }
+    expire_at = rh_int(&own, "PEXPIRETIME t:paused");
+    rh_server_pause(&own);
+    CHECK_EQ_LL(cli_wait(p, 15000), EX_LOST);
+    CHECK(child > 0 && kill((pid_t)child, 0) != 0);
+    read_file(hb, out, sizeof out);
+    last = out + strlen(out);
+    while (last > out && last[-1] == '\n') *--last = '\0';
+    while (last > out && last[-1] != '\n') last--;
+    beat = atoll(last);
+    CHECK_MSG(expire_at > 0 && beat > 0 && beat < expire_at, "COMMAND ran at %lld, the key expired at %lld on the server",
+              beat, expire_at);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(strstr(out, "cannot be renewed") && strstr(out, "SIGKILL"), "%s", out);
+    rh_server_resume(&own);
+
+    snprintf(cmd2, sizeof cmd2, "while [ ! -e %s ]; do sleep 0.01; done; exit 7", go);
+    p = cli_start(quitter, NULL, o);
+    CHECK(wait_key(&own, "t:paused2", 1, 5000));
+    prev = rh_int(&own, "PTTL t:paused2");
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000; prev = pttl) {
+        pttl = rh_int(&own, "PTTL t:paused2");
+        if (pttl > prev) break;
+        rh_sleep_ms(2);
+    }
+    rh_server_pause(&own);
+    rh_sleep_ms(1100); /* the next renewal is in flight (it times out after 1 s) */
+    CHECK(fclose(fopen(go, "w")) == 0);
+    rh_sleep_ms(300);
+    rh_server_resume(&own);
+    CHECK_EQ_LL(cli_wait(p, 10000), 7);
+    CHECK_EQ_LL(rh_int(&own, "EXISTS t:paused2"), 0);
+    rh_server_stop(&own);
+}
+
 /* SIGTERM/SIGINT/SIGHUP reach COMMAND; the lock is released after. A
  * signal while waiting ends the wait, leaving the holder alone. */
 static void test_signals(void) {
@@ -1406,6 +1473,7 @@ int main(void) {
     test_zombie();
     test_oserr();
     test_lost();
+    test_server_paused();
     test_redlock();
     for (i = 0; i < 3; i++) rh_server_stop(&srv[i]);
     rm_tree(tmp);
