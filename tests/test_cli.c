@@ -1207,6 +1207,7 @@ static void test_taken(void) {
     char out[4096], o[300], got[64];
     const char *job[] = { "-t", "3000ms", "-S", S[0], "t:taken", "sleep", "30", NULL };
     const char *how[] = { "DEL t:taken", "SET t:taken someone-else PX 20000" };
+    const char *force[] = { "unlock", "--force", "-S", S[0], "t:taken", NULL };
     unsigned long long t;
     size_t i;
     pid_t p;
@@ -1225,6 +1226,13 @@ static void test_taken(void) {
     }
     CHECK(rh_str(&srv[0], got, sizeof got, "GET t:taken") == REDIS_REPLY_STRING && strcmp(got, "someone-else") == 0);
     rh_int(&srv[0], "DEL t:taken");
+    /* an operator's rlock unlock --force: found at the next renewal (ttl/3) */
+    p = cli_start(job, NULL, o);
+    CHECK(wait_key(&srv[0], "t:taken", 1, 5000));
+    CHECK_EQ_LL(cli_run(force, got, sizeof got), 0);
+    CHECK_EQ_LL(cli_wait(p, 10000), EX_LOST);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(strstr(out, "the lock was deleted or taken by another client") != NULL, "--force: %s", out);
 }
 
 /* The longest RESOURCE (RLOCK_MAX_KEY_LEN bytes) works with --fence (it was
