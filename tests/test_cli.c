@@ -665,6 +665,36 @@ static void test_server_paused(void) {
     rh_server_stop(&own);
 }
 
+/* --fair: a waiter killed (kill -9) while queued does not hold up the
+ * queue: the waiter behind it gets the lock when the holder releases, not
+ * when the lease (30 s) or the dead waiter's queue entry would run out. */
+static void test_fair_waiter_killed(void) {
+    char out[4096], o[300], ob[300];
+    const char *holder[] = { "--fair", "-S", S[0], "t:fairk", "sleep", "1.5", NULL };
+    const char *waiter[] = { "--fair", "-S", S[0], "t:fairk", "sleep", "1", NULL };
+    const char *next[] = { "--fair", "-S", S[0], "t:fairk", "true", NULL };
+    unsigned long long t;
+    pid_t h, a, b;
+    path_in(o, sizeof o, "out.fairk");
+    path_in(ob, sizeof ob, "out.fairk2");
+    h = cli_start(holder, NULL, o);
+    CHECK(wait_key(&srv[0], "t:fairk", 1, 5000));
+    a = cli_start(waiter, NULL, o);
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000 && rh_int(&srv[0], "ZCARD {t:fairk}:waiters") < 1;) rh_sleep_ms(5);
+    b = cli_start(next, NULL, ob);
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000 && rh_int(&srv[0], "ZCARD {t:fairk}:waiters") < 2;) rh_sleep_ms(5);
+    CHECK_EQ_LL(rh_int(&srv[0], "ZCARD {t:fairk}:waiters"), 2);
+    kill(a, SIGKILL);
+    CHECK_EQ_LL(cli_wait(a, 5000), 128 + SIGKILL);
+    CHECK_EQ_LL(cli_wait(h, 10000), 0);
+    t = rh_now_ms();
+    CHECK_EQ_LL(cli_wait(b, 20000), 0);
+    t = rh_now_ms() - t;
+    read_file(ob, out, sizeof out);
+    CHECK_MSG(t < 10000, "the waiter behind the killed one got the lock %llu ms after the release: %s", t, out);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:fairk"), 0);
+}
+
 /* SIGTERM/SIGINT/SIGHUP reach COMMAND; the lock is released after. A
  * signal while waiting ends the wait, leaving the holder alone. */
 static void test_signals(void) {
@@ -1466,6 +1496,7 @@ int main(void) {
     test_primitives_cli();
     test_concurrent();
     test_signals();
+    test_fair_waiter_killed();
     test_background();
     test_auth();
     test_url_password_hidden();
