@@ -598,6 +598,103 @@ static void test_lost(void) {
     rh_server_stop(&own);
 }
 
+/* The server paused (SIGSTOP, not killed) while COMMAND runs and ignores
+ * SIGTERM: renewals time out, and COMMAND's whole group must be dead before
+ * the key's expiry time on the server (PEXPIRETIME, read right after a
+ * renewal landed and just before the pause): its heartbeats (wall-clock ms
+ * written by COMMAND itself, so a slow test cannot make it fail) all come
+ * before that instant. Then COMMAND exiting while a renewal is in flight on
+ * a paused server: its own exit status, and the release still reaches the
+ * server once it resumes. */
+static void test_server_paused(void) {
+    char out[8192], pidf[300], hb[300], go[300], cmd[900], cmd2[900], o[300], s_own[64], *last;
+    const char *job[] = { "-t", "3s", "-k", "20", "-S", s_own, "t:paused", "sh", "-c", cmd, NULL };
+    const char *quitter[] = { "-t", "3s", "--command-timeout", "1s", "-S", s_own, "t:paused2", "sh", "-c", cmd2, NULL };
+    long long pttl, prev, expire_at, beat;
+    unsigned long long t;
+    rh_server own;
+    long child;
+    pid_t p;
+    if (rh_server_start(&own, NULL) != 0) { CHECK(0); return; }
+    snprintf(s_own, sizeof s_own, "127.0.0.1:%d", own.port);
+    path_in(pidf, sizeof pidf, "paused.pid");
+    path_in(hb, sizeof hb, "paused.hb");
+    path_in(go, sizeof go, "paused.go");
+    path_in(o, sizeof o, "out.paused");
+    snprintf(cmd, sizeof cmd, "trap '' TERM; echo $$ > %s; while :; do date +%%s%%3N >> %s; sleep 0.01; done", pidf, hb);
+    p = cli_start(job, NULL, o);
+    CHECK(wait_file(pidf, 5000));
+    child = read_pid(pidf);
+    prev = rh_int(&own, "PTTL t:paused"); /* wait for a renewal: the next is ttl/3 away */
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000; prev = pttl) {
+        pttl = rh_int(&own, "PTTL t:paused");
+        if (pttl > prev) break;
+        rh_sleep_ms(2);
+    }
+    expire_at = rh_int(&own, "PEXPIRETIME t:paused");
+    rh_server_pause(&own);
+    CHECK_EQ_LL(cli_wait(p, 15000), EX_LOST);
+    CHECK(child > 0 && kill((pid_t)child, 0) != 0);
+    read_file(hb, out, sizeof out);
+    last = out + strlen(out);
+    while (last > out && last[-1] == '\n') *--last = '\0';
+    while (last > out && last[-1] != '\n') last--;
+    beat = atoll(last);
+    CHECK_MSG(expire_at > 0 && beat > 0 && beat < expire_at, "COMMAND ran at %lld, the key expired at %lld on the server",
+              beat, expire_at);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(strstr(out, "cannot be renewed") && strstr(out, "SIGKILL"), "%s", out);
+    rh_server_resume(&own);
+
+    snprintf(cmd2, sizeof cmd2, "while [ ! -e %s ]; do sleep 0.01; done; exit 7", go);
+    p = cli_start(quitter, NULL, o);
+    CHECK(wait_key(&own, "t:paused2", 1, 5000));
+    prev = rh_int(&own, "PTTL t:paused2");
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000; prev = pttl) {
+        pttl = rh_int(&own, "PTTL t:paused2");
+        if (pttl > prev) break;
+        rh_sleep_ms(2);
+    }
+    rh_server_pause(&own);
+    rh_sleep_ms(1100); /* the next renewal is in flight (it times out after 1 s) */
+    CHECK(fclose(fopen(go, "w")) == 0);
+    rh_sleep_ms(300);
+    rh_server_resume(&own);
+    CHECK_EQ_LL(cli_wait(p, 10000), 7);
+    CHECK_EQ_LL(rh_int(&own, "EXISTS t:paused2"), 0);
+    rh_server_stop(&own);
+}
+
+/* --fair: a waiter killed (kill -9) while queued does not hold up the
+ * queue: the waiter behind it gets the lock when the holder releases, not
+ * when the lease (30 s) or the dead waiter's queue entry would run out. */
+static void test_fair_waiter_killed(void) {
+    char out[4096], o[300], ob[300];
+    const char *holder[] = { "--fair", "-S", S[0], "t:fairk", "sleep", "1.5", NULL };
+    const char *waiter[] = { "--fair", "-S", S[0], "t:fairk", "sleep", "1", NULL };
+    const char *next[] = { "--fair", "-S", S[0], "t:fairk", "true", NULL };
+    unsigned long long t;
+    pid_t h, a, b;
+    path_in(o, sizeof o, "out.fairk");
+    path_in(ob, sizeof ob, "out.fairk2");
+    h = cli_start(holder, NULL, o);
+    CHECK(wait_key(&srv[0], "t:fairk", 1, 5000));
+    a = cli_start(waiter, NULL, o);
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000 && rh_int(&srv[0], "ZCARD {t:fairk}:waiters") < 1;) rh_sleep_ms(5);
+    b = cli_start(next, NULL, ob);
+    for (t = rh_now_ms(); rh_now_ms() - t < 5000 && rh_int(&srv[0], "ZCARD {t:fairk}:waiters") < 2;) rh_sleep_ms(5);
+    CHECK_EQ_LL(rh_int(&srv[0], "ZCARD {t:fairk}:waiters"), 2);
+    kill(a, SIGKILL);
+    CHECK_EQ_LL(cli_wait(a, 5000), 128 + SIGKILL);
+    CHECK_EQ_LL(cli_wait(h, 10000), 0);
+    t = rh_now_ms();
+    CHECK_EQ_LL(cli_wait(b, 20000), 0);
+    t = rh_now_ms() - t;
+    read_file(ob, out, sizeof out);
+    CHECK_MSG(t < 10000, "the waiter behind the killed one got the lock %llu ms after the release: %s", t, out);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:fairk"), 0);
+}
+
 /* SIGTERM/SIGINT/SIGHUP reach COMMAND; the lock is released after. A
  * signal while waiting ends the wait, leaving the holder alone. */
 static void test_signals(void) {
@@ -1140,6 +1237,7 @@ static void test_taken(void) {
     char out[4096], o[300], got[64];
     const char *job[] = { "-t", "3000ms", "-S", S[0], "t:taken", "sleep", "30", NULL };
     const char *how[] = { "DEL t:taken", "SET t:taken someone-else PX 20000" };
+    const char *force[] = { "unlock", "--force", "-S", S[0], "t:taken", NULL };
     unsigned long long t;
     size_t i;
     pid_t p;
@@ -1158,6 +1256,13 @@ static void test_taken(void) {
     }
     CHECK(rh_str(&srv[0], got, sizeof got, "GET t:taken") == REDIS_REPLY_STRING && strcmp(got, "someone-else") == 0);
     rh_int(&srv[0], "DEL t:taken");
+    /* an operator's rlock unlock --force: found at the next renewal (ttl/3) */
+    p = cli_start(job, NULL, o);
+    CHECK(wait_key(&srv[0], "t:taken", 1, 5000));
+    CHECK_EQ_LL(cli_run(force, got, sizeof got), 0);
+    CHECK_EQ_LL(cli_wait(p, 10000), EX_LOST);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(strstr(out, "the lock was deleted or taken by another client") != NULL, "--force: %s", out);
 }
 
 /* The longest RESOURCE (RLOCK_MAX_KEY_LEN bytes) works with --fence (it was
@@ -1391,6 +1496,7 @@ int main(void) {
     test_primitives_cli();
     test_concurrent();
     test_signals();
+    test_fair_waiter_killed();
     test_background();
     test_auth();
     test_url_password_hidden();
@@ -1406,6 +1512,7 @@ int main(void) {
     test_zombie();
     test_oserr();
     test_lost();
+    test_server_paused();
     test_redlock();
     for (i = 0; i < 3; i++) rh_server_stop(&srv[i]);
     rm_tree(tmp);
