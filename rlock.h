@@ -1446,7 +1446,9 @@ typedef struct rlock_watchdog {
 RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own);
 /* Stop and join the thread; lk takes over the lock as the watchdog left it
  * (its validity, the nodes that still hold it, the last votes; or LOST).
- * Returns the last renewal status (RLOCK_OK when nothing failed). */
+ * Returns the last renewal status (RLOCK_OK when nothing failed). A renewal
+ * it cancels in flight leaves rlock_renew_outcome(lk) RLOCK_RENEW_FAILED
+ * (unknown outcome; lk's next rlock_renew_poll renews). */
 RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w);
 /* Thread-safe view: state and validity left, as the watchdog sees them. */
 RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity_ms);
@@ -7417,7 +7419,10 @@ static void *rlock__watchdog_main(void *arg) {
             if (!w->stop) pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         }
     }
-    if (w->shadow.op.kind != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
+    if (w->shadow.op.kind != RLOCK__OP_NONE) { /* a renewal in flight: its outcome is unknown */
+        rlock_cancel(&w->shadow);
+        w->shadow.renewal = RLOCK_RENEW_FAILED;
+    }
     w->running = 0;
     pthread_mutex_unlock(&w->mu);
     return NULL;

@@ -1140,6 +1140,46 @@ static void test_watchdog_lifecycle(rh_server *s) {
     tcli_close(&own);
 }
 
+/* rlock_watchdog_stop while the watchdog's renewal is in flight (its server
+ * stopped answering, SIGSTOP): the thread cancels it, so no renewal is out
+ * when stop returns, and lk's rlock_renew_outcome says FAILED (an unknown
+ * outcome, retried at the next poll), not IN_FLIGHT; lk's next poll renews. */
+static void test_watchdog_stop_in_flight(rh_server *s) {
+    int lost_calls = 0;
+    rlock_config cfg = cfg_base(2000, &lost_calls);
+    tcli t, own;
+    rlock_lock lk;
+    rlock_watchdog w;
+    long long validity = 0;
+    rlock_status st;
+    cfg.on_lost = count_lost;
+    cfg.renew_every_ms = 50;
+
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK(tcli_open(&own, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wdfly:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    rh_server_pause(s);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
+    rh_sleep_ms(300); /* the renewal due at 50 ms is out; its node timeout (2 s) is far */
+    CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_HELD);
+    st = rlock_watchdog_stop(&w);
+    rh_server_resume(s);
+    CHECK_MSG(st == RLOCK_OK, "watchdog_stop: %s", rlock_status_str(st));
+    CHECK_EQ_LL(threads_back(), g_threads0);
+    CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_FAILED,
+              "rlock_renew_outcome after a stop that cancelled the renewal in flight: %d (not FAILED)",
+              (int)rlock_renew_outcome(&lk));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK); /* due: lk renews on its own client */
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_RENEWED);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS wdfly:key"), 0);
+    CHECK_EQ_LL(lost_calls, 0);
+    tcli_close(&t);
+    tcli_close(&own);
+}
+
 /* ---------------------------------------------------- 8. renewal caps */
 
 /* Renew lk until LOST (or limit_ms); returns ms from start to LOST, -1 never. */
@@ -1761,6 +1801,7 @@ int main(void) {
     test_dead_waiter(&srv[0]);
     test_fencing(srv);
     test_watchdog_lifecycle(&srv[0]);
+    test_watchdog_stop_in_flight(&srv[0]);
     test_caps(&srv[0]);
     test_release_floor(&srv[0]);
     test_clock_wrap(srv);
