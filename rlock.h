@@ -1412,6 +1412,8 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * RLOCK_NOT_HELD, RLOCK_E_STATE (client busy with another op), or the error
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires.
+ * A clock hook that stepped back before the grant makes a renewal due at
+ * once (the time since cannot be told; the servers' TTL runs on).
  * Redis Cluster: it renews on the primary that granted the lock and does not
  * follow redirects (it has no rlock_cluster). When the slot has moved it
  * returns RLOCK_E_MOVED (outcome RLOCK_RENEW_FAILED) and retries the same
@@ -7335,7 +7337,10 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
                                   (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms)))
             break; /* capped: let it expire (validity < 2^31) */
-        if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
+        /* Due renew_at - granted_at after the grant, and at once when the
+         * clock hook stepped back before the grant (the time since cannot be
+         * told; the servers' TTL runs on): that wraps to a huge "since". */
+        if ((rlock__ms)(now - lk->granted_at) < (rlock__ms)(lk->renew_at - lk->granted_at)) {
             if (lk->renew_at - now < left) next = lk->renew_at - now;
             break;
         }
