@@ -1412,6 +1412,8 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * RLOCK_NOT_HELD, RLOCK_E_STATE (client busy with another op), or the error
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires.
+ * A clock hook that stepped back before the grant makes a renewal due at
+ * once (the time since cannot be told; the servers' TTL runs on).
  * Redis Cluster: it renews on the primary that granted the lock and does not
  * follow redirects (it has no rlock_cluster). When the slot has moved it
  * returns RLOCK_E_MOVED (outcome RLOCK_RENEW_FAILED) and retries the same
@@ -1446,7 +1448,9 @@ typedef struct rlock_watchdog {
 RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own);
 /* Stop and join the thread; lk takes over the lock as the watchdog left it
  * (its validity, the nodes that still hold it, the last votes; or LOST).
- * Returns the last renewal status (RLOCK_OK when nothing failed). */
+ * Returns the last renewal status (RLOCK_OK when nothing failed). A renewal
+ * it cancels in flight leaves rlock_renew_outcome(lk) RLOCK_RENEW_FAILED
+ * (unknown outcome; lk's next rlock_renew_poll renews). */
 RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w);
 /* Thread-safe view: state and validity left, as the watchdog sees them. */
 RLOCKDEF rlock_state rlock_watchdog_state(rlock_watchdog *w, long long *validity_ms);
@@ -7333,7 +7337,10 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
                                   (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms)))
             break; /* capped: let it expire (validity < 2^31) */
-        if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
+        /* Due renew_at - granted_at after the grant, and at once when the
+         * clock hook stepped back before the grant (the time since cannot be
+         * told; the servers' TTL runs on): that wraps to a huge "since". */
+        if ((rlock__ms)(now - lk->granted_at) < (rlock__ms)(lk->renew_at - lk->granted_at)) {
             if (lk->renew_at - now < left) next = lk->renew_at - now;
             break;
         }
@@ -7417,7 +7424,10 @@ static void *rlock__watchdog_main(void *arg) {
             if (!w->stop) pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         }
     }
-    if (w->shadow.op.kind != RLOCK__OP_NONE) rlock_cancel(&w->shadow);
+    if (w->shadow.op.kind != RLOCK__OP_NONE) { /* a renewal in flight: its outcome is unknown */
+        rlock_cancel(&w->shadow);
+        w->shadow.renewal = RLOCK_RENEW_FAILED;
+    }
     w->running = 0;
     pthread_mutex_unlock(&w->mu);
     return NULL;

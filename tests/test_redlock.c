@@ -631,6 +631,54 @@ out:
     cluster_stop(&C);
 }
 
+/* rlock_renew_poll on Redlock-3: a renewal that keeps a majority (one
+ * node lost the key) is RENEWED with 2 votes; one that keeps a minority
+ * (two lost it) is LOST, never RENEWED, and on_lost runs once - not again
+ * for the polls after it, nor for the release that says LOST. */
+static void count_lost(rlock_lock *lk, void *user) {
+    (void)lk;
+    (*(int *)user)++;
+}
+static rlock_status renew_now(rlock_lock *lk) { /* one renewal, due at once (renew_every_ms 1) */
+    unsigned long long end = rh_now_ms() + 3000;
+    uint32_t next = 0;
+    rlock_status st;
+    rh_sleep_ms(2);
+    while ((st = rlock_renew_poll(lk, &next)) == RLOCK_WOULD_BLOCK && rh_now_ms() < end)
+        rh_sleep_ms(next > 10 ? 10 : next ? next : 1);
+    return st;
+}
+static void test_renew_minority(void) {
+    rlock_lock lk;
+    rlock_config cfg;
+    int lost_calls = 0;
+    const char *key = "rl:renewmin";
+    rlock_config_init(&cfg);
+    cfg.on_lost = count_lost;
+    cfg.hook_user = &lost_calls;
+    cfg.renew_every_ms = 1;
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0);
+    REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&C.srv[0], "DEL %s", key), 1);
+    CHECK_EQ_ST(renew_now(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_RENEWED);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    CHECK_EQ_LL(rh_int(&C.srv[1], "DEL %s", key), 1);
+    CHECK_EQ_ST(renew_now(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_LOST);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 1);
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_ST(renew_now(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_LOST);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    CHECK_EQ_LL(nodes_with_key(&C, key), 0);
+out:
+    cluster_stop(&C);
+}
+
 /* ------------------------------ 9b. the lock the watchdog hands back */
 
 /* The test clock: CLOCK_MONOTONIC, set back by clock_back ms (a clock hook
@@ -1147,6 +1195,7 @@ int main(void) {
     test_proxy_faults();
     test_deadline_after_cleanup();
     test_extend_lost();
+    test_renew_minority();
     test_watchdog_takeover();
     test_reentrant();
     test_no_livelock(3);

@@ -66,6 +66,11 @@
 
 static redisContext *g_rc; /* the test's own connection, authenticated once a password is set */
 static int g_scripts_only; /* cfg.scripts_only of the next scli_open */
+typedef struct back_clock { unsigned long long back; } back_clock; /* a clock hook stepped back by back ms */
+static back_clock *g_clock; /* the clock hook of the next scli_open, when set */
+static uint64_t back_now(void *user) {
+    return 1000000000ULL + rh_now_ms() - ((const back_clock *)user)->back;
+}
 
 static redisReply *cmd(const char *fmt, ...) {
     va_list ap;
@@ -108,6 +113,7 @@ static int scli_open(scli *t, const rh_server *s, const char *password) {
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 1000;
     cfg.scripts_only = g_scripts_only;
+    if (g_clock) cfg.now_ms = back_now, cfg.hook_user = g_clock;
     if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
     t->gate = 0;
     t->tr = t->pc.tr;
@@ -507,6 +513,42 @@ static void test_extend_late_lost(const rh_server *s) {
     scli_close(&t);
 }
 
+/* The clock hook steps back 5 s while renew_poll keeps a 1500 ms lease:
+ * renewed at once by the step-back clock (before the grant: the time since
+ * cannot be told), as the general engine does (test_waiting
+ * test_clock_back_renew), not 5 s later, when the key has long expired. */
+static void test_clock_back_renew(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    back_clock b = {0};
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    make_key(key, 'b');
+    g_clock = &b;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 3500 || st == RLOCK_WOULD_BLOCK) { /* 2.3 leases, then the last renewal's end */
+        if (rh_now_ms() - t0 >= 100) b.back = 5000;
+        st = rlock_renew_poll(&lk, &next);
+        if ((st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) || rh_now_ms() - t0 > 6000) break;
+        rh_sleep_ms(next > 20 ? 20 : next);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_MSG(held_by(key, &lk, 1500), "the clock stepped back 5 s: the 1500 ms key gone (PTTL %lld), the handle "
+              "HELD (%lld ms left)", pttl_of(key), rlock_validity_ms(&lk));
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
 /* A hash under the key: the script's WRONGTYPE error line fits RLOCK_RX_BUF. */
 static void test_error_reply(const rh_server *s) {
     scli t;
@@ -792,6 +834,7 @@ int main(void) {
         test_drop_and_timeout(&srv);
         test_destroy_in_flight(&srv);
         test_extend_late_lost(&srv);
+        test_clock_back_renew(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

@@ -1140,6 +1140,46 @@ static void test_watchdog_lifecycle(rh_server *s) {
     tcli_close(&own);
 }
 
+/* rlock_watchdog_stop while the watchdog's renewal is in flight (its server
+ * stopped answering, SIGSTOP): the thread cancels it, so no renewal is out
+ * when stop returns, and lk's rlock_renew_outcome says FAILED (an unknown
+ * outcome, retried at the next poll), not IN_FLIGHT; lk's next poll renews. */
+static void test_watchdog_stop_in_flight(rh_server *s) {
+    int lost_calls = 0;
+    rlock_config cfg = cfg_base(2000, &lost_calls);
+    tcli t, own;
+    rlock_lock lk;
+    rlock_watchdog w;
+    long long validity = 0;
+    rlock_status st;
+    cfg.on_lost = count_lost;
+    cfg.renew_every_ms = 50;
+
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK(tcli_open(&own, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "wdfly:key", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    rh_server_pause(s);
+    CHECK_EQ_ST(rlock_watchdog_start(&w, &lk, &own.cl), RLOCK_OK);
+    rh_sleep_ms(300); /* the renewal due at 50 ms is out; its node timeout (2 s) is far */
+    CHECK(rlock_watchdog_state(&w, &validity) == RLOCK_STATE_HELD);
+    st = rlock_watchdog_stop(&w);
+    rh_server_resume(s);
+    CHECK_MSG(st == RLOCK_OK, "watchdog_stop: %s", rlock_status_str(st));
+    CHECK_EQ_LL(threads_back(), g_threads0);
+    CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_FAILED,
+              "rlock_renew_outcome after a stop that cancelled the renewal in flight: %d (not FAILED)",
+              (int)rlock_renew_outcome(&lk));
+    CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK); /* due: lk renews on its own client */
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_RENEWED);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS wdfly:key"), 0);
+    CHECK_EQ_LL(lost_calls, 0);
+    tcli_close(&t);
+    tcli_close(&own);
+}
+
 /* ---------------------------------------------------- 8. renewal caps */
 
 /* Renew lk until LOST (or limit_ms); returns ms from start to LOST, -1 never. */
@@ -1728,6 +1768,48 @@ static void test_clock_wrap(rh_server *srv) {
     printf("clock wrap: lease, renewals (%d), extend, timeout and Redlock validity across it\n", renewed);
 }
 
+/* The clock hook steps back 5 s (FAULTS row 10) while renew_poll keeps a
+ * 1000 ms lease: the renewal due ~333 ms after the grant is due by the
+ * step-back clock too (it is before the grant: nothing can be told of the
+ * time since), not 5 s later, when Redis has long let the key expire while
+ * the handle still says HELD. */
+typedef struct back_clock { unsigned long long back; } back_clock;
+static uint64_t back_now(void *user) {
+    return 1000000000ULL + rh_now_ms() - ((const back_clock *)user)->back;
+}
+static void test_clock_back_renew(rh_server *s) {
+    back_clock b = {0};
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    cfg.now_ms = back_now;
+    cfg.hook_user = &b;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "back:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (since(t0) < 2500) { /* 2.5 leases */
+        if (since(t0) >= 100) b.back = 5000;
+        st = rlock_renew_poll(&lk, &next);
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&t, next > 20 ? 20 : next);
+    }
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_WOULD_BLOCK, "renew_poll after the clock stepped back: %s",
+              rlock_status_str(st));
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_MSG(key_is(s, "back:key", rlock_lock_token(&lk)),
+              "the clock stepped back 5 s: the 1000 ms key expired, %lld ms on, the handle HELD (%lld ms left)",
+              since(t0), rlock_validity_ms(&lk));
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+    CHECK_EQ_LL(rh_int(s, "EXISTS back:key"), 0);
+    tcli_close(&t);
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -1761,9 +1843,11 @@ int main(void) {
     test_dead_waiter(&srv[0]);
     test_fencing(srv);
     test_watchdog_lifecycle(&srv[0]);
+    test_watchdog_stop_in_flight(&srv[0]);
     test_caps(&srv[0]);
     test_release_floor(&srv[0]);
     test_clock_wrap(srv);
+    test_clock_back_renew(&srv[0]);
     test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
