@@ -1326,7 +1326,8 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms);
 
 /* Reset the lease to ttl_ms, owner-checked. Never re-creates a vanished lock:
- * that is RLOCK_LOST. */
+ * that is RLOCK_LOST. It waits for answers until the node timeout or the
+ * validity's end, whichever is first: unanswered then, RLOCK_LOST. */
 RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
@@ -1411,6 +1412,8 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * nodes are ready or after *next_ms), RLOCK_LOST (lost: on_lost has run),
  * RLOCK_NOT_HELD, RLOCK_E_STATE (client busy with another op), or the error
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
+ * A renewal in flight when validity runs out is LOST then (its wait ends
+ * there, whatever node_timeout_ms).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires.
  * A clock hook that stepped back before the grant makes a renewal due at
  * once (the time since cannot be told; the servers' TTL runs on).
@@ -4419,14 +4422,19 @@ static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     return 0;
 }
 
-static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
+static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl, rlock__ms now) {
     uint32_t t = ttl / 10u, third = ttl / 3u;
-    if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
+    rlock__ms left = (rlock__ms)lk->validity_end - now;
     /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
      * small that a busy host times out a healthy loopback node. */
     if (t > 250) t = 250;
     if (t < 50) t = 50;
     if (t > third) t = third > 0 ? third : 1;
+    if (lk->client->cfg.node_timeout_ms) t = lk->client->cfg.node_timeout_ms;
+    /* An extend sent at now cannot succeed after the validity's end: its
+     * wait ends there (LOST), not at a node timeout that outlasts it (a
+     * validity gone already wraps "left": the begin or the judge finds it) */
+    if (lk->op.kind == RLOCK__OP_EXTEND && left < t) t = left;
     return t;
 }
 
@@ -5101,7 +5109,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
     if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
         r->wake = RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
     r->start = now;
-    r->timeout = rlock__node_timeout(lk, ttl);
+    r->timeout = rlock__node_timeout(lk, ttl, r->start);
     r->ttl = ttl;
     /* (each node's request goes out as it is reached: what one node's
      * submit does touches that node alone) */
@@ -6146,8 +6154,8 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         const rlock_round *rd = &lk->op.round;
         rlock__ms start = rd->start;
         if (x->count) return; /* (its own included: answers are judged as they come) */
-        deadline = (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline) ? deadline : start) +
-                   rlock__node_timeout(lk, lk->op.ttl);
+        if (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline)) start = deadline;
+        deadline = start + rlock__node_timeout(lk, lk->op.ttl, start);
     }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
