@@ -66,6 +66,7 @@
 
 static redisContext *g_rc; /* the test's own connection, authenticated once a password is set */
 static int g_scripts_only; /* cfg.scripts_only of the next scli_open */
+static uint32_t g_max_hold; /* cfg.max_hold_ms of the next scli_open */
 /* a clock hook stepped back by back ms, or jumped forward by fwd; lost: on_lost's calls */
 typedef struct back_clock { unsigned long long back, fwd; int lost; } back_clock;
 static back_clock *g_clock; /* the clock hook of the next scli_open, when set */
@@ -115,6 +116,7 @@ static int scli_open(scli *t, const rh_server *s, const char *password) {
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 1000;
     cfg.scripts_only = g_scripts_only;
+    cfg.max_hold_ms = g_max_hold;
     if (g_clock) cfg.now_ms = back_now, cfg.hook_user = g_clock, cfg.on_lost = back_lost;
     if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
     t->gate = 0;
@@ -557,6 +559,65 @@ static void test_clock_back_renew(const rh_server *s) {
     scli_close(&t);
 }
 
+/* The clock hook steps back 5 s right after a grant: rlock_validity_ms
+ * claims none of the 1500 ms lease while the clock reads before the grant,
+ * the lock not known lost (HELD) - not the whole lease, still claimed after
+ * the key expired; renew_poll then finds it gone (LOST, once). With
+ * max_hold_ms set, renew_poll renews through the step as without it
+ * (test_clock_back_renew), not stopping as over the cap. As the general
+ * engine (test_waiting test_clock_back_hold). */
+static void test_clock_back_hold(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    back_clock b = {0, 0, 0};
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    make_key(key, 'h');
+    g_clock = &b;
+    g_max_hold = 60000;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    g_max_hold = 0;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    b.back = 5000;
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "%lld ms of validity claimed with the clock ~5 s before the grant",
+              rlock_validity_ms(&lk));
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    t0 = rh_now_ms();
+    while (!absent(key) && rh_now_ms() - t0 < 4000) rh_sleep_ms(20);
+    CHECK(absent(key));
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "the 1500 ms key expired on the server, %lld ms of validity claimed",
+              rlock_validity_ms(&lk));
+    t0 = rh_now_ms();
+    while ((st = rlock_renew_poll(&lk, &next)) == RLOCK_WOULD_BLOCK && rh_now_ms() - t0 < 3000) rh_sleep_ms(2);
+    CHECK_EQ_ST(st, RLOCK_LOST); /* renewed at once: refused */
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+
+    b.back = 0;
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 3500 || st == RLOCK_WOULD_BLOCK) { /* 2.3 leases, then the last renewal's end */
+        if (rh_now_ms() - t0 >= 100) b.back = 5000;
+        st = rlock_renew_poll(&lk, &next);
+        if ((st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) || rh_now_ms() - t0 > 6000) break;
+        rh_sleep_ms(next > 20 ? 20 : next);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_MSG(held_by(key, &lk, 1500), "max_hold_ms, the clock stepped back 5 s: the 1500 ms key gone (PTTL %lld), "
+              "the handle HELD (%lld ms left)", pttl_of(key), rlock_validity_ms(&lk));
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
 /* A renewal in flight (its answer held back by the gate) when the lease's
  * validity ends, its node timeout (1 s) outlasting it: the next poll says
  * LOST and on_lost runs then, not at the node timeout. The clock hook
@@ -887,6 +948,7 @@ int main(void) {
         test_destroy_in_flight(&srv);
         test_extend_late_lost(&srv);
         test_clock_back_renew(&srv);
+        test_clock_back_hold(&srv);
         test_renew_past_validity(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);

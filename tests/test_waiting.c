@@ -1818,6 +1818,65 @@ static void test_clock_back_renew(rh_server *s) {
     tcli_close(&t);
 }
 
+/* The clock hook steps back 5 s (FAULTS row 10) right after a grant:
+ * rlock_validity_ms claims none of the lease while the clock reads before
+ * the grant (the time since cannot be told; Redis's TTL runs on) - not the
+ * whole lease, still claimed after Redis let the key expire - while the
+ * lock is not known lost (HELD; renew_poll then finds it gone: LOST, once).
+ * With max_hold_ms set, renew_poll renews at once through the step as
+ * without (test_clock_back_renew): the hold counts to the grant while the
+ * clock reads before it - not 2^32 ms, over the cap, so that renewals
+ * stopped and the key expired under a handle that said HELD. */
+static void test_clock_back_hold(rh_server *s) {
+    back_clock b = {0, 0, 0};
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    cfg.now_ms = back_now;
+    cfg.hook_user = &b;
+    cfg.on_lost = back_lost;
+    cfg.max_hold_ms = 60000;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "backhold:key", 12, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    b.back = 5000;
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "%lld ms of validity claimed with the clock ~5 s before the grant",
+              rlock_validity_ms(&lk));
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    t0 = rh_now_ms();
+    while (rh_int(s, "EXISTS backhold:key") != 0 && since(t0) < 3000) rh_sleep_ms(20);
+    CHECK_EQ_LL(rh_int(s, "EXISTS backhold:key"), 0);
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "the 1000 ms key expired on the server, %lld ms of validity claimed",
+              rlock_validity_ms(&lk));
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_LOST); /* renewed at once: refused */
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+
+    /* max_hold_ms: renewed through a 5 s step back */
+    b.back = 0;
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (since(t0) < 2500) { /* 2.5 leases */
+        if (since(t0) >= 100) b.back = 5000;
+        st = rlock_renew_poll(&lk, &next);
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&t, next > 20 ? 20 : next);
+    }
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_WOULD_BLOCK, "max_hold_ms, renew_poll after the clock stepped back: %s",
+              rlock_status_str(st));
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_MSG(key_is(s, "backhold:key", rlock_lock_token(&lk)), "max_hold_ms, the clock stepped back 5 s: the 1000 "
+              "ms key expired, %lld ms on, the handle HELD (%lld ms left)", since(t0), rlock_validity_ms(&lk));
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS backhold:key"), 0);
+    tcli_close(&t);
+}
+
 /* A renewal (and an rlock_extend_begin) in flight - every node stopped
  * (SIGSTOP), its user-set node timeout (900 ms) outlasting the lease's
  * validity - when the validity ends: the next poll (step) says LOST and
@@ -1911,6 +1970,7 @@ int main(void) {
     test_release_floor(&srv[0]);
     test_clock_wrap(srv);
     test_clock_back_renew(&srv[0]);
+    test_clock_back_hold(&srv[0]);
     test_renew_past_validity(srv);
     test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
