@@ -618,6 +618,46 @@ static void test_clock_back_hold(const rh_server *s) {
     scli_close(&t);
 }
 
+/* The server closes the lock's connection between renewals (CLIENT KILL),
+ * twice: each next renewal reconnects (AUTH again) and renews - RENEWED,
+ * the key still ours, on_lost never; FAILED at most meanwhile. As the
+ * general engine (test_waiting test_renew_reconnect). */
+static void test_renew_reconnect(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    back_clock b = {0, 0, 0}; /* (the real clock: for on_lost's count) */
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    int i;
+    make_key(key, 'k');
+    g_clock = &b;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    for (i = 0; i < 2; i++) {
+        CHECK(cmd_ok(cmd("CLIENT KILL TYPE normal"), REDIS_REPLY_INTEGER)); /* (not g_rc: SKIPME) */
+        t0 = rh_now_ms();
+        do {
+            st = rlock_renew_poll(&lk, &next);
+            if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK && rlock_renew_outcome(&lk) != RLOCK_RENEW_FAILED) break;
+            if (rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED) break;
+            rh_sleep_ms(next > 10 ? 10 : next);
+        } while (rh_now_ms() - t0 < 3000);
+        CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED, "kill %d: renew_poll %d, outcome %d", i, (int)st,
+                  (int)rlock_renew_outcome(&lk));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        CHECK(held_by(key, &lk, 1500));
+    }
+    CHECK_EQ_LL(b.lost, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
 /* A renewal in flight (its answer held back by the gate) when the lease's
  * validity ends, its node timeout (1 s) outlasting it: the next poll says
  * LOST and on_lost runs then, not at the node timeout. The clock hook
@@ -950,6 +990,7 @@ int main(void) {
         test_clock_back_renew(&srv);
         test_clock_back_hold(&srv);
         test_renew_past_validity(&srv);
+        test_renew_reconnect(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

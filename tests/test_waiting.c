@@ -1877,6 +1877,47 @@ static void test_clock_back_hold(rh_server *s) {
     tcli_close(&t);
 }
 
+/* The server closes the lock's connection between renewals (FAULTS row
+ * 25: CLIENT KILL), twice: each next renewal reconnects through the
+ * transport and renews - RENEWED again, the key still ours, on_lost never;
+ * a renewal whose request met the closed connection may say FAILED (an
+ * unknown outcome, retried sooner), never LOST. */
+static void test_renew_reconnect(rh_server *s) {
+    int lost_calls = 0, i, failed = 0;
+    rlock_config cfg = cfg_base(100, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "renewkill:key", 13, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 600, 0), RLOCK_OK);
+    for (i = 0; i < 2; i++) {
+        long long killed = rh_int(s, "CLIENT KILL TYPE normal"); /* (not the asking connection: SKIPME) */
+        CHECK_MSG(killed >= 1, "CLIENT KILL TYPE normal killed %lld", killed);
+        t0 = rh_now_ms();
+        do {
+            st = rlock_renew_poll(&lk, &next);
+            failed += rlock_renew_outcome(&lk) == RLOCK_RENEW_FAILED;
+            if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK && rlock_renew_outcome(&lk) != RLOCK_RENEW_FAILED) break;
+            if (rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED) break;
+            tcli_wait(&t, next > 10 ? 10 : next);
+        } while (since(t0) < 3000);
+        CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED, "kill %d: renew_poll %s, outcome %d, %lld ms on", i,
+                  rlock_status_str(st), (int)rlock_renew_outcome(&lk), since(t0));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        CHECK(key_is(s, "renewkill:key", rlock_lock_token(&lk)));
+    }
+    printf("renewal across a killed connection: renewed both times (%d failed polls)\n", failed);
+    CHECK_EQ_LL(lost_calls, 0);
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS renewkill:key"), 0);
+    tcli_close(&t);
+}
+
 /* A renewal (and an rlock_extend_begin) in flight - every node stopped
  * (SIGSTOP), its user-set node timeout (900 ms) outlasting the lease's
  * validity - when the validity ends: the next poll (step) says LOST and
@@ -1971,6 +2012,7 @@ int main(void) {
     test_clock_wrap(srv);
     test_clock_back_renew(&srv[0]);
     test_clock_back_hold(&srv[0]);
+    test_renew_reconnect(&srv[0]);
     test_renew_past_validity(srv);
     test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
