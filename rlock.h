@@ -1043,7 +1043,8 @@ typedef struct rlock_info {
 
 typedef enum rlock_state {
     RLOCK_STATE_IDLE = 0,     /* not held */
-    RLOCK_STATE_HELD,         /* held; rlock_validity_ms() > 0 until it runs out */
+    RLOCK_STATE_HELD,         /* held; rlock_validity_ms() > 0 until it runs out (0 while the
+                               * clock hook reads before the grant: rlock_validity_ms) */
     RLOCK_STATE_LOST          /* was held; an extend or release found it gone */
 } rlock_state;
 
@@ -1187,6 +1188,7 @@ typedef struct rlock_lock {
     rlock_renewal renewal;
     unsigned char stale;
     int lost_notified;
+    uint64_t validity_end;    /* (here, not after the operation: 6 bytes less) */
     size_t key_len;
     rlock__ms held_since;
     rlock__ms granted_at;
@@ -1198,7 +1200,6 @@ typedef struct rlock_lock {
     uint32_t prng;
     rlock_op op;
     rlock__num fence;         /* (its numbers: 32-bit without fencing; read at a grant only) */
-    uint64_t validity_end;
     unsigned held_mask;
     int queued;
     const struct rlock__scripts *scripts;
@@ -1326,7 +1327,8 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms);
 
 /* Reset the lease to ttl_ms, owner-checked. Never re-creates a vanished lock:
- * that is RLOCK_LOST. */
+ * that is RLOCK_LOST. It waits for answers until the node timeout or the
+ * validity's end, whichever is first: unanswered then, RLOCK_LOST. */
 RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
@@ -1381,7 +1383,10 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk);
 /* HELD, IDLE, or LOST - LOST as soon as validity has run out, even before
  * any call found it out. */
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk);
-/* Milliseconds of validity left (ttl - elapsed - drift), 0 when none. */
+/* Milliseconds of validity left (ttl - elapsed - drift), 0 when none - and
+ * 0 while a clock hook that stepped back reads before the grant (the time
+ * since cannot be told; the servers' TTL runs on), the lock still HELD:
+ * rlock_renew_poll renews it at once, and the renewal counts from its start. */
 RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk);
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk); /* reentrant holds; 1/0 simple */
 /* The token (simple) or owner id (reentrant), NUL-terminated; a semaphore
@@ -1411,9 +1416,13 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * nodes are ready or after *next_ms), RLOCK_LOST (lost: on_lost has run),
  * RLOCK_NOT_HELD, RLOCK_E_STATE (client busy with another op), or the error
  * of a failed renewal (it retries sooner, until validity runs out -> LOST).
+ * A renewal in flight when validity runs out is LOST then (its wait ends
+ * there, whatever node_timeout_ms).
  * After max_renewals / max_hold_ms it stops renewing; the lease then expires.
  * A clock hook that stepped back before the grant makes a renewal due at
- * once (the time since cannot be told; the servers' TTL runs on).
+ * once, caps or not (the time since cannot be told; the servers' TTL runs
+ * on); while it reads before the hold's start, max_hold_ms does not stop
+ * renewals (the hold so far cannot be told either).
  * Redis Cluster: it renews on the primary that granted the lock and does not
  * follow redirects (it has no rlock_cluster). When the slot has moved it
  * returns RLOCK_E_MOVED (outcome RLOCK_RENEW_FAILED) and retries the same
@@ -4419,14 +4428,21 @@ static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     return 0;
 }
 
-static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl) {
-    uint32_t t = ttl / 10u, third = ttl / 3u;
-    if (lk->client->cfg.node_timeout_ms) return lk->client->cfg.node_timeout_ms;
-    /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
-     * small that a busy host times out a healthy loopback node. */
-    if (t > 250) t = 250;
-    if (t < 50) t = 50;
-    if (t > third) t = third > 0 ? third : 1;
+static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl, rlock__ms now) {
+    uint32_t t = lk->client->cfg.node_timeout_ms, third = ttl / 3u;
+    rlock__ms left = (rlock__ms)lk->validity_end - now;
+    if (!t) {
+        /* "Far below the TTL" (the Redlock spec's ratio is ~1/10), but not so
+         * small that a busy host times out a healthy loopback node. */
+        t = ttl / 10u;
+        if (t > 250) t = 250;
+        if (t < 50) t = 50;
+        if (t > third) t = third > 0 ? third : 1;
+    }
+    /* An extend sent at now cannot succeed after the validity's end: its
+     * wait ends there (LOST), not at a node timeout that outlasts it (a
+     * validity gone already wraps "left": the begin or the judge finds it) */
+    if (lk->op.kind == RLOCK__OP_EXTEND && left < t) t = left;
     return t;
 }
 
@@ -5101,7 +5117,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t t
     if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
         r->wake = RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
     r->start = now;
-    r->timeout = rlock__node_timeout(lk, ttl);
+    r->timeout = rlock__node_timeout(lk, ttl, r->start);
     r->ttl = ttl;
     /* (each node's request goes out as it is reached: what one node's
      * submit does touches that node alone) */
@@ -6146,8 +6162,8 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         const rlock_round *rd = &lk->op.round;
         rlock__ms start = rd->start;
         if (x->count) return; /* (its own included: answers are judged as they come) */
-        deadline = (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline) ? deadline : start) +
-                   rlock__node_timeout(lk, lk->op.ttl);
+        if (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline)) start = deadline;
+        deadline = start + rlock__node_timeout(lk, lk->op.ttl, start);
     }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
     /* (active: the EVAL sent at once after NOSCRIPT: it is alive) */
@@ -7050,7 +7066,7 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     /* Validity ran out: whatever Redis has now is not our old grant. Say so
      * (on_lost), then treat this as a fresh acquire - never as a re-entry
      * that would silently lose the earlier holds. */
-    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) rlock__mark_lost(lk);
+    if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
     token = rlock__token_kind(lk->kind);
     if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
     if (lk->state != RLOCK_STATE_HELD) {
@@ -7110,7 +7126,7 @@ static RLOCK__NOINLINE rlock_status rlock__held_begin(rlock_lock *lk, int op, lo
     if (op == RLOCK__OP_EXTEND) {
         /* (LOST has no validity; marked again, it stays LOST and on_lost
          * is not called twice) */
-        if (rlock_validity_ms(lk) == 0) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too (never negative) */
+        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
     } else {
         /* A LOST lock is still released: the script is owner-checked, so it
          * only removes what is still ours, and it tells us if anything was. */
@@ -7275,11 +7291,15 @@ RLOCKDEF const char *rlock_client_error(const rlock_client *c) {
 }
 
 
+typedef char rlock__lost_follows_held[RLOCK_STATE_LOST == RLOCK_STATE_HELD + 1 ? 1 : -1]; /* (rlock_lock_state) */
 RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
     if (!rlock__lock_ok(lk)) return RLOCK_STATE_IDLE;
-    /* (an op in flight too: a renewal past the validity's end cannot succeed) */
-    if (lk->state == RLOCK_STATE_HELD && rlock_validity_ms(lk) == 0) return RLOCK_STATE_LOST;
-    return lk->state;
+    /* HELD turns LOST (+1) once the clock is at or past the validity's end,
+     * in the hook's 64 bits (an op in flight too: a renewal past the end
+     * cannot succeed) - not while a clock hook that stepped back reads
+     * before the grant, where rlock_validity_ms says 0 */
+    return (rlock_state)(lk->state + (lk->state == RLOCK_STATE_HELD &&
+                                      (lk->validity_end - rlock__now64(lk->client) - 1u) >> 63));
 }
 RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
@@ -7307,9 +7327,11 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             if (st == RLOCK_OK) {
                 lk->renewals++;
                 what = RLOCK_RENEW_RENEWED;
-            } else if (st != RLOCK_LOST) {
+            } else if (st == RLOCK_LOST) {
+                what = RLOCK_RENEW_LOST; /* (marked by the extend) */
+            } else {
                 /* Unknown outcome (node down, timeout): try again soon, while
-                 * validity lasts; when it runs out the lock is LOST below. */
+                 * validity lasts; once it has run out the extend says LOST. */
                 lk->renew_at = rlock__now(lk->client) + rlock__renew_interval(lk, lk->ttl_ms) / 4 + 1;
                 what = RLOCK_RENEW_FAILED;
             }
@@ -7321,28 +7343,28 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             st = RLOCK_NOT_HELD;
             break;
         }
+        /* (0 when LOST, or it ran out - the extend below says LOST, on_lost
+         * once - or while the clock hook reads before the grant) */
         left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-        if (!left) { /* (LOST already - marked again, it stays so, on_lost once - or it ran out now) */
-            rlock__mark_lost(lk);
-            what = RLOCK_RENEW_LOST;
-            st = RLOCK_LOST;
-            break;
-        }
         if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
         now = rlock__now(lk->client);
         next = left;
         cfg = &lk->client->cfg; /* (here, not before the loop: one register less across it) */
-        /* (held + ttl > max_hold_ms, in 32 bits) */
-        if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-            (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
-                                  (rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms)))
-            break; /* capped: let it expire (validity < 2^31) */
-        /* Due renew_at - granted_at after the grant, and at once when the
-         * clock hook stepped back before the grant (the time since cannot be
-         * told; the servers' TTL runs on): that wraps to a huge "since". */
-        if ((rlock__ms)(now - lk->granted_at) < (rlock__ms)(lk->renew_at - lk->granted_at)) {
-            if (lk->renew_at - now < left) next = lk->renew_at - now;
-            break;
+        /* No validity to tell (left 0): LOST (the extend says so), or the
+         * clock hook reads before the grant (the time since cannot be told;
+         * the servers' TTL runs on): renewed at once, caps or not */
+        if (left) {
+            /* (held + ttl > max_hold_ms, in 32 bits; while the clock reads
+             * before the hold's start, the hold cannot be told: renewed) */
+            if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
+                (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
+                                      ((rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms &&
+                                       !RLOCK__MS_BEFORE(now, lk->held_since)))))
+                break; /* capped: let it expire (validity < 2^31) */
+            if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
+                if (lk->renew_at - now < left) next = lk->renew_at - now;
+                break;
+            }
         }
         next = 1;
         if (st != RLOCK_OK || what == RLOCK_RENEW_RENEWED) break;
@@ -7369,11 +7391,11 @@ RLOCKDEF long long rlock_validity_ms(const rlock_lock *lk) {
     rlock__ms len;
     if (!rlock__lock_ok(lk) || lk->state != RLOCK_STATE_HELD) return 0;
     now = rlock__now64(lk->client);
-    len = (rlock__ms)lk->validity_end - lk->granted_at; /* the grant's validity: a clock hook that stepped back adds none */
-    left = lk->validity_end - now; /* past the end: "negative" (the hook's own 2^64 end wraps too) */
-    if (left >> 63) return 0;
-    /* the lesser of left and len, in 32 bits (len is: a left of 2^32 or more is the larger) */
-    return left >> 32 || (rlock__ms)left > len ? len : (rlock__ms)left;
+    len = (rlock__ms)lk->validity_end - lk->granted_at; /* the grant's validity */
+    left = lk->validity_end - now; /* past the end: "negative", huge (the hook's own 2^64 end wraps too) */
+    /* More than the grant's: the clock hook reads before the grant, and
+     * the time since cannot be told (the servers' TTL runs on): none */
+    return left > len ? 0 : (long long)left;
 }
 RLOCKDEF long long rlock_hold_count(const rlock_lock *lk) {
 #if RLOCK__COMPACT /* simple locks: 1 while held */

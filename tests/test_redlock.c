@@ -692,8 +692,9 @@ static uint64_t back_clock(void *user) {
 /* rlock_watchdog_stop hands lk the lock as the watchdog's renewals left it:
  * here node 0 lost the key before the watchdog started, so its renewals
  * held it on nodes 1 and 2 only. After stop, lk must say so: its last votes
- * 2; its validity no more than one lease's, even when the clock hook steps
- * back (it is capped by the last renewal's start, not the acquire's); and a
+ * 2; its validity none while the clock hook steps back to before the last
+ * renewal's start - also to after the acquire's, which the handle must no
+ * longer count from (it would claim most of a lease); and a
  * release with node 1 unreachable is RLOCK_OK (released on node 2, never
  * held on node 0 since, node 1's copy expires) - not an unknown outcome, as
  * with the acquire's three nodes it would be (1 yes of 3, 1 "not ours"). */
@@ -707,7 +708,7 @@ static void test_watchdog_takeover(void) {
     const char *key = "rl:wdtake";
     const long long ttl = 600;
     long long v = 0, prev = 0;
-    unsigned long long t0;
+    unsigned long long t0, t_acq;
     int i, renewed = 0, own_up = 0;
     rlock_config_init(&cfg);
     cfg.now_ms = back_clock;
@@ -723,6 +724,7 @@ static void test_watchdog_takeover(void) {
     own_up = 1;
     REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
     REQUIRE(rlock_acquire(&lk, ttl, 0) == RLOCK_OK);
+    t_acq = rh_now_ms(); /* (after the acquire's start; its first renewal ttl/3 later) */
     CHECK_EQ_LL(rlock_last_votes(&lk), 3);
     CHECK_EQ_LL(rh_int(&C.srv[0], "DEL %s", key), 1); /* as a restart without persistence would */
     REQUIRE(rlock_watchdog_start(&w, &lk, &own) == RLOCK_OK);
@@ -741,9 +743,11 @@ static void test_watchdog_takeover(void) {
     CHECK_EQ_LL(rlock_last_votes(&lk), 2);
     clock_back = 10000;
     v = rlock_validity_ms(&lk);
+    clock_back = rh_now_ms() - (t_acq + 20); /* 20 ms after the acquire: before the last renewal */
+    prev = rlock_validity_ms(&lk);
     clock_back = 0;
-    CHECK_MSG(v > 0 && v <= ttl - drift_of(ttl), "validity %lld ms with the clock 10 s back (a lease of %lld)", v,
-              ttl - drift_of(ttl));
+    CHECK_MSG(v == 0 && prev == 0, "validity %lld ms with the clock 10 s back, %lld ms with it just after the "
+              "acquire, before the last renewal (a lease of %lld)", v, prev, ttl - drift_of(ttl));
     rh_server_pause(&C.srv[1]);
     CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
     rh_server_resume(&C.srv[1]);

@@ -66,11 +66,14 @@
 
 static redisContext *g_rc; /* the test's own connection, authenticated once a password is set */
 static int g_scripts_only; /* cfg.scripts_only of the next scli_open */
-typedef struct back_clock { unsigned long long back; } back_clock; /* a clock hook stepped back by back ms */
+static uint32_t g_max_hold; /* cfg.max_hold_ms of the next scli_open */
+/* a clock hook stepped back by back ms, or jumped forward by fwd; lost: on_lost's calls */
+typedef struct back_clock { unsigned long long back, fwd; int lost; } back_clock;
 static back_clock *g_clock; /* the clock hook of the next scli_open, when set */
 static uint64_t back_now(void *user) {
-    return 1000000000ULL + rh_now_ms() - ((const back_clock *)user)->back;
+    return 1000000000ULL + rh_now_ms() + ((const back_clock *)user)->fwd - ((const back_clock *)user)->back;
 }
+static void back_lost(rlock_lock *lk, void *user) { (void)lk; ((back_clock *)user)->lost++; }
 
 static redisReply *cmd(const char *fmt, ...) {
     va_list ap;
@@ -113,7 +116,8 @@ static int scli_open(scli *t, const rh_server *s, const char *password) {
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 1000;
     cfg.scripts_only = g_scripts_only;
-    if (g_clock) cfg.now_ms = back_now, cfg.hook_user = g_clock;
+    cfg.max_hold_ms = g_max_hold;
+    if (g_clock) cfg.now_ms = back_now, cfg.hook_user = g_clock, cfg.on_lost = back_lost;
     if (rlock_posix_init_tcp(&t->pc, "127.0.0.1", s->port, 1000) != 0) return -1;
     t->gate = 0;
     t->tr = t->pc.tr;
@@ -464,9 +468,11 @@ static void test_destroy_in_flight(const rh_server *s) {
     scli_close(&t);
 }
 
-/* An extend whose answer comes after the validity ended - read late (the
- * gate held it back), or never (the node timeout ends it) - is RLOCK_LOST,
- * although the server ran it and extended the key (to 5 s); the lost
+/* An extend whose answer has not come when the validity ends - held back
+ * by the gate, then let through (its answer is there, late) or not - is
+ * RLOCK_LOST at the first step after that end, not when its node timeout
+ * (1 s, 400 ms later) ends it, although the server ran it and extended the
+ * key (to 5 s); the lost
  * lock's release, owner-checked with the token the extend used, removes
  * that key: RLOCK_OK. */
 static void test_extend_late_lost(const rh_server *s) {
@@ -488,21 +494,25 @@ static void test_extend_late_lost(const rh_server *s) {
         t.gate = 1;
         st = rlock_extend_begin(&lk, 5000);
         end = rh_now_ms() + 3000;
-        /* until it ran on the server (a PTTL above the first lease) and the validity is gone */
-        while (st == RLOCK_WOULD_BLOCK && ((pttl = pttl_of(key)) <= 1500 || rlock_validity_ms(&lk) > 0) &&
-               rh_now_ms() < end) {
+        /* until it ran on the server (a PTTL above the first lease), while the validity lasts */
+        while (st == RLOCK_WOULD_BLOCK && (pttl = pttl_of(key)) <= 1500 && rh_now_ms() < end) {
             st = rlock_step(&lk);
             rh_sleep_ms(2);
         }
         CHECK_MSG(st == RLOCK_WOULD_BLOCK && pttl > 1500, "late %d: the extend in flight (%s), PTTL %lld", late,
                   rlock_status_str(st), pttl);
-        if (late) t.gate = 0; /* its answer now, after the validity */
-        while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        while (st == RLOCK_WOULD_BLOCK && rlock_validity_ms(&lk) > 0 && rh_now_ms() < end) {
             st = rlock_step(&lk);
             rh_sleep_ms(2);
         }
+        /* (a step at the very end may have said LOST: the same) */
+        CHECK_MSG(rlock_validity_ms(&lk) == 0 && (st == RLOCK_WOULD_BLOCK || st == RLOCK_LOST), "late %d: the extend ended (%s) with %lld ms of validity left", late,
+                  rlock_status_str(st), rlock_validity_ms(&lk));
+        if (late) t.gate = 0; /* its answer now, after the validity */
+        if (st == RLOCK_WOULD_BLOCK) st = rlock_step(&lk); /* the first step with the validity gone */
         t.gate = 0;
-        CHECK_MSG(st == RLOCK_LOST, "late %d: extend said %s", late, rlock_status_str(st));
+        CHECK_MSG(st == RLOCK_LOST, "late %d: extend said %s with the validity gone (the node timeout ~400 ms on)",
+                  late, rlock_status_str(st));
         CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
         CHECK_MSG(pttl_of(key) > 1500, "late %d: the key was not extended", late);
         CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
@@ -544,6 +554,149 @@ static void test_clock_back_renew(const rh_server *s) {
     CHECK_MSG(held_by(key, &lk, 1500), "the clock stepped back 5 s: the 1500 ms key gone (PTTL %lld), the handle "
               "HELD (%lld ms left)", pttl_of(key), rlock_validity_ms(&lk));
     st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
+/* The clock hook steps back 5 s right after a grant: rlock_validity_ms
+ * claims none of the 1500 ms lease while the clock reads before the grant,
+ * the lock not known lost (HELD) - not the whole lease, still claimed after
+ * the key expired; renew_poll then finds it gone (LOST, once). With
+ * max_hold_ms set, renew_poll renews through the step as without it
+ * (test_clock_back_renew), not stopping as over the cap. As the general
+ * engine (test_waiting test_clock_back_hold). */
+static void test_clock_back_hold(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    back_clock b = {0, 0, 0};
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    make_key(key, 'h');
+    g_clock = &b;
+    g_max_hold = 60000;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    g_max_hold = 0;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    b.back = 5000;
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "%lld ms of validity claimed with the clock ~5 s before the grant",
+              rlock_validity_ms(&lk));
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    t0 = rh_now_ms();
+    while (!absent(key) && rh_now_ms() - t0 < 4000) rh_sleep_ms(20);
+    CHECK(absent(key));
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "the 1500 ms key expired on the server, %lld ms of validity claimed",
+              rlock_validity_ms(&lk));
+    t0 = rh_now_ms();
+    while ((st = rlock_renew_poll(&lk, &next)) == RLOCK_WOULD_BLOCK && rh_now_ms() - t0 < 3000) rh_sleep_ms(2);
+    CHECK_EQ_ST(st, RLOCK_LOST); /* renewed at once: refused */
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+
+    b.back = 0;
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 3500 || st == RLOCK_WOULD_BLOCK) { /* 2.3 leases, then the last renewal's end */
+        if (rh_now_ms() - t0 >= 100) b.back = 5000;
+        st = rlock_renew_poll(&lk, &next);
+        if ((st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) || rh_now_ms() - t0 > 6000) break;
+        rh_sleep_ms(next > 20 ? 20 : next);
+    }
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_MSG(held_by(key, &lk, 1500), "max_hold_ms, the clock stepped back 5 s: the 1500 ms key gone (PTTL %lld), "
+              "the handle HELD (%lld ms left)", pttl_of(key), rlock_validity_ms(&lk));
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
+/* The server closes the lock's connection between renewals (CLIENT KILL),
+ * twice: each next renewal reconnects (AUTH again) and renews - RENEWED,
+ * the key still ours, on_lost never; FAILED at most meanwhile. As the
+ * general engine (test_waiting test_renew_reconnect). */
+static void test_renew_reconnect(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    back_clock b = {0, 0, 0}; /* (the real clock: for on_lost's count) */
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    int i;
+    make_key(key, 'k');
+    g_clock = &b;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    for (i = 0; i < 2; i++) {
+        CHECK(cmd_ok(cmd("CLIENT KILL TYPE normal"), REDIS_REPLY_INTEGER)); /* (not g_rc: SKIPME) */
+        t0 = rh_now_ms();
+        do {
+            st = rlock_renew_poll(&lk, &next);
+            if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK && rlock_renew_outcome(&lk) != RLOCK_RENEW_FAILED) break;
+            if (rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED) break;
+            rh_sleep_ms(next > 10 ? 10 : next);
+        } while (rh_now_ms() - t0 < 3000);
+        CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED, "kill %d: renew_poll %d, outcome %d", i, (int)st,
+                  (int)rlock_renew_outcome(&lk));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        CHECK(held_by(key, &lk, 1500));
+    }
+    CHECK_EQ_LL(b.lost, 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
+/* A renewal in flight (its answer held back by the gate) when the lease's
+ * validity ends, its node timeout (1 s) outlasting it: the next poll says
+ * LOST and on_lost runs then, not at the node timeout. The clock hook
+ * jumps (nothing depends on this machine's speed): the renewal goes out
+ * 600 ms into a 1500 ms lease, the clock then moves to 1500 ms, 100 ms
+ * before that node timeout. As the general engine (test_waiting
+ * test_renew_past_validity). */
+static void test_renew_past_validity(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    back_clock b = {0, 0, 0};
+    uint32_t next = 0;
+    rlock_status st;
+    make_key(key, 'v');
+    g_clock = &b;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire(&lk, 1500, 0);
+    CHECK_MSG(st == RLOCK_OK, "acquire: %d %s", (int)st, rlock_lock_error(&lk));
+    CHECK_EQ_ST(rlock_extend(&lk, 1500), RLOCK_OK); /* (its script cached: no NOSCRIPT behind the gate) */
+    t.gate = 1;
+    b.fwd = 600;
+    CHECK_EQ_ST(rlock_renew_poll(&lk, &next), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_IN_FLIGHT);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    b.fwd = 1500; /* the validity is gone, the node timeout 100 ms ahead */
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+    CHECK_MSG(rlock_next_timeout_ms(&lk) == 0, "the next poll due in %u ms, not now",
+              (unsigned)rlock_next_timeout_ms(&lk));
+    st = rlock_renew_poll(&lk, &next);
+    CHECK_MSG(st == RLOCK_LOST && b.lost == 1, "renew_poll with the validity gone and the renewal in flight: %s, "
+              "on_lost %d times (the node timeout was 100 ms ahead)", rlock_status_str(st), b.lost);
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_LOST);
+    t.gate = 0;
+    CHECK_EQ_ST(rlock_renew_poll(&lk, &next), RLOCK_LOST);
+    CHECK_EQ_LL(b.lost, 1);
+    st = rlock_release(&lk); /* (the renewal extended the key: owner-checked, it removes it) */
     CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
     CHECK(absent(key));
     scli_close(&t);
@@ -835,6 +988,9 @@ int main(void) {
         test_destroy_in_flight(&srv);
         test_extend_late_lost(&srv);
         test_clock_back_renew(&srv);
+        test_clock_back_hold(&srv);
+        test_renew_past_validity(&srv);
+        test_renew_reconnect(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

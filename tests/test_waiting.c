@@ -310,7 +310,8 @@ static void test_lost_after_pause(rh_server *s) {
 /* A renewal is in flight to a server that stopped answering (SIGSTOP) when
  * the lease's validity runs out: rlock_lock_state says LOST from then on
  * (the extend can no longer succeed: it needs a quorum before the validity's
- * end), not HELD until the node timeout ends the extend; on_lost once.
+ * end), not HELD until the node timeout ends the extend; and renew_poll
+ * says LOST (on_lost, once) then too: the renewal's wait ends there.
  * (rlock_watchdog_state reads the watchdog's handle so, whose renewal is
  * often in flight.) */
 static void test_state_during_renewal(rh_server *s) {
@@ -342,10 +343,16 @@ static void test_state_during_renewal(rh_server *s) {
         }
         tcli_wait(&t, next > 5 ? 5 : next);
     }
-    CHECK_MSG(in_flight && st == RLOCK_WOULD_BLOCK, "no renewal in flight at the validity's end (%s, %lld ms)",
-              rlock_status_str(st), since(t0));
-    CHECK_MSG(during == RLOCK_STATE_LOST, "rlock_lock_state %d (not LOST) with the validity gone, %lld ms into a "
-              "1000 ms lease, its renewal in flight", (int)during, since(t0));
+    /* (the poll that found the validity gone may have said LOST already) */
+    CHECK_MSG(in_flight && (st == RLOCK_WOULD_BLOCK || st == RLOCK_LOST),
+              "no renewal in flight at the validity's end (%s, %lld ms)", rlock_status_str(st), since(t0));
+    CHECK_MSG(st == RLOCK_LOST || during == RLOCK_STATE_LOST, "rlock_lock_state %d (not LOST) with the validity "
+              "gone, %lld ms into a 1000 ms lease, its renewal in flight", (int)during, since(t0));
+    /* Still paused: the renewal's wait ends with the validity (LOST now,
+     * on_lost once), not at its node timeout ~200 ms later. */
+    if (st == RLOCK_WOULD_BLOCK) st = rlock_renew_poll(&lk, &next);
+    CHECK_MSG(st == RLOCK_LOST && lost_calls == 1, "the validity gone, the renewal in flight: renew_poll %s, on_lost "
+              "%d times, %lld ms into the lease", rlock_status_str(st), lost_calls, since(t0));
     rh_server_resume(s);
     CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_LOST);
     CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
@@ -1773,10 +1780,11 @@ static void test_clock_wrap(rh_server *srv) {
  * step-back clock too (it is before the grant: nothing can be told of the
  * time since), not 5 s later, when Redis has long let the key expire while
  * the handle still says HELD. */
-typedef struct back_clock { unsigned long long back; } back_clock;
+typedef struct back_clock { unsigned long long back, fwd; int lost; } back_clock; /* (fwd: jumped forward) */
 static uint64_t back_now(void *user) {
-    return 1000000000ULL + rh_now_ms() - ((const back_clock *)user)->back;
+    return 1000000000ULL + rh_now_ms() + ((const back_clock *)user)->fwd - ((const back_clock *)user)->back;
 }
+static void back_lost(rlock_lock *lk, void *user) { (void)lk; ((back_clock *)user)->lost++; }
 static void test_clock_back_renew(rh_server *s) {
     back_clock b = {0};
     rlock_config cfg = cfg_base(100, NULL);
@@ -1808,6 +1816,161 @@ static void test_clock_back_renew(rh_server *s) {
     CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
     CHECK_EQ_LL(rh_int(s, "EXISTS back:key"), 0);
     tcli_close(&t);
+}
+
+/* The clock hook steps back 5 s (FAULTS row 10) right after a grant:
+ * rlock_validity_ms claims none of the lease while the clock reads before
+ * the grant (the time since cannot be told; Redis's TTL runs on) - not the
+ * whole lease, still claimed after Redis let the key expire - while the
+ * lock is not known lost (HELD; renew_poll then finds it gone: LOST, once).
+ * With max_hold_ms set, renew_poll renews at once through the step as
+ * without (test_clock_back_renew): the hold counts to the grant while the
+ * clock reads before it - not 2^32 ms, over the cap, so that renewals
+ * stopped and the key expired under a handle that said HELD. */
+static void test_clock_back_hold(rh_server *s) {
+    back_clock b = {0, 0, 0};
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    unsigned long long t0;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    cfg.now_ms = back_now;
+    cfg.hook_user = &b;
+    cfg.on_lost = back_lost;
+    cfg.max_hold_ms = 60000;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "backhold:key", 12, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    b.back = 5000;
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "%lld ms of validity claimed with the clock ~5 s before the grant",
+              rlock_validity_ms(&lk));
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    t0 = rh_now_ms();
+    while (rh_int(s, "EXISTS backhold:key") != 0 && since(t0) < 3000) rh_sleep_ms(20);
+    CHECK_EQ_LL(rh_int(s, "EXISTS backhold:key"), 0);
+    CHECK_MSG(rlock_validity_ms(&lk) == 0, "the 1000 ms key expired on the server, %lld ms of validity claimed",
+              rlock_validity_ms(&lk));
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_LOST); /* renewed at once: refused */
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+
+    /* max_hold_ms: renewed through a 5 s step back */
+    b.back = 0;
+    CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+    t0 = rh_now_ms();
+    while (since(t0) < 2500) { /* 2.5 leases */
+        if (since(t0) >= 100) b.back = 5000;
+        st = rlock_renew_poll(&lk, &next);
+        if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK) break;
+        tcli_wait(&t, next > 20 ? 20 : next);
+    }
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_WOULD_BLOCK, "max_hold_ms, renew_poll after the clock stepped back: %s",
+              rlock_status_str(st));
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_MSG(key_is(s, "backhold:key", rlock_lock_token(&lk)), "max_hold_ms, the clock stepped back 5 s: the 1000 "
+              "ms key expired, %lld ms on, the handle HELD (%lld ms left)", since(t0), rlock_validity_ms(&lk));
+    CHECK_EQ_LL(b.lost, 1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS backhold:key"), 0);
+    tcli_close(&t);
+}
+
+/* The server closes the lock's connection between renewals (FAULTS row
+ * 25: CLIENT KILL), twice: each next renewal reconnects through the
+ * transport and renews - RENEWED again, the key still ours, on_lost never;
+ * a renewal whose request met the closed connection may say FAILED (an
+ * unknown outcome, retried sooner), never LOST. */
+static void test_renew_reconnect(rh_server *s) {
+    int lost_calls = 0, i, failed = 0;
+    rlock_config cfg = cfg_base(100, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    uint32_t next = 0;
+    rlock_status st = RLOCK_OK;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "renewkill:key", 13, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 600, 0), RLOCK_OK);
+    for (i = 0; i < 2; i++) {
+        long long killed = rh_int(s, "CLIENT KILL TYPE normal"); /* (not the asking connection: SKIPME) */
+        CHECK_MSG(killed >= 1, "CLIENT KILL TYPE normal killed %lld", killed);
+        t0 = rh_now_ms();
+        do {
+            st = rlock_renew_poll(&lk, &next);
+            failed += rlock_renew_outcome(&lk) == RLOCK_RENEW_FAILED;
+            if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK && rlock_renew_outcome(&lk) != RLOCK_RENEW_FAILED) break;
+            if (rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED) break;
+            tcli_wait(&t, next > 10 ? 10 : next);
+        } while (since(t0) < 3000);
+        CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED, "kill %d: renew_poll %s, outcome %d, %lld ms on", i,
+                  rlock_status_str(st), (int)rlock_renew_outcome(&lk), since(t0));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        CHECK(key_is(s, "renewkill:key", rlock_lock_token(&lk)));
+    }
+    printf("renewal across a killed connection: renewed both times (%d failed polls)\n", failed);
+    CHECK_EQ_LL(lost_calls, 0);
+    CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS renewkill:key"), 0);
+    tcli_close(&t);
+}
+
+/* A renewal (and an rlock_extend_begin) in flight - every node stopped
+ * (SIGSTOP), its user-set node timeout (900 ms) outlasting the lease's
+ * validity - when the validity ends: the next poll (step) says LOST and
+ * on_lost runs then, not at the node timeout, with the handle LOST all
+ * along. The clock hook jumps, so nothing depends on this machine's speed:
+ * the renewal goes out 400 ms into a 1000 ms lease (validity ~988 ms), the
+ * clock then moves to 1000 ms, 300 ms before that node timeout. One node,
+ * then Redlock on 3. */
+static void test_renew_past_validity(rh_server *srv) {
+    int n, k, ext;
+    for (n = 1; n <= NSRV; n += NSRV - 1)
+        for (ext = 0; ext < 2; ext++) {
+            back_clock b = {0, 0, 0};
+            rlock_config cfg = cfg_base(900, NULL);
+            rh_server *sp[NSRV];
+            tcli t;
+            rlock_lock lk;
+            uint32_t next = 0;
+            rlock_status st;
+            const char *how = ext ? "rlock_extend_begin" : "renew_poll";
+            for (k = 0; k < NSRV; k++) sp[k] = &srv[k];
+            cfg.now_ms = back_now;
+            cfg.hook_user = &b;
+            cfg.on_lost = back_lost;
+            CHECK(tcli_open(&t, sp, n, &cfg, 0) == 0);
+            CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "pastval:key", 11, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&lk, 1000, 0), RLOCK_OK);
+            for (k = 0; k < n; k++) rh_server_pause(sp[k]);
+            b.fwd = 400;
+            st = ext ? rlock_extend_begin(&lk, 1000) : rlock_renew_poll(&lk, &next);
+            CHECK_MSG(st == RLOCK_WOULD_BLOCK, "%d node(s), %s: %s", n, how, rlock_status_str(st));
+            st = ext ? rlock_step(&lk) : rlock_renew_poll(&lk, &next);
+            CHECK_MSG(st == RLOCK_WOULD_BLOCK && (ext || rlock_renew_outcome(&lk) == RLOCK_RENEW_IN_FLIGHT),
+                      "%d node(s), %s: not in flight (%s)", n, how, rlock_status_str(st));
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+            b.fwd = 1000; /* the validity is gone, the node timeout 300 ms ahead */
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+            CHECK_MSG(ext || rlock_next_timeout_ms(&lk) == 0, "%d node(s): the next poll due in %u ms, not now", n,
+                      (unsigned)rlock_next_timeout_ms(&lk));
+            st = ext ? rlock_step(&lk) : rlock_renew_poll(&lk, &next);
+            CHECK_MSG(st == RLOCK_LOST && b.lost == 1, "%d node(s), %s with the validity gone and the request in "
+                      "flight: %s, on_lost %d times (the node timeout was 300 ms ahead)", n, how,
+                      rlock_status_str(st), b.lost);
+            CHECK(ext || rlock_renew_outcome(&lk) == RLOCK_RENEW_LOST);
+            CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+            for (k = 0; k < n; k++) rh_server_resume(sp[k]);
+            CHECK_EQ_ST(renew_settle(&t, &lk), RLOCK_LOST);
+            CHECK_EQ_LL(b.lost, 1);
+            st = rlock_release(&lk); /* (the renewal may have extended it meanwhile: owner-checked) */
+            CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+            for (k = 0; k < n; k++) CHECK_EQ_LL(rh_int(sp[k], "EXISTS pastval:key"), 0);
+            tcli_close(&t);
+        }
 }
 
 int main(void) {
@@ -1848,6 +2011,9 @@ int main(void) {
     test_release_floor(&srv[0]);
     test_clock_wrap(srv);
     test_clock_back_renew(&srv[0]);
+    test_clock_back_hold(&srv[0]);
+    test_renew_reconnect(&srv[0]);
+    test_renew_past_validity(srv);
     test_wake_node_down(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
