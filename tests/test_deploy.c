@@ -976,6 +976,7 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
 typedef struct fake_sentinel {
     int lfd, cfd[32], n, old_port;
     const char *port_text; /* set: the port named is this text (a bad one), not old_port */
+    const char *host_text; /* set: the host named (else 127.0.0.1) */
 } fake_sentinel;
 static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     struct sockaddr_in a;
@@ -994,7 +995,7 @@ static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     return ntohs(a.sin_port);
 }
 static void fake_sentinel_pump(fake_sentinel *f) {
-    char buf[1024], out[64];
+    char buf[1024], out[400];
     int fd, i;
     while (f->n < 32 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
     for (i = 0; i < f->n; i++) {
@@ -1008,8 +1009,9 @@ static void fake_sentinel_pump(fake_sentinel *f) {
             int n;
             if (f->port_text) snprintf(port, sizeof port, "%s", f->port_text);
             else snprintf(port, sizeof port, "%d", f->old_port);
-            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n%s", (int)strlen(port), port,
-                         strstr(buf, "SUBSCRIBE") ? "-ERR lagging\r\n" : "");
+            const char *host = f->host_text ? f->host_text : "127.0.0.1";
+            n = snprintf(out, sizeof out, "*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s", (int)strlen(host), host,
+                         (int)strlen(port), port, strstr(buf, "SUBSCRIBE") ? "-ERR lagging\r\n" : "");
             (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
         }
     }
@@ -1753,6 +1755,110 @@ static void test_sentinel_answers(void) {
 out:
     for (i = 0; i < 4; i++) rh_server_stop(&reps[i]);
 out0:
+    fake_sentinel_close(&fk);
+    rh_server_stop(&sen);
+    rh_server_stop(&prim);
+}
+
+/* Host names longer than 40 (Sentinel) or 64 (plain) characters are named
+ * whole in the adapter's texts (cut only where its 128-byte err ends): a
+ * Kubernetes FQDN is ~70 characters, and with --sentinel the text is the
+ * only place that says which Sentinel failed. The long name here is a
+ * numeric-looking one that getaddrinfo reads as 127.0.0.1 (inet_aton: the
+ * last part 000...1), so no name service is involved. */
+static void test_long_host_names(void) {
+    static const char *const sconf = "requirepass sentpw\n";
+    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
+    char lname[80], want[200], s0[120], bad[200], out[8192];
+    rh_server prim, sen;
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    fake_sentinel fk;
+    int fport, free_port, rc;
+    FILE *f;
+
+    snprintf(lname, sizeof lname, "127.0.0.%0*d", 64, 1); /* 72 characters */
+    CHECK_EQ_LL(strlen(lname), 72);
+    free_port = rh_free_port();
+    /* plain TCP, nothing listening */
+    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, lname, free_port, 1000), 0);
+    for (rc = 0; rc < 500 && (fport = pc.tr.connect(pc.tr.ctx)) == 0; rc++) rh_sleep_ms(2);
+    CHECK_EQ_LL(fport, RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "connect %s:%d: Connection refused", lname, free_port);
+    CHECK_MSG(strcmp(pc.err, want) == 0, "plain: '%s', want '%s'", pc.err, want);
+    rlock_posix_close(&pc);
+
+    CHECK(rh_server_start(&prim, pargs) == 0);
+    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
+    fport = fake_sentinel_open(&fk, prim.port);
+    CHECK(fport > 0);
+    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 1;
+    sn.master = "mymaster";
+    /* a Sentinel by its long name, nothing listening */
+    sn.host[0] = lname;
+    sn.port[0] = free_port;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "Sentinel %s:%d: connect 127.0.0.1:%d: Conn", lname, free_port, free_port);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0, "Sentinel down: '%s', want '%s...'", pc.err, want);
+    rlock_posix_close(&pc);
+    /* a Sentinel by its long name refusing AUTH */
+    sn.port[0] = sen.port;
+    sn.sentinel_password = "wrong";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "Sentinel %s:%d: refused AUTH: WRONGPASS", lname, sen.port);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0 && pc.auth_refused, "Sentinel AUTH: '%s', want '%s...'",
+              pc.err, want);
+    rlock_posix_close(&pc);
+    {   /* the watch says the whole name too */
+        rlock_posix_sentinel_watch w;
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        CHECK(!watch_until(&w, 1000, watch_subscribed));
+        CHECK_MSG(strncmp(w.err, want, 9 + 72) == 0, "watch: '%s', want '%.81s...'", w.err, want);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+    }
+    sn.sentinel_password = NULL;
+    /* a primary named by its long name that wants AUTH (the fake Sentinel
+     * names it: a real one announces IPs unless announce-hostnames) */
+    fk.host_text = lname;
+    sn.host[0] = "127.0.0.1";
+    sn.port[0] = fport;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "primary %s:%d: NOAUTH", lname, prim.port);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0 && pc.auth_refused, "primary NOAUTH: '%s', want '%s...'",
+              pc.err, want);
+    rlock_posix_close(&pc);
+    /* ... that is not a primary: the fake Sentinel itself (ROLE: an error) */
+    fk.old_port = fport;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "Sentinel 127.0.0.1:%d: names %s:%d, not a prim", fport, lname, fport);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0, "not a primary: '%s', want '%s...'", pc.err, want);
+    CHECK_EQ_LL(strlen(pc.err), sizeof pc.err - 1); /* (the rest cut where err ends) */
+    rlock_posix_close(&pc);
+    fk.host_text = NULL;
+
+    /* the rlock command says it as it is */
+    if (!quick) {
+        snprintf(bad, sizeof bad, "%s/l-sentbad", tmpdir);
+        if ((f = fopen(bad, "w")) != NULL) { fputs("wrong\n", f); fclose(f); }
+        snprintf(s0, sizeof s0, "%s:%d", lname, sen.port);
+        {
+            const char *a[] = { "--sentinel", s0, "--master", "mymaster", "--sentinel-password-file", bad, "-n",
+                                "sen:long", "true", NULL };
+            rc = cli_run(0, a, NULL, out, sizeof out);
+            snprintf(want, sizeof want, "Sentinel %s:%d: refused AUTH: WRONGPASS", lname, sen.port);
+            CHECK_MSG(rc == 77 && strstr(out, want) != NULL, "rlock, Sentinel by a long name: exit %d:\n%s", rc, out);
+        }
+        unlink(bad);
+    }
+out:
     fake_sentinel_close(&fk);
     rh_server_stop(&sen);
     rh_server_stop(&prim);
@@ -2803,6 +2909,7 @@ int main(void) {
     if (!quick) test_sentinel_cli();
     test_sentinel_cli_auth();
     test_sentinel_answers();
+    test_long_host_names();
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
     test_cluster();
