@@ -567,7 +567,7 @@ static void test_load(void) {
     CHECK(says(&s, "OK", "ACL SETUSER loader on >pw ~* &* +@all%s", ""));
     CHECK(says(&s, "OK", "ACL SETUSER noscript on >pw ~* &* +@all -script%s", ""));
     a[0] = "--load"; a[1] = "--user"; a[2] = "loader"; a[3] = addr; a[4] = NULL;
-    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 2);
+    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 77); /* AUTH refused, as for rlock */
     CHECK_MSG(strstr(out, "unfit: AUTH refused: WRONGPASS") && !strstr(out, "SCRIPT LOAD"), "%s", out);
     CHECK_EQ_LL(scripts_cached(&s), 0);
     a[2] = "noscript";
@@ -697,15 +697,53 @@ static void test_check(const rh_server *plain) {
         static const char *const w[] = { "ok: EVAL refused: NOPERM", "FCALL allowed", "overall: warnings", NULL };
         check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 1, w);
     }
+    /* credentials or permissions refused: exit 77, as rlock itself exits
+     * for this user (RLOCK_E_AUTH) - not 2, which says the server is unfit */
     {
         static const char *const a[] = { "--user", "none", NULL };
-        static const char *const w[] = { "unfit: neither EVAL nor FCALL", "warning: PUBLISH refused", NULL };
-        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 2, w);
+        static const char *const w[] = { "unfit: neither EVAL nor FCALL may run here: NOPERM",
+                                         "warning: PUBLISH refused", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 77, w);
     }
     {
         static const char *const a[] = { "--user", "fc", NULL };
         static const char *const w[] = { "AUTH refused: WRONGPASS", "overall: unfit", NULL };
-        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 2, w);
+        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 77, w);
+    }
+    {
+        static const char *const a[] = { "--user", "fc", "--json", NULL };
+        static const char *const w[] = { "\"exit\":77", "\"auth_refused\":true", "WRONGPASS", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 77, w);
+    }
+    {   /* no password for a server that wants one: its NOAUTH, said once -
+         * not a cascade of refused probes ending in a reset connection */
+        static const char *const rp[] = { "--requirepass", "pw", NULL };
+        static const char *const w[] = { "unfit: NOAUTH Authentication required.", "overall: unfit", NULL };
+        rh_server auth;
+        char a0[32];
+        const char *a[2];
+        int i;
+        CHECK(rh_server_start(&auth, rp) == 0);
+        snprintf(a0, sizeof a0, "127.0.0.1:%d", auth.port);
+        a[0] = a0; a[1] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 77);
+        for (i = 0; w[i]; i++) CHECK_MSG(strstr(out, w[i]) != NULL, "NOAUTH: no '%s' in:\n%s", w[i], out);
+        CHECK_MSG(strstr(out, "neither EVAL") == NULL && strstr(out, "PING") == NULL && strstr(out, "Redis ?") == NULL,
+                  "NOAUTH:\n%s", out);
+        {   /* the right password: checked (no AOF: warnings) */
+            static const char *const ok[] = { "overall: warnings", NULL };
+            check_expect(auth.port, NULL, "RLOCK_PASSWORD=pw", 1, ok);
+        }
+        {   /* with a fit server beside it: still 77 (the credentials first) */
+            char a1[32], a2[32];
+            const char *a[3];
+            snprintf(a1, sizeof a1, "127.0.0.1:%d", fit.port);
+            snprintf(a2, sizeof a2, "127.0.0.1:%d", auth.port);
+            a[0] = a1; a[1] = a2; a[2] = NULL;
+            CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 77);
+            CHECK_MSG(strstr(out, ": fit\n") != NULL && strstr(out, "NOAUTH") != NULL, "%s", out);
+        }
+        rh_server_stop(&auth);
     }
     CHECK_EQ_LL(rh_int(plain, "ACL DELUSER fc none%s", ""), 2);
 
@@ -1580,10 +1618,10 @@ static void test_sentinel_cli(void) {
             CHECK_MSG(rc == 1 && strstr(out, want) != NULL, "check: exit %d:\n%s", rc, out); /* no AOF: warnings */
             chk[3] = badfile;
             rc = check_run(chk, NULL, out, sizeof out);
-            CHECK_MSG(rc == 2 && strstr(out, "refused AUTH") != NULL, "check, wrong password: exit %d:\n%s", rc, out);
+            CHECK_MSG(rc == 77 && strstr(out, "refused AUTH") != NULL, "check, wrong password: exit %d:\n%s", rc, out);
             chk[2] = "--master"; chk[3] = "mymaster"; chk[4] = NULL;
             rc = check_run(chk, NULL, out, sizeof out);
-            CHECK_MSG(rc == 2 && strstr(out, "NOAUTH") != NULL, "check, no password: exit %d:\n%s", rc, out);
+            CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "check, no password: exit %d:\n%s", rc, out);
         }
         rc = cli_run(0, userless, NULL, out, sizeof out); /* a user name needs a password: nothing sent */
         CHECK_MSG(rc == 64 && strstr(out, "--sentinel-user needs a password") != NULL, "exit %d:\n%s", rc, out);
@@ -2301,6 +2339,14 @@ static void test_cluster(void) {
             found += strstr(out, want) != NULL;
         }
         CHECK_MSG(found == 3 && strstr(out, "ok: a cluster primary (--cluster)"), "%s", out);
+        /* a password the nodes refuse (they have none): 77, as rlock --cluster */
+        CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 77);
+        CHECK_MSG(strstr(out, "no seed answered CLUSTER NODES with a primary (AUTH refused)") != NULL, "%s", out);
+        {
+            const char *r[] = { "-n", "--cluster", seed, "cl:auth", "true", NULL };
+            int rc = cli_run(0, r, "RLOCK_PASSWORD=wrong", out, sizeof out);
+            CHECK_MSG(rc == 77, "rlock --cluster, AUTH refused: exit %d:\n%s", rc, out);
+        }
     }
     for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
 
