@@ -350,6 +350,7 @@ static const char *shown(const char *arg) {
  * value under 1 ms). */
 static int parse_duration(const char *s, long long *out) {
     long long whole = 0, frac = 0, fdiv = 1, mul, v;
+    int nonzero = 0; /* a fraction digit other than 0, also past the six kept */
     const char *p = s;
     if (!isdigit((unsigned char)*p)) return -1;
     for (; isdigit((unsigned char)*p); p++) {
@@ -359,8 +360,10 @@ static int parse_duration(const char *s, long long *out) {
     if (*p == '.') {
         p++;
         if (!isdigit((unsigned char)*p)) return -1;
-        for (; isdigit((unsigned char)*p); p++)
+        for (; isdigit((unsigned char)*p); p++) {
+            nonzero |= *p != '0';
             if (fdiv < 1000000) { frac = frac * 10 + (*p - '0'); fdiv *= 10; } /* finer is noise */
+        }
     }
     if (*p == '\0' || strcmp(p, "s") == 0) mul = 1000;
     else if (strcmp(p, "ms") == 0) mul = 1;
@@ -369,7 +372,7 @@ static int parse_duration(const char *s, long long *out) {
     else return -1;
     if (whole > RLOCK_MAX_TTL_MS / mul) return -1;
     v = whole * mul + (frac * mul + fdiv / 2) / fdiv;
-    if (v > RLOCK_MAX_TTL_MS || (v == 0 && (whole || frac))) return -1;
+    if (v > RLOCK_MAX_TTL_MS || (v == 0 && (whole || nonzero))) return -1;
     *out = v;
     return 0;
 }

@@ -192,6 +192,7 @@ static void test_usage(void) {
         { "-S", s0, "--ttl", NULL },
         { "-S", s0, "-w", "1.5.2", "res", "true", NULL },
         { "-S", s0, "-w", "soon", "res", "true", NULL },
+        { "-S", s0, "-w", "0.0000001", "res", "true", NULL }, /* under 1 ms, not 0 (-n) */
         { "-S", s0, "-n", "-w", "100", "res", "true", NULL },
         { "-S", s0, "-E", "256", "res", "true", NULL },
         { "-S", s0, "-E", "x", "res", "true", NULL },
