@@ -147,7 +147,7 @@ typedef struct rlock_posix_conn {
     int switched;
     /* where the watch last heard the primary is, and when (monotonic ms;
      * "": never): see RLOCK_POSIX_SENTINEL_LAG_MS */
-    char sn_hint[64];
+    char sn_hint[256];             /* (a host name as long as host's: announce-hostnames) */
     int sn_hint_port;
     uint64_t sn_hint_at;
 } rlock_posix_conn;
@@ -1116,7 +1116,7 @@ static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
 /* The primary is at host:port now: mark c unless it is connected there. */
 static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value *host, const rlock_resp_value *port) {
     rlock_posix_conn *c = w->c;
-    char h[64];
+    char h[sizeof c->host]; /* a name of up to 255 (announce-hostnames), not only an IP */
     int p = 0;
     size_t k;
     if (host->len == 0 || host->len >= sizeof h || port->len == 0 || port->len > 5) return 0;

@@ -1882,6 +1882,38 @@ static void test_long_host_names(void) {
     rlock_posix_close(&pc);
     fk.host_text = NULL;
 
+    {   /* the watch follows a primary announced by a long name: a failover
+         * (here the fake Sentinel naming the primary by lname, not by the
+         * 127.0.0.1 the connection went to) marks the connection */
+        rh_server p2;
+        char port[16];
+        rlock_posix_sentinel_watch w;
+        unsigned long long until;
+        CHECK(rh_server_start(&p2, NULL) == 0);
+        snprintf(port, sizeof port, "%d", p2.port);
+        fk.host_text = "127.0.0.1";
+        fk.port_text = port;
+        sn.host[0] = "127.0.0.1";
+        sn.port[0] = fport;
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        CHECK_EQ_LL(connect_pumping(&pc, &fk), 1);
+        CHECK_EQ_LL(pc.port, p2.port);
+        fk.host_text = lname;
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        for (until = rh_now_ms() + 3000; w.switches == 0 && !w.err[0] && rh_now_ms() < until; rh_sleep_ms(2)) {
+            fake_sentinel_pump(&fk);
+            (void)rlock_posix_sentinel_watch_step(&w);
+        }
+        CHECK_MSG(w.switches == 1 && pc.switched == 1 && strcmp(pc.sn_hint, lname) == 0 && pc.sn_hint_port == p2.port,
+                  "watch, a primary named by 72 characters: %lu switches, marked %d, hint '%s':%d (%s)", w.switches,
+                  pc.switched, pc.sn_hint, pc.sn_hint_port, w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+        fk.host_text = NULL;
+        fk.port_text = NULL;
+        rh_server_stop(&p2);
+    }
+
     /* the rlock command says it as it is */
     if (!quick) {
         snprintf(bad, sizeof bad, "%s/l-sentbad", tmpdir);
