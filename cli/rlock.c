@@ -277,6 +277,7 @@ static struct {
     int group_wait;        /* COMMAND ended; what it left in its group still runs */
     char *args;            /* rlock's argument strings, one block (Linux): the guard's title */
     size_t args_len;
+    int check;             /* rlock check runs: usage errors name it */
 } g;
 
 /* --cluster: the seeds, and the cluster's own connections (one per node). */
@@ -329,12 +330,13 @@ static void say(const char *fmt, ...) {
 
 static CLI_NORETURN void usage_error(const char *fmt, ...) {
     va_list ap;
-    fputs("rlock: ", stderr);
+    fputs(g.check ? "rlock check: " : "rlock: ", stderr); /* (check shares the value parsers) */
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\nUsage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]\n"
-          "Try 'rlock --help' for more information.\n", stderr);
+    fputs(g.check ? "\nUsage: rlock check [OPTIONS] [SERVER...]\nTry 'rlock check --help' for more information.\n"
+                  : "\nUsage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]\nTry 'rlock --help' for more information.\n",
+          stderr);
     exit(RC_USAGE);
 }
 
@@ -2099,7 +2101,10 @@ int main(int argc, char **argv) {
     for (fd = 0; fd < 3; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) return RC_OSERR;
     g.life_fd = g.stat_fd = -1;
-    if (argc > 1 && strcmp(argv[1], "check") == 0) return check_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "check") == 0) {
+        g.check = 1;
+        return check_main(argc - 1, argv + 1);
+    }
 #ifdef __linux__
     if (argc > 0) { /* where the guard writes its name (guard_main): the strings, when they are one block */
         char *end = argv[0] + strlen(argv[0]) + 1;

@@ -969,6 +969,19 @@ static void test_check_help(void) {
     CHECK_EQ_LL(cli_run(silent, out, sizeof out), 2);
     CHECK_MSG(strstr(out, "within 200 ms") != NULL, "check --connect-timeout 0.2: '%s'", out);
     if (fd >= 0) close(fd);
+    {   /* a bad value that rlock check parses as rlock does: its own usage
+         * line and help, not rlock's ("Usage: rlock [OPTIONS] RESOURCE COMMAND") */
+        const char *const bad[][4] = { { "check", "--connect-timeout", "0", NULL }, { "check", "-S", "", NULL },
+                                        { "check", "--password-file", "/nonexistent/rlock-pw", NULL },
+                                        { "check", "127.0.0.1:0", NULL } };
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            int rc = cli_run(bad[i], out, sizeof out);
+            CHECK_MSG(rc == EX_USAGE && strncmp(out, "rlock check: ", 13) == 0 && count_lines(out) == 3 &&
+                      strstr(out, "Usage: rlock check [OPTIONS] [SERVER...]") && strstr(out, "rlock check --help"),
+                      "rlock check %s %s: exit %d:\n%s", bad[i][1], bad[i][2] ? bad[i][2] : "", rc, out);
+        }
+    }
 }
 
 /* README exit 65: a RESOURCE held as one kind of lock is refused (exit 65,
