@@ -53,6 +53,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -146,7 +147,7 @@ typedef struct rlock_posix_conn {
     int switched;
     /* where the watch last heard the primary is, and when (monotonic ms;
      * "": never): see RLOCK_POSIX_SENTINEL_LAG_MS */
-    char sn_hint[64];
+    char sn_hint[256];             /* (a host name as long as host's: announce-hostnames) */
     int sn_hint_port;
     uint64_t sn_hint_at;
 } rlock_posix_conn;
@@ -246,6 +247,21 @@ static void rlock__posix_nosigpipe(int fd) {
 /* The transport over an rlock_posix_conn                                    */
 /* ------------------------------------------------------------------------ */
 
+/* printf into out[cap], cut where out ends. The texts that name a host go
+ * through it, with the name whole: a name of Kubernetes' is ~70 characters,
+ * and with Sentinel the text is what says which one failed (snprintf
+ * itself would need a %.40s there: gcc's -Wformat-truncation refuses a
+ * host[256] into err[128], though the cut is meant). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void rlock__posix_text(char *out, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+}
+
 static void rlock__posix_seterr(rlock_posix_conn *c, const char *what, int errnum) {
     if (errnum) snprintf(c->err, sizeof c->err, "%s: %s", what, strerror(errnum));
     else snprintf(c->err, sizeof c->err, "%s", what);
@@ -254,9 +270,9 @@ static void rlock__posix_seterr(rlock_posix_conn *c, const char *what, int errnu
 /* "connect HOST:PORT: reason" (unix: "connect unix:PATH: reason"). */
 static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) {
     if (c->is_unix)
-        snprintf(c->err, sizeof c->err, "connect %.100s: %s", c->host, strerror(errnum));
+        rlock__posix_text(c->err, sizeof c->err, "connect %s: %s", c->host, strerror(errnum));
     else
-        snprintf(c->err, sizeof c->err, "connect %.64s:%d: %s", c->host, c->port, strerror(errnum));
+        rlock__posix_text(c->err, sizeof c->err, "connect %s:%d: %s", c->host, c->port, strerror(errnum));
 }
 
 static void rlock__posix_drop(rlock_posix_conn *c) {
@@ -353,7 +369,7 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     gai = getaddrinfo(c->host, service, &hints, &res);
     if (gai != 0) {
         if (gai == EAI_SYSTEM) rlock__posix_seterr(c, "getaddrinfo", errno);
-        else snprintf(c->err, sizeof c->err, "getaddrinfo %.64s: %s", c->host, gai_strerror(gai));
+        else rlock__posix_text(c->err, sizeof c->err, "getaddrinfo %s: %s", c->host, gai_strerror(gai));
         return RLOCK_IO_ERROR;
     }
     for (ai = res, i = 0; ai; ai = ai->ai_next, i++) {
@@ -367,7 +383,7 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     }
     freeaddrinfo(res);
     if (last_errno) rlock__posix_connerr(c, last_errno);
-    else snprintf(c->err, sizeof c->err, "connect %.64s:%d: no usable address", c->host, c->port);
+    else rlock__posix_text(c->err, sizeof c->err, "connect %s:%d: no usable address", c->host, c->port);
     return RLOCK_IO_ERROR;
 }
 
@@ -434,7 +450,7 @@ static int rlock__posix_progress(rlock_posix_conn *c) {
     }
     if (r == 0) {
         if (rlock__posix_connect_left(c) > 0) return RLOCK_IO_WOULD_BLOCK;
-        snprintf(c->err, sizeof c->err, "connect %.64s:%d: timed out after %lu ms", c->host,
+        rlock__posix_text(c->err, sizeof c->err, "connect %s:%d: timed out after %lu ms", c->host,
                  c->port, (unsigned long)rlock__posix_budget(c));
         rlock__posix_drop(c);
         return RLOCK_IO_ERROR;
@@ -712,7 +728,7 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
     for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
-            snprintf(c->err, sizeof c->err, "Sentinel %.64s:%d: the name did not resolve", sn->host[c->sn_at],
+            rlock__posix_text(c->err, sizeof c->err, "Sentinel %s:%d: the name did not resolve", sn->host[c->sn_at],
                      sn->port[c->sn_at]);
             continue;
         }
@@ -754,19 +770,12 @@ static int rlock__sn_start_primary(rlock_posix_conn *c) {
     return rlock__posix_start_tcp(c, 0);
 }
 
-/* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself), why cut
- * only where err ends. */
+/* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself), the
+ * name whole, why cut only where err ends. */
 static void rlock__sn_why(char *err, size_t cap, const char *host, int port, const char *why) {
     char w[128];
-    int k;
     snprintf(w, sizeof w, "%s", why);
-    k = snprintf(err, cap, "Sentinel %.40s:%d: ", host, port);
-    if (k > 0 && (size_t)k < cap) {
-        size_t wl = strlen(w), room = cap - 1 - (size_t)k;
-        if (wl > room) wl = room;
-        memcpy(err + k, w, wl);
-        err[(size_t)k + wl] = '\0';
-    }
+    rlock__posix_text(err, cap, "Sentinel %s:%d: %s", host, port, w);
 }
 
 /* This Sentinel failed (why; NULL: c->err says it all): on to the next. */
@@ -788,7 +797,7 @@ static void rlock__sn_said(rlock_posix_conn *c, const char *who, const char *hos
     if (to_auth || (len >= 6 && (memcmp(str, "NOAUTH", 6) == 0 || memcmp(str, "NOPERM", 6) == 0)) ||
         (len >= 9 && memcmp(str, "WRONGPASS", 9) == 0))
         c->auth_refused = 1;
-    snprintf(c->err, sizeof c->err, "%s %.40s:%d: %s%.*s", who, host, port, to_auth ? "refused AUTH: " : "", n, str);
+    rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: %s%.*s", who, host, port, to_auth ? "refused AUTH: " : "", n, str);
 }
 
 /* The Sentinel's answer in sn_buf[0..sn_off): 1 a primary's address (now in
@@ -905,15 +914,15 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
         }
         if (rlock__posix_connect_left(c) == 0) {
             int asking = c->phase <= RLOCK__SN_ASK_READ;
-            snprintf(c->err, sizeof c->err, "%s %.64s:%d: timed out", asking ? "Sentinel" : "connect", c->host, c->port);
+            rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: timed out", asking ? "Sentinel" : "connect", c->host, c->port);
             rlock__posix_drop(c);
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
         }
         if (rlock__posix_step_left(c) == 0) { /* this Sentinel's share ran out */
-            char why[80];
+            char why[sizeof c->err];
             if (c->phase <= RLOCK__SN_ASK_READ) snprintf(why, sizeof why, "did not answer in time");
-            else snprintf(why, sizeof why, "names %.40s:%d, no answer in time", c->host, c->port);
+            else rlock__posix_text(why, sizeof why, "names %s:%d, no answer in time", c->host, c->port);
             rlock__sn_next(c, why);
             if (c->phase == RLOCK__SN_NONE) return RLOCK_IO_ERROR; /* no Sentinel left */
             continue;
@@ -951,8 +960,8 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 if (c->sn_hint[0] && c->sn_tried + 1 < sn->n &&
                     rlock__posix_now_ms() - c->sn_hint_at < RLOCK_POSIX_SENTINEL_LAG_MS &&
                     (c->port != c->sn_hint_port || strcmp(c->host, c->sn_hint) != 0)) { /* a Sentinel lagging behind */
-                    char why[80];
-                    snprintf(why, sizeof why, "names %.20s:%d, not %.20s:%d (+switch-master)", c->host, c->port,
+                    char why[sizeof c->err];
+                    rlock__posix_text(why, sizeof why, "names %s:%d, not %s:%d (+switch-master)", c->host, c->port,
                              c->sn_hint, c->sn_hint_port);
                     rlock__sn_next(c, why);
                     break;
@@ -980,7 +989,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 c->err[0] = '\0';
                 return 1;
             }
-            if (n > 0 && r < 0) snprintf(c->err, sizeof c->err, "names %.40s:%d, not a primary (ROLE)", c->host, c->port);
+            if (n > 0 && r < 0) rlock__posix_text(c->err, sizeof c->err, "names %s:%d, not a primary (ROLE)", c->host, c->port);
             /* a stale or lying Sentinel (a replica, a dead primary): the next one */
             rlock__sn_next(c, c->err);
             break;
@@ -1107,7 +1116,7 @@ static void rlock__sw_fail(rlock_posix_sentinel_watch *w, const char *why) {
 /* The primary is at host:port now: mark c unless it is connected there. */
 static int rlock__sw_moved(rlock_posix_sentinel_watch *w, const rlock_resp_value *host, const rlock_resp_value *port) {
     rlock_posix_conn *c = w->c;
-    char h[64];
+    char h[sizeof c->host]; /* a name of up to 255 (announce-hostnames), not only an IP */
     int p = 0;
     size_t k;
     if (host->len == 0 || host->len >= sizeof h || port->len == 0 || port->len > 5) return 0;

@@ -64,18 +64,19 @@ typedef struct rlock_tls_conn {
     char name[256];           /* verified name and SNI */
 } rlock_tls_conn;
 
+/* (host names whole in these texts, cut only where err ends: rlock__posix_text) */
 static void rlock__tls_err(rlock_tls_conn *c, const char *what) {
     unsigned long e = ERR_get_error();
     char buf[120];
     long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
     if (v != X509_V_OK) {
-        snprintf(c->err, sizeof c->err, "%s %.48s:%d: certificate verify failed: %s", what, c->tcp.host, c->tcp.port,
+        rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: certificate verify failed: %s", what, c->tcp.host, c->tcp.port,
                  X509_verify_cert_error_string(v));
     } else if (e) {
         ERR_error_string_n(e, buf, sizeof buf);
-        snprintf(c->err, sizeof c->err, "%s %.48s:%d: %s", what, c->tcp.host, c->tcp.port, buf);
+        rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: %s", what, c->tcp.host, c->tcp.port, buf);
     } else {
-        snprintf(c->err, sizeof c->err, "%s %.48s:%d: connection closed", what, c->tcp.host, c->tcp.port);
+        rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: connection closed", what, c->tcp.host, c->tcp.port);
     }
     ERR_clear_error();
 }
@@ -97,7 +98,7 @@ static int rlock__tls_handshake(rlock_tls_conn *c) {
     e = SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         if (rlock__posix_connect_left(&c->tcp) == 0) {
-            snprintf(c->err, sizeof c->err, "TLS handshake with %.48s:%d: timed out after %lu ms (not a TLS port?)",
+            rlock__posix_text(c->err, sizeof c->err, "TLS handshake with %s:%d: timed out after %lu ms (not a TLS port?)",
                      c->tcp.host, c->tcp.port, (unsigned long)rlock__posix_budget(&c->tcp));
             rlock__tls_drop(c);
             return RLOCK_IO_ERROR;
@@ -167,7 +168,7 @@ static long rlock__tls_io(rlock_tls_conn *c, unsigned char *buf, size_t len, int
         return RLOCK_IO_WOULD_BLOCK;
     }
     if (!out && (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0))) {
-        snprintf(c->err, sizeof c->err, "%.48s:%d closed the connection", c->tcp.host, c->tcp.port);
+        rlock__posix_text(c->err, sizeof c->err, "%s:%d closed the connection", c->tcp.host, c->tcp.port);
         ERR_clear_error();
         return RLOCK_IO_CLOSED;
     }

@@ -169,7 +169,11 @@ static const char *const help_text[] = {
     "process COMMAND started, also one that left its process group (setsid); on",
     "other systems COMMAND's process group (in a terminal's foreground: COMMAND",
     "alone). So COMMAND never keeps running without the lock. The guard also reaps",
-    "orphans, so zombies never delay rlock. A conflict is silent without -v.",
+    "orphans, so zombies never delay rlock. On Linux it is named rlock-guard: kill",
+    "-9 rlock by its PID or exact name (killall, pkill -x), not by a pattern that",
+    "matches rlock-guard too (pkill -9 rlock): what COMMAND started would run on.",
+    "SIGTERM by any pattern is safe (the guard ignores it; rlock passes it on).",
+    "A conflict is silent without -v.",
     "",
     "Exit status:",
     "  COMMAND's status  COMMAND ran; 128+N if signal N killed it",
@@ -271,6 +275,9 @@ static struct {
     pid_t target;          /* where signals for COMMAND go: -pgid or pid */
     int own_group;         /* COMMAND runs in a process group of its own */
     int group_wait;        /* COMMAND ended; what it left in its group still runs */
+    char *args;            /* rlock's argument strings, one block (Linux): the guard's title */
+    size_t args_len;
+    int check;             /* rlock check runs: usage errors name it */
 } g;
 
 /* --cluster: the seeds, and the cluster's own connections (one per node). */
@@ -323,12 +330,13 @@ static void say(const char *fmt, ...) {
 
 static CLI_NORETURN void usage_error(const char *fmt, ...) {
     va_list ap;
-    fputs("rlock: ", stderr);
+    fputs(g.check ? "rlock check: " : "rlock: ", stderr); /* (check shares the value parsers) */
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\nUsage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]\n"
-          "Try 'rlock --help' for more information.\n", stderr);
+    fputs(g.check ? "\nUsage: rlock check [OPTIONS] [SERVER...]\nTry 'rlock check --help' for more information.\n"
+                  : "\nUsage: rlock [OPTIONS] RESOURCE COMMAND [ARG...]\nTry 'rlock --help' for more information.\n",
+          stderr);
     exit(RC_USAGE);
 }
 
@@ -344,6 +352,7 @@ static const char *shown(const char *arg) {
  * value under 1 ms). */
 static int parse_duration(const char *s, long long *out) {
     long long whole = 0, frac = 0, fdiv = 1, mul, v;
+    int nonzero = 0; /* a fraction digit other than 0, also past the six kept */
     const char *p = s;
     if (!isdigit((unsigned char)*p)) return -1;
     for (; isdigit((unsigned char)*p); p++) {
@@ -353,8 +362,10 @@ static int parse_duration(const char *s, long long *out) {
     if (*p == '.') {
         p++;
         if (!isdigit((unsigned char)*p)) return -1;
-        for (; isdigit((unsigned char)*p); p++)
+        for (; isdigit((unsigned char)*p); p++) {
+            nonzero |= *p != '0';
             if (fdiv < 1000000) { frac = frac * 10 + (*p - '0'); fdiv *= 10; } /* finer is noise */
+        }
     }
     if (*p == '\0' || strcmp(p, "s") == 0) mul = 1000;
     else if (strcmp(p, "ms") == 0) mul = 1;
@@ -363,7 +374,7 @@ static int parse_duration(const char *s, long long *out) {
     else return -1;
     if (whole > RLOCK_MAX_TTL_MS / mul) return -1;
     v = whole * mul + (frac * mul + fdiv / 2) / fdiv;
-    if (v > RLOCK_MAX_TTL_MS || (v == 0 && (whole || frac))) return -1;
+    if (v > RLOCK_MAX_TTL_MS || (v == 0 && (whole || nonzero))) return -1;
     *out = v;
     return 0;
 }
@@ -1511,7 +1522,8 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     prctl(PR_SET_PDEATHSIG, SIGALRM); /* rlock gone: wake up (the pipe says so too) */
-    /* not "rlock": `killall -9 rlock` leaves the guard to kill COMMAND's tree */
+    /* not "rlock": `killall -9 rlock`, `pkill -9 -x rlock` leave the guard
+     * to kill COMMAND's tree (its command line too, below) */
     prctl(PR_SET_NAME, "rlock-guard");
 #endif
     if (getppid() != rlock_pid) _exit(RC_SOFTWARE); /* rlock died already */
@@ -1546,6 +1558,16 @@ static CLI_NORETURN void guard_main(char **cmd, pid_t rlock_pid, int life, int s
         _exit(RC_OSERR);
     }
     setpgid(gs.cmd, g.own_group ? gs.cmd : rlock_group); /* also here: no window for a signal */
+#ifdef __linux__
+    /* ps and pkill -f see "rlock-guard", not rlock's command line (a copy
+     * of it, after the fork): a pattern naming what rlock runs (pkill -9 -f
+     * deploy:web) takes rlock alone, and the guard kills COMMAND's tree.
+     * (After COMMAND's fork: its arguments are in there.) */
+    if (g.args_len > 1) {
+        memset(g.args, 0, g.args_len);
+        memcpy(g.args, "rlock-guard", g.args_len - 1 < 11 ? g.args_len - 1 : 11);
+    }
+#endif
     guard_send(stat_fd, GUARD_PID, (int)gs.cmd);
     close(ep[1]);
     do n = read(ep[0], &e, sizeof e);
@@ -2079,7 +2101,20 @@ int main(int argc, char **argv) {
     for (fd = 0; fd < 3; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) return RC_OSERR;
     g.life_fd = g.stat_fd = -1;
-    if (argc > 1 && strcmp(argv[1], "check") == 0) return check_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "check") == 0) {
+        g.check = 1;
+        return check_main(argc - 1, argv + 1);
+    }
+#ifdef __linux__
+    if (argc > 0) { /* where the guard writes its name (guard_main): the strings, when they are one block */
+        char *end = argv[0] + strlen(argv[0]) + 1;
+        for (i = 1; i < (size_t)argc && argv[i] == end; i++) end += strlen(argv[i]) + 1;
+        if (i == (size_t)argc) {
+            g.args = argv[0];
+            g.args_len = (size_t)(end - argv[0]);
+        }
+    }
+#endif
     parse_args(o, argc, argv);
     check_options(o);
 

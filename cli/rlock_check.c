@@ -5,7 +5,7 @@
  * when the first argument is "check". It connects as the lock would (same
  * addresses, user and password), asks each server with read-only commands
  * and harmless probes, and says per server and overall whether it is fit:
- *   unfit (exit 2)    cannot connect or AUTH, a replica, a Sentinel, a
+ *   unfit (exit 2)    cannot connect, a replica, a Sentinel, a
  *                     maxmemory-policy that evicts keys with a TTL (every lock
  *                     has one) under a maxmemory limit, neither EVAL nor FCALL
  *                     allowed, Redis < 2.6.12 (no SET NX PX), two addresses of
@@ -16,6 +16,10 @@
  *                     refused, appendfsync unreadable (CONFIG refused), cluster
  *                     mode without --cluster
  *   fit (exit 0)      none of those.
+ * Credentials refused (exit 77, as rlock exits for them): AUTH refused, no
+ * password for a server that wants one (NOAUTH), a user refused both EVAL
+ * and FCALL (NOPERM), no Sentinel answered and one refused AUTH, no
+ * cluster seed answered and one refused AUTH. The verdict says unfit then.
  * Probes: EVAL "return 1" and FCALL of a function that does not exist on
  * the probe key (an error that names the function means FCALL is allowed),
  * PUBLISH to the probe key's name as a channel (no subscriber: nobody
@@ -42,6 +46,7 @@ typedef struct chk_result {
     char label[320];               /* "sentinel " / "cluster " + a server label */
     int level;
     int connected;
+    int auth;                      /* refused AUTH, or the user's permissions: exit 77 (see check_main) */
     char version[32], role[16], mode[16], policy[32], fsync[16], run_id[48], master[300];
     long long maxmemory;
     int aof;                       /* -1 unknown */
@@ -83,6 +88,7 @@ static struct {
     chk_result res[CHK_MAX];
     size_t n_res;
     chk_conn c;
+    int auth;                      /* a server or the Sentinels refused AUTH: exit 77 */
 } ck;
 
 static const char *const check_help[] = {
@@ -132,10 +138,12 @@ static const char *const check_help[] = {
     "  -v, --verbose           list each script's SHA1 and whether it is loaded",
     "  -h, --help              show this help and exit",
     "",
-    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (also: unreachable, AUTH",
-    "refused, and with --load / --load-functions a refused load or a SHA1 that is",
-    "not rlock's), 64 usage. With --load, 0 or 1 means every server now has every",
-    "script (--load-functions: every library).",
+    "Exit status: 0 fit, 1 fit with warnings, 2 unfit (also: unreachable, and",
+    "with --load / --load-functions a refused load or a SHA1 that is not rlock's),",
+    "64 usage, 77 credentials refused, as rlock exits then: AUTH refused, NOAUTH",
+    "(no password given), a user refused both EVAL and FCALL (NOPERM), or no",
+    "Sentinel / cluster seed answered and one refused AUTH. With --load, 0 or 1",
+    "means every server now has every script (--load-functions: every library).",
     NULL
 };
 
@@ -244,6 +252,14 @@ static int chk_request(chk_conn *c, rlock_reply *rep, size_t n) {
 }
 
 static int chk_is_error(const rlock_reply *r) { return r->v.type == RLOCK_RESP_ERROR; }
+
+/* An error that refuses the user (NOAUTH: a password is needed, WRONGPASS,
+ * NOPERM): rlock itself exits 77 for these. */
+static int chk_refused(const rlock_reply *r) {
+    return chk_is_error(r) && r->v.str &&
+           ((r->v.len >= 6 && (memcmp(r->v.str, "NOAUTH", 6) == 0 || memcmp(r->v.str, "NOPERM", 6) == 0)) ||
+            (r->v.len >= 9 && memcmp(r->v.str, "WRONGPASS", 9) == 0));
+}
 
 /* "field:value" of an INFO text into out ("" when absent). */
 static void chk_info_field(const rlock_reply *r, const char *field, char *out, size_t cap) {
@@ -523,12 +539,25 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
     if (pass) {
         const char *argv[3] = { "AUTH", user ? user : pass, pass };
         if (chk_cmd(c, &rep, user ? 3 : 2, argv) != 0) { chk_note(r, CHK_UNFIT, "AUTH: %s", c->err); goto done; }
-        if (chk_is_error(&rep)) { chk_note(r, CHK_UNFIT, "AUTH refused: %s", chk_text(&rep, tmp, sizeof tmp)); goto done; }
+        if (chk_is_error(&rep)) {
+            chk_note(r, CHK_UNFIT, "AUTH refused: %s", chk_text(&rep, tmp, sizeof tmp));
+            r->auth = 1;
+            goto done;
+        }
     }
     r->connected = 1;
     {
         const char *argv[2] = { "INFO", "server" };
         if (chk_cmd(c, &rep, 2, argv) != 0) { chk_note(r, CHK_UNFIT, "INFO: %s", c->err); goto done; }
+        if (chk_is_error(&rep) && rep.v.len >= 6 && memcmp(rep.v.str, "NOAUTH", 6) == 0) {
+            /* no password given, one needed: nothing else can be asked (each
+             * probe would be refused the same way) */
+            chk_note(r, CHK_UNFIT, "%s (give the password: --password-file, $RLOCK_PASSWORD)",
+                     chk_text(&rep, tmp, sizeof tmp));
+            r->auth = 1;
+            r->connected = 0; /* (nothing known: as after a refused AUTH) */
+            goto done;
+        }
         if (chk_is_error(&rep)) {
             chk_note(r, CHK_WARN, "INFO refused (%s): version and role unknown", chk_text(&rep, tmp, sizeof tmp));
         } else {
@@ -626,8 +655,10 @@ static void chk_server(const server *sv, const options *o, chk_result *r) {
         if (chk_cmd(c, &rep, 4, fc) != 0) { chk_note(r, CHK_UNFIT, "FCALL: %s", c->err); goto done; }
         /* only "the function is not there" shows that FCALL itself is allowed */
         r->fcall = chk_is_error(&rep) && rlock__has(rep.v.str, rep.v.len, "not found");
-        if (!r->fcall && !r->eval)
+        if (!r->fcall && !r->eval) {
             chk_note(r, CHK_UNFIT, "neither EVAL nor FCALL may run here: %s", chk_text(&rep, tmp, sizeof tmp));
+            r->auth = chk_refused(&rep); /* this user's ACL: rlock gets RLOCK_E_AUTH */
+        }
         else if (!r->eval)
             chk_note(r, CHK_FIT, "FCALL allowed: rlock switches to its function libraries (Redis >= 7)");
         if (chk_cmd(c, &rep, 3, pb) != 0) { chk_note(r, CHK_UNFIT, "PUBLISH: %s", c->err); goto done; }
@@ -664,7 +695,7 @@ done:
 
 /* Ask the Sentinels for the primary's address; every answer must agree. */
 static int chk_sentinels(const options *o) {
-    size_t i, answered = 0;
+    size_t i, answered = 0, refused_any = 0;
     char first[300] = "";
     for (i = 0; i < ck.n_sentinels; i++) {
         chk_conn *c = &ck.c;
@@ -686,6 +717,7 @@ static int chk_sentinels(const options *o) {
         } else if (refused) {
             char t[CHK_NOTE_LEN];
             chk_note(r, CHK_WARN, "refused AUTH: %s", chk_text(&rep, t, sizeof t));
+            refused_any++;
         } else if (rep.v.type == RLOCK_RESP_ARRAY && rep.count == 2 && rep.elem[0].type == RLOCK_RESP_BULK &&
                    rep.elem[1].type == RLOCK_RESP_BULK && rep.elem[0].len < 256 && rep.elem[1].len < 8) {
             snprintf(addr, sizeof addr, "%.*s:%.*s", (int)rep.elem[0].len, rep.elem[0].str, (int)rep.elem[1].len,
@@ -700,11 +732,15 @@ static int chk_sentinels(const options *o) {
             char t[CHK_NOTE_LEN];
             chk_note(r, CHK_UNFIT, "does not know primary '%s'%s%s", ck.master, chk_is_error(&rep) ? ": " : "",
                      chk_is_error(&rep) ? chk_text(&rep, t, sizeof t) : "");
+            refused_any += (size_t)chk_refused(&rep); /* its NOAUTH: no password given */
         }
         chk_close(c);
         ck.n_res++;
     }
-    if (!answered) return -1;
+    if (!answered) {
+        ck.auth |= refused_any > 0; /* as rlock, which finds no primary then: 77 */
+        return -1;
+    }
     {
         const char *why = parse_server(first, &ck.found[ck.n_found]);
         if (why) return -1;
@@ -713,9 +749,11 @@ static int chk_sentinels(const options *o) {
     return 0;
 }
 
-/* The cluster's primaries (CLUSTER NODES from the first seed that answers). */
+/* The cluster's primaries (CLUSTER NODES from the first seed that answers).
+ * 0, -1 none found, -2 none found and a seed refused AUTH (or wants it). */
 static int chk_cluster(const options *o) {
     size_t i;
+    int refused = 0;
     for (i = 0; i < ck.n_seeds; i++) {
         chk_conn *c = &ck.c;
         rlock_reply rep;
@@ -724,9 +762,11 @@ static int chk_cluster(const options *o) {
         if (chk_open(c, &ck.seeds[i], (uint32_t)o->connect_timeout_ms) != 0) { chk_close(c); continue; }
         if (o->has_password) {
             const char *a[3] = { "AUTH", o->user ? o->user : o->password, o->password };
-            if (chk_cmd(c, &rep, o->user ? 3 : 2, a) != 0 || chk_is_error(&rep)) { chk_close(c); continue; }
+            if (chk_cmd(c, &rep, o->user ? 3 : 2, a) != 0) { chk_close(c); continue; }
+            if (chk_is_error(&rep)) { refused = 1; chk_close(c); continue; }
         }
-        if (chk_cmd(c, &rep, 2, argv) != 0 || rep.v.type != RLOCK_RESP_BULK) { chk_close(c); continue; }
+        if (chk_cmd(c, &rep, 2, argv) != 0) { chk_close(c); continue; }
+        if (rep.v.type != RLOCK_RESP_BULK) { refused |= chk_refused(&rep); chk_close(c); continue; }
         /* <id> <ip:port@cport[,host]> <flags> <master> <ping> <pong> <epoch> <link> <slot>... */
         for (p = rep.v.str, end = rep.v.str + rep.v.len; p < end;) {
             const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp1, *at, *sp2, *le = nl ? nl : end;
@@ -753,7 +793,7 @@ static int chk_cluster(const options *o) {
         chk_close(c);
         return ck.n_found ? 0 : -1;
     }
-    return -1;
+    return refused ? -2 : -1;
 }
 
 static void chk_json_str(const char *s) {
@@ -785,15 +825,16 @@ static void chk_print(int overall) {
                        j < r->loaded ? ((r->cached >> j) & 1u ? "loaded (it was in the cache)" : "loaded")
                        : (r->cached >> j) & 1u ? "in the cache" : "not in the cache");
         }
-        printf("overall: %s\n", chk_level_name[overall]);
+        printf("overall: %s%s\n", chk_level_name[overall], ck.auth ? " (AUTH refused: exit 77)" : "");
         return;
     }
-    printf("{\"verdict\":\"%s\",\"exit\":%d,\"servers\":[", chk_level_name[overall], overall);
+    printf("{\"verdict\":\"%s\",\"exit\":%d,\"servers\":[", chk_level_name[overall], ck.auth ? RC_NOPERM : overall);
     for (i = 0; i < ck.n_res; i++) {
         const chk_result *r = &ck.res[i];
         printf("%s{\"server\":", i ? "," : "");
         chk_json_str(r->label);
-        printf(",\"verdict\":\"%s\",\"connected\":%s,\"version\":", chk_level_name[r->level], r->connected ? "true" : "false");
+        printf(",\"verdict\":\"%s\",\"connected\":%s,\"auth_refused\":%s,\"version\":", chk_level_name[r->level],
+               r->connected ? "true" : "false", r->auth ? "true" : "false");
         chk_json_str(r->version);
         printf(",\"role\":");
         chk_json_str(r->role);
@@ -935,13 +976,14 @@ static int check_main(int argc, char **argv) {
     }
 
     if (ck.n_sentinels && chk_sentinels(o) != 0) overall = CHK_UNFIT;
-    if (ck.n_seeds && chk_cluster(o) != 0) {
+    if (ck.n_seeds && (i = chk_cluster(o)) != 0) {
         chk_result *r = &ck.res[ck.n_res++];
         memset(r, 0, sizeof *r);
         snprintf(r->label, sizeof r->label, "cluster %s", ck.seeds[0].label);
         r->aof = -1;
         r->scripts = -1;
-        chk_note(r, CHK_UNFIT, "no seed answered CLUSTER NODES with a primary");
+        r->auth = i == -2;
+        chk_note(r, CHK_UNFIT, "no seed answered CLUSTER NODES with a primary%s", r->auth ? " (AUTH refused)" : "");
     }
     for (k = 0; k < o->n_servers && ck.n_res < CHK_MAX; k++) chk_server(&o->servers[k], o, &ck.res[ck.n_res++]);
     for (k = 0; k < ck.n_found && ck.n_res < CHK_MAX; k++) chk_server(&ck.found[k], o, &ck.res[ck.n_res++]);
@@ -951,9 +993,13 @@ static int check_main(int argc, char **argv) {
             if (ck.res[k].run_id[0] && strcmp(ck.res[k].run_id, ck.res[m].run_id) == 0)
                 chk_note(&ck.res[k], CHK_UNFIT, "same server as %s (run_id %.12s...): it would get two votes",
                          ck.res[m].label, ck.res[k].run_id);
-    for (k = 0; k < ck.n_res; k++)
+    for (k = 0; k < ck.n_res; k++) {
         if (ck.res[k].level > overall) overall = ck.res[k].level;
+        ck.auth |= ck.res[k].auth;
+    }
     memset(o->password, 0, sizeof o->password);
     chk_print(overall);
-    return overall;
+    /* refused credentials: 77, as rlock exits for them - the verdict of a
+     * server that could not be asked means nothing until they are fixed */
+    return ck.auth ? RC_NOPERM : overall;
 }

@@ -192,6 +192,7 @@ static void test_usage(void) {
         { "-S", s0, "--ttl", NULL },
         { "-S", s0, "-w", "1.5.2", "res", "true", NULL },
         { "-S", s0, "-w", "soon", "res", "true", NULL },
+        { "-S", s0, "-w", "0.0000001", "res", "true", NULL }, /* under 1 ms, not 0 (-n) */
         { "-S", s0, "-n", "-w", "100", "res", "true", NULL },
         { "-S", s0, "-E", "256", "res", "true", NULL },
         { "-S", s0, "-E", "x", "res", "true", NULL },
@@ -968,6 +969,19 @@ static void test_check_help(void) {
     CHECK_EQ_LL(cli_run(silent, out, sizeof out), 2);
     CHECK_MSG(strstr(out, "within 200 ms") != NULL, "check --connect-timeout 0.2: '%s'", out);
     if (fd >= 0) close(fd);
+    {   /* a bad value that rlock check parses as rlock does: its own usage
+         * line and help, not rlock's ("Usage: rlock [OPTIONS] RESOURCE COMMAND") */
+        const char *const bad[][4] = { { "check", "--connect-timeout", "0", NULL }, { "check", "-S", "", NULL },
+                                        { "check", "--password-file", "/nonexistent/rlock-pw", NULL },
+                                        { "check", "127.0.0.1:0", NULL } };
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            int rc = cli_run(bad[i], out, sizeof out);
+            CHECK_MSG(rc == EX_USAGE && strncmp(out, "rlock check: ", 13) == 0 && count_lines(out) == 3 &&
+                      strstr(out, "Usage: rlock check [OPTIONS] [SERVER...]") && strstr(out, "rlock check --help"),
+                      "rlock check %s %s: exit %d:\n%s", bad[i][1], bad[i][2] ? bad[i][2] : "", rc, out);
+        }
+    }
 }
 
 /* README exit 65: a RESOURCE held as one kind of lock is refused (exit 65,
@@ -1119,13 +1133,30 @@ static void kill9_tree(int whole_group) {
  * by_name: `killall -9 rlock`, done here to this rlock's processes only
  * (every one whose name is "rlock"): it took the guard along with rlock,
  * nobody was left to kill what COMMAND started, and that ran on without
- * the lock. The guard is named "rlock-guard" now: killall spares it. */
+ * the lock. The guard is named "rlock-guard" now: killall spares it.
+ * by_name 2: `pkill -9 -f t:guard` (a pattern naming what rlock runs), done
+ * here to this rlock's processes only: the guard's command line was rlock's
+ * (a fork), so it went too and 4 of 5 ran on; it now says "rlock-guard". */
 static int proc_is_named(long pid, const char *name) {
     char path[64], buf[64];
     snprintf(path, sizeof path, "/proc/%ld/comm", pid);
     read_file(path, buf, sizeof buf);
     buf[strcspn(buf, "\n")] = '\0';
     return strcmp(buf, name) == 0;
+}
+
+/* pid's command line (NULs as spaces, as pkill -f and ps see it) has needle. */
+static int proc_cmdline_has(long pid, const char *needle) {
+    char path[64], buf[4096];
+    size_t n, i;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    if ((f = fopen(path, "r")) == NULL) return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    for (i = 0; i < n; i++) if (buf[i] == '\0') buf[i] = ' ';
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
 }
 
 static void guard_killed(int by_name) {
@@ -1155,8 +1186,17 @@ static void guard_killed(int by_name) {
         fclose(f);
     }
     CHECK(guard > 0);
-    if (by_name) { /* killall -9 rlock */
+    if (by_name == 1) { /* killall -9 rlock */
         if (proc_is_named(guard, "rlock") || proc_is_named(guard, "rlock-asan")) kill((pid_t)guard, SIGKILL);
+        kill(p, SIGKILL);
+    } else if (by_name == 2) { /* pkill -9 -f t:guard */
+        int both = proc_cmdline_has(guard, "t:guard");
+        CHECK(proc_cmdline_has(p, "t:guard"));
+        kill(p, SIGSTOP); /* every match dies at once: stopped first, none acts on another's death */
+        if (both) {
+            kill((pid_t)guard, SIGSTOP);
+            kill((pid_t)guard, SIGKILL);
+        }
         kill(p, SIGKILL);
     } else if (guard > 0) {
         kill((pid_t)guard, SIGKILL);
@@ -1170,7 +1210,8 @@ static void guard_killed(int by_name) {
     } while (by_name && rh_now_ms() - t0 < 2000);
     read_file(o, out, sizeof out);
     CHECK_MSG(alive == 0, "%s: %d of COMMAND's %d processes still run (rlock exited %d):\n%s",
-              by_name ? "killall -9 rlock" : "the guard killed", alive, n, rc, out);
+              by_name == 2 ? "pkill -9 -f t:guard" : by_name ? "killall -9 rlock" : "the guard killed", alive, n, rc,
+              out);
     for (i = 0; i < n; i++) if (proc_running(pids[i])) kill((pid_t)pids[i], SIGKILL); /* never leave them */
     if (by_name) {
         CHECK_EQ_LL(rc, 128 + SIGKILL);
@@ -1185,11 +1226,53 @@ static void guard_killed(int by_name) {
 #endif
 }
 
+/* pkill rlock / pkill -f PATTERN with its default SIGTERM reach the guard
+ * too (named rlock-guard, it matches the pattern rlock): it ignores the
+ * signals that are rlock's to pass on, rlock passes SIGTERM on to COMMAND's
+ * group, and exits 143 once that ended, the lock released, nothing left. */
+static void pattern_term(void) {
+#ifdef __linux__
+    char out[4096], pidf[300], cmd[800], o[300], path[64];
+    const char *job[] = { "-t", "3", "-S", S[0], "t:pterm", "sh", "-c", cmd, NULL };
+    long pids[4], guard = 0;
+    int n = 0, i, alive = 0, rc;
+    unsigned long long t0;
+    FILE *f;
+    pid_t p;
+    path_in(pidf, sizeof pidf, "pterm.pids");
+    path_in(o, sizeof o, "out.pterm");
+    snprintf(cmd, sizeof cmd, "sleep 30 & echo $! >> %s; echo $$ >> %s; wait", pidf, pidf);
+    unlink(pidf);
+    p = cli_start(job, NULL, o);
+    t0 = rh_now_ms();
+    while (rh_now_ms() - t0 < 5000 && (n = read_pids(pidf, pids, 4)) < 2) rh_sleep_ms(10);
+    CHECK_MSG(n == 2, "COMMAND's tree reported %d of 2 pids", n);
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)p, (long)p);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fscanf(f, "%ld", &guard) != 1) guard = 0;
+        fclose(f);
+    }
+    CHECK(guard > 0 && proc_cmdline_has(guard, "rlock"));
+    if (guard > 0) kill((pid_t)guard, SIGTERM); /* the guard first: the worst order */
+    kill(p, SIGTERM);
+    rc = cli_wait(p, 10000);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(rc == 128 + SIGTERM, "pkill (SIGTERM) of rlock and its guard: exit %d:\n%s", rc, out);
+    for (i = 0; i < n; i++) alive += proc_running(pids[i]);
+    CHECK_MSG(alive == 0, "pkill (SIGTERM): %d of COMMAND's %d processes still run", alive, n);
+    for (i = 0; i < n; i++) if (proc_running(pids[i])) kill((pid_t)pids[i], SIGKILL);
+    CHECK(guard <= 0 || !proc_running(guard));
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS t:pterm"), 0); /* released */
+#endif
+}
+
 static void test_kill9_tree(void) {
     kill9_tree(0);
     kill9_tree(1);
     guard_killed(0);
     guard_killed(1);
+    guard_killed(2);
+    pattern_term();
 }
 
 /* Where nobody reaps orphans (a container whose PID 1 does not: simulated

@@ -567,7 +567,7 @@ static void test_load(void) {
     CHECK(says(&s, "OK", "ACL SETUSER loader on >pw ~* &* +@all%s", ""));
     CHECK(says(&s, "OK", "ACL SETUSER noscript on >pw ~* &* +@all -script%s", ""));
     a[0] = "--load"; a[1] = "--user"; a[2] = "loader"; a[3] = addr; a[4] = NULL;
-    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 2);
+    CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 77); /* AUTH refused, as for rlock */
     CHECK_MSG(strstr(out, "unfit: AUTH refused: WRONGPASS") && !strstr(out, "SCRIPT LOAD"), "%s", out);
     CHECK_EQ_LL(scripts_cached(&s), 0);
     a[2] = "noscript";
@@ -697,15 +697,53 @@ static void test_check(const rh_server *plain) {
         static const char *const w[] = { "ok: EVAL refused: NOPERM", "FCALL allowed", "overall: warnings", NULL };
         check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 1, w);
     }
+    /* credentials or permissions refused: exit 77, as rlock itself exits
+     * for this user (RLOCK_E_AUTH) - not 2, which says the server is unfit */
     {
         static const char *const a[] = { "--user", "none", NULL };
-        static const char *const w[] = { "unfit: neither EVAL nor FCALL", "warning: PUBLISH refused", NULL };
-        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 2, w);
+        static const char *const w[] = { "unfit: neither EVAL nor FCALL may run here: NOPERM",
+                                         "warning: PUBLISH refused", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=pw", 77, w);
     }
     {
         static const char *const a[] = { "--user", "fc", NULL };
         static const char *const w[] = { "AUTH refused: WRONGPASS", "overall: unfit", NULL };
-        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 2, w);
+        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 77, w);
+    }
+    {
+        static const char *const a[] = { "--user", "fc", "--json", NULL };
+        static const char *const w[] = { "\"exit\":77", "\"auth_refused\":true", "WRONGPASS", NULL };
+        check_expect(plain->port, a, "RLOCK_PASSWORD=wrong", 77, w);
+    }
+    {   /* no password for a server that wants one: its NOAUTH, said once -
+         * not a cascade of refused probes ending in a reset connection */
+        static const char *const rp[] = { "--requirepass", "pw", NULL };
+        static const char *const w[] = { "unfit: NOAUTH Authentication required.", "overall: unfit", NULL };
+        rh_server auth;
+        char a0[32];
+        const char *a[2];
+        int i;
+        CHECK(rh_server_start(&auth, rp) == 0);
+        snprintf(a0, sizeof a0, "127.0.0.1:%d", auth.port);
+        a[0] = a0; a[1] = NULL;
+        CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 77);
+        for (i = 0; w[i]; i++) CHECK_MSG(strstr(out, w[i]) != NULL, "NOAUTH: no '%s' in:\n%s", w[i], out);
+        CHECK_MSG(strstr(out, "neither EVAL") == NULL && strstr(out, "PING") == NULL && strstr(out, "Redis ?") == NULL,
+                  "NOAUTH:\n%s", out);
+        {   /* the right password: checked (no AOF: warnings) */
+            static const char *const ok[] = { "overall: warnings", NULL };
+            check_expect(auth.port, NULL, "RLOCK_PASSWORD=pw", 1, ok);
+        }
+        {   /* with a fit server beside it: still 77 (the credentials first) */
+            char a1[32], a2[32];
+            const char *a[3];
+            snprintf(a1, sizeof a1, "127.0.0.1:%d", fit.port);
+            snprintf(a2, sizeof a2, "127.0.0.1:%d", auth.port);
+            a[0] = a1; a[1] = a2; a[2] = NULL;
+            CHECK_EQ_LL(check_run(a, NULL, out, sizeof out), 77);
+            CHECK_MSG(strstr(out, ": fit\n") != NULL && strstr(out, "NOAUTH") != NULL, "%s", out);
+        }
+        rh_server_stop(&auth);
     }
     CHECK_EQ_LL(rh_int(plain, "ACL DELUSER fc none%s", ""), 2);
 
@@ -976,6 +1014,7 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
 typedef struct fake_sentinel {
     int lfd, cfd[32], n, old_port;
     const char *port_text; /* set: the port named is this text (a bad one), not old_port */
+    const char *host_text; /* set: the host named (else 127.0.0.1) */
 } fake_sentinel;
 static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     struct sockaddr_in a;
@@ -994,7 +1033,7 @@ static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     return ntohs(a.sin_port);
 }
 static void fake_sentinel_pump(fake_sentinel *f) {
-    char buf[1024], out[64];
+    char buf[1024], out[400];
     int fd, i;
     while (f->n < 32 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
     for (i = 0; i < f->n; i++) {
@@ -1008,8 +1047,9 @@ static void fake_sentinel_pump(fake_sentinel *f) {
             int n;
             if (f->port_text) snprintf(port, sizeof port, "%s", f->port_text);
             else snprintf(port, sizeof port, "%d", f->old_port);
-            n = snprintf(out, sizeof out, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n%s", (int)strlen(port), port,
-                         strstr(buf, "SUBSCRIBE") ? "-ERR lagging\r\n" : "");
+            const char *host = f->host_text ? f->host_text : "127.0.0.1";
+            n = snprintf(out, sizeof out, "*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s", (int)strlen(host), host,
+                         (int)strlen(port), port, strstr(buf, "SUBSCRIBE") ? "-ERR lagging\r\n" : "");
             (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
         }
     }
@@ -1578,10 +1618,10 @@ static void test_sentinel_cli(void) {
             CHECK_MSG(rc == 1 && strstr(out, want) != NULL, "check: exit %d:\n%s", rc, out); /* no AOF: warnings */
             chk[3] = badfile;
             rc = check_run(chk, NULL, out, sizeof out);
-            CHECK_MSG(rc == 2 && strstr(out, "refused AUTH") != NULL, "check, wrong password: exit %d:\n%s", rc, out);
+            CHECK_MSG(rc == 77 && strstr(out, "refused AUTH") != NULL, "check, wrong password: exit %d:\n%s", rc, out);
             chk[2] = "--master"; chk[3] = "mymaster"; chk[4] = NULL;
             rc = check_run(chk, NULL, out, sizeof out);
-            CHECK_MSG(rc == 2 && strstr(out, "NOAUTH") != NULL, "check, no password: exit %d:\n%s", rc, out);
+            CHECK_MSG(rc == 77 && strstr(out, "NOAUTH") != NULL, "check, no password: exit %d:\n%s", rc, out);
         }
         rc = cli_run(0, userless, NULL, out, sizeof out); /* a user name needs a password: nothing sent */
         CHECK_MSG(rc == 64 && strstr(out, "--sentinel-user needs a password") != NULL, "exit %d:\n%s", rc, out);
@@ -1753,6 +1793,142 @@ static void test_sentinel_answers(void) {
 out:
     for (i = 0; i < 4; i++) rh_server_stop(&reps[i]);
 out0:
+    fake_sentinel_close(&fk);
+    rh_server_stop(&sen);
+    rh_server_stop(&prim);
+}
+
+/* Host names longer than 40 (Sentinel) or 64 (plain) characters are named
+ * whole in the adapter's texts (cut only where its 128-byte err ends): a
+ * Kubernetes FQDN is ~70 characters, and with --sentinel the text is the
+ * only place that says which Sentinel failed. The long name here is a
+ * numeric-looking one that getaddrinfo reads as 127.0.0.1 (inet_aton: the
+ * last part 000...1), so no name service is involved. */
+static void test_long_host_names(void) {
+    static const char *const sconf = "requirepass sentpw\n";
+    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
+    char lname[80], want[200], s0[120], bad[200], out[8192];
+    rh_server prim, sen;
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    fake_sentinel fk;
+    int fport, free_port, rc;
+    FILE *f;
+
+    snprintf(lname, sizeof lname, "127.0.0.%0*d", 64, 1); /* 72 characters */
+    CHECK_EQ_LL(strlen(lname), 72);
+    free_port = rh_free_port();
+    /* plain TCP, nothing listening */
+    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, lname, free_port, 1000), 0);
+    for (rc = 0; rc < 500 && (fport = pc.tr.connect(pc.tr.ctx)) == 0; rc++) rh_sleep_ms(2);
+    CHECK_EQ_LL(fport, RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "connect %s:%d: Connection refused", lname, free_port);
+    CHECK_MSG(strcmp(pc.err, want) == 0, "plain: '%s', want '%s'", pc.err, want);
+    rlock_posix_close(&pc);
+
+    CHECK(rh_server_start(&prim, pargs) == 0);
+    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
+    fport = fake_sentinel_open(&fk, prim.port);
+    CHECK(fport > 0);
+    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 1;
+    sn.master = "mymaster";
+    /* a Sentinel by its long name, nothing listening */
+    sn.host[0] = lname;
+    sn.port[0] = free_port;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "Sentinel %s:%d: connect 127.0.0.1:%d: Conn", lname, free_port, free_port);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0, "Sentinel down: '%s', want '%s...'", pc.err, want);
+    rlock_posix_close(&pc);
+    /* a Sentinel by its long name refusing AUTH */
+    sn.port[0] = sen.port;
+    sn.sentinel_password = "wrong";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "Sentinel %s:%d: refused AUTH: WRONGPASS", lname, sen.port);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0 && pc.auth_refused, "Sentinel AUTH: '%s', want '%s...'",
+              pc.err, want);
+    rlock_posix_close(&pc);
+    {   /* the watch says the whole name too */
+        rlock_posix_sentinel_watch w;
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        CHECK(!watch_until(&w, 1000, watch_subscribed));
+        CHECK_MSG(strncmp(w.err, want, 9 + 72) == 0, "watch: '%s', want '%.81s...'", w.err, want);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+    }
+    sn.sentinel_password = NULL;
+    /* a primary named by its long name that wants AUTH (the fake Sentinel
+     * names it: a real one announces IPs unless announce-hostnames) */
+    fk.host_text = lname;
+    sn.host[0] = "127.0.0.1";
+    sn.port[0] = fport;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "primary %s:%d: NOAUTH", lname, prim.port);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0 && pc.auth_refused, "primary NOAUTH: '%s', want '%s...'",
+              pc.err, want);
+    rlock_posix_close(&pc);
+    /* ... that is not a primary: the fake Sentinel itself (ROLE: an error) */
+    fk.old_port = fport;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "Sentinel 127.0.0.1:%d: names %s:%d, not a prim", fport, lname, fport);
+    CHECK_MSG(strncmp(pc.err, want, strlen(want)) == 0, "not a primary: '%s', want '%s...'", pc.err, want);
+    CHECK_EQ_LL(strlen(pc.err), sizeof pc.err - 1); /* (the rest cut where err ends) */
+    rlock_posix_close(&pc);
+    fk.host_text = NULL;
+
+    {   /* the watch follows a primary announced by a long name: a failover
+         * (here the fake Sentinel naming the primary by lname, not by the
+         * 127.0.0.1 the connection went to) marks the connection */
+        rh_server p2;
+        char port[16];
+        rlock_posix_sentinel_watch w;
+        unsigned long long until;
+        CHECK(rh_server_start(&p2, NULL) == 0);
+        snprintf(port, sizeof port, "%d", p2.port);
+        fk.host_text = "127.0.0.1";
+        fk.port_text = port;
+        sn.host[0] = "127.0.0.1";
+        sn.port[0] = fport;
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
+        CHECK_EQ_LL(connect_pumping(&pc, &fk), 1);
+        CHECK_EQ_LL(pc.port, p2.port);
+        fk.host_text = lname;
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        for (until = rh_now_ms() + 3000; w.switches == 0 && !w.err[0] && rh_now_ms() < until; rh_sleep_ms(2)) {
+            fake_sentinel_pump(&fk);
+            (void)rlock_posix_sentinel_watch_step(&w);
+        }
+        CHECK_MSG(w.switches == 1 && pc.switched == 1 && strcmp(pc.sn_hint, lname) == 0 && pc.sn_hint_port == p2.port,
+                  "watch, a primary named by 72 characters: %lu switches, marked %d, hint '%s':%d (%s)", w.switches,
+                  pc.switched, pc.sn_hint, pc.sn_hint_port, w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+        fk.host_text = NULL;
+        fk.port_text = NULL;
+        rh_server_stop(&p2);
+    }
+
+    /* the rlock command says it as it is */
+    if (!quick) {
+        snprintf(bad, sizeof bad, "%s/l-sentbad", tmpdir);
+        if ((f = fopen(bad, "w")) != NULL) { fputs("wrong\n", f); fclose(f); }
+        snprintf(s0, sizeof s0, "%s:%d", lname, sen.port);
+        {
+            const char *a[] = { "--sentinel", s0, "--master", "mymaster", "--sentinel-password-file", bad, "-n",
+                                "sen:long", "true", NULL };
+            rc = cli_run(0, a, NULL, out, sizeof out);
+            snprintf(want, sizeof want, "Sentinel %s:%d: refused AUTH: WRONGPASS", lname, sen.port);
+            CHECK_MSG(rc == 77 && strstr(out, want) != NULL, "rlock, Sentinel by a long name: exit %d:\n%s", rc, out);
+        }
+        unlink(bad);
+    }
+out:
     fake_sentinel_close(&fk);
     rh_server_stop(&sen);
     rh_server_stop(&prim);
@@ -2195,6 +2371,14 @@ static void test_cluster(void) {
             found += strstr(out, want) != NULL;
         }
         CHECK_MSG(found == 3 && strstr(out, "ok: a cluster primary (--cluster)"), "%s", out);
+        /* a password the nodes refuse (they have none): 77, as rlock --cluster */
+        CHECK_EQ_LL(check_run(a, "RLOCK_PASSWORD=wrong", out, sizeof out), 77);
+        CHECK_MSG(strstr(out, "no seed answered CLUSTER NODES with a primary (AUTH refused)") != NULL, "%s", out);
+        {
+            const char *r[] = { "-n", "--cluster", seed, "cl:auth", "true", NULL };
+            int rc = cli_run(0, r, "RLOCK_PASSWORD=wrong", out, sizeof out);
+            CHECK_MSG(rc == 77, "rlock --cluster, AUTH refused: exit %d:\n%s", rc, out);
+        }
     }
     for (i = 0; i < 40; i++) CHECK_EQ_ST(rlock_cluster_release(&ca, &la[i]), RLOCK_OK);
 
@@ -2803,6 +2987,7 @@ int main(void) {
     if (!quick) test_sentinel_cli();
     test_sentinel_cli_auth();
     test_sentinel_answers();
+    test_long_host_names();
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
     test_cluster();

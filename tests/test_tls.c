@@ -441,6 +441,14 @@ int main(void) {
     CHECK_MSG(strstr(why, "hostname mismatch") != NULL || strstr(why, "IP address mismatch") != NULL, "%s", why);
     printf("tls: wrong name -> %s\n", why);
     cfg.server_name = NULL;
+    {   /* a long host name is named whole in the reason: a numeric-looking
+         * one getaddrinfo reads as 127.0.0.1, checked as a DNS name */
+        char lname[80], want[160];
+        snprintf(lname, sizeof lname, "127.0.0.%0*d", 64, 1);
+        CHECK_EQ_ST(try_lock(tport, lname, &cfg, why, sizeof why), RLOCK_E_IO);
+        snprintf(want, sizeof want, "TLS handshake with %s:%d: certificate verify failed", lname, tport);
+        CHECK_MSG(strstr(why, want) != NULL, "a 72-character name: %s", why);
+    }
 
     /* an expired certificate (made with 0 days: expired once a second passed) */
     while (rh_now_ms() - made < 2100) rh_sleep_ms(50);
