@@ -62,9 +62,10 @@
  *                                                                    and RLOCK_NO_PRIMITIVES]
  *   RLOCK_TX_BUF / RX_BUF      per-node command / reply buffers: the longest
  *                              request / reply the compiled features make
- *                              (checked at compile time) [3489 / 1024 (x86-64
- *                              and 32-bit alike); RLOCK_SMALLEST: 448 / 256]
- *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers               [772 / 644]
+ *                              (checked at compile time; TX below 64 KiB)
+ *                              [3489 / 1024 (x86-64 and 32-bit alike);
+ *                              RLOCK_SMALLEST: 448 / 256]
+ *   RLOCK_SUB_TX_BUF / RX_BUF  per-subscriber buffers (TX below 64 KiB) [772 / 644]
  *   RLOCK_SUB_PIPELINE         requests in flight per subscriber    [8]
  *   RLOCK_MAX_PIPELINE         requests in flight per connection    [32; 1 with
  *                                                                    the compact engine]
@@ -677,7 +678,8 @@ typedef uint32_t rlock__ms;
 typedef struct rlock__pending {
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
     rlock__ms deadline;   /* (after owner: no padding on 64-bit targets, 16 bytes, not 24) */
-    int tag;
+    short tag;            /* (short, len beside it: 16 bytes still) */
+    unsigned short len;   /* the general engine's: its bytes in tx (rlock__x_timed_out) */
 } rlock__pending;
 
 /* The owner of a request that is told of its answer by a function (private:
@@ -3058,9 +3060,14 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__X_BY_SUB_PUSH 0x1000
 #define RLOCK__X_BY_UNSUB_PUSH 0x2000
 /* ... its reply, when an aggregate, is read through the connection's walk. */
-#define RLOCK__X_WALK 0x8000
+#define RLOCK__X_WALK 0x400
+/* ... it is a later part of one attempt (rlock__round_submit): it goes or
+ * stays with the parts before it (rlock__x_timed_out). */
+#define RLOCK__X_JOINED 0x100
+/* (the exchange's: it failed without any of its bytes sent - it never ran) */
+#define RLOCK__X_UNSENT 0x200
 /* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
-#define RLOCK__X_TAG(t) ((t) & 0x7FF)
+#define RLOCK__X_TAG(t) ((t) & 0xFF)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
@@ -3107,7 +3114,8 @@ typedef struct rlock__event {
     int tag;
     rlock_status st;     /* FAIL: why */
     const char *why;     /* FAIL: text */
-    int ps;              /* REPLY / PUSH: what Pub/Sub event it is (rlock__pubsub) */
+    int ps;              /* REPLY / PUSH: what Pub/Sub event it is (rlock__pubsub); FAIL:
+                            RLOCK__X_UNSENT when it never went out */
     rlock_reply reply;   /* REPLY / PUSH: points into rx until the next rlock__x_next */
 } rlock__event;
 
@@ -3169,10 +3177,22 @@ static rlock__x *rlock__x_node(const rlock_node *n) {
  * there is no head to keep. */
 #define rlock__x_at(n, i) (&(n)->q[i])
 
+/* A request's length is kept in 16 bits (rlock__pending.len). */
+typedef char rlock__tx_len_fits[RLOCK_TX_BUF < 0xFFFF && RLOCK_SUB_TX_BUF < 0xFFFF ? 1 : -1];
+
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
- * Every request in flight fails with st; rlock__x_next reports each. */
+ * Every request in flight fails with st; rlock__x_next reports each (those
+ * that never went out as such: they never ran, rlock__op_reply). */
 static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
+    size_t end = n->tx_len;
+    rlock__pending *p = n->q + n->count;
+    /* (tx holds only unsent bytes, requests appended in order: those whose
+     * bytes are all there, walked from the newest, never went out) */
+    while (p-- > n->q + n->failing && p->tag > 0 && p->len <= end) {
+        end -= p->len;
+        p->tag = (short)(p->tag | RLOCK__X_UNSENT);
+    }
     rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
     if (n->conn != RLOCK__CONN_DOWN) {
         const rlock_transport *t = rlock__x_t(n);
@@ -3212,19 +3232,16 @@ static RLOCK__INLINE int rlock__x_disown(rlock__x *n, const void *owner) {
     return had;
 }
 
-static RLOCK__NOINLINE void rlock__x_push(rlock__x *n, void *owner, int tag, rlock__ms deadline) {
-    rlock__pending *p = rlock__x_at(n, n->count++);
-    p->owner = owner;
-    p->tag = tag;
-    p->deadline = deadline;
-    n->commands++;
-}
-
 /* The request of len bytes encoded at rlock__x_begin's *out is queued (also the
  * exchange's own, at connect). */
-static void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline) {
+static RLOCK__NOINLINE void rlock__x_commit(rlock__x *n, size_t len, void *owner, int tag, rlock__ms deadline) {
+    rlock__pending *p = rlock__x_at(n, n->count++);
     n->tx_len += len;
-    rlock__x_push(n, owner, tag, deadline);
+    p->owner = owner;
+    p->tag = (short)tag;
+    p->len = (unsigned short)len;
+    p->deadline = deadline;
+    n->commands++;
 }
 
 /* Get room for one request: tx from tx_len (tx_cap - tx_len bytes), where
@@ -3368,6 +3385,7 @@ static void rlock__x_commit_walk(rlock__x *n, size_t len, void *owner, int tag, 
 static void rlock__x_commit_push(rlock__x *n, size_t len) {
     n->tx_len += len;
     n->commands++;
+    if (n->count) n->q[n->count - 1].len = 0xFFFF; /* (its bytes are no request's: those before are never taken back) */
 }
 
 /* The earliest (seen from now) of d and the deadlines of n's requests that
@@ -3398,13 +3416,47 @@ static int rlock__x_wants(rlock__x *n) {
     return (rlock__x_sendable(n) ? RLOCK_WANT_WRITE : 0) | (n->count || n->listen ? RLOCK_WANT_READ : 0);
 }
 
-static RLOCK__INLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now) {
-    /* (none in flight: the deadline is now + FAR, ahead) */
-    if (!RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) {
-        rlock__x_dropz(n, RLOCK_E_IO, "timeout");
+/* A request past its deadline (none: 0). The newest that never went out -
+ * all its bytes still in tx (walked as rlock__x_drop does) - fails alone,
+ * unsent (RLOCK_E_IO "timeout"), unless its attempt's first part went out
+ * (RLOCK__X_JOINED: the rest goes with it): its bytes are taken out of tx,
+ * it moves to the front of the FIFO to be reported (failing: 0 before,
+ * rlock__x_next reported those), the connection and the rest stay (1).
+ * Else, when `all` (nothing left to read: a reply that arrived while this
+ * process was stalled is still its own) or connecting, the connection is
+ * dropped (1; a late reply would answer the wrong request). */
+static RLOCK__NOINLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now, int all) {
+    size_t end = n->tx_len, at = 0;
+    rlock__pending *p = n->q + n->count, *c = NULL;
+    int joined = 0;
+    if (n->conn == RLOCK__CONN_UP) {
+        while (p-- > n->q && p->tag > 0 && p->len <= end) {
+            end -= p->len;
+            if (joined) joined = p->tag & RLOCK__X_JOINED; /* (c's earlier parts: never went out either) */
+            if (!c && !RLOCK__MS_BEFORE(now, p->deadline)) {
+                c = p;
+                at = end;
+                joined = p->tag & RLOCK__X_JOINED;
+            }
+        }
+    } else all = 1;
+    if (c && !joined) {
+        void *owner = c->owner;
+        int tag = c->tag | RLOCK__X_UNSENT;
+        n->tx_len -= c->len;
+        memmove(n->tx + at, n->tx + at + c->len, n->tx_len - at);
+        memmove(n->q + 1, n->q, (size_t)(c - n->q) * sizeof *c);
+        n->q[0].owner = owner; /* (its deadline and length are not read again) */
+        n->q[0].tag = (short)tag;
+        n->failing = 1;
+        n->fail_st = RLOCK_E_IO;
+        rlock__copy_text(n->xerr, sizeof n->xerr, "timeout", 7);
         return 1;
     }
-    return 0;
+    /* (none in flight: the deadline is now + FAR, ahead) */
+    if (!all || RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) return 0;
+    rlock__x_dropz(n, RLOCK_E_IO, "timeout");
+    return 1;
 }
 
 /* Take the oldest request off the FIFO; *ev says whose it was (kind, owner,
@@ -3423,6 +3475,7 @@ static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
 static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     while (n->failing) {
         n->failing--;
+        ev->ps = n->q[0].tag & RLOCK__X_UNSENT; /* (a failure's: it never went out) */
         if (!rlock__x_pop(n, ev, RLOCK__EV_FAIL)) continue;
         ev->st = (rlock_status)n->fail_st;
         ev->why = n->xerr;
@@ -3448,8 +3501,10 @@ static int rlock__x_connect_step(rlock__x *n) {
 
 /* What send() (rd 0) or recv() (rd 1) returned, r, when it was asked for
  * room bytes: r (0: would block) when it is a count within room; else the
- * connection is dropped and -1 (one failure handling for both). */
+ * connection is dropped and -1 (one failure handling for both; the bytes a
+ * failed send was handed may have gone out: not taken for unsent). */
 static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
+    if (!rd && (r < 0 || (size_t)r > room)) n->tx_len -= room;
     if (r < 0) {
         rlock__x_io_fail(n, !rd ? "send failed" : r == RLOCK_IO_CLOSED ? "connection closed by server" : "recv failed");
         return -1;
@@ -3554,7 +3609,8 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
 }
 
-/* Read what the transport has. 1 read some; 0 nothing now; -1 failed. */
+/* Read what the transport has. 1 read some; 0 nothing now; -1 failed (or
+ * look again). */
 static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
     const rlock_transport *t = rlock__x_t(n);
     size_t room = n->rx_cap - n->rx_len;
@@ -3563,7 +3619,7 @@ static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
     if (r == RLOCK_IO_WOULD_BLOCK) {
         /* Times out only when nothing is left to read: a reply that arrived
          * while this process was stalled is still its own. */
-        return rlock__x_timed_out(n, now) ? -1 : 0;
+        return rlock__x_timed_out(n, now, 1) ? -1 : 0;
     }
     n->rx_len += (size_t)r;
     return 1;
@@ -3577,8 +3633,9 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
         if (rlock__x_pop_failed(n, ev)) return 1;
         if (n->conn == RLOCK__CONN_DOWN) return 0;
         /* Connecting or sending past a request's deadline: it failed (the
-         * clock is read once: what holds before connect holds for send). */
-        if ((n->conn != RLOCK__CONN_UP || n->tx_len) && rlock__x_timed_out(n, now)) continue;
+         * clock is read once: what holds before connect holds for send) -
+         * one that went out only when nothing is left to read (recv_step) */
+        if ((n->conn != RLOCK__CONN_UP || n->tx_len) && rlock__x_timed_out(n, now, 0)) continue;
         if (n->conn != RLOCK__CONN_UP) {
             r = rlock__x_connect_step(n);
             if (r < 0) continue;
@@ -5023,12 +5080,10 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     int k;
     unsigned want;
     rlock_status st;
-    /* The round's time ran out before its request could go (it waited for
-     * room in a full pipeline, or a NOSCRIPT came late): it fails unsent.
-     * Queued, its deadline would drop the connection with every other
-     * lock's request in flight on it (rlock__x_next). */
-    why = "timeout";
-    st = RLOCK__MS_BEFORE(rlock__now(lk->client), deadline) ? rlock__x_begin(n, deadline, &why) : RLOCK_E_IO;
+    /* (The round's time may have run out before its request could go - it
+     * waited for room in a full pipeline, or a NOSCRIPT came late: queued,
+     * it fails alone, unsent, at the exchange's next step - rlock__x_next.) */
+    st = rlock__x_begin(n, deadline, &why);
     if (st == RLOCK_WOULD_BLOCK) return; /* the connection is full: next step */
     if (st != RLOCK_OK) { rlock__round_answer(lk, i, st, NULL, why); return; }
     /* Everything this attempt needs goes in one write, or nothing does:
@@ -5054,7 +5109,9 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
                                      k != 3 ? RLOCK__RUN_SETNAME + k : fcall ? RLOCK__RUN_FCALL
                                                                       : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
             if (!len) break; /* it does not fit */
-            rlock__x_commit(n, len, k < 3 ? NULL : lk, k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK, deadline);
+            rlock__x_commit(n, len, k < 3 ? NULL : lk,
+                            (k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK) | (n->count > count ? RLOCK__X_JOINED : 0),
+                            deadline);
         }
         if (k == 5) break;
         rlock__x_uncommit(n, count, tx_len);
@@ -5154,7 +5211,14 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     int again = 0, noperm, missing;
     /* not this round's (queued: only nodes in its mask, rlock__round_submit's callers) */
     if (!((r->queued & ~r->answered) >> i & 1u)) return;
-    if (ev->kind == RLOCK__EV_FAIL) { rlock__round_answer(lk, i, ev->st, NULL, ev->why); return; }
+    if (ev->kind == RLOCK__EV_FAIL) {
+        if (ev->ps) { /* it never went out: it never ran (no cleanup), nor its CLIENT SETNAME, if any */
+            r->queued &= ~(1u << i);
+            if (RLOCK__HAS_FCALL) nd->fn_named = (unsigned short)(nd->x.gen - 1u);
+        }
+        rlock__round_answer(lk, i, ev->st, NULL, ev->why);
+        return;
+    }
     noperm = rlock__err_is(rep, "NOPERM");
     /* 1 NOSCRIPT, 2 (FCALL) no such function */
     missing = rlock__err_is(rep, "NOSCRIPT") ? 1
@@ -5649,9 +5713,11 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
      * for that one at once (a few times; a follow-up like the plain SET's,
      * sent even by a try-acquire). */
     /* Release what we may hold: granted nodes, and nodes whose answer we never
-     * got (a late SET may have landed). A re-entry only undoes the holds it
-     * knows it added, so an unanswered node cannot lose a real hold. */
-    mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown);
+     * got (a late SET may have landed) - not those whose request never went
+     * out (never queued, or taken back unsent: rlock__op_reply), where it
+     * never ran. A re-entry only undoes the holds it knows it added, so an
+     * unanswered node cannot lose a real hold. */
+    mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown & op->round.queued);
     if (go && ((hop = RLOCK__SEM_HOP(lk)) != 0 || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
         /* 2: goes out even past the wait: a semaphore's hop, and any

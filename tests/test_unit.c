@@ -256,6 +256,8 @@ typedef struct fake {
     int block_alt;                /* odd-numbered send/recv calls would block */
     long send_fail_at, send_fail_code, recv_fail_at, recv_fail_code;
     int over_send, over_recv;     /* return len + 1 */
+    int limit_send;               /* send takes at most send_room bytes more, then would block */
+    size_t send_room;
     int connect_fail, connect_block, connect_hang, peer_closed;
     size_t split_at;              /* first recv of each reply gives <= split_at bytes, then one WB */
     /* state */
@@ -370,6 +372,11 @@ static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
     if (f->send_fail_at && f->send_calls == f->send_fail_at) return f->send_fail_code;
     if (f->block_alt && (f->send_calls & 1)) return RLOCK_IO_WOULD_BLOCK;
     if (f->max_chunk && n > f->max_chunk) n = f->max_chunk;
+    if (f->limit_send) {
+        if (!f->send_room) return RLOCK_IO_WOULD_BLOCK;
+        if (n > f->send_room) n = f->send_room;
+        f->send_room -= n;
+    }
     if (f->in_len + n > sizeof f->in) { f->mismatch++; return RLOCK_IO_ERROR; }
     memcpy(f->in + f->in_len, buf, n);
     f->in_len += n;
@@ -3183,6 +3190,80 @@ static void test_timeouts(void) {
     env_done();
 }
 
+/* A request past its node timeout before it went out (the program did not
+ * step meanwhile) fails alone, unsent: nothing of it reaches the server -
+ * no cleanup release after it either - and the connection stays for the
+ * requests behind it. An attempt's parts (CLIENT SETNAME before a
+ * connection's first FCALL) go or stay together: all unsent, they fail
+ * together (and the next FCALL names the connection, as none did); the
+ * first part sent, the rest goes out too and the timeout drops the
+ * connection, as for any request that went out. (The general engine's
+ * exchange: the compact engine queues no request behind another.) */
+static void test_unsent_timeout(void) {
+#if !RLOCK__COMPACT
+    env_reset("unsent past its timeout: fails alone");
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], "res:1", GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK); /* (connected) */
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK); /* queued, not sent */
+    g_now += NODE_TMO;
+    fk_add(&F[0], "res:1", ":1\r\n");
+    CHECK_EQ_ST(rlock_release_begin(&LK), RLOCK_WOULD_BLOCK); /* behind it, in time */
+    CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_OK);
+    CHECK_EQ_ST(rlock_result(&LK2), RLOCK_E_IO);
+    CHECK_EQ_LL(rlock_lock_state(&LK2), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(F[0].n_reqs, 2); /* LK's acquire and release: nothing of LK2's, no cleanup */
+    CHECK(F[0].close_calls == 0 && F[0].connect_calls == 1);
+    env_done();
+
+#ifndef RLOCK_NO_FCALL
+    env_reset("unsent past its timeout: an attempt's parts fail together");
+    CFG.scripts = RLOCK_SCRIPTS_FCALL;
+    env_up(1, 0, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], "PING", "+PONG\r\n");
+    CHECK_EQ_ST(rlock_client_connect(&C, 1000), RLOCK_OK); /* (up, not named yet) */
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK); /* CLIENT SETNAME + FCALL, queued */
+    g_now += NODE_TMO;
+    fk_add(&F[0], "res:2", GRANT);
+    CHECK_EQ_ST(drive(&LK2, rlock_acquire_begin(&LK2, TTL, 0)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_result(&LK), RLOCK_E_IO);
+    CHECK_EQ_LL(F[0].n_reqs, 2); /* PING, then LK2's FCALL alone */
+    CHECK(req_has(&F[0], 1, "FCALL") && !req_has(&F[0], 1, "CLIENT"));
+    CHECK(F[0].close_calls == 0 && F[0].connect_calls == 1);
+    fk_add(&F[0], "CLIENT", "+OK\r\n"); /* the connection was never named: the next FCALL does */
+    fk_add(&F[0], "res:1", GRANT);
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_LL(F[0].n_reqs, 4);
+    env_done();
+
+    {
+        fk_step *s;
+        env_reset("past its timeout with its attempt's first part sent: goes out, drops");
+        CFG.scripts = RLOCK_SCRIPTS_FCALL;
+        env_up(1, 0, RLOCK_KIND_SIMPLE);
+        F[0].limit_send = 1;
+        F[0].send_room = 4 + 12 + 13 + 5 + 6 + RLOCK__FN_VER + 2; /* CLIENT SETNAME rlock-<12 hex digits> */
+        fk_add(&F[0], "CLIENT", "+OK\r\n");
+        s = fk_add(&F[0], "res:1", GRANT);
+        s->hang = 1; /* (its answer late: the timeout is seen) */
+        CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(F[0].n_reqs, 1); /* SETNAME went, the FCALL did not */
+        g_now += NODE_TMO;
+        F[0].limit_send = 0;
+        fk_add(&F[0], "CLIENT", "+OK\r\n"); /* the cleanup, on a new connection (named first) */
+        fk_add(&F[0], "res:1", ":0\r\n");
+        CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_E_IO);
+        CHECK(req_has(&F[0], 1, "FCALL")); /* not taken back: it went with its first part */
+        CHECK_EQ_LL(F[0].close_calls, 1);
+        env_done();
+    }
+#endif
+#endif
+}
+
 #if RLOCK__COMPACT
 /* The compact engine (rlock.h 6.8c) pipelines nothing: two locks begun at
  * once take turns on the connection. The second request goes out only once
@@ -5005,6 +5086,7 @@ int main(void) {
     test_chunking();
     test_io_errors();
     test_timeouts();
+    test_unsent_timeout();
     test_slow_exchange();
     test_extend();
 #ifndef RLOCK_NO_REENTRANT
