@@ -445,10 +445,20 @@ static int rlock__posix_progress(rlock_posix_conn *c) {
         return 1;
     }
     if (soerr == 0) soerr = ECONNREFUSED; /* POLLHUP/POLLERR without a reason */
-    rlock__posix_drop(c);
-    /* this address failed: try the next one while the bound allows */
+    /* this address failed: try the next one while the bound allows - its
+     * socket opened before this one is closed, so that it never reuses the
+     * number: rlock did not reconnect (its gen is the same), and an event
+     * loop that keeps registrations (epoll) would keep the dead one's */
     c->addr_index++;
-    if (rlock__posix_connect_left(c) > 0) return rlock__posix_start_tcp(c, soerr);
+    if (rlock__posix_connect_left(c) > 0) {
+        int old = c->fd;
+        c->fd = -1;
+        c->connecting = 0;
+        r = rlock__posix_start_tcp(c, soerr);
+        close(old);
+        return r;
+    }
+    rlock__posix_drop(c);
     rlock__posix_connerr(c, soerr);
     return RLOCK_IO_ERROR;
 }

@@ -6,11 +6,39 @@
  *            tests/test_adapters.c -lhiredis -o build/test_adapters
  * SIGPIPE is deliberately left at its default: a send to a dead peer that
  * raised it would kill the test, which proves MSG_NOSIGNAL works. */
+/* The resolver the adapter calls is renamed in this file only (t_getaddrinfo
+ * below): a test name then resolves to two addresses, the first refusing, as
+ * "localhost" does where it names ::1 before 127.0.0.1 and the server
+ * listens on IPv4 only. Every other name goes to getaddrinfo itself. */
+#define getaddrinfo t_getaddrinfo
 #include "adapters/rlock_hiredis.h" /* first: sets the POSIX feature macros */
+#undef getaddrinfo
 #include "harness.h"
 #include "check.h"
 
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
+
+int getaddrinfo(const char *name, const char *service, const struct addrinfo *hints, struct addrinfo **res);
+
+#define TWO_ADDRS "two-addresses.test"
+static int t_two_ports[2]; /* TWO_ADDRS: 127.0.0.1 at these ports, in this order */
+
+int t_getaddrinfo(const char *name, const char *service, const struct addrinfo *hints, struct addrinfo **res) {
+    struct addrinfo *a = NULL, *b = NULL;
+    char p0[16], p1[16];
+    if (!name || strcmp(name, TWO_ADDRS) != 0) return getaddrinfo(name, service, hints, res);
+    snprintf(p0, sizeof p0, "%d", t_two_ports[0]);
+    snprintf(p1, sizeof p1, "%d", t_two_ports[1]);
+    if (getaddrinfo("127.0.0.1", p0, hints, &a) != 0) return EAI_FAIL;
+    if (getaddrinfo("127.0.0.1", p1, hints, &b) != 0) {
+        freeaddrinfo(a);
+        return EAI_FAIL;
+    }
+    a->ai_next = b; /* (freeaddrinfo frees entry by entry) */
+    *res = a;
+    return 0;
+}
 
 #define PING_CMD "*1\r\n$4\r\nPING\r\n"
 #define PONG "+PONG\r\n"
@@ -214,6 +242,53 @@ static void test_posix_refused(void) {
     /* and again: each connect is a fresh attempt */
     CHECK_EQ_LL(t_connect(&c.tr, 5000), RLOCK_IO_ERROR);
     rlock_posix_close(&c);
+}
+
+/* A name with two addresses, the first refusing: the connect goes on to the
+ * second inside connect() - on a new socket that must not reuse the failed
+ * one's descriptor number. rlock's `gen` does not change (rlock did not
+ * reconnect), so an event loop that keeps registrations by descriptor and
+ * gen (epoll, libuv, libevent: the examples) would keep the dead socket's,
+ * which the kernel dropped when it was closed, and never hear of the new
+ * one. Here a loop like theirs: epoll, registering again only when fd
+ * changes. */
+static void test_posix_next_address(const rh_server *srv) {
+    rlock_posix_conn c;
+    struct epoll_event ev, got;
+    int ep, r, fd0, reg = -1, stalls = 0, moved = 0;
+    unsigned long long end;
+
+    t_two_ports[0] = rh_free_port(); /* nobody listens there */
+    t_two_ports[1] = srv->port;
+    ep = epoll_create1(EPOLL_CLOEXEC);
+    CHECK(ep >= 0);
+    if (ep < 0) return;
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, TWO_ADDRS, srv->port, 5000), 0);
+    r = c.tr.connect(c.tr.ctx);
+    CHECK_EQ_LL(r, RLOCK_IO_WOULD_BLOCK); /* (loopback refuses asynchronously) */
+    fd0 = c.fd;
+    end = rh_now_ms() + 4000;
+    while (r == RLOCK_IO_WOULD_BLOCK && rh_now_ms() < end) {
+        int fd = c.tr.fd(c.tr.ctx);
+        if (fd != reg) { /* a new descriptor: register it (the old one's registration went with it) */
+            if (reg >= 0) (void)epoll_ctl(ep, EPOLL_CTL_DEL, reg, &ev);
+            memset(&ev, 0, sizeof ev);
+            ev.events = EPOLLOUT;
+            ev.data.fd = fd;
+            CHECK_EQ_LL(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+            moved += reg >= 0;
+            reg = fd;
+        }
+        if (epoll_wait(ep, &got, 1, 1500) == 0) stalls++; /* well under the 5 s connect bound */
+        r = c.tr.connect(c.tr.ctx);
+    }
+    CHECK_EQ_LL(r, 1);
+    CHECK_MSG(c.fd != fd0, "the second address's socket reused descriptor %d of the first", fd0);
+    CHECK_MSG(stalls == 0 && moved == 1, "epoll heard nothing %d time(s) of 1.5 s while connecting (%d new "
+              "descriptor(s) registered)", stalls, moved);
+    CHECK(t_ping(&c.tr, 64));
+    rlock_posix_close(&c);
+    close(ep);
 }
 
 /* A listener whose accept queue is full drops SYNs: a connect to it hangs in
@@ -498,6 +573,7 @@ int main(void) {
     CHECK_EQ_LL(rh_server_start(&srv, NULL), 0);
     if (srv.pid > 0) {
         test_posix_tcp(&srv);
+        test_posix_next_address(&srv);
         test_posix_unix(&srv);
         test_hiredis(&srv);
         rh_server_stop(&srv);
