@@ -577,29 +577,39 @@ RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *it
  * < 0 error. EINTR restarts with the time that is left. A connect of this
  * adapter in progress is woken as ready when its bound runs out
  * (rlock_posix_interest_timeout), as wait() does, so that it fails - or asks
- * the next Sentinel - then rather than at the request's deadline. */
+ * the next Sentinel - then rather than at the request's deadline. A list
+ * longer than 2 * RLOCK_MAX_NODES (rlock's own never is; a program's may be,
+ * several clients' or rlock_cluster_interest's) is polled a slice at a
+ * time: each slice looked at, then the last waited on for 1 ms at most. */
 RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     struct pollfd p[2 * RLOCK_MAX_NODES];
     uint64_t deadline, cap;
-    size_t i;
+    size_t i, at = 0, k;
     int capped;
-    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
     cap = rlock_posix_interest_timeout(items, n, timeout_ms);
     capped = cap < timeout_ms;
     deadline = rlock__posix_now_ms() + cap;
     for (;;) {
         uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;
-        int r;
-        for (i = 0; i < n; i++) {
-            p[i].fd = items[i].fd;
-            p[i].events = (short)(((items[i].events & RLOCK_WANT_READ) ? POLLIN : 0) |
-                                  ((items[i].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        int r, t = left > (uint64_t)INT_MAX ? INT_MAX : (int)left;
+        k = n - at < sizeof p / sizeof p[0] ? n - at : sizeof p / sizeof p[0];
+        if (k < n) t = at + k < n ? 0 : t < 1 ? t : 1;
+        for (i = 0; i < k; i++) {
+            p[i].fd = items[at + i].fd;
+            p[i].events = (short)(((items[at + i].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((items[at + i].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
             p[i].revents = 0;
         }
-        r = poll(p, (nfds_t)n, left > (uint64_t)INT_MAX ? INT_MAX : (int)left);
+        r = poll(p, (nfds_t)k, t);
         if (r < 0 && errno == EINTR) continue;
-        if (r == 0 && left > (uint64_t)INT_MAX) continue; /* very long waits: poll again */
-        return r == 0 && capped ? 1 : r;
+        if (r != 0) return r;
+        if (k < n) { /* sliced: the next slice, or round again while time is left */
+            at = at + k < n ? at + k : 0;
+            if (at || left) continue;
+        } else if (left > (uint64_t)INT_MAX) {
+            continue; /* very long waits: poll again */
+        }
+        return capped ? 1 : 0;
     }
 }
 

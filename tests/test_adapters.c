@@ -291,6 +291,44 @@ static void test_posix_next_address(const rh_server *srv) {
     close(ep);
 }
 
+/* rlock_posix_wait_many over more descriptors than its own poll array holds
+ * (2 * RLOCK_MAX_NODES: what rlock's blocking calls pass at most; a program
+ * may hand it a longer list - rlock_cluster_interest's, several clients'):
+ * a descriptor past the array that is ready must wake it, as one inside
+ * does; nothing ready: it waits its timeout. */
+static void test_posix_wait_many_long(void) {
+#define T_MANY (2 * RLOCK_MAX_NODES + 3)
+    rlock_interest it[T_MANY];
+    int sp[T_MANY][2], i, r, ok = 1;
+    const int ready[4] = { T_MANY - 1, 2 * RLOCK_MAX_NODES, 2 * RLOCK_MAX_NODES - 1, 0 };
+    unsigned long long t0;
+    memset(it, 0, sizeof it);
+    for (i = 0; i < T_MANY; i++) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp[i]) != 0) { sp[i][0] = sp[i][1] = -1; ok = 0; }
+        it[i].conn = NULL;
+        it[i].fd = sp[i][0];
+        it[i].events = RLOCK_WANT_READ;
+    }
+    CHECK(ok);
+    t0 = rh_now_ms();
+    CHECK_EQ_LL(rlock_posix_wait_many(it, T_MANY, 100), 0); /* nothing to read */
+    CHECK_MSG(rh_now_ms() - t0 >= 95, "returned after %llu ms of 100", rh_now_ms() - t0);
+    for (i = 0; ok && i < 4; i++) {
+        unsigned char b = 'x';
+        CHECK_EQ_LL(write(sp[ready[i]][1], &b, 1), 1);
+        r = rlock_posix_wait_many(it, T_MANY, 3000);
+        CHECK_MSG(r > 0, "item %d of %d ready: wait_many said %d", ready[i], T_MANY, r);
+        CHECK_EQ_LL(read(sp[ready[i]][0], &b, 1), 1);
+    }
+    it[T_MANY - 1].events = RLOCK_WANT_WRITE; /* writable at once, past the array */
+    CHECK(rlock_posix_wait_many(it, T_MANY, 3000) > 0);
+    for (i = 0; i < T_MANY; i++) {
+        if (sp[i][0] >= 0) close(sp[i][0]);
+        if (sp[i][1] >= 0) close(sp[i][1]);
+    }
+#undef T_MANY
+}
+
 /* A listener whose accept queue is full drops SYNs: a connect to it hangs in
  * SYN_SENT, which tests the adapter's own connect bound on loopback. */
 static void test_posix_connect_timeout(void) {
@@ -567,6 +605,7 @@ int main(void) {
     int fds_before = rh_count_fds();
 
     test_posix_args();
+    test_posix_wait_many_long();
     test_posix_refused();
     test_posix_connect_timeout();
 
