@@ -251,13 +251,18 @@ static void rlock__posix_seterr(rlock_posix_conn *c, const char *what, int errnu
     else snprintf(c->err, sizeof c->err, "%s", what);
 }
 
-/* "connect HOST:PORT: reason" (unix: "connect unix:PATH: reason"). */
-static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) {
+/* "connect HOST:PORT: why" ([HOST] for an IPv6 address, as the rlock
+ * command takes it; unix: "connect unix:PATH: why"). */
+static void rlock__posix_connwhy(rlock_posix_conn *c, const char *why) {
+    int v6 = !c->is_unix && strchr(c->host, ':') != NULL;
     if (c->is_unix)
-        snprintf(c->err, sizeof c->err, "connect %.100s: %s", c->host, strerror(errnum));
+        snprintf(c->err, sizeof c->err, "connect %.100s: %s", c->host, why);
     else
-        snprintf(c->err, sizeof c->err, "connect %.64s:%d: %s", c->host, c->port, strerror(errnum));
+        snprintf(c->err, sizeof c->err, "connect %s%.64s%s:%d: %s", v6 ? "[" : "", c->host, v6 ? "]" : "", c->port,
+                 why);
 }
+
+static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) { rlock__posix_connwhy(c, strerror(errnum)); }
 
 static void rlock__posix_drop(rlock_posix_conn *c) {
     if (c->fd >= 0) close(c->fd);
@@ -367,7 +372,7 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     }
     freeaddrinfo(res);
     if (last_errno) rlock__posix_connerr(c, last_errno);
-    else snprintf(c->err, sizeof c->err, "connect %.64s:%d: no usable address", c->host, c->port);
+    else rlock__posix_connwhy(c, "no usable address");
     return RLOCK_IO_ERROR;
 }
 
@@ -433,9 +438,10 @@ static int rlock__posix_progress(rlock_posix_conn *c) {
         return RLOCK_IO_ERROR;
     }
     if (r == 0) {
+        char why[40];
         if (rlock__posix_connect_left(c) > 0) return RLOCK_IO_WOULD_BLOCK;
-        snprintf(c->err, sizeof c->err, "connect %.64s:%d: timed out after %lu ms", c->host,
-                 c->port, (unsigned long)rlock__posix_budget(c));
+        snprintf(why, sizeof why, "timed out after %lu ms", (unsigned long)rlock__posix_budget(c));
+        rlock__posix_connwhy(c, why);
         rlock__posix_drop(c);
         return RLOCK_IO_ERROR;
     }

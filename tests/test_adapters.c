@@ -373,6 +373,49 @@ static void test_posix_connect_timeout(void) {
     rh_hang_close(&hang);
 }
 
+/* 1 when this machine has an IPv6 loopback (::1 can be bound). */
+static int t_have_ipv6(void) {
+    struct sockaddr_in6 a;
+    int fd = socket(AF_INET6, SOCK_STREAM, 0), ok;
+    if (fd < 0) return 0;
+    memset(&a, 0, sizeof a);
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* IPv6 loopback: a server listening on ::1 too, reached by "::1"; and a
+ * refused connect, whose error text puts the address in brackets - the way
+ * the rlock command takes it ("::1:6379" is refused there as ambiguous). */
+static void test_posix_ipv6(void) {
+    static const char *const v6[] = { "--bind", "127.0.0.1", "::1", NULL };
+    rh_server srv;
+    rlock_posix_conn c;
+    char want[64];
+    int port;
+    if (!t_have_ipv6()) {
+        printf("SKIP ipv6: no ::1 on this machine\n");
+        return;
+    }
+    CHECK_EQ_LL(rh_server_start(&srv, v6), 0);
+    if (srv.pid > 0) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, "::1", srv.port, 1000), 0);
+        CHECK_EQ_LL(t_connect(&c.tr, 2000), 1);
+        CHECK(t_ping(&c.tr, 3));
+        rlock_posix_close(&c);
+        rh_server_stop(&srv);
+    }
+    port = rh_free_port();
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "::1", port, 1000), 0);
+    CHECK_EQ_LL(t_connect(&c.tr, 5000), RLOCK_IO_ERROR);
+    CHECK_EQ_LL(c.fd, -1);
+    snprintf(want, sizeof want, "connect [::1]:%d: ", port);
+    CHECK_MSG(strncmp(c.err, want, strlen(want)) == 0, "err: '%s', want '%s...'", c.err, want);
+    rlock_posix_close(&c);
+}
+
 static void test_posix_unix(const rh_server *srv) {
     rlock_posix_conn c;
     char path[300];
@@ -618,6 +661,7 @@ int main(void) {
         rh_server_stop(&srv);
     }
     test_server_gone();
+    test_posix_ipv6();
 
     CHECK_EQ_LL(rh_count_fds(), fds_before);
     CHECK_EQ_LL(rh_count_children(), 0);
