@@ -357,8 +357,8 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     snprintf(service, sizeof service, "%d", c->port);
     gai = getaddrinfo(c->host, service, &hints, &res);
     if (gai != 0) {
-        if (gai == EAI_SYSTEM) rlock__posix_seterr(c, "getaddrinfo", errno);
-        else snprintf(c->err, sizeof c->err, "getaddrinfo %.64s: %s", c->host, gai_strerror(gai));
+        snprintf(c->err, sizeof c->err, "getaddrinfo %.64s: %s", c->host,
+                 gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
         return RLOCK_IO_ERROR;
     }
     for (ai = res, i = 0; ai; ai = ai->ai_next, i++) {

@@ -27,6 +27,11 @@ static int t_two_ports[2]; /* TWO_ADDRS: 127.0.0.1 at these ports, in this order
 int t_getaddrinfo(const char *name, const char *service, const struct addrinfo *hints, struct addrinfo **res) {
     struct addrinfo *a = NULL, *b = NULL;
     char p0[16], p1[16];
+    if (name && strcmp(name, "eai-again.test") == 0) return EAI_AGAIN; /* a resolver that is down */
+    if (name && strcmp(name, "eai-system.test") == 0) { /* a system error: errno says it */
+        errno = EMFILE;
+        return EAI_SYSTEM;
+    }
     if (!name || strcmp(name, TWO_ADDRS) != 0) return getaddrinfo(name, service, hints, res);
     snprintf(p0, sizeof p0, "%d", t_two_ports[0]);
     snprintf(p1, sizeof p1, "%d", t_two_ports[1]);
@@ -289,6 +294,30 @@ static void test_posix_next_address(const rh_server *srv) {
     CHECK(t_ping(&c.tr, 64));
     rlock_posix_close(&c);
     close(ep);
+}
+
+/* A name that does not resolve: connect() fails at once (nothing opened),
+ * and the text names the host and what the resolver said - whichever way it
+ * failed (no such name, a resolver that is down, a system error). */
+static void test_posix_dns(void) {
+    static const char *const names[3] = { "eai-again.test", "eai-system.test", "no-such-host.invalid" };
+    static const char *const says[3] = { NULL, "Too many open files", NULL };
+    rlock_posix_conn c;
+    char want[96];
+    int i, fds = rh_count_fds();
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, names[i], 6379, 1000), 0);
+        CHECK_EQ_LL(c.tr.connect(c.tr.ctx), RLOCK_IO_ERROR);
+        CHECK_EQ_LL(c.fd, -1);
+        CHECK_EQ_LL(c.connecting, 0);
+        snprintf(want, sizeof want, "getaddrinfo %s: ", names[i]);
+        CHECK_MSG(strncmp(c.err, want, strlen(want)) == 0 && strlen(c.err) > strlen(want) &&
+                      (!says[i] || strstr(c.err, says[i]) != NULL),
+                  "err: '%s', want '%s%s'", c.err, want, says[i] ? says[i] : "...");
+        CHECK_EQ_LL(c.tr.send(c.tr.ctx, (const unsigned char *)"x", 1), RLOCK_IO_ERROR);
+        rlock_posix_close(&c);
+    }
+    CHECK_EQ_LL(rh_count_fds(), fds);
 }
 
 /* rlock_posix_wait_many over more descriptors than its own poll array holds
@@ -649,6 +678,7 @@ int main(void) {
 
     test_posix_args();
     test_posix_wait_many_long();
+    test_posix_dns();
     test_posix_refused();
     test_posix_connect_timeout();
 
