@@ -357,6 +357,30 @@ static void test_posix_wait_many_long(void) {
     }
     it[T_MANY - 1].events = RLOCK_WANT_WRITE; /* writable at once, past the array */
     CHECK(rlock_posix_wait_many(it, T_MANY, 3000) > 0);
+    it[T_MANY - 1].events = RLOCK_WANT_READ;
+    {   /* a connect in progress past the array (its item's conn: a node's
+         * first member is its transport): woken at its 300 ms bound, not
+         * after the 10 s asked for, as wait() does */
+        rh_hang hang;
+        rlock_posix_conn c;
+        int port = rh_hang_open(&hang);
+        if (port > 0) {
+            CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 300), 0);
+            CHECK_EQ_LL(c.tr.connect(c.tr.ctx), RLOCK_IO_WOULD_BLOCK);
+            it[T_MANY - 1].conn = &c.tr;
+            it[T_MANY - 1].fd = c.fd;
+            it[T_MANY - 1].events = c.tr.events(c.tr.ctx, RLOCK_WANT_READ);
+            CHECK_EQ_LL(it[T_MANY - 1].events, RLOCK_WANT_WRITE); /* (a connect waits to write) */
+            CHECK(rlock_posix_interest_timeout(it, T_MANY, 10000) <= 300);
+            t0 = rh_now_ms();
+            CHECK(rlock_posix_wait_many(it, T_MANY, 10000) > 0);
+            CHECK_MSG(rh_now_ms() - t0 < 5000, "a connect with a 300 ms bound slept %llu ms", rh_now_ms() - t0);
+            CHECK_EQ_LL(c.tr.connect(c.tr.ctx), RLOCK_IO_ERROR);
+            CHECK_MSG(strstr(c.err, "timed out") != NULL, "err: %s", c.err);
+            rlock_posix_close(&c);
+        }
+        rh_hang_close(&hang);
+    }
     for (i = 0; i < T_MANY; i++) {
         if (sp[i][0] >= 0) close(sp[i][0]);
         if (sp[i][1] >= 0) close(sp[i][1]);
