@@ -396,10 +396,16 @@ static int rlock__posix_progress(rlock_posix_conn *c);
 
 static int rlock__posix_connect(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    int old = -1, r;
     if (!c) return RLOCK_IO_ERROR;
     if (c->switched && c->connecting) { /* the primary moved meanwhile (a Sentinel may have named the old one): again */
         c->switched = 0;
-        rlock__posix_drop(c);
+        /* its socket closed only once the new one is open: never the same
+         * number (rlock did not reconnect, its gen is the same: an event
+         * loop that keeps registrations would keep the closed one's) */
+        old = c->fd;
+        c->fd = -1;
+        c->connecting = 0;
     }
     if (c->fd >= 0 && !c->connecting) return 1;
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
@@ -413,8 +419,9 @@ static int rlock__posix_connect(void *ctx) {
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();
         c->phase = 0;
-        if (c->start) return c->start(c);
-        return rlock__posix_start(c);
+        r = c->start ? c->start(c) : rlock__posix_start(c);
+        if (old >= 0) close(old);
+        return r;
     }
     if (c->start) return c->start(c); /* its next step */
     return rlock__posix_progress(c);
