@@ -639,6 +639,34 @@ static void test_hiredis(const rh_server *srv) {
     CHECK_EQ_LL(tr->connect(tr->ctx), 1);
     CHECK(t_ping(tr, 64));
 
+    /* the adapter converts no replies (rlock reads its own bytes) and
+     * leaves hiredis' reader alone: the program's replies in between come
+     * out whole - nested arrays with nil and integers, INT64_MAX, an error
+     * - and rlock's next exchange is clean */
+    reply = (redisReply *)redisCommand(rc, "EVAL %s 0", "return {1, {'a', false, {-9007199254740991}}, 'b'}");
+    CHECK(reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+          reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[0]->integer == 1 &&
+          reply->element[1]->type == REDIS_REPLY_ARRAY && reply->element[1]->elements == 3 &&
+          reply->element[1]->element[1]->type == REDIS_REPLY_NIL &&
+          reply->element[1]->element[2]->type == REDIS_REPLY_ARRAY &&
+          reply->element[1]->element[2]->element[0]->integer == -9007199254740991LL &&
+          reply->element[2]->type == REDIS_REPLY_STRING && strcmp(reply->element[2]->str, "b") == 0);
+    if (reply) freeReplyObject(reply);
+    CHECK(t_ping(tr, 3));
+    reply = (redisReply *)redisCommand(rc, "SET t:big 9223372036854775806");
+    if (reply) freeReplyObject(reply);
+    reply = (redisReply *)redisCommand(rc, "INCR t:big");
+    CHECK(reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 9223372036854775807LL);
+    if (reply) freeReplyObject(reply);
+    reply = (redisReply *)redisCommand(rc, "INCR t:big"); /* overflow: an error reply */
+    CHECK(reply && reply->type == REDIS_REPLY_ERROR && strstr(reply->str, "overflow") != NULL);
+    if (reply) freeReplyObject(reply);
+    CHECK(t_ping(tr, 64));
+    reply = (redisReply *)redisCommand(rc, "DEL t:big");
+    CHECK(reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1);
+    if (reply) freeReplyObject(reply);
+    CHECK_EQ_LL(tr->idle(tr->ctx), 1);
+
     redisFree(rc);
 }
 
