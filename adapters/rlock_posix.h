@@ -572,7 +572,10 @@ static const char *rlock__posix_error_hook(void *ctx) {
  * asked now. rlock's own *timeout_ms knows only rlock's deadlines (the
  * request's): an event loop that waits on it alone sleeps past a connect's
  * bound, and one silent Sentinel then costs the whole request instead of
- * its share. Call it after rlock_client_interest, before waiting. */
+ * its share. Call it after rlock_client_interest, before waiting - in the
+ * source file that made the connections (rlock_posix_init_*): it knows them
+ * by their connect hook, a static function of each file that includes this
+ * header, so called from another file it caps nothing. */
 RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     size_t i;
     for (i = 0; items && i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
