@@ -33,7 +33,7 @@
  *   int main(int argc, char **argv) {
  *       rlock_posix_conn pc; rlock_node node; rlock_client cl; rlock_lock lk;
  *       rlock_status st;
- *       rlock_posix_init_tcp(&pc, "127.0.0.1", argc > 1 ? atoi(argv[1]) : 6379, 1000);
+ *       if (rlock_posix_init_tcp(&pc, "127.0.0.1", argc > 1 ? atoi(argv[1]) : 6379, 1000) != 0) return 2; // bad port
  *       rlock_node_init(&node, rlock_posix_transport(&pc));
  *       rlock_client_init(&cl, &node, 1, NULL);                 // NULL: default config
  *       rlock_lock_init(&lk, &cl, "jobs:nightly", 12, RLOCK_KIND_SIMPLE);

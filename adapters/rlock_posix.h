@@ -267,13 +267,18 @@ static void rlock__posix_seterr(rlock_posix_conn *c, const char *what, int errnu
     else snprintf(c->err, sizeof c->err, "%s", what);
 }
 
-/* "connect HOST:PORT: reason" (unix: "connect unix:PATH: reason"). */
-static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) {
+/* "connect HOST:PORT: why" ([HOST] for an IPv6 address, as the rlock
+ * command takes it; unix: "connect unix:PATH: why"). */
+static void rlock__posix_connwhy(rlock_posix_conn *c, const char *why) {
+    int v6 = !c->is_unix && strchr(c->host, ':') != NULL;
     if (c->is_unix)
-        rlock__posix_text(c->err, sizeof c->err, "connect %s: %s", c->host, strerror(errnum));
+        rlock__posix_text(c->err, sizeof c->err, "connect %s: %s", c->host, why);
     else
-        rlock__posix_text(c->err, sizeof c->err, "connect %s:%d: %s", c->host, c->port, strerror(errnum));
+        rlock__posix_text(c->err, sizeof c->err, "connect %s%s%s:%d: %s", v6 ? "[" : "", c->host, v6 ? "]" : "",
+                          c->port, why);
 }
+
+static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) { rlock__posix_connwhy(c, strerror(errnum)); }
 
 static void rlock__posix_drop(rlock_posix_conn *c) {
     if (c->fd >= 0) close(c->fd);
@@ -368,8 +373,8 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     snprintf(service, sizeof service, "%d", c->port);
     gai = getaddrinfo(c->host, service, &hints, &res);
     if (gai != 0) {
-        if (gai == EAI_SYSTEM) rlock__posix_seterr(c, "getaddrinfo", errno);
-        else rlock__posix_text(c->err, sizeof c->err, "getaddrinfo %s: %s", c->host, gai_strerror(gai));
+        rlock__posix_text(c->err, sizeof c->err, "getaddrinfo %s: %s", c->host,
+                          gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
         return RLOCK_IO_ERROR;
     }
     for (ai = res, i = 0; ai; ai = ai->ai_next, i++) {
@@ -383,7 +388,7 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     }
     freeaddrinfo(res);
     if (last_errno) rlock__posix_connerr(c, last_errno);
-    else rlock__posix_text(c->err, sizeof c->err, "connect %s:%d: no usable address", c->host, c->port);
+    else rlock__posix_connwhy(c, "no usable address");
     return RLOCK_IO_ERROR;
 }
 
@@ -407,10 +412,16 @@ static int rlock__posix_progress(rlock_posix_conn *c);
 
 static int rlock__posix_connect(void *ctx) {
     rlock_posix_conn *c = (rlock_posix_conn *)ctx;
+    int old = -1, r;
     if (!c) return RLOCK_IO_ERROR;
     if (c->switched && c->connecting) { /* the primary moved meanwhile (a Sentinel may have named the old one): again */
         c->switched = 0;
-        rlock__posix_drop(c);
+        /* its socket closed only once the new one is open: never the same
+         * number (rlock did not reconnect, its gen is the same: an event
+         * loop that keeps registrations would keep the closed one's) */
+        old = c->fd;
+        c->fd = -1;
+        c->connecting = 0;
     }
     if (c->fd >= 0 && !c->connecting) return 1;
     if (c->fd < 0) { /* a fresh connect: its wall bound starts now */
@@ -424,8 +435,9 @@ static int rlock__posix_connect(void *ctx) {
         c->addr_index = 0;
         c->connect_start_ms = rlock__posix_now_ms();
         c->phase = 0;
-        if (c->start) return c->start(c);
-        return rlock__posix_start(c);
+        r = c->start ? c->start(c) : rlock__posix_start(c);
+        if (old >= 0) close(old);
+        return r;
     }
     if (c->start) return c->start(c); /* its next step */
     return rlock__posix_progress(c);
@@ -449,9 +461,10 @@ static int rlock__posix_progress(rlock_posix_conn *c) {
         return RLOCK_IO_ERROR;
     }
     if (r == 0) {
+        char why[40];
         if (rlock__posix_connect_left(c) > 0) return RLOCK_IO_WOULD_BLOCK;
-        rlock__posix_text(c->err, sizeof c->err, "connect %s:%d: timed out after %lu ms", c->host,
-                 c->port, (unsigned long)rlock__posix_budget(c));
+        snprintf(why, sizeof why, "timed out after %lu ms", (unsigned long)rlock__posix_budget(c));
+        rlock__posix_connwhy(c, why);
         rlock__posix_drop(c);
         return RLOCK_IO_ERROR;
     }
@@ -461,10 +474,20 @@ static int rlock__posix_progress(rlock_posix_conn *c) {
         return 1;
     }
     if (soerr == 0) soerr = ECONNREFUSED; /* POLLHUP/POLLERR without a reason */
-    rlock__posix_drop(c);
-    /* this address failed: try the next one while the bound allows */
+    /* this address failed: try the next one while the bound allows - its
+     * socket opened before this one is closed, so that it never reuses the
+     * number: rlock did not reconnect (its gen is the same), and an event
+     * loop that keeps registrations (epoll) would keep the dead one's */
     c->addr_index++;
-    if (rlock__posix_connect_left(c) > 0) return rlock__posix_start_tcp(c, soerr);
+    if (rlock__posix_connect_left(c) > 0) {
+        int old = c->fd;
+        c->fd = -1;
+        c->connecting = 0;
+        r = rlock__posix_start_tcp(c, soerr);
+        close(old);
+        return r;
+    }
+    rlock__posix_drop(c);
     rlock__posix_connerr(c, soerr);
     return RLOCK_IO_ERROR;
 }
@@ -565,7 +588,10 @@ static const char *rlock__posix_error_hook(void *ctx) {
  * asked now. rlock's own *timeout_ms knows only rlock's deadlines (the
  * request's): an event loop that waits on it alone sleeps past a connect's
  * bound, and one silent Sentinel then costs the whole request instead of
- * its share. Call it after rlock_client_interest, before waiting. */
+ * its share. Call it after rlock_client_interest, before waiting - in the
+ * source file that made the connections (rlock_posix_init_*): it knows them
+ * by their connect hook, a static function of each file that includes this
+ * header, so called from another file it caps nothing. */
 RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     size_t i;
     for (i = 0; items && i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
@@ -583,29 +609,39 @@ RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *it
  * < 0 error. EINTR restarts with the time that is left. A connect of this
  * adapter in progress is woken as ready when its bound runs out
  * (rlock_posix_interest_timeout), as wait() does, so that it fails - or asks
- * the next Sentinel - then rather than at the request's deadline. */
+ * the next Sentinel - then rather than at the request's deadline. A list
+ * longer than 2 * RLOCK_MAX_NODES (rlock's own never is; a program's may be,
+ * several clients' or rlock_cluster_interest's) is polled a slice at a
+ * time: each slice looked at, then the last waited on for 1 ms at most. */
 RLOCK__ADAPTER_FN int rlock_posix_wait_many(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     struct pollfd p[2 * RLOCK_MAX_NODES];
     uint64_t deadline, cap;
-    size_t i;
+    size_t i, at = 0, k;
     int capped;
-    if (n > sizeof p / sizeof p[0]) n = sizeof p / sizeof p[0];
     cap = rlock_posix_interest_timeout(items, n, timeout_ms);
     capped = cap < timeout_ms;
     deadline = rlock__posix_now_ms() + cap;
     for (;;) {
         uint64_t now = rlock__posix_now_ms(), left = now < deadline ? deadline - now : 0;
-        int r;
-        for (i = 0; i < n; i++) {
-            p[i].fd = items[i].fd;
-            p[i].events = (short)(((items[i].events & RLOCK_WANT_READ) ? POLLIN : 0) |
-                                  ((items[i].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        int r, t = left > (uint64_t)INT_MAX ? INT_MAX : (int)left;
+        k = n - at < sizeof p / sizeof p[0] ? n - at : sizeof p / sizeof p[0];
+        if (k < n) t = at + k < n ? 0 : t < 1 ? t : 1;
+        for (i = 0; i < k; i++) {
+            p[i].fd = items[at + i].fd;
+            p[i].events = (short)(((items[at + i].events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                                  ((items[at + i].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
             p[i].revents = 0;
         }
-        r = poll(p, (nfds_t)n, left > (uint64_t)INT_MAX ? INT_MAX : (int)left);
+        r = poll(p, (nfds_t)k, t);
         if (r < 0 && errno == EINTR) continue;
-        if (r == 0 && left > (uint64_t)INT_MAX) continue; /* very long waits: poll again */
-        return r == 0 && capped ? 1 : r;
+        if (r != 0) return r;
+        if (k < n) { /* sliced: the next slice, or round again while time is left */
+            at = at + k < n ? at + k : 0;
+            if (at || left) continue;
+        } else if (left > (uint64_t)INT_MAX) {
+            continue; /* very long waits: poll again */
+        }
+        return capped ? 1 : 0;
     }
 }
 
@@ -830,7 +866,7 @@ static int rlock__sn_answer(rlock_posix_conn *c) {
     }
     if (got < 0 || rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
         rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof c->host) {
-        snprintf(c->err, sizeof c->err, "does not know '%.60s'", sn->master);
+        rlock__posix_text(c->err, sizeof c->err, "does not know '%s'", sn->master);
         return -1;
     }
     /* the port: 1..65535 in decimal digits, or this Sentinel is not believed */

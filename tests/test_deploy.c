@@ -1763,6 +1763,30 @@ static void test_sentinel_answers(void) {
         rlock_posix_close(&pc);
     }
 
+    /* a connect under way when the watch marks it (the primary moved: what
+     * rlock__sw_moved does, set by hand here) starts again - on a socket
+     * that is not the old one's number: rlock did not reconnect (its gen is
+     * the same), so an event loop that keeps registrations (epoll) would
+     * keep the closed socket's and never hear of the new one */
+    {
+        int fd0;
+        fk.port_text = NULL;
+        sn.n = 1;
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 5000), 0);
+        for (i = 0; i < 100 && (r = pc.tr.connect(pc.tr.ctx)) == 0 && pc.phase != RLOCK__SN_ASK_READ; i++)
+            rh_sleep_ms(2); /* (asked; the fake Sentinel, not pumped, has not answered) */
+        CHECK_MSG(r == 0 && pc.phase == RLOCK__SN_ASK_READ, "connect: %d, phase %d (%s)", r, pc.phase, pc.err);
+        fd0 = pc.fd;
+        pc.switched = 1;
+        r = pc.tr.connect(pc.tr.ctx);
+        CHECK_EQ_LL(pc.switched, 0);
+        CHECK_MSG(r == 1 || (r == 0 && pc.fd >= 0 && pc.fd != fd0),
+                  "the connect that started again took descriptor %d of the one it left (connect: %d)", fd0, r);
+        r = connect_pumping(&pc, &fk);
+        CHECK_MSG(r == 1 && pc.port == prim.port, "after the restart: %d (%s), port %d", r, pc.err, pc.port);
+        rlock_posix_close(&pc);
+    }
+
     /* ROLE's answer, > 1 KiB */
     snprintf(ro, sizeof ro, "127.0.0.1 %d", prim.port);
     for (i = 0; i < 4; i++) {

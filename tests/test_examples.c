@@ -14,7 +14,7 @@
  * blocking_transport: takes and releases a lock; against a port with no
  * server it fails with the transport's own error text.
  * basic: the README's quick start and rlock.h's EXAMPLE must be examples/basic.c,
- *   verbatim; it runs.
+ *   verbatim; it runs, and stops (exit 2) on a port the adapter refuses.
  *
  * This suite's sanitizer build runs the examples' sanitizer builds
  * (build/asan/NAME); its plain build (build/vg/test_examples, run by make
@@ -398,7 +398,18 @@ static void test_quick_start(const rh_server *s) {
     CHECK_MSG(rh_exited_with(status, 0) && ok == 1, "basic: status 0x%x", (unsigned)status);
     CHECK_EQ_LL(rh_int(s, "EXISTS jobs:nightly"), 0);
     if (check_fail_count != fails) proc_dump(&p, "basic");
-    printf("basic: the README quick start and rlock.h's EXAMPLE are examples/basic.c, and it ran\n");
+
+    /* a port rlock_posix_init_tcp refuses: the program stops there (exit 2)
+     * instead of handing rlock a transport nobody filled in (valgrind:
+     * "depends on uninitialised value(s)", exit 99) */
+    fails = check_fail_count;
+    args[0] = "0";
+    CHECK(proc_start(&p, "basic", args) == 0);
+    while (proc_line(&p, line, sizeof line, rh_now_ms() + 20000u * EX_SLOW) == 1) { }
+    status = proc_finish(&p, rh_now_ms() + 5000u * EX_SLOW);
+    CHECK_MSG(rh_exited_with(status, 2), "basic 0: status 0x%x, want exit 2", (unsigned)status);
+    if (check_fail_count != fails) proc_dump(&p, "basic 0");
+    printf("basic: the README quick start and rlock.h's EXAMPLE are examples/basic.c, and it ran; port 0: exit 2\n");
 }
 
 int main(void) {
