@@ -992,6 +992,7 @@ static void test_multi_fence_big(const rh_server *s) {
         for (k = 0; k < 3; k++) CHECK_MSG(get_is(s, fk[k], want[i]), "case %d: counter %d", i, k);
         if (i == 0) CHECK_EQ_LL(rlock_fence_token(&m), 9007199254740991LL); /* (2^53 - 1: a double still) */
         CHECK(rlock_fence_token(&m) > 0);
+        CHECK_EQ_LL(rlock_fence_token(&m), atoll(want[i])); /* (and past 2^53: the counter's text) */
         CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
         /* a single lock on one of the keys counts on from there */
         CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_OK);
@@ -1001,6 +1002,44 @@ static void test_multi_fence_big(const rh_server *s) {
     rlock_client_close(&fcl);
     rlock_posix_close(&pc);
     (void)rh_int(s, "DEL {job}:a:fence {job}:b:fence {job}:c:fence {job}:c:waiters");
+}
+
+/* Every primitive's fence token is exact over INCR's whole range: the
+ * counter pre-set to 2^53 and to 2^63 - 2, a semaphore's, a writer's and a
+ * multi-lock's token is 2^53 + 1 and 2^63 - 1. Before: INCR's answer went
+ * back through a Lua number (a double): 2^53 and -2^63 (the token then 0). */
+static void test_fence_exact(const rh_server *s) {
+    static const char *const pre[2] = { "9007199254740992", "9223372036854775806" };
+    static const long long want[2] = { 9007199254740993LL, 9223372036854775807LL };
+    const char *keys[2] = { "{fx}:a", "{fx}:b" };
+    const size_t lens[2] = { 6, 6 };
+    rlock_config cfg;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client fcl;
+    rlock_lock lk[3];
+    int i, k;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.fencing = 1;
+    if (rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&fcl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&lk[0], &fcl, "{fx}:a", 6, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk[1], &fcl, "{fx}:a", 6, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_multi_init(&lk[2], &fcl, keys, lens, 2), RLOCK_OK);
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < 2; i++) {
+            (void)rh_int(s, "SET {fx}:a:fence %s", pre[i]);
+            (void)rh_int(s, "SET {fx}:b:fence %s", pre[i]);
+            CHECK_EQ_ST(rlock_try_acquire(&lk[k], 10000), RLOCK_OK);
+            CHECK_MSG(rlock_fence_token(&lk[k]) == want[i], "kind %d: fence %lld, want %lld", (int)lk[k].kind,
+                      rlock_fence_token(&lk[k]), want[i]);
+            if (rlock_lock_state(&lk[k]) == RLOCK_STATE_HELD) CHECK_EQ_ST(rlock_release(&lk[k]), RLOCK_OK);
+        }
+    rlock_client_close(&fcl);
+    rlock_posix_close(&pc);
+    (void)rh_int(s, "DEL {fx}:a:fence {fx}:b:fence {fx}:a:waiters {fx}:a:deadlines");
 }
 
 /* ------------------------------------------- 4. inspection, force-unlock */
@@ -1604,6 +1643,7 @@ int main(void) {
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_multi_fence_big(&s);
+    test_fence_exact(&s);
     test_late_cleanup(&s);
     test_sem_late_cleanup_queued(&s);
     test_sem_spent_waiter_id(&s);

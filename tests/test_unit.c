@@ -4301,6 +4301,46 @@ static void test_fencing(void) {
     CHECK_EQ_LL(rlock_fence_token(&LK), 0);
     env_done();
 
+    /* the fence as the counter's text (the scripts' answer: a Lua number
+     * is a double, exact to 2^53 only), read whole in any chunking */
+    {
+        static const struct { const char *reply; long long fence; } texts[] = {
+            { "*3\r\n:1\r\n:1\r\n$19\r\n9223372036854775807\r\n", 9223372036854775807LL },
+            { "*3\r\n:1\r\n:1\r\n$16\r\n9007199254740993\r\n", 9007199254740993LL },
+            { "*3\r\n:1\r\n:1\r\n$1\r\n7\r\n", 7 },
+        };
+        static const char *const bad[] = {
+            "*3\r\n:1\r\n:1\r\n$3\r\nabc\r\n", "*3\r\n:1\r\n:1\r\n$0\r\n\r\n", "*3\r\n:1\r\n:1\r\n$-1\r\n",
+            "*3\r\n:1\r\n:1\r\n$2\r\n123\r\n", "*3\r\n:1\r\n:1\r\n$20\r\n99999999999999999999\r\n",
+            "*3\r\n:1\r\n$1\r\n1\r\n:5\r\n", /* (text only in the fence's place) */
+        };
+        size_t chunk;
+        for (chunk = 0; chunk < 2; chunk++)
+            for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+                env_reset("fencing, the fence as text");
+                CFG.fencing = 1;
+                g_fencing = 1;
+                env_up(1, 1, RLOCK_KIND_SIMPLE);
+                F[0].max_chunk = chunk;
+                fk_add(&F[0], rlock_script_sha(S_ACQ), texts[i].reply);
+                CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+                CHECK_EQ_LL(rlock_fence_token(&LK), texts[i].fence);
+                env_done();
+            }
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            env_reset("fencing, a fence text that is no number");
+            CFG.fencing = 1;
+            g_fencing = 1;
+            env_up(1, 1, RLOCK_KIND_SIMPLE);
+            fk_add(&F[0], rlock_script_sha(S_ACQ), bad[i]);
+            fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+            CHECK_MSG(rlock_acquire(&LK, TTL, 0) == RLOCK_E_PROTOCOL, "reply %lu", (unsigned long)i);
+            CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+            CHECK_EQ_LL(F[0].n_reqs, 2); /* (the cleanup) */
+            env_done();
+        }
+    }
+
 #if RLOCK_MAX_NODES >= 3
 #if RLOCK_MAX_NODES >= 3
     {
