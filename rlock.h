@@ -1543,7 +1543,9 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
 
 /* Inspection, for any kind but MULTI: what each node holds under lk's key,
  * one rlock_info per node in out[0..cap) (cap >= the client's node count),
- * without changing anything (no reaping, no renewal). The handle need not
+ * without changing anything (no reaping, no renewal), as the next script
+ * on the key would see it: a lease that ended holds nothing (a read-write
+ * lock whose writer's lease ended is "read" or "free"). The handle need not
  * hold anything and keeps its own state. RLOCK_OK when a quorum of nodes
  * answered (out[i].st says which did); else the round's error. */
 RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap);
@@ -2644,7 +2646,10 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_WAKE_SCORED("q", "string.sub(q,1,-9)..':released'") "end end if c==n then return 1 end return 0"
 /* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
  * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
- * readers hold turn tickets (writers wait). Reads only. */
+ * readers hold turn tickets (writers wait). Reads only, and says what the
+ * next script would see (live()): a writer whose lease ended leaves the read
+ * mode (its own read lease, after a downgrade), and a mode without a live
+ * holder is free. */
 #define RLOCK__LUA_INSPECT \
     RLOCK__LUA_NOW "local k=KEYS[1] local t=redis.call('type',k).ok local p=redis.call('pttl',k) " \
     "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,r,o='other',0,0,0,0,'' " \
@@ -2654,13 +2659,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
     "local T,O,C=0,'',0 for i=1,#f,2 do local s=string.sub(f[i],-2) if string.byte(f[i])==0 then " \
     "elseif s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
-    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
+    "r=r+1 if s==':t' then T=2 end end elseif m and s==':y' and tonumber(f[i+1])<=ms then m='read' " \
+    "elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
     "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
     "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
     "h=z o=O c=C else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
     "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
-    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
+    "end if h==0 then kind='free' end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
 /* Force: KEYS = key, waiters, a semaphore's deadlines; ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone)
  * Wakes up to 16 waiters whatever their score: a lock's queue is scored by
@@ -2894,7 +2900,7 @@ static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
 static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a");
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
-static const char rlock__h22[] = RLOCK__PRIM("bec242e25246c44edb767c944e9052fedf69510f");
+static const char rlock__h22[] = RLOCK__PRIM("d4d1efe829c9bd5a278f8d3a27f11b1690933978");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
 static const char rlock__h23[] = RLOCK__PRIM("ca693fe1f8045b60b6709e030fdb985f602d99ad");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
@@ -3009,13 +3015,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "c724306f6089"
+#define RLOCK__FN_V_111 "242f2420c112"
 #define RLOCK__FN_V_110 "4bd1ac663416"
-#define RLOCK__FN_V_101 "1c49d0b6fb79"
+#define RLOCK__FN_V_101 "d9e5246d5c1f"
 #define RLOCK__FN_V_100 "95d598ea1dfc"
-#define RLOCK__FN_V_011 "601bf5f1a605"
+#define RLOCK__FN_V_011 "d0aa23debdad"
 #define RLOCK__FN_V_010 "e6f276cdf6ff"
-#define RLOCK__FN_V_001 "754537a17918"
+#define RLOCK__FN_V_001 "f451cde2a6e7"
 #define RLOCK__FN_V_000 "c034a346f52d"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim

@@ -1109,6 +1109,55 @@ static void test_inspect_force(const rh_server *s) {
     rh_tc_close(&t);
 }
 
+/* Inspect says what the next script would see, before any script has run
+ * on the key since a lease ended: a writer half-way through a downgrade
+ * whose write lease ended holds a read lock only (kind "read", its owner
+ * the one reader); a read mode whose last live reader's lease ended (the
+ * key kept alive by a longer lease whose reader left) is free, and a writer
+ * gets in. Before: "write" (1 holder) and "read" (0 holders) until the next
+ * script on the key reaped the ended leases. */
+static void test_inspect_rw_lapsed(const rh_server *s) {
+    rh_tconn t1, t2;
+    rlock_lock w1, r1, r2, probe;
+    rlock_info info[1];
+    unsigned long long t0;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&w1, &t1.cl, "rw:lapse", 8, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:lapse", 8, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "rw:lapse", 8, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t2.cl, "rw:lapse", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK); /* the downgrade's first half */
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    if (rh_now_ms() - t0 < 1000) /* (a machine that stalled past the lease has no "meanwhile") */
+        CHECK_MSG(strcmp(info[0].kind, "write") == 0, "while the write lease runs: %s", info[0].kind);
+    rh_sleep_ms(1800); /* the write lease ends; no script runs on the key */
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK_MSG(strcmp(info[0].kind, "read") == 0 && info[0].holders == 1 && info[0].holds == 1,
+              "the write lease ended: %s, %lld holders, %lld holds", info[0].kind, info[0].holders, info[0].holds);
+    CHECK_MSG(strncmp(info[0].owner, rlock_lock_token(&r1), 16) == 0, "owner '%s'", info[0].owner);
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:lapse"), 0);
+    /* the last live reader's lease ends while the key lives on */
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK); /* (the key's TTL stays at r1's 30 s) */
+    rh_sleep_ms(1800);
+    CHECK(rh_int(s, "PTTL rw:lapse") > 20000);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK_MSG(strcmp(info[0].kind, "free") == 0 && info[0].holders == 0,
+              "the last reader's lease ended: %s, %lld holders", info[0].kind, info[0].holders);
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 10000), RLOCK_OK); /* what a script sees: free */
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_LOST);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:lapse"), 0);
+    (void)rh_int(s, "DEL {rw:lapse}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+}
+
 /* Force-unlock wakes a semaphore's waiters too. Their queue is scored by
  * arrival (a lock's by deadline): the wake-up must publish to them all the
  * same. The waiter re-checks only every 30 s and the holder's lease is 30 s:
@@ -1651,6 +1700,7 @@ int main(void) {
     test_rw_records(&s);
     test_rw_expired_reader(&s);
     test_inspect_force(&s);
+    test_inspect_rw_lapsed(&s);
     test_force_sem_waiters(&s);
     test_foreign_keys(&s);
     test_rw_foreign_hashes(&s);
