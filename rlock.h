@@ -826,7 +826,9 @@ typedef struct rlock_config {
                                   what a lost wake-up costs [1000] (<= 2^30) */
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id (a handle
-                                  whose release went unanswered takes random ones: rlock_release) */
+                                  whose release went unanswered takes random ones: rlock_release).
+                                  A reentrant lock refuses "mode", "wq" and ids ending ":r" ":w"
+                                  ":x" ":y" ":q" ":t" (a read-write lock's hash fields) */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
     /* 1: every acquire attempt is a script. 0: a barging simple lock without
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
@@ -7131,6 +7133,16 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
                                       ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
                                       : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)"),
                                   (long long)len, RLOCK_MAX_OWNER_LEN);
+            /* A reentrant hold is the hash field its owner id names: one
+             * named as a read-write lock's fields ("mode", "wq", any
+             * owner's ":r" ":w" ":x" ":y" ":q" ":t") would take such a
+             * key's field for its hold, and both would hold the key.
+             * (Read-write owner ids are suffixed: no clash.) */
+            if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
+                ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], 6)) ||
+                 (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
+                return rlock__why(lk->why, RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t"),
+                                  0, 0);
             memcpy(lk->owner, src, len + 1);
         }
         lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */

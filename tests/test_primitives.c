@@ -1252,7 +1252,9 @@ static void test_foreign_keys(const rh_server *s) {
 /* A read or write attempt on a key that is no read-write lock refuses
  * without writing anything (its checks come before any reaping): a
  * reentrant lock's hash keeps its hold and grant records, even under an
- * owner id that ends like a reader's lease (":x"); a program's hash without
+ * owner id that ends like a reader's lease (":x": such an owner id is
+ * refused for reentrant locks now, test_owner_clash - its hash is written
+ * as its grant did before, as another rlock build still may); a program's hash without
  * a TTL whose fields look like a read-write lock's is neither reaped,
  * emptied nor taken over (RLOCK_E_FOREIGN). */
 static void test_rw_foreign_hashes(const rh_server *s) {
@@ -1271,19 +1273,31 @@ static void test_rw_foreign_hashes(const rh_server *s) {
         CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "fk:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&rd, &t.cl, "fk:re", 5, RLOCK_KIND_READ), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&wr, &t.cl, "fk:re", 5, RLOCK_KIND_WRITE), RLOCK_OK);
-        CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        if (owners[i]) { /* the hold and grant record (NUL, a 16-byte handle id, the owner id) of that grant */
+            CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_E_BADARG);
+            CHECK_EQ_LL(rh_int(s, "HSET fk:re %s 1 %b 1", owners[i], "\0" "0123456789abcdefjob:x", (size_t)22), 2);
+            CHECK_EQ_LL(rh_int(s, "PEXPIRE fk:re 10000"), 1);
+        } else {
+            CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        }
         CHECK_EQ_LL(rh_int(s, "HLEN fk:re"), 2); /* owner -> 1, and its grant record */
         CHECK_EQ_ST(rlock_try_acquire(&rd, 5000), RLOCK_E_WRONGTYPE);
         CHECK_EQ_ST(rlock_try_acquire(&wr, 5000), RLOCK_E_WRONGTYPE);
         CHECK_EQ_ST(rlock_acquire(&rd, 5000, 2000), RLOCK_E_WRONGTYPE); /* not waited on */
         CHECK_MSG(rh_int(s, "HLEN fk:re") == 2, "owner %s: the reentrant key has %lld fields left",
                   owners[i] ? owners[i] : "(default)", rh_int(s, "HLEN fk:re"));
-        CHECK(rh_str(s, buf, sizeof buf, "HGET fk:re %s", rlock_lock_token(&re)) == REDIS_REPLY_STRING &&
+        CHECK(rh_str(s, buf, sizeof buf, "HGET fk:re %s", owners[i] ? owners[i] : rlock_lock_token(&re)) ==
+                  REDIS_REPLY_STRING &&
               strcmp(buf, "1") == 0);
         CHECK_EQ_LL(rh_int(s, "HEXISTS fk:re mode"), 0);
         CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
-        CHECK_EQ_ST(rlock_extend(&re, 10000), RLOCK_OK);
-        CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        if (owners[i]) {
+            CHECK(rh_int(s, "PTTL fk:re") > 0); /* (and still expires) */
+            CHECK_EQ_LL(rh_int(s, "DEL fk:re"), 1);
+        } else {
+            CHECK_EQ_ST(rlock_extend(&re, 10000), RLOCK_OK);
+            CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        }
         CHECK_EQ_LL(rh_int(s, "EXISTS fk:re"), 0);
         (void)rh_int(s, "DEL fk:re {fk:re}:waiters");
         rh_tc_close(&to);
@@ -1302,6 +1316,79 @@ static void test_rw_foreign_hashes(const rh_server *s) {
         (void)rh_int(s, "DEL fk:p {fk:p}:waiters");
     }
     rh_tc_close(&t);
+}
+
+/* A reentrant lock's hold is the hash field named by its owner id; a
+ * read-write lock's fields are "mode", "wq" and <owner>:r / :w / :x / :y /
+ * :q / :t. A reentrant owner id named like one of them took a read-write
+ * key's field for its own hold: owner "job:r" on a key read-held by owner
+ * "job" was granted (HINCRBY on the reader's count; both held, and its
+ * PEXPIRE cut the key's TTL to its own lease), "job:x" likewise (on the
+ * reader's lease end), and a reader was granted on the hash of a reentrant
+ * lock held by owner "mode" (the read-write scripts took its count for the
+ * mode). Such owner ids are now refused for reentrant locks (E_BADARG,
+ * nothing sent); read-write handles keep them (their fields carry a
+ * suffix: no clash). */
+static void test_owner_clash(const rh_server *s) {
+    static const char *const bad[] = { "job:r", "job:x", "job:w", "job:y", "job:q", "job:t", "mode", "wq" };
+    rh_tconn tj, to;
+    rlock_config cfg;
+    rlock_lock rd, re, rd2;
+    size_t i;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.owner = "job";
+    if (rh_tc_open(&tj, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&rd, &tj.cl, "oc:k", 4, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&rd, 30000), RLOCK_OK);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rlock_status st;
+        cfg.owner = bad[i];
+        if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); break; }
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "oc:k", 4, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        st = rlock_try_acquire(&re, 10000);
+        CHECK_MSG(st == RLOCK_E_BADARG, "reentrant owner '%s' on a key read-held by 'job': %s%s", bad[i],
+                  rlock_status_str(st), st == RLOCK_OK ? " - both hold" : "");
+        CHECK_MSG(strstr(rlock_lock_error(&re), "owner") != NULL, "'%s': %s", bad[i], rlock_lock_error(&re));
+        if (st == RLOCK_OK) (void)rlock_release(&re);
+        /* a read-write handle keeps the owner id: its own fields carry a suffix */
+        CHECK_EQ_ST(rlock_lock_init(&rd2, &to.cl, "oc:k", 4, RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&rd2, 10000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&rd2), RLOCK_OK);
+        rh_tc_close(&to);
+    }
+    CHECK(rh_int(s, "PTTL oc:k") > 20000); /* the reader's key keeps its lease */
+    CHECK_EQ_ST(rlock_extend(&rd, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&rd), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS oc:k"), 0);
+    /* owner "mode" on its own reentrant key: a reader must not get in */
+    cfg.owner = "mode";
+    if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) == 0) {
+        rlock_status st;
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "oc:m", 4, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&rd, &tj.cl, "oc:m", 4, RLOCK_KIND_READ), RLOCK_OK);
+        st = rlock_try_acquire(&re, 10000);
+        CHECK_EQ_ST(st, RLOCK_E_BADARG);
+        if (st == RLOCK_OK) {
+            st = rlock_try_acquire(&rd, 10000);
+            CHECK_MSG(st != RLOCK_OK, "a reader on owner 'mode''s reentrant key: %s - both hold", rlock_status_str(st));
+            if (st == RLOCK_OK) (void)rlock_release(&rd);
+            (void)rlock_release(&re);
+        }
+        rh_tc_close(&to);
+    }
+    /* the owner ids that do not clash still work: "job" itself, "job:rx", "job:" */
+    for (i = 0; i < 3; i++) {
+        static const char *const good[3] = { "job", "job:rx", "job:" };
+        cfg.owner = good[i];
+        if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); break; }
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "oc:k", 4, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        rh_tc_close(&to);
+    }
+    (void)rh_int(s, "DEL oc:k oc:m {oc:k}:waiters {oc:m}:waiters");
+    rh_tc_close(&tj);
 }
 
 /* ------------------------------------------- 5. semaphore over Redlock */
@@ -1704,6 +1791,7 @@ int main(void) {
     test_force_sem_waiters(&s);
     test_foreign_keys(&s);
     test_rw_foreign_hashes(&s);
+    test_owner_clash(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
     rh_server_stop(&s);

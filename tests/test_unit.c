@@ -1469,6 +1469,17 @@ static void test_bad_args(void) {
         CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
         CHECK_EQ_ST(rlock_acquire(&l2, TTL, 0), RLOCK_E_BADARG);
+        { /* named as a read-write lock's hash fields (test_primitives test_owner_clash) */
+            static const char *const clash[] = { "job:r", "job:w", "job:x", "job:y", "job:q", "job:t", "mode", "wq", ":r" };
+            size_t j;
+            for (j = 0; j < sizeof clash / sizeof clash[0]; j++) {
+                cfg2.owner = clash[j];
+                CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
+                CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
+                CHECK_MSG(rlock_acquire(&l2, TTL, 0) == RLOCK_E_BADARG, "owner '%s'", clash[j]);
+                CHECK(why_has(rlock_lock_error(&l2), "reentrant owner id"));
+            }
+        }
 #endif
     }
     /* after destroy every call is a bad argument */
