@@ -1158,6 +1158,50 @@ static void test_inspect_rw_lapsed(const rh_server *s) {
     rh_tc_close(&t2);
 }
 
+/* Force-unlock on each lock kind not covered above: a read-write key held
+ * by two readers with a writer waiting (its hold-off in the hash), one held
+ * by a writer, and a fair lock's key: each is deleted, the holders' extend
+ * says LOST, and a new holder gets in at once. */
+static void test_force_each_kind(const rh_server *s) {
+    rh_tconn t1, t2, t3;
+    rlock_lock r1, r2, w, w2, f, f2, probe;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0 || tc_open(&t3, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "fo:rw", 5, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "fo:rw", 5, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &t1.cl, "fo:rw", 5, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t3.cl, "fo:rw", 5, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t2.cl, "fo:rw", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&w2, 30000, 200), RLOCK_TIMEOUT); /* (its hold-off stays in the hash) */
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fo:rw"), 0);
+    CHECK_EQ_ST(rlock_extend(&r1, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_extend(&r2, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_try_acquire(&w, 30000), RLOCK_OK); /* no hold-off, no reader left */
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&w, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fo:rw"), 0);
+    /* a fair lock */
+    CHECK_EQ_ST(rlock_lock_init(&f, &t1.cl, "fo:f", 4, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&f2, &t2.cl, "fo:f", 4, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&f, 1, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&f2, 1, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t2.cl, "fo:f", 4, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&f, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&f, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_try_acquire(&f2, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&f2), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fo:f"), 0);
+    (void)rh_int(s, "DEL {fo:rw}:waiters {fo:f}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+    rh_tc_close(&t3);
+}
+
 /* Force-unlock wakes a semaphore's waiters too. Their queue is scored by
  * arrival (a lock's by deadline): the wake-up must publish to them all the
  * same. The waiter re-checks only every 30 s and the holder's lease is 30 s:
@@ -1420,6 +1464,77 @@ static void sem_overlap(rh_server *srv) {
     tcn_close(&t);
 }
 
+/* Permit counts at their limits, on n nodes: 2^31 - 1 permits (a Redlock
+ * handle starts on a random slot up to 2^31 - 2: its 10 digits go out as
+ * ARGV[6] and come back as the slot) - three holders on three different
+ * slots in range, inspect counts them; the count lowered to 1 under them
+ * (rlock_semaphore_set_permits): nobody new gets in until all three left,
+ * then one does, on slot 0. */
+static void sem_limits(rh_server *srv, int n) {
+    tconn_n t;
+    rlock_lock h[4];
+    rlock_info info[3];
+    int i;
+    if (tcn_open(&t, srv, n, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    for (i = 0; i < 4; i++) CHECK_EQ_ST(rlock_semaphore_init(&h[i], &t.cl, "sem:lim", 7, 2147483647LL), RLOCK_OK);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_try_acquire(&h[i], 20000), RLOCK_OK);
+        CHECK_MSG(rlock_semaphore_slot(&h[i]) >= 0 && rlock_semaphore_slot(&h[i]) < 2147483647LL, "slot %lld",
+                  rlock_semaphore_slot(&h[i]));
+    }
+    CHECK(rlock_semaphore_slot(&h[0]) != rlock_semaphore_slot(&h[1]) &&
+          rlock_semaphore_slot(&h[1]) != rlock_semaphore_slot(&h[2]) &&
+          rlock_semaphore_slot(&h[0]) != rlock_semaphore_slot(&h[2]));
+    CHECK_EQ_ST(rlock_inspect(&h[3], info, 3), RLOCK_OK);
+    CHECK_MSG(strcmp(info[0].kind, "semaphore") == 0 && info[0].holders == 3, "%s, %lld holders", info[0].kind,
+              info[0].holders);
+    CHECK_EQ_ST(rlock_semaphore_set_permits(&h[3], 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&h[3], 20000), RLOCK_NOT_ACQUIRED);
+    for (i = 0; i < 2; i++) {
+        CHECK_EQ_ST(rlock_release(&h[i]), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&h[3], 20000), RLOCK_NOT_ACQUIRED); /* one still holds: over 1 */
+    }
+    CHECK_EQ_ST(rlock_release(&h[2]), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&h[3], 20000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_semaphore_slot(&h[3]), 0);
+    CHECK_EQ_ST(rlock_release(&h[3]), RLOCK_OK);
+    for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(&srv[i], "EXISTS sem:lim"), 0);
+    for (i = 0; i < n; i++) (void)rh_int(&srv[i], "DEL sem:lim {sem:lim}:waiters {sem:lim}:deadlines");
+    tcn_close(&t);
+}
+
+/* A multi-lock over 3 nodes refused by a majority (one key held on nodes
+ * 1 and 2 by someone else) leaves nothing on the node that granted: its
+ * keys are released again, the other holder's keys untouched. Then with
+ * the key free on a majority it gets in, and its release empties every node. */
+static void multi_partial(rh_server *srv) {
+    tconn_n t;
+    rlock_lock m;
+    const char *keys[2] = { "{mk}:a", "{mk}:b" };
+    const size_t lens[2] = { 6, 6 };
+    char buf[32];
+    int i;
+    if (tcn_open(&t, srv, 3, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_multi_init(&m, &t.cl, keys, lens, 2), RLOCK_OK);
+    for (i = 1; i < 3; i++) CHECK(rh_str(&srv[i], buf, sizeof buf, "SET {mk}:b other PX 30000") == REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_MSG(rh_int(&srv[0], "EXISTS {mk}:a {mk}:b") == 0, "the granting node keeps %lld keys",
+              rh_int(&srv[0], "EXISTS {mk}:a {mk}:b"));
+    for (i = 1; i < 3; i++) {
+        CHECK_EQ_LL(rh_int(&srv[i], "EXISTS {mk}:a"), 0);
+        CHECK(rh_str(&srv[i], buf, sizeof buf, "GET {mk}:b") == REDIS_REPLY_STRING && strcmp(buf, "other") == 0);
+    }
+    (void)rh_int(&srv[2], "DEL {mk}:b"); /* free on nodes 0 and 2: a majority */
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&m), 2);
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS {mk}:a {mk}:b"), 0);
+    CHECK_EQ_LL(rh_int(&srv[2], "EXISTS {mk}:a {mk}:b"), 0);
+    CHECK(rh_str(&srv[1], buf, sizeof buf, "GET {mk}:b") == REDIS_REPLY_STRING && strcmp(buf, "other") == 0);
+    for (i = 0; i < 3; i++) (void)rh_int(&srv[i], "DEL {mk}:a {mk}:b");
+    tcn_close(&t);
+}
+
 static void test_sem_redlock(void) {
     rh_server srv[3];
     rlock_posix_conn pc[3];
@@ -1433,6 +1548,8 @@ static void test_sem_redlock(void) {
     CHECK_EQ_LL(up, 3);
     if (up != 3) { for (i = 0; i < 3; i++) rh_server_stop(&srv[i]); return; }
     sem_overlap(srv);
+    sem_limits(srv, 3);
+    multi_partial(srv);
     sem_procs(srv, 3);
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 1000;
@@ -1769,6 +1886,7 @@ int main(void) {
     }
     test_sem_basic(&s);
     test_sem_handoff(&s);
+    sem_limits(&s, 1);
     test_sem_procs(&s);
     test_rw_basic(&s);
     test_rw_starvation(&s);
@@ -1788,6 +1906,7 @@ int main(void) {
     test_rw_expired_reader(&s);
     test_inspect_force(&s);
     test_inspect_rw_lapsed(&s);
+    test_force_each_kind(&s);
     test_force_sem_waiters(&s);
     test_foreign_keys(&s);
     test_rw_foreign_hashes(&s);
