@@ -7137,9 +7137,10 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
              * named as a read-write lock's fields ("mode", "wq", any
              * owner's ":r" ":w" ":x" ":y" ":q" ":t") would take such a
              * key's field for its hold, and both would hold the key.
-             * (Read-write owner ids are suffixed: no clash.) */
+             * (Read-write owner ids are suffixed: no clash. The NUL the
+             * search takes in is no last byte: len is strlen's.) */
             if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
-                ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], 6)) ||
+                ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], sizeof "rwxyqt")) ||
                  (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
                 return rlock__why(lk->why, RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t"),
                                   0, 0);
