@@ -828,7 +828,9 @@ typedef struct rlock_config {
                                   what a lost wake-up costs [1000] (<= 2^30) */
     uint32_t drift_permille;   /* clock drift allowance: ttl*permille/1000 + 2 ms [10] */
     const char *owner;         /* reentrant owner id; NULL: instance id + thread id (a handle
-                                  whose release went unanswered takes random ones: rlock_release) */
+                                  whose release went unanswered takes random ones: rlock_release).
+                                  A reentrant lock refuses "mode", "wq" and ids ending ":r" ":w"
+                                  ":x" ":y" ":q" ":t" (a read-write lock's hash fields) */
     int fencing;               /* acquire also returns a fence token (INCR on "{key}:fence") [0] */
     /* 1: every acquire attempt is a script. 0: a barging simple lock without
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
@@ -1401,8 +1403,9 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk);
 RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk);
 /* Fence token of the current grant (cfg.fencing): a number that grows with
  * every grant of this lock name, for the protected resource to reject stale
- * holders. Single node: strictly increasing (up to 2^53: the script
- * returns INCR's answer as a Lua number, a double). Redlock: the largest of the
+ * holders. Single node: strictly increasing, exact over INCR's whole
+ * range (to 2^63 - 1: the script answers the counter's text, not a Lua
+ * number, which is a double). Redlock: the largest of the
  * granting nodes' counters, NOT guaranteed monotonic - not even with every
  * node up: counters drift apart whenever a round is granted by a minority
  * (split votes under contention), and two grants through different
@@ -1553,7 +1556,9 @@ RLOCKDEF rlock_status rlock_multi_init(rlock_lock *lk, rlock_client *c, const ch
 
 /* Inspection, for any kind but MULTI: what each node holds under lk's key,
  * one rlock_info per node in out[0..cap) (cap >= the client's node count),
- * without changing anything (no reaping, no renewal). The handle need not
+ * without changing anything (no reaping, no renewal), as the next script
+ * on the key would see it: a lease that ended holds nothing (a read-write
+ * lock whose writer's lease ended is "read" or "free"). The handle need not
  * hold anything and keeps its own state. RLOCK_OK when a quorum of nodes
  * answered (out[i].st says which did); else the round's error. */
 RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap);
@@ -2320,10 +2325,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
 #define RLOCK__LUA_PUBLISH(ch, msg) "redis.pcall(ARGV[7] or 'publish'," ch "," msg ") "
 #define RLOCK__LUA_NOW \
     "local n=redis.call('time') local ms=n[1]*1000+math.floor(n[2]/1000) "
-#define RLOCK__LUA_ENQUEUE_MS /* (ms: the server time, read by the script already) */ \
-    "redis.call('zadd',KEYS[2],ms+tonumber(ARGV[4]),ARGV[3]) local e=tonumber(ARGV[4])+60000 " \
-    "if redis.call('pttl',KEYS[2])<e then redis.call('pexpire',KEYS[2],e+60000) end end "
-#define RLOCK__LUA_ENQUEUE "if ARGV[3]~='' then " RLOCK__LUA_NOW RLOCK__LUA_ENQUEUE_MS
+/* (ms: the server time, read by the script already; C: redis.call, or R
+ * where a script has it as R) */
+#define RLOCK__LUA_ENQUEUE_MS(C) \
+    C "('zadd',KEYS[2],ms+tonumber(ARGV[4]),ARGV[3]) local e=tonumber(ARGV[4])+60000 " \
+    "if " C "('pttl',KEYS[2])<e then " C "('pexpire',KEYS[2],e+60000) end end "
+#define RLOCK__LUA_ENQUEUE "if ARGV[3]~='' then " RLOCK__LUA_NOW RLOCK__LUA_ENQUEUE_MS("redis.call")
 #define RLOCK__LUA_DEQUEUE \
     "if ARGV[3]~='' then redis.call('zrem',KEYS[2],ARGV[3]) end "
 /* The loop of a wake-up from a wait queue scored by deadline (a lock's
@@ -2337,6 +2344,12 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if ARGV[3]~='' then local w=redis.call('zpopmin',KEYS[2]) if w[1] then " RLOCK__LUA_NOW \
     RLOCK__LUA_WAKE_SCORED("KEYS[2]", "ARGV[3]") "end end "
 
+/* A grant's fence token: INCR the counter (KEYS[4]), then answer its text
+ * (GET), before..text..after: INCR's own answer is a Lua number, a double,
+ * exact to 2^53 only (2^53 + 1 came back as 2^53, 2^63 - 1 as -2^63); the
+ * text is exact over INCR's whole 64-bit range. */
+#define RLOCK__LUA_FENCE(before, after) \
+    "redis.call('incr',KEYS[4]) " before "redis.call('get',KEYS[4])" after " "
 /* Acquire scripts: KEYS = lock, waiters, (unused)[, fence counter];
  * ARGV = token/owner, ttl, waiter id or '', wait ms (the simple lock's
  * ARGV[5]: '1' when an earlier attempt queued, so a grant has an entry to
@@ -2365,7 +2378,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "return redis.error_reply('WRONGTYPE key is not a simple rlock lock') end " \
     "if not v then local m='' if ARGV[3]~='' then m='+' end " \
     "redis.call('set',KEYS[1],ARGV[1]..m,'PX',ARGV[2]) if ARGV[5]=='1' then " RLOCK__LUA_DEQUEUE "end " \
-    "if KEYS[4] then return {1,1,redis.call('incr',KEYS[4])} end return {1,1,0} end " \
+    "if KEYS[4] then " RLOCK__LUA_FENCE("return {1,1,", "}") "end return {1,1,0} end " \
     "local t=redis.call('pttl',KEYS[1]) if t>=0 then " RLOCK__LUA_ENQUEUE \
     "if ARGV[3]~='' and string.sub(v,-1)~='+' and string.sub(v,1,1)~='~' then " \
     "redis.call('append',KEYS[1],'+') end end return {0,t}"
@@ -2406,7 +2419,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if t=='none' or (t=='hash' and redis.call('hexists',KEYS[1],ARGV[1])==1) then " \
     "local c=redis.call('hincrby',KEYS[1],ARGV[1],1) " \
     "redis.call('pexpire',KEYS[1],ARGV[2]) " RLOCK__LUA_RECORD("5") RLOCK__LUA_DEQUEUE "local f=0 " \
-    "if c==1 and KEYS[4] then f=redis.call('incr',KEYS[4]) end return {1,c,f} end " \
+    "if c==1 and KEYS[4] then " RLOCK__LUA_FENCE("f=", "") "end return {1,c,f} end " \
     "if t~='hash' then return redis.error_reply('WRONGTYPE key is not a reentrant rlock lock') end " \
     "local p=redis.call('pttl',KEYS[1]) if p>=0 then " RLOCK__LUA_ENQUEUE "end return {0,p}"
 #define RLOCK__LUA_REENTRANT_EXTEND \
@@ -2481,7 +2494,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if (p<0 and f>=0) or (p>=0 and p<n and not u[p]) then s=p<0 and f or p end end " \
     "if s then redis.call('zadd',k,ms+tt,s..m) if ms+tt>mx then redis.call('pexpire',k,tt) end " \
     RLOCK__LUA_SEM_DEQUEUE "if m==o then s=-1-s end " \
-    "if KEYS[4] then return {1,s,redis.call('incr',KEYS[4])} end return {1,s,0} end " \
+    "if KEYS[4] then " RLOCK__LUA_FENCE("return {1,s,", "}") "end return {1,s,0} end " \
     RLOCK__LUA_SEM_ENQUEUE "return {0,(mn or ms)-ms,f+1}"
 #define RLOCK__LUA_SEM_MINE \
     "local k,m=KEYS[1],':'..ARGV[1] local h=redis.call('zrange',k,0,-1,'WITHSCORES') "
@@ -2565,7 +2578,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if w or F[o..':q'] then R('hdel',k,o..':q',o..':t') end " \
     "if not m then R('hset',k,'mode','read') end " RLOCK__LUA_TTL_AT_LEAST("tt") \
     RLOCK__LUA_DEQUEUE "return {1,c,0} end if N(ARGV[4])>0 then R('hset',k,o..':q',ms+N(ARGV[4])) end " \
-    "local p=R('pttl',k) if p>=0 then if ARGV[3]~='' then " RLOCK__LUA_ENQUEUE_MS "end return {0,p}"
+    "local p=R('pttl',k) if p>=0 then if ARGV[3]~='' then " RLOCK__LUA_ENQUEUE_MS("R") "end return {0,p}"
 /* A writer is refused while turn tickets are out. Granted, the key's TTL
  * is the writer's lease (its own read leases kept, after a downgrade): the
  * key may have lived longer for the waiters' ends (RW_EMPTY), and a writer
@@ -2577,10 +2590,10 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local c=R('hincrby',k,o..':w',1) R('hset',k,'mode','write',o..':y',ms+tt,'\\0'..ARGV[6]..o,1) " \
     "if F.wq then R('hdel',k,'wq') end " /* (and the grant's record: RLOCK__LUA_RECORD) */ \
     "R('pexpire',k,M(tt,mx-ms)) " RLOCK__LUA_DEQUEUE "local f=0 " \
-    "if c==1 and KEYS[4] then f=R('incr',KEYS[4]) end return {1,c,f} end " \
+    "if c==1 and KEYS[4] then R('incr',KEYS[4]) f=R('get',KEYS[4]) end return {1,c,f} end " \
     "if m=='read' and F[o..':r'] then return redis.error_reply('UPGRADE read lock held by this owner') end " \
     "local d=ms+N(ARGV[5]) if d>ms and d>N(F.wq or 0) then R('hset',k,'wq',d) end " \
-    "local p=R('pttl',k) if p>=0 then if ARGV[3]~='' then " RLOCK__LUA_ENQUEUE_MS "end return {0,p}"
+    "local p=R('pttl',k) if p>=0 then if ARGV[3]~='' then " RLOCK__LUA_ENQUEUE_MS("R") "end return {0,p}"
 #define RLOCK__LUA_READ_EXTEND \
     RLOCK__LUA_NOW "local k,o=KEYS[1],ARGV[1] local x=tonumber(redis.call('hget',k,o..':x') or 0) " \
     "if x>ms and redis.call('hexists',k,o..':r')==1 then redis.call('hset',k,o..':x',ms+tonumber(ARGV[2])) " \
@@ -2634,7 +2647,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local f=0 if #KEYS>n then local b,v,x=KEYS[n+1],'',-1/0 for i=n+1,#KEYS do " \
     "local c=redis.call('get',KEYS[i]) or '0' local y=tonumber(c) or 0 " \
     "if y>x or (y==x and (#c>#v or (#c==#v and c>v))) then b,v,x=KEYS[i],c,y end end " \
-    "f=redis.call('incr',b) v=redis.call('get',b) for i=n+1,#KEYS do redis.call('set',KEYS[i],v) end end " \
+    "redis.call('incr',b) f=redis.call('get',b) for i=n+1,#KEYS do redis.call('set',KEYS[i],f) end end " \
     "for i=1,n do redis.call('set',KEYS[i],ARGV[1],'PX',ARGV[2]) end return {1,1,f}"
 #define RLOCK__LUA_MULTI_EXTEND \
     RLOCK__LUA_MULTI_MINE "for i=1,#KEYS do if not mine(KEYS[i]) then return 0 end end " \
@@ -2646,7 +2659,10 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     RLOCK__LUA_WAKE_SCORED("q", "string.sub(q,1,-9)..':released'") "end end if c==n then return 1 end return 0"
 /* Inspect: KEYS = key[, waiters] -> "kind pttl holders holds waiters flags
  * readers-waiting owner16"; flags: 1 a writer waits (new readers wait), 2
- * readers hold turn tickets (writers wait). Reads only. */
+ * readers hold turn tickets (writers wait). Reads only, and says what the
+ * next script would see (live()): a writer whose lease ended leaves the read
+ * mode (its own read lease, after a downgrade), and a mode without a live
+ * holder is free. */
 #define RLOCK__LUA_INSPECT \
     RLOCK__LUA_NOW "local k=KEYS[1] local t=redis.call('type',k).ok local p=redis.call('pttl',k) " \
     "local q=0 if KEYS[2] then q=redis.call('zcard',KEYS[2]) end local kind,h,c,w,r,o='other',0,0,0,0,'' " \
@@ -2656,13 +2672,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
     "local T,O,C=0,'',0 for i=1,#f,2 do local s=string.sub(f[i],-2) if string.byte(f[i])==0 then " \
     "elseif s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
-    "r=r+1 if s==':t' then T=2 end end elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
+    "r=r+1 if s==':t' then T=2 end end elseif m and s==':y' and tonumber(f[i+1])<=ms then m='read' " \
+    "elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
     "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
     "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
     "h=z o=O c=C else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
     "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
     "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
-    "end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
+    "end if h==0 then kind='free' end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
 /* Force: KEYS = key, waiters, a semaphore's deadlines; ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone)
  * Wakes up to 16 waiters whatever their score: a lock's queue is scored by
@@ -2716,7 +2733,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "if ARGV[3]~='' then " RLOCK__LUA_PUBLISH("ARGV[3]", "w[2] and w[1]..' '..w[2] or w[1]") "end " \
     "else redis.call('del',KEYS[1]) end "
 #define RLOCK__LUA_FAIR_FENCE \
-    "if KEYS[3] then f=redis.call('incr',KEYS[3]) end "
+    "if KEYS[3] then redis.call('incr',KEYS[3]) f=redis.call('get',KEYS[3]) end "
 #define RLOCK__LUA_FAIR_ACQUIRE \
     "local v=redis.call('get',KEYS[1]) " \
     "if not v or v=='~'..ARGV[3] then redis.call('set',KEYS[1],ARGV[1],'PX',ARGV[2]) " \
@@ -2729,7 +2746,7 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "local mine=" RLOCK__LUA_MINE("v") " if not mine and (ARGV[5]=='' or v~='~'..ARGV[5]) then return 0 end " \
     RLOCK__LUA_FAIR_HANDOFF "if mine then return 1 end return 0"
 #define RLOCK__LUA_FAIR_REENTRANT_ACQUIRE \
-    "local t=redis.call('type',KEYS[1]).ok local r local w='WRONGTYPE key is not a reentrant rlock lock' " \
+    "local t,w,r=redis.call('type',KEYS[1]).ok,'WRONGTYPE key is not a reentrant rlock lock' " \
     "if t=='string' then local v=redis.call('get',KEYS[1]) " \
     "if string.sub(v,1,1)~='~' then return redis.error_reply(w) end " \
     "r=v=='~'..ARGV[3] if r then redis.call('del',KEYS[1]) end end " \
@@ -2844,7 +2861,7 @@ typedef char rlock__write_acquire_is_longest[sizeof(RLOCK__LUA_WRITE_ACQUIRE) >=
 #define RLOCK__SHA_BYTES(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t)                      \
     { 0x##a, 0x##b, 0x##c, 0x##d, 0x##e, 0x##f, 0x##g, 0x##h, 0x##i, 0x##j, 0x##k, 0x##l, 0x##m, 0x##n, \
       0x##o, 0x##p, 0x##q, 0x##r, 0x##s, 0x##t }
-#define RLOCK__SHA0(X) X(a1,3c,01,7b,0f,24,70,3f,44,40,94,25,43,dc,4c,33,bf,8e,bb,77)
+#define RLOCK__SHA0(X) X(55,9d,51,3d,a3,b6,3a,f2,09,be,13,bc,c4,0b,41,1d,d1,22,82,d9)
 #define RLOCK__SHA1(X) X(79,61,2b,9e,4b,e0,76,a6,d7,53,91,59,4e,28,3b,d6,c5,7b,82,10)
 #define RLOCK__SHA2(X) X(59,00,29,a6,87,90,71,2f,c1,07,36,e0,1a,a2,01,31,e0,a6,7a,a9)
 static const char rlock__t0[] = RLOCK__TEXT(RLOCK__LUA_SIMPLE_ACQUIRE);
@@ -2858,45 +2875,45 @@ static const unsigned char rlock__sha_bin[3][20] = { RLOCK__SHA0(RLOCK__SHA_BYTE
                                                      RLOCK__SHA2(RLOCK__SHA_BYTES) };
 #endif
 static const char rlock__t3[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_ACQUIRE));
-static const char rlock__h3[] = RLOCK__RE("dd7b66353dba450d93299fc51c7579a91bf4ac35");
+static const char rlock__h3[] = RLOCK__RE("aa3e6c22a98f91b3b038cd180acbd226b3202ec6");
 static const char rlock__t4[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_EXTEND));
 static const char rlock__h4[] = RLOCK__RE("279d625e0cd3e64899f00d9f0ecab5936c9c71c0");
 static const char rlock__t5[] = RLOCK__TEXT(RLOCK__RE(RLOCK__LUA_REENTRANT_RELEASE));
 static const char rlock__h5[] = RLOCK__RE("3b209281efcfbceec1c362c4a591532781dcd4f1");
 static const char rlock__t6[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_ACQUIRE));
-static const char rlock__h6[] = RLOCK__FAIRS("805453339af8eeae4db177c6ba84676f86a65168");
+static const char rlock__h6[] = RLOCK__FAIRS("82f29421e53e12c2f97d5885334460745eeef024");
 static const char rlock__t7[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__LUA_FAIR_RELEASE));
 static const char rlock__h7[] = RLOCK__FAIRS("a85520ed1cefaae8e139d2c5ca81ae59fa97f60d");
 static const char rlock__t8[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_ACQUIRE)));
-static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("08d5715ee545d450c2f0e3e81a6a7d6fc2b2ce5c"));
+static const char rlock__h8[] = RLOCK__FAIRS(RLOCK__RE("ab9ae245467d7eed50fd4e49205cef1805b993db"));
 static const char rlock__t9[] = RLOCK__TEXT(RLOCK__FAIRS(RLOCK__RE(RLOCK__LUA_FAIR_REENTRANT_RELEASE)));
 static const char rlock__h9[] = RLOCK__FAIRS(RLOCK__RE("753d16fdc4ff3bde866d32a5ad936f74b4e64ef0"));
 static const char rlock__t10[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_ACQUIRE));
-static const char rlock__h10[] = RLOCK__PRIM("ca43cf486e02e73b80bd5a5b2e80c76feb8ca2cc");
+static const char rlock__h10[] = RLOCK__PRIM("388e243e3c9de9a9f38ca433e91deb0e570a5940");
 static const char rlock__t11[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_EXTEND));
 static const char rlock__h11[] = RLOCK__PRIM("a62ba4875a927db76512e84798a66a7d570f0799");
 static const char rlock__t12[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_SEM_RELEASE));
 static const char rlock__h12[] = RLOCK__PRIM("3c5be2e23f017faca36104d487a9d5d9eaef7714");
 static const char rlock__t13[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_ACQUIRE));
-static const char rlock__h13[] = RLOCK__PRIM("2c849db326593b215f87d3f0b1f7a9149780e0b4");
+static const char rlock__h13[] = RLOCK__PRIM("54b40d59303e2b52b1e61ce586ba12545ecab3cf");
 static const char rlock__t14[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_EXTEND));
 static const char rlock__h14[] = RLOCK__PRIM("2f8697bce275e0e230870f94607b9fa525eb6ae0");
 static const char rlock__t15[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_READ_RELEASE));
 static const char rlock__h15[] = RLOCK__PRIM("53a47ccf8274e29ca73eca503ea49977f1b46330");
 static const char rlock__t16[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_ACQUIRE));
-static const char rlock__h16[] = RLOCK__PRIM("2eacab39a2041ea43450aefae250c78665f306e6");
+static const char rlock__h16[] = RLOCK__PRIM("7656b190d8db3e8ddc213b29c3550c2506e74b94");
 static const char rlock__t17[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_EXTEND));
 static const char rlock__h17[] = RLOCK__PRIM("5f1849b94945f3618921adc2bc6e457f8820d7de");
 static const char rlock__t18[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_WRITE_RELEASE));
 static const char rlock__h18[] = RLOCK__PRIM("825cfa2a69b311ba38e473ed482ba036dc95d1f0");
 static const char rlock__t19[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_ACQUIRE));
-static const char rlock__h19[] = RLOCK__PRIM("c8839203c0063a261be6b4043ed651e22c11c046");
+static const char rlock__h19[] = RLOCK__PRIM("ce775f39d173f2b9c3f0e31d4f0d806d6f761c64");
 static const char rlock__t20[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_EXTEND));
 static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5491a76");
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
 static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a");
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
-static const char rlock__h22[] = RLOCK__PRIM("bec242e25246c44edb767c944e9052fedf69510f");
+static const char rlock__h22[] = RLOCK__PRIM("d4d1efe829c9bd5a278f8d3a27f11b1690933978");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
 static const char rlock__h23[] = RLOCK__PRIM("ca693fe1f8045b60b6709e030fdb985f602d99ad");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
@@ -3011,14 +3028,14 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "fd40d7dbc461"
-#define RLOCK__FN_V_110 "5516cf89ab00"
-#define RLOCK__FN_V_101 "04a1fad6379d"
-#define RLOCK__FN_V_100 "9cd599ba4749"
-#define RLOCK__FN_V_011 "b43b3d079189"
-#define RLOCK__FN_V_010 "15d1bc9c7792"
-#define RLOCK__FN_V_001 "cf3abd3a7fac"
-#define RLOCK__FN_V_000 "0af07f5dea13"
+#define RLOCK__FN_V_111 "242f2420c112"
+#define RLOCK__FN_V_110 "4bd1ac663416"
+#define RLOCK__FN_V_101 "d9e5246d5c1f"
+#define RLOCK__FN_V_100 "95d598ea1dfc"
+#define RLOCK__FN_V_011 "d0aa23debdad"
+#define RLOCK__FN_V_010 "e6f276cdf6ff"
+#define RLOCK__FN_V_001 "f451cde2a6e7"
+#define RLOCK__FN_V_000 "c034a346f52d"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim
 #define RLOCK__FN_VERSION RLOCK__FN_V(RLOCK__HAS_REENTRANT, RLOCK__HAS_FAIR, RLOCK__HAS_PRIMITIVES)
@@ -4264,7 +4281,8 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_answer) */
 /* Keep node i's answer to a round as plain numbers. The round says what it
  * wants (rlock__round_wants_array): an acquire script answers {flag,
- * value[, fence]}, a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
+ * value[, fence]} (the fence an integer, or its text: RLOCK__LUA_FENCE),
+ * a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
  * {0,0}), any other script a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
@@ -4302,7 +4320,13 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
             st = RLOCK_E_PROTOCOL;
         } else {
             n = (int)rep->count;
-            for (k = 0; k < n && rep->elem[k].type == RLOCK_RESP_INTEGER; k++) v[k] = rep->elem[k].integer;
+            for (k = 0; k < n; k++) {
+                const rlock_resp_value *e = &rep->elem[k];
+                v[k] = e->integer;
+                if (e->type != RLOCK_RESP_INTEGER && (!RLOCK__HAS_FENCING || k != 2 || e->type != RLOCK_RESP_BULK ||
+                    rlock__resp_int((const unsigned char *)e->str, e->len, &v[k]) != 0))
+                    break;
+            }
             if (k < n || (unsigned long long)v[0] > 1u) st = RLOCK_E_PROTOCOL;
             else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
         }
@@ -6075,7 +6099,8 @@ typedef struct rlock__c_rep {
 
 /* One reply from b[0..len), read as what a simple lock can be answered
  * with: a status, an error, an integer, nil ($-1, *-1), or an array of
- * integers (the acquire script's), walked line by line. > 0 its length, 0
+ * integers (the acquire script's; with fencing its third, the fence, may be
+ * a bulk string of digits), walked line by line. > 0 its length, 0
  * incomplete, < 0 malformed: so is every other reply (a bulk string, an
  * array element that is not an integer, RESP3 types), never an answer to
  * what it sends; a line or count that cannot fit in cap bytes at once. A
@@ -6120,6 +6145,24 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > cap + 1)) return -1;
     return (long)q + 2;
 }
+#if RLOCK__HAS_FENCING
+/* An acquire's fence as the counter's text (RLOCK__LUA_FENCE): the bulk
+ * string at b[p..len), "$n" CRLF, n (1..20) bytes of a decimal number, CRLF,
+ * its number into *k. As rlock__c_line: the index after it, 0 incomplete,
+ * -1 malformed. */
+static long rlock__c_text_num(const unsigned char *b, size_t p, size_t len, size_t cap, rlock__num *k) {
+    long long n;
+    size_t q;
+    for (q = p + 1; q < len && b[q] != '\r'; q++) {}
+    if (q + 1 >= len) return len >= cap ? -1 : 0;
+    if (b[q + 1] != '\n' || rlock__resp_int(b + p + 1, q - p - 1, &n) != 0 || n < 1 || n > 20) return -1;
+    p = q + 2; /* the text */
+    q = p + (size_t)n; /* its CR */
+    if (q + 1 >= len) return len >= cap ? -1 : 0;
+    if (b[q] != '\r' || b[q + 1] != '\n' || rlock__resp_int(b + p, (size_t)n, k) != 0) return -1;
+    return (long)q + 2;
+}
+#endif
 static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock__c_rep *o) {
     rlock__num i;
     long e = rlock__c_line(b, 0, len, cap, &o->count); /* the reply's own line */
@@ -6132,6 +6175,13 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->v[0] = o->count;
     if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
     for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
+#if RLOCK__HAS_FENCING
+        if (i == 2 && (size_t)e < len && b[e] == '$') { /* the fence, as text */
+            e = rlock__c_text_num(b, (size_t)e, len, cap, &o->v[2]);
+            if (e <= 0) return e;
+            continue;
+        }
+#endif
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
         /* (elements after the third: read into v[2] in turn - such an
          * array is no answer rlock__c_note takes, and v is not read then -
@@ -7165,6 +7215,17 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
                                       ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
                                       : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)"),
                                   (long long)len, RLOCK_MAX_OWNER_LEN);
+            /* A reentrant hold is the hash field its owner id names: one
+             * named as a read-write lock's fields ("mode", "wq", any
+             * owner's ":r" ":w" ":x" ":y" ":q" ":t") would take such a
+             * key's field for its hold, and both would hold the key.
+             * (Read-write owner ids are suffixed: no clash. The NUL the
+             * search takes in is no last byte: len is strlen's.) */
+            if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
+                ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], sizeof "rwxyqt")) ||
+                 (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
+                return rlock__why(lk->why, RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t"),
+                                  0, 0);
             memcpy(lk->owner, src, len + 1);
         }
         lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */

@@ -992,6 +992,7 @@ static void test_multi_fence_big(const rh_server *s) {
         for (k = 0; k < 3; k++) CHECK_MSG(get_is(s, fk[k], want[i]), "case %d: counter %d", i, k);
         if (i == 0) CHECK_EQ_LL(rlock_fence_token(&m), 9007199254740991LL); /* (2^53 - 1: a double still) */
         CHECK(rlock_fence_token(&m) > 0);
+        CHECK_EQ_LL(rlock_fence_token(&m), atoll(want[i])); /* (and past 2^53: the counter's text) */
         CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
         /* a single lock on one of the keys counts on from there */
         CHECK_EQ_ST(rlock_try_acquire(&one, 10000), RLOCK_OK);
@@ -1001,6 +1002,44 @@ static void test_multi_fence_big(const rh_server *s) {
     rlock_client_close(&fcl);
     rlock_posix_close(&pc);
     (void)rh_int(s, "DEL {job}:a:fence {job}:b:fence {job}:c:fence {job}:c:waiters");
+}
+
+/* Every primitive's fence token is exact over INCR's whole range: the
+ * counter pre-set to 2^53 and to 2^63 - 2, a semaphore's, a writer's and a
+ * multi-lock's token is 2^53 + 1 and 2^63 - 1. Before: INCR's answer went
+ * back through a Lua number (a double): 2^53 and -2^63 (the token then 0). */
+static void test_fence_exact(const rh_server *s) {
+    static const char *const pre[2] = { "9007199254740992", "9223372036854775806" };
+    static const long long want[2] = { 9007199254740993LL, 9223372036854775807LL };
+    const char *keys[2] = { "{fx}:a", "{fx}:b" };
+    const size_t lens[2] = { 6, 6 };
+    rlock_config cfg;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_client fcl;
+    rlock_lock lk[3];
+    int i, k;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.fencing = 1;
+    if (rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&fcl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_semaphore_init(&lk[0], &fcl, "{fx}:a", 6, 3), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk[1], &fcl, "{fx}:a", 6, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_multi_init(&lk[2], &fcl, keys, lens, 2), RLOCK_OK);
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < 2; i++) {
+            (void)rh_int(s, "SET {fx}:a:fence %s", pre[i]);
+            (void)rh_int(s, "SET {fx}:b:fence %s", pre[i]);
+            CHECK_EQ_ST(rlock_try_acquire(&lk[k], 10000), RLOCK_OK);
+            CHECK_MSG(rlock_fence_token(&lk[k]) == want[i], "kind %d: fence %lld, want %lld", (int)lk[k].kind,
+                      rlock_fence_token(&lk[k]), want[i]);
+            if (rlock_lock_state(&lk[k]) == RLOCK_STATE_HELD) CHECK_EQ_ST(rlock_release(&lk[k]), RLOCK_OK);
+        }
+    rlock_client_close(&fcl);
+    rlock_posix_close(&pc);
+    (void)rh_int(s, "DEL {fx}:a:fence {fx}:b:fence {fx}:a:waiters {fx}:a:deadlines");
 }
 
 /* ------------------------------------------- 4. inspection, force-unlock */
@@ -1068,6 +1107,99 @@ static void test_inspect_force(const rh_server *s) {
     CHECK_EQ_LL(rh_int(s, "DEL insp:k"), 1);
     rh_int(s, "DEL {insp:k}:waiters {insp:k}:deadlines");
     rh_tc_close(&t);
+}
+
+/* Inspect says what the next script would see, before any script has run
+ * on the key since a lease ended: a writer half-way through a downgrade
+ * whose write lease ended holds a read lock only (kind "read", its owner
+ * the one reader); a read mode whose last live reader's lease ended (the
+ * key kept alive by a longer lease whose reader left) is free, and a writer
+ * gets in. Before: "write" (1 holder) and "read" (0 holders) until the next
+ * script on the key reaped the ended leases. */
+static void test_inspect_rw_lapsed(const rh_server *s) {
+    rh_tconn t1, t2;
+    rlock_lock w1, r1, r2, probe;
+    rlock_info info[1];
+    unsigned long long t0;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&w1, &t1.cl, "rw:lapse", 8, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "rw:lapse", 8, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "rw:lapse", 8, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t2.cl, "rw:lapse", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK); /* the downgrade's first half */
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    if (rh_now_ms() - t0 < 1000) /* (a machine that stalled past the lease has no "meanwhile") */
+        CHECK_MSG(strcmp(info[0].kind, "write") == 0, "while the write lease runs: %s", info[0].kind);
+    rh_sleep_ms(1800); /* the write lease ends; no script runs on the key */
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK_MSG(strcmp(info[0].kind, "read") == 0 && info[0].holders == 1 && info[0].holds == 1,
+              "the write lease ended: %s, %lld holders, %lld holds", info[0].kind, info[0].holders, info[0].holds);
+    CHECK_MSG(strncmp(info[0].owner, rlock_lock_token(&r1), 16) == 0, "owner '%s'", info[0].owner);
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:lapse"), 0);
+    /* the last live reader's lease ends while the key lives on */
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 1500), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK); /* (the key's TTL stays at r1's 30 s) */
+    rh_sleep_ms(1800);
+    CHECK(rh_int(s, "PTTL rw:lapse") > 20000);
+    CHECK_EQ_ST(rlock_inspect(&probe, info, 1), RLOCK_OK);
+    CHECK_MSG(strcmp(info[0].kind, "free") == 0 && info[0].holders == 0,
+              "the last reader's lease ended: %s, %lld holders", info[0].kind, info[0].holders);
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 10000), RLOCK_OK); /* what a script sees: free */
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r2), RLOCK_LOST);
+    CHECK_EQ_LL(rh_int(s, "EXISTS rw:lapse"), 0);
+    (void)rh_int(s, "DEL {rw:lapse}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+}
+
+/* Force-unlock on each lock kind not covered above: a read-write key held
+ * by two readers with a writer waiting (its hold-off in the hash), one held
+ * by a writer, and a fair lock's key: each is deleted, the holders' extend
+ * says LOST, and a new holder gets in at once. */
+static void test_force_each_kind(const rh_server *s) {
+    rh_tconn t1, t2, t3;
+    rlock_lock r1, r2, w, w2, f, f2, probe;
+    if (tc_open(&t1, s) != 0 || tc_open(&t2, s) != 0 || tc_open(&t3, s) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&r1, &t1.cl, "fo:rw", 5, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&r2, &t2.cl, "fo:rw", 5, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &t1.cl, "fo:rw", 5, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w2, &t3.cl, "fo:rw", 5, RLOCK_KIND_WRITE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t2.cl, "fo:rw", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&r2, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&w2, 30000, 200), RLOCK_TIMEOUT); /* (its hold-off stays in the hash) */
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fo:rw"), 0);
+    CHECK_EQ_ST(rlock_extend(&r1, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_extend(&r2, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_try_acquire(&w, 30000), RLOCK_OK); /* no hold-off, no reader left */
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&w, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_try_acquire(&r1, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&r1), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fo:rw"), 0);
+    /* a fair lock */
+    CHECK_EQ_ST(rlock_lock_init(&f, &t1.cl, "fo:f", 4, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&f2, &t2.cl, "fo:f", 4, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&f, 1, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&f2, 1, 1000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&probe, &t2.cl, "fo:f", 4, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&f, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_force_unlock(&probe), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&f, 30000), RLOCK_LOST);
+    CHECK_EQ_ST(rlock_try_acquire(&f2, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&f2), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS fo:f"), 0);
+    (void)rh_int(s, "DEL {fo:rw}:waiters {fo:f}:waiters");
+    rh_tc_close(&t1);
+    rh_tc_close(&t2);
+    rh_tc_close(&t3);
 }
 
 /* Force-unlock wakes a semaphore's waiters too. Their queue is scored by
@@ -1164,7 +1296,9 @@ static void test_foreign_keys(const rh_server *s) {
 /* A read or write attempt on a key that is no read-write lock refuses
  * without writing anything (its checks come before any reaping): a
  * reentrant lock's hash keeps its hold and grant records, even under an
- * owner id that ends like a reader's lease (":x"); a program's hash without
+ * owner id that ends like a reader's lease (":x": such an owner id is
+ * refused for reentrant locks now, test_owner_clash - its hash is written
+ * as its grant did before, as another rlock build still may); a program's hash without
  * a TTL whose fields look like a read-write lock's is neither reaped,
  * emptied nor taken over (RLOCK_E_FOREIGN). */
 static void test_rw_foreign_hashes(const rh_server *s) {
@@ -1183,19 +1317,31 @@ static void test_rw_foreign_hashes(const rh_server *s) {
         CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "fk:re", 5, RLOCK_KIND_REENTRANT), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&rd, &t.cl, "fk:re", 5, RLOCK_KIND_READ), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&wr, &t.cl, "fk:re", 5, RLOCK_KIND_WRITE), RLOCK_OK);
-        CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        if (owners[i]) { /* the hold and grant record (NUL, a 16-byte handle id, the owner id) of that grant */
+            CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_E_BADARG);
+            CHECK_EQ_LL(rh_int(s, "HSET fk:re %s 1 %b 1", owners[i], "\0" "0123456789abcdefjob:x", (size_t)22), 2);
+            CHECK_EQ_LL(rh_int(s, "PEXPIRE fk:re 10000"), 1);
+        } else {
+            CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        }
         CHECK_EQ_LL(rh_int(s, "HLEN fk:re"), 2); /* owner -> 1, and its grant record */
         CHECK_EQ_ST(rlock_try_acquire(&rd, 5000), RLOCK_E_WRONGTYPE);
         CHECK_EQ_ST(rlock_try_acquire(&wr, 5000), RLOCK_E_WRONGTYPE);
         CHECK_EQ_ST(rlock_acquire(&rd, 5000, 2000), RLOCK_E_WRONGTYPE); /* not waited on */
         CHECK_MSG(rh_int(s, "HLEN fk:re") == 2, "owner %s: the reentrant key has %lld fields left",
                   owners[i] ? owners[i] : "(default)", rh_int(s, "HLEN fk:re"));
-        CHECK(rh_str(s, buf, sizeof buf, "HGET fk:re %s", rlock_lock_token(&re)) == REDIS_REPLY_STRING &&
+        CHECK(rh_str(s, buf, sizeof buf, "HGET fk:re %s", owners[i] ? owners[i] : rlock_lock_token(&re)) ==
+                  REDIS_REPLY_STRING &&
               strcmp(buf, "1") == 0);
         CHECK_EQ_LL(rh_int(s, "HEXISTS fk:re mode"), 0);
         CHECK(rlock_lock_state(&rd) == RLOCK_STATE_IDLE && rlock_lock_state(&wr) == RLOCK_STATE_IDLE);
-        CHECK_EQ_ST(rlock_extend(&re, 10000), RLOCK_OK);
-        CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        if (owners[i]) {
+            CHECK(rh_int(s, "PTTL fk:re") > 0); /* (and still expires) */
+            CHECK_EQ_LL(rh_int(s, "DEL fk:re"), 1);
+        } else {
+            CHECK_EQ_ST(rlock_extend(&re, 10000), RLOCK_OK);
+            CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        }
         CHECK_EQ_LL(rh_int(s, "EXISTS fk:re"), 0);
         (void)rh_int(s, "DEL fk:re {fk:re}:waiters");
         rh_tc_close(&to);
@@ -1214,6 +1360,79 @@ static void test_rw_foreign_hashes(const rh_server *s) {
         (void)rh_int(s, "DEL fk:p {fk:p}:waiters");
     }
     rh_tc_close(&t);
+}
+
+/* A reentrant lock's hold is the hash field named by its owner id; a
+ * read-write lock's fields are "mode", "wq" and <owner>:r / :w / :x / :y /
+ * :q / :t. A reentrant owner id named like one of them took a read-write
+ * key's field for its own hold: owner "job:r" on a key read-held by owner
+ * "job" was granted (HINCRBY on the reader's count; both held, and its
+ * PEXPIRE cut the key's TTL to its own lease), "job:x" likewise (on the
+ * reader's lease end), and a reader was granted on the hash of a reentrant
+ * lock held by owner "mode" (the read-write scripts took its count for the
+ * mode). Such owner ids are now refused for reentrant locks (E_BADARG,
+ * nothing sent); read-write handles keep them (their fields carry a
+ * suffix: no clash). */
+static void test_owner_clash(const rh_server *s) {
+    static const char *const bad[] = { "job:r", "job:x", "job:w", "job:y", "job:q", "job:t", "mode", "wq" };
+    rh_tconn tj, to;
+    rlock_config cfg;
+    rlock_lock rd, re, rd2;
+    size_t i;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.owner = "job";
+    if (rh_tc_open(&tj, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_lock_init(&rd, &tj.cl, "oc:k", 4, RLOCK_KIND_READ), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&rd, 30000), RLOCK_OK);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rlock_status st;
+        cfg.owner = bad[i];
+        if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); break; }
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "oc:k", 4, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        st = rlock_try_acquire(&re, 10000);
+        CHECK_MSG(st == RLOCK_E_BADARG, "reentrant owner '%s' on a key read-held by 'job': %s%s", bad[i],
+                  rlock_status_str(st), st == RLOCK_OK ? " - both hold" : "");
+        CHECK_MSG(strstr(rlock_lock_error(&re), "owner") != NULL, "'%s': %s", bad[i], rlock_lock_error(&re));
+        if (st == RLOCK_OK) (void)rlock_release(&re);
+        /* a read-write handle keeps the owner id: its own fields carry a suffix */
+        CHECK_EQ_ST(rlock_lock_init(&rd2, &to.cl, "oc:k", 4, RLOCK_KIND_READ), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&rd2, 10000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&rd2), RLOCK_OK);
+        rh_tc_close(&to);
+    }
+    CHECK(rh_int(s, "PTTL oc:k") > 20000); /* the reader's key keeps its lease */
+    CHECK_EQ_ST(rlock_extend(&rd, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&rd), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS oc:k"), 0);
+    /* owner "mode" on its own reentrant key: a reader must not get in */
+    cfg.owner = "mode";
+    if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) == 0) {
+        rlock_status st;
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "oc:m", 4, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_init(&rd, &tj.cl, "oc:m", 4, RLOCK_KIND_READ), RLOCK_OK);
+        st = rlock_try_acquire(&re, 10000);
+        CHECK_EQ_ST(st, RLOCK_E_BADARG);
+        if (st == RLOCK_OK) {
+            st = rlock_try_acquire(&rd, 10000);
+            CHECK_MSG(st != RLOCK_OK, "a reader on owner 'mode''s reentrant key: %s - both hold", rlock_status_str(st));
+            if (st == RLOCK_OK) (void)rlock_release(&rd);
+            (void)rlock_release(&re);
+        }
+        rh_tc_close(&to);
+    }
+    /* the owner ids that do not clash still work: "job" itself, "job:rx", "job:" */
+    for (i = 0; i < 3; i++) {
+        static const char *const good[3] = { "job", "job:rx", "job:" };
+        cfg.owner = good[i];
+        if (rh_tc_open(&to, s, 0, &cfg, NULL, NULL) != 0) { CHECK_MSG(0, "connect"); break; }
+        CHECK_EQ_ST(rlock_lock_init(&re, &to.cl, "oc:k", 4, RLOCK_KIND_REENTRANT), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&re, 10000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+        rh_tc_close(&to);
+    }
+    (void)rh_int(s, "DEL oc:k oc:m {oc:k}:waiters {oc:m}:waiters");
+    rh_tc_close(&tj);
 }
 
 /* ------------------------------------------- 5. semaphore over Redlock */
@@ -1245,6 +1464,77 @@ static void sem_overlap(rh_server *srv) {
     tcn_close(&t);
 }
 
+/* Permit counts at their limits, on n nodes: 2^31 - 1 permits (a Redlock
+ * handle starts on a random slot up to 2^31 - 2: its 10 digits go out as
+ * ARGV[6] and come back as the slot) - three holders on three different
+ * slots in range, inspect counts them; the count lowered to 1 under them
+ * (rlock_semaphore_set_permits): nobody new gets in until all three left,
+ * then one does, on slot 0. */
+static void sem_limits(rh_server *srv, int n) {
+    tconn_n t;
+    rlock_lock h[4];
+    rlock_info info[3];
+    int i;
+    if (tcn_open(&t, srv, n, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    for (i = 0; i < 4; i++) CHECK_EQ_ST(rlock_semaphore_init(&h[i], &t.cl, "sem:lim", 7, 2147483647LL), RLOCK_OK);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ_ST(rlock_try_acquire(&h[i], 20000), RLOCK_OK);
+        CHECK_MSG(rlock_semaphore_slot(&h[i]) >= 0 && rlock_semaphore_slot(&h[i]) < 2147483647LL, "slot %lld",
+                  rlock_semaphore_slot(&h[i]));
+    }
+    CHECK(rlock_semaphore_slot(&h[0]) != rlock_semaphore_slot(&h[1]) &&
+          rlock_semaphore_slot(&h[1]) != rlock_semaphore_slot(&h[2]) &&
+          rlock_semaphore_slot(&h[0]) != rlock_semaphore_slot(&h[2]));
+    CHECK_EQ_ST(rlock_inspect(&h[3], info, 3), RLOCK_OK);
+    CHECK_MSG(strcmp(info[0].kind, "semaphore") == 0 && info[0].holders == 3, "%s, %lld holders", info[0].kind,
+              info[0].holders);
+    CHECK_EQ_ST(rlock_semaphore_set_permits(&h[3], 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&h[3], 20000), RLOCK_NOT_ACQUIRED);
+    for (i = 0; i < 2; i++) {
+        CHECK_EQ_ST(rlock_release(&h[i]), RLOCK_OK);
+        CHECK_EQ_ST(rlock_try_acquire(&h[3], 20000), RLOCK_NOT_ACQUIRED); /* one still holds: over 1 */
+    }
+    CHECK_EQ_ST(rlock_release(&h[2]), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&h[3], 20000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_semaphore_slot(&h[3]), 0);
+    CHECK_EQ_ST(rlock_release(&h[3]), RLOCK_OK);
+    for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(&srv[i], "EXISTS sem:lim"), 0);
+    for (i = 0; i < n; i++) (void)rh_int(&srv[i], "DEL sem:lim {sem:lim}:waiters {sem:lim}:deadlines");
+    tcn_close(&t);
+}
+
+/* A multi-lock over 3 nodes refused by a majority (one key held on nodes
+ * 1 and 2 by someone else) leaves nothing on the node that granted: its
+ * keys are released again, the other holder's keys untouched. Then with
+ * the key free on a majority it gets in, and its release empties every node. */
+static void multi_partial(rh_server *srv) {
+    tconn_n t;
+    rlock_lock m;
+    const char *keys[2] = { "{mk}:a", "{mk}:b" };
+    const size_t lens[2] = { 6, 6 };
+    char buf[32];
+    int i;
+    if (tcn_open(&t, srv, 3, 1000) != 0) { CHECK_MSG(0, "connect"); return; }
+    CHECK_EQ_ST(rlock_multi_init(&m, &t.cl, keys, lens, 2), RLOCK_OK);
+    for (i = 1; i < 3; i++) CHECK(rh_str(&srv[i], buf, sizeof buf, "SET {mk}:b other PX 30000") == REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_NOT_ACQUIRED);
+    CHECK_MSG(rh_int(&srv[0], "EXISTS {mk}:a {mk}:b") == 0, "the granting node keeps %lld keys",
+              rh_int(&srv[0], "EXISTS {mk}:a {mk}:b"));
+    for (i = 1; i < 3; i++) {
+        CHECK_EQ_LL(rh_int(&srv[i], "EXISTS {mk}:a"), 0);
+        CHECK(rh_str(&srv[i], buf, sizeof buf, "GET {mk}:b") == REDIS_REPLY_STRING && strcmp(buf, "other") == 0);
+    }
+    (void)rh_int(&srv[2], "DEL {mk}:b"); /* free on nodes 0 and 2: a majority */
+    CHECK_EQ_ST(rlock_try_acquire(&m, 10000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&m), 2);
+    CHECK_EQ_ST(rlock_release(&m), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&srv[0], "EXISTS {mk}:a {mk}:b"), 0);
+    CHECK_EQ_LL(rh_int(&srv[2], "EXISTS {mk}:a {mk}:b"), 0);
+    CHECK(rh_str(&srv[1], buf, sizeof buf, "GET {mk}:b") == REDIS_REPLY_STRING && strcmp(buf, "other") == 0);
+    for (i = 0; i < 3; i++) (void)rh_int(&srv[i], "DEL {mk}:a {mk}:b");
+    tcn_close(&t);
+}
+
 static void test_sem_redlock(void) {
     rh_server srv[3];
     rlock_posix_conn pc[3];
@@ -1258,6 +1548,8 @@ static void test_sem_redlock(void) {
     CHECK_EQ_LL(up, 3);
     if (up != 3) { for (i = 0; i < 3; i++) rh_server_stop(&srv[i]); return; }
     sem_overlap(srv);
+    sem_limits(srv, 3);
+    multi_partial(srv);
     sem_procs(srv, 3);
     rlock_config_init(&cfg);
     cfg.node_timeout_ms = 1000;
@@ -1594,6 +1886,7 @@ int main(void) {
     }
     test_sem_basic(&s);
     test_sem_handoff(&s);
+    sem_limits(&s, 1);
     test_sem_procs(&s);
     test_rw_basic(&s);
     test_rw_starvation(&s);
@@ -1604,6 +1897,7 @@ int main(void) {
     test_multi(&s);
     test_multi_wake_fence(&s);
     test_multi_fence_big(&s);
+    test_fence_exact(&s);
     test_late_cleanup(&s);
     test_sem_late_cleanup_queued(&s);
     test_sem_spent_waiter_id(&s);
@@ -1611,9 +1905,12 @@ int main(void) {
     test_rw_records(&s);
     test_rw_expired_reader(&s);
     test_inspect_force(&s);
+    test_inspect_rw_lapsed(&s);
+    test_force_each_kind(&s);
     test_force_sem_waiters(&s);
     test_foreign_keys(&s);
     test_rw_foreign_hashes(&s);
+    test_owner_clash(&s);
     test_sem_redlock();
     CHECK_EQ_LL(rh_int(&s, "DBSIZE"), 0); /* nothing left behind */
     rh_server_stop(&s);

@@ -2496,6 +2496,41 @@ static void test_script_error_after_write(const rh_server *s) {
     }
 }
 
+/* Fence tokens are exact over INCR's whole range: the counter pre-set to
+ * 2^53 and to 2^63 - 2, each kind's next token is 2^53 + 1 and 2^63 - 1.
+ * Before: the acquire scripts returned INCR's answer, a Lua number (a
+ * double), and the token came back rounded (2^53 + 1 as 2^53, 2^63 - 1 as
+ * -2^63: the double 2^63 cast back). Now they return the counter's text. */
+static void test_fence_exact(const rh_server *s) {
+    static const char *const pre[2] = { "9007199254740992", "9223372036854775806" };
+    static const long long want[2] = { 9007199254740993LL, 9223372036854775807LL };
+    static const rlock_kind kinds[2] = { RLOCK_KIND_SIMPLE, RLOCK_KIND_REENTRANT };
+    int i, k, fair;
+    for (fair = 0; fair < 2; fair++)
+        for (k = 0; k < 2; k++)
+            for (i = 0; i < 2; i++) {
+                rlock_config cfg = cfg_node_timeout(T_NODE_TIMEOUT);
+                rh_tconn t;
+                rlock_lock lk;
+                cfg.fencing = 1;
+                CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+                CHECK(rh_int(s, "SET {fx:k}:fence %s", pre[i]) == -999); /* (+OK) */
+                CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "fx:k", 4, kinds[k]), RLOCK_OK);
+                if (fair) CHECK_EQ_ST(rlock_lock_set_fair(&lk, 1, 1000), RLOCK_OK);
+                CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+                CHECK_MSG(rlock_fence_token(&lk) == want[i], "fair %d kind %d: fence %lld, want %lld", fair,
+                          (int)kinds[k], rlock_fence_token(&lk), want[i]);
+                if (k == 1) { /* re-entry keeps the first grant's token */
+                    CHECK_EQ_ST(rlock_acquire(&lk, 30000, 0), RLOCK_OK);
+                    CHECK_EQ_LL(rlock_fence_token(&lk), want[i]);
+                    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+                }
+                CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+                CHECK_EQ_LL(rh_int(s, "DEL {fx:k}:fence {fx:k}:waiters"), 1);
+                rh_tc_close(&t);
+            }
+}
+
 /* A hiredis context the program SELECTs to another db between lock
  * operations: rlock's requests still run in node.db (it SELECTs it again on
  * the shared connection before each one). Before: the release went to the
@@ -2596,6 +2631,7 @@ int main(void) {
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);
     test_script_error_after_write(&s);
+    test_fence_exact(&s);
     test_hiredis_pubsub_resp2(&s);
     test_max_key_aux(&s);
     test_connect_same_server(&s);

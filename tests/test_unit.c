@@ -1476,6 +1476,17 @@ static void test_bad_args(void) {
         CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
         CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
         CHECK_EQ_ST(rlock_acquire(&l2, TTL, 0), RLOCK_E_BADARG);
+        { /* named as a read-write lock's hash fields (test_primitives test_owner_clash) */
+            static const char *const clash[] = { "job:r", "job:w", "job:x", "job:y", "job:q", "job:t", "mode", "wq", ":r" };
+            size_t j;
+            for (j = 0; j < sizeof clash / sizeof clash[0]; j++) {
+                cfg2.owner = clash[j];
+                CHECK_EQ_ST(rlock_client_init(&c2, N + 1, 1, &cfg2), RLOCK_OK);
+                CHECK_EQ_ST(rlock_lock_init(&l2, &c2, "k", 1, RLOCK_KIND_REENTRANT), RLOCK_OK);
+                CHECK_MSG(rlock_acquire(&l2, TTL, 0) == RLOCK_E_BADARG, "owner '%s'", clash[j]);
+                CHECK(why_has(rlock_lock_error(&l2), "reentrant owner id"));
+            }
+        }
 #endif
     }
     /* after destroy every call is a bad argument */
@@ -4381,6 +4392,46 @@ static void test_fencing(void) {
     CHECK_REQ(F[0], 1, 0, S_REL, "10000"); /* no fence key outside acquire */
     CHECK_EQ_LL(rlock_fence_token(&LK), 0);
     env_done();
+
+    /* the fence as the counter's text (the scripts' answer: a Lua number
+     * is a double, exact to 2^53 only), read whole in any chunking */
+    {
+        static const struct { const char *reply; long long fence; } texts[] = {
+            { "*3\r\n:1\r\n:1\r\n$19\r\n9223372036854775807\r\n", 9223372036854775807LL },
+            { "*3\r\n:1\r\n:1\r\n$16\r\n9007199254740993\r\n", 9007199254740993LL },
+            { "*3\r\n:1\r\n:1\r\n$1\r\n7\r\n", 7 },
+        };
+        static const char *const bad[] = {
+            "*3\r\n:1\r\n:1\r\n$3\r\nabc\r\n", "*3\r\n:1\r\n:1\r\n$0\r\n\r\n", "*3\r\n:1\r\n:1\r\n$-1\r\n",
+            "*3\r\n:1\r\n:1\r\n$2\r\n123\r\n", "*3\r\n:1\r\n:1\r\n$20\r\n99999999999999999999\r\n",
+            "*3\r\n:1\r\n$1\r\n1\r\n:5\r\n", /* (text only in the fence's place) */
+        };
+        size_t chunk;
+        for (chunk = 0; chunk < 2; chunk++)
+            for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+                env_reset("fencing, the fence as text");
+                CFG.fencing = 1;
+                g_fencing = 1;
+                env_up(1, 1, RLOCK_KIND_SIMPLE);
+                F[0].max_chunk = chunk;
+                fk_add(&F[0], rlock_script_sha(S_ACQ), texts[i].reply);
+                CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+                CHECK_EQ_LL(rlock_fence_token(&LK), texts[i].fence);
+                env_done();
+            }
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            env_reset("fencing, a fence text that is no number");
+            CFG.fencing = 1;
+            g_fencing = 1;
+            env_up(1, 1, RLOCK_KIND_SIMPLE);
+            fk_add(&F[0], rlock_script_sha(S_ACQ), bad[i]);
+            fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+            CHECK_MSG(rlock_acquire(&LK, TTL, 0) == RLOCK_E_PROTOCOL, "reply %lu", (unsigned long)i);
+            CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+            CHECK_EQ_LL(F[0].n_reqs, 2); /* (the cleanup) */
+            env_done();
+        }
+    }
 
 #if RLOCK_MAX_NODES >= 3
 #if RLOCK_MAX_NODES >= 3
