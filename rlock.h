@@ -2671,14 +2671,14 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
     "o=string.gsub(redis.call('zrangebyscore',k,'('..ms,'+inf','LIMIT',0,1)[1] or '','^%d+:','') " \
     "elseif t=='hash' then local f=redis.call('hgetall',k) local m=redis.call('hget',k,'mode') local z=0 " \
     "local T,O,C=0,'',0 for i=1,#f,2 do local s=string.sub(f[i],-2) if string.byte(f[i])==0 then " \
-    "elseif s==':q' or s==':t' then if tonumber(f[i+1])>ms then " \
-    "r=r+1 if s==':t' then T=2 end end elseif m and s==':y' and tonumber(f[i+1])<=ms then m='read' " \
-    "elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) end end end " \
-    "if tonumber(redis.call('hget',k,'wq') or 0)>ms then w=1 end w=w+T " \
+    "elseif s==':q' or s==':t' then if (tonumber(f[i+1]) or 0)>ms then " \
+    "r=r+1 if s==':t' then T=2 end end elseif m and s==':y' and (tonumber(f[i+1]) or 0)<=ms then m='read' " \
+    "elseif f[i]~='wq' then z=z+1 if z==1 then O=f[i] C=tonumber(f[i+1]) or 0 end end end " \
+    "if (tonumber(redis.call('hget',k,'wq')) or 0)>ms then w=1 end w=w+T " \
     "if not m and z==0 then kind='free' elseif not m then kind='reentrant' w=0 r=0 " \
     "h=z o=O c=C else kind=m for i=1,#f,2 do local s=string.sub(f[i],-2) " \
     "local n=string.sub(f[i],1,-3) if string.byte(f[i])~=0 and ((m=='write' and s==':w') or (m=='read' and s==':r' and " \
-    "tonumber(redis.call('hget',k,n..':x') or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) end end " \
+    "(tonumber(redis.call('hget',k,n..':x')) or 0)>ms)) then h=h+1 if o=='' then o=n c=tonumber(f[i+1]) or 0 end end " \
     "end if h==0 then kind='free' end end end return kind..' '..p..' '..h..' '..c..' '..q..' '..w..' '..r..' '..string.sub(o,1,16)"
 /* Force: KEYS = key, waiters, a semaphore's deadlines; ARGV[3] = channel or ''.
  * -> 1 deleted | 0 absent | -1 no TTL (not rlock's: left alone)
@@ -2913,7 +2913,7 @@ static const char rlock__h20[] = RLOCK__PRIM("418b67d9a419f74ae959d7accb330343b5
 static const char rlock__t21[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_MULTI_RELEASE));
 static const char rlock__h21[] = RLOCK__PRIM("f5335c9979a3fcab87cece94d17e28a4df6f672a");
 static const char rlock__t22[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_INSPECT));
-static const char rlock__h22[] = RLOCK__PRIM("d4d1efe829c9bd5a278f8d3a27f11b1690933978");
+static const char rlock__h22[] = RLOCK__PRIM("1db77fc5c9890b401025f4aa819e96fa38a3569f");
 static const char rlock__t23[] = RLOCK__TEXT(RLOCK__PRIM(RLOCK__LUA_FORCE));
 static const char rlock__h23[] = RLOCK__PRIM("ca693fe1f8045b60b6709e030fdb985f602d99ad");
 /* The scripts a lock may send (its script set, rlock_lock.scripts): what
@@ -3028,13 +3028,13 @@ RLOCKDEF const char *rlock_script_sha(int id) {
 #define RLOCK__FN_VER 12 /* hex digits of the version */
 #define RLOCK__FN_HEX 8  /* of the script's SHA1 (the version already tells builds apart) */
 #define RLOCK__FN_LEN (6 + RLOCK__FN_VER + 1 + RLOCK__FN_HEX)
-#define RLOCK__FN_V_111 "242f2420c112"
+#define RLOCK__FN_V_111 "00d27b172b0c"
 #define RLOCK__FN_V_110 "4bd1ac663416"
-#define RLOCK__FN_V_101 "d9e5246d5c1f"
+#define RLOCK__FN_V_101 "9432a0428395"
 #define RLOCK__FN_V_100 "95d598ea1dfc"
-#define RLOCK__FN_V_011 "d0aa23debdad"
+#define RLOCK__FN_V_011 "4cc2df68c226"
 #define RLOCK__FN_V_010 "e6f276cdf6ff"
-#define RLOCK__FN_V_001 "f451cde2a6e7"
+#define RLOCK__FN_V_001 "e81ff6498c71"
 #define RLOCK__FN_V_000 "c034a346f52d"
 #define RLOCK__FN_V(re, fair, prim) RLOCK__FN_V_(re, fair, prim)
 #define RLOCK__FN_V_(re, fair, prim) RLOCK__FN_V_##re##fair##prim

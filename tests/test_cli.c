@@ -912,6 +912,7 @@ static void test_foreign(void) {
     char out[4096], got[64];
     const char *plain[] = { "-S", S[0], "t:foreign", "true", NULL };
     const char *hash[] = { "-S", S[0], "t:hash", "true", NULL };
+    const char *st[] = { "status", "-S", S[0], "t:hash", NULL };
     unsigned long long t = rh_now_ms();
     rh_str(&srv[0], got, sizeof got, "SET t:foreign 1");
     rh_int(&srv[0], "HSET t:hash f 1");
@@ -921,6 +922,15 @@ static void test_foreign(void) {
     CHECK(rh_now_ms() - t < 5000);
     rh_str(&srv[0], got, sizeof got, "GET t:foreign");
     CHECK(strcmp(got, "1") == 0);
+    /* rlock status on a program's hash whose values are not numbers: 65, not
+     * an rlock lock (the inspect script failed on them: 69, "redis error") */
+    rh_int(&srv[0], "HSET t:hash f v");
+    rh_int(&srv[0], "PERSIST t:hash");
+    CHECK_MSG(cli_run(st, out, sizeof out) == EX_DATAERR && strstr(out, "not an rlock lock") != NULL,
+              "status on a hash of text: '%s'", out);
+    rh_int(&srv[0], "PEXPIRE t:hash 60000");
+    CHECK_MSG(cli_run(st, out, sizeof out) != EX_UNAVAILABLE && strstr(out, "cannot inspect") == NULL,
+              "status on a hash of text with a TTL: '%s'", out);
     rh_int(&srv[0], "DEL t:foreign t:hash");
 }
 
