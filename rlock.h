@@ -7294,7 +7294,8 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     rlock__ms now, left, next = 0;
     rlock_renewal what = RLOCK_RENEW_NONE;
     rlock_status st = RLOCK_OK;
-    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
     for (;;) {
         if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
             st = rlock_step(lk);
@@ -7435,8 +7436,12 @@ static void *rlock__watchdog_main(void *arg) {
 
 RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own) {
     pthread_condattr_t ca;
-    if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own) || own == lk->client ||
-        own->n_nodes != lk->client->n_nodes) return RLOCK_E_BADARG;
+    if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own)) return RLOCK_E_BADARG;
+    if (own == lk->client)
+        return rlock__why(lk->why, RLOCK__TXT("own is lk's own client: the watchdog needs a client of its own"), 0, 0);
+    if (own->n_nodes != lk->client->n_nodes)
+        return rlock__why(lk->why, RLOCK__TXT("own has \1 nodes, lk's client \2: give it the same servers"),
+                          (long long)own->n_nodes, lk->client->n_nodes);
     if (lk->op.kind != RLOCK__OP_NONE || own->ops) return RLOCK_E_STATE;
     if (rlock_lock_state(lk) != RLOCK_STATE_HELD) return RLOCK_NOT_HELD;
     memset(w, 0, sizeof *w);
@@ -7890,7 +7895,9 @@ RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot) {
 RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
                                               rlock_kind kind) {
     rlock_status st;
-    if (!rlock__cluster_ok(cl) || !key) return RLOCK_E_BADARG;
+    /* (a NULL key: rlock_lock_init says so; its slot is 0) */
+    if (!rlock__cluster_ok(cl))
+        return lk ? rlock__why(lk->why, RLOCK__TXT("cl is not initialised (rlock_cluster_init)"), 0, 0) : RLOCK_E_BADARG;
     st = rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
     if (st == RLOCK_OK) memset(&lk->cl, 0, sizeof lk->cl);
     return st;
@@ -8043,8 +8050,13 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
                                          struct rlock_info *info) {
     rlock__ms now;
     rlock_status st;
-    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
-        return RLOCK_E_BADARG;
+    rlock__txt why = RLOCK__TXT("cl is not initialised (rlock_cluster_init)");
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (rlock__cluster_ok(cl)) {
+        why = RLOCK__TXT("lk is not one of cl's locks (rlock_cluster_lock_init)");
+        if (lk->client >= cl->client && lk->client < cl->client + cl->n) why = 0;
+    }
+    if (why) return rlock__why(lk->why, why, 0, 0);
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (kind <= RLOCK__CL_EXTEND && !rlock__check_ttl(lk, ttl)) return RLOCK_E_BADARG;
     if (wait < 0) return rlock__why(lk->why, RLOCK__TXT("wait \1 ms is negative"), wait, 0);
@@ -8081,7 +8093,7 @@ static rlock_status rlock__cluster_admin(rlock_lock *lk, int kind) {
     return kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, lk->cl.arg.info, 1) : rlock_force_unlock_begin(lk);
 }
 RLOCKDEF rlock_status rlock_cluster_inspect_begin(rlock_cluster *cl, rlock_lock *lk, rlock_info *out) {
-    if (!out) return RLOCK_E_BADARG;
+    if (!out) return rlock__lock_ok(lk) ? rlock__why(lk->why, RLOCK__TXT("out is NULL"), 0, 0) : RLOCK_E_BADARG;
     if (cl) cl->admin = rlock__cluster_admin;
     return rlock__cluster_begin(cl, lk, RLOCK__CL_INSPECT, 0, 0, out);
 }
