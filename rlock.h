@@ -928,7 +928,10 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg);
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr);
 
 /* Group n nodes (1..RLOCK_MAX_NODES, distinct) into a client; cfg may be NULL.
- * Needs the random source (for the instance id): RLOCK_E_RANDOM if it fails. */
+ * Needs the random source (for the instance id): RLOCK_E_RANDOM if it fails.
+ * Re-initialise a client only with no operation running on it: their
+ * handles would be cut off from it (a step, a cancel, a destroy of one
+ * would wait for ever). c may be memory never initialised: not checked. */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
 
@@ -1270,7 +1273,10 @@ typedef struct rlock_lock {
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
  * binary-safe; copied). Sends nothing. RLOCK_E_STATE (the handle left as
  * it is) while an operation of lk still runs on c: destroy it first
- * (rlock_lock_destroy ends it; its requests may be out, its grant held). */
+ * (rlock_lock_destroy ends it; its requests may be out, its grant held).
+ * A lock lk holds (no operation running) is forgotten, as by destroy, not
+ * released - it expires by its TTL: release first. (lk may be memory never
+ * initialised, so only c's list of operations is looked at, never lk.) */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind);
 
