@@ -6701,17 +6701,24 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     rlock_node *n;
     rlock__ms deadline;
     size_t len = 0;
-    rlock_status st = RLOCK_E_STATE;
+    rlock_status st;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
-    deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
-    if (!n->x.count && !n->x.failing) { /* else: a cancelled op's reply is due */
-        rlock__c_claim(n, NULL, deadline);
-        st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
-        n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
+    /* A cancelled op's reply is due first (no op runs: its owner is gone):
+     * read and dropped, or failed, within its own node timeout. */
+    for (;;) {
+        rlock__ms now = rlock__now(c);
+        rlock__c_rep rep;
+        if (rlock__c_next(n, now, &rep) != RLOCK_WOULD_BLOCK) continue;
+        if (!n->x.count) break;
+        rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, n->q[0].deadline));
     }
+    deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
+    rlock__c_claim(n, NULL, deadline);
+    st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
+    n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
         n->x.tx_len += len;
         n->x.count = 1;
@@ -6733,9 +6740,9 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             else rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
             break;
         }
-    } else { /* (busy: a cancelled op's reply; or PING does not fit behind AUTH / SELECT) */
+    } else { /* (the claim failed; or PING does not fit behind AUTH / SELECT) */
         if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
-        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK || st == RLOCK_E_STATE ? "" : n->x.xerr);
+        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK ? "" : n->x.xerr);
     }
     return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
 }
