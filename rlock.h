@@ -932,7 +932,10 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg);
 RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *tr);
 
 /* Group n nodes (1..RLOCK_MAX_NODES, distinct) into a client; cfg may be NULL.
- * Needs the random source (for the instance id): RLOCK_E_RANDOM if it fails. */
+ * Needs the random source (for the instance id): RLOCK_E_RANDOM if it fails.
+ * Re-initialise a client only with no operation running on it: their
+ * handles would be cut off from it (a step, a cancel, a destroy of one
+ * would wait for ever). c may be memory never initialised: not checked. */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
 
@@ -1275,7 +1278,10 @@ typedef struct rlock_lock {
 /* Prepare a lock handle for key[0..key_len) (1..RLOCK_MAX_KEY_LEN bytes,
  * binary-safe; copied). Sends nothing. RLOCK_E_STATE (the handle left as
  * it is) while an operation of lk still runs on c: destroy it first
- * (rlock_lock_destroy ends it; its requests may be out, its grant held). */
+ * (rlock_lock_destroy ends it; its requests may be out, its grant held).
+ * A lock lk holds (no operation running) is forgotten, as by destroy, not
+ * released - it expires by its TTL: release first. (lk may be memory never
+ * initialised, so only c's list of operations is looked at, never lk.) */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind);
 
@@ -6827,17 +6833,24 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     rlock_node *n;
     rlock__ms deadline;
     size_t len = 0;
-    rlock_status st = RLOCK_E_STATE;
+    rlock_status st;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     n = c->nodes[0];
-    deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
-    if (!n->x.count && !n->x.failing) { /* else: a cancelled op's reply is due */
-        rlock__c_claim(n, NULL, deadline);
-        st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
-        n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
+    /* A cancelled op's reply is due first (no op runs: its owner is gone):
+     * read and dropped, or failed, within its own node timeout. */
+    for (;;) {
+        rlock__ms now = rlock__now(c);
+        rlock__c_rep rep;
+        if (rlock__c_next(n, now, &rep) != RLOCK_WOULD_BLOCK) continue;
+        if (!n->x.count) break;
+        rlock__client_wait(c, rlock__c_sooner(UINT32_MAX, now, n->q[0].deadline));
     }
+    deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
+    rlock__c_claim(n, NULL, deadline);
+    st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
+    n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
         n->x.tx_len += len;
         n->x.count = 1;
@@ -6859,9 +6872,9 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             else rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
             break;
         }
-    } else { /* (busy: a cancelled op's reply; or PING does not fit behind AUTH / SELECT) */
+    } else { /* (the claim failed; or PING does not fit behind AUTH / SELECT) */
         if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
-        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK || st == RLOCK_E_STATE ? "" : n->x.xerr);
+        rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK ? "" : n->x.xerr);
     }
     return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
 }
@@ -7441,7 +7454,8 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     rlock__ms now, left, next = 0;
     rlock_renewal what = RLOCK_RENEW_NONE;
     rlock_status st = RLOCK_OK;
-    if (!rlock__lock_ok(lk) || !next_ms) return RLOCK_E_BADARG;
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
     for (;;) {
         if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
             st = rlock_step(lk);
@@ -7584,8 +7598,12 @@ static void *rlock__watchdog_main(void *arg) {
 
 RLOCKDEF rlock_status rlock_watchdog_start(rlock_watchdog *w, rlock_lock *lk, rlock_client *own) {
     pthread_condattr_t ca;
-    if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own) || own == lk->client ||
-        own->n_nodes != lk->client->n_nodes) return RLOCK_E_BADARG;
+    if (!w || !rlock__lock_ok(lk) || !rlock__client_ok(own)) return RLOCK_E_BADARG;
+    if (own == lk->client)
+        return rlock__why(lk->why, RLOCK__TXT("own is lk's own client: the watchdog needs a client of its own"), 0, 0);
+    if (own->n_nodes != lk->client->n_nodes)
+        return rlock__why(lk->why, RLOCK__TXT("own has \1 nodes, lk's client \2: give it the same servers"),
+                          (long long)own->n_nodes, lk->client->n_nodes);
     if (lk->op.kind != RLOCK__OP_NONE || own->ops) return RLOCK_E_STATE;
     if (rlock_lock_state(lk) != RLOCK_STATE_HELD) return RLOCK_NOT_HELD;
     memset(w, 0, sizeof *w);
@@ -8039,7 +8057,9 @@ RLOCKDEF size_t rlock_cluster_primary(const rlock_cluster *cl, unsigned slot) {
 RLOCKDEF rlock_status rlock_cluster_lock_init(rlock_cluster *cl, rlock_lock *lk, const char *key, size_t key_len,
                                               rlock_kind kind) {
     rlock_status st;
-    if (!rlock__cluster_ok(cl) || !key) return RLOCK_E_BADARG;
+    /* (a NULL key: rlock_lock_init says so; its slot is 0) */
+    if (!rlock__cluster_ok(cl))
+        return lk ? rlock__why(lk->why, RLOCK__TXT("cl is not initialised (rlock_cluster_init)"), 0, 0) : RLOCK_E_BADARG;
     st = rlock_lock_init(lk, &cl->client[rlock_cluster_primary(cl, rlock_cluster_slot(key, key_len))], key, key_len, kind);
     if (st == RLOCK_OK) memset(&lk->cl, 0, sizeof lk->cl);
     return st;
@@ -8192,8 +8212,13 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
                                          struct rlock_info *info) {
     rlock__ms now;
     rlock_status st;
-    if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
-        return RLOCK_E_BADARG;
+    rlock__txt why = RLOCK__TXT("cl is not initialised (rlock_cluster_init)");
+    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    if (rlock__cluster_ok(cl)) {
+        why = RLOCK__TXT("lk is not one of cl's locks (rlock_cluster_lock_init)");
+        if (lk->client >= cl->client && lk->client < cl->client + cl->n) why = 0;
+    }
+    if (why) return rlock__why(lk->why, why, 0, 0);
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (kind <= RLOCK__CL_EXTEND && !rlock__check_ttl(lk, ttl)) return RLOCK_E_BADARG;
     if (wait < 0) return rlock__why(lk->why, RLOCK__TXT("wait \1 ms is negative"), wait, 0);
@@ -8230,7 +8255,7 @@ static rlock_status rlock__cluster_admin(rlock_lock *lk, int kind) {
     return kind == RLOCK__CL_INSPECT ? rlock_inspect_begin(lk, lk->cl.arg.info, 1) : rlock_force_unlock_begin(lk);
 }
 RLOCKDEF rlock_status rlock_cluster_inspect_begin(rlock_cluster *cl, rlock_lock *lk, rlock_info *out) {
-    if (!out) return RLOCK_E_BADARG;
+    if (!out) return rlock__lock_ok(lk) ? rlock__why(lk->why, RLOCK__TXT("out is NULL"), 0, 0) : RLOCK_E_BADARG;
     if (cl) cl->admin = rlock__cluster_admin;
     return rlock__cluster_begin(cl, lk, RLOCK__CL_INSPECT, 0, 0, out);
 }

@@ -527,6 +527,37 @@ static void test_extend_late_lost(const rh_server *s) {
  * renewed at once by the step-back clock (before the grant: the time since
  * cannot be told), as the general engine does (test_waiting
  * test_clock_back_renew), not 5 s later, when the key has long expired. */
+/* rlock_client_connect while the reply of a cancelled op is still due (an
+ * extend begun, its request sent, then cancelled: abandoned, its reply read
+ * and dropped when it comes): the connect waits for that reply, then
+ * PINGs - as the general engine does, which pipelines its PING behind it.
+ * It said RLOCK_E_STATE, with no text anywhere (node, client), although no
+ * operation of the client ran. Nothing is left behind: the lock is held as
+ * before and its release works. */
+static void test_connect_after_cancel(const rh_server *s) {
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    make_key(key, 'x');
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    t.gate = 1; /* the reply is not read yet */
+    CHECK_EQ_ST(rlock_extend_begin(&lk, 20000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK); /* sent */
+    CHECK_EQ_ST(rlock_cancel_begin(&lk), RLOCK_OK);  /* abandoned */
+    CHECK_EQ_LL(rlock_node_wants(&t.node), RLOCK_WANT_READ); /* its reply is still due */
+    t.gate = 0;
+    CHECK_EQ_ST(rlock_client_connect(&t.cl, 1000), RLOCK_OK);
+    CHECK_MSG(rlock_node_error(&t.node)[0] == '\0', "node: %s", rlock_node_error(&t.node));
+    CHECK_EQ_LL(rlock_node_wants(&t.node), 0);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK(held_by(key, &lk, 20000));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
 static void test_clock_back_renew(const rh_server *s) {
     scli t;
     rlock_lock lk;
@@ -991,6 +1022,7 @@ int main(void) {
         test_clock_back_hold(&srv);
         test_renew_past_validity(&srv);
         test_renew_reconnect(&srv);
+        test_connect_after_cancel(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

@@ -3754,6 +3754,24 @@ static void test_badarg_texts(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, -1), RLOCK_E_BADARG);
     CHECK_STR(rlock_lock_error(&LK), "wait -1 ms is negative");
     CHECK(strcmp(rlock_lock_error(NULL), "") != 0);
+    /* a valid handle with a bad argument beside it: the text names it (it
+     * said the last one's, "wait -1 ms is negative") */
+    CHECK_EQ_ST(rlock_renew_poll(&LK, NULL), RLOCK_E_BADARG);
+    CHECK_STR(rlock_lock_error(&LK), "next_ms is NULL");
+#ifdef RLOCK_WATCHDOG
+    {
+        static rlock_watchdog w;
+        static rlock_node one;
+        rlock_client own;
+        rlock_transport t2 = fk_transport(&F[2], 1);
+        CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &C), RLOCK_E_BADARG);
+        CHECK_STR(rlock_lock_error(&LK), "own is lk's own client: the watchdog needs a client of its own");
+        CHECK_EQ_ST(rlock_node_init(&one, &t2), RLOCK_OK);
+        CHECK_EQ_ST(rlock_client_init(&own, &one, 1, &CFG), RLOCK_OK);
+        CHECK_EQ_ST(rlock_watchdog_start(&w, &LK, &own), RLOCK_E_BADARG);
+        CHECK_STR(rlock_lock_error(&LK), "own has 1 nodes, lk's client 2: give it the same servers");
+    }
+#endif
     CHECK_MSG(all_silent(2), "a bad argument reached a transport");
     /* client */
     rlock_config_init(&cfg);
@@ -4887,6 +4905,28 @@ static void test_cluster_map(void) {
         CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &lk, 0, 0), RLOCK_E_BADARG);  /* ttl 0 */
         CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &lk, 1000, -1), RLOCK_E_BADARG);
         CHECK(why_has(rlock_lock_error(&lk), "negative"));
+        {   /* every refusal names what was wrong in the handle's text (a
+             * handle never initialised included: its text was its garbage) */
+            rlock_lock junk, plain;
+            rlock_cluster dead;
+            memset(&junk, 0xA5, sizeof junk);
+            CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &junk, NULL, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+            CHECK_STR(rlock_lock_error(&junk), "key is NULL");
+            memset(&dead, 0, sizeof dead);
+            memset(&junk, 0xA5, sizeof junk);
+            CHECK_EQ_ST(rlock_cluster_lock_init(&dead, &junk, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+            CHECK_STR(rlock_lock_error(&junk), "cl is not initialised (rlock_cluster_init)");
+            env_up(1, 1, RLOCK_KIND_SIMPLE); /* C: not the cluster's */
+            CHECK_EQ_ST(rlock_lock_init(&plain, &C, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_cluster_acquire_begin(&cl, &plain, 1000, 0), RLOCK_E_BADARG);
+            CHECK_STR(rlock_lock_error(&plain), "lk is not one of cl's locks (rlock_cluster_lock_init)");
+            CHECK_EQ_ST(rlock_cluster_acquire_begin(&dead, &lk, 1000, 0), RLOCK_E_BADARG);
+            CHECK_STR(rlock_lock_error(&lk), "cl is not initialised (rlock_cluster_init)");
+#ifndef RLOCK_NO_PRIMITIVES
+            CHECK_EQ_ST(rlock_cluster_inspect_begin(&cl, &lk, NULL), RLOCK_E_BADARG);
+            CHECK_STR(rlock_lock_error(&lk), "out is NULL");
+#endif
+        }
         CHECK_EQ_LL(rlock_cluster_interest(&cl, NULL, 0, &t), 0);
         CHECK_EQ_LL(t, UINT32_MAX); /* nothing to do */
         rlock_cluster_close(&cl);
