@@ -9,7 +9,8 @@
  * server that wants a client certificate, with and without one;
  * --tls-insecure-style skipping of verification only when asked; bad
  * configurations refused at init; no fd left open; the event-loop API
- * (rlock_client_interest / _step) over TLS with a poll() loop. */
+ * (rlock_client_interest / _step) over TLS with a poll() loop; a reply
+ * record that arrives in parts (polled for, no spin). */
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
@@ -187,6 +188,145 @@ static void test_poll_loop(rh_server *s, int port, const rlock_tls_config *cfg) 
     printf("tls: poll loop: handshake slept in poll(); acquire (rest), extend, release in %d polls\n", polls);
     rlock_client_close(&cl);
     rlock_tls_free(&t);
+}
+
+/* Move what fd `from` has (at most max bytes; -1: all) to fd `to`: bytes moved. */
+static long relay(int from, int to, long max) {
+    unsigned char b[4096];
+    long moved = 0;
+    while (max < 0 || moved < max) {
+        size_t want = max < 0 || (size_t)(max - moved) > sizeof b ? sizeof b : (size_t)(max - moved);
+        ssize_t n = recv(from, b, want, MSG_DONTWAIT), off = 0;
+        if (n <= 0) break;
+        while (off < n) {
+            ssize_t w = send(to, b + off, (size_t)(n - off), 0);
+            if (w <= 0) return -1;
+            off += w;
+        }
+        moved += n;
+    }
+    return moved;
+}
+
+/* Step lk's op while relaying both ways between the client's socket *cfd
+ * (accepted from lfd when -1) and the server's *up (connected to port). */
+static rlock_status relay_op(rlock_client *cl, rlock_lock *lk, int lfd, int *cfd, int *up, int port) {
+    unsigned long long end = rh_now_ms() + 5000;
+    rlock_status st;
+    while ((st = rlock_result(lk)) == RLOCK_WOULD_BLOCK && rh_now_ms() < end) {
+        rlock_client_step(cl);
+        if (*cfd < 0 && (*cfd = accept(lfd, NULL, NULL)) >= 0) {
+            struct sockaddr_in sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sin_family = AF_INET;
+            sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            sa.sin_port = htons((unsigned short)port);
+            *up = socket(AF_INET, SOCK_STREAM, 0);
+            if (*up < 0 || connect(*up, (struct sockaddr *)&sa, sizeof sa) != 0) return RLOCK_E_IO;
+        }
+        if (*cfd >= 0) { (void)relay(*cfd, *up, -1); (void)relay(*up, *cfd, -1); }
+        rh_sleep_ms(1);
+    }
+    return st;
+}
+
+/* A reply whose TLS record arrives in parts (a slow network, a server
+ * stalled mid-write): while OpenSSL holds only part of a record, nothing
+ * can be read until the socket brings the rest, so the fd hook must give
+ * the socket to poll (not -1, "step now") and the wait hook must wait on
+ * it (not return "ready" at once): else an event loop and the blocking
+ * calls spin on the CPU until the rest comes or the node timeout runs
+ * out. The test is the relay between client and server, holding the rest
+ * of the record. */
+static void test_partial_record(int tport, const rlock_tls_config *cfg) {
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_interest it[2];
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    uint32_t tmo = 0;
+    size_t n;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), cfd = -1, up = -1, i, w;
+    unsigned long long t0;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 1) == 0 &&
+          getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0 && fcntl(lfd, F_SETFL, O_NONBLOCK) == 0);
+    if (rlock_tls_init(&t, "127.0.0.1", ntohs(sa.sin_port), 3000, cfg) != 0) {
+        CHECK_MSG(0, "init: %s", t.err);
+        close(lfd);
+        return;
+    }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:part", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(relay_op(&cl, &lk, lfd, &cfd, &up, tport), RLOCK_OK);
+    if (cfd < 0 || up < 0) goto out;
+
+    /* the extend goes to the server; of its reply only the record header and 2 bytes */
+    CHECK_EQ_ST(rlock_extend_begin(&lk, 10000), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 2000; i++) {
+        struct pollfd p;
+        rlock_client_step(&cl);
+        (void)relay(cfd, up, -1);
+        p.fd = up;
+        p.events = POLLIN;
+        if (poll(&p, 1, 1) == 1) break;
+    }
+    rh_sleep_ms(20); /* the whole record is at the relay (one write of the server) */
+    CHECK_EQ_LL(relay(up, cfd, 7), 7);
+    for (i = 0; i < 5; i++) { rh_sleep_ms(2); rlock_client_step(&cl); }
+    CHECK_EQ_ST(rlock_result(&lk), RLOCK_WOULD_BLOCK);
+    CHECK_MSG(SSL_has_pending(t.ssl) && SSL_pending(t.ssl) == 0, "the test's premise: part of a record held");
+    /* nothing is readable: poll the socket, which brings the rest */
+    CHECK_EQ_LL(t.tr.fd(t.tr.ctx), t.tcp.fd);
+    n = rlock_client_interest(&cl, it, 2, &tmo);
+    CHECK_MSG(n == 1 && it[0].fd == t.tcp.fd && tmo > 0, "interest: %d fd %d (socket %d), timeout %u ms", (int)n,
+              n ? it[0].fd : -2, t.tcp.fd, (unsigned)tmo);
+    t0 = rh_now_ms();
+    w = t.tr.wait(t.tr.ctx, RLOCK_WANT_READ, 200);
+    CHECK_MSG(w == 0 && rh_now_ms() - t0 >= 150, "wait hook: %d after %llu ms (want 0 after 200 ms)", w,
+              rh_now_ms() - t0);
+    /* the rest comes: the extend ends, and the release */
+    CHECK_EQ_ST(relay_op(&cl, &lk, lfd, &cfd, &up, tport), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release_begin(&lk), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(relay_op(&cl, &lk, lfd, &cfd, &up, tport), RLOCK_OK);
+    printf("tls: a record in parts: the socket polled, the wait hook waited, the extend then ended\n");
+    {   /* decrypted bytes left in OpenSSL (a recv shorter than the record): step now */
+        rlock_tls_conn d;
+        unsigned char b[16];
+        long r = 0;
+        unsigned long long end = rh_now_ms() + 3000;
+        if (rlock_tls_init(&d, "127.0.0.1", tport, 3000, cfg) == 0) {
+            while ((r = d.tr.connect(d.tr.ctx)) == RLOCK_IO_WOULD_BLOCK && rh_now_ms() < end)
+                (void)d.tr.wait(d.tr.ctx, RLOCK_WANT_READ, 10);
+            CHECK_MSG(r == 1, "connect: %ld %s", r, d.err);
+            CHECK_EQ_LL(d.tr.send(d.tr.ctx, (const unsigned char *)"PING\r\n", 6), 6);
+            while ((r = d.tr.recv(d.tr.ctx, b, 1)) == RLOCK_IO_WOULD_BLOCK && rh_now_ms() < end)
+                (void)d.tr.wait(d.tr.ctx, RLOCK_WANT_READ, 10);
+            CHECK(r == 1 && b[0] == '+');
+            CHECK_EQ_LL(d.tr.fd(d.tr.ctx), -1);
+            CHECK_EQ_LL(d.tr.wait(d.tr.ctx, RLOCK_WANT_READ, 1000), 1); /* at once: 0 were it polling */
+            CHECK(d.tr.recv(d.tr.ctx, b, sizeof b) == 6 && memcmp(b, "PONG\r\n", 6) == 0);
+            CHECK_EQ_LL(d.tr.fd(d.tr.ctx), d.tcp.fd);
+        } else {
+            CHECK_MSG(0, "init: %s", d.err);
+        }
+        rlock_tls_free(&d);
+    }
+out:
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+    if (cfd >= 0) close(cfd);
+    if (up >= 0) close(up);
+    close(lfd);
 }
 
 /* Run build/rlock-asan with args (20 s bound); stdout+stderr into out. */
@@ -466,6 +606,7 @@ int main(void) {
     }
 
     test_poll_loop(&s, tport, &cfg);
+    test_partial_record(tport, &cfg);
     test_cli(tport, s.port);
     test_cluster_tls();
 
