@@ -1161,7 +1161,7 @@ typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
     struct rlock_cluster *owner; /* that cluster (rlock_lock_destroy ends the operation there) */
     union { long long ttl; struct rlock_info *info; } arg; /* acquire / extend: the ttl; inspect: where its answer goes */
-    rlock__ms wait_end, wake_at;
+    rlock__ms wait_end, wake_at, io_end; /* io_end: when asking the others for an unreachable primary stops */
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
@@ -1616,8 +1616,9 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * RLOCK_E_REDIS: while a slot stays half-migrated only the uncontended
  * plain SET (one key) acquires there, nothing grants twice. A primary
  * that cannot be reached (killed, failing over) makes them ask the
- * other nodes every 100 ms (~4 s in all), which answer MOVED once the
- * cluster has promoted a replica.
+ * other nodes every 100 ms for 4 s from the first failure (a try at a
+ * primary that does not answer costs a node timeout more), which answer
+ * MOVED once the cluster has promoted a replica; then RLOCK_E_IO.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
  * shard channel "{key}:released" on its primary's command connection
  * (RESP3) and the release scripts SPUBLISH there, so a notice goes to that
@@ -7919,7 +7920,7 @@ static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, cons
 enum { RLOCK__CL_ACQUIRE = 1, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE, RLOCK__CL_INSPECT, RLOCK__CL_FORCE };
 /* IDLE; MAP: waiting for the slot map; START: the lock call is due; RUN: it runs; PAUSE: until wake_at */
 enum { RLOCK__CLP_IDLE, RLOCK__CLP_MAP, RLOCK__CLP_START, RLOCK__CLP_RUN, RLOCK__CLP_PAUSE };
-#define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
+#define RLOCK__CLUSTER_IO_MS 4000u   /* an unreachable primary: ask the others, every 100 ms, for 4 s */
 #define RLOCK__CLUSTER_TRIES 20      /* -TRYAGAIN (slot migrating): again after 10..80 ms, ~1.4 s in all */
 
 static rlock_client *rlock__cluster_home(rlock_cluster *cl, const rlock_lock *lk) {
@@ -7965,9 +7966,15 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         o->phase = RLOCK__CLP_START;
         return RLOCK_WOULD_BLOCK;
     }
-    if (st == RLOCK_E_IO && cl->n > 1 && o->io++ < RLOCK__CLUSTER_IO_TRIES) {
+    if (st == RLOCK_E_IO && cl->n > 1 && !o->io) { /* the first failure */
+        o->io = 1;
+        o->io_end = now + RLOCK__CLUSTER_IO_MS;
+    }
+    if (st == RLOCK_E_IO && cl->n > 1 && RLOCK__MS_BEFORE(now, o->io_end)) {
         /* Unreachable: maybe failing over. Another node answers MOVED to
-         * whoever serves the slot (the old address until a replica is promoted). */
+         * whoever serves the slot (the old address until a replica is
+         * promoted). For 4 s from the first failure, not a number of tries:
+         * a try at a primary that does not answer costs a node timeout. */
         lk->client = &cl->client[((size_t)(lk->client - cl->client) + 1) % cl->n];
         o->hops = 0;
         o->wake_at = now + 100u;

@@ -2777,6 +2777,99 @@ out:
     for (i = 0; i < CL_N; i++) rh_server_stop(&sv[i]);
 }
 
+/* A primary that stops answering (SIGSTOP: a host gone without a reset)
+ * and is not failed over (cluster-node-timeout 60 s: nobody marks it
+ * failing during the test). The lock calls ask the other nodes, which
+ * answer MOVED to it, for about 4 s (rlock.h section 7, README) - each try
+ * at it costs a node timeout, and that must not multiply the 4 s (40 tries
+ * of node timeout + 100 ms). Then RLOCK_E_IO; and the lock as before once
+ * it answers again. */
+static void test_cluster_unreachable(void) {
+    static const char *const args[] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                        "--cluster-node-timeout", "60000", NULL };
+    static rh_server sv[3];
+    static rlock_posix_conn pc[RLOCK_CLUSTER_MAX_PRIMARIES];
+    static rlock_cluster cl;
+    const char *k = "clu:stop", *hosts[3];
+    char addr[3][32];
+    int ports[3], i, up = 0, ok = 0;
+    unsigned long long end, t0, took;
+    rlock_config cfg;
+    rlock_lock a, h;
+    rlock_status st;
+    rh_server *prim = NULL;
+    for (i = 0; i < 3; i++) {
+        char cport[16];
+        const char *a2[10];
+        int n;
+        for (n = 0; args[n]; n++) a2[n] = args[n];
+        snprintf(cport, sizeof cport, "%d", rh_free_port());
+        a2[n++] = "--cluster-port";
+        a2[n++] = cport;
+        a2[n] = NULL;
+        up += rh_server_start(&sv[i], a2) == 0;
+    }
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+    {   /* 3 primaries, no replicas */
+        const char *argv[8];
+        int n = 0, status;
+        pid_t pid;
+        argv[n++] = "redis-cli";
+        argv[n++] = "--cluster";
+        argv[n++] = "create";
+        for (i = 0; i < 3; i++) { snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", sv[i].port); argv[n++] = addr[i]; }
+        argv[n++] = "--cluster-yes";
+        argv[n] = NULL;
+        pid = rh_spawn(argv, NULL, NULL, 1);
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100)) {
+        char buf[2048];
+        for (ok = 1, i = 0; i < 3; i++)
+            if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING ||
+                !strstr(buf, "cluster_state:ok"))
+                ok = 0;
+    }
+    CHECK_MSG(ok, "cluster not ok within 20 s");
+    if (!ok) goto out;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 500;
+    for (i = 0; i < 3; i++) { hosts[i] = "127.0.0.1"; ports[i] = sv[i].port; }
+    CHECK_EQ_ST(rlock_cluster_init(&cl, hosts, ports, 3, &cfg, rlock_posix_cluster_connect, pc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &h, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_acquire(&cl, &h, 30000, 0), RLOCK_OK); /* the map read, the lock held */
+    for (i = 0; i < 3; i++)
+        if (sv[i].port == cl.port[rlock_cluster_primary(&cl, rlock_cluster_slot(k, strlen(k)))]) prim = &sv[i];
+    CHECK(prim != NULL);
+    if (!prim) goto close;
+    rh_server_pause(prim);
+    CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_cluster_acquire(&cl, &a, 30000, 0);
+    took = rh_now_ms() - t0;
+    CHECK_MSG(st == RLOCK_E_IO && took < 9000, "acquire, the primary stopped: %s after %llu ms (want io error in ~4.5 s)",
+              rlock_status_str(st), took);
+    printf("cluster: the slot's primary stopped, not failed over: acquire %s after %llu ms\n", rlock_status_str(st), took);
+    t0 = rh_now_ms();
+    st = rlock_cluster_extend(&cl, &h, 30000);
+    took = rh_now_ms() - t0;
+    CHECK_MSG(st == RLOCK_E_IO && took < 9000, "extend, the primary stopped: %s after %llu ms (want io error in ~4.5 s)",
+              rlock_status_str(st), took);
+    rh_server_resume(prim);
+    CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_NOT_ACQUIRED); /* h still holds it */
+    CHECK_EQ_ST(rlock_cluster_extend(&cl, &h, 30000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_release(&cl, &h), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_release(&cl, &a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
+close:
+    rlock_cluster_close(&cl);
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pc[i]);
+out:
+    for (i = 0; i < 3; i++) rh_server_stop(&sv[i]);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -2806,6 +2899,7 @@ int main(void) {
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
     test_cluster();
+    test_cluster_unreachable();
     if (!quick) test_check(&s);
     if (!quick) test_load();
     {
