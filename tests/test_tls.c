@@ -10,7 +10,8 @@
  * --tls-insecure-style skipping of verification only when asked; bad
  * configurations refused at init; no fd left open; the event-loop API
  * (rlock_client_interest / _step) over TLS with a poll() loop; a reply
- * record that arrives in parts (polled for, no spin). */
+ * record that arrives in parts (polled for, no spin); the connection
+ * killed between operations (reconnected); a Cluster MOVED over TLS. */
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
@@ -329,6 +330,36 @@ out:
     close(lfd);
 }
 
+/* The server kills the TLS connection between operations (FAULTS 25):
+ * the next operation, an extend or a release too, reconnects (a new
+ * handshake) and succeeds. */
+static void test_killed(rh_server *s, int tport, const rlock_tls_config *cfg) {
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_status st;
+    if (rlock_tls_init(&t, "127.0.0.1", tport, 2000, cfg) != 0) { CHECK_MSG(0, "init: %s", t.err); return; }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 2000;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:kill", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    CHECK(rh_int(s, "CLIENT KILL TYPE %s", "normal") >= 1);
+    rh_sleep_ms(20);
+    st = rlock_extend(&lk, 10000);
+    CHECK_MSG(st == RLOCK_OK, "extend after CLIENT KILL: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
+    CHECK(rh_int(s, "CLIENT KILL TYPE %s", "normal") >= 1);
+    rh_sleep_ms(20);
+    st = rlock_release(&lk);
+    CHECK_MSG(st == RLOCK_OK, "release after CLIENT KILL: %s (%s)", rlock_status_str(st), rlock_node_error(&node));
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", "tls:kill"), 0);
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+}
+
 /* Run build/rlock-asan with args (20 s bound); stdout+stderr into out. */
 static int cli(const char *const *args, char *out, size_t cap) {
     const char *argv[24];
@@ -486,6 +517,21 @@ static void test_cluster_tls(void) {
     printf("tls cluster: 20 locks over TLS on their slots' primaries, %lu MOVED, map read %lu time(s)\n", cl.moved,
            cl.fetches);
     for (i = 0; i < 20; i++) CHECK_EQ_ST(rlock_cluster_release(&cl, &lk[i]), RLOCK_OK);
+    {   /* a stale map entry: the MOVED answered over TLS names the TLS port, followed there */
+        const char *k = "tcl:moved";
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        size_t home = rlock_cluster_primary(&cl, slot);
+        unsigned long moved = cl.moved;
+        rlock_lock m;
+        cl.slot[slot] = (unsigned char)((home + 1) % cl.n + 1); /* another primary */
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &m, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl, &m, 30000, 0), RLOCK_OK);
+        CHECK_EQ_LL(cl.moved, moved + 1);
+        CHECK_EQ_LL(rlock_cluster_primary(&cl, slot), home);
+        CHECK_EQ_LL(cl.n, 3); /* no plaintext address learnt */
+        CHECK_EQ_ST(rlock_cluster_extend(&cl, &m, 30000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_release(&cl, &m), RLOCK_OK);
+    }
 
     {   /* the rlock command */
         const char *k = "tcl:cli";
@@ -607,6 +653,7 @@ int main(void) {
 
     test_poll_loop(&s, tport, &cfg);
     test_partial_record(tport, &cfg);
+    test_killed(&s, tport, &cfg);
     test_cli(tport, s.port);
     test_cluster_tls();
 
