@@ -1619,6 +1619,8 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * other nodes every 100 ms for 4 s from the first failure (a try at a
  * primary that does not answer costs a node timeout more), which answer
  * MOVED once the cluster has promoted a replica; then RLOCK_E_IO.
+ * -CLUSTERDOWN (nothing ran: what they answer between marking the primary
+ * failing and the promotion) is retried the same way, then RLOCK_E_REDIS.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
  * shard channel "{key}:released" on its primary's command connection
  * (RESP3) and the release scripts SPUBLISH there, so a notice goes to that
@@ -7940,7 +7942,7 @@ static void rlock__cluster_unlink(rlock_cluster *cl, rlock_lock *lk) {
 static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rlock_status st, rlock__ms now) {
     rlock__cluster_op *o = &lk->cl;
     const char *err = rlock_node_error(lk->client->nodes[0]);
-    int asking = lk->asking;
+    int asking = lk->asking, down;
     lk->asking = 0;
     if (st == RLOCK_E_MOVED && o->hops++ < RLOCK_CLUSTER_HOPS) {
         const char *host;
@@ -7966,11 +7968,14 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         o->phase = RLOCK__CLP_START;
         return RLOCK_WOULD_BLOCK;
     }
-    if (st == RLOCK_E_IO && cl->n > 1 && !o->io) { /* the first failure */
+    /* -CLUSTERDOWN (nothing ran): the others say so once the primary is
+     * marked failing, until its replica is promoted */
+    down = st == RLOCK_E_IO || (st == RLOCK_E_REDIS && strlen(err) >= 11 && memcmp(err, "CLUSTERDOWN", 11) == 0);
+    if (down && cl->n > 1 && !o->io) { /* the first failure */
         o->io = 1;
         o->io_end = now + RLOCK__CLUSTER_IO_MS;
     }
-    if (st == RLOCK_E_IO && cl->n > 1 && RLOCK__MS_BEFORE(now, o->io_end)) {
+    if (down && cl->n > 1 && RLOCK__MS_BEFORE(now, o->io_end)) {
         /* Unreachable: maybe failing over. Another node answers MOVED to
          * whoever serves the slot (the old address until a replica is
          * promoted). For 4 s from the first failure, not a number of tries:

@@ -2706,6 +2706,13 @@ static void test_cluster(void) {
         if (!victim || !heir) { rlock_cluster_close(&cr); goto out; }
         t0 = rh_now_ms();
         rh_server_kill9(victim);
+        /* an extend at once: the others answer MOVED to the dead primary,
+         * then -CLUSTERDOWN once it is marked failing, then MOVED to the
+         * heir - followed within its 4 s (CLUSTERDOWN once ended it there) */
+        st = rlock_cluster_extend(&cr, &a, 30000);
+        CHECK_MSG(st == RLOCK_OK || rh_now_ms() - t0 >= 4000, "extend during the failover: %s (%s) after %llu ms",
+                  rlock_status_str(st), rlock_node_error(a.client->nodes[0]), rh_now_ms() - t0);
+        printf("cluster: an extend begun as the primary died: %s after %llu ms\n", rlock_status_str(st), rh_now_ms() - t0);
         for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
             if (is_primary(heir)) { promoted = 1; break; }
         CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir_port);
@@ -2859,6 +2866,33 @@ static void test_cluster_unreachable(void) {
     rh_server_resume(prim);
     CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_NOT_ACQUIRED); /* h still holds it */
     CHECK_EQ_ST(rlock_cluster_extend(&cl, &h, 30000), RLOCK_OK);
+    {   /* the cluster down for a while, as between a primary marked failing
+         * and its replica's promotion: every node answers -CLUSTERDOWN
+         * (nothing ran). An extend begun then goes on once it is up (the key's
+         * slot unassigned everywhere, then given back to its primary) */
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        char buf[256], pid[64];
+        int down = 0;
+        rh_str(prim, pid, sizeof pid, "CLUSTER MYID%s", "");
+        for (i = 0; i < 3; i++) CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CLUSTER DELSLOTS %u", slot), REDIS_REPLY_STATUS);
+        for (end = rh_now_ms() + 5000; rh_now_ms() < end && !down; rh_sleep_ms(10))
+            for (down = 1, i = 0; i < 3; i++)
+                if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING ||
+                    !strstr(buf, "cluster_state:fail"))
+                    down = 0;
+        CHECK_MSG(down, "the cluster did not go down");
+        st = cl_drive(&cl, &h, rlock_cluster_extend_begin(&cl, &h, 30000), 500);
+        CHECK_MSG(st == RLOCK_WOULD_BLOCK, "extend while the cluster is down: %s (%s), not waiting",
+                  rlock_status_str(st), rlock_node_error(h.client->nodes[0]));
+        CHECK_EQ_LL(rh_str(prim, buf, sizeof buf, "CLUSTER ADDSLOTS %u", slot), REDIS_REPLY_STATUS);
+        for (i = 0; i < 3; i++)
+            if (&sv[i] != prim)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, pid), REDIS_REPLY_STATUS);
+        if (st == RLOCK_WOULD_BLOCK) st = cl_drive(&cl, &h, st, 5000);
+        CHECK_MSG(st == RLOCK_OK, "extend once the cluster is up: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(h.client->nodes[0]));
+        CHECK(rh_int(prim, "PTTL %s", k) > 25000);
+    }
     CHECK_EQ_ST(rlock_cluster_release(&cl, &h), RLOCK_OK);
     CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_cluster_release(&cl, &a), RLOCK_OK);
