@@ -2732,6 +2732,64 @@ static void test_cluster(void) {
         rlock_cluster_close(&cr);
         for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
     }
+    /* a grant its replica never received (the replication link cut, the
+     * replica kept from reconnecting by a masterauth the primary refuses),
+     * then the primary killed and that replica promoted: the lock is gone
+     * (asynchronous replication) and the holder is told - its next extend
+     * says RLOCK_LOST, after which another client takes the key */
+    {
+        static rlock_posix_conn pl[RLOCK_CLUSTER_MAX_PRIMARIES], pm[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cl1, cl2;
+        rlock_lock a, b;
+        rh_server *victim = NULL, *heir = NULL;
+        const char *hosts[CL_N];
+        int ports[CL_N], promoted = 0;
+        char k[32] = "";
+        rlock_status st = RLOCK_E_IO;
+        for (i = 0; i < CL_N; i++) { hosts[i] = "127.0.0.1"; ports[i] = sv[i].port; }
+        CHECK_EQ_ST(rlock_cluster_init(&cl1, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pl), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_init(&cl2, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pm), RLOCK_OK);
+        /* a key whose primary still has a replica (not the shard failed over above) */
+        for (i = 0; i < 200 && !heir; i++) {
+            snprintf(k, sizeof k, "cl:lost%d", i);
+            CHECK_EQ_ST(rlock_cluster_lock_init(&cl1, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_cluster_acquire(&cl1, &a, 30000, 0), RLOCK_OK); /* (the map read) */
+            CHECK_EQ_ST(rlock_cluster_release(&cl1, &a), RLOCK_OK);
+            victim = cl_server(sv, cl1.port[rlock_cluster_primary(&cl1, rlock_cluster_slot(k, strlen(k)))]);
+            heir = victim ? cl_server(sv, cl_replica_of(victim, victim->port)) : NULL;
+        }
+        CHECK(victim && heir);
+        if (!victim || !heir) { rlock_cluster_close(&cl1); rlock_cluster_close(&cl2); goto out; }
+        CHECK_EQ_LL(rh_str(heir, buf, sizeof buf, "CONFIG SET masterauth %s", "no-such-password"), REDIS_REPLY_STATUS);
+        CHECK(rh_int(victim, "CLIENT KILL TYPE %s", "replica") >= 1);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl1, &a, 30000, 0), RLOCK_OK);
+        CHECK(rh_str(victim, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&a)) == 0);
+        rh_server_kill9(victim);
+        t0 = rh_now_ms();
+        for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
+            if (is_primary(heir)) { promoted = 1; break; }
+        CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir->port);
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0); /* the grant did not reach it */
+        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+            st = rlock_cluster_extend(&cl1, &a, 30000);
+            if (st == RLOCK_OK || st == RLOCK_LOST) break;
+        }
+        CHECK_MSG(st == RLOCK_LOST, "extend after a failover that lost the grant: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]));
+        CHECK_EQ_LL(rlock_lock_state(&a), RLOCK_STATE_LOST);
+        printf("cluster: a grant the replica never had, its primary killed: the replica promoted %llu ms later, "
+               "the holder's extend said %s\n", rh_now_ms() - t0, rlock_status_str(st));
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl2, &b, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl2, &b, 30000, 0), RLOCK_OK);
+        CHECK(rh_str(heir, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&b)) == 0);
+        CHECK(rlock_cluster_release(&cl1, &a) != RLOCK_OK); /* never b's lock */
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 1);
+        CHECK_EQ_ST(rlock_cluster_release(&cl2, &b), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0);
+        rlock_cluster_close(&cl1);
+        rlock_cluster_close(&cl2);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&pl[i]); rlock_posix_close(&pm[i]); }
+    }
     /* bad arguments */
     {
         static rlock_cluster bad;
