@@ -68,7 +68,10 @@ typedef struct rlock_tls_conn {
 static void rlock__tls_err(rlock_tls_conn *c, const char *what) {
     unsigned long e = ERR_get_error();
     char buf[120];
-    long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
+    /* the chain's verdict explains a failed handshake that verified it;
+     * unverified (insecure) OpenSSL keeps its verdict too, but it failed nothing */
+    long v = c->ssl && c->handshaking && SSL_get_verify_mode(c->ssl) != SSL_VERIFY_NONE ? SSL_get_verify_result(c->ssl)
+                                                                                       : X509_V_OK;
     if (v != X509_V_OK) {
         snprintf(c->err, sizeof c->err, "%s %.48s:%d: certificate verify failed: %s", what, c->tcp.host, c->tcp.port,
                  X509_verify_cert_error_string(v));

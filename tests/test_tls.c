@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 
 static char dir[128];
+static int relay_port; /* the TLS server test_insecure_error relays to */
 
 /* Run openssl with args (a NULL-terminated list), quietly. 0 ok. */
 static int ossl(const char *const *args) {
@@ -322,6 +323,67 @@ static void test_partial_record(int tport, const rlock_tls_config *cfg) {
         }
         rlock_tls_free(&d);
     }
+out:
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+    if (cfd >= 0) close(cfd);
+    if (up >= 0) close(up);
+    close(lfd);
+}
+
+/* With verification off (insecure), OpenSSL still records the chain it
+ * could not verify (no CA loaded): a later failure on that connection -
+ * here a record that does not decrypt where a reply is due - must say
+ * what happened, not "certificate verify failed". */
+static void test_insecure_error(void) {
+    rlock_tls_conn t;
+    rlock_tls_config ins;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_status st;
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), cfd = -1, up = -1, i;
+    memset(&ins, 0, sizeof ins);
+    ins.insecure = 1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 1) == 0 &&
+          getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0 && fcntl(lfd, F_SETFL, O_NONBLOCK) == 0);
+    if (rlock_tls_init(&t, "127.0.0.1", ntohs(sa.sin_port), 3000, &ins) != 0) {
+        CHECK_MSG(0, "init: %s", t.err);
+        close(lfd);
+        return;
+    }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 3000;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:ins", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(relay_op(&cl, &lk, lfd, &cfd, &up, relay_port), RLOCK_OK);
+    if (cfd < 0 || up < 0) goto out;
+    CHECK_MSG(SSL_get_verify_result(t.ssl) != X509_V_OK, "the test's premise: an unverified chain recorded");
+    CHECK_EQ_ST(rlock_extend_begin(&lk, 10000), RLOCK_WOULD_BLOCK);
+    for (i = 0; i < 5; i++) { rlock_client_step(&cl); rh_sleep_ms(2); } /* the request goes out: not relayed */
+    {   /* instead of the reply, a record that does not decrypt */
+        unsigned char bad[5 + 32] = { 0x17, 0x03, 0x03, 0x00, 0x20 };
+        CHECK_EQ_LL(send(cfd, bad, sizeof bad, 0), (long long)sizeof bad);
+    }
+    for (i = 0; i < 2000 && (st = rlock_result(&lk)) == RLOCK_WOULD_BLOCK; i++) { rlock_client_step(&cl); rh_sleep_ms(1); }
+    CHECK_EQ_ST(st, RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "certificate") == NULL && strstr(rlock_node_error(&node), "TLS recv from"),
+              "the reason given: %s", rlock_node_error(&node));
+    printf("tls: insecure, a bad record -> %s\n", rlock_node_error(&node));
+    /* the lock, on a new connection */
+    CHECK_EQ_ST(rlock_release_begin(&lk), RLOCK_WOULD_BLOCK);
+    close(cfd);
+    close(up);
+    cfd = up = -1;
+    CHECK_EQ_ST(relay_op(&cl, &lk, lfd, &cfd, &up, relay_port), RLOCK_OK);
 out:
     rlock_client_close(&cl);
     rlock_tls_free(&t);
@@ -654,6 +716,8 @@ int main(void) {
     test_poll_loop(&s, tport, &cfg);
     test_partial_record(tport, &cfg);
     test_killed(&s, tport, &cfg);
+    relay_port = tport;
+    test_insecure_error();
     test_cli(tport, s.port);
     test_cluster_tls();
 
