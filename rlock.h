@@ -1651,7 +1651,8 @@ typedef struct rlock_cluster {
     rlock_config cfg;
     rlock_cluster_connect_fn connect;
     void *user;
-    const char *username, *password;  /* AUTH on every primary (NULL: none) */
+    const char *username, *password;  /* AUTH on every node, the seeds too (set them after rlock_cluster_init,
+                                         which zeroes them; each operation hands them on; NULL: none) */
     int tls;                          /* 1: the hook connects over TLS: a node's port is CLUSTER SHARDS'
                                          tls-port (MOVED / ASK name the port of the asking connection's kind) */
     size_t n;                         /* nodes known (seeds, then primaries learnt) */
@@ -8055,6 +8056,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
                                          struct rlock_info *info) {
     rlock__ms now;
     rlock_status st;
+    size_t i;
     if (!rlock__cluster_ok(cl) || !rlock__lock_ok(lk) || lk->client < cl->client || lk->client >= cl->client + cl->n)
         return RLOCK_E_BADARG;
     if (lk->cl.phase != RLOCK__CLP_IDLE || lk->op.kind != RLOCK__OP_NONE) return RLOCK_E_STATE;
@@ -8071,6 +8073,10 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     lk->cl.phase = RLOCK__CLP_MAP;
     lk->cl.next = cl->ops;
     cl->ops = lk;
+    for (i = 0; i < cl->n; i++) { /* the credentials, set after rlock_cluster_init added the seeds */
+        cl->node[i].username = cl->username;
+        cl->node[i].password = cl->password;
+    }
     if (cl->fetch == RLOCK__MAP_NONE) rlock__cluster_fetch_start(cl, 0, now); /* the map, before the first lock */
     st = rlock__cluster_advance(cl, lk);
     if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);

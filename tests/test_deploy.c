@@ -2955,6 +2955,26 @@ static void test_cluster_unreachable(void) {
     CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_cluster_release(&cl, &a), RLOCK_OK);
     CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
+    {   /* a cluster with requirepass (last: the harness does not AUTH): the
+         * credentials set in the struct after rlock_cluster_init, as its
+         * comment says ("AUTH on every primary"), go to the seeds too - the
+         * map is read from a seed, and a seed may serve the lock */
+        static rlock_posix_conn pp[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cp;
+        char buf[64];
+        for (i = 0; i < 3; i++)
+            CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET requirepass %s", "cl-secret"), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_init(&cp, hosts, ports, 3, &cfg, rlock_posix_cluster_connect, pp), RLOCK_OK);
+        cp.password = "cl-secret";
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cp, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        st = rlock_cluster_acquire(&cp, &a, 30000, 0);
+        CHECK_MSG(st == RLOCK_OK, "acquire on a cluster with requirepass: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]));
+        CHECK_EQ_LL(cp.fetches, 1);
+        if (st == RLOCK_OK) CHECK_EQ_ST(rlock_cluster_release(&cp, &a), RLOCK_OK);
+        rlock_cluster_close(&cp);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pp[i]);
+    }
 close:
     rlock_cluster_close(&cl);
     for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pc[i]);
