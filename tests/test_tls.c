@@ -11,7 +11,9 @@
  * configurations refused at init; no fd left open; the event-loop API
  * (rlock_client_interest / _step) over TLS with a poll() loop; a reply
  * record that arrives in parts (polled for, no spin); the connection
- * killed between operations (reconnected); a Cluster MOVED over TLS. */
+ * killed between operations (reconnected); a Cluster MOVED over TLS;
+ * renewal by rlock_renew_poll; a failure after an unverified (insecure)
+ * handshake reported as itself. */
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
@@ -392,6 +394,47 @@ out:
     close(lfd);
 }
 
+/* Renewal over TLS from an event loop: rlock_renew_poll keeps a 1.5 s
+ * lease for 4 s (several renewals, each through the poll() loop), then
+ * the release. */
+static void test_renew(rh_server *s, int tport, const rlock_tls_config *cfg) {
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_interest it[2];
+    size_t n;
+    int renewed = 0;
+    unsigned long long end;
+    if (rlock_tls_init(&t, "127.0.0.1", tport, 2000, cfg) != 0) { CHECK_MSG(0, "init: %s", t.err); return; }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 400;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:renew", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 1500, 0), RLOCK_OK);
+    for (end = rh_now_ms() + 4000; rh_now_ms() < end;) {
+        uint32_t next = 0;
+        rlock_status st = rlock_renew_poll(&lk, &next);
+        if (st == RLOCK_WOULD_BLOCK) {
+            (void)poll_once(&cl, it, &n, (int)(next < 50 ? next : 50));
+            continue;
+        }
+        if (st != RLOCK_OK) { CHECK_MSG(0, "renewal: %s (%s)", rlock_status_str(st), rlock_node_error(&node)); break; }
+        renewed += rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED;
+        rh_sleep_ms(next < 20 ? next : 20);
+    }
+    CHECK_MSG(renewed >= 3, "%d renewals in 4 s of a 1.5 s lease", renewed);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK(rh_int(s, "PTTL %s", "tls:renew") > 0);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "EXISTS %s", "tls:renew"), 0);
+    printf("tls: renewal by rlock_renew_poll in a poll() loop: %d renewals of a 1.5 s lease in 4 s\n", renewed);
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+}
+
 /* The server kills the TLS connection between operations (FAULTS 25):
  * the next operation, an extend or a release too, reconnects (a new
  * handshake) and succeeds. */
@@ -716,6 +759,7 @@ int main(void) {
     test_poll_loop(&s, tport, &cfg);
     test_partial_record(tport, &cfg);
     test_killed(&s, tport, &cfg);
+    test_renew(&s, tport, &cfg);
     relay_port = tport;
     test_insecure_error();
     test_cli(tport, s.port);
