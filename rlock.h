@@ -1673,6 +1673,7 @@ typedef struct rlock_cluster {
     rlock__call call;
     rlock__walk walk;
     int fetch;                        /* RLOCK__MAP_* */
+    size_t refetch;                   /* a MOVED came while the map was read: read it again then, from this node + 1 */
     int slots_cmd;                    /* asking CLUSTER SLOTS (SHARDS was refused) */
     size_t from, tries;               /* node asked; nodes asked in this fetch */
     int field, nfield, prim, role_ok, health_ok, pending, full, port_v;
@@ -7834,7 +7835,10 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
 }
 
 static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, rlock__ms now) {
-    if (cl->fetch == RLOCK__MAP_BUSY) return;
+    if (cl->fetch == RLOCK__MAP_BUSY) { /* the answer on its way may be older than this MOVED (a failover) */
+        cl->refetch = from + 1;
+        return;
+    }
     cl->tries = 0;
     cl->from = from;
     cl->slots_cmd = 0;
@@ -7845,11 +7849,15 @@ static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, rlock__ms
  * (CLUSTER SHARDS unknown before Redis 7): CLUSTER SLOTS; failed: the next node. */
 static void rlock__cluster_fetch_done(rlock__call *self, rlock_client *c, size_t i, const rlock__event *ev) {
     rlock_cluster *cl = (rlock_cluster *)(void *)((char *)self - offsetof(rlock_cluster, call));
-    (void)i;
     rlock__cluster_settle(cl, 0);
     if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ARRAY) {
         cl->fetch = cl->full ? RLOCK__MAP_FAILED : RLOCK__MAP_DONE;
         cl->fetches += !cl->full;
+        if (cl->refetch && !cl->full) { /* again, from the node the MOVED named */
+            i = cl->refetch - 1;
+            cl->refetch = 0;
+            rlock__cluster_fetch_start(cl, i, rlock__now(c));
+        }
         return;
     }
     if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ERROR && !cl->slots_cmd) cl->slots_cmd = 1;
