@@ -2680,11 +2680,11 @@ static void test_cluster(void) {
      * follows; the lock was acknowledged by the replica (WAIT), so it is
      * still there. An unacknowledged grant may be lost (async replication). */
     {
-        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES];
-        static rlock_cluster cr;
-        const char *k = "cl:kill";
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES], pe[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr, ce;
+        const char *k = "cl:kill", *ke = "{cl:kill}e";
         unsigned slot = rlock_cluster_slot(k, strlen(k));
-        rlock_lock a, b;
+        rlock_lock a, b, e;
         rh_server *victim, *heir;
         int heir_port, promoted = 0;
         rlock_status st = RLOCK_E_IO;
@@ -2695,23 +2695,28 @@ static void test_cluster(void) {
          * others (replicas too) answer MOVED to whoever took over */
         cfg.replicas = 1;
         CHECK_EQ_ST(rlock_cluster_init(&cr, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pr), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_init(&ce, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pe), RLOCK_OK);
         cfg.replicas = 0;
         CHECK_EQ_ST(rlock_cluster_lock_init(&cr, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
         CHECK_EQ_ST(rlock_cluster_acquire(&cr, &a, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ce, &e, ke, strlen(ke), RLOCK_KIND_SIMPLE), RLOCK_OK); /* same slot */
+        CHECK_EQ_ST(rlock_cluster_acquire(&ce, &e, 30000, 0), RLOCK_OK);
+        CHECK_EQ_LL(rlock_replica_acks(&e), 1);
         CHECK_EQ_LL(rlock_replica_acks(&a), 1);
         victim = cl_server(sv, cr.port[rlock_cluster_primary(&cr, slot)]);
         heir_port = victim ? cl_replica_of(victim, victim->port) : 0;
         heir = cl_server(sv, heir_port);
         CHECK(victim && heir);
-        if (!victim || !heir) { rlock_cluster_close(&cr); goto out; }
+        if (!victim || !heir) { rlock_cluster_close(&cr); rlock_cluster_close(&ce); goto out; }
         t0 = rh_now_ms();
         rh_server_kill9(victim);
-        /* an extend at once: the others answer MOVED to the dead primary,
-         * then -CLUSTERDOWN once it is marked failing, then MOVED to the
-         * heir - followed within its 4 s (CLUSTERDOWN once ended it there) */
-        st = rlock_cluster_extend(&cr, &a, 30000);
+        /* an extend at once (another client's lock on the slot): the others
+         * answer MOVED to the dead primary, then -CLUSTERDOWN once it is
+         * marked failing, then MOVED to the heir - followed within its 4 s
+         * (CLUSTERDOWN once ended it there) */
+        st = rlock_cluster_extend(&ce, &e, 30000);
         CHECK_MSG(st == RLOCK_OK || rh_now_ms() - t0 >= 4000, "extend during the failover: %s (%s) after %llu ms",
-                  rlock_status_str(st), rlock_node_error(a.client->nodes[0]), rh_now_ms() - t0);
+                  rlock_status_str(st), rlock_node_error(e.client->nodes[0]), rh_now_ms() - t0);
         printf("cluster: an extend begun as the primary died: %s after %llu ms\n", rlock_status_str(st), rh_now_ms() - t0);
         for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
             if (is_primary(heir)) { promoted = 1; break; }
@@ -2729,8 +2734,13 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
         CHECK_EQ_ST(rlock_cluster_release(&cr, &a), RLOCK_OK);
         CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0);
+        st = rlock_cluster_release(&ce, &e);
+        CHECK_MSG(st == RLOCK_OK, "release of the lock extended during the failover: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(e.client->nodes[0]));
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", ke), 0);
         rlock_cluster_close(&cr);
-        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
+        rlock_cluster_close(&ce);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&pr[i]); rlock_posix_close(&pe[i]); }
     }
     /* a grant its replica never received (the replication link cut, the
      * replica kept from reconnecting by a masterauth the primary refuses),
