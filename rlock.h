@@ -1169,7 +1169,7 @@ typedef struct rlock__cluster_op {
     struct rlock_lock *next;  /* the cluster's list of operations in progress */
     struct rlock_cluster *owner; /* that cluster (rlock_lock_destroy ends the operation there) */
     union { long long ttl; struct rlock_info *info; } arg; /* acquire / extend: the ttl; inspect: where its answer goes */
-    rlock__ms wait_end, wake_at;
+    rlock__ms wait_end, wake_at, io_end; /* io_end: when asking the others for an unreachable primary stops */
     unsigned char kind, phase, hops, io, again, asked, timed;
 } rlock__cluster_op;
 
@@ -1638,8 +1638,11 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * RLOCK_E_REDIS: while a slot stays half-migrated only the uncontended
  * plain SET (one key) acquires there, nothing grants twice. A primary
  * that cannot be reached (killed, failing over) makes them ask the
- * other nodes every 100 ms (~4 s in all), which answer MOVED once the
- * cluster has promoted a replica.
+ * other nodes every 100 ms for 4 s from the first failure (a try at a
+ * primary that does not answer costs a node timeout more), which answer
+ * MOVED once the cluster has promoted a replica; then RLOCK_E_IO.
+ * -CLUSTERDOWN (nothing ran: what they answer between marking the primary
+ * failing and the promotion) is retried the same way, then RLOCK_E_REDIS.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
  * shard channel "{key}:released" on its primary's command connection
  * (RESP3) and the release scripts SPUBLISH there, so a notice goes to that
@@ -1670,7 +1673,8 @@ typedef struct rlock_cluster {
     rlock_config cfg;
     rlock_cluster_connect_fn connect;
     void *user;
-    const char *username, *password;  /* AUTH on every primary (NULL: none) */
+    const char *username, *password;  /* AUTH on every node, the seeds too (set them after rlock_cluster_init,
+                                         which zeroes them; each operation hands them on; NULL: none) */
     int tls;                          /* 1: the hook connects over TLS: a node's port is CLUSTER SHARDS'
                                          tls-port (MOVED / ASK name the port of the asking connection's kind) */
     size_t n;                         /* nodes known (seeds, then primaries learnt) */
@@ -1691,6 +1695,7 @@ typedef struct rlock_cluster {
     rlock__call call;
     rlock__walk walk;
     int fetch;                        /* RLOCK__MAP_* */
+    size_t refetch;                   /* a MOVED came while the map was read: read it again then, from this node + 1 */
     int slots_cmd;                    /* asking CLUSTER SLOTS (SHARDS was refused) */
     size_t from, tries;               /* node asked; nodes asked in this fetch */
     int field, nfield, prim, role_ok, health_ok, pending, full, port_v;
@@ -7997,7 +8002,10 @@ static void rlock__cluster_fetch_send(rlock_cluster *cl, rlock__ms now) {
 }
 
 static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, rlock__ms now) {
-    if (cl->fetch == RLOCK__MAP_BUSY) return;
+    if (cl->fetch == RLOCK__MAP_BUSY) { /* the answer on its way may be older than this MOVED (a failover) */
+        cl->refetch = from + 1;
+        return;
+    }
     cl->tries = 0;
     cl->from = from;
     cl->slots_cmd = 0;
@@ -8008,11 +8016,15 @@ static void rlock__cluster_fetch_start(rlock_cluster *cl, size_t from, rlock__ms
  * (CLUSTER SHARDS unknown before Redis 7): CLUSTER SLOTS; failed: the next node. */
 static void rlock__cluster_fetch_done(rlock__call *self, rlock_client *c, size_t i, const rlock__event *ev) {
     rlock_cluster *cl = (rlock_cluster *)(void *)((char *)self - offsetof(rlock_cluster, call));
-    (void)i;
     rlock__cluster_settle(cl, 0);
     if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ARRAY) {
         cl->fetch = cl->full ? RLOCK__MAP_FAILED : RLOCK__MAP_DONE;
         cl->fetches += !cl->full;
+        if (cl->refetch && !cl->full) { /* again, from the node the MOVED named */
+            i = cl->refetch - 1;
+            cl->refetch = 0;
+            rlock__cluster_fetch_start(cl, i, rlock__now(c));
+        }
         return;
     }
     if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_ERROR && !cl->slots_cmd) cl->slots_cmd = 1;
@@ -8088,7 +8100,7 @@ static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, cons
 enum { RLOCK__CL_ACQUIRE = 1, RLOCK__CL_EXTEND, RLOCK__CL_RELEASE, RLOCK__CL_INSPECT, RLOCK__CL_FORCE };
 /* IDLE; MAP: waiting for the slot map; START: the lock call is due; RUN: it runs; PAUSE: until wake_at */
 enum { RLOCK__CLP_IDLE, RLOCK__CLP_MAP, RLOCK__CLP_START, RLOCK__CLP_RUN, RLOCK__CLP_PAUSE };
-#define RLOCK__CLUSTER_IO_TRIES 40   /* an unreachable primary: ask the others, every 100 ms, ~4 s in all */
+#define RLOCK__CLUSTER_IO_MS 4000u   /* an unreachable primary: ask the others, every 100 ms, for 4 s */
 #define RLOCK__CLUSTER_TRIES 20      /* -TRYAGAIN (slot migrating): again after 10..80 ms, ~1.4 s in all */
 
 static rlock_client *rlock__cluster_home(rlock_cluster *cl, const rlock_lock *lk) {
@@ -8108,7 +8120,7 @@ static void rlock__cluster_unlink(rlock_cluster *cl, rlock_lock *lk) {
 static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rlock_status st, rlock__ms now) {
     rlock__cluster_op *o = &lk->cl;
     const char *err = rlock_node_error(lk->client->nodes[0]);
-    int asking = lk->asking;
+    int asking = lk->asking, down;
     lk->asking = 0;
     if (st == RLOCK_E_MOVED && o->hops++ < RLOCK_CLUSTER_HOPS) {
         const char *host;
@@ -8134,9 +8146,18 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         o->phase = RLOCK__CLP_START;
         return RLOCK_WOULD_BLOCK;
     }
-    if (st == RLOCK_E_IO && cl->n > 1 && o->io++ < RLOCK__CLUSTER_IO_TRIES) {
+    /* -CLUSTERDOWN (nothing ran): the others say so once the primary is
+     * marked failing, until its replica is promoted */
+    down = st == RLOCK_E_IO || (st == RLOCK_E_REDIS && strlen(err) >= 11 && memcmp(err, "CLUSTERDOWN", 11) == 0);
+    if (down && cl->n > 1 && !o->io) { /* the first failure */
+        o->io = 1;
+        o->io_end = now + RLOCK__CLUSTER_IO_MS;
+    }
+    if (down && cl->n > 1 && RLOCK__MS_BEFORE(now, o->io_end)) {
         /* Unreachable: maybe failing over. Another node answers MOVED to
-         * whoever serves the slot (the old address until a replica is promoted). */
+         * whoever serves the slot (the old address until a replica is
+         * promoted). For 4 s from the first failure, not a number of tries:
+         * a try at a primary that does not answer costs a node timeout. */
         lk->client = &cl->client[((size_t)(lk->client - cl->client) + 1) % cl->n];
         o->hops = 0;
         o->wake_at = now + 100u;
@@ -8212,6 +8233,7 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
                                          struct rlock_info *info) {
     rlock__ms now;
     rlock_status st;
+    size_t i;
     rlock__txt why = RLOCK__TXT("cl is not initialised (rlock_cluster_init)");
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (rlock__cluster_ok(cl)) {
@@ -8233,6 +8255,10 @@ static rlock_status rlock__cluster_begin(rlock_cluster *cl, rlock_lock *lk, int 
     lk->cl.phase = RLOCK__CLP_MAP;
     lk->cl.next = cl->ops;
     cl->ops = lk;
+    for (i = 0; i < cl->n; i++) { /* the credentials, set after rlock_cluster_init added the seeds */
+        cl->node[i].username = cl->username;
+        cl->node[i].password = cl->password;
+    }
     if (cl->fetch == RLOCK__MAP_NONE) rlock__cluster_fetch_start(cl, 0, now); /* the map, before the first lock */
     st = rlock__cluster_advance(cl, lk);
     if (st != RLOCK_WOULD_BLOCK) rlock__cluster_unlink(cl, lk);

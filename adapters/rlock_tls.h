@@ -25,7 +25,8 @@
  *   connect_timeout_ms. Event loops (rlock_client_interest / _step) get the
  *   socket from the fd hook and what to poll it for from the events hook
  *   (during the handshake, what OpenSSL waits for); while OpenSSL holds
- *   bytes it already read off the socket the fd is -1: step at once.
+ *   decrypted bytes not yet read the fd is -1: step at once (part of a
+ *   record is polled for on the socket).
  *   insecure = 1 turns verification off (say so only when asked).
  *   The hiredis adapter has no TLS: Debian 12's hiredis 0.14 has no SSL
  *   support, so for TLS use this transport, not rlock_hiredis.h.
@@ -68,7 +69,10 @@ typedef struct rlock_tls_conn {
 static void rlock__tls_err(rlock_tls_conn *c, const char *what) {
     unsigned long e = ERR_get_error();
     char buf[120];
-    long v = c->ssl ? SSL_get_verify_result(c->ssl) : X509_V_OK;
+    /* the chain's verdict explains a failed handshake that verified it;
+     * unverified (insecure) OpenSSL keeps its verdict too, but it failed nothing */
+    long v = c->ssl && c->handshaking && SSL_get_verify_mode(c->ssl) != SSL_VERIFY_NONE ? SSL_get_verify_result(c->ssl)
+                                                                                       : X509_V_OK;
     if (v != X509_V_OK) {
         rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: certificate verify failed: %s", what, c->tcp.host, c->tcp.port,
                  X509_verify_cert_error_string(v));
@@ -185,13 +189,16 @@ static long rlock__tls_recv(void *ctx, unsigned char *buf, size_t len) {
     return rlock__tls_io((rlock_tls_conn *)ctx, buf, len, 0);
 }
 
-/* The event-loop hooks. The socket, except while OpenSSL holds bytes it
- * already read (a decrypted record, or the rest of one): then -1, which
- * rlock_client_interest reports as "step now", since poll() would not
- * wake for bytes no longer on the socket. */
+/* The event-loop hooks. The socket, except while OpenSSL holds decrypted
+ * bytes not yet read (the rest of a record longer than a recv): then -1,
+ * which rlock_client_interest reports as "step now", since poll() would
+ * not wake for bytes no longer on the socket. Part of a record is not
+ * that (SSL_has_pending would say so): nothing is readable until the
+ * socket brings the rest, and "step now" would spin until it does. (No
+ * read-ahead: OpenSSL reads no further than the record it decrypts.) */
 static int rlock__tls_fd(void *ctx) {
     rlock_tls_conn *c = (rlock_tls_conn *)ctx;
-    if (c->ssl && !c->handshaking && SSL_has_pending(c->ssl)) return -1;
+    if (c->ssl && !c->handshaking && SSL_pending(c->ssl) > 0) return -1;
     return c->tcp.fd;
 }
 
@@ -211,7 +218,7 @@ static int rlock__tls_events(void *ctx, int want) {
 static int rlock__tls_wait(void *ctx, int want, uint32_t timeout_ms) {
     rlock_tls_conn *c = (rlock_tls_conn *)ctx;
     int r;
-    if (c->ssl && !c->handshaking && (want & RLOCK_WANT_READ) && SSL_has_pending(c->ssl)) return 1;
+    if (c->ssl && !c->handshaking && (want & RLOCK_WANT_READ) && SSL_pending(c->ssl) > 0) return 1;
     if (c->handshaking) {
         uint64_t left = rlock__posix_connect_left(&c->tcp);
         if (left < (uint64_t)timeout_ms) {

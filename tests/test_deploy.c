@@ -2888,11 +2888,11 @@ static void test_cluster(void) {
      * follows; the lock was acknowledged by the replica (WAIT), so it is
      * still there. An unacknowledged grant may be lost (async replication). */
     {
-        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES];
-        static rlock_cluster cr;
-        const char *k = "cl:kill";
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES], pe[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr, ce;
+        const char *k = "cl:kill", *ke = "{cl:kill}e";
         unsigned slot = rlock_cluster_slot(k, strlen(k));
-        rlock_lock a, b;
+        rlock_lock a, b, e;
         rh_server *victim, *heir;
         int heir_port, promoted = 0;
         rlock_status st = RLOCK_E_IO;
@@ -2903,17 +2903,29 @@ static void test_cluster(void) {
          * others (replicas too) answer MOVED to whoever took over */
         cfg.replicas = 1;
         CHECK_EQ_ST(rlock_cluster_init(&cr, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pr), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_init(&ce, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pe), RLOCK_OK);
         cfg.replicas = 0;
         CHECK_EQ_ST(rlock_cluster_lock_init(&cr, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
         CHECK_EQ_ST(rlock_cluster_acquire(&cr, &a, 30000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&ce, &e, ke, strlen(ke), RLOCK_KIND_SIMPLE), RLOCK_OK); /* same slot */
+        CHECK_EQ_ST(rlock_cluster_acquire(&ce, &e, 30000, 0), RLOCK_OK);
+        CHECK_EQ_LL(rlock_replica_acks(&e), 1);
         CHECK_EQ_LL(rlock_replica_acks(&a), 1);
         victim = cl_server(sv, cr.port[rlock_cluster_primary(&cr, slot)]);
         heir_port = victim ? cl_replica_of(victim, victim->port) : 0;
         heir = cl_server(sv, heir_port);
         CHECK(victim && heir);
-        if (!victim || !heir) { rlock_cluster_close(&cr); goto out; }
+        if (!victim || !heir) { rlock_cluster_close(&cr); rlock_cluster_close(&ce); goto out; }
         t0 = rh_now_ms();
         rh_server_kill9(victim);
+        /* an extend at once (another client's lock on the slot): the others
+         * answer MOVED to the dead primary, then -CLUSTERDOWN once it is
+         * marked failing, then MOVED to the heir - followed within its 4 s
+         * (CLUSTERDOWN once ended it there) */
+        st = rlock_cluster_extend(&ce, &e, 30000);
+        CHECK_MSG(st == RLOCK_OK || rh_now_ms() - t0 >= 4000, "extend during the failover: %s (%s) after %llu ms",
+                  rlock_status_str(st), rlock_node_error(e.client->nodes[0]), rh_now_ms() - t0);
+        printf("cluster: an extend begun as the primary died: %s after %llu ms\n", rlock_status_str(st), rh_now_ms() - t0);
         for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
             if (is_primary(heir)) { promoted = 1; break; }
         CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir_port);
@@ -2930,8 +2942,71 @@ static void test_cluster(void) {
         CHECK_EQ_ST(rlock_cluster_acquire(&cb, &b, 30000, 0), RLOCK_NOT_ACQUIRED); /* no overlap */
         CHECK_EQ_ST(rlock_cluster_release(&cr, &a), RLOCK_OK);
         CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0);
+        st = rlock_cluster_release(&ce, &e);
+        CHECK_MSG(st == RLOCK_OK, "release of the lock extended during the failover: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(e.client->nodes[0]));
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", ke), 0);
         rlock_cluster_close(&cr);
-        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pr[i]);
+        rlock_cluster_close(&ce);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&pr[i]); rlock_posix_close(&pe[i]); }
+    }
+    /* a grant its replica never received (the replication link cut, the
+     * replica kept from reconnecting by a masterauth the primary refuses),
+     * then the primary killed and that replica promoted: the lock is gone
+     * (asynchronous replication) and the holder is told - its next extend
+     * says RLOCK_LOST, after which another client takes the key */
+    {
+        static rlock_posix_conn pl[RLOCK_CLUSTER_MAX_PRIMARIES], pm[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cl1, cl2;
+        rlock_lock a, b;
+        rh_server *victim = NULL, *heir = NULL;
+        const char *hosts[CL_N];
+        int ports[CL_N], promoted = 0;
+        char k[32] = "";
+        rlock_status st = RLOCK_E_IO;
+        for (i = 0; i < CL_N; i++) { hosts[i] = "127.0.0.1"; ports[i] = sv[i].port; }
+        CHECK_EQ_ST(rlock_cluster_init(&cl1, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pl), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_init(&cl2, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pm), RLOCK_OK);
+        /* a key whose primary still has a replica (not the shard failed over above) */
+        for (i = 0; i < 200 && !heir; i++) {
+            snprintf(k, sizeof k, "cl:lost%d", i);
+            CHECK_EQ_ST(rlock_cluster_lock_init(&cl1, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_cluster_acquire(&cl1, &a, 30000, 0), RLOCK_OK); /* (the map read) */
+            CHECK_EQ_ST(rlock_cluster_release(&cl1, &a), RLOCK_OK);
+            victim = cl_server(sv, cl1.port[rlock_cluster_primary(&cl1, rlock_cluster_slot(k, strlen(k)))]);
+            heir = victim ? cl_server(sv, cl_replica_of(victim, victim->port)) : NULL;
+        }
+        CHECK(victim && heir);
+        if (!victim || !heir) { rlock_cluster_close(&cl1); rlock_cluster_close(&cl2); goto out; }
+        CHECK_EQ_LL(rh_str(heir, buf, sizeof buf, "CONFIG SET masterauth %s", "no-such-password"), REDIS_REPLY_STATUS);
+        CHECK(rh_int(victim, "CLIENT KILL TYPE %s", "replica") >= 1);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl1, &a, 30000, 0), RLOCK_OK);
+        CHECK(rh_str(victim, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&a)) == 0);
+        rh_server_kill9(victim);
+        t0 = rh_now_ms();
+        for (end = rh_now_ms() + 20000; rh_now_ms() < end; rh_sleep_ms(100))
+            if (is_primary(heir)) { promoted = 1; break; }
+        CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir->port);
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0); /* the grant did not reach it */
+        for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+            st = rlock_cluster_extend(&cl1, &a, 30000);
+            if (st == RLOCK_OK || st == RLOCK_LOST) break;
+        }
+        CHECK_MSG(st == RLOCK_LOST, "extend after a failover that lost the grant: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]));
+        CHECK_EQ_LL(rlock_lock_state(&a), RLOCK_STATE_LOST);
+        printf("cluster: a grant the replica never had, its primary killed: the replica promoted %llu ms later, "
+               "the holder's extend said %s\n", rh_now_ms() - t0, rlock_status_str(st));
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl2, &b, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_acquire(&cl2, &b, 30000, 0), RLOCK_OK);
+        CHECK(rh_str(heir, buf, sizeof buf, "GET %s", k) == REDIS_REPLY_STRING && strcmp(buf, rlock_lock_token(&b)) == 0);
+        CHECK(rlock_cluster_release(&cl1, &a) != RLOCK_OK); /* never b's lock */
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 1);
+        CHECK_EQ_ST(rlock_cluster_release(&cl2, &b), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(heir, "EXISTS %s", k), 0);
+        rlock_cluster_close(&cl1);
+        rlock_cluster_close(&cl2);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) { rlock_posix_close(&pl[i]); rlock_posix_close(&pm[i]); }
     }
     /* bad arguments */
     {
@@ -2985,6 +3060,146 @@ out:
     for (i = 0; i < CL_N; i++) rh_server_stop(&sv[i]);
 }
 
+/* A primary that stops answering (SIGSTOP: a host gone without a reset)
+ * and is not failed over (cluster-node-timeout 60 s: nobody marks it
+ * failing during the test). The lock calls ask the other nodes, which
+ * answer MOVED to it, for about 4 s (rlock.h section 7, README) - each try
+ * at it costs a node timeout, and that must not multiply the 4 s (40 tries
+ * of node timeout + 100 ms). Then RLOCK_E_IO; and the lock as before once
+ * it answers again. */
+static void test_cluster_unreachable(void) {
+    static const char *const args[] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                        "--cluster-node-timeout", "60000", NULL };
+    static rh_server sv[3];
+    static rlock_posix_conn pc[RLOCK_CLUSTER_MAX_PRIMARIES];
+    static rlock_cluster cl;
+    const char *k = "clu:stop", *hosts[3];
+    char addr[3][32];
+    int ports[3], i, up = 0, ok = 0;
+    unsigned long long end, t0, took;
+    rlock_config cfg;
+    rlock_lock a, h;
+    rlock_status st;
+    rh_server *prim = NULL;
+    for (i = 0; i < 3; i++) {
+        char cport[16];
+        const char *a2[10];
+        int n;
+        for (n = 0; args[n]; n++) a2[n] = args[n];
+        snprintf(cport, sizeof cport, "%d", rh_free_port());
+        a2[n++] = "--cluster-port";
+        a2[n++] = cport;
+        a2[n] = NULL;
+        up += rh_server_start(&sv[i], a2) == 0;
+    }
+    CHECK_EQ_LL(up, 3);
+    if (up != 3) goto out;
+    {   /* 3 primaries, no replicas */
+        const char *argv[8];
+        int n = 0, status;
+        pid_t pid;
+        argv[n++] = "redis-cli";
+        argv[n++] = "--cluster";
+        argv[n++] = "create";
+        for (i = 0; i < 3; i++) { snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", sv[i].port); argv[n++] = addr[i]; }
+        argv[n++] = "--cluster-yes";
+        argv[n] = NULL;
+        pid = rh_spawn(argv, NULL, NULL, 1);
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (end = rh_now_ms() + 20000; rh_now_ms() < end && !ok; rh_sleep_ms(100)) {
+        char buf[2048];
+        for (ok = 1, i = 0; i < 3; i++)
+            if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING ||
+                !strstr(buf, "cluster_state:ok"))
+                ok = 0;
+    }
+    CHECK_MSG(ok, "cluster not ok within 20 s");
+    if (!ok) goto out;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 500;
+    for (i = 0; i < 3; i++) { hosts[i] = "127.0.0.1"; ports[i] = sv[i].port; }
+    CHECK_EQ_ST(rlock_cluster_init(&cl, hosts, ports, 3, &cfg, rlock_posix_cluster_connect, pc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &h, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_acquire(&cl, &h, 30000, 0), RLOCK_OK); /* the map read, the lock held */
+    for (i = 0; i < 3; i++)
+        if (sv[i].port == cl.port[rlock_cluster_primary(&cl, rlock_cluster_slot(k, strlen(k)))]) prim = &sv[i];
+    CHECK(prim != NULL);
+    if (!prim) goto close;
+    rh_server_pause(prim);
+    CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_cluster_acquire(&cl, &a, 30000, 0);
+    took = rh_now_ms() - t0;
+    CHECK_MSG(st == RLOCK_E_IO && took < 9000, "acquire, the primary stopped: %s after %llu ms (want io error in ~4.5 s)",
+              rlock_status_str(st), took);
+    printf("cluster: the slot's primary stopped, not failed over: acquire %s after %llu ms\n", rlock_status_str(st), took);
+    t0 = rh_now_ms();
+    st = rlock_cluster_extend(&cl, &h, 30000);
+    took = rh_now_ms() - t0;
+    CHECK_MSG(st == RLOCK_E_IO && took < 9000, "extend, the primary stopped: %s after %llu ms (want io error in ~4.5 s)",
+              rlock_status_str(st), took);
+    rh_server_resume(prim);
+    CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_NOT_ACQUIRED); /* h still holds it */
+    CHECK_EQ_ST(rlock_cluster_extend(&cl, &h, 30000), RLOCK_OK);
+    {   /* the cluster down for a while, as between a primary marked failing
+         * and its replica's promotion: every node answers -CLUSTERDOWN
+         * (nothing ran). An extend begun then goes on once it is up (the key's
+         * slot unassigned everywhere, then given back to its primary) */
+        unsigned slot = rlock_cluster_slot(k, strlen(k));
+        char buf[256], pid[64];
+        int down = 0;
+        rh_str(prim, pid, sizeof pid, "CLUSTER MYID%s", "");
+        for (i = 0; i < 3; i++) CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CLUSTER DELSLOTS %u", slot), REDIS_REPLY_STATUS);
+        for (end = rh_now_ms() + 5000; rh_now_ms() < end && !down; rh_sleep_ms(10))
+            for (down = 1, i = 0; i < 3; i++)
+                if (rh_str(&sv[i], buf, sizeof buf, "CLUSTER INFO%s", "") != REDIS_REPLY_STRING ||
+                    !strstr(buf, "cluster_state:fail"))
+                    down = 0;
+        CHECK_MSG(down, "the cluster did not go down");
+        st = cl_drive(&cl, &h, rlock_cluster_extend_begin(&cl, &h, 30000), 500);
+        CHECK_MSG(st == RLOCK_WOULD_BLOCK, "extend while the cluster is down: %s (%s), not waiting",
+                  rlock_status_str(st), rlock_node_error(h.client->nodes[0]));
+        CHECK_EQ_LL(rh_str(prim, buf, sizeof buf, "CLUSTER ADDSLOTS %u", slot), REDIS_REPLY_STATUS);
+        for (i = 0; i < 3; i++)
+            if (&sv[i] != prim)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CLUSTER SETSLOT %u NODE %s", slot, pid), REDIS_REPLY_STATUS);
+        if (st == RLOCK_WOULD_BLOCK) st = cl_drive(&cl, &h, st, 5000);
+        CHECK_MSG(st == RLOCK_OK, "extend once the cluster is up: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(h.client->nodes[0]));
+        CHECK(rh_int(prim, "PTTL %s", k) > 25000);
+    }
+    CHECK_EQ_ST(rlock_cluster_release(&cl, &h), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_cluster_release(&cl, &a), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
+    {   /* a cluster with requirepass (last: the harness does not AUTH): the
+         * credentials set in the struct after rlock_cluster_init, as its
+         * comment says ("AUTH on every primary"), go to the seeds too - the
+         * map is read from a seed, and a seed may serve the lock */
+        static rlock_posix_conn pp[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cp;
+        char buf[64];
+        for (i = 0; i < 3; i++)
+            CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET requirepass %s", "cl-secret"), REDIS_REPLY_STATUS);
+        CHECK_EQ_ST(rlock_cluster_init(&cp, hosts, ports, 3, &cfg, rlock_posix_cluster_connect, pp), RLOCK_OK);
+        cp.password = "cl-secret";
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cp, &a, k, strlen(k), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        st = rlock_cluster_acquire(&cp, &a, 30000, 0);
+        CHECK_MSG(st == RLOCK_OK, "acquire on a cluster with requirepass: %s (%s)", rlock_status_str(st),
+                  rlock_node_error(a.client->nodes[0]));
+        CHECK_EQ_LL(cp.fetches, 1);
+        if (st == RLOCK_OK) CHECK_EQ_ST(rlock_cluster_release(&cp, &a), RLOCK_OK);
+        rlock_cluster_close(&cp);
+        for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pp[i]);
+    }
+close:
+    rlock_cluster_close(&cl);
+    for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pc[i]);
+out:
+    for (i = 0; i < 3; i++) rh_server_stop(&sv[i]);
+}
+
 int main(void) {
     rh_server s;
     int fds0, fds1;
@@ -3015,6 +3230,7 @@ int main(void) {
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
     test_cluster();
+    test_cluster_unreachable();
     if (!quick) test_check(&s);
     if (!quick) test_load();
     {

@@ -4890,6 +4890,29 @@ static void test_cluster_map(void) {
         CHECK(why_has(rlock_cluster_error(&cl), "RLOCK_CLUSTER_MAX_PRIMARIES"));
         rlock_cluster_close(&cl);
     }
+    {   /* a MOVED while the map is being read (a failover: a node answered
+         * before it heard of the promotion that the MOVED names): that answer,
+         * when it comes, is older than the MOVED - the map is read again, from
+         * the node the MOVED named. (Before, the older answer overwrote the slot
+         * the MOVED had set, and the map named the dead primary.) */
+        static const char *const two[2] = { "a", "b" };
+        static const int two_ports[2] = { 7000, 7001 };
+        rlock__event ev;
+        CHECK_EQ_ST(rlock_cluster_init(&cl, two, two_ports, 2, &CFG, ut_cl_connect, NULL), RLOCK_OK);
+        rlock__cluster_fetch_start(&cl, 0, 0);
+        CHECK_EQ_LL(cl.fetch, RLOCK__MAP_BUSY);
+        CHECK_EQ_LL(cl.from, 0);
+        rlock__cluster_fetch_start(&cl, 1, 0); /* rlock__cluster_judge's, at a MOVED to node 1 */
+        memset(&ev, 0, sizeof ev);
+        ev.kind = RLOCK__EV_REPLY;
+        ev.reply.v.type = RLOCK_RESP_ARRAY; /* node 0's answer */
+        rlock__cluster_fetch_done(&cl.call, &cl.client[0], 0, &ev);
+        CHECK_EQ_LL(cl.fetches, 1);
+        CHECK_EQ_LL(cl.fetch, RLOCK__MAP_BUSY); /* read again */
+        CHECK_EQ_LL(cl.from, 1);
+        rlock_cluster_close(&cl);
+        CHECK_EQ_LL(cl.fetch, RLOCK__MAP_NONE);
+    }
     {   /* the non-blocking calls' argument checks */
         rlock_lock lk;
         uint32_t t = 7;
