@@ -194,6 +194,71 @@ static void test_poll_loop(rh_server *s, int port, const rlock_tls_config *cfg) 
     rlock_tls_free(&t);
 }
 
+/* An event loop's wait and the handshake's bound: a listener that takes
+ * the TCP connection (the kernel's backlog) and never answers the
+ * ClientHello, a 300 ms connect bound, rlock's node timeout 4 s. A loop
+ * that waits as long as rlock_client_interest's timeout says slept until
+ * the node timeout (4 s, then a bare "timeout"); capped by
+ * rlock_tls_interest_timeout it wakes when the bound runs out, and the
+ * connect gives up saying so. */
+static void test_loop_bound(const rlock_tls_config *cfg) {
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), port;
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    unsigned long long t0, took, end;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 4) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+        CHECK_MSG(0, "listener: %s", strerror(errno));
+        if (lfd >= 0) close(lfd);
+        return;
+    }
+    port = ntohs(sa.sin_port);
+    if (rlock_tls_init(&t, "127.0.0.1", port, 300, cfg) != 0) {
+        CHECK_MSG(0, "init: %s", t.err);
+        close(lfd);
+        return;
+    }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 4000;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:bound", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 30000, 0), RLOCK_WOULD_BLOCK);
+    for (end = t0 + 20000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end; st = rlock_result(&lk)) {
+        rlock_interest it;
+        struct pollfd p;
+        uint32_t w;
+        size_t n = rlock_client_interest(&cl, &it, 1, &w);
+        w = rlock_tls_interest_timeout(&it, n, w);
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, w > 10000 ? 10000 : (int)w);
+        rlock_client_step(&cl);
+    }
+    took = rh_now_ms() - t0;
+    printf("tls: loop bound: a silent handshake -> %s after %llu ms (%s)\n", rlock_status_str(st), took,
+           rlock_node_error(&node));
+    CHECK_EQ_ST(st, RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "timed out after 300 ms") != NULL, "%s", rlock_node_error(&node));
+    /* 300 ms bound; 4 s were the node timeout: the loop slept past the bound */
+    CHECK_MSG(took < 2000, "gave up after %llu ms, not near the 300 ms bound", took);
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+    close(lfd);
+}
+
 /* Move what fd `from` has (at most max bytes; -1: all) to fd `to`: bytes moved. */
 static long relay(int from, int to, long max) {
     unsigned char b[4096];
@@ -765,6 +830,7 @@ int main(void) {
     }
 
     test_poll_loop(&s, tport, &cfg);
+    test_loop_bound(&cfg);
     test_partial_record(tport, &cfg);
     test_killed(&s, tport, &cfg);
     test_renew(&s, tport, &cfg);
