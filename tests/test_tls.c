@@ -13,7 +13,8 @@
  * record that arrives in parts (polled for, no spin); the connection
  * killed between operations (reconnected); a Cluster MOVED over TLS;
  * renewal by rlock_renew_poll; a failure after an unverified (insecure)
- * handshake reported as itself. */
+ * handshake reported as itself; an event loop (and the rlock command's)
+ * woken by a silent handshake's connect bound (rlock_tls_interest_timeout). */
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
@@ -194,6 +195,25 @@ static void test_poll_loop(rh_server *s, int port, const rlock_tls_config *cfg) 
     rlock_tls_free(&t);
 }
 
+/* A loopback listener that never accepts: the kernel takes connections
+ * (its backlog) and nothing ever answers. The fd (-1 failed), *port. */
+static int silent_listener(int *port) {
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 8) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+        CHECK_MSG(0, "listener: %s", strerror(errno));
+        if (lfd >= 0) close(lfd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return lfd;
+}
+
 /* An event loop's wait and the handshake's bound: a listener that takes
  * the TCP connection (the kernel's backlog) and never answers the
  * ClientHello, a 300 ms connect bound, rlock's node timeout 4 s. A loop
@@ -202,9 +222,7 @@ static void test_poll_loop(rh_server *s, int port, const rlock_tls_config *cfg) 
  * rlock_tls_interest_timeout it wakes when the bound runs out, and the
  * connect gives up saying so. */
 static void test_loop_bound(const rlock_tls_config *cfg) {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), port;
-    struct sockaddr_in sa;
-    socklen_t sl = sizeof sa;
+    int port, lfd = silent_listener(&port);
     rlock_tls_conn t;
     rlock_node node;
     rlock_client cl;
@@ -212,16 +230,7 @@ static void test_loop_bound(const rlock_tls_config *cfg) {
     rlock_config rc;
     rlock_status st = RLOCK_WOULD_BLOCK;
     unsigned long long t0, took, end;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 4) != 0 ||
-        getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
-        CHECK_MSG(0, "listener: %s", strerror(errno));
-        if (lfd >= 0) close(lfd);
-        return;
-    }
-    port = ntohs(sa.sin_port);
+    if (lfd < 0) return;
     if (rlock_tls_init(&t, "127.0.0.1", port, 300, cfg) != 0) {
         CHECK_MSG(0, "init: %s", t.err);
         close(lfd);
@@ -596,6 +605,26 @@ static void test_cli(int tport, int plain_port) {
         const char *a[] = { "check", url, NULL };
         CHECK_EQ_LL(cli(a, out, sizeof out), 2);
         CHECK_MSG(strstr(out, "certificate verify failed") != NULL, "%s", out);
+    }
+    {   /* a cluster seed that never answers the handshake: the command's
+         * poll() loop (the map read connects in it) wakes at the 300 ms
+         * connect bound and says why; it slept to the command timeout
+         * (4 s, 8 s in all, "timeout") before rlock_tls_interest_timeout */
+        int port, lfd = silent_listener(&port), rc;
+        unsigned long long t0 = rh_now_ms(), took;
+        char seed[64];
+        const char *a[] = { "--cluster", seed, "--tls-insecure", "--connect-timeout", "300ms", "--command-timeout", "4",
+                            "-n", "tls:cli", "true", NULL };
+        snprintf(seed, sizeof seed, "rediss://127.0.0.1:%d", port);
+        if (lfd >= 0) {
+            rc = cli(a, out, sizeof out);
+            took = rh_now_ms() - t0;
+            printf("tls: cli, a silent cluster seed -> exit %d after %llu ms\n", rc, took);
+            CHECK_EQ_LL(rc, 69);
+            CHECK_MSG(strstr(out, "TLS handshake with") != NULL && strstr(out, "timed out after 300 ms") != NULL, "%s", out);
+            CHECK_MSG(took < 3500, "gave up after %llu ms (the command timeout is 4 s)", took);
+            close(lfd);
+        }
     }
 }
 
