@@ -1010,7 +1010,8 @@ typedef struct rlock_interest {
  * without I/O (0: now; UINT32_MAX: no deadline) - rlock's own deadlines:
  * a transport's connect bound is its own (POSIX adapter: cap it with
  * rlock_posix_interest_timeout, or a silent Sentinel costs the whole
- * request instead of its share of connect_timeout_ms). The list holds until the
+ * request instead of its share of connect_timeout_ms; TLS adapter:
+ * rlock_tls_interest_timeout, or a silent handshake does). The list holds until the
  * next call into c: a step may close a listed descriptor (timeout, error,
  * reconnect - the number may then come back for another connection, with a
  * new gen), so call this again after every step, before waiting, and stop

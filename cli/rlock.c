@@ -1115,7 +1115,11 @@ static void wait_io(long long limit_ms) {
     k = gc.n ? rlock_cluster_interest(&gc.cl, it, sizeof it / sizeof it[0], &next)
              : rlock_client_interest(&g.cl, it, sizeof it / sizeof it[0], &next);
     if (k > sizeof it / sizeof it[0]) k = sizeof it / sizeof it[0];
+#ifdef RLOCK_CLI_TLS
+    next = rlock_tls_interest_timeout(it, k, next); /* a connect's own bound: TLS handshakes, a Sentinel's share */
+#else
     next = rlock_posix_interest_timeout(it, k, next); /* a connect's own bound (a Sentinel's share) */
+#endif
     if (next != UINT32_MAX && (timeout_ms < 0 || (long long)next < timeout_ms)) timeout_ms = next;
     for (i = 0; i < k; i++) {
         if (it[i].fd < 0) { timeout_ms = 0; continue; } /* not connected yet: step now */

@@ -13,7 +13,8 @@
  * record that arrives in parts (polled for, no spin); the connection
  * killed between operations (reconnected); a Cluster MOVED over TLS;
  * renewal by rlock_renew_poll; a failure after an unverified (insecure)
- * handshake reported as itself. */
+ * handshake reported as itself; an event loop (and the rlock command's)
+ * woken by a silent handshake's connect bound (rlock_tls_interest_timeout). */
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
@@ -192,6 +193,79 @@ static void test_poll_loop(rh_server *s, int port, const rlock_tls_config *cfg) 
     printf("tls: poll loop: handshake slept in poll(); acquire (rest), extend, release in %d polls\n", polls);
     rlock_client_close(&cl);
     rlock_tls_free(&t);
+}
+
+/* A loopback listener that never accepts: the kernel takes connections
+ * (its backlog) and nothing ever answers. The fd (-1 failed), *port. */
+static int silent_listener(int *port) {
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 8) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+        CHECK_MSG(0, "listener: %s", strerror(errno));
+        if (lfd >= 0) close(lfd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return lfd;
+}
+
+/* An event loop's wait and the handshake's bound: a listener that takes
+ * the TCP connection (the kernel's backlog) and never answers the
+ * ClientHello, a 300 ms connect bound, rlock's node timeout 4 s. A loop
+ * that waits as long as rlock_client_interest's timeout says slept until
+ * the node timeout (4 s, then a bare "timeout"); capped by
+ * rlock_tls_interest_timeout it wakes when the bound runs out, and the
+ * connect gives up saying so. */
+static void test_loop_bound(const rlock_tls_config *cfg) {
+    int port, lfd = silent_listener(&port);
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    unsigned long long t0, took, end;
+    if (lfd < 0) return;
+    if (rlock_tls_init(&t, "127.0.0.1", port, 300, cfg) != 0) {
+        CHECK_MSG(0, "init: %s", t.err);
+        close(lfd);
+        return;
+    }
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 4000;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:bound", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 30000, 0), RLOCK_WOULD_BLOCK);
+    for (end = t0 + 20000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end; st = rlock_result(&lk)) {
+        rlock_interest it;
+        struct pollfd p;
+        uint32_t w;
+        size_t n = rlock_client_interest(&cl, &it, 1, &w);
+        w = rlock_tls_interest_timeout(&it, n, w);
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, w > 10000 ? 10000 : (int)w);
+        rlock_client_step(&cl);
+    }
+    took = rh_now_ms() - t0;
+    printf("tls: loop bound: a silent handshake -> %s after %llu ms (%s)\n", rlock_status_str(st), took,
+           rlock_node_error(&node));
+    CHECK_EQ_ST(st, RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "timed out after 300 ms") != NULL, "%s", rlock_node_error(&node));
+    /* 300 ms bound; 4 s were the node timeout: the loop slept past the bound */
+    CHECK_MSG(took < 2000, "gave up after %llu ms, not near the 300 ms bound", took);
+    rlock_client_close(&cl);
+    rlock_tls_free(&t);
+    close(lfd);
 }
 
 /* Move what fd `from` has (at most max bytes; -1: all) to fd `to`: bytes moved. */
@@ -425,6 +499,12 @@ static void test_renew(rh_server *s, int tport, const rlock_tls_config *cfg) {
         renewed += rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED;
         rh_sleep_ms(next < 20 ? next : 20);
     }
+    { /* a renewal the 4 s ended in the middle of: finished first (the
+       * handle runs one op at a time: release would say E_STATE) */
+        uint32_t next = 0;
+        int i;
+        for (i = 0; i < 100 && rlock_renew_poll(&lk, &next) == RLOCK_WOULD_BLOCK; i++) (void)poll_once(&cl, it, &n, 50);
+    }
     CHECK_MSG(renewed >= 3, "%d renewals in 4 s of a 1.5 s lease", renewed);
     CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
     CHECK(rh_int(s, "PTTL %s", "tls:renew") > 0);
@@ -531,6 +611,26 @@ static void test_cli(int tport, int plain_port) {
         const char *a[] = { "check", url, NULL };
         CHECK_EQ_LL(cli(a, out, sizeof out), 2);
         CHECK_MSG(strstr(out, "certificate verify failed") != NULL, "%s", out);
+    }
+    {   /* a cluster seed that never answers the handshake: the command's
+         * poll() loop (the map read connects in it) wakes at the 300 ms
+         * connect bound and says why; it slept to the command timeout
+         * (4 s, 8 s in all, "timeout") before rlock_tls_interest_timeout */
+        int port, lfd = silent_listener(&port), rc;
+        unsigned long long t0 = rh_now_ms(), took;
+        char seed[64];
+        const char *a[] = { "--cluster", seed, "--tls-insecure", "--connect-timeout", "300ms", "--command-timeout", "4",
+                            "-n", "tls:cli", "true", NULL };
+        snprintf(seed, sizeof seed, "rediss://127.0.0.1:%d", port);
+        if (lfd >= 0) {
+            rc = cli(a, out, sizeof out);
+            took = rh_now_ms() - t0;
+            printf("tls: cli, a silent cluster seed -> exit %d after %llu ms\n", rc, took);
+            CHECK_EQ_LL(rc, 69);
+            CHECK_MSG(strstr(out, "TLS handshake with") != NULL && strstr(out, "timed out after 300 ms") != NULL, "%s", out);
+            CHECK_MSG(took < 3500, "gave up after %llu ms (the command timeout is 4 s)", took);
+            close(lfd);
+        }
     }
 }
 
@@ -765,6 +865,7 @@ int main(void) {
     }
 
     test_poll_loop(&s, tport, &cfg);
+    test_loop_bound(&cfg);
     test_partial_record(tport, &cfg);
     test_killed(&s, tport, &cfg);
     test_renew(&s, tport, &cfg);
