@@ -2481,6 +2481,20 @@ static void test_cluster(void) {
                   strncmp(info.owner, rlock_lock_token(&l), 16) == 0);
             CHECK_EQ_LL(rlock_lock_state(&l), RLOCK_STATE_HELD);
             CHECK_EQ_ST(rlock_cluster_inspect(&ca, &look, NULL), RLOCK_E_BADARG);
+            /* the same with the nodes' cluster-preferred-endpoint-type
+             * unknown-endpoint: the MOVED reads "MOVED slot :port" (an empty
+             * host: the answering node's). Before, not followed: RLOCK_E_MOVED. */
+            for (i = 0; i < CL_N; i++)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type unknown-endpoint"),
+                            REDIS_REPLY_STATUS);
+            ca.slot[slot] = (unsigned char)((home + 1) % ca.n + 1);
+            CHECK_EQ_ST(rlock_cluster_inspect(&ca, &look, &info), RLOCK_OK);
+            CHECK_EQ_LL(ca.moved, moved + 2);
+            CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
+            CHECK(info.st == RLOCK_OK && info.holders == 1);
+            for (i = 0; i < CL_N; i++)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type ip"),
+                            REDIS_REPLY_STATUS);
         }
         {   /* rlock status / unlock --force --cluster: on the key's primary */
             const char *st[] = { "status", "--cluster", seed, k, NULL };
