@@ -1629,9 +1629,11 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  *   The operations follow MOVED (the slot is updated at once and the whole
  * map fetched again in the background) and ASK (the next script goes with
  * ASKING to the importing primary; the map is not changed), up to
- * RLOCK_CLUSTER_HOPS redirects. -TRYAGAIN: a multi-key script while its
- * slot migrates, on a node that lacks some of its keys (the wait-queue
- * keys: mostly none exist); nothing ran. A release (inspect, force-unlock)
+ * RLOCK_CLUSTER_HOPS redirects; an empty host ("MOVED 3999 :6381", nodes
+ * with cluster-preferred-endpoint-type unknown-endpoint) is the sender's.
+ * -TRYAGAIN: a multi-key script while its slot migrates, on a node that
+ * lacks some of its keys (the wait-queue keys: mostly none exist); nothing
+ * ran. A release (inspect, force-unlock)
  * is sent again after 10 ms naming the lock key alone, a compare-and-delete
  * that wakes no waiter (they find the key free at their re-check; a fair
  * lock's is not handed off); so a lock granted by ASK on the importing
@@ -8092,8 +8094,8 @@ static int rlock__cluster_redirect(const char *e, int *ask, unsigned *slot, cons
     *host = p;
     for (; *p && *p != ' '; p++)
         if (*p == ':') colon = p;
-    if (!colon || colon == *host) return -1;
-    *hl = (size_t)(colon - *host);
+    if (!colon) return -1;
+    *hl = (size_t)(colon - *host); /* 0: the nodes' endpoint type unknown-endpoint - the sender's host */
     for (v = 0, p = colon + 1; *p >= '0' && *p <= '9' && v < 65536; p++) v = v * 10 + (unsigned long)(*p - '0');
     *port = (int)v;
     return 0;
@@ -8130,6 +8132,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         int ask, port, idx;
         unsigned slot;
         if (rlock__cluster_redirect(err, &ask, &slot, &host, &hl, &port) != 0) return st;
+        if (!hl) hl = strlen(host = cl->host[lk->client - cl->client]);
         idx = rlock__cluster_add(cl, host, hl, port);
         if (idx < 0) {
             if (idx == -2) (void)rlock__cluster_full(cl);

@@ -2481,6 +2481,20 @@ static void test_cluster(void) {
                   strncmp(info.owner, rlock_lock_token(&l), 16) == 0);
             CHECK_EQ_LL(rlock_lock_state(&l), RLOCK_STATE_HELD);
             CHECK_EQ_ST(rlock_cluster_inspect(&ca, &look, NULL), RLOCK_E_BADARG);
+            /* the same with the nodes' cluster-preferred-endpoint-type
+             * unknown-endpoint: the MOVED reads "MOVED slot :port" (an empty
+             * host: the answering node's). Before, not followed: RLOCK_E_MOVED. */
+            for (i = 0; i < CL_N; i++)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type unknown-endpoint"),
+                            REDIS_REPLY_STATUS);
+            ca.slot[slot] = (unsigned char)((home + 1) % ca.n + 1);
+            CHECK_EQ_ST(rlock_cluster_inspect(&ca, &look, &info), RLOCK_OK);
+            CHECK_EQ_LL(ca.moved, moved + 2);
+            CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
+            CHECK(info.st == RLOCK_OK && info.holders == 1);
+            for (i = 0; i < CL_N; i++)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type ip"),
+                            REDIS_REPLY_STATUS);
         }
         {   /* rlock status / unlock --force --cluster: on the key's primary */
             const char *st[] = { "status", "--cluster", seed, k, NULL };
@@ -3081,16 +3095,16 @@ static void test_cluster_unreachable(void) {
     rlock_lock a, h;
     rlock_status st;
     rh_server *prim = NULL;
+    static char cport[3][16];
+    const char *a2[3][10];
     for (i = 0; i < 3; i++) {
-        char cport[16];
-        const char *a2[10];
         int n;
-        for (n = 0; args[n]; n++) a2[n] = args[n];
-        snprintf(cport, sizeof cport, "%d", rh_free_port());
-        a2[n++] = "--cluster-port";
-        a2[n++] = cport;
-        a2[n] = NULL;
-        up += rh_server_start(&sv[i], a2) == 0;
+        for (n = 0; args[n]; n++) a2[i][n] = args[n];
+        snprintf(cport[i], sizeof cport[i], "%d", rh_free_port());
+        a2[i][n++] = "--cluster-port";
+        a2[i][n++] = cport[i];
+        a2[i][n] = NULL;
+        up += rh_server_start(&sv[i], a2[i]) == 0;
     }
     CHECK_EQ_LL(up, 3);
     if (up != 3) goto out;
@@ -3173,6 +3187,39 @@ static void test_cluster_unreachable(void) {
     CHECK_EQ_ST(rlock_cluster_acquire(&cl, &a, 30000, 0), RLOCK_OK);
     CHECK_EQ_ST(rlock_cluster_release(&cl, &a), RLOCK_OK);
     CHECK_EQ_LL(rh_int(prim, "EXISTS %s", k), 0);
+    {   /* the rlock command with -w and the key's primary stopped: it does
+         * not give up after the library's 4 s of asking around (suspected,
+         * not so: a waiting acquire keeps trying while -w lasts) and takes
+         * the lock once the primary answers */
+        char seed[32], out[4096];
+        const char *ca[] = { "-v", "--cluster", seed, "-w", "60", "{clu:stop}:cli", "true", NULL };
+        const char *log = "build/test_deploy_clu_cli.log";
+        int status;
+        pid_t pid;
+        snprintf(seed, sizeof seed, "127.0.0.1:%d", sv[prim == &sv[0] ? 1 : 0].port);
+        rh_server_pause(prim);
+        pid = cli_spawn(ca, log);
+        CHECK(pid > 0);
+        rh_sleep_ms(7000);
+        CHECK_MSG(pid > 0 && waitpid(pid, &status, WNOHANG) == 0, "rlock -w 60 gave up while the primary was stopped:\n%s",
+                  slurp(log, out, sizeof out));
+        rh_server_resume(prim);
+        status = pid > 0 ? rh_wait_child(pid, 30000) : -1;
+        CHECK_MSG(status != -1 && rh_exited_with(status, 0), "rlock -w 60 after the primary came back: %d\n%s", status,
+                  slurp(log, out, sizeof out));
+        /* the same with the primary killed (connections refused at once) and
+         * started again on its port and nodes.conf */
+        rh_server_kill9(prim);
+        pid = cli_spawn(ca, log);
+        CHECK(pid > 0);
+        rh_sleep_ms(7000);
+        CHECK_MSG(pid > 0 && waitpid(pid, &status, WNOHANG) == 0, "rlock -w 60 gave up while the primary was down:\n%s",
+                  slurp(log, out, sizeof out));
+        CHECK_EQ_LL(rh_server_restart(prim, a2[prim - sv]), 0);
+        status = pid > 0 ? rh_wait_child(pid, 30000) : -1;
+        CHECK_MSG(status != -1 && rh_exited_with(status, 0), "rlock -w 60 after the primary restarted: %d\n%s", status,
+                  slurp(log, out, sizeof out));
+    }
     {   /* a cluster with requirepass (last: the harness does not AUTH): the
          * credentials set in the struct after rlock_cluster_init, as its
          * comment says ("AUTH on every primary"), go to the seeds too - the

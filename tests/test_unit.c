@@ -4913,6 +4913,30 @@ static void test_cluster_map(void) {
         rlock_cluster_close(&cl);
         CHECK_EQ_LL(cl.fetch, RLOCK__MAP_NONE);
     }
+    {   /* "MOVED 5 :7002": an empty host (the nodes' cluster-preferred-
+         * endpoint-type unknown-endpoint) means the host of the node that
+         * answered. (Before, the redirect was not parsed: RLOCK_E_MOVED.) */
+        static const char *const two[2] = { "a", "b" };
+        static const int two_ports[2] = { 7000, 7001 };
+        rlock_lock lk;
+        CHECK_EQ_ST(rlock_cluster_init(&cl, two, two_ports, 2, &CFG, ut_cl_connect, NULL), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &lk, "k", 1, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        lk.client = &cl.client[1];
+        strcpy(lk.client->nodes[0]->err, "MOVED 5 :7002");
+        CHECK_EQ_ST(rlock__cluster_judge(&cl, &lk, RLOCK_E_MOVED, 0), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(cl.n, 3);
+        CHECK_STR(cl.host[2], "b");
+        CHECK_EQ_LL(cl.port[2], 7002);
+        CHECK_EQ_LL(rlock_cluster_primary(&cl, 5), 2);
+        CHECK(lk.client == &cl.client[2]);
+        strcpy(lk.client->nodes[0]->err, "ASK 6 :7000");
+        CHECK_EQ_ST(rlock__cluster_judge(&cl, &lk, RLOCK_E_MOVED, 0), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(cl.n, 4); /* b:7000, not a:7000 */
+        CHECK_STR(cl.host[3], "b");
+        CHECK(lk.client == &cl.client[3] && lk.asking);
+        rlock_lock_destroy(&lk);
+        rlock_cluster_close(&cl);
+    }
     {   /* the non-blocking calls' argument checks */
         rlock_lock lk;
         uint32_t t = 7;
