@@ -1156,6 +1156,7 @@ typedef struct rlock_op {
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
     int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
                                  none): set by each acquire round, read only after one */
+    unsigned reached;         /* nodes an earlier acquire round of this op sent its request to */
     rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
                                  if it stops after the cleanup */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
@@ -5162,6 +5163,11 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     }
     nd->fcall = (unsigned char)fcall; /* (set, or stays 0) */
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
+    /* A cleanup is never taken back unsent (its length hidden, as
+     * rlock__x_commit_push's bytes): past its time it drops the connection,
+     * as before - the grant it undoes then expires by its TTL; fuzz_lock
+     * found one failed unsent with the connection kept and nothing noted. */
+    if (r->cleanup) n->q[n->count - 1].len = 0xFFFF;
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         r->stale_wait |= r->acking & 1u << i; /* the first script's WAIT is still due */
@@ -5754,9 +5760,13 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     /* Release what we may hold: granted nodes, and nodes whose answer we never
      * got (a late SET may have landed) - not those whose request never went
      * out (never queued, or taken back unsent: rlock__op_reply), where it
-     * never ran. A re-entry only undoes the holds it knows it added, so an
-     * unanswered node cannot lose a real hold. */
-    mask = t->yes | unacked | (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown & op->round.queued);
+     * never ran, unless an earlier round of this op reached them (its grant,
+     * same token, may be held there: fuzz_lock found one left so). A re-entry
+     * only undoes the holds it knows it added, so an unanswered node cannot
+     * lose a real hold. */
+    mask = t->yes | unacked |
+           (lk->state == RLOCK_STATE_HELD ? 0u : t->unknown & (op->round.queued | op->reached));
+    op->reached |= op->round.queued;
     if (go && ((hop = RLOCK__SEM_HOP(lk)) != 0 || (op->plain == 1 && t->n_no > 0))) {
         op->plain = 2;
         /* 2: goes out even past the wait: a semaphore's hop, and any

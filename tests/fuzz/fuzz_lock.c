@@ -270,7 +270,7 @@ static void fk_reply_script(fk_node *f, fk_req *r) {
         /* well-formed RESP, but not an answer this script can give */
         static const char *const acq_shapes[] = { ":1\r\n", "*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n",
             "*2\r\n:2\r\n:1\r\n", "$-1\r\n", "*2\r\n$1\r\n1\r\n:1\r\n", "+OK\r\n", "*1\r\n:1\r\n",
-            "*3\r\n:1\r\n:1\r\n$1\r\n1\r\n" };
+            "*3\r\n:1\r\n:1\r\n$2\r\n1x\r\n" }; /* (a fence of digits as text is a grant's: the scripts answer GET's text) */
         static const char *const int_shapes[] = { "*2\r\n:1\r\n:1\r\n", "$1\r\n1\r\n", "+OK\r\n", "$-1\r\n",
             "*-1\r\n", "*0\r\n", "*1\r\n:1\r\n", "+1\r\n" };
         r->reply = RP_SHAPE;
