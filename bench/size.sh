@@ -259,18 +259,34 @@ one() {
 # RLOCK_SIZE_QUICK=1: Cortex-M4 -Os only (while shrinking; docs/SIZE.md is then partial)
 targets="cortex-m0 cortex-m4 rv32 x86-64"; opts="-Os -O2"
 [ "${RLOCK_SIZE_QUICK:-0}" = 1 ] && { targets=cortex-m4; opts=-Os; }
+# One job per target (and one for the macros' rows), side by side: each
+# writes its own rows and a failure mark, gathered in this order after.
+job() { # NAME, then CONFIG TARGET OPT triples on stdin
+    name=$1; kvf=$out/sizes.kv.$name; : > "$kvf"; rm -f "$out/failed.$name"; rc=0
+    while read -r cfg tgt opt; do one "$cfg" "$tgt" "$opt"; done
+    [ $rc -eq 0 ] || : > "$out/failed.$name"
+}
+jobs=""
 for tgt in $targets; do
     for opt in $opts; do
-        for cfg in smallest default full default+primitives default+cluster; do one "$cfg" "$tgt" "$opt"; done
-    done
+        for cfg in smallest default full default+primitives default+cluster; do echo "$cfg $tgt $opt"; done
+    done | job "$tgt" &
+    jobs="$jobs $tgt"
 done
-# What each feature macro saves: the full program built without it (Cortex-M4 -Os).
-for m in RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_MAX_NODES=1 RLOCK_NO_EVAL_FALLBACK \
+# What each feature macro saves: the full program built without it (Cortex-M4 -Os),
+# and each add-on module: the default program built without it.
+{ for m in RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_MAX_NODES=1 RLOCK_NO_EVAL_FALLBACK \
          RLOCK_NO_FAIR RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS; do
-    one "full-$m" cortex-m4 -Os
+    echo "full-$m cortex-m4 -Os"
+  done
+  for m in RLOCK_NO_PRIMITIVES RLOCK_NO_CLUSTER; do echo "default-$m cortex-m4 -Os"; done
+} | job macros &
+jobs="$jobs macros"
+wait
+for j in $jobs; do
+    cat "$out/sizes.kv.$j" >> "$kvf"; rm -f "$out/sizes.kv.$j"
+    [ -f "$out/failed.$j" ] && { rc=1; rm -f "$out/failed.$j"; }
 done
-# ... and each add-on module: the default program built without it.
-for m in RLOCK_NO_PRIMITIVES RLOCK_NO_CLUSTER; do one "default-$m" cortex-m4 -Os; done
 # RAM per lock/node/client and the worst-case stack of every public call
 # (bench/ram.sh --kv); it exits 1 when the smallest configuration's lock +
 # node + client on Cortex-M4 is over RLOCK_RAM_BUDGET (2048 B): so does make size.

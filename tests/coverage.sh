@@ -19,24 +19,21 @@ timeout_s="${COVERAGE_TIMEOUT:-900}"
 root=$(pwd)
 rm -rf "$out"
 mkdir -p "$out"
-built=0
-for src in tests/test_*.c; do
-    name=$(basename "$src" .c)
-    dir="$out/$name"
-    mkdir -p "$dir"
+# build NAME: the coverage build of tests/NAME.c into $out/NAME (exit status)
+build() {
     # the TLS suite links OpenSSL, as in the Makefile
     extra=
-    [ "$name" = test_tls ] && extra="-lssl -lcrypto"
+    [ "$1" = test_tls ] && extra="-lssl -lcrypto"
     # -fprofile-abs-path: gcov finds the sources from the build directory
     # shellcheck disable=SC2086
-    if ! "$cc" -std=c99 -O0 -g --coverage -fprofile-abs-path -I"$root" -I"$root/tests" \
-         "$root/$src" -lhiredis -lpthread $extra -o "$dir/$name" >"$dir/build.log" 2>&1; then
-        echo "coverage: skip $name (does not build; see $dir/build.log)"
-        continue
-    fi
-    built=$((built + 1))
+    "$cc" -std=c99 -O0 -g --coverage -fprofile-abs-path -I"$root" -I"$root/tests" \
+        "$root/tests/$1.c" -lhiredis -lpthread $extra -o "$out/$1/$1" >"$out/$1/build.log" 2>&1
+}
+# run NAME: run it once from the repo root, like `make test` (the .gcda goes
+# next to the binary), then gcov
+run() {
+    name=$1; dir="$out/$name"
     start=$(date +%s)
-    # from the repo root, like `make test` (the .gcda goes next to the binary)
     if command -v timeout >/dev/null 2>&1; then
         timeout "$timeout_s" "$dir/$name" >"$dir/run.log" 2>&1
     else
@@ -46,7 +43,25 @@ for src in tests/test_*.c; do
     summary=$(grep -E '^[A-Za-z_-]+: [0-9]+ passed, [0-9]+ failed' "$dir/run.log" | tail -n 1)
     echo "coverage: ran $name in $(( $(date +%s) - start ))s (exit $rc) ${summary:+- $summary}"
     (cd "$dir" && gcov -b -c "$name.gcda" >gcov.log 2>&1)
+}
+# Each binary is built while the one before runs (the runs mostly wait on
+# servers and timers).
+built=0
+prev=
+for src in tests/test_*.c; do
+    t=$(basename "$src" .c)
+    mkdir -p "$out/$t"
+    build "$t" &
+    bpid=$!
+    [ -z "$prev" ] || run "$prev"
+    prev=
+    if wait $bpid; then
+        built=$((built + 1)); prev=$t
+    else
+        echo "coverage: skip $t (does not build; see $out/$t/build.log)"
+    fi
 done
+[ -z "$prev" ] || run "$prev"
 [ "$built" -gt 0 ] || { echo "coverage: no test built" >&2; exit 1; }
 
 set -- "$out"/*/rlock.h.gcov
