@@ -2492,6 +2492,60 @@ static void test_cluster(void) {
             CHECK_EQ_LL(ca.moved, moved + 2);
             CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
             CHECK(info.st == RLOCK_OK && info.holders == 1);
+            /* cluster-preferred-endpoint-type hostname, no node with a
+             * hostname: "MOVED slot ?:port", "ASK slot ?:port" ("?": endpoint
+             * unknown). The map is read again (CLUSTER SHARDS gives the ip
+             * too), then MOVED goes to the slot's primary it names, ASK to
+             * the node of that port. Before, "?" was taken for a host name:
+             * a node "?" added, its connect failed, RLOCK_E_IO after 4 s. */
+            for (i = 0; i < CL_N; i++)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type hostname"),
+                            REDIS_REPLY_STATUS);
+            {
+                size_t known = ca.n;
+                unsigned long fetches = ca.fetches;
+                rlock_status st;
+                ca.slot[slot] = (unsigned char)((home + 1) % ca.n + 1);
+                t0 = rh_now_ms();
+                st = rlock_cluster_inspect(&ca, &look, &info);
+                CHECK_MSG(st == RLOCK_OK, "inspect after 'MOVED %u ?:port': %s (%s) after %llu ms", slot,
+                          rlock_status_str(st), rlock_node_error(look.client->nodes[0]), rh_now_ms() - t0);
+                CHECK_EQ_LL(ca.moved, moved + 3);
+                CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
+                CHECK(info.st == RLOCK_OK && info.holders == 1);
+                CHECK_EQ_LL(ca.n, known); /* no node named "?" */
+                CHECK(ca.fetches > fetches);
+            }
+            {   /* ASK ?:port: a slot set migrating, its key on neither side */
+                const char *kq = "cl:qask";
+                unsigned sq = rlock_cluster_slot(kq, strlen(kq));
+                size_t hq = rlock_cluster_primary(&ca, sq);
+                rh_server *src = cl_server(sv, ca.port[hq]), *dst = cl_server(sv, ca.port[(hq + 1) % ca.n]);
+                char src_id[64], dst_id[64];
+                unsigned long asked = ca.asked;
+                size_t known = ca.n;
+                rlock_lock q;
+                rlock_status st;
+                CHECK(src && dst && src != dst && is_primary(src) && is_primary(dst));
+                if (!src || !dst || src == dst) goto out;
+                rh_str(src, src_id, sizeof src_id, "CLUSTER MYID%s", "");
+                rh_str(dst, dst_id, sizeof dst_id, "CLUSTER MYID%s", "");
+                CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u IMPORTING %s", sq, src_id), REDIS_REPLY_STATUS);
+                CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u MIGRATING %s", sq, dst_id), REDIS_REPLY_STATUS);
+                CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &q, kq, strlen(kq), RLOCK_KIND_SIMPLE), RLOCK_OK);
+                t0 = rh_now_ms();
+                st = rlock_cluster_acquire(&ca, &q, 30000, 0);
+                CHECK_MSG(st == RLOCK_OK, "acquire after 'ASK %u ?:port': %s (%s) after %llu ms", sq,
+                          rlock_status_str(st), rlock_node_error(q.client->nodes[0]), rh_now_ms() - t0);
+                CHECK(ca.asked > asked);
+                CHECK_EQ_LL(asking_int(dst, "EXISTS", kq), 1); /* on the importing primary */
+                CHECK_EQ_LL(ca.n, known);
+                if (st == RLOCK_OK) CHECK_EQ_ST(rlock_cluster_release(&ca, &q), RLOCK_OK);
+                CHECK_EQ_LL(asking_int(dst, "EXISTS", kq), 0);
+                CHECK_EQ_LL(rlock_cluster_primary(&ca, sq), hq); /* ASK: the map unchanged */
+                CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", sq), REDIS_REPLY_STATUS);
+                CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", sq), REDIS_REPLY_STATUS);
+            }
             for (i = 0; i < CL_N; i++)
                 CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type ip"),
                             REDIS_REPLY_STATUS);
