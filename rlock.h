@@ -1650,7 +1650,8 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * that cannot be reached (killed, failing over) makes them ask the
  * other nodes every 100 ms for 4 s from the first failure (a try at a
  * primary that does not answer costs a node timeout more), which answer
- * MOVED once the cluster has promoted a replica; then RLOCK_E_IO.
+ * MOVED once the cluster has promoted a replica (one that runs the call is
+ * learnt as the slot's primary, as from a MOVED); then RLOCK_E_IO.
  * -CLUSTERDOWN (nothing ran: what they answer between marking the primary
  * failing and the promotion) is retried the same way, then RLOCK_E_REDIS.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
@@ -8205,6 +8206,15 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
     /* After an ASK the slot is still the map's primary's: the next operation
      * starts there again (and is sent on if need be). */
     if (o->asked) lk->client = rlock__cluster_home(cl, lk);
+    else if (st <= RLOCK_LOST && lk->client != rlock__cluster_home(cl, lk)) {
+        /* The script ran (RLOCK_OK .. RLOCK_LOST: its answers; no ASKING, so
+         * this node serves the slot) on a node the map does not name: one
+         * reached by asking around (a failover, no MOVED on the way). Learn
+         * it as from a MOVED, or the map kept naming the dead primary. */
+        size_t idx = (size_t)(lk->client - cl->client);
+        cl->slot[rlock_cluster_slot(lk->key, lk->key_len)] = (unsigned char)(idx + 1);
+        rlock__cluster_fetch_start(cl, idx, now);
+    }
     if (st == RLOCK_NOT_ACQUIRED && o->timed) st = RLOCK_TIMEOUT; /* the wait ran out across redirects */
     return st;
 }
