@@ -1174,6 +1174,7 @@ typedef struct rlock__cluster_op {
     union { long long ttl; struct rlock_info *info; } arg; /* acquire / extend: the ttl; inspect: where its answer goes */
     rlock__ms wait_end, wake_at, io_end; /* io_end: when asking the others for an unreachable primary stops */
     unsigned char kind, phase, hops, io, again, asked, timed;
+    unsigned short port;      /* a redirect to "?:port": its port, until the map read again says where */
 } rlock__cluster_op;
 
 /* One lock on one key. Caller-allocated; fields are private. Those most
@@ -1632,6 +1633,10 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * ASKING to the importing primary; the map is not changed), up to
  * RLOCK_CLUSTER_HOPS redirects; an empty host ("MOVED 3999 :6381", nodes
  * with cluster-preferred-endpoint-type unknown-endpoint) is the sender's.
+ * Host "?" (type hostname, the node without one): the map is read again
+ * from the sender (CLUSTER SHARDS names the node's ip), then MOVED goes to
+ * the slot's primary it says, ASK to the known node of that port (the
+ * first, when nodes share a port).
  * -TRYAGAIN: a multi-key script while its slot migrates, on a node that
  * lacks some of its keys (the wait-queue keys: mostly none exist); nothing
  * ran. A release (inspect, force-unlock)
@@ -1645,7 +1650,8 @@ RLOCKDEF size_t rlock_aux_key(char *out, size_t cap, const char *key, size_t key
  * that cannot be reached (killed, failing over) makes them ask the
  * other nodes every 100 ms for 4 s from the first failure (a try at a
  * primary that does not answer costs a node timeout more), which answer
- * MOVED once the cluster has promoted a replica; then RLOCK_E_IO.
+ * MOVED once the cluster has promoted a replica (one that runs the call is
+ * learnt as the slot's primary, as from a MOVED); then RLOCK_E_IO.
  * -CLUSTERDOWN (nothing ran: what they answer between marking the primary
  * failing and the promotion) is retried the same way, then RLOCK_E_REDIS.
  *   Waiting (cfg.pubsub, Redis >= 7): the waiter SSUBSCRIBEs to the key's
@@ -8139,11 +8145,15 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
     if (st == RLOCK_E_MOVED && o->hops++ < RLOCK_CLUSTER_HOPS) {
         const char *host;
         size_t hl;
-        int ask, port, idx;
+        int ask, port, idx, unk;
         unsigned slot;
         if (rlock__cluster_redirect(err, &ask, &slot, &host, &hl, &port) != 0) return st;
         if (!hl) hl = strlen(host = cl->host[lk->client - cl->client]);
-        idx = rlock__cluster_add(cl, host, hl, port);
+        /* "?": the node's endpoint unknown (cluster-preferred-endpoint-type
+         * hostname, the node without one). The map, read again from the
+         * sender, names its ip: then on (rlock__cluster_advance) */
+        unk = hl == 1 && *host == '?';
+        idx = unk ? (int)(lk->client - cl->client) : rlock__cluster_add(cl, host, hl, port);
         if (idx < 0) {
             if (idx == -2) (void)rlock__cluster_full(cl);
             else (void)rlock__why(cl->why, RLOCK__TXT("redirected to an address that cannot be used"), 0, 0);
@@ -8151,14 +8161,15 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         }
         if (ask) cl->asked++;
         else { /* the slot moved: learn it now, and the rest of the map again */
-            cl->slot[slot] = (unsigned char)(idx + 1);
+            cl->slot[slot] = (unsigned char)(idx + 1); /* ("?": the sender, until the map comes) */
             cl->moved++;
-            rlock__cluster_fetch_start(cl, (size_t)idx, now);
         }
+        if (!ask || unk) rlock__cluster_fetch_start(cl, (size_t)idx, now);
         lk->asking = ask; /* ASK: this once, at the importing primary */
         o->asked |= (unsigned char)ask;
         lk->client = &cl->client[idx];
-        o->phase = RLOCK__CLP_START;
+        o->port = (unsigned short)port; /* (read in RLOCK__CLP_MAP only) */
+        o->phase = (unsigned char)(RLOCK__CLP_START - unk); /* "?": RLOCK__CLP_MAP */
         return RLOCK_WOULD_BLOCK;
     }
     /* -CLUSTERDOWN (nothing ran): the others say so once the primary is
@@ -8195,6 +8206,15 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
     /* After an ASK the slot is still the map's primary's: the next operation
      * starts there again (and is sent on if need be). */
     if (o->asked) lk->client = rlock__cluster_home(cl, lk);
+    else if (st <= RLOCK_LOST && lk->client != rlock__cluster_home(cl, lk)) {
+        /* The script ran (RLOCK_OK .. RLOCK_LOST: its answers; no ASKING, so
+         * this node serves the slot) on a node the map does not name: one
+         * reached by asking around (a failover, no MOVED on the way). Learn
+         * it as from a MOVED, or the map kept naming the dead primary. */
+        size_t idx = (size_t)(lk->client - cl->client);
+        cl->slot[rlock_cluster_slot(lk->key, lk->key_len)] = (unsigned char)(idx + 1);
+        rlock__cluster_fetch_start(cl, idx, now);
+    }
     if (st == RLOCK_NOT_ACQUIRED && o->timed) st = RLOCK_TIMEOUT; /* the wait ran out across redirects */
     return st;
 }
@@ -8209,9 +8229,18 @@ static rlock_status rlock__cluster_advance(rlock_cluster *cl, rlock_lock *lk) {
         case RLOCK__CLP_MAP:
             if (cl->fetch == RLOCK__MAP_BUSY) return RLOCK_WOULD_BLOCK;
             if (cl->full) return rlock__cluster_full(cl);
-            /* a lock not held goes where the map says (held: where it was granted) */
-            if ((o->kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD) || o->kind >= RLOCK__CL_INSPECT)
+            /* a lock not held goes where the map says (held: where it was
+             * granted); after "MOVED ?:port" too; "ASK ?:port": to the node
+             * of that port (the first, when hosts share ports) */
+            if (o->port || (o->kind == RLOCK__CL_ACQUIRE && lk->state != RLOCK_STATE_HELD) ||
+                o->kind >= RLOCK__CL_INSPECT)
                 lk->client = rlock__cluster_home(cl, lk);
+            if (o->port && lk->asking) {
+                size_t i;
+                for (i = cl->n; i-- > 0;)
+                    if (cl->port[i] == o->port) lk->client = &cl->client[i];
+            }
+            o->port = 0;
             o->phase = RLOCK__CLP_START;
             continue;
         case RLOCK__CLP_PAUSE:

@@ -2492,6 +2492,60 @@ static void test_cluster(void) {
             CHECK_EQ_LL(ca.moved, moved + 2);
             CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
             CHECK(info.st == RLOCK_OK && info.holders == 1);
+            /* cluster-preferred-endpoint-type hostname, no node with a
+             * hostname: "MOVED slot ?:port", "ASK slot ?:port" ("?": endpoint
+             * unknown). The map is read again (CLUSTER SHARDS gives the ip
+             * too), then MOVED goes to the slot's primary it names, ASK to
+             * the node of that port. Before, "?" was taken for a host name:
+             * a node "?" added, its connect failed, RLOCK_E_IO after 4 s. */
+            for (i = 0; i < CL_N; i++)
+                CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type hostname"),
+                            REDIS_REPLY_STATUS);
+            {
+                size_t known = ca.n;
+                unsigned long fetches = ca.fetches;
+                rlock_status st;
+                ca.slot[slot] = (unsigned char)((home + 1) % ca.n + 1);
+                t0 = rh_now_ms();
+                st = rlock_cluster_inspect(&ca, &look, &info);
+                CHECK_MSG(st == RLOCK_OK, "inspect after 'MOVED %u ?:port': %s (%s) after %llu ms", slot,
+                          rlock_status_str(st), rlock_node_error(look.client->nodes[0]), rh_now_ms() - t0);
+                CHECK_EQ_LL(ca.moved, moved + 3);
+                CHECK_EQ_LL(rlock_cluster_primary(&ca, slot), home);
+                CHECK(info.st == RLOCK_OK && info.holders == 1);
+                CHECK_EQ_LL(ca.n, known); /* no node named "?" */
+                CHECK(ca.fetches > fetches);
+            }
+            {   /* ASK ?:port: a slot set migrating, its key on neither side */
+                const char *kq = "cl:qask";
+                unsigned sq = rlock_cluster_slot(kq, strlen(kq));
+                size_t hq = rlock_cluster_primary(&ca, sq);
+                rh_server *src = cl_server(sv, ca.port[hq]), *dst = cl_server(sv, ca.port[(hq + 1) % ca.n]);
+                char src_id[64], dst_id[64];
+                unsigned long asked = ca.asked;
+                size_t known = ca.n;
+                rlock_lock q;
+                rlock_status st;
+                CHECK(src && dst && src != dst && is_primary(src) && is_primary(dst));
+                if (!src || !dst || src == dst) goto out;
+                rh_str(src, src_id, sizeof src_id, "CLUSTER MYID%s", "");
+                rh_str(dst, dst_id, sizeof dst_id, "CLUSTER MYID%s", "");
+                CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u IMPORTING %s", sq, src_id), REDIS_REPLY_STATUS);
+                CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u MIGRATING %s", sq, dst_id), REDIS_REPLY_STATUS);
+                CHECK_EQ_ST(rlock_cluster_lock_init(&ca, &q, kq, strlen(kq), RLOCK_KIND_SIMPLE), RLOCK_OK);
+                t0 = rh_now_ms();
+                st = rlock_cluster_acquire(&ca, &q, 30000, 0);
+                CHECK_MSG(st == RLOCK_OK, "acquire after 'ASK %u ?:port': %s (%s) after %llu ms", sq,
+                          rlock_status_str(st), rlock_node_error(q.client->nodes[0]), rh_now_ms() - t0);
+                CHECK(ca.asked > asked);
+                CHECK_EQ_LL(asking_int(dst, "EXISTS", kq), 1); /* on the importing primary */
+                CHECK_EQ_LL(ca.n, known);
+                if (st == RLOCK_OK) CHECK_EQ_ST(rlock_cluster_release(&ca, &q), RLOCK_OK);
+                CHECK_EQ_LL(asking_int(dst, "EXISTS", kq), 0);
+                CHECK_EQ_LL(rlock_cluster_primary(&ca, sq), hq); /* ASK: the map unchanged */
+                CHECK_EQ_LL(rh_str(dst, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", sq), REDIS_REPLY_STATUS);
+                CHECK_EQ_LL(rh_str(src, buf, sizeof buf, "CLUSTER SETSLOT %u STABLE", sq), REDIS_REPLY_STATUS);
+            }
             for (i = 0; i < CL_N; i++)
                 CHECK_EQ_LL(rh_str(&sv[i], buf, sizeof buf, "CONFIG SET cluster-preferred-endpoint-type ip"),
                             REDIS_REPLY_STATUS);
@@ -2902,11 +2956,12 @@ static void test_cluster(void) {
      * follows; the lock was acknowledged by the replica (WAIT), so it is
      * still there. An unacknowledged grant may be lost (async replication). */
     {
-        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES], pe[RLOCK_CLUSTER_MAX_PRIMARIES];
-        static rlock_cluster cr, ce;
-        const char *k = "cl:kill", *ke = "{cl:kill}e";
+        static rlock_posix_conn pr[RLOCK_CLUSTER_MAX_PRIMARIES], pe[RLOCK_CLUSTER_MAX_PRIMARIES],
+            pv[RLOCK_CLUSTER_MAX_PRIMARIES];
+        static rlock_cluster cr, ce, cv;
+        const char *k = "cl:kill", *ke = "{cl:kill}e", *kv = "{cl:kill}v";
         unsigned slot = rlock_cluster_slot(k, strlen(k));
-        rlock_lock a, b, e;
+        rlock_lock a, b, e, v;
         rh_server *victim, *heir;
         int heir_port, promoted = 0;
         rlock_status st = RLOCK_E_IO;
@@ -2930,6 +2985,21 @@ static void test_cluster(void) {
         heir = cl_server(sv, heir_port);
         CHECK(victim && heir);
         if (!victim || !heir) { rlock_cluster_close(&cr); rlock_cluster_close(&ce); goto out; }
+        {   /* a client whose nodes are the victim, then its heir: asking
+             * around from the dead primary reaches the heir first */
+            int n = 0;
+            hosts[n] = "127.0.0.1"; ports[n++] = victim->port;
+            hosts[n] = "127.0.0.1"; ports[n++] = heir_port;
+            for (i = 0; i < CL_N; i++)
+                if (sv[i].port != victim->port && sv[i].port != heir_port) { hosts[n] = "127.0.0.1"; ports[n++] = sv[i].port; }
+            cfg.replicas = 1;
+            CHECK_EQ_ST(rlock_cluster_init(&cv, hosts, ports, CL_N, &cfg, rlock_posix_cluster_connect, pv), RLOCK_OK);
+            cfg.replicas = 0;
+            CHECK_EQ_ST(rlock_cluster_lock_init(&cv, &v, kv, strlen(kv), RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_cluster_acquire(&cv, &v, 30000, 0), RLOCK_OK);
+            CHECK_EQ_LL(rlock_replica_acks(&v), 1);
+            CHECK_EQ_LL(rlock_cluster_primary(&cv, slot), 0);
+        }
         t0 = rh_now_ms();
         rh_server_kill9(victim);
         /* an extend at once (another client's lock on the slot): the others
@@ -2944,6 +3014,25 @@ static void test_cluster(void) {
             if (is_primary(heir)) { promoted = 1; break; }
         CHECK_MSG(promoted, "replica on %d not promoted within 20 s", heir_port);
         printf("cluster: replica promoted %llu ms after its primary was killed\n", rh_now_ms() - t0);
+        {   /* cv's extend: the dead primary refuses, the next node asked is
+             * the heir, which runs it - no MOVED. Before, the map kept naming
+             * the dead primary (the next operation on the slot went there
+             * first, then was corrected) */
+            unsigned long moved = cv.moved;
+            for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
+                st = rlock_cluster_extend(&cv, &v, 30000);
+                if (st == RLOCK_OK || st == RLOCK_LOST) break;
+            }
+            CHECK_MSG(st == RLOCK_OK, "cv: extend after the failover: %s (%s)", rlock_status_str(st),
+                      rlock_node_error(v.client->nodes[0]));
+            CHECK_MSG(cv.port[rlock_cluster_primary(&cv, slot)] == heir_port,
+                      "cv: the extend ran on %d, %lu MOVED; the map names %d (dead primary %d, heir %d)",
+                      cv.port[v.client - cv.client], cv.moved - moved, cv.port[rlock_cluster_primary(&cv, slot)],
+                      victim->port, heir_port);
+            CHECK_EQ_ST(rlock_cluster_release(&cv, &v), RLOCK_OK);
+            rlock_cluster_close(&cv);
+            for (i = 0; i < RLOCK_CLUSTER_MAX_PRIMARIES; i++) rlock_posix_close(&pv[i]);
+        }
         for (end = rh_now_ms() + 10000; rh_now_ms() < end; rh_sleep_ms(100)) {
             st = rlock_cluster_extend(&cr, &a, 30000);
             if (st == RLOCK_OK || st == RLOCK_LOST) break;
