@@ -8168,7 +8168,7 @@ static rlock_status rlock__cluster_judge(rlock_cluster *cl, rlock_lock *lk, rloc
         lk->asking = ask; /* ASK: this once, at the importing primary */
         o->asked |= (unsigned char)ask;
         lk->client = &cl->client[idx];
-        o->port = (unsigned short)port; /* (read in RLOCK__CLP_MAP only) */
+        o->port = (unsigned short)(unk ? port : 0); /* read in RLOCK__CLP_MAP: "?" only */
         o->phase = (unsigned char)(RLOCK__CLP_START - unk); /* "?": RLOCK__CLP_MAP */
         return RLOCK_WOULD_BLOCK;
     }
