@@ -24,9 +24,9 @@ for src in tests/test_*.c; do
     name=$(basename "$src" .c)
     dir="$out/$name"
     mkdir -p "$dir"
-    # the TLS suite links OpenSSL, as in the Makefile
+    # the TLS suite links OpenSSL and tests/loop_conns.c, as in the Makefile
     extra=
-    [ "$name" = test_tls ] && extra="-lssl -lcrypto"
+    [ "$name" = test_tls ] && extra="$root/tests/loop_conns.c -lssl -lcrypto"
     # -fprofile-abs-path: gcov finds the sources from the build directory
     # shellcheck disable=SC2086
     if ! "$cc" -std=c99 -O0 -g --coverage -fprofile-abs-path -I"$root" -I"$root/tests" \
