@@ -6919,9 +6919,12 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (op->phase != RLOCK__PH_DONE) {
-        /* an acquire whose attempt is out waits for its answer and releases
-         * what it granted (the attempt's end sees op->cancel); else done */
-        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP))
+        /* an acquire whose attempt is out (holds the request slot; one still
+         * waiting for its turn sent nothing) waits for its answer and
+         * releases what it granted (the attempt's end sees op->cancel), as
+         * does its cleanup; else done */
+        if (op->kind == RLOCK__OP_ACQUIRE &&
+            (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && lk->client->nodes[0]->q[0].owner == lk)))
             op->cancel = 1;
         else rlock__op_finish(lk, RLOCK_OK);
     }
