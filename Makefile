@@ -12,6 +12,7 @@ STRICT  := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 INC     := -I. -Itests
 LIBS    := -lhiredis -lpthread
+SUITE_SRC :=
 HEADERS := rlock.h $(wildcard adapters/*.h) $(wildcard tests/*.h)
 
 SUITES  := $(patsubst tests/test_%.c,%,$(filter-out tests/test_compile.c,$(wildcard tests/test_*.c)))
@@ -65,15 +66,18 @@ test-build: deps $(CLI_BINS) $(ASAN_BINS) $(VG_BINS) $(EXAMPLES_ALL) $(BUILD)/ch
 deps:
 	@./tests/ensure-deps.sh
 
-# The TLS adapter's suite links OpenSSL (libssl-dev).
+# The TLS adapter's suite links OpenSSL (libssl-dev), and a second source
+# file: its event loop's connections made in another translation unit.
 $(BUILD)/test_tls $(BUILD)/vg/test_tls: LIBS += -lssl -lcrypto
+$(BUILD)/test_tls $(BUILD)/vg/test_tls: SUITE_SRC = tests/loop_conns.c
+$(BUILD)/test_tls $(BUILD)/vg/test_tls: tests/loop_conns.c
 
 $(BUILD)/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
-	$(CC) $(STRICT) -g -O1 $(SAN) $(INC) $< $(LIBS) -o $@
+	$(CC) $(STRICT) -g -O1 $(SAN) $(INC) $< $(SUITE_SRC) $(LIBS) -o $@
 
 $(BUILD)/vg/test_%: tests/test_%.c $(HEADERS) | $(BUILD)
 	@mkdir -p $(BUILD)/vg
-	$(CC) $(STRICT) -g -O1 $(INC) $< $(LIBS) -o $@
+	$(CC) $(STRICT) -g -O1 $(INC) $< $(SUITE_SRC) $(LIBS) -o $@
 
 $(BUILD)/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(STRICT) $(CFLAGS) -I. $< $(LDFLAGS) $(EXAMPLE_LIBS) -o $@

@@ -118,7 +118,7 @@
  *                              texts from Redis or the transport still show
  *   RLOCK_MAX_NODES 1          Redlock (one node per client)
  *   RLOCK_SMALLEST             all of the above: one node, simple locks;
- *                              ERR/WHY_LEN 64: one lock on one node in 1,748 B
+ *                              ERR/WHY_LEN 64: one lock on one node in 1,752 B
  *                              of RAM on Cortex-M4 (bench/ram.sh); the compact
  *                              engine. To keep some feature (the error texts,
  *                              say), define the RLOCK_NO_* macros you want
@@ -655,6 +655,13 @@ typedef struct rlock_transport {
      * writes (TLS: the handshake waits for the server's answer while rlock
      * asks to write); NULL: want itself. */
     int (*events)(void *ctx, int want);
+    /* optional: ms until this connection must be stepped again though its
+     * fd stays quiet - its own bound (the adapters': a connect's or TLS
+     * handshake's), which rlock_client_interest's timeout does not know;
+     * UINT32_MAX: none now. The core never calls it: an event loop folds
+     * it into its wait with rlock_posix_interest_timeout (any transport's,
+     * wherever the connections were made). */
+    uint32_t (*due)(void *ctx);
 } rlock_transport;
 
 /* rlock's own clock: monotonic milliseconds modulo 2^32 (the now_ms hook's
@@ -1008,10 +1015,10 @@ typedef struct rlock_interest {
  * out; returns how many there are (more than cap: call again with more room).
  * *timeout_ms: call rlock_client_step at the latest after this long even
  * without I/O (0: now; UINT32_MAX: no deadline) - rlock's own deadlines:
- * a transport's connect bound is its own (POSIX adapter: cap it with
- * rlock_posix_interest_timeout, or a silent Sentinel costs the whole
- * request instead of its share of connect_timeout_ms; TLS adapter:
- * rlock_tls_interest_timeout, or a silent handshake does). The list holds until the
+ * a transport's connect bound is its own (its due hook; cap the wait with
+ * rlock_posix_interest_timeout, which calls it, or with the POSIX adapter
+ * a silent Sentinel costs the whole request instead of its share of
+ * connect_timeout_ms, with TLS a silent handshake does). The list holds until the
  * next call into c: a step may close a listed descriptor (timeout, error,
  * reconnect - the number may then come back for another connection, with a
  * new gen), so call this again after every step, before waiting, and stop
@@ -6918,9 +6925,12 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (op->phase != RLOCK__PH_DONE) {
-        /* an acquire whose attempt is out waits for its answer and releases
-         * what it granted (the attempt's end sees op->cancel); else done */
-        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP))
+        /* an acquire whose attempt is out (holds the request slot; one still
+         * waiting for its turn sent nothing) waits for its answer and
+         * releases what it granted (the attempt's end sees op->cancel), as
+         * does its cleanup; else done */
+        if (op->kind == RLOCK__OP_ACQUIRE &&
+            (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && lk->client->nodes[0]->q[0].owner == lk)))
             op->cancel = 1;
         else rlock__op_finish(lk, RLOCK_OK);
     }

@@ -581,24 +581,33 @@ static const char *rlock__posix_error_hook(void *ctx) {
     return c ? c->err : "";
 }
 
-/* The sooner of timeout_ms and the time until a connect of this adapter in
- * progress among items (rlock_client_interest's or rlock_cluster_interest's:
- * items[i].conn is the rlock_node or rlock_subscriber, or NULL) must step
- * again: its bound, or - Sentinel-led - the share of it of the Sentinel
- * asked now. rlock's own *timeout_ms knows only rlock's deadlines (the
+/* The due hook: while a connect is in progress, the time until it must
+ * step again (rlock__posix_step_left); UINT32_MAX otherwise. */
+static uint32_t rlock__posix_due(void *ctx) {
+    const rlock_posix_conn *c = (const rlock_posix_conn *)ctx;
+    uint64_t left = c && c->connecting ? rlock__posix_step_left(c) : UINT32_MAX;
+    return left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+}
+
+/* The sooner of timeout_ms and what each connection among items
+ * (rlock_client_interest's or rlock_cluster_interest's: items[i].conn is
+ * the rlock_node or rlock_subscriber, or NULL) says through its due hook:
+ * for this adapter's, a connect in progress must step again at its bound,
+ * or - Sentinel-led - when the share of it of the Sentinel asked now runs
+ * out; for the TLS adapter's, the TCP connect or the handshake at its
+ * bound. rlock's own *timeout_ms knows only rlock's deadlines (the
  * request's): an event loop that waits on it alone sleeps past a connect's
  * bound, and one silent Sentinel then costs the whole request instead of
- * its share. Call it after rlock_client_interest, before waiting - in the
- * source file that made the connections (rlock_posix_init_*): it knows them
- * by their connect hook, a static function of each file that includes this
- * header, so called from another file it caps nothing. */
+ * its share. Call it after rlock_client_interest, before waiting - from
+ * any file: it asks each connection's own hook (a transport without one
+ * caps nothing). */
 RLOCK__ADAPTER_FN uint32_t rlock_posix_interest_timeout(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
     size_t i;
     for (i = 0; items && i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
         const rlock_transport *t = (const rlock_transport *)items[i].conn;
-        if (t && t->connect == rlock__posix_connect && ((const rlock_posix_conn *)t->ctx)->connecting) {
-            uint64_t left = rlock__posix_step_left((const rlock_posix_conn *)t->ctx);
-            if (left < timeout_ms) timeout_ms = (uint32_t)left;
+        if (t && t->due) {
+            uint32_t left = t->due(t->ctx);
+            if (left < timeout_ms) timeout_ms = left;
         }
     }
     return timeout_ms;
@@ -659,6 +668,7 @@ static void rlock__posix_fill(rlock_posix_conn *c, uint32_t connect_timeout_ms) 
     c->tr.events = rlock__posix_events;
     c->tr.error = rlock__posix_error_hook;
     c->tr.wait_many = rlock_posix_wait_many;
+    c->tr.due = rlock__posix_due;
 }
 
 /* ------------------------------------------------------------------------ */

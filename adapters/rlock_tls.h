@@ -26,9 +26,10 @@
  *   socket from the fd hook and what to poll it for from the events hook
  *   (during the handshake, what OpenSSL waits for); while OpenSSL holds
  *   decrypted bytes not yet read the fd is -1: step at once (part of a
- *   record is polled for on the socket). Cap the loop's wait with
- *   rlock_tls_interest_timeout (as rlock_posix_interest_timeout), or a
- *   server that never answers the handshake costs the node timeout.
+  *   record is polled for on the socket). Cap the loop's wait with
+ *   rlock_tls_interest_timeout (rlock_posix_interest_timeout, from any
+ *   file: the transport's due hook), or a server that never answers the
+ *   handshake costs the node timeout.
  *   insecure = 1 turns verification off (say so only when asked).
  *   The hiredis adapter has no TLS: Debian 12's hiredis 0.14 has no SSL
  *   support, so for TLS use this transport, not rlock_hiredis.h.
@@ -235,28 +236,23 @@ static void rlock__tls_close(void *ctx) { rlock__tls_drop((rlock_tls_conn *)ctx)
 
 static const char *rlock__tls_error(void *ctx) { return ((rlock_tls_conn *)ctx)->err; }
 
-/* rlock_posix_interest_timeout for TLS connections too: the sooner of
- * timeout_ms and the time until a connect of this adapter or the POSIX
- * adapter in progress among items must step again - for TLS, the TCP
- * connect or the handshake, both within connect_timeout_ms. An event loop
- * that waits on rlock_client_interest's timeout alone sleeps past that
- * bound, to the request's deadline: a server that takes the connection and
- * never answers the ClientHello costs the whole node timeout, and the
- * reason is a bare "timeout". Call it after rlock_client_interest, before
- * waiting, in the file that made the connections (it knows them by their
- * connect hook, a static function of that file). */
+/* The due hook: while the TCP connect or the handshake is under way, the
+ * time until it must step again (both within connect_timeout_ms);
+ * UINT32_MAX otherwise. An event loop that waits on rlock_client_interest's
+ * timeout alone sleeps past that bound, to the request's deadline: a server
+ * that takes the connection and never answers the ClientHello costs the
+ * whole node timeout, and the reason is a bare "timeout". */
+static uint32_t rlock__tls_due(void *ctx) {
+    const rlock_tls_conn *c = (const rlock_tls_conn *)ctx;
+    uint64_t left = c && (c->handshaking || c->tcp.connecting) ? rlock__posix_connect_left(&c->tcp) : UINT32_MAX;
+    return left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+}
+
+/* rlock_posix_interest_timeout under its former TLS name: it caps the
+ * wait for TLS and POSIX connections alike (each one's due hook), from any
+ * file. Call it after rlock_client_interest, before waiting. */
 RLOCK__ADAPTER_FN uint32_t rlock_tls_interest_timeout(const rlock_interest *items, size_t n, uint32_t timeout_ms) {
-    size_t i;
-    timeout_ms = rlock_posix_interest_timeout(items, n, timeout_ms);
-    for (i = 0; items && i < n; i++) { /* (a node's and a subscriber's first member is its transport) */
-        const rlock_transport *t = (const rlock_transport *)items[i].conn;
-        const rlock_tls_conn *c = t && t->connect == rlock__tls_connect ? (const rlock_tls_conn *)t->ctx : NULL;
-        if (c && (c->handshaking || c->tcp.connecting)) {
-            uint64_t left = rlock__posix_connect_left(&c->tcp);
-            if (left < timeout_ms) timeout_ms = (uint32_t)left;
-        }
-    }
-    return timeout_ms;
+    return rlock_posix_interest_timeout(items, n, timeout_ms);
 }
 
 /* Prepare c for host:port over TLS with cfg (NULL: verify against the
@@ -319,6 +315,7 @@ RLOCK__ADAPTER_FN int rlock_tls_init(rlock_tls_conn *c, const char *host, int po
     c->tr.error = rlock__tls_error;
     c->tr.fd = rlock__tls_fd;
     c->tr.events = rlock__tls_events;
+    c->tr.due = rlock__tls_due;
     return 0;
 fail:
     ERR_clear_error();

@@ -21,9 +21,9 @@ rm -rf "$out"
 mkdir -p "$out"
 # build NAME: the coverage build of tests/NAME.c into $out/NAME (exit status)
 build() {
-    # the TLS suite links OpenSSL, as in the Makefile
+    # the TLS suite links OpenSSL and tests/loop_conns.c, as in the Makefile
     extra=
-    [ "$1" = test_tls ] && extra="-lssl -lcrypto"
+    [ "$1" = test_tls ] && extra="$root/tests/loop_conns.c -lssl -lcrypto"
     # -fprofile-abs-path: gcov finds the sources from the build directory
     # shellcheck disable=SC2086
     "$cc" -std=c99 -O0 -g --coverage -fprofile-abs-path -I"$root" -I"$root/tests" \
@@ -42,7 +42,9 @@ run() {
     rc=$?
     summary=$(grep -E '^[A-Za-z_-]+: [0-9]+ passed, [0-9]+ failed' "$dir/run.log" | tail -n 1)
     echo "coverage: ran $name in $(( $(date +%s) - start ))s (exit $rc) ${summary:+- $summary}"
-    (cd "$dir" && gcov -b -c "$name.gcda" >gcov.log 2>&1)
+    # built from two sources, gcc names the data NAME-NAME.gcda (and one per source)
+    gcda=$name.gcda; [ -f "$dir/$name-$name.gcda" ] && gcda=$name-$name.gcda
+    (cd "$dir" && gcov -b -c "$gcda" >gcov.log 2>&1)
 }
 # Each binary is built while the one before runs (the runs mostly wait on
 # servers and timers).

@@ -7,7 +7,10 @@
  * keys at once, over one connection (the server sees one client), and keep
  * waiting for the third. The test then kills that connection (CLIENT KILL):
  * the example must reconnect and say which new descriptor it watches (its
- * re-registration). Only then is the holder told to release; the example
+ * re-registration). Then the server is stopped (SIGSTOP) for 1.5 s: the
+ * example's requests time out and its reconnects go unanswered, and it
+ * must sleep meanwhile - under half of that in CPU time, where a loop
+ * that busy-polls would use all of it. Only then is the holder told to release; the example
  * must acquire the third key after that release - never before - then
  * release all three, close what it opened and exit 0, leaving no key behind.
  *
@@ -202,11 +205,28 @@ static void holder_said(int fd, char *said, size_t cap) {
 
 /* ------------------------------------------------------ the event loops */
 
+static long slurp(const char *path, char *buf, size_t cap);
+
+/* CPU time (user + system, ms) process pid has used so far; 0 unknown. */
+static unsigned long long proc_cpu_ms(pid_t pid) {
+    char path[64], buf[1024], *q;
+    unsigned long long ut = 0, st = 0;
+    long n, hz = sysconf(_SC_CLK_TCK);
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    n = slurp(path, buf, sizeof buf);
+    if (n <= 0 || hz <= 0 || !(q = strrchr(buf, ')'))) return 0;
+    /* after "pid (comm)": state, then fields 4..13; utime and stime are 14 and 15 */
+    if (sscanf(q + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return 0;
+    return (ut + st) * 1000u / (unsigned long long)hz;
+}
+
+#define PAUSE_MS 1500
+
 static void test_loop(const rh_server *s, const char *name) {
     char key[3][64], port[16], line[512], said[16] = "";
     const char *args[5];
     int h2p[2], p2h[2], i, status, base = -1, during = -1, conns = 0, regen = 0, go = 0, early = 0;
-    int acquired[3] = { 0, 0, 0 }, released = 0, killed = 0, summary = 0;
+    int acquired[3] = { 0, 0, 0 }, released = 0, killed = 0, summary = 0, paused = 0;
     unsigned long long deadline, killed_at = 0;
     int fails = check_fail_count;
     pid_t holder;
@@ -263,7 +283,24 @@ static void test_loop(const rh_server *s, const char *name) {
             killed = 1;
             killed_at = rh_now_ms();
         }
-        if (killed && !go && (regen || rh_now_ms() > killed_at + 5000u * EX_SLOW)) {
+        if (killed && !go && regen && !paused) {
+            /* The server stopped (SIGSTOP) while the example waits: its
+             * requests time out, it reconnects to a server that never
+             * answers - and must sleep meanwhile, not spin. */
+            unsigned long long t0 = rh_now_ms(), c0 = proc_cpu_ms(p.pid), c1;
+            rh_server_pause((rh_server *)s);
+            while (rh_now_ms() < t0 + PAUSE_MS && proc_line(&p, line, sizeof line, t0 + PAUSE_MS) == 1) {
+                if (sscanf(line, "acquired %63s", k) == 1 && strcmp(k, key[1]) == 0) acquired[1]++, early = 1;
+                conns += strncmp(line, "connection ", 11) == 0;
+            }
+            c1 = proc_cpu_ms(p.pid);
+            rh_server_resume((rh_server *)s);
+            paused = 1;
+            printf("%s: server stopped %llu ms while it waited: %llu ms of CPU\n", name, rh_now_ms() - t0, c1 - c0);
+            CHECK_MSG(c1 - c0 < PAUSE_MS / 2, "%s: %llu ms of CPU in %d ms with the server stopped: busy-polling",
+                      name, c1 - c0, PAUSE_MS);
+        }
+        if (killed && !go && (paused || rh_now_ms() > killed_at + 5000u * EX_SLOW)) {
             /* Reconnected (or given up on): let the holder release. Lines
              * printed until now come first, so that an "acquired" among
              * them counts as early. */

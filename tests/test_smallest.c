@@ -26,6 +26,9 @@
  *     "timeout", the connection dropped (a late reply is never read as the
  *     next one's), the grant that landed released, and the next acquire and
  *     release work on a fresh connection;
+ *   - 8 acquires cancelled from an event loop while the first one's request
+ *     is in flight: that one releases what its answer granted, the others
+ *     (waiting for their turn) end at once and never reach the server;
  *   - rlock_lock_destroy with an acquire in flight (granted on the server,
  *     the answer unread; also after rlock_client_close, and with the grant
  *     read by rlock_client_step but its result not): the grant is released
@@ -985,6 +988,60 @@ static void test_floor_tight(void) {
            (unsigned long)RLOCK__REQ_AROUND, (unsigned long)RLOCK_TX_BUF);
 }
 
+/* A cancel from an event loop while a request is in flight: NLOCKS
+ * acquires begun on one client; the first one's request goes out (its
+ * reply withheld), the others wait for their turn (one request in flight).
+ * All are cancelled. The one whose attempt is out waits for its answer and
+ * releases the grant; the others sent nothing, so they end at once
+ * (RLOCK_OK, as between rounds) and nothing of them ever reaches the
+ * server. They were kept for their turn instead: each acquire went out
+ * later and was released again (2 requests per cancelled lock; with the
+ * server stalled, a node timeout and a cleanup each, one after another). */
+static void test_cancel_waiting_turn(const rh_server *s) {
+    scli t;
+    static rlock_lock lk[NLOCKS];
+    static char key[NLOCKS][RLOCK_MAX_KEY_LEN];
+    int i, rounds;
+    unsigned long c0;
+    rlock_status st0 = RLOCK_WOULD_BLOCK;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    CHECK_EQ_ST(rlock_client_connect(&t.cl, 1000), RLOCK_OK); /* AUTH answered: the next request is a lock's */
+    c0 = rlock_node_commands(&t.node);
+    for (i = 0; i < NLOCKS; i++) {
+        make_key(key[i], (char)('m' + i));
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &t.cl, key[i], sizeof key[i], RLOCK_KIND_SIMPLE), RLOCK_OK);
+    }
+    t.gate = 1; /* replies withheld */
+    for (i = 0; i < NLOCKS; i++) CHECK_EQ_ST(rlock_acquire_begin(&lk[i], 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), c0 + 1); /* the first lock's attempt */
+    CHECK_EQ_LL(rlock_node_wants(&t.node), RLOCK_WANT_READ);
+    CHECK_EQ_ST(rlock_cancel_begin(&lk[0]), RLOCK_WOULD_BLOCK); /* out: its answer may grant */
+    for (i = 1; i < NLOCKS; i++) CHECK_EQ_ST(rlock_cancel_begin(&lk[i]), RLOCK_OK); /* never sent */
+    t.gate = 0;
+    for (rounds = 0; st0 == RLOCK_WOULD_BLOCK && rounds < 1000; rounds++) {
+        rlock_interest in[2];
+        uint32_t tmo;
+        size_t n = rlock_client_interest(&t.cl, in, 2, &tmo);
+        if (n && in[0].fd >= 0) {
+            struct pollfd p;
+            p.fd = in[0].fd;
+            p.events = (short)(((in[0].events & RLOCK_WANT_READ) ? POLLIN : 0) | ((in[0].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+            (void)poll(&p, 1, (int)(tmo > 50 ? 50 : tmo));
+        }
+        (void)rlock_client_step(&t.cl);
+        st0 = rlock_result(&lk[0]);
+    }
+    CHECK_EQ_ST(st0, RLOCK_OK);
+    /* the first lock's attempt and its release: no other lock's request */
+    CHECK_EQ_LL(rlock_node_commands(&t.node), c0 + 2);
+    for (i = 0; i < NLOCKS; i++) {
+        CHECK(absent(key[i]));
+        CHECK_EQ_LL(rlock_lock_state(&lk[i]), RLOCK_STATE_IDLE);
+    }
+    scli_close(&t);
+}
+
 int main(void) {
     rh_server srv;
     int fds0;
@@ -1023,6 +1080,7 @@ int main(void) {
         test_renew_past_validity(&srv);
         test_renew_reconnect(&srv);
         test_connect_after_cancel(&srv);
+        test_cancel_waiting_turn(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

@@ -14,7 +14,9 @@
  * killed between operations (reconnected); a Cluster MOVED over TLS;
  * renewal by rlock_renew_poll; a failure after an unverified (insecure)
  * handshake reported as itself; an event loop (and the rlock command's)
- * woken by a silent handshake's connect bound (rlock_tls_interest_timeout). */
+ * woken by a silent handshake's connect bound (rlock_tls_interest_timeout),
+ * also when the connections were made in another file (tests/loop_conns.c,
+ * linked in: see the Makefile). */
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_tls.h" /* first: sets the POSIX feature macros */
 #include "harness.h"
@@ -266,6 +268,100 @@ static void test_loop_bound(const rlock_tls_config *cfg) {
     rlock_client_close(&cl);
     rlock_tls_free(&t);
     close(lfd);
+}
+
+/* The connections of test_loop_elsewhere, made in tests/loop_conns.c. */
+int lc_posix(rlock_node *node, rlock_posix_conn *pc, int port, uint32_t bound_ms);
+int lc_tls(rlock_node *node, rlock_tls_conn *t, int port, uint32_t bound_ms, const rlock_tls_config *cfg);
+
+/* An event loop in this file over a connection made in another (its node
+ * given): lk's acquire begun, stepped until it ends, each wait capped by
+ * rlock_tls_interest_timeout (tls) or rlock_posix_interest_timeout.
+ * *longest: the longest wait the loop chose. */
+static rlock_status loop_capped(rlock_node *node, int tls, uint32_t *longest) {
+    rlock_client cl;
+    rlock_lock lk;
+    rlock_config rc;
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    unsigned long long end = rh_now_ms() + 20000;
+    *longest = 0;
+    rlock_config_init(&rc);
+    rc.node_timeout_ms = 4000;
+    CHECK_EQ_ST(rlock_client_init(&cl, node, 1, &rc), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:elsewhere", 13, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 30000, 0), RLOCK_WOULD_BLOCK);
+    for (; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end; st = rlock_result(&lk)) {
+        rlock_interest it;
+        struct pollfd p;
+        uint32_t w;
+        size_t n = rlock_client_interest(&cl, &it, 1, &w);
+        w = tls ? rlock_tls_interest_timeout(&it, n, w) : rlock_posix_interest_timeout(&it, n, w);
+        if (w > *longest) *longest = w;
+        p.fd = n == 1 ? it.fd : -1;
+        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
+                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        (void)poll(&p, p.fd >= 0 ? 1 : 0, w > 10000 ? 10000 : (int)w);
+        rlock_client_step(&cl);
+    }
+    rlock_client_close(&cl);
+    return st;
+}
+
+/* rlock_posix_interest_timeout and rlock_tls_interest_timeout on
+ * connections made in another translation unit (tests/loop_conns.c): a
+ * TCP connect that hangs (a full accept queue) and a TLS handshake nobody
+ * answers, each with a 300 ms bound, node timeout 4 s. Each capping call
+ * must cap the loop's wait at the bound for either kind. They knew the
+ * connections by their connect hook, a static function of each file:
+ * from another file they capped nothing, the loop chose the node
+ * timeout's 4,000 ms. */
+static void test_loop_elsewhere(const rlock_tls_config *cfg) {
+    int tls, capper;
+    for (tls = 0; tls < 2; tls++) {
+        for (capper = 0; capper < 2; capper++) {
+            rh_hang hang;
+            rlock_posix_conn pc;
+            rlock_tls_conn t;
+            rlock_node node;
+            rlock_status st;
+            uint32_t longest;
+            int port, lfd = -1;
+            const char *err;
+            if (tls) {
+                if ((lfd = silent_listener(&port)) < 0) return;
+                if (lc_tls(&node, &t, port, 300, cfg) != 0) {
+                    CHECK_MSG(0, "init: %s", t.err);
+                    close(lfd);
+                    return;
+                }
+            } else {
+                port = rh_hang_open(&hang);
+                CHECK_MSG(port > 0, "could not fill a listener's accept queue");
+                if (port <= 0 || lc_posix(&node, &pc, port, 300) != 0) {
+                    CHECK_MSG(port <= 0, "init 127.0.0.1:%d", port);
+                    rh_hang_close(&hang);
+                    return;
+                }
+            }
+            st = loop_capped(&node, capper, &longest);
+            err = rlock_node_error(&node);
+            printf("tls: loop elsewhere: %s connect made in another file, capped by rlock_%s_interest_timeout: "
+                   "longest wait %lu ms, %s (%s)\n", tls ? "a TLS" : "a TCP", capper ? "tls" : "posix",
+                   (unsigned long)longest, rlock_status_str(st), err);
+            CHECK_MSG(longest <= 300, "%s connect, rlock_%s_interest_timeout: the loop chose to wait %lu ms "
+                      "past the 300 ms bound", tls ? "TLS" : "TCP", capper ? "tls" : "posix", (unsigned long)longest);
+            CHECK_EQ_ST(st, RLOCK_E_IO);
+            CHECK_MSG(strstr(err, "timed out after 300 ms") != NULL, "%s", err);
+            if (tls) {
+                rlock_tls_free(&t);
+                close(lfd);
+            } else {
+                rlock_posix_close(&pc);
+                rh_hang_close(&hang);
+            }
+        }
+    }
 }
 
 /* Move what fd `from` has (at most max bytes; -1: all) to fd `to`: bytes moved. */
@@ -866,6 +962,7 @@ int main(void) {
 
     test_poll_loop(&s, tport, &cfg);
     test_loop_bound(&cfg);
+    test_loop_elsewhere(&cfg);
     test_partial_record(tport, &cfg);
     test_killed(&s, tport, &cfg);
     test_renew(&s, tport, &cfg);
