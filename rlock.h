@@ -7155,9 +7155,12 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) {
         rlock_client *c = lk->client;
         rlock_op *op = &lk->op;
-        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP)) {
+        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) &&
+            (op->round.queued | op->reached)) {
             /* Its answers may grant: wait for them, then release (the
-             * round's end sees op->cancel). */
+             * round's end sees op->cancel). A round none of whose requests
+             * was handed to a connection yet (waiting for pipeline room),
+             * of an op no round of which reached a node, ends below. */
         } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
             /* A queued semaphore waiter between rounds: a release may hand
              * it a permit any time. One last attempt with no wait left

@@ -237,14 +237,17 @@ static void rlock__tls_close(void *ctx) { rlock__tls_drop((rlock_tls_conn *)ctx)
 static const char *rlock__tls_error(void *ctx) { return ((rlock_tls_conn *)ctx)->err; }
 
 /* The due hook: while the TCP connect or the handshake is under way, the
- * time until it must step again (both within connect_timeout_ms);
- * UINT32_MAX otherwise. An event loop that waits on rlock_client_interest's
+ * time until it must step again (both within connect_timeout_ms); 0 while
+ * OpenSSL holds decrypted bytes; UINT32_MAX otherwise. An event loop that waits on rlock_client_interest's
  * timeout alone sleeps past that bound, to the request's deadline: a server
  * that takes the connection and never answers the ClientHello costs the
  * whole node timeout, and the reason is a bare "timeout". */
 static uint32_t rlock__tls_due(void *ctx) {
     const rlock_tls_conn *c = (const rlock_tls_conn *)ctx;
     uint64_t left = c && (c->handshaking || c->tcp.connecting) ? rlock__posix_connect_left(&c->tcp) : UINT32_MAX;
+    /* Decrypted bytes not yet read (fd -1, see rlock__tls_fd): step now,
+     * whatever the loop's timeout says. */
+    if (c && c->ssl && !c->handshaking && SSL_pending(c->ssl) > 0) return 0;
     return left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
 }
 

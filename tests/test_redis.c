@@ -1924,6 +1924,58 @@ static void test_stalled_program(const rh_server *s) {
            "one sent in part dropped the connection\n");
 }
 
+/* Cancel of acquires still waiting for pipeline room (40 on one
+ * connection, up to RLOCK_MAX_PIPELINE (32) of them sent, their answers held back):
+ * those never handed to the connection end at once and never reach the
+ * server; the sent ones wait for their answers, then release what they
+ * were granted. (Before: every cancel said WOULD_BLOCK and the 8 waiting
+ * acquires were sent after their cancel, granted, then released.) */
+#define CANCEL_N (RLOCK_MAX_PIPELINE + 8)
+static void test_cancel_unsent(const rh_server *s) {
+    static mconn g;
+    static rlock_lock lk[CANCEL_N];
+    rlock_status st[CANCEL_N];
+    char key[CANCEL_N][24], early[CANCEL_N];
+    int i, at_once = 0, later = 0, unsent_went = 0, went = 0;
+    CHECK(mc_open(&g, s, 0) == 0);
+    for (i = 0; i < CANCEL_N; i++) {
+        snprintf(key[i], sizeof key[i], "cnl:%d", i);
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &g.cl, key[i], strlen(key[i]), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    }
+    CHECK_EQ_ST(rlock_acquire(&lk[0], 10000, 0), RLOCK_OK); /* (connected, the script cached) */
+    CHECK_EQ_ST(rlock_release(&lk[0]), RLOCK_OK);
+    g.gate = 1;
+    for (i = 0; i < CANCEL_N; i++) CHECK_EQ_ST(rlock_acquire_begin(&lk[i], 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK);
+    for (i = 0; i < CANCEL_N; i++) {
+        st[i] = rlock_cancel_begin(&lk[i]);
+        early[i] = st[i] == RLOCK_OK;
+        if (st[i] == RLOCK_OK) at_once++;
+        else if (st[i] == RLOCK_WOULD_BLOCK) later++;
+        else CHECK_MSG(0, "cancel of lock %d said %s", i, rlock_status_str(st[i]));
+    }
+    /* (the pipeline may hold one entry fewer: what went is counted below) */
+    CHECK_MSG(at_once >= CANCEL_N - RLOCK_MAX_PIPELINE && later <= RLOCK_MAX_PIPELINE && at_once + later == CANCEL_N,
+              "cancel: %d ended at once, %d waited (want at least %d at once)", at_once, later,
+              CANCEL_N - RLOCK_MAX_PIPELINE);
+    g.gate = 0;
+    CHECK(many_drive(&g, lk, st, CANCEL_N, 5000));
+    for (i = 0; i < CANCEL_N; i++) {
+        CHECK_MSG(st[i] == RLOCK_OK, "cancel: lock %d ended %s", i, rlock_status_str(st[i]));
+        CHECK_EQ_LL(rlock_lock_state(&lk[i]), RLOCK_STATE_IDLE);
+        CHECK_EQ_LL(rh_int(s, "EXISTS %s", key[i]), 0);
+        if (early[i] && mc_sent_key(&g, key[i])) unsent_went++;
+        went += mc_sent_key(&g, key[i]);
+    }
+    CHECK_MSG(went == later, "cancel: %d of the %d acquires reached the server (want the %d sent before their cancel)",
+              went, CANCEL_N, later);
+    CHECK_MSG(unsent_went == 0, "cancel: %d acquires cancelled before they were sent reached the server", unsent_went);
+    for (i = 0; i < CANCEL_N; i++) rlock_lock_destroy(&lk[i]);
+    rlock_client_close(&g.cl);
+    rlock_posix_close(&g.pc);
+    printf("cancel: %d acquires never sent ended at once, %d sent ones after their answers\n", at_once, later);
+}
+
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
 
 /* Child of test_fault02: take the lock (lease 1000 ms), say so, then hold
@@ -2627,6 +2679,7 @@ int main(void) {
     test_pipelined_locks(&s);
     test_many_locks(&s);
     test_stalled_program(&s);
+    test_cancel_unsent(&s);
     test_connect_error_text();
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);
