@@ -1389,7 +1389,9 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * granted (driven like any op: RLOCK_WOULD_BLOCK, then rlock_step until it
  * is not; RLOCK_OK then means nothing of it is left - a node that cannot be
  * reached keeps its copy only until the lease runs out). Between rounds
- * (rlock_acquire_waiting) it ends at once. An extend or release is
+ * (rlock_acquire_waiting), and while none of its requests went to a
+ * connection yet (a full pipeline, the compact engine's turn), it ends at
+ * once and sends nothing. An extend or release is
  * abandoned (its answers are discarded; the lock's state is unchanged).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
