@@ -26,6 +26,10 @@
  *     "timeout", the connection dropped (a late reply is never read as the
  *     next one's), the grant that landed released, and the next acquire and
  *     release work on a fresh connection;
+ *   - a request whose bytes the transport refuses (send takes none) past its
+ *     node timeout, then takes again: RLOCK_E_IO "timeout", and none of it
+ *     reaches the server (SET never ran there), so no grant lands that the
+ *     caller was told failed;
  *   - rlock_lock_destroy with an acquire in flight (granted on the server,
  *     the answer unread; also after rlock_client_close, and with the grant
  *     read by rlock_client_step but its result not): the grant is released
