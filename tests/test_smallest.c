@@ -27,7 +27,7 @@
  *     next one's), the grant that landed released, and the next acquire and
  *     release work on a fresh connection;
  *   - a request whose bytes the transport refuses (send takes none) past its
- *     node timeout, then takes again: RLOCK_E_IO "timeout", and none of it
+ *     node timeout, then takes them again: RLOCK_E_IO "timeout", and none of it
  *     reaches the server (SET never ran there), so no grant lands that the
  *     caller was told failed;
  *   - rlock_lock_destroy with an acquire in flight (granted on the server,
@@ -432,8 +432,8 @@ static long long cmd_calls(const char *name) {
 }
 
 /* The one request in flight past its node timeout (300 ms) before any of
- * its bytes went out - the transport took none for 400 ms, then takes them
- * again - fails ("timeout"), and none of it reaches the server: the
+ * its bytes went out - the transport took none for 1 s (far past it: no
+ * timing to race on a busy machine), then takes them again - fails ("timeout"), and none of it reaches the server: the
  * timeout drops the connection before another send (nothing else is on
  * it), so no grant can land that the caller was told failed and nobody
  * would release (the acquire is a plain SET NX PX here, the scripts having
@@ -458,7 +458,7 @@ static void test_send_refused(const rh_server *s) {
         unsigned long long end;
         w.sent_at_close = -1;
         CHECK(cmd_ok(cmd("CONFIG RESETSTAT"), REDIS_REPLY_STATUS));
-        w.wstall_until = rh_now_ms() + 400;
+        w.wstall_until = rh_now_ms() + 1000;
         if (how == 1) {
             CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 0), RLOCK_WOULD_BLOCK);
             CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK); /* (send took nothing) */
@@ -471,6 +471,8 @@ static void test_send_refused(const rh_server *s) {
         } else {
             st = rlock_acquire(&lk, 5000, 0);
         }
+        while (wr_wstalled(&w)) rh_sleep_ms(10);
+        CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK); /* (the transport takes bytes again: nothing is due) */
         CHECK_EQ_ST(st, RLOCK_E_IO);
         CHECK_MSG(why_is(rlock_node_error(&t.node), "timeout"), "%d: node error: %s", how, rlock_node_error(&t.node));
         CHECK_MSG(w.closes > closes, "%d: the connection was not dropped", how);
