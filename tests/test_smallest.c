@@ -29,6 +29,10 @@
  *   - 8 acquires cancelled from an event loop while the first one's request
  *     is in flight: that one releases what its answer granted, the others
  *     (waiting for their turn) end at once and never reach the server;
+ *   - a request whose bytes the transport refuses (send takes none) past its
+ *     node timeout, then takes them again: RLOCK_E_IO "timeout", and none of it
+ *     reaches the server (SET never ran there), so no grant lands that the
+ *     caller was told failed;
  *   - rlock_lock_destroy with an acquire in flight (granted on the server,
  *     the answer unread; also after rlock_client_close, and with the grant
  *     read by rlock_client_step but its result not): the grant is released
@@ -287,10 +291,18 @@ typedef struct wrap {
     rlock_transport in;
     size_t chunk, cut, got;
     int stall, closes, connects;
+    unsigned long long wstall_until; /* send takes no byte before this time (rh_now_ms) */
+    long sent, sent_at_close;        /* bytes the server was sent; so many at the first close() once
+                                      * sent_at_close is set to -1 */
 } wrap;
+static int wr_wstalled(const wrap *w) { return w->wstall_until && rh_now_ms() < w->wstall_until; }
 static long wr_send(void *ctx, const unsigned char *b, size_t n) {
     wrap *w = (wrap *)ctx;
-    return w->in.send(w->in.ctx, b, w->chunk && n > w->chunk ? w->chunk : n);
+    long r;
+    if (wr_wstalled(w)) return RLOCK_IO_WOULD_BLOCK;
+    r = w->in.send(w->in.ctx, b, w->chunk && n > w->chunk ? w->chunk : n);
+    if (r > 0) w->sent += r;
+    return r;
 }
 static long wr_recv(void *ctx, unsigned char *b, size_t n) {
     wrap *w = (wrap *)ctx;
@@ -312,13 +324,14 @@ static int wr_connect(void *ctx) {
 static void wr_close(void *ctx) {
     wrap *w = (wrap *)ctx;
     w->closes++;
+    if (w->sent_at_close < 0) w->sent_at_close = w->sent;
     w->stall = 0;
     w->cut = 0;
     w->in.close(w->in.ctx);
 }
 static int wr_wait(void *ctx, int want, uint32_t timeout_ms) {
     wrap *w = (wrap *)ctx;
-    if (w->stall) { rh_sleep_ms(timeout_ms > 20 ? 20 : timeout_ms); return 0; }
+    if (w->stall || wr_wstalled(w)) { rh_sleep_ms(timeout_ms > 20 ? 20 : timeout_ms); return 0; }
     return w->in.wait(w->in.ctx, want, timeout_ms);
 }
 static int wr_open(scli *t, wrap *w, const rh_server *s) {
@@ -404,6 +417,77 @@ static void test_drop_and_timeout(const rh_server *s) {
     CHECK(absent(key));
     CHECK_EQ_LL(w.connects, 3);
     CHECK_EQ_ST(rlock_node_status(&t.node), RLOCK_OK);
+    scli_close(&t);
+}
+
+/* calls=N of INFO commandstats' line for cmd ("set"): 0 when it never ran
+ * since CONFIG RESETSTAT; -1 unread. */
+static long long cmd_calls(const char *name) {
+    redisReply *r = cmd("INFO commandstats");
+    char pat[64];
+    const char *p;
+    long long n = -1;
+    snprintf(pat, sizeof pat, "cmdstat_%s:calls=", name);
+    if (r && r->type == REDIS_REPLY_STRING)
+        n = (p = strstr(r->str, pat)) != NULL ? strtoll(p + strlen(pat), NULL, 10) : 0;
+    if (r) freeReplyObject(r);
+    return n;
+}
+
+/* The one request in flight past its node timeout (300 ms) before any of
+ * its bytes went out - the transport took none for 1 s (far past it: no
+ * timing to race on a busy machine), then takes them again - fails ("timeout"), and none of it reaches the server: the
+ * timeout drops the connection before another send (nothing else is on
+ * it), so no grant can land that the caller was told failed and nobody
+ * would release (the acquire is a plain SET NX PX here, the scripts having
+ * run: SET never ran on the server). (1) stepped by the program (one step
+ * in the stall, the next after it), (2) rlock_acquire itself. Not a bug:
+ * confirmed that it holds. */
+static void test_send_refused(const rh_server *s) {
+    scli t;
+    wrap w;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    int how;
+    make_key(key, 'r');
+    CHECK(wr_open(&t, &w, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* (connected; the script ran: the next is a plain SET) */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    for (how = 1; how <= 2; how++) {
+        long sent = w.sent;
+        int closes = w.closes;
+        rlock_status st;
+        unsigned long long end;
+        w.sent_at_close = -1;
+        CHECK(cmd_ok(cmd("CONFIG RESETSTAT"), REDIS_REPLY_STATUS));
+        w.wstall_until = rh_now_ms() + 1000;
+        if (how == 1) {
+            CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 0), RLOCK_WOULD_BLOCK);
+            CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK); /* (send took nothing) */
+            while (wr_wstalled(&w)) rh_sleep_ms(10);        /* the stall: no step */
+            end = rh_now_ms() + 3000;
+            do {
+                st = rlock_step(&lk);
+                if (st == RLOCK_WOULD_BLOCK) rh_sleep_ms(1);
+            } while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end);
+        } else {
+            st = rlock_acquire(&lk, 5000, 0);
+        }
+        while (wr_wstalled(&w)) rh_sleep_ms(10);
+        CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK); /* (the transport takes bytes again: nothing is due) */
+        CHECK_EQ_ST(st, RLOCK_E_IO);
+        CHECK_MSG(why_is(rlock_node_error(&t.node), "timeout"), "%d: node error: %s", how, rlock_node_error(&t.node));
+        CHECK_MSG(w.closes > closes, "%d: the connection was not dropped", how);
+        CHECK_MSG(w.sent_at_close == sent, "%d: %ld bytes of the timed-out request went out", how, w.sent_at_close - sent);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_MSG(cmd_calls("set") == 0, "%d: the timed-out SET reached the server (%lld calls)", how, cmd_calls("set"));
+        CHECK(absent(key));
+        w.wstall_until = 0;
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        CHECK(held_by(key, &lk, 5000));
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    }
     scli_close(&t);
 }
 
@@ -1073,6 +1157,7 @@ int main(void) {
         test_split_replies(&srv);
         test_wait_first_connect(&srv);
         test_drop_and_timeout(&srv);
+        test_send_refused(&srv);
         test_destroy_in_flight(&srv);
         test_extend_late_lost(&srv);
         test_clock_back_renew(&srv);

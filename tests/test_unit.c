@@ -3272,6 +3272,37 @@ static void test_unsent_timeout(void) {
         env_done();
     }
 #endif
+#else
+    /* The compact engine's one request in flight, past its node timeout
+     * before any of it went out - the program did not step (how 0), or the
+     * transport took none of its bytes (how 1) - then the transport takes
+     * bytes again: it fails ("timeout"; the connection dropped, it held
+     * nothing else) and none of it is sent, so no grant can land that the
+     * caller was told failed; its cleanup release goes on a new connection. */
+    int how;
+    for (how = 0; how < 2; how++) {
+        env_reset(how ? "compact: its bytes refused past its timeout: never sent" : "compact: unsent past its timeout: never sent");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], "res:1", GRANT);
+        fk_add(&F[0], "res:1", ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK); /* (connected) */
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        F[0].limit_send = how;
+        F[0].send_room = 0;
+        CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+        if (how) CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK); /* (send took nothing) */
+        CHECK_EQ_LL(F[0].n_reqs, 2);
+        g_now += NODE_TMO;
+        F[0].limit_send = 0;
+        fk_add(&F[0], "res:1", ":0\r\n"); /* the cleanup release */
+        CHECK_EQ_ST(drive(&LK, RLOCK_WOULD_BLOCK), RLOCK_E_IO);
+        CHECK_MSG(why_is(rlock_node_error(&N[0]), "timeout"), "node error: %s", rlock_node_error(&N[0]));
+        CHECK_EQ_LL(F[0].n_reqs, 3); /* nothing of the acquire: the release alone, on a new connection */
+        CHECK(req_has(&F[0], 2, rlock_script_sha(S_REL)));
+        CHECK(F[0].req_conn[1] != F[0].req_conn[2]);
+        CHECK(F[0].close_calls == 1 && F[0].connect_calls == 2);
+        env_done();
+    }
 #endif
 }
 
