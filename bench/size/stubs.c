@@ -13,7 +13,7 @@ long stub_recv(void *ctx, unsigned char *buf, size_t len) { (void)ctx; buf[0] = 
 int stub_connect(void *ctx) { (void)ctx; return 1; }
 void stub_close(void *ctx) { (void)ctx; }
 rlock_transport stub_transport(void) {
-    rlock_transport t = { 0, stub_send, stub_recv, stub_connect, stub_close, 0, 0, 0, 0, 0, 0 };
+    rlock_transport t = { 0, stub_send, stub_recv, stub_connect, stub_close, 0, 0, 0, 0, 0, 0, 0 };
     return t;
 }
 int stub_cluster_connect(void *user, size_t i, const char *host, int port, rlock_transport *out) {
