@@ -158,8 +158,11 @@ compile-check: | $(BUILD)
 # Everything under sanitizers, then everything again under valgrind, then
 # the demo, the install check, the cross-target runs and the firmware
 # example. test_cli runs
-# build/rlock(-asan): built before any suite runs.
-test: test-build
+# build/rlock(-asan): built before any suite runs. The build runs on every
+# core (TEST_JOBS; the dependencies installed first).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test: deps
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
 	@./tests/run-suites.sh $(ASAN_BINS)
 	@RLOCK_TEST_QUICK=1 ./tests/run-suites.sh --valgrind $(VG_BINS)
 	@./examples/demo.sh > $(BUILD)/demo.log 2>&1 || { cat $(BUILD)/demo.log; exit 1; }
