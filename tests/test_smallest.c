@@ -422,16 +422,23 @@ static void test_drop_and_timeout(const rh_server *s) {
 
 /* calls=N of INFO commandstats' line for cmd ("set"): 0 when it never ran
  * since CONFIG RESETSTAT; -1 unread. */
-static long long cmd_calls(const char *name) {
-    redisReply *r = cmd("INFO commandstats");
-    char pat[64];
+/* The number after field in INFO section's answer; absent - the field
+ * not there; -1: no answer. */
+static long long info_num(const char *section, const char *field, long long absent) {
+    redisReply *r = cmd("INFO %s", section);
     const char *p;
     long long n = -1;
-    snprintf(pat, sizeof pat, "cmdstat_%s:calls=", name);
     if (r && r->type == REDIS_REPLY_STRING)
-        n = (p = strstr(r->str, pat)) != NULL ? strtoll(p + strlen(pat), NULL, 10) : 0;
+        n = (p = strstr(r->str, field)) != NULL ? strtoll(p + strlen(field), NULL, 10) : absent;
     if (r) freeReplyObject(r);
     return n;
+}
+
+/* How many times the server ran command name (0: never). */
+static long long cmd_calls(const char *name) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "cmdstat_%s:calls=", name);
+    return info_num("commandstats", pat, 0);
 }
 
 /* The one request in flight past its node timeout (300 ms) before any of
@@ -887,16 +894,7 @@ static void load_scripts(const rh_server *s, const char *password) {
 }
 
 /* The server's count of commands it has run (this INFO not included). */
-static long long commands_run(void) {
-    redisReply *r = cmd("INFO stats");
-    long long n = -1;
-    if (r && r->type == REDIS_REPLY_STRING) {
-        const char *f = strstr(r->str, "total_commands_processed:");
-        if (f) n = atoll(f + 25);
-    }
-    if (r) freeReplyObject(r);
-    return n;
-}
+static long long commands_run(void) { return info_num("stats", "total_commands_processed:", -1); }
 
 /* cfg.fencing asks for what the build left out: refused, named, nothing sent. */
 static void test_fencing_refused(const rh_server *s) {
