@@ -1135,7 +1135,13 @@ typedef struct rlock_posix_sentinel_watch {
     uint64_t ping_at, pong_by;     /* subscribed: the next PING; its answer's deadline (0: none due) */
     size_t tx_len, tx_off, have;
     unsigned char tx[1024];        /* [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME, SUBSCRIBE */
-    unsigned char buf[512];
+    /* a reply or message, read whole: the longest it must understand is a
+     * +switch-master for c's master - one bulk string with its name (< 1024:
+     * the question in tx holds it), two host names of up to 255 bytes
+     * (announce-hostnames: a DNS name may have 253), the ports and the
+     * framing (< 96). A longer one (another master's) is a protocol error:
+     * the next Sentinel is asked where c's primary is. */
+    unsigned char buf[1024 + 2 * 255 + 96];
 } rlock_posix_sentinel_watch;
 
 /* Watch the Sentinels of c (made by rlock_posix_init_sentinel; c must stay

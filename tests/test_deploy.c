@@ -1010,11 +1010,15 @@ static void sentinel_event_loop(rh_server *sen, const rlock_posix_sentinel *sn, 
 
 /* A Sentinel that lags behind a failover (fake, on loopback): it names
  * the primary at old_port to a connect's question, and refuses a watch
- * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel). */
+ * (SUBSCRIBE: an error, so the watch moves on to a real Sentinel) - unless
+ * push is set: then it confirms the subscription and sends push's
+ * +switch-master messages (each "name old-host old-port new-host
+ * new-port", separated by '\n'). */
 typedef struct fake_sentinel {
     int lfd, cfd[32], n, old_port;
     const char *port_text; /* set: the port named is this text (a bad one), not old_port */
     const char *host_text; /* set: the host named (else 127.0.0.1) */
+    const char *push;      /* set: SUBSCRIBE confirmed, then these messages */
 } fake_sentinel;
 static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     struct sockaddr_in a;
@@ -1033,14 +1037,29 @@ static int fake_sentinel_open(fake_sentinel *f, int old_port) {
     return ntohs(a.sin_port);
 }
 static void fake_sentinel_pump(fake_sentinel *f) {
-    char buf[1024], out[400];
+    char buf[4096], out[8192];
     int fd, i;
     while (f->n < 32 && (fd = accept(f->lfd, NULL, NULL)) >= 0) f->cfd[f->n++] = fd;
     for (i = 0; i < f->n; i++) {
         ssize_t r = recv(f->cfd[i], buf, sizeof buf - 1, MSG_DONTWAIT);
         if (r <= 0) continue;
         buf[r] = '\0';
-        if (strstr(buf, "SUBSCRIBE") && !(f->port_text && strstr(buf, "GET-MASTER-ADDR-BY-NAME"))) {
+        if (f->push && strstr(buf, "SUBSCRIBE")) { /* [the address,] subscribed, the messages */
+            const char *m = f->push, *e;
+            const char *host = f->host_text ? f->host_text : "127.0.0.1";
+            int n = 0;
+            if (strstr(buf, "GET-MASTER-ADDR-BY-NAME"))
+                n = snprintf(out, sizeof out, "*2\r\n$%d\r\n%s\r\n$%d\r\n%d\r\n", (int)strlen(host), host,
+                             snprintf(NULL, 0, "%d", f->old_port), f->old_port);
+            n += snprintf(out + n, sizeof out - (size_t)n, "*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n");
+            for (; *m; m = *e ? e + 1 : e) {
+                e = strchr(m, '\n');
+                if (!e) e = m + strlen(m);
+                n += snprintf(out + n, sizeof out - (size_t)n, "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$%d\r\n%.*s\r\n",
+                              (int)(e - m), (int)(e - m), m);
+            }
+            (void)!send(f->cfd[i], out, (size_t)n, MSG_NOSIGNAL);
+        } else if (strstr(buf, "SUBSCRIBE") && !(f->port_text && strstr(buf, "GET-MASTER-ADDR-BY-NAME"))) {
             (void)!send(f->cfd[i], "-ERR lagging\r\n", 14, MSG_NOSIGNAL);
         } else { /* (a bad port_text: to the watch too, then its SUBSCRIBE refused) */
             char port[16];
@@ -1955,6 +1974,85 @@ static void test_long_host_names(void) {
 out:
     fake_sentinel_close(&fk);
     rh_server_stop(&sen);
+    rh_server_stop(&prim);
+}
+
+/* Sentinels that announce host names (announce-hostnames yes,
+ * resolve-hostnames yes) as long as a DNS name may be - 253 characters -
+ * for a primary whose name is the longest the watch can ask about (its
+ * question and SUBSCRIBE fill the 1024-byte tx: 928 bytes; 929 is refused,
+ * saying so): the Sentinel's answer names the primary by such a host
+ * (discovery connects there; the watch sees c is there: no mark), and a
+ * +switch-master naming two such hosts - over 1.4 KiB with that master
+ * name, 0.5 KiB with "mymaster" - is understood: c is marked from the
+ * message itself, the subscription kept (a message about another master
+ * before it changes nothing). The long hosts are numeric-looking names
+ * that getaddrinfo reads as 127.0.0.1 / .2 (inet_aton: the last part
+ * 000...1), so no name service is involved. */
+static void test_sentinel_long_names(void) {
+    static char lmaster[930], h1[254], h2[254], push[4096];
+    rh_server prim;
+    rlock_posix_sentinel sn;
+    rlock_posix_sentinel_watch w;
+    rlock_posix_conn pc;
+    fake_sentinel fk;
+    int fport, round, r, p2 = rh_free_port();
+    unsigned long long until;
+
+    snprintf(h1, sizeof h1, "127.0.0.%0*d", 245, 1);
+    snprintf(h2, sizeof h2, "127.0.0.%0*d", 245, 2);
+    CHECK(strlen(h1) == 253 && strlen(h2) == 253);
+    memset(lmaster, 'm', 929);
+    lmaster[929] = '\0';
+    CHECK(rh_server_start(&prim, NULL) == 0);
+    fport = fake_sentinel_open(&fk, prim.port);
+    CHECK(fport > 0);
+    if (prim.pid <= 0 || fport <= 0) goto out;
+    memset(&sn, 0, sizeof sn);
+    sn.n = 1;
+    sn.host[0] = "127.0.0.1";
+    sn.port[0] = fport;
+    fk.host_text = h1;
+    for (round = 0; round < 2; round++) {
+        sn.master = round ? lmaster : "mymaster";
+        lmaster[928] = '\0'; /* 928 bytes */
+        /* discovery: the answer names the primary by h1 */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+        r = connect_pumping(&pc, &fk);
+        CHECK_MSG(r == 1 && strcmp(pc.host, h1) == 0 && pc.port == prim.port,
+                  "master of %u bytes, primary named by 253 characters: connect %d (%s), port %d",
+                  (unsigned)strlen(sn.master), r, pc.err, pc.port);
+        /* the watch: the answer (c is there), subscribed, another master's
+         * +switch-master, then c's: h1 -> h2 */
+        snprintf(push, sizeof push, "other %s %d %s %d\n%s %s %d %s %d", h1, prim.port, h2, p2, sn.master, h1, prim.port,
+                 h2, p2);
+        fk.push = push;
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        for (until = rh_now_ms() + 3000; w.switches == 0 && !w.err[0] && rh_now_ms() < until; rh_sleep_ms(2)) {
+            fake_sentinel_pump(&fk);
+            (void)rlock_posix_sentinel_watch_step(&w);
+        }
+        CHECK_MSG(w.switches == 1 && pc.switched == 1 && w.subscribed && !w.err[0] && strcmp(pc.sn_hint, h2) == 0 &&
+                      pc.sn_hint_port == p2,
+                  "+switch-master for a master of %u bytes, hosts of 253: %lu switches, marked %d, subscribed %d, "
+                  "hint '%.12s...' (%u bytes):%d, err '%s'",
+                  (unsigned)strlen(sn.master), w.switches, pc.switched, w.subscribed, pc.sn_hint,
+                  (unsigned)strlen(pc.sn_hint), pc.sn_hint_port, w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+        fk.push = NULL;
+    }
+    /* one byte more: the watch cannot ask about it, and says so */
+    lmaster[928] = 'm';
+    sn.master = lmaster;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 3000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    (void)rlock_posix_sentinel_watch_step(&w);
+    CHECK_MSG(strstr(w.err, "master name too long") != NULL, "a master name of 929 bytes: '%s'", w.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+out:
+    fake_sentinel_close(&fk);
     rh_server_stop(&prim);
 }
 
@@ -3363,6 +3461,7 @@ int main(void) {
     test_sentinel_cli_auth();
     test_sentinel_answers();
     test_long_host_names();
+    test_sentinel_long_names();
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
     test_cluster();
