@@ -8,7 +8,8 @@
 #   FUZZ_TRACE=1 build/fuzz/replay_lock build/fuzz/artifacts/lock-crash-...
 secs="${1:-60}"
 dir=build/fuzz
-harnesses="resp lock lock_compact" # lock_compact: fuzz_lock against the compact engine, on its corpus
+harnesses="resp lock lock_compact locks" # lock_compact: fuzz_lock against the compact engine, on its corpus;
+# locks: several locks sharing the connections (fuzz_locks.c)
 mkdir -p "$dir/artifacts"
 pids=""
 for h in $harnesses; do
