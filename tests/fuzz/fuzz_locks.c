@@ -31,6 +31,9 @@
  *    not), and the TX buffer holds whole, well-formed commands only;
  *  - a lock's FIFO entries belong to an op in progress (none once its op
  *    ended: a later reply would answer its next op);
+ *  - no request of an op begins to go out at or past its round's deadline
+ *    (its node timeout: it fails unsent instead), an acquire's cleanup
+ *    release excepted;
  *  - every command is well-formed RESP, names one of the locks' keys, an
  *    owner token that lock has had, a script of the locks' kind, a ttl that
  *    lock was given; EVAL only after a NOSCRIPT to the same script from that
@@ -415,8 +418,18 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
          * go out after it, while its lock runs another op: what the script
          * and ttl must be is checked for the op's own requests only) */
         if (h->running && r->owner == fk_hash((const unsigned char *)rlock_lock_token(&lk[l]), strlen(rlock_lock_token(&lk[l])))) {
+            const rlock_round *rd = &lk[l].op.round; /* (private: when the op's last round began, its timeout) */
             if (h->op == 0 && s == 0)
                 FL_CHECK(r->ttl == h->ttl, "node %d: lock %d acquire ttl %lld, op ttl %lld", ni, l, r->ttl, h->ttl);
+            /* A request of the op (not an acquire's cleanup: never taken
+             * back) whose first byte went out at or past its round's
+             * deadline should have failed unsent instead (an earlier
+             * round's deadline is earlier still: this one is lenient). */
+            if (s == h->op)
+                FL_CHECK(RLOCK__MS_BEFORE(r->t_first, rd->start + rd->timeout),
+                         "node %d: lock %d's request (script %d) began to go out at %llu, at or past its round's "
+                         "deadline %u + %u", ni, l, s, (unsigned long long)r->t_first, (unsigned)rd->start,
+                         (unsigned)rd->timeout);
         }
         if (s == 2 && r->owner == fk_hash((const unsigned char *)rlock_lock_token(&lk[l]), strlen(rlock_lock_token(&lk[l]))))
             f->needs_release &= ~(1u << l);
