@@ -31,9 +31,9 @@
  *    not), and the TX buffer holds whole, well-formed commands only;
  *  - a lock's FIFO entries belong to an op in progress (none once its op
  *    ended: a later reply would answer its next op);
- *  - no request of an op begins to go out at or past its round's deadline
- *    (its node timeout: it fails unsent instead), an acquire's cleanup
- *    release excepted;
+ *  - no request begins to go out at or past its deadline (its FIFO entry's:
+ *    it fails unsent instead, rlock__x_timed_out), whether its op still runs
+ *    or ended, an acquire's cleanup release excepted;
  *  - every command is well-formed RESP, names one of the locks' keys, an
  *    owner token that lock has had, a script of the locks' kind, a ttl that
  *    lock was given; EVAL only after a NOSCRIPT to the same script from that
@@ -186,6 +186,11 @@ typedef struct fk_node {
 
 static fk_node fk[FK_NODES];
 static int fk_overflow;
+static int send_first; /* in fk_send: the FIFO index of the next command to complete (-1: unknown) */
+/* The stream as rlock has it (check_sync, fk_send): the fake's partial command, then rlock's TX buffer. */
+typedef struct fk_ent { int lock; int delivered; int in_tx; } fk_ent;
+static fk_ent sync_l[FK_MAX_REQ + RLOCK_MAX_PIPELINE + 8];
+static unsigned char sync_buf[FK_IN + RLOCK_TX_BUF];
 
 static void fk_emit(fk_node *f, const char *s, size_t n) {
     if (f->out_off > 0) {
@@ -418,18 +423,6 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
          * go out after it, while its lock runs another op: what the script
          * and ttl must be is checked for the op's own requests only) */
         if (h->running && r->owner == fk_hash((const unsigned char *)rlock_lock_token(&lk[l]), strlen(rlock_lock_token(&lk[l])))) {
-            const rlock_round *rd = &lk[l].op.round; /* (private: when the op's last round began, its timeout) */
-            if (h->op == 0 && s == 0)
-                FL_CHECK(r->ttl == h->ttl, "node %d: lock %d acquire ttl %lld, op ttl %lld", ni, l, r->ttl, h->ttl);
-            /* A request of the op (not an acquire's cleanup: never taken
-             * back) whose first byte went out at or past its round's
-             * deadline should have failed unsent instead (an earlier
-             * round's deadline is earlier still: this one is lenient). */
-            if (s == h->op)
-                FL_CHECK(RLOCK__MS_BEFORE(r->t_first, rd->start + rd->timeout),
-                         "node %d: lock %d's request (script %d) began to go out at %llu, at or past its round's "
-                         "deadline %u + %u", ni, l, s, (unsigned long long)r->t_first, (unsigned)rd->start,
-                         (unsigned)rd->timeout);
         }
         if (s == 2 && r->owner == fk_hash((const unsigned char *)rlock_lock_token(&lk[l]), strlen(rlock_lock_token(&lk[l]))))
             f->needs_release &= ~(1u << l);
@@ -518,6 +511,27 @@ static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
     if (k > len) k = len;
     if (fl_trace) fprintf(stderr, "  node %d: send %zu of %zu bytes\n", ni, k, len);
     if (k > FK_IN - f->in_len) { fk_overflow = 1; return RLOCK_IO_ERROR; }
+    {
+        /* Which of rlock's FIFO entries the commands completed below are:
+         * those of f->in's partial command and the commands in tx (buf is
+         * tx: rlock's unsent bytes) are its newest, in order. */
+        const rlock__conn *x = &nodes[ni].x;
+        size_t blen = f->in_len + x->tx_len, p = 0;
+        FL_CHECK(buf == nodes[ni].tx && len <= x->tx_len, "node %d: send() of bytes that are not rlock's TX buffer", ni);
+        memcpy(sync_buf, f->in, f->in_len);
+        memcpy(sync_buf + f->in_len, x->tx, x->tx_len);
+        send_first = -1;
+        while (p < blen) {
+            const unsigned char *av[FK_MAX_ARGS];
+            size_t al[FK_MAX_ARGS];
+            int ac = 0;
+            long used = fk_cmd(sync_buf + p, blen - p, av, al, &ac);
+            if (used <= 0) break; /* (check_sync reports it after the call) */
+            p += (size_t)used;
+            send_first = send_first < 0 ? 1 : send_first + 1;
+        }
+        send_first = send_first < 0 ? -1 : (int)x->count - send_first; /* the FIFO index of the first */
+    }
     if (f->in_len == 0) f->in_t_first = fk_now;
     memcpy(f->in + f->in_len, buf, k);
     f->in_len += k;
@@ -528,6 +542,16 @@ static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
         long used = fk_cmd(f->in, f->in_len, av, al, &ac);
         FL_CHECK(used >= 0, "node %d: rlock sent malformed RESP: %.*s", ni, (int)f->in_len, (const char *)f->in);
         if (used == 0) break;
+        if (send_first >= 0 && send_first < (int)nodes[ni].x.count) {
+            /* No request begins to go out at or past its deadline: it
+             * fails unsent instead (rlock__x_timed_out), an acquire's
+             * cleanup (RLOCK__X_KEEP) and the exchange's own (tag < 0) excepted. */
+            const rlock__pending *e = &nodes[ni].x.q[send_first++];
+            FL_CHECK(e->tag <= 0 || (e->tag & RLOCK__X_KEEP) || RLOCK__MS_BEFORE(f->in_t_first, e->deadline),
+                     "node %d: a request (%s) began to go out at %llu, at or past its deadline %u", ni,
+                     e->owner ? "its op running" : "its op ended", (unsigned long long)f->in_t_first,
+                     (unsigned)e->deadline);
+        }
         fk_request(f, ni, av, al, ac);
         memmove(f->in, f->in + used, f->in_len - (size_t)used);
         f->in_len -= (size_t)used;
@@ -571,9 +595,6 @@ static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
 }
 
 /* ---- the stream-sync check ---------------------------------------------------- */
-typedef struct fk_ent { int lock; int delivered; int in_tx; } fk_ent;
-static fk_ent sync_l[FK_MAX_REQ + RLOCK_MAX_PIPELINE + 8];
-static unsigned char sync_buf[FK_IN + RLOCK_TX_BUF];
 
 /* Node n: what the fake received on its current connection, then the
  * commands in rlock's TX buffer, must end with rlock's FIFO entry by entry
@@ -780,7 +801,20 @@ static void end_of_op(int l, rlock_status st) {
 }
 
 static void check_all(void) {
-    for (int n = 0; n < h_nodes; n++) check_sync(n);
+    for (int n = 0; n < h_nodes; n++) {
+        check_sync(n);
+        if (fl_trace && nodes[n].x.count) { /* rlock's FIFO: owner lock (- nobody), tag, length, deadline */
+            const rlock__conn *x = &nodes[n].x;
+            fprintf(stderr, "  node %d FIFO (%u failing, tx %zu):", n, x->failing, x->tx_len);
+            for (unsigned i = 0; i < x->count; i++) {
+                int o = -1;
+                for (int l = 0; l < h_locks; l++) o = x->q[i].owner == &lk[l] ? l : o;
+                fprintf(stderr, " [%d %#x %u %u]", o, (unsigned)(unsigned short)x->q[i].tag, (unsigned)x->q[i].len,
+                        (unsigned)x->q[i].deadline);
+            }
+            fputc('\n', stderr);
+        }
+    }
 }
 
 /* Collect every finished op (rlock_result: no I/O), then check the streams. */
