@@ -44,13 +44,20 @@
  *    granted replies to THIS lock's acquire, sent in its final round with
  *    its token and fully read; extend/release OK likewise; 0 < validity <=
  *    ttl - drift, ending no later than the first counted request's send
- *    time + ttl - drift; the fence token the largest granted; a fresh
- *    simple acquire never reuses a token of any lock;
+ *    time + ttl - drift; the fence token the largest granted (no larger,
+ *    when a grant was read in the same recv() as a reply that made rlock
+ *    drop the connection, uncounted); a fresh simple acquire never reuses
+ *    a token of any lock;
  *  - an acquire that fails (or is cancelled and ends not holding) has sent
  *    its release to every node whose grant to it rlock read during the op,
  *    or dropped that connection;
  *  - connect() never on an open connection, send()/recv() never on a
  *    closed one; after rlock_client_close every connection is closed.
+ *
+ * Not here: renewals and blocking calls (fuzz_lock drives them, one lock);
+ * FCALL (CLIENT SETNAME and FUNCTION LOAD joined to a script) and pub/sub
+ * waits (neither fuzzer: the fakes answer scripts only). (fuzz_lock's "no command while a reply is unread" is no invariant
+ * here: pipelining is the point; the stream check above replaces it.)
  *
  * Build with -DRLOCK_LIBFUZZER for libFuzzer; without it, main() replays the
  * files or directories named (gcc, ASan; FUZZ_TRACE=1 prints each call).
