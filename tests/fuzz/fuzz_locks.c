@@ -777,8 +777,11 @@ static void end_of_op(int l, rlock_status st) {
             }
             h->held_ttl = h->ttl;
         } else if (st == RLOCK_OK && rlock_lock_state(&lk[l]) == RLOCK_STATE_HELD) {
-            h->held_ttl = h->ttl; /* (cancelled too late: the grant is kept) */
-            h->held_mask = (1u << h_nodes) - 1u;
+            /* Cancelled, yet holding: a grant that came before the cancel
+             * (kept), or a re-entry undone (the earlier hold stays) - which
+             * one, and so which nodes hold, only rlock knows: look inside. */
+            if (!h->was_held) h->held_ttl = h->ttl;
+            h->held_mask = lk[l].held_mask;
         } else if (!h->cancelled || rlock_lock_state(&lk[l]) != RLOCK_STATE_HELD) {
             for (int n = 0; n < h_nodes; n++)
                 FL_CHECK(!(fk[n].needs_release & (1u << l)),
