@@ -309,7 +309,7 @@ $(BUILD)/firmware/firmware.elf: examples/firmware/main.c examples/firmware/board
 .PHONY: fuzz fuzz-replay coverage lint
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
-FUZZERS      := resp lock lock_compact
+FUZZERS      := resp lock lock_compact locks
 COVERAGE_MIN ?=
 
 # tests/fuzz: each harness built for libFuzzer (clang; Debian: clang and
@@ -317,7 +317,8 @@ COVERAGE_MIN ?=
 # replay runs the seed corpora first, then the harnesses fuzz side by side for
 # FUZZ_SECONDS each and report their executions (tests/fuzz/run.sh).
 # lock_compact is fuzz_lock built with RLOCK_SMALLEST (the compact engine),
-# seeded from corpus_lock.
+# seeded from corpus_lock; locks is several locks pipelined on the same
+# connections (fuzz_locks.c, corpus_locks).
 fuzz: fuzz-replay $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 	@./tests/fuzz/run.sh $(FUZZ_SECONDS)
 

@@ -3114,6 +3114,9 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__X_JOINED 0x100
 /* (the exchange's: it failed without any of its bytes sent - it never ran) */
 #define RLOCK__X_UNSENT 0x200
+/* ... it is never taken back unsent, past its time (an acquire's cleanup:
+ * rlock__round_submit); the requests in front of it still are. */
+#define RLOCK__X_KEEP 0x4000
 /* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
 #define RLOCK__X_TAG(t) ((t) & 0xFF)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
@@ -3465,8 +3468,9 @@ static int rlock__x_wants(rlock__x *n) {
 }
 
 /* A request past its deadline (none: 0). The newest that never went out -
- * all its bytes still in tx (walked as rlock__x_drop does) - fails alone,
- * unsent (RLOCK_E_IO "timeout"), unless its attempt's first part went out
+ * all its bytes still in tx (walked as rlock__x_drop does), and not an
+ * acquire's cleanup (RLOCK__X_KEEP) - fails alone, unsent (RLOCK_E_IO
+ * "timeout"), unless its attempt's first part went out
  * (RLOCK__X_JOINED: the rest goes with it): its bytes are taken out of tx,
  * it moves to the front of the FIFO to be reported (failing: 0 before,
  * rlock__x_next reported those), the connection and the rest stay (1).
@@ -3481,7 +3485,7 @@ static RLOCK__NOINLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now, int al
         while (p-- > n->q && p->tag > 0 && p->len <= end) {
             end -= p->len;
             if (joined) joined = p->tag & RLOCK__X_JOINED; /* (c's earlier parts: never went out either) */
-            if (!c && !RLOCK__MS_BEFORE(now, p->deadline)) {
+            if (!c && !RLOCK__MS_BEFORE(now, p->deadline) && !(p->tag & RLOCK__X_KEEP)) {
                 c = p;
                 at = end;
                 joined = p->tag & RLOCK__X_JOINED;
@@ -5178,11 +5182,14 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     }
     nd->fcall = (unsigned char)fcall; /* (set, or stays 0) */
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
-    /* A cleanup is never taken back unsent (its length hidden, as
-     * rlock__x_commit_push's bytes): past its time it drops the connection,
-     * as before - the grant it undoes then expires by its TTL; fuzz_lock
-     * found one failed unsent with the connection kept and nothing noted. */
-    if (r->cleanup) n->q[n->count - 1].len = 0xFFFF;
+    /* A cleanup is never taken back unsent: past its time it goes, late
+     * (or the connection drops first, as before - the grant it undoes then
+     * expires by its TTL); fuzz_lock found one failed unsent with the
+     * connection kept and nothing noted. A flag, not its length hidden (as
+     * rlock__x_commit_push's bytes): the walk past it still takes back
+     * another lock's request in front of it, unsent and past its time
+     * (fuzz_locks found one sent late so, which then dropped the connection). */
+    if (r->cleanup) n->q[n->count - 1].tag = (short)(n->q[n->count - 1].tag | RLOCK__X_KEEP);
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         r->stale_wait |= r->acking & 1u << i; /* the first script's WAIT is still due */

@@ -1924,6 +1924,61 @@ static void test_stalled_program(const rh_server *s) {
            "one sent in part dropped the connection\n");
 }
 
+/* The program stalls past the node timeout while an acquire it never sent
+ * (lock b's) waits in the TX buffer IN FRONT of another lock's cleanup
+ * release (a's acquire, granted and cancelled: its release is queued after
+ * b's request, sends blocked meanwhile). A cleanup is never taken back
+ * unsent, but b's request must still fail alone, unsent (RLOCK_E_IO), and
+ * never reach the server; the cleanup goes (late) and removes a's grant.
+ * Before, the cleanup's length was hidden and rlock__x_timed_out's walk from
+ * the newest request stopped at it: b's acquire went out past its time
+ * (fuzz_locks: "lock 2's request began to go out at 1487, at or past its
+ * round's deadline 1095 + 100", an acquire's cleanup queued behind it). */
+static void test_stalled_behind_cleanup(const rh_server *s) {
+    mconn g;
+    rlock_lock lk[2];
+    rlock_status st[2];
+    char key[2][24] = { "sbc:a", "sbc:b" };
+    unsigned long before, end;
+    int i;
+    CHECK(mc_open(&g, s, 0) == 0);
+    for (i = 0; i < 2; i++) CHECK_EQ_ST(rlock_lock_init(&lk[i], &g.cl, key[i], 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    for (i = 0; i < 2; i++) { /* (connected, the scripts cached: no NOSCRIPT below) */
+        CHECK_EQ_ST(rlock_acquire(&lk[0], 10000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&lk[0]), RLOCK_OK);
+    }
+    g.gate = 1;
+    CHECK_EQ_ST(st[0] = rlock_acquire_begin(&lk[0], 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_MSG(stall_granted_unread(&g, s, key, 1), "behind a cleanup: a was not granted");
+    g.room = 0; /* nothing more goes out */
+    CHECK_EQ_ST(st[1] = rlock_acquire_begin(&lk[1], 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(st[0] = rlock_cancel_begin(&lk[0]), RLOCK_WOULD_BLOCK); /* (its attempt is out: it waits) */
+    before = rlock_node_commands(&g.node);
+    g.gate = 0;
+    for (end = (unsigned long)rh_now_ms() + 2000; rlock_node_commands(&g.node) == before && rh_now_ms() < end;) {
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); /* a's grant read: its cleanup queued behind b's */
+        rh_sleep_ms(2);
+    }
+    CHECK_MSG(rlock_node_commands(&g.node) == before + 1, "behind a cleanup: a's cleanup was not queued");
+    CHECK_EQ_ST(rlock_result(&lk[0]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_result(&lk[1]), RLOCK_WOULD_BLOCK);
+    rh_sleep_ms(T_NODE_TIMEOUT + 100); /* the stall: no step */
+    g.room = -1;
+    CHECK(many_drive(&g, lk, st, 2, 5000));
+    CHECK_MSG(st[1] == RLOCK_E_IO, "behind a cleanup: the never-sent acquire said %s (%s)", rlock_status_str(st[1]),
+              rlock_lock_error(&lk[1]));
+    CHECK_MSG(!mc_sent_key(&g, key[1]), "behind a cleanup: the never-sent acquire reached the server");
+    for (end = (unsigned long)rh_now_ms() + 2000; rh_int(s, "EXISTS sbc:a") != 0 && rh_now_ms() < end;) rh_sleep_ms(5);
+    CHECK_MSG(rh_int(s, "EXISTS sbc:a") == 0, "behind a cleanup: the cancelled grant is still there (cancel said %s)",
+              rlock_status_str(st[0]));
+    CHECK_EQ_LL(rh_int(s, "EXISTS sbc:b"), 0);
+    for (i = 0; i < 2; i++) rlock_lock_destroy(&lk[i]);
+    rlock_client_close(&g.cl);
+    rlock_posix_close(&g.pc);
+    printf("stalled behind a cleanup: the never-sent acquire failed alone (%s), the cleanup went (cancel %s)\n",
+           rlock_status_str(st[1]), rlock_status_str(st[0]));
+}
+
 /* Cancel of acquires still waiting for pipeline room (40 on one
  * connection, up to RLOCK_MAX_PIPELINE (32) of them sent, their answers held back):
  * those never handed to the connection end at once and never reach the
@@ -2679,6 +2734,7 @@ int main(void) {
     test_pipelined_locks(&s);
     test_many_locks(&s);
     test_stalled_program(&s);
+    test_stalled_behind_cleanup(&s);
     test_cancel_unsent(&s);
     test_connect_error_text();
     test_refused_handshake(&s);

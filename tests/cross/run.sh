@@ -95,7 +95,7 @@ gate_adapters() {
 # fuzz_replays CC FLAGS EXEC: the fuzz harnesses' seed corpora, replayed
 fuzz_replays() {
     cc=$1; fl=$2; ex=$3
-    for h in resp lock; do
+    for h in resp lock locks; do
         # shellcheck disable=SC2086
         run $cc $STRICT -O1 -g $fl -I. tests/fuzz/fuzz_$h.c -o "$B/$tname/replay_$h" || return 1
         # shellcheck disable=SC2086

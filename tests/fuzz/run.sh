@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run the libFuzzer harnesses that `make fuzz` built, each for SECONDS
-# (default 60), side by side (one per core), then report executions.
+# (default 60), side by side (four harnesses: on two cores each gets about half of one,
+# and the step still takes SECONDS), then report executions.
 # Usage: tests/fuzz/run.sh [SECONDS]     (from the repo root)
 # The seed corpora in tests/fuzz/corpus_* are read, never written: what the
 # fuzzer adds goes to build/fuzz/corpus_* (kept between local runs). A crash,
@@ -8,7 +9,8 @@
 #   FUZZ_TRACE=1 build/fuzz/replay_lock build/fuzz/artifacts/lock-crash-...
 secs="${1:-60}"
 dir=build/fuzz
-harnesses="resp lock lock_compact" # lock_compact: fuzz_lock against the compact engine, on its corpus
+harnesses="resp lock lock_compact locks" # lock_compact: fuzz_lock against the compact engine, on its corpus;
+# locks: several locks sharing the connections (fuzz_locks.c)
 mkdir -p "$dir/artifacts"
 pids=""
 for h in $harnesses; do
