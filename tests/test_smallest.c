@@ -231,6 +231,21 @@ static void test_wait_first_connect(const rh_server *s) {
     scli_close(&t);
 }
 
+/* One pass of an event loop over c's one connection: poll what it wants,
+ * at most 50 ms (or rlock's timeout), then step the client. */
+static void loop_step(rlock_client *c) {
+    rlock_interest in[2];
+    uint32_t tmo;
+    size_t n = rlock_client_interest(c, in, 2, &tmo);
+    if (n && in[0].fd >= 0) {
+        struct pollfd p;
+        p.fd = in[0].fd;
+        p.events = (short)(((in[0].events & RLOCK_WANT_READ) ? POLLIN : 0) | ((in[0].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
+        (void)poll(&p, 1, (int)(tmo > 50 ? 50 : tmo));
+    }
+    (void)rlock_client_step(c);
+}
+
 /* NLOCKS acquires begun at once on one client: one request in flight at a
  * time, the others wait for their turn. held: the odd keys are held by
  * another client, so every other lock must be refused - each reply goes to
@@ -252,16 +267,7 @@ static void test_more_locks_than_pipeline(const rh_server *s, int held) {
     for (i = 0; i < NLOCKS; i++) CHECK_EQ_ST(rlock_acquire_begin(&lk[i], 10000, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_LL(rlock_node_wants(&t.node) != 0, 1); /* the first one's request */
     for (left = NLOCKS; left > 0 && rounds < 20000; rounds++) {
-        rlock_interest in[2];
-        uint32_t tmo;
-        size_t n = rlock_client_interest(&t.cl, in, 2, &tmo);
-        if (n && in[0].fd >= 0) {
-            struct pollfd p;
-            p.fd = in[0].fd;
-            p.events = (short)(((in[0].events & RLOCK_WANT_READ) ? POLLIN : 0) | ((in[0].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
-            (void)poll(&p, 1, (int)(tmo > 50 ? 50 : tmo));
-        }
-        (void)rlock_client_step(&t.cl);
+        loop_step(&t.cl);
         for (i = 0, left = 0; i < NLOCKS; i++) {
             rlock_status st = rlock_result(&lk[i]);
             if (st == RLOCK_WOULD_BLOCK) left++;
@@ -1102,16 +1108,7 @@ static void test_cancel_waiting_turn(const rh_server *s) {
     for (i = 1; i < NLOCKS; i++) CHECK_EQ_ST(rlock_cancel_begin(&lk[i]), RLOCK_OK); /* never sent */
     t.gate = 0;
     for (rounds = 0; st0 == RLOCK_WOULD_BLOCK && rounds < 1000; rounds++) {
-        rlock_interest in[2];
-        uint32_t tmo;
-        size_t n = rlock_client_interest(&t.cl, in, 2, &tmo);
-        if (n && in[0].fd >= 0) {
-            struct pollfd p;
-            p.fd = in[0].fd;
-            p.events = (short)(((in[0].events & RLOCK_WANT_READ) ? POLLIN : 0) | ((in[0].events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
-            (void)poll(&p, 1, (int)(tmo > 50 ? 50 : tmo));
-        }
-        (void)rlock_client_step(&t.cl);
+        loop_step(&t.cl);
         st0 = rlock_result(&lk[0]);
     }
     CHECK_EQ_ST(st0, RLOCK_OK);
