@@ -216,68 +216,10 @@ static int silent_listener(int *port) {
     return lfd;
 }
 
-/* An event loop's wait and the handshake's bound: a listener that takes
- * the TCP connection (the kernel's backlog) and never answers the
- * ClientHello, a 300 ms connect bound, rlock's node timeout 4 s. A loop
- * that waits as long as rlock_client_interest's timeout says slept until
- * the node timeout (4 s, then a bare "timeout"); capped by
- * rlock_tls_interest_timeout it wakes when the bound runs out, and the
- * connect gives up saying so. */
-static void test_loop_bound(const rlock_tls_config *cfg) {
-    int port, lfd = silent_listener(&port);
-    rlock_tls_conn t;
-    rlock_node node;
-    rlock_client cl;
-    rlock_lock lk;
-    rlock_config rc;
-    rlock_status st = RLOCK_WOULD_BLOCK;
-    unsigned long long t0, took, end;
-    if (lfd < 0) return;
-    if (rlock_tls_init(&t, "127.0.0.1", port, 300, cfg) != 0) {
-        CHECK_MSG(0, "init: %s", t.err);
-        close(lfd);
-        return;
-    }
-    rlock_config_init(&rc);
-    rc.node_timeout_ms = 4000;
-    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
-    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &rc), RLOCK_OK);
-    CHECK_EQ_ST(rlock_lock_init(&lk, &cl, "tls:bound", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    t0 = rh_now_ms();
-    CHECK_EQ_ST(rlock_acquire_begin(&lk, 30000, 0), RLOCK_WOULD_BLOCK);
-    for (end = t0 + 20000; st == RLOCK_WOULD_BLOCK && rh_now_ms() < end; st = rlock_result(&lk)) {
-        rlock_interest it;
-        struct pollfd p;
-        uint32_t w;
-        size_t n = rlock_client_interest(&cl, &it, 1, &w);
-        w = rlock_tls_interest_timeout(&it, n, w);
-        p.fd = n == 1 ? it.fd : -1;
-        p.events = (short)((n == 1 && (it.events & RLOCK_WANT_READ) ? POLLIN : 0) |
-                           (n == 1 && (it.events & RLOCK_WANT_WRITE) ? POLLOUT : 0));
-        p.revents = 0;
-        (void)poll(&p, p.fd >= 0 ? 1 : 0, w > 10000 ? 10000 : (int)w);
-        rlock_client_step(&cl);
-    }
-    took = rh_now_ms() - t0;
-    printf("tls: loop bound: a silent handshake -> %s after %llu ms (%s)\n", rlock_status_str(st), took,
-           rlock_node_error(&node));
-    CHECK_EQ_ST(st, RLOCK_E_IO);
-    CHECK_MSG(strstr(rlock_node_error(&node), "timed out after 300 ms") != NULL, "%s", rlock_node_error(&node));
-    /* 300 ms bound; 4 s were the node timeout: the loop slept past the bound */
-    CHECK_MSG(took < 2000, "gave up after %llu ms, not near the 300 ms bound", took);
-    rlock_client_close(&cl);
-    rlock_tls_free(&t);
-    close(lfd);
-}
-
-/* The connections of test_loop_elsewhere, made in tests/loop_conns.c. */
-int lc_posix(rlock_node *node, rlock_posix_conn *pc, int port, uint32_t bound_ms);
-int lc_tls(rlock_node *node, rlock_tls_conn *t, int port, uint32_t bound_ms, const rlock_tls_config *cfg);
-
-/* An event loop in this file over a connection made in another (its node
- * given): lk's acquire begun, stepped until it ends, each wait capped by
- * rlock_tls_interest_timeout (tls) or rlock_posix_interest_timeout.
- * *longest: the longest wait the loop chose. */
+/* An event loop (poll) over node's connection: an acquire begun, stepped
+ * until it ends, each wait capped by rlock_tls_interest_timeout (tls) or
+ * rlock_posix_interest_timeout; node timeout 4 s. *longest: the longest wait
+ * the loop chose. */
 static rlock_status loop_capped(rlock_node *node, int tls, uint32_t *longest) {
     rlock_client cl;
     rlock_lock lk;
@@ -307,6 +249,45 @@ static rlock_status loop_capped(rlock_node *node, int tls, uint32_t *longest) {
     rlock_client_close(&cl);
     return st;
 }
+
+/* An event loop's wait and the handshake's bound: a listener that takes
+ * the TCP connection (the kernel's backlog) and never answers the
+ * ClientHello, a 300 ms connect bound, rlock's node timeout 4 s. A loop
+ * that waits as long as rlock_client_interest's timeout says slept until
+ * the node timeout (4 s, then a bare "timeout"); capped by
+ * rlock_tls_interest_timeout it wakes when the bound runs out, and the
+ * connect gives up saying so. */
+static void test_loop_bound(const rlock_tls_config *cfg) {
+    int port, lfd = silent_listener(&port);
+    rlock_tls_conn t;
+    rlock_node node;
+    rlock_status st;
+    uint32_t longest;
+    unsigned long long t0, took;
+    if (lfd < 0) return;
+    if (rlock_tls_init(&t, "127.0.0.1", port, 300, cfg) != 0) {
+        CHECK_MSG(0, "init: %s", t.err);
+        close(lfd);
+        return;
+    }
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_tls_transport(&t)), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = loop_capped(&node, 1, &longest);
+    took = rh_now_ms() - t0;
+    printf("tls: loop bound: a silent handshake -> %s after %llu ms (%s)\n", rlock_status_str(st), took,
+           rlock_node_error(&node));
+    CHECK_EQ_ST(st, RLOCK_E_IO);
+    CHECK_MSG(strstr(rlock_node_error(&node), "timed out after 300 ms") != NULL, "%s", rlock_node_error(&node));
+    /* 300 ms bound; 4 s were the node timeout: the loop slept past the bound */
+    CHECK_MSG(took < 2000, "gave up after %llu ms, not near the 300 ms bound", took);
+    rlock_tls_free(&t);
+    close(lfd);
+}
+
+/* The connections of test_loop_elsewhere, made in tests/loop_conns.c. */
+int lc_posix(rlock_node *node, rlock_posix_conn *pc, int port, uint32_t bound_ms);
+int lc_tls(rlock_node *node, rlock_tls_conn *t, int port, uint32_t bound_ms, const rlock_tls_config *cfg);
+
 
 /* rlock_posix_interest_timeout and rlock_tls_interest_timeout on
  * connections made in another translation unit (tests/loop_conns.c): a
