@@ -119,7 +119,9 @@ typedef struct rlock_posix_conn {
     char path[108];
     uint32_t connect_timeout_ms;   /* wall bound for one connect, all addresses */
     int connecting;                /* non-blocking connect in progress on fd */
-    char err[128];                 /* last error text ("" when none) */
+    /* last error text ("" when none): "... HOST:PORT: why", a host too long
+     * to leave the port and why whole shortened in the middle ("...") */
+    char err[128];
     /* 1: the last connect failed, and on the way a Sentinel or the primary
      * it named refused AUTH (NOAUTH, WRONGPASS, NOPERM): credentials to fix,
      * not a server to wait for (the rlock command exits 77) */
@@ -162,7 +164,7 @@ typedef struct rlock_posix_sentinel {
     const char *host[RLOCK_POSIX_MAX_SENTINELS];
     int port[RLOCK_POSIX_MAX_SENTINELS];
     size_t n;
-    const char *master;            /* the name the Sentinels monitor it under */
+    const char *master;            /* the name the Sentinels monitor it under (1..928 bytes: rlock_posix_init_sentinel) */
     const char *username, *password;
     const char *sentinel_username, *sentinel_password;
 } rlock_posix_sentinel;
@@ -1140,7 +1142,7 @@ static size_t rlock__sw_need(const rlock_posix_sentinel *sn, size_t m) {
 /* a and b the same name (ASCII letters in either case: DNS names). */
 static int rlock__sn_same(const char *a, const char *b) {
     for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a, y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+        int x = *a >= 'A' && *a <= 'Z' ? *a + 32 : *a, y = *b >= 'A' && *b <= 'Z' ? *b + 32 : *b;
         if (x != y) return 0;
     }
     return *a == *b;

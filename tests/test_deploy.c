@@ -1856,8 +1856,9 @@ static const char *named(const char *text, const char *pre, const char *host, in
     t = text + strlen(pre);
     if (strncmp(t, host, n) == 0 && strncmp(t + n, pt, pl) == 0) return t + n + pl;
     if ((dots = strstr(t, "...")) == NULL || dots - t < 8 || strncmp(t, host, (size_t)(dots - t)) != 0) return NULL;
-    for (q = dots + 3 + 8; *q; q++) { /* the end of the name: where its last characters and the port follow */
+    for (q = dots + 3; *q; q++) { /* the end of the name: where its last characters and the port follow */
         size_t tail = (size_t)(q - dots - 3);
+        if (tail < 8) continue;
         if ((size_t)(dots - t) + tail >= n) return NULL;
         if (strncmp(q, pt, pl) == 0 && memcmp(dots + 3, host + n - tail, tail) == 0 &&
             (pl || q[0] == '\0' || q[0] == ':' || q[0] == ' ' || q[0] == '\''))
