@@ -2255,6 +2255,9 @@ static void test_sentinel_inputs(void) {
         int rc = cli_run(0, a, NULL, out, sizeof out);
         CHECK_MSG(rc == 64 && strstr(out, "--sentinel 'LocalHost:26379': that Sentinel is given twice") != NULL,
                   "rlock, a Sentinel given twice: exit %d:\n%s", rc, out);
+        rc = cli_run(1, a, NULL, out, sizeof out); /* rlock check */
+        CHECK_MSG(rc == 64 && strstr(out, "--sentinel 'LocalHost:26379': that Sentinel is given twice") != NULL,
+                  "rlock check, a Sentinel given twice: exit %d:\n%s", rc, out);
     }
 }
 
