@@ -119,7 +119,9 @@ typedef struct rlock_posix_conn {
     char path[108];
     uint32_t connect_timeout_ms;   /* wall bound for one connect, all addresses */
     int connecting;                /* non-blocking connect in progress on fd */
-    char err[128];                 /* last error text ("" when none) */
+    /* last error text ("" when none): "... HOST:PORT: why", a host too long
+     * to leave the port and why whole shortened in the middle ("...") */
+    char err[128];
     /* 1: the last connect failed, and on the way a Sentinel or the primary
      * it named refused AUTH (NOAUTH, WRONGPASS, NOPERM): credentials to fix,
      * not a server to wait for (the rlock command exits 77) */
@@ -162,7 +164,7 @@ typedef struct rlock_posix_sentinel {
     const char *host[RLOCK_POSIX_MAX_SENTINELS];
     int port[RLOCK_POSIX_MAX_SENTINELS];
     size_t n;
-    const char *master;            /* the name the Sentinels monitor it under */
+    const char *master;            /* the name the Sentinels monitor it under (1..928 bytes: rlock_posix_init_sentinel) */
     const char *username, *password;
     const char *sentinel_username, *sentinel_password;
 } rlock_posix_sentinel;
@@ -247,11 +249,9 @@ static void rlock__posix_nosigpipe(int fd) {
 /* The transport over an rlock_posix_conn                                    */
 /* ------------------------------------------------------------------------ */
 
-/* printf into out[cap], cut where out ends. The texts that name a host go
- * through it, with the name whole: a name of Kubernetes' is ~70 characters,
- * and with Sentinel the text is what says which one failed (snprintf
- * itself would need a %.40s there: gcc's -Wformat-truncation refuses a
- * host[256] into err[128], though the cut is meant). */
+/* printf into out[cap], cut where out ends (snprintf itself would need a
+ * %.40s for a host[256] into err[128]: gcc's -Wformat-truncation refuses
+ * it). The texts that name a host go through rlock__posix_fit. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -262,20 +262,55 @@ static void rlock__posix_text(char *out, size_t cap, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* A host name in an error text is shortened to no fewer characters than
+ * this; a Sentinel's reason about another host leaves the wrapping
+ * "Sentinel HOST:65535: " (rlock__sn_why) that much room. */
+#define RLOCK__POSIX_HOST_MIN 20u
+#define RLOCK__SN_WRAP (9u + RLOCK__POSIX_HOST_MIN + 8u)
+
 static void rlock__posix_seterr(rlock_posix_conn *c, const char *what, int errnum) {
     if (errnum) snprintf(c->err, sizeof c->err, "%s: %s", what, strerror(errnum));
     else snprintf(c->err, sizeof c->err, "%s", what);
 }
 
+/* "pre HOST:PORT post" into out[cap] ([HOST] for an IPv6 address; port < 0:
+ * "pre NAME post", no port). The error texts are what says which server
+ * failed and why, and rlock_node_error keeps 127 bytes of them: the reason
+ * (post) and the port are whole, and a host too long for what is left is
+ * shortened in the middle - its first and last characters around "..."
+ * (a DNS name may have 253) - to no fewer than RLOCK__POSIX_HOST_MIN; only
+ * a reason longer than that leaves (a server's error text) is cut, at its
+ * end. post may be out itself. */
+static void rlock__posix_fit(char *out, size_t cap, const char *pre, const char *host, int port, const char *post) {
+    char p[128], h[128], num[16];
+    size_t n = strlen(host), fixed, room, head;
+    int v6 = port >= 0 && strchr(host, ':') != NULL;
+    rlock__posix_text(p, sizeof p, "%s", post);
+    num[0] = '\0';
+    if (port >= 0) snprintf(num, sizeof num, ":%d", port);
+    fixed = strlen(pre) + (v6 ? 2u : 0u) + strlen(num) + strlen(p);
+    room = cap > fixed + RLOCK__POSIX_HOST_MIN + 1 ? cap - 1 - fixed : RLOCK__POSIX_HOST_MIN;
+    if (room >= sizeof h) room = sizeof h - 1;
+    if (n <= room) {
+        memcpy(h, host, n + 1);
+    } else { /* the start (a node's own name) and the end (its domain) */
+        head = (room - 2) / 2;
+        memcpy(h, host, head);
+        memcpy(h + head, "...", 3);
+        memcpy(h + head + 3, host + n - (room - 3 - head), room - 3 - head);
+        h[room] = '\0';
+    }
+    rlock__posix_text(out, cap, "%s%s%s%s%s%s", pre, v6 ? "[" : "", h, v6 ? "]" : "", num, p);
+}
+
 /* "connect HOST:PORT: why" ([HOST] for an IPv6 address, as the rlock
- * command takes it; unix: "connect unix:PATH: why"). */
+ * command takes it; unix: "connect unix:PATH: why"). Sentinel-led, it is
+ * the reason of "Sentinel HOST:PORT: ...": room left for that. */
 static void rlock__posix_connwhy(rlock_posix_conn *c, const char *why) {
-    int v6 = !c->is_unix && strchr(c->host, ':') != NULL;
-    if (c->is_unix)
-        rlock__posix_text(c->err, sizeof c->err, "connect %s: %s", c->host, why);
-    else
-        rlock__posix_text(c->err, sizeof c->err, "connect %s%s%s:%d: %s", v6 ? "[" : "", c->host, v6 ? "]" : "",
-                          c->port, why);
+    char w[64];
+    snprintf(w, sizeof w, ": %s", why);
+    rlock__posix_fit(c->err, sizeof c->err - (c->sentinel ? RLOCK__SN_WRAP : 0u), "connect ", c->host,
+                     c->is_unix ? -1 : c->port, w);
 }
 
 static void rlock__posix_connerr(rlock_posix_conn *c, int errnum) { rlock__posix_connwhy(c, strerror(errnum)); }
@@ -373,8 +408,9 @@ static int rlock__posix_start_tcp(rlock_posix_conn *c, int last_errno) {
     snprintf(service, sizeof service, "%d", c->port);
     gai = getaddrinfo(c->host, service, &hints, &res);
     if (gai != 0) {
-        rlock__posix_text(c->err, sizeof c->err, "getaddrinfo %s: %s", c->host,
-                          gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+        char w[80];
+        snprintf(w, sizeof w, ": %s", gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+        rlock__posix_fit(c->err, sizeof c->err - (c->sentinel ? RLOCK__SN_WRAP : 0u), "getaddrinfo ", c->host, -1, w);
         return RLOCK_IO_ERROR;
     }
     for (ai = res, i = 0; ai; ai = ai->ai_next, i++) {
@@ -765,6 +801,14 @@ static int rlock__sn_auth(rlock_posix_conn *c, const char *user, const char *pas
     return !password || rlock__sn_put(c, user ? 3 : 2, auth);
 }
 
+/* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself): why
+ * and the port whole, the name as much of it as fits (rlock__posix_fit). */
+static void rlock__sn_why(char *err, size_t cap, const char *host, int port, const char *why) {
+    char w[128];
+    rlock__posix_text(w, sizeof w, ": %s", why);
+    rlock__posix_fit(err, cap, "Sentinel ", host, port, w);
+}
+
 /* Start on Sentinel c->sn_at, or the next that can be started (in turn,
  * each once per connect): 1 started, 0 none left (c->err says why the last
  * failed). */
@@ -774,8 +818,8 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
     for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
-            rlock__posix_text(c->err, sizeof c->err, "Sentinel %s:%d: the name did not resolve", sn->host[c->sn_at],
-                     sn->port[c->sn_at]);
+            rlock__posix_fit(c->err, sizeof c->err, "Sentinel ", sn->host[c->sn_at], sn->port[c->sn_at],
+                             ": the name did not resolve");
             continue;
         }
         snprintf(c->host, sizeof c->host, "%s", c->sn_ip[c->sn_at]);
@@ -784,7 +828,10 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
         /* its share of what is left: the last one asked has all of it */
         c->sn_until = rlock__posix_now_ms() + rlock__posix_connect_left(c) / (sn->n - c->sn_tried);
         r = rlock__posix_start_tcp(c, 0);
-        if (r < 0) continue;
+        if (r < 0) {
+            rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], c->err);
+            continue;
+        }
         c->sn_len = c->sn_off = 0;
         if (!rlock__sn_auth(c, sn->sentinel_username, sn->sentinel_password) || !rlock__sn_put(c, 3, ask)) {
             snprintf(c->err, sizeof c->err, "Sentinel credentials or master name too long");
@@ -816,14 +863,6 @@ static int rlock__sn_start_primary(rlock_posix_conn *c) {
     return rlock__posix_start_tcp(c, 0);
 }
 
-/* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself), the
- * name whole, why cut only where err ends. */
-static void rlock__sn_why(char *err, size_t cap, const char *host, int port, const char *why) {
-    char w[128];
-    snprintf(w, sizeof w, "%s", why);
-    rlock__posix_text(err, cap, "Sentinel %s:%d: %s", host, port, w);
-}
-
 /* This Sentinel failed (why; NULL: c->err says it all): on to the next. */
 static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
     const rlock_posix_sentinel *sn = c->sentinel;
@@ -833,17 +872,20 @@ static void rlock__sn_next(rlock_posix_conn *c, const char *why) {
     rlock__sn_move(c, rlock__sn_ask);
 }
 
-/* An error reply (str, len) of who (a Sentinel or the primary): its whole
- * text into c->err, after "Sentinel HOST:PORT: " or "primary HOST:PORT: "
+/* An error reply (str, len) of who ("Sentinel " or "primary "): its whole
+ * text into c->err (as much as fits), after "Sentinel HOST:PORT: " or
+ * "primary HOST:PORT: "
  * (and "refused AUTH: " when it answered AUTH); c->auth_refused when it
  * refused AUTH or wants it (NOAUTH, WRONGPASS, NOPERM). */
 static void rlock__sn_said(rlock_posix_conn *c, const char *who, const char *host, int port, int to_auth,
                            const char *str, size_t len) {
     int n = (int)(len < sizeof c->err ? len : sizeof c->err - 1);
+    char w[sizeof c->err];
     if (to_auth || (len >= 6 && (memcmp(str, "NOAUTH", 6) == 0 || memcmp(str, "NOPERM", 6) == 0)) ||
         (len >= 9 && memcmp(str, "WRONGPASS", 9) == 0))
         c->auth_refused = 1;
-    rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: %s%.*s", who, host, port, to_auth ? "refused AUTH: " : "", n, str);
+    rlock__posix_text(w, sizeof w, ": %s%.*s", to_auth ? "refused AUTH: " : "", n, str);
+    rlock__posix_fit(c->err, sizeof c->err, who, host, port, w);
 }
 
 /* The Sentinel's answer in sn_buf[0..sn_off): 1 a primary's address (now in
@@ -863,7 +905,7 @@ static int rlock__sn_answer(rlock_posix_conn *c) {
             return -1;
         }
         if (rep.v.type == RLOCK_RESP_ERROR) {
-            rlock__sn_said(c, "Sentinel", sn->host[c->sn_at], sn->port[c->sn_at], 1, rep.v.str, rep.v.len);
+            rlock__sn_said(c, "Sentinel ", sn->host[c->sn_at], sn->port[c->sn_at], 1, rep.v.str, rep.v.len);
             return -2;
         }
         off = got;
@@ -871,12 +913,12 @@ static int rlock__sn_answer(rlock_posix_conn *c) {
     got = rlock_resp_parse(c->sn_buf + off, c->sn_off - (size_t)off, sizeof c->sn_buf - (size_t)off, &rep);
     if (got == 0) return 0;
     if (got > 0 && rep.v.type == RLOCK_RESP_ERROR) { /* NOAUTH (a password is needed), ... */
-        rlock__sn_said(c, "Sentinel", sn->host[c->sn_at], sn->port[c->sn_at], 0, rep.v.str, rep.v.len);
+        rlock__sn_said(c, "Sentinel ", sn->host[c->sn_at], sn->port[c->sn_at], 0, rep.v.str, rep.v.len);
         return -2;
     }
     if (got < 0 || rep.v.type != RLOCK_RESP_ARRAY || rep.count != 2 || rep.elem[0].type != RLOCK_RESP_BULK ||
         rep.elem[1].type != RLOCK_RESP_BULK || rep.elem[0].len == 0 || rep.elem[0].len >= sizeof c->host) {
-        rlock__posix_text(c->err, sizeof c->err, "does not know '%s'", sn->master);
+        rlock__posix_fit(c->err, sizeof c->err - RLOCK__SN_WRAP, "does not know '", sn->master, -1, "'");
         return -1;
     }
     /* the port: 1..65535 in decimal digits, or this Sentinel is not believed */
@@ -913,7 +955,7 @@ static int rlock__sn_role(rlock_posix_conn *c) {
         if (line < 3 || e[-1] != '\r') return -1;
         if (b[0] == '-') { /* AUTH's refusal, or ROLE's: NOAUTH, NOPERM, ... */
             if (c->sn_vals > authv) return -1; /* (an error inside ROLE's reply: nonsense) */
-            rlock__sn_said(c, "primary", c->host, c->port, c->sn_vals < authv, (const char *)b + 1, line - 3);
+            rlock__sn_said(c, "primary ", c->host, c->port, c->sn_vals < authv, (const char *)b + 1, line - 3);
             return -2;
         }
         if (b[0] == '*' || b[0] == '$') {
@@ -960,7 +1002,8 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
         }
         if (rlock__posix_connect_left(c) == 0) {
             int asking = c->phase <= RLOCK__SN_ASK_READ;
-            rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: timed out", asking ? "Sentinel" : "connect", c->host, c->port);
+            if (asking) rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], "timed out");
+            else rlock__posix_fit(c->err, sizeof c->err, "connect ", c->host, c->port, ": timed out");
             rlock__posix_drop(c);
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
@@ -968,7 +1011,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
         if (rlock__posix_step_left(c) == 0) { /* this Sentinel's share ran out */
             char why[sizeof c->err];
             if (c->phase <= RLOCK__SN_ASK_READ) snprintf(why, sizeof why, "did not answer in time");
-            else rlock__posix_text(why, sizeof why, "names %s:%d, no answer in time", c->host, c->port);
+            else rlock__posix_fit(why, sizeof why - RLOCK__SN_WRAP, "names ", c->host, c->port, ", no answer in time");
             rlock__sn_next(c, why);
             if (c->phase == RLOCK__SN_NONE) return RLOCK_IO_ERROR; /* no Sentinel left */
             continue;
@@ -1006,9 +1049,10 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 if (c->sn_hint[0] && c->sn_tried + 1 < sn->n &&
                     rlock__posix_now_ms() - c->sn_hint_at < RLOCK_POSIX_SENTINEL_LAG_MS &&
                     (c->port != c->sn_hint_port || strcmp(c->host, c->sn_hint) != 0)) { /* a Sentinel lagging behind */
-                    char why[sizeof c->err];
-                    rlock__posix_text(why, sizeof why, "names %s:%d, not %s:%d (+switch-master)", c->host, c->port,
-                             c->sn_hint, c->sn_hint_port);
+                    char why[sizeof c->err], not_at[sizeof c->err]; /* (two hosts: room for "names " the first) */
+                    rlock__posix_fit(not_at, sizeof c->err - RLOCK__SN_WRAP - 12u - RLOCK__POSIX_HOST_MIN, ", not ",
+                                     c->sn_hint, c->sn_hint_port, " (+switch-master)");
+                    rlock__posix_fit(why, sizeof why - RLOCK__SN_WRAP, "names ", c->host, c->port, not_at);
                     rlock__sn_next(c, why);
                     break;
                 }
@@ -1035,7 +1079,8 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 c->err[0] = '\0';
                 return 1;
             }
-            if (n > 0 && r < 0) rlock__posix_text(c->err, sizeof c->err, "names %s:%d, not a primary (ROLE)", c->host, c->port);
+            if (n > 0 && r < 0)
+                rlock__posix_fit(c->err, sizeof c->err - RLOCK__SN_WRAP, "names ", c->host, c->port, ", not a primary (ROLE)");
             /* a stale or lying Sentinel (a replica, a dead primary): the next one */
             rlock__sn_next(c, c->err);
             break;
@@ -1069,19 +1114,120 @@ static void rlock__sn_resolve(const char *host, char *out, size_t cap) {
     freeaddrinfo(res);
 }
 
+/* The watch's request: [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME name,
+ * SUBSCRIBE +switch-master (rlock_posix_sentinel_watch.tx); a connect's
+ * [AUTH] question is shorter, in a buffer as large. */
+#define RLOCK__SW_TX 1024u
+typedef char rlock__sn_buf_fits[sizeof(((rlock_posix_conn *)0)->sn_buf) >= RLOCK__SW_TX ? 1 : -1];
+
+/* Bytes of a RESP bulk string of n bytes ("$n\r\n...\r\n"). */
+static size_t rlock__sn_bulk(size_t n) {
+    size_t d = 1, k = n;
+    for (; k >= 10; k /= 10) d++;
+    return d + n + 5;
+}
+
+/* Bytes of AUTH [user] password (0 without a password). */
+static size_t rlock__sn_auth_len(const char *user, const char *password) {
+    if (!password) return 0;
+    return 4 + rlock__sn_bulk(4) + (user ? rlock__sn_bulk(strlen(user)) : 0) + rlock__sn_bulk(strlen(password));
+}
+
+/* Bytes of the watch's request with a master name of m bytes. */
+static size_t rlock__sw_need(const rlock_posix_sentinel *sn, size_t m) {
+    return rlock__sn_auth_len(sn->sentinel_username, sn->sentinel_password) + 4 + rlock__sn_bulk(8) +
+           rlock__sn_bulk(23) + rlock__sn_bulk(m) + 4 + rlock__sn_bulk(9) + rlock__sn_bulk(14);
+}
+
+/* a and b the same name (ASCII letters in either case: DNS names). */
+static int rlock__sn_same(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        int x = *a >= 'A' && *a <= 'Z' ? *a + 32 : *a, y = *b >= 'A' && *b <= 'Z' ? *b + 32 : *b;
+        if (x != y) return 0;
+    }
+    return *a == *b;
+}
+
+/* 1 when sn cannot be used, c->err saying why (the limit it breaks). */
+static int rlock__sn_refused(rlock_posix_conn *c, const rlock_posix_sentinel *sn) {
+    char pre[40];
+    size_t i, j, m, max;
+    if (!sn || sn->n == 0) {
+        snprintf(c->err, sizeof c->err, "Sentinel: no Sentinels given (%s)", sn ? "n is 0" : "NULL");
+        return 1;
+    }
+    if (sn->n > RLOCK_POSIX_MAX_SENTINELS) {
+        snprintf(c->err, sizeof c->err, "Sentinel: %lu Sentinels given, at most %d (RLOCK_POSIX_MAX_SENTINELS)",
+                 (unsigned long)sn->n, RLOCK_POSIX_MAX_SENTINELS);
+        return 1;
+    }
+    for (i = 0; i < sn->n; i++) {
+        snprintf(pre, sizeof pre, "Sentinel host[%lu] ", (unsigned long)i);
+        if (!sn->host[i] || !sn->host[i][0]) {
+            snprintf(c->err, sizeof c->err, "Sentinel host[%lu]: no host name", (unsigned long)i);
+            return 1;
+        }
+        if (strlen(sn->host[i]) >= sizeof c->host) {
+            rlock__posix_text(c->err, sizeof c->err, "Sentinel host[%lu]: the name has %lu bytes, at most %lu",
+                              (unsigned long)i, (unsigned long)strlen(sn->host[i]), (unsigned long)sizeof c->host - 1);
+            return 1;
+        }
+        if (sn->port[i] < 1 || sn->port[i] > 65535) {
+            char w[64];
+            snprintf(w, sizeof w, ": port %d is not 1..65535", sn->port[i]);
+            rlock__posix_fit(c->err, sizeof c->err, pre, sn->host[i], -1, w);
+            return 1;
+        }
+        for (j = 0; j < i; j++)
+            if (sn->port[j] == sn->port[i] && rlock__sn_same(sn->host[j], sn->host[i])) {
+                char w[64];
+                snprintf(w, sizeof w, ": the same Sentinel as host[%lu]", (unsigned long)j);
+                rlock__posix_fit(c->err, sizeof c->err, pre, sn->host[i], sn->port[i], w);
+                return 1;
+            }
+    }
+    if (!sn->master || !sn->master[0]) {
+        snprintf(c->err, sizeof c->err, "Sentinel: no master name");
+        return 1;
+    }
+    /* the watch asks about the master in one request of RLOCK__SW_TX bytes,
+     * behind the Sentinel credentials: a name it cannot carry is refused
+     * here, not at the first failover missed */
+    m = strlen(sn->master);
+    if (rlock__sw_need(sn, m) > RLOCK__SW_TX) {
+        for (max = m; max > 0 && rlock__sw_need(sn, max) > RLOCK__SW_TX; max--) {}
+        if (max == 0)
+            snprintf(c->err, sizeof c->err, "Sentinel credentials too long: AUTH takes %lu bytes of the watch's %u",
+                     (unsigned long)rlock__sn_auth_len(sn->sentinel_username, sn->sentinel_password), RLOCK__SW_TX);
+        else
+            snprintf(c->err, sizeof c->err, "Sentinel: the master name has %lu bytes, at most %lu%s", (unsigned long)m,
+                     (unsigned long)max, sn->sentinel_password ? " with these Sentinel credentials" : "");
+        return 1;
+    }
+    if (rlock__sn_auth_len(sn->username, sn->password) + 14 > sizeof c->sn_buf) { /* AUTH, ROLE to the primary */
+        snprintf(c->err, sizeof c->err, "Sentinel: username and password too long: AUTH and ROLE take %lu bytes, at most %lu",
+                 (unsigned long)rlock__sn_auth_len(sn->username, sn->password) + 14, (unsigned long)sizeof c->sn_buf);
+        return 1;
+    }
+    return 0;
+}
+
 /* Prepare c to reach the primary that the Sentinels in sn call
  * sn->master: found again at every (re)connect (see above). sn must stay
  * where it is while c is in use. The Sentinels' names are resolved here,
  * once (blocking on DNS; a name that does not resolve is skipped at each
- * connect: init again to resolve again). 0 ok, -1 bad arguments. */
+ * connect: init again to resolve again). 0 ok; -1 bad arguments, checked
+ * before anything is resolved or sent, and c->err (c not NULL) says which:
+ * no Sentinels or more than RLOCK_POSIX_MAX_SENTINELS, a host NULL, empty
+ * or of 256 bytes or more, a port not 1..65535, a Sentinel given twice
+ * (the same name, in any case, and port), no master name, or one longer
+ * than the watch's request carries - 928 bytes, less the AUTH with
+ * sentinel_password - or credentials of the primary longer than the
+ * 1024-byte buffer takes with ROLE (c is left as it was, but for err). */
 RLOCK__ADAPTER_FN int rlock_posix_init_sentinel(rlock_posix_conn *c, const rlock_posix_sentinel *sn,
                                                 uint32_t connect_timeout_ms) {
     size_t i;
-    if (!c || !sn || sn->n == 0 || sn->n > RLOCK_POSIX_MAX_SENTINELS || !sn->master || !sn->master[0]) return -1;
-    for (i = 0; i < sn->n; i++)
-        if (!sn->host[i] || !sn->host[i][0] || strlen(sn->host[i]) >= sizeof c->host || sn->port[i] < 1 ||
-            sn->port[i] > 65535)
-            return -1;
+    if (!c || rlock__sn_refused(c, sn)) return -1;
     rlock__posix_fill(c, connect_timeout_ms);
     for (i = 0; i < sn->n; i++) rlock__sn_resolve(sn->host[i], c->sn_ip[i], sizeof c->sn_ip[i]);
     snprintf(c->host, sizeof c->host, "sentinel:%.200s", sn->master); /* for error texts until found */
@@ -1134,7 +1280,7 @@ typedef struct rlock_posix_sentinel_watch {
     uint64_t retry_at;             /* DOWN: not before this (monotonic ms) */
     uint64_t ping_at, pong_by;     /* subscribed: the next PING; its answer's deadline (0: none due) */
     size_t tx_len, tx_off, have;
-    unsigned char tx[1024];        /* [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME, SUBSCRIBE */
+    unsigned char tx[RLOCK__SW_TX]; /* [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME, SUBSCRIBE */
     /* a reply or message, read whole: the longest it must understand is a
      * +switch-master for c's master - one bulk string with its name (< 1024:
      * the question in tx holds it), two host names of up to 255 bytes
@@ -1197,7 +1343,7 @@ static int rlock__sw_frame(rlock_posix_sentinel_watch *w, const rlock_reply *r) 
     const char *master = w->c->sentinel->master;
     size_t ml = strlen(master);
     if (r->v.type == RLOCK_RESP_ERROR) { /* not a Sentinel, or it wants AUTH: try the next */
-        char why[sizeof w->err];
+        char why[sizeof w->err - RLOCK__SN_WRAP]; /* (room for "Sentinel HOST:PORT: ") */
         snprintf(why, sizeof why, "%.*s", (int)(r->v.len < sizeof why ? r->v.len : sizeof why - 1), r->v.str);
         rlock__sw_fail(w, why);
         return 0;

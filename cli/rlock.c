@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <dirent.h>
 #include <netdb.h>
@@ -688,12 +689,17 @@ static void apply_option(options *o, const struct option_spec *sp, char *val, co
     case OPT_TLS_INSECURE: o->tls_insecure = 1; break;
     case OPT_SENTINEL: {
         const char *why;
+        size_t k;
         if (o->n_sentinels == 5) usage_error("%s: at most 5 Sentinels", name);
         if ((why = parse_server(val, &g.sentinels[o->n_sentinels])) != NULL || g.sentinels[o->n_sentinels].is_unix ||
             g.sentinels[o->n_sentinels].tls)
             usage_error("%s '%.200s': %s", name, shown(val), why ? why : "a Sentinel is HOST:PORT");
         if (g.sentinels[o->n_sentinels].has_user || g.sentinels[o->n_sentinels].has_pass)
             usage_error("%s: give a Sentinel's user and password with --sentinel-user / --sentinel-password-file", name);
+        for (k = 0; k < o->n_sentinels; k++) /* (rlock_posix_init_sentinel refuses it too) */
+            if (g.sentinels[k].port == g.sentinels[o->n_sentinels].port &&
+                strcasecmp(g.sentinels[k].host, g.sentinels[o->n_sentinels].host) == 0)
+                usage_error("%s '%.200s': that Sentinel is given twice", name, shown(val));
         o->sentinel[o->n_sentinels++] = val;
         break;
     }
@@ -2130,7 +2136,7 @@ int main(int argc, char **argv) {
     if (gc.n) return cluster_main(&cfg);
     for (i = 0; i < o->n_servers; i++)
         if (init_conn(&g.pc[i], &g.node[i], &o->servers[i]) != 0) {
-            say("%s: cannot set up a connection", o->servers[i].label);
+            say("%s: cannot set up a connection%s%s", o->servers[i].label, g.pc[i].err[0] ? ": " : "", g.pc[i].err);
             return RC_SOFTWARE;
         }
     /* Waiting is on release notices pushed on the command connection (RESP3,

@@ -912,7 +912,13 @@ static int check_main(int argc, char **argv) {
         if (!val) check_usage("%s needs a value", a);
         i++;
         if (!strcmp(a, "-S") || !strcmp(a, "-s") || !strcmp(a, "--server")) { add_server(o, val, a); scrub_url_password(val); }
-        else if (!strcmp(a, "--sentinel")) chk_add(ck.sentinels, &ck.n_sentinels, val, a);
+        else if (!strcmp(a, "--sentinel")) {
+            chk_add(ck.sentinels, &ck.n_sentinels, val, a);
+            for (k = 0; k + 1 < ck.n_sentinels; k++) /* (as rlock: the same Sentinel asked twice tells nothing) */
+                if (ck.sentinels[k].port == ck.sentinels[ck.n_sentinels - 1].port &&
+                    strcasecmp(ck.sentinels[k].host, ck.sentinels[ck.n_sentinels - 1].host) == 0)
+                    check_usage("--sentinel '%.200s': that Sentinel is given twice", shown(val));
+        }
         else if (!strcmp(a, "--cluster")) chk_add(ck.seeds, &ck.n_seeds, val, a);
         else if (!strcmp(a, "--master")) ck.master = val;
         else if (!strcmp(a, "--probe-key")) ck.probe_key = val;
