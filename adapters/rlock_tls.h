@@ -68,23 +68,32 @@ typedef struct rlock_tls_conn {
     char name[256];           /* verified name and SNI */
 } rlock_tls_conn;
 
-/* (host names whole in these texts, cut only where err ends: rlock__posix_text) */
+/* "what HOST:PORT: why" into c->err: why and the port whole, a host too
+ * long for the rest shortened in the middle (rlock__posix_fit) - to what
+ * rlock_node_error keeps (RLOCK_ERR_LEN), not the larger c->err. */
+static void rlock__tls_say(rlock_tls_conn *c, const char *what, const char *why) {
+    char pre[32], w[200];
+    snprintf(pre, sizeof pre, "%s ", what);
+    rlock__posix_text(w, sizeof w, ": %s", why);
+    rlock__posix_fit(c->err, sizeof c->err < RLOCK_ERR_LEN ? sizeof c->err : RLOCK_ERR_LEN, pre, c->tcp.host,
+                     c->tcp.port, w);
+}
+
 static void rlock__tls_err(rlock_tls_conn *c, const char *what) {
     unsigned long e = ERR_get_error();
-    char buf[120];
+    char buf[160];
     /* the chain's verdict explains a failed handshake that verified it;
      * unverified (insecure) OpenSSL keeps its verdict too, but it failed nothing */
     long v = c->ssl && c->handshaking && SSL_get_verify_mode(c->ssl) != SSL_VERIFY_NONE ? SSL_get_verify_result(c->ssl)
                                                                                        : X509_V_OK;
     if (v != X509_V_OK) {
-        rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: certificate verify failed: %s", what, c->tcp.host, c->tcp.port,
-                 X509_verify_cert_error_string(v));
+        snprintf(buf, sizeof buf, "certificate verify failed: %s", X509_verify_cert_error_string(v));
     } else if (e) {
         ERR_error_string_n(e, buf, sizeof buf);
-        rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: %s", what, c->tcp.host, c->tcp.port, buf);
     } else {
-        rlock__posix_text(c->err, sizeof c->err, "%s %s:%d: connection closed", what, c->tcp.host, c->tcp.port);
+        snprintf(buf, sizeof buf, "connection closed");
     }
+    rlock__tls_say(c, what, buf);
     ERR_clear_error();
 }
 
@@ -105,8 +114,10 @@ static int rlock__tls_handshake(rlock_tls_conn *c) {
     e = SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         if (rlock__posix_connect_left(&c->tcp) == 0) {
-            rlock__posix_text(c->err, sizeof c->err, "TLS handshake with %s:%d: timed out after %lu ms (not a TLS port?)",
-                     c->tcp.host, c->tcp.port, (unsigned long)rlock__posix_budget(&c->tcp));
+            char why[64];
+            snprintf(why, sizeof why, "timed out after %lu ms (not a TLS port?)",
+                     (unsigned long)rlock__posix_budget(&c->tcp));
+            rlock__tls_say(c, "TLS handshake with", why);
             rlock__tls_drop(c);
             return RLOCK_IO_ERROR;
         }
@@ -175,7 +186,8 @@ static long rlock__tls_io(rlock_tls_conn *c, unsigned char *buf, size_t len, int
         return RLOCK_IO_WOULD_BLOCK;
     }
     if (!out && (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0))) {
-        rlock__posix_text(c->err, sizeof c->err, "%s:%d closed the connection", c->tcp.host, c->tcp.port);
+        rlock__posix_fit(c->err, sizeof c->err < RLOCK_ERR_LEN ? sizeof c->err : RLOCK_ERR_LEN, "", c->tcp.host,
+                         c->tcp.port, " closed the connection");
         ERR_clear_error();
         return RLOCK_IO_CLOSED;
     }
