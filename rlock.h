@@ -1323,11 +1323,13 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk);
  * a release reserves the key for the oldest waiter for grace_ms (0:
  * RLOCK_FAIR_GRACE_MS) - no one else, the releaser included, can take it -
  * and that waiter claims it with an ordinary acquire (validity counted from
- * its own send time). A waiter that died, was cancelled or missed its
- * notice is skipped once the grace runs out: the next in line, told it is
- * next, re-checks then. One whose wait ran out left the queue with its last
- * attempt (no wait left), and costs none. Every client of a key must agree
- * on fair or not.
+ * its own send time). A waiter that died or missed its notice is skipped
+ * once the grace runs out: the next in line, told it is next, re-checks
+ * then. One whose wait ran out left the queue with its last attempt (no
+ * wait left), and costs none; so does one cancelled (rlock_cancel_begin
+ * sends that last attempt: a key reserved for it meanwhile is claimed and
+ * released, without a hand-off). Every client of a key must agree on fair
+ * or not.
  * Redlock: each node keeps its own FIFO and reserves for its own oldest
  * waiter; a waiter holds the lock when a quorum of nodes served it. Waiters
  * that queued within a round trip of each other may be in a different order
@@ -1391,7 +1393,11 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * reached keeps its copy only until the lease runs out). Between rounds
  * (rlock_acquire_waiting), and while none of its requests went to a
  * connection yet (a full pipeline, the compact engine's turn), it ends at
- * once and sends nothing. An extend or release is
+ * once and sends nothing - but a queued fair lock or semaphore (one node,
+ * no fencing) waiter between rounds leaves the queue first, by one last
+ * attempt with no wait left (what that claims is released, as above),
+ * or the next release would reserve the key or hand a permit to a waiter
+ * gone. An extend or release is
  * abandoned (its answers are discarded; the lock's state is unchanged).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
@@ -1399,7 +1405,9 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
 /* The blocking form of rlock_cancel_begin (bounded by the node timeout). */
 RLOCKDEF void rlock_cancel(rlock_lock *lk);
 /* 1 while an acquire waits between rounds: no attempt in flight, nothing
- * granted by it - cancelling it now ends it at once, sending nothing. */
+ * granted by it - cancelling it now ends it at once, sending nothing (a
+ * queued fair or semaphore waiter: after one last attempt that leaves the
+ * queue - rlock_cancel_begin). */
 RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk);
 
 /* --- state --- */
@@ -2734,12 +2742,13 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  *   PX of the release's grace: no one else, the releaser included, can take
  *   the key meanwhile; the named waiter's acquire replaces it with its own
  *   grant (its validity counts from its own send time). A reservation that
- *   expires unclaimed (the waiter died, was cancelled, or missed its
- *   notice) leaves the key free: the next acquirer takes it.
+ *   expires unclaimed (the waiter died or missed its notice) leaves the key
+ *   free: the next acquirer takes it. A cancelled waiter's last attempt
+ *   (no wait left) claims it, and the cancel's cleanup deletes it.
  * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
  *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
  *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
- *   An attempt with no wait left (a timed-out waiter's last) that is
+ *   An attempt with no wait left (a timed-out or cancelled waiter's last) that is
  *   refused leaves the queue instead: a later release would otherwise
  *   reserve the key for a waiter gone, for a grace.
  *   A barging waiter queued behind a fair holder marks its token "+" (see
@@ -7170,12 +7179,13 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
              * round's end sees op->cancel). A round none of whose requests
              * was handed to a connection yet (waiting for pipeline room),
              * of an op no round of which reached a node, ends below. */
-        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
-            /* A queued semaphore waiter between rounds: a release may hand
-             * it a permit any time. One last attempt with no wait left
-             * leaves the queue (or finds a permit handed meanwhile, which
-             * the cancel then releases, as any grant the cancel's round
-             * gets). */
+        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && (RLOCK__FAIR(lk) || rlock__sem_handoff(lk))) {
+            /* A queued fair or semaphore waiter between rounds: a release
+             * may reserve the key for it, or hand it a permit, any time -
+             * and its entry would make the next release do so for a waiter
+             * gone. One last attempt with no wait left leaves the queue (or
+             * claims what was reserved or handed meanwhile, which the
+             * cancel then releases, as any grant the cancel's round gets). */
             op->timed = 1; /* (not forever: the last attempt) */
             op->wait_end = rlock__now(c);
             rlock__acquire_next_round(lk, op->wait_end);
