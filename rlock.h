@@ -1308,7 +1308,9 @@ RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
  * attempt still out, or finished granted but its result not read yet) may
  * hold the lock with no handle left to release it, so what it granted is
  * released before destroy returns (a node that cannot be reached keeps its
- * copy until the lease runs out); an extend or release is abandoned. Not
+ * copy until the lease runs out); an extend or release is abandoned (as by
+ * rlock_cancel: one that has not gone out never does - a lock whose
+ * release had not gone out stays until its lease runs out). Not
  * to block (an event loop): rlock_cancel_begin, rlock_step until it is not
  * RLOCK_WOULD_BLOCK, then destroy, which then sends nothing. A cluster
  * lock's rlock_cluster_* operation is ended the same way (as by
@@ -1397,8 +1399,12 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * no fencing) waiter between rounds leaves the queue first, by one last
  * attempt with no wait left (what that claims is released, as above),
  * or the next release would reserve the key or hand a permit to a waiter
- * gone. An extend or release is
- * abandoned (its answers are discarded; the lock's state is unchanged).
+ * gone. An extend or release is abandoned: what of it has not begun to go
+ * out (in rlock's send buffer, or waiting for room in a full pipeline)
+ * never does (the general engine), what went out may still act on the
+ * servers, its answers are discarded, and the lock's state is unchanged -
+ * a cancelled release leaves it HELD: release again (owner-checked: OK, or
+ * RLOCK_LOST when the first one had gone out and landed).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
@@ -3126,8 +3132,11 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 /* ... it is never taken back unsent, past its time (an acquire's cleanup:
  * rlock__round_submit); the requests in front of it still are. */
 #define RLOCK__X_KEEP 0x4000
+/* ... its op ended (rlock__x_disown): not yet gone out, it is taken back
+ * as one past its time is (rlock__x_timed_out), reported to nobody. */
+#define RLOCK__X_GONE 0x80
 /* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
-#define RLOCK__X_TAG(t) ((t) & 0xFF)
+#define RLOCK__X_TAG(t) ((t) & 0x7F)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
@@ -3281,13 +3290,14 @@ static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
     rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
-/* Nobody waits for owner's replies any more: they are read and discarded. */
+/* Nobody waits for owner's replies any more: they are read and discarded,
+ * and what of them has not begun to go out never does (RLOCK__X_GONE). */
 static RLOCK__INLINE int rlock__x_disown(rlock__x *n, const void *owner) {
     unsigned i;
     int had = 0;
     for (i = 0; i < n->count; i++) {
         rlock__pending *p = rlock__x_at(n, i);
-        if (p->owner == owner) { p->owner = NULL; had = 1; }
+        if (p->owner == owner) { p->owner = NULL; p->tag = (short)(p->tag | RLOCK__X_GONE); had = 1; }
     }
     return had;
 }
@@ -3494,7 +3504,7 @@ static RLOCK__NOINLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now, int al
         while (p-- > n->q && p->tag > 0 && p->len <= end) {
             end -= p->len;
             if (joined) joined = p->tag & RLOCK__X_JOINED; /* (c's earlier parts: never went out either) */
-            if (!c && !RLOCK__MS_BEFORE(now, p->deadline) && !(p->tag & RLOCK__X_KEEP)) {
+            if (!c && (!RLOCK__MS_BEFORE(now, p->deadline) || (p->tag & RLOCK__X_GONE)) && !(p->tag & RLOCK__X_KEEP)) {
                 c = p;
                 at = end;
                 joined = p->tag & RLOCK__X_JOINED;
