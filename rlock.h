@@ -80,7 +80,8 @@
  *                              sleep only rlock_acquire with a wait needs,
  *                              and it says so)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t; rlock keeps
- *                              it modulo 2^32, wrap-safe)    [CLOCK_MONOTONIC]
+ *                              it modulo 2^32, wrap-safe); it must never step
+ *                              back (not wall time)          [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
  *                              return 0 on success     [getrandom, else /dev/urandom]
@@ -877,7 +878,9 @@ typedef struct rlock_config {
      * Release it still: a late or timed-out extend may have landed (the
      * release, owner-checked with the same token, deletes what it left). */
     void (*on_lost)(struct rlock_lock *lk, void *user);
-    uint64_t (*now_ms)(void *user);                 /* monotonic clock [RLOCK_NOW_MS] */
+    /* Monotonic milliseconds [RLOCK_NOW_MS]: never stepping back (not wall
+     * time). One that does is survived, not trusted: rlock_renew_poll. */
+    uint64_t (*now_ms)(void *user);
     int (*random_bytes)(void *user, unsigned char *buf, size_t n); /* 0 = ok [RLOCK_RANDOM_BYTES] */
     void (*sleep_ms)(void *user, uint32_t ms);      /* blocking calls only [RLOCK_SLEEP_MS] */
     void *hook_user;
@@ -1460,7 +1463,12 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * A clock hook that stepped back before the grant makes a renewal due at
  * once, caps or not (the time since cannot be told; the servers' TTL runs
  * on); while it reads before the hold's start, max_hold_ms does not stop
- * renewals (the hold so far cannot be told either).
+ * renewals (the hold so far cannot be told either). That renewal takes the
+ * step as no time passed since the last grant: the hold counts on from
+ * there, so max_hold_ms is not stretched by the step (by at most the time
+ * between that grant and the step; the compact engine's hold still
+ * stretches by the step). A step back by less than the time since the last
+ * grant cannot be told from a slow clock: the hook must be monotonic.
  * Redis Cluster: it renews on the primary that granted the lock and does not
  * follow redirects (it has no rlock_cluster). When the slot has moved it
  * returns RLOCK_E_MOVED (outcome RLOCK_RENEW_FAILED) and retries the same
@@ -5854,8 +5862,13 @@ static RLOCK__INLINE rlock_status rlock__extend_round_done(rlock_lock *lk, rlock
     if (RLOCK__MS_BEFORE(now, op->round.start)) return RLOCK_E_CLOCK;
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late)
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late) {
+        /* Begun before the last grant, the clock hook stepped back: no
+         * time passed since that grant, for max_hold_ms too (the hold is
+         * not made longer by the step) */
+        if (RLOCK__MS_BEFORE(op->round.start, lk->granted_at)) lk->held_since -= lk->granted_at - op->round.start;
         return rlock__lease(lk, t->yes, life); /* (still HELD: nothing else runs on lk meanwhile) */
+    }
     if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         return RLOCK_LOST;
