@@ -3138,13 +3138,15 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 /* (the exchange's: it failed without any of its bytes sent - it never ran) */
 #define RLOCK__X_UNSENT 0x200
 /* ... it is never taken back unsent, past its time (an acquire's cleanup:
- * rlock__round_submit); the requests in front of it still are. */
-#define RLOCK__X_KEEP 0x4000
+ * rlock__round_submit); the requests in front of it still are. (Not 0x4000
+ * nor 0x800: 0x800 << kind is what a push of kind 0 or 3 would answer -
+ * a "message" push was taken for a cleanup's reply.) */
+#define RLOCK__X_KEEP 0x40
 /* ... its op ended (rlock__x_disown): not yet gone out, it is taken back
  * as one past its time is (rlock__x_timed_out), reported to nobody. */
 #define RLOCK__X_GONE 0x80
 /* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
-#define RLOCK__X_TAG(t) ((t) & 0x7F)
+#define RLOCK__X_TAG(t) ((t) & 0x3F)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
@@ -3661,7 +3663,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int kind = ev->ps & RLOCK__PS_KIND;
-        if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: none */
+        if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: no flag */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
@@ -4112,6 +4114,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
 enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT, RLOCK__TAG_CALL };
+typedef char rlock__tags_below_flags[RLOCK__TAG_CALL <= RLOCK__X_TAG(0xFF) ? 1 : -1]; /* (RLOCK__X_KEEP, _GONE above) */
 
 /* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {

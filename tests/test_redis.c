@@ -2125,6 +2125,81 @@ static void test_cancel_unsent_extend_release(rh_server *s) {
            "never went out; the lock stayed HELD, as on the server\n");
 }
 
+/* A release notice (a RESP3 "message" push on the command connection, for
+ * lock a waiting there) read while the oldest request in flight is another
+ * lock's cleanup release (b's acquire granted, then cancelled): the push is
+ * a's wake-up, not the cleanup's reply. The cleanup's flag (RLOCK__X_KEEP,
+ * 0x4000) was the bit the reader tests for a push that answers the oldest
+ * request (0x800 << kind: a "message" is kind 3), so the push was taken
+ * for the cleanup's reply, the cleanup's own reply then answered nobody and
+ * the connection was dropped ("a reply nobody asked for"), a's wake-up lost
+ * with it. */
+static void test_push_before_cleanup_reply(const rh_server *s) {
+    static mconn g;
+    rh_tconn h;
+    rlock_lock a, b, hl;
+    rlock_status st[2];
+    char kb[1][24] = { "pbc:b" }, pong[8];
+    unsigned long before;
+    unsigned long long end;
+    int connects;
+    CHECK(mc_open(&g, s, 1) == 0);
+    CHECK(rh_tc_open(&h, s, 0, NULL, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "pbc:a", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &g.cl, "pbc:a", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &g.cl, "pbc:b", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&b, 10000, 0), RLOCK_OK); /* (connected, RESP3, the scripts cached) */
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 20000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rh_step_until_waitmsg(&a, rlock_acquire_begin(&a, 10000, 30000)), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(a.op.phase, RLOCK__PH_WAITMSG);
+    g.gate = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&b, 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_MSG(stall_granted_unread(&g, s, kb, 1), "b was not granted");
+    CHECK_EQ_ST(rlock_cancel_begin(&b), RLOCK_WOULD_BLOCK); /* (its attempt is out: it waits) */
+    g.room = 0; /* the cleanup stays unsent */
+    before = rlock_node_commands(&g.node);
+    g.gate = 0;
+    for (end = rh_now_ms() + 2000; rlock_node_commands(&g.node) == before && rh_now_ms() < end;) {
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); /* b's grant read: its cleanup queued */
+        rh_sleep_ms(2);
+    }
+    CHECK_MSG(rlock_node_commands(&g.node) == before + 1, "b's cleanup was not queued");
+    g.gate = 1;
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* a's notice: pushed to g's connection */
+    CHECK(rh_str(s, pong, sizeof pong, "PING") == REDIS_REPLY_STATUS);
+    connects = g.connects;
+    g.room = -1;
+    g.gate = 0; /* the cleanup goes; the push comes before its reply */
+    st[0] = st[1] = RLOCK_WOULD_BLOCK;
+    for (end = rh_now_ms() + 5000; (st[0] == RLOCK_WOULD_BLOCK || st[1] == RLOCK_WOULD_BLOCK) && rh_now_ms() < end;) {
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK);
+        if (st[0] == RLOCK_WOULD_BLOCK) st[0] = rlock_result(&a);
+        if (st[1] == RLOCK_WOULD_BLOCK) st[1] = rlock_result(&b);
+        rh_sleep_ms(2);
+    }
+    CHECK_MSG(st[1] == RLOCK_OK, "b's cancel said %s", rlock_status_str(st[1]));
+    CHECK_MSG(st[0] == RLOCK_OK, "a (woken) said %s", rlock_status_str(st[0]));
+    CHECK_MSG(g.connects == connects, "the connection was dropped (%s)", rlock_node_error(&g.node));
+    CHECK_EQ_LL(rh_int(s, "EXISTS pbc:b"), 0);
+    {
+        char v[80];
+        (void)rh_str(s, v, sizeof v, "GET pbc:a");
+        /* (its token, marked "+" by a script grant to a queued waiter) */
+        CHECK_MSG(strncmp(v, rlock_lock_token(&a), strlen(rlock_lock_token(&a))) == 0,
+                  "a does not hold pbc:a (it has \"%s\", a's token %s)", v, rlock_lock_token(&a));
+    }
+    if (st[0] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_lock_destroy(&a);
+    rlock_lock_destroy(&b);
+    rlock_client_close(&g.cl);
+    rlock_posix_close(&g.pc);
+    rh_tc_close(&h);
+    (void)rh_int(s, "DEL pbc:a {pbc:a}:waiters");
+    printf("a release notice read while a cancelled acquire's cleanup was the oldest request: a woken, the "
+           "cleanup answered, the connection kept\n");
+}
+
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
 
 /* Child of test_fault02: take the lock (lease 1000 ms), say so, then hold
@@ -2831,6 +2906,7 @@ int main(void) {
     test_stalled_behind_cleanup(&s);
     test_cancel_unsent(&s);
     test_cancel_unsent_extend_release(&s);
+    test_push_before_cleanup_reply(&s);
     test_connect_error_text();
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);
