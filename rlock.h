@@ -1398,11 +1398,11 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * reached keeps its copy only until the lease runs out). Between rounds
  * (rlock_acquire_waiting), and while none of its requests went to a
  * connection yet (a full pipeline, the compact engine's turn), it ends at
- * once and sends nothing - but a queued fair lock or semaphore (one node,
- * no fencing) waiter between rounds leaves the queue first, by one last
- * attempt with no wait left (what that claims is released, as above),
- * or the next release would reserve the key or hand a permit to a waiter
- * gone. An extend or release is abandoned: what of it has not begun to go
+ * once and sends nothing - but a waiter that queued (Pub/Sub waiting, a
+ * fair lock, a semaphore) leaves the queue first, by one last attempt with
+ * no wait left (what that claims is released, as above), or the next
+ * release would wake it, reserve the key or hand a permit to a waiter gone
+ * while the one behind it waits on. An extend or release is abandoned: what of it has not begun to go
  * out (in rlock's send buffer, or waiting for room in a full pipeline)
  * never does (the general engine), what went out may still act on the
  * servers, its answers are discarded, and the lock's state is unchanged -
@@ -1415,8 +1415,8 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
 RLOCKDEF void rlock_cancel(rlock_lock *lk);
 /* 1 while an acquire waits between rounds: no attempt in flight, nothing
  * granted by it - cancelling it now ends it at once, sending nothing (a
- * queued fair or semaphore waiter: after one last attempt that leaves the
- * queue - rlock_cancel_begin). */
+ * waiter that queued - Pub/Sub, fair, semaphore: after one last attempt
+ * that leaves the queue, rlock_cancel_begin). */
 RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk);
 
 /* --- state --- */
@@ -4795,7 +4795,7 @@ enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
  * signs: ARGV[6] -1 (any slot), no fence key. */
-#if !RLOCK__COMPACT /* (the compact engine has no primitives) */
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_PRIMITIVES) /* (the compact engine has no primitives) */
 static int rlock__sem_handoff(const rlock_lock *lk) {
     return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
 }
@@ -7205,12 +7205,13 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
              * round's end sees op->cancel). A round none of whose requests
              * was handed to a connection yet (waiting for pipeline room),
              * of an op no round of which reached a node, ends below. */
-        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && (RLOCK__FAIR(lk) || rlock__sem_handoff(lk))) {
-            /* A queued fair or semaphore waiter between rounds: a release
-             * may reserve the key for it, or hand it a permit, any time -
-             * and its entry would make the next release do so for a waiter
-             * gone. One last attempt with no wait left leaves the queue (or
-             * claims what was reserved or handed meanwhile, which the
+        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued) {
+            /* A queued waiter between rounds (Pub/Sub, fair, a semaphore):
+             * its entry would make the next release wake it, reserve the
+             * key or hand it a permit - for a waiter gone, while the one
+             * behind it waits on. One last attempt with no wait left leaves
+             * the queue as a waiter whose wait ran out does (or claims what
+             * was reserved or handed meanwhile, or a free key, which the
              * cancel then releases, as any grant the cancel's round gets). */
             op->timed = 1; /* (not forever: the last attempt) */
             op->wait_end = rlock__now(c);
