@@ -1402,12 +1402,13 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * fair lock, a semaphore) leaves the queue first, by one last attempt with
  * no wait left (what that claims is released, as above), or the next
  * release would wake it, reserve the key or hand a permit to a waiter gone
- * while the one behind it waits on. An extend or release is abandoned: what of it has not begun to go
- * out (in rlock's send buffer, or waiting for room in a full pipeline)
- * never does (the general engine), what went out may still act on the
- * servers, its answers are discarded, and the lock's state is unchanged -
- * a cancelled release leaves it HELD: release again (owner-checked: OK, or
- * RLOCK_LOST when the first one had gone out and landed).
+ * while the one behind it waits on. An extend or release is abandoned:
+ * what of it has not begun to go out (in rlock's send buffer, or waiting
+ * for room in a full pipeline) never does (the general engine), what went
+ * out may still act on the servers, its answers are discarded, and the
+ * lock's state is unchanged - a cancelled release leaves it HELD: release
+ * again (owner-checked: OK, or RLOCK_LOST when the first one had gone out
+ * and landed).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
@@ -2762,9 +2763,9 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
  *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
  *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
- *   An attempt with no wait left (a timed-out or cancelled waiter's last) that is
- *   refused leaves the queue instead: a later release would otherwise
- *   reserve the key for a waiter gone, for a grace.
+ *   An attempt with no wait left (a timed-out or cancelled waiter's last)
+ *   that is refused leaves the queue instead: a later release would
+ *   otherwise reserve the key for a waiter gone, for a grace.
  *   A barging waiter queued behind a fair holder marks its token "+" (see
  *   the simple lock's mark): the release accepts it.
  * Release: ARGV = token/owner, ttl, channel or '', grace ms ('0': a cleanup,
