@@ -80,7 +80,8 @@
  *                              sleep only rlock_acquire with a wait needs,
  *                              and it says so)
  *   RLOCK_NOW_MS()             monotonic milliseconds (uint64_t; rlock keeps
- *                              it modulo 2^32, wrap-safe)    [CLOCK_MONOTONIC]
+ *                              it modulo 2^32, wrap-safe); it must never step
+ *                              back (not wall time)          [CLOCK_MONOTONIC]
  *   RLOCK_SLEEP_MS(ms)         sleep, used only by blocking calls   [nanosleep]
  *   RLOCK_RANDOM_BYTES(b,n)    fill b with n secure random bytes,
  *                              return 0 on success     [getrandom, else /dev/urandom]
@@ -877,7 +878,9 @@ typedef struct rlock_config {
      * Release it still: a late or timed-out extend may have landed (the
      * release, owner-checked with the same token, deletes what it left). */
     void (*on_lost)(struct rlock_lock *lk, void *user);
-    uint64_t (*now_ms)(void *user);                 /* monotonic clock [RLOCK_NOW_MS] */
+    /* Monotonic milliseconds [RLOCK_NOW_MS]: never stepping back (not wall
+     * time). One that does is survived, not trusted: rlock_renew_poll. */
+    uint64_t (*now_ms)(void *user);
     int (*random_bytes)(void *user, unsigned char *buf, size_t n); /* 0 = ok [RLOCK_RANDOM_BYTES] */
     void (*sleep_ms)(void *user, uint32_t ms);      /* blocking calls only [RLOCK_SLEEP_MS] */
     void *hook_user;
@@ -1308,7 +1311,9 @@ RLOCKDEF const char *rlock_lock_error(const rlock_lock *lk);
  * attempt still out, or finished granted but its result not read yet) may
  * hold the lock with no handle left to release it, so what it granted is
  * released before destroy returns (a node that cannot be reached keeps its
- * copy until the lease runs out); an extend or release is abandoned. Not
+ * copy until the lease runs out); an extend or release is abandoned (as by
+ * rlock_cancel: one that has not gone out never does - a lock whose
+ * release had not gone out stays until its lease runs out). Not
  * to block (an event loop): rlock_cancel_begin, rlock_step until it is not
  * RLOCK_WOULD_BLOCK, then destroy, which then sends nothing. A cluster
  * lock's rlock_cluster_* operation is ended the same way (as by
@@ -1323,11 +1328,13 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk);
  * a release reserves the key for the oldest waiter for grace_ms (0:
  * RLOCK_FAIR_GRACE_MS) - no one else, the releaser included, can take it -
  * and that waiter claims it with an ordinary acquire (validity counted from
- * its own send time). A waiter that died, was cancelled or missed its
- * notice is skipped once the grace runs out: the next in line, told it is
- * next, re-checks then. One whose wait ran out left the queue with its last
- * attempt (no wait left), and costs none. Every client of a key must agree
- * on fair or not.
+ * its own send time). A waiter that died or missed its notice is skipped
+ * once the grace runs out: the next in line, told it is next, re-checks
+ * then. One whose wait ran out left the queue with its last attempt (no
+ * wait left), and costs none; so does one cancelled (rlock_cancel_begin
+ * sends that last attempt: a key reserved for it meanwhile is claimed and
+ * released, without a hand-off). Every client of a key must agree on fair
+ * or not.
  * Redlock: each node keeps its own FIFO and reserves for its own oldest
  * waiter; a waiter holds the lock when a quorum of nodes served it. Waiters
  * that queued within a round trip of each other may be in a different order
@@ -1391,15 +1398,26 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * reached keeps its copy only until the lease runs out). Between rounds
  * (rlock_acquire_waiting), and while none of its requests went to a
  * connection yet (a full pipeline, the compact engine's turn), it ends at
- * once and sends nothing. An extend or release is
- * abandoned (its answers are discarded; the lock's state is unchanged).
+ * once and sends nothing - but a waiter that queued (Pub/Sub waiting, a
+ * fair lock, a semaphore) leaves the queue first, by one last attempt with
+ * no wait left (what that claims is released, as above), or the next
+ * release would wake it, reserve the key or hand a permit to a waiter gone
+ * while the one behind it waits on. An extend or release is abandoned:
+ * what of it has not begun to go out (in rlock's send buffer, or waiting
+ * for room in a full pipeline) never does (the general engine), what went
+ * out may still act on the servers, its answers are discarded, and the
+ * lock's state is unchanged - a cancelled release leaves it HELD: release
+ * again (owner-checked: OK, or RLOCK_LOST when the first one had gone out
+ * and landed).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
 /* The blocking form of rlock_cancel_begin (bounded by the node timeout). */
 RLOCKDEF void rlock_cancel(rlock_lock *lk);
 /* 1 while an acquire waits between rounds: no attempt in flight, nothing
- * granted by it - cancelling it now ends it at once, sending nothing. */
+ * granted by it - cancelling it now ends it at once, sending nothing (a
+ * waiter that queued - Pub/Sub, fair, semaphore: after one last attempt
+ * that leaves the queue, rlock_cancel_begin). */
 RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk);
 
 /* --- state --- */
@@ -1446,7 +1464,12 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * A clock hook that stepped back before the grant makes a renewal due at
  * once, caps or not (the time since cannot be told; the servers' TTL runs
  * on); while it reads before the hold's start, max_hold_ms does not stop
- * renewals (the hold so far cannot be told either).
+ * renewals (the hold so far cannot be told either). That renewal takes the
+ * step as no time passed since the last grant: the hold counts on from
+ * there, so max_hold_ms is not stretched by the step (by at most the time
+ * between that grant and the step; the compact engine's hold still
+ * stretches by the step). A step back by less than the time since the last
+ * grant cannot be told from a slow clock: the hook must be monotonic.
  * Redis Cluster: it renews on the primary that granted the lock and does not
  * follow redirects (it has no rlock_cluster). When the slot has moved it
  * returns RLOCK_E_MOVED (outcome RLOCK_RENEW_FAILED) and retries the same
@@ -2734,14 +2757,15 @@ enum { RLOCK__S_SIMPLE_ACQUIRE, RLOCK__S_SIMPLE_EXTEND, RLOCK__S_SIMPLE_RELEASE,
  *   PX of the release's grace: no one else, the releaser included, can take
  *   the key meanwhile; the named waiter's acquire replaces it with its own
  *   grant (its validity counts from its own send time). A reservation that
- *   expires unclaimed (the waiter died, was cancelled, or missed its
- *   notice) leaves the key free: the next acquirer takes it.
+ *   expires unclaimed (the waiter died or missed its notice) leaves the key
+ *   free: the next acquirer takes it. A cancelled waiter's last attempt
+ *   (no wait left) claims it, and the cancel's cleanup deletes it.
  * Acquire: ARGV = token/owner, ttl, waiter id, wait ms.
  *   -> {1,holds,fence} granted | {0,pttl} held, the waiter queued (pttl -1:
  *   no TTL, foreign key). The queue's TTL is kept above the longest wait.
- *   An attempt with no wait left (a timed-out waiter's last) that is
- *   refused leaves the queue instead: a later release would otherwise
- *   reserve the key for a waiter gone, for a grace.
+ *   An attempt with no wait left (a timed-out or cancelled waiter's last)
+ *   that is refused leaves the queue instead: a later release would
+ *   otherwise reserve the key for a waiter gone, for a grace.
  *   A barging waiter queued behind a fair holder marks its token "+" (see
  *   the simple lock's mark): the release accepts it.
  * Release: ARGV = token/owner, ttl, channel or '', grace ms ('0': a cleanup,
@@ -3115,10 +3139,15 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 /* (the exchange's: it failed without any of its bytes sent - it never ran) */
 #define RLOCK__X_UNSENT 0x200
 /* ... it is never taken back unsent, past its time (an acquire's cleanup:
- * rlock__round_submit); the requests in front of it still are. */
-#define RLOCK__X_KEEP 0x4000
+ * rlock__round_submit); the requests in front of it still are. (Not 0x4000
+ * nor 0x800: 0x800 << kind is what a push of kind 0 or 3 would answer -
+ * a "message" push was taken for a cleanup's reply.) */
+#define RLOCK__X_KEEP 0x40
+/* ... its op ended (rlock__x_disown): not yet gone out, it is taken back
+ * as one past its time is (rlock__x_timed_out), reported to nobody. */
+#define RLOCK__X_GONE 0x80
 /* The layer above's tag without the flags (an own tag, < 0, is reported to nobody). */
-#define RLOCK__X_TAG(t) ((t) & 0xFF)
+#define RLOCK__X_TAG(t) ((t) & 0x3F)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
 
@@ -3272,13 +3301,14 @@ static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
     rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
-/* Nobody waits for owner's replies any more: they are read and discarded. */
+/* Nobody waits for owner's replies any more: they are read and discarded,
+ * and what of them has not begun to go out never does (RLOCK__X_GONE). */
 static RLOCK__INLINE int rlock__x_disown(rlock__x *n, const void *owner) {
     unsigned i;
     int had = 0;
     for (i = 0; i < n->count; i++) {
         rlock__pending *p = rlock__x_at(n, i);
-        if (p->owner == owner) { p->owner = NULL; had = 1; }
+        if (p->owner == owner) { p->owner = NULL; p->tag = (short)(p->tag | RLOCK__X_GONE); had = 1; }
     }
     return had;
 }
@@ -3485,7 +3515,7 @@ static RLOCK__NOINLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now, int al
         while (p-- > n->q && p->tag > 0 && p->len <= end) {
             end -= p->len;
             if (joined) joined = p->tag & RLOCK__X_JOINED; /* (c's earlier parts: never went out either) */
-            if (!c && !RLOCK__MS_BEFORE(now, p->deadline) && !(p->tag & RLOCK__X_KEEP)) {
+            if (!c && (!RLOCK__MS_BEFORE(now, p->deadline) || (p->tag & RLOCK__X_GONE)) && !(p->tag & RLOCK__X_KEEP)) {
                 c = p;
                 at = end;
                 joined = p->tag & RLOCK__X_JOINED;
@@ -3634,7 +3664,7 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         (ev->reply.v.type == RLOCK_RESP_PUSH || (n->is_sub && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG))) {
         /* the push that answers the oldest request ("ssubscribe" to SSUBSCRIBE) is its reply */
         int kind = ev->ps & RLOCK__PS_KIND;
-        if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: none */
+        if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: no flag */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         ev->kind = RLOCK__EV_PUSH;
         return 1;
@@ -4085,6 +4115,7 @@ static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
 
 /* Tags of the requests the client layer queues (the exchange only keeps them). */
 enum { RLOCK__TAG_LOCK = 1, RLOCK__TAG_SUB, RLOCK__TAG_UNSUB, RLOCK__TAG_PING, RLOCK__TAG_WAIT, RLOCK__TAG_CALL };
+typedef char rlock__tags_below_flags[RLOCK__TAG_CALL <= RLOCK__X_TAG(0xFF) ? 1 : -1]; /* (RLOCK__X_KEEP, _GONE above) */
 
 /* What rlock_client_connect collects: PING answers, then run_ids. */
 typedef struct rlock__ping {
@@ -4765,7 +4796,7 @@ enum { RLOCK__RUN_EVALSHA, RLOCK__RUN_EVAL, RLOCK__RUN_FCALL,
 /* Does a semaphore release hand its permit to lk's queue entry (one node,
  * no fencing: section 6.4b)? The acquire script asks for it by the same
  * signs: ARGV[6] -1 (any slot), no fence key. */
-#if !RLOCK__COMPACT /* (the compact engine has no primitives) */
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_PRIMITIVES) /* (the compact engine has no primitives) */
 static int rlock__sem_handoff(const rlock_lock *lk) {
     return lk->kind == RLOCK_KIND_SEMAPHORE && lk->client->n_nodes == 1 && !RLOCK__FENCING(lk->client);
 }
@@ -5835,8 +5866,13 @@ static RLOCK__INLINE rlock_status rlock__extend_round_done(rlock_lock *lk, rlock
     if (RLOCK__MS_BEFORE(now, op->round.start)) return RLOCK_E_CLOCK;
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
-    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late)
+    if (t->n_yes >= q && RLOCK__MS_BEFORE(now, lk->validity_end) && !late) {
+        /* Begun before the last grant, the clock hook stepped back: no
+         * time passed since that grant, for max_hold_ms too (the hold is
+         * not made longer by the step) */
+        if (RLOCK__MS_BEFORE(op->round.start, lk->granted_at)) lk->held_since -= lk->granted_at - op->round.start;
         return rlock__lease(lk, t->yes, life); /* (still HELD: nothing else runs on lk meanwhile) */
+    }
     if (t->n_no > c->n_nodes - q || !RLOCK__MS_BEFORE(now, lk->validity_end)) {
         rlock__mark_lost(lk);
         return RLOCK_LOST;
@@ -7170,12 +7206,14 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
              * round's end sees op->cancel). A round none of whose requests
              * was handed to a connection yet (waiting for pipeline room),
              * of an op no round of which reached a node, ends below. */
-        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued && rlock__sem_handoff(lk)) {
-            /* A queued semaphore waiter between rounds: a release may hand
-             * it a permit any time. One last attempt with no wait left
-             * leaves the queue (or finds a permit handed meanwhile, which
-             * the cancel then releases, as any grant the cancel's round
-             * gets). */
+        } else if (op->kind == RLOCK__OP_ACQUIRE && lk->queued) {
+            /* A queued waiter between rounds (Pub/Sub, fair, a semaphore):
+             * its entry would make the next release wake it, reserve the
+             * key or hand it a permit - for a waiter gone, while the one
+             * behind it waits on. One last attempt with no wait left leaves
+             * the queue as a waiter whose wait ran out does (or claims what
+             * was reserved or handed meanwhile, or a free key, which the
+             * cancel then releases, as any grant the cancel's round gets). */
             op->timed = 1; /* (not forever: the last attempt) */
             op->wait_end = rlock__now(c);
             rlock__acquire_next_round(lk, op->wait_end);

@@ -9,7 +9,8 @@
  * RESP3 command connection killed); FIFO on Redlock-3
  * with one node down; a waiter that timed out leaves the queue; and no two
  * critical sections ever overlap (each holder
- * mkdir()s one marker directory).
+ * mkdir()s one marker directory); a waiter cancelled between rounds leaves
+ * the queue (and a reservation made for it).
  *
  * Ordering is set up by events, not sleeps: a waiter counts as queued once
  * ZCARD of the key's queue says so. Times are only bounded from above,
@@ -327,8 +328,8 @@ static void test_dead_waiter(rh_server *srv) {
 /* A waiter whose wait ran out leaves the queue with its last attempt (sent
  * with no wait left): the next release finds nobody to reserve the key for,
  * and anyone takes it at once - not after the grace (2 s here) of a
- * reservation for a waiter gone. (A waiter cancelled between rounds sends
- * nothing and keeps its entry: test_standby_with_refusal.) */
+ * reservation for a waiter gone. (A waiter cancelled between rounds leaves
+ * it too: test_cancelled_waiter.) */
 static void test_timed_out_waiter(rh_server *srv, rlock_kind kind) {
     fcli h, w;
     rlock_lock hl, wl;
@@ -352,6 +353,96 @@ static void test_timed_out_waiter(rh_server *srv, rlock_kind kind) {
     fcli_close(&h);
 }
 
+/* Step lk (an acquire begun) until its waiter id is in the key's queue on s
+ * and it waits between rounds; 1 then. */
+static int step_until_queued(rh_server *s, rlock_lock *lk, const char *key) {
+    int i;
+    for (i = 0; i < 5000; i++) {
+        if (rlock_acquire_waiting(lk) && rh_int(s, "ZRANK {%s}:waiters %b", key, lk->waiter_id, (size_t)16) >= 0)
+            return 1;
+        if (rlock_step(lk) != RLOCK_WOULD_BLOCK) return 0;
+        rh_sleep_ms(1);
+    }
+    return 0;
+}
+
+/* Is the key reserved for lk's waiter id ("~" id)? */
+static int reserved_for(rh_server *s, const char *key, const rlock_lock *lk) {
+    char v[64], want[20];
+    snprintf(want, sizeof want, "~%.16s", lk->waiter_id);
+    return rh_str(s, v, sizeof v, "GET %s", key) == REDIS_REPLY_STRING && strcmp(v, want) == 0;
+}
+
+/* Step lk until its acquire ends (10 s bound). */
+static rlock_status step_to_end(rlock_lock *lk) {
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    int i;
+    for (i = 0; i < 10000 && st == RLOCK_WOULD_BLOCK; i++) {
+        st = rlock_step(lk);
+        if (st == RLOCK_WOULD_BLOCK) rh_sleep_ms(1);
+    }
+    return st;
+}
+
+/* A waiter cancelled between rounds leaves the queue (one last attempt
+ * with no wait left, as a waiter whose wait ran out), so a release reserves
+ * the key for the one behind it, not for the waiter gone (before: its entry
+ * stayed, the release reserved the key for it and the next in line waited
+ * out the grace, 2 s here). Three waiters queued in a known order; the
+ * middle one cancelled: the queue holds the other two, and the first one's
+ * release hands the key straight to the third. Then a waiter cancelled after
+ * a release reserved the key for it: the reservation does not outlive it
+ * either. Asserted on the queue and the key, not on time. */
+static void test_cancelled_waiter(rh_server *srv, rlock_kind kind) {
+    fcli h, t[3];
+    rlock_lock hl, w[3];
+    int i;
+    const char *key = kind == RLOCK_KIND_SIMPLE ? "fair:cancelled" : "fair:cancelled:re";
+    CHECK(fcli_open(&h, srv, 1, 1000, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), kind), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_set_fair(&hl, 1, 2000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 20000, 0), RLOCK_OK);
+    for (i = 0; i < 3; i++) {
+        CHECK(fcli_open(&t[i], srv, 1, 1000, 0) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&w[i], &t[i].cl, key, strlen(key), kind), RLOCK_OK);
+        CHECK_EQ_ST(rlock_lock_set_fair(&w[i], 1, 2000), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire_begin(&w[i], 20000, 60000), RLOCK_WOULD_BLOCK);
+        CHECK_MSG(step_until_queued(&srv[0], &w[i], key), "waiter %d did not queue", i);
+    }
+    CHECK_EQ_LL(queued(&srv[0], key), 3);
+    rlock_cancel(&w[1]);
+    CHECK_EQ_LL(rlock_lock_state(&w[1]), RLOCK_STATE_IDLE);
+    CHECK_MSG(rh_int(&srv[0], "ZRANK {%s}:waiters %b", key, w[1].waiter_id, (size_t)16) < 0,
+              "the cancelled waiter is still queued (%lld entries)", queued(&srv[0], key));
+    CHECK_EQ_LL(queued(&srv[0], key), 2);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    CHECK_MSG(reserved_for(&srv[0], key, &w[0]), "the release did not reserve the key for the first waiter");
+    CHECK_EQ_ST(step_to_end(&w[0]), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&w[0]), RLOCK_OK);
+    CHECK_MSG(reserved_for(&srv[0], key, &w[2]),
+              "the first waiter's release did not hand the key to the third (the cancelled one was between them)");
+    CHECK_EQ_ST(step_to_end(&w[2]), RLOCK_OK);
+    CHECK_EQ_LL(queued(&srv[0], key), 0);
+
+    /* cancelled with the key reserved for it: the reservation goes with it */
+    CHECK_EQ_ST(rlock_acquire_begin(&w[0], 20000, 60000), RLOCK_WOULD_BLOCK);
+    CHECK_MSG(step_until_queued(&srv[0], &w[0], key), "waiter 0 did not queue again");
+    CHECK_EQ_ST(rlock_release(&w[2]), RLOCK_OK);
+    CHECK_MSG(reserved_for(&srv[0], key, &w[0]), "the release did not reserve the key for waiter 0");
+    rlock_cancel(&w[0]);
+    CHECK_EQ_LL(rlock_lock_state(&w[0]), RLOCK_STATE_IDLE);
+    CHECK_MSG(rh_int(&srv[0], "EXISTS %s", key) == 0, "the key is still reserved for the cancelled waiter (PTTL %lld)",
+              rh_int(&srv[0], "PTTL %s", key));
+    CHECK_EQ_LL(queued(&srv[0], key), 0);
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK); /* at once */
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    printf("fair (%s): a waiter cancelled between rounds left the queue; the key went to the one behind it\n",
+           kind == RLOCK_KIND_SIMPLE ? "simple" : "reentrant");
+    (void)rh_int(&srv[0], "DEL %s {%s}:waiters", key, key);
+    for (i = 0; i < 3; i++) fcli_close(&t[i]);
+    fcli_close(&h);
+}
+
 /* The standby notice read together with the refusal it follows, made
  * certain by a gate on the waiter's recv. test_dead_waiter failed this way
  * under four make test runs at once (10 s for a 400 ms grace): the next in
@@ -362,8 +453,8 @@ static void test_timed_out_waiter(rh_server *srv, rlock_kind kind) {
  * event loop's - said "until the re-check". rlock__client_next now makes
  * such an op due at once (commit 1f4c473, found through the read-write
  * locks' wake-up; this is the fair lock's case). Here the waiter before us
- * is our own earlier wait, cancelled while queued (its entry stays, as a
- * dead waiter's does, and the client stays subscribed); re-check 30 s. The
+ * is our own earlier wait, cancelled while queued (the client stays
+ * subscribed), its entry put back at the head: a dead waiter's; re-check 30 s. The
  * next timeout must be within the grace, and the waiter in within a few
  * steps - counted in steps, not time. */
 static void test_standby_with_refusal(rh_server *srv) {
@@ -390,6 +481,9 @@ static void test_standby_with_refusal(rh_server *srv) {
     rlock_cancel(&w);
     memcpy(old_id, w.waiter_id, 16);
     old_id[16] = '\0';
+    /* (a cancel takes the entry out: test_cancelled_waiter; put back at the
+     * head, it is a dead waiter's) */
+    (void)rh_int(&srv[0], "ZADD {%s}:waiters NX 1 %s", key, old_id);
     /* Our attempt: sent, its answer ("held") left unread; queued second. */
     g.gate = 1;
     CHECK_EQ_ST(rlock_acquire_begin(&w, 10000, 60000), RLOCK_WOULD_BLOCK);
@@ -814,6 +908,8 @@ int main(void) {
     test_standby_with_refusal(srv);
     test_timed_out_waiter(srv, RLOCK_KIND_SIMPLE);
     test_timed_out_waiter(srv, RLOCK_KIND_REENTRANT);
+    test_cancelled_waiter(srv, RLOCK_KIND_SIMPLE);
+    test_cancelled_waiter(srv, RLOCK_KIND_REENTRANT);
     test_extend_reserved(srv);
     test_late_cleanup(srv, RLOCK_KIND_SIMPLE, 1);
     test_late_cleanup(srv, RLOCK_KIND_REENTRANT, 1);

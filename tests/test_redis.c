@@ -2031,6 +2031,175 @@ static void test_cancel_unsent(const rh_server *s) {
     printf("cancel: %d acquires never sent ended at once, %d sent ones after their answers\n", at_once, later);
 }
 
+/* Did key go out in a request sent after the first `from` bytes? */
+static int mc_sent_key_from(const mconn *g, const char *key, size_t from) {
+    char arg[40];
+    size_t n = (size_t)snprintf(arg, sizeof arg, "\r\n%s\r\n", key), i;
+    for (i = from; i + n <= g->sent_len; i++)
+        if (memcmp(g->sent + i, arg, n) == 0) return 1;
+    return 0;
+}
+
+/* Step g's client (no op of the caller's runs) for about ms. */
+static void mc_idle(mconn *g, unsigned ms) {
+    unsigned long long end = rh_now_ms() + ms;
+    while (rh_now_ms() < end) {
+        CHECK_EQ_ST(rlock_client_step(&g->cl), RLOCK_OK);
+        rh_sleep_ms(5);
+    }
+}
+
+/* Cancel of an extend or release that has not gone out: it never does -
+ * cancel abandons the op, and what of it has not begun to go out is taken
+ * back, as for an acquire (test_cancel_unsent); the handle's state is the
+ * server's then (HELD: the key is there, its lease unchanged), and a
+ * release after it is answered OK. (1) its bytes in rlock's TX buffer, the
+ * transport taking none (a full socket buffer); before: they went out at
+ * the next step - the key extended to 60 s under a handle that knew of
+ * 10 s, or released under a handle that said HELD. (2) a stalled server
+ * (SIGSTOP) with RLOCK_MAX_PIPELINE extends of other locks in flight on
+ * the connection: the extend and release wait for pipeline room, end at
+ * once when cancelled, and never go out once the server answers again. */
+#define CXN (RLOCK_MAX_PIPELINE + 2)
+static void test_cancel_unsent_extend_release(rh_server *s) {
+    static mconn g;
+    static rlock_lock lk[CXN];
+    rlock_status st[CXN];
+    char key[CXN][24];
+    size_t from;
+    int i, op;
+    CHECK(mc_open(&g, s, 0) == 0);
+    for (i = 0; i < CXN; i++) {
+        snprintf(key[i], sizeof key[i], "cxn:%d", i);
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &g.cl, key[i], strlen(key[i]), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk[i], 10000, 0), RLOCK_OK);
+    }
+    CHECK_EQ_ST(rlock_extend(&lk[0], 10000), RLOCK_OK); /* (the extend script cached) */
+    /* (1) */
+    for (op = 0; op < 2; op++) {
+        g.room = 0;
+        from = g.sent_len;
+        CHECK_EQ_ST(op ? rlock_release_begin(&lk[0]) : rlock_extend_begin(&lk[0], 60000), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK);
+        CHECK_EQ_ST(rlock_cancel_begin(&lk[0]), RLOCK_OK);
+        g.room = -1;
+        mc_idle(&g, 100);
+        CHECK_MSG(!mc_sent_key_from(&g, key[0], from), "the cancelled %s, never sent, went out later",
+                  op ? "release" : "extend");
+        CHECK_MSG(rh_int(s, "PTTL %s", key[0]) > 0 && rh_int(s, "PTTL %s", key[0]) <= 10000,
+                  "after the cancelled %s: PTTL %lld (lease 10 s)", op ? "release" : "extend",
+                  rh_int(s, "PTTL %s", key[0]));
+        CHECK_EQ_LL(rlock_lock_state(&lk[0]), RLOCK_STATE_HELD);
+    }
+    /* (2) */
+    rh_server_pause(s);
+    g.gate = 0;
+    for (i = 0; i < RLOCK_MAX_PIPELINE; i++) CHECK_EQ_ST(st[i] = rlock_extend_begin(&lk[2 + i], 10000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); /* (the pipeline full of them first) */
+    from = g.sent_len;
+    CHECK_EQ_ST(rlock_extend_begin(&lk[0], 60000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release_begin(&lk[1]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK);
+    CHECK_MSG(!lk[0].op.round.queued && !lk[1].op.round.queued, "stalled: the extend and release did not wait for room");
+    CHECK_EQ_ST(rlock_cancel_begin(&lk[0]), RLOCK_OK); /* (waiting for room: at once) */
+    CHECK_EQ_ST(rlock_cancel_begin(&lk[1]), RLOCK_OK);
+    rh_server_resume(s);
+    CHECK(many_drive(&g, lk + 2, st, RLOCK_MAX_PIPELINE, 5000));
+    for (i = 0; i < RLOCK_MAX_PIPELINE; i++) CHECK_MSG(st[i] == RLOCK_OK, "stalled: extend %d said %s", 2 + i,
+                                                       rlock_status_str(st[i]));
+    mc_idle(&g, 100);
+    for (i = 0; i < 2; i++) {
+        CHECK_MSG(!mc_sent_key_from(&g, key[i], from), "stalled: the cancelled %s went out", i ? "release" : "extend");
+        CHECK_MSG(rh_int(s, "PTTL %s", key[i]) > 0 && rh_int(s, "PTTL %s", key[i]) <= 10000, "stalled: %s PTTL %lld",
+                  key[i], rh_int(s, "PTTL %s", key[i]));
+        CHECK_EQ_LL(rlock_lock_state(&lk[i]), RLOCK_STATE_HELD);
+    }
+    for (i = 0; i < CXN; i++) {
+        CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        CHECK_EQ_LL(rh_int(s, "EXISTS %s", key[i]), 0);
+        rlock_lock_destroy(&lk[i]);
+    }
+    rlock_client_close(&g.cl);
+    rlock_posix_close(&g.pc);
+    printf("cancel: an extend and a release never sent (held in TX; waiting for pipeline room, server stopped) "
+           "never went out; the lock stayed HELD, as on the server\n");
+}
+
+/* A release notice (a RESP3 "message" push on the command connection, for
+ * lock a waiting there) read while the oldest request in flight is another
+ * lock's cleanup release (b's acquire granted, then cancelled): the push is
+ * a's wake-up, not the cleanup's reply. The cleanup's flag (RLOCK__X_KEEP,
+ * 0x4000) was the bit the reader tests for a push that answers the oldest
+ * request (0x800 << kind: a "message" is kind 3), so the push was taken
+ * for the cleanup's reply, the cleanup's own reply then answered nobody and
+ * the connection was dropped ("a reply nobody asked for"), a's wake-up lost
+ * with it. */
+static void test_push_before_cleanup_reply(const rh_server *s) {
+    static mconn g;
+    rh_tconn h;
+    rlock_lock a, b, hl;
+    rlock_status st[2];
+    char kb[1][24] = { "pbc:b" }, pong[8];
+    unsigned long before;
+    unsigned long long end;
+    int connects;
+    CHECK(mc_open(&g, s, 1) == 0);
+    CHECK(rh_tc_open(&h, s, 0, NULL, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "pbc:a", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&a, &g.cl, "pbc:a", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &g.cl, "pbc:b", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&b, 10000, 0), RLOCK_OK); /* (connected, RESP3, the scripts cached) */
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 20000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rh_step_until_waitmsg(&a, rlock_acquire_begin(&a, 10000, 30000)), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(a.op.phase, RLOCK__PH_WAITMSG);
+    g.gate = 1;
+    CHECK_EQ_ST(rlock_acquire_begin(&b, 10000, 0), RLOCK_WOULD_BLOCK);
+    CHECK_MSG(stall_granted_unread(&g, s, kb, 1), "b was not granted");
+    CHECK_EQ_ST(rlock_cancel_begin(&b), RLOCK_WOULD_BLOCK); /* (its attempt is out: it waits) */
+    g.room = 0; /* the cleanup stays unsent */
+    before = rlock_node_commands(&g.node);
+    g.gate = 0;
+    for (end = rh_now_ms() + 2000; rlock_node_commands(&g.node) == before && rh_now_ms() < end;) {
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK); /* b's grant read: its cleanup queued */
+        rh_sleep_ms(2);
+    }
+    CHECK_MSG(rlock_node_commands(&g.node) == before + 1, "b's cleanup was not queued");
+    g.gate = 1;
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* a's notice: pushed to g's connection */
+    CHECK(rh_str(s, pong, sizeof pong, "PING") == REDIS_REPLY_STATUS);
+    connects = g.connects;
+    g.room = -1;
+    g.gate = 0; /* the cleanup goes; the push comes before its reply */
+    st[0] = st[1] = RLOCK_WOULD_BLOCK;
+    for (end = rh_now_ms() + 5000; (st[0] == RLOCK_WOULD_BLOCK || st[1] == RLOCK_WOULD_BLOCK) && rh_now_ms() < end;) {
+        CHECK_EQ_ST(rlock_client_step(&g.cl), RLOCK_OK);
+        if (st[0] == RLOCK_WOULD_BLOCK) st[0] = rlock_result(&a);
+        if (st[1] == RLOCK_WOULD_BLOCK) st[1] = rlock_result(&b);
+        rh_sleep_ms(2);
+    }
+    CHECK_MSG(st[1] == RLOCK_OK, "b's cancel said %s", rlock_status_str(st[1]));
+    CHECK_MSG(st[0] == RLOCK_OK, "a (woken) said %s", rlock_status_str(st[0]));
+    CHECK_MSG(g.connects == connects, "the connection was dropped (%s)", rlock_node_error(&g.node));
+    CHECK_EQ_LL(rh_int(s, "EXISTS pbc:b"), 0);
+    {
+        char v[80];
+        (void)rh_str(s, v, sizeof v, "GET pbc:a");
+        /* (its token, marked "+" by a script grant to a queued waiter) */
+        CHECK_MSG(strncmp(v, rlock_lock_token(&a), strlen(rlock_lock_token(&a))) == 0,
+                  "a does not hold pbc:a (it has \"%s\", a's token %s)", v, rlock_lock_token(&a));
+    }
+    if (st[0] == RLOCK_OK) CHECK_EQ_ST(rlock_release(&a), RLOCK_OK);
+    rlock_lock_destroy(&a);
+    rlock_lock_destroy(&b);
+    rlock_client_close(&g.cl);
+    rlock_posix_close(&g.pc);
+    rh_tc_close(&h);
+    (void)rh_int(s, "DEL pbc:a {pbc:a}:waiters");
+    printf("a release notice read while a cancelled acquire's cleanup was the oldest request: a woken, the "
+           "cleanup answered, the connection kept\n");
+}
+
 /* ------------------------------------------- 13. FAULTS.md rows 2, 9, 22 */
 
 /* Child of test_fault02: take the lock (lease 1000 ms), say so, then hold
@@ -2736,6 +2905,8 @@ int main(void) {
     test_stalled_program(&s);
     test_stalled_behind_cleanup(&s);
     test_cancel_unsent(&s);
+    test_cancel_unsent_extend_release(&s);
+    test_push_before_cleanup_reply(&s);
     test_connect_error_text();
     test_refused_handshake(&s);
     test_hiredis_program_select(&s);

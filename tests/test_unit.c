@@ -4784,6 +4784,41 @@ static void test_fault10_monotonic_clock(void) {
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     env_done();
 
+#if !RLOCK__COMPACT /* (the compact engine's max_hold_ms still stretches: its fix is 1 B over its size limit) */
+    /* max_hold_ms 40 s while the hook steps back 25 s 20 s into the hold
+     * (to 5 s before the hold began, before the last renewal's grant):
+     * renew_poll renews at once (validity cannot be told), and that renewal
+     * takes the step as no time passed since the last grant - the hold
+     * counts on, and renewals stop when held + ttl would pass the cap (real
+     * time ~30 s, within one renewal interval), not 25 s later (the hold
+     * measured from a start the clock had stepped back past). Real time
+     * moves in 250 ms polls; every renewal is answered at once. */
+    {
+        const uint64_t cap = 40000, back = 25000;
+        uint64_t real, last = 0;
+        uint32_t next = 0;
+        rlock_status st = RLOCK_OK;
+        env_reset("FAULTS 10: clock hook steps back during a max_hold_ms hold");
+        CFG.max_hold_ms = (uint32_t)cap;
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[0], rlock_script_sha(S_EXT), ":1\r\n");
+        F[0].repeat_last = 1;
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        for (real = 250; real <= 60000 && (st == RLOCK_OK || st == RLOCK_WOULD_BLOCK); real += 250) {
+            g_now = T0 + real - (real >= 20000 ? back : 0);
+            st = rlock_renew_poll(&LK, &next);
+            if (rlock_renew_outcome(&LK) == RLOCK_RENEW_RENEWED) last = real;
+        }
+        printf("FAULTS 10: max_hold_ms %llu, clock back %llu ms at 20 s: last renewal %llu ms into the hold, then %s\n",
+               (unsigned long long)cap, (unsigned long long)back, (unsigned long long)last, rlock_status_str(st));
+        CHECK_MSG(last + (uint64_t)TTL <= cap + (uint64_t)TTL / 3 + 250 && last + (uint64_t)TTL >= cap - (uint64_t)TTL / 3 - 250,
+                  "max_hold_ms %llu: the last renewal %llu ms into the hold (clock back %llu ms)",
+                  (unsigned long long)cap, (unsigned long long)last, (unsigned long long)back);
+        CHECK_EQ_ST(st, RLOCK_LOST); /* (the lease ran out after the last renewal) */
+        env_done();
+    }
+#endif
 }
 
 /* Section 5b on the scripted transport: the Cluster slot function, the

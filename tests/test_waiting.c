@@ -857,6 +857,53 @@ static void test_wake_chain(rh_server *s) {
     tcli_close(&h);
 }
 
+/* A barging lock's Pub/Sub waiter cancelled between rounds leaves the
+ * queue as one whose wait ran out does (one last attempt with no wait
+ * left: its entry's deadline is then past, and a release skips it), so the
+ * release wakes the waiter behind it. Before, the entry kept its deadline,
+ * the release woke the cancelled waiter (its notice read by nobody) and
+ * the one behind slept until its timed re-check (60 s here, the holder's
+ * lease 30 s). w0 queues first with the earlier deadline (popped first). */
+static void test_cancelled_waiter_wake(rh_server *s) {
+    rlock_config cfg = cfg_base(1000, NULL), wcfg = cfg_base(1000, NULL);
+    tcli h, w[2];
+    rlock_lock hl, wl[2];
+    rlock_status st;
+    char score[32];
+    long long now;
+    int i;
+    const char *key = "cwake:key";
+    wcfg.pubsub = 1;
+    wcfg.recheck_ms = 60000;
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 30000, 0), RLOCK_OK);
+    for (i = 0; i < 2; i++) {
+        CHECK(tcli_open(&w[i], &s, 1, &wcfg, 0) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&wl[i], &w[i].cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rh_step_until_waitmsg(&wl[i], rlock_acquire_begin(&wl[i], 10000, i ? 50000 : 40000)),
+                    RLOCK_WOULD_BLOCK);
+        CHECK_EQ_LL(wl[i].op.phase, RLOCK__PH_WAITMSG);
+    }
+    CHECK_EQ_LL(rh_int(s, "ZCARD {%s}:waiters", key), 2);
+    rlock_cancel(&wl[0]);
+    CHECK_EQ_LL(rlock_lock_state(&wl[0]), RLOCK_STATE_IDLE);
+    now = rh_int(s, "EVAL %s 0", "local t=redis.call('time') return t[1]*1000+math.floor(t[2]/1000)");
+    (void)rh_str(s, score, sizeof score, "ZSCORE {%s}:waiters %b", key, wl[0].waiter_id, (size_t)16);
+    CHECK_MSG(score[0] == '\0' || atoll(score) <= now,
+              "the cancelled waiter's entry still waits (deadline %s, server time %lld)", score, now);
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    st = step_until_done(&wl[1], &w[1], RLOCK_WOULD_BLOCK, 5000);
+    CHECK_MSG(st == RLOCK_OK, "the waiter behind the cancelled one was not woken (%s after 5 s; re-check 60 s)",
+              rlock_status_str(st));
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&wl[1]), RLOCK_OK);
+    else rlock_cancel(&wl[1]);
+    printf("barging Pub/Sub: a waiter cancelled between rounds left the queue; the release woke the one behind\n");
+    (void)rh_int(s, "DEL %s {%s}:waiters", key, key);
+    for (i = 0; i < 2; i++) tcli_close(&w[i]);
+    tcli_close(&h);
+}
+
 /* A queued waiter dies (SIGKILL). The next release still wakes someone: the
  * waiter behind it gets the lock by the holder's lease at the latest. */
 static void test_dead_waiter(rh_server *s) {
@@ -2004,6 +2051,7 @@ int main(void) {
     test_pubsub_faults(&srv[0]);
     test_wake_chain(&srv[0]);
     test_dead_waiter(&srv[0]);
+    test_cancelled_waiter_wake(&srv[0]);
     test_fencing(srv);
     test_watchdog_lifecycle(&srv[0]);
     test_watchdog_stop_in_flight(&srv[0]);
