@@ -872,8 +872,10 @@ typedef struct rlock_config {
     uint32_t renew_every_ms;   /* rlock_renew_poll renews this often [ttl/3] */
     uint32_t max_renewals;     /* stop renewing after this many, 0 = no cap [0] */
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
-    /* Called once when a held lock is found lost (extend/renew refused, or
-     * validity ran out in rlock_renew_poll). Runs inside the rlock call.
+    /* Called once per grant when a held lock is found lost (extend/renew
+     * refused, validity ran out in rlock_renew_poll or before an extend or
+     * acquire, or a release found it gone: RLOCK_LOST). Runs inside the
+     * rlock call.
      * Release it still: a late or timed-out extend may have landed (the
      * release, owner-checked with the same token, deletes what it left). */
     void (*on_lost)(struct rlock_lock *lk, void *user);
@@ -1354,7 +1356,8 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
  * RLOCK_OK, RLOCK_NOT_HELD (this handle holds nothing; nothing sent),
- * RLOCK_LOST (Redis no longer had it as ours), or an error. After an error
+ * RLOCK_LOST (Redis no longer had it as ours: on_lost runs, unless this
+ * grant's loss was told already), or an error. After an error
  * (E_IO, E_QUORUM, ...) the outcome is unknown - the lock may still be on
  * the servers - so the handle stays HELD and a new acquire on it returns
  * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
@@ -5859,8 +5862,10 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
-    else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
-    else return t->error; /* unknown: state kept */
+    else if (lost || t->n_no > c->n_nodes - q) {
+        st = RLOCK_LOST;
+        rlock__mark_lost(lk); /* (on_lost once, as an extend's) */
+    } else return t->error; /* unknown: state kept */
     /* (holds is read only while HELD: rlock_hold_count) */
     /* (a kind that is not a token kind releases by a count_ok script: rlock__op_run) */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->most > 0) lk->holds = t->most;
@@ -6606,8 +6611,8 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
         if (st == RLOCK_OK) {
+            if (!yes) rlock__mark_lost(lk), st = RLOCK_LOST; /* (on_lost once, as an extend's) */
             lk->state = RLOCK_STATE_IDLE;
-            st = yes ? RLOCK_OK : RLOCK_LOST;
         }
         rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
         return;

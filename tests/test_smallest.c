@@ -1121,6 +1121,48 @@ static void test_cancel_waiting_turn(const rh_server *s) {
     scli_close(&t);
 }
 
+/* A release that finds the lock gone says RLOCK_LOST and calls on_lost once,
+ * as an extend that finds it gone does (before: RLOCK_LOST, on_lost never
+ * called): its lease ran out unrenewed (the key expired: PEXPIRE 1, and
+ * rlock's clock jumped past the validity), or the key was deleted under it
+ * with validity left. Once per grant: after an extend reported the loss,
+ * the release calls none; a release that finds its lock calls none. */
+static void test_release_finds_lost(const rh_server *s) {
+    back_clock clk = {0, 0, 0};
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    make_key(key, 'l');
+    g_clock = &clk;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(cmd_ok(cmd("PEXPIRE %b 1", key, sizeof key), REDIS_REPLY_INTEGER));
+    clk.fwd = 6000;
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+    while (!absent(key)) rh_sleep_ms(1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_MSG(clk.lost == 1, "a release that found the expired lock gone: on_lost ran %d times", clk.lost);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_MSG(clk.lost == 2, "a release that found the deleted lock gone: on_lost ran %d times in all", clk.lost);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER));
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_LOST);
+    CHECK_EQ_LL(clk.lost, 3);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(clk.lost, 3);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(clk.lost, 3);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
 int main(void) {
     rh_server srv;
     int fds0;
@@ -1161,6 +1203,7 @@ int main(void) {
         test_renew_reconnect(&srv);
         test_connect_after_cancel(&srv);
         test_cancel_waiting_turn(&srv);
+        test_release_finds_lost(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

@@ -1973,6 +1973,61 @@ static void test_renew_past_validity(rh_server *srv) {
         }
 }
 
+/* ------------------------------------- lifecycle misuse (rows 12, 14, 23) */
+
+/* 1 and 3 servers: a release that finds the lock gone - its lease ran out
+ * unrenewed (the keys expired), or the keys were deleted under it with
+ * validity left - says RLOCK_LOST and calls on_lost once, as an extend
+ * that finds it gone does (before: RLOCK_LOST, on_lost never called, so a
+ * holder that does not renew never heard of its loss through the hook).
+ * Once per grant: an extend that reported the loss first is not followed
+ * by a second call from the release; a release that finds the lock calls
+ * none. */
+static void test_release_finds_lost(rh_server *all) {
+    rh_server *srv[NSRV] = {&all[0], &all[1], &all[2]};
+    int n, i;
+    for (n = 1; n <= 3; n += 2) {
+        int lost = 0;
+        rlock_config cfg = cfg_base(100, &lost);
+        tcli t;
+        rlock_lock lk;
+        unsigned long long t0;
+        cfg.on_lost = count_lost;
+        CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rel:lost", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        /* expired: a 300 ms lease never renewed, its keys gone from every server */
+        CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+        t0 = rh_now_ms();
+        for (i = 0; i < n; i++)
+            while (rh_int(srv[i], "EXISTS rel:lost") != 0 && since(t0) < 3000) rh_sleep_ms(20);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+        CHECK_MSG(lost == 1, "%d servers: a release that found the expired lock gone: on_lost ran %d times", n, lost);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+        CHECK_EQ_LL(lost, 1);
+        /* deleted under it, validity left */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(srv[i], "DEL rel:lost"), 1);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+        CHECK_MSG(lost == 2, "%d servers: a release that found the deleted lock gone: on_lost ran %d times in all", n, lost);
+        /* the extend found it gone first: one call for this grant */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(srv[i], "DEL rel:lost"), 1);
+        CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_LOST);
+        CHECK_EQ_LL(lost, 3);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+        CHECK_EQ_LL(lost, 3);
+        /* found: no call */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_EQ_LL(lost, 3);
+        for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(srv[i], "EXISTS rel:lost"), 0);
+        rlock_lock_destroy(&lk);
+        tcli_close(&t);
+    }
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -2015,6 +2070,7 @@ int main(void) {
     test_renew_reconnect(&srv[0]);
     test_renew_past_validity(srv);
     test_wake_node_down(srv);
+    test_release_finds_lost(srv);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
     CHECK_EQ_LL(rh_int(&srv[0], "DBSIZE"), 0); /* no lock or counter left behind */
