@@ -943,9 +943,13 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
 
 /* Group n nodes (1..RLOCK_MAX_NODES, distinct) into a client; cfg may be NULL.
  * Needs the random source (for the instance id): RLOCK_E_RANDOM if it fails.
- * Re-initialise a client only with no operation running on it: their
- * handles would be cut off from it (a step, a cancel, a destroy of one
- * would wait for ever). c may be memory never initialised: not checked. */
+ * Re-initialise a client only with no operation running on it. c may be
+ * memory never initialised, so this is not checked: an operation that
+ * ran is cut off from the client (in its list no more). Its next
+ * rlock_step, rlock_result, cancel or destroy ends it, RLOCK_E_STATE, its
+ * requests disowned - an acquire's SET that landed stays until its TTL.
+ * (Compact engine: its cancel or destroy ends it, what it was granted
+ * released through the client's node; a step alone never does.) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
 
@@ -7061,8 +7065,10 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
  * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
-    while (*p != lk) p = &(*p)->op.next;
-    *p = lk->op.next;
+    /* (compact: an op of a client initialised again is in no list; the
+     * general engine's rlock__result ended it before) */
+    while (*p != lk && (!RLOCK__COMPACT || *p)) p = &(*p)->op.next;
+    if (!RLOCK__COMPACT || *p) *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
 }
 
@@ -7071,7 +7077,29 @@ static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
  * never unlinks an op while stepping: it stays until its result is taken). */
 static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock_status st;
+#if !RLOCK__COMPACT
+    const rlock_lock *o = lk->client->ops;
+#endif
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+#if !RLOCK__COMPACT
+    /* Not in its client's list: the client was initialised again while
+     * the op ran (rlock_client_init cannot see it: c may be memory never
+     * initialised), so no step would move it again and a cancel or destroy
+     * would wait for ever. Unless done already (cancelled), it ends here,
+     * RLOCK_E_STATE: its requests disowned (their replies read and
+     * dropped), its subscriptions, the old client's, not handed to this
+     * one. (The compact engine's fit no walk: rlock__op_unlink lets its
+     * cancel and destroy end it.) */
+    while (o != lk)
+        if (!o) {
+            if (lk->op.phase != RLOCK__PH_DONE) {
+                lk->op.sub_ok = lk->op.sub_pending = 0;
+                rlock__op_finish(lk, RLOCK_E_STATE);
+            }
+            lk->op.kind = RLOCK__OP_NONE;
+            return (rlock_status)lk->op.result;
+        } else o = o->op.next;
+#endif
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
     st = (rlock_status)lk->op.result;
