@@ -931,6 +931,11 @@ typedef struct rlock_client {
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
     char linger[RLOCK__LINGER_CAP];
+#if !RLOCK__COMPACT
+    /* The random bits of instance_id, drawn anew at each rlock_client_init:
+     * stamp[0] stamps each op linked (rlock_op.stamp, rlock__result). */
+    uint32_t stamp[2];
+#endif
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
 } rlock_client;
@@ -948,7 +953,8 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
  * ran is cut off from the client (in its list no more). Its next
  * rlock_step, rlock_result, cancel or destroy ends it, RLOCK_E_STATE, its
  * requests disowned - an acquire's SET that landed stays until its TTL.
- * (Compact engine: its cancel or destroy ends it, what it was granted
+ * (Told by 32 random bits drawn at each init: a 2^-32 chance it is not.
+ * Compact engine: its cancel or destroy ends it, what it was granted
  * released through the client's node; a step alone never does.) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
@@ -1170,6 +1176,8 @@ typedef struct rlock_op {
     int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
                                  none): set by each acquire round, read only after one */
     unsigned reached;         /* nodes an earlier acquire round of this op sent its request to */
+    uint32_t stamp;           /* its client's stamp[0] when linked: another, the client was initialised
+                                 again since (rlock__result). (Here: within Thumb's short loads) */
     rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
                                  if it stops after the cleanup */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
@@ -3918,7 +3926,11 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg) {
 
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg) {
+#if RLOCK__COMPACT
     unsigned char id[8];
+#else
+    unsigned char *id;
+#endif
     size_t i, j;
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed). */
@@ -3966,8 +3978,11 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
 #endif
     }
     c->n_nodes = n;
-    if (rlock__random(c, id, sizeof id) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
-    rlock__hex(c->instance_id, id, sizeof id);
+#if !RLOCK__COMPACT
+    id = (unsigned char *)c->stamp; /* (drawn there: ops are stamped with them) */
+#endif
+    if (rlock__random(c, id, 8) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
+    rlock__hex(c->instance_id, id, 8);
     c->magic = RLOCK__MAGIC_CLIENT;
     return RLOCK_OK;
 }
@@ -7046,6 +7061,9 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     lk->op.ttl = ttl;
     lk->op.next = c->ops;
     c->ops = lk;
+#if !RLOCK__COMPACT
+    lk->op.stamp = c->stamp[0];
+#endif
 }
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_start) */
@@ -7061,14 +7079,15 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 #endif
 
 /* (only an op in progress, kind not NONE: it is in the client's list from
- * rlock__op_link on. Its next and phase are left: read only while linked,
+ * rlock__op_link on, unless the client was initialised since. Its next and phase are left: read only while linked,
  * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
-    /* (compact: an op of a client initialised again is in no list; the
-     * general engine's rlock__result ended it before) */
-    while (*p != lk && (!RLOCK__COMPACT || *p)) p = &(*p)->op.next;
-    if (!RLOCK__COMPACT || *p) *p = lk->op.next;
+    /* (an op of a client initialised again is in no list: the walk stops
+     * at the end - the general engine's rlock__result ended it, the
+     * compact engine's cancel or destroy ends it here) */
+    while (*p != lk && *p) p = &(*p)->op.next;
+    if (*p) *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
 }
 
@@ -7077,28 +7096,23 @@ static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
  * never unlinks an op while stepping: it stays until its result is taken). */
 static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock_status st;
-#if !RLOCK__COMPACT
-    const rlock_lock *o = lk->client->ops;
-#endif
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
 #if !RLOCK__COMPACT
-    /* Not in its client's list: the client was initialised again while
-     * the op ran (rlock_client_init cannot see it: c may be memory never
-     * initialised), so no step would move it again and a cancel or destroy
-     * would wait for ever. Unless done already (cancelled), it ends here,
-     * RLOCK_E_STATE: its requests disowned (their replies read and
-     * dropped), its subscriptions, the old client's, not handed to this
-     * one. (The compact engine's fit no walk: rlock__op_unlink lets its
-     * cancel and destroy end it.) */
-    while (o != lk)
-        if (!o) {
-            if (lk->op.phase != RLOCK__PH_DONE) {
-                lk->op.sub_ok = lk->op.sub_pending = 0;
-                rlock__op_finish(lk, RLOCK_E_STATE);
-            }
-            lk->op.kind = RLOCK__OP_NONE;
-            return (rlock_status)lk->op.result;
-        } else o = o->op.next;
+    /* Another stamp: the client was initialised again while the op ran
+     * (rlock_client_init cannot see it: c may be memory never
+     * initialised), so it is in the client's list no more: no step would
+     * move it again and a cancel or destroy would wait for ever. Unless
+     * done already (cancelled), it ends here, RLOCK_E_STATE: its requests
+     * disowned (their replies read and dropped), its subscriptions, the
+     * old client's, not handed to this one; rlock__op_unlink finds it in
+     * no list. The stamp (32 of the 64 random bits drawn at each init;
+     * the same again: 2^-32) is O(1): walking the list here cost every
+     * step of every op in flight. (The compact engine has no stamp: no
+     * room; rlock__op_unlink lets its cancel and destroy end it.) */
+    if (lk->op.stamp != lk->client->stamp[0] && lk->op.phase != RLOCK__PH_DONE) {
+        lk->op.sub_ok = lk->op.sub_pending = 0;
+        rlock__op_finish(lk, RLOCK_E_STATE);
+    }
 #endif
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
