@@ -873,8 +873,10 @@ typedef struct rlock_config {
     uint32_t renew_every_ms;   /* rlock_renew_poll renews this often [ttl/3] */
     uint32_t max_renewals;     /* stop renewing after this many, 0 = no cap [0] */
     uint32_t max_hold_ms;      /* never renew past this total hold time, 0 = no cap [0] */
-    /* Called once when a held lock is found lost (extend/renew refused, or
-     * validity ran out in rlock_renew_poll). Runs inside the rlock call.
+    /* Called once per grant when a held lock is found lost (extend/renew
+     * refused, validity ran out in rlock_renew_poll or before an extend or
+     * acquire, or a release found it gone: RLOCK_LOST). Runs inside the
+     * rlock call.
      * Release it still: a late or timed-out extend may have landed (the
      * release, owner-checked with the same token, deletes what it left). */
     void (*on_lost)(struct rlock_lock *lk, void *user);
@@ -932,6 +934,11 @@ typedef struct rlock_client {
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
     char linger[RLOCK__LINGER_CAP];
+#if !RLOCK__COMPACT
+    /* The random bits of instance_id, drawn anew at each rlock_client_init:
+     * stamp[0] stamps each op linked (rlock_op.stamp, rlock__result). */
+    uint32_t stamp[2];
+#endif
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
 } rlock_client;
@@ -944,9 +951,14 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
 
 /* Group n nodes (1..RLOCK_MAX_NODES, distinct) into a client; cfg may be NULL.
  * Needs the random source (for the instance id): RLOCK_E_RANDOM if it fails.
- * Re-initialise a client only with no operation running on it: their
- * handles would be cut off from it (a step, a cancel, a destroy of one
- * would wait for ever). c may be memory never initialised: not checked. */
+ * Re-initialise a client only with no operation running on it. c may be
+ * memory never initialised, so this is not checked: an operation that
+ * ran is cut off from the client (in its list no more). Its next
+ * rlock_step, rlock_result, cancel or destroy ends it, RLOCK_E_STATE, its
+ * requests disowned - an acquire's SET that landed stays until its TTL.
+ * (Told by 32 random bits drawn at each init: a 2^-32 chance it is not.
+ * Compact engine: its cancel or destroy ends it, what it was granted
+ * released through the client's node; a step alone never does.) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
 
@@ -1167,6 +1179,8 @@ typedef struct rlock_op {
     int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
                                  none): set by each acquire round, read only after one */
     unsigned reached;         /* nodes an earlier acquire round of this op sent its request to */
+    uint32_t stamp;           /* its client's stamp[0] when linked: another, the client was initialised
+                                 again since (rlock__result). (Here: within Thumb's short loads) */
     rlock_status result;      /* final status once phase is DONE; before, an acquire's to report
                                  if it stops after the cleanup */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
@@ -1361,7 +1375,8 @@ RLOCKDEF rlock_status rlock_extend(rlock_lock *lk, long long ttl_ms);
 
 /* Owner-checked release. Reentrant: one hold is dropped; the key goes at 0.
  * RLOCK_OK, RLOCK_NOT_HELD (this handle holds nothing; nothing sent),
- * RLOCK_LOST (Redis no longer had it as ours), or an error. After an error
+ * RLOCK_LOST (Redis no longer had it as ours: on_lost runs, unless this
+ * grant's loss was told already), or an error. After an error
  * (E_IO, E_QUORUM, ...) the outcome is unknown - the lock may still be on
  * the servers - so the handle stays HELD and a new acquire on it returns
  * RLOCK_E_STATE until its validity runs out. Retry by calling rlock_release
@@ -3941,7 +3956,11 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg) {
 
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg) {
+#if RLOCK__COMPACT
     unsigned char id[8];
+#else
+    unsigned char *id;
+#endif
     size_t i, j;
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed). */
@@ -3989,8 +4008,11 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
 #endif
     }
     c->n_nodes = n;
-    if (rlock__random(c, id, sizeof id) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
-    rlock__hex(c->instance_id, id, sizeof id);
+#if !RLOCK__COMPACT
+    id = (unsigned char *)c->stamp; /* (drawn there: ops are stamped with them) */
+#endif
+    if (rlock__random(c, id, 8) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
+    rlock__hex(c->instance_id, id, 8);
     c->magic = RLOCK__MAGIC_CLIENT;
     return RLOCK_OK;
 }
@@ -5895,8 +5917,10 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
     if (!lost && (t->n_yes >= q || (held >= q && t->n_yes > 0 && t->n_yes + neutral >= q))) st = RLOCK_OK;
-    else if (lost || t->n_no > c->n_nodes - q) st = RLOCK_LOST;
-    else return t->error; /* unknown: state kept */
+    else if (lost || t->n_no > c->n_nodes - q) {
+        st = RLOCK_LOST;
+        rlock__mark_lost(lk); /* (on_lost once, as an extend's) */
+    } else return t->error; /* unknown: state kept */
     /* (holds is read only while HELD: rlock_hold_count) */
     /* (a kind that is not a token kind releases by a count_ok script: rlock__op_run) */
     if (st == RLOCK_OK && !rlock__token_kind(lk->kind) && t->most > 0) lk->holds = t->most;
@@ -6642,8 +6666,8 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     lk->votes = (size_t)yes;
     if (op->kind == RLOCK__OP_RELEASE) { /* 1 released, 0 not ours (then it was lost) */
         if (st == RLOCK_OK) {
+            if (!yes) rlock__mark_lost(lk), st = RLOCK_LOST; /* (on_lost once, as an extend's) */
             lk->state = RLOCK_STATE_IDLE;
-            st = yes ? RLOCK_OK : RLOCK_LOST;
         }
         rlock__op_finish(lk, st); /* an error: the outcome is unknown, the state kept */
         return;
@@ -7073,6 +7097,9 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
     lk->op.ttl = ttl;
     lk->op.next = c->ops;
     c->ops = lk;
+#if !RLOCK__COMPACT
+    lk->op.stamp = c->stamp[0];
+#endif
 }
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_start) */
@@ -7088,12 +7115,15 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 #endif
 
 /* (only an op in progress, kind not NONE: it is in the client's list from
- * rlock__op_link on. Its next and phase are left: read only while linked,
+ * rlock__op_link on, unless the client was initialised since. Its next and phase are left: read only while linked,
  * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
-    while (*p != lk) p = &(*p)->op.next;
-    *p = lk->op.next;
+    /* (an op of a client initialised again is in no list: the walk stops
+     * at the end - the general engine's rlock__result ended it, the
+     * compact engine's cancel or destroy ends it here) */
+    while (*p != lk && *p) p = &(*p)->op.next;
+    if (*p) *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
 }
 
@@ -7103,6 +7133,23 @@ static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
 static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock_status st;
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+#if !RLOCK__COMPACT
+    /* Another stamp: the client was initialised again while the op ran
+     * (rlock_client_init cannot see it: c may be memory never
+     * initialised), so it is in the client's list no more: no step would
+     * move it again and a cancel or destroy would wait for ever. Unless
+     * done already (cancelled), it ends here, RLOCK_E_STATE: its requests
+     * disowned (their replies read and dropped), its subscriptions, the
+     * old client's, not handed to this one; rlock__op_unlink finds it in
+     * no list. The stamp (32 of the 64 random bits drawn at each init;
+     * the same again: 2^-32) is O(1): walking the list here cost every
+     * step of every op in flight. (The compact engine has no stamp: no
+     * room; rlock__op_unlink lets its cancel and destroy end it.) */
+    if (lk->op.stamp != lk->client->stamp[0] && lk->op.phase != RLOCK__PH_DONE) {
+        lk->op.sub_ok = lk->op.sub_pending = 0;
+        rlock__op_finish(lk, RLOCK_E_STATE);
+    }
+#endif
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
     st = (rlock_status)lk->op.result;

@@ -1121,6 +1121,101 @@ static void test_cancel_waiting_turn(const rh_server *s) {
     scli_close(&t);
 }
 
+/* A release that finds the lock gone says RLOCK_LOST and calls on_lost once,
+ * as an extend that finds it gone does (before: RLOCK_LOST, on_lost never
+ * called): its lease ran out unrenewed (the key expired: PEXPIRE 1, and
+ * rlock's clock jumped past the validity), or the key was deleted under it
+ * with validity left. Once per grant: after an extend reported the loss,
+ * the release calls none; a release that finds its lock calls none. */
+static void test_release_finds_lost(const rh_server *s) {
+    back_clock clk = {0, 0, 0};
+    scli t;
+    rlock_lock lk;
+    static char key[RLOCK_MAX_KEY_LEN];
+    make_key(key, 'l');
+    g_clock = &clk;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(cmd_ok(cmd("PEXPIRE %b 1", key, sizeof key), REDIS_REPLY_INTEGER));
+    clk.fwd = 6000;
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_LOST);
+    while (!absent(key)) rh_sleep_ms(1);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_MSG(clk.lost == 1, "a release that found the expired lock gone: on_lost ran %d times", clk.lost);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_MSG(clk.lost == 2, "a release that found the deleted lock gone: on_lost ran %d times in all", clk.lost);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK(cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER));
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_LOST);
+    CHECK_EQ_LL(clk.lost, 3);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+    CHECK_EQ_LL(clk.lost, 3);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(clk.lost, 3);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
+/* rlock_client_init on a client while an operation of it runs (it cannot
+ * tell: c may be memory never initialised). Before, rlock_lock_destroy of
+ * that op's handle crashed (SIGSEGV: the end of the op looked for it in
+ * the client's new, empty list of operations). Now destroy ends it: one
+ * backing off from a held key ends at once; one whose request was out
+ * (granted on the server, its answer unread) is answered through the new
+ * client - the same node - and what it granted is released before destroy
+ * returns. (Its rlock_step alone never ends it: the compact engine has no
+ * room to look for it - destroy or cancel it.) In a child each: the crash
+ * must not take the suite with it. */
+static int reinit_child(const rh_server *s, const char *key, int out) {
+    scli t;
+    rlock_lock lk;
+    rlock_status st;
+    int i;
+    if (scli_open(&t, s, PASSWORD) != 0 || rlock_client_connect(&t.cl, 1000) != RLOCK_OK ||
+        rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    t.gate = out; /* out: the answer held back, the SET lands */
+    st = rlock_acquire_begin(&lk, 30000, 20000);
+    /* out: until the SET landed; else refused, backing off (100 ms) */
+    for (i = 0; st == RLOCK_WOULD_BLOCK && i < 400 && (out ? absent(key) : i < 20); i++) {
+        st = rlock_step(&lk);
+        rh_sleep_ms(5);
+    }
+    if (st != RLOCK_WOULD_BLOCK || (out && absent(key))) return 11;
+    if (rlock_client_init(&t.cl, &t.node, 1, NULL) != RLOCK_OK) return 12;
+    t.gate = 0;
+    rlock_lock_destroy(&lk); /* (before: SIGSEGV) */
+    scli_close(&t);
+    return 0;
+}
+static void test_client_reinit_in_flight(const rh_server *s) {
+    static char key[RLOCK_MAX_KEY_LEN];
+    int out;
+    make_key(key, 'r');
+    for (out = 0; out < 2; out++) {
+        pid_t pid;
+        int status;
+        if (!out) CHECK(cmd_ok(cmd("SET %b other PX 20000", key, sizeof key), REDIS_REPLY_STATUS));
+        pid = rh_fork();
+        if (pid == 0) _exit(reinit_child(s, key, out));
+        CHECK(pid > 0);
+        status = pid > 0 ? rh_wait_child(pid, 10000) : -1;
+        CHECK_MSG(rh_exited_with(status, 0), "%s: destroy of an op cut off by rlock_client_init: status %d (%s)",
+                  out ? "its request out" : "backing off", status,
+                  status >= 0 && WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exit code");
+        CHECK_MSG(out ? absent(key) : pttl_of(key) > 0, "%s: the key after destroy: PTTL %lld",
+                  out ? "its request out" : "backing off", pttl_of(key));
+        (void)cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER);
+    }
+}
+
 int main(void) {
     rh_server srv;
     int fds0;
@@ -1161,6 +1256,8 @@ int main(void) {
         test_renew_reconnect(&srv);
         test_connect_after_cancel(&srv);
         test_cancel_waiting_turn(&srv);
+        test_release_finds_lost(&srv);
+        test_client_reinit_in_flight(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
         test_noscript(&srv);

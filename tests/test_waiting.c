@@ -2020,6 +2020,187 @@ static void test_renew_past_validity(rh_server *srv) {
         }
 }
 
+/* ------------------------------------- lifecycle misuse (rows 12, 14, 23) */
+
+/* 1 and 3 servers: a release that finds the lock gone - its lease ran out
+ * unrenewed (the keys expired), or the keys were deleted under it with
+ * validity left - says RLOCK_LOST and calls on_lost once, as an extend
+ * that finds it gone does (before: RLOCK_LOST, on_lost never called, so a
+ * holder that does not renew never heard of its loss through the hook).
+ * Once per grant: an extend that reported the loss first is not followed
+ * by a second call from the release; a release that finds the lock calls
+ * none. */
+static void test_release_finds_lost(rh_server *all) {
+    rh_server *srv[NSRV] = {&all[0], &all[1], &all[2]};
+    int n, i;
+    for (n = 1; n <= 3; n += 2) {
+        int lost = 0;
+        rlock_config cfg = cfg_base(100, &lost);
+        tcli t;
+        rlock_lock lk;
+        unsigned long long t0;
+        cfg.on_lost = count_lost;
+        CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rel:lost", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        /* expired: a 300 ms lease never renewed, its keys gone from every server */
+        CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+        t0 = rh_now_ms();
+        for (i = 0; i < n; i++)
+            while (rh_int(srv[i], "EXISTS rel:lost") != 0 && since(t0) < 3000) rh_sleep_ms(20);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+        CHECK_MSG(lost == 1, "%d servers: a release that found the expired lock gone: on_lost ran %d times", n, lost);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+        CHECK_EQ_LL(lost, 1);
+        /* deleted under it, validity left */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(srv[i], "DEL rel:lost"), 1);
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+        CHECK_MSG(lost == 2, "%d servers: a release that found the deleted lock gone: on_lost ran %d times in all", n, lost);
+        /* the extend found it gone first: one call for this grant */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(srv[i], "DEL rel:lost"), 1);
+        CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_LOST);
+        CHECK_EQ_LL(lost, 3);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
+        CHECK_EQ_LL(lost, 3);
+        /* found: no call */
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        CHECK_EQ_LL(lost, 3);
+        for (i = 0; i < n; i++) CHECK_EQ_LL(rh_int(srv[i], "EXISTS rel:lost"), 0);
+        rlock_lock_destroy(&lk);
+        tcli_close(&t);
+    }
+}
+
+/* rlock_client_init on a client while an operation of it runs (the client
+ * cannot tell: c may be memory never initialised, so its old list of
+ * operations is not read). Before: the op was cut off - no step of the
+ * client moved it again, its rlock_step said RLOCK_WOULD_BLOCK for ever
+ * and rlock_lock_destroy (which ends it first) never returned. Now the
+ * op's next step, result, cancel or destroy ends it with RLOCK_E_STATE.
+ * Three ways, each on 1 and 3 servers: an acquire backing off from a held
+ * key; one whose request is out to a stopped server (its reply, read by
+ * the new client once the server resumes, is dropped, never taken for a
+ * later request's - a new lock on the same connection works); and a
+ * destroy of such a handle (in a child, bounded: before, it hung). */
+static int reinit_child(rh_server *const *srv, int n) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk;
+    int i;
+    if (tcli_open(&t, srv, n, &cfg, 0) != 0 || rlock_lock_init(&lk, &t.cl, "ri:held", 7, RLOCK_KIND_SIMPLE) != RLOCK_OK)
+        return 10;
+    if (rlock_acquire_begin(&lk, 5000, 60000) != RLOCK_WOULD_BLOCK) return 11;
+    for (i = 0; i < 5; i++) {
+        (void)rlock_step(&lk);
+        rh_sleep_ms(5);
+    }
+    if (rlock_client_init(&t.cl, t.nodes, (size_t)n, &cfg) != RLOCK_OK) return 12;
+    rlock_lock_destroy(&lk); /* (before: never returned) */
+    tcli_close(&t);
+    return 0;
+}
+static void test_client_reinit_in_flight(rh_server *all) {
+    rh_server *srv[NSRV] = {&all[0], &all[1], &all[2]};
+    int n, i;
+    for (n = 1; n <= 3; n += 2) {
+        rlock_config cfg = cfg_base(100, NULL);
+        tcli t;
+        rlock_lock lk, lk2;
+        rlock_status st;
+        unsigned long long t0;
+        pid_t pid;
+        int status;
+        for (i = 0; i < n; i++) {
+            char buf[16];
+            CHECK_EQ_LL(rh_str(srv[i], buf, sizeof buf, "SET ri:held other PX 20000"), REDIS_REPLY_STATUS);
+        }
+        CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
+        /* backing off */
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ri:held", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 60000), RLOCK_WOULD_BLOCK);
+        for (i = 0; i < 5; i++) {
+            CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK);
+            rh_sleep_ms(5);
+        }
+        CHECK_EQ_ST(rlock_client_init(&t.cl, t.nodes, (size_t)n, &cfg), RLOCK_OK);
+        t0 = rh_now_ms();
+        while ((st = rlock_step(&lk)) == RLOCK_WOULD_BLOCK && since(t0) < 1000) tcli_wait(&t, 20);
+        CHECK_MSG(st == RLOCK_E_STATE, "%d servers: the op of a client initialised again: rlock_step %s after %lld ms",
+                  n, rlock_status_str(st), since(t0));
+        CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE); /* (ended: no op) */
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        /* its request out to a stopped server */
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "ri:free", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* (connected, scripts known) */
+        CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+        for (i = 0; i < n; i++) rh_server_pause(srv[i]);
+        CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 0), RLOCK_WOULD_BLOCK);
+        CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK); /* (sent) */
+        CHECK_EQ_ST(rlock_client_init(&t.cl, t.nodes, (size_t)n, &cfg), RLOCK_OK);
+        CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE);
+        for (i = 0; i < n; i++) rh_server_resume(srv[i]);
+        CHECK_EQ_ST(rlock_lock_init(&lk2, &t.cl, "ri:other", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk2, 5000, 0), RLOCK_OK); /* (the old reply read first, dropped) */
+        for (i = 0; i < n; i++) {
+            char buf[64];
+            CHECK_EQ_LL(rh_str(srv[i], buf, sizeof buf, "GET ri:other"), REDIS_REPLY_STRING);
+            CHECK_MSG(strcmp(buf, rlock_lock_token(&lk2)) == 0, "server %d holds %s, not the new lock's token", i, buf);
+        }
+        CHECK_EQ_ST(rlock_release(&lk2), RLOCK_OK);
+        rlock_lock_destroy(&lk);
+        rlock_lock_destroy(&lk2);
+        tcli_close(&t);
+        /* a destroy of the cut-off op's handle returns */
+        pid = rh_fork();
+        if (pid == 0) _exit(reinit_child(srv, n));
+        CHECK(pid > 0);
+        status = pid > 0 ? rh_wait_child(pid, 10000) : -1;
+        CHECK_MSG(rh_exited_with(status, 0), "%d servers: destroy of an op cut off by rlock_client_init: exit %d (-1: it hung)",
+                  n, exit_code(status));
+        for (i = 0; i < n; i++) (void)rh_int(srv[i], "DEL ri:held ri:free ri:other");
+    }
+}
+
+/* rlock_lock_init on a handle that holds its lock (no operation running)
+ * forgets it, as rlock_lock_destroy does - documented, not refused: lk may
+ * be memory never initialised, so rlock_lock_init reads nothing of it, and
+ * a held lock is in no list of its client's. This pins what the manual
+ * says: the key stays on the server with its TTL, the handle is IDLE (its
+ * release sends nothing: NOT_HELD; rlock_renew_poll renews nothing), and
+ * the client is unharmed (a new acquire of the key by another handle waits
+ * for that TTL). While an operation of it runs, rlock_lock_init refuses
+ * (RLOCK_E_STATE) and the operation goes on to its end. */
+static void test_lock_init_held(rh_server *s) {
+    rlock_config cfg = cfg_base(100, NULL);
+    tcli t;
+    rlock_lock lk, other;
+    uint32_t next;
+    long long pttl;
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "li:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend_begin(&lk, 5000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "li:key", 6, RLOCK_KIND_SIMPLE), RLOCK_E_STATE);
+    CHECK_EQ_ST(step_until_done(&lk, &t, RLOCK_WOULD_BLOCK, 2000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "li:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_renew_poll(&lk, &next), RLOCK_NOT_HELD);
+    pttl = rh_int(s, "PTTL li:key");
+    CHECK_MSG(pttl > 0 && pttl <= 5000, "the forgotten lock's key: PTTL %lld", pttl);
+    CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "li:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&other, 5000), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(rh_int(s, "DEL li:key"), 1);
+    CHECK_EQ_ST(rlock_try_acquire(&other, 5000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
+    tcli_close(&t);
+}
+
 int main(void) {
     rh_server srv[NSRV];
     int fds0, fds1, i, up = 1;
@@ -2063,6 +2244,9 @@ int main(void) {
     test_renew_reconnect(&srv[0]);
     test_renew_past_validity(srv);
     test_wake_node_down(srv);
+    test_release_finds_lost(srv);
+    test_client_reinit_in_flight(srv);
+    test_lock_init_held(&srv[0]);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
     CHECK_EQ_LL(rh_int(&srv[0], "DBSIZE"), 0); /* no lock or counter left behind */
