@@ -373,7 +373,19 @@ static int fk_connect(void *ctx) {
 }
 
 static void fk_close(void *ctx) {
-    if (fl_trace) fprintf(stderr, "  node %d: close (%s)\n", (int)((fk_node *)ctx - fk), nodes[(fk_node *)ctx - fk].x.xerr);
+    int ni = (int)((fk_node *)ctx - fk);
+    const rlock__conn *x = &nodes[ni].x;
+    if (fl_trace) fprintf(stderr, "  node %d: close (%s)\n", ni, x->xerr);
+#if !RLOCK__COMPACT
+    /* Dropped for a timeout: some request on it (not failed already) is at
+     * or past its own deadline - none is failed before it (rlock__x_timed_out). */
+    if (strcmp(x->xerr, "timeout") == 0) {
+        unsigned i;
+        for (i = x->failing; i < x->count && RLOCK__MS_BEFORE((rlock__ms)fk_now, x->q[i].deadline); i++) {}
+        FL_CHECK(i < x->count, "node %d: connection dropped for a timeout at %u, no request past its deadline", ni,
+                 (unsigned)(rlock__ms)fk_now);
+    }
+#endif
     fk_close_conn((fk_node *)ctx);
 }
 

@@ -35,6 +35,15 @@
  *  - no request begins to go out at or past its deadline (its FIFO entry's:
  *    it fails unsent instead, rlock__x_timed_out), whether its op still runs
  *    or ended, an acquire's cleanup release excepted;
+ *  - and none fails BEFORE it (check_unsent): between two calls the FIFO
+ *    entries whose commands are wholly in the TX buffer become the earlier
+ *    ones less those that went out (from the front, as many as the fake
+ *    began to receive), less those taken back - each at or past its own
+ *    deadline and no cleanup - then new ones, each survivor the same entry
+ *    (its bytes, deadline, tag; owner the same or nobody): so the entry
+ *    taken out of the FIFO is the one whose bytes left the buffer; a
+ *    connection dropped for a timeout has a request past its deadline on it
+ *    (fake.h, fk_close);
  *  - every command is well-formed RESP, names one of the locks' keys, an
  *    owner token that lock has had, a script of the locks' kind, a ttl that
  *    lock was given; EVAL only after a NOSCRIPT to the same script from that
@@ -114,7 +123,17 @@ static void hook_sleep(void *u, uint32_t ms) { (void)u; fk_now += ms; } /* (no b
 /* ---- the fake servers (fake.h), as this harness records and checks them --------- */
 static int send_first; /* in fk_send: the FIFO index of the next command to complete (-1: unknown) */
 /* The stream as rlock has it (check_sync, fk_send): the fake's partial command, then rlock's TX buffer. */
-typedef struct fk_ent { int lock; int delivered; int in_tx; } fk_ent;
+typedef struct fk_ent { int lock; int delivered; int in_tx; uint64_t hash; } fk_ent;
+/* A FIFO entry whose command is all in rlock's TX buffer (none of it went
+ * out), as check_sync saw it after the last call (check_unsent). */
+typedef struct fk_unsent { const void *owner; rlock__ms deadline; short tag; uint64_t hash; } fk_unsent;
+typedef struct fk_shadow {
+    int valid, gen, nreq;  /* the connection it was taken on (fk_node.gen), requests the fake had */
+    size_t in_len;         /* bytes of a partial command the fake had */
+    int n;
+    fk_unsent e[RLOCK_MAX_PIPELINE];
+} fk_shadow;
+static fk_shadow shadow[FK_NODES];
 static fk_ent sync_l[FK_MAX_REQ + RLOCK_MAX_PIPELINE + 8];
 static unsigned char sync_buf[FK_IN + RLOCK_TX_BUF];
 
@@ -278,6 +297,73 @@ static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
 
 /* ---- the stream-sync check ---------------------------------------------------- */
 
+/* Node n's requests that were wholly unsent after the last call (o, the
+ * shadow), against those wholly unsent now (w, nw), on the same connection.
+ * Between the two, rlock sent the first k of them (in order), took some
+ * back unsent (rlock__x_timed_out: each at or past its own deadline, not
+ * an acquire's cleanup) and appended new ones: so w must be o less what
+ * was taken back, less the k sent, then the new ones - each survivor the
+ * same entry as before (its bytes, deadline and tag; its owner the same, or
+ * nobody once its op ended). A request failed before its deadline, or a
+ * FIFO entry moved that is not the one whose bytes left tx (the stream then
+ * pairs an entry with another's bytes: other deadline or bytes), fails this. */
+static int unsent_same(const fk_unsent *a, const fk_unsent *b) {
+    return a->hash == b->hash && a->deadline == b->deadline && a->tag == b->tag &&
+           (b->owner == a->owner || b->owner == NULL);
+}
+static int unsent_may_go(const fk_unsent *a) { /* what rlock__x_timed_out may take back now */
+    return a->tag > 0 && !(a->tag & RLOCK__X_KEEP) && !RLOCK__MS_BEFORE((rlock__ms)fk_now, a->deadline);
+}
+static void check_unsent(int n, const fk_unsent *w, int nw) {
+    const fk_node *f = &fk[n];
+    fk_shadow *sh = &shadow[n];
+    if (sh->valid && sh->gen == f->gen) {
+        const fk_unsent *o = sh->e;
+        int no = sh->n, k = f->nreq - sh->nreq + (f->in_len > 0) - (sh->in_len > 0), ok = 0;
+        for (int j = nw < no ? nw : no; j >= 0 && !ok; j--) {
+            /* w[0..j) survivors, matched from the end to the latest places in o */
+            int pos[RLOCK_MAX_PIPELINE], i = no, q, gone = 0, spare = 0;
+            for (q = j - 1; q >= 0; q--) {
+                while (--i >= 0 && !unsent_same(&o[i], &w[q])) {}
+                if (i < 0) break;
+                pos[q] = i;
+            }
+            if (q >= 0) continue;
+            ok = 1;
+            /* before the first survivor: k sent, the rest taken back (no
+             * survivor: those not taken back sent, and maybe new ones after) */
+            for (i = 0; i < (j ? pos[0] : no); i++) spare += unsent_may_go(&o[i]);
+            gone = (j ? pos[0] : no) - k;
+            if (!j && gone < 0) gone = 0;
+            if (gone < 0 || spare < gone) ok = 0;
+            /* between and after the survivors: all taken back */
+            for (q = 0; q < j && ok; q++)
+                for (i = pos[q] + 1; i < (q + 1 < j ? pos[q + 1] : no); i++)
+                    if (!unsent_may_go(&o[i])) ok = 0;
+        }
+        if (!ok) {
+            if (fl_trace) {
+                fprintf(stderr, "  node %d unsent before (k %d sent since):", n, k);
+                for (int i = 0; i < no; i++) fprintf(stderr, " [%#x %u %llx]", (unsigned)(unsigned short)o[i].tag,
+                                                     (unsigned)o[i].deadline, (unsigned long long)(o[i].hash & 0xffff));
+                fprintf(stderr, "\n  node %d unsent now (t=%u):", n, (unsigned)(rlock__ms)fk_now);
+                for (int i = 0; i < nw; i++) fprintf(stderr, " [%#x %u %llx]", (unsigned)(unsigned short)w[i].tag,
+                                                     (unsigned)w[i].deadline, (unsigned long long)(w[i].hash & 0xffff));
+                fputc('\n', stderr);
+            }
+            FL_FAIL("node %d: the requests in rlock's TX buffer are not the earlier ones less those sent and those "
+                    "taken back at or past their deadline, then new ones: one failed before its deadline, or a FIFO "
+                    "entry moved that is not the one whose bytes left", n);
+        }
+    }
+    sh->valid = 1;
+    sh->gen = f->gen;
+    sh->nreq = f->nreq;
+    sh->in_len = f->in_len;
+    sh->n = nw;
+    memcpy(sh->e, w, (size_t)nw * sizeof *w);
+}
+
 /* Node n: what the fake received on its current connection, then the
  * commands in rlock's TX buffer, must end with rlock's FIFO entry by entry
  * (see INVARIANTS). */
@@ -320,6 +406,7 @@ static void check_sync(int n) {
         sync_l[len].lock = ac >= 4 && (fk_arg_is(av[0], al[0], "EVALSHA") || fk_arg_is(av[0], al[0], "EVAL"))
                          ? lock_of_key(av[3], al[3]) : -1;
         sync_l[len].delivered = 0;
+        sync_l[len].hash = fk_hash(sync_buf + p, (size_t)used);
         sync_l[len++].in_tx = 1;
         p += (size_t)used;
     }
@@ -342,6 +429,23 @@ static void check_sync(int n) {
         FL_CHECK(!sync_l[i].in_tx && sync_l[i].delivered,
                  "node %d: request %d of the connection left rlock's FIFO with its reply %s", n, i,
                  sync_l[i].in_tx ? "(it is still in the TX buffer)" : "unread");
+    if (x->conn == RLOCK__CONN_UP && f->state == FC_OPEN) {
+        /* the FIFO's entries whose commands are wholly in tx (the first one
+         * in tx is the fake's partial command's rest when it has one) */
+        int first;
+        fk_unsent now_u[RLOCK_MAX_PIPELINE];
+        int nu = 0;
+        for (first = 0; first < len && !sync_l[first].in_tx; first++) {}
+        if (f->in_len > 0) first++;
+        for (i = len - m > first ? len - m : first; i < len; i++) {
+            const rlock__pending *e = &x->q[(int)x->count - (len - i)];
+            now_u[nu].owner = e->owner;
+            now_u[nu].deadline = e->deadline;
+            now_u[nu].tag = e->tag;
+            now_u[nu++].hash = sync_l[i].hash;
+        }
+        check_unsent(n, now_u, nu);
+    } else shadow[n].valid = 0;
 }
 
 /* ---- the oracle ---------------------------------------------------------------- */
@@ -532,6 +636,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int ev, dry;
     if (!fk_start(data, size, b)) return 0;
     memset(hl, 0, sizeof hl);
+    memset(shadow, 0, sizeof shadow);
     h_locks = 2 + (int)((b[0] >> 4) & 1) + (int)((b[2] >> 6) & 1); /* 2-4 */
     h_op_seq = 0; h_nfresh = 0;
     fk_client_init(b, timeouts, (b[1] & 0x40) != 0);
