@@ -5327,8 +5327,10 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
 
 /* A held lock turned out lost: record it and tell the holder once. */
 static void rlock__mark_lost(rlock_lock *lk) {
+    /* (a renewal's extend that found it lost stays rlock_renew_poll's to
+     * collect - renewing kept - also when another call's client step read
+     * the refusal: cleared here, the poll said E_STATE for ever) */
     lk->state = RLOCK_STATE_LOST;
-    lk->renewing = 0;
     if (!lk->lost_notified) {
         lk->lost_notified = 1;
         if (lk->client->cfg.on_lost) lk->client->cfg.on_lost(lk, lk->client->cfg.hook_user);

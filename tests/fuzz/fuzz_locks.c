@@ -6,9 +6,11 @@
  *
  * One input: 1 or 3 fake nodes, 2-4 locks of one kind (simple or
  * reentrant, keys fz:lock0..3), optional AUTH, then up to FK_MAX_EVENTS
- * events, each one of: begin an acquire / extend / release on an idle lock
- * (or step it, or cancel it, when it is running: rlock_cancel_begin, then
- * stepped like any op), rlock_step on one lock, rlock_client_step, a clock
+ * events, each one of: begin an acquire / extend / release / renewal
+ * (rlock_renew_poll: an extend when due, stepped and collected by the poll)
+ * on an idle lock (or step it, or cancel it, when it is running:
+ * rlock_cancel_begin, then stepped like any op), rlock_step on one lock,
+ * rlock_client_step, a clock
  * step, a jump past the node timeouts. The transport takes from the input
  * what fuzz_lock's does (connects, partial sends and receives, errors,
  * closes, every reply and its shape), plus stalls: a send that takes
@@ -64,7 +66,11 @@
  *  - connect() never on an open connection, send()/recv() never on a
  *    closed one; after rlock_client_close every connection is closed.
  *
- * Not here: renewals and blocking calls (fuzz_lock drives them, one lock);
+ *  - a renewal is judged as an extend to the lock's ttl; the poll that
+ *    collects it returns its status, outcome RENEWED / LOST / FAILED to
+ *    match, on_lost once when it found the lock lost; one that finished
+ *    in another call's client step is still the poll's to collect;
+ * Not here: blocking calls (fuzz_lock drives them, one lock);
  * FCALL (CLIENT SETNAME and FUNCTION LOAD joined to a script) and pub/sub
  * waits (neither fuzzer: the fakes answer scripts only). (fuzz_lock's "no command while a reply is unread" is no invariant
  * here: pipelining is the point; the stream check above replaces it.)
@@ -88,6 +94,7 @@
 typedef struct hlock {
     int running;      /* an op begun whose final status was not collected yet */
     int op;           /* 0 acquire, 1 extend, 2 release */
+    int renew;        /* the extend is rlock_renew_poll's: stepped and collected by it */
     int op_id;        /* unique over all locks' ops */
     long long ttl, held_ttl, wait;
     int was_held, cancelled, lost_calls;
@@ -458,7 +465,8 @@ static void end_of_op(int l, rlock_status st) {
     FL_CHECK(st != RLOCK_WOULD_BLOCK, "lock %d: op ended WOULD_BLOCK", l);
     if (fl_trace)
         fprintf(stderr, "lock %d op %d: %s%s -> %s (state %d, votes %zu, t=%llu)\n", l, h->op_id,
-                h->op == 0 ? "acquire" : h->op == 1 ? "extend" : "release", h->cancelled ? " (cancelled)" : "",
+                h->op == 0 ? "acquire" : h->renew ? "renewal" : h->op == 1 ? "extend" : "release",
+                h->cancelled ? " (cancelled)" : "",
                 rlock_status_str(st), (int)rlock_lock_state(&lk[l]), rlock_last_votes(&lk[l]),
                 (unsigned long long)fk_now);
     if (h->op == 0) {
@@ -520,8 +528,14 @@ static void end_of_op(int l, rlock_status st) {
                      popcount(h->held_mask));
         }
     }
+    if (h->renew && !h->cancelled) {
+        rlock_renewal o = rlock_renew_outcome(&lk[l]);
+        FL_CHECK(st == RLOCK_OK ? o == RLOCK_RENEW_RENEWED : st == RLOCK_LOST ? o == RLOCK_RENEW_LOST : o == RLOCK_RENEW_FAILED,
+                 "lock %d: a renewal ended %s, its outcome %d", l, rlock_status_str(st), (int)o);
+        if (st == RLOCK_LOST && h->was_held) FL_CHECK(h->lost_calls == 1, "lock %d: renewal found it lost without on_lost", l);
+    }
     for (int n = 0; n < h_nodes; n++) fk[n].needs_release &= ~(1u << l);
-    h->running = 0;
+    h->running = h->renew = 0;
 }
 
 static void check_all(void) {
@@ -546,7 +560,17 @@ static void collect(void) {
     for (int l = 0; l < h_locks; l++) {
         rlock_status st;
         if (!hl[l].running) continue;
-        st = rlock_result(&lk[l]);
+        if (hl[l].renew) {
+            /* A renewal's end is the poll's to collect (rlock_result would
+             * take it and leave the poll's bookkeeping undone): once it is
+             * done (private: look inside), the poll must return it without I/O. */
+            uint32_t next;
+            if (lk[l].op.kind == RLOCK__OP_NONE || lk[l].op.phase != RLOCK__PH_DONE) continue;
+            st = rlock_renew_poll(&lk[l], &next);
+            FL_CHECK(st != RLOCK_WOULD_BLOCK, "lock %d: its renewal is done, rlock_renew_poll says it blocks", l);
+        } else {
+            st = rlock_result(&lk[l]);
+        }
         check_status(st, "rlock_result");
         if (st != RLOCK_WOULD_BLOCK) end_of_op(l, st);
     }
@@ -583,12 +607,27 @@ static void begin(int l, int op) {
         h->ttl = ttls[in_byte() % 16];
         ttl_note(h, h->ttl);
         st = rlock_extend_begin(&lk[l], h->ttl);
+    } else if (op == 3) { /* a renewal: an extend to the lock's own ttl (private: look inside), when due */
+        uint32_t next;
+        h->op = 1;
+        h->renew = 1;
+        h->ttl = lk[l].ttl_ms;
+        ttl_note(h, h->ttl);
+        st = rlock_renew_poll(&lk[l], &next);
+        if (st != RLOCK_WOULD_BLOCK && (st == RLOCK_NOT_HELD || rlock_renew_outcome(&lk[l]) == RLOCK_RENEW_NOT_DUE)) {
+            FL_CHECK(st == RLOCK_OK || st == RLOCK_NOT_HELD, "lock %d: a renewal not due returned %s", l, rlock_status_str(st));
+            if (fl_trace) fprintf(stderr, "lock %d: renewal not due -> %s\n", l, rlock_status_str(st));
+            h->running = h->renew = 0; /* no extend went out */
+            collect();
+            return;
+        }
     } else {
         st = rlock_release_begin(&lk[l]);
     }
     tok_note(h, rlock_lock_token(&lk[l]));
     if (fl_trace) fprintf(stderr, "lock %d op %d: %s begins (ttl %lld, wait %lld) -> %s\n", l, h->op_id,
-                          op == 0 ? "acquire" : op == 1 ? "extend" : "release", h->ttl, h->wait, rlock_status_str(st));
+                          op == 0 ? "acquire" : op == 1 ? "extend" : op == 3 ? "renewal" : "release", h->ttl, h->wait,
+                          rlock_status_str(st));
     took(l, st, "begin");
 }
 
@@ -600,12 +639,17 @@ static void event(unsigned e) {
         if (!hl[l].running) { begin(l, (e & 7) <= 1 || (e & 7) == 7 ? 0 : (int)(e & 7) - 1); break; }
         fk_now += clock_step(in_byte());
         if (fl_trace) fprintf(stderr, "step lock %d (t=%llu)\n", l, (unsigned long long)fk_now);
-        st = rlock_step(&lk[l]);
+        if (hl[l].renew) {
+            uint32_t next;
+            st = rlock_renew_poll(&lk[l], &next);
+        } else {
+            st = rlock_step(&lk[l]);
+        }
         (void)rlock_next_timeout_ms(&lk[l]);
-        took(l, st, "rlock_step");
+        took(l, st, hl[l].renew ? "rlock_renew_poll" : "rlock_step");
         break;
     case 4:
-        if (!hl[l].running) { begin(l, (int)(e >> 5) % 3); break; }
+        if (!hl[l].running) { begin(l, (e >> 5) < 6 ? (int)(e >> 5) % 3 : 3); break; } /* (3: a renewal) */
         if (fl_trace) fprintf(stderr, "cancel lock %d\n", l);
         hl[l].cancelled = 1;
         st = rlock_cancel_begin(&lk[l]);
