@@ -80,7 +80,8 @@ typedef struct fk_req {
     int conn;            /* connection number on its node */
     int lock;            /* the lock a script call names (-1: not a script) */
     int op;              /* that lock's op id when it arrived (0: none running) */
-    int kind, script, eval;
+    int kind, script, eval; /* eval: the script's text came with it (EVAL, or FCALL right after its FUNCTION LOAD) */
+    int fcall;           /* FCALL (RQ_SCRIPT); RQ_OTHER: 1 CLIENT SETNAME, 2 FUNCTION LOAD of `script`'s library */
     uint64_t t_first;    /* clock when its first byte arrived */
     long long ttl;
     int reply;           /* RP_*; RP_NONE: never answered */
@@ -221,7 +222,9 @@ static void fk_reply_script(fk_node *f, fk_req *r) {
         if (acquire) { r->reply = RP_REFUSED; r->val = -1; snprintf(s, sizeof s, "*2\r\n:0\r\n:-1\r\n"); }
         else { r->reply = RP_INT; r->val = 0; snprintf(s, sizeof s, ":0\r\n"); }
         break;
-    case 5: r->reply = RP_NOSCRIPT; snprintf(s, sizeof s, "-NOSCRIPT No matching script. Please use EVAL.\r\n"); break;
+    case 5: r->reply = RP_NOSCRIPT;
+        snprintf(s, sizeof s, r->fcall ? "-ERR Function not found\r\n" : "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+        break;
     case 6: r->reply = RP_ERROR; snprintf(s, sizeof s, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"); break;
     case 7: r->reply = RP_ERROR; snprintf(s, sizeof s, (c >> 4) & 1 ? "-NOAUTH Authentication required.\r\n" : "-NOPERM this user has no permissions\r\n"); break;
     case 8: r->reply = RP_ERROR; snprintf(s, sizeof s, (c >> 4) & 1 ? "-READONLY You can't write against a read only replica.\r\n" : "-OOM command not allowed\r\n"); break;
@@ -254,7 +257,7 @@ static void fk_reply_script(fk_node *f, fk_req *r) {
     }
     if (r->reply == RP_NOSCRIPT && r->eval) { r->reply = RP_ERROR; snprintf(s, sizeof s, "-ERR no script\r\n"); }
     if (fl_trace) fprintf(stderr, "  node %d: lock %d op %d script %d%s t=%llu -> %.*s\n", (int)(f - fk), r->lock,
-                          r->op, r->script, r->eval ? " (EVAL)" : "", (unsigned long long)r->t_first,
+                          r->op, r->script, r->fcall ? (r->eval ? " (FCALL, loaded)" : " (FCALL)") : r->eval ? " (EVAL)" : "", (unsigned long long)r->t_first,
                           (int)strcspn(s + 4, "\r") + 4, s);
     fk_emitz(f, s);
     r->rep_end = f->out_base + f->out_len;
@@ -291,6 +294,46 @@ static fk_req *fk_new_request(fk_node *f, int ni, const unsigned char **av, cons
         if (!f->hung && !in_dry) { r->reply = RP_OK; fk_emitz(f, "+PONG\r\n"); r->rep_end = f->out_base + f->out_len; }
         return r;
     }
+#if RLOCK__HAS_FCALL
+    if (fk_arg_is(av[0], al[0], "CLIENT") || fk_arg_is(av[0], al[0], "FUNCTION")) {
+        /* CLIENT SETNAME rlock-VERSION before a connection's first FCALL;
+         * FUNCTION LOAD REPLACE of a script's library (its text exactly),
+         * only after that function was not found on this node */
+        char ver[32], fn[64], lib[8192];
+        r->kind = RQ_OTHER;
+        if (fk_arg_is(av[0], al[0], "CLIENT")) {
+            FL_CHECK(ac == 3 && fk_arg_is(av[1], al[1], "SETNAME") && rlock_function_version(ver, sizeof ver),
+                     "node %d: CLIENT %.*s", ni, (int)al[1], (const char *)av[1]);
+            FL_CHECK(al[2] == 6 + strlen(ver) && memcmp(av[2], "rlock-", 6) == 0 && memcmp(av[2] + 6, ver, strlen(ver)) == 0,
+                     "node %d: CLIENT SETNAME %.*s", ni, (int)al[2], (const char *)av[2]);
+            r->fcall = 1;
+        } else {
+            int i;
+            FL_CHECK(ac == 4 && fk_arg_is(av[1], al[1], "LOAD") && fk_arg_is(av[2], al[2], "REPLACE"),
+                     "node %d: FUNCTION %.*s", ni, (int)al[1], (const char *)av[1]);
+            r->fcall = 2;
+            r->script = -1;
+            for (i = 0; i < RLOCK_SCRIPT_COUNT && r->script < 0; i++) {
+                if (!rlock_script_text(i) || !rlock_function_name(i, fn, sizeof fn)) continue;
+                snprintf(lib, sizeof lib, "#!lua name=%s\nredis.register_function('%s',function(KEYS,ARGV) %s end)", fn, fn,
+                         rlock_script_text(i));
+                if (fk_arg_is(av[3], al[3], lib)) r->script = i;
+            }
+            FL_CHECK(r->script >= 0, "node %d: FUNCTION LOAD of a library that is none of the scripts'", ni);
+            for (i = f->nreq - 2; i >= 0; i--) {
+                const fk_req *p = &f->req[i];
+                if (p->kind == RQ_SCRIPT && p->fcall && p->script == r->script && p->reply == RP_NOSCRIPT) break;
+            }
+            FL_CHECK(i >= 0, "node %d: FUNCTION LOAD of script %d's library, never missing here", ni, r->script);
+        }
+        if (in_dry || f->hung) return r;
+        if (r->fcall == 2 && in_byte() % 8 == 0) { r->reply = RP_ERROR; fk_emitz(f, "-ERR Error compiling function\r\n"); }
+        else if (r->fcall == 2) { r->reply = RP_OK; snprintf(lib, sizeof lib, "$%zu\r\n%s\r\n", strlen(fn), fn); fk_emitz(f, lib); }
+        else { r->reply = RP_OK; fk_emitz(f, "+OK\r\n"); }
+        r->rep_end = f->out_base + f->out_len;
+        return r;
+    }
+#endif
     *done = 0;
     return r;
 }
@@ -304,18 +347,34 @@ typedef struct fk_call {
 /* EVAL[SHA] script numkeys KEYS... ARGV...: KEYS[1] is the lock, ARGV[1]
  * the owner, ARGV[2] the ttl (the rest is the wait queue's). Checks the
  * shape and fills r (kind, eval, script, nkeys, owner hash, ttl) and *c. */
-static void fk_parse_script(fk_req *r, int ni, const unsigned char **av, const size_t *al, int ac, fk_call *c) {
+static void fk_parse_script(const fk_node *f, fk_req *r, int ni, const unsigned char **av, const size_t *al, int ac, fk_call *c) {
     int i, nk;
     long long t = 0;
     const unsigned char *ttl;
     r->kind = RQ_SCRIPT;
     r->eval = fk_arg_is(av[0], al[0], "EVAL");
-    FL_CHECK(r->eval || fk_arg_is(av[0], al[0], "EVALSHA"), "node %d: unexpected command %.*s", ni, (int)al[0], (const char *)av[0]);
+#if RLOCK__HAS_FCALL
+    r->fcall = fk_arg_is(av[0], al[0], "FCALL");
+#endif
+    FL_CHECK(r->eval || r->fcall || fk_arg_is(av[0], al[0], "EVALSHA"), "node %d: unexpected command %.*s", ni, (int)al[0],
+             (const char *)av[0]);
     FL_CHECK(ac >= 6, "node %d: script call with %d arguments", ni, ac);
     r->script = -1;
-    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++)
+    for (i = 0; i < RLOCK_SCRIPT_COUNT; i++) {
+#if RLOCK__HAS_FCALL
+        char fn[64];
+        if (r->fcall) {
+            if (rlock_function_name(i, fn, sizeof fn) && fk_arg_is(av[1], al[1], fn)) r->script = i;
+            continue;
+        }
+#endif
         if (fk_arg_is(av[1], al[1], r->eval ? rlock_script_text(i) : rlock_script_sha(i))) r->script = i;
+    }
     FL_CHECK(r->script >= 0, "node %d: unknown script", ni);
+    if (r->fcall) { /* right after its library's FUNCTION LOAD (joined: one attempt), the function is there */
+        const fk_req *p = r - 1;
+        r->eval = r > f->req && p->kind == RQ_OTHER && p->fcall == 2 && p->script == r->script && p->conn == r->conn;
+    }
     FL_CHECK(al[2] == 1 && av[2][0] >= '1' && av[2][0] <= '9', "node %d: bad numkeys", ni);
     nk = av[2][0] - '0';
     FL_CHECK(ac >= 5 + nk, "node %d: %d keys but %d arguments", ni, nk, ac);
@@ -532,8 +591,8 @@ static int fk_start(const uint8_t *data, size_t size, unsigned b[3]) {
 }
 
 /* The client over h_nodes fake nodes: b[1] and b[2] choose its config
- * (node timeout from timeouts[4]), fencing as the harness says. */
-static void fk_client_init(const unsigned b[3], const uint32_t *timeouts, int fencing) {
+ * (node timeout from timeouts[4]), fencing and cfg.scripts as the harness says. */
+static void fk_client_init(const unsigned b[3], const uint32_t *timeouts, int fencing, int scripts) {
     static const uint32_t drifts[4] = { 0, 0, 1, 500 };
     static const uint32_t bmin[4] = { 0, 1, 5, 200 }, bmax[4] = { 0, 1, 50, 100 };
     rlock_config cfg;
@@ -554,6 +613,7 @@ static void fk_client_init(const unsigned b[3], const uint32_t *timeouts, int fe
     /* The model server answers scripts only; the plain SET NX PX fast path
      * is covered by test_unit (test_plain_fast_path) and the Redis suites. */
     cfg.scripts_only = 1;
+    if (scripts) cfg.scripts = scripts;
     for (int n = 0; n < h_nodes; n++) {
         memset(&tr, 0, sizeof tr);
         tr.ctx = &fk[n];

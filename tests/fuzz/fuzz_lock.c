@@ -103,7 +103,7 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     if (!r) return;
     r->op = h_op_id;
     if (done) return; /* AUTH, PING */
-    fk_parse_script(r, ni, av, al, ac, &c);
+    fk_parse_script(f, r, ni, av, al, ac, &c);
     r->lock = 0;
     FL_CHECK(c.key_len == h_key_len && memcmp(c.key, h_key, h_key_len) == 0, "node %d: wrong key", ni);
     FL_CHECK(fk_arg_is(c.owner, c.owner_len, rlock_lock_token(&lk)), "node %d: owner is not the lock's token", ni);
@@ -369,7 +369,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int ops;
     if (!fk_start(data, size, b)) return 0;
     h_op = -1; h_op_id = 0; h_held_ttl = 0; h_ntok = 0; h_cancelled = 0; h_lost_calls = 0; h_held_mask = 0;
-    fk_client_init(b, timeouts, (b[2] & 0x80) != 0);
+    fk_client_init(b, timeouts, (b[2] & 0x80) != 0, 0);
     h_key_len = (b[2] & 0x20) ? RLOCK_MAX_KEY_LEN : 7;
     memset(h_key, 'k', h_key_len);
     memcpy(h_key, "fz:lock", 7);

@@ -70,9 +70,14 @@
  *    collects it returns its status, outcome RENEWED / LOST / FAILED to
  *    match, on_lost once when it found the lock lost; one that finished
  *    in another call's client step is still the poll's to collect;
- * Not here: blocking calls (fuzz_lock drives them, one lock);
- * FCALL (CLIENT SETNAME and FUNCTION LOAD joined to a script) and pub/sub
- * waits (neither fuzzer: the fakes answer scripts only). (fuzz_lock's "no command while a reply is unread" is no invariant
+ *  - FCALL mode (b[2] bit 7, cfg.scripts RLOCK_SCRIPTS_FCALL): the fake
+ *    answers FCALL as the script (or "Function not found"), CLIENT SETNAME
+ *    with this build's version, FUNCTION LOAD REPLACE of exactly a
+ *    script's library and only after that function was not found on the
+ *    node; the parts of one attempt are joined (RLOCK__X_JOINED: a later
+ *    part may go out late behind a first part that went in time);
+ * Not here: blocking calls (fuzz_lock drives them, one lock) and pub/sub
+ * waits (neither fuzzer: the fakes answer commands, they publish nothing). (fuzz_lock's "no command while a reply is unread" is no invariant
  * here: pipelining is the point; the stream check above replaces it.)
  *
  * Build with -DRLOCK_LIBFUZZER for libFuzzer; without it, main() replays the
@@ -181,16 +186,18 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     if (send_first >= 0 && send_first < (int)nodes[ni].x.count) {
         /* No request begins to go out at or past its deadline: it
          * fails unsent instead (rlock__x_timed_out), an acquire's
-         * cleanup (RLOCK__X_KEEP) and the exchange's own (tag < 0) excepted. */
+         * cleanup (RLOCK__X_KEEP), the exchange's own (tag < 0) and a later
+         * part of an attempt whose first part went out (RLOCK__X_JOINED:
+         * the FCALL behind its CLIENT SETNAME / FUNCTION LOAD) excepted. */
         const rlock__pending *e = &nodes[ni].x.q[send_first++];
-        FL_CHECK(e->tag <= 0 || (e->tag & RLOCK__X_KEEP) || RLOCK__MS_BEFORE(f->in_t_first, e->deadline),
+        FL_CHECK(e->tag <= 0 || (e->tag & (RLOCK__X_KEEP | RLOCK__X_JOINED)) || RLOCK__MS_BEFORE(f->in_t_first, e->deadline),
                  "node %d: a request (%s) began to go out at %llu, at or past its deadline %u", ni,
                  e->owner ? "its op running" : "its op ended", (unsigned long long)f->in_t_first,
                  (unsigned)e->deadline);
     }
     r = fk_new_request(f, ni, av, al, ac, &done);
     if (!r || done) return; /* (AUTH, PING) */
-    fk_parse_script(r, ni, av, al, ac, &c);
+    fk_parse_script(f, r, ni, av, al, ac, &c);
     l = lock_of_key(c.key, c.key_len);
     FL_CHECK(l >= 0, "node %d: a key that is none of the locks'", ni);
     h = &hl[l];
@@ -410,7 +417,8 @@ static void check_sync(int n) {
         FL_CHECK(used > 0, "node %d: rlock's TX buffer %s at byte %zu of %zu: %.*s", n,
                  used == 0 ? "ends inside a command" : "holds malformed RESP", p, blen, (int)(blen - p),
                  (const char *)sync_buf + p);
-        sync_l[len].lock = ac >= 4 && (fk_arg_is(av[0], al[0], "EVALSHA") || fk_arg_is(av[0], al[0], "EVAL"))
+        sync_l[len].lock = ac >= 4 && (fk_arg_is(av[0], al[0], "EVALSHA") || fk_arg_is(av[0], al[0], "EVAL") ||
+                                       fk_arg_is(av[0], al[0], "FCALL"))
                          ? lock_of_key(av[3], al[3]) : -1;
         sync_l[len].delivered = 0;
         sync_l[len].hash = fk_hash(sync_buf + p, (size_t)used);
@@ -683,7 +691,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(shadow, 0, sizeof shadow);
     h_locks = 2 + (int)((b[0] >> 4) & 1) + (int)((b[2] >> 6) & 1); /* 2-4 */
     h_op_seq = 0; h_nfresh = 0;
-    fk_client_init(b, timeouts, (b[1] & 0x40) != 0);
+    /* b[2] bit 7: the scripts as Redis functions (FCALL, CLIENT SETNAME and
+     * FUNCTION LOAD joined to it in one attempt) */
+    fk_client_init(b, timeouts, (b[1] & 0x40) != 0, (b[2] & 0x80) && RLOCK__HAS_FCALL ? RLOCK_SCRIPTS_FCALL : 0);
     /* long keys fill the TX buffer sooner: requests wait for room behind others */
     h_key_len = (b[2] & 0x20) ? RLOCK_MAX_KEY_LEN : 8;
     for (int l = 0; l < h_locks; l++) {
