@@ -216,7 +216,7 @@ static void check_end_of_op(rlock_status st, int op, long long wait) {
             int votes = count_votes(&lk, 0, h_op_id, h_held_mask, script_base(), 1, &first);
             FL_CHECK((size_t)votes >= rlock_client_quorum(&cl), "acquire OK with %d granted replies, quorum %zu",
                      votes, rlock_client_quorum(&cl));
-            check_validity(&lk, 0, h_ttl, first);
+            check_validity(&lk, 0, h_ttl, first, 0);
             h_held_mask = h_vote_mask;
             FL_CHECK(rlock_hold_count(&lk) >= 1, "acquired with hold count %lld", rlock_hold_count(&lk));
             if (!h_was_held) {
@@ -236,7 +236,7 @@ static void check_end_of_op(rlock_status st, int op, long long wait) {
             uint64_t first;
             int votes = count_votes(&lk, 0, h_op_id, h_held_mask, script_base() + 1, 0, &first);
             FL_CHECK((size_t)votes >= rlock_client_quorum(&cl), "extend OK with %d votes", votes);
-            check_validity(&lk, 0, h_ttl, first);
+            check_validity(&lk, 0, h_ttl, first, 0);
             h_held_mask = h_vote_mask;
             h_held_ttl = h_ttl;
         }

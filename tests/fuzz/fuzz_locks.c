@@ -8,7 +8,8 @@
  * reentrant, keys fz:lock0..3), optional AUTH, then up to FK_MAX_EVENTS
  * events, each one of: begin an acquire / extend / release / renewal
  * (rlock_renew_poll: an extend when due, stepped and collected by the poll)
- * on an idle lock (or step it, or cancel it, when it is running:
+ * on an idle lock, or run an acquire / extend / release there by its
+ * blocking call (or step it, or cancel it, when it is running:
  * rlock_cancel_begin, then stepped like any op), rlock_step on one lock,
  * rlock_client_step, a clock
  * step, a jump past the node timeouts. The transport takes from the input
@@ -76,8 +77,14 @@
  *    script's library and only after that function was not found on the
  *    node; the parts of one attempt are joined (RLOCK__X_JOINED: a later
  *    part may go out late behind a first part that went in time);
- * Not here: blocking calls (fuzz_lock drives them, one lock) and pub/sub
- * waits (neither fuzzer: the fakes answer commands, they publish nothing). (fuzz_lock's "no command while a reply is unread" is no invariant
+ *  - a blocking call (rlock_acquire / _extend / _release on an idle lock,
+ *    the other locks' ops going on inside it) returns a final status, ends
+ *    within FK_DRY_CALLS hook calls once the input is spent, and never
+ *    spins: the clock read 1,000,000 times without moving fails (fake.h);
+ *    an op that ended inside another lock's blocking call may be LOST by
+ *    the time it is collected (its validity ran out meanwhile);
+ * Not here: pub/sub waits (neither fuzzer: the fakes answer commands, they
+ * publish nothing). (fuzz_lock's "no command while a reply is unread" is no invariant
  * here: pipelining is the point; the stream check above replaces it.)
  *
  * Build with -DRLOCK_LIBFUZZER for libFuzzer; without it, main() replays the
@@ -94,12 +101,15 @@
 #define FK_DRY_STEPS 12
 #define FK_MAX_EVENTS 96
 #define FK_HIST 24 /* tokens and ttls a lock had */
+#define FK_DRY_CALLS 200000
 
 /* ---- the locks, as the harness sees them ------------------------------------ */
 typedef struct hlock {
     int running;      /* an op begun whose final status was not collected yet */
     int op;           /* 0 acquire, 1 extend, 2 release */
     int renew;        /* the extend is rlock_renew_poll's: stepped and collected by it */
+    int blocking;     /* in a blocking call: its own status ends it, not collect() */
+    int blocking_call; /* (took: the call that returned was blocking) */
     int op_id;        /* unique over all locks' ops */
     long long ttl, held_ttl, wait;
     int was_held, cancelled, lost_calls;
@@ -113,6 +123,7 @@ typedef struct hlock {
 static rlock_lock lk[FK_LOCKS];
 static hlock hl[FK_LOCKS];
 static int h_locks, h_op_seq;
+static int h_late; /* collecting ops that ended during another lock's blocking call */
 static size_t h_key_len;
 static char h_fresh[FK_MAX_EVENTS][RLOCK_MAX_OWNER_LEN + 1]; /* simple tokens of fresh grants, every lock */
 static int h_nfresh;
@@ -130,7 +141,12 @@ static void hook_lost(rlock_lock *l, void *u) {
     FL_CHECK(j >= 0 && j < h_locks, "on_lost called with a lock that is not one of ours");
     FL_CHECK(++hl[j].lost_calls == 1, "lock %d: on_lost called %d times for one grant", j, hl[j].lost_calls);
 }
-static void hook_sleep(void *u, uint32_t ms) { (void)u; fk_now += ms; } /* (no blocking calls here) */
+static long fk_hook_calls; /* sleep/wait calls in this blocking call since the input ran dry */
+static void dry_tick(void) {
+    if (in_dry && ++fk_hook_calls > FK_DRY_CALLS)
+        FL_FAIL("blocking call still running after %d hook calls with the input spent", FK_DRY_CALLS);
+}
+static void hook_sleep(void *u, uint32_t ms) { (void)u; fk_now += ms; dry_tick(); }
 
 /* ---- the fake servers (fake.h), as this harness records and checks them --------- */
 static int send_first; /* in fk_send: the FIFO index of the next command to complete (-1: unknown) */
@@ -303,9 +319,17 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
     return fk_deliver(f, buf, len, k);
 }
 
+/* A blocking call waits (fuzz_lock's): ready at once when a reply waits,
+ * else as the input says, the clock moving by what it waited. */
 static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
-    (void)ctx; (void)want;
-    fk_now += timeout_ms ? timeout_ms : 1; /* (no blocking calls here: not reached) */
+    fk_node *f = (fk_node *)ctx;
+    unsigned c;
+    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
+    if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; } /* quiet: recv would block */
+    if ((want & RLOCK_WANT_READ) && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
+    c = in_byte();
+    if (c & 1) return 1;
+    fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
     return 0;
 }
 
@@ -484,7 +508,7 @@ static void end_of_op(int l, rlock_status st) {
         if (st == RLOCK_OK && !h->cancelled) {
             int votes = count_votes(&lk[l], l, h->op_id, h->held_mask, script_base(), 1, &first);
             FL_CHECK(votes >= q, "lock %d: acquire OK with %d granted replies to it, quorum %d", l, votes, q);
-            check_validity(&lk[l], l, h->ttl, first);
+            check_validity(&lk[l], l, h->ttl, first, h_late);
             h->held_mask = h_vote_mask;
             FL_CHECK(rlock_hold_count(&lk[l]) >= 1, "lock %d: acquired with hold count %lld", l, rlock_hold_count(&lk[l]));
             if (!h->was_held) {
@@ -523,7 +547,7 @@ static void end_of_op(int l, rlock_status st) {
         if (st == RLOCK_OK && !h->cancelled) {
             int votes = count_votes(&lk[l], l, h->op_id, h->held_mask, script_base() + 1, 0, &first);
             FL_CHECK(votes >= q, "lock %d: extend OK with %d votes", l, votes);
-            check_validity(&lk[l], l, h->ttl, first);
+            check_validity(&lk[l], l, h->ttl, first, h_late);
             h->held_mask = h_vote_mask;
             h->held_ttl = h->ttl;
         }
@@ -543,7 +567,7 @@ static void end_of_op(int l, rlock_status st) {
         if (st == RLOCK_LOST && h->was_held) FL_CHECK(h->lost_calls == 1, "lock %d: renewal found it lost without on_lost", l);
     }
     for (int n = 0; n < h_nodes; n++) fk[n].needs_release &= ~(1u << l);
-    h->running = h->renew = 0;
+    h->running = h->renew = h->blocking = 0;
 }
 
 static void check_all(void) {
@@ -567,7 +591,7 @@ static void check_all(void) {
 static void collect(void) {
     for (int l = 0; l < h_locks; l++) {
         rlock_status st;
-        if (!hl[l].running) continue;
+        if (!hl[l].running || hl[l].blocking) continue;
         if (hl[l].renew) {
             /* A renewal's end is the poll's to collect (rlock_result would
              * take it and leave the poll's bookkeeping undone): once it is
@@ -589,18 +613,26 @@ static void collect(void) {
 static void took(int l, rlock_status st, const char *where) {
     check_status(st, where);
     if (st != RLOCK_WOULD_BLOCK) end_of_op(l, st);
+    h_late = hl[l].blocking_call; /* the others' ops that ended during l's blocking call */
+    hl[l].blocking_call = 0;
     collect();
+    h_late = 0;
 }
 
-static void begin(int l, int op) {
+/* Begin op on idle lock l (3: a renewal), or with `blocking` run it to its
+ * end by the blocking call (rlock_acquire / _extend / _release), which
+ * steps the client: the other locks' ops go on meanwhile. */
+static void begin(int l, int op, int blocking) {
     hlock *h = &hl[l];
     rlock_status st;
+    fk_hook_calls = 0;
     h->op = op;
     h->op_id = ++h_op_seq;
     h->cancelled = 0;
     h->wait = 0;
     h->was_held = rlock_lock_state(&lk[l]) == RLOCK_STATE_HELD;
     h->running = 1; /* (before the call: requests may go out in it) */
+    h->blocking = h->blocking_call = blocking;
     if (op == 0) {
         unsigned w;
         h->ttl = ttls[in_byte() % 16];
@@ -610,11 +642,11 @@ static void begin(int l, int op) {
         /* the token the acquire will send is chosen inside: note the
          * current one (re-entry, cleanup) and, after begin, the new one */
         tok_note(h, rlock_lock_token(&lk[l]));
-        st = rlock_acquire_begin(&lk[l], h->ttl, h->wait);
+        st = blocking ? rlock_acquire(&lk[l], h->ttl, h->wait) : rlock_acquire_begin(&lk[l], h->ttl, h->wait);
     } else if (op == 1) {
         h->ttl = ttls[in_byte() % 16];
         ttl_note(h, h->ttl);
-        st = rlock_extend_begin(&lk[l], h->ttl);
+        st = blocking ? rlock_extend(&lk[l], h->ttl) : rlock_extend_begin(&lk[l], h->ttl);
     } else if (op == 3) { /* a renewal: an extend to the lock's own ttl (private: look inside), when due */
         uint32_t next;
         h->op = 1;
@@ -625,17 +657,19 @@ static void begin(int l, int op) {
         if (st != RLOCK_WOULD_BLOCK && (st == RLOCK_NOT_HELD || rlock_renew_outcome(&lk[l]) == RLOCK_RENEW_NOT_DUE)) {
             FL_CHECK(st == RLOCK_OK || st == RLOCK_NOT_HELD, "lock %d: a renewal not due returned %s", l, rlock_status_str(st));
             if (fl_trace) fprintf(stderr, "lock %d: renewal not due -> %s\n", l, rlock_status_str(st));
-            h->running = h->renew = 0; /* no extend went out */
+            h->running = h->renew = h->blocking = 0; /* no extend went out */
             collect();
             return;
         }
     } else {
-        st = rlock_release_begin(&lk[l]);
+        st = blocking ? rlock_release(&lk[l]) : rlock_release_begin(&lk[l]);
     }
+    if (blocking) FL_CHECK(st != RLOCK_WOULD_BLOCK, "lock %d: a blocking call returned WOULD_BLOCK", l);
     tok_note(h, rlock_lock_token(&lk[l]));
-    if (fl_trace) fprintf(stderr, "lock %d op %d: %s begins (ttl %lld, wait %lld) -> %s\n", l, h->op_id,
-                          op == 0 ? "acquire" : op == 1 ? "extend" : op == 3 ? "renewal" : "release", h->ttl, h->wait,
-                          rlock_status_str(st));
+    if (fl_trace) fprintf(stderr, "lock %d op %d: %s%s%s (ttl %lld, wait %lld) -> %s\n", l, h->op_id,
+                          blocking ? "blocking " : "",
+                          op == 0 ? "acquire" : op == 1 ? "extend" : op == 3 ? "renewal" : "release",
+                          blocking ? "" : " begins", h->ttl, h->wait, rlock_status_str(st));
     took(l, st, "begin");
 }
 
@@ -644,7 +678,11 @@ static void event(unsigned e) {
     rlock_status st;
     switch (e & 7) {
     case 0: case 1: case 2: case 3: case 7: /* begin on an idle lock, else step it */
-        if (!hl[l].running) { begin(l, (e & 7) <= 1 || (e & 7) == 7 ? 0 : (int)(e & 7) - 1); break; }
+        if (!hl[l].running) { /* (7: the blocking call of an op the next byte picks) */
+            if ((e & 7) == 7) begin(l, (int)(in_byte() % 3), 1);
+            else begin(l, (e & 7) <= 1 ? 0 : (int)(e & 7) - 1, 0);
+            break;
+        }
         fk_now += clock_step(in_byte());
         if (fl_trace) fprintf(stderr, "step lock %d (t=%llu)\n", l, (unsigned long long)fk_now);
         if (hl[l].renew) {
@@ -657,7 +695,7 @@ static void event(unsigned e) {
         took(l, st, hl[l].renew ? "rlock_renew_poll" : "rlock_step");
         break;
     case 4:
-        if (!hl[l].running) { begin(l, (e >> 5) < 6 ? (int)(e >> 5) % 3 : 3); break; } /* (3: a renewal) */
+        if (!hl[l].running) { begin(l, (e >> 5) < 6 ? (int)(e >> 5) % 3 : 3, 0); break; } /* (3: a renewal) */
         if (fl_trace) fprintf(stderr, "cancel lock %d\n", l);
         hl[l].cancelled = 1;
         st = rlock_cancel_begin(&lk[l]);
