@@ -11,9 +11,9 @@
  *               through fk_new_request and fk_parse_script, then answer it
  *               (fk_reply_script);
  *   fk_granted  a grant to lock r->lock was read by rlock (cleanup bookkeeping).
- * The transport's send()/recv()/wait() are each harness's own (their input
- * bytes mean different things: their seed corpora were made for them); they
- * end in fk_accept and fk_deliver.
+ * The transport's send()/recv() are each harness's own (their input bytes
+ * mean different things: their seed corpora were made for them); they end
+ * in fk_accept and fk_deliver.
  *
  * The fake's request records: one per command, in arrival order; a script
  * call's names its lock (fuzz_lock: 0; -1 for AUTH/PING) and the op of that
@@ -62,6 +62,20 @@ static uint64_t hook_now(void *u) {
     if (fk_now != fk_now_last) { fk_now_last = fk_now; fk_now_same = 0; }
     else FL_CHECK(++fk_now_same < 1000000, "the clock read %ld times without moving: a busy loop", fk_now_same);
     return fk_now;
+}
+/* Blocking calls: once the input is spent, a call must end within
+ * FK_DRY_CALLS sleep/wait hook calls (the harness zeroes fk_hook_calls
+ * before each). */
+#define FK_DRY_CALLS 200000
+static long fk_hook_calls;
+static void dry_tick(void) {
+    if (in_dry && ++fk_hook_calls > FK_DRY_CALLS)
+        FL_FAIL("blocking call still running after %d hook calls with the input spent", FK_DRY_CALLS);
+}
+static void hook_sleep(void *u, uint32_t ms) {
+    (void)u;
+    fk_now += ms;
+    dry_tick();
 }
 static int hook_random(void *u, unsigned char *b, size_t n) {
     (void)u;
@@ -131,9 +145,7 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
 static void fk_granted(fk_node *f, const fk_req *r);
 static long fk_send(void *ctx, const unsigned char *buf, size_t len);
 static long fk_recv(void *ctx, unsigned char *buf, size_t len);
-static int fk_wait(void *ctx, int want, uint32_t timeout_ms);
 static void hook_lost(rlock_lock *l, void *u);
-static void hook_sleep(void *u, uint32_t ms);
 
 static void fk_emit(fk_node *f, const char *s, size_t n) {
     if (f->out_off > 0) { /* keep only what rlock has not read */
@@ -488,6 +500,20 @@ static long fk_deliver(fk_node *f, unsigned char *buf, size_t len, size_t k) {
     f->out_off += k;
     fk_mark_delivered(f);
     return (long)k;
+}
+
+/* wait() (the blocking calls): ready at once when a reply waits, else as
+ * the input says, the clock moving by what it waited. */
+static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
+    fk_node *f = (fk_node *)ctx;
+    unsigned c;
+    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
+    if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; } /* quiet: recv would block */
+    if ((want & RLOCK_WANT_READ) && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
+    c = in_byte();
+    if (c & 1) return 1;
+    fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
+    return 0;
 }
 
 /* ---- the oracle's helpers ------------------------------------------------------ */

@@ -55,26 +55,15 @@
 #include "fake.h"
 
 #define FK_DRY_STEPS 8
-#define FK_DRY_CALLS 200000
 #define FK_MAX_OPS 8
 
-static long fk_hook_calls; /* hook calls since the input ran dry (blocking calls) */
 static int h_lost_calls;   /* on_lost calls since the last fresh grant */
 static rlock_lock lk;
 
-static void dry_tick(void) {
-    if (in_dry && ++fk_hook_calls > FK_DRY_CALLS)
-        FL_FAIL("blocking call still running after %d hook calls with the input spent", FK_DRY_CALLS);
-}
 static void hook_lost(rlock_lock *l, void *u) {
     (void)u;
     FL_CHECK(l == &lk, "on_lost called with another lock");
     FL_CHECK(++h_lost_calls == 1, "on_lost called %d times for one grant", h_lost_calls);
-}
-static void hook_sleep(void *u, uint32_t ms) {
-    (void)u;
-    fk_now += ms;
-    dry_tick();
 }
 
 /* What the harness is doing, for the fakes to check requests against. */
@@ -178,17 +167,6 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
     return fk_deliver(f, buf, len, k);
 }
 
-static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
-    fk_node *f = (fk_node *)ctx;
-    unsigned c;
-    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
-    if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; } /* quiet: recv would block */
-    if ((want & RLOCK_WANT_READ) && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
-    c = in_byte();
-    if (c & 1) return 1;
-    fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
-    return 0;
-}
 
 /* ---- the harness ------------------------------------------------------------ */
 

@@ -101,7 +101,6 @@
 #define FK_DRY_STEPS 12
 #define FK_MAX_EVENTS 96
 #define FK_HIST 24 /* tokens and ttls a lock had */
-#define FK_DRY_CALLS 200000
 
 /* ---- the locks, as the harness sees them ------------------------------------ */
 typedef struct hlock {
@@ -141,12 +140,6 @@ static void hook_lost(rlock_lock *l, void *u) {
     FL_CHECK(j >= 0 && j < h_locks, "on_lost called with a lock that is not one of ours");
     FL_CHECK(++hl[j].lost_calls == 1, "lock %d: on_lost called %d times for one grant", j, hl[j].lost_calls);
 }
-static long fk_hook_calls; /* sleep/wait calls in this blocking call since the input ran dry */
-static void dry_tick(void) {
-    if (in_dry && ++fk_hook_calls > FK_DRY_CALLS)
-        FL_FAIL("blocking call still running after %d hook calls with the input spent", FK_DRY_CALLS);
-}
-static void hook_sleep(void *u, uint32_t ms) { (void)u; fk_now += ms; dry_tick(); }
 
 /* ---- the fake servers (fake.h), as this harness records and checks them --------- */
 static int send_first; /* in fk_send: the FIFO index of the next command to complete (-1: unknown) */
@@ -319,19 +312,6 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
     return fk_deliver(f, buf, len, k);
 }
 
-/* A blocking call waits (fuzz_lock's): ready at once when a reply waits,
- * else as the input says, the clock moving by what it waited. */
-static int fk_wait(void *ctx, int want, uint32_t timeout_ms) {
-    fk_node *f = (fk_node *)ctx;
-    unsigned c;
-    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
-    if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; } /* quiet: recv would block */
-    if ((want & RLOCK_WANT_READ) && f->state == FC_OPEN && (f->out_off < f->out_len || f->eof)) return 1;
-    c = in_byte();
-    if (c & 1) return 1;
-    fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
-    return 0;
-}
 
 /* ---- the stream-sync check ---------------------------------------------------- */
 
