@@ -325,14 +325,14 @@ fuzz: fuzz-replay $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 fuzz-replay: $(FUZZERS:%=$(BUILD)/fuzz/replay_%)
 	@for h in $(FUZZERS); do ./$(BUILD)/fuzz/replay_$$h tests/fuzz/corpus_$${h%_compact} || exit 1; done
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h tests/fuzz/fake.h
 	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(STRICT) -g -O1 -DRLOCK_LIBFUZZER -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -I. $< -o $@ || { echo "fuzz: needs clang with libFuzzer (Debian: apt-get install clang libclang-rt-14-dev)"; exit 1; }
 
 $(BUILD)/fuzz/fuzz_lock_compact $(BUILD)/fuzz/replay_lock_compact: tests/fuzz/fuzz_lock.c
 
-$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c $(HEADERS) tests/fuzz/replay.h tests/fuzz/fake.h
 	@mkdir -p $(BUILD)/fuzz
 	$(CC) $(STRICT) -g -O1 $(SAN) -I. $< -o $@
 

@@ -5380,8 +5380,10 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
 
 /* A held lock turned out lost: record it and tell the holder once. */
 static void rlock__mark_lost(rlock_lock *lk) {
+    /* (a renewal's extend that found it lost stays rlock_renew_poll's to
+     * collect - renewing kept - also when another call's client step read
+     * the refusal: cleared here, the poll said E_STATE for ever) */
     lk->state = RLOCK_STATE_LOST;
-    lk->renewing = 0;
     if (!lk->lost_notified) {
         lk->lost_notified = 1;
         if (lk->client->cfg.on_lost) lk->client->cfg.on_lost(lk, lk->client->cfg.hook_user);
@@ -7178,8 +7180,11 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 /* When c must be stepped again even without I/O, from now: the earliest op
- * timer or request deadline (RLOCK__MS_FAR: none; past: above it). */
-static rlock__ms rlock__client_next(const rlock_client *c) {
+ * timer or request deadline (RLOCK__MS_FAR: none; past: above it). For
+ * one op's next step (self): another op that is done waits for its own
+ * caller to collect it, not for a step - counted "due now", it made a
+ * blocking call beside it spin without sleeping until its own op ended. */
+static rlock__ms rlock__client_next(const rlock_client *c, const rlock_lock *self) {
     const rlock_lock *o;
     rlock__ms now = rlock__now(c), next = now + RLOCK__MS_FAR;
     size_t i;
@@ -7188,7 +7193,7 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
          * pump) was delivered before the round ended: the op went to
          * WAITMSG already woken, and only its next step retries. Due now,
          * not at wake_at (the re-check: that wait was a lost wake-up). */
-        if (o->op.phase == RLOCK__PH_DONE ||
+        if ((o->op.phase == RLOCK__PH_DONE && !self) ||
             (o->op.phase == RLOCK__PH_WAITMSG && (o->op.woke || o->op.standby || !o->op.sub_ok)) ||
             (o->op.phase == RLOCK__PH_SUBSCRIBE && !o->op.sub_pending)) /* (its subscriptions lost) */
             next = now;
@@ -7209,7 +7214,7 @@ static rlock__ms rlock__client_next(const rlock_client *c) {
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     rlock__ms next;
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
-    next = rlock__client_next(lk->client); /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
+    next = rlock__client_next(lk->client, lk); /* past (>= 2^31) or none (RLOCK__MS_FAR): 0 */
     return next >= RLOCK__MS_FAR ? 0 : next;
 }
 
@@ -7221,7 +7226,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     if (!rlock__client_ok(c) || (!out && cap)) return 0;
     n = rlock__client_interest(c, out, cap, &connecting);
     if (!timeout_ms || connecting) return n;
-    next = rlock__client_next(c);
+    next = rlock__client_next(c, NULL);
     /* (no op and no connection to watch: nothing is due, next is RLOCK__MS_FAR) */
     if (next == RLOCK__MS_FAR) *timeout_ms = UINT32_MAX;
     else *timeout_ms = next > RLOCK__MS_FAR ? 0 : next; /* > RLOCK__MS_FAR: past */

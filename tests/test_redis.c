@@ -1466,6 +1466,55 @@ static int pipe_holder_child(const rh_server *s, int wfd) {
     return 0;
 }
 
+/* The clock hook, counted: how often a blocking call reads the time. */
+static unsigned long g_now_calls;
+static uint64_t counted_now(void *u) { (void)u; g_now_calls++; return (uint64_t)rh_now_ms(); }
+
+/* A blocking acquire that waits (refused: backoff between attempts) on a
+ * client where another lock's non-blocking acquire finished meanwhile, its
+ * result not collected yet (the app collects it after the blocking call):
+ * the blocking call sleeps until its own next attempt. (Found by fuzz_locks,
+ * driving blocking calls among other locks' ops: the finished op made
+ * rlock_next_timeout_ms of the WAITING lock say 0 - "due now" - so the
+ * blocking loop stepped without sleeping, reading the clock hundreds of
+ * thousands of times for the whole wait: a busy loop, 100 % CPU.) */
+static void test_blocking_beside_done_op(const rh_server *s) {
+    rh_tconn t;
+    rlock_config cfg;
+    rlock_lock a, b;
+    rlock_status st;
+    unsigned long long t0;
+    long long took_ms;
+    unsigned long calls;
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000;
+    cfg.now_ms = counted_now;
+    CHECK_EQ_LL(rh_int(s, "DEL spin:a spin:b"), 0);
+    {
+        char ok[16];
+        CHECK(rh_str(s, ok, sizeof ok, "SET spin:a someone-else PX 10000") == REDIS_REPLY_STATUS); /* held: a waits */
+    }
+    CHECK(rh_tc_open(&t, s, 0, &cfg, NULL, NULL) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, "spin:a", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &t.cl, "spin:b", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&b, 5000, 0), RLOCK_WOULD_BLOCK); /* granted during a's wait */
+    g_now_calls = 0;
+    t0 = rh_now_ms();
+    st = rlock_acquire(&a, 5000, 400);
+    took_ms = since(t0);
+    calls = g_now_calls;
+    CHECK_MSG(st == RLOCK_TIMEOUT, "a: %s (%s)", rlock_status_str(st), rlock_node_error(&t.node));
+    CHECK_EQ_ST(rlock_step(&b), RLOCK_OK); /* b's grant, collected now */
+    CHECK(key_is(s, "spin:b", rlock_lock_token(&b)));
+    /* a few reads per attempt (a dozen attempts in 400 ms at most) */
+    CHECK_MSG(calls < 5000, "a blocking acquire waiting %lld ms read the clock %lu times (a busy loop)", took_ms, calls);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    rlock_lock_destroy(&a);
+    rlock_lock_destroy(&b);
+    rh_tc_close(&t);
+    CHECK_EQ_LL(rh_int(s, "DEL spin:a"), 1);
+}
+
 /* Three locks on one client, driven from one poll() loop over its single
  * connection (rlock_client_interest / rlock_client_step, the descriptor
  * through the transport): their requests are pipelined and each reply
@@ -2901,6 +2950,7 @@ int main(void) {
     test_destroy_in_flight(&s);
     test_extend_late_lost(&s);
     test_pipelined_locks(&s);
+    test_blocking_beside_done_op(&s);
     test_many_locks(&s);
     test_stalled_program(&s);
     test_stalled_behind_cleanup(&s);

@@ -365,6 +365,54 @@ static void test_state_during_renewal(rh_server *s) {
     tcli_close(&t);
 }
 
+/* A renewal that another call finds LOST: the app's event loop drives the
+ * client (rlock_client_step; another lock's rlock_step on the same client
+ * does the same), which reads the renewal's refusal (the key was deleted)
+ * and marks the lock LOST (on_lost, once). The next rlock_renew_poll
+ * collects that renewal: LOST, outcome RLOCK_RENEW_LOST, the handle free
+ * again. (Found by fuzz_locks, which drives renewals among other locks'
+ * ops: marking the lock lost cleared the "renewal in flight" flag, so the
+ * poll no longer knew the finished extend as its own and said RLOCK_E_STATE
+ * on every call, outcome stuck at IN_FLIGHT, the op never collected.) */
+static void test_renewal_lost_in_client_step(rh_server *s) {
+    int lost_calls = 0;
+    rlock_config cfg = cfg_base(2000, &lost_calls);
+    tcli t;
+    rlock_lock lk;
+    uint32_t next = 0;
+    rlock_status st;
+    unsigned long long t0;
+    cfg.on_lost = count_lost;
+    cfg.renew_every_ms = 1; /* due at once */
+    CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "stepfound:key", 13, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(s, "DEL stepfound:key"), 1); /* the renewal will be refused */
+    rh_sleep_ms(5);
+    /* paused: the renewal goes out and stays in flight */
+    rh_server_pause(s);
+    st = rlock_renew_poll(&lk, &next);
+    CHECK_MSG(st == RLOCK_WOULD_BLOCK, "renew_poll with the server paused: %s", rlock_status_str(st));
+    rh_server_resume(s);
+    /* the event loop, not the poll, reads the refusal */
+    t0 = rh_now_ms();
+    while (lost_calls == 0 && since(t0) < 3000) {
+        CHECK_EQ_ST(rlock_client_step(&t.cl), RLOCK_OK);
+        tcli_wait(&t, 5);
+    }
+    CHECK_MSG(lost_calls == 1 && rlock_lock_state(&lk) == RLOCK_STATE_LOST,
+              "the client step did not find the renewal refused: on_lost %d, state %d", lost_calls,
+              (int)rlock_lock_state(&lk));
+    st = rlock_renew_poll(&lk, &next);
+    CHECK_MSG(st == RLOCK_LOST, "renew_poll after the client step found the renewal refused: %s (outcome %d)",
+              rlock_status_str(st), (int)rlock_renew_outcome(&lk));
+    CHECK_EQ_LL(rlock_renew_outcome(&lk), RLOCK_RENEW_LOST);
+    CHECK_EQ_LL(lost_calls, 1);
+    st = rlock_release(&lk); /* (the handle is free: not RLOCK_E_STATE) */
+    CHECK_MSG(st == RLOCK_OK || st == RLOCK_LOST, "release: %s", rlock_status_str(st));
+    tcli_close(&t);
+}
+
 /* ------------------------ 2. renewal keeps a lock 10x its TTL, no gap */
 
 static void test_renew_no_gap(rh_server *s) {
@@ -2224,6 +2272,7 @@ int main(void) {
     }
     test_lost_after_pause(&srv[0]);
     test_state_during_renewal(&srv[0]);
+    test_renewal_lost_in_client_step(&srv[0]);
     test_renew_no_gap(&srv[0]);
     test_watchdog_no_gap(&srv[0]);
     test_pubsub_wake(&srv[0]);
