@@ -6866,8 +6866,10 @@ static uint32_t rlock__c_sooner(uint32_t next, rlock__ms now, rlock__ms t) {
     return d < next ? d : next;
 }
 /* In how many ms c must be stepped again even without I/O (UINT32_MAX:
- * never). */
-static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
+ * never). For one op's next step (self): another op that is done waits for
+ * its own caller to collect it, not for a step - counted "due now", it made
+ * a blocking call beside it spin until its own op ended. */
+static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self, rlock__ms now) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
     uint32_t next = UINT32_MAX;
@@ -6876,15 +6878,15 @@ static uint32_t rlock__c_due_in(const rlock_client *c, rlock__ms now) {
     if (rlock__c_wants(n)) next = n->x.conn == RLOCK__CONN_NEW ? 0 : rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
         if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE) return 0;
+        else if (o->op.phase == RLOCK__PH_DONE && !self) return 0;
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     uint32_t next;
     /* (an op is linked to its client from its start until its result is
-     * taken: one done is due now, rlock__c_due_in) */
-    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE) return 0;
-    next = rlock__c_due_in(lk->client, rlock__now(lk->client));
+     * taken: lk's done is due now, another's not, rlock__c_due_in) */
+    if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
+    next = rlock__c_due_in(lk->client, lk, rlock__now(lk->client));
     return next == UINT32_MAX ? 0 : next;
 }
 
@@ -7023,7 +7025,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     k = rlock__client_interest(c, cap ? out : NULL);
     n = k != 0;
     if (!timeout_ms || k == 2) return n;
-    next = rlock__c_due_in(c, rlock__now(c));
+    next = rlock__c_due_in(c, NULL, rlock__now(c));
     *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
     return n;
 }

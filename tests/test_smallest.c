@@ -75,10 +75,13 @@ static redisContext *g_rc; /* the test's own connection, authenticated once a pa
 static int g_scripts_only; /* cfg.scripts_only of the next scli_open */
 static uint32_t g_max_hold; /* cfg.max_hold_ms of the next scli_open */
 /* a clock hook stepped back by back ms, or jumped forward by fwd; lost: on_lost's calls */
-typedef struct back_clock { unsigned long long back, fwd; int lost; } back_clock;
+/* (reads: how often rlock read it) */
+typedef struct back_clock { unsigned long long back, fwd; int lost; unsigned long reads; } back_clock;
 static back_clock *g_clock; /* the clock hook of the next scli_open, when set */
 static uint64_t back_now(void *user) {
-    return 1000000000ULL + rh_now_ms() + ((const back_clock *)user)->fwd - ((const back_clock *)user)->back;
+    back_clock *c = (back_clock *)user;
+    c->reads++;
+    return 1000000000ULL + rh_now_ms() + c->fwd - c->back;
 }
 static void back_lost(rlock_lock *lk, void *user) { (void)lk; ((back_clock *)user)->lost++; }
 
@@ -701,7 +704,7 @@ static void test_clock_back_hold(const rh_server *s) {
     scli t;
     rlock_lock lk;
     static char key[RLOCK_MAX_KEY_LEN];
-    back_clock b = {0, 0, 0};
+    back_clock b = {0, 0, 0, 0};
     unsigned long long t0;
     uint32_t next = 0;
     rlock_status st = RLOCK_OK;
@@ -757,7 +760,7 @@ static void test_renew_reconnect(const rh_server *s) {
     scli t;
     rlock_lock lk;
     static char key[RLOCK_MAX_KEY_LEN];
-    back_clock b = {0, 0, 0}; /* (the real clock: for on_lost's count) */
+    back_clock b = {0, 0, 0, 0}; /* (the real clock: for on_lost's count) */
     unsigned long long t0;
     uint32_t next = 0;
     rlock_status st = RLOCK_OK;
@@ -800,7 +803,7 @@ static void test_renew_past_validity(const rh_server *s) {
     scli t;
     rlock_lock lk;
     static char key[RLOCK_MAX_KEY_LEN];
-    back_clock b = {0, 0, 0};
+    back_clock b = {0, 0, 0, 0};
     uint32_t next = 0;
     rlock_status st;
     make_key(key, 'v');
@@ -1128,7 +1131,7 @@ static void test_cancel_waiting_turn(const rh_server *s) {
  * with validity left. Once per grant: after an extend reported the loss,
  * the release calls none; a release that finds its lock calls none. */
 static void test_release_finds_lost(const rh_server *s) {
-    back_clock clk = {0, 0, 0};
+    back_clock clk = {0, 0, 0, 0};
     scli t;
     rlock_lock lk;
     static char key[RLOCK_MAX_KEY_LEN];
@@ -1161,6 +1164,45 @@ static void test_release_finds_lost(const rh_server *s) {
     CHECK_EQ_LL(clk.lost, 3);
     CHECK(absent(key));
     scli_close(&t);
+}
+
+/* A blocking acquire that waits (refused: backoff between attempts) beside
+ * another lock's non-blocking acquire that finished meanwhile, its result
+ * not collected yet (the program collects it after the blocking call): the
+ * blocking call sleeps until its own next attempt. (Before, the finished op
+ * made rlock_next_timeout_ms of the waiting lock say 0 - "due now" - and
+ * the blocking loop stepped without sleeping for its whole wait: 100 % CPU;
+ * the general engine's twin is test_redis' test_blocking_beside_done_op.) */
+static void test_blocking_beside_done_op(const rh_server *s) {
+    back_clock clk = {0, 0, 0, 0};
+    scli t;
+    rlock_lock a, b;
+    rlock_status st;
+    unsigned long reads;
+    static char ka[RLOCK_MAX_KEY_LEN], kb[RLOCK_MAX_KEY_LEN];
+    make_key(ka, 's');
+    make_key(kb, 't');
+    CHECK(cmd_ok(cmd("SET %b someone-else PX 10000", ka, sizeof ka), REDIS_REPLY_STATUS)); /* held: a waits */
+    g_clock = &clk;
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    g_clock = NULL;
+    CHECK_EQ_ST(rlock_lock_init(&a, &t.cl, ka, sizeof ka, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&b, &t.cl, kb, sizeof kb, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire_begin(&b, 5000, 0), RLOCK_WOULD_BLOCK); /* granted during a's wait */
+    clk.reads = 0;
+    st = rlock_acquire(&a, 5000, 400);
+    reads = clk.reads;
+    CHECK_MSG(st == RLOCK_TIMEOUT, "a: %s (%s)", rlock_status_str(st), rlock_node_error(&t.node));
+    CHECK_EQ_ST(rlock_step(&b), RLOCK_OK); /* b's grant, collected now */
+    CHECK(held_by(kb, &b, 5000));
+    /* a few reads per attempt (a dozen attempts in 400 ms at most) */
+    CHECK_MSG(reads < 5000, "a blocking acquire waiting 400 ms read the clock %lu times (a busy loop)", reads);
+    CHECK_EQ_ST(rlock_release(&b), RLOCK_OK);
+    CHECK(absent(kb));
+    rlock_lock_destroy(&a);
+    rlock_lock_destroy(&b);
+    scli_close(&t);
+    CHECK(cmd_ok(cmd("DEL %b", ka, sizeof ka), REDIS_REPLY_INTEGER));
 }
 
 /* rlock_client_init on a client while an operation of it runs (it cannot
@@ -1257,6 +1299,7 @@ int main(void) {
         test_connect_after_cancel(&srv);
         test_cancel_waiting_turn(&srv);
         test_release_finds_lost(&srv);
+        test_blocking_beside_done_op(&srv);
         test_client_reinit_in_flight(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
