@@ -1482,8 +1482,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk);
  * renewals (the hold so far cannot be told either). That renewal takes the
  * step as no time passed since the last grant: the hold counts on from
  * there, so max_hold_ms is not stretched by the step (by at most the time
- * between that grant and the step; the compact engine's hold still
- * stretches by the step). A step back by less than the time since the last
+ * between that grant and the step). A step back by less than the time since the last
  * grant cannot be told from a slow clock: the hook must be monotonic.
  * Redis Cluster: it renews on the primary that granted the lock and does not
  * follow redirects (it has no rlock_cluster). When the slot has moved it
@@ -6640,6 +6639,10 @@ static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     uint32_t ttl = lk->op.ttl;
     rlock__ms life = lk->op.life;
     if ((rlock__ms)(now - start) >= life) return 0;
+    /* An extend begun before the last grant: the clock hook stepped back;
+     * no time passed since that grant, for max_hold_ms too (as
+     * rlock__extend_round_done; an acquire sets held_since after this) */
+    if (RLOCK__MS_BEFORE(start, lk->granted_at)) lk->held_since -= lk->granted_at - start;
     lk->granted_at = start;
     lk->renew_at = start + rlock__renew_interval(lk, ttl);
     lk->ttl_ms = ttl;
