@@ -42,7 +42,7 @@
  *    entries whose commands are wholly in the TX buffer become the earlier
  *    ones less those that went out (from the front, as many as the fake
  *    began to receive), less those taken back - each at or past its own
- *    deadline and no cleanup - then new ones, each survivor the same entry
+ *    deadline or of an op that ended, and no cleanup - then new ones, each survivor the same entry
  *    (its bytes, deadline, tag; owner the same or nobody): so the entry
  *    taken out of the FIFO is the one whose bytes left the buffer; a
  *    connection dropped for a timeout has a request past its deadline on it
@@ -318,19 +318,30 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
 /* Node n's requests that were wholly unsent after the last call (o, the
  * shadow), against those wholly unsent now (w, nw), on the same connection.
  * Between the two, rlock sent the first k of them (in order), took some
- * back unsent (rlock__x_timed_out: each at or past its own deadline, not
- * an acquire's cleanup) and appended new ones: so w must be o less what
+ * back unsent (rlock__x_timed_out: each at or past its own deadline or of
+ * an op that ended, RLOCK__X_GONE; not an acquire's cleanup) and appended
+ * new ones: so w must be o less what
  * was taken back, less the k sent, then the new ones - each survivor the
  * same entry as before (its bytes, deadline and tag; its owner the same, or
  * nobody once its op ended). A request failed before its deadline, or a
  * FIFO entry moved that is not the one whose bytes left tx (the stream then
  * pairs an entry with another's bytes: other deadline or bytes), fails this. */
 static int unsent_same(const fk_unsent *a, const fk_unsent *b) {
-    return a->hash == b->hash && a->deadline == b->deadline && a->tag == b->tag &&
-           (b->owner == a->owner || b->owner == NULL);
+    /* (disowned since: owner NULL, and tagged RLOCK__X_GONE) */
+    return a->hash == b->hash && a->deadline == b->deadline &&
+           ((a->tag == b->tag && b->owner == a->owner) ||
+            (b->owner == NULL && (a->tag | RLOCK__X_GONE) == (b->tag | RLOCK__X_GONE)));
+}
+/* Whose op has ended (cancelled, destroyed, finished): its requests are
+ * disowned (RLOCK__X_GONE), and what of them never went out never does. */
+static int unsent_op_ended(const fk_unsent *a) {
+    for (int l = 0; l < h_locks; l++)
+        if (a->owner == &lk[l]) return lk[l].op.kind == RLOCK__OP_NONE || lk[l].op.phase == RLOCK__PH_DONE;
+    return 0;
 }
 static int unsent_may_go(const fk_unsent *a) { /* what rlock__x_timed_out may take back now */
-    return a->tag > 0 && !(a->tag & RLOCK__X_KEEP) && !RLOCK__MS_BEFORE((rlock__ms)fk_now, a->deadline);
+    return a->tag > 0 && !(a->tag & RLOCK__X_KEEP) &&
+           (!RLOCK__MS_BEFORE((rlock__ms)fk_now, a->deadline) || (a->tag & RLOCK__X_GONE) || unsent_op_ended(a));
 }
 static void check_unsent(int n, const fk_unsent *w, int nw) {
     const fk_node *f = &fk[n];
