@@ -46,24 +46,45 @@ run() {
     gcda=$name.gcda; [ -f "$dir/$name-$name.gcda" ] && gcda=$name-$name.gcda
     (cd "$dir" && gcov -b -c "$gcda" >gcov.log 2>&1)
 }
-# Each binary is built while the one before runs (the runs mostly wait on
-# servers and timers).
-built=0
-prev=
+# Two lanes, side by side (the runs mostly wait on servers and timers, so
+# two fit on two cores with lint and fuzz beside them): the longest suites
+# (LONG: test_deploy ~120 s and test_cli ~50 s at -O0, about half of the
+# whole) one after the other in the background, the rest in the foreground,
+# each binary built while the one before it runs. Each suite has its own
+# directory, .gcda and gcov output; they start their own servers on free
+# ports. A lane's count of binaries built comes back through a file.
+LONG="test_deploy test_cli"
+# lane NAME...: build and run each tests/NAME.c in turn; prints the count built
+lane() {
+    n=0; prev=
+    for t in "$@"; do
+        mkdir -p "$out/$t"
+        build "$t" &
+        bpid=$!
+        [ -z "$prev" ] || run "$prev"
+        prev=
+        if wait $bpid; then
+            n=$((n + 1)); prev=$t
+        else
+            echo "coverage: skip $t (does not build; see $out/$t/build.log)"
+        fi
+    done
+    [ -z "$prev" ] || run "$prev"
+    echo "$n" > "$out/.built.$$.$1"
+}
+long=; rest=
 for src in tests/test_*.c; do
     t=$(basename "$src" .c)
-    mkdir -p "$out/$t"
-    build "$t" &
-    bpid=$!
-    [ -z "$prev" ] || run "$prev"
-    prev=
-    if wait $bpid; then
-        built=$((built + 1)); prev=$t
-    else
-        echo "coverage: skip $t (does not build; see $out/$t/build.log)"
-    fi
+    case " $LONG " in *" $t "*) long="$long $t" ;; *) rest="$rest $t" ;; esac
 done
-[ -z "$prev" ] || run "$prev"
+# shellcheck disable=SC2086
+{ [ -z "$long" ] || lane $long; } &
+lpid=$!
+# shellcheck disable=SC2086
+lane $rest
+wait $lpid
+built=0
+for f in "$out"/.built."$$".*; do [ -f "$f" ] && built=$((built + $(cat "$f"))); rm -f "$f"; done
 [ "$built" -gt 0 ] || { echo "coverage: no test built" >&2; exit 1; }
 
 set -- "$out"/*/rlock.h.gcov
