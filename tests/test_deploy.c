@@ -2261,6 +2261,109 @@ static void test_sentinel_inputs(void) {
     }
 }
 
+/* What rlock_posix_init_sentinel takes, the watch and a connect can send:
+ * init checks the requests by writing them (the watch's [AUTH] question
+ * and SUBSCRIBE, RLOCK__SW_TX = 1024 bytes; AUTH and ROLE to the primary,
+ * sn_buf's 1024), so the longest master name it states is taken and one
+ * byte more refused, for Sentinel credentials of any length (here: user
+ * "user" and passwords of 0..999 bytes - the limit crosses 100 and 10
+ * bytes), and the watch writes that request whole: 1023 or 1024 bytes
+ * (the name's length has a digit less than one byte more would have).
+ * The edges worked out by hand: a question and SUBSCRIBE are 94 bytes and
+ * the name's, AUTH user with a password of 897 bytes 929, so 897 leaves
+ * room for a name of 1 byte (1024 bytes whole) and 898 for none: its AUTH
+ * (930 bytes) is stated. The primary's AUTH default PASSWORD and ROLE
+ * take 49 bytes and the password's: 975 bytes fit. Nothing here connects
+ * anywhere (the watch to a free port: refused). */
+static void test_sentinel_request_limits(void) {
+    static char lmaster[1100], lpass[1100];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_posix_sentinel_watch w;
+    char want[128];
+    size_t p, x;
+    int port = rh_free_port();
+
+    memset(&sn, 0, sizeof sn);
+    sn.n = 1;
+    sn.host[0] = "127.0.0.1";
+    sn.port[0] = port;
+    sn.master = lmaster;
+    sn.sentinel_username = "user";
+    sn.sentinel_password = lpass;
+    for (p = 0; p < 1000; p += 9) {
+        const char *at;
+        memset(lpass, 'p', p);
+        lpass[p] = '\0';
+        memset(lmaster, 'm', 1000);
+        lmaster[1000] = '\0';
+        memset(&pc, 0, sizeof pc);
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+        if (strncmp(pc.err, "Sentinel credentials too long: AUTH takes ", 42) == 0) {
+            CHECK_MSG(p > 897, "password of %u bytes: '%s'", (unsigned)p, pc.err);
+            continue;
+        }
+        at = strstr(pc.err, "at most ");
+        x = at ? (size_t)strtoul(at + 8, NULL, 10) : 0;
+        snprintf(want, sizeof want, "Sentinel: the master name has 1000 bytes, at most %u with these Sentinel credentials",
+                 (unsigned)x);
+        CHECK_MSG(x > 0 && strcmp(pc.err, want) == 0 && p <= 897, "password of %u bytes: '%s'", (unsigned)p, pc.err);
+        if (x == 0 || x >= 1000) continue;
+        lmaster[x + 1] = '\0'; /* one byte more: refused, the same limit */
+        snprintf(want, sizeof want, "Sentinel: the master name has %u bytes, at most %u with these Sentinel credentials",
+                 (unsigned)x + 1, (unsigned)x);
+        memset(&pc, 0, sizeof pc);
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+        CHECK_MSG(strcmp(pc.err, want) == 0, "password of %u bytes, name of %u: '%s'", (unsigned)p, (unsigned)x + 1,
+                  pc.err);
+        lmaster[x] = '\0'; /* the limit: taken, and the watch writes its request whole */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        (void)rlock_posix_sentinel_watch_step(&w);
+        CHECK_MSG((w.tx_len == 1024 || w.tx_len == 1023) && memcmp(w.tx + w.tx_len - 16, "+switch-master\r\n", 16) == 0 &&
+                      strstr(w.err, "too long") == NULL,
+                  "password of %u bytes, name of %u: the watch wrote %u bytes (%s)", (unsigned)p, (unsigned)x,
+                  (unsigned)w.tx_len, w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+    }
+    /* the edges: 897 takes a name of 1 byte, 898 none */
+    memset(lpass, 'p', 898);
+    lpass[897] = '\0';
+    lpass[898] = '\0';
+    sn.master = "mm";
+    memset(&pc, 0, sizeof pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    CHECK_MSG(strcmp(pc.err, "Sentinel: the master name has 2 bytes, at most 1 with these Sentinel credentials") == 0,
+              "'%s'", pc.err);
+    sn.master = "m";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    (void)rlock_posix_sentinel_watch_step(&w);
+    CHECK_MSG(w.tx_len == 1024 && memcmp(w.tx, "*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$897\r\npp", 30) == 0,
+              "the watch wrote %u bytes (%s)", (unsigned)w.tx_len, w.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+    lpass[897] = 'p';
+    memset(&pc, 0, sizeof pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    CHECK_MSG(strcmp(pc.err, "Sentinel credentials too long: AUTH takes 930 bytes of the watch's 1024") == 0, "'%s'",
+              pc.err);
+    /* the primary's: AUTH default PASSWORD, ROLE */
+    sn.sentinel_username = sn.sentinel_password = NULL;
+    sn.username = "default";
+    sn.password = lpass;
+    memset(lpass, 'p', 976);
+    lpass[976] = '\0';
+    memset(&pc, 0, sizeof pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    CHECK_MSG(strcmp(pc.err, "Sentinel: username and password too long: AUTH and ROLE take 1025 bytes, at most 1024") == 0,
+              "'%s'", pc.err);
+    lpass[975] = '\0';
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    rlock_posix_close(&pc);
+}
+
 /* Sentinels that announce host names (announce-hostnames yes,
  * resolve-hostnames yes) as long as a DNS name may be - 253 characters -
  * for a primary whose name is the longest the watch can ask about (its
@@ -3746,6 +3849,7 @@ int main(void) {
     test_long_host_names();
     test_host_names_253();
     test_sentinel_inputs();
+    test_sentinel_request_limits();
     test_sentinel_long_names();
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
