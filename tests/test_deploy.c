@@ -1873,6 +1873,76 @@ static int names_fit(const char *text, const char *pre, const char *host, int po
     return strlen(text) < 128 && rest && strcmp(rest, why) == 0;
 }
 
+#define WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
+
+/* The opening test_long_host_names and test_host_names_253 share, for
+ * the host name name: plain TCP to it with nothing listening on free_port
+ * (the text names it whole when whole, else as names_fit takes it), then
+ * a primary that wants AUTH, a Sentinel that wants AUTH (sentpw) and the
+ * fake Sentinel started, and a Sentinel by that name: down, silent (the
+ * fake one, not pumped: timed out), refusing AUTH - in discovery and in
+ * the watch. 1 with all started, sn set for one Sentinel, "mymaster", no
+ * Sentinel password; 0 when something did not start. Either way the
+ * caller stops prim and sen and closes fk. */
+static int long_name_opening(const char *name, int whole, int free_port, rh_server *prim, rh_server *sen,
+                             fake_sentinel *fk, int *fport, rlock_posix_sentinel *sn) {
+    static const char *const sconf = "requirepass sentpw\n";
+    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
+    char want[200];
+    rlock_posix_conn pc;
+    rlock_posix_sentinel_watch w;
+    int i, r = 0;
+
+    /* plain TCP, nothing listening */
+    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, name, free_port, 1000), 0);
+    for (i = 0; i < 500 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
+    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "connect %s:%d: Connection refused", name, free_port);
+    if (whole) CHECK_MSG(strcmp(pc.err, want) == 0, "plain: '%s', want '%s'", pc.err, want);
+    else CHECK_MSG(names_fit(pc.err, "connect ", name, free_port, ": Connection refused"), "plain: '%s'", pc.err);
+    rlock_posix_close(&pc);
+
+    CHECK(rh_server_start(prim, pargs) == 0);
+    CHECK(sentinel_start_conf(sen, prim->port, 1, sconf) == 0);
+    *fport = fake_sentinel_open(fk, prim->port);
+    CHECK(*fport > 0);
+    if (prim->pid <= 0 || sen->pid <= 0 || *fport <= 0) return 0;
+    memset(sn, 0, sizeof *sn);
+    sn->n = 1;
+    sn->master = "mymaster";
+    /* a Sentinel by the long name: nothing listening */
+    sn->host[0] = name;
+    sn->port[0] = free_port;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 1000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, ": connect 127.0.0.1:%d: Connection refused", free_port);
+    CHECK_MSG(names_fit(pc.err, "Sentinel ", name, free_port, want), "Sentinel down: '%s', want '...%s'", pc.err, want);
+    rlock_posix_close(&pc);
+    /* ... silent (the fake one, not pumped): timed out */
+    sn->port[0] = *fport;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 300), 0);
+    for (i = 0; i < 2000 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
+    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+    CHECK_MSG(names_fit(pc.err, "Sentinel ", name, *fport, ": timed out"), "Sentinel silent: '%s'", pc.err);
+    rlock_posix_close(&pc);
+    /* ... refusing AUTH, in discovery and in the watch */
+    sn->port[0] = sen->port;
+    sn->sentinel_password = "wrong";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, fk), RLOCK_IO_ERROR);
+    CHECK_MSG(names_fit(pc.err, "Sentinel ", name, sen->port, ": refused AUTH: " WRONGPASS) && pc.auth_refused,
+              "Sentinel AUTH: '%s'", pc.err);
+    rlock_posix_close(&pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 2000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    CHECK(!watch_until(&w, 1000, watch_subscribed));
+    CHECK_MSG(names_fit(w.err, "Sentinel ", name, sen->port, ": " WRONGPASS), "watch: '%s'", w.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+    sn->sentinel_password = NULL;
+    return 1;
+}
+
 /* Host names longer than 40 (Sentinel) or 64 (plain) characters are named
  * whole in the adapter's texts where the text fits rlock_node_error's 127
  * bytes with its reason: a Kubernetes FQDN is ~70 characters, and with
@@ -1881,63 +1951,18 @@ static int names_fit(const char *text, const char *pre, const char *host, int po
  * the port and the reason stay whole. The long name here is a
  * numeric-looking one that getaddrinfo reads as 127.0.0.1 (inet_aton: the
  * last part 000...1), so no name service is involved. */
-#define WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
 static void test_long_host_names(void) {
-    static const char *const sconf = "requirepass sentpw\n";
-    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
     char lname[80], want[200], s0[120], bad[200], out[8192];
     rh_server prim, sen;
     rlock_posix_sentinel sn;
     rlock_posix_conn pc;
     fake_sentinel fk;
-    int fport, free_port, rc;
+    int fport, rc;
     FILE *f;
 
     snprintf(lname, sizeof lname, "127.0.0.%0*d", 64, 1); /* 72 characters */
     CHECK_EQ_LL(strlen(lname), 72);
-    free_port = rh_free_port();
-    /* plain TCP, nothing listening */
-    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, lname, free_port, 1000), 0);
-    for (rc = 0; rc < 500 && (fport = pc.tr.connect(pc.tr.ctx)) == 0; rc++) rh_sleep_ms(2);
-    CHECK_EQ_LL(fport, RLOCK_IO_ERROR);
-    snprintf(want, sizeof want, "connect %s:%d: Connection refused", lname, free_port);
-    CHECK_MSG(strcmp(pc.err, want) == 0, "plain: '%s', want '%s'", pc.err, want);
-    rlock_posix_close(&pc);
-
-    CHECK(rh_server_start(&prim, pargs) == 0);
-    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
-    fport = fake_sentinel_open(&fk, prim.port);
-    CHECK(fport > 0);
-    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out;
-    memset(&sn, 0, sizeof sn);
-    sn.n = 1;
-    sn.master = "mymaster";
-    /* a Sentinel by its long name, nothing listening */
-    sn.host[0] = lname;
-    sn.port[0] = free_port;
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    snprintf(want, sizeof want, ": connect 127.0.0.1:%d: Connection refused", free_port);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", lname, free_port, want), "Sentinel down: '%s', want '...%s'", pc.err, want);
-    rlock_posix_close(&pc);
-    /* a Sentinel by its long name refusing AUTH */
-    sn.port[0] = sen.port;
-    sn.sentinel_password = "wrong";
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", lname, sen.port, ": refused AUTH: " WRONGPASS) && pc.auth_refused,
-              "Sentinel AUTH: '%s'", pc.err);
-    rlock_posix_close(&pc);
-    {   /* the watch says the whole name too */
-        rlock_posix_sentinel_watch w;
-        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
-        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
-        CHECK(!watch_until(&w, 1000, watch_subscribed));
-        CHECK_MSG(names_fit(w.err, "Sentinel ", lname, sen.port, ": " WRONGPASS), "watch: '%s'", w.err);
-        rlock_posix_sentinel_watch_close(&w);
-        rlock_posix_close(&pc);
-    }
-    sn.sentinel_password = NULL;
+    if (!long_name_opening(lname, 1, rh_free_port(), &prim, &sen, &fk, &fport, &sn)) goto out;
     /* a primary named by its long name that wants AUTH (the fake Sentinel
      * names it: a real one announces IPs unless announce-hostnames) */
     fk.host_text = lname;
@@ -2022,65 +2047,19 @@ out:
  * room. (Before, the name filled the 128-byte err and the port and the
  * reason were cut off.) Numeric-looking names read as 127.0.0.1 / .2 / .3. */
 static void test_host_names_253(void) {
-    static const char *const sconf = "requirepass sentpw\n";
-    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
-    char h1[254], h2[254], h3[254], want[200];
+    char h1[254], h2[254], h3[254];
     rh_server prim, sen;
     rlock_posix_sentinel sn;
     rlock_posix_conn pc;
-    rlock_posix_sentinel_watch w;
     fake_sentinel fk;
-    int fport, free_port, r, i;
+    int fport, free_port = rh_free_port(), r, i;
     const char *rest;
 
     snprintf(h1, sizeof h1, "127.0.0.%0*d", 245, 1);
     snprintf(h2, sizeof h2, "127.0.0.%0*d", 245, 2);
     snprintf(h3, sizeof h3, "127.0.0.%0*d", 245, 3);
     CHECK(strlen(h1) == 253);
-    free_port = rh_free_port();
-    /* plain TCP, nothing listening */
-    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, h1, free_port, 1000), 0);
-    for (i = 0; i < 500 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
-    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "connect ", h1, free_port, ": Connection refused"), "plain: '%s'", pc.err);
-    rlock_posix_close(&pc);
-
-    CHECK(rh_server_start(&prim, pargs) == 0);
-    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
-    fport = fake_sentinel_open(&fk, prim.port);
-    CHECK(fport > 0);
-    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out;
-    memset(&sn, 0, sizeof sn);
-    sn.n = 1;
-    sn.master = "mymaster";
-    /* a Sentinel by a 253-character name: nothing listening */
-    sn.host[0] = h1;
-    sn.port[0] = free_port;
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    snprintf(want, sizeof want, ": connect 127.0.0.1:%d: Connection refused", free_port);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", h1, free_port, want), "Sentinel down: '%s'", pc.err);
-    rlock_posix_close(&pc);
-    /* ... silent (the fake one, not pumped): timed out */
-    sn.port[0] = fport;
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 300), 0);
-    for (i = 0; i < 2000 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
-    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", h1, fport, ": timed out"), "Sentinel silent: '%s'", pc.err);
-    rlock_posix_close(&pc);
-    /* ... refusing AUTH, in discovery and in the watch */
-    sn.port[0] = sen.port;
-    sn.sentinel_password = "wrong";
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", h1, sen.port, ": refused AUTH: " WRONGPASS) && pc.auth_refused,
-              "Sentinel AUTH: '%s'", pc.err);
-    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
-    CHECK(!watch_until(&w, 1000, watch_subscribed));
-    CHECK_MSG(names_fit(w.err, "Sentinel ", h1, sen.port, ": " WRONGPASS), "watch: '%s'", w.err);
-    rlock_posix_sentinel_watch_close(&w);
-    rlock_posix_close(&pc);
-    sn.sentinel_password = NULL;
+    if (!long_name_opening(h1, 0, free_port, &prim, &sen, &fk, &fport, &sn)) goto out;
     /* a primary named by 253 characters (the fake Sentinel's answer) that wants AUTH */
     fk.host_text = h1;
     sn.host[0] = "127.0.0.1";
