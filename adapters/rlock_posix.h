@@ -782,23 +782,61 @@ RLOCK__ADAPTER_FN const rlock_transport *rlock_posix_transport(rlock_posix_conn 
  * by a fresh question to the Sentinels; rlock_posix_sentinel_watch (below)
  * reconnects as soon as the Sentinels announce it. */
 
-/* Encode argv into c->sn_buf as the request to send (appended). 0 no room. */
-static int rlock__sn_put(rlock_posix_conn *c, int argc, const char *const *argv) {
-    size_t lens[3], n;
-    int i;
-    for (i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
-    n = rlock_resp_encode(c->sn_buf + c->sn_len, sizeof c->sn_buf - c->sn_len, argc, argv, lens);
-    c->sn_len += n;
-    return n != 0;
+/* Bytes of the line "*n" or "$n" with its CRLF, as the encoder writes it. */
+static size_t rlock__sn_line(size_t n) {
+    size_t b = 4;
+    for (; n >= 10; n /= 10) b++;
+    return b;
 }
 
-/* AUTH [user] password into c->sn_buf (nothing when password is NULL). 0 no room. */
-static int rlock__sn_auth(rlock_posix_conn *c, const char *user, const char *password) {
+/* The Sentinel requests are written by these, into c->sn_buf or the
+ * watch's tx - and by rlock_posix_init_sentinel into a scratch buffer as
+ * large, to refuse what would not fit: the check is the writing itself.
+ * Each appends one command at out[*len..cap) and adds its bytes to *len.
+ * When the encoder finds no room, nothing is written and *len goes past
+ * cap (then nothing more is written), by as much as the command would
+ * take: how long the request would be, for the error texts. argv[i] has
+ * lens[i] bytes (lens NULL: strings). */
+static void rlock__sn_put(unsigned char *out, size_t cap, size_t *len, int argc, const char *const *argv,
+                          const size_t *lens) {
+    size_t l[3], n = 0;
+    int i;
+    for (i = 0; i < argc; i++) l[i] = lens ? lens[i] : strlen(argv[i]);
+    if (*len <= cap) n = rlock_resp_encode(out + *len, cap - *len, argc, argv, l);
+    if (!n) { /* "*argc", then "$len" and the argument each, with CRLF */
+        n = rlock__sn_line((size_t)argc);
+        for (i = 0; i < argc; i++) n += rlock__sn_line(l[i]) + l[i] + 2;
+        if (*len <= cap && n <= cap - *len) n = cap - *len + 1; /* (past cap whatever the count: the encoder decides) */
+    }
+    *len += n;
+}
+
+/* AUTH [user] password (nothing when password is NULL). */
+static void rlock__sn_auth(unsigned char *out, size_t cap, size_t *len, const char *user, const char *password) {
     const char *auth[3];
     auth[0] = "AUTH";
     auth[1] = user ? user : password;
     auth[2] = password;
-    return !password || rlock__sn_put(c, user ? 3 : 2, auth);
+    if (password) rlock__sn_put(out, cap, len, user ? 3 : 2, auth, NULL);
+}
+
+/* The question to a Sentinel - [AUTH] SENTINEL GET-MASTER-ADDR-BY-NAME
+ * name, with the master name's first m bytes - at out[*len..cap) (above). */
+static void rlock__sn_question(unsigned char *out, size_t cap, size_t *len, const rlock_posix_sentinel *sn, size_t m) {
+    const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
+    size_t lens[3];
+    lens[0] = strlen(ask[0]);
+    lens[1] = strlen(ask[1]);
+    lens[2] = m;
+    rlock__sn_auth(out, cap, len, sn->sentinel_username, sn->sentinel_password);
+    rlock__sn_put(out, cap, len, 3, ask, lens);
+}
+
+/* What the primary is sent: [AUTH] ROLE, at out[*len..cap) (above). */
+static void rlock__sn_role_req(unsigned char *out, size_t cap, size_t *len, const rlock_posix_sentinel *sn) {
+    const char *role[1] = { "ROLE" };
+    rlock__sn_auth(out, cap, len, sn->username, sn->password);
+    rlock__sn_put(out, cap, len, 1, role, NULL);
 }
 
 /* "Sentinel HOST:PORT: why" into err[cap] (why may be err itself): why
@@ -814,7 +852,6 @@ static void rlock__sn_why(char *err, size_t cap, const char *host, int port, con
  * failed). */
 static int rlock__sn_ask(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
-    const char *ask[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
     for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
@@ -833,7 +870,8 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
             continue;
         }
         c->sn_len = c->sn_off = 0;
-        if (!rlock__sn_auth(c, sn->sentinel_username, sn->sentinel_password) || !rlock__sn_put(c, 3, ask)) {
+        rlock__sn_question(c->sn_buf, sizeof c->sn_buf, &c->sn_len, sn, strlen(sn->master));
+        if (c->sn_len > sizeof c->sn_buf) { /* (init refuses that) */
             snprintf(c->err, sizeof c->err, "Sentinel credentials or master name too long");
             break;
         }
@@ -1044,7 +1082,6 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             if (n < 0) snprintf(c->err, sizeof c->err, "closed the connection before answering");
             if (r == -2) { rlock__sn_next(c, NULL); break; } /* (c->err says it all: a refused AUTH, ...) */
             if (c->phase == RLOCK__SN_ASK_READ) {
-                const char *role[1] = { "ROLE" };
                 if (r != 1) { rlock__sn_next(c, c->err); break; }
                 if (c->sn_hint[0] && c->sn_tried + 1 < sn->n &&
                     rlock__posix_now_ms() - c->sn_hint_at < RLOCK_POSIX_SENTINEL_LAG_MS &&
@@ -1061,7 +1098,8 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
                 c->sn_len = c->sn_off = c->sn_vals = 0;
                 c->sn_skip = sn->password ? 2u : 1u; /* [AUTH's reply,] ROLE's */
                 c->sn_master = 0;
-                if (!rlock__sn_auth(c, sn->username, sn->password) || !rlock__sn_put(c, 1, role)) {
+                rlock__sn_role_req(c->sn_buf, sizeof c->sn_buf, &c->sn_len, sn);
+                if (c->sn_len > sizeof c->sn_buf) { /* (init refuses that) */
                     snprintf(c->err, sizeof c->err, "credentials too long");
                     rlock__posix_drop(c);
                     c->phase = RLOCK__SN_NONE;
@@ -1120,23 +1158,14 @@ static void rlock__sn_resolve(const char *host, char *out, size_t cap) {
 #define RLOCK__SW_TX 1024u
 typedef char rlock__sn_buf_fits[sizeof(((rlock_posix_conn *)0)->sn_buf) >= RLOCK__SW_TX ? 1 : -1];
 
-/* Bytes of a RESP bulk string of n bytes ("$n\r\n...\r\n"). */
-static size_t rlock__sn_bulk(size_t n) {
-    size_t d = 1, k = n;
-    for (; k >= 10; k /= 10) d++;
-    return d + n + 5;
-}
-
-/* Bytes of AUTH [user] password (0 without a password). */
-static size_t rlock__sn_auth_len(const char *user, const char *password) {
-    if (!password) return 0;
-    return 4 + rlock__sn_bulk(4) + (user ? rlock__sn_bulk(strlen(user)) : 0) + rlock__sn_bulk(strlen(password));
-}
-
-/* Bytes of the watch's request with a master name of m bytes. */
-static size_t rlock__sw_need(const rlock_posix_sentinel *sn, size_t m) {
-    return rlock__sn_auth_len(sn->sentinel_username, sn->sentinel_password) + 4 + rlock__sn_bulk(8) +
-           rlock__sn_bulk(23) + rlock__sn_bulk(m) + 4 + rlock__sn_bulk(9) + rlock__sn_bulk(14);
+/* The watch's request with the master name's first m bytes into out[cap]:
+ * its bytes, more than cap when it does not fit (rlock__sn_put). */
+static size_t rlock__sw_request(unsigned char *out, size_t cap, const rlock_posix_sentinel *sn, size_t m) {
+    const char *sub[2] = { "SUBSCRIBE", "+switch-master" };
+    size_t len = 0;
+    rlock__sn_question(out, cap, &len, sn, m);
+    rlock__sn_put(out, cap, &len, 2, sub, NULL);
+    return len;
 }
 
 /* a and b the same name (ASCII letters in either case: DNS names). */
@@ -1151,7 +1180,8 @@ static int rlock__sn_same(const char *a, const char *b) {
 /* 1 when sn cannot be used, c->err saying why (the limit it breaks). */
 static int rlock__sn_refused(rlock_posix_conn *c, const rlock_posix_sentinel *sn) {
     char pre[40];
-    size_t i, j, m, max;
+    unsigned char tx[sizeof c->sn_buf]; /* (at least RLOCK__SW_TX) */
+    size_t i, j, m, n;
     if (!sn || sn->n == 0) {
         snprintf(c->err, sizeof c->err, "Sentinel: no Sentinels given (%s)", sn ? "n is 0" : "NULL");
         return 1;
@@ -1190,23 +1220,35 @@ static int rlock__sn_refused(rlock_posix_conn *c, const rlock_posix_sentinel *sn
         snprintf(c->err, sizeof c->err, "Sentinel: no master name");
         return 1;
     }
-    /* the watch asks about the master in one request of RLOCK__SW_TX bytes,
-     * behind the Sentinel credentials: a name it cannot carry is refused
-     * here, not at the first failover missed */
+    /* what rlock sends is written here, by the same code, into a scratch
+     * buffer as large as its own: the watch's request (RLOCK__SW_TX bytes;
+     * a connect's question is its first part) and [AUTH] ROLE to the
+     * primary (sn_buf). What does not fit is refused here, not at the
+     * first failover missed; the longest name that fits is found the
+     * same way. */
     m = strlen(sn->master);
-    if (rlock__sw_need(sn, m) > RLOCK__SW_TX) {
-        for (max = m; max > 0 && rlock__sw_need(sn, max) > RLOCK__SW_TX; max--) {}
-        if (max == 0)
+    if (rlock__sw_request(tx, RLOCK__SW_TX, sn, m) > RLOCK__SW_TX) {
+        size_t lo = 0, hi = m; /* hi does not fit; lo does (0: no name fits) */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (rlock__sw_request(tx, RLOCK__SW_TX, sn, mid) <= RLOCK__SW_TX) lo = mid;
+            else hi = mid;
+        }
+        if (lo == 0) {
+            n = 0;
+            rlock__sn_auth(tx, RLOCK__SW_TX, &n, sn->sentinel_username, sn->sentinel_password);
             snprintf(c->err, sizeof c->err, "Sentinel credentials too long: AUTH takes %lu bytes of the watch's %u",
-                     (unsigned long)rlock__sn_auth_len(sn->sentinel_username, sn->sentinel_password), RLOCK__SW_TX);
-        else
+                     (unsigned long)n, RLOCK__SW_TX);
+        } else
             snprintf(c->err, sizeof c->err, "Sentinel: the master name has %lu bytes, at most %lu%s", (unsigned long)m,
-                     (unsigned long)max, sn->sentinel_password ? " with these Sentinel credentials" : "");
+                     (unsigned long)lo, sn->sentinel_password ? " with these Sentinel credentials" : "");
         return 1;
     }
-    if (rlock__sn_auth_len(sn->username, sn->password) + 14 > sizeof c->sn_buf) { /* AUTH, ROLE to the primary */
+    n = 0;
+    rlock__sn_role_req(tx, sizeof tx, &n, sn);
+    if (n > sizeof tx) {
         snprintf(c->err, sizeof c->err, "Sentinel: username and password too long: AUTH and ROLE take %lu bytes, at most %lu",
-                 (unsigned long)rlock__sn_auth_len(sn->username, sn->password) + 14, (unsigned long)sizeof c->sn_buf);
+                 (unsigned long)n, (unsigned long)sizeof tx);
         return 1;
     }
     return 0;
@@ -1393,28 +1435,16 @@ RLOCK__ADAPTER_FN int rlock_posix_sentinel_watch_step(rlock_posix_sentinel_watch
     if (!w || !w->c || !w->c->sentinel) return 0;
     sn = w->c->sentinel;
     if (w->state == RLOCK__SW_DOWN) {
-        const char *argv[3] = { "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sn->master };
-        const char *sub[2] = { "SUBSCRIBE", "+switch-master" };
-        const char *auth[3] = { "AUTH", sn->sentinel_username ? sn->sentinel_username : sn->sentinel_password,
-                                sn->sentinel_password };
-        size_t lens[3], n0 = 0, n1, n2;
+        size_t n;
         if (rlock__posix_now_ms() < w->retry_at) return 0;
         if (rlock_posix_init_tcp(&w->q, w->c->sn_ip[w->at], sn->port[w->at], w->c->connect_timeout_ms) != 0) {
             rlock__sw_fail(w, w->c->sn_ip[w->at][0] ? "bad address" : "the name did not resolve");
             return 0;
         }
-        if (sn->sentinel_password) { /* AUTH first: its +OK is skipped, an error leaves this Sentinel */
-            int k = sn->sentinel_username ? 3 : 2;
-            lens[0] = 4; lens[1] = strlen(auth[1]); lens[2] = k == 3 ? strlen(auth[2]) : 0;
-            n0 = rlock_resp_encode(w->tx, sizeof w->tx, k, auth, lens);
-            if (!n0) { rlock__sw_fail(w, "credentials too long"); return 0; }
-        }
-        lens[0] = 8; lens[1] = 23; lens[2] = strlen(sn->master);
-        n1 = rlock_resp_encode(w->tx + n0, sizeof w->tx - n0, 3, argv, lens);
-        lens[0] = 9; lens[1] = 14;
-        n2 = n1 ? rlock_resp_encode(w->tx + n0 + n1, sizeof w->tx - n0 - n1, 2, sub, lens) : 0;
-        if (!n2) { rlock__sw_fail(w, "master name too long"); return 0; }
-        w->tx_len = n0 + n1 + n2;
+        /* (AUTH first, when set: its +OK is skipped, an error leaves this Sentinel) */
+        n = rlock__sw_request(w->tx, sizeof w->tx, sn, strlen(sn->master));
+        if (n > sizeof w->tx) { rlock__sw_fail(w, "credentials or master name too long"); return 0; } /* (init refuses that) */
+        w->tx_len = n;
         w->tx_off = w->have = 0;
         w->state = RLOCK__SW_CONNECTING;
     }

@@ -1873,6 +1873,76 @@ static int names_fit(const char *text, const char *pre, const char *host, int po
     return strlen(text) < 128 && rest && strcmp(rest, why) == 0;
 }
 
+#define WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
+
+/* The opening test_long_host_names and test_host_names_253 share, for
+ * the host name name: plain TCP to it with nothing listening on free_port
+ * (the text names it whole when whole, else as names_fit takes it), then
+ * a primary that wants AUTH, a Sentinel that wants AUTH (sentpw) and the
+ * fake Sentinel started, and a Sentinel by that name: down, silent (the
+ * fake one, not pumped: timed out), refusing AUTH - in discovery and in
+ * the watch. 1 with all started, sn set for one Sentinel, "mymaster", no
+ * Sentinel password; 0 when something did not start. Either way the
+ * caller stops prim and sen and closes fk. */
+static int long_name_opening(const char *name, int whole, int free_port, rh_server *prim, rh_server *sen,
+                             fake_sentinel *fk, int *fport, rlock_posix_sentinel *sn) {
+    static const char *const sconf = "requirepass sentpw\n";
+    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
+    char want[200];
+    rlock_posix_conn pc;
+    rlock_posix_sentinel_watch w;
+    int i, r = 0;
+
+    /* plain TCP, nothing listening */
+    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, name, free_port, 1000), 0);
+    for (i = 0; i < 500 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
+    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, "connect %s:%d: Connection refused", name, free_port);
+    if (whole) CHECK_MSG(strcmp(pc.err, want) == 0, "plain: '%s', want '%s'", pc.err, want);
+    else CHECK_MSG(names_fit(pc.err, "connect ", name, free_port, ": Connection refused"), "plain: '%s'", pc.err);
+    rlock_posix_close(&pc);
+
+    CHECK(rh_server_start(prim, pargs) == 0);
+    CHECK(sentinel_start_conf(sen, prim->port, 1, sconf) == 0);
+    *fport = fake_sentinel_open(fk, prim->port);
+    CHECK(*fport > 0);
+    if (prim->pid <= 0 || sen->pid <= 0 || *fport <= 0) return 0;
+    memset(sn, 0, sizeof *sn);
+    sn->n = 1;
+    sn->master = "mymaster";
+    /* a Sentinel by the long name: nothing listening */
+    sn->host[0] = name;
+    sn->port[0] = free_port;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 1000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, fk), RLOCK_IO_ERROR);
+    snprintf(want, sizeof want, ": connect 127.0.0.1:%d: Connection refused", free_port);
+    CHECK_MSG(names_fit(pc.err, "Sentinel ", name, free_port, want), "Sentinel down: '%s', want '...%s'", pc.err, want);
+    rlock_posix_close(&pc);
+    /* ... silent (the fake one, not pumped): timed out */
+    sn->port[0] = *fport;
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 300), 0);
+    for (i = 0; i < 2000 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
+    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
+    CHECK_MSG(names_fit(pc.err, "Sentinel ", name, *fport, ": timed out"), "Sentinel silent: '%s'", pc.err);
+    rlock_posix_close(&pc);
+    /* ... refusing AUTH, in discovery and in the watch */
+    sn->port[0] = sen->port;
+    sn->sentinel_password = "wrong";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 2000), 0);
+    CHECK_EQ_LL(connect_pumping(&pc, fk), RLOCK_IO_ERROR);
+    CHECK_MSG(names_fit(pc.err, "Sentinel ", name, sen->port, ": refused AUTH: " WRONGPASS) && pc.auth_refused,
+              "Sentinel AUTH: '%s'", pc.err);
+    rlock_posix_close(&pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, sn, 2000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    CHECK(!watch_until(&w, 1000, watch_subscribed));
+    CHECK_MSG(names_fit(w.err, "Sentinel ", name, sen->port, ": " WRONGPASS), "watch: '%s'", w.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+    sn->sentinel_password = NULL;
+    return 1;
+}
+
 /* Host names longer than 40 (Sentinel) or 64 (plain) characters are named
  * whole in the adapter's texts where the text fits rlock_node_error's 127
  * bytes with its reason: a Kubernetes FQDN is ~70 characters, and with
@@ -1881,63 +1951,18 @@ static int names_fit(const char *text, const char *pre, const char *host, int po
  * the port and the reason stay whole. The long name here is a
  * numeric-looking one that getaddrinfo reads as 127.0.0.1 (inet_aton: the
  * last part 000...1), so no name service is involved. */
-#define WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
 static void test_long_host_names(void) {
-    static const char *const sconf = "requirepass sentpw\n";
-    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
     char lname[80], want[200], s0[120], bad[200], out[8192];
     rh_server prim, sen;
     rlock_posix_sentinel sn;
     rlock_posix_conn pc;
     fake_sentinel fk;
-    int fport, free_port, rc;
+    int fport, rc;
     FILE *f;
 
     snprintf(lname, sizeof lname, "127.0.0.%0*d", 64, 1); /* 72 characters */
     CHECK_EQ_LL(strlen(lname), 72);
-    free_port = rh_free_port();
-    /* plain TCP, nothing listening */
-    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, lname, free_port, 1000), 0);
-    for (rc = 0; rc < 500 && (fport = pc.tr.connect(pc.tr.ctx)) == 0; rc++) rh_sleep_ms(2);
-    CHECK_EQ_LL(fport, RLOCK_IO_ERROR);
-    snprintf(want, sizeof want, "connect %s:%d: Connection refused", lname, free_port);
-    CHECK_MSG(strcmp(pc.err, want) == 0, "plain: '%s', want '%s'", pc.err, want);
-    rlock_posix_close(&pc);
-
-    CHECK(rh_server_start(&prim, pargs) == 0);
-    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
-    fport = fake_sentinel_open(&fk, prim.port);
-    CHECK(fport > 0);
-    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out;
-    memset(&sn, 0, sizeof sn);
-    sn.n = 1;
-    sn.master = "mymaster";
-    /* a Sentinel by its long name, nothing listening */
-    sn.host[0] = lname;
-    sn.port[0] = free_port;
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    snprintf(want, sizeof want, ": connect 127.0.0.1:%d: Connection refused", free_port);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", lname, free_port, want), "Sentinel down: '%s', want '...%s'", pc.err, want);
-    rlock_posix_close(&pc);
-    /* a Sentinel by its long name refusing AUTH */
-    sn.port[0] = sen.port;
-    sn.sentinel_password = "wrong";
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", lname, sen.port, ": refused AUTH: " WRONGPASS) && pc.auth_refused,
-              "Sentinel AUTH: '%s'", pc.err);
-    rlock_posix_close(&pc);
-    {   /* the watch says the whole name too */
-        rlock_posix_sentinel_watch w;
-        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
-        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
-        CHECK(!watch_until(&w, 1000, watch_subscribed));
-        CHECK_MSG(names_fit(w.err, "Sentinel ", lname, sen.port, ": " WRONGPASS), "watch: '%s'", w.err);
-        rlock_posix_sentinel_watch_close(&w);
-        rlock_posix_close(&pc);
-    }
-    sn.sentinel_password = NULL;
+    if (!long_name_opening(lname, 1, rh_free_port(), &prim, &sen, &fk, &fport, &sn)) goto out;
     /* a primary named by its long name that wants AUTH (the fake Sentinel
      * names it: a real one announces IPs unless announce-hostnames) */
     fk.host_text = lname;
@@ -2022,65 +2047,19 @@ out:
  * room. (Before, the name filled the 128-byte err and the port and the
  * reason were cut off.) Numeric-looking names read as 127.0.0.1 / .2 / .3. */
 static void test_host_names_253(void) {
-    static const char *const sconf = "requirepass sentpw\n";
-    static const char *const pargs[] = { "--requirepass", "datapw", NULL };
-    char h1[254], h2[254], h3[254], want[200];
+    char h1[254], h2[254], h3[254];
     rh_server prim, sen;
     rlock_posix_sentinel sn;
     rlock_posix_conn pc;
-    rlock_posix_sentinel_watch w;
     fake_sentinel fk;
-    int fport, free_port, r, i;
+    int fport, free_port = rh_free_port(), r, i;
     const char *rest;
 
     snprintf(h1, sizeof h1, "127.0.0.%0*d", 245, 1);
     snprintf(h2, sizeof h2, "127.0.0.%0*d", 245, 2);
     snprintf(h3, sizeof h3, "127.0.0.%0*d", 245, 3);
     CHECK(strlen(h1) == 253);
-    free_port = rh_free_port();
-    /* plain TCP, nothing listening */
-    CHECK_EQ_LL(rlock_posix_init_tcp(&pc, h1, free_port, 1000), 0);
-    for (i = 0; i < 500 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
-    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "connect ", h1, free_port, ": Connection refused"), "plain: '%s'", pc.err);
-    rlock_posix_close(&pc);
-
-    CHECK(rh_server_start(&prim, pargs) == 0);
-    CHECK(sentinel_start_conf(&sen, prim.port, 1, sconf) == 0);
-    fport = fake_sentinel_open(&fk, prim.port);
-    CHECK(fport > 0);
-    if (prim.pid <= 0 || sen.pid <= 0 || fport <= 0) goto out;
-    memset(&sn, 0, sizeof sn);
-    sn.n = 1;
-    sn.master = "mymaster";
-    /* a Sentinel by a 253-character name: nothing listening */
-    sn.host[0] = h1;
-    sn.port[0] = free_port;
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    snprintf(want, sizeof want, ": connect 127.0.0.1:%d: Connection refused", free_port);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", h1, free_port, want), "Sentinel down: '%s'", pc.err);
-    rlock_posix_close(&pc);
-    /* ... silent (the fake one, not pumped): timed out */
-    sn.port[0] = fport;
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 300), 0);
-    for (i = 0; i < 2000 && (r = pc.tr.connect(pc.tr.ctx)) == 0; i++) rh_sleep_ms(2);
-    CHECK_EQ_LL(r, RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", h1, fport, ": timed out"), "Sentinel silent: '%s'", pc.err);
-    rlock_posix_close(&pc);
-    /* ... refusing AUTH, in discovery and in the watch */
-    sn.port[0] = sen.port;
-    sn.sentinel_password = "wrong";
-    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 2000), 0);
-    CHECK_EQ_LL(connect_pumping(&pc, &fk), RLOCK_IO_ERROR);
-    CHECK_MSG(names_fit(pc.err, "Sentinel ", h1, sen.port, ": refused AUTH: " WRONGPASS) && pc.auth_refused,
-              "Sentinel AUTH: '%s'", pc.err);
-    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
-    CHECK(!watch_until(&w, 1000, watch_subscribed));
-    CHECK_MSG(names_fit(w.err, "Sentinel ", h1, sen.port, ": " WRONGPASS), "watch: '%s'", w.err);
-    rlock_posix_sentinel_watch_close(&w);
-    rlock_posix_close(&pc);
-    sn.sentinel_password = NULL;
+    if (!long_name_opening(h1, 0, free_port, &prim, &sen, &fk, &fport, &sn)) goto out;
     /* a primary named by 253 characters (the fake Sentinel's answer) that wants AUTH */
     fk.host_text = h1;
     sn.host[0] = "127.0.0.1";
@@ -2259,6 +2238,109 @@ static void test_sentinel_inputs(void) {
         CHECK_MSG(rc == 64 && strstr(out, "--sentinel 'LocalHost:26379': that Sentinel is given twice") != NULL,
                   "rlock check, a Sentinel given twice: exit %d:\n%s", rc, out);
     }
+}
+
+/* What rlock_posix_init_sentinel takes, the watch and a connect can send:
+ * init checks the requests by writing them (the watch's [AUTH] question
+ * and SUBSCRIBE, RLOCK__SW_TX = 1024 bytes; AUTH and ROLE to the primary,
+ * sn_buf's 1024), so the longest master name it states is taken and one
+ * byte more refused, for Sentinel credentials of any length (here: user
+ * "user" and passwords of 0..999 bytes - the limit crosses 100 and 10
+ * bytes), and the watch writes that request whole: 1023 or 1024 bytes
+ * (the name's length has a digit less than one byte more would have).
+ * The edges worked out by hand: a question and SUBSCRIBE are 94 bytes and
+ * the name's, AUTH user with a password of 897 bytes 929, so 897 leaves
+ * room for a name of 1 byte (1024 bytes whole) and 898 for none: its AUTH
+ * (930 bytes) is stated. The primary's AUTH default PASSWORD and ROLE
+ * take 49 bytes and the password's: 975 bytes fit. Nothing here connects
+ * anywhere (the watch to a free port: refused). */
+static void test_sentinel_request_limits(void) {
+    static char lmaster[1100], lpass[1100];
+    rlock_posix_sentinel sn;
+    rlock_posix_conn pc;
+    rlock_posix_sentinel_watch w;
+    char want[128];
+    size_t p, x;
+    int port = rh_free_port();
+
+    memset(&sn, 0, sizeof sn);
+    sn.n = 1;
+    sn.host[0] = "127.0.0.1";
+    sn.port[0] = port;
+    sn.master = lmaster;
+    sn.sentinel_username = "user";
+    sn.sentinel_password = lpass;
+    for (p = 0; p < 1000; p += 9) {
+        const char *at;
+        memset(lpass, 'p', p);
+        lpass[p] = '\0';
+        memset(lmaster, 'm', 1000);
+        lmaster[1000] = '\0';
+        memset(&pc, 0, sizeof pc);
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+        if (strncmp(pc.err, "Sentinel credentials too long: AUTH takes ", 42) == 0) {
+            CHECK_MSG(p > 897, "password of %u bytes: '%s'", (unsigned)p, pc.err);
+            continue;
+        }
+        at = strstr(pc.err, "at most ");
+        x = at ? (size_t)strtoul(at + 8, NULL, 10) : 0;
+        snprintf(want, sizeof want, "Sentinel: the master name has 1000 bytes, at most %u with these Sentinel credentials",
+                 (unsigned)x);
+        CHECK_MSG(x > 0 && strcmp(pc.err, want) == 0 && p <= 897, "password of %u bytes: '%s'", (unsigned)p, pc.err);
+        if (x == 0 || x >= 1000) continue;
+        lmaster[x + 1] = '\0'; /* one byte more: refused, the same limit */
+        snprintf(want, sizeof want, "Sentinel: the master name has %u bytes, at most %u with these Sentinel credentials",
+                 (unsigned)x + 1, (unsigned)x);
+        memset(&pc, 0, sizeof pc);
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+        CHECK_MSG(strcmp(pc.err, want) == 0, "password of %u bytes, name of %u: '%s'", (unsigned)p, (unsigned)x + 1,
+                  pc.err);
+        lmaster[x] = '\0'; /* the limit: taken, and the watch writes its request whole */
+        CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+        CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+        (void)rlock_posix_sentinel_watch_step(&w);
+        CHECK_MSG((w.tx_len == 1024 || w.tx_len == 1023) && memcmp(w.tx + w.tx_len - 16, "+switch-master\r\n", 16) == 0 &&
+                      strstr(w.err, "too long") == NULL,
+                  "password of %u bytes, name of %u: the watch wrote %u bytes (%s)", (unsigned)p, (unsigned)x,
+                  (unsigned)w.tx_len, w.err);
+        rlock_posix_sentinel_watch_close(&w);
+        rlock_posix_close(&pc);
+    }
+    /* the edges: 897 takes a name of 1 byte, 898 none */
+    memset(lpass, 'p', 898);
+    lpass[897] = '\0';
+    lpass[898] = '\0';
+    sn.master = "mm";
+    memset(&pc, 0, sizeof pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    CHECK_MSG(strcmp(pc.err, "Sentinel: the master name has 2 bytes, at most 1 with these Sentinel credentials") == 0,
+              "'%s'", pc.err);
+    sn.master = "m";
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    CHECK_EQ_LL(rlock_posix_sentinel_watch_init(&w, &pc), 0);
+    (void)rlock_posix_sentinel_watch_step(&w);
+    CHECK_MSG(w.tx_len == 1024 && memcmp(w.tx, "*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$897\r\npp", 30) == 0,
+              "the watch wrote %u bytes (%s)", (unsigned)w.tx_len, w.err);
+    rlock_posix_sentinel_watch_close(&w);
+    rlock_posix_close(&pc);
+    lpass[897] = 'p';
+    memset(&pc, 0, sizeof pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    CHECK_MSG(strcmp(pc.err, "Sentinel credentials too long: AUTH takes 930 bytes of the watch's 1024") == 0, "'%s'",
+              pc.err);
+    /* the primary's: AUTH default PASSWORD, ROLE */
+    sn.sentinel_username = sn.sentinel_password = NULL;
+    sn.username = "default";
+    sn.password = lpass;
+    memset(lpass, 'p', 976);
+    lpass[976] = '\0';
+    memset(&pc, 0, sizeof pc);
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), -1);
+    CHECK_MSG(strcmp(pc.err, "Sentinel: username and password too long: AUTH and ROLE take 1025 bytes, at most 1024") == 0,
+              "'%s'", pc.err);
+    lpass[975] = '\0';
+    CHECK_EQ_LL(rlock_posix_init_sentinel(&pc, &sn, 1000), 0);
+    rlock_posix_close(&pc);
 }
 
 /* Sentinels that announce host names (announce-hostnames yes,
@@ -3746,6 +3828,7 @@ int main(void) {
     test_long_host_names();
     test_host_names_253();
     test_sentinel_inputs();
+    test_sentinel_request_limits();
     test_sentinel_long_names();
     test_sentinel_stale_mark();
     test_sentinel_loop_bound();
