@@ -3247,8 +3247,14 @@ static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *
  * node's or a subscriber's. */
 typedef rlock__conn rlock__x;
 
-/* Point x (is_sub set) at the rest of its connection, owner. */
+/* Point x (is_sub set) at the rest of its connection, owner, for the
+ * client that takes it (rlock_client_init, rlock_client_set_subscribers:
+ * none of that client's ops is in flight). A request still queued there is
+ * an op's of the client before (cut off by rlock_client_init): nobody's now,
+ * as rlock__x_disown makes it - its reply, read later, must reach no
+ * handle (it may be freed by then, its end never walking this connection). */
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
+    struct rlock__pending *p;
     x->owner = owner;
     if (x->is_sub) {
         rlock_subscriber *n = (rlock_subscriber *)owner;
@@ -3259,6 +3265,7 @@ static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
         x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
         x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
     }
+    for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
 /* Its transport: its owner's first member (a node's, a subscriber's). */
 #define rlock__x_t(n) ((const rlock_transport *)(n)->owner)
@@ -7254,7 +7261,10 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     /* (no valid handle, or no op: rlock_step says so - E_BADARG, E_STATE) */
-    if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) {
+    /* (an op cut off by rlock_client_init too: rlock__result ends it - acted
+     * on here, its old client's subscriptions would linger in the new one's) */
+    if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE &&
+        lk->op.stamp == lk->client->stamp[0]) {
         rlock_client *c = lk->client;
         rlock_op *op = &lk->op;
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) &&
