@@ -955,7 +955,11 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
  * memory never initialised, so this is not checked: an operation that
  * ran is cut off from the client (in its list no more). Its next
  * rlock_step, rlock_result, cancel or destroy ends it, RLOCK_E_STATE, its
- * requests disowned - an acquire's SET that landed stays until its TTL.
+ * requests disowned; an acquire (not a re-entry) also queues the release
+ * of what its attempt may have been granted (owner-checked, its token) on
+ * every node of c, sent with c's next step - on a node c no longer has, a
+ * SET that landed stays until its TTL. The connections c takes (here, and
+ * rlock_client_set_subscribers) drop the old ops' replies unread.
  * (Told by 32 random bits drawn at each init: a 2^-32 chance it is not.
  * Compact engine: its cancel or destroy ends it, what it was granted
  * released through the client's node; a step alone never does.) */
@@ -7160,7 +7164,18 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
      * step of every op in flight. (The compact engine has no stamp: no
      * room; rlock__op_unlink lets its cancel and destroy end it.) */
     if (lk->op.stamp != lk->client->stamp[0] && lk->op.phase != RLOCK__PH_DONE) {
-        lk->op.sub_ok = lk->op.sub_pending = 0;
+        rlock_op *op = &lk->op;
+        op->sub_ok = op->sub_pending = 0;
+        /* Its attempt (or that attempt's cleanup) was out: it may have been
+         * granted. Released as a cancel's cleanup releases it (owner-checked,
+         * its token), on every node of this client - which of them the
+         * attempt reached is the old client's numbering - and on a node kept
+         * behind the attempt's own request. Nobody waits for the answers:
+         * disowned below, but sent all the same (RLOCK__X_KEEP), with the
+         * client's next step. Not a re-entry's: only its answers tell what
+         * it added. */
+        if (op->kind == RLOCK__OP_ACQUIRE && lk->state != RLOCK_STATE_HELD)
+            rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, op->ttl, rlock__now(lk->client), 1); /* (never tallied) */
         rlock__op_finish(lk, RLOCK_E_STATE);
     }
 #endif

@@ -2213,6 +2213,63 @@ static void test_client_reinit_in_flight(rh_server *all) {
     }
 }
 
+/* An acquire cut off by rlock_client_init while its attempt was out (the
+ * servers stopped: its SET waits in their sockets and lands once they
+ * resume) is ended by its step, result, cancel or destroy: RLOCK_E_STATE
+ * at once, as before, and what the attempt may have been granted is
+ * released (owner-checked, its token) through the new client's nodes,
+ * behind the attempt on each connection - the key is gone once the client
+ * has been stepped (here by another lock's acquire), not held until its TTL
+ * (before: PTTL ~5 s left on every server). A key another handle holds is
+ * not touched: the cut-off attempt was refused there, and its release
+ * (owner-checked) finds another's token. */
+static void test_reinit_cut_off_grant(rh_server *all) {
+    static const char *const hows[] = { "step", "result", "cancel", "destroy" };
+    rh_server *srv[NSRV] = {&all[0], &all[1], &all[2]};
+    int n, i, how;
+    for (n = 1; n <= 3; n += 2)
+        for (how = 0; how < 4; how++) {
+            rlock_config cfg = cfg_base(250, NULL);
+            tcli t, h;
+            rlock_lock lk, other, hl, held;
+            CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
+            CHECK(tcli_open(&h, srv, n, &cfg, 0) == 0);
+            CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "rg:held", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rg:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&held, &t.cl, "rg:held", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* (connected, scripts known) */
+            CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+            for (i = 0; i < n; i++) rh_server_pause(srv[i]);
+            CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 0), RLOCK_WOULD_BLOCK);
+            CHECK_EQ_ST(rlock_acquire_begin(&held, 5000, 0), RLOCK_WOULD_BLOCK);
+            CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK); /* (both sent) */
+            CHECK_EQ_ST(rlock_client_init(&t.cl, t.nodes, (size_t)n, &cfg), RLOCK_OK);
+            if (how == 0) CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE);
+            else if (how == 1) CHECK_EQ_ST(rlock_result(&lk), RLOCK_E_STATE);
+            else if (how == 2) CHECK_EQ_ST(rlock_cancel_begin(&lk), RLOCK_E_STATE);
+            rlock_lock_destroy(&lk);
+            CHECK_EQ_ST(rlock_step(&held), RLOCK_E_STATE);
+            rlock_lock_destroy(&held);
+            for (i = 0; i < n; i++) rh_server_resume(srv[i]);
+            CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "rg:other", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK); /* (behind the releases: answered first) */
+            CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
+            for (i = 0; i < n; i++)
+                CHECK_MSG(rh_int(srv[i], "EXISTS rg:key") == 0,
+                          "%d servers, ended by %s: server %d still has the cut-off acquire's key (PTTL %lld)", n,
+                          hows[how], i, rh_int(srv[i], "PTTL rg:key"));
+            CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* (its key untouched) */
+            rlock_lock_destroy(&other);
+            rlock_lock_destroy(&hl);
+            tcli_close(&t);
+            tcli_close(&h);
+            for (i = 0; i < n; i++) (void)rh_int(srv[i], "DEL rg:key rg:held");
+        }
+    printf("an acquire cut off by rlock_client_init with its attempt out: its grant released through the new "
+           "client (1 and 3 servers; step, result, cancel, destroy)\n");
+}
+
 /* A Pub/Sub waiter cut off by rlock_client_init (same node, same
  * subscriber) is ended (cancel, destroy or step): nothing of it may reach
  * the new client. Its subscription was the old client's: the new client
@@ -2398,6 +2455,7 @@ int main(void) {
     test_wake_node_down(srv);
     test_release_finds_lost(srv);
     test_client_reinit_in_flight(srv);
+    test_reinit_cut_off_grant(srv);
     test_reinit_cut_off_waiter(&srv[0]);
     test_lock_init_held(&srv[0]);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
