@@ -1405,7 +1405,9 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
  * rlock_result on each lock. */
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
 /* The op's result without any I/O: RLOCK_WOULD_BLOCK while it runs, then
- * its final status (once, as rlock_step); RLOCK_E_STATE: no op. */
+ * its final status (once, as rlock_step); RLOCK_E_STATE: no op. (Ending
+ * an acquire cut off by rlock_client_init queues its release, which may
+ * probe an idle connection, as a *_begin does; sent by a later step.) */
 RLOCKDEF rlock_status rlock_result(rlock_lock *lk);
 /* Milliseconds until rlock_step() must be called again even without I/O
  * (0 while a connection is still to be made: it has no descriptor yet). */
