@@ -955,7 +955,11 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
  * memory never initialised, so this is not checked: an operation that
  * ran is cut off from the client (in its list no more). Its next
  * rlock_step, rlock_result, cancel or destroy ends it, RLOCK_E_STATE, its
- * requests disowned - an acquire's SET that landed stays until its TTL.
+ * requests disowned; an acquire (not a re-entry) also queues the release
+ * of what its attempt may have been granted (owner-checked, its token) on
+ * every node of c, sent with c's next step - on a node c no longer has, a
+ * SET that landed stays until its TTL. The connections c takes (here, and
+ * rlock_client_set_subscribers) drop the old ops' replies unread.
  * (Told by 32 random bits drawn at each init: a 2^-32 chance it is not.
  * Compact engine: its cancel or destroy ends it, what it was granted
  * released through the client's node; a step alone never does.) */
@@ -1401,7 +1405,9 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk);
  * rlock_result on each lock. */
 RLOCKDEF rlock_status rlock_step(rlock_lock *lk);
 /* The op's result without any I/O: RLOCK_WOULD_BLOCK while it runs, then
- * its final status (once, as rlock_step); RLOCK_E_STATE: no op. */
+ * its final status (once, as rlock_step); RLOCK_E_STATE: no op. (Ending
+ * an acquire cut off by rlock_client_init queues its release, which may
+ * probe an idle connection, as a *_begin does; sent by a later step.) */
 RLOCKDEF rlock_status rlock_result(rlock_lock *lk);
 /* Milliseconds until rlock_step() must be called again even without I/O
  * (0 while a connection is still to be made: it has no descriptor yet). */
@@ -3247,8 +3253,14 @@ static RLOCK__NOINLINE void rlock__copy_text(char *dst, size_t cap, const char *
  * node's or a subscriber's. */
 typedef rlock__conn rlock__x;
 
-/* Point x (is_sub set) at the rest of its connection, owner. */
+/* Point x (is_sub set) at the rest of its connection, owner, for the
+ * client that takes it (rlock_client_init, rlock_client_set_subscribers:
+ * none of that client's ops is in flight). A request still queued there is
+ * an op's of the client before (cut off by rlock_client_init): nobody's now,
+ * as rlock__x_disown makes it - its reply, read later, must reach no
+ * handle (it may be freed by then, its end never walking this connection). */
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
+    struct rlock__pending *p;
     x->owner = owner;
     if (x->is_sub) {
         rlock_subscriber *n = (rlock_subscriber *)owner;
@@ -3259,6 +3271,7 @@ static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
         x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
         x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
     }
+    for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
 /* Its transport: its owner's first member (a node's, a subscriber's). */
 #define rlock__x_t(n) ((const rlock_transport *)(n)->owner)
@@ -7153,7 +7166,18 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
      * step of every op in flight. (The compact engine has no stamp: no
      * room; rlock__op_unlink lets its cancel and destroy end it.) */
     if (lk->op.stamp != lk->client->stamp[0] && lk->op.phase != RLOCK__PH_DONE) {
-        lk->op.sub_ok = lk->op.sub_pending = 0;
+        rlock_op *op = &lk->op;
+        op->sub_ok = op->sub_pending = 0;
+        /* Its attempt (or that attempt's cleanup) was out: it may have been
+         * granted. Released as a cancel's cleanup releases it (owner-checked,
+         * its token), on every node of this client - which of them the
+         * attempt reached is the old client's numbering - and on a node kept
+         * behind the attempt's own request. Nobody waits for the answers:
+         * disowned below, but sent all the same (RLOCK__X_KEEP), with the
+         * client's next step. Not a re-entry's: only its answers tell what
+         * it added. */
+        if (op->kind == RLOCK__OP_ACQUIRE && lk->state != RLOCK_STATE_HELD)
+            rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, op->ttl, rlock__now(lk->client), 1); /* (never tallied) */
         rlock__op_finish(lk, RLOCK_E_STATE);
     }
 #endif
@@ -7254,7 +7278,10 @@ RLOCKDEF int rlock_acquire_waiting(const rlock_lock *lk) {
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     /* (no valid handle, or no op: rlock_step says so - E_BADARG, E_STATE) */
-    if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE) {
+    /* (an op cut off by rlock_client_init too: rlock__result ends it - acted
+     * on here, its old client's subscriptions would linger in the new one's) */
+    if (rlock__lock_ok(lk) && lk->op.kind != RLOCK__OP_NONE && lk->op.phase != RLOCK__PH_DONE &&
+        lk->op.stamp == lk->client->stamp[0]) {
         rlock_client *c = lk->client;
         rlock_op *op = &lk->op;
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) &&

@@ -2213,6 +2213,166 @@ static void test_client_reinit_in_flight(rh_server *all) {
     }
 }
 
+/* An acquire cut off by rlock_client_init while its attempt was out (the
+ * servers stopped: its SET waits in their sockets and lands once they
+ * resume) is ended by its step, result, cancel or destroy: RLOCK_E_STATE
+ * at once, as before, and what the attempt may have been granted is
+ * released (owner-checked, its token) through the new client's nodes,
+ * behind the attempt on each connection - the key is gone once the client
+ * has been stepped (here by another lock's acquire), not held until its TTL
+ * (before: PTTL ~5 s left on every server). A key another handle holds is
+ * not touched: the cut-off attempt was refused there, and its release
+ * (owner-checked) finds another's token. */
+static void test_reinit_cut_off_grant(rh_server *all) {
+    static const char *const hows[] = { "step", "result", "cancel", "destroy" };
+    rh_server *srv[NSRV] = {&all[0], &all[1], &all[2]};
+    int n, i, how;
+    for (n = 1; n <= 3; n += 2)
+        for (how = 0; how < 4; how++) {
+            rlock_config cfg = cfg_base(250, NULL);
+            tcli t, h;
+            rlock_lock lk, other, hl, held;
+            CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
+            CHECK(tcli_open(&h, srv, n, &cfg, 0) == 0);
+            CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "rg:held", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rg:key", 6, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&held, &t.cl, "rg:held", 7, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* (connected, scripts known) */
+            CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+            for (i = 0; i < n; i++) rh_server_pause(srv[i]);
+            CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 0), RLOCK_WOULD_BLOCK);
+            CHECK_EQ_ST(rlock_acquire_begin(&held, 5000, 0), RLOCK_WOULD_BLOCK);
+            CHECK_EQ_ST(rlock_step(&lk), RLOCK_WOULD_BLOCK); /* (both sent) */
+            CHECK_EQ_ST(rlock_client_init(&t.cl, t.nodes, (size_t)n, &cfg), RLOCK_OK);
+            if (how == 0) CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE);
+            else if (how == 1) CHECK_EQ_ST(rlock_result(&lk), RLOCK_E_STATE);
+            else if (how == 2) CHECK_EQ_ST(rlock_cancel_begin(&lk), RLOCK_E_STATE);
+            rlock_lock_destroy(&lk);
+            CHECK_EQ_ST(rlock_step(&held), RLOCK_E_STATE);
+            rlock_lock_destroy(&held);
+            for (i = 0; i < n; i++) rh_server_resume(srv[i]);
+            CHECK_EQ_ST(rlock_lock_init(&other, &t.cl, "rg:other", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            CHECK_EQ_ST(rlock_acquire(&other, 5000, 0), RLOCK_OK); /* (behind the releases: answered first) */
+            CHECK_EQ_ST(rlock_release(&other), RLOCK_OK);
+            for (i = 0; i < n; i++)
+                CHECK_MSG(rh_int(srv[i], "EXISTS rg:key") == 0,
+                          "%d servers, ended by %s: server %d still has the cut-off acquire's key (PTTL %lld)", n,
+                          hows[how], i, rh_int(srv[i], "PTTL rg:key"));
+            CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* (its key untouched) */
+            rlock_lock_destroy(&other);
+            rlock_lock_destroy(&hl);
+            tcli_close(&t);
+            tcli_close(&h);
+            for (i = 0; i < n; i++) (void)rh_int(srv[i], "DEL rg:key rg:held");
+        }
+    printf("an acquire cut off by rlock_client_init with its attempt out: its grant released through the new "
+           "client (1 and 3 servers; step, result, cancel, destroy)\n");
+}
+
+/* A Pub/Sub waiter cut off by rlock_client_init (same node, same
+ * subscriber) is ended (cancel, destroy or step): nothing of it may reach
+ * the new client. Its subscription was the old client's: the new client
+ * must not count it as its lingering channel (a new waiter would adopt it
+ * and wait unheard: nothing reads the subscriber for a channel the client
+ * never subscribed), and its SUBSCRIBE's reply, still unread, must reach
+ * nobody (the handle may be freed; with the subscribers set only after the
+ * end, `late`, the new client's disowning walk never saw that reply).
+ * Then a new waiter on the key is woken by the holder's release, well
+ * before its re-check (5 s). phase 0: cut off just after its first
+ * refusal (SUBSCRIBE sent, the retry that queues not yet); 1: queued,
+ * waiting for a notice. The new waiter's wait is the shorter: a cut-off
+ * queued waiter's entry is a dead waiter's (FAULTS.md), popped first by
+ * a release only while its deadline is the earlier one. The lock is
+ * malloc'd and freed after the end: a write to it later is caught by
+ * ASan / valgrind. */
+static long long reinit_waiter_once(rh_server *s, int resp3, int phase, int how, int late) {
+    static const char *const hows[] = { "cancel", "destroy", "step" };
+    rlock_config cfg = cfg_base(250, NULL);
+    tcli h, w;
+    rlock_lock hl, nl, *a = (rlock_lock *)malloc(sizeof *a);
+    rlock_status st = RLOCK_WOULD_BLOCK;
+    unsigned long long t0;
+    long long took = -1;
+    const char *key = "rw:key";
+    CHECK(a != NULL);
+    if (!a) return -1;
+    cfg.recheck_ms = 5000;
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    cfg.pubsub = resp3;
+    CHECK(tcli_open(&w, &s, 1, &cfg, !resp3) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 10000, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(a, &w.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rlock_acquire_begin(a, 10000, 9000);
+    if (phase == 0) {
+        /* each step with the server stopped: the one that reads the refusal
+         * sends SUBSCRIBE, whose answer cannot come in that same step */
+        for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && !rlock_acquire_waiting(a) && since(t0) < 2000;) {
+            tcli_wait(&w, 5);
+            rh_server_pause(s);
+            st = rlock_step(a);
+            rh_server_resume(s);
+        }
+        CHECK_MSG(st == RLOCK_WOULD_BLOCK && a->op.phase == RLOCK__PH_SUBSCRIBE && a->op.sub_pending,
+                  "the waiter is not subscribing (%s, phase %d)", rlock_status_str(st), a->op.phase);
+    } else {
+        st = rh_step_until_waitmsg(a, st);
+        CHECK_MSG(st == RLOCK_WOULD_BLOCK && a->op.phase == RLOCK__PH_WAITMSG && a->op.sub_ok,
+                  "the waiter is not waiting for a notice (%s, phase %d)", rlock_status_str(st), a->op.phase);
+    }
+    CHECK_EQ_ST(rlock_client_init(&w.cl, w.nodes, 1, &cfg), RLOCK_OK);
+    if (!resp3 && !late) CHECK_EQ_ST(rlock_client_set_subscribers(&w.cl, w.subs, 1), RLOCK_OK);
+    if (how == 0) CHECK_EQ_ST(rlock_cancel_begin(a), RLOCK_E_STATE);
+    else if (how == 2) CHECK_EQ_ST(rlock_step(a), RLOCK_E_STATE);
+    rlock_lock_destroy(a);
+    free(a);
+    if (!resp3 && late) CHECK_EQ_ST(rlock_client_set_subscribers(&w.cl, w.subs, 1), RLOCK_OK);
+    CHECK_MSG(w.cl.ops == NULL && w.cl.linger_mask == 0,
+              "%s, %s of a cut-off waiter (phase %d%s): the new client has ops %p, a lingering channel on %#x",
+              resp3 ? "RESP3" : "RESP2", hows[how], phase, late ? ", subscribers set after" : "", (void *)w.cl.ops,
+              w.cl.linger_mask);
+    /* a new waiter on the new client */
+    CHECK_EQ_ST(rlock_lock_init(&nl, &w.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    st = rh_step_until_waitmsg(&nl, rlock_acquire_begin(&nl, 10000, 4000));
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && since(t0) < 100;) { /* settled: only a notice moves it */
+        st = rlock_step(&nl);
+        tcli_wait(&w, 10);
+    }
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = step_until_done(&nl, &w, st, 8000);
+    took = since(t0);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(took < 1000, "%s, %s of a cut-off waiter (phase %d%s): the new waiter granted %lld ms after the "
+              "release (re-check 5 s)", resp3 ? "RESP3" : "RESP2", hows[how], phase,
+              late ? ", subscribers set after" : "", took);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&nl), RLOCK_OK);
+    rlock_lock_destroy(&nl);
+    tcli_close(&w);
+    tcli_close(&h);
+    (void)rh_int(s, "DEL %s {%s}:waiters", key, key);
+    return took;
+}
+
+static void test_reinit_cut_off_waiter(rh_server *s) {
+    int resp3, phase, how;
+    long long worst = 0;
+    for (resp3 = 0; resp3 < 2; resp3++)
+        for (phase = 0; phase < 2; phase++)
+            for (how = 0; how < 3; how++) {
+                long long took = reinit_waiter_once(s, resp3, phase, how, 0);
+                if (took > worst) worst = took;
+                if (!resp3) {
+                    took = reinit_waiter_once(s, resp3, phase, how, 1);
+                    if (took > worst) worst = took;
+                }
+            }
+    printf("a Pub/Sub waiter cut off by rlock_client_init, then ended: the new client's waiter woken by the "
+           "release (at worst %lld ms after it; re-check 5 s)\n", worst);
+}
+
 /* rlock_lock_init on a handle that holds its lock (no operation running)
  * forgets it, as rlock_lock_destroy does - documented, not refused: lk may
  * be memory never initialised, so rlock_lock_init reads nothing of it, and
@@ -2295,6 +2455,8 @@ int main(void) {
     test_wake_node_down(srv);
     test_release_finds_lost(srv);
     test_client_reinit_in_flight(srv);
+    test_reinit_cut_off_grant(srv);
+    test_reinit_cut_off_waiter(&srv[0]);
     test_lock_init_held(&srv[0]);
     test_redlock_renew_kill(srv); /* kills srv[1] and srv[2]: keep it last */
 
