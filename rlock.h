@@ -688,7 +688,8 @@ typedef struct rlock__pending {
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
     rlock__ms deadline;   /* (after owner: no padding on 64-bit targets, 16 bytes, not 24) */
     short tag;            /* (short, len beside it: 16 bytes still) */
-    unsigned short len;   /* the general engine's: its bytes in tx (rlock__x_timed_out) */
+    unsigned short len;   /* its bytes in tx (rlock__x_timed_out; the compact engine's: tx_len when
+                             queued, rlock__c_cmd - a cancel takes it back while all are there) */
 } rlock__pending;
 
 /* The owner of a request that is told of its answer by a function (private:
@@ -1412,18 +1413,21 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * is not; RLOCK_OK then means nothing of it is left - a node that cannot be
  * reached keeps its copy only until the lease runs out). Between rounds
  * (rlock_acquire_waiting), and while none of its requests went to a
- * connection yet (a full pipeline, the compact engine's turn), it ends at
- * once and sends nothing - but a waiter that queued (Pub/Sub waiting, a
- * fair lock, a semaphore) leaves the queue first, by one last attempt with
- * no wait left (what that claims is released, as above), or the next
- * release would wake it, reserve the key or hand a permit to a waiter gone
- * while the one behind it waits on. An extend or release is abandoned:
- * what of it has not begun to go out (in rlock's send buffer, or waiting
- * for room in a full pipeline) never does (the general engine), what went
- * out may still act on the servers, its answers are discarded, and the
- * lock's state is unchanged - a cancelled release leaves it HELD: release
- * again (owner-checked: OK, or RLOCK_LOST when the first one had gone out
- * and landed).
+ * connection yet (a full pipeline, the compact engine's turn; in the
+ * compact engine also while none of its bytes went out: all still in
+ * rlock's send buffer, or waiting behind AUTH / SELECT on a new
+ * connection), it ends at once and sends nothing - but a waiter that
+ * queued (Pub/Sub waiting, a fair lock, a semaphore) leaves the queue
+ * first, by one last attempt with no wait left (what that claims is
+ * released, as above), or the next release would wake it, reserve the key
+ * or hand a permit to a waiter gone while the one behind it waits on. An
+ * extend or release is abandoned: what of it has not begun to go out (in
+ * rlock's send buffer, or waiting for room in a full pipeline or for its
+ * turn) never does, one partly sent goes on whole (never cut in half),
+ * what went out may still act on the servers, its answers are discarded,
+ * and the lock's state is unchanged - a cancelled release leaves it HELD:
+ * release again (owner-checked: OK, or RLOCK_LOST when the first one had
+ * gone out and landed).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
@@ -6336,6 +6340,8 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     else (void)rlock__c_txt(n, fallback);
 }
 
+/* (q[0].len: tx's bytes after the last command appended, in 16 bits) */
+typedef char rlock__c_tx_len_fits[RLOCK_TX_BUF < 0xFFFF ? 1 : -1];
 /* Append a command to what the TX buffer holds: the template at offset tpl
  * of argc arguments (rlock__c_tpl, written in place after what tx holds),
  * or (tpl RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
@@ -6353,6 +6359,7 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
 #endif
     if (!end) return 0;
     n->x.tx_len = end;
+    n->q[0].len = (unsigned short)end; /* (all of tx: a cancel takes back a request none of whose bytes went) */
     n->x.commands++;
     return 1;
 }
@@ -7001,12 +7008,27 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (op->phase != RLOCK__PH_DONE) {
-        /* an acquire whose attempt is out (holds the request slot; one still
-         * waiting for its turn sent nothing) waits for its answer and
+        rlock__conn *x = &lk->client->nodes[0]->x;
+        int out = lk->client->nodes[0]->q[0].owner == lk; /* (its request holds the slot) */
+        /* Not begun to go out - all its bytes still in tx (queued alone:
+         * nothing ahead of it), or behind AUTH / SELECT, which go alone
+         * first (x.head) - it never does: taken back, the slot free (not
+         * a cleanup's: it releases what the attempt may have been granted).
+         * One partly sent goes on whole, its reply read and dropped. */
+        if (out && op->phase != RLOCK__PH_CLEANUP && !x->failing && x->count &&
+            (x->head || x->tx_len == lk->client->nodes[0]->q[0].len)) {
+            if (!x->head) {
+                x->count = 0;
+                x->tx_len = 0;
+                x->commands--; /* (never sent) */
+            }
+            out = 0;
+        }
+        /* an acquire whose attempt is out (one still waiting for its turn,
+         * or taken back above, sent nothing) waits for its answer and
          * releases what it granted (the attempt's end sees op->cancel), as
          * does its cleanup; else done */
-        if (op->kind == RLOCK__OP_ACQUIRE &&
-            (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && lk->client->nodes[0]->q[0].owner == lk)))
+        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && out)))
             op->cancel = 1;
         else rlock__op_finish(lk, RLOCK_OK);
     }
