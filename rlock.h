@@ -958,8 +958,11 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
  * rlock_step, rlock_result, cancel or destroy ends it, RLOCK_E_STATE, its
  * requests disowned - an acquire's SET that landed stays until its TTL.
  * (Told by 32 random bits drawn at each init: a 2^-32 chance it is not.
- * Compact engine: its cancel or destroy ends it, what it was granted
- * released through the client's node; a step alone never does.) */
+ * Compact engine: told by its rlock_step not finding it in the client's
+ * list - not rlock_result alone, which stays O(1) - once nothing is in
+ * flight on the node: a request of its that was out is first answered
+ * through the client's node and judged (an acquire granted then ends
+ * RLOCK_OK, held); its cancel or destroy releases what it was granted.) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
 
@@ -7149,8 +7152,7 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
     /* (an op of a client initialised again is in no list: the walk stops
-     * at the end - the general engine's rlock__result ended it, the
-     * compact engine's cancel or destroy ends it here) */
+     * at the end - rlock__result ended it) */
     while (*p != lk && *p) p = &(*p)->op.next;
     if (*p) *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
@@ -7159,6 +7161,33 @@ static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
 /* rlock_result of a valid handle; step (the compact rlock_step): its
  * client is stepped first while its op is not done (the compact engine
  * never unlinks an op while stepping: it stays until its result is taken). */
+#if RLOCK__COMPACT
+/* (The compact engine's: the op is looked for in its client's list - the
+ * walk that unlinks a finished one - after each step, which walks that
+ * list anyway (rlock__client_step); rlock_result alone stays O(1). One in
+ * no list (the client initialised again while it ran: no step moves it)
+ * ends RLOCK_E_STATE, once nothing is in flight on the node - a request of
+ * its that is out is answered and judged first, and a reply is never
+ * handed to an op that ended. Inline: one caller in a firmware.) */
+static RLOCK__INLINE rlock_status rlock__result(rlock_lock *lk, int step) {
+    rlock_client *c = lk->client;
+    rlock_lock **p = &c->ops;
+    if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (lk->op.phase != RLOCK__PH_DONE) {
+        if (!step) return RLOCK_WOULD_BLOCK;
+        rlock__client_step(c);
+    }
+    while (*p != lk && *p) p = &(*p)->op.next;
+    if (lk->op.phase != RLOCK__PH_DONE) {
+        if (*p || c->nodes[0]->x.count) return RLOCK_WOULD_BLOCK;
+        lk->op.kind = RLOCK__OP_NONE;
+        return RLOCK_E_STATE;
+    }
+    if (*p) *p = lk->op.next;
+    lk->op.kind = RLOCK__OP_NONE;
+    return (rlock_status)lk->op.result;
+}
+#else
 static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock_status st;
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
@@ -7173,7 +7202,8 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
      * no list. The stamp (32 of the 64 random bits drawn at each init;
      * the same again: 2^-32) is O(1): walking the list here cost every
      * step of every op in flight. (The compact engine has no stamp: no
-     * room; rlock__op_unlink lets its cancel and destroy end it.) */
+     * room; its rlock__result looks for the op in the list its step walks
+     * anyway.) */
     if (lk->op.stamp != lk->client->stamp[0] && lk->op.phase != RLOCK__PH_DONE) {
         lk->op.sub_ok = lk->op.sub_pending = 0;
         rlock__op_finish(lk, RLOCK_E_STATE);
@@ -7185,6 +7215,7 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock__op_unlink(lk);
     return st;
 }
+#endif
 RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
     return rlock__lock_ok(lk) ? rlock__result(lk, 0) : RLOCK_E_BADARG;
 }

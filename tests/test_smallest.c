@@ -1384,14 +1384,18 @@ static void test_blocking_beside_done_op(const rh_server *s) {
  * backing off from a held key ends at once; one whose request was out
  * (granted on the server, its answer unread) is answered through the new
  * client - the same node - and what it granted is released before destroy
- * returns. (Its rlock_step alone never ends it: the compact engine has no
- * room to look for it - destroy or cancel it.) In a child each: the crash
- * must not take the suite with it. */
-static int reinit_child(const rh_server *s, const char *key, int out) {
+ * returns. Its rlock_step alone ends it too (alone: mode 2, 3): once
+ * nothing is in flight on the node, RLOCK_E_STATE (backing off: the step
+ * finds it in the client's list no more); one whose request was out first
+ * reads its answer through the node (granted: RLOCK_OK, HELD - released
+ * then). Before, a step alone said RLOCK_WOULD_BLOCK for ever (the
+ * compact engine had no stamp, and looked for it nowhere). In a child
+ * each: a crash or a hang must not take the suite with it. */
+static int reinit_child(const rh_server *s, const char *key, int mode) {
     scli t;
     rlock_lock lk;
     rlock_status st;
-    int i;
+    int i, out = mode & 1;
     if (scli_open(&t, s, PASSWORD) != 0 || rlock_client_connect(&t.cl, 1000) != RLOCK_OK ||
         rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;
@@ -1405,27 +1409,38 @@ static int reinit_child(const rh_server *s, const char *key, int out) {
     if (st != RLOCK_WOULD_BLOCK || (out && absent(key))) return 11;
     if (rlock_client_init(&t.cl, &t.node, 1, NULL) != RLOCK_OK) return 12;
     t.gate = 0;
+    if (mode >= 2) { /* a step alone ends it (its backoff is 100 ms at most: 2 s is far past it) */
+        for (i = 0; st == RLOCK_WOULD_BLOCK && i < 400; i++) {
+            st = rlock_step(&lk);
+            if (st == RLOCK_WOULD_BLOCK) rh_sleep_ms(5);
+        }
+        if (st != (out ? RLOCK_OK : RLOCK_E_STATE)) return 20 + (int)st;
+        if (rlock_lock_state(&lk) != (out ? RLOCK_STATE_HELD : RLOCK_STATE_IDLE)) return 13;
+        if (rlock_step(&lk) != RLOCK_E_STATE) return 14; /* (ended: no op) */
+        if (out && rlock_release(&lk) != RLOCK_OK) return 15;
+    }
     rlock_lock_destroy(&lk); /* (before: SIGSEGV) */
     scli_close(&t);
     return 0;
 }
 static void test_client_reinit_in_flight(const rh_server *s) {
     static char key[RLOCK_MAX_KEY_LEN];
-    int out;
+    static const char *const what[4] = { "backing off, destroy", "its request out, destroy", "backing off, step alone",
+                                         "its request out, step alone" };
+    int mode;
     make_key(key, 'r');
-    for (out = 0; out < 2; out++) {
+    for (mode = 0; mode < 4; mode++) {
         pid_t pid;
-        int status;
+        int status, out = mode & 1;
         if (!out) CHECK(cmd_ok(cmd("SET %b other PX 20000", key, sizeof key), REDIS_REPLY_STATUS));
         pid = rh_fork();
-        if (pid == 0) _exit(reinit_child(s, key, out));
+        if (pid == 0) _exit(reinit_child(s, key, mode));
         CHECK(pid > 0);
         status = pid > 0 ? rh_wait_child(pid, 10000) : -1;
-        CHECK_MSG(rh_exited_with(status, 0), "%s: destroy of an op cut off by rlock_client_init: status %d (%s)",
-                  out ? "its request out" : "backing off", status,
-                  status >= 0 && WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exit code");
-        CHECK_MSG(out ? absent(key) : pttl_of(key) > 0, "%s: the key after destroy: PTTL %lld",
-                  out ? "its request out" : "backing off", pttl_of(key));
+        CHECK_MSG(rh_exited_with(status, 0), "%s: an op cut off by rlock_client_init: exit %d (%s; 20 + n: the step said status n)",
+                  what[mode], status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  status >= 0 && WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : status < 0 ? "killed" : "exit code");
+        CHECK_MSG(out ? absent(key) : pttl_of(key) > 0, "%s: the key after it ended: PTTL %lld", what[mode], pttl_of(key));
         (void)cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER);
     }
 }
