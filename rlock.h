@@ -731,11 +731,11 @@ typedef struct rlock__conn {
 #if RLOCK__COMPACT
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
 #endif
-    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
 #if !RLOCK__COMPACT
+    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
     int listen;           /* read even with nothing outstanding (subscriptions) */
-#endif
     int hello;            /* send HELLO 3 at connect */
+#endif
 #if !RLOCK__COMPACT
     int proto;            /* 3 once HELLO 3 was accepted on this connection, else 0 (RESP2) */
 #endif
@@ -758,6 +758,10 @@ typedef struct rlock__conn {
     unsigned long selected; /* `commands` when node.db was last SELECTed again on an idle shared
                                connection (nothing queued since: not again; rlock__x_begin, c_claim) */
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
+#if RLOCK__COMPACT
+    int is_sub, hello;       /* (never read by the compact engine: here, after the words it reads,
+                                which they pushed past offset 124, 10 B more code) */
+#endif
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
 #endif
@@ -909,7 +913,8 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
     /* (the fields read most come first: small offsets are short loads on a Cortex-M;
-     * ops at 0, its address the client's own: rlock__op_unlink's walk computes none;
+     * ops at 0, its address the client's own: the unlinking walks (rlock__op_unlink, the
+     * compact rlock__result) compute none;
      * cfg at 4, a short add from c: rlock_client_init fills it) */
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
     rlock_config cfg;
@@ -6345,6 +6350,9 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
 
 /* (q[0].len: tx's bytes after the last command appended, in 16 bits) */
 typedef char rlock__c_tx_len_fits[RLOCK_TX_BUF < 0xFFFF ? 1 : -1];
+/* (a 32-bit target: the exchange's words up to commands within a Thumb
+ * short load's reach, rlock__conn) */
+typedef char rlock__c_words_near[sizeof(void *) > 4 || offsetof(rlock_node, x.commands) <= 124 ? 1 : -1];
 /* Append a command to what the TX buffer holds: the template at offset tpl
  * of argc arguments (rlock__c_tpl, written in place after what tx holds),
  * or (tpl RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
@@ -7003,8 +7011,6 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     if (rlock__client_ok(c)) rlock__c_dropz(c->nodes[0], RLOCK_E_IO, RLOCK__TXT("connection closed by rlock_client_close"));
 }
 
-static void rlock__op_unlink(rlock_lock *lk);
-
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_op *op;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
@@ -7144,10 +7150,10 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
     rlock__round_begin(lk, kind, (1u << lk->client->n_nodes) - 1u, ttl, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
-#endif
 
-/* (only an op in progress, kind not NONE: it is in the client's list from
- * rlock__op_link on, unless the client was initialised since. Its next and phase are left: read only while linked,
+/* (the general engine's; only an op in progress, kind not NONE: it is in
+ * the client's list from rlock__op_link on, unless the client was
+ * initialised since. Its next and phase are left: read only while linked,
  * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
@@ -7157,6 +7163,7 @@ static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     if (*p) *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
 }
+#endif /* !RLOCK__COMPACT */
 
 /* rlock_result of a valid handle; step (the compact rlock_step): its
  * client is stepped first while its op is not done (the compact engine
