@@ -1422,9 +1422,8 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * reached keeps its copy only until the lease runs out). Between rounds
  * (rlock_acquire_waiting), and while none of its requests went to a
  * connection yet (a full pipeline, the compact engine's turn; in the
- * compact engine also while none of its bytes went out: all still in
- * rlock's send buffer, or waiting behind AUTH / SELECT on a new
- * connection), it ends at once and sends nothing - but a waiter that
+ * compact engine also while none of its bytes went out, all still in
+ * rlock's send buffer), it ends at once and sends nothing - but a waiter that
  * queued (Pub/Sub waiting, a fair lock, a semaphore) leaves the queue
  * first, by one last attempt with no wait left (what that claims is
  * released, as above), or the next release would wake it, reserve the key
@@ -7019,18 +7018,18 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     if (op->phase != RLOCK__PH_DONE) {
         rlock__conn *x = &lk->client->nodes[0]->x;
         int out = lk->client->nodes[0]->q[0].owner == lk; /* (its request holds the slot) */
-        /* Not begun to go out - all its bytes still in tx (queued alone:
-         * nothing ahead of it), or behind AUTH / SELECT, which go alone
-         * first (x.head) - it never does: taken back, the slot free (not
-         * a cleanup's: it releases what the attempt may have been granted).
-         * One partly sent goes on whole, its reply read and dropped. */
-        if (out && op->phase != RLOCK__PH_CLEANUP && !x->failing && x->count &&
-            (x->head || x->tx_len == lk->client->nodes[0]->q[0].len)) {
-            if (!x->head) {
-                x->count = 0;
-                x->tx_len = 0;
-                x->commands--; /* (never sent) */
-            }
+        /* Not begun to go out - all its bytes still in tx, queued alone
+         * (not behind AUTH / SELECT: x.head) - it never does: taken back,
+         * the slot free (not a cleanup's: it releases what the attempt may
+         * have been granted). One partly sent goes on whole, its reply
+         * read and dropped. (Behind AUTH / SELECT, which go alone first, a
+         * request is not queued yet: an acquire waits for them, and its
+         * attempt, as before; an extend or release ends below, unsent.) */
+        if (out && op->phase != RLOCK__PH_CLEANUP && !x->failing && x->count && !x->head &&
+            x->tx_len == lk->client->nodes[0]->q[0].len) {
+            x->count = 0;
+            x->tx_len = 0;
+            x->commands--; /* (never sent) */
             out = 0;
         }
         /* an acquire whose attempt is out (one still waiting for its turn,

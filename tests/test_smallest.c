@@ -31,9 +31,9 @@
  *     (waiting for their turn) end at once and never reach the server;
  *   - an extend, a release or an acquire cancelled before any of its bytes
  *     went out (right after its begin; after a step the transport took
- *     none in; queued behind another lock's reply): it never reaches the
- *     server, the lock as it was (test_cancel_unsent); one of which 5 bytes
- *     went out goes on whole;
+ *     none in; queued behind another lock's reply; behind AUTH): it never
+ *     reaches the server, the lock as it was (test_cancel_unsent); one of
+ *     which 5 bytes went out goes on whole;
  *   - a request whose bytes the transport refuses (send takes none) past its
  *     node timeout, then takes them again: RLOCK_E_IO "timeout", and none of it
  *     reaches the server (SET never ran there), so no grant lands that the
@@ -1159,9 +1159,9 @@ static void idle_steps(rlock_client *c, unsigned ms) {
  * ends at once when cancelled (as before), or (after the other's reply,
  * the transport taking nothing) is queued in the TX buffer when cancelled
  * - before: it went out once the transport took bytes again. (3) an
- * acquire on a new connection whose AUTH is out, its own request not sent
- * (it goes alone after AUTH's reply): ends at once (before: it waited, its
- * attempt went out after AUTH, and its grant was released). (4) a request
+ * extend on a new connection whose AUTH is out, its own request not queued
+ * yet (it goes alone after AUTH's reply): ends at once and never goes (as
+ * before). (4) a request
  * of which 5 bytes went out is never cut in half: the rest goes, the
  * extend lands on the server, and the stream stays in step (the release
  * after it is answered OK). */
@@ -1276,23 +1276,26 @@ static void test_cancel_unsent(const rh_server *s) {
     }
     rlock_lock_destroy(&lk[2]);
     scli_close(&t);
-    /* (3) an acquire behind AUTH, on a new connection */
+    /* (3) an extend behind AUTH, on a new connection: not queued yet */
     CHECK(wr_open(&t, &w, s) == 0);
-    CHECK_EQ_ST(rlock_lock_init(&lk[2], &t.cl, key[2], sizeof key[2], RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&lk[0], &t.cl, key[0], sizeof key[0], RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk[0], 10000, 0), RLOCK_OK);
+    rlock_client_close(&t.cl); /* (the next request goes behind AUTH, on a new connection) */
     w.stall = 1; /* AUTH's reply withheld */
-    CHECK_EQ_ST(rlock_acquire_begin(&lk[2], 10000, 0), RLOCK_WOULD_BLOCK);
-    CHECK_EQ_ST(rlock_step(&lk[2]), RLOCK_WOULD_BLOCK);
-    CHECK_EQ_LL(rlock_node_commands(&t.node), 1); /* AUTH */
-    CHECK_EQ_ST(rlock_cancel_begin(&lk[2]), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend_begin(&lk[0], 60000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&lk[0]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), 3); /* AUTH, the acquire, AUTH */
+    CHECK_EQ_ST(rlock_cancel_begin(&lk[0]), RLOCK_OK);
     w.stall = 0;
     idle_steps(&t.cl, 100);
-    CHECK_EQ_LL(rlock_node_commands(&t.node), 1);
-    CHECK(absent(key[2]));
+    CHECK_EQ_LL(rlock_node_commands(&t.node), 3);
+    CHECK_MSG(pttl_of(key[0]) > 0 && pttl_of(key[0]) <= 10000, "(3) after the cancelled extend behind AUTH: PTTL %lld",
+              pttl_of(key[0]));
     CHECK_EQ_LL(rlock_node_wants(&t.node), 0);
-    CHECK_EQ_ST(rlock_acquire(&lk[2], 10000, 0), RLOCK_OK); /* (the connection usable: AUTH's reply was read) */
-    CHECK_EQ_ST(rlock_release(&lk[2]), RLOCK_OK);
-    CHECK_EQ_LL(w.connects, 1);
-    rlock_lock_destroy(&lk[2]);
+    CHECK_EQ_ST(rlock_release(&lk[0]), RLOCK_OK); /* (the connection usable: AUTH's reply was read) */
+    CHECK(absent(key[0]));
+    CHECK_EQ_LL(w.connects, 2);
+    rlock_lock_destroy(&lk[0]);
     scli_close(&t);
 }
 
