@@ -688,7 +688,8 @@ typedef struct rlock__pending {
     void *owner;          /* NULL: nobody waits for it any more (reply discarded) */
     rlock__ms deadline;   /* (after owner: no padding on 64-bit targets, 16 bytes, not 24) */
     short tag;            /* (short, len beside it: 16 bytes still) */
-    unsigned short len;   /* the general engine's: its bytes in tx (rlock__x_timed_out) */
+    unsigned short len;   /* its bytes in tx (rlock__x_timed_out; the compact engine's: tx_len when
+                             queued, rlock__c_cmd - a cancel takes it back while all are there) */
 } rlock__pending;
 
 /* The owner of a request that is told of its answer by a function (private:
@@ -730,11 +731,11 @@ typedef struct rlock__conn {
 #if RLOCK__COMPACT
     int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
 #endif
-    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
 #if !RLOCK__COMPACT
+    int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
     int listen;           /* read even with nothing outstanding (subscriptions) */
-#endif
     int hello;            /* send HELLO 3 at connect */
+#endif
 #if !RLOCK__COMPACT
     int proto;            /* 3 once HELLO 3 was accepted on this connection, else 0 (RESP2) */
 #endif
@@ -757,6 +758,10 @@ typedef struct rlock__conn {
     unsigned long selected; /* `commands` when node.db was last SELECTed again on an idle shared
                                connection (nothing queued since: not again; rlock__x_begin, c_claim) */
     unsigned long commands;  /* commands queued on this connection (for benchmarks) */
+#if RLOCK__COMPACT
+    int is_sub, hello;       /* (never read by the compact engine: here, after the words it reads,
+                                which they pushed past offset 124, 10 B more code) */
+#endif
 #ifndef RLOCK_NO_CLUSTER
     rlock__walk *walk;       /* the reply of the request queued with RLOCK__X_WALK is read through it */
 #endif
@@ -908,7 +913,8 @@ enum { RLOCK_SCRIPTS_AUTO = 0, RLOCK_SCRIPTS_EVAL = 1, RLOCK_SCRIPTS_FCALL = 2 }
 /* A set of N nodes sharing one configuration. Caller-allocated, private. */
 typedef struct rlock_client {
     /* (the fields read most come first: small offsets are short loads on a Cortex-M;
-     * ops at 0, its address the client's own: rlock__op_unlink's walk computes none;
+     * ops at 0, its address the client's own: the unlinking walks (rlock__op_unlink, the
+     * compact rlock__result) compute none;
      * cfg at 4, a short add from c: rlock_client_init fills it) */
     struct rlock_lock *ops;      /* operations in progress (intrusive list through rlock_op.next) */
     rlock_config cfg;
@@ -961,8 +967,11 @@ RLOCKDEF rlock_status rlock_node_init(rlock_node *node, const rlock_transport *t
  * SET that landed stays until its TTL. The connections c takes (here, and
  * rlock_client_set_subscribers) drop the old ops' replies unread.
  * (Told by 32 random bits drawn at each init: a 2^-32 chance it is not.
- * Compact engine: its cancel or destroy ends it, what it was granted
- * released through the client's node; a step alone never does.) */
+ * Compact engine: told by its rlock_step not finding it in the client's
+ * list - not rlock_result alone, which stays O(1) - once nothing is in
+ * flight on the node: a request of its that was out is first answered
+ * through the client's node and judged (an acquire granted then ends
+ * RLOCK_OK, held); its cancel or destroy releases what it was granted.) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg);
 
@@ -1418,18 +1427,20 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk);
  * is not; RLOCK_OK then means nothing of it is left - a node that cannot be
  * reached keeps its copy only until the lease runs out). Between rounds
  * (rlock_acquire_waiting), and while none of its requests went to a
- * connection yet (a full pipeline, the compact engine's turn), it ends at
- * once and sends nothing - but a waiter that queued (Pub/Sub waiting, a
- * fair lock, a semaphore) leaves the queue first, by one last attempt with
- * no wait left (what that claims is released, as above), or the next
- * release would wake it, reserve the key or hand a permit to a waiter gone
- * while the one behind it waits on. An extend or release is abandoned:
- * what of it has not begun to go out (in rlock's send buffer, or waiting
- * for room in a full pipeline) never does (the general engine), what went
- * out may still act on the servers, its answers are discarded, and the
- * lock's state is unchanged - a cancelled release leaves it HELD: release
- * again (owner-checked: OK, or RLOCK_LOST when the first one had gone out
- * and landed).
+ * connection yet (a full pipeline, the compact engine's turn; in the
+ * compact engine also while none of its bytes went out, all still in
+ * rlock's send buffer), it ends at once and sends nothing - but a waiter that
+ * queued (Pub/Sub waiting, a fair lock, a semaphore) leaves the queue
+ * first, by one last attempt with no wait left (what that claims is
+ * released, as above), or the next release would wake it, reserve the key
+ * or hand a permit to a waiter gone while the one behind it waits on. An
+ * extend or release is abandoned: what of it has not begun to go out (in
+ * rlock's send buffer, or waiting for room in a full pipeline or for its
+ * turn) never does, one partly sent goes on whole (never cut in half),
+ * what went out may still act on the servers, its answers are discarded,
+ * and the lock's state is unchanged - a cancelled release leaves it HELD:
+ * release again (owner-checked: OK, or RLOCK_LOST when the first one had
+ * gone out and landed).
  * A finished op (rlock_step not yet called) is not undone: its result is
  * returned, and a granted lock is held. RLOCK_E_STATE: nothing in progress. */
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk);
@@ -6349,6 +6360,11 @@ static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
     else (void)rlock__c_txt(n, fallback);
 }
 
+/* (q[0].len: tx's bytes after the last command appended, in 16 bits) */
+typedef char rlock__c_tx_len_fits[RLOCK_TX_BUF < 0xFFFF ? 1 : -1];
+/* (a 32-bit target: the exchange's words up to commands within a Thumb
+ * short load's reach, rlock__conn) */
+typedef char rlock__c_words_near[sizeof(void *) > 4 || offsetof(rlock_node, x.commands) <= 124 ? 1 : -1];
 /* Append a command to what the TX buffer holds: the template at offset tpl
  * of argc arguments (rlock__c_tpl, written in place after what tx holds),
  * or (tpl RLOCK__C_REQ) lk's request; 1, or 0 when it does not fit (nothing
@@ -6366,6 +6382,7 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
 #endif
     if (!end) return 0;
     n->x.tx_len = end;
+    n->q[0].len = (unsigned short)end; /* (all of tx: a cancel takes back a request none of whose bytes went) */
     n->x.commands++;
     return 1;
 }
@@ -7006,20 +7023,33 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     if (rlock__client_ok(c)) rlock__c_dropz(c->nodes[0], RLOCK_E_IO, RLOCK__TXT("connection closed by rlock_client_close"));
 }
 
-static void rlock__op_unlink(rlock_lock *lk);
-
 RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
     rlock_op *op;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     op = &lk->op;
     if (op->kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
     if (op->phase != RLOCK__PH_DONE) {
-        /* an acquire whose attempt is out (holds the request slot; one still
-         * waiting for its turn sent nothing) waits for its answer and
+        rlock__conn *x = &lk->client->nodes[0]->x;
+        int out = lk->client->nodes[0]->q[0].owner == lk; /* (its request holds the slot) */
+        /* Not begun to go out - all its bytes still in tx, queued alone
+         * (not behind AUTH / SELECT: x.head) - it never does: taken back,
+         * the slot free (not a cleanup's: it releases what the attempt may
+         * have been granted). One partly sent goes on whole, its reply
+         * read and dropped. (Behind AUTH / SELECT, which go alone first, a
+         * request is not queued yet: an acquire waits for them, and its
+         * attempt, as before; an extend or release ends below, unsent.) */
+        if (out && op->phase != RLOCK__PH_CLEANUP && !x->failing && x->count && !x->head &&
+            x->tx_len == lk->client->nodes[0]->q[0].len) {
+            x->count = 0;
+            x->tx_len = 0;
+            x->commands--; /* (never sent) */
+            out = 0;
+        }
+        /* an acquire whose attempt is out (one still waiting for its turn,
+         * or taken back above, sent nothing) waits for its answer and
          * releases what it granted (the attempt's end sees op->cancel), as
          * does its cleanup; else done */
-        if (op->kind == RLOCK__OP_ACQUIRE &&
-            (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && lk->client->nodes[0]->q[0].owner == lk)))
+        if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && out)))
             op->cancel = 1;
         else rlock__op_finish(lk, RLOCK_OK);
     }
@@ -7132,28 +7162,54 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
     rlock__round_begin(lk, kind, (1u << lk->client->n_nodes) - 1u, ttl, now, 0);
     return RLOCK_WOULD_BLOCK;
 }
-#endif
 
-/* (only an op in progress, kind not NONE: it is in the client's list from
- * rlock__op_link on, unless the client was initialised since. Its next and phase are left: read only while linked,
+/* (the general engine's; only an op in progress, kind not NONE: it is in
+ * the client's list from rlock__op_link on, unless the client was
+ * initialised since. Its next and phase are left: read only while linked,
  * and rlock__op_link clears them.) */
 static RLOCK__INLINE void rlock__op_unlink(rlock_lock *lk) {
     rlock_lock **p = &lk->client->ops;
     /* (an op of a client initialised again is in no list: the walk stops
-     * at the end - the general engine's rlock__result ended it, the
-     * compact engine's cancel or destroy ends it here) */
+     * at the end - rlock__result ended it) */
     while (*p != lk && *p) p = &(*p)->op.next;
     if (*p) *p = lk->op.next;
     lk->op.kind = RLOCK__OP_NONE;
 }
+#endif /* !RLOCK__COMPACT */
 
 /* rlock_result of a valid handle; step (the compact rlock_step): its
  * client is stepped first while its op is not done (the compact engine
  * never unlinks an op while stepping: it stays until its result is taken). */
+#if RLOCK__COMPACT
+/* (The compact engine's: the op is looked for in its client's list - the
+ * walk that unlinks a finished one - after each step, which walks that
+ * list anyway (rlock__client_step); rlock_result alone stays O(1). One in
+ * no list (the client initialised again while it ran: no step moves it)
+ * ends RLOCK_E_STATE, once nothing is in flight on the node - a request of
+ * its that is out is answered and judged first, and a reply is never
+ * handed to an op that ended. Inline: one caller in a firmware.) */
+static RLOCK__INLINE rlock_status rlock__result(rlock_lock *lk, int step) {
+    rlock_client *c = lk->client;
+    rlock_lock **p = &c->ops;
+    if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
+    if (lk->op.phase != RLOCK__PH_DONE) {
+        if (!step) return RLOCK_WOULD_BLOCK;
+        rlock__client_step(c);
+    }
+    while (*p != lk && *p) p = &(*p)->op.next;
+    if (lk->op.phase != RLOCK__PH_DONE) {
+        if (*p || c->nodes[0]->x.count) return RLOCK_WOULD_BLOCK;
+        lk->op.kind = RLOCK__OP_NONE;
+        return RLOCK_E_STATE;
+    }
+    if (*p) *p = lk->op.next;
+    lk->op.kind = RLOCK__OP_NONE;
+    return (rlock_status)lk->op.result;
+}
+#else
 static rlock_status rlock__result(rlock_lock *lk, int step) {
     rlock_status st;
     if (lk->op.kind == RLOCK__OP_NONE) return RLOCK_E_STATE;
-#if !RLOCK__COMPACT
     /* Another stamp: the client was initialised again while the op ran
      * (rlock_client_init cannot see it: c may be memory never
      * initialised), so it is in the client's list no more: no step would
@@ -7164,7 +7220,8 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
      * no list. The stamp (32 of the 64 random bits drawn at each init;
      * the same again: 2^-32) is O(1): walking the list here cost every
      * step of every op in flight. (The compact engine has no stamp: no
-     * room; rlock__op_unlink lets its cancel and destroy end it.) */
+     * room; its rlock__result looks for the op in the list its step walks
+     * anyway.) */
     if (lk->op.stamp != lk->client->stamp[0] && lk->op.phase != RLOCK__PH_DONE) {
         rlock_op *op = &lk->op;
         op->sub_ok = op->sub_pending = 0;
@@ -7180,13 +7237,13 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
             rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, op->ttl, rlock__now(lk->client), 1); /* (never tallied) */
         rlock__op_finish(lk, RLOCK_E_STATE);
     }
-#endif
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
     if (lk->op.phase != RLOCK__PH_DONE) return RLOCK_WOULD_BLOCK;
     st = (rlock_status)lk->op.result;
     rlock__op_unlink(lk);
     return st;
 }
+#endif
 RLOCKDEF rlock_status rlock_result(rlock_lock *lk) {
     return rlock__lock_ok(lk) ? rlock__result(lk, 0) : RLOCK_E_BADARG;
 }

@@ -29,6 +29,11 @@
  *   - 8 acquires cancelled from an event loop while the first one's request
  *     is in flight: that one releases what its answer granted, the others
  *     (waiting for their turn) end at once and never reach the server;
+ *   - an extend, a release or an acquire cancelled before any of its bytes
+ *     went out (right after its begin; after a step the transport took
+ *     none in; queued behind another lock's reply; behind AUTH): it never
+ *     reaches the server, the lock as it was (test_cancel_unsent); one of
+ *     which 5 bytes went out goes on whole;
  *   - a request whose bytes the transport refuses (send takes none) past its
  *     node timeout, then takes them again: RLOCK_E_IO "timeout", and none of it
  *     reaches the server (SET never ran there), so no grant lands that the
@@ -303,14 +308,21 @@ typedef struct wrap {
     unsigned long long wstall_until; /* send takes no byte before this time (rh_now_ms) */
     long sent, sent_at_close;        /* bytes the server was sent; so many at the first close() once
                                       * sent_at_close is set to -1 */
+    int wlimit;                      /* set: send takes wroom bytes more, then none */
+    size_t wroom;
 } wrap;
-static int wr_wstalled(const wrap *w) { return w->wstall_until && rh_now_ms() < w->wstall_until; }
+static int wr_wstalled(const wrap *w) {
+    return (w->wstall_until && rh_now_ms() < w->wstall_until) || (w->wlimit && !w->wroom);
+}
 static long wr_send(void *ctx, const unsigned char *b, size_t n) {
     wrap *w = (wrap *)ctx;
     long r;
     if (wr_wstalled(w)) return RLOCK_IO_WOULD_BLOCK;
-    r = w->in.send(w->in.ctx, b, w->chunk && n > w->chunk ? w->chunk : n);
+    if (w->chunk && n > w->chunk) n = w->chunk;
+    if (w->wlimit && n > w->wroom) n = w->wroom;
+    r = w->in.send(w->in.ctx, b, n);
     if (r > 0) w->sent += r;
+    if (r > 0 && w->wlimit) w->wroom -= (size_t)r;
     return r;
 }
 static long wr_recv(void *ctx, unsigned char *b, size_t n) {
@@ -1124,6 +1136,169 @@ static void test_cancel_waiting_turn(const rh_server *s) {
     scli_close(&t);
 }
 
+/* Step c (no op of the caller's runs) for about ms. */
+static void idle_steps(rlock_client *c, unsigned ms) {
+    unsigned long long end = rh_now_ms() + ms;
+    while (rh_now_ms() < end) {
+        CHECK_EQ_ST(rlock_client_step(c), RLOCK_OK);
+        rh_sleep_ms(5);
+    }
+}
+
+/* Cancel of a request that has not begun to go out: it never does (the
+ * general engine's twin is test_redis' test_cancel_unsent_extend_release).
+ * An extend or a release is abandoned, and the handle's state is then the
+ * server's (HELD: the key there, its lease unchanged); an acquire ends at
+ * once, RLOCK_OK, nothing granted. (1) its bytes all in the TX buffer:
+ * cancelled right after its begin, or after a step the transport took
+ * nothing in (a full socket buffer); before: they went out at the
+ * cancel's own step, or the next one - the key extended to 60 s under a
+ * handle that knew of 10 s, or deleted under a handle that said HELD, or an
+ * acquire sent, granted and released again. (2) another lock's extend in
+ * flight (its reply withheld): the extend or release waits for its turn,
+ * ends at once when cancelled (as before), or (after the other's reply,
+ * the transport taking nothing) is queued in the TX buffer when cancelled
+ * - before: it went out once the transport took bytes again. (3) an
+ * extend on a new connection whose AUTH is out, its own request not queued
+ * yet (it goes alone after AUTH's reply): ends at once and never goes (as
+ * before). (4) a request
+ * of which 5 bytes went out is never cut in half: the rest goes, the
+ * extend lands on the server, and the stream stays in step (the release
+ * after it is answered OK). */
+static void test_cancel_unsent(const rh_server *s) {
+    scli t;
+    wrap w;
+    static rlock_lock lk[3];
+    static char key[3][RLOCK_MAX_KEY_LEN];
+    static const char *const what[3] = { "extend", "release", "acquire" };
+    int i, op, how;
+    long sent;
+    CHECK(wr_open(&t, &w, s) == 0);
+    for (i = 0; i < 3; i++) {
+        make_key(key[i], (char)('u' + i));
+        CHECK_EQ_ST(rlock_lock_init(&lk[i], &t.cl, key[i], sizeof key[i], RLOCK_KIND_SIMPLE), RLOCK_OK);
+        if (i < 2) CHECK_EQ_ST(rlock_acquire(&lk[i], 10000, 0), RLOCK_OK);
+    }
+    /* (1) lk[0]: extend, release; lk[2]: acquire (not held) */
+    for (op = 0; op < 3; op++)
+        for (how = 0; how < 2; how++) {
+            rlock_lock *l = &lk[op == 2 ? 2 : 0];
+            const char *k = key[op == 2 ? 2 : 0];
+            unsigned long c0;
+            rlock_status st;
+            if (op < 2) { /* (held afresh, each case on its own) */
+                (void)rlock_release(l);
+                CHECK_EQ_ST(rlock_acquire(l, 10000, 0), RLOCK_OK);
+            }
+            c0 = rlock_node_commands(&t.node);
+            sent = w.sent;
+            if (how) w.wstall_until = ~0ULL; /* the transport takes no byte */
+            st = op == 0 ? rlock_extend_begin(l, 60000) : op == 1 ? rlock_release_begin(l) : rlock_acquire_begin(l, 60000, 0);
+            CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+            if (how) CHECK_EQ_ST(rlock_step(l), RLOCK_WOULD_BLOCK); /* (sent nothing) */
+            st = rlock_cancel_begin(l);
+            CHECK_MSG(st == RLOCK_OK, "(1) %s%s: cancel said %s", what[op], how ? " after a step" : "", rlock_status_str(st));
+            w.wstall_until = 0;
+            if (st == RLOCK_WOULD_BLOCK) rlock_cancel(l); /* (an acquire sent after all: let it end) */
+            idle_steps(&t.cl, 100);
+            CHECK_MSG(w.sent == sent, "(1) %s%s: cancelled before any of it went out, %ld bytes went later", what[op],
+                      how ? " after a step" : "", w.sent - sent);
+            CHECK_EQ_LL(rlock_node_commands(&t.node), c0);
+            if (op < 2) {
+                CHECK_MSG(pttl_of(k) > 0 && pttl_of(k) <= 10000, "(1) after the cancelled %s%s: PTTL %lld (lease 10 s)",
+                          what[op], how ? " after a step" : "", pttl_of(k));
+                CHECK_EQ_LL(rlock_lock_state(l), RLOCK_STATE_HELD);
+            } else {
+                CHECK(absent(k));
+                CHECK_EQ_LL(rlock_lock_state(l), RLOCK_STATE_IDLE);
+            }
+            CHECK_EQ_LL(rlock_node_wants(&t.node), 0);
+        }
+    /* (2) lk[1]'s extend in flight; lk[0]'s extend or release waits, or is queued unsent */
+    for (op = 0; op < 2; op++)
+        for (how = 0; how < 2; how++) {
+            unsigned long long end = rh_now_ms() + 3000;
+            rlock_status st;
+            (void)rlock_release(&lk[0]);
+            CHECK_EQ_ST(rlock_acquire(&lk[0], 10000, 0), RLOCK_OK);
+            w.stall = 1; /* lk[1]'s reply withheld */
+            CHECK_EQ_ST(rlock_extend_begin(&lk[1], 10000), RLOCK_WOULD_BLOCK);
+            CHECK_EQ_ST(rlock_step(&lk[1]), RLOCK_WOULD_BLOCK); /* (sent) */
+            sent = w.sent;
+            CHECK_EQ_ST(op ? rlock_release_begin(&lk[0]) : rlock_extend_begin(&lk[0], 60000), RLOCK_WOULD_BLOCK);
+            if (how) { /* lk[1]'s reply read, the transport taking nothing: lk[0]'s request queued */
+                w.wstall_until = ~0ULL;
+                w.stall = 0;
+                do {
+                    st = rlock_step(&lk[1]);
+                    if (st == RLOCK_WOULD_BLOCK) rh_sleep_ms(1);
+                } while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end);
+                CHECK_EQ_ST(st, RLOCK_OK);
+                CHECK_MSG(rlock_node_wants(&t.node) & RLOCK_WANT_WRITE, "(2) the %s's request not queued", what[op]);
+            }
+            st = rlock_cancel_begin(&lk[0]);
+            CHECK_MSG(st == RLOCK_OK, "(2) %s %s: cancel said %s", what[op], how ? "queued" : "waiting its turn",
+                      rlock_status_str(st));
+            w.wstall_until = 0;
+            w.stall = 0;
+            if (!how) {
+                do {
+                    st = rlock_step(&lk[1]);
+                    if (st == RLOCK_WOULD_BLOCK) rh_sleep_ms(1);
+                } while (st == RLOCK_WOULD_BLOCK && rh_now_ms() < end);
+                CHECK_EQ_ST(st, RLOCK_OK);
+            }
+            idle_steps(&t.cl, 100);
+            CHECK_MSG(w.sent == sent, "(2) the cancelled %s (%s) went out: %ld bytes", what[op],
+                      how ? "queued" : "waiting its turn", w.sent - sent);
+            CHECK_MSG(pttl_of(key[0]) > 0 && pttl_of(key[0]) <= 10000, "(2) after the cancelled %s (%s): PTTL %lld",
+                      what[op], how ? "queued" : "waiting its turn", pttl_of(key[0]));
+            CHECK_EQ_LL(rlock_lock_state(&lk[0]), RLOCK_STATE_HELD);
+        }
+    /* (4) 5 bytes of an extend out: the rest goes, it lands */
+    (void)rlock_release(&lk[0]);
+    CHECK_EQ_ST(rlock_acquire(&lk[0], 10000, 0), RLOCK_OK);
+    w.wlimit = 1;
+    w.wroom = 5;
+    sent = w.sent;
+    CHECK_EQ_ST(rlock_extend_begin(&lk[0], 60000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&lk[0]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(w.sent - sent, 5);
+    CHECK_EQ_ST(rlock_cancel_begin(&lk[0]), RLOCK_OK); /* (abandoned) */
+    w.wlimit = 0;
+    idle_steps(&t.cl, 100);
+    CHECK_MSG(pttl_of(key[0]) > 10000, "(4) the extend partly sent did not complete: PTTL %lld", pttl_of(key[0]));
+    CHECK_EQ_LL(rlock_node_wants(&t.node), 0);
+    for (i = 0; i < 2; i++) {
+        CHECK_EQ_ST(rlock_release(&lk[i]), RLOCK_OK);
+        CHECK(absent(key[i]));
+        rlock_lock_destroy(&lk[i]);
+    }
+    rlock_lock_destroy(&lk[2]);
+    scli_close(&t);
+    /* (3) an extend behind AUTH, on a new connection: not queued yet */
+    CHECK(wr_open(&t, &w, s) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk[0], &t.cl, key[0], sizeof key[0], RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk[0], 10000, 0), RLOCK_OK);
+    rlock_client_close(&t.cl); /* (the next request goes behind AUTH, on a new connection) */
+    w.stall = 1; /* AUTH's reply withheld */
+    CHECK_EQ_ST(rlock_extend_begin(&lk[0], 60000), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_step(&lk[0]), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), 3); /* AUTH, the acquire, AUTH */
+    CHECK_EQ_ST(rlock_cancel_begin(&lk[0]), RLOCK_OK);
+    w.stall = 0;
+    idle_steps(&t.cl, 100);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), 3);
+    CHECK_MSG(pttl_of(key[0]) > 0 && pttl_of(key[0]) <= 10000, "(3) after the cancelled extend behind AUTH: PTTL %lld",
+              pttl_of(key[0]));
+    CHECK_EQ_LL(rlock_node_wants(&t.node), 0);
+    CHECK_EQ_ST(rlock_release(&lk[0]), RLOCK_OK); /* (the connection usable: AUTH's reply was read) */
+    CHECK(absent(key[0]));
+    CHECK_EQ_LL(w.connects, 2);
+    rlock_lock_destroy(&lk[0]);
+    scli_close(&t);
+}
+
 /* A release that finds the lock gone says RLOCK_LOST and calls on_lost once,
  * as an extend that finds it gone does (before: RLOCK_LOST, on_lost never
  * called): its lease ran out unrenewed (the key expired: PEXPIRE 1, and
@@ -1212,14 +1387,18 @@ static void test_blocking_beside_done_op(const rh_server *s) {
  * backing off from a held key ends at once; one whose request was out
  * (granted on the server, its answer unread) is answered through the new
  * client - the same node - and what it granted is released before destroy
- * returns. (Its rlock_step alone never ends it: the compact engine has no
- * room to look for it - destroy or cancel it.) In a child each: the crash
- * must not take the suite with it. */
-static int reinit_child(const rh_server *s, const char *key, int out) {
+ * returns. Its rlock_step alone ends it too (alone: mode 2, 3): once
+ * nothing is in flight on the node, RLOCK_E_STATE (backing off: the step
+ * finds it in the client's list no more); one whose request was out first
+ * reads its answer through the node (granted: RLOCK_OK, HELD - released
+ * then). Before, a step alone said RLOCK_WOULD_BLOCK for ever (the
+ * compact engine had no stamp, and looked for it nowhere). In a child
+ * each: a crash or a hang must not take the suite with it. */
+static int reinit_child(const rh_server *s, const char *key, int mode) {
     scli t;
     rlock_lock lk;
     rlock_status st;
-    int i;
+    int i, out = mode & 1;
     if (scli_open(&t, s, PASSWORD) != 0 || rlock_client_connect(&t.cl, 1000) != RLOCK_OK ||
         rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;
@@ -1233,27 +1412,38 @@ static int reinit_child(const rh_server *s, const char *key, int out) {
     if (st != RLOCK_WOULD_BLOCK || (out && absent(key))) return 11;
     if (rlock_client_init(&t.cl, &t.node, 1, NULL) != RLOCK_OK) return 12;
     t.gate = 0;
+    if (mode >= 2) { /* a step alone ends it (its backoff is 100 ms at most: 2 s is far past it) */
+        for (i = 0; st == RLOCK_WOULD_BLOCK && i < 400; i++) {
+            st = rlock_step(&lk);
+            if (st == RLOCK_WOULD_BLOCK) rh_sleep_ms(5);
+        }
+        if (st != (out ? RLOCK_OK : RLOCK_E_STATE)) return 20 + (int)st;
+        if (rlock_lock_state(&lk) != (out ? RLOCK_STATE_HELD : RLOCK_STATE_IDLE)) return 13;
+        if (rlock_step(&lk) != RLOCK_E_STATE) return 14; /* (ended: no op) */
+        if (out && rlock_release(&lk) != RLOCK_OK) return 15;
+    }
     rlock_lock_destroy(&lk); /* (before: SIGSEGV) */
     scli_close(&t);
     return 0;
 }
 static void test_client_reinit_in_flight(const rh_server *s) {
     static char key[RLOCK_MAX_KEY_LEN];
-    int out;
+    static const char *const what[4] = { "backing off, destroy", "its request out, destroy", "backing off, step alone",
+                                         "its request out, step alone" };
+    int mode;
     make_key(key, 'r');
-    for (out = 0; out < 2; out++) {
+    for (mode = 0; mode < 4; mode++) {
         pid_t pid;
-        int status;
+        int status, out = mode & 1;
         if (!out) CHECK(cmd_ok(cmd("SET %b other PX 20000", key, sizeof key), REDIS_REPLY_STATUS));
         pid = rh_fork();
-        if (pid == 0) _exit(reinit_child(s, key, out));
+        if (pid == 0) _exit(reinit_child(s, key, mode));
         CHECK(pid > 0);
         status = pid > 0 ? rh_wait_child(pid, 10000) : -1;
-        CHECK_MSG(rh_exited_with(status, 0), "%s: destroy of an op cut off by rlock_client_init: status %d (%s)",
-                  out ? "its request out" : "backing off", status,
-                  status >= 0 && WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exit code");
-        CHECK_MSG(out ? absent(key) : pttl_of(key) > 0, "%s: the key after destroy: PTTL %lld",
-                  out ? "its request out" : "backing off", pttl_of(key));
+        CHECK_MSG(rh_exited_with(status, 0), "%s: an op cut off by rlock_client_init: exit %d (%s; 20 + n: the step said status n)",
+                  what[mode], status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  status >= 0 && WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : status < 0 ? "killed" : "exit code");
+        CHECK_MSG(out ? absent(key) : pttl_of(key) > 0, "%s: the key after it ended: PTTL %lld", what[mode], pttl_of(key));
         (void)cmd_ok(cmd("DEL %b", key, sizeof key), REDIS_REPLY_INTEGER);
     }
 }
@@ -1298,6 +1488,7 @@ int main(void) {
         test_renew_reconnect(&srv);
         test_connect_after_cancel(&srv);
         test_cancel_waiting_turn(&srv);
+        test_cancel_unsent(&srv);
         test_release_finds_lost(&srv);
         test_blocking_beside_done_op(&srv);
         test_client_reinit_in_flight(&srv);

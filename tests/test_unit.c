@@ -3166,21 +3166,45 @@ static void test_timeouts(void) {
     env_up(1, 1, RLOCK_KIND_SIMPLE);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
 #if RLOCK__COMPACT
-    /* One request in flight: LK's attempt goes out first (destroy steps
-     * it), its grant is read and released, then LK2's request goes out. */
+    /* One request in flight: LK's attempt is out (its grant half read: each
+     * reply in two reads), LK2's waits its turn; destroy reads the grant
+     * and releases it, then LK2's request goes out. */
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
     fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
     fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
+    F[0].split_at = 2;
     CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
     CHECK_EQ_LL(F[0].n_reqs, 0); /* nothing sent before a step */
+    CHECK_EQ_ST(rlock_step(&LK), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
     rlock_lock_destroy(&LK);
     CHECK_EQ_LL(F[0].n_reqs, 3); /* (LK2's went out as the release's answer was read) */
     CHECK(req_has(&F[0], 1, rlock_script_sha(S_REL))); /* the grant released */
     CHECK(req_has(&F[0], 2, "res:2"));
-    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_NOT_ACQUIRED); /* its own answer, not the grant */
+    {
+        rlock_status st = rlock_step(&LK2);
+        for (i = 0; i < 10 && st == RLOCK_WOULD_BLOCK; i++) st = rlock_step(&LK2);
+        CHECK_EQ_ST(st, RLOCK_NOT_ACQUIRED); /* its own answer, not the grant */
+    }
     CHECK_EQ_LL(F[0].close_calls, 0);
     CHECK_EQ_ST(rlock_step(&LK), RLOCK_E_BADARG);
+    env_done();
+    /* LK's attempt not sent yet (all its bytes in the TX buffer): destroy
+     * takes it back - nothing of it ever goes out (before: it went out,
+     * and its grant was released) - and LK2's request goes next. */
+    env_reset("destroy during an op: its attempt unsent");
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    fk_add(&F[0], "res:2", "*2\r\n:0\r\n:900\r\n");
+    CHECK_EQ_ST(rlock_acquire_begin(&LK, TTL, 0), RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_acquire_begin(&LK2, TTL, 0), RLOCK_WOULD_BLOCK);
+    rlock_lock_destroy(&LK);
+    CHECK_EQ_LL(F[0].n_reqs, 0);
+    CHECK_EQ_ST(rlock_step(&LK2), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_LL(F[0].n_reqs, 1);
+    CHECK(req_has(&F[0], 0, "res:2"));
+    CHECK_EQ_LL(rlock_node_commands(&N[0]), 1);
 #else
     /* The answer withheld: the node times out (it may have granted), the
      * stream is dropped and the release goes out on a new connection. */
