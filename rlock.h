@@ -5461,10 +5461,13 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
         pos = len;
         if (!rlock__put_arg(out, cap, &pos, c->linger, c->linger_len)) continue;
         /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
-         * by a push or an error (MOVED: the slot is served elsewhere now). */
+         * by a push or an error (MOVED: the slot is served elsewhere now).
+         * Never taken back unsent (RLOCK__X_KEEP): a waiter that ends before
+         * its SUBSCRIBE goes out leaves the channel lingering
+         * (rlock__op_unsubscribe), and the next wait adopts it as subscribed. */
         if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
         else
-            rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | (shard ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
+            rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | RLOCK__X_KEEP | (shard ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
                             deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
         c->sub_on[j] = n;
         c->sub_gen[j] = n->gen;
