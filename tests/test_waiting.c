@@ -1634,6 +1634,59 @@ static void test_linger_unsent_subscribe(rh_server *s) {
     tcli_close(&h);
 }
 
+/* RESP3 waiting for an ACL user without channel permissions (Redis 7's
+ * default for new users: acl-pubsub-default resetchannels): the server
+ * answers the waiter's SUBSCRIBE with -NOPERM, a reply on the command
+ * connection. Under RESP3 the SUBSCRIBE had no FIFO entry (a push was
+ * its only answer), so the error was read as the answer of whatever was
+ * in flight behind it (found by fuzz_locks: another lock's request), or,
+ * nothing in flight, as "a reply nobody asked for": the connection was
+ * dropped and made again at every wait. Now the error answers the
+ * SUBSCRIBE: the waiter backs off on the connection it has. */
+static long long noperm_count(const rh_server *s) { /* the server's NOPERM error replies so far */
+    static char info[4096];
+    const char *p;
+    if (rh_str(s, info, sizeof info, "INFO errorstats") != REDIS_REPLY_STRING) return -1;
+    p = strstr(info, "errorstat_NOPERM:count=");
+    return p ? atoll(p + 23) : 0;
+}
+static void test_resp3_subscribe_refused(rh_server *s) {
+    rlock_config cfg = cfg_base(500, NULL);
+    tcli h, w;
+    rlock_lock hl, w1;
+    rlock_status st;
+    long long hello0, sub0, hellos, subs_sent;
+    char out[64];
+    CHECK(rh_str(s, out, sizeof out, "ACL SETUSER nochan on >pw ~* resetchannels +@all") == REDIS_REPLY_STATUS);
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    cfg.pubsub = 1;
+    cfg.backoff_min_ms = 20;
+    cfg.backoff_max_ms = 50;
+    CHECK(tcli_open(&w, &s, 1, &cfg, 0) == 0);
+    w.nodes[0].username = "nochan";
+    w.nodes[0].password = "pw";
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "nochan:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w1, &w.cl, "nochan:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 5000), RLOCK_OK); /* (the connection up: AUTH, HELLO 3 answered) */
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 600, 0), RLOCK_OK);
+    hello0 = rh_stat_calls(s, "hello");
+    sub0 = noperm_count(s);
+    st = rlock_acquire(&w1, 5000, 3000); /* refused, subscribes (refused), backs off until the lease ran out */
+    hellos = rh_stat_calls(s, "hello") - hello0;
+    subs_sent = noperm_count(s) - sub0;
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(subs_sent >= 1, "the waiter had %lld SUBSCRIBEs refused", subs_sent);
+    CHECK_MSG(hellos == 0, "the waiter's connection was made again %lld times (%s)", hellos, rlock_node_error(&w.nodes[0]));
+    printf("RESP3 waiter whose SUBSCRIBE is refused (NOPERM): %s, %lld SUBSCRIBEs, %lld reconnections\n",
+           rlock_status_str(st), subs_sent, hellos);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    (void)rlock_release(&hl); /* (expired: LOST) */
+    tcli_close(&w);
+    tcli_close(&h);
+    CHECK(rh_str(s, out, sizeof out, "ACL DELUSER nochan") == REDIS_REPLY_INTEGER);
+}
+
 static void test_sub_killed_then_release(rh_server *s) {
     static const unsigned gaps[] = { 0, 200 };
     int resp3, fair, g;
@@ -2390,6 +2443,7 @@ int main(void) {
     test_resp3_wait(srv);
     test_sub_killed_then_release(&srv[0]);
     test_linger_unsent_subscribe(&srv[0]);
+    test_resp3_subscribe_refused(&srv[0]);
     test_pubsub_faults(&srv[0]);
     test_wake_chain(&srv[0]);
     test_dead_waiter(&srv[0]);

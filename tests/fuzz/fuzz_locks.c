@@ -86,12 +86,13 @@
  *  - waiting by notification (b[3], the input's 4th byte: bit 0 cfg.pubsub -
  *    HELLO 3 at connect, accepted (a RESP3 map) or refused as bits 4-5 or
  *    the input say, and [UN]SUBSCRIBE on a RESP3 command connection,
- *    answered by a push alone: no FIFO entry, left out of the stream check;
+ *    answered by a push or an error: a FIFO entry like any request's (its
+ *    waiter's or nobody's), checked by the stream check;
  *    bit 1 a subscriber connection per node, its fake (fs_*) answering AUTH
  *    and [UN]SUBSCRIBE; bits 2-3 recheck_ms; bit 6 (simple locks) locks 2, 3
  *    second handles on locks 0's, 1's keys - two waiters of one channel):
  *    confirmations right, for another channel, with a wrong count, refused
- *    (NOPERM: RESP2 only - see ps_confirm), missing, malformed, cut by a
+ *    (NOPERM: an ACL user without the channel), missing, malformed, cut by a
  *    close; and, as events (case 6, bit 7), release notices naming a lock's
  *    waiter id, another id, a fair "W N", unknown channels, odd payloads,
  *    unasked confirmations, malformed pushes, a close mid-notice - RESP3
@@ -175,8 +176,8 @@ typedef struct fk_ent { int lock; int delivered; int in_tx; uint64_t hash; } fk_
  * out), as check_sync saw it after the last call (check_unsent). */
 typedef struct fk_unsent { const void *owner; rlock__ms deadline; short tag; uint64_t hash; } fk_unsent;
 typedef struct fk_shadow {
-    int valid, gen, nreq;  /* the connection it was taken on (fk_node.gen), requests the fake had (with FIFO entries) */
-    int partial;           /* the fake had part of a command (one with a FIFO entry) */
+    int valid, gen, nreq;  /* the connection it was taken on (fk_node.gen), requests the fake had */
+    size_t in_len;         /* bytes of a partial command the fake had */
     int n;
     fk_unsent e[RLOCK_MAX_PIPELINE];
 } fk_shadow;
@@ -226,7 +227,6 @@ static void ttl_note(hlock *h, long long t) {
 }
 
 /* ---- waiting by notification (b[3]: cfg.pubsub, subscribers) -------------------- */
-#define RQ_PUSHONLY 8 /* a RESP3 [UN]SUBSCRIBE on a command connection: answered by a push, no FIFO entry */
 static int h_pubsub, h_subs; /* cfg.pubsub; subscriber connections attached */
 static int h_hello;          /* HELLO 3: 0 the input says each time, 1 accepted, 2 refused */
 static uint32_t h_recheck;
@@ -238,8 +238,7 @@ static rlock_subscriber subs[FK_NODES];
  * accepted on it. */
 static unsigned chan_node[FK_NODES], chan_sub[FK_NODES];
 static int chan_node_gen[FK_NODES], resp3_gen[FK_NODES];
-static int pushonly_n[FK_NODES]; /* RQ_PUSHONLY records of node n (the others have FIFO entries) */
-static int is_pushonly(const unsigned char *a, size_t n) {
+static int is_subcmd(const unsigned char *a, size_t n) {
     return fk_arg_is(a, n, "SUBSCRIBE") || fk_arg_is(a, n, "UNSUBSCRIBE");
 }
 
@@ -290,17 +289,14 @@ static size_t ps_confirm(char *s, char type, const char *kind, const unsigned ch
     size_t on;
     *ok = 1;
     switch (c % 8) {
-    case 0: return 0; /* (a server that says nothing about it: the wait gives up at its deadline) */
+    case 0: return 0; /* (a server that stops answering: the caller hangs) */
     case 1: /* another channel: a lock's or none's */
         on = chan_of_key((int)((c >> 3) % FK_LOCKS), other);
         if ((c >> 5) == 7) on = 5, memcpy(other, "other", 5);
         snprintf(num, sizeof num, ":%u\r\n", count);
         return ps_frame(s, type, kind, other, on, num);
     case 2:
-        /* (RESP2 only: rlock reads a RESP3 SUBSCRIBE's error as the answer
-         * of the request after it - a known bug, not fixed yet: RESP3
-         * [UN]SUBSCRIBE has no FIFO entry, rlock__x_commit_push) */
-        if (type == '*') {
+        if (type == '*' || (c >> 3) % 2 == 0) { /* (RESP3: read as its reply, not the next request's) */
             *ok = 0;
             return (size_t)snprintf(s, FS_MSG, "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n");
         }
@@ -312,9 +308,9 @@ static size_t ps_confirm(char *s, char type, const char *kind, const unsigned ch
 }
 static unsigned popc(unsigned m) { unsigned k = 0; for (; m; m &= m - 1) k++; return k; }
 
-/* [UN]SUBSCRIBE on a command connection (RESP3 after HELLO 3 only). */
-static void ps_node_cmd(fk_node *f, int ni, const unsigned char **av, const size_t *al, int ac, int unsub) {
-    fk_req *r;
+/* [UN]SUBSCRIBE on a command connection (RESP3 after HELLO 3 only): a
+ * request like any (a FIFO entry), answered by a push or an error. */
+static void ps_node_cmd(fk_node *f, int ni, fk_req *r, const unsigned char **av, const size_t *al, int ac, int unsub) {
     char s[FS_MSG];
     size_t n;
     int k, ok;
@@ -325,14 +321,8 @@ static void ps_node_cmd(fk_node *f, int ni, const unsigned char **av, const size
     k = key_of_chan(av[1], al[1]);
     FL_CHECK(k >= 0 && k < keys_in_use(), "node %d: %sSUBSCRIBE %.*s, no lock's channel", ni, unsub ? "UN" : "",
              (int)al[1], (const char *)av[1]);
-    if (f->nreq == FK_MAX_REQ) { fk_overflow = 1; f->hung = 1; return; }
-    r = &f->req[f->nreq++];
-    memset(r, 0, sizeof *r);
-    r->conn = f->conn;
-    r->lock = -1;
-    r->kind = RQ_PUSHONLY;
-    r->reply = RP_OK; /* (no reply to read: fk_mark_delivered passes it) */
-    pushonly_n[ni]++;
+    r->kind = RQ_OTHER;
+    r->lock = -2; /* (check_sync: a SUBSCRIBE's entry is its lock's or nobody's) */
     if (chan_node_gen[ni] != f->gen) chan_node[ni] = 0, chan_node_gen[ni] = f->gen;
     if (f->hung || in_dry) { /* (the server still does it) */
         if (unsub) chan_node[ni] &= ~(1u << k);
@@ -345,7 +335,10 @@ static void ps_node_cmd(fk_node *f, int ni, const unsigned char **av, const size
     chan_node[ni] = after;
     if (fl_trace) fprintf(stderr, "  node %d: %sSUBSCRIBE key %d -> %.*s\n", ni, unsub ? "UN" : "", k,
                           (int)(n > 40 ? 40 : n), s);
+    if (!n) { f->hung = 1; return; }
+    r->reply = s[0] == '-' ? RP_ERROR : RP_OK;
     fk_emit(f, s, n);
+    r->rep_end = f->out_base + f->out_len;
 }
 
 /* HELLO 3 on a command connection: accepted (a RESP3 map: pushes from now
@@ -374,10 +367,6 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     fk_call c;
     int done, l, s, i;
     hlock *h;
-    if (is_pushonly(av[0], al[0])) { /* (no FIFO entry) */
-        ps_node_cmd(f, ni, av, al, ac, av[0][0] == 'U');
-        return;
-    }
     if (send_first >= 0 && send_first < (int)nodes[ni].x.count) {
         /* No request begins to go out at or past its deadline: it
          * fails unsent instead (rlock__x_timed_out), an acquire's
@@ -393,6 +382,7 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     r = fk_new_request(f, ni, av, al, ac, &done);
     if (!r || done) return; /* (AUTH, PING) */
     if (fk_arg_is(av[0], al[0], "HELLO")) { ps_hello(f, ni, r, av, al, ac); return; }
+    if (is_subcmd(av[0], al[0])) { ps_node_cmd(f, ni, r, av, al, ac, av[0][0] == 'U'); return; }
     fk_parse_script(f, r, ni, av, al, ac, &c);
     l = lock_of_key(c.key, c.key_len, c.owner, c.owner_len);
     FL_CHECK(l >= 0, "node %d: a key that is none of the locks'", ni);
@@ -470,7 +460,7 @@ static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
             long used = fk_cmd(sync_buf + p, blen - p, av, al, &ac);
             if (used <= 0) break; /* (check_sync reports it after the call) */
             p += (size_t)used;
-            if (!is_pushonly(av[0], al[0])) send_first = send_first < 0 ? 1 : send_first + 1;
+            send_first = send_first < 0 ? 1 : send_first + 1;
         }
         send_first = send_first < 0 ? -1 : (int)x->count - send_first; /* the FIFO index of the first */
     }
@@ -668,7 +658,8 @@ static void ps_publish(unsigned p, unsigned q) {
     char b[FS_MSG], ch[RLOCK_MAX_KEY_LEN + 16], x[80];
     size_t chn = chan_of_key(key_idx(l), ch), n;
     char type = to_sub ? '*' : '>';
-    const char *wid = lk[l].waiter_id; /* (private: the id its attempts queue under) */
+    char wid[17]; /* (private: the id its attempts queue under; "" before its first wait: an id of 16 0s then) */
+    snprintf(wid, sizeof wid, "%s", lk[l].waiter_id[0] ? lk[l].waiter_id : "0000000000000000");
     if (to_sub ? !h_subs || fs[j].state != FC_OPEN || fs[j].hung
                : fk[j].state != FC_OPEN || fk[j].hung || resp3_gen[j] != fk[j].gen + 1)
         return;
@@ -747,12 +738,12 @@ static int unsent_may_go(const fk_unsent *a) { /* what rlock__x_timed_out may ta
     return a->tag > 0 && !(a->tag & RLOCK__X_KEEP) &&
            (!RLOCK__MS_BEFORE((rlock__ms)fk_now, a->deadline) || (a->tag & RLOCK__X_GONE) || unsent_op_ended(a));
 }
-static void check_unsent(int n, const fk_unsent *w, int nw, int partial) {
+static void check_unsent(int n, const fk_unsent *w, int nw) {
     const fk_node *f = &fk[n];
     fk_shadow *sh = &shadow[n];
     if (sh->valid && sh->gen == f->gen) {
         const fk_unsent *o = sh->e;
-        int no = sh->n, k = f->nreq - pushonly_n[n] - sh->nreq + partial - sh->partial, ok = 0;
+        int no = sh->n, k = f->nreq - sh->nreq + (f->in_len > 0) - (sh->in_len > 0), ok = 0;
         for (int j = nw < no ? nw : no; j >= 0 && !ok; j--) {
             /* w[0..j) survivors, matched from the end to the latest places in o */
             int pos[RLOCK_MAX_PIPELINE], i = no, q, gone = 0, spare = 0;
@@ -791,8 +782,8 @@ static void check_unsent(int n, const fk_unsent *w, int nw, int partial) {
     }
     sh->valid = 1;
     sh->gen = f->gen;
-    sh->nreq = f->nreq - pushonly_n[n];
-    sh->partial = partial;
+    sh->nreq = f->nreq;
+    sh->in_len = f->in_len;
     sh->n = nw;
     memcpy(sh->e, w, (size_t)nw * sizeof *w);
 }
@@ -803,7 +794,7 @@ static void check_unsent(int n, const fk_unsent *w, int nw, int partial) {
 static void check_sync(int n) {
     const fk_node *f = &fk[n];
     const rlock__conn *x = &nodes[n].x;
-    int len = 0, m, i, partial_fifo = 0;
+    int len = 0, m, i;
     size_t blen, p = 0;
     if (fk_overflow) return;
     FL_CHECK(x->count <= RLOCK_MAX_PIPELINE && x->failing <= x->count, "node %d: FIFO count %u, failing %u", n,
@@ -820,7 +811,6 @@ static void check_sync(int n) {
     }
     if (f->state == FC_OPEN && x->conn == RLOCK__CONN_UP)
         for (i = f->conn_first; i < f->nreq; i++) {
-            if (f->req[i].kind == RQ_PUSHONLY) continue;
             sync_l[len].lock = f->req[i].lock;
             sync_l[len].delivered = f->req[i].delivered;
             sync_l[len++].in_tx = 0;
@@ -837,9 +827,7 @@ static void check_sync(int n) {
         FL_CHECK(used > 0, "node %d: rlock's TX buffer %s at byte %zu of %zu: %.*s", n,
                  used == 0 ? "ends inside a command" : "holds malformed RESP", p, blen, (int)(blen - p),
                  (const char *)sync_buf + p);
-        if (p == 0 && f->in_len > 0) partial_fifo = !is_pushonly(av[0], al[0]);
-        if (is_pushonly(av[0], al[0])) { p += (size_t)used; continue; }
-        sync_l[len].lock = lock_of_cmd(av, al, ac);
+        sync_l[len].lock = is_subcmd(av[0], al[0]) ? -2 : lock_of_cmd(av, al, ac);
         sync_l[len].delivered = 0;
         sync_l[len].hash = fk_hash(sync_buf + p, (size_t)used);
         sync_l[len++].in_tx = 1;
@@ -850,7 +838,11 @@ static void check_sync(int n) {
     for (i = 0; i < m; i++) {
         const rlock__pending *e = &x->q[(int)x->count - 1 - i];
         const fk_ent *w = &sync_l[len - 1 - i];
-        if (w->lock >= 0) {
+        if (w->lock == -2) { /* [UN]SUBSCRIBE: a waiter's (or nobody's) */
+            FL_CHECK((RLOCK__X_TAG(e->tag) == RLOCK__TAG_SUB || (RLOCK__X_TAG(e->tag) == RLOCK__TAG_UNSUB && !e->owner)),
+                     "node %d: FIFO entry %d (tag %#x) is not the [UN]SUBSCRIBE the stream has there", n,
+                     (int)x->count - 1 - i, (unsigned)(unsigned short)e->tag);
+        } else if (w->lock >= 0) {
             FL_CHECK(RLOCK__X_TAG(e->tag) == RLOCK__TAG_LOCK && (e->owner == NULL || e->owner == &lk[w->lock]),
                      "node %d: FIFO entry %d (tag %d) is not lock %d's request the stream has there", n,
                      (int)x->count - 1 - i, e->tag, w->lock);
@@ -871,7 +863,7 @@ static void check_sync(int n) {
         fk_unsent now_u[RLOCK_MAX_PIPELINE];
         int nu = 0;
         for (first = 0; first < len && !sync_l[first].in_tx; first++) {}
-        if (partial_fifo) first++;
+        if (f->in_len > 0) first++;
         for (i = len - m > first ? len - m : first; i < len; i++) {
             const rlock__pending *e = &x->q[(int)x->count - (len - i)];
             now_u[nu].owner = e->owner;
@@ -879,7 +871,7 @@ static void check_sync(int n) {
             now_u[nu].tag = e->tag;
             now_u[nu++].hash = sync_l[i].hash;
         }
-        check_unsent(n, now_u, nu, partial_fifo);
+        check_unsent(n, now_u, nu);
     } else shadow[n].valid = 0;
 }
 
@@ -904,7 +896,7 @@ static unsigned subscribed_after_tx(int j, const rlock__conn *on) {
         long used = fk_cmd(sync_buf + p, blen - p, av, al, &ac);
         if (used <= 0) break;
         p += (size_t)used;
-        if (ac != 2 || !is_pushonly(av[0], al[0]) || (k = key_of_chan(av[1], al[1])) < 0) continue;
+        if (ac != 2 || !is_subcmd(av[0], al[0]) || (k = key_of_chan(av[1], al[1])) < 0) continue;
         if (av[0][0] == 'U') m &= ~(1u << k);
         else m |= 1u << k;
     }
@@ -1227,7 +1219,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(fs, 0, sizeof fs);
     memset(chan_node, 0, sizeof chan_node); memset(chan_sub, 0, sizeof chan_sub);
     memset(chan_node_gen, 0, sizeof chan_node_gen); memset(resp3_gen, 0, sizeof resp3_gen);
-    memset(pushonly_n, 0, sizeof pushonly_n);
     h_pubsub = b3 & 1;
     h_subs = (b3 >> 1) & 1;
     h_recheck = recheck[(b3 >> 2) & 3];
