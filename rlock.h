@@ -430,7 +430,7 @@ extern "C" {
 #define RLOCK_MAX_PIPELINE 1 /* the compact engine: one request in flight (locks take turns) */
 #else
 /* Requests in flight per connection: every lock of a client that has an
- * operation running needs one (two while a RESP2 waiter (un)subscribes). */
+ * operation running needs one (two while a waiter (un)subscribes on it: RESP3). */
 #define RLOCK_MAX_PIPELINE 32
 #endif
 #endif
