@@ -659,6 +659,22 @@ static void ps_publish(unsigned p, unsigned q) {
     size_t chn = chan_of_key(key_idx(l), ch), n;
     char type = to_sub ? '*' : '>';
     char wid[17]; /* (private: the id its attempts queue under; "" before its first wait: an id of 16 0s then) */
+    if (p % 8 < 3) { /* a wake-up: mostly for a lock that waits, where it is subscribed (else rarely met) */
+        int w[FK_LOCKS], nw = 0;
+        for (int k = 0; k < h_locks; k++)
+            if (lk[k].op.kind == RLOCK__OP_ACQUIRE && lk[k].op.sub_ok) w[nw++] = k;
+        if (nw) {
+            unsigned m = lk[w[q % (unsigned)nw]].op.sub_ok;
+            const rlock__conn *on;
+            l = w[q % (unsigned)nw];
+            for (int k = (int)((p >> 3) % (unsigned)h_nodes), t = 0; t < h_nodes; t++, k = (k + 1) % h_nodes)
+                if (m >> k & 1u) { j = k; break; }
+            on = rlock__sub_conn(&cl, (size_t)j);
+            to_sub = on == &subs[j].x;
+            type = to_sub ? '*' : '>';
+            chn = chan_of_key(key_idx(l), ch);
+        }
+    }
     snprintf(wid, sizeof wid, "%s", lk[l].waiter_id[0] ? lk[l].waiter_id : "0000000000000000");
     if (to_sub ? !h_subs || fs[j].state != FC_OPEN || fs[j].hung
                : fk[j].state != FC_OPEN || fk[j].hung || resp3_gen[j] != fk[j].gen + 1)
@@ -703,7 +719,8 @@ static void ps_publish(unsigned p, unsigned q) {
     }
     n = ps_frame(b, type, "message", ch, chn, x);
 out:
-    if (fl_trace) fprintf(stderr, "publish on %s %d (lock %d): %.*s\n", to_sub ? "sub" : "node", j, l, (int)n, b);
+    if (fl_trace) fprintf(stderr, "publish on %s %d (lock %d, phase %d, subscribed %#x): %.*s\n", to_sub ? "sub" : "node", j,
+                          l, lk[l].op.phase, lk[l].op.sub_ok, (int)n, b);
     if (to_sub) fs_emit(&fs[j], b, n);
     else fk_emit(&fk[j], b, n);
 }
