@@ -400,11 +400,14 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     FL_CHECK(i < h->nttl, "node %d: lock %d sent ttl %lld, never its", ni, l, r->ttl);
     if (s == 2 && r->owner == fk_hashz(rlock_lock_token(&lk[l]))) f->needs_release &= ~(1u << l);
     if (r->eval) { /* only as the fallback after a NOSCRIPT to the same script (the round remembers
-                    * it across a reconnection: any connection of this node) */
+                    * it across a reconnection: any connection of this node). An FCALL right
+                    * after its library's FUNCTION LOAD may be another lock's: a cancelled
+                    * retry's FUNCTION LOAD (no lock's: not taken back with it) still goes out */
         const fk_req *p = NULL;
         for (i = f->nreq - 2; i >= 0; i--) {
             p = &f->req[i];
-            if (p->kind == RQ_SCRIPT && p->lock == r->lock && p->script == r->script && !p->eval && p->reply == RP_NOSCRIPT)
+            if (p->kind == RQ_SCRIPT && (p->lock == r->lock || r->fcall) && p->script == r->script && !p->eval &&
+                p->reply == RP_NOSCRIPT)
                 break;
             p = NULL;
         }
