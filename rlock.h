@@ -430,7 +430,7 @@ extern "C" {
 #define RLOCK_MAX_PIPELINE 1 /* the compact engine: one request in flight (locks take turns) */
 #else
 /* Requests in flight per connection: every lock of a client that has an
- * operation running needs one (two while a RESP2 waiter (un)subscribes). */
+ * operation running needs one (two while a waiter (un)subscribes on it: RESP3). */
 #define RLOCK_MAX_PIPELINE 32
 #endif
 #endif
@@ -3500,12 +3500,6 @@ static void rlock__x_commit_walk(rlock__x *n, size_t len, void *owner, int tag, 
     rlock__x_commit(n, len, owner, tag | RLOCK__X_WALK, deadline);
 }
 #endif
-/* ... a request answered only by a push (RESP3 [UN]SUBSCRIBE): no reply to match. */
-static void rlock__x_commit_push(rlock__x *n, size_t len) {
-    n->tx_len += len;
-    n->commands++;
-    if (n->count) n->q[n->count - 1].len = 0xFFFF; /* (its bytes are no request's: those before are never taken back) */
-}
 
 /* The earliest (seen from now) of d and the deadlines of n's requests that
  * did not fail: none on a down connection (whose requests are all failed
@@ -5262,7 +5256,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * (or the connection drops first, as before - the grant it undoes then
      * expires by its TTL); fuzz_lock found one failed unsent with the
      * connection kept and nothing noted. A flag, not its length hidden (as
-     * rlock__x_commit_push's bytes): the walk past it still takes back
+     * RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes back
      * another lock's request in front of it, unsent and past its time
      * (fuzz_locks found one sent late so, which then dropped the connection). */
     if (r->cleanup) n->q[n->count - 1].tag = (short)(n->q[n->count - 1].tag | RLOCK__X_KEEP);
@@ -5484,12 +5478,17 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
         memcpy(out, cmd + 1, len);
         pos = len;
         if (!rlock__put_arg(out, cap, &pos, c->linger, c->linger_len)) continue;
-        /* Answered by a push alone (RESP3), by a reply (RESP2), or - sharded -
-         * by a push or an error (MOVED: the slot is served elsewhere now). */
-        if (!shard && n->proto == 3) rlock__x_commit_push(n, pos);
-        else
-            rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | (shard ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
-                            deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
+        /* Answered by a reply (RESP2), or - RESP3, sharded or not - by a
+         * push or an error (NOPERM: an ACL user without the channel; MOVED:
+         * the slot is served elsewhere now). A FIFO entry either way
+         * (fuzz_locks: without one, RESP3's error was read as the next
+         * request's answer, and a request in front of it, its length
+         * hidden, went out past its time). Never taken back unsent
+         * (RLOCK__X_KEEP): a waiter that ends before its SUBSCRIBE goes out
+         * leaves the channel lingering (rlock__op_unsubscribe), and the next
+         * wait adopts it as subscribed. */
+        rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | RLOCK__X_KEEP | (n->proto == 3 ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
+                        deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
         c->sub_on[j] = n;
         c->sub_gen[j] = n->gen;
         sent |= 1u << j;

@@ -1523,6 +1523,170 @@ static long long kill_sub_then_release(rh_server *s, const char *key, int resp3,
     return took;
 }
 
+/* ------------- a waiter gone before its SUBSCRIBE went out (fuzz_locks) */
+
+/* A subscriber transport whose sends would block while `hold` is set (a
+ * full socket buffer): rlock's SUBSCRIBE waits in its send buffer. */
+typedef struct held_conn {
+    rlock_posix_conn pc;
+    const rlock_transport *in;
+    int hold;
+} held_conn;
+static long held_send(void *ctx, const unsigned char *b, size_t n) {
+    held_conn *h = (held_conn *)ctx;
+    return h->hold ? RLOCK_IO_WOULD_BLOCK : h->in->send(h->in->ctx, b, n);
+}
+static long held_recv(void *ctx, unsigned char *b, size_t n) {
+    held_conn *h = (held_conn *)ctx;
+    return h->in->recv(h->in->ctx, b, n);
+}
+static int held_connect(void *ctx) {
+    held_conn *h = (held_conn *)ctx;
+    return h->in->connect(h->in->ctx);
+}
+static void held_close(void *ctx) {
+    held_conn *h = (held_conn *)ctx;
+    h->in->close(h->in->ctx);
+}
+static int held_wait(void *ctx, int want, uint32_t timeout_ms) {
+    held_conn *h = (held_conn *)ctx;
+    return h->in->wait(h->in->ctx, want, timeout_ms);
+}
+
+/* A waiter cancelled while its SUBSCRIBE was still in the subscriber's send
+ * buffer leaves the channel lingering (the next wait on the key needs no
+ * SUBSCRIBE): the SUBSCRIBE must still go out. It was taken back unsent
+ * (its op ended: RLOCK__X_GONE) while the client went on counting the
+ * channel as subscribed, so the next wait adopted a subscription the server
+ * never had and slept through the release's notice (found by fuzz_locks:
+ * "the lingering channel ... its last command there is an UNSUBSCRIBE (or
+ * none)"). Re-checks (10 s) and the holder's lease (30 s) outlast the
+ * wait (5 s): only a notice can wake it in time. */
+static void test_linger_unsent_subscribe(rh_server *s) {
+    const char *key = "lingerq:key", *chan = "{lingerq:key}:released";
+    rlock_config cfg = cfg_base(200, NULL);
+    tcli h;
+    held_conn hc;
+    rlock_transport tr;
+    rlock_posix_conn pc;
+    rlock_node node;
+    rlock_subscriber sub;
+    rlock_client cl;
+    rlock_lock hl, w;
+    rlock_status st;
+    unsigned long long t0;
+    cfg.recheck_ms = 10000;
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 30000, 0), RLOCK_OK);
+
+    memset(&hc, 0, sizeof hc);
+    CHECK(rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) == 0);
+    CHECK(rlock_posix_init_tcp(&hc.pc, "127.0.0.1", s->port, 1000) == 0);
+    hc.in = rlock_posix_transport(&hc.pc);
+    memset(&tr, 0, sizeof tr);
+    tr.ctx = &hc;
+    tr.send = held_send;
+    tr.recv = held_recv;
+    tr.connect = held_connect;
+    tr.close = held_close;
+    tr.wait = held_wait;
+    CHECK_EQ_ST(rlock_node_init(&node, rlock_posix_transport(&pc)), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
+    CHECK_EQ_ST(rlock_subscriber_init(&sub, &tr), RLOCK_OK);
+    CHECK_EQ_ST(rlock_client_set_subscribers(&cl, &sub, 1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w, &cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
+
+    /* refused, it subscribes: the SUBSCRIBE stays in the send buffer; cancelled */
+    hc.hold = 1;
+    st = rlock_acquire_begin(&w, 5000, 5000);
+    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && !rlock_acquire_waiting(&w) && since(t0) < 2000; rh_sleep_ms(1))
+        st = rlock_step(&w);
+    /* (until the subscriber's connect completed: its send blocks, not its connect - private) */
+    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && sub.x.conn != RLOCK__CONN_UP && since(t0) < 2000; rh_sleep_ms(1))
+        st = rlock_step(&w);
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK(rlock_acquire_waiting(&w));
+    CHECK(sub.x.conn == RLOCK__CONN_UP && sub.x.tx_len > 0);
+    CHECK_EQ_LL(rlock_subscriber_commands(&sub), 1); /* the SUBSCRIBE, queued */
+    st = rlock_cancel_begin(&w);
+    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && since(t0) < 2000; rh_sleep_ms(1)) st = rlock_step(&w);
+    CHECK_EQ_ST(st, RLOCK_OK); /* (cancelled: nothing of it left) */
+    CHECK_EQ_LL(rlock_lock_state(&w), RLOCK_STATE_IDLE);
+    hc.hold = 0;
+
+    /* the next wait on the key: subscribed on the server, and woken by the release */
+    st = rlock_acquire_begin(&w, 5000, 5000);
+    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && numsub(s, chan) != 1 && since(t0) < 2000; rh_sleep_ms(5))
+        st = rlock_step(&w);
+    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
+    CHECK_MSG(numsub(s, chan) == 1, "the waiter counts on %s, the server has %lld subscribers to it", chan,
+              numsub(s, chan));
+    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK); /* publishes */
+    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && since(t0) < 3000; rh_sleep_ms(5)) st = rlock_step(&w);
+    CHECK_EQ_ST(st, RLOCK_OK);
+    printf("a waiter cancelled with its SUBSCRIBE unsent: the next wait on the key woken %lld ms after the release\n",
+           since(t0));
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w), RLOCK_OK);
+    rlock_client_close(&cl);
+    rlock_posix_close(&pc);
+    rlock_posix_close(&hc.pc);
+    tcli_close(&h);
+}
+
+/* RESP3 waiting for an ACL user without channel permissions (Redis 7's
+ * default for new users: acl-pubsub-default resetchannels): the server
+ * answers the waiter's SUBSCRIBE with -NOPERM, a reply on the command
+ * connection. Under RESP3 the SUBSCRIBE had no FIFO entry (a push was
+ * its only answer), so the error was read as the answer of whatever was
+ * in flight behind it (found by fuzz_locks: another lock's request), or,
+ * nothing in flight, as "a reply nobody asked for": the connection was
+ * dropped and made again at every wait. Now the error answers the
+ * SUBSCRIBE: the waiter backs off on the connection it has. */
+static long long noperm_count(const rh_server *s) { /* the server's NOPERM error replies so far */
+    static char info[4096];
+    const char *p;
+    if (rh_str(s, info, sizeof info, "INFO errorstats") != REDIS_REPLY_STRING) return -1;
+    p = strstr(info, "errorstat_NOPERM:count=");
+    return p ? atoll(p + 23) : 0;
+}
+static void test_resp3_subscribe_refused(rh_server *s) {
+    rlock_config cfg = cfg_base(500, NULL);
+    tcli h, w;
+    rlock_lock hl, w1;
+    rlock_status st;
+    long long hello0, sub0, hellos, subs_sent;
+    char out[64];
+    CHECK(rh_str(s, out, sizeof out, "ACL SETUSER nochan on >pw ~* resetchannels +@all") == REDIS_REPLY_STATUS);
+    CHECK(tcli_open(&h, &s, 1, &cfg, 0) == 0);
+    cfg.pubsub = 1;
+    cfg.backoff_min_ms = 20;
+    cfg.backoff_max_ms = 50;
+    CHECK(tcli_open(&w, &s, 1, &cfg, 0) == 0);
+    w.nodes[0].username = "nochan";
+    w.nodes[0].password = "pw";
+    CHECK_EQ_ST(rlock_lock_init(&hl, &h.cl, "nochan:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_lock_init(&w1, &w.cl, "nochan:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_try_acquire(&w1, 5000), RLOCK_OK); /* (the connection up: AUTH, HELLO 3 answered) */
+    CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, 600, 0), RLOCK_OK);
+    hello0 = rh_stat_calls(s, "hello");
+    sub0 = noperm_count(s);
+    st = rlock_acquire(&w1, 5000, 3000); /* refused, subscribes (refused), backs off until the lease ran out */
+    hellos = rh_stat_calls(s, "hello") - hello0;
+    subs_sent = noperm_count(s) - sub0;
+    CHECK_EQ_ST(st, RLOCK_OK);
+    CHECK_MSG(subs_sent >= 1, "the waiter had %lld SUBSCRIBEs refused", subs_sent);
+    CHECK_MSG(hellos == 0, "the waiter's connection was made again %lld times (%s)", hellos, rlock_node_error(&w.nodes[0]));
+    printf("RESP3 waiter whose SUBSCRIBE is refused (NOPERM): %s, %lld SUBSCRIBEs, %lld reconnections\n",
+           rlock_status_str(st), subs_sent, hellos);
+    if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
+    (void)rlock_release(&hl); /* (expired: LOST) */
+    tcli_close(&w);
+    tcli_close(&h);
+    CHECK(rh_str(s, out, sizeof out, "ACL DELUSER nochan") == REDIS_REPLY_INTEGER);
+}
+
 static void test_sub_killed_then_release(rh_server *s) {
     static const unsigned gaps[] = { 0, 200 };
     int resp3, fair, g;
@@ -2438,6 +2602,8 @@ int main(void) {
     test_pubsub_wake(&srv[0]);
     test_resp3_wait(srv);
     test_sub_killed_then_release(&srv[0]);
+    test_linger_unsent_subscribe(&srv[0]);
+    test_resp3_subscribe_refused(&srv[0]);
     test_pubsub_faults(&srv[0]);
     test_wake_chain(&srv[0]);
     test_dead_waiter(&srv[0]);

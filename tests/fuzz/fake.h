@@ -139,6 +139,9 @@ static rlock_client cl;
 static rlock_node nodes[FK_NODES];
 static int h_kind, h_nodes;
 static const char *h_user, *h_pass;
+/* A harness's own config choices (fuzz_locks: waiting), applied last by
+ * fk_client_init; NULL: none. */
+static void (*fk_cfg_more)(rlock_config *cfg);
 
 /* HARNESS: see the top; and the transport calls and hooks fk_client_init installs. */
 static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_t *al, int ac);
@@ -654,6 +657,7 @@ static void fk_client_init(const unsigned b[3], const uint32_t *timeouts, int fe
      * is covered by test_unit (test_plain_fast_path) and the Redis suites. */
     cfg.scripts_only = 1;
     if (scripts) cfg.scripts = scripts;
+    if (fk_cfg_more) fk_cfg_more(&cfg);
     for (int n = 0; n < h_nodes; n++) {
         memset(&tr, 0, sizeof tr);
         tr.ctx = &fk[n];

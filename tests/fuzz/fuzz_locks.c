@@ -5,7 +5,7 @@
  * pipelined connections.
  *
  * One input: 1 or 3 fake nodes, 2-4 locks of one kind (simple or
- * reentrant, keys fz:lock0..3), optional AUTH, then up to FK_MAX_EVENTS
+ * reentrant, keys fz:lock0..3), optional AUTH, waiting (b[3]: below), then up to FK_MAX_EVENTS
  * events, each one of: begin an acquire / extend / release / renewal
  * (rlock_renew_poll: an extend when due, stepped and collected by the poll)
  * on an idle lock, or run an acquire / extend / release there by its
@@ -83,8 +83,30 @@
  *    spins: the clock read 1,000,000 times without moving fails (fake.h);
  *    an op that ended inside another lock's blocking call may be LOST by
  *    the time it is collected (its validity ran out meanwhile);
- * Not here: pub/sub waits (neither fuzzer: the fakes answer commands, they
- * publish nothing). (fuzz_lock's "no command while a reply is unread" is no invariant
+ *  - waiting by notification (b[3], the input's 4th byte: bit 0 cfg.pubsub -
+ *    HELLO 3 at connect, accepted (a RESP3 map) or refused as bits 4-5 or
+ *    the input say, and [UN]SUBSCRIBE on a RESP3 command connection,
+ *    answered by a push or an error: a FIFO entry like any request's (its
+ *    waiter's or nobody's), checked by the stream check;
+ *    bit 1 a subscriber connection per node, its fake (fs_*) answering AUTH
+ *    and [UN]SUBSCRIBE; bits 2-3 recheck_ms; bit 6 (simple locks) locks 2, 3
+ *    second handles on locks 0's, 1's keys - two waiters of one channel):
+ *    confirmations right, for another channel, with a wrong count, refused
+ *    (NOPERM: an ACL user without the channel), missing, malformed, cut by a
+ *    close; and, as events (case 6, bit 7), release notices naming a lock's
+ *    waiter id, another id, a fair "W N", unknown channels, odd payloads,
+ *    unasked confirmations, malformed pushes, a close mid-notice - RESP3
+ *    pushes between the replies on the command connection. check_waiting:
+ *    an op that ended has no subscription attributed to it (sub_ok,
+ *    sub_pending) and no subscriber FIFO entry; a subscriber FIFO holds
+ *    AUTH, SUBSCRIBE (a running acquire's or nobody's), UNSUBSCRIBE
+ *    (nobody's); an acquire that counts itself subscribed on server j, and
+ *    the lingering channel, had its SUBSCRIBE sent or queued on the
+ *    connection rlock keeps server j's subscriptions on, no UNSUBSCRIBE of
+ *    it after (so no UNSUBSCRIBE goes out for a channel a waiter needs). A
+ *    notice is never a grant: the acquire checks above count grant replies
+ *    only.
+ * (fuzz_lock's "no command while a reply is unread" is no invariant
  * here: pipelining is the point; the stream check above replaces it.)
  *
  * Build with -DRLOCK_LIBFUZZER for libFuzzer; without it, main() replays the
@@ -127,10 +149,15 @@ static size_t h_key_len;
 static char h_fresh[FK_MAX_EVENTS][RLOCK_MAX_OWNER_LEN + 1]; /* simple tokens of fresh grants, every lock */
 static int h_nfresh;
 
+/* b[3] bit 6 (simple locks only: their tokens tell the handles apart):
+ * locks 2 and 3 are second handles on locks 0's and 1's keys - two waiters
+ * of one channel in one client. */
+static int h_shared;
+static int key_idx(int l) { return h_shared ? l % 2 : l; }
 static void key_of(int l, char *out) { /* "fz:lockN" then 'k' to h_key_len */
     memset(out, 'k', h_key_len);
     memcpy(out, "fz:lock", 7);
-    out[7] = (char)('0' + l);
+    out[7] = (char)('0' + key_idx(l));
 }
 
 /* ---- hooks -------------------------------------------------------------------- */
@@ -158,20 +185,33 @@ static fk_shadow shadow[FK_NODES];
 static fk_ent sync_l[FK_MAX_REQ + RLOCK_MAX_PIPELINE + 8];
 static unsigned char sync_buf[FK_IN + RLOCK_TX_BUF];
 
-/* The lock a script call names (KEYS[1]), -1 none of ours. */
-static int lock_of_key(const unsigned char *k, size_t n) {
-    char want[RLOCK_MAX_KEY_LEN];
-    for (int l = 0; l < h_locks; l++) {
-        key_of(l, want);
-        if (n == h_key_len && memcmp(k, want, n) == 0) return l;
-    }
-    return -1;
-}
-
 static int tok_known(const hlock *h, const unsigned char *t, size_t n) {
     for (int i = 0; i < h->ntok; i++)
         if (fk_arg_is(t, n, h->tokens[i])) return 1;
     return 0;
+}
+
+/* The lock a script call names (KEYS[1]; of handles sharing a key, the one
+ * whose token ARGV[1] is - its current one, else one it had), -1 none of ours. */
+static int lock_of_key(const unsigned char *k, size_t n, const unsigned char *o, size_t on) {
+    char want[RLOCK_MAX_KEY_LEN];
+    int first = -1;
+    for (int l = 0; l < h_locks; l++) {
+        key_of(l, want);
+        if (n != h_key_len || memcmp(k, want, n) != 0) continue;
+        if (!h_shared || fk_arg_is(o, on, rlock_lock_token(&lk[l]))) return l;
+        if (first < 0 || (tok_known(&hl[l], o, on) && !tok_known(&hl[first], o, on))) first = l;
+    }
+    return first;
+}
+/* ... a whole command's (EVAL[SHA] / FCALL name numkeys KEYS... ARGV...) */
+static int lock_of_cmd(const unsigned char **av, const size_t *al, int ac) {
+    int nk;
+    if (ac < 5 || !(fk_arg_is(av[0], al[0], "EVALSHA") || fk_arg_is(av[0], al[0], "EVAL") ||
+                    fk_arg_is(av[0], al[0], "FCALL")))
+        return -1;
+    nk = al[2] == 1 ? av[2][0] - '0' : 0;
+    return nk >= 1 && nk <= 9 && 3 + nk < ac ? lock_of_key(av[3], al[3], av[3 + nk], al[3 + nk]) : -1;
 }
 static void tok_note(hlock *h, const char *t) {
     for (int i = 0; i < h->ntok; i++)
@@ -184,6 +224,141 @@ static void ttl_note(hlock *h, long long t) {
         if (h->ttls[i] == t) return;
     if (h->nttl < FK_HIST) h->ttls[h->nttl++] = t;
     else fk_overflow = 1;
+}
+
+/* ---- waiting by notification (b[3]: cfg.pubsub, subscribers) -------------------- */
+static int h_pubsub, h_subs; /* cfg.pubsub; subscriber connections attached */
+static int h_hello;          /* HELLO 3: 0 the input says each time, 1 accepted, 2 refused */
+static uint32_t h_recheck;
+static rlock_subscriber subs[FK_NODES];
+/* The server's subscriptions as asked for (the last command of each channel
+ * a SUBSCRIBE, refused or not), bit k for key k's channel "{fz:lockk...}:released":
+ * on server j's command connection (RESP3) and on subscriber j, each while
+ * that connection (gen) lasts; resp3_gen: node gen + 1 when HELLO 3 was
+ * accepted on it. */
+static unsigned chan_node[FK_NODES], chan_sub[FK_NODES];
+static int chan_node_gen[FK_NODES], resp3_gen[FK_NODES];
+static int is_subcmd(const unsigned char *a, size_t n) {
+    return fk_arg_is(a, n, "SUBSCRIBE") || fk_arg_is(a, n, "UNSUBSCRIBE");
+}
+
+static void cfg_waiting(rlock_config *cfg) {
+    cfg->pubsub = h_pubsub;
+    if (h_recheck) cfg->recheck_ms = h_recheck;
+}
+
+static size_t chan_of_key(int k, char *out) { /* "{" key "}:released" */
+    char key[RLOCK_MAX_KEY_LEN];
+    memset(key, 'k', h_key_len);
+    memcpy(key, "fz:lock", 7);
+    key[7] = (char)('0' + k);
+    out[0] = '{';
+    memcpy(out + 1, key, h_key_len);
+    memcpy(out + 1 + h_key_len, "}:released", 10);
+    return h_key_len + 11;
+}
+/* The key index whose channel ch is, -1 none. */
+static int key_of_chan(const unsigned char *ch, size_t n) {
+    char want[RLOCK_MAX_KEY_LEN + 16];
+    for (int k = 0; k < FK_LOCKS; k++)
+        if (chan_of_key(k, want) == n && memcmp(ch, want, n) == 0) return k;
+    return -1;
+}
+static int keys_in_use(void) { return h_shared ? 2 : h_locks; }
+
+/* "*3\r\n$K\r\nkind\r\n$N\r\nchan\r\n" + the third element x (already RESP), as a
+ * RESP3 push (type '>') or a RESP2 array ('*'), into s (cap FS_MSG). */
+#define FS_MSG (RLOCK_MAX_KEY_LEN + 128)
+static size_t ps_frame(char *s, char type, const char *kind, const char *ch, size_t chn, const char *x) {
+    int k = snprintf(s, FS_MSG, "%c3\r\n$%zu\r\n%s\r\n$%zu\r\n", type, strlen(kind), kind, chn);
+    memcpy(s + k, ch, chn);
+    k += (int)chn;
+    k += snprintf(s + k, FS_MSG - (size_t)k, "\r\n%s", x);
+    return (size_t)k;
+}
+
+/* A confirmation of [UN]SUBSCRIBE ch (kind "subscribe"/"unsubscribe") as the
+ * input says: right; another channel; a wrong count; silence; an error
+ * (the server did NOT subscribe: ACL channel rules, NOPERM). *ok: whether the
+ * server did what was asked. type '>' (RESP3 push) or '*' (RESP2). Returns
+ * the bytes in s (0: none). */
+static size_t ps_confirm(char *s, char type, const char *kind, const unsigned char *ch, size_t chn, unsigned count,
+                         int *ok) {
+    unsigned c = in_byte();
+    char other[RLOCK_MAX_KEY_LEN + 16], num[32];
+    size_t on;
+    *ok = 1;
+    switch (c % 8) {
+    case 0: return 0; /* (a server that stops answering: the caller hangs) */
+    case 1: /* another channel: a lock's or none's */
+        on = chan_of_key((int)((c >> 3) % FK_LOCKS), other);
+        if ((c >> 5) == 7) on = 5, memcpy(other, "other", 5);
+        snprintf(num, sizeof num, ":%u\r\n", count);
+        return ps_frame(s, type, kind, other, on, num);
+    case 2:
+        if (type == '*' || (c >> 3) % 2 == 0) { /* (RESP3: read as its reply, not the next request's) */
+            *ok = 0;
+            return (size_t)snprintf(s, FS_MSG, "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n");
+        }
+        /* fall through */
+    case 3: snprintf(num, sizeof num, ":%u\r\n", (c >> 3) % 3 == 0 ? 0u : count + 7u); break; /* a wrong count */
+    default: snprintf(num, sizeof num, ":%u\r\n", count); break;
+    }
+    return ps_frame(s, type, kind, (const char *)ch, chn, num);
+}
+static unsigned popc(unsigned m) { unsigned k = 0; for (; m; m &= m - 1) k++; return k; }
+
+/* [UN]SUBSCRIBE on a command connection (RESP3 after HELLO 3 only): a
+ * request like any (a FIFO entry), answered by a push or an error. */
+static void ps_node_cmd(fk_node *f, int ni, fk_req *r, const unsigned char **av, const size_t *al, int ac, int unsub) {
+    char s[FS_MSG];
+    size_t n;
+    int k, ok;
+    unsigned after;
+    FL_CHECK(h_pubsub && resp3_gen[ni] == f->gen + 1, "node %d: %sSUBSCRIBE on a command connection that is not RESP3",
+             ni, unsub ? "UN" : "");
+    FL_CHECK(ac == 2, "node %d: %sSUBSCRIBE with %d arguments", ni, unsub ? "UN" : "", ac);
+    k = key_of_chan(av[1], al[1]);
+    FL_CHECK(k >= 0 && k < keys_in_use(), "node %d: %sSUBSCRIBE %.*s, no lock's channel", ni, unsub ? "UN" : "",
+             (int)al[1], (const char *)av[1]);
+    r->kind = RQ_OTHER;
+    r->lock = -2; /* (check_sync: a SUBSCRIBE's entry is its lock's or nobody's) */
+    if (chan_node_gen[ni] != f->gen) chan_node[ni] = 0, chan_node_gen[ni] = f->gen;
+    if (f->hung || in_dry) { /* (the server still does it) */
+        if (unsub) chan_node[ni] &= ~(1u << k);
+        else chan_node[ni] |= 1u << k;
+        return;
+    }
+    after = unsub ? chan_node[ni] & ~(1u << k) : chan_node[ni] | 1u << k;
+    n = ps_confirm(s, '>', unsub ? "unsubscribe" : "subscribe", av[1], al[1], popc(after), &ok);
+    (void)ok; /* (the model is each channel's last command, done or refused: check_waiting) */
+    chan_node[ni] = after;
+    if (fl_trace) fprintf(stderr, "  node %d: %sSUBSCRIBE key %d -> %.*s\n", ni, unsub ? "UN" : "", k,
+                          (int)(n > 40 ? 40 : n), s);
+    if (!n) { f->hung = 1; return; }
+    r->reply = s[0] == '-' ? RP_ERROR : RP_OK;
+    fk_emit(f, s, n);
+    r->rep_end = f->out_base + f->out_len;
+}
+
+/* HELLO 3 on a command connection: accepted (a RESP3 map: pushes from now
+ * on) or refused (RESP2: its waits use the subscribers, or back off). */
+static void ps_hello(fk_node *f, int ni, fk_req *r, const unsigned char **av, const size_t *al, int ac) {
+    int yes;
+    FL_CHECK(h_pubsub && ac == 2 && fk_arg_is(av[1], al[1], "3"), "node %d: HELLO without cfg.pubsub, or not HELLO 3", ni);
+    r->kind = RQ_OTHER;
+    if (f->hung || in_dry) return;
+    yes = h_hello == 1 || (h_hello != 2 && in_byte() % 4 != 0);
+    if (yes) {
+        r->reply = RP_OK;
+        fk_emitz(f, "%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$5\r\nproto\r\n:3\r\n");
+        resp3_gen[ni] = f->gen + 1;
+    } else {
+        r->reply = RP_ERROR;
+        fk_emitz(f, "-ERR unknown command 'HELLO', with args beginning with: '3' \r\n");
+    }
+    r->rep_end = f->out_base + f->out_len;
+    if (fl_trace) fprintf(stderr, "  node %d: HELLO 3 -> %s\n", ni, yes ? "RESP3" : "refused");
 }
 
 /* A complete command arrived on f (fake.h: fk_accept). */
@@ -206,8 +381,10 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     }
     r = fk_new_request(f, ni, av, al, ac, &done);
     if (!r || done) return; /* (AUTH, PING) */
+    if (fk_arg_is(av[0], al[0], "HELLO")) { ps_hello(f, ni, r, av, al, ac); return; }
+    if (is_subcmd(av[0], al[0])) { ps_node_cmd(f, ni, r, av, al, ac, av[0][0] == 'U'); return; }
     fk_parse_script(f, r, ni, av, al, ac, &c);
-    l = lock_of_key(c.key, c.key_len);
+    l = lock_of_key(c.key, c.key_len, c.owner, c.owner_len);
     FL_CHECK(l >= 0, "node %d: a key that is none of the locks'", ni);
     h = &hl[l];
     r->lock = l;
@@ -223,11 +400,14 @@ static void fk_request(fk_node *f, int ni, const unsigned char **av, const size_
     FL_CHECK(i < h->nttl, "node %d: lock %d sent ttl %lld, never its", ni, l, r->ttl);
     if (s == 2 && r->owner == fk_hashz(rlock_lock_token(&lk[l]))) f->needs_release &= ~(1u << l);
     if (r->eval) { /* only as the fallback after a NOSCRIPT to the same script (the round remembers
-                    * it across a reconnection: any connection of this node) */
+                    * it across a reconnection: any connection of this node). An FCALL right
+                    * after its library's FUNCTION LOAD may be another lock's: a cancelled
+                    * retry's FUNCTION LOAD (no lock's: not taken back with it) still goes out */
         const fk_req *p = NULL;
         for (i = f->nreq - 2; i >= 0; i--) {
             p = &f->req[i];
-            if (p->kind == RQ_SCRIPT && p->lock == r->lock && p->script == r->script && !p->eval && p->reply == RP_NOSCRIPT)
+            if (p->kind == RQ_SCRIPT && (p->lock == r->lock || r->fcall) && p->script == r->script && !p->eval &&
+                p->reply == RP_NOSCRIPT)
                 break;
             p = NULL;
         }
@@ -312,6 +492,241 @@ static long fk_recv(void *ctx, unsigned char *buf, size_t len) {
     return fk_deliver(f, buf, len, k);
 }
 
+
+/* ---- the fake subscriber connections (RESP2: replies are arrays, notices too) ---- */
+#define FS_BUF 2048
+typedef struct fs_node {
+    int state, gen, hung, eof;
+    int ncmd;                 /* commands on the current connection */
+    unsigned char in[FS_BUF];
+    size_t in_len;
+    unsigned char out[FS_BUF];
+    size_t out_len, out_off;
+} fs_node;
+static fs_node fs[FK_NODES];
+
+static void fs_emit(fs_node *s, const char *b, size_t n) {
+    if (s->out_off > 0) {
+        memmove(s->out, s->out + s->out_off, s->out_len - s->out_off);
+        s->out_len -= s->out_off;
+        s->out_off = 0;
+    }
+    if (n > FS_BUF - s->out_len) { fk_overflow = 1; return; }
+    memcpy(s->out + s->out_len, b, n);
+    s->out_len += n;
+}
+static void fs_drop_conn(fs_node *s) {
+    s->gen++;
+    s->in_len = s->out_len = s->out_off = 0;
+    s->ncmd = 0;
+    s->hung = s->eof = 0;
+    chan_sub[s - fs] = 0;
+}
+static int fs_connect(void *ctx) {
+    fs_node *s = (fs_node *)ctx;
+    unsigned c;
+    FL_CHECK(s->state != FC_OPEN, "subscriber %d: connect() on an open connection (leak)", (int)(s - fs));
+    if (in_dry) { s->state = FC_CONNECTING; return RLOCK_IO_WOULD_BLOCK; }
+    c = in_byte() % 8;
+    if (fl_trace) fprintf(stderr, "  sub %d: connect -> %s\n", (int)(s - fs), c == 0 ? "in progress" : c == 1 ? "error" : "up");
+    if (c == 0) { s->state = FC_CONNECTING; return RLOCK_IO_WOULD_BLOCK; }
+    if (c == 1) { s->state = FC_CLOSED; return RLOCK_IO_ERROR; }
+    fs_drop_conn(s);
+    s->state = FC_OPEN;
+    return 1;
+}
+static void fs_close(void *ctx) {
+    fs_node *s = (fs_node *)ctx;
+    if (fl_trace) fprintf(stderr, "  sub %d: close (%s)\n", (int)(s - fs), subs[s - fs].x.xerr);
+    fs_drop_conn(s);
+    s->state = FC_CLOSED;
+}
+/* A command on subscriber j: AUTH first, then [UN]SUBSCRIBE of one lock's channel. */
+static void fs_request(fs_node *s, int j, const unsigned char **av, const size_t *al, int ac) {
+    char b[FS_MSG];
+    size_t n = 0;
+    int k, ok = 1, unsub;
+    unsigned after;
+    s->ncmd++;
+    if (fk_arg_is(av[0], al[0], "AUTH")) {
+        FL_CHECK(h_pass && s->ncmd == 1, "subscriber %d: AUTH %s", j, h_pass ? "not first on its connection" : "without a password");
+        FL_CHECK(ac == (h_user ? 3 : 2) && fk_arg_is(av[ac - 1], al[ac - 1], h_pass) && (!h_user || fk_arg_is(av[1], al[1], h_user)),
+                 "subscriber %d: AUTH with the wrong credentials", j);
+        if (s->hung || in_dry) return;
+        if (in_byte() % 8 == 0) fs_emit(s, "-WRONGPASS invalid username-password pair or user is disabled\r\n", 63);
+        else fs_emit(s, "+OK\r\n", 5);
+        return;
+    }
+    unsub = fk_arg_is(av[0], al[0], "UNSUBSCRIBE");
+    FL_CHECK(unsub || fk_arg_is(av[0], al[0], "SUBSCRIBE"), "subscriber %d: unexpected command %.*s", j, (int)al[0],
+             (const char *)av[0]);
+    FL_CHECK(ac == 2, "subscriber %d: %sSUBSCRIBE with %d arguments", j, unsub ? "UN" : "", ac);
+    k = key_of_chan(av[1], al[1]);
+    FL_CHECK(k >= 0 && k < keys_in_use(), "subscriber %d: %sSUBSCRIBE %.*s, no lock's channel", j, unsub ? "UN" : "",
+             (int)al[1], (const char *)av[1]);
+    after = unsub ? chan_sub[j] & ~(1u << k) : chan_sub[j] | 1u << k;
+    if (!s->hung && !in_dry) {
+        unsigned c = in_byte();
+        if (c % 16 == 15) { /* part of the confirmation, then the connection closes */
+            n = ps_frame(b, '*', unsub ? "unsubscribe" : "subscribe", (const char *)av[1], al[1], ":1\r\n");
+            n = 1 + (c >> 4) % (n - 1);
+            s->hung = s->eof = 1;
+        } else if (c % 16 == 14) { /* malformed: the stream is lost */
+            n = (size_t)snprintf(b, sizeof b, (c >> 4) & 1 ? "*3\r\n$9\r\nsubscribe\r\n?x\r\n" : "*3\r\n$-5\r\n");
+            s->hung = 1;
+        } else {
+            n = ps_confirm(b, '*', unsub ? "unsubscribe" : "subscribe", av[1], al[1], popc(after), &ok);
+            if (n == 0) s->hung = 1; /* (RESP2: a reply unsent is a stalled server; none later can come) */
+        }
+    }
+    (void)ok;
+    chan_sub[j] = after;
+    if (fl_trace) fprintf(stderr, "  sub %d: %sSUBSCRIBE key %d -> %.*s\n", j, unsub ? "UN" : "", k, (int)(n > 40 ? 40 : n), b);
+    if (n) fs_emit(s, b, n);
+}
+static long fs_send(void *ctx, const unsigned char *buf, size_t len) {
+    fs_node *s = (fs_node *)ctx;
+    int j = (int)(s - fs);
+    unsigned c;
+    size_t k;
+    FL_CHECK(s->state == FC_OPEN, "subscriber %d: send() on a connection that is not open", j);
+    FL_CHECK(len > 0, "subscriber %d: send() of 0 bytes", j);
+    if (in_dry) return RLOCK_IO_WOULD_BLOCK;
+    c = in_byte();
+    switch (c % 8) {
+    case 0: return RLOCK_IO_WOULD_BLOCK;
+    case 1: return (c >> 3) == 0 ? RLOCK_IO_ERROR : RLOCK_IO_WOULD_BLOCK;
+    case 2: case 3: k = 1 + (c >> 3) % 8; break;
+    default: k = len; break;
+    }
+    if (k > len) k = len;
+    if (k > FS_BUF - s->in_len) { fk_overflow = 1; return RLOCK_IO_ERROR; }
+    memcpy(s->in + s->in_len, buf, k);
+    s->in_len += k;
+    for (;;) {
+        const unsigned char *av[FK_MAX_ARGS];
+        size_t al[FK_MAX_ARGS];
+        int ac = 0;
+        long used = fk_cmd(s->in, s->in_len, av, al, &ac);
+        FL_CHECK(used >= 0, "subscriber %d: rlock sent malformed RESP", j);
+        if (used == 0) break;
+        fs_request(s, j, av, al, ac);
+        memmove(s->in, s->in + used, s->in_len - (size_t)used);
+        s->in_len -= (size_t)used;
+    }
+    return (long)k;
+}
+static long fs_recv(void *ctx, unsigned char *buf, size_t len) {
+    fs_node *s = (fs_node *)ctx;
+    size_t k, avail;
+    unsigned c;
+    FL_CHECK(s->state == FC_OPEN, "subscriber %d: recv() on a connection that is not open", (int)(s - fs));
+    FL_CHECK(len > 0, "subscriber %d: recv() into 0 bytes", (int)(s - fs));
+    if (in_dry) return RLOCK_IO_WOULD_BLOCK;
+    avail = s->out_len - s->out_off;
+    if (avail == 0) return s->eof ? RLOCK_IO_CLOSED : RLOCK_IO_WOULD_BLOCK;
+    c = in_byte();
+    switch (c % 8) {
+    case 0: return RLOCK_IO_WOULD_BLOCK;
+    case 1: return (c >> 3) < 16 ? RLOCK_IO_WOULD_BLOCK : RLOCK_IO_ERROR;
+    case 2: k = 1 + (c >> 3) % 4; break;
+    default: k = avail; break;
+    }
+    if (k > avail) k = avail;
+    if (k > len) k = len;
+    memcpy(buf, s->out + s->out_off, k);
+    s->out_off += k;
+    return (long)k;
+}
+static int fs_wait(void *ctx, int want, uint32_t timeout_ms) {
+    fs_node *s = (fs_node *)ctx;
+    unsigned c;
+    FL_CHECK(want > 0 && (want & ~(RLOCK_WANT_READ | RLOCK_WANT_WRITE)) == 0, "wait() for %d", want);
+    if (in_dry) { fk_now += timeout_ms ? timeout_ms : 1; dry_tick(); return 0; }
+    if ((want & RLOCK_WANT_READ) && s->state == FC_OPEN && (s->out_off < s->out_len || s->eof)) return 1;
+    c = in_byte();
+    if (c & 1) return 1;
+    fk_now += (c >> 1) < timeout_ms ? (c >> 1) : timeout_ms;
+    return 0;
+}
+
+/* A notice the fuzzer chooses (p, q: input bytes), on server j's command
+ * connection (a RESP3 push, when HELLO 3 was accepted there) or its
+ * subscriber: a release notice for a lock's channel naming its waiter id
+ * (a wake-up), another id or a fair "W N" ("N is next"), an unknown
+ * channel, a short or odd payload, an unasked confirmation, malformed
+ * bytes, part of a notice then a close. */
+static void ps_publish(unsigned p, unsigned q) {
+    int j = (int)((p >> 3) % (unsigned)h_nodes), to_sub = (p & 0x40) != 0, l = (int)(q % (unsigned)h_locks);
+    char b[FS_MSG], ch[RLOCK_MAX_KEY_LEN + 16], x[80];
+    size_t chn = chan_of_key(key_idx(l), ch), n;
+    char type = to_sub ? '*' : '>';
+    char wid[17]; /* (private: the id its attempts queue under; "" before its first wait: an id of 16 0s then) */
+    if (p % 8 < 3) { /* a wake-up: mostly for a lock that waits, where it is subscribed (else rarely met) */
+        int w[FK_LOCKS], nw = 0;
+        for (int k = 0; k < h_locks; k++)
+            if (lk[k].op.kind == RLOCK__OP_ACQUIRE && lk[k].op.sub_ok) w[nw++] = k;
+        if (nw) {
+            unsigned m = lk[w[q % (unsigned)nw]].op.sub_ok;
+            const rlock__conn *on;
+            l = w[q % (unsigned)nw];
+            for (int k = (int)((p >> 3) % (unsigned)h_nodes), t = 0; t < h_nodes; t++, k = (k + 1) % h_nodes)
+                if (m >> k & 1u) { j = k; break; }
+            on = rlock__sub_conn(&cl, (size_t)j);
+            to_sub = on == &subs[j].x;
+            type = to_sub ? '*' : '>';
+            chn = chan_of_key(key_idx(l), ch);
+        }
+    }
+    snprintf(wid, sizeof wid, "%s", lk[l].waiter_id[0] ? lk[l].waiter_id : "0000000000000000");
+    if (to_sub ? !h_subs || fs[j].state != FC_OPEN || fs[j].hung
+               : fk[j].state != FC_OPEN || fk[j].hung || resp3_gen[j] != fk[j].gen + 1)
+        return;
+    switch (p % 8) {
+    case 0: case 1: case 2: default:
+        snprintf(x, sizeof x, "$16\r\n%.16s\r\n", wid);
+        break;
+    case 3:
+        if (q & 0x40) snprintf(x, sizeof x, "$33\r\n%.16s %.16s\r\n", "0123456789abcdef", wid); /* we are next */
+        else snprintf(x, sizeof x, "$16\r\n%.16s\r\n", "0123456789abcdef");
+        break;
+    case 4: /* unknown channel */
+        chn = (q & 0x40) ? chan_of_key(3, ch) : 7;
+        if (!(q & 0x40)) memcpy(ch, "random:", 7);
+        snprintf(x, sizeof x, "$16\r\n%.16s\r\n", wid);
+        break;
+    case 5: { /* short or odd payload, or an unasked confirmation */
+        static const char *const odd[4] = { "$0\r\n\r\n", ":1\r\n", "$5\r\nabcde\r\n", "*1\r\n:1\r\n" };
+        if (q & 0x40) {
+            n = ps_frame(b, type, (q & 0x80) ? "unsubscribe" : "subscribe", ch, chn, ":1\r\n");
+            goto out;
+        }
+        snprintf(x, sizeof x, "%s", odd[(q >> 2) % 4]);
+        break;
+    }
+    case 6: { /* malformed: the stream is lost */
+        static const char *const bad[4] = { ">3\r\n$7\r\nmessage\r\n?\r\n", ">-1\r\n", ">3\r\n$7\r\nmessage\r\n$99999999999\r\n",
+                                            ">2\r\n$7\r\nmessage\r\n$1\r\nx\r\n" };
+        n = (size_t)snprintf(b, sizeof b, "%s", bad[(q >> 2) % 4]);
+        if (to_sub) b[0] = '*';
+        if (to_sub) fs[j].hung = 1; else fk[j].hung = 1;
+        goto out;
+    }
+    case 7: /* part of a notice, then the connection closes */
+        snprintf(x, sizeof x, "$16\r\n%.16s\r\n", wid);
+        n = ps_frame(b, type, "message", ch, chn, x);
+        n = 1 + (q >> 2) % (n - 1);
+        if (to_sub) fs[j].hung = fs[j].eof = 1;
+        else fk[j].hung = fk[j].eof = 1;
+        goto out;
+    }
+    n = ps_frame(b, type, "message", ch, chn, x);
+out:
+    if (fl_trace) fprintf(stderr, "publish on %s %d (lock %d, phase %d, subscribed %#x): %.*s\n", to_sub ? "sub" : "node", j,
+                          l, lk[l].op.phase, lk[l].op.sub_ok, (int)n, b);
+    if (to_sub) fs_emit(&fs[j], b, n);
+    else fk_emit(&fk[j], b, n);
+}
 
 /* ---- the stream-sync check ---------------------------------------------------- */
 
@@ -432,9 +847,7 @@ static void check_sync(int n) {
         FL_CHECK(used > 0, "node %d: rlock's TX buffer %s at byte %zu of %zu: %.*s", n,
                  used == 0 ? "ends inside a command" : "holds malformed RESP", p, blen, (int)(blen - p),
                  (const char *)sync_buf + p);
-        sync_l[len].lock = ac >= 4 && (fk_arg_is(av[0], al[0], "EVALSHA") || fk_arg_is(av[0], al[0], "EVAL") ||
-                                       fk_arg_is(av[0], al[0], "FCALL"))
-                         ? lock_of_key(av[3], al[3]) : -1;
+        sync_l[len].lock = is_subcmd(av[0], al[0]) ? -2 : lock_of_cmd(av, al, ac);
         sync_l[len].delivered = 0;
         sync_l[len].hash = fk_hash(sync_buf + p, (size_t)used);
         sync_l[len++].in_tx = 1;
@@ -445,7 +858,11 @@ static void check_sync(int n) {
     for (i = 0; i < m; i++) {
         const rlock__pending *e = &x->q[(int)x->count - 1 - i];
         const fk_ent *w = &sync_l[len - 1 - i];
-        if (w->lock >= 0) {
+        if (w->lock == -2) { /* [UN]SUBSCRIBE: a waiter's (or nobody's) */
+            FL_CHECK((RLOCK__X_TAG(e->tag) == RLOCK__TAG_SUB || (RLOCK__X_TAG(e->tag) == RLOCK__TAG_UNSUB && !e->owner)),
+                     "node %d: FIFO entry %d (tag %#x) is not the [UN]SUBSCRIBE the stream has there", n,
+                     (int)x->count - 1 - i, (unsigned)(unsigned short)e->tag);
+        } else if (w->lock >= 0) {
             FL_CHECK(RLOCK__X_TAG(e->tag) == RLOCK__TAG_LOCK && (e->owner == NULL || e->owner == &lk[w->lock]),
                      "node %d: FIFO entry %d (tag %d) is not lock %d's request the stream has there", n,
                      (int)x->count - 1 - i, e->tag, w->lock);
@@ -476,6 +893,86 @@ static void check_sync(int n) {
         }
         check_unsent(n, now_u, nu);
     } else shadow[n].valid = 0;
+}
+
+/* ---- waiting's invariants ---------------------------------------------------------- */
+/* The channels whose last [UN]SUBSCRIBE on connection `on` (server j's
+ * command connection or subscriber) is a SUBSCRIBE - counting the commands
+ * still in rlock's TX buffer (and the part of one the fake has): bit k for
+ * key k's channel. */
+static unsigned subscribed_after_tx(int j, const rlock__conn *on) {
+    unsigned m;
+    const unsigned char *in;
+    size_t in_len, blen, p = 0;
+    if (on == &nodes[j].x) { m = chan_node_gen[j] == fk[j].gen ? chan_node[j] : 0; in = fk[j].in; in_len = fk[j].in_len; }
+    else { m = chan_sub[j]; in = fs[j].in; in_len = fs[j].in_len; }
+    memcpy(sync_buf, in, in_len);
+    memcpy(sync_buf + in_len, on->tx, on->tx_len);
+    blen = in_len + on->tx_len;
+    while (p < blen) {
+        const unsigned char *av[FK_MAX_ARGS];
+        size_t al[FK_MAX_ARGS];
+        int ac = 0, k;
+        long used = fk_cmd(sync_buf + p, blen - p, av, al, &ac);
+        if (used <= 0) break;
+        p += (size_t)used;
+        if (ac != 2 || !is_subcmd(av[0], al[0]) || (k = key_of_chan(av[1], al[1])) < 0) continue;
+        if (av[0][0] == 'U') m &= ~(1u << k);
+        else m |= 1u << k;
+    }
+    return m;
+}
+
+/* Waiting (rlock__op_finish: "nothing of it stays in flight or subscribed
+ * to"; rlock__op_unsubscribe: a channel another op still waits on is not
+ * unsubscribed; rlock__adopt_linger: the lingering channel is subscribed):
+ *  - an op that ended has no subscription attributed to it (sub_ok,
+ *    sub_pending), and no subscriber FIFO entry (tag SUB) of it;
+ *  - a subscriber FIFO holds AUTH, SUBSCRIBE (its lock's op running, or
+ *    nobody's) and UNSUBSCRIBE (nobody's) only;
+ *  - an acquire that believes it is subscribed on server j (sub_ok bit j,
+ *    on the connection rlock keeps server j's subscriptions on) has had its
+ *    channel's SUBSCRIBE sent or queued there, with no UNSUBSCRIBE of it
+ *    after; the same for the lingering channel (linger_mask). */
+static void check_waiting(void) {
+    for (int l = 0; l < h_locks; l++) {
+        const rlock_op *op = &lk[l].op;
+        if (op->kind == RLOCK__OP_NONE || op->phase == RLOCK__PH_DONE)
+            FL_CHECK(!op->sub_ok && !op->sub_pending, "lock %d: its op ended, subscriptions still its own (ok %#x, pending %#x)",
+                     l, op->sub_ok, op->sub_pending);
+    }
+    for (int j = 0; j < h_nodes && h_subs; j++) {
+        const rlock__conn *x = &subs[j].x;
+        FL_CHECK(x->count <= RLOCK_SUB_PIPELINE && x->failing <= x->count, "subscriber %d: FIFO count %u, failing %u", j,
+                 x->count, x->failing);
+        for (unsigned i = x->failing; i < x->count; i++) {
+            const rlock__pending *e = &x->q[i];
+            int t = RLOCK__X_TAG(e->tag), o = -1;
+            for (int l = 0; l < h_locks; l++) o = e->owner == &lk[l] ? l : o;
+            FL_CHECK(e->tag == RLOCK__TAG_AUTH || (t == RLOCK__TAG_SUB && (e->owner == NULL || o >= 0)) ||
+                     (t == RLOCK__TAG_UNSUB && e->owner == NULL),
+                     "subscriber %d: FIFO entry %u: tag %#x, owner %p", j, i, (unsigned)(unsigned short)e->tag, e->owner);
+            FL_CHECK(o < 0 || (hl[o].running && lk[o].op.kind == RLOCK__OP_ACQUIRE && lk[o].op.phase != RLOCK__PH_DONE),
+                     "subscriber %d: FIFO entry %u owned by lock %d, whose op ended", j, i, o);
+        }
+    }
+    if (fk_overflow) return;
+    for (int j = 0; j < h_nodes; j++) {
+        const rlock__conn *on = rlock__sub_conn(&cl, (size_t)j);
+        unsigned m;
+        if (!on) continue;
+        m = subscribed_after_tx(j, on);
+        for (int l = 0; l < h_locks; l++)
+            if (lk[l].op.kind == RLOCK__OP_ACQUIRE && (lk[l].op.sub_ok >> j & 1u))
+                FL_CHECK(m >> key_idx(l) & 1u, "lock %d waits subscribed on server %d's %s, where its channel's last "
+                         "command is %s", l, j, on == &nodes[j].x ? "command connection" : "subscriber",
+                         "an UNSUBSCRIBE (or none)");
+        if (cl.linger_mask >> j & 1u) {
+            int k = key_of_chan((const unsigned char *)cl.linger, cl.linger_len);
+            FL_CHECK(k >= 0 && (m >> k & 1u), "the lingering channel %.*s: subscribed on server %d, says rlock; its last "
+                     "command there is an UNSUBSCRIBE (or none)", (int)cl.linger_len, cl.linger, j);
+        }
+    }
 }
 
 /* ---- the oracle ---------------------------------------------------------------- */
@@ -557,11 +1054,26 @@ static void end_of_op(int l, rlock_status st) {
                  "lock %d: a renewal ended %s, its outcome %d", l, rlock_status_str(st), (int)o);
         if (st == RLOCK_LOST && h->was_held) FL_CHECK(h->lost_calls == 1, "lock %d: renewal found it lost without on_lost", l);
     }
+    FL_CHECK(!lk[l].op.sub_ok && !lk[l].op.sub_pending, "lock %d: its op ended (%s), subscriptions still its own (ok %#x, "
+             "pending %#x)", l, rlock_status_str(st), lk[l].op.sub_ok, lk[l].op.sub_pending);
     for (int n = 0; n < h_nodes; n++) fk[n].needs_release &= ~(1u << l);
     h->running = h->renew = h->blocking = 0;
 }
 
 static void check_all(void) {
+    if (h_pubsub || h_subs) check_waiting();
+    for (int j = 0; j < h_nodes && h_subs && fl_trace; j++) {
+        const rlock__conn *x = &subs[j].x;
+        if (!x->count && !cl.linger_mask) continue;
+        fprintf(stderr, "  sub %d FIFO (conn %d, %u failing, tx %zu; linger %#x):", j, x->conn, x->failing, x->tx_len, cl.linger_mask);
+        for (unsigned i = 0; i < x->count; i++) {
+            int o = -1;
+            for (int l = 0; l < h_locks; l++) o = x->q[i].owner == &lk[l] ? l : o;
+            fprintf(stderr, " [%d %#x %u %u]", o, (unsigned)(unsigned short)x->q[i].tag, (unsigned)x->q[i].len,
+                    (unsigned)x->q[i].deadline);
+        }
+        fputc('\n', stderr);
+    }
     for (int n = 0; n < h_nodes; n++) {
         check_sync(n);
         if (fl_trace && nodes[n].x.count) { /* rlock's FIFO: owner lock (- nobody), tag, length, deadline */
@@ -703,6 +1215,11 @@ static void event(unsigned e) {
         break;
     }
     case 6: /* the process stalled: time jumps, often past the node timeouts */
+        if ((h_pubsub || h_subs) && (e & 0x80)) { /* (waiting: half of them a notice instead) */
+            unsigned p = in_byte();
+            ps_publish(p, in_byte());
+            break;
+        }
         fk_now += (uint64_t)(1 + (e >> 3)) * 16;
         if (fl_trace) fprintf(stderr, "jump to t=%llu, client step\n", (unsigned long long)fk_now);
         check_status(rlock_client_step(&cl), "rlock_client_step");
@@ -712,12 +1229,22 @@ static void event(unsigned e) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static const uint32_t timeouts[4] = { 0, 5, 20, 100 };
-    unsigned b[3];
+    static const uint32_t timeouts[4] = { 0, 5, 20, 100 }, recheck[4] = { 0, 1, 30, 300 };
+    unsigned b[3], b3;
     int ev, dry;
     if (!fk_start(data, size, b)) return 0;
+    b3 = in_byte(); /* waiting: see the top */
     memset(hl, 0, sizeof hl);
     memset(shadow, 0, sizeof shadow);
+    memset(fs, 0, sizeof fs);
+    memset(chan_node, 0, sizeof chan_node); memset(chan_sub, 0, sizeof chan_sub);
+    memset(chan_node_gen, 0, sizeof chan_node_gen); memset(resp3_gen, 0, sizeof resp3_gen);
+    h_pubsub = b3 & 1;
+    h_subs = (b3 >> 1) & 1;
+    h_recheck = recheck[(b3 >> 2) & 3];
+    h_hello = (int)((b3 >> 4) & 3) % 3;
+    h_shared = (b3 & 0x40) && h_kind == RLOCK_KIND_SIMPLE;
+    fk_cfg_more = cfg_waiting;
     h_locks = 2 + (int)((b[0] >> 4) & 1) + (int)((b[2] >> 6) & 1); /* 2-4 */
     h_op_seq = 0; h_nfresh = 0;
     /* b[2] bit 7: the scripts as Redis functions (FCALL, CLIENT SETNAME and
@@ -725,6 +1252,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fk_client_init(b, timeouts, (b[1] & 0x40) != 0, (b[2] & 0x80) && RLOCK__HAS_FCALL ? RLOCK_SCRIPTS_FCALL : 0);
     /* long keys fill the TX buffer sooner: requests wait for room behind others */
     h_key_len = (b[2] & 0x20) ? RLOCK_MAX_KEY_LEN : 8;
+    if (h_subs) {
+        for (int j = 0; j < h_nodes; j++) {
+            rlock_transport tr;
+            memset(&tr, 0, sizeof tr);
+            tr.ctx = &fs[j];
+            tr.send = fs_send;
+            tr.recv = fs_recv;
+            tr.connect = h_noconnect ? NULL : fs_connect;
+            tr.close = fs_close;
+            tr.wait = fs_wait;
+            if (!tr.connect) fs[j].state = FC_OPEN;
+            FL_CHECK(rlock_subscriber_init(&subs[j], &tr) == RLOCK_OK, "subscriber init");
+            subs[j].username = h_user;
+            subs[j].password = h_pass;
+        }
+        FL_CHECK(rlock_client_set_subscribers(&cl, subs, (size_t)h_nodes) == RLOCK_OK, "set subscribers: %s",
+                 rlock_client_error(&cl));
+    }
     for (int l = 0; l < h_locks; l++) {
         char key[RLOCK_MAX_KEY_LEN];
         key_of(l, key);
@@ -752,5 +1297,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     for (int l = 0; l < h_locks; l++) rlock_lock_destroy(&lk[l]);
     fk_finish();
+    if (!fk_overflow && h_subs)
+        for (int j = 0; j < h_nodes; j++)
+            FL_CHECK(fs[j].state == FC_CLOSED || (h_noconnect && fs[j].gen == 0), "subscriber %d left open at the end", j);
     return 0;
 }
