@@ -7032,7 +7032,7 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
         int out = lk->client->nodes[0]->q[0].owner == lk; /* (its request holds the slot) */
         /* Not begun to go out - all its bytes still in tx, queued alone
          * (not behind AUTH / SELECT: x.head) - it never does: taken back,
-         * the slot free (not a cleanup's: it releases what the attempt may
+         * the slot emptied (not a cleanup's: it releases what the attempt may
          * have been granted). One partly sent goes on whole, its reply
          * read and dropped. (Behind AUTH / SELECT, which go alone first, a
          * request is not queued yet: an acquire waits for them, and its
