@@ -3781,10 +3781,11 @@ static int rlock__has(const char *s, size_t n, const char *word) {
  * READONLY (connect again), NOSCRIPT (load the script) or NOPERM (a script
  * refused: rlock_node.scripted) - flag words in the same scan, which note
  * them above the status's 5 bits (their byte's, shifted by 8) and never
- * decide it. */
+ * decide it; NOPERM's is its status word's bit 7 (octal 200), kept when
+ * found at the start (the word's whole byte is returned then). */
 #define RLOCK__C_W_READONLY 0x100
 #define RLOCK__C_W_NOSCRIPT 0x200
-#define RLOCK__C_W_NOPERM 0x400
+#define RLOCK__C_W_NOPERM 0x80
 #define RLOCK__C_W_SCRIPT 0x800 /* "script:": raised by a command inside a script that ran */
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
@@ -3795,18 +3796,19 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     /* The first word found decides. One string (rodata, not code; no table
      * of pointers): each word after its status byte, whose bit 5 (octal 40)
      * says it counts only at the start, bit 6 (octal 100) that it is a
-     * flag word (compact). */
+     * flag word (compact), bit 7 (octal 200) NOPERM's flag (compact). */
     static const char words[] =
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
         "\13unauthenticated\0"
 #else
-        "\141READONLY\0\142NOSCRIPT\0\144NOPERM\0"
+        "\141READONLY\0\142NOSCRIPT\0"
 #if RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
         "\110script:\0"
 #endif
 #endif
-        "\62MOVED \0\62ASK \0\13NOAUTH\0\13WRONGPASS\0\13NOPERM\0\13invalid password\0"
+        /* (NOPERM before the other E_AUTH words: at the start it is found first) */
+        "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0\13WRONGPASS\0\13invalid password\0"
         "\13can't run this command\0\14WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
         "\23UPGRADE read lock held\0"
@@ -3823,8 +3825,9 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
 #if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
             if (memcmp(s + i, w, len) == 0) {
-                if (!(w[-1] & 64)) return seen | (w[-1] & 31);
-                seen |= w[-1] << 8; /* (a flag word: then the next word) */
+                int b = (unsigned char)w[-1];
+                if (!(b & 64)) return seen | (i ? b & 31 : b); /* (at the start: NOPERM's bit 7 too) */
+                seen |= b << 8; /* (a flag word: then the next word) */
                 break;
             }
         }
