@@ -3945,11 +3945,6 @@ static void rlock__hex(char *out, const unsigned char *b, size_t n) {
     out[i] = '\0';
 }
 
-/* A time field: its default when 0, then its bound. */
-static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint32_t most) {
-    if (!*f) *f = dflt;
-    if (*f > most) *f = most;
-}
 /* Defaults live here and only here; zero in a config means "default".
  * Waits between attempts are at most 2^30 ms (12.4 days): doubled, they
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
@@ -3959,12 +3954,21 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
  * time and needs no bound: below 1000 here (rlock_client_init checked it;
  * rlock_config_init's is 0). */
 static void rlock__config_defaults(rlock_config *cfg) {
-    rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
-    rlock__config_field(&cfg->renew_every_ms, 0, RLOCK__MS_FAR - 1u);
-    rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
-    rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
-    rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
-    if (!cfg->drift_permille) cfg->drift_permille = 10;
+    /* Each field, a uint32_t, by its default << 4 | its offset / 4: data,
+     * not code. The intervals first (bound: < 2^31), then the waits (2^30;
+     * drift is below that). */
+#define RLOCK__CFG_FIELD(f, dflt) (unsigned short)((dflt) << 4 | offsetof(rlock_config, f) / 4)
+    static const unsigned short fields[] = {
+        RLOCK__CFG_FIELD(node_timeout_ms, 0), RLOCK__CFG_FIELD(renew_every_ms, 0),
+        RLOCK__CFG_FIELD(backoff_min_ms, 2),  RLOCK__CFG_FIELD(backoff_max_ms, 128),
+        RLOCK__CFG_FIELD(recheck_ms, 1000),   RLOCK__CFG_FIELD(drift_permille, 10)};
+    const unsigned short *p;
+    for (p = fields; p < fields + sizeof fields / sizeof fields[0]; p++) {
+        uint32_t *f = (uint32_t *)(void *)((char *)cfg + 4 * (*p & 15u)), dflt = *p >> 4u;
+        uint32_t most = (RLOCK__MS_FAR - 1u) >> (dflt != 0); /* (the intervals' default is 0: 2^31 - 2; else 2^30 - 1) */
+        if (!*f) *f = dflt;
+        if (*f > most) *f = most;
+    }
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
 }
 
