@@ -3964,7 +3964,7 @@ static void rlock__config_defaults(rlock_config *cfg) {
         RLOCK__CFG_FIELD(recheck_ms, 1000),   RLOCK__CFG_FIELD(drift_permille, 10)};
     const unsigned short *p;
     for (p = fields; p < fields + sizeof fields / sizeof fields[0]; p++) {
-        uint32_t *f = (uint32_t *)(void *)((char *)cfg + 4 * (*p & 15u)), dflt = *p >> 4u;
+        uint32_t *f = (uint32_t *)(void *)((char *)cfg + (size_t)4 * (*p & 15u)), dflt = *p >> 4u;
         uint32_t most = (RLOCK__MS_FAR - 1u) >> (dflt != 0); /* (the intervals' default is 0: 2^31 - 2; else 2^30 - 1) */
         if (!*f) *f = dflt;
         if (*f > most) *f = most;
