@@ -3808,7 +3808,11 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
 #endif
 #endif
         /* (NOPERM before the other E_AUTH words: at the start it is found first) */
-        "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0\13WRONGPASS\0\13invalid password\0"
+        "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0"
+#if !RLOCK__COMPACT /* AUTH's refusals only: the compact engine knows AUTH's reply by its place (x.head,
+                     * rlock__c_next: RLOCK_E_AUTH whatever its text), never scanned here */
+        "\13WRONGPASS\0\13invalid password\0"
+#endif
         "\13can't run this command\0\14WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
         "\23UPGRADE read lock held\0"
