@@ -3781,10 +3781,11 @@ static int rlock__has(const char *s, size_t n, const char *word) {
  * READONLY (connect again), NOSCRIPT (load the script) or NOPERM (a script
  * refused: rlock_node.scripted) - flag words in the same scan, which note
  * them above the status's 5 bits (their byte's, shifted by 8) and never
- * decide it. */
+ * decide it; NOPERM's is its status word's bit 7 (octal 200), kept when
+ * found at the start (the word's whole byte is returned then). */
 #define RLOCK__C_W_READONLY 0x100
 #define RLOCK__C_W_NOSCRIPT 0x200
-#define RLOCK__C_W_NOPERM 0x400
+#define RLOCK__C_W_NOPERM 0x80
 #define RLOCK__C_W_SCRIPT 0x800 /* "script:": raised by a command inside a script that ran */
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
@@ -3795,18 +3796,23 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
     /* The first word found decides. One string (rodata, not code; no table
      * of pointers): each word after its status byte, whose bit 5 (octal 40)
      * says it counts only at the start, bit 6 (octal 100) that it is a
-     * flag word (compact). */
+     * flag word (compact), bit 7 (octal 200) NOPERM's flag (compact). */
     static const char words[] =
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
         "\13unauthenticated\0"
 #else
-        "\141READONLY\0\142NOSCRIPT\0\144NOPERM\0"
+        "\141READONLY\0\142NOSCRIPT\0"
 #if RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
         "\110script:\0"
 #endif
 #endif
-        "\62MOVED \0\62ASK \0\13NOAUTH\0\13WRONGPASS\0\13NOPERM\0\13invalid password\0"
+        /* (NOPERM before the other E_AUTH words: at the start it is found first) */
+        "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0"
+#if !RLOCK__COMPACT /* AUTH's refusals only: the compact engine knows AUTH's reply by its place (x.head,
+                     * rlock__c_next: RLOCK_E_AUTH whatever its text), never scanned here */
+        "\13WRONGPASS\0\13invalid password\0"
+#endif
         "\13can't run this command\0\14WRONGTYPE\0"
 #if RLOCK__HAS_PRIMITIVES
         "\23UPGRADE read lock held\0"
@@ -3823,8 +3829,9 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
 #if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
             if (memcmp(s + i, w, len) == 0) {
-                if (!(w[-1] & 64)) return seen | (w[-1] & 31);
-                seen |= w[-1] << 8; /* (a flag word: then the next word) */
+                int b = (unsigned char)w[-1];
+                if (!(b & 64)) return seen | (i ? b & 31 : b); /* (at the start: NOPERM's bit 7 too) */
+                seen |= b << 8; /* (a flag word: then the next word) */
                 break;
             }
         }
@@ -3942,11 +3949,6 @@ static void rlock__hex(char *out, const unsigned char *b, size_t n) {
     out[i] = '\0';
 }
 
-/* A time field: its default when 0, then its bound. */
-static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint32_t most) {
-    if (!*f) *f = dflt;
-    if (*f > most) *f = most;
-}
 /* Defaults live here and only here; zero in a config means "default".
  * Waits between attempts are at most 2^30 ms (12.4 days): doubled, they
  * stay a 32-bit interval (rlock__ms), and a backoff doubled past 2^31 would
@@ -3956,12 +3958,21 @@ static RLOCK__NOINLINE void rlock__config_field(uint32_t *f, uint32_t dflt, uint
  * time and needs no bound: below 1000 here (rlock_client_init checked it;
  * rlock_config_init's is 0). */
 static void rlock__config_defaults(rlock_config *cfg) {
-    rlock__config_field(&cfg->node_timeout_ms, 0, RLOCK__MS_FAR - 1u);
-    rlock__config_field(&cfg->renew_every_ms, 0, RLOCK__MS_FAR - 1u);
-    rlock__config_field(&cfg->backoff_min_ms, 2, RLOCK__MS_FAR / 2u);
-    rlock__config_field(&cfg->backoff_max_ms, 128, RLOCK__MS_FAR / 2u);
-    rlock__config_field(&cfg->recheck_ms, 1000, RLOCK__MS_FAR / 2u);
-    if (!cfg->drift_permille) cfg->drift_permille = 10;
+    /* Each field, a uint32_t, by its default << 4 | its offset / 4: data,
+     * not code. The intervals first (bound: < 2^31), then the waits (2^30;
+     * drift is below that). */
+#define RLOCK__CFG_FIELD(f, dflt) (unsigned short)((dflt) << 4 | offsetof(rlock_config, f) / 4)
+    static const unsigned short fields[] = {
+        RLOCK__CFG_FIELD(node_timeout_ms, 0), RLOCK__CFG_FIELD(renew_every_ms, 0),
+        RLOCK__CFG_FIELD(backoff_min_ms, 2),  RLOCK__CFG_FIELD(backoff_max_ms, 128),
+        RLOCK__CFG_FIELD(recheck_ms, 1000),   RLOCK__CFG_FIELD(drift_permille, 10)};
+    const unsigned short *p;
+    for (p = fields; p < fields + sizeof fields / sizeof fields[0]; p++) {
+        uint32_t *f = (uint32_t *)(void *)((char *)cfg + (size_t)4 * (*p & 15u)), dflt = *p >> 4u;
+        uint32_t most = (RLOCK__MS_FAR - 1u) >> (dflt != 0); /* (the intervals' default is 0: 2^31 - 2; else 2^30 - 1) */
+        if (!*f) *f = dflt;
+        if (*f > most) *f = most;
+    }
     if (cfg->backoff_max_ms < cfg->backoff_min_ms) cfg->backoff_max_ms = cfg->backoff_min_ms;
 }
 
