@@ -7075,11 +7075,15 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     return n;
 }
 
-/* The three calls that start an operation share one body (op: which):
- * their checks in their order, then the op's first round. An acquire
- * waits up to wait_ms; an extend's and a release's wait_ms is 0. (noinline:
- * smaller, measured.) */
-static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
+/* The three calls that start an operation, and the three blocking calls,
+ * share one body (op: which; RLOCK__C_BLOCK set, the blocking call's): their
+ * checks in their order, then the op's first round - and, blocking, the
+ * steps until it is done (rlock__run). An acquire waits up to wait_ms; an
+ * extend's and a release's wait_ms is 0. (noinline: smaller, measured.) */
+#define RLOCK__C_BLOCK 4
+static rlock_status rlock__run(rlock_lock *lk, rlock_status st);
+static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int block_op, long long ttl_ms, long long wait_ms) {
+    int op = block_op & (RLOCK__C_BLOCK - 1);
     rlock__ms now;
     uint32_t life = 0;
     uint64_t seed;
@@ -7120,13 +7124,14 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
     lk->op.timed = wait_ms >= RLOCK__MS_FAR ? 2 : (rlock__ms)wait_ms != 0; /* (below it: 32 bits) */
     lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__c_round(lk, now, RLOCK__C_NEXT);
-    return RLOCK_WOULD_BLOCK;
+    return block_op & RLOCK__C_BLOCK ? rlock__run(lk, RLOCK_WOULD_BLOCK) : RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
-/* An extend's and a release's begin: their wait_ms 0 goes on the stack in
- * this one place; their calls pass their arguments on in registers. */
+/* A call without a wait (extend's, release's, try_acquire's; begin or
+ * blocking): their wait_ms 0 goes on the stack in this one place; their
+ * calls pass their arguments on in registers. */
 static RLOCK__NOINLINE rlock_status rlock__c_start_now(rlock_lock *lk, int op, long long ttl_ms) {
     return rlock__c_start(lk, op, ttl_ms, 0);
 }
@@ -7517,16 +7522,19 @@ static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
 }
 /* The lock's three share one body: begin op (RLOCK__OP_ACQUIRE, _EXTEND or
  * _RELEASE; an extend's and a release's wait_ms is 0, a release's ttl_ms
- * too), then rlock__run. */
+ * too), then rlock__run. (The compact engine's begin runs them itself,
+ * told by RLOCK__C_BLOCK: 26 B less than a body of their own.) */
+#if !RLOCK__COMPACT
 static rlock_status rlock__run_op(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
-#if RLOCK__COMPACT /* (one body starts all three) */
-    return rlock__run(lk, rlock__c_start(lk, op, ttl_ms, wait_ms));
-#else
     return rlock__run(lk, op == RLOCK__OP_ACQUIRE  ? rlock_acquire_begin(lk, ttl_ms, wait_ms)
                           : op == RLOCK__OP_EXTEND ? rlock_extend_begin(lk, ttl_ms)
                                                    : rlock_release_begin(lk));
-#endif
 }
+#define rlock__run_now(lk, op, ttl_ms) rlock__run_op((lk), (op), (ttl_ms), 0)
+#else
+#define rlock__run_op(lk, op, ttl_ms, wait_ms) rlock__c_start((lk), (op) | RLOCK__C_BLOCK, (ttl_ms), (wait_ms))
+#define rlock__run_now(lk, op, ttl_ms) rlock__c_start_now((lk), (op) | RLOCK__C_BLOCK, (ttl_ms))
+#endif
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
 #ifdef RLOCK__NEED_SLEEP_HOOK
     /* Waiting sleeps between attempts: refuse before anything is sent. The
@@ -7537,17 +7545,6 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
 #endif
     return rlock__run_op(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
-#if RLOCK__COMPACT
-/* The compact engine's three blocking calls without a wait share its 0:
- * one place passes the 64-bit zero on the stack, their calls pass their
- * arguments on in registers. (The general engine's inline their own begin
- * each: smaller there, measured.) */
-static RLOCK__NOINLINE rlock_status rlock__run_now(rlock_lock *lk, int op, long long ttl_ms) {
-    return rlock__run_op(lk, op, ttl_ms, 0);
-}
-#else
-#define rlock__run_now(lk, op, ttl_ms) rlock__run_op((lk), (op), (ttl_ms), 0)
-#endif
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
 #if RLOCK__COMPACT /* (no wait: rlock_acquire's sleep check is moot) */
     return rlock__run_now(lk, RLOCK__OP_ACQUIRE, ttl_ms);
