@@ -2205,10 +2205,16 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
  * them all, and the 64-bit steps are not built. */
 #ifdef RLOCK_NO_ERROR_TEXTS
 typedef unsigned long rlock__unum;
-static uint32_t rlock__digit(rlock__unum *x) { /* *x /= 10, returning the remainder */
-    uint32_t d = (uint32_t)(*x % 10u);
-    *x /= 10u;
-    return d;
+/* (its digits counted first, then written in place, the last first: no
+ * buffer, no copy - 4 B less, smallest configuration) */
+static size_t rlock__utoa(char *out, rlock__unum v) {
+    char *p = out;
+    rlock__unum t = v;
+    do p++; while (t /= 10u);
+    *p = '\0';
+    t = (rlock__unum)(p - out);
+    do *--p = (char)('0' + v % 10u); while (v /= 10u);
+    return t;
 }
 #else
 typedef uint64_t rlock__unum;
@@ -2224,17 +2230,16 @@ static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
     *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
     return r;
 }
-#define rlock__digit(x) rlock__divmod((x), 10)
-#endif
 static size_t rlock__utoa(char *out, rlock__unum v) {
     char tmp[20];
     size_t i = sizeof tmp, n;
-    do tmp[--i] = (char)('0' + rlock__digit(&v)); while (v);
+    do tmp[--i] = (char)('0' + rlock__divmod(&v, 10)); while (v);
     n = sizeof tmp - i;
     memcpy(out, tmp + i, n);
     out[n] = '\0';
     return n;
 }
+#endif
 
 /* rlock's own error texts are written RLOCK__TXT("...") where a check fails
  * (one per line: its __LINE__ names it). Under RLOCK_NO_ERROR_TEXTS the
