@@ -3930,7 +3930,8 @@ static void rlock__set_validity(rlock_lock *lk, rlock__ms end) {
     rlock__ms d = end - (rlock__ms)now;
     lk->validity_end = now + (d < 0x80000000u ? d : 0u);
 }
-static int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
+/* (out of line: gcc -Os copied it into both compact callers, 2 B more) */
+static RLOCK__NOINLINE int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
                                : RLOCK_RANDOM_BYTES(buf, n);
 }
@@ -5413,7 +5414,7 @@ static void rlock__mark_lost(rlock_lock *lk) {
 }
 
 /* Jitter (and a semaphore's first slot) only, never tokens: xorshift32
- * over the seed drawn at acquire (never 0: rlock_acquire_begin); both
+ * over the seed drawn at acquire (never 0: rlock_acquire_begin, rlock__c_round); both
  * engines (32 bits: no 64-bit multiply). */
 static uint32_t rlock__prng32(rlock_lock *lk) {
     uint32_t x = lk->prng;
@@ -6613,20 +6614,31 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
  * attempt of its own - or (CLEANUP) the release that cleans up after a
  * failed attempt. The lease asked for is the op's. */
 enum { RLOCK__C_NEXT, RLOCK__C_FOLLOW, RLOCK__C_CLEANUP }; /* (0, 1, 2: how >> 1 is "cleanup") */
+typedef char rlock__c_phases[RLOCK__PH_CLEANUP == RLOCK__PH_ROUND + 1 ? 1 : -1];
 static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
     int cleanup = how >> 1, kind = RLOCK__OP_RELEASE, plain = 0;
+    rlock__op_goto(lk, RLOCK__PH_ROUND + cleanup); /* (or CLEANUP: rlock__c_phases; first: a token not drawn ends it) */
     if (!cleanup) {
         rlock_node *n = lk->client->nodes[0];
         kind = op->kind;
         if (kind == RLOCK__OP_ACQUIRE) {
             rlock__ms left;
-            if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
-                unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+            if (r->script || !op->attempts) {
+                /* the first attempt, or the last round was a cleanup (an
+                 * attempt's script is 0): a fresh grant - a new token, and
+                 * the backoff's jitter seed (rlock__prng32's: 32 bits of
+                 * the 8 drawn after it). A random source that fails ends
+                 * the op at once: rlock__c_start reports it, nothing sent. */
+                unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
+                uint32_t seed;
                 if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
-                rlock__hex(lk->owner, rnd, sizeof rnd);
+                memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 4);
+                lk->prng = seed | 1u; /* (never 0, xorshift's fixed point: one bit less of jitter seed) */
+                rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+                lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
             }
             if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
             left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
@@ -6637,7 +6649,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
         n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
         n->err[0] = '\0';
     }
-    rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     if (RLOCK__HAS_EVAL) r->evaled = 0; /* (set only on NOSCRIPT: with the EVAL fallback) */
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = plain;
@@ -7091,8 +7102,6 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int block_op,
     int op = block_op & (RLOCK__C_BLOCK - 1);
     rlock__ms now;
     uint32_t life = 0;
-    uint64_t seed;
-    unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     if (op == RLOCK__OP_RELEASE) {
@@ -7112,12 +7121,7 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int block_op,
             if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
             if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
                 return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
-            /* A fresh grant: a new token, and the backoff's jitter seed. */
-            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-            memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-            lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
-            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-            lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
+            /* (a fresh grant's token: rlock__c_round's, the first attempt's) */
         }
     }
     now = rlock__now(lk->client);
@@ -7129,7 +7133,10 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int block_op,
     lk->op.timed = wait_ms >= RLOCK__MS_FAR ? 2 : (rlock__ms)wait_ms != 0; /* (below it: 32 bits) */
     lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__c_round(lk, now, RLOCK__C_NEXT);
-    return block_op & RLOCK__C_BLOCK ? rlock__run(lk, RLOCK_WOULD_BLOCK) : RLOCK_WOULD_BLOCK;
+    /* (an op the random source ended at once - no token, nothing sent - is
+     * reported now, and taken off the client: rlock__run's first step) */
+    return (block_op & RLOCK__C_BLOCK) || lk->op.phase == RLOCK__PH_DONE ? rlock__run(lk, RLOCK_WOULD_BLOCK)
+                                                                         : RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
