@@ -6917,9 +6917,10 @@ static uint32_t rlock__c_sooner(uint32_t next, rlock__ms now, rlock__ms t) {
  * never). For one op's next step (self): another op that is done waits for
  * its own caller to collect it, not for a step - counted "due now", it made
  * a blocking call beside it spin until its own op ended. */
-static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self, rlock__ms now) {
+static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
+    rlock__ms now = rlock__now(c); /* (read here: one call for both callers) */
     uint32_t next = UINT32_MAX;
     if (n->x.failing) return 0; /* (a failure before sending: answered at the next step) */
     /* (not connected yet: no descriptor to watch, its connect is due now) */
@@ -6934,7 +6935,7 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     /* (an op is linked to its client from its start until its result is
      * taken: lk's done is due now, another's not, rlock__c_due_in) */
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
-    next = rlock__c_due_in(lk->client, lk, rlock__now(lk->client));
+    next = rlock__c_due_in(lk->client, lk);
     return next == UINT32_MAX ? 0 : next;
 }
 
@@ -7086,7 +7087,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     k = rlock__client_interest(c, cap ? out : NULL);
     n = k != 0;
     if (!timeout_ms || k == 2) return n;
-    next = rlock__c_due_in(c, NULL, rlock__now(c));
+    next = rlock__c_due_in(c, NULL);
     *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
     return n;
 }
