@@ -7125,8 +7125,8 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int block_op,
             /* (a fresh grant's token: rlock__c_round's, the first attempt's) */
         }
     }
-    now = rlock__now(lk->client);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+    now = rlock__now(lk->client);
     lk->op.life = life; /* (a release's: unused) */
     /* an acquire's wait (an extend's and a release's is 0, unused): of
      * RLOCK__MS_FAR (2^31 - 1) ms or more is forever (timed 2), its end set
