@@ -7687,7 +7687,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     const rlock_config *cfg;
     rlock__ms now, left, next = 0;
-    rlock_renewal what = RLOCK_RENEW_NONE;
+    rlock_renewal what = RLOCK_RENEW_NOT_DUE; /* (unless a step below says; none when it stops before) */
     rlock_status st = RLOCK_OK;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
@@ -7713,16 +7713,17 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             }
         } else if (lk->op.kind != RLOCK__OP_NONE) {
             st = RLOCK_E_STATE;
+            what = RLOCK_RENEW_NONE;
             break;
         }
-        if (lk->state == RLOCK_STATE_IDLE) {
+        if (lk->state == RLOCK_STATE_IDLE) { /* (no step ran: a renewal's extend leaves it HELD or LOST) */
             st = RLOCK_NOT_HELD;
+            what = RLOCK_RENEW_NONE;
             break;
         }
         /* (0 when LOST, or it ran out - the extend below says LOST, on_lost
          * once - or while the clock hook reads before the grant) */
         left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-        if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
         now = rlock__now(lk->client);
         next = left;
         cfg = &lk->client->cfg; /* (here, not before the loop: one register less across it) */
@@ -7750,8 +7751,7 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             if (st == RLOCK_LOST) what = RLOCK_RENEW_LOST;
             break;
         }
-        lk->renewing = 1;
-        what = RLOCK_RENEW_NONE; /* (the extend's first step says) */
+        lk->renewing = 1; /* (the extend's first step says what) */
     }
     *next_ms = next;
     lk->renewal = what;
