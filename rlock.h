@@ -6620,9 +6620,9 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
     int cleanup = how >> 1, kind = RLOCK__OP_RELEASE, plain = 0;
+    rlock_node *n = lk->client->nodes[0];
     rlock__op_goto(lk, RLOCK__PH_ROUND + cleanup); /* (or CLEANUP: rlock__c_phases; first: a token not drawn ends it) */
     if (!cleanup) {
-        rlock_node *n = lk->client->nodes[0];
         kind = op->kind;
         if (kind == RLOCK__OP_ACQUIRE) {
             rlock__ms left;
@@ -6656,7 +6656,7 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     if (!RLOCK__ENC_TEMPLATE) r->ttl = op->ttl; /* (the templates read op.ttl: the same) */
-    rlock__c_submit(lk, now);
+    rlock__c_claim(n, lk, now); /* (rlock__c_submit) */
 }
 
 /* The op is over: a reply still due is read and discarded. */
