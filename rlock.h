@@ -6926,8 +6926,8 @@ static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self) {
     /* (not connected yet: no descriptor to watch, its connect is due now) */
     if (rlock__c_wants(n)) next = n->x.conn == RLOCK__CONN_NEW ? 0 : rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
-        if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE && !self) return 0;
+        if (o->op.phase == RLOCK__PH_DONE && !self) return 0;
+        else if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
