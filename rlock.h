@@ -7673,8 +7673,8 @@ RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
      * in the hook's 64 bits (an op in flight too: a renewal past the end
      * cannot succeed) - not while a clock hook that stepped back reads
      * before the grant, where rlock_validity_ms says 0 */
-    return (rlock_state)(lk->state + (lk->state == RLOCK_STATE_HELD &&
-                                      (lk->validity_end - rlock__now64(lk->client) - 1u) >> 63));
+    if (lk->state != RLOCK_STATE_HELD) return lk->state;
+    return (rlock_state)(RLOCK_STATE_HELD + (int)((lk->validity_end - rlock__now64(lk->client) - 1u) >> 63));
 }
 RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
