@@ -2205,10 +2205,16 @@ RLOCKDEF long rlock_resp_parse(const unsigned char *buf, size_t len, size_t max_
  * them all, and the 64-bit steps are not built. */
 #ifdef RLOCK_NO_ERROR_TEXTS
 typedef unsigned long rlock__unum;
-static uint32_t rlock__digit(rlock__unum *x) { /* *x /= 10, returning the remainder */
-    uint32_t d = (uint32_t)(*x % 10u);
-    *x /= 10u;
-    return d;
+/* (its digits counted first, then written in place, the last first: no
+ * buffer, no copy - 4 B less, smallest configuration) */
+static size_t rlock__utoa(char *out, rlock__unum v) {
+    char *p = out;
+    rlock__unum t = v;
+    do p++; while (t /= 10u);
+    *p = '\0';
+    t = (rlock__unum)(p - out);
+    do *--p = (char)('0' + v % 10u); while (v /= 10u);
+    return t;
 }
 #else
 typedef uint64_t rlock__unum;
@@ -2224,17 +2230,16 @@ static uint32_t rlock__divmod(uint64_t *v, uint32_t d) {
     *v = ((uint64_t)(hi / d) << 32) | ((uint64_t)q1 << 16) | q0;
     return r;
 }
-#define rlock__digit(x) rlock__divmod((x), 10)
-#endif
 static size_t rlock__utoa(char *out, rlock__unum v) {
     char tmp[20];
     size_t i = sizeof tmp, n;
-    do tmp[--i] = (char)('0' + rlock__digit(&v)); while (v);
+    do tmp[--i] = (char)('0' + rlock__divmod(&v, 10)); while (v);
     n = sizeof tmp - i;
     memcpy(out, tmp + i, n);
     out[n] = '\0';
     return n;
 }
+#endif
 
 /* rlock's own error texts are written RLOCK__TXT("...") where a check fails
  * (one per line: its __LINE__ names it). Under RLOCK_NO_ERROR_TEXTS the
@@ -3932,7 +3937,8 @@ static void rlock__set_validity(rlock_lock *lk, rlock__ms end) {
     rlock__ms d = end - (rlock__ms)now;
     lk->validity_end = now + (d < 0x80000000u ? d : 0u);
 }
-static int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
+/* (out of line: gcc -Os copied it into both compact callers, 2 B more) */
+static RLOCK__NOINLINE int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
                                : RLOCK_RANDOM_BYTES(buf, n);
 }
@@ -5419,7 +5425,7 @@ static void rlock__mark_lost(rlock_lock *lk) {
 }
 
 /* Jitter (and a semaphore's first slot) only, never tokens: xorshift32
- * over the seed drawn at acquire (never 0: rlock_acquire_begin); both
+ * over the seed drawn at acquire (never 0: rlock_acquire_begin, rlock__c_round); both
  * engines (32 bits: no 64-bit multiply). */
 static uint32_t rlock__prng32(rlock_lock *lk) {
     uint32_t x = lk->prng;
@@ -6619,20 +6625,31 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
  * attempt of its own - or (CLEANUP) the release that cleans up after a
  * failed attempt. The lease asked for is the op's. */
 enum { RLOCK__C_NEXT, RLOCK__C_FOLLOW, RLOCK__C_CLEANUP }; /* (0, 1, 2: how >> 1 is "cleanup") */
+typedef char rlock__c_phases[RLOCK__PH_CLEANUP == RLOCK__PH_ROUND + 1 ? 1 : -1];
 static void rlock__op_finish(rlock_lock *lk, rlock_status st);
 static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
     int cleanup = how >> 1, kind = RLOCK__OP_RELEASE, plain = 0;
+    rlock_node *n = lk->client->nodes[0];
+    rlock__op_goto(lk, RLOCK__PH_ROUND + cleanup); /* (or CLEANUP: rlock__c_phases; first: a token not drawn ends it) */
     if (!cleanup) {
-        rlock_node *n = lk->client->nodes[0];
         kind = op->kind;
         if (kind == RLOCK__OP_ACQUIRE) {
             rlock__ms left;
-            if (r->script) { /* the last round was a cleanup (an attempt's script is 0): a new token */
-                unsigned char rnd[RLOCK_TOKEN_LEN / 2];
+            if (r->script || !op->attempts) {
+                /* the first attempt, or the last round was a cleanup (an
+                 * attempt's script is 0): a fresh grant - a new token, and
+                 * the backoff's jitter seed (rlock__prng32's: 32 bits of
+                 * the 8 drawn after it). A random source that fails ends
+                 * the op at once: rlock__c_start reports it, nothing sent. */
+                unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
+                uint32_t seed;
                 if (rlock__random(lk->client, rnd, sizeof rnd) != 0) { rlock__op_finish(lk, RLOCK_E_RANDOM); return; }
-                rlock__hex(lk->owner, rnd, sizeof rnd);
+                memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 4);
+                lk->prng = seed | 1u; /* (never 0, xorshift's fixed point: one bit less of jitter seed) */
+                rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+                lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
             }
             if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
             left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
@@ -6643,7 +6660,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
         n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
         n->err[0] = '\0';
     }
-    rlock__op_goto(lk, cleanup ? RLOCK__PH_CLEANUP : RLOCK__PH_ROUND);
     if (RLOCK__HAS_EVAL) r->evaled = 0; /* (set only on NOSCRIPT: with the EVAL fallback) */
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = plain;
@@ -6651,7 +6667,7 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
     r->start = now;
     if (!RLOCK__ENC_TEMPLATE) r->ttl = op->ttl; /* (the templates read op.ttl: the same) */
-    rlock__c_submit(lk, now);
+    rlock__c_claim(n, lk, now); /* (rlock__c_submit) */
 }
 
 /* The op is over: a reply still due is read and discarded. */
@@ -6912,16 +6928,17 @@ static uint32_t rlock__c_sooner(uint32_t next, rlock__ms now, rlock__ms t) {
  * never). For one op's next step (self): another op that is done waits for
  * its own caller to collect it, not for a step - counted "due now", it made
  * a blocking call beside it spin until its own op ended. */
-static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self, rlock__ms now) {
+static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
+    rlock__ms now = rlock__now(c); /* (read here: one call for both callers) */
     uint32_t next = UINT32_MAX;
     if (n->x.failing) return 0; /* (a failure before sending: answered at the next step) */
     /* (not connected yet: no descriptor to watch, its connect is due now) */
     if (rlock__c_wants(n)) next = n->x.conn == RLOCK__CONN_NEW ? 0 : rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
-        if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
-        else if (o->op.phase == RLOCK__PH_DONE && !self) return 0;
+        if (o->op.phase == RLOCK__PH_DONE && !self) return 0;
+        else if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
@@ -6929,7 +6946,7 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     /* (an op is linked to its client from its start until its result is
      * taken: lk's done is due now, another's not, rlock__c_due_in) */
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
-    next = rlock__c_due_in(lk->client, lk, rlock__now(lk->client));
+    next = rlock__c_due_in(lk->client, lk);
     return next == UINT32_MAX ? 0 : next;
 }
 
@@ -7081,20 +7098,22 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     k = rlock__client_interest(c, cap ? out : NULL);
     n = k != 0;
     if (!timeout_ms || k == 2) return n;
-    next = rlock__c_due_in(c, NULL, rlock__now(c));
+    next = rlock__c_due_in(c, NULL);
     *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
     return n;
 }
 
-/* The three calls that start an operation share one body (op: which):
- * their checks in their order, then the op's first round. An acquire
- * waits up to wait_ms; an extend's and a release's wait_ms is 0. (noinline:
- * smaller, measured.) */
-static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
+/* The three calls that start an operation, and the three blocking calls,
+ * share one body (op: which; RLOCK__C_BLOCK set, the blocking call's): their
+ * checks in their order, then the op's first round - and, blocking, the
+ * steps until it is done (rlock__run). An acquire waits up to wait_ms; an
+ * extend's and a release's wait_ms is 0. (noinline: smaller, measured.) */
+#define RLOCK__C_BLOCK 4
+static rlock_status rlock__run(rlock_lock *lk, rlock_status st);
+static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int block_op, long long ttl_ms, long long wait_ms) {
+    int op = block_op & (RLOCK__C_BLOCK - 1);
     rlock__ms now;
     uint32_t life = 0;
-    uint64_t seed;
-    unsigned char rnd[RLOCK_TOKEN_LEN / 2 + 8];
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     if (op == RLOCK__OP_RELEASE) {
@@ -7114,16 +7133,11 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
             if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
             if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
                 return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
-            /* A fresh grant: a new token, and the backoff's jitter seed. */
-            if (rlock__random(lk->client, rnd, sizeof rnd) != 0) return RLOCK_E_RANDOM;
-            memcpy(&seed, rnd + RLOCK_TOKEN_LEN / 2, 8);
-            lk->prng = (uint32_t)seed ? (uint32_t)seed : 0x9e3779b9u; /* (rlock__prng32's seed: 32 bits of it) */
-            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
-            lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
+            /* (a fresh grant's token: rlock__c_round's, the first attempt's) */
         }
     }
-    now = rlock__now(lk->client);
     rlock__op_link(lk, op, (uint32_t)ttl_ms); /* (checked: < 2^31) */
+    now = rlock__now(lk->client);
     lk->op.life = life; /* (a release's: unused) */
     /* an acquire's wait (an extend's and a release's is 0, unused): of
      * RLOCK__MS_FAR (2^31 - 1) ms or more is forever (timed 2), its end set
@@ -7131,13 +7145,17 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
     lk->op.timed = wait_ms >= RLOCK__MS_FAR ? 2 : (rlock__ms)wait_ms != 0; /* (below it: 32 bits) */
     lk->op.wait_end = now + (rlock__ms)wait_ms;
     rlock__c_round(lk, now, RLOCK__C_NEXT);
-    return RLOCK_WOULD_BLOCK;
+    /* (an op the random source ended at once - no token, nothing sent - is
+     * reported now, and taken off the client: rlock__run's first step) */
+    return (block_op & RLOCK__C_BLOCK) || lk->op.phase == RLOCK__PH_DONE ? rlock__run(lk, RLOCK_WOULD_BLOCK)
+                                                                         : RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     return rlock__c_start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
-/* An extend's and a release's begin: their wait_ms 0 goes on the stack in
- * this one place; their calls pass their arguments on in registers. */
+/* A call without a wait (extend's, release's, try_acquire's; begin or
+ * blocking): their wait_ms 0 goes on the stack in this one place; their
+ * calls pass their arguments on in registers. */
 static RLOCK__NOINLINE rlock_status rlock__c_start_now(rlock_lock *lk, int op, long long ttl_ms) {
     return rlock__c_start(lk, op, ttl_ms, 0);
 }
@@ -7528,16 +7546,19 @@ static rlock_status rlock__run(rlock_lock *lk, rlock_status st) {
 }
 /* The lock's three share one body: begin op (RLOCK__OP_ACQUIRE, _EXTEND or
  * _RELEASE; an extend's and a release's wait_ms is 0, a release's ttl_ms
- * too), then rlock__run. */
+ * too), then rlock__run. (The compact engine's begin runs them itself,
+ * told by RLOCK__C_BLOCK: 26 B less than a body of their own.) */
+#if !RLOCK__COMPACT
 static rlock_status rlock__run_op(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
-#if RLOCK__COMPACT /* (one body starts all three) */
-    return rlock__run(lk, rlock__c_start(lk, op, ttl_ms, wait_ms));
-#else
     return rlock__run(lk, op == RLOCK__OP_ACQUIRE  ? rlock_acquire_begin(lk, ttl_ms, wait_ms)
                           : op == RLOCK__OP_EXTEND ? rlock_extend_begin(lk, ttl_ms)
                                                    : rlock_release_begin(lk));
-#endif
 }
+#define rlock__run_now(lk, op, ttl_ms) rlock__run_op((lk), (op), (ttl_ms), 0)
+#else
+#define rlock__run_op(lk, op, ttl_ms, wait_ms) rlock__c_start((lk), (op) | RLOCK__C_BLOCK, (ttl_ms), (wait_ms))
+#define rlock__run_now(lk, op, ttl_ms) rlock__c_start_now((lk), (op) | RLOCK__C_BLOCK, (ttl_ms))
+#endif
 RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
 #ifdef RLOCK__NEED_SLEEP_HOOK
     /* Waiting sleeps between attempts: refuse before anything is sent. The
@@ -7548,17 +7569,6 @@ RLOCKDEF rlock_status rlock_acquire(rlock_lock *lk, long long ttl_ms, long long 
 #endif
     return rlock__run_op(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
-#if RLOCK__COMPACT
-/* The compact engine's three blocking calls without a wait share its 0:
- * one place passes the 64-bit zero on the stack, their calls pass their
- * arguments on in registers. (The general engine's inline their own begin
- * each: smaller there, measured.) */
-static RLOCK__NOINLINE rlock_status rlock__run_now(rlock_lock *lk, int op, long long ttl_ms) {
-    return rlock__run_op(lk, op, ttl_ms, 0);
-}
-#else
-#define rlock__run_now(lk, op, ttl_ms) rlock__run_op((lk), (op), (ttl_ms), 0)
-#endif
 RLOCKDEF rlock_status rlock_try_acquire(rlock_lock *lk, long long ttl_ms) {
 #if RLOCK__COMPACT /* (no wait: rlock_acquire's sleep check is moot) */
     return rlock__run_now(lk, RLOCK__OP_ACQUIRE, ttl_ms);
@@ -7674,8 +7684,8 @@ RLOCKDEF rlock_state rlock_lock_state(const rlock_lock *lk) {
      * in the hook's 64 bits (an op in flight too: a renewal past the end
      * cannot succeed) - not while a clock hook that stepped back reads
      * before the grant, where rlock_validity_ms says 0 */
-    return (rlock_state)(lk->state + (lk->state == RLOCK_STATE_HELD &&
-                                      (lk->validity_end - rlock__now64(lk->client) - 1u) >> 63));
+    if (lk->state != RLOCK_STATE_HELD) return lk->state;
+    return (rlock_state)(RLOCK_STATE_HELD + (int)((lk->validity_end - rlock__now64(lk->client) - 1u) >> 63));
 }
 RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
     return rlock__lock_ok(lk) && lk->state == RLOCK_STATE_HELD ? lk->fence : 0;
@@ -7688,7 +7698,7 @@ RLOCKDEF long long rlock_fence_token(const rlock_lock *lk) {
 RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     const rlock_config *cfg;
     rlock__ms now, left, next = 0;
-    rlock_renewal what = RLOCK_RENEW_NONE;
+    rlock_renewal what = RLOCK_RENEW_NOT_DUE; /* (unless a step below says; none when it stops before) */
     rlock_status st = RLOCK_OK;
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
@@ -7714,16 +7724,17 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             }
         } else if (lk->op.kind != RLOCK__OP_NONE) {
             st = RLOCK_E_STATE;
+            what = RLOCK_RENEW_NONE;
             break;
         }
-        if (lk->state == RLOCK_STATE_IDLE) {
+        if (lk->state == RLOCK_STATE_IDLE) { /* (no step ran: a renewal's extend leaves it HELD or LOST) */
             st = RLOCK_NOT_HELD;
+            what = RLOCK_RENEW_NONE;
             break;
         }
         /* (0 when LOST, or it ran out - the extend below says LOST, on_lost
          * once - or while the clock hook reads before the grant) */
         left = (rlock__ms)rlock_validity_ms(lk); /* (never negative, below 2^32) */
-        if (what == RLOCK_RENEW_NONE) what = RLOCK_RENEW_NOT_DUE;
         now = rlock__now(lk->client);
         next = left;
         cfg = &lk->client->cfg; /* (here, not before the loop: one register less across it) */
@@ -7751,8 +7762,7 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             if (st == RLOCK_LOST) what = RLOCK_RENEW_LOST;
             break;
         }
-        lk->renewing = 1;
-        what = RLOCK_RENEW_NONE; /* (the extend's first step says) */
+        lk->renewing = 1; /* (the extend's first step says what) */
     }
     *next_ms = next;
     lk->renewal = what;
