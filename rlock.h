@@ -4180,7 +4180,7 @@ static RLOCK__NOINLINE size_t rlock__fill(char *out, size_t cap, size_t pos, con
     return pos;
 }
 
-static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now);
+static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now);
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
@@ -6118,7 +6118,7 @@ static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rl
 #endif
 
 /* Event ev of connection n, c's connection i. */
-static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now) {
+static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     (void)now;
     if (ev->kind == RLOCK__EV_PUSH) {
@@ -6139,9 +6139,15 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
+        int ok = ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB; /* (or "ssubscribe") */
         if (!RLOCK__HAS_WAITING) return;
-        /* (or "ssubscribe") */
-        rlock__sub_answered(lk, j, ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB);
+        /* A confirmation of another channel: the stream is not trusted (taken
+         * as ours, the wait would hear nothing). */
+        if (ok && !rlock__is_my_chan(lk, ev->reply.elem[1].str, ev->reply.elem[1].len)) {
+            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected reply to SUBSCRIBE");
+            ok = 0;
+        }
+        rlock__sub_answered(lk, j, ok);
         return;
     }
     case RLOCK__TAG_PING: {
