@@ -2625,6 +2625,25 @@ static void test_subscribe_wrong_channel(void) {
         env_done();
         rlock_client_close(&C);
     }
+    /* RESP3: a "subscribe" push out of turn (no SUBSCRIBE sent: it comes
+     * before the acquire's reply) is a reply nobody asked for; before, it
+     * was read as a confirmation for whichever waiter its channel named */
+    env_reset("RESP3 subscribe push out of turn");
+    CFG.pubsub = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), ">3\r\n$9\r\nsubscribe\r\n$16\r\n{res:1}:released\r\n:1\r\n" GRANT);
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n"); /* connected again */
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");           /* the unknown grant's cleanup */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);                /* the retry */
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    st = rlock_acquire_begin(&LK, TTL, 10000);
+    for (k = 0; st == RLOCK_WOULD_BLOCK && !F[0].close_calls && k < 100; k++) st = rlock_step(&LK);
+    CHECK_MSG(F[0].close_calls == 1, "%s: the connection is dropped (closes %ld)", g_test, F[0].close_calls);
+    CHECK(why_is(rlock_node_error(&N[0]), "a reply nobody asked for"));
+    CHECK_EQ_ST(drive(&LK, st), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    env_done();
 #endif
 }
 
