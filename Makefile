@@ -360,4 +360,5 @@ lint:
 	  clang-tidy --quiet $(BUILD)/lint/$$f -- -std=c99 -I. $$* > $(BUILD)/lint/tidy.log 2>&1 || { \
 	    grep -v 'warnings generated' $(BUILD)/lint/tidy.log; exit 1; }; \
 	  done
-	@echo "lint: cppcheck and clang-tidy clean on rlock.h and adapters/"
+	@sh tests/no-fixed-ports.sh
+	@echo "lint: cppcheck and clang-tidy clean on rlock.h and adapters/; no fixed port in tests/"

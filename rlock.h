@@ -3703,6 +3703,10 @@ static int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         int kind = ev->ps & RLOCK__PS_KIND;
         if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: no flag */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
+        if (kind == RLOCK__PS_SUB) { /* (every SUBSCRIBE has its FIFO entry: one out of turn is out of step) */
+            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
+            return -1;
+        }
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
@@ -4197,7 +4201,7 @@ static RLOCK__NOINLINE size_t rlock__fill(char *out, size_t cap, size_t pos, con
     return pos;
 }
 
-static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now);
+static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now);
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
@@ -6090,12 +6094,13 @@ static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
 #endif
 
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
- * (a fair release's "W N" wakes W and tells N it is next); a RESP3
- * ["subscribe", chan, n] push confirms the waiters on chan. */
+ * (a fair release's "W N" wakes W and tells N it is next). (A RESP3
+ * ["subscribe", chan, n] push answers its SUBSCRIBE: rlock__x_parse_step.) */
 static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const rlock__event *ev) {
     const rlock_reply *r = &ev->reply;
     rlock_lock *o;
-    int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG, sub = ev->ps == RLOCK__PS_SUB;
+    int msg = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_MSG;
+    (void)j; /* (the server: a shard client's only) */
 #ifndef RLOCK_NO_CLUSTER
     if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
@@ -6103,7 +6108,6 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
         const char *d = r->elem[2].str;
         size_t n = r->elem[2].len;
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (sub) rlock__sub_answered(o, j, 1);
         if (!msg || n < 16) continue;
         if (memcmp(d, o->waiter_id, 16) == 0)
             o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE ? RLOCK__HANDED_SLOT(o, d + 16, n - 16) : 1;
@@ -6135,7 +6139,7 @@ static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rl
 #endif
 
 /* Event ev of connection n, c's connection i. */
-static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__event *ev, rlock__ms now) {
+static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now) {
     size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
     (void)now;
     if (ev->kind == RLOCK__EV_PUSH) {
@@ -6156,9 +6160,15 @@ static void rlock__deliver(rlock_client *c, size_t i, const rlock__x *n, rlock__
     }
     case RLOCK__TAG_SUB: {
         rlock_lock *lk = (rlock_lock *)ev->owner;
+        int ok = ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB; /* (or "ssubscribe") */
         if (!RLOCK__HAS_WAITING) return;
-        /* (or "ssubscribe") */
-        rlock__sub_answered(lk, j, ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB);
+        /* A confirmation of another channel: the stream is not trusted (taken
+         * as ours, the wait would hear nothing). */
+        if (ok && !rlock__is_my_chan(lk, ev->reply.elem[1].str, ev->reply.elem[1].len)) {
+            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected reply to SUBSCRIBE");
+            ok = 0;
+        }
+        rlock__sub_answered(lk, j, ok);
         return;
     }
     case RLOCK__TAG_PING: {

@@ -116,12 +116,14 @@ static void test_posix_args(void) {
     char longname[300];
     const rlock_transport *tr;
     unsigned char b[4];
+    int port = rh_free_port(); /* (init connects nowhere) */
 
+    CHECK(port > 0);
     memset(longname, 'a', sizeof longname);
     longname[255] = '\0'; /* 255 chars: fits host[256] */
-    CHECK_EQ_LL(rlock_posix_init_tcp(NULL, "127.0.0.1", 6379, 100), -1);
-    CHECK_EQ_LL(rlock_posix_init_tcp(&c, NULL, 6379, 100), -1);
-    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "", 6379, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(NULL, "127.0.0.1", port, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, NULL, port, 100), -1);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "", port, 100), -1);
     CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 0, 100), -1);
     CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", -1, 100), -1);
     CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 65536, 100), -1);
@@ -141,7 +143,7 @@ static void test_posix_args(void) {
     CHECK_EQ_LL(rlock_posix_init_unix(&c, longname, 100), 0);
     CHECK_EQ_LL(c.is_unix, 1);
 
-    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", 6379, 0), 0);
+    CHECK_EQ_LL(rlock_posix_init_tcp(&c, "127.0.0.1", port, 0), 0);
     tr = rlock_posix_transport(&c);
     CHECK(tr == &c.tr);
     CHECK(tr->ctx == (void *)&c);
@@ -310,9 +312,10 @@ static void test_posix_dns(void) {
     static const char *const says[3] = { NULL, "Too many open files", NULL };
     rlock_posix_conn c;
     char want[96];
-    int i, fds = rh_count_fds();
+    int i, fds = rh_count_fds(), port = rh_free_port(); /* (should a name resolve, nothing listens there) */
+    CHECK(port > 0);
     for (i = 0; i < 3; i++) {
-        CHECK_EQ_LL(rlock_posix_init_tcp(&c, names[i], 6379, 1000), 0);
+        CHECK_EQ_LL(rlock_posix_init_tcp(&c, names[i], port, 1000), 0);
         CHECK_EQ_LL(c.tr.connect(c.tr.ctx), RLOCK_IO_ERROR);
         CHECK_EQ_LL(c.fd, -1);
         CHECK_EQ_LL(c.connecting, 0);
@@ -447,7 +450,7 @@ static int t_have_ipv6(void) {
 
 /* IPv6 loopback: a server listening on ::1 too, reached by "::1"; and a
  * refused connect, whose error text puts the address in brackets - the way
- * the rlock command takes it ("::1:6379" is refused there as ambiguous). */
+ * the rlock command takes it ("::1:PORT" is refused there as ambiguous). */
 static void test_posix_ipv6(void) {
     static const char *const v6[] = { "--bind", "127.0.0.1", "::1", NULL };
     rh_server srv;

@@ -176,9 +176,13 @@ static long long info_field(const rh_server *s, const char *field) {
 /* ------------------------------------------------------------- tests */
 
 /* Bad arguments: exit 64, one line saying why plus the usage, and not a
- * single connection to the server named on the command line. */
+ * single connection to the server named on the command line. Every
+ * address names srv[0]'s port (no fixed port: one would be counted). */
 static void test_usage(void) {
-    static char longhost[400], longres[400];
+    static const char *const fmt[8] = { ":%d", "::1:%d", "rediss://127.0.0.1:%d/x", "redis://127.0.0.1:%d/x",
+                                        "redis://127.0.0.1:%d?db=0", "redis://a@b@127.0.0.1:%d",
+                                        "redis://:pw%%zz@127.0.0.1:%d", "http://127.0.0.1:%d" };
+    static char longhost[400], longres[400], a[8][48], env_s[160];
     const char *s0 = S[0];
     const char *const cases[][16] = {
         { NULL },
@@ -202,16 +206,16 @@ static void test_usage(void) {
         { "-S", "127.0.0.1:0", "res", "true", NULL },
         { "-S", "127.0.0.1:65536", "res", "true", NULL },
         { "-S", "127.0.0.1:", "res", "true", NULL },
-        { "-S", ":6379", "res", "true", NULL },
-        { "-S", "::1:6379", "res", "true", NULL },
+        { "-S", a[0], "res", "true", NULL },
+        { "-S", a[1], "res", "true", NULL },
         { "-S", "[::1", "res", "true", NULL },
         { "-S", "redis://", "res", "true", NULL },
-        { "-S", "rediss://127.0.0.1:1/x", "res", "true", NULL }, /* TLS or not: a bad path */
-        { "-S", "redis://127.0.0.1:1/x", "res", "true", NULL },
-        { "-S", "redis://127.0.0.1:1?db=0", "res", "true", NULL },
-        { "-S", "redis://a@b@127.0.0.1:1", "res", "true", NULL },
-        { "-S", "redis://:pw%zz@127.0.0.1:1", "res", "true", NULL },
-        { "-S", "http://127.0.0.1:1", "res", "true", NULL },
+        { "-S", a[2], "res", "true", NULL }, /* TLS or not: a bad path */
+        { "-S", a[3], "res", "true", NULL },
+        { "-S", a[4], "res", "true", NULL },
+        { "-S", a[5], "res", "true", NULL },
+        { "-S", a[6], "res", "true", NULL },
+        { "-S", a[7], "res", "true", NULL },
         { "-S", "unix:", "res", "true", NULL },
         { "-S", longhost, "res", "true", NULL },
         { "-S", s0, "-S", s0, "res", "true", NULL },
@@ -227,13 +231,15 @@ static void test_usage(void) {
     const char *ten[] = { "-S", "h1:1", "-S", "h2:1", "-S", "h3:1", "-S", "h4:1", "-S", "h5:1", "-S", "h6:1",
                           "-S", "h7:1", "-S", "h8:1", "-S", "h9:1", "-S", "h10:1", "res", "true", NULL };
     const char *secret[] = { "-S", "redis://:Sup3rSecretPw@127.0.0.1:0", "res", "true", NULL };
-    const char *env_bad[] = { "RLOCK_SERVERS=127.0.0.1:1,,127.0.0.1:2", NULL };
+    const char *env_bad[] = { env_s, NULL };
     const char *env_args[] = { "res", "true", NULL };
     char out[4096];
     size_t i;
     long long before, after;
+    for (i = 0; i < 8; i++) snprintf(a[i], sizeof a[i], fmt[i], srv[0].port);
+    snprintf(env_s, sizeof env_s, "RLOCK_SERVERS=%s,,%s", s0, S[1]);
     memset(longhost, 'h', 300);
-    memcpy(longhost + 300, ":6379", 6);
+    snprintf(longhost + 300, sizeof longhost - 300, ":%d", srv[0].port);
     memset(longres, 'r', 300);
     longres[300] = '\0';
     before = info_field(&srv[0], "total_connections_received");
@@ -1433,7 +1439,7 @@ static void test_flock_forms(void) {
     const char *rd_nb[] = { "-s", "-n", "t:rw", "true", NULL };
     const char *wr_nb[] = { "-x", "-n", "t:rw", "true", NULL };
     const char *both[] = { "-s", "-x", "t:rw", "true", NULL };
-    const char *old_server[] = { "-s", "127.0.0.1:6379", "t:rw", "true", NULL };
+    const char *old_server[] = { "-s", S[0], "t:rw", "true", NULL };
     unsigned long long t0;
     pid_t h;
     snprintf(env_s, sizeof env_s, "RLOCK_SERVERS=%s", S[0]);

@@ -791,10 +791,13 @@ static void test_check(const rh_server *plain) {
     }
     /* usage errors: exit 64, nothing sent */
     {
-        static const char *const a1[] = { "--sentinel", "127.0.0.1:1", NULL };
+        char s1[32], u3[48];
+        const char *const a1[] = { "--sentinel", s1, NULL };
         static const char *const a2[] = { "--bogus", NULL };
-        static const char *const a3[] = { "redis://h:1/x", NULL }; /* the path is a database number */
+        const char *const a3[] = { u3, NULL }; /* the path is a database number */
         static const char *const a4[] = { "--help", NULL };
+        snprintf(s1, sizeof s1, "127.0.0.1:%d", plain->port);
+        snprintf(u3, sizeof u3, "redis://127.0.0.1:%d/x", plain->port);
         CHECK_EQ_LL(check_run(a1, NULL, out, sizeof out), 64);
         CHECK(strstr(out, "--sentinel needs --master NAME") != NULL);
         CHECK_EQ_LL(check_run(a2, NULL, out, sizeof out), 64);
@@ -2132,16 +2135,19 @@ static void test_sentinel_inputs(void) {
     rlock_posix_sentinel sn;
     rlock_posix_conn pc;
     size_t k;
-    int lfd;
+    int lfd, p0 = rh_free_port(), p1 = rh_free_port(); /* (nothing is sent to them) */
+    char want[96], sa[2][32];
 
+    CHECK(p0 > 0 && p1 > 0);
+    if (p1 == p0) p1 = p0 == 65535 ? p0 - 1 : p0 + 1; /* two ports: one Sentinel twice is refused */
     memset(lmaster, 'm', 929);
     memset(lhost, 'h', 256);
     memset(lpass, 'p', 1000);
     memset(&sn, 0, sizeof sn);
     sn.master = "mymaster";
     sn.n = 2;
-    sn.host[0] = "127.0.0.1"; sn.port[0] = 26379;
-    sn.host[1] = "localhost"; sn.port[1] = 26380;
+    sn.host[0] = "127.0.0.1"; sn.port[0] = p0;
+    sn.host[1] = "localhost"; sn.port[1] = p1;
     lfd = socket(AF_INET, SOCK_STREAM, 0); /* c's open connection, kept through a refusal */
 #define REFUSED(why)                                                                                       \
     do {                                                                                                   \
@@ -2174,13 +2180,15 @@ static void test_sentinel_inputs(void) {
     sn.port[1] = -1;
     REFUSED("Sentinel host[1] localhost: port -1 is not 1..65535");
     sn.host[1] = "127.0.0.1";
-    sn.port[1] = 26379;
-    REFUSED("Sentinel host[1] 127.0.0.1:26379: the same Sentinel as host[0]");
+    sn.port[1] = p0;
+    snprintf(want, sizeof want, "Sentinel host[1] 127.0.0.1:%d: the same Sentinel as host[0]", p0);
+    REFUSED(want);
     sn.host[0] = "LocalHost";
     sn.host[1] = "localhost";
-    REFUSED("Sentinel host[1] localhost:26379: the same Sentinel as host[0]");
+    snprintf(want, sizeof want, "Sentinel host[1] localhost:%d: the same Sentinel as host[0]", p0);
+    REFUSED(want);
     sn.host[0] = "127.0.0.1";
-    sn.port[1] = 26380; /* (localhost and 127.0.0.1 on one port are not refused: names, not addresses) */
+    sn.port[1] = p1; /* (localhost and 127.0.0.1 on one port are not refused: names, not addresses) */
     sn.master = NULL;
     REFUSED("Sentinel: no master name");
     sn.master = "";
@@ -2228,15 +2236,17 @@ static void test_sentinel_inputs(void) {
     CHECK(fcntl(lfd, F_GETFD) >= 0);
     close(lfd);
     {   /* the rlock command: a usage error (64), nothing sent */
-        const char *a[] = { "--sentinel", "localhost:26379", "--sentinel", "LocalHost:26379", "--master", "mymaster",
+        const char *a[] = { "--sentinel", sa[0], "--sentinel", sa[1], "--master", "mymaster",
                             "-n", "sen:twice", "true", NULL };
         char out[4096];
-        int rc = cli_run(0, a, NULL, out, sizeof out);
-        CHECK_MSG(rc == 64 && strstr(out, "--sentinel 'LocalHost:26379': that Sentinel is given twice") != NULL,
-                  "rlock, a Sentinel given twice: exit %d:\n%s", rc, out);
+        int rc;
+        snprintf(sa[0], sizeof sa[0], "localhost:%d", p0);
+        snprintf(sa[1], sizeof sa[1], "LocalHost:%d", p0);
+        snprintf(want, sizeof want, "--sentinel '%s': that Sentinel is given twice", sa[1]);
+        rc = cli_run(0, a, NULL, out, sizeof out);
+        CHECK_MSG(rc == 64 && strstr(out, want) != NULL, "rlock, a Sentinel given twice: exit %d:\n%s", rc, out);
         rc = cli_run(1, a, NULL, out, sizeof out); /* rlock check */
-        CHECK_MSG(rc == 64 && strstr(out, "--sentinel 'LocalHost:26379': that Sentinel is given twice") != NULL,
-                  "rlock check, a Sentinel given twice: exit %d:\n%s", rc, out);
+        CHECK_MSG(rc == 64 && strstr(out, want) != NULL, "rlock check, a Sentinel given twice: exit %d:\n%s", rc, out);
     }
 }
 
@@ -3053,7 +3063,7 @@ static void test_cluster(void) {
         CHECK(waitpid(holder, &status, 0) == holder && WIFEXITED(status) && WEXITSTATUS(status) == 0);
         CHECK(prim && rh_int(prim, "EXISTS %s", k) == 0);
         {
-            const char *a[] = { "--cluster", seed, "-S", "127.0.0.1:1", k, "true", NULL };
+            const char *a[] = { "--cluster", seed, "-S", seed, k, "true", NULL };
             CHECK_EQ_LL(cli_run(0, a, NULL, out, sizeof out), 64);
             CHECK_MSG(strstr(out, "--cluster finds the servers") != NULL, "%s", out);
         }

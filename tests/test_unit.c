@@ -2604,6 +2604,72 @@ static void test_wrong_shape(void) {
     env_done();
 }
 
+/* A SUBSCRIBE confirmed for another channel (the general engine's waits,
+ * RESP2 on a subscriber connection, RESP3 by a push on the command
+ * connection): the stream is out of step, so the connection is dropped as
+ * for any malformed reply, the wait does not take it as subscribed (it
+ * backs off and retries: granted), and nothing stays subscribed. Before,
+ * the confirmation was taken whatever channel it named. */
+static void test_subscribe_wrong_channel(void) {
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_WAITING)
+    static const char *const other[2] = { "*3\r\n$9\r\nsubscribe\r\n$16\r\n{res:2}:released\r\n:1\r\n",
+                                          ">3\r\n$9\r\nsubscribe\r\n$16\r\n{res:2}:released\r\n:1\r\n" };
+    static rlock_subscriber sub;
+    rlock_status st;
+    int resp3, k;
+    for (resp3 = 0; resp3 < 2; resp3++) {
+        fake *fs = resp3 ? &F[0] : &F[1]; /* where the SUBSCRIBE goes */
+        rlock_transport t = fk_transport(&F[1], 1);
+        env_reset(resp3 ? "RESP3 SUBSCRIBE confirmed for another channel" : "SUBSCRIBE confirmed for another channel");
+        CFG.pubsub = resp3;
+        env_nodes(1, 1);
+        CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+        if (!resp3) {
+            CHECK_EQ_ST(rlock_subscriber_init(&sub, &t), RLOCK_OK);
+            CHECK_EQ_ST(rlock_client_set_subscribers(&C, &sub, 1), RLOCK_OK);
+        }
+        CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        if (resp3) fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+        fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:5000\r\n");
+        fk_add(fs, "{res:1}:released", other[resp3]);
+        if (resp3) fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n"); /* (connected again) */
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        st = rlock_acquire_begin(&LK, TTL, 10000);
+        for (k = 0; st == RLOCK_WOULD_BLOCK && !fs->close_calls && k < 100; k++) st = rlock_step(&LK);
+        CHECK(req_has(fs, resp3 ? 2 : 0, "SUBSCRIBE"));
+        CHECK_MSG(fs->close_calls == 1, "%s: the connection is dropped (closes %ld)", g_test, fs->close_calls);
+        /* (no request of the node's failed with it: its reason is the connection's) */
+        CHECK(why_is(resp3 ? N[0].x.xerr : rlock_subscriber_error(&sub), "unexpected reply to SUBSCRIBE"));
+        CHECK_EQ_ST(drive(&LK, st), RLOCK_OK);
+        CHECK_MSG(C.linger_mask == 0, "%s: still taken as subscribed (linger_mask %u)", g_test, C.linger_mask);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        g_n = 2;
+        env_done();
+        rlock_client_close(&C);
+    }
+    /* RESP3: a "subscribe" push out of turn (no SUBSCRIBE sent: it comes
+     * before the acquire's reply) is a reply nobody asked for; before, it
+     * was read as a confirmation for whichever waiter its channel named */
+    env_reset("RESP3 subscribe push out of turn");
+    CFG.pubsub = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), ">3\r\n$9\r\nsubscribe\r\n$16\r\n{res:1}:released\r\n:1\r\n" GRANT);
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n"); /* connected again */
+    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");           /* the unknown grant's cleanup */
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);                /* the retry */
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    st = rlock_acquire_begin(&LK, TTL, 10000);
+    for (k = 0; st == RLOCK_WOULD_BLOCK && !F[0].close_calls && k < 100; k++) st = rlock_step(&LK);
+    CHECK_MSG(F[0].close_calls == 1, "%s: the connection is dropped (closes %ld)", g_test, F[0].close_calls);
+    CHECK(why_is(rlock_node_error(&N[0]), "a reply nobody asked for"));
+    CHECK_EQ_ST(drive(&LK, st), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    env_done();
+#endif
+}
+
 static void test_extra_bytes(void) {
     env_reset("extra bytes after the reply");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
@@ -5331,6 +5397,7 @@ int main(void) {
     test_auth();
     test_redis_error();
     test_wrong_shape();
+    test_subscribe_wrong_channel();
     test_extra_bytes();
     test_chunking();
     test_io_errors();

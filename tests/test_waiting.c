@@ -108,6 +108,31 @@ static rlock_status step_until_done(rlock_lock *lk, tcli *t, rlock_status st, un
     return st;
 }
 
+/* A waiter woken by a release: wl (status *st, waiting; stepped on w's
+ * connections) is stepped for settle_ms and must still wait - only a
+ * notice moves it now -, then the holder hl releases and wl must be granted
+ * within 1 s: by the notice, not its re-check (5 s; what: which waiter, for
+ * the message). The ms from the release to the grant (or to giving up, 8 s);
+ * wl's status in *st (the caller releases it). */
+static long long release_wakes(rlock_lock *hl, rlock_lock *wl, tcli *w, rlock_status *st, unsigned settle_ms,
+                               const char *what) {
+    unsigned long long t0 = rh_now_ms();
+    long long took;
+    while (*st == RLOCK_WOULD_BLOCK && since(t0) < (long long)settle_ms) {
+        uint32_t to = rlock_next_timeout_ms(wl);
+        *st = rlock_step(wl);
+        tcli_wait(w, to < 10 ? to : 10);
+    }
+    CHECK_EQ_ST(*st, RLOCK_WOULD_BLOCK);
+    CHECK_EQ_ST(rlock_release(hl), RLOCK_OK);
+    t0 = rh_now_ms();
+    *st = step_until_done(wl, w, *st, 8000);
+    took = since(t0);
+    CHECK_EQ_ST(*st, RLOCK_OK);
+    CHECK_MSG(took < 1000, "%s: granted %lld ms after the release (re-check 5 s)", what, took);
+    return took;
+}
+
 /* Finish a renewal still in flight (rlock_renew_poll said WOULD_BLOCK):
  * until then the handle is busy and release says RLOCK_E_STATE. */
 static rlock_status renew_settle(tcli *t, rlock_lock *lk) {
@@ -1471,9 +1496,9 @@ static long long kill_sub_then_release(rh_server *s, const char *key, int resp3,
     tcli h, w;
     rlock_lock hl, wl;
     rlock_status st = RLOCK_WOULD_BLOCK;
-    char chan[64], q[64];
+    char chan[64], q[64], what[96];
     unsigned long long t0;
-    long long took = -1, killed;
+    long long took, killed;
     snprintf(chan, sizeof chan, "{%s}:released", key);
     snprintf(q, sizeof q, "ZCARD {%s}:waiters", key);
     cfg.recheck_ms = 5000;
@@ -1501,20 +1526,9 @@ static long long kill_sub_then_release(rh_server *s, const char *key, int resp3,
     }
     killed = rh_int(s, "CLIENT KILL TYPE pubsub");
     CHECK_MSG(killed == 1, "CLIENT KILL TYPE pubsub killed %lld", killed);
-    t0 = rh_now_ms();
-    while (st == RLOCK_WOULD_BLOCK && since(t0) < gap_ms) {
-        uint32_t to = rlock_next_timeout_ms(&wl);
-        st = rlock_step(&wl);
-        tcli_wait(&w, to < 10 ? to : 10);
-    }
-    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
-    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
-    t0 = rh_now_ms();
-    st = step_until_done(&wl, &w, st, 8000);
-    took = since(t0);
-    CHECK_EQ_ST(st, RLOCK_OK);
-    CHECK_MSG(took < 1000, "%s%s waiter, its connection killed %u ms before the release: granted %lld ms after it "
-              "(re-check 5 s)", resp3 ? "RESP3" : "RESP2", fair ? " fair" : "", gap_ms, took);
+    snprintf(what, sizeof what, "%s%s waiter, its connection killed %u ms before the release", resp3 ? "RESP3" : "RESP2",
+             fair ? " fair" : "", gap_ms);
+    took = release_wakes(&hl, &wl, &w, &st, gap_ms, what);
     if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&wl), RLOCK_OK);
     tcli_close(&w);
     tcli_close(&h);
@@ -1712,6 +1726,18 @@ static rlock_lock *step_until_granted(tcli *t, rlock_lock *a, rlock_status *sa, 
     return NULL;
 }
 
+/* Right after a release: the first of a and b (b NULL: a alone) granted,
+ * within 1 s (re-checks are 5 s: by a wake-up; what: who, for the
+ * message); NULL when neither is in 3 s. */
+static rlock_lock *granted_soon(tcli *t, rlock_lock *a, rlock_status *sa, rlock_lock *b, rlock_status *sb,
+                                const char *what) {
+    unsigned long long t0 = rh_now_ms();
+    rlock_lock *first = step_until_granted(t, a, sa, b, sb, 3000);
+    CHECK_MSG(first != NULL && since(t0) < 1000, "%s got the lock %lld ms after the release%s", what, since(t0),
+              first ? "" : " (not in 3 s)");
+    return first;
+}
+
 /* The uncontended release in a waiting setup (cfg.pubsub: the release names
  * the queue and channel) is one compare-and-delete: EVALSHA, GET, DEL - no
  * look at the queue, because nobody marked the value. The race argument of
@@ -1766,9 +1792,7 @@ static void test_release_floor(rh_server *s) {
     zp = rh_stat_calls(s, "zpopmin");
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
     CHECK_EQ_LL(rh_stat_calls(s, "zpopmin"), zp + 1);
-    t0 = rh_now_ms();
-    CHECK(step_until_granted(&w, &w1, &s1, NULL, NULL, 3000) == &w1);
-    CHECK_MSG(since(t0) < 1000, "the queued waiter got the lock %lld ms after the release", since(t0));
+    CHECK(granted_soon(&w, &w1, &s1, NULL, NULL, "the queued waiter") == &w1);
     CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
 
     /* two waiters queued during H's hold; H's release wakes one, but a
@@ -1801,16 +1825,11 @@ static void test_release_floor(rh_server *s) {
     CHECK_EQ_ST(s1, RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(s2, RLOCK_WOULD_BLOCK);
     CHECK_EQ_ST(rlock_release(&bl), RLOCK_OK);
-    t0 = rh_now_ms();
-    first = step_until_granted(&w, &w1, &s1, &w2, &s2, 3000);
-    CHECK_MSG(first != NULL && since(t0) < 1000, "a waiter got the lock %lld ms after the barging holder's release",
-              since(t0));
+    first = granted_soon(&w, &w1, &s1, &w2, &s2, "a waiter, after the barging holder's release,");
     if (first) {
         second = first == &w1 ? &w2 : &w1;
         CHECK_EQ_ST(rlock_release(first), RLOCK_OK);
-        t0 = rh_now_ms();
-        CHECK(step_until_granted(&w, second, second == &w1 ? &s1 : &s2, NULL, NULL, 3000) == second);
-        CHECK_MSG(since(t0) < 1000, "the last waiter got the lock %lld ms after the release", since(t0));
+        CHECK(granted_soon(&w, second, second == &w1 ? &s1 : &s2, NULL, NULL, "the last waiter") == second);
         CHECK_EQ_ST(rlock_release(second), RLOCK_OK);
     }
     printf("a waiter queued in an earlier hold: woken after a fast-path holder's release too (its peer re-marked it)\n");
@@ -1830,7 +1849,7 @@ static void test_wake_node_down(rh_server *srv) {
     rlock_lock hl, wl;
     rlock_config cfg = cfg_base(250, NULL);
     rlock_status st = RLOCK_WOULD_BLOCK;
-    long long took = -1;
+    long long took;
     unsigned long long t0;
     int i, queued = 0;
     for (i = 0; i < NSRV; i++) s3[i] = &srv[i];
@@ -1854,18 +1873,7 @@ static void test_wake_node_down(rh_server *srv) {
               rlock_status_str(st));
     rh_server_kill9(&srv[0]);
     /* the waiter sees its node-0 connection drop and settles (held on 1, 2) */
-    t0 = rh_now_ms();
-    while (st == RLOCK_WOULD_BLOCK && since(t0) < 300) {
-        st = rlock_step(&wl);
-        tcli_wait(&w, 10);
-    }
-    CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
-    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
-    t0 = rh_now_ms();
-    st = step_until_done(&wl, &w, st, 8000);
-    took = since(t0);
-    CHECK_EQ_ST(st, RLOCK_OK);
-    CHECK_MSG(took < 1000, "the waiter got the lock %lld ms after the release (its re-check is 5000 ms)", took);
+    took = release_wakes(&hl, &wl, &w, &st, 300, "Redlock-3, the first wake node killed: the waiter");
     CHECK_EQ_LL(rlock_last_votes(&wl), 2);
     printf("Redlock-3, first wake node killed during the hold: the waiter got the lock %lld ms after the "
            "release (woken by another node)\n", took);
@@ -2457,7 +2465,8 @@ static long long reinit_waiter_once(rh_server *s, int resp3, int phase, int how,
     rlock_lock hl, nl, *a = (rlock_lock *)malloc(sizeof *a);
     rlock_status st = RLOCK_WOULD_BLOCK;
     unsigned long long t0;
-    long long took = -1;
+    long long took;
+    char what[96];
     const char *key = "rw:key";
     CHECK(a != NULL);
     if (!a) return -1;
@@ -2500,18 +2509,9 @@ static long long reinit_waiter_once(rh_server *s, int resp3, int phase, int how,
     CHECK_EQ_ST(rlock_lock_init(&nl, &w.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
     st = rh_step_until_waitmsg(&nl, rlock_acquire_begin(&nl, 10000, 4000));
     CHECK_EQ_ST(st, RLOCK_WOULD_BLOCK);
-    for (t0 = rh_now_ms(); st == RLOCK_WOULD_BLOCK && since(t0) < 100;) { /* settled: only a notice moves it */
-        st = rlock_step(&nl);
-        tcli_wait(&w, 10);
-    }
-    CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
-    t0 = rh_now_ms();
-    st = step_until_done(&nl, &w, st, 8000);
-    took = since(t0);
-    CHECK_EQ_ST(st, RLOCK_OK);
-    CHECK_MSG(took < 1000, "%s, %s of a cut-off waiter (phase %d%s): the new waiter granted %lld ms after the "
-              "release (re-check 5 s)", resp3 ? "RESP3" : "RESP2", hows[how], phase,
-              late ? ", subscribers set after" : "", took);
+    snprintf(what, sizeof what, "%s, %s of a cut-off waiter (phase %d%s): the new waiter", resp3 ? "RESP3" : "RESP2",
+             hows[how], phase, late ? ", subscribers set after" : "");
+    took = release_wakes(&hl, &nl, &w, &st, 100, what); /* (settled: only a notice moves it) */
     if (st == RLOCK_OK) CHECK_EQ_ST(rlock_release(&nl), RLOCK_OK);
     rlock_lock_destroy(&nl);
     tcli_close(&w);

@@ -472,25 +472,49 @@ static void fk_close(void *ctx) {
     fk_close_conn((fk_node *)ctx);
 }
 
-/* send(): the fake takes k bytes of buf; each command they complete goes to fk_request. */
-static long fk_accept(fk_node *f, int ni, const unsigned char *buf, size_t k) {
-    if (k > FK_IN - f->in_len) { fk_overflow = 1; return RLOCK_IO_ERROR; }
-    if (f->in_len == 0) f->in_t_first = fk_now;
-    memcpy(f->in + f->in_len, buf, k);
-    f->in_len += k;
+/* send() on a fake connection (who: "node" or "subscriber", i): it must be
+ * open and be given bytes; 0 once the input is spent (it would block). */
+static int fk_send_ok(int state, size_t len, const char *who, int i) {
+    FL_CHECK(state == FC_OPEN, "%s %d: send() on a connection that is not open", who, i);
+    FL_CHECK(len > 0, "%s %d: send() of 0 bytes", who, i);
+    return !in_dry;
+}
+
+/* A command that arrived on connection conn (i: its index): its handler. */
+typedef void fk_cmd_fn(void *conn, int i, const unsigned char **av, const size_t *al, int ac);
+
+/* send(): k bytes of buf (they fit) join in[0..*in_len); each command they
+ * complete goes to done, then leaves in. The fake of nodes and of
+ * subscribers (fuzz_locks) take their bytes so. */
+static long fk_take(unsigned char *in, size_t *in_len, const unsigned char *buf, size_t k, fk_cmd_fn *done, void *conn,
+                    int i, const char *who) {
+    memcpy(in + *in_len, buf, k);
+    *in_len += k;
     for (;;) {
         const unsigned char *av[FK_MAX_ARGS];
         size_t al[FK_MAX_ARGS];
         int ac = 0;
-        long used = fk_cmd(f->in, f->in_len, av, al, &ac);
-        FL_CHECK(used >= 0, "node %d: rlock sent malformed RESP: %.*s", ni, (int)f->in_len, (const char *)f->in);
+        long used = fk_cmd(in, *in_len, av, al, &ac);
+        FL_CHECK(used >= 0, "%s %d: rlock sent malformed RESP: %.*s", who, i, (int)*in_len, (const char *)in);
         if (used == 0) break;
-        fk_request(f, ni, av, al, ac);
-        memmove(f->in, f->in + used, f->in_len - (size_t)used);
-        f->in_len -= (size_t)used;
-        f->in_t_first = fk_now;
+        done(conn, i, av, al, ac);
+        memmove(in, in + used, *in_len - (size_t)used);
+        *in_len -= (size_t)used;
     }
     return (long)k;
+}
+
+/* A command complete on node f: the harness's, and the clock of the next one's first byte. */
+static void fk_took(void *f, int ni, const unsigned char **av, const size_t *al, int ac) {
+    fk_request((fk_node *)f, ni, av, al, ac);
+    ((fk_node *)f)->in_t_first = fk_now; /* (what is left of in came with this send: now) */
+}
+
+/* send(): the fake takes k bytes of buf; each command they complete goes to fk_request. */
+static long fk_accept(fk_node *f, int ni, const unsigned char *buf, size_t k) {
+    if (k > FK_IN - f->in_len) { fk_overflow = 1; return RLOCK_IO_ERROR; }
+    if (f->in_len == 0) f->in_t_first = fk_now;
+    return fk_take(f->in, &f->in_len, buf, k, fk_took, f, ni, "node");
 }
 
 /* recv(): k of the bytes waiting (avail > 0) go to rlock, no more than len. */

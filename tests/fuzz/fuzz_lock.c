@@ -129,9 +129,7 @@ static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
     unsigned c;
     size_t k;
     if (fl_trace) fprintf(stderr, "  node %d: send %zu bytes\n", ni, len);
-    FL_CHECK(f->state == FC_OPEN, "node %d: send() on a connection that is not open", ni);
-    FL_CHECK(len > 0, "node %d: send() of 0 bytes", ni);
-    if (in_dry) return RLOCK_IO_WOULD_BLOCK;
+    if (!fk_send_ok(f->state, len, "node", ni)) return RLOCK_IO_WOULD_BLOCK;
     c = in_byte();
     switch (c % 16) {
     case 0: case 1: return RLOCK_IO_WOULD_BLOCK;

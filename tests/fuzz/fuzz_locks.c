@@ -429,9 +429,7 @@ static long fk_send(void *ctx, const unsigned char *buf, size_t len) {
     int ni = (int)(f - fk);
     unsigned c;
     size_t k;
-    FL_CHECK(f->state == FC_OPEN, "node %d: send() on a connection that is not open", ni);
-    FL_CHECK(len > 0, "node %d: send() of 0 bytes", ni);
-    if (in_dry) return RLOCK_IO_WOULD_BLOCK;
+    if (!fk_send_ok(f->state, len, "node", ni)) return RLOCK_IO_WOULD_BLOCK;
     if (f->stall > 0) { f->stall--; if (fl_trace) fprintf(stderr, "  node %d: send stalled\n", ni); return RLOCK_IO_WOULD_BLOCK; }
     c = in_byte();
     if (fl_trace && c % 16 < 4) fprintf(stderr, "  node %d: send -> %u (%u more stalled)\n", ni, c % 16, c % 16 ? 0 : c >> 4);
@@ -542,7 +540,8 @@ static void fs_close(void *ctx) {
     s->state = FC_CLOSED;
 }
 /* A command on subscriber j: AUTH first, then [UN]SUBSCRIBE of one lock's channel. */
-static void fs_request(fs_node *s, int j, const unsigned char **av, const size_t *al, int ac) {
+static void fs_request(void *ctx, int j, const unsigned char **av, const size_t *al, int ac) {
+    fs_node *s = (fs_node *)ctx;
     char b[FS_MSG];
     size_t n = 0;
     int k, ok = 1, unsub;
@@ -589,9 +588,7 @@ static long fs_send(void *ctx, const unsigned char *buf, size_t len) {
     int j = (int)(s - fs);
     unsigned c;
     size_t k;
-    FL_CHECK(s->state == FC_OPEN, "subscriber %d: send() on a connection that is not open", j);
-    FL_CHECK(len > 0, "subscriber %d: send() of 0 bytes", j);
-    if (in_dry) return RLOCK_IO_WOULD_BLOCK;
+    if (!fk_send_ok(s->state, len, "subscriber", j)) return RLOCK_IO_WOULD_BLOCK;
     c = in_byte();
     switch (c % 8) {
     case 0: return RLOCK_IO_WOULD_BLOCK;
@@ -601,20 +598,7 @@ static long fs_send(void *ctx, const unsigned char *buf, size_t len) {
     }
     if (k > len) k = len;
     if (k > FS_BUF - s->in_len) { fk_overflow = 1; return RLOCK_IO_ERROR; }
-    memcpy(s->in + s->in_len, buf, k);
-    s->in_len += k;
-    for (;;) {
-        const unsigned char *av[FK_MAX_ARGS];
-        size_t al[FK_MAX_ARGS];
-        int ac = 0;
-        long used = fk_cmd(s->in, s->in_len, av, al, &ac);
-        FL_CHECK(used >= 0, "subscriber %d: rlock sent malformed RESP", j);
-        if (used == 0) break;
-        fs_request(s, j, av, al, ac);
-        memmove(s->in, s->in + used, s->in_len - (size_t)used);
-        s->in_len -= (size_t)used;
-    }
-    return (long)k;
+    return fk_take(s->in, &s->in_len, buf, k, fs_request, s, j, "subscriber");
 }
 static long fs_recv(void *ctx, unsigned char *buf, size_t len) {
     fs_node *s = (fs_node *)ctx;
