@@ -4614,7 +4614,8 @@ static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     return 0;
 }
 
-static RLOCK__SHARED uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl, rlock__ms now) {
+/* (inline: each engine has one caller - measured, 12 B in the general one) */
+static RLOCK__INLINE uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t ttl, rlock__ms now) {
     uint32_t t = lk->client->cfg.node_timeout_ms, third = ttl / 3u;
     rlock__ms left = (rlock__ms)lk->validity_end - now;
     if (!t) {
@@ -5282,8 +5283,9 @@ static void rlock__round_send(rlock_lock *lk) {
  * the nodes that granted, those with a live connection first: their queues
  * are ordered by the same deadlines, so both mostly wake the same waiter
  * (and a waiter woken by any node retries on all); one of them down, the
- * other still wakes. */
-static unsigned rlock__wake_nodes(const rlock_lock *lk) {
+ * other still wakes. (Out of line: its one caller, rlock__round_begin,
+ * is 10 B smaller so - measured.) */
+static RLOCK__NOINLINE unsigned rlock__wake_nodes(const rlock_lock *lk) {
     const rlock_client *c = lk->client;
     unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, up = 0, wake = 0, m;
     size_t i;
