@@ -7432,14 +7432,13 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
         rlock__hex(lk->waiter_id, rnd + RLOCK_TOKEN_LEN / 2 + 8, 8);
         memcpy(&lk->prng, rnd + RLOCK_TOKEN_LEN / 2, sizeof lk->prng);
         if (!lk->prng) lk->prng = 0x9e3779b9u;
-        { /* a token; cfg.owner; or by default "instance id:thread id" */
+        if (token || lk->stale) { /* a token (stale: see rlock__round_answer), written in place */
+            rlock__hex(lk->owner, rnd, RLOCK_TOKEN_LEN / 2);
+        } else { /* cfg.owner; or by default "instance id:thread id" */
             char def[17 + 24];
             const char *src = c->cfg.owner;
             size_t len;
-            if (token || lk->stale) { /* (stale: see rlock__round_answer) */
-                rlock__hex(def, rnd, RLOCK_TOKEN_LEN / 2);
-                src = def;
-            } else if (!src) {
+            if (!src) {
                 memcpy(def, c->instance_id, 16);
                 def[16] = ':';
                 (void)rlock__utoa(def + 17, (rlock__unum)RLOCK_THREAD_ID());
