@@ -5911,7 +5911,6 @@ static RLOCK__INLINE rlock_status rlock__extend_round_done(rlock_lock *lk, rlock
                                              const rlock__tally *t, size_t q) {
     rlock_client *c = lk->client;
     rlock_op *op = &lk->op;
-    lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) return RLOCK_E_CLOCK;
     /* Success needs the quorum inside the validity we had: after it ran out
      * another client may have held the lock in between. */
@@ -5939,7 +5938,6 @@ static rlock_status rlock__release_round_done(rlock_lock *lk, const rlock__tally
      * node that never did, it says nothing. */
     gone = rlock__popcount(t->no & lk->held_mask);
     neutral = t->n_no - gone;
-    lk->votes = t->n_yes;
     lost = held >= q && gone > held - q; /* a quorum of our grants is gone: it was lost */
     /* Released where we held it and absent where we never did: released,
      * even if a node that granted is unreachable now (its copy expires). */
@@ -6036,6 +6034,10 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
                                &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;
+            /* (set once for every kind of round - an inspect's: the nodes that
+             * answered, a force-unlock's: those that had the key; an acquire
+             * sets it again, less the grants too few replicas acknowledged) */
+            lk->votes = t.n_yes;
             if (op->kind == RLOCK__OP_EXTEND) st = rlock__extend_round_done(lk, now, life, late, &t, q);
 #ifndef RLOCK_NO_PRIMITIVES
             else if (op->kind > RLOCK__OP_RELEASE) { lk->scripts->admin_done(lk); return; } /* (rlock__set_all's) */
