@@ -6807,10 +6807,10 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
 #endif
     if (st == RLOCK_OK) {
         const char *s = rep->str;
-        int t = rep->type;
+        int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
         why = "";
-        if (t == '-') { /* Redis's error (a plain SET's leaves scripted as it is) */
-            int e = rlock__error_scan(s, rep->len);
+        if (t == '-') {
+            e = rlock__error_scan(s, rep->len);
             if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
                 if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
                     r->evaled = 1u;
@@ -6822,48 +6822,48 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
                 /* built without the texts: they must be loaded */
                 why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
                 st = RLOCK_E_REDIS;
-            } else {
-                if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM);
-                st = (rlock_status)(e & 31);
-                /* (as rlock__round_store: a fence key holding no integer
-                 * fails the script after its SET, which Redis keeps;
-                 * without fencing nothing follows the SET) */
-#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
-                ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
-#endif
-                /* failover: connect again (rx is kept). No reason into x.xerr: its
-                 * only request is answered (x.count 0, none fails with it), and
-                 * the node's diagnostic is the error's own text. */
-                if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
-                why = s; /* Redis's own text */
-                len = rep->len;
-                goto note;
+                goto text;
             }
+        }
+        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
+        if (t == '-') { /* Redis's error */
+            st = (rlock_status)(e & 31);
+            /* (as rlock__round_store: a fence key holding no integer
+             * fails the script after its SET, which Redis keeps;
+             * without fencing nothing follows the SET) */
+#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
+            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
+#endif
+            /* failover: connect again (rx is kept). No reason into x.xerr: its
+             * only request is answered (x.count 0, none fails with it), and
+             * the node's diagnostic is the error's own text. */
+            if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
+            why = s; /* Redis's own text */
+            len = rep->len;
+            goto note;
         } else if (r->plain) {
             /* +OK (no other reply rlock__c_parse reads has the line OK: not
              * an integer's, nil's or a count's; an error's went above) */
             if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
             else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
-        } else {
-            n->scripted = 1; /* (a script ran) */
-            if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-                if (t != ':') st = RLOCK_E_PROTOCOL;
-            } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
-                /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
-                 * or 1, one test of the two (a negative one has high bits).
-                 * Only an array passes: another reply's count is its v[0],
-                 * -1 or 0 (rlock__c_parse)) */
-                st = RLOCK_E_PROTOCOL;
-            } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
-                st = RLOCK_E_FOREIGN;
-                why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-            }
+        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+            if (t != ':') st = RLOCK_E_PROTOCOL;
+        } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
+            /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
+             * or 1, one test of the two (a negative one has high bits).
+             * Only an array passes: another reply's count is its v[0],
+             * -1 or 0 (rlock__c_parse)) */
+            st = RLOCK_E_PROTOCOL;
+        } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
+            st = RLOCK_E_FOREIGN;
+            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
         }
         if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
             rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
             why = n->x.xerr;
         }
     }
+text:
     len = strlen(why);
 note:
     if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
