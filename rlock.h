@@ -6231,8 +6231,9 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 
 /* A reply as the compact engine reads it: what judging it needs. (v first:
  * an element's slot is rep + i, measured 2 B less than after str.) */
+#define RLOCK__C_ELEMS 3 /* an array's elements at most (rlock__c_line) */
 typedef struct rlock__c_rep {
-    rlock__num v[3];  /* an integer reply's value; an array's first three elements (rlock__c_parse) */
+    rlock__num v[RLOCK__C_ELEMS]; /* an integer reply's value; an array's elements */
     rlock__num count; /* an array's element count */
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
@@ -6240,12 +6241,13 @@ typedef struct rlock__c_rep {
 } rlock__c_rep;
 
 /* One reply from b[0..len), read as what a simple lock can be answered
- * with: a status, an error, an integer, nil ($-1, *-1), or an array of
- * integers (the acquire script's; with fencing its third, the fence, may be
- * a bulk string of digits), walked line by line. > 0 its length, 0
- * incomplete, < 0 malformed: so is every other reply (a bulk string, an
- * array element that is not an integer, RESP3 types), never an answer to
- * what it sends; a line or count that cannot fit in cap bytes at once. A
+ * with: a status, an error, an integer, nil ($-1, *-1), or an array of at
+ * most three integers (the acquire script's; with fencing its third, the
+ * fence, may be a bulk string of digits), walked line by line. > 0 its
+ * length, 0 incomplete, < 0 malformed: so is every other reply (a bulk
+ * string, an array element that is not an integer, a longer array, RESP3
+ * types), never an answer to what it sends; a line that cannot fit in cap
+ * bytes at once. A
  * line's number is '-' and 1..18 digits (more are malformed); without
  * fencing it is read in 32 bits, a magnitude from 2^31 - 8 up read as
  * 2^31 - 1: every number a simple lock is answered with (a flag, a count, a
@@ -6253,7 +6255,8 @@ typedef struct rlock__c_rep {
  * (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
- * error), checked to be an integer, nil, or an array's count within cap. */
+ * error), checked to be an integer, nil, or an array's count (0 to
+ * RLOCK__C_ELEMS: each element has its slot in rlock__c_rep.v). */
 static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size_t len, size_t cap, rlock__num *k) {
     size_t q, i;
     int c;
@@ -6283,8 +6286,8 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     (void)i;
     if (q == p || rlock__resp_int(b + p + 1, q - p - 1, k) != 0) return -1; /* fence tokens: any 64-bit number */
 #endif
-    /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
-    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > cap + 1)) return -1;
+    /* an integer; else nil, or an array's count (below -1 or past RLOCK__C_ELEMS: malformed) */
+    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > RLOCK__C_ELEMS + 1)) return -1;
     return (long)q + 2;
 }
 #if RLOCK__HAS_FENCING
@@ -6325,10 +6328,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
         }
 #endif
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
-        /* (elements after the third: read into v[2] in turn - such an
-         * array is no answer rlock__c_note takes, and v is not read then -
-         * with no slot of their own: 22 B less than one) */
-        e = rlock__c_line(b, (size_t)e, len, cap, &o->v[i < 2 ? i : 2]);
+        e = rlock__c_line(b, (size_t)e, len, cap, &o->v[i]);
         if (e <= 0) return e;
     }
     return e;
