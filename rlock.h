@@ -6255,8 +6255,9 @@ typedef char rlock__c_ops_are_scripts[RLOCK__OP_EXTEND - RLOCK__OP_ACQUIRE == RL
 
 /* A reply as the compact engine reads it: what judging it needs. (v first:
  * an element's slot is rep + i, measured 2 B less than after str.) */
+#define RLOCK__C_ELEMS 3 /* an array's elements at most (rlock__c_line) */
 typedef struct rlock__c_rep {
-    rlock__num v[3];  /* an integer reply's value; an array's first three elements (rlock__c_parse) */
+    rlock__num v[RLOCK__C_ELEMS]; /* an integer reply's value; an array's elements */
     rlock__num count; /* an array's element count */
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
@@ -6264,12 +6265,13 @@ typedef struct rlock__c_rep {
 } rlock__c_rep;
 
 /* One reply from b[0..len), read as what a simple lock can be answered
- * with: a status, an error, an integer, nil ($-1, *-1), or an array of
- * integers (the acquire script's; with fencing its third, the fence, may be
- * a bulk string of digits), walked line by line. > 0 its length, 0
- * incomplete, < 0 malformed: so is every other reply (a bulk string, an
- * array element that is not an integer, RESP3 types), never an answer to
- * what it sends; a line or count that cannot fit in cap bytes at once. A
+ * with: a status, an error, an integer, nil ($-1, *-1), or an array of at
+ * most three integers (the acquire script's; with fencing its third, the
+ * fence, may be a bulk string of digits), walked line by line. > 0 its
+ * length, 0 incomplete, < 0 malformed: so is every other reply (a bulk
+ * string, an array element that is not an integer, a longer array, RESP3
+ * types), never an answer to what it sends; a line that cannot fit in cap
+ * bytes at once. A
  * line's number is '-' and 1..18 digits (more are malformed); without
  * fencing it is read in 32 bits, a magnitude from 2^31 - 8 up read as
  * 2^31 - 1: every number a simple lock is answered with (a flag, a count, a
@@ -6277,7 +6279,8 @@ typedef struct rlock__c_rep {
  * (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
- * error), checked to be an integer, nil, or an array's count within cap. */
+ * error), checked to be an integer, nil, or an array's count (0 to
+ * RLOCK__C_ELEMS: each element has its slot in rlock__c_rep.v). */
 static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size_t len, size_t cap, rlock__num *k) {
     size_t q, i;
     int c;
@@ -6307,8 +6310,8 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     (void)i;
     if (q == p || rlock__resp_int(b + p + 1, q - p - 1, k) != 0) return -1; /* fence tokens: any 64-bit number */
 #endif
-    /* an integer; else nil, or an array's count (below -1 or past cap: malformed) */
-    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > cap + 1)) return -1;
+    /* an integer; else nil, or an array's count (below -1 or past RLOCK__C_ELEMS: malformed) */
+    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > RLOCK__C_ELEMS + 1)) return -1;
     return (long)q + 2;
 }
 #if RLOCK__HAS_FENCING
@@ -6349,10 +6352,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
         }
 #endif
         if ((size_t)e < len && b[e] != ':') return -1; /* an element that is not an integer, by its first byte */
-        /* (elements after the third: read into v[2] in turn - such an
-         * array is no answer rlock__c_note takes, and v is not read then -
-         * with no slot of their own: 22 B less than one) */
-        e = rlock__c_line(b, (size_t)e, len, cap, &o->v[i < 2 ? i : 2]);
+        e = rlock__c_line(b, (size_t)e, len, cap, &o->v[i]);
         if (e <= 0) return e;
     }
     return e;
@@ -6841,10 +6841,10 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
 #endif
     if (st == RLOCK_OK) {
         const char *s = rep->str;
-        int t = rep->type;
+        int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
         why = "";
-        if (t == '-') { /* Redis's error (a plain SET's leaves scripted as it is) */
-            int e = rlock__error_scan(s, rep->len);
+        if (t == '-') {
+            e = rlock__error_scan(s, rep->len);
             if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
                 if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
                     r->evaled = 1u;
@@ -6856,48 +6856,48 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
                 /* built without the texts: they must be loaded */
                 why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
                 st = RLOCK_E_REDIS;
-            } else {
-                if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM);
-                st = (rlock_status)(e & 31);
-                /* (as rlock__round_store: a fence key holding no integer
-                 * fails the script after its SET, which Redis keeps;
-                 * without fencing nothing follows the SET) */
-#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
-                ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
-#endif
-                /* failover: connect again (rx is kept). No reason into x.xerr: its
-                 * only request is answered (x.count 0, none fails with it), and
-                 * the node's diagnostic is the error's own text. */
-                if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
-                why = s; /* Redis's own text */
-                len = rep->len;
-                goto note;
+                goto text;
             }
+        }
+        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
+        if (t == '-') { /* Redis's error */
+            st = (rlock_status)(e & 31);
+            /* (as rlock__round_store: a fence key holding no integer
+             * fails the script after its SET, which Redis keeps;
+             * without fencing nothing follows the SET) */
+#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
+            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
+#endif
+            /* failover: connect again (rx is kept). No reason into x.xerr: its
+             * only request is answered (x.count 0, none fails with it), and
+             * the node's diagnostic is the error's own text. */
+            if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
+            why = s; /* Redis's own text */
+            len = rep->len;
+            goto note;
         } else if (r->plain) {
             /* +OK (no other reply rlock__c_parse reads has the line OK: not
              * an integer's, nil's or a count's; an error's went above) */
             if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
             else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
-        } else {
-            n->scripted = 1; /* (a script ran) */
-            if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-                if (t != ':') st = RLOCK_E_PROTOCOL;
-            } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
-                /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
-                 * or 1, one test of the two (a negative one has high bits).
-                 * Only an array passes: another reply's count is its v[0],
-                 * -1 or 0 (rlock__c_parse)) */
-                st = RLOCK_E_PROTOCOL;
-            } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
-                st = RLOCK_E_FOREIGN;
-                why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-            }
+        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+            if (t != ':') st = RLOCK_E_PROTOCOL;
+        } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
+            /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
+             * or 1, one test of the two (a negative one has high bits).
+             * Only an array passes: another reply's count is its v[0],
+             * -1 or 0 (rlock__c_parse)) */
+            st = RLOCK_E_PROTOCOL;
+        } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
+            st = RLOCK_E_FOREIGN;
+            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
         }
         if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
             rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
             why = n->x.xerr;
         }
     }
+text:
     len = strlen(why);
 note:
     if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
