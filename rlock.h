@@ -3970,18 +3970,22 @@ static void rlock__hex(char *out, const unsigned char *b, size_t n) {
  * renew_every_ms 0, ttl / 3, is rlock__renew_interval's). drift is not a
  * time and needs no bound: below 1000 here (rlock_client_init checked it;
  * rlock_config_init's is 0). */
+#define RLOCK__CFG_FITS(f) (offsetof(rlock_config, f) < 128 && offsetof(rlock_config, f) % 4 == 0)
+typedef char rlock__cfg_fields_fit[RLOCK__CFG_FITS(node_timeout_ms) && RLOCK__CFG_FITS(renew_every_ms) &&
+                                   RLOCK__CFG_FITS(backoff_min_ms) && RLOCK__CFG_FITS(backoff_max_ms) &&
+                                   RLOCK__CFG_FITS(recheck_ms) && RLOCK__CFG_FITS(drift_permille) ? 1 : -1];
 static void rlock__config_defaults(rlock_config *cfg) {
-    /* Each field, a uint32_t, by its default << 4 | its offset / 4: data,
-     * not code. The intervals first (bound: < 2^31), then the waits (2^30;
-     * drift is below that). */
-#define RLOCK__CFG_FIELD(f, dflt) (unsigned short)((dflt) << 4 | offsetof(rlock_config, f) / 4)
+    /* Each field, a uint32_t, by its default << 5 | its offset / 4 (below
+     * 32: rlock__cfg_fields_fit): data, not code. The intervals first
+     * (bound: < 2^31), then the waits (2^30; drift is below that). */
+#define RLOCK__CFG_FIELD(f, dflt) (unsigned short)((dflt) << 5 | offsetof(rlock_config, f) / 4)
     static const unsigned short fields[] = {
         RLOCK__CFG_FIELD(node_timeout_ms, 0), RLOCK__CFG_FIELD(renew_every_ms, 0),
         RLOCK__CFG_FIELD(backoff_min_ms, 2),  RLOCK__CFG_FIELD(backoff_max_ms, 128),
         RLOCK__CFG_FIELD(recheck_ms, 1000),   RLOCK__CFG_FIELD(drift_permille, 10)};
     const unsigned short *p;
     for (p = fields; p < fields + sizeof fields / sizeof fields[0]; p++) {
-        uint32_t *f = (uint32_t *)(void *)((char *)cfg + (size_t)4 * (*p & 15u)), dflt = *p >> 4u;
+        uint32_t *f = (uint32_t *)(void *)((char *)cfg + (size_t)4 * (*p & 31u)), dflt = *p >> 5u;
         uint32_t most = (RLOCK__MS_FAR - 1u) >> (dflt != 0); /* (the intervals' default is 0: 2^31 - 2; else 2^30 - 1) */
         if (!*f) *f = dflt;
         if (*f > most) *f = most;
