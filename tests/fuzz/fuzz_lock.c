@@ -47,6 +47,11 @@
  * Build with -DRLOCK_LIBFUZZER for libFuzzer; without it, main() replays the
  * files or directories named on the command line (gcc, no libFuzzer).
  */
+/* A fixed thread id: the default reentrant owner id ("<instance id>:<thread
+ * id>") is then the same in every replay - the instance id comes from the
+ * fake random source - and so is every request's length (pthread_self's
+ * digits vary with ASLR). */
+#define RLOCK_THREAD_ID() 42UL
 #define RLOCK_IMPLEMENTATION
 #include "rlock.h" /* first: it asks for the POSIX APIs the replay main uses */
 
