@@ -163,12 +163,16 @@ compile-check-units: | $(BUILD)
 # the demo, the install check, the cross-target runs and the firmware
 # example. test_cli runs
 # build/rlock(-asan): built before any suite runs. The build runs on every
-# core (TEST_JOBS; the dependencies installed first).
+# core (TEST_JOBS; the dependencies installed first). The suites run
+# SUITE_JOBS at a time: they mostly wait on their servers and timers (a few
+# seconds of CPU each, under valgrind too), so four at once take about the
+# longest one's time (test_deploy's ~2 min) instead of their sum (~6 min).
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUITE_JOBS ?= 4
 test: deps
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
-	@./tests/run-suites.sh $(ASAN_BINS)
-	@RLOCK_TEST_QUICK=1 ./tests/run-suites.sh --valgrind $(VG_BINS)
+	@./tests/run-suites.sh -j $(SUITE_JOBS) $(ASAN_BINS)
+	@RLOCK_TEST_QUICK=1 ./tests/run-suites.sh --valgrind -j $(SUITE_JOBS) $(VG_BINS)
 	@./examples/demo.sh > $(BUILD)/demo.log 2>&1 || { cat $(BUILD)/demo.log; exit 1; }
 	@echo "demo: $$(tail -n 1 $(BUILD)/demo.log)"
 	@$(MAKE) --no-print-directory install-check
