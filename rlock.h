@@ -5621,23 +5621,22 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
         /* (attempts >= 1: one went out; min <= max: rlock__config_defaults; doubled past max: max; no wrap) */
         while (shift-- && d < max) d = d > max / 2u ? max : d << 1;
         delay = d / 2u + rlock__prng32(lk) % (d - d / 2u + 1u);
+        /* A fair waiter that polls must look within its reservation's grace. */
+        if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) delay = RLOCK__FAIR(lk) / 2u + 1u;
     } else {
         /* Capped by recheck_ms: a wake-up can be lost (pub/sub is at most
          * once; a queued waiter that died swallows the one sent), and then
          * the holder's whole lease would be slept away on a free lock. */
         delay = cfg->recheck_ms;
     }
+    /* (after the fair cap: both are minimums; one copy, not one per branch) */
     if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
-    if (msg) {
-        /* A split round (Redlock: some nodes granted, lk->votes of them,
-         * short of a quorum): the refusing nodes' holder is a rival's
-         * partial grant, returned a moment from now, and no release will
-         * announce it. Retry within a few ms (jittered) instead. */
-        if (lk->votes && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
-    } else if (RLOCK__FAIR(lk) && delay > RLOCK__FAIR(lk) / 2u + 1u) {
-        /* A fair waiter that polls must look within its reservation's grace. */
-        delay = RLOCK__FAIR(lk) / 2u + 1u;
-    }
+    /* A split round (Redlock: some nodes granted, lk->votes of them, short
+     * of a quorum), waiting for a notice: the refusing nodes' holder is a
+     * rival's partial grant, returned a moment from now, and no release
+     * will announce it. Retry within a few ms (jittered) instead. (Backoff's
+     * delay is at most d already: no msg test needed.) */
+    if (lk->votes && delay > 1u + d * 2u) delay = 1u + rlock__prng32(lk) % (d * 2u + 1u);
     op->wake_at = RLOCK__MS_BEFORE(op->wait_end, now + delay) ? op->wait_end : now + delay;
     rlock__op_goto(lk, phase);
 }

@@ -73,6 +73,8 @@
  *   rlock_status rh_step_like_a_loop(rlock_client *cl, rlock_lock *lk, rlock_status st, int *steps);
  *            poll + step as an event loop would, 50 steps at most; stops on a sleep of 2 s or more
  *   unsigned long long rh_now_ms(void);  CLOCK_MONOTONIC milliseconds
+ *   unsigned rh_slow(void);              how many times slower than natively timing runs here:
+ *            $RLOCK_TEST_SLOW, else 3 under valgrind, else 1 (a scale for timed tests)
  *   void rh_sleep_ms(unsigned ms);
  *   void rh_ignore_sigpipe(void);
  *   int  rh_count_fds(void);             open fds of this process
@@ -113,6 +115,14 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <hiredis/hiredis.h>
+#if defined(__has_include) /* (valgrind's client requests: rh_slow; none where it is not installed) */
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 typedef struct rh_server {
     pid_t pid;            /* -1 when not running */
@@ -139,6 +149,20 @@ static inline void rh_sleep_ms(unsigned ms) {
     ts.tv_sec = (time_t)(ms / 1000u);
     ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* How many times slower than natively this run keeps time: $RLOCK_TEST_SLOW
+ * (1..50) when set (an emulator, a loaded machine), else 3 under valgrind
+ * (its threads take turns on one core, and on a loaded 2-core machine a
+ * round trip there can outlast a 60 ms node timeout), else 1. A test scales
+ * a lease by it together with its node timeouts, waits and bounds, so that
+ * each check keeps its meaning: what never happens (a renewal, a wake-up)
+ * still fails. */
+static inline unsigned rh_slow(void) {
+    const char *e = getenv("RLOCK_TEST_SLOW");
+    long v = e && *e ? strtol(e, NULL, 10) : 0;
+    if (v >= 1 && v <= 50) return (unsigned)v;
+    return RUNNING_ON_VALGRIND ? 3u : 1u;
 }
 
 static inline void rh_ignore_sigpipe(void) {

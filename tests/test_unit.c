@@ -2610,6 +2610,15 @@ static void test_wrong_shape(void) {
  * for any malformed reply, the wait does not take it as subscribed (it
  * backs off and retries: granted), and nothing stays subscribed. Before,
  * the confirmation was taken whatever channel it named. */
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_WAITING) && !defined(RLOCK_NO_CLUSTER)
+/* A cluster whose node i is fake F[i]. */
+static int sw_cl_connect(void *user, size_t i, const char *host, int port, rlock_transport *out) {
+    (void)user; (void)host; (void)port;
+    *out = fk_transport(&F[i], 1);
+    return 0;
+}
+#endif
+
 static void test_subscribe_wrong_channel(void) {
 #if !RLOCK__COMPACT && !defined(RLOCK_NO_WAITING)
     static const char *const other[2] = { "*3\r\n$9\r\nsubscribe\r\n$16\r\n{res:2}:released\r\n:1\r\n",
@@ -2667,6 +2676,45 @@ static void test_subscribe_wrong_channel(void) {
     CHECK_EQ_ST(drive(&LK, st), RLOCK_OK);
     CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
     env_done();
+#ifndef RLOCK_NO_CLUSTER
+    {   /* A Redis Cluster primary's waiter SSUBSCRIBEs on its RESP3 command
+         * connection: an "ssubscribe" push naming another shard channel is
+         * dropped as the SUBSCRIBE's is */
+        static rlock_cluster cl;
+        static const char *const seeds[1] = { "seed" };
+        static const int seed_ports[1] = { 7000 };
+        long guard = 0;
+        env_reset("RESP3 SSUBSCRIBE confirmed for another channel");
+        CFG.pubsub = 1;
+        CHECK_EQ_ST(rlock_cluster_init(&cl, seeds, seed_ports, 1, &CFG, sw_cl_connect, NULL), RLOCK_OK);
+        g_n = 1;
+        CHECK_EQ_ST(rlock_cluster_lock_init(&cl, &LK, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+        fk_add(&F[0], "SHARDS", "*0\r\n"); /* no slot known: every key to the seed */
+        fk_add(&F[0], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:5000\r\n");
+        fk_add(&F[0], "SSUBSCRIBE", ">3\r\n$10\r\nssubscribe\r\n$16\r\n{res:2}:released\r\n:1\r\n");
+        fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n"); /* connected again */
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        st = rlock_cluster_acquire_begin(&cl, &LK, TTL, 10000);
+        for (k = 0; st == RLOCK_WOULD_BLOCK && !F[0].close_calls && k < 100; k++) st = rlock_cluster_step(&cl, &LK);
+        CHECK(req_has(&F[0], 3, "{res:1}:released"));
+        CHECK_MSG(F[0].close_calls == 1, "%s: the connection is dropped (closes %ld)", g_test, F[0].close_calls);
+        CHECK(why_is(cl.node[0].x.xerr, "unexpected reply to SUBSCRIBE"));
+        while (st == RLOCK_WOULD_BLOCK && ++guard < 100000L) { /* (drive's loop, the cluster's calls) */
+            uint32_t t = 0;
+            (void)rlock_cluster_interest(&cl, NULL, 0, &t);
+            if (!fk_ready(&F[0], RLOCK_WANT_READ)) g_now += t;
+            st = rlock_cluster_step(&cl, &LK);
+        }
+        CHECK_EQ_ST(st, RLOCK_OK);
+        CHECK_MSG(cl.client[0].linger_mask == 0, "%s: still taken as subscribed (linger_mask %u)", g_test,
+                  cl.client[0].linger_mask);
+        CHECK_EQ_ST(rlock_cluster_release(&cl, &LK), RLOCK_OK);
+        env_done();
+        rlock_cluster_close(&cl);
+    }
+#endif
 #endif
 }
 
