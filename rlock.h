@@ -3935,6 +3935,7 @@ static uint64_t rlock__now64(const rlock_client *c) {
 static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
 }
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_lease) */
 /* A grant's validity runs out at end (an rlock__ms a little ahead of now):
  * kept in 64 bits, so that a handle nobody touched for 24.8 days or more
  * (2^31 ms, where 32-bit times would read as ahead again) has none left. An
@@ -3944,6 +3945,7 @@ static void rlock__set_validity(rlock_lock *lk, rlock__ms end) {
     rlock__ms d = end - (rlock__ms)now;
     lk->validity_end = now + (d < 0x80000000u ? d : 0u);
 }
+#endif
 /* (out of line: gcc -Os copied it into both compact callers, 2 B more) */
 static RLOCK__NOINLINE int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
@@ -6710,13 +6712,15 @@ static int rlock__c_fatal(rlock_status st) {
                   (1ul << RLOCK_E_MOVED) | (1ul << RLOCK_E_CLOCK)) >> st & 1u);
 }
 
-/* A grant or an extension whose round started at start, judged at now: 1,
- * and the lease's times set, while validity is left (elapsed < ttl - drift;
- * ttl > drift was checked); else 0. */
-static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
+/* A grant or an extension whose round started at start: 1, and the
+ * lease's times set, while validity is left now (elapsed < ttl - drift;
+ * ttl > drift was checked); else 0. (The clock read here, not passed in by
+ * the judge: its 64 bits set the validity's end; 4 B less, measured.) */
+static int rlock__c_lease(rlock_lock *lk, rlock__ms start) {
     uint32_t ttl = lk->op.ttl;
-    rlock__ms life = lk->op.life;
-    if ((rlock__ms)(now - start) >= life) return 0;
+    uint64_t now = rlock__now64(lk->client);
+    rlock__ms life = lk->op.life, elapsed = (rlock__ms)now - start;
+    if (elapsed >= life) return 0;
     /* An extend begun before the last grant: the clock hook stepped back;
      * no time passed since that grant, for max_hold_ms too (as
      * rlock__extend_round_done; an acquire sets held_since after this) */
@@ -6724,7 +6728,9 @@ static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     lk->granted_at = start;
     lk->renew_at = start + rlock__renew_interval(lk, ttl);
     lk->ttl_ms = ttl;
-    rlock__set_validity(lk, start + life); /* (64-bit: a handle left unused for 24.8 days has none) */
+    /* (64-bit: a handle left unused for 24.8 days has none; what is left
+     * is in (0, life], below 2^31: no clamp) */
+    lk->validity_end = now + (life - elapsed);
     return 1;
 }
 
@@ -6763,7 +6769,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         } else if (!live || (st == RLOCK_OK && !yes)) { /* validity ran out (whatever the answer), or refused */
             rlock__mark_lost(lk);
             st = RLOCK_LOST;
-        } else if (yes && !rlock__c_lease(lk, start, now)) { /* (extended, but no validity left by now) */
+        } else if (yes && !rlock__c_lease(lk, start)) { /* (extended, but no validity left by now) */
             st = RLOCK_E_PROTOCOL;
         }
         rlock__op_finish(lk, st);
@@ -6778,7 +6784,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
     } else if (st == RLOCK_OK) {
         op->fail = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
-        if (yes && rlock__c_lease(lk, start, now)) {
+        if (yes && rlock__c_lease(lk, start)) {
             lk->held_since = start;
             if (RLOCK__HAS_FENCING) lk->fence = v[2]; /* (else 0 since rlock_lock_init) */
             lk->renewals = 0;
