@@ -745,9 +745,14 @@ typedef struct rlock__conn {
     unsigned head;        /* the replies due before the request's (6.8c's x.head) */
 #endif
     unsigned count;       /* the FIFO of requests in flight (the general engine's: q[0..count), oldest first) */
+#if !RLOCK__COMPACT
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
+#else
+    unsigned failing;     /* the request in flight failed with this rlock_status, to be reported
+                             (0, RLOCK_OK: it did not; one word, not a flag and a status) */
+#endif
     size_t tx_len;        /* tx's bytes, all unsent (sent ones are moved out) */
     size_t rx_len;
 #if !RLOCK__COMPACT
@@ -6384,8 +6389,7 @@ static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
         n->x.closed = 1;
     }
     n->x.conn = RLOCK__CONN_DOWN;
-    n->x.failing = n->x.count;
-    n->x.fail_st = st;
+    n->x.failing = n->x.count * (unsigned)st; /* (count: 0 or 1) */
 }
 #define rlock__c_down(n, st) rlock__c_dropz((n), (st), RLOCK__C_KEPT)
 static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
@@ -6440,7 +6444,7 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
  * lock held that nobody knows of.
  * What fails before sending, RLOCK_E_IO (no connect hook; busy) or
  * RLOCK_E_BADARG (AUTH / SELECT does not fit), the reason in x.xerr, holds
- * the slot (x.failing, x.fail_st; rlock_client_connect, lk NULL, reads and
+ * the slot (x.failing: its status; rlock_client_connect, lk NULL, reads and
  * frees it itself): the next rlock__c_next reports it as the
  * request's, so it is judged like any other and never from here (judge
  * -> next round -> submit -> judge would make the call graph a cycle, and
@@ -6515,8 +6519,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
 fail_txt:
     (void)rlock__c_txt(n, why);
 fail:
-    x->failing = 1; /* (lk NULL: rlock_client_connect clears it) */
-    x->fail_st = st;
+    x->failing = (unsigned)st; /* (lk NULL: rlock_client_connect clears it) */
 claim:
     x->count = 1;
     n->q[0].owner = lk;
@@ -6537,8 +6540,9 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         long r, used;
         size_t room; /* what recv() was asked to move */
         if (x->failing) {
+            fst = (rlock_status)x->failing;
             x->failing = x->count = 0;
-            return (rlock_status)x->fail_st;
+            return fst;
         }
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
@@ -7042,7 +7046,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     }
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
     rlock__c_claim(n, NULL, deadline);
-    st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
+    st = (rlock_status)n->x.failing; /* (RLOCK_OK: none) */
     n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
         n->x.tx_len += len;
