@@ -724,13 +724,10 @@ typedef struct rlock__walk {
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
  * what each sends and receives. (The compact engine's node puts it after
- * its request slot: its words, up to commands, end at offset 120 there,
+ * its request slot: its words, up to commands, end at offset 112 there,
  * within a Thumb short load's reach, 0..124.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
-#if RLOCK__COMPACT
-    int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
-#endif
 #if !RLOCK__COMPACT
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
     int listen;           /* read even with nothing outstanding (subscriptions) */
@@ -6384,10 +6381,7 @@ static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
 #define RLOCK__C_KEPT ((rlock__txt)0)
 static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
     if (why != RLOCK__C_KEPT) (void)rlock__c_txt(n, why);
-    if (n->x.conn != RLOCK__CONN_DOWN) {
-        if (n->transport.close) n->transport.close(n->transport.ctx);
-        n->x.closed = 1;
-    }
+    if (n->x.conn != RLOCK__CONN_DOWN && n->transport.close) n->transport.close(n->transport.ctx);
     n->x.conn = RLOCK__CONN_DOWN;
     n->x.failing = n->x.count * (unsigned)st; /* (count: 0 or 1) */
 }
@@ -6487,8 +6481,12 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
     if (x->conn == RLOCK__CONN_DOWN) {
+        /* Without a connect hook the transport came connected: once set up
+         * (x.gen) and dropped - down is up no more but by rlock__c_dropz,
+         * or a busy connect(), which a transport without one never says -
+         * it stays down. */
         why = RLOCK__TXT("not connected (no connect hook)");
-        if (!t->connect && x->closed) goto fail_txt;
+        if (!t->connect && x->gen) goto fail_txt;
         x->gen++;
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
@@ -7070,7 +7068,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             break;
         }
     } else { /* (the claim failed; or PING does not fit behind AUTH / SELECT) */
-        if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
+        if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN, n->x.gen--; /* (never connected: set up again by the next claim) */
         rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK ? "" : n->x.xerr);
     }
     return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;
