@@ -1130,8 +1130,8 @@ typedef struct rlock_op {
     struct rlock_lock *next;
     int kind;
     int phase;
-    int result;               /* (rlock_status, in words: Thumb stores a byte this far only in 4 bytes) */
-    int fail;
+    int result;               /* (rlock_status, in words: Thumb stores a byte this far only in 4 bytes);
+                                 before DONE, an acquire's to report if it stops after the cleanup */
     int timed;
     int cancel;
     uint32_t attempts;
@@ -6781,11 +6781,11 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * cancelled, E_CLOCK when the clock went back, the failure, or (refused,
      * or granted too late) NOT_ACQUIRED or TIMEOUT. A
      * refused plain SET: its script at once (it reports the holder's PTTL). */
-    op->fail = st;
+    op->result = st;
     if (op->cancel || back) {
-        op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
+        op->result = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
     } else if (st == RLOCK_OK) {
-        op->fail = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
+        op->result = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
         if (yes && rlock__c_lease(lk, start)) {
             lk->held_since = start;
             if (RLOCK__HAS_FENCING) lk->fence = v[2]; /* (else 0 since rlock_lock_init) */
@@ -6816,9 +6816,9 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * reached). Exponential backoff with jitter, in [d/2, d] (32-bit
         * division), d doubled once per attempt after the first (attempts >=
         * 1 here), never past the holder's PTTL or the wait. */
-    if (op->cancel || rlock__c_fatal((rlock_status)op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
+    if (op->cancel || rlock__c_fatal((rlock_status)op->result) || RLOCK__C_DUE(now, op->wait_end) ||
         (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
-        rlock__op_finish(lk, (rlock_status)op->fail);
+        rlock__op_finish(lk, (rlock_status)op->result);
         return;
     }
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
