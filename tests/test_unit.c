@@ -1712,7 +1712,20 @@ static void test_random_fails(void) {
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_RANDOM);
     CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     g_rand_fail = 0;
+    g_rand_ctr = 500;
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    {   /* the instance id: the init's 64 random bits in hex, asked for after
+         * later draws too (the compact engine writes it out when asked) */
+        unsigned char b[8];
+        char id[17];
+        size_t i;
+        g_rand_ctr = 500;
+        hk_random(NULL, b, sizeof b);
+        for (i = 0; i < sizeof b; i++) sprintf(id + 2 * i, "%02x", b[i]);
+        hk_random(NULL, b, sizeof b);
+        CHECK(strcmp(rlock_client_instance_id(&C), id) == 0);
+        CHECK(strcmp(rlock_client_instance_id(&C), id) == 0);
+    }
     CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, KIND_RE), RLOCK_OK);
     g_rand_fail = 1;
