@@ -6489,12 +6489,11 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     }
     if (x->conn == RLOCK__CONN_DOWN) {
         /* Without a connect hook the transport came connected: once set up
-         * (x.gen) and dropped - down is up no more but by rlock__c_dropz,
-         * or a busy connect(), which a transport without one never says -
-         * it stays down. */
+         * (x.gen, counted below) and dropped - down is up no more but by
+         * rlock__c_dropz, or a busy connect(), which a transport without
+         * one never says - it stays down. */
         why = RLOCK__TXT("not connected (no connect hook)");
         if (!t->connect && x->gen) goto fail_txt;
-        x->gen++;
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
@@ -6513,7 +6512,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         }
         x->head = head;
         x->selected = x->commands;
-        if (x->conn == RLOCK__CONN_DOWN) x->conn = RLOCK__CONN_NEW;
+        if (x->conn == RLOCK__CONN_DOWN) x->conn = RLOCK__CONN_NEW, x->gen++; /* (set up: AUTH and SELECT fit) */
     }
     if (!lk) return; /* (a PING may follow them: it changes nothing) */
     /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF
