@@ -934,10 +934,12 @@ typedef struct rlock_client {
 #endif
     rlock_node *nodes[RLOCK_MAX_NODES];
     rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
+#if !RLOCK__COMPACT /* (waiting: the compact engine has none) */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
     const rlock__conn *sub_on[RLOCK_MAX_NODES];
     unsigned long sub_gen[RLOCK_MAX_NODES];
+#endif
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
@@ -949,7 +951,8 @@ typedef struct rlock_client {
 #else
     /* The random bits of instance_id, drawn at each rlock_client_init;
      * written out in hex by rlock_client_instance_id, its only reader here
-     * (the compact engine has no owner ids): 12 B less in client_init. */
+     * (the compact engine has no owner ids): 16 B less in client_init. (The
+     * 8 B of RAM are sub_on's and sub_gen's, which it does not have.) */
     unsigned char id_bits[8];
 #endif
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
