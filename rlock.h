@@ -6952,7 +6952,7 @@ static void rlock__client_step(rlock_client *c) {
         for (o = c->ops; o; o = o->op.next) {
             rlock_op *op = &o->op;
             if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, RLOCK__C_NEXT);
-            if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
+            if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_claim(n, o, now); /* (rlock__c_submit: n is its node) */
         }
         if (n->x.commands == before) break;
     }
