@@ -724,13 +724,10 @@ typedef struct rlock__walk {
 /* The exchange's state of one connection (private), the same for a node
  * and a subscriber; their buffers and request FIFO are their own, sized for
  * what each sends and receives. (The compact engine's node puts it after
- * its request slot: its words, up to commands, end at offset 120 there,
+ * its request slot: its words, up to commands, end at offset 112 there,
  * within a Thumb short load's reach, 0..124.) */
 typedef struct rlock__conn {
     int conn;             /* rlock__CONN_* */
-#if RLOCK__COMPACT
-    int closed;           /* rlock closed the transport once (no connect hook: it stays down) */
-#endif
 #if !RLOCK__COMPACT
     int is_sub;           /* a subscriber connection: pushed Pub/Sub messages are not replies */
     int listen;           /* read even with nothing outstanding (subscriptions) */
@@ -745,9 +742,14 @@ typedef struct rlock__conn {
     unsigned head;        /* the replies due before the request's (6.8c's x.head) */
 #endif
     unsigned count;       /* the FIFO of requests in flight (the general engine's: q[0..count), oldest first) */
+#if !RLOCK__COMPACT
     unsigned failing;     /* the first `failing` of them failed with fail_st: to be reported */
     int fail_st;          /* (an rlock_status, in a word: no byte store this far in; the padding
                              before tx_len was there anyway) */
+#else
+    unsigned failing;     /* the request in flight failed with this rlock_status, to be reported
+                             (0, RLOCK_OK: it did not; one word, not a flag and a status) */
+#endif
     size_t tx_len;        /* tx's bytes, all unsent (sent ones are moved out) */
     size_t rx_len;
 #if !RLOCK__COMPACT
@@ -932,10 +934,12 @@ typedef struct rlock_client {
 #endif
     rlock_node *nodes[RLOCK_MAX_NODES];
     rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
+#if !RLOCK__COMPACT /* (waiting: the compact engine has none) */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
     const rlock__conn *sub_on[RLOCK_MAX_NODES];
     unsigned long sub_gen[RLOCK_MAX_NODES];
+#endif
     /* A channel no operation waits on any more, left subscribed (linger_mask:
      * on which subscribers) so that the next wait on the same key needs no
      * SUBSCRIBE; unsubscribed when another channel is wanted. */
@@ -944,6 +948,12 @@ typedef struct rlock_client {
     /* The random bits of instance_id, drawn anew at each rlock_client_init:
      * stamp[0] stamps each op linked (rlock_op.stamp, rlock__result). */
     uint32_t stamp[2];
+#else
+    /* The random bits of instance_id, drawn at each rlock_client_init;
+     * written out in hex by rlock_client_instance_id, its only reader here
+     * (the compact engine has no owner ids): 16 B less in client_init. (The
+     * 8 B of RAM are sub_on's and sub_gen's, which it does not have.) */
+    unsigned char id_bits[8];
 #endif
     char instance_id[17];        /* 64 random bits, hex: owner ids and tokens */
     char why[RLOCK_WHY_LEN];     /* why the last call on it said RLOCK_E_BADARG */
@@ -1128,8 +1138,8 @@ typedef struct rlock_op {
     struct rlock_lock *next;
     int kind;
     int phase;
-    int result;               /* (rlock_status, in words: Thumb stores a byte this far only in 4 bytes) */
-    int fail;
+    int result;               /* (rlock_status, in words: Thumb stores a byte this far only in 4 bytes);
+                                 before DONE, an acquire's to report if it stops after the cleanup */
     int timed;
     int cancel;
     uint32_t attempts;
@@ -3935,6 +3945,7 @@ static uint64_t rlock__now64(const rlock_client *c) {
 static RLOCK__INLINE rlock__ms rlock__now(const rlock_client *c) { /* the hook's value cut to 32 bits (rlock__ms) */
     return (rlock__ms)rlock__now64(c);
 }
+#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_lease) */
 /* A grant's validity runs out at end (an rlock__ms a little ahead of now):
  * kept in 64 bits, so that a handle nobody touched for 24.8 days or more
  * (2^31 ms, where 32-bit times would read as ahead again) has none left. An
@@ -3944,6 +3955,7 @@ static void rlock__set_validity(rlock_lock *lk, rlock__ms end) {
     rlock__ms d = end - (rlock__ms)now;
     lk->validity_end = now + (d < 0x80000000u ? d : 0u);
 }
+#endif
 /* (out of line: gcc -Os copied it into both compact callers, 2 B more) */
 static RLOCK__NOINLINE int rlock__random(const rlock_client *c, unsigned char *buf, size_t n) {
     return c->cfg.random_bytes ? c->cfg.random_bytes(c->cfg.hook_user, buf, n)
@@ -4001,11 +4013,7 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg) {
 
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg) {
-#if RLOCK__COMPACT
-    unsigned char id[8];
-#else
     unsigned char *id;
-#endif
     size_t i, j;
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed). */
@@ -4055,9 +4063,11 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     c->n_nodes = n;
 #if !RLOCK__COMPACT
     id = (unsigned char *)c->stamp; /* (drawn there: ops are stamped with them) */
+#else
+    id = c->id_bits;
 #endif
     if (rlock__random(c, id, 8) != 0) return RLOCK_E_RANDOM; /* (c->magic still 0: unusable) */
-    rlock__hex(c->instance_id, id, 8);
+    if (!RLOCK__COMPACT) rlock__hex(c->instance_id, id, 8);
     c->magic = RLOCK__MAGIC_CLIENT;
     return RLOCK_OK;
 }
@@ -4099,7 +4109,11 @@ RLOCKDEF size_t rlock_client_quorum(const rlock_client *c) {
     return rlock__client_ok(c) ? c->n_nodes / 2 + 1 : 0;
 }
 RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
-    return rlock__client_ok(c) ? c->instance_id : "";
+    if (!rlock__client_ok(c)) return "";
+#if RLOCK__COMPACT /* (the same text at each call: the bits do not change until the next init) */
+    rlock__hex((char *)c->instance_id, c->id_bits, 8);
+#endif
+    return c->instance_id;
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
@@ -6376,13 +6390,9 @@ static const char *rlock__c_txt(rlock_node *n, rlock__txt why) {
 #define RLOCK__C_KEPT ((rlock__txt)0)
 static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
     if (why != RLOCK__C_KEPT) (void)rlock__c_txt(n, why);
-    if (n->x.conn != RLOCK__CONN_DOWN) {
-        if (n->transport.close) n->transport.close(n->transport.ctx);
-        n->x.closed = 1;
-    }
+    if (n->x.conn != RLOCK__CONN_DOWN && n->transport.close) n->transport.close(n->transport.ctx);
     n->x.conn = RLOCK__CONN_DOWN;
-    n->x.failing = n->x.count;
-    n->x.fail_st = st;
+    n->x.failing = n->x.count * (unsigned)st; /* (count: 0 or 1) */
 }
 #define rlock__c_down(n, st) rlock__c_dropz((n), (st), RLOCK__C_KEPT)
 static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
@@ -6437,7 +6447,7 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
  * lock held that nobody knows of.
  * What fails before sending, RLOCK_E_IO (no connect hook; busy) or
  * RLOCK_E_BADARG (AUTH / SELECT does not fit), the reason in x.xerr, holds
- * the slot (x.failing, x.fail_st; rlock_client_connect, lk NULL, reads and
+ * the slot (x.failing: its status; rlock_client_connect, lk NULL, reads and
  * frees it itself): the next rlock__c_next reports it as the
  * request's, so it is judged like any other and never from here (judge
  * -> next round -> submit -> judge would make the call graph a cycle, and
@@ -6480,9 +6490,12 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         if (r < 0) rlock__c_dropz(n, RLOCK_E_IO, why);
     }
     if (x->conn == RLOCK__CONN_DOWN) {
+        /* Without a connect hook the transport came connected: once set up
+         * (x.gen, counted below) and dropped - down is up no more but by
+         * rlock__c_dropz, or a busy connect(), which a transport without
+         * one never says - it stays down. */
         why = RLOCK__TXT("not connected (no connect hook)");
-        if (!t->connect && x->closed) goto fail_txt;
-        x->gen++;
+        if (!t->connect && x->gen) goto fail_txt;
         st = RLOCK_E_BADARG;
         why = RLOCK__TXT("AUTH does not fit in RLOCK_TX_BUF");
         if (n->password) {
@@ -6501,7 +6514,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         }
         x->head = head;
         x->selected = x->commands;
-        if (x->conn == RLOCK__CONN_DOWN) x->conn = RLOCK__CONN_NEW;
+        if (x->conn == RLOCK__CONN_DOWN) x->conn = RLOCK__CONN_NEW, x->gen++; /* (set up: AUTH and SELECT fit) */
     }
     if (!lk) return; /* (a PING may follow them: it changes nothing) */
     /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF
@@ -6512,8 +6525,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
 fail_txt:
     (void)rlock__c_txt(n, why);
 fail:
-    x->failing = 1; /* (lk NULL: rlock_client_connect clears it) */
-    x->fail_st = st;
+    x->failing = (unsigned)st; /* (lk NULL: rlock_client_connect clears it) */
 claim:
     x->count = 1;
     n->q[0].owner = lk;
@@ -6534,8 +6546,9 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         long r, used;
         size_t room; /* what recv() was asked to move */
         if (x->failing) {
+            fst = (rlock_status)x->failing;
             x->failing = x->count = 0;
-            return (rlock_status)x->fail_st;
+            return fst;
         }
         if (!x->count) return RLOCK_WOULD_BLOCK;
         fst = RLOCK_E_IO;
@@ -6709,13 +6722,15 @@ static int rlock__c_fatal(rlock_status st) {
                   (1ul << RLOCK_E_MOVED) | (1ul << RLOCK_E_CLOCK)) >> st & 1u);
 }
 
-/* A grant or an extension whose round started at start, judged at now: 1,
- * and the lease's times set, while validity is left (elapsed < ttl - drift;
- * ttl > drift was checked); else 0. */
-static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
+/* A grant or an extension whose round started at start: 1, and the
+ * lease's times set, while validity is left now (elapsed < ttl - drift;
+ * ttl > drift was checked); else 0. (The clock read here, not passed in by
+ * the judge: its 64 bits set the validity's end; 4 B less, measured.) */
+static int rlock__c_lease(rlock_lock *lk, rlock__ms start) {
     uint32_t ttl = lk->op.ttl;
-    rlock__ms life = lk->op.life;
-    if ((rlock__ms)(now - start) >= life) return 0;
+    uint64_t now = rlock__now64(lk->client);
+    rlock__ms life = lk->op.life, elapsed = (rlock__ms)now - start;
+    if (elapsed >= life) return 0;
     /* An extend begun before the last grant: the clock hook stepped back;
      * no time passed since that grant, for max_hold_ms too (as
      * rlock__extend_round_done; an acquire sets held_since after this) */
@@ -6723,7 +6738,9 @@ static int rlock__c_lease(rlock_lock *lk, rlock__ms start, rlock__ms now) {
     lk->granted_at = start;
     lk->renew_at = start + rlock__renew_interval(lk, ttl);
     lk->ttl_ms = ttl;
-    rlock__set_validity(lk, start + life); /* (64-bit: a handle left unused for 24.8 days has none) */
+    /* (64-bit: a handle left unused for 24.8 days has none; what is left
+     * is in (0, life], below 2^31: no clamp) */
+    lk->validity_end = now + (life - elapsed);
     return 1;
 }
 
@@ -6762,7 +6779,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
         } else if (!live || (st == RLOCK_OK && !yes)) { /* validity ran out (whatever the answer), or refused */
             rlock__mark_lost(lk);
             st = RLOCK_LOST;
-        } else if (yes && !rlock__c_lease(lk, start, now)) { /* (extended, but no validity left by now) */
+        } else if (yes && !rlock__c_lease(lk, start)) { /* (extended, but no validity left by now) */
             st = RLOCK_E_PROTOCOL;
         }
         rlock__op_finish(lk, st);
@@ -6772,12 +6789,12 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
      * cancelled, E_CLOCK when the clock went back, the failure, or (refused,
      * or granted too late) NOT_ACQUIRED or TIMEOUT. A
      * refused plain SET: its script at once (it reports the holder's PTTL). */
-    op->fail = st;
+    op->result = st;
     if (op->cancel || back) {
-        op->fail = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
+        op->result = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
     } else if (st == RLOCK_OK) {
-        op->fail = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
-        if (yes && rlock__c_lease(lk, start, now)) {
+        op->result = op->timed ? RLOCK_TIMEOUT : RLOCK_NOT_ACQUIRED; /* (unless granted, or followed up) */
+        if (yes && rlock__c_lease(lk, start)) {
             lk->held_since = start;
             if (RLOCK__HAS_FENCING) lk->fence = v[2]; /* (else 0 since rlock_lock_init) */
             lk->renewals = 0;
@@ -6807,9 +6824,9 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * reached). Exponential backoff with jitter, in [d/2, d] (32-bit
         * division), d doubled once per attempt after the first (attempts >=
         * 1 here), never past the holder's PTTL or the wait. */
-    if (op->cancel || rlock__c_fatal((rlock_status)op->fail) || RLOCK__C_DUE(now, op->wait_end) ||
+    if (op->cancel || rlock__c_fatal((rlock_status)op->result) || RLOCK__C_DUE(now, op->wait_end) ||
         (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
-        rlock__op_finish(lk, (rlock_status)op->fail);
+        rlock__op_finish(lk, (rlock_status)op->result);
         return;
     }
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
@@ -6934,7 +6951,7 @@ static void rlock__client_step(rlock_client *c) {
         for (o = c->ops; o; o = o->op.next) {
             rlock_op *op = &o->op;
             if (op->phase == RLOCK__PH_BACKOFF && RLOCK__C_DUE(now, op->wake_at)) rlock__c_round(o, now, RLOCK__C_NEXT);
-            if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_submit(o, now);
+            if (op->phase == RLOCK__PH_ROUND || op->phase == RLOCK__PH_CLEANUP) rlock__c_claim(n, o, now); /* (rlock__c_submit: n is its node) */
         }
         if (n->x.commands == before) break;
     }
@@ -7035,7 +7052,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     }
     deadline = rlock__now(c) + (timeout_ms < RLOCK__MS_FAR ? timeout_ms : RLOCK__MS_FAR - 1u);
     rlock__c_claim(n, NULL, deadline);
-    st = n->x.failing ? (rlock_status)n->x.fail_st : RLOCK_OK;
+    st = (rlock_status)n->x.failing; /* (RLOCK_OK: none) */
     n->x.failing = n->x.count = 0; /* (a failure is told here, not by the next step) */
     if (st == RLOCK_OK && (len = rlock__encode_ping(n->tx + n->x.tx_len, sizeof n->tx - n->x.tx_len)) > 0) {
         n->x.tx_len += len;
@@ -7059,7 +7076,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             break;
         }
     } else { /* (the claim failed; or PING does not fit behind AUTH / SELECT) */
-        if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN; /* (never connected: set up again by the next claim) */
+        if (st == RLOCK_OK) n->x.conn = RLOCK__CONN_DOWN, n->x.gen--; /* (never connected: set up again by the next claim) */
         rlock__node_notez(n, st == RLOCK_OK ? RLOCK_E_STATE : st, st == RLOCK_OK ? "" : n->x.xerr);
     }
     return n->result == RLOCK_OK ? RLOCK_E_PROTOCOL : n->result;

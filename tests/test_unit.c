@@ -1712,7 +1712,20 @@ static void test_random_fails(void) {
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_E_RANDOM);
     CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
     g_rand_fail = 0;
+    g_rand_ctr = 500;
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+    {   /* the instance id: the init's 64 random bits in hex, asked for after
+         * later draws too (the compact engine writes it out when asked) */
+        unsigned char b[8];
+        char id[17];
+        size_t i;
+        g_rand_ctr = 500;
+        hk_random(NULL, b, sizeof b);
+        for (i = 0; i < sizeof b; i++) sprintf(id + 2 * i, "%02x", b[i]);
+        hk_random(NULL, b, sizeof b);
+        CHECK(strcmp(rlock_client_instance_id(&C), id) == 0);
+        CHECK(strcmp(rlock_client_instance_id(&C), id) == 0);
+    }
     CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&LK2, &C, "res:2", 5, KIND_RE), RLOCK_OK);
     g_rand_fail = 1;
@@ -2423,6 +2436,36 @@ static void test_auth(void) {
         CHECK(fk_sent_nothing(&F[0]));
         CHECK_MSG(why_is(rlock_node_error(&N[0]), "SELECT does not fit in RLOCK_TX_BUF"), "%s", rlock_node_error(&N[0]));
         env_done();
+        {   /* without a connect hook: a connection never set up is not one
+             * that was dropped - said so again, then set up once it fits */
+            rlock_transport t;
+            env_reset("AUTH that does not fit, no connect hook");
+            t = fk_transport(&F[0], 1);
+            t.connect = NULL;
+            CHECK_EQ_ST(rlock_node_init(&N[0], &t), RLOCK_OK);
+            g_n = 1;
+            F[0].connected = 1;
+            F[0].conn_id = 1;
+            CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
+            CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
+            memset(pw, 'p', sizeof pw - 1);
+            N[0].password = pw;
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+            CHECK_MSG(why_is(rlock_node_error(&N[0]), "AUTH does not fit in RLOCK_TX_BUF"), "%s", rlock_node_error(&N[0]));
+            N[0].db = 5;
+            pw[sizeof pw - 32] = '\0';
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_BADARG);
+            CHECK_MSG(why_is(rlock_node_error(&N[0]), "SELECT does not fit in RLOCK_TX_BUF"), "%s", rlock_node_error(&N[0]));
+            CHECK(fk_sent_nothing(&F[0]));
+            N[0].password = "pw";
+            fk_add(&F[0], "AUTH", "+OK\r\n");
+            fk_add(&F[0], "SELECT", "+OK\r\n");
+            fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+            CHECK_EQ_LL(F[0].n_reqs, 3);
+            env_done();
+        }
     }
 #endif
 
