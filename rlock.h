@@ -3780,7 +3780,7 @@ static RLOCK__INLINE int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event 
 
 /* Map a Redis error reply to a status. Checked as substrings too because
  * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
-#if !RLOCK__COMPACT /* (the rounds' FCALL / NOPERM checks) */
+#if !RLOCK__COMPACT && RLOCK__HAS_FCALL /* (the rounds' FCALL check: "'eval") */
 static int rlock__has(const char *s, size_t n, const char *word) {
     size_t w = strlen(word), i;
     for (i = 0; i + w <= n; i++)
@@ -3788,36 +3788,38 @@ static int rlock__has(const char *s, size_t n, const char *word) {
     return 0;
 }
 #endif
-#if RLOCK__COMPACT
-/* The compact engine's answer also asks whether the error starts with
- * READONLY (connect again), NOSCRIPT (load the script) or NOPERM (a script
- * refused: rlock_node.scripted) - flag words in the same scan, which note
- * them above the status's 5 bits (their byte's, shifted by 8) and never
- * decide it; NOPERM's is its status word's bit 7 (octal 200), kept when
- * found at the start (the word's whole byte is returned then). */
+/* An answer also asks whether the error starts with READONLY (connect
+ * again), NOSCRIPT (load the script) or NOPERM (a script refused:
+ * rlock_node.scripted), or says "script:" or (FCALL) "Function not found"
+ * anywhere - flag words in the same scan, which note them above the
+ * status's 5 bits (their byte's, shifted by 8) and never decide it; NOPERM's
+ * is its status word's bit 7 (octal 200), kept when found at the start (the
+ * word's whole byte is returned then). One scan for every question (the
+ * general engine asked them one at a time: 4 more calls, 2 more helpers). */
 #define RLOCK__C_W_READONLY 0x100
 #define RLOCK__C_W_NOSCRIPT 0x200
 #define RLOCK__C_W_NOPERM 0x80
+#define RLOCK__C_W_NOFUNC 0x400 /* "Function not found": FCALL of a library the server does not have */
 #define RLOCK__C_W_SCRIPT 0x800 /* "script:": raised by a command inside a script that ran */
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
 static int rlock__error_scan(const char *s, size_t n) {
-#else
-static rlock_status rlock__map_error(const char *s, size_t n) {
-#endif
     /* The first word found decides. One string (rodata, not code; no table
      * of pointers): each word after its status byte, whose bit 5 (octal 40)
      * says it counts only at the start, bit 6 (octal 100) that it is a
-     * flag word (compact), bit 7 (octal 200) NOPERM's flag (compact). */
+     * flag word, bit 7 (octal 200) NOPERM's flag. The flag words come first:
+     * every one is looked for before a word decides. */
     static const char words[] =
+        "\141READONLY\0\142NOSCRIPT\0"
+#if !RLOCK__COMPACT || RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
+        "\110script:\0"
+#endif
+#if !RLOCK__COMPACT && RLOCK__HAS_FCALL
+        "\104Function not found\0"
+#endif
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
         "\13unauthenticated\0"
-#else
-        "\141READONLY\0\142NOSCRIPT\0"
-#if RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
-        "\110script:\0"
-#endif
 #endif
         /* (NOPERM before the other E_AUTH words: at the start it is found first) */
         "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0"
@@ -3831,14 +3833,10 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
 #endif
         ;
     const char *w; /* a word; w[-1] its status byte */
-    size_t len;
-#if RLOCK__COMPACT
-    size_t i;
+    size_t len, i;
     int seen = 0; /* the flag words found */
-#endif
     for (w = words + 1; w[-1]; w += len + 2) {
         len = strlen(w);
-#if RLOCK__COMPACT /* (its only substring search, inline) */
         for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
             if (memcmp(s + i, w, len) == 0) {
                 int b = (unsigned char)w[-1];
@@ -3847,15 +3845,8 @@ static rlock_status rlock__map_error(const char *s, size_t n) {
                 break;
             }
         }
-#else
-        if (rlock__has(s, (w[-1] & 32) && n > len ? len : n, w)) return (rlock_status)(w[-1] & 31);
-#endif
     }
-#if RLOCK__COMPACT
     return seen | RLOCK_E_REDIS;
-#else
-    return RLOCK_E_REDIS;
-#endif
 }
 /* (the status bytes above) */
 typedef char rlock__error_words[RLOCK_E_AUTH == 11 && RLOCK_E_WRONGTYPE == 12 && RLOCK_E_MOVED == 18 &&
@@ -4427,7 +4418,8 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
-            st = rlock__map_error(rep->v.str, rep->v.len);
+            int e = rlock__error_scan(rep->v.str, rep->v.len);
+            st = (rlock_status)(e & 31);
             /* An acquire script that failed may have failed after its
              * write: the INCR of a fence key holding no integer (or at
              * 2^63 - 1), a command the ACL refuses, an auxiliary key of a
@@ -4440,7 +4432,7 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
              * MOVED, NOSCRIPT, BUSY), nor rlock's own error_reply (before
              * any write). v[2] 1: the outcome is unknown, the cleanup
              * releases it there (by token: nothing else is touched). */
-            v[2] = want_array == 1 && rlock__has(rep->v.str, rep->v.len, "script:");
+            v[2] = want_array == 1 && (e & RLOCK__C_W_SCRIPT);
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
             if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0)
                 v[0] = v[1] = 1;
@@ -5176,11 +5168,6 @@ static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status 
 }
 #endif
 
-/* Is rep a Redis error that begins with word? */
-static RLOCK__NOINLINE int rlock__err_is(const rlock_reply *rep, const char *word) {
-    size_t w = strlen(word);
-    return rep->v.type == RLOCK_RESP_ERROR && rep->v.len >= w && memcmp(rep->v.str, word, w) == 0;
-}
 
 /* Record node i's answer; note it (why: its text unless rep is an error,
  * never NULL) for rlock_node_status unless this is a cleanup (which must
@@ -5211,7 +5198,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
         drop = RLOCK_E_PROTOCOL;
-    } else if (rep && rlock__err_is(rep, "READONLY")) {
+    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && (rlock__error_scan(rep->v.str, rep->v.len) & RLOCK__C_W_READONLY)) {
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew.
          * (The node's diagnostic below is the error's own text.) */
@@ -5376,7 +5363,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     const rlock_reply *rep = &ev->reply;
     rlock_node *nd = lk->client->nodes[i];
-    int again = 0, noperm, missing;
+    int again = 0, noperm, missing, e;
     /* not this round's (queued: only nodes in its mask, rlock__round_submit's callers) */
     if (!((r->queued & ~r->answered) >> i & 1u)) return;
     if (ev->kind == RLOCK__EV_FAIL) {
@@ -5387,10 +5374,10 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
         rlock__round_answer(lk, i, ev->st, NULL, ev->why);
         return;
     }
-    noperm = rlock__err_is(rep, "NOPERM");
+    e = rep->v.type == RLOCK_RESP_ERROR ? rlock__error_scan(rep->v.str, rep->v.len) : 0;
+    noperm = e & RLOCK__C_W_NOPERM;
     /* 1 NOSCRIPT, 2 (FCALL) no such function */
-    missing = rlock__err_is(rep, "NOSCRIPT") ? 1
-            : RLOCK__HAS_FCALL && rep->v.type == RLOCK_RESP_ERROR && rlock__has(rep->v.str, rep->v.len, "Function not found") ? 2 : 0;
+    missing = e & RLOCK__C_W_NOSCRIPT ? 1 : RLOCK__HAS_FCALL && (e & RLOCK__C_W_NOFUNC) ? 2 : 0;
     if (!RLOCK__HAS_EVAL && missing) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
