@@ -3053,7 +3053,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
 struct rlock__enc;
-static rlock_status rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
+static int rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
 static void rlock__admin_round_done(struct rlock_lock *lk);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
@@ -3073,7 +3073,7 @@ struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
-    rlock_status (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
+    int (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
     void (*admin_done)(struct rlock_lock *lk);                       /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
@@ -4409,16 +4409,17 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
  * a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
  * {0,0}), any other script a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
- * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept. */
+ * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept,
+ * with an error reply's flag words above it (rlock__error_scan: READONLY). */
 static int rlock__round_wants_array(const rlock_round *r);
-static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
+static int rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
     long long *v = r->v[i];
     int want_array = rlock__round_wants_array(r);
-    int k, n;
+    int k, n, e = 0;
     v[0] = v[1] = v[2] = 0;
     if (st == RLOCK_OK && rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
-            int e = rlock__error_scan(rep->v.str, rep->v.len);
+            e = rlock__error_scan(rep->v.str, rep->v.len);
             st = (rlock_status)(e & 31);
             /* An acquire script that failed may have failed after its
              * write: the INCR of a fence key holding no integer (or at
@@ -4458,7 +4459,7 @@ static rlock_status rlock__round_store(rlock_round *r, size_t i, rlock_status st
     }
     r->st[i] = st;
     r->answered |= 1u << i;
-    return st;
+    return (int)st | (e & ~31);
 }
 #endif
 
@@ -5154,17 +5155,18 @@ static int rlock__token_kind(rlock_kind k) {
  * is read into the caller's rlock_info here (it points into the receive
  * buffer); the round keeps a plain 1. Any other answer is of the wrong
  * shape. */
-static rlock_status rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep) {
+static int rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep) {
     rlock_round *r = &lk->op.round;
-    int ok = 0;
+    int ok = 0, e;
     if (st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
         ok = rep->v.type == RLOCK_RESP_BULK && rlock__parse_info(&lk->op.info[i], rep->v.str, rep->v.len);
         if (!ok) st = RLOCK_E_PROTOCOL;
         rep = NULL;
     }
-    st = rlock__round_store(r, i, st, rep); /* (the inspect script's: a single integer) */
+    e = rlock__round_store(r, i, st, rep); /* (the inspect script's: a single integer) */
     if (ok) r->v[i][0] = 1;
-    return lk->op.info[i].st = st;
+    lk->op.info[i].st = (rlock_status)(e & 31);
+    return e;
 }
 #endif
 
@@ -5183,22 +5185,24 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
     rlock_round *r = &lk->op.round;
     rlock_node *n = lk->client->nodes[i];
     rlock_status kept, drop = RLOCK_OK;
+    int e; /* the status kept, and an error reply's flag words (rlock__error_scan) */
     /* A release (or cleanup) that went unanswered may reach the server
      * late, on another connection, and take away a later hold of the owner
      * id it carried: a reentrant or read/write handle's next holds take
      * random owner ids (rlock_acquire_begin; token kinds always do). */
     if (st != RLOCK_OK && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->op.info) kept = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
+    if (lk->op.info) e = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
     else
 #endif
-        kept = rlock__round_store(r, i, st, rep);
+        e = rlock__round_store(r, i, st, rep);
+    kept = (rlock_status)(e & 31);
     if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply: st RLOCK_OK) */
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
         drop = RLOCK_E_PROTOCOL;
-    } else if (rep && rep->v.type == RLOCK_RESP_ERROR && (rlock__error_scan(rep->v.str, rep->v.len) & RLOCK__C_W_READONLY)) {
+    } else if (e & RLOCK__C_W_READONLY) {
         /* A primary demoted under us (failover): the next request connects
          * again, and a transport that finds the primary (Sentinel) asks anew.
          * (The node's diagnostic below is the error's own text.) */

@@ -3694,7 +3694,7 @@ static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int w
     long n = rlock_resp_parse((const unsigned char *)reply, strlen(reply), 1024, &rep);
     if (n <= 0) return RLOCK_E_PROTOCOL;
     round_wants(r, want_array);
-    return rlock__round_store(r, i, RLOCK_OK, &rep);
+    return (rlock_status)(rlock__round_store(r, i, RLOCK_OK, &rep) & 31); /* (the status kept, below an error's flag words) */
 }
 
 static void test_round_tally(void) {
