@@ -3780,7 +3780,7 @@ static RLOCK__INLINE int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event 
 
 /* Map a Redis error reply to a status. Checked as substrings too because
  * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
-#if !RLOCK__COMPACT && RLOCK__HAS_FCALL /* (the rounds' FCALL check: "'eval") */
+#if !RLOCK__COMPACT /* (the rounds' FCALL check: "'eval"; referenced without FCALL too) */
 static int rlock__has(const char *s, size_t n, const char *word) {
     size_t w = strlen(word), i;
     for (i = 0; i + w <= n; i++)
