@@ -4484,25 +4484,19 @@ static void rlock__tally_init(rlock__tally *t) {
 }
 
 /* Per-node statuses that end an operation at once; and those that leave
- * the outcome unknown (no answer: the write may have happened). */
+ * the outcome unknown (no answer: the write may have happened). The error
+ * a round reports when it failed for reasons other than "held" (the node's
+ * own status with one node, no-quorum with several: rlock__tally_round) is
+ * the first node's (by index) of those that are not about the request
+ * being sent here - AUTH, WRONGTYPE, FOREIGN, UPGRADE - when there is one:
+ * noted here, in the tally's one walk over the nodes. */
 static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
     if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
-        st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE)
+        st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE) {
         t->fatal = st;
-    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
-}
-
-/* The error to report when a round failed for reasons other than "held":
- * the node's own status with one node, no-quorum with several. */
-static rlock_status rlock__round_error(const rlock_round *r, size_t n_nodes) {
-    size_t i;
-    if (n_nodes == 1) return r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
-    for (i = 0; i < n_nodes; i++) {
-        rlock_status st = r->st[i];
-        if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_UPGRADE)
-            return st;
+        if (!t->error && st != RLOCK_E_BADARG && st != RLOCK_E_MOVED) t->error = st;
     }
-    return RLOCK_E_QUORUM;
+    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
 
 /* A round's answers, summed up. Acquire: granted {1, holds, fence} /
@@ -4535,7 +4529,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
         }
     }
-    t->error = rlock__round_error(r, n_nodes);
+    if (!t->error) t->error = n_nodes > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
 }
 
 static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {

@@ -3720,7 +3720,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.most, 9); /* the largest fence */
     CHECK_EQ_LL(t.holds, 1);
     CHECK_EQ_ST(t.fatal, RLOCK_OK);
-    CHECK_EQ_ST(rlock__round_error(&r, 5), RLOCK_E_QUORUM);
+    CHECK_EQ_ST(t.error, RLOCK_E_QUORUM);
     /* shapes that are not an answer; fatal statuses */
     CHECK_EQ_ST(store_str(&r, 0, ":1\r\n", 1), RLOCK_E_PROTOCOL);
     CHECK_EQ_ST(store_str(&r, 1, "*2\r\n:2\r\n:1\r\n", 1), RLOCK_E_PROTOCOL);   /* flag not 0/1 */
@@ -3731,6 +3731,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.n_yes + t.n_no, 0);
     CHECK_EQ_LL(t.unknown, 0x3); /* a reply of the wrong shape: treated as no answer */
     CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
+    CHECK_EQ_ST(t.error, RLOCK_E_FOREIGN); /* the first node's (by index) that is not about sending here */
     CHECK_EQ_LL(t.min_pttl, -1);
     /* extend / release: integers */
     memset(&r, 0, sizeof r);
@@ -3745,7 +3746,11 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_OK);
     rlock__tally_round(&r, 3, 1, &t);
     CHECK(t.yes == 0x3 && t.no == 0x4 && t.most == 2); /* the most holds left */
-    CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
+    rlock__tally_round(&r, 1, 1, &t);
+    CHECK_EQ_ST(t.error, RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
+    r.st[0] = RLOCK_E_IO;
+    rlock__tally_round(&r, 1, 1, &t);
+    CHECK_EQ_ST(t.error, RLOCK_E_IO); /* one node: its own status */
 }
 #endif
 
