@@ -6144,11 +6144,11 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
+    /* (a lock's reply, the busiest tag, before the switch: 4 B less than a case shared with WAIT) */
+    if (ev->tag == RLOCK__TAG_LOCK) { rlock__op_reply((rlock_lock *)ev->owner, i, ev); return; } /* (node connections only: i < n_nodes) */
     switch (ev->tag) {
-    case RLOCK__TAG_LOCK: /* (sent on node connections only: i < n_nodes) */
     case RLOCK__TAG_WAIT:
-        if (ev->tag == RLOCK__TAG_LOCK) rlock__op_reply((rlock_lock *)ev->owner, i, ev);
-        else if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
+        if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
         return;
     case RLOCK__TAG_CALL: {
         rlock__call *call = (rlock__call *)ev->owner;
