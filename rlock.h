@@ -3779,28 +3779,21 @@ static RLOCK__INLINE int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event 
 #endif /* !RLOCK__COMPACT */
 
 /* Map a Redis error reply to a status. Checked as substrings too because
- * Redis 6 wraps errors raised inside scripts in "ERR Error running script". */
-#if !RLOCK__COMPACT /* (the rounds' FCALL check: "'eval"; referenced without FCALL too) */
-static int rlock__has(const char *s, size_t n, const char *word) {
-    size_t w = strlen(word), i;
-    for (i = 0; i + w <= n; i++)
-        if (memcmp(s + i, word, w) == 0) return 1;
-    return 0;
-}
-#endif
-/* An answer also asks whether the error starts with READONLY (connect
+ * Redis 6 wraps errors raised inside scripts in "ERR Error running script".
+ * An answer also asks whether the error starts with READONLY (connect
  * again), NOSCRIPT (load the script) or NOPERM (a script refused:
  * rlock_node.scripted), or says "script:" or (FCALL) "Function not found"
- * anywhere - flag words in the same scan, which note them above the
+ * or "'eval" anywhere - flag words in the same scan, which note them above the
  * status's 5 bits (their byte's, shifted by 8) and never decide it; NOPERM's
  * is its status word's bit 7 (octal 200), kept when found at the start (the
  * word's whole byte is returned then). One scan for every question (the
- * general engine asked them one at a time: 4 more calls, 2 more helpers). */
+ * general engine asked them one at a time: 5 more calls, 2 more helpers). */
 #define RLOCK__C_W_READONLY 0x100
 #define RLOCK__C_W_NOSCRIPT 0x200
 #define RLOCK__C_W_NOPERM 0x80
 #define RLOCK__C_W_NOFUNC 0x400 /* "Function not found": FCALL of a library the server does not have */
 #define RLOCK__C_W_SCRIPT 0x800 /* "script:": raised by a command inside a script that ran */
+#define RLOCK__C_W_EVAL 0x1000 /* "'eval": 'eval' or 'evalsha' (the only eval* sent) named by NOPERM */
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
 static int rlock__error_scan(const char *s, size_t n) {
@@ -3815,7 +3808,7 @@ static int rlock__error_scan(const char *s, size_t n) {
         "\110script:\0"
 #endif
 #if !RLOCK__COMPACT && RLOCK__HAS_FCALL
-        "\104Function not found\0"
+        "\104Function not found\0\120'eval\0"
 #endif
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
@@ -5392,7 +5385,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
         r->evaled |= 1u << i;
         again = 1;
     } else if (RLOCK__HAS_FCALL && noperm && !nd->fcall && lk->client->cfg.scripts == RLOCK_SCRIPTS_AUTO &&
-               rlock__has(rep->v.str, rep->v.len, "'eval")) { /* 'eval' or 'evalsha' (the only eval* sent) */
+               (e & RLOCK__C_W_EVAL)) { /* 'eval' or 'evalsha' (the only eval* sent) */
         /* The ACL refuses scripts (a managed service): the same code as a
          * function, on this node from now on. Nothing ran, so it is safe. */
         nd->fcall = 1;
