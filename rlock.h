@@ -4402,17 +4402,18 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
  * a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
  * {0,0}), any other script a single integer. A reply
  * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
- * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. Returns the status kept,
- * with an error reply's flag words above it (rlock__error_scan: READONLY). */
+ * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. st: a failure's status
+ * (rep NULL), or with a reply its error scan (rlock__round_answer's). Returns
+ * the status kept, with an error reply's flag words above it (READONLY). */
 static int rlock__round_wants_array(const rlock_round *r);
 static int rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
     long long *v = r->v[i];
     int want_array = rlock__round_wants_array(r);
     int k, n, e = 0;
     v[0] = v[1] = v[2] = 0;
-    if (st == RLOCK_OK && rep) {
+    if (rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
-            e = rlock__error_scan(rep->v.str, rep->v.len);
+            e = (int)st; /* (its scan: the caller's) */
             st = (rlock_status)(e & 31);
             /* An acquire script that failed may have failed after its
              * write: the INCR of a fence key holding no integer (or at
@@ -5161,8 +5162,9 @@ static int rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const
 /* Record node i's answer; note it (why: its text unless rep is an error,
  * never NULL) for rlock_node_status unless this is a cleanup (which must
  * not erase why the round before it failed). A reply, rep, comes with st
- * RLOCK_OK; a failure (st an error: a dropped connection's is never
- * RLOCK_OK) with none. */
+ * its error scan (rlock__error_scan's, which rlock__op_reply needed first:
+ * one scan; RLOCK_OK, 0, when it is no error); a failure (st an error: a
+ * dropped connection's is never RLOCK_OK) with none. */
 static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
                                 const char *why) {
     /* what was asked, by op kind (a cleanup is a release) */
@@ -5177,7 +5179,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
      * late, on another connection, and take away a later hold of the owner
      * id it carried: a reentrant or read/write handle's next holds take
      * random owner ids (rlock_acquire_begin; token kinds always do). */
-    if (st != RLOCK_OK && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
+    if (!rep && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
     if (lk->op.info) e = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
     else
@@ -5399,7 +5401,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
         nd->scripted = (unsigned char)!noperm;
-    rlock__round_answer(lk, i, RLOCK_OK, rep, "");
+    rlock__round_answer(lk, i, (rlock_status)e, rep, "");
 }
 
 #endif /* !RLOCK__COMPACT */

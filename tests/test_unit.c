@@ -3694,7 +3694,9 @@ static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int w
     long n = rlock_resp_parse((const unsigned char *)reply, strlen(reply), 1024, &rep);
     if (n <= 0) return RLOCK_E_PROTOCOL;
     round_wants(r, want_array);
-    return (rlock_status)(rlock__round_store(r, i, RLOCK_OK, &rep) & 31); /* (the status kept, below an error's flag words) */
+    /* (a reply comes with its error scan; the status kept is below an error's flag words) */
+    return (rlock_status)(rlock__round_store(r, i, (rlock_status)(rep.v.type == RLOCK_RESP_ERROR ?
+                                                    rlock__error_scan(rep.v.str, rep.v.len) : 0), &rep) & 31);
 }
 
 static void test_round_tally(void) {
