@@ -6139,18 +6139,11 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
-    /* (a lock's reply, the busiest tag, before the switch: 4 B less than a case shared with WAIT) */
+    /* (a lock's reply, the busiest tag, first; tests, not a switch: 24 B less) */
     if (ev->tag == RLOCK__TAG_LOCK) { rlock__op_reply((rlock_lock *)ev->owner, i, ev); return; } /* (node connections only: i < n_nodes) */
-    switch (ev->tag) {
-    case RLOCK__TAG_WAIT:
+    if (ev->tag == RLOCK__TAG_WAIT) {
         if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
-        return;
-    case RLOCK__TAG_CALL: {
-        rlock__call *call = (rlock__call *)ev->owner;
-        call->done(call, c, i, ev);
-        return;
-    }
-    case RLOCK__TAG_SUB: {
+    } else if (ev->tag == RLOCK__TAG_SUB) {
         rlock_lock *lk = (rlock_lock *)ev->owner;
         int ok = ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB; /* (or "ssubscribe") */
         if (!RLOCK__HAS_WAITING) return;
@@ -6161,9 +6154,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
             ok = 0;
         }
         rlock__sub_answered(lk, j, ok);
-        return;
-    }
-    case RLOCK__TAG_PING: {
+    } else if (ev->tag == RLOCK__TAG_PING) {
         rlock__ping *p = (rlock__ping *)ev->owner;
         rlock_node *n = c->nodes[i];
         p->answered |= 1u << i;
@@ -6180,10 +6171,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
             rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
         else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
-        return;
-    }
-    default:
-        return;
+    } else { /* RLOCK__TAG_CALL (an UNSUBSCRIBE is nobody's: above) */
+        rlock__call *call = (rlock__call *)ev->owner;
+        call->done(call, c, i, ev);
     }
 }
 
