@@ -4034,6 +4034,8 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
         if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub; /* (a flag, only tested; else 0 since rlock_node_init) */
 #if !RLOCK__COMPACT
         rlock__x_bind(&nodes[i].x, &nodes[i]);
+        /* FCALL from the start (or still, EVAL refused there before: kept) */
+        if (RLOCK__HAS_FCALL && c->cfg.scripts == RLOCK_SCRIPTS_FCALL) nodes[i].fcall = 1;
 #endif
     }
     c->n_nodes = n;
@@ -5213,7 +5215,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     unsigned count;
     const char *why;
     rlock__ms deadline = r->start + r->timeout; /* one timeout for the round, EVAL fallback included */
-    int fcall = RLOCK__HAS_FCALL && (nd->fcall || lk->client->cfg.scripts == RLOCK_SCRIPTS_FCALL);
+    int fcall = RLOCK__HAS_FCALL && nd->fcall; /* (configured: set by rlock_client_init) */
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r); /* (an acquire's: never a cleanup) */
     int k;
@@ -5260,7 +5262,6 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
             return;
         }
     }
-    nd->fcall = (unsigned char)fcall; /* (set, or stays 0) */
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
     /* A cleanup is never taken back unsent: past its time it goes, late
      * (or the connection drops first, as before - the grant it undoes then
