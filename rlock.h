@@ -3447,9 +3447,8 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             char num[24];
             const char *val[3], *arg[3]; /* each command's last argument (NULL: not sent); the one going out */
             int k, i, ok;
-            (void)rlock__utoa(num, (rlock__unum)db); /* (read only when db > 0) */
             val[0] = down ? pass : NULL;
-            val[1] = db > 0 ? num : NULL;
+            val[1] = db > 0 && rlock__utoa(num, (rlock__unum)db) ? num : NULL; /* (written only then: 16 B less) */
             /* (not on a connection shared with the program, a transport
              * with an idle hook: HELLO 3 would switch the program's own
              * replies to RESP3 - a RESP2 client such as hiredis 0.14 then
