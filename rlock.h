@@ -6132,7 +6132,7 @@ static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rl
 
 /* Event ev of connection n, c's connection i. */
 static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now) {
-    size_t j = i < c->n_nodes ? i : i - c->n_nodes; /* the server */
+    size_t j = i - (i < c->n_nodes ? 0 : c->n_nodes); /* the server (one subtraction: 8 B less than two arms) */
     (void)now;
     if (ev->kind == RLOCK__EV_PUSH) {
         if (RLOCK__HAS_WAITING && rlock__sub_conn(c, j) == n) rlock__deliver_push(c, j, ev);
