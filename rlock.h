@@ -5187,7 +5187,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const
 #endif
         e = rlock__round_store(r, i, st, rep);
     kept = (rlock_status)(e & 31);
-    if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply: st RLOCK_OK) */
+    if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply that is no error: an error maps to no E_PROTOCOL) */
         /* A well-formed reply of the wrong shape: the server is not
          * answering what we asked, so its stream is not trusted either. */
         why = asked[r->cleanup ? RLOCK__OP_RELEASE : lk->op.kind];
@@ -6139,8 +6139,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         return;
     }
     if (!ev->owner) return; /* nobody waits for it (UNSUBSCRIBE, a finished op's) */
-    /* (a lock's reply, the busiest tag, first; tests, not a switch: 24 B less) */
-    if (ev->tag == RLOCK__TAG_LOCK) { rlock__op_reply((rlock_lock *)ev->owner, i, ev); return; } /* (node connections only: i < n_nodes) */
+    /* (a lock's reply, the busiest tag, first - node connections only: i <
+     * n_nodes; tests, not a switch: 24 B less) */
+    if (ev->tag == RLOCK__TAG_LOCK) { rlock__op_reply((rlock_lock *)ev->owner, i, ev); return; }
     if (ev->tag == RLOCK__TAG_WAIT) {
         if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
     } else if (ev->tag == RLOCK__TAG_SUB) {
