@@ -3785,7 +3785,9 @@ static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int w
     long n = rlock_resp_parse((const unsigned char *)reply, strlen(reply), 1024, &rep);
     if (n <= 0) return RLOCK_E_PROTOCOL;
     round_wants(r, want_array);
-    return rlock__round_store(r, i, RLOCK_OK, &rep);
+    /* (a reply comes with its error scan; the status kept is below an error's flag words) */
+    return (rlock_status)(rlock__round_store(r, i, (rlock_status)(rep.v.type == RLOCK_RESP_ERROR ?
+                                                    rlock__error_scan(rep.v.str, rep.v.len) : 0), &rep) & 31);
 }
 
 static void test_round_tally(void) {
@@ -3811,7 +3813,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.most, 9); /* the largest fence */
     CHECK_EQ_LL(t.holds, 1);
     CHECK_EQ_ST(t.fatal, RLOCK_OK);
-    CHECK_EQ_ST(rlock__round_error(&r, 5), RLOCK_E_QUORUM);
+    CHECK_EQ_ST(t.error, RLOCK_E_QUORUM);
     /* shapes that are not an answer; fatal statuses */
     CHECK_EQ_ST(store_str(&r, 0, ":1\r\n", 1), RLOCK_E_PROTOCOL);
     CHECK_EQ_ST(store_str(&r, 1, "*2\r\n:2\r\n:1\r\n", 1), RLOCK_E_PROTOCOL);   /* flag not 0/1 */
@@ -3822,6 +3824,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.n_yes + t.n_no, 0);
     CHECK_EQ_LL(t.unknown, 0x3); /* a reply of the wrong shape: treated as no answer */
     CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
+    CHECK_EQ_ST(t.error, RLOCK_E_FOREIGN); /* the first node's (by index) that is not about sending here */
     CHECK_EQ_LL(t.min_pttl, -1);
     /* extend / release: integers */
     memset(&r, 0, sizeof r);
@@ -3836,7 +3839,11 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_OK);
     rlock__tally_round(&r, 3, 1, &t);
     CHECK(t.yes == 0x3 && t.no == 0x4 && t.most == 2); /* the most holds left */
-    CHECK_EQ_ST(rlock__round_error(&r, 1), RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
+    rlock__tally_round(&r, 1, 1, &t);
+    CHECK_EQ_ST(t.error, RLOCK_E_PROTOCOL); /* one node that answered OK: wrong shape */
+    r.st[0] = RLOCK_E_IO;
+    rlock__tally_round(&r, 1, 1, &t);
+    CHECK_EQ_ST(t.error, RLOCK_E_IO); /* one node: its own status */
 }
 #endif
 
