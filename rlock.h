@@ -3063,7 +3063,7 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
 struct rlock__enc;
-static int rlock__inspect_store(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep);
+static int rlock__inspect_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
 static void rlock__admin_round_done(struct rlock_lock *lk);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
@@ -3083,7 +3083,7 @@ struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
-    int (*inspect_store)(struct rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep); /* its answer */
+    int (*inspect_store)(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep); /* its answer */
     void (*admin_done)(struct rlock_lock *lk);                       /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
@@ -4421,15 +4421,15 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
  * (rep NULL), or with a reply its error scan (rlock__round_answer's). Returns
  * the status kept, with an error reply's flag words above it (READONLY). */
 static int rlock__round_wants_array(const rlock_round *r);
-static int rlock__round_store(rlock_round *r, size_t i, rlock_status st, const rlock_reply *rep) {
+static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_reply *rep) {
     long long *v = r->v[i];
     int want_array = rlock__round_wants_array(r);
     int k, n, e = 0;
     v[0] = v[1] = v[2] = 0;
     if (rep) {
         if (rep->v.type == RLOCK_RESP_ERROR) {
-            e = (int)st; /* (its scan: the caller's) */
-            st = (rlock_status)(e & 31);
+            e = st; /* (its scan: the caller's) */
+            st = e & 31;
             /* An acquire script that failed may have failed after its
              * write: the INCR of a fence key holding no integer (or at
              * 2^63 - 1), a command the ACL refuses, an auxiliary key of a
@@ -4466,9 +4466,9 @@ static int rlock__round_store(rlock_round *r, size_t i, rlock_status st, const r
             else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
         }
     }
-    r->st[i] = st;
+    r->st[i] = (rlock_status)st;
     r->answered |= 1u << i;
-    return (int)st | (e & ~31);
+    return st | (e & ~31);
 }
 #endif
 
@@ -5158,7 +5158,7 @@ static int rlock__token_kind(rlock_kind k) {
  * is read into the caller's rlock_info here (it points into the receive
  * buffer); the round keeps a plain 1. Any other answer is of the wrong
  * shape. */
-static int rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep) {
+static int rlock__inspect_store(rlock_lock *lk, size_t i, int st, const rlock_reply *rep) {
     rlock_round *r = &lk->op.round;
     int ok = 0, e;
     if (st == RLOCK_OK && rep && rep->v.type != RLOCK_RESP_ERROR) {
@@ -5178,10 +5178,11 @@ static int rlock__inspect_store(rlock_lock *lk, size_t i, rlock_status st, const
  * never NULL) for rlock_node_status unless this is a cleanup (which must
  * not erase why the round before it failed). A reply, rep, comes with st
  * its error scan (rlock__error_scan's, which rlock__op_reply needed first:
- * one scan; RLOCK_OK, 0, when it is no error); a failure (st an error: a
+ * one scan; RLOCK_OK, 0, when it is no error; an int, not an rlock_status:
+ * its flag words are above the enum's values, which a short enum - the
+ * arm-none-eabi default - does not hold); a failure (st an error: a
  * dropped connection's is never RLOCK_OK) with none. */
-static void rlock__round_answer(rlock_lock *lk, size_t i, rlock_status st, const rlock_reply *rep,
-                                const char *why) {
+static void rlock__round_answer(rlock_lock *lk, size_t i, int st, const rlock_reply *rep, const char *why) {
     /* what was asked, by op kind (a cleanup is a release) */
     static const char *const asked[] = { "", "unexpected reply to acquire", "unexpected reply to extend",
                                          "unexpected reply to release", RLOCK__PRIM("unexpected reply to inspect"),
@@ -5415,7 +5416,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     }
     if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
         nd->scripted = (unsigned char)!noperm;
-    rlock__round_answer(lk, i, (rlock_status)e, rep, "");
+    rlock__round_answer(lk, i, e, rep, "");
 }
 
 #endif /* !RLOCK__COMPACT */
