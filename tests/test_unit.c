@@ -569,6 +569,19 @@ static void env_up(size_t n, int with_wait, rlock_kind kind) {
 }
 
 /* Every node's script was used exactly, with no surprises. */
+/* One node whose transport has no connect hook: it comes connected (the
+ * fake's connection 1). The client is not set up yet. */
+static void env_no_connect_hook(const char *name) {
+    rlock_transport t;
+    env_reset(name);
+    t = fk_transport(&F[0], 1);
+    t.connect = NULL;
+    CHECK_EQ_ST(rlock_node_init(&N[0], &t), RLOCK_OK);
+    g_n = 1;
+    F[0].connected = 1;
+    F[0].conn_id = 1;
+}
+
 static void env_done(void) {
     size_t i;
     for (i = 0; i < g_n; i++) {
@@ -2438,14 +2451,7 @@ static void test_auth(void) {
         env_done();
         {   /* without a connect hook: a connection never set up is not one
              * that was dropped - said so again, then set up once it fits */
-            rlock_transport t;
-            env_reset("AUTH that does not fit, no connect hook");
-            t = fk_transport(&F[0], 1);
-            t.connect = NULL;
-            CHECK_EQ_ST(rlock_node_init(&N[0], &t), RLOCK_OK);
-            g_n = 1;
-            F[0].connected = 1;
-            F[0].conn_id = 1;
+            env_no_connect_hook("AUTH that does not fit, no connect hook");
             CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
             CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
             memset(pw, 'p', sizeof pw - 1);
@@ -4610,15 +4616,8 @@ static void test_client_connect_same_server(void) {
  * goes out on it (README/header: "Without it a dropped connection stays
  * down"), AUTH still leads; once dropped, nothing is sent again. */
 static void test_no_connect_hook(void) {
-    rlock_transport t;
-    env_reset("no connect hook");
-    t = fk_transport(&F[0], 1);
-    t.connect = NULL;
-    CHECK_EQ_ST(rlock_node_init(&N[0], &t), RLOCK_OK);
-    g_n = 1;
+    env_no_connect_hook("no connect hook");
     N[0].password = "pw";
-    F[0].connected = 1;
-    F[0].conn_id = 1;
     CHECK_EQ_ST(rlock_client_init(&C, N, 1, &CFG), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&LK, &C, "res:1", 5, RLOCK_KIND_SIMPLE), RLOCK_OK);
     fk_add(&F[0], "AUTH", "+OK\r\n");
