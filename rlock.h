@@ -6109,11 +6109,11 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
 #ifndef RLOCK_NO_CLUSTER
     if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
+    if (!msg || r->elem[2].len < 16) return; /* (a confirmation, or no waiter id: nobody's) */
     for (o = c->ops; o; o = o->op.next) {
         const char *d = r->elem[2].str;
         size_t n = r->elem[2].len;
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (!msg || n < 16) continue;
         if (memcmp(d, o->waiter_id, 16) == 0)
             o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE ? RLOCK__HANDED_SLOT(o, d + 16, n - 16) : 1;
         else if (n == 33 && memcmp(d + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
