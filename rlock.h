@@ -3288,17 +3288,23 @@ typedef rlock__conn rlock__x;
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
     struct rlock__pending *p;
     x->owner = owner;
+    /* (one body: the FIFO follows x, rx follows tx in both - rlock__x_bind_layout) */
+    x->q = (struct rlock__pending *)(x + 1);
     if (x->is_sub) {
-        rlock_subscriber *n = (rlock_subscriber *)owner;
-        x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
-        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+        x->q_cap = RLOCK_SUB_PIPELINE;
+        x->tx = ((rlock_subscriber *)owner)->tx; x->tx_cap = RLOCK_SUB_TX_BUF; x->rx_cap = RLOCK_SUB_RX_BUF;
     } else {
-        rlock_node *n = (rlock_node *)owner;
-        x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
-        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+        x->q_cap = RLOCK_MAX_PIPELINE;
+        x->tx = ((rlock_node *)owner)->tx; x->tx_cap = RLOCK_TX_BUF; x->rx_cap = RLOCK_RX_BUF;
     }
+    x->rx = x->tx + x->tx_cap;
     for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
+typedef char rlock__x_bind_layout[offsetof(rlock_node, q) == offsetof(rlock_node, x) + sizeof(rlock__conn) &&
+                                  offsetof(rlock_subscriber, q) == offsetof(rlock_subscriber, x) + sizeof(rlock__conn) &&
+                                  offsetof(rlock_node, rx) == offsetof(rlock_node, tx) + RLOCK_TX_BUF &&
+                                  offsetof(rlock_subscriber, rx) == offsetof(rlock_subscriber, tx) + RLOCK_SUB_TX_BUF
+                              ? 1 : -1];
 /* Its transport: its owner's first member (a node's, a subscriber's). */
 #define rlock__x_t(n) ((const rlock_transport *)(n)->owner)
 static rlock__x *rlock__x_node(const rlock_node *n) {
