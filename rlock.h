@@ -3720,14 +3720,16 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         int kind = ev->ps & RLOCK__PS_KIND;
         if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: no flag */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
-        if (kind == RLOCK__PS_SUB) { /* (every SUBSCRIBE has its FIFO entry: one out of turn is out of step) */
-            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
-            return -1;
-        }
+        /* (every SUBSCRIBE has its FIFO entry: one out of turn is out of step; one drop for both: 4 B less) */
+        if (kind == RLOCK__PS_SUB) goto nobody;
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
-    if (!n->count) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    if (!n->count) {
+    nobody:
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
+        return -1;
+    }
     if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
         if (p->tag == RLOCK__TAG_HELLO) {
             /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
