@@ -4006,41 +4006,52 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg) {
     unsigned char *id;
     size_t i, j;
+    rlock__txt why = 0;
+    long long x = 0;
+    unsigned long y = RLOCK_MAX_NODES; /* (n's bound: read only by a text with a \2) */
     if (!c) return RLOCK_E_BADARG;
-    /* On failure only c->why is written (a client in use is not disturbed). */
-    if (!nodes) return rlock__why(c->why, RLOCK__TXT("nodes is NULL"), 0, 0);
-    if (n == 0 || n > RLOCK_MAX_NODES)
-        return rlock__why(c->why, RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), (long long)n,
-                          RLOCK_MAX_NODES);
+    /* On failure only c->why is written (a client in use is not disturbed).
+     * The first check that fails picks the reason; one rlock__why writes it. */
+    if (!nodes) why = RLOCK__TXT("nodes is NULL");
+    else if (n == 0 || n > RLOCK_MAX_NODES)
+        why = RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), x = (long long)n;
+    if (why) goto bad;
     for (i = 0; i < n; i++) {
-        if (nodes[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)"), (long long)i, 0);
+        x = (long long)i;
+        if (nodes[i].magic != RLOCK__MAGIC_NODE) {
+            why = RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)");
+            goto bad;
+        }
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
-            if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return rlock__why(c->why, RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), (long long)j,
-                                  i);
+            if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx) {
+                why = RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), x = (long long)j, y = i;
+                goto bad;
+            }
     }
     if (cfg && cfg->drift_permille >= 1000)
-        return rlock__why(c->why, RLOCK__TXT("drift_permille \1 is not below 1000"), cfg->drift_permille, 0);
-    if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        return rlock__why(c->why, RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
-                          cfg->scripts, 0);
-    if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        return rlock__why(c->why, RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
-    if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        return rlock__why(c->why, RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)"), 0, 0);
-    if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        return rlock__why(c->why, RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)"), 0, 0);
-    if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        return rlock__why(c->why, RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)"), 0, 0);
+        why = RLOCK__TXT("drift_permille \1 is not below 1000"), x = cfg->drift_permille;
+    else if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
+        why = RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"), x = cfg->scripts;
+    else if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
+        why = RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
+    else if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
+        why = RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
+    else if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
+        why = RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
+    else if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
+        why = RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
 #ifdef RLOCK__NEED_NOW_HOOK
-    if (!cfg || !cfg->now_ms) return rlock__why(c->why, RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)"), 0, 0);
+    else if (!cfg || !cfg->now_ms) why = RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)");
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
-    if (!cfg || !cfg->random_bytes)
-        return rlock__why(c->why, RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)"), 0, 0);
+    else if (!cfg || !cfg->random_bytes)
+        why = RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)");
 #endif
+    if (why) {
+    bad:
+        return rlock__why(c->why, why, x, y);
+    }
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
     rlock__config_defaults(&c->cfg);
