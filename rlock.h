@@ -4080,22 +4080,27 @@ static RLOCK__FEW int rlock__client_ok(const rlock_client *c) { return c && c->m
 
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n) {
     size_t i, j;
+    rlock__txt why;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (!RLOCK__HAS_WAITING)
-        return rlock__why(c->why, RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
-    if (!subs) return rlock__why(c->why, RLOCK__TXT("subs is NULL"), 0, 0);
-    if (n == 0 || n > c->n_nodes)
-        return rlock__why(c->why, RLOCK__TXT("n is \1, it must be 1..\2 (the client's nodes)"), (long long)n,
-                          c->n_nodes);
+    /* (the first check that fails picks the reason; one rlock__why writes it,
+     * in the loop below: 4 B less than after it) */
+    j = c->n_nodes;
+    i = n;
+    if (!RLOCK__HAS_WAITING) why = RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)");
+    else if (!subs) why = RLOCK__TXT("subs is NULL");
+    else if (n == 0 || n > c->n_nodes) why = RLOCK__TXT("n is \1, it must be 1..\2 (the client's nodes)");
+    else why = 0;
+    if (why) goto bad;
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
-        if (subs[i].magic != RLOCK__MAGIC_SUB)
-            return rlock__why(c->why, RLOCK__TXT("subs[\1] is not initialised (rlock_subscriber_init)"), (long long)i,
-                              0);
+        why = RLOCK__TXT("subs[\1] is not initialised (rlock_subscriber_init)");
+        if (subs[i].magic != RLOCK__MAGIC_SUB) goto bad;
+        why = RLOCK__TXT("subs[\1] is the command connection of nodes[\2]");
         for (j = 0; j < c->n_nodes; j++)
-            if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
-                return rlock__why(c->why, RLOCK__TXT("subs[\1] is the command connection of nodes[\2]"), (long long)i,
-                                  j);
+            if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx) {
+            bad: /* (i: n, or the subscriber's index; j: the nodes', or the node's) */
+                return rlock__why(c->why, why, (long long)i, j);
+            }
     }
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
