@@ -7506,22 +7506,20 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
              * RLOCK_MAX_OWNER_LEN the default cannot fail, and its text is
              * not compiled) */
             if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why,
-                                  RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && src == def
-                                      ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
-                                      : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)"),
-                                  (long long)len, RLOCK_MAX_OWNER_LEN);
+                why = RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && src == def
+                          ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
+                          : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)");
             /* A reentrant hold is the hash field its owner id names: one
              * named as a read-write lock's fields ("mode", "wq", any
              * owner's ":r" ":w" ":x" ":y" ":q" ":t") would take such a
              * key's field for its hold, and both would hold the key.
              * (Read-write owner ids are suffixed: no clash. The NUL the
              * search takes in is no last byte: len is strlen's.) */
-            if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
-                ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], sizeof "rwxyqt")) ||
-                 (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
-                return rlock__why(lk->why, RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t"),
-                                  0, 0);
+            else if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
+                     ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], sizeof "rwxyqt")) ||
+                      (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
+                why = RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t");
+            if (why) return rlock__why(lk->why, why, (long long)len, RLOCK_MAX_OWNER_LEN); /* (0 until here: above) */
             memcpy(lk->owner, src, len + 1);
         }
         lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */
