@@ -5557,11 +5557,11 @@ static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     c->linger_mask = 0;
 }
 
-/* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP);
- * another channel lingering there is unsubscribed first. */
+/* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP),
+ * the channel lingering there unsubscribed first (where it is subscribed:
+ * with linger_mask 0 the drop sends nothing - lk's own channel is kept so). */
 static RLOCK__NOINLINE void rlock__linger_set(rlock_client *c, const rlock_lock *lk, rlock__ms now) {
-    /* (with no subscriber left - linger_mask 0 - the drop sends nothing) */
-    if (!rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    rlock__linger_drop(c, now);
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
@@ -5580,7 +5580,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk) {
         if (rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
-    rlock__linger_set(c, lk, rlock__now(c));
+    if (!rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_set(c, lk, rlock__now(c));
     c->linger_mask |= mine;
 }
 
@@ -5810,7 +5810,8 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_pttl >= 0) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
             /* Not adopted: the channel lingering is another, or lk's without a
-             * subscriber left (linger_mask 0, nothing to unsubscribe). */
+             * subscriber left (linger_mask 0, nothing to unsubscribe: the
+             * drop sends nothing, no second channel compare). */
             rlock__linger_set(c, lk, now);
             op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
             op->sub_pending |= rlock__sub_send(c, ~0u, lk, op->wake_at);
