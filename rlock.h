@@ -4109,8 +4109,7 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
 #endif
     }
     c->n_subs = n;
-    c->linger_len = 0;
-    c->linger_mask = 0;
+    c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
     return RLOCK_OK;
 }
 
@@ -4367,8 +4366,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
         if (n->conn != RLOCK__CONN_DOWN || n->count)
             rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
-    c->linger_len = 0;
-    c->linger_mask = 0;
+    c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
 }
 #endif /* !RLOCK__COMPACT */
 
