@@ -3288,17 +3288,23 @@ typedef rlock__conn rlock__x;
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
     struct rlock__pending *p;
     x->owner = owner;
+    /* (one body: the FIFO follows x, rx follows tx in both - rlock__x_bind_layout) */
+    x->q = (struct rlock__pending *)(x + 1);
     if (x->is_sub) {
-        rlock_subscriber *n = (rlock_subscriber *)owner;
-        x->q = n->q; x->q_cap = RLOCK_SUB_PIPELINE;
-        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+        x->q_cap = RLOCK_SUB_PIPELINE;
+        x->tx = ((rlock_subscriber *)owner)->tx; x->tx_cap = RLOCK_SUB_TX_BUF; x->rx_cap = RLOCK_SUB_RX_BUF;
     } else {
-        rlock_node *n = (rlock_node *)owner;
-        x->q = n->q; x->q_cap = RLOCK_MAX_PIPELINE;
-        x->tx = n->tx; x->tx_cap = sizeof n->tx; x->rx = n->rx; x->rx_cap = sizeof n->rx;
+        x->q_cap = RLOCK_MAX_PIPELINE;
+        x->tx = ((rlock_node *)owner)->tx; x->tx_cap = RLOCK_TX_BUF; x->rx_cap = RLOCK_RX_BUF;
     }
+    x->rx = x->tx + x->tx_cap;
     for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
+typedef char rlock__x_bind_layout[offsetof(rlock_node, q) == offsetof(rlock_node, x) + sizeof(rlock__conn) &&
+                                  offsetof(rlock_subscriber, q) == offsetof(rlock_subscriber, x) + sizeof(rlock__conn) &&
+                                  offsetof(rlock_node, rx) == offsetof(rlock_node, tx) + RLOCK_TX_BUF &&
+                                  offsetof(rlock_subscriber, rx) == offsetof(rlock_subscriber, tx) + RLOCK_SUB_TX_BUF
+                              ? 1 : -1];
 /* Its transport: its owner's first member (a node's, a subscriber's). */
 #define rlock__x_t(n) ((const rlock_transport *)(n)->owner)
 static rlock__x *rlock__x_node(const rlock_node *n) {
@@ -3714,14 +3720,16 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         int kind = ev->ps & RLOCK__PS_KIND;
         if (n->count && RLOCK__X_HAS(p->tag, 0x800 << kind)) /* RLOCK__X_BY_SUB_PUSH, _UNSUB_PUSH; 0x800, 0x4000: no flag */
             return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
-        if (kind == RLOCK__PS_SUB) { /* (every SUBSCRIBE has its FIFO entry: one out of turn is out of step) */
-            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
-            return -1;
-        }
+        /* (every SUBSCRIBE has its FIFO entry: one out of turn is out of step; one drop for both: 4 B less) */
+        if (kind == RLOCK__PS_SUB) goto nobody;
         ev->kind = RLOCK__EV_PUSH;
         return 1;
     }
-    if (!n->count) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for"); return -1; }
+    if (!n->count) {
+    nobody:
+        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
+        return -1;
+    }
     if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
         if (p->tag == RLOCK__TAG_HELLO) {
             /* Redis answers HELLO 3 with a map (RESP3 from now on); an error
@@ -3998,41 +4006,52 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
                                         const rlock_config *cfg) {
     unsigned char *id;
     size_t i, j;
+    rlock__txt why = 0;
+    long long x = 0;
+    unsigned long y = RLOCK_MAX_NODES; /* (n's bound: read only by a text with a \2) */
     if (!c) return RLOCK_E_BADARG;
-    /* On failure only c->why is written (a client in use is not disturbed). */
-    if (!nodes) return rlock__why(c->why, RLOCK__TXT("nodes is NULL"), 0, 0);
-    if (n == 0 || n > RLOCK_MAX_NODES)
-        return rlock__why(c->why, RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), (long long)n,
-                          RLOCK_MAX_NODES);
+    /* On failure only c->why is written (a client in use is not disturbed).
+     * The first check that fails picks the reason; one rlock__why writes it. */
+    if (!nodes) why = RLOCK__TXT("nodes is NULL");
+    else if (n == 0 || n > RLOCK_MAX_NODES)
+        why = RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), x = (long long)n;
+    if (why) goto bad;
     for (i = 0; i < n; i++) {
-        if (nodes[i].magic != RLOCK__MAGIC_NODE)
-            return rlock__why(c->why, RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)"), (long long)i, 0);
+        x = (long long)i;
+        if (nodes[i].magic != RLOCK__MAGIC_NODE) {
+            why = RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)");
+            goto bad;
+        }
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
-            if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx)
-                return rlock__why(c->why, RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), (long long)j,
-                                  i);
+            if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx) {
+                why = RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), x = (long long)j, y = i;
+                goto bad;
+            }
     }
     if (cfg && cfg->drift_permille >= 1000)
-        return rlock__why(c->why, RLOCK__TXT("drift_permille \1 is not below 1000"), cfg->drift_permille, 0);
-    if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        return rlock__why(c->why, RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"),
-                          cfg->scripts, 0);
-    if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        return rlock__why(c->why, RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
-    if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        return rlock__why(c->why, RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)"), 0, 0);
-    if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        return rlock__why(c->why, RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)"), 0, 0);
-    if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        return rlock__why(c->why, RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)"), 0, 0);
+        why = RLOCK__TXT("drift_permille \1 is not below 1000"), x = cfg->drift_permille;
+    else if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
+        why = RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"), x = cfg->scripts;
+    else if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
+        why = RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
+    else if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
+        why = RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
+    else if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
+        why = RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
+    else if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
+        why = RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
 #ifdef RLOCK__NEED_NOW_HOOK
-    if (!cfg || !cfg->now_ms) return rlock__why(c->why, RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)"), 0, 0);
+    else if (!cfg || !cfg->now_ms) why = RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)");
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
-    if (!cfg || !cfg->random_bytes)
-        return rlock__why(c->why, RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)"), 0, 0);
+    else if (!cfg || !cfg->random_bytes)
+        why = RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)");
 #endif
+    if (why) {
+    bad:
+        return rlock__why(c->why, why, x, y);
+    }
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
     rlock__config_defaults(&c->cfg);
@@ -4061,22 +4080,27 @@ static RLOCK__FEW int rlock__client_ok(const rlock_client *c) { return c && c->m
 
 RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscriber *subs, size_t n) {
     size_t i, j;
+    rlock__txt why;
     if (!rlock__client_ok(c)) return RLOCK_E_BADARG;
-    if (!RLOCK__HAS_WAITING)
-        return rlock__why(c->why, RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)"), 0, 0);
-    if (!subs) return rlock__why(c->why, RLOCK__TXT("subs is NULL"), 0, 0);
-    if (n == 0 || n > c->n_nodes)
-        return rlock__why(c->why, RLOCK__TXT("n is \1, it must be 1..\2 (the client's nodes)"), (long long)n,
-                          c->n_nodes);
+    /* (the first check that fails picks the reason; one rlock__why writes it,
+     * in the loop below: 4 B less than after it) */
+    j = c->n_nodes;
+    i = n;
+    if (!RLOCK__HAS_WAITING) why = RLOCK__TXT("subscribers: waiting is compiled out (RLOCK_NO_WAITING)");
+    else if (!subs) why = RLOCK__TXT("subs is NULL");
+    else if (n == 0 || n > c->n_nodes) why = RLOCK__TXT("n is \1, it must be 1..\2 (the client's nodes)");
+    else why = 0;
+    if (why) goto bad;
     if (c->ops) return RLOCK_E_STATE;
     for (i = 0; i < n; i++) {
-        if (subs[i].magic != RLOCK__MAGIC_SUB)
-            return rlock__why(c->why, RLOCK__TXT("subs[\1] is not initialised (rlock_subscriber_init)"), (long long)i,
-                              0);
+        why = RLOCK__TXT("subs[\1] is not initialised (rlock_subscriber_init)");
+        if (subs[i].magic != RLOCK__MAGIC_SUB) goto bad;
+        why = RLOCK__TXT("subs[\1] is the command connection of nodes[\2]");
         for (j = 0; j < c->n_nodes; j++)
-            if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx)
-                return rlock__why(c->why, RLOCK__TXT("subs[\1] is the command connection of nodes[\2]"), (long long)i,
-                                  j);
+            if (subs[i].transport.ctx && c->nodes[j]->transport.ctx == subs[i].transport.ctx) {
+            bad: /* (i: n, or the subscriber's index; j: the nodes', or the node's) */
+                return rlock__why(c->why, why, (long long)i, j);
+            }
     }
     for (i = 0; i < n; i++) {
         c->subs[i] = &subs[i];
@@ -4085,8 +4109,7 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
 #endif
     }
     c->n_subs = n;
-    c->linger_len = 0;
-    c->linger_mask = 0;
+    c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
     return RLOCK_OK;
 }
 
@@ -4343,8 +4366,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
         if (n->conn != RLOCK__CONN_DOWN || n->count)
             rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
-    c->linger_len = 0;
-    c->linger_mask = 0;
+    c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
 }
 #endif /* !RLOCK__COMPACT */
 
@@ -5534,11 +5556,11 @@ static void rlock__linger_drop(rlock_client *c, rlock__ms now) {
     c->linger_mask = 0;
 }
 
-/* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP);
- * another channel lingering there is unsubscribed first. */
+/* c->linger := lk's release channel (any lock's fits: RLOCK__LINGER_CAP),
+ * the channel lingering there unsubscribed first (where it is subscribed:
+ * with linger_mask 0 the drop sends nothing - lk's own channel is kept so). */
 static RLOCK__NOINLINE void rlock__linger_set(rlock_client *c, const rlock_lock *lk, rlock__ms now) {
-    /* (with no subscriber left - linger_mask 0 - the drop sends nothing) */
-    if (!rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_drop(c, now);
+    rlock__linger_drop(c, now);
     rlock__aux_write(c->linger, lk->key, lk->key_len, lk->aux_base_len);
     memcpy(c->linger + lk->aux_base_len, ":released", 9);
     c->linger_len = lk->aux_base_len + 9;
@@ -5557,7 +5579,7 @@ static void rlock__op_unsubscribe(rlock_lock *lk) {
         if (rlock__same_chan(o, lk)) others |= o->op.sub_ok | o->op.sub_pending;
     mine &= ~others;
     if (!mine) return;
-    rlock__linger_set(c, lk, rlock__now(c));
+    if (!rlock__is_my_chan(lk, c->linger, c->linger_len)) rlock__linger_set(c, lk, rlock__now(c));
     c->linger_mask |= mine;
 }
 
@@ -5787,7 +5809,8 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_pttl >= 0) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
             /* Not adopted: the channel lingering is another, or lk's without a
-             * subscriber left (linger_mask 0, nothing to unsubscribe). */
+             * subscriber left (linger_mask 0, nothing to unsubscribe: the
+             * drop sends nothing, no second channel compare). */
             rlock__linger_set(c, lk, now);
             op->wake_at = now + op->round.timeout; /* a push confirmation has no deadline of its own */
             op->sub_pending |= rlock__sub_send(c, ~0u, lk, op->wake_at);
@@ -6110,11 +6133,11 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
 #ifndef RLOCK_NO_CLUSTER
     if (c->shard && ev->ps == (RLOCK__PS_UNSUB | RLOCK__PS_SHARD)) { c->shard->moved(c, j, ev); return; }
 #endif
+    if (!msg || r->elem[2].len < 16) return; /* (a confirmation, or no waiter id: nobody's) */
     for (o = c->ops; o; o = o->op.next) {
         const char *d = r->elem[2].str;
         size_t n = r->elem[2].len;
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
-        if (!msg || n < 16) continue;
         if (memcmp(d, o->waiter_id, 16) == 0)
             o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE ? RLOCK__HANDED_SLOT(o, d + 16, n - 16) : 1;
         else if (n == 33 && memcmp(d + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
@@ -7483,22 +7506,20 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
              * RLOCK_MAX_OWNER_LEN the default cannot fail, and its text is
              * not compiled) */
             if (len == 0 || len > RLOCK_MAX_OWNER_LEN)
-                return rlock__why(lk->why,
-                                  RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && src == def
-                                      ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
-                                      : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)"),
-                                  (long long)len, RLOCK_MAX_OWNER_LEN);
+                why = RLOCK_MAX_OWNER_LEN < 17 + 3 * sizeof(unsigned long) && src == def
+                          ? RLOCK__TXT("the default owner id is \1 bytes, RLOCK_MAX_OWNER_LEN is \2: set cfg.owner")
+                          : RLOCK__TXT("owner is \1 bytes, it must be 1..RLOCK_MAX_OWNER_LEN (\2)");
             /* A reentrant hold is the hash field its owner id names: one
              * named as a read-write lock's fields ("mode", "wq", any
              * owner's ":r" ":w" ":x" ":y" ":q" ":t") would take such a
              * key's field for its hold, and both would hold the key.
              * (Read-write owner ids are suffixed: no clash. The NUL the
              * search takes in is no last byte: len is strlen's.) */
-            if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
-                ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], sizeof "rwxyqt")) ||
-                 (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
-                return rlock__why(lk->why, RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t"),
-                                  0, 0);
+            else if (RLOCK__HAS_REENTRANT && lk->kind == RLOCK_KIND_REENTRANT &&
+                     ((len > 1 && src[len - 2] == ':' && memchr("rwxyqt", src[len - 1], sizeof "rwxyqt")) ||
+                      (len == 4 && memcmp(src, "mode", 4) == 0) || (len == 2 && memcmp(src, "wq", 2) == 0)))
+                why = RLOCK__TXT("a reentrant owner id may not be mode, wq or end in :r :w :x :y :q :t");
+            if (why) return rlock__why(lk->why, why, (long long)len, RLOCK_MAX_OWNER_LEN); /* (0 until here: above) */
             memcpy(lk->owner, src, len + 1);
         }
         lk->state = RLOCK_STATE_IDLE; /* (holds: set by the grant, read only while HELD) */
