@@ -24,15 +24,16 @@
 
 static int quick;
 
-/* The default config, but where timing runs slow (rh_slow(): valgrind, or
- * RLOCK_TEST_SLOW) its node timeout - 250 ms for these 10 s leases - scaled
- * with it: under valgrind at make test's -j 4 on a loaded machine, the first
- * acquire of all-up (its code translated then) had a node answer after 250 ms
- * (votes 2 of 3, node "io error"). */
-static rlock_config default_cfg(void) {
+/* The default config with a node timeout a loaded machine keeps: 1000 ms x
+ * rh_slow() (x3 under valgrind, RLOCK_TEST_SLOW), where the default is 250 ms
+ * for these 10 s leases. At make test's -j 4 with one spinner on 2 cores the
+ * first acquire of all-up had a node answer after 250 ms (votes 2 of 3 under
+ * valgrind, 4 of 5 under ASan; node "io error"): what is checked is that every
+ * node votes, not how fast - a node that does not answer still fails it. */
+static rlock_config roomy_cfg(void) {
     rlock_config cfg;
     rlock_config_init(&cfg);
-    if (rh_slow() > 1) cfg.node_timeout_ms = 250u * rh_slow();
+    cfg.node_timeout_ms = 1000u * rh_slow();
     return cfg;
 }
 
@@ -189,7 +190,7 @@ static void test_all_up(int n) {
     char key[32], token[RLOCK_TOKEN_LEN + 1];
     long long v;
     int i;
-    rlock_config cfg = default_cfg();
+    rlock_config cfg = roomy_cfg();
     snprintf(key, sizeof key, "rl:allup:%d", n);
     REQUIRE(cluster_start(&C, n, 0, &cfg) == 0);
     REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
@@ -199,7 +200,8 @@ static void test_all_up(int n) {
     CHECK_EQ_LL(rlock_last_votes(&lk), n);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
     v = rlock_validity_ms(&lk);
-    CHECK_MSG(v <= ttl - drift_of(ttl) && v > ttl - drift_of(ttl) - 1000 * (long long)rh_slow(), "validity %lld", v);
+    CHECK_MSG(v <= ttl - drift_of(ttl) && v > ttl - drift_of(ttl) - 2000 * (long long)rh_slow(),
+              "validity %lld", v); /* (a connect and a round, each under 1000 ms x rh_slow()) */
     snprintf(token, sizeof token, "%s", rlock_lock_token(&lk));
     CHECK_EQ_LL(strlen(token), RLOCK_TOKEN_LEN);
     CHECK_EQ_LL(nodes_with_token(&C, key, token), n);
@@ -266,7 +268,7 @@ static void test_minority_down(int n, int kill) {
     char key[32];
     long long v;
     int i;
-    rlock_config cfg = default_cfg();
+    rlock_config cfg = roomy_cfg();
     snprintf(key, sizeof key, "rl:minority:%d", n);
     REQUIRE(cluster_start(&C, n, 0, &cfg) == 0);
     REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
