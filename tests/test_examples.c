@@ -172,18 +172,29 @@ static int holder_child(const rh_server *s, const char *key, int wfd, int rfd) {
     rlock_node node;
     rlock_client cl;
     rlock_lock lk;
+    rlock_config cfg;
     char c;
     rlock_status st;
-    if (rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000) != 0 ||
+    /* Setup, not under test: a node timeout that a loaded machine keeps
+     * (the default, 250 ms for this lease, was outlasted under valgrind at
+     * -j 4: this child is the process's first to run an acquire, its code
+     * translated then, and one in a few runs failed with exit 11) */
+    rlock_config_init(&cfg);
+    cfg.node_timeout_ms = 1000u * rh_slow();
+    if (rlock_posix_init_tcp(&pc, "127.0.0.1", s->port, 1000 * (int)rh_slow()) != 0 ||
         rlock_node_init(&node, rlock_posix_transport(&pc)) != RLOCK_OK ||
-        rlock_client_init(&cl, &node, 1, NULL) != RLOCK_OK ||
+        rlock_client_init(&cl, &node, 1, &cfg) != RLOCK_OK ||
         rlock_lock_init(&lk, &cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;
-    if (rlock_acquire(&lk, 60000, 0) != RLOCK_OK) return 11;
+    if ((st = rlock_acquire(&lk, 60000, 0)) != RLOCK_OK) {
+        fprintf(stderr, "holder of %s: acquire: %s\n", key, rlock_status_str(st));
+        return 11;
+    }
     rlock_client_close(&cl);
     if (write(wfd, "h", 1) != 1) return 12;
     if (rh_read_full(rfd, &c, 1, 60000) != 0) return 13;
     st = rlock_release(&lk);
+    if (st != RLOCK_OK) fprintf(stderr, "holder of %s: release: %s\n", key, rlock_status_str(st));
     if (write(wfd, st == RLOCK_OK ? "R" : "F", 1) != 1) return 15;
     rlock_client_close(&cl);
     rlock_posix_close(&pc);

@@ -1069,7 +1069,20 @@ static int fence_child(rh_server *const *srv, int n, const char *key, const char
         len = snprintf(line, sizeof line, "%lld %d\n", tok, who);
         if (write(fd, line, (size_t)len) != len) errors++; /* one append, inside the critical section */
         st = rlock_release(&lk);
-        if (st != RLOCK_OK) {
+        if (st != RLOCK_OK && st != RLOCK_LOST) {
+            /* Unanswered in time (a loaded machine): the outcome is unknown
+             * and the handle stays HELD - retry, as rlock.h says, or every
+             * later acquire here is RLOCK_E_STATE for the 60 s lease. LOST on
+             * a retry: the first try landed late. Not an error unless the
+             * retries fail too (the release itself is tested elsewhere). */
+            int r;
+            fprintf(stderr, "fence child %d: release: %s, retrying\n", who, rlock_status_str(st));
+            for (r = 0; r < 5 && st != RLOCK_OK && st != RLOCK_LOST; r++) st = rlock_release(&lk);
+            if (st != RLOCK_OK && st != RLOCK_LOST) {
+                fprintf(stderr, "fence child %d: release retried: %s\n", who, rlock_status_str(st));
+                errors++;
+            }
+        } else if (st != RLOCK_OK) {
             fprintf(stderr, "fence child %d: release: %s\n", who, rlock_status_str(st));
             errors++;
         }
