@@ -1074,9 +1074,8 @@ static void test_floor_tight(void) {
     CHECK_EQ_ST(rlock_node_init(&node, &tr), RLOCK_OK);
     CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&lk, &cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    lk.op.queue = 1;
     lk.op.wait_left = 86400000u;
-    lk.op.round.ttl = RLOCK_MAX_TTL_MS;
+    lk.op.ttl = RLOCK_MAX_TTL_MS; /* (the template's ttl; round.ttl, set here once, left it "0") */
     lk.held_mask = 1;
     for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
         size_t n;

@@ -1618,7 +1618,10 @@ static void test_tx_floor(void) {
 #ifndef RLOCK_NO_PRIMITIVES /* (a semaphore's permits, a writer's hold-off) */
             LK.op.arg5 = UINT32_MAX; /* (its type's largest) */
 #endif
+            LK.op.ttl = RLOCK_MAX_TTL_MS; /* (the templates': RLOCK__ENC_TEMPLATE) */
+#if !RLOCK__ENC_TEMPLATE
             LK.op.round.ttl = RLOCK_MAX_TTL_MS;
+#endif
             for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
 #if RLOCK__COMPACT /* a simple lock's script (rlock__c_ops_are_scripts) */
                 LK.op.round.script = op - RLOCK__OP_ACQUIRE;
