@@ -1122,18 +1122,41 @@ typedef long long rlock__num;
 
 #if RLOCK__COMPACT
 /* The compact engine's (section 6.8c) round and operation: one node, simple
- * locks; only the fields it uses, the most used first (Thumb's short loads
- * reach a struct's first 124 bytes). Same names as the general engine's. */
+ * locks; only the fields its build reads, the most used first (Thumb's short
+ * loads reach a struct's first 124 bytes). Same names as the general
+ * engine's. cleanup, ttl and wake are the general encoder's (the templates,
+ * RLOCK__ENC_TEMPLATE, read the op and the phase instead), evaled the EVAL
+ * fallback's: the compact engine reaches them by the macros below (nothing,
+ * or 0, where a build has no such field). */
 typedef struct rlock_round {
     rlock__ms start;
+#if !RLOCK__ENC_TEMPLATE
     int cleanup;
+#endif
     int plain;
     int script;
+#if !RLOCK__ENC_TEMPLATE
     uint32_t ttl;
-    uint32_t timeout;         /* (unused: rlock__c_submit works it out; the general encoder's WAIT names it) */
+#endif
+#if RLOCK__HAS_EVAL
     unsigned evaled;
+#endif
+#if !RLOCK__ENC_TEMPLATE
     unsigned wake;
+#endif
 } rlock_round;
+#if RLOCK__ENC_TEMPLATE
+#define RLOCK__C_SET_ENC(r, f, v) (void)0
+#else
+#define RLOCK__C_SET_ENC(r, f, v) ((r)->f = (v))
+#endif
+#if RLOCK__HAS_EVAL
+#define RLOCK__C_EVALED(r) ((r)->evaled)
+#define RLOCK__C_SET_EVALED(r, v) ((r)->evaled = (v))
+#else
+#define RLOCK__C_EVALED(r) 0u
+#define RLOCK__C_SET_EVALED(r, v) (void)0
+#endif
 typedef struct rlock_op {
     struct rlock_lock *next;
     int kind;
@@ -5095,6 +5118,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
              * a cleanup's carries the NUL after it: it undoes only a recorded grant */
             case 'R': a = lk->waiter_id; len = 16u + (unsigned)c; break;
             case 'S': RLOCK__SPUBLISH(lk, e); continue; /* notices by SPUBLISH, named in ARGV[7] */
+#if RLOCK__HAS_REPLICAS /* (WAIT's template is "" without: the compact engine's round has no timeout) */
             case 'X': len = rlock__utoa(num, lk->client->cfg.replicas); break;
             /* WAIT's timeout stays inside the round's, so a missing replica
              * cannot turn into a node timeout (and a dropped connection). */
@@ -5105,6 +5129,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                 len = rlock__utoa(num, w);
                 break;
             }
+#endif
             /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
              * before its first one, so that its version's libraries are not
              * deleted under it. */
@@ -6419,7 +6444,7 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
     unsigned char *out = n->tx + at;
     size_t cap = sizeof n->tx - at;
     end = tpl != RLOCK__C_REQ ? rlock__c_tpl(n, lk, tpl, argc, out, cap, 0)
-            : rlock__encode_lock(lk, 0, out, cap, RLOCK__HAS_EVAL && lk->op.round.evaled ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
+            : rlock__encode_lock(lk, 0, out, cap, RLOCK__C_EVALED(&lk->op.round) ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
     if (end) end += at;
 #endif
     if (!end) return 0;
@@ -6458,7 +6483,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
         const rlock_round *rd = &lk->op.round;
         rlock__ms start = rd->start;
         if (x->count) return; /* (its own included: answers are judged as they come) */
-        if (!(RLOCK__HAS_EVAL && rd->evaled) && RLOCK__MS_BEFORE(start, deadline)) start = deadline;
+        if (!RLOCK__C_EVALED(rd) && RLOCK__MS_BEFORE(start, deadline)) start = deadline;
         deadline = start + rlock__node_timeout(lk, lk->op.ttl, start);
     }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
@@ -6689,13 +6714,13 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
         n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
         n->err[0] = '\0';
     }
-    if (RLOCK__HAS_EVAL) r->evaled = 0; /* (set only on NOSCRIPT: with the EVAL fallback) */
+    RLOCK__C_SET_EVALED(r, 0u); /* (set only on NOSCRIPT: with the EVAL fallback) */
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
     r->plain = plain;
-    if (!RLOCK__ENC_TEMPLATE) r->cleanup = cleanup; /* (the general encoder's; the compact engine reads the phase) */
-    if (RLOCK__REQ_QUEUE) r->wake = kind == RLOCK__OP_RELEASE && !cleanup; /* names the channel (fencing builds) */
+    RLOCK__C_SET_ENC(r, cleanup, cleanup); /* (the general encoder's; the compact engine reads the phase) */
+    if (RLOCK__REQ_QUEUE) RLOCK__C_SET_ENC(r, wake, kind == RLOCK__OP_RELEASE && !cleanup); /* names the channel (fencing) */
     r->start = now;
-    if (!RLOCK__ENC_TEMPLATE) r->ttl = op->ttl; /* (the templates read op.ttl: the same) */
+    RLOCK__C_SET_ENC(r, ttl, op->ttl); /* (the templates read op.ttl: the same) */
     rlock__c_claim(n, lk, now); /* (rlock__c_submit) */
 }
 
@@ -6860,9 +6885,9 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
         why = "";
         if (t == '-') {
             e = rlock__error_scan(s, rep->len);
-            if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
+            if ((e & RLOCK__C_W_NOSCRIPT) && !RLOCK__C_EVALED(r)) {
                 if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
-                    r->evaled = 1u;
+                    RLOCK__C_SET_EVALED(r, 1u);
                     n->x.active = 1; /* (it is alive: no idle probe) */
                     rlock__c_submit(lk, now);
                     n->x.active = 0;

@@ -26,10 +26,11 @@ static int quick;
 
 /* The default config with a node timeout a loaded machine keeps: 1000 ms x
  * rh_slow() (x3 under valgrind, RLOCK_TEST_SLOW), where the default is 250 ms
- * for these 10 s leases. At make test's -j 4 with one spinner on 2 cores the
- * first acquire of all-up had a node answer after 250 ms (votes 2 of 3 under
- * valgrind, 4 of 5 under ASan; node "io error"): what is checked is that every
- * node votes, not how fast - a node that does not answer still fails it. */
+ * for these 10 s leases (5 s: the contending workers'); every test that had
+ * the default config uses it. At make test's -j 4 with one spinner on 2 cores
+ * the first acquire of all-up had a node answer after 250 ms (votes 2 of 3
+ * under valgrind, 4 of 5 under ASan; node "io error"): what is checked is
+ * which nodes vote, not how fast - a node that does not answer still fails it. */
 static rlock_config roomy_cfg(void) {
     rlock_config cfg;
     rlock_config_init(&cfg);
@@ -603,7 +604,8 @@ out:
 static void test_extend_lost(void) {
     rlock_lock lk;
     const char *key = "rl:lost";
-    REQUIRE(cluster_start(&C, 3, 0, NULL) == 0);
+    rlock_config cfg = roomy_cfg();
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0);
     REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
     CHECK_EQ_LL(rh_int(&C.srv[0], "DEL %s", key), 1);
@@ -669,7 +671,7 @@ static void test_renew_minority(void) {
     rlock_config cfg;
     int lost_calls = 0;
     const char *key = "rl:renewmin";
-    rlock_config_init(&cfg);
+    cfg = roomy_cfg();
     cfg.on_lost = count_lost;
     cfg.hook_user = &lost_calls;
     cfg.renew_every_ms = 1;
@@ -783,7 +785,8 @@ static void test_reentrant(void) {
     rlock_lock lk;
     const char *key = "rl:reentrant";
     int i;
-    REQUIRE(cluster_start(&C, 3, 0, NULL) == 0);
+    rlock_config cfg = roomy_cfg();
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0);
     REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_REENTRANT) == RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_hold_count(&lk), 1);
@@ -839,6 +842,7 @@ static int worker(const int *ports, int n, const char *dir, int rounds, int id) 
     char marker[512], counter[512], stop[512], done_path[512];
     int i, done = 0, overlaps = 0, failures = 0;
     FILE *f;
+    rlock_config cfg = roomy_cfg();
     snprintf(marker, sizeof marker, "%s/inside", dir);
     snprintf(counter, sizeof counter, "%s/counter", dir);
     snprintf(stop, sizeof stop, "%s/stop", dir);
@@ -847,7 +851,7 @@ static int worker(const int *ports, int n, const char *dir, int rounds, int id) 
         if (rlock_posix_init_tcp(&pc[i], "127.0.0.1", ports[i], 1000) != 0) return 1;
         if (rlock_node_init(&node[i], rlock_posix_transport(&pc[i])) != RLOCK_OK) return 1;
     }
-    if (rlock_client_init(&cl, node, (size_t)n, NULL) != RLOCK_OK) return 1;
+    if (rlock_client_init(&cl, node, (size_t)n, &cfg) != RLOCK_OK) return 1;
     if (rlock_lock_init(&lk, &cl, WORKER_KEY, strlen(WORKER_KEY), RLOCK_KIND_SIMPLE) != RLOCK_OK) return 1;
     for (;;) {
         rlock_status st;
@@ -1163,8 +1167,9 @@ static void test_fault17_maxclients_node(void) {
     redisReply *r;
     rlock_status st;
     int fds0;
+    rlock_config cfg = roomy_cfg();
     fds0 = rh_count_fds();
-    REQUIRE(cluster_start(&C, 3, 0, NULL) == 0); /* nothing connected to the nodes yet */
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0); /* nothing connected to the nodes yet */
     REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
     hold = rh_connect(&C.srv[2]);
     REQUIRE(hold != NULL);

@@ -46,6 +46,14 @@
  *     is reported as itself, not as a protocol error;
  *   - node.db 3: the lock lives in db 3 (SELECT behind AUTH), not in db 0;
  *     db 99 is refused with the server's text and nothing is held.
+ *   - bad input (FAULTS.md row 23: NULL, empty or over-long key, a ttl not
+ *     positive, within the drift or the node timeout, over RLOCK_MAX_TTL_MS,
+ *     a negative wait, a handle destroyed or never initialised, a lock not
+ *     held or held already) is refused with nothing sent and nothing held -
+ *     a held lock's key as it was -, and the bounds themselves work;
+ *   - what the server refuses (rows 17-19: WRONGPASS, NOAUTH, maxclients,
+ *     OOM) is the acquire's status with its text, sent once, nothing held,
+ *     no fd left, and the client works once the server does;
  *   - what it leaves out says so: cfg.fencing is refused by rlock_client_init
  *     (its error names RLOCK_NO_FENCING) and nothing reaches the server;
  *     scripts not loaded (SCRIPT FLUSH) are an error that says to SCRIPT LOAD
@@ -917,6 +925,153 @@ static void load_scripts(const rh_server *s, const char *password) {
 /* The server's count of commands it has run (this INFO not included). */
 static long long commands_run(void) { return info_num("stats", "total_commands_processed:", -1); }
 
+/* FAULTS.md row 23 on a real server: bad input is refused - RLOCK_E_BADARG
+ * (a NULL, empty or over-long key; a ttl not positive, within the drift or
+ * the node timeout, above RLOCK_MAX_TTL_MS; a negative wait; a kind
+ * compiled out; a handle destroyed or never initialised), RLOCK_NOT_HELD
+ * (extend or release of a lock not held), RLOCK_E_STATE (an acquire of a
+ * lock held) - with nothing sent (the server ran no command but the
+ * test's INFO: commands_run) and nothing held: no key, or the held lock's
+ * key as it was (its token, no longer TTL). */
+static void test_bad_input(const rh_server *s) {
+    static const long long bad_ttls[] = { 0, -1, 2 /* <= the drift */, 1000 /* <= node_timeout_ms */,
+                                          RLOCK_MAX_TTL_MS + 1, LLONG_MAX, LLONG_MIN };
+    static char key[RLOCK_MAX_KEY_LEN + 1];
+    scli t;
+    rlock_lock lk, dl;
+    rlock_client never;
+    long long before, pttl;
+    unsigned long sent;
+    size_t i;
+    make_key(key, 'i');
+    memset(&never, 0, sizeof never); /* (zeroed, as a static one is: never initialised) */
+    CHECK(scli_open(&t, s, PASSWORD) == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, RLOCK_MAX_KEY_LEN, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK); /* (connected, AUTH and SELECT done) */
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    sent = rlock_node_commands(&t.node);
+    before = commands_run();
+    CHECK_EQ_ST(rlock_lock_init(NULL, &t.cl, key, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, NULL, key, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &never, key, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &t.cl, NULL, 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &t.cl, key, 0, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &t.cl, key, RLOCK_MAX_KEY_LEN + 1, RLOCK_KIND_SIMPLE), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_lock_init(&dl, &t.cl, key, 1, RLOCK_KIND_REENTRANT), RLOCK_E_BADARG); /* compiled out */
+    CHECK_EQ_ST(rlock_acquire(NULL, 5000, 0), RLOCK_E_BADARG);
+    for (i = 0; i < sizeof bad_ttls / sizeof bad_ttls[0]; i++) {
+        CHECK_MSG(rlock_acquire(&lk, bad_ttls[i], 0) == RLOCK_E_BADARG, "acquire, ttl %lld", bad_ttls[i]);
+        CHECK_MSG(rlock_acquire_begin(&lk, bad_ttls[i], 100) == RLOCK_E_BADARG, "acquire_begin, ttl %lld",
+                  bad_ttls[i]);
+    }
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, -1), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, LLONG_MIN), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_try_acquire(&lk, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_NOT_HELD);
+    CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_STATE); /* nothing in progress */
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), sent);
+    CHECK_EQ_LL(commands_run(), before + 1); /* (its own INFO) */
+    CHECK(absent(key));
+
+    /* held: a bad extend leaves the lock as it was; a second acquire is refused */
+    CHECK_EQ_ST(rlock_acquire(&lk, 60000, 0), RLOCK_OK);
+    sent = rlock_node_commands(&t.node);
+    before = commands_run();
+    for (i = 0; i < sizeof bad_ttls / sizeof bad_ttls[0]; i++) {
+        CHECK_MSG(rlock_extend(&lk, bad_ttls[i]) == RLOCK_E_BADARG, "extend, ttl %lld", bad_ttls[i]);
+        CHECK_MSG(rlock_extend_begin(&lk, bad_ttls[i]) == RLOCK_E_BADARG, "extend_begin, ttl %lld", bad_ttls[i]);
+    }
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_STATE);
+    CHECK_EQ_ST(rlock_try_acquire(&lk, 5000), RLOCK_E_STATE);
+    CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
+    CHECK(rlock_validity_ms(&lk) > 50000);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), sent);
+    CHECK_EQ_LL(commands_run(), before + 1);
+    pttl = pttl_of(key);
+    CHECK_MSG(held_by(key, &lk, 60000) && pttl > 50000, "the held lock changed: PTTL %lld", pttl);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+
+    /* the bounds themselves are fine: the largest ttl (its deadline within
+     * the compact engine's 32-bit milliseconds), a wait for ever */
+    CHECK_EQ_ST(rlock_acquire(&lk, RLOCK_MAX_TTL_MS, LLONG_MAX), RLOCK_OK);
+    pttl = pttl_of(key);
+    CHECK_MSG(pttl > RLOCK_MAX_TTL_MS - 60000 && rlock_validity_ms(&lk) > RLOCK_MAX_TTL_MS / 100 * 98,
+              "ttl RLOCK_MAX_TTL_MS: PTTL %lld, validity %lld", pttl, rlock_validity_ms(&lk));
+    CHECK_EQ_ST(rlock_extend(&lk, RLOCK_MAX_TTL_MS), RLOCK_OK);
+    CHECK(held_by(key, &lk, RLOCK_MAX_TTL_MS));
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK(absent(key));
+
+    /* destroyed: every call a bad argument, nothing sent */
+    rlock_lock_destroy(&lk);
+    sent = rlock_node_commands(&t.node);
+    before = commands_run();
+    CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_acquire_begin(&lk, 5000, 0), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_extend(&lk, 5000), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_E_BADARG);
+    CHECK_EQ_ST(rlock_step(&lk), RLOCK_E_BADARG);
+    CHECK_EQ_LL(rlock_node_commands(&t.node), sent);
+    CHECK_EQ_LL(commands_run(), before + 1);
+    CHECK(absent(key));
+    scli_close(&t);
+}
+
+/* FAULTS.md rows 17-19 on a real server: what the server refuses - a wrong
+ * password (WRONGPASS) or none (NOAUTH) when it wants one (auth 1: its
+ * requirepass PASSWORD set), no room for one more client (maxclients) or no
+ * memory for the key (OOM: maxmemory, noeviction) when it wants none (auth
+ * 0) - is the acquire's status with the server's reason (never the
+ * password), one command sent (AUTH, or the request; README "Status
+ * codes": an AUTH error is not retried even while waiting, the others are:
+ * they try once here), no key left, no fd left open; and the same client
+ * works once the server does again. (maxclients behind a password is not
+ * here: the compact engine takes any error in AUTH's place for AUTH's own,
+ * RLOCK_E_AUTH, not retried - Redis says "max number of clients" before it
+ * reads AUTH. Telling them apart costs 38 B of the smallest build.) */
+static void test_server_refusals(const rh_server *s, int auth) {
+    static char key[RLOCK_MAX_KEY_LEN];
+    static const char *const what[4] = { "wrong password", "no password", "maxclients", "OOM" };
+    int k;
+    make_key(key, 'r');
+    for (k = auth ? 0 : 2; k < (auth ? 2 : 4); k++) {
+        scli t;
+        rlock_lock lk;
+        rlock_status st;
+        int fds0 = rh_count_fds();
+        const char *err;
+        CHECK(scli_open(&t, s, k == 0 ? "not-the-s3cret" : NULL) == 0);
+        CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
+        if (k == 2) CHECK(cmd_ok(cmd("CONFIG SET maxclients 1"), REDIS_REPLY_STATUS)); /* (g_rc's) */
+        if (k == 3) CHECK(cmd_ok(cmd("CONFIG SET maxmemory 1"), REDIS_REPLY_STATUS));
+        st = rlock_acquire(&lk, 5000, k < 2 ? 1000 : 0);
+        err = rlock_node_error(&t.node);
+        if (k == 2) CHECK(cmd_ok(cmd("CONFIG SET maxclients 10000"), REDIS_REPLY_STATUS));
+        if (k == 3) CHECK(cmd_ok(cmd("CONFIG SET maxmemory 0"), REDIS_REPLY_STATUS));
+        /* (maxclients: the server says so, then closes: either is the node's failure) */
+        CHECK_MSG(k < 2 ? st == RLOCK_E_AUTH : st == RLOCK_E_REDIS || (k == 2 && st == RLOCK_E_IO),
+                  "%s: status %d (%s)", what[k], (int)st, err);
+        CHECK_MSG(strstr(err, k == 0 ? "WRONGPASS" : k == 1 ? "NOAUTH" : k == 2 ? "max number of clients" : "OOM"),
+                  "%s: node error \"%s\"", what[k], err);
+        CHECK_MSG(strstr(err, "s3cret") == NULL, "%s: the password in \"%s\"", what[k], err);
+        CHECK_MSG(rlock_node_commands(&t.node) == 1, "%s: %lu commands sent", what[k], rlock_node_commands(&t.node));
+        CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
+        CHECK(absent(key));
+        if (k >= 2) { /* the server can again: the same client, a fresh connection */
+            CHECK_EQ_ST(rlock_acquire(&lk, 5000, 0), RLOCK_OK);
+            CHECK(held_by(key, &lk, 5000));
+            CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+            CHECK(absent(key));
+        }
+        rlock_lock_destroy(&lk);
+        scli_close(&t);
+        CHECK_MSG(rh_count_fds() == fds0, "%s: fds %d, were %d", what[k], rh_count_fds(), fds0);
+    }
+}
+
 /* cfg.fencing asks for what the build left out: refused, named, nothing sent. */
 static void test_fencing_refused(const rh_server *s) {
     rlock_posix_conn pc;
@@ -1074,9 +1229,8 @@ static void test_floor_tight(void) {
     CHECK_EQ_ST(rlock_node_init(&node, &tr), RLOCK_OK);
     CHECK_EQ_ST(rlock_client_init(&cl, &node, 1, &cfg), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&lk, &cl, key, sizeof key, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    lk.op.queue = 1;
     lk.op.wait_left = 86400000u;
-    lk.op.round.ttl = RLOCK_MAX_TTL_MS;
+    lk.op.ttl = RLOCK_MAX_TTL_MS; /* (the templates' ttl: set in round.ttl, once, it was written as "0") */
     lk.held_mask = 1;
     for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
         size_t n;
@@ -1469,6 +1623,7 @@ int main(void) {
         CHECK_EQ_LL(scripts_cached(), 0); /* a fresh server */
         load_scripts(&srv, NULL);
         test_cycle(&srv, NULL);
+        test_server_refusals(&srv, 0);
         CHECK(cmd_ok(cmd("CONFIG SET requirepass %s", PASSWORD), REDIS_REPLY_STATUS));
         CHECK(cmd_ok(cmd("AUTH %s", PASSWORD), REDIS_REPLY_STATUS));
         test_cycle(&srv, PASSWORD);
@@ -1494,6 +1649,8 @@ int main(void) {
         test_client_reinit_in_flight(&srv);
         test_error_reply(&srv);
         test_fencing_refused(&srv);
+        test_bad_input(&srv);
+        test_server_refusals(&srv, 1);
         test_noscript(&srv);
         redisFree(g_rc);
     }

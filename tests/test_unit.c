@@ -1618,7 +1618,10 @@ static void test_tx_floor(void) {
 #ifndef RLOCK_NO_PRIMITIVES /* (a semaphore's permits, a writer's hold-off) */
             LK.op.arg5 = UINT32_MAX; /* (its type's largest) */
 #endif
+            LK.op.ttl = RLOCK_MAX_TTL_MS; /* (the templates': RLOCK__ENC_TEMPLATE) */
+#if !RLOCK__ENC_TEMPLATE
             LK.op.round.ttl = RLOCK_MAX_TTL_MS;
+#endif
             for (op = RLOCK__OP_ACQUIRE; op <= RLOCK__OP_RELEASE; op++) {
 #if RLOCK__COMPACT /* a simple lock's script (rlock__c_ops_are_scripts) */
                 LK.op.round.script = op - RLOCK__OP_ACQUIRE;
@@ -2825,6 +2828,37 @@ static void test_extra_bytes(void) {
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
     CHECK_EQ_LL(F[0].close_calls, 1);
     env_done();
+}
+
+/* FAULTS.md row 20 through the lock machine, not only the codec: each
+ * malformed reply of bad_replies as the answer to an acquire (the compact
+ * engine has a reader of its own, rlock__c_parse). It is a protocol error
+ * at once - not a wait for bytes that a declared length or count promises
+ * (the reply has all there is: the next read would block) -, the
+ * connection is dropped, and the attempt's outcome being unknown, its
+ * release goes out on a new connection: nothing else is sent, nothing is
+ * left held. */
+static void test_bad_replies_to_acquire(void) {
+    size_t i;
+    for (i = 0; i < sizeof bad_replies / sizeof bad_replies[0]; i++) {
+        const pcase *c = &bad_replies[i];
+        fk_step *s;
+        rlock_status st;
+        env_reset("malformed reply to acquire");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        s = fk_add(&F[0], rlock_script_sha(S_ACQ), NULL);
+        memcpy(s->reply, c->s, c->n); /* (may hold a NUL) */
+        s->reply_len = c->n;
+        fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+        st = rlock_acquire(&LK, TTL, 0);
+        CHECK_MSG(st == RLOCK_E_PROTOCOL, "reply %lu (%.*s): %s, want a protocol error", (unsigned long)i,
+                  (int)c->n, c->s, rlock_status_str(st));
+        CHECK_MSG(F[0].n_reqs == 2 && F[0].req_conn[1] == 2 && F[0].close_calls == 1,
+                  "reply %lu: %d requests (the release on connection %d), %ld closes", (unsigned long)i,
+                  F[0].n_reqs, F[0].n_reqs > 1 ? F[0].req_conn[1] : 0, F[0].close_calls);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        env_done();
+    }
 }
 
 /* The same conversation under every transport behaviour gives the same
@@ -5496,6 +5530,7 @@ int main(void) {
     test_wrong_shape();
     test_subscribe_wrong_channel();
     test_extra_bytes();
+    test_bad_replies_to_acquire();
     test_chunking();
     test_io_errors();
     test_timeouts();

@@ -10,7 +10,9 @@
  * RLOCK_TEST_QUICK=1 (the valgrind run) shrinks the loops. Timing asserts use
  * generous bounds and orderings; exact counts only where nothing is timed.
  * The tests of sub-second leases scale them, with their node timeouts, waits
- * and bounds, by rh_slow() (3 under valgrind; RLOCK_TEST_SLOW). */
+ * and bounds, by rh_slow() (3 under valgrind; RLOCK_TEST_SLOW); so do some
+ * tests of longer leases with their node timeouts, where that timeout only
+ * bounds how fast a healthy loopback server answers. */
 #define RLOCK_WATCHDOG
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
@@ -745,7 +747,7 @@ typedef struct wait_report {
 
 /* Child: wait for key with subscribers (ttl 2000, wait 5000); report. */
 static int waiter_child(rh_server *s, const char *key, int wfd) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     wait_report rep;
@@ -1199,7 +1201,7 @@ static void fence_run(rh_server *const *srv, int n, const char *key, int procs, 
 
 static void test_fencing(rh_server *srv) {
     rh_server *sp[NSRV];
-    rlock_config cfg = cfg_base(0, NULL);
+    rlock_config cfg = cfg_base(slow > 1 ? SLOW(250) : 0, NULL); /* (as fence_child's, 1 node) */
     tcli t;
     rlock_lock lk;
     int i;
@@ -1436,7 +1438,7 @@ static void test_resp3_wait(rh_server *srv) {
     rh_server *s3[NSRV];
     tcli h, w;
     rlock_lock hl, a, b;
-    rlock_config cfg = cfg_base(250, NULL);
+    rlock_config cfg = cfg_base(SLOW(250), NULL);
     rlock_status sa = RLOCK_WOULD_BLOCK, sb = RLOCK_WOULD_BLOCK;
     int base[NSRV], during[NSRV], i, subscribed = 0;
     long long at_a = -1, at_b = -1, rel_h, rel_a = -1;
@@ -1767,7 +1769,7 @@ static rlock_lock *granted_soon(tcli *t, rlock_lock *a, rlock_status *sa, rlock_
  * the waiter that release woke comes back, finds it held, queues again and
  * marks it. Re-checks are 5 s and leases 5 s, so only wake-ups are fast. */
 static void test_release_floor(rh_server *s) {
-    rlock_config cfg = cfg_base(250, NULL);
+    rlock_config cfg = cfg_base(SLOW(250), NULL);
     tcli h, w, bc;
     rlock_lock hl, w1, w2, bl, *first, *second;
     rlock_status s1 = RLOCK_WOULD_BLOCK, s2 = RLOCK_WOULD_BLOCK;
@@ -1867,7 +1869,7 @@ static void test_wake_node_down(rh_server *srv) {
     rh_server *s3[NSRV];
     tcli h, w;
     rlock_lock hl, wl;
-    rlock_config cfg = cfg_base(250, NULL);
+    rlock_config cfg = cfg_base(SLOW(250), NULL);
     rlock_status st = RLOCK_WOULD_BLOCK;
     long long took;
     unsigned long long t0;
@@ -2421,7 +2423,7 @@ static void test_reinit_cut_off_grant(rh_server *all) {
     int n, i, how;
     for (n = 1; n <= 3; n += 2)
         for (how = 0; how < 4; how++) {
-            rlock_config cfg = cfg_base(250, NULL);
+            rlock_config cfg = cfg_base(SLOW(250), NULL);
             tcli t, h;
             rlock_lock lk, other, hl, held;
             CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
