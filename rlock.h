@@ -6699,10 +6699,12 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock__c_claim(n, lk, now); /* (rlock__c_submit) */
 }
 
-/* The op is over: a reply still due is read and discarded. */
+/* The op is over. (Its request is never in flight here but from
+ * rlock_cancel_begin, which disowns it: its reply is read and discarded.
+ * The judge runs once the answer is in (x.count 0); a token not drawn ends
+ * an attempt before it is claimed. A stale owner, x.count 0, is never read:
+ * rlock__c_next answers only a request in flight, claimed with its owner.) */
 static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
-    rlock_node *n = lk->client->nodes[0];
-    if (n->q[0].owner == lk) n->q[0].owner = NULL;
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
@@ -7111,7 +7113,10 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
          * does its cleanup; else done */
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && out)))
             op->cancel = 1;
-        else rlock__op_finish(lk, RLOCK_OK);
+        else {
+            if (out) lk->client->nodes[0]->q[0].owner = NULL; /* (its reply is read and discarded) */
+            rlock__op_finish(lk, RLOCK_OK);
+        }
     }
     return rlock_step(lk);
 }
