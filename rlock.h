@@ -1142,6 +1142,7 @@ typedef struct rlock_op {
                                  before DONE, an acquire's to report if it stops after the cleanup */
     int timed;
     int cancel;
+    int renewing;             /* the extend rlock_renew_poll started (cleared with the op: rlock__op_link) */
     uint32_t attempts;
     uint32_t wait_left;
     uint32_t ttl;
@@ -1208,6 +1209,7 @@ typedef struct rlock_op {
                                  if it stops after the cleanup */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
     int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
+    int renewing;             /* the extend rlock_renew_poll started (cleared with the op: rlock__op_link) */
     rlock_round round;
 } rlock_op;
 #endif /* RLOCK__COMPACT */
@@ -1254,7 +1256,6 @@ typedef struct rlock_lock {
     size_t votes;
     rlock__ms renew_at;
     uint32_t renewals;
-    int renewing;
     uint32_t prng;
     rlock_op op;
     rlock__num fence;         /* (its numbers: 32-bit without fencing; read at a grant only) */
@@ -1309,7 +1310,6 @@ typedef struct rlock_lock {
     rlock__ms renew_at;       /* rlock_renew_poll extends at or after this */
     uint32_t renewals;
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
-    int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster (rlock_cluster_*): 1 send ASKING before the script; 2 name
                                * the lock key alone (a release after -TRYAGAIN) */
 #ifndef RLOCK_NO_CLUSTER
@@ -5446,7 +5446,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
 /* A held lock turned out lost: record it and tell the holder once. */
 static void rlock__mark_lost(rlock_lock *lk) {
     /* (a renewal's extend that found it lost stays rlock_renew_poll's to
-     * collect - renewing kept - also when another call's client step read
+     * collect - op.renewing kept - also when another call's client step read
      * the refusal: cleared here, the poll said E_STATE for ever) */
     lk->state = RLOCK_STATE_LOST;
     if (!lk->lost_notified) {
@@ -7739,14 +7739,13 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
     for (;;) {
-        if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
+        if (lk->op.kind == RLOCK__OP_EXTEND && lk->op.renewing) {
             st = rlock_step(lk);
             if (st == RLOCK_WOULD_BLOCK) {
                 next = rlock_next_timeout_ms(lk);
                 what = RLOCK_RENEW_IN_FLIGHT;
                 break;
             }
-            lk->renewing = 0;
             if (st == RLOCK_OK) {
                 lk->renewals++;
                 what = RLOCK_RENEW_RENEWED;
@@ -7798,7 +7797,7 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             if (st == RLOCK_LOST) what = RLOCK_RENEW_LOST;
             break;
         }
-        lk->renewing = 1; /* (the extend's first step says what) */
+        lk->op.renewing = 1; /* (the extend's first step says what) */
     }
     *next_ms = next;
     lk->renewal = what;
@@ -7928,7 +7927,6 @@ RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w) {
      * needed HELD, which a grant makes with lost_notified 0); LOST: the
      * watchdog reported it. */
     w->shadow.client = lk->client;
-    w->shadow.renewing = 0;
     w->shadow.lost_notified = w->shadow.state == RLOCK_STATE_LOST;
     *lk = w->shadow;
     w->lk = NULL;
