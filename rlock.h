@@ -6822,7 +6822,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * division), d doubled once per attempt after the first (attempts >=
         * 1 here), never past the holder's PTTL or the wait. */
     if (op->cancel || rlock__c_fatal((rlock_status)op->result) || RLOCK__C_DUE(now, op->wait_end) ||
-        (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
+        op->attempts > cfg->max_attempts - 1u) { /* (max_attempts 0: no cap, its - 1 the largest) */
         rlock__op_finish(lk, (rlock_status)op->result);
         return;
     }
