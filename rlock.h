@@ -2259,23 +2259,39 @@ static size_t rlock__utoa(char *out, rlock__unum v) {
 typedef unsigned rlock__txt;
 #define RLOCK__TXT(s) ((rlock__txt)__LINE__)
 /* Entry i of a table of texts written one per line: without texts, the
- * first's line + i (no table in the image). */
+ * first's line + i (no table in the image). Its size, n, written
+ * RLOCK__TXT_TABLE(n) on the line before its first text: in the compact
+ * engine, all of them near rlock__c_txt_near or none (rlock__c_claim). */
 #define RLOCK__TXT_AT(t, i) ((t)[0] + (rlock__txt)(i))
+#if RLOCK__COMPACT
+#define RLOCK__TXT_TABLE(n)                                                                     \
+    ((n) + 0 * sizeof(char[((unsigned)(__LINE__ + 1 - rlock__c_txt_near) < 256u) ==             \
+                                   ((unsigned)(__LINE__ + (n) - rlock__c_txt_near) < 256u) ? 1 : -1]))
+#endif
 #else
 typedef const char *rlock__txt;
 #define RLOCK__TXT(s) (s)
 #define RLOCK__TXT_AT(t, i) ((t)[i])
 #endif
+#ifndef RLOCK__TXT_TABLE
+#define RLOCK__TXT_TABLE(n) (n)
+#endif
 
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
 #ifndef RLOCK_NO_ERROR_TEXTS
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len);
+#elif RLOCK__COMPACT
+static RLOCK__INLINE rlock__txt rlock__txt_line(rlock__txt t); /* (6.8c: its exchange's texts, by their distance) */
+#else
+#define rlock__txt_line(t) (t)
 #endif
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
     char num[11];
-    size_t n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
+    size_t n;
+    t = rlock__txt_line(t);
+    n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
     if (cap < n + 9) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
     memcpy(out, "rlock.h:", 8);
     (void)rlock__utoa(out + 8, t);
@@ -6429,6 +6445,17 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
     return 1;
 }
 
+/* lk's answer judged at once (v: its numbers, read only when st is
+ * RLOCK_OK). */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
+
+/* Send lk's request when its turn comes (the connection is idle). It has the
+ * node timeout from when it goes out: a request that waited for its turn
+ * (behind other locks') is not timed out by that wait; the EVAL sent again
+ * after NOSCRIPT stays within the first one's. (One body with the claim:
+ * smaller, measured.) */
+#define rlock__c_submit(lk, now) rlock__c_claim((lk)->client->nodes[0], (lk), (now))
+
 /* Claim the connection for lk's request and queue its bytes, unless a
  * request is in flight (lk's own too; rlock__c_submit): deadline is now
  * then, the request's own worked out from it (the node timeout from when
@@ -6447,6 +6474,18 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
  * request's, so it is judged like any other and never from here (judge
  * -> next round -> submit -> judge would make the call graph a cycle, and
  * bench/ram.sh's worst-case stack would not hold). */
+#ifdef RLOCK_NO_ERROR_TEXTS
+/* From here on a text within 256 lines is its distance from this line: the
+ * exchange's (the claim's, the answer's, the reader's: 19 in the smallest
+ * configuration) are each set by one 2-byte Thumb move, not a 4-byte one
+ * for a line number - 30 B less, measured. rlock__txt_put adds the line
+ * back: each still reads "rlock.h:LINE". (No text is in the file's first
+ * 256 lines, the manual; none is 0: none is on this line. A table of texts
+ * lies on one side of the 256: RLOCK__TXT_TABLE.) */
+#undef RLOCK__TXT
+#define RLOCK__TXT(s) ((rlock__txt)((unsigned)(__LINE__ - rlock__c_txt_near) < 256u ? __LINE__ - rlock__c_txt_near : __LINE__))
+enum { rlock__c_txt_near = __LINE__ };
+#endif
 static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
@@ -6525,6 +6564,95 @@ claim:
     x->count = 1;
     n->q[0].owner = lk;
     n->q[0].deadline = deadline;
+}
+
+/* The reply (st RLOCK_OK: rep) or the failure (st; the reason in x.xerr)
+ * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
+ * node; not a cleanup's) and judged. A reply is read as plain numbers in
+ * rep->v: a plain SET NX PX's +OK is v[0] = 1 (nil: not 1), the acquire
+ * script's {flag, pttl[, fence]}, extend's and release's integer. Another
+ * shape is RLOCK_E_PROTOCOL (the connection dropped), a Redis error its
+ * status (NOSCRIPT: loaded with EVAL, or our text), {0, -1} (held without a
+ * TTL) RLOCK_E_FOREIGN. A script's reply but NOPERM's says it ran: the fast
+ * path follows suit (rlock_node.scripted). */
+static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
+    static const rlock__txt unexpected[RLOCK__TXT_TABLE(3)] = { /* by script: acquire (and the plain SET), extend, release; one per line */
+        RLOCK__TXT("unexpected reply to acquire"),
+        RLOCK__TXT("unexpected reply to extend"),
+        RLOCK__TXT("unexpected reply to release")
+    };
+    rlock_round *r = &lk->op.round;
+    const char *why = n->x.xerr;
+    size_t len;
+#if RLOCK__HAS_FENCING
+    rlock__num ran = 0; /* an acquire script answered with an error: it may have written */
+#endif
+    if (st == RLOCK_OK) {
+        const char *s = rep->str;
+        int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
+        why = "";
+        if (t == '-') {
+            e = rlock__error_scan(s, rep->len);
+            if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
+                if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
+                    r->evaled = 1u;
+                    n->x.active = 1; /* (it is alive: no idle probe) */
+                    rlock__c_submit(lk, now);
+                    n->x.active = 0;
+                    return;
+                }
+                /* built without the texts: they must be loaded */
+                why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
+                st = RLOCK_E_REDIS;
+                goto text;
+            }
+        }
+        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
+        if (t == '-') { /* Redis's error */
+            st = (rlock_status)(e & 31);
+            /* (as rlock__round_store: a fence key holding no integer
+             * fails the script after its SET, which Redis keeps;
+             * without fencing nothing follows the SET) */
+#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
+            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
+#endif
+            /* failover: connect again (rx is kept). No reason into x.xerr: its
+             * only request is answered (x.count 0, none fails with it), and
+             * the node's diagnostic is the error's own text. */
+            if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
+            why = s; /* Redis's own text */
+            len = rep->len;
+            goto note;
+        } else if (r->plain) {
+            /* +OK (no other reply rlock__c_parse reads has the line OK: not
+             * an integer's, nil's or a count's; an error's went above) */
+            if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
+            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
+        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+            if (t != ':') st = RLOCK_E_PROTOCOL;
+        } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
+            /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
+             * or 1, one test of the two (a negative one has high bits).
+             * Only an array passes: another reply's count is its v[0],
+             * -1 or 0 (rlock__c_parse)) */
+            st = RLOCK_E_PROTOCOL;
+        } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
+            st = RLOCK_E_FOREIGN;
+            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+        }
+        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
+            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
+            why = n->x.xerr;
+        }
+    }
+text:
+    len = strlen(why);
+note:
+    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
+#if RLOCK__HAS_FENCING
+    if (st != RLOCK_OK) rep->v[2] = ran; /* (a failure's v is read for this only: rlock__c_judge) */
+#endif
+    rlock__c_judge(lk, st, rep->v);
 }
 
 /* Move the request in flight along as far as the transport allows without
@@ -6635,16 +6763,7 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
-/* lk's answer judged at once (v: its numbers, read only when st is
- * RLOCK_OK). */
-static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
 
-/* Send lk's request when its turn comes (the connection is idle). It has the
- * node timeout from when it goes out: a request that waited for its turn
- * (behind other locks') is not timed out by that wait; the EVAL sent again
- * after NOSCRIPT stays within the first one's. (One body with the claim:
- * smaller, measured.) */
-#define rlock__c_submit(lk, now) rlock__c_claim((lk)->client->nodes[0], (lk), (now))
 
 /* Begin lk's next round (how: RLOCK__C_NEXT, _CLEANUP or _FOLLOW): its
  * op's request - an acquire's next attempt draws a new token after a
@@ -6833,95 +6952,6 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     if (delay > most) delay = most;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
-}
-
-/* The reply (st RLOCK_OK: rep) or the failure (st; the reason in x.xerr)
- * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
- * node; not a cleanup's) and judged. A reply is read as plain numbers in
- * rep->v: a plain SET NX PX's +OK is v[0] = 1 (nil: not 1), the acquire
- * script's {flag, pttl[, fence]}, extend's and release's integer. Another
- * shape is RLOCK_E_PROTOCOL (the connection dropped), a Redis error its
- * status (NOSCRIPT: loaded with EVAL, or our text), {0, -1} (held without a
- * TTL) RLOCK_E_FOREIGN. A script's reply but NOPERM's says it ran: the fast
- * path follows suit (rlock_node.scripted). */
-static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
-    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
-        RLOCK__TXT("unexpected reply to acquire"),
-        RLOCK__TXT("unexpected reply to extend"),
-        RLOCK__TXT("unexpected reply to release")
-    };
-    rlock_round *r = &lk->op.round;
-    const char *why = n->x.xerr;
-    size_t len;
-#if RLOCK__HAS_FENCING
-    rlock__num ran = 0; /* an acquire script answered with an error: it may have written */
-#endif
-    if (st == RLOCK_OK) {
-        const char *s = rep->str;
-        int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
-        why = "";
-        if (t == '-') {
-            e = rlock__error_scan(s, rep->len);
-            if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
-                if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
-                    r->evaled = 1u;
-                    n->x.active = 1; /* (it is alive: no idle probe) */
-                    rlock__c_submit(lk, now);
-                    n->x.active = 0;
-                    return;
-                }
-                /* built without the texts: they must be loaded */
-                why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
-                st = RLOCK_E_REDIS;
-                goto text;
-            }
-        }
-        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
-        if (t == '-') { /* Redis's error */
-            st = (rlock_status)(e & 31);
-            /* (as rlock__round_store: a fence key holding no integer
-             * fails the script after its SET, which Redis keeps;
-             * without fencing nothing follows the SET) */
-#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
-            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
-#endif
-            /* failover: connect again (rx is kept). No reason into x.xerr: its
-             * only request is answered (x.count 0, none fails with it), and
-             * the node's diagnostic is the error's own text. */
-            if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
-            why = s; /* Redis's own text */
-            len = rep->len;
-            goto note;
-        } else if (r->plain) {
-            /* +OK (no other reply rlock__c_parse reads has the line OK: not
-             * an integer's, nil's or a count's; an error's went above) */
-            if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
-            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
-        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-            if (t != ':') st = RLOCK_E_PROTOCOL;
-        } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
-            /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
-             * or 1, one test of the two (a negative one has high bits).
-             * Only an array passes: another reply's count is its v[0],
-             * -1 or 0 (rlock__c_parse)) */
-            st = RLOCK_E_PROTOCOL;
-        } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
-            st = RLOCK_E_FOREIGN;
-            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-        }
-        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
-            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
-            why = n->x.xerr;
-        }
-    }
-text:
-    len = strlen(why);
-note:
-    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
-#if RLOCK__HAS_FENCING
-    if (st != RLOCK_OK) rep->v[2] = ran; /* (a failure's v is read for this only: rlock__c_judge) */
-#endif
-    rlock__c_judge(lk, st, rep->v);
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
@@ -7201,6 +7231,11 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     return rlock__c_start_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
+#ifdef RLOCK_NO_ERROR_TEXTS
+static RLOCK__INLINE rlock__txt rlock__txt_line(rlock__txt t) {
+    return t < 256 ? t + rlock__c_txt_near : t;
+}
+#endif
 #endif /* RLOCK__COMPACT */
 
 static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
