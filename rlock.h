@@ -2276,6 +2276,20 @@ typedef const char *rlock__txt;
 #ifndef RLOCK__TXT_TABLE
 #define RLOCK__TXT_TABLE(n) (n)
 #endif
+/* A function whose texts all go out through one call (its rlock__why):
+ * without texts, each is written as its distance from base, an enum of the
+ * line RLOCK__TXT_FROM(base) stands on before it - one 2-byte Thumb move
+ * where a line number takes a 4-byte one - and that call adds base back
+ * (RLOCK__TXT_OUT): the same "rlock.h:LINE". */
+#ifdef RLOCK_NO_ERROR_TEXTS
+#define RLOCK__TXT_FROM(base) enum { base = __LINE__ }
+#define RLOCK__TXT_IN(base, s) ((rlock__txt)(__LINE__ - (base)))
+#define RLOCK__TXT_OUT(base, t) ((t) + (rlock__txt)(base))
+#else
+#define RLOCK__TXT_FROM(base) enum { base = 0 }
+#define RLOCK__TXT_IN(base, s) (s)
+#define RLOCK__TXT_OUT(base, t) (t)
+#endif
 
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
 #ifndef RLOCK_NO_ERROR_TEXTS
@@ -4018,6 +4032,7 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg) {
     rlock__config_defaults(cfg);
 }
 
+RLOCK__TXT_FROM(rlock__ci_txt); /* (its texts: RLOCK__TXT_IN) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg) {
     unsigned char *id;
@@ -4028,45 +4043,45 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed).
      * The first check that fails picks the reason; one rlock__why writes it. */
-    if (!nodes) why = RLOCK__TXT("nodes is NULL");
+    if (!nodes) why = RLOCK__TXT_IN(rlock__ci_txt, "nodes is NULL");
     else if (n == 0 || n > RLOCK_MAX_NODES)
-        why = RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), x = (long long)n;
+        why = RLOCK__TXT_IN(rlock__ci_txt, "n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), x = (long long)n;
     if (why) goto bad;
     for (i = 0; i < n; i++) {
         x = (long long)i;
         if (nodes[i].magic != RLOCK__MAGIC_NODE) {
-            why = RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)");
+            why = RLOCK__TXT_IN(rlock__ci_txt, "nodes[\1] is not initialised (rlock_node_init)");
             goto bad;
         }
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx) {
-                why = RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), x = (long long)j, y = i;
+                why = RLOCK__TXT_IN(rlock__ci_txt, "nodes[\1] and nodes[\2] share one connection"), x = (long long)j, y = i;
                 goto bad;
             }
     }
     if (cfg && cfg->drift_permille >= 1000)
-        why = RLOCK__TXT("drift_permille \1 is not below 1000"), x = cfg->drift_permille;
+        why = RLOCK__TXT_IN(rlock__ci_txt, "drift_permille \1 is not below 1000"), x = cfg->drift_permille;
     else if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        why = RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"), x = cfg->scripts;
+        why = RLOCK__TXT_IN(rlock__ci_txt, "scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"), x = cfg->scripts;
     else if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        why = RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
     else if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        why = RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
     else if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        why = RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
     else if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        why = RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
 #ifdef RLOCK__NEED_NOW_HOOK
-    else if (!cfg || !cfg->now_ms) why = RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)");
+    else if (!cfg || !cfg->now_ms) why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)");
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     else if (!cfg || !cfg->random_bytes)
-        why = RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)");
 #endif
     if (why) {
     bad:
-        return rlock__why(c->why, why, x, y);
+        return rlock__why(c->why, RLOCK__TXT_OUT(rlock__ci_txt, why), x, y);
     }
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
@@ -4664,16 +4679,17 @@ static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
  * after the drift and one node timeout. The first check that fails picks
  * the reason and its bound; one rlock__why writes it, and 0 is returned;
  * else the lease's validity, ttl less the drift (> 0). */
+RLOCK__TXT_FROM(rlock__ct_txt); /* (its texts: RLOCK__TXT_IN) */
 static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     uint32_t t = (uint32_t)ttl, drift = rlock__drift(lk, t), timeout = lk->client->cfg.node_timeout_ms;
     uint32_t bound = RLOCK_MAX_TTL_MS;
     rlock__txt why;
-    if (ttl <= 0) why = RLOCK__TXT("ttl \1 ms is not positive");
-    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
-    else if (t <= (bound = drift)) why = RLOCK__TXT("ttl \1 ms is not above the drift allowance \2 ms");
-    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl \1 ms is not above node_timeout_ms \2");
+    if (ttl <= 0) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not positive");
+    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
+    else if (t <= (bound = drift)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above the drift allowance \2 ms");
+    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above node_timeout_ms \2");
     else return t - drift;
-    (void)rlock__why(lk->why, why, ttl, bound);
+    (void)rlock__why(lk->why, RLOCK__TXT_OUT(rlock__ct_txt, why), ttl, bound);
     return 0;
 }
 
@@ -7657,6 +7673,7 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
 /* (the kinds rlock_lock_init takes: 1..5 but the semaphore's) */
 typedef char rlock__lock_kinds[RLOCK_KIND_SIMPLE == 1 && RLOCK_KIND_REENTRANT == 2 && RLOCK_KIND_SEMAPHORE == 3 &&
                                RLOCK_KIND_READ == 4 && RLOCK_KIND_WRITE == 5 ? 1 : -1];
+RLOCK__TXT_FROM(rlock__li_txt); /* (its texts: RLOCK__TXT_IN) */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
     rlock__txt why;
@@ -7665,20 +7682,20 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* On failure only lk->why is written: lk stays unusable (and a handle
      * that is in use elsewhere is not disturbed). The first check that fails
      * picks the reason; one rlock__why writes it. */
-    if (!rlock__client_ok(c)) why = RLOCK__TXT("client is not initialised");
-    else if (!key) why = RLOCK__TXT("key is NULL");
+    if (!rlock__client_ok(c)) why = RLOCK__TXT_IN(rlock__li_txt, "client is not initialised");
+    else if (!key) why = RLOCK__TXT_IN(rlock__li_txt, "key is NULL");
     else if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        why = RLOCK__TXT("key is \1 bytes, RLOCK_MAX_KEY_LEN is \2"), x = (long long)key_len;
+        why = RLOCK__TXT_IN(rlock__li_txt, "key is \1 bytes, RLOCK_MAX_KEY_LEN is \2"), x = (long long)key_len;
     else if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        why = RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
+        why = RLOCK__TXT_IN(rlock__li_txt, "reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
 #ifdef RLOCK_NO_PRIMITIVES
     else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        why = RLOCK__TXT("kind \1: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
+        why = RLOCK__TXT_IN(rlock__li_txt, "kind \1: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
     else if ((unsigned)kind - 1u > (RLOCK__HAS_PRIMITIVES ? 4u : 1u) || kind == RLOCK_KIND_SEMAPHORE) /* (1, 2, 4, 5: rlock__lock_kinds) */
-        why = RLOCK__TXT("kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
+        why = RLOCK__TXT_IN(rlock__li_txt, "kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
-    if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
+    if (why) return rlock__why(lk->why, RLOCK__TXT_OUT(rlock__li_txt, why), x, RLOCK_MAX_KEY_LEN);
     {
         /* lk's op still runs on c (in its list, its requests out): cleared,
          * it would cut the list - the ops after it never end - and leave
