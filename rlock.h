@@ -6606,7 +6606,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
     if (st == RLOCK_OK) {
         const char *s = rep->str;
         int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
-        why = "";
+        n->x.xerr[0] = '\0'; /* (an answer's reason: none, or one of ours written there below) */
         if (t == '-') {
             e = rlock__error_scan(s, rep->len);
             if ((e & RLOCK__C_W_NOSCRIPT) && !(RLOCK__HAS_EVAL && r->evaled)) {
@@ -6618,7 +6618,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
                     return;
                 }
                 /* built without the texts: they must be loaded */
-                why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
+                (void)rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
                 st = RLOCK_E_REDIS;
                 goto text;
             }
@@ -6654,12 +6654,10 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             st = RLOCK_E_PROTOCOL;
         } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
             st = RLOCK_E_FOREIGN;
-            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+            (void)rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
         }
-        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
+        if (st == RLOCK_E_PROTOCOL) /* well-formed, of the wrong shape: the stream is not trusted either */
             rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
-            why = n->x.xerr;
-        }
     }
 text:
     len = strlen(why);
