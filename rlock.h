@@ -6317,10 +6317,10 @@ typedef struct rlock__c_rep {
  * types), never an answer to what it sends; a line that cannot fit in cap
  * bytes at once. A
  * line's number is '-' and 1..18 digits (more are malformed); without
- * fencing it is read in 32 bits, a magnitude from 2^31 - 8 up read as
- * 2^31 - 1: every number a simple lock is answered with (a flag, a count, a
- * PTTL) is exact below it, and a PTTL past 2^30 caps no backoff
- * (backoff_max_ms <= 2^30), so they act the same. */
+ * fencing it is read in 32 bits, a magnitude past 2,013,265,929
+ * (0x0c000000 * 10 + 9) read as 2^31 - 1: every number a simple lock is
+ * answered with (a flag, a count, a PTTL) is exact below it, and a PTTL past
+ * 2^30 caps no backoff (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
  * error), checked to be an integer, nil, or an array's count (0 to
@@ -6337,7 +6337,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     if (c == '+' || c == '-') return (long)q + 2;
 #if !RLOCK__HAS_FENCING
     {   /* the type, then '-' and 1..18 digits: read in 32 bits, a
-         * magnitude from 2^31 - 8 up as 2^31 - 1 (above) */
+         * magnitude past 0x0c000000 * 10 + 9 as 2^31 - 1 (above) */
         size_t neg = b[p + 1] == '-';
         uint32_t u = 0;
         i = p + 1 + neg;
@@ -6345,7 +6345,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
         for (; i < q; i++) {
             unsigned d = (unsigned)b[i] - '0';
             if (d > 9) return -1;
-            u = u > 214748363u ? 0x7fffffffu : u * 10u + d; /* (214748363 * 10 + 9 < 2^31 - 8) */
+            u = u > 0x0c000000u ? 0x7fffffffu : u * 10u + d; /* (0x0c000000 * 10 + 9 < 2^31; one Thumb compare) */
         }
         *k = (rlock__num)u;
         if (neg) *k = -*k;
