@@ -1165,6 +1165,7 @@ typedef struct rlock_op {
                                  before DONE, an acquire's to report if it stops after the cleanup */
     int timed;
     int cancel;
+    int renewing;             /* the extend rlock_renew_poll started (cleared with the op: rlock__op_link) */
     uint32_t attempts;
     uint32_t wait_left;
     uint32_t ttl;
@@ -1231,6 +1232,7 @@ typedef struct rlock_op {
                                  if it stops after the cleanup */
     int cancel;               /* cancelled: release what the round in flight grants, then stop */
     int hops;                 /* semaphore (Redlock): attempts sent at once for a slot a refusal named */
+    int renewing;             /* the extend rlock_renew_poll started (cleared with the op: rlock__op_link) */
     rlock_round round;
 } rlock_op;
 #endif /* RLOCK__COMPACT */
@@ -1277,7 +1279,6 @@ typedef struct rlock_lock {
     size_t votes;
     rlock__ms renew_at;
     uint32_t renewals;
-    int renewing;
     uint32_t prng;
     rlock_op op;
     rlock__num fence;         /* (its numbers: 32-bit without fencing; read at a grant only) */
@@ -1332,7 +1333,6 @@ typedef struct rlock_lock {
     rlock__ms renew_at;       /* rlock_renew_poll extends at or after this */
     uint32_t renewals;
     int32_t slot;             /* semaphore: the permit slot held, or (Redlock) the one to ask for next */
-    int renewing;             /* the extend in flight was started by rlock_renew_poll */
     int asking;               /* cluster (rlock_cluster_*): 1 send ASKING before the script; 2 name
                                * the lock key alone (a release after -TRYAGAIN) */
 #ifndef RLOCK_NO_CLUSTER
@@ -2282,23 +2282,53 @@ static size_t rlock__utoa(char *out, rlock__unum v) {
 typedef unsigned rlock__txt;
 #define RLOCK__TXT(s) ((rlock__txt)__LINE__)
 /* Entry i of a table of texts written one per line: without texts, the
- * first's line + i (no table in the image). */
+ * first's line + i (no table in the image). Its size, n, written
+ * RLOCK__TXT_TABLE(n) on the line before its first text: in the compact
+ * engine, all of them near rlock__c_txt_near or none (rlock__c_claim). */
 #define RLOCK__TXT_AT(t, i) ((t)[0] + (rlock__txt)(i))
+#if RLOCK__COMPACT
+#define RLOCK__TXT_TABLE(n)                                                                     \
+    ((n) + 0 * sizeof(char[((unsigned)(__LINE__ + 1 - rlock__c_txt_near) < 256u) ==             \
+                                   ((unsigned)(__LINE__ + (n) - rlock__c_txt_near) < 256u) ? 1 : -1]))
+#endif
 #else
 typedef const char *rlock__txt;
 #define RLOCK__TXT(s) (s)
 #define RLOCK__TXT_AT(t, i) ((t)[i])
 #endif
+#ifndef RLOCK__TXT_TABLE
+#define RLOCK__TXT_TABLE(n) (n)
+#endif
+/* A function whose texts all go out through one call (its rlock__why):
+ * without texts, each is written as its distance from base, an enum of the
+ * line RLOCK__TXT_FROM(base) stands on before it - one 2-byte Thumb move
+ * where a line number takes a 4-byte one - and that call adds base back
+ * (RLOCK__TXT_OUT): the same "rlock.h:LINE". */
+#ifdef RLOCK_NO_ERROR_TEXTS
+#define RLOCK__TXT_FROM(base) enum { base = __LINE__ }
+#define RLOCK__TXT_IN(base, s) ((rlock__txt)(__LINE__ - (base)))
+#define RLOCK__TXT_OUT(base, t) ((t) + (rlock__txt)(base))
+#else
+#define RLOCK__TXT_FROM(base) enum { base = 0 }
+#define RLOCK__TXT_IN(base, s) (s)
+#define RLOCK__TXT_OUT(base, t) (t)
+#endif
 
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
 #ifndef RLOCK_NO_ERROR_TEXTS
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len);
+#elif RLOCK__COMPACT
+static RLOCK__INLINE rlock__txt rlock__txt_line(rlock__txt t); /* (6.8c: its exchange's texts, by their distance) */
+#else
+#define rlock__txt_line(t) (t)
 #endif
 /* One of rlock's texts into out[cap]. */
 static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
 #ifdef RLOCK_NO_ERROR_TEXTS
     char num[11];
-    size_t n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
+    size_t n;
+    t = rlock__txt_line(t);
+    n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
     if (cap < n + 9) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
     memcpy(out, "rlock.h:", 8);
     (void)rlock__utoa(out + 8, t);
@@ -4025,6 +4055,7 @@ RLOCKDEF void rlock_config_init(rlock_config *cfg) {
     rlock__config_defaults(cfg);
 }
 
+RLOCK__TXT_FROM(rlock__ci_txt); /* (its texts: RLOCK__TXT_IN) */
 RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size_t n,
                                         const rlock_config *cfg) {
     unsigned char *id;
@@ -4035,45 +4066,45 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
     if (!c) return RLOCK_E_BADARG;
     /* On failure only c->why is written (a client in use is not disturbed).
      * The first check that fails picks the reason; one rlock__why writes it. */
-    if (!nodes) why = RLOCK__TXT("nodes is NULL");
+    if (!nodes) why = RLOCK__TXT_IN(rlock__ci_txt, "nodes is NULL");
     else if (n == 0 || n > RLOCK_MAX_NODES)
-        why = RLOCK__TXT("n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), x = (long long)n;
+        why = RLOCK__TXT_IN(rlock__ci_txt, "n is \1, it must be 1..RLOCK_MAX_NODES (\2)"), x = (long long)n;
     if (why) goto bad;
     for (i = 0; i < n; i++) {
         x = (long long)i;
         if (nodes[i].magic != RLOCK__MAGIC_NODE) {
-            why = RLOCK__TXT("nodes[\1] is not initialised (rlock_node_init)");
+            why = RLOCK__TXT_IN(rlock__ci_txt, "nodes[\1] is not initialised (rlock_node_init)");
             goto bad;
         }
         /* Two entries on one connection would give one server two votes. */
         for (j = 0; j < i; j++)
             if (nodes[j].transport.ctx == nodes[i].transport.ctx && nodes[i].transport.ctx) {
-                why = RLOCK__TXT("nodes[\1] and nodes[\2] share one connection"), x = (long long)j, y = i;
+                why = RLOCK__TXT_IN(rlock__ci_txt, "nodes[\1] and nodes[\2] share one connection"), x = (long long)j, y = i;
                 goto bad;
             }
     }
     if (cfg && cfg->drift_permille >= 1000)
-        why = RLOCK__TXT("drift_permille \1 is not below 1000"), x = cfg->drift_permille;
+        why = RLOCK__TXT_IN(rlock__ci_txt, "drift_permille \1 is not below 1000"), x = cfg->drift_permille;
     else if (cfg && (cfg->scripts < RLOCK_SCRIPTS_AUTO || cfg->scripts > RLOCK_SCRIPTS_FCALL))
-        why = RLOCK__TXT("scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"), x = cfg->scripts;
+        why = RLOCK__TXT_IN(rlock__ci_txt, "scripts \1 is not RLOCK_SCRIPTS_AUTO, _EVAL or _FCALL (0..2)"), x = cfg->scripts;
     else if (!RLOCK__HAS_WAITING && cfg && cfg->pubsub)
-        why = RLOCK__TXT("cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.pubsub: waiting is compiled out (RLOCK_NO_WAITING)");
     else if (!RLOCK__HAS_REPLICAS && cfg && cfg->replicas)
-        why = RLOCK__TXT("cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.replicas: WAIT is compiled out (RLOCK_NO_REPLICAS)");
     else if (!RLOCK__HAS_FCALL && cfg && cfg->scripts == RLOCK_SCRIPTS_FCALL)
-        why = RLOCK__TXT("cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.scripts: FCALL is compiled out (RLOCK_NO_FCALL)");
     else if (!RLOCK__HAS_FENCING && cfg && cfg->fencing)
-        why = RLOCK__TXT("cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.fencing: fencing is compiled out (RLOCK_NO_FENCING)");
 #ifdef RLOCK__NEED_NOW_HOOK
-    else if (!cfg || !cfg->now_ms) why = RLOCK__TXT("cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)");
+    else if (!cfg || !cfg->now_ms) why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.now_ms is required (RLOCK_NO_POSIX, no RLOCK_NOW_MS)");
 #endif
 #ifdef RLOCK__NEED_RANDOM_HOOK
     else if (!cfg || !cfg->random_bytes)
-        why = RLOCK__TXT("cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)");
+        why = RLOCK__TXT_IN(rlock__ci_txt, "cfg.random_bytes is required (RLOCK_NO_POSIX, no RLOCK_RANDOM_BYTES)");
 #endif
     if (why) {
     bad:
-        return rlock__why(c->why, why, x, y);
+        return rlock__why(c->why, RLOCK__TXT_OUT(rlock__ci_txt, why), x, y);
     }
     memset(c, 0, sizeof *c);
     if (cfg) c->cfg = *cfg;
@@ -4671,16 +4702,17 @@ static uint32_t rlock__renew_interval(const rlock_lock *lk, uint32_t ttl) {
  * after the drift and one node timeout. The first check that fails picks
  * the reason and its bound; one rlock__why writes it, and 0 is returned;
  * else the lease's validity, ttl less the drift (> 0). */
+RLOCK__TXT_FROM(rlock__ct_txt); /* (its texts: RLOCK__TXT_IN) */
 static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     uint32_t t = (uint32_t)ttl, drift = rlock__drift(lk, t), timeout = lk->client->cfg.node_timeout_ms;
     uint32_t bound = RLOCK_MAX_TTL_MS;
     rlock__txt why;
-    if (ttl <= 0) why = RLOCK__TXT("ttl \1 ms is not positive");
-    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT("ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
-    else if (t <= (bound = drift)) why = RLOCK__TXT("ttl \1 ms is not above the drift allowance \2 ms");
-    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT("ttl \1 ms is not above node_timeout_ms \2");
+    if (ttl <= 0) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not positive");
+    else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
+    else if (t <= (bound = drift)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above the drift allowance \2 ms");
+    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above node_timeout_ms \2");
     else return t - drift;
-    (void)rlock__why(lk->why, why, ttl, bound);
+    (void)rlock__why(lk->why, RLOCK__TXT_OUT(rlock__ct_txt, why), ttl, bound);
     return 0;
 }
 
@@ -5471,7 +5503,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
 /* A held lock turned out lost: record it and tell the holder once. */
 static void rlock__mark_lost(rlock_lock *lk) {
     /* (a renewal's extend that found it lost stays rlock_renew_poll's to
-     * collect - renewing kept - also when another call's client step read
+     * collect - op.renewing kept - also when another call's client step read
      * the refusal: cleared here, the poll said E_STATE for ever) */
     lk->state = RLOCK_STATE_LOST;
     if (!lk->lost_notified) {
@@ -6310,10 +6342,10 @@ typedef struct rlock__c_rep {
  * types), never an answer to what it sends; a line that cannot fit in cap
  * bytes at once. A
  * line's number is '-' and 1..18 digits (more are malformed); without
- * fencing it is read in 32 bits, a magnitude from 2^31 - 8 up read as
- * 2^31 - 1: every number a simple lock is answered with (a flag, a count, a
- * PTTL) is exact below it, and a PTTL past 2^30 caps no backoff
- * (backoff_max_ms <= 2^30), so they act the same. */
+ * fencing it is read in 32 bits, a magnitude past 2,013,265,929
+ * (0x0c000000 * 10 + 9) read as 2^31 - 1: every number a simple lock is
+ * answered with (a flag, a count, a PTTL) is exact below it, and a PTTL past
+ * 2^30 caps no backoff (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
  * error), checked to be an integer, nil, or an array's count (0 to
@@ -6330,7 +6362,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     if (c == '+' || c == '-') return (long)q + 2;
 #if !RLOCK__HAS_FENCING
     {   /* the type, then '-' and 1..18 digits: read in 32 bits, a
-         * magnitude from 2^31 - 8 up as 2^31 - 1 (above) */
+         * magnitude past 0x0c000000 * 10 + 9 as 2^31 - 1 (above) */
         size_t neg = b[p + 1] == '-';
         uint32_t u = 0;
         i = p + 1 + neg;
@@ -6338,7 +6370,7 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
         for (; i < q; i++) {
             unsigned d = (unsigned)b[i] - '0';
             if (d > 9) return -1;
-            u = u > 214748363u ? 0x7fffffffu : u * 10u + d; /* (214748363 * 10 + 9 < 2^31 - 8) */
+            u = u > 0x0c000000u ? 0x7fffffffu : u * 10u + d; /* (0x0c000000 * 10 + 9 < 2^31; one Thumb compare) */
         }
         *k = (rlock__num)u;
         if (neg) *k = -*k;
@@ -6454,6 +6486,17 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
     return 1;
 }
 
+/* lk's answer judged at once (v: its numbers, read only when st is
+ * RLOCK_OK). */
+static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
+
+/* Send lk's request when its turn comes (the connection is idle). It has the
+ * node timeout from when it goes out: a request that waited for its turn
+ * (behind other locks') is not timed out by that wait; the EVAL sent again
+ * after NOSCRIPT stays within the first one's. (One body with the claim:
+ * smaller, measured.) */
+#define rlock__c_submit(lk, now) rlock__c_claim((lk)->client->nodes[0], (lk), (now))
+
 /* Claim the connection for lk's request and queue its bytes, unless a
  * request is in flight (lk's own too; rlock__c_submit): deadline is now
  * then, the request's own worked out from it (the node timeout from when
@@ -6472,6 +6515,18 @@ static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, uns
  * request's, so it is judged like any other and never from here (judge
  * -> next round -> submit -> judge would make the call graph a cycle, and
  * bench/ram.sh's worst-case stack would not hold). */
+#ifdef RLOCK_NO_ERROR_TEXTS
+/* From here on a text within 256 lines is its distance from this line: the
+ * exchange's (the claim's, the answer's, the reader's: 19 in the smallest
+ * configuration) are each set by one 2-byte Thumb move, not a 4-byte one
+ * for a line number - 30 B less, measured. rlock__txt_put adds the line
+ * back: each still reads "rlock.h:LINE". (No text is in the file's first
+ * 256 lines, the manual; none is 0: none is on this line. A table of texts
+ * lies on one side of the 256: RLOCK__TXT_TABLE.) */
+#undef RLOCK__TXT
+#define RLOCK__TXT(s) ((rlock__txt)((unsigned)(__LINE__ - rlock__c_txt_near) < 256u ? __LINE__ - rlock__c_txt_near : __LINE__))
+enum { rlock__c_txt_near = __LINE__ };
+#endif
 static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     const rlock_transport *t = &n->transport;
     rlock__conn *x = &n->x;
@@ -6550,6 +6605,93 @@ claim:
     x->count = 1;
     n->q[0].owner = lk;
     n->q[0].deadline = deadline;
+}
+
+/* The reply (st RLOCK_OK: rep) or the failure (st; the reason in x.xerr)
+ * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
+ * node; not a cleanup's) and judged. A reply is read as plain numbers in
+ * rep->v: a plain SET NX PX's +OK is v[0] = 1 (nil: not 1), the acquire
+ * script's {flag, pttl[, fence]}, extend's and release's integer. Another
+ * shape is RLOCK_E_PROTOCOL (the connection dropped), a Redis error its
+ * status (NOSCRIPT: loaded with EVAL, or our text), {0, -1} (held without a
+ * TTL) RLOCK_E_FOREIGN. A script's reply but NOPERM's says it ran: the fast
+ * path follows suit (rlock_node.scripted). */
+static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
+    static const rlock__txt unexpected[RLOCK__TXT_TABLE(3)] = { /* by script: acquire (and the plain SET), extend, release; one per line */
+        RLOCK__TXT("unexpected reply to acquire"),
+        RLOCK__TXT("unexpected reply to extend"),
+        RLOCK__TXT("unexpected reply to release")
+    };
+    rlock_round *r = &lk->op.round;
+    const char *why = n->x.xerr;
+    size_t len;
+#if RLOCK__HAS_FENCING
+    rlock__num ran = 0; /* an acquire script answered with an error: it may have written */
+#endif
+    if (st == RLOCK_OK) {
+        const char *s = rep->str;
+        int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
+        n->x.xerr[0] = '\0'; /* (an answer's reason: none, or one of ours written there below) */
+        if (t == '-') {
+            e = rlock__error_scan(s, rep->len);
+            if ((e & RLOCK__C_W_NOSCRIPT) && !RLOCK__C_EVALED(r)) {
+                if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
+                    RLOCK__C_SET_EVALED(r, 1u);
+                    n->x.active = 1; /* (it is alive: no idle probe) */
+                    rlock__c_submit(lk, now);
+                    n->x.active = 0;
+                    return;
+                }
+                /* built without the texts: they must be loaded */
+                (void)rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
+                st = RLOCK_E_REDIS;
+                goto text;
+            }
+        }
+        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
+        if (t == '-') { /* Redis's error */
+            st = (rlock_status)(e & 31);
+            /* (as rlock__round_store: a fence key holding no integer
+             * fails the script after its SET, which Redis keeps;
+             * without fencing nothing follows the SET) */
+#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
+            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
+#endif
+            /* failover: connect again (rx is kept). No reason into x.xerr: its
+             * only request is answered (x.count 0, none fails with it), and
+             * the node's diagnostic is the error's own text. */
+            if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
+            why = s; /* Redis's own text */
+            len = rep->len;
+            goto note;
+        } else if (r->plain) {
+            /* +OK (no other reply rlock__c_parse reads has the line OK: not
+             * an integer's, nil's or a count's; an error's went above) */
+            if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
+            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
+        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
+            if (t != ':') st = RLOCK_E_PROTOCOL;
+        } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
+            /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
+             * or 1, one test of the two (a negative one has high bits).
+             * Only an array passes: another reply's count is its v[0],
+             * -1 or 0 (rlock__c_parse)) */
+            st = RLOCK_E_PROTOCOL;
+        } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
+            st = RLOCK_E_FOREIGN;
+            (void)rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
+        }
+        if (st == RLOCK_E_PROTOCOL) /* well-formed, of the wrong shape: the stream is not trusted either */
+            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
+    }
+text:
+    len = strlen(why);
+note:
+    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
+#if RLOCK__HAS_FENCING
+    if (st != RLOCK_OK) rep->v[2] = ran; /* (a failure's v is read for this only: rlock__c_judge) */
+#endif
+    rlock__c_judge(lk, st, rep->v);
 }
 
 /* Move the request in flight along as far as the transport allows without
@@ -6660,16 +6802,7 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
     return 0;
 }
 
-/* lk's answer judged at once (v: its numbers, read only when st is
- * RLOCK_OK). */
-static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v);
 
-/* Send lk's request when its turn comes (the connection is idle). It has the
- * node timeout from when it goes out: a request that waited for its turn
- * (behind other locks') is not timed out by that wait; the EVAL sent again
- * after NOSCRIPT stays within the first one's. (One body with the claim:
- * smaller, measured.) */
-#define rlock__c_submit(lk, now) rlock__c_claim((lk)->client->nodes[0], (lk), (now))
 
 /* Begin lk's next round (how: RLOCK__C_NEXT, _CLEANUP or _FOLLOW): its
  * op's request - an acquire's next attempt draws a new token after a
@@ -6724,10 +6857,12 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     rlock__c_claim(n, lk, now); /* (rlock__c_submit) */
 }
 
-/* The op is over: a reply still due is read and discarded. */
+/* The op is over. (Its request is never in flight here but from
+ * rlock_cancel_begin, which disowns it: its reply is read and discarded.
+ * The judge runs once the answer is in (x.count 0); a token not drawn ends
+ * an attempt before it is claimed. A stale owner, x.count 0, is never read:
+ * rlock__c_next answers only a request in flight, claimed with its owner.) */
 static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
-    rlock_node *n = lk->client->nodes[0];
-    if (n->q[0].owner == lk) n->q[0].owner = NULL;
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
 }
@@ -6845,7 +6980,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * division), d doubled once per attempt after the first (attempts >=
         * 1 here), never past the holder's PTTL or the wait. */
     if (op->cancel || rlock__c_fatal((rlock_status)op->result) || RLOCK__C_DUE(now, op->wait_end) ||
-        (cfg->max_attempts && op->attempts >= cfg->max_attempts)) {
+        op->attempts > cfg->max_attempts - 1u) { /* (max_attempts 0: no cap, its - 1 the largest) */
         rlock__op_finish(lk, (rlock_status)op->result);
         return;
     }
@@ -6856,95 +6991,6 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
     if (delay > most) delay = most;
     op->wake_at = now + delay;
     rlock__op_goto(lk, RLOCK__PH_BACKOFF);
-}
-
-/* The reply (st RLOCK_OK: rep) or the failure (st; the reason in x.xerr)
- * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
- * node; not a cleanup's) and judged. A reply is read as plain numbers in
- * rep->v: a plain SET NX PX's +OK is v[0] = 1 (nil: not 1), the acquire
- * script's {flag, pttl[, fence]}, extend's and release's integer. Another
- * shape is RLOCK_E_PROTOCOL (the connection dropped), a Redis error its
- * status (NOSCRIPT: loaded with EVAL, or our text), {0, -1} (held without a
- * TTL) RLOCK_E_FOREIGN. A script's reply but NOPERM's says it ran: the fast
- * path follows suit (rlock_node.scripted). */
-static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
-    static const rlock__txt unexpected[3] = { /* by script: acquire (and the plain SET), extend, release; one per line */
-        RLOCK__TXT("unexpected reply to acquire"),
-        RLOCK__TXT("unexpected reply to extend"),
-        RLOCK__TXT("unexpected reply to release")
-    };
-    rlock_round *r = &lk->op.round;
-    const char *why = n->x.xerr;
-    size_t len;
-#if RLOCK__HAS_FENCING
-    rlock__num ran = 0; /* an acquire script answered with an error: it may have written */
-#endif
-    if (st == RLOCK_OK) {
-        const char *s = rep->str;
-        int t = rep->type, e = 0; /* (e: Redis's error's words, none for another reply) */
-        why = "";
-        if (t == '-') {
-            e = rlock__error_scan(s, rep->len);
-            if ((e & RLOCK__C_W_NOSCRIPT) && !RLOCK__C_EVALED(r)) {
-                if (RLOCK__HAS_EVAL) { /* the server lost its script cache: the body once, with EVAL */
-                    RLOCK__C_SET_EVALED(r, 1u);
-                    n->x.active = 1; /* (it is alive: no idle probe) */
-                    rlock__c_submit(lk, now);
-                    n->x.active = 0;
-                    return;
-                }
-                /* built without the texts: they must be loaded */
-                why = rlock__c_txt(n, RLOCK__TXT("scripts not loaded: SCRIPT LOAD them (RLOCK_NO_EVAL_FALLBACK)"));
-                st = RLOCK_E_REDIS;
-                goto text;
-            }
-        }
-        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
-        if (t == '-') { /* Redis's error */
-            st = (rlock_status)(e & 31);
-            /* (as rlock__round_store: a fence key holding no integer
-             * fails the script after its SET, which Redis keeps;
-             * without fencing nothing follows the SET) */
-#if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
-            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
-#endif
-            /* failover: connect again (rx is kept). No reason into x.xerr: its
-             * only request is answered (x.count 0, none fails with it), and
-             * the node's diagnostic is the error's own text. */
-            if (e & RLOCK__C_W_READONLY) rlock__c_down(n, RLOCK_E_REDIS);
-            why = s; /* Redis's own text */
-            len = rep->len;
-            goto note;
-        } else if (r->plain) {
-            /* +OK (no other reply rlock__c_parse reads has the line OK: not
-             * an integer's, nil's or a count's; an error's went above) */
-            if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
-            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
-        } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-            if (t != ':') st = RLOCK_E_PROTOCOL;
-        } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
-            /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
-             * or 1, one test of the two (a negative one has high bits).
-             * Only an array passes: another reply's count is its v[0],
-             * -1 or 0 (rlock__c_parse)) */
-            st = RLOCK_E_PROTOCOL;
-        } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
-            st = RLOCK_E_FOREIGN;
-            why = rlock__c_txt(n, RLOCK__TXT("key exists without a TTL"));
-        }
-        if (st == RLOCK_E_PROTOCOL) { /* well-formed, of the wrong shape: the stream is not trusted either */
-            rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT_AT(unexpected, r->script));
-            why = n->x.xerr;
-        }
-    }
-text:
-    len = strlen(why);
-note:
-    if (lk->op.phase != RLOCK__PH_CLEANUP) rlock__node_note(n, st, why, len);
-#if RLOCK__HAS_FENCING
-    if (st != RLOCK_OK) rep->v[2] = ran; /* (a failure's v is read for this only: rlock__c_judge) */
-#endif
-    rlock__c_judge(lk, st, rep->v);
 }
 
 /* Drive every operation of c: read the reply in flight, hand it to its
@@ -7136,7 +7182,10 @@ RLOCKDEF rlock_status rlock_cancel_begin(rlock_lock *lk) {
          * does its cleanup; else done */
         if (op->kind == RLOCK__OP_ACQUIRE && (op->phase == RLOCK__PH_CLEANUP || (op->phase == RLOCK__PH_ROUND && out)))
             op->cancel = 1;
-        else rlock__op_finish(lk, RLOCK_OK);
+        else {
+            if (out) lk->client->nodes[0]->q[0].owner = NULL; /* (its reply is read and discarded) */
+            rlock__op_finish(lk, RLOCK_OK);
+        }
     }
     return rlock_step(lk);
 }
@@ -7221,6 +7270,11 @@ RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
     return rlock__c_start_now(lk, RLOCK__OP_RELEASE, 0);
 }
 
+#ifdef RLOCK_NO_ERROR_TEXTS
+static RLOCK__INLINE rlock__txt rlock__txt_line(rlock__txt t) {
+    return t < 256 ? t + rlock__c_txt_near : t;
+}
+#endif
 #endif /* RLOCK__COMPACT */
 
 static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
@@ -7642,6 +7696,7 @@ RLOCKDEF rlock_status rlock_release(rlock_lock *lk) {
 /* (the kinds rlock_lock_init takes: 1..5 but the semaphore's) */
 typedef char rlock__lock_kinds[RLOCK_KIND_SIMPLE == 1 && RLOCK_KIND_REENTRANT == 2 && RLOCK_KIND_SEMAPHORE == 3 &&
                                RLOCK_KIND_READ == 4 && RLOCK_KIND_WRITE == 5 ? 1 : -1];
+RLOCK__TXT_FROM(rlock__li_txt); /* (its texts: RLOCK__TXT_IN) */
 RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const char *key,
                                       size_t key_len, rlock_kind kind) {
     rlock__txt why;
@@ -7650,20 +7705,20 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* On failure only lk->why is written: lk stays unusable (and a handle
      * that is in use elsewhere is not disturbed). The first check that fails
      * picks the reason; one rlock__why writes it. */
-    if (!rlock__client_ok(c)) why = RLOCK__TXT("client is not initialised");
-    else if (!key) why = RLOCK__TXT("key is NULL");
+    if (!rlock__client_ok(c)) why = RLOCK__TXT_IN(rlock__li_txt, "client is not initialised");
+    else if (!key) why = RLOCK__TXT_IN(rlock__li_txt, "key is NULL");
     else if (key_len == 0 || key_len > RLOCK_MAX_KEY_LEN)
-        why = RLOCK__TXT("key is \1 bytes, RLOCK_MAX_KEY_LEN is \2"), x = (long long)key_len;
+        why = RLOCK__TXT_IN(rlock__li_txt, "key is \1 bytes, RLOCK_MAX_KEY_LEN is \2"), x = (long long)key_len;
     else if (!RLOCK__HAS_REENTRANT && kind == RLOCK_KIND_REENTRANT)
-        why = RLOCK__TXT("reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
+        why = RLOCK__TXT_IN(rlock__li_txt, "reentrant locks are compiled out (RLOCK_NO_REENTRANT)");
 #ifdef RLOCK_NO_PRIMITIVES
     else if (kind == RLOCK_KIND_READ || kind == RLOCK_KIND_WRITE)
-        why = RLOCK__TXT("kind \1: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
+        why = RLOCK__TXT_IN(rlock__li_txt, "kind \1: read-write locks are left out (RLOCK_NO_PRIMITIVES)");
 #endif
     else if ((unsigned)kind - 1u > (RLOCK__HAS_PRIMITIVES ? 4u : 1u) || kind == RLOCK_KIND_SEMAPHORE) /* (1, 2, 4, 5: rlock__lock_kinds) */
-        why = RLOCK__TXT("kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
+        why = RLOCK__TXT_IN(rlock__li_txt, "kind \1 is not 1, 2, 4 or 5 (SIMPLE, REENTRANT, READ, WRITE)");
     else why = 0;
-    if (why) return rlock__why(lk->why, why, x, RLOCK_MAX_KEY_LEN);
+    if (why) return rlock__why(lk->why, RLOCK__TXT_OUT(rlock__li_txt, why), x, RLOCK_MAX_KEY_LEN);
     {
         /* lk's op still runs on c (in its list, its requests out): cleared,
          * it would cut the list - the ops after it never end - and leave
@@ -7759,14 +7814,13 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
     for (;;) {
-        if (lk->op.kind == RLOCK__OP_EXTEND && lk->renewing) {
+        if (lk->op.kind == RLOCK__OP_EXTEND && lk->op.renewing) {
             st = rlock_step(lk);
             if (st == RLOCK_WOULD_BLOCK) {
                 next = rlock_next_timeout_ms(lk);
                 what = RLOCK_RENEW_IN_FLIGHT;
                 break;
             }
-            lk->renewing = 0;
             if (st == RLOCK_OK) {
                 lk->renewals++;
                 what = RLOCK_RENEW_RENEWED;
@@ -7818,7 +7872,7 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
             if (st == RLOCK_LOST) what = RLOCK_RENEW_LOST;
             break;
         }
-        lk->renewing = 1; /* (the extend's first step says what) */
+        lk->op.renewing = 1; /* (the extend's first step says what) */
     }
     *next_ms = next;
     lk->renewal = what;
@@ -7948,7 +8002,6 @@ RLOCKDEF rlock_status rlock_watchdog_stop(rlock_watchdog *w) {
      * needed HELD, which a grant makes with lost_notified 0); LOST: the
      * watchdog reported it. */
     w->shadow.client = lk->client;
-    w->shadow.renewing = 0;
     w->shadow.lost_notified = w->shadow.state == RLOCK_STATE_LOST;
     *lk = w->shadow;
     w->lk = NULL;

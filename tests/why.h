@@ -17,8 +17,9 @@
 #ifdef RLOCK_NO_ERROR_TEXTS
 #include <stdio.h>
 #include <stdlib.h>
-/* The text of the RLOCK__TXT("...") on the line "rlock.h:N" names, into
- * out; 0 when reason is not such a line or the line has none. */
+/* The text of the RLOCK__TXT("...") (or RLOCK__TXT_IN(base, "...")) on the
+ * line "rlock.h:N" names, into out; 0 when reason is not such a line or the
+ * line has none. */
 static int why_src(const char *reason, char *out, size_t cap) {
     static char path[512];
     char line[4096];
@@ -30,8 +31,11 @@ static int why_src(const char *reason, char *out, size_t cap) {
     if (!(f = fopen(path, "r"))) return 0;
     while (fgets(line, sizeof line, f) && ++no < want) {}
     fclose(f);
-    if (no != want || !(p = strstr(line, "RLOCK__TXT(\"")) || !(q = strstr(p + 12, "\")"))) return 0;
-    p += 12;
+    if (no != want) return 0;
+    if ((p = strstr(line, "RLOCK__TXT(\"")) != NULL) p += 12;
+    else if ((p = strstr(line, "RLOCK__TXT_IN(")) != NULL && (p = strchr(p, '"')) != NULL) p++; /* (base, "...") */
+    else return 0;
+    if (!(q = strstr(p, "\")"))) return 0;
     if ((size_t)(q - p) >= cap) return 0;
     for (; p < q; p++) /* (each number's escape, \1 or \2 in the source, as a '%') */
         if (*p == '\\' && (p[1] == '1' || p[1] == '2')) *out++ = '%', p++;
