@@ -7458,7 +7458,11 @@ static rlock_status rlock__begin(rlock_lock *lk) {
     return RLOCK_OK;
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
-RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+/* The three calls that start an operation share one body (op: which):
+ * their checks, then the op's first round. An acquire waits up to wait_ms;
+ * an extend's and a release's wait_ms is 0, a release's ttl_ms too (it
+ * asks for the lease it holds). */
+static RLOCK__NOINLINE rlock_status rlock__start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now;
     int token;
@@ -7466,20 +7470,32 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (!rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
-    /* the first check that fails picks the reason; one rlock__why writes
-     * it (a lock the fencing check refuses was never held: it is checked
-     * before the state) */
-    if (wait_ms < 0) why = RLOCK__TXT("wait \1 ms is negative");
-    else if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
-        why = RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"); /* no same-slot counter name */
-    else why = 0;
-    if (why) return rlock__why(lk->why, why, wait_ms, 0);
+    if (op != RLOCK__OP_RELEASE) {
+        if (!rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
+        /* the first check that fails picks the reason; one rlock__why writes
+         * it (a lock the fencing check refuses was never held: it is checked
+         * before the state) */
+        if (wait_ms < 0) why = RLOCK__TXT("wait \1 ms is negative");
+        else if (op == RLOCK__OP_ACQUIRE && RLOCK__FENCING(c) &&
+                 (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
+            why = RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"); /* no same-slot counter name */
+        else why = 0;
+        if (why) return rlock__why(lk->why, why, wait_ms, 0);
+        /* Validity ran out: whatever Redis has now is not our old grant. Say
+         * so (on_lost); an extend is then LOST, an acquire acquires afresh -
+         * never as a re-entry that would silently lose the earlier holds. */
+        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+    }
     now = rlock__now(c);
-    /* Validity ran out: whatever Redis has now is not our old grant. Say so
-     * (on_lost), then treat this as a fresh acquire - never as a re-entry
-     * that would silently lose the earlier holds. */
-    if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+    if (op != RLOCK__OP_ACQUIRE) {
+        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+        /* A LOST lock is still released: the script is owner-checked, so
+         * it only removes what is still ours, and it tells us if anything
+         * was. */
+        if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
+        else if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST; /* (on_lost: above) */
+        return rlock__op_start(lk, op, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
+    }
     token = rlock__token_kind(lk->kind);
     if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
     if (lk->state != RLOCK_STATE_HELD) {
@@ -7537,29 +7553,14 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     return RLOCK_WOULD_BLOCK;
 }
 
-/* An extend's and a release's begin share one body (op: which; a
- * release's ttl_ms is 0: it asks for the lease it holds). */
-static RLOCK__NOINLINE rlock_status rlock__held_begin(rlock_lock *lk, int op, long long ttl_ms) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (op == RLOCK__OP_EXTEND && !rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (op == RLOCK__OP_EXTEND) {
-        /* (LOST has no validity; marked again, it stays LOST and on_lost
-         * is not called twice) */
-        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
-    } else {
-        /* A LOST lock is still released: the script is owner-checked, so it
-         * only removes what is still ours, and it tells us if anything was. */
-        ttl_ms = lk->ttl_ms;
-    }
-    return rlock__op_start(lk, op, (uint32_t)ttl_ms, rlock__now(lk->client), NULL); /* checked: < 2^31 */
+RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    return rlock__held_begin(lk, RLOCK__OP_EXTEND, ttl_ms);
+    return rlock__start(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
 }
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    return rlock__held_begin(lk, RLOCK__OP_RELEASE, 0);
+    return rlock__start(lk, RLOCK__OP_RELEASE, 0, 0);
 }
 #endif
 
