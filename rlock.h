@@ -7667,9 +7667,10 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
 RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t grace_ms) {
     rlock__txt why;
     long long x;
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    rlock_status st = rlock__begin(lk); /* (E_BADARG; E_STATE while an operation runs) */
+    if (st != RLOCK_OK) return st;
     x = (long long)lk->kind;
-    if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
+    if (lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
     /* the first check that fails picks the reason; one rlock__why writes it */
     if (!RLOCK__HAS_FAIR) why = RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)");
