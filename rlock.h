@@ -5344,17 +5344,21 @@ static RLOCK__NOINLINE unsigned rlock__wake_nodes(const rlock_lock *lk) {
     return wake;
 }
 
-/* Send the script for `op` to every node in mask, all before any reply is
- * read, so a round costs one round trip of the slowest node. */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
+/* Send the script for `op` to every node (cleanup 0), or a cleanup release
+ * to the nodes in mask `cleanup` (not 0), all before any reply is read, so
+ * a round costs one round trip of the slowest node. The lease it names is
+ * the op's; a re-entry's cleanup, the held one's. */
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__ms now) {
     rlock_round *r = &lk->op.round;
+    unsigned mask = cleanup ? cleanup : (1u << lk->client->n_nodes) - 1u;
+    uint32_t ttl = cleanup && lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op.ttl;
     size_t i;
     memset(r, 0, offsetof(rlock_round, v)); /* (the answers are written as they come) */
     r->mask = mask;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
     if (op == RLOCK__OP_ACQUIRE) r->plain = lk->op.plain; /* (0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
-    r->cleanup = cleanup;
+    r->cleanup = cleanup != 0;
     /* wake nodes matter only where a release names the channel (RLOCK__REQ_QUEUE); one node wakes itself */
     if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
         r->wake = RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
@@ -5789,7 +5793,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
 #endif
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 0, now);
     /* after: this attempt's grant has no entry to take out (a queueing attempt is
      * never a plain SET: op->plain above needs !op->queue) */
     if (op->queue) lk->queued = 1;
@@ -5946,7 +5950,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
          * token as well. */
         op->fresh = lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
-        rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
+        rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, now);
         return RLOCK_WOULD_BLOCK;
     }
     return (rlock_status)RLOCK__AFTER_CLEANUP; /* nothing to clean up: what follows a cleanup, now */
@@ -7217,7 +7221,7 @@ static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rloc
     rlock__op_link(lk, kind, ttl);
     lk->op.info = info;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, kind, (1u << lk->client->n_nodes) - 1u, ttl, now, 0);
+    rlock__round_begin(lk, kind, 0, now);
     return RLOCK_WOULD_BLOCK;
 }
 
@@ -7292,7 +7296,7 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
          * client's next step. Not a re-entry's: only its answers tell what
          * it added. */
         if (op->kind == RLOCK__OP_ACQUIRE && lk->state != RLOCK_STATE_HELD)
-            rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, op->ttl, rlock__now(lk->client), 1); /* (never tallied) */
+            rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, rlock__now(lk->client)); /* (never tallied) */
         rlock__op_finish(lk, RLOCK_E_STATE);
     }
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
