@@ -3286,17 +3286,20 @@ typedef rlock__conn rlock__x;
  * as rlock__x_disown makes it - its reply, read later, must reach no
  * handle (it may be freed by then, its end never walking this connection). */
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
+    /* (data, not code: a node's, a subscriber's - FIFO room, tx's offset in
+     * its owner, tx's and rx's sizes) */
+    static const size_t lay[2][4] = {
+        { RLOCK_MAX_PIPELINE, offsetof(rlock_node, tx), RLOCK_TX_BUF, RLOCK_RX_BUF },
+        { RLOCK_SUB_PIPELINE, offsetof(rlock_subscriber, tx), RLOCK_SUB_TX_BUF, RLOCK_SUB_RX_BUF } };
+    const size_t *l = lay[x->is_sub]; /* (0 or 1: rlock_subscriber_init sets 1) */
     struct rlock__pending *p;
     x->owner = owner;
     /* (one body: the FIFO follows x, rx follows tx in both - rlock__x_bind_layout) */
     x->q = (struct rlock__pending *)(x + 1);
-    if (x->is_sub) {
-        x->q_cap = RLOCK_SUB_PIPELINE;
-        x->tx = ((rlock_subscriber *)owner)->tx; x->tx_cap = RLOCK_SUB_TX_BUF; x->rx_cap = RLOCK_SUB_RX_BUF;
-    } else {
-        x->q_cap = RLOCK_MAX_PIPELINE;
-        x->tx = ((rlock_node *)owner)->tx; x->tx_cap = RLOCK_TX_BUF; x->rx_cap = RLOCK_RX_BUF;
-    }
+    x->q_cap = (unsigned)l[0];
+    x->tx = (unsigned char *)owner + l[1];
+    x->tx_cap = l[2];
+    x->rx_cap = l[3];
     x->rx = x->tx + x->tx_cap;
     for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
