@@ -7563,11 +7563,16 @@ static RLOCK__NOINLINE rlock_status rlock__start(rlock_lock *lk, int op, long lo
 RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
     return rlock__start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
 }
+/* A call without a wait (extend's, release's): their wait_ms 0 goes on the
+ * stack in this one place (as the compact engine's rlock__c_start_now). */
+static RLOCK__NOINLINE rlock_status rlock__start_now(rlock_lock *lk, int op, long long ttl_ms) {
+    return rlock__start(lk, op, ttl_ms, 0);
+}
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    return rlock__start(lk, RLOCK__OP_EXTEND, ttl_ms, 0);
+    return rlock__start_now(lk, RLOCK__OP_EXTEND, ttl_ms);
 }
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    return rlock__start(lk, RLOCK__OP_RELEASE, 0, 0);
+    return rlock__start_now(lk, RLOCK__OP_RELEASE, 0);
 }
 #endif
 
