@@ -1300,7 +1300,8 @@ typedef struct rlock_lock {
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     long long holds;          /* reentrant hold count seen on the quorum */
     int32_t acks;             /* cfg.replicas: fewest WAIT acks of a granting node (WAIT counts
-                               * replicas: < 2^31), -1 none */
+                               * replicas: < 2^31), -1 none; kept + 1, so that 0 (memset by
+                               * rlock_lock_init) is none */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint32_t ttl_ms;          /* the lease of the current grant */
@@ -5876,7 +5877,8 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)op->round.acks : -1; /* (cfg.replicas 0: no WAIT sent, -1) */
+    /* (kept + 1: 0, none, is a new handle's; cfg.replicas 0: no WAIT sent, -1) */
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)((uint32_t)op->round.acks + 1u) : 0;
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
@@ -7670,7 +7672,6 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* Same cluster slot as the key, so every script touches one slot. */
     lk->aux_base_len = RLOCK__COMPACT && !RLOCK__REQ_QUEUE ? 0 : rlock__aux_len(key, key_len); /* (compact: fencing) */
     lk->state = RLOCK_STATE_IDLE;
-    if (RLOCK__HAS_REPLICAS) lk->acks = -1; /* (else never read: rlock_replica_acks says -1) */
     lk->magic = RLOCK__MAGIC_LOCK;
     lk->param = kind == RLOCK_KIND_WRITE; /* a write lock: writers first */
     return RLOCK_OK;
@@ -7843,7 +7844,7 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk) {
-    return RLOCK__HAS_REPLICAS && rlock__lock_ok(lk) ? lk->acks : -1;
+    return RLOCK__HAS_REPLICAS && rlock__lock_ok(lk) ? (int32_t)((uint32_t)lk->acks - 1u) : -1; /* (kept + 1) */
 }
 
 
