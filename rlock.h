@@ -7221,17 +7221,7 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
 #endif
 }
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_start) */
-/* Start an operation of one round on every node (extend, release, inspect,
- * force-unlock; info: inspect's answers). */
-static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rlock__ms now, rlock_info *info) {
-    rlock__op_link(lk, kind, ttl);
-    lk->op.info = info;
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, kind, 0, now);
-    return RLOCK_WOULD_BLOCK;
-}
-
+#if !RLOCK__COMPACT
 /* (the general engine's; only an op in progress, kind not NONE: it is in
  * the client's list from rlock__op_link on, unless the client was
  * initialised since. Its next and phase are left: read only while linked,
@@ -7505,7 +7495,10 @@ static RLOCK__NOINLINE rlock_status rlock__start(rlock_lock *lk, int op, long lo
          * was. */
         if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
         else if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST; /* (on_lost: above) */
-        return rlock__op_start(lk, op, (uint32_t)ttl_ms, now, NULL); /* checked: < 2^31 */
+        rlock__op_link(lk, op, (uint32_t)ttl_ms); /* checked: < 2^31 */
+        rlock__op_goto(lk, RLOCK__PH_ROUND); /* (one round on every node) */
+        rlock__round_begin(lk, op, 0, now);
+        return RLOCK_WOULD_BLOCK;
     }
     token = rlock__token_kind(lk->kind);
     if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
@@ -8062,7 +8055,11 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     if (lk->kind == RLOCK_KIND_MULTI)
         return rlock__why(lk->why, RLOCK__TXT("a multi-lock handle: inspect or unlock one key at a time"), 0, 0);
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
-    return rlock__op_start(lk, op, ttl, rlock__now(lk->client), out);
+    rlock__op_link(lk, op, ttl);
+    lk->op.info = out; /* (before the round: a node that fails at once is answered in it) */
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, op, 0, rlock__now(lk->client));
+    return RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap) {
     size_t i;
