@@ -1300,8 +1300,7 @@ typedef struct rlock_lock {
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     long long holds;          /* reentrant hold count seen on the quorum */
     int32_t acks;             /* cfg.replicas: fewest WAIT acks of a granting node (WAIT counts
-                               * replicas: < 2^31), -1 none; kept + 1, so that 0 (memset by
-                               * rlock_lock_init) is none */
+                               * replicas: < 2^31), -1 none; kept + 1 (0: rlock_lock_init's memset) */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint32_t ttl_ms;          /* the lease of the current grant */
@@ -3287,20 +3286,15 @@ typedef rlock__conn rlock__x;
  * as rlock__x_disown makes it - its reply, read later, must reach no
  * handle (it may be freed by then, its end never walking this connection). */
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
-    /* (data, not code: a node's, a subscriber's - FIFO room, tx's offset in
-     * its owner, tx's and rx's sizes) */
-    static const size_t lay[2][4] = {
+    static const size_t lay[2][4] = { /* a node's, a subscriber's FIFO room, tx offset, tx and rx sizes */
         { RLOCK_MAX_PIPELINE, offsetof(rlock_node, tx), RLOCK_TX_BUF, RLOCK_RX_BUF },
         { RLOCK_SUB_PIPELINE, offsetof(rlock_subscriber, tx), RLOCK_SUB_TX_BUF, RLOCK_SUB_RX_BUF } };
-    const size_t *l = lay[x->is_sub]; /* (0 or 1: rlock_subscriber_init sets 1) */
+    const size_t *l = lay[x->is_sub]; /* (data, not code; is_sub 0 or 1: rlock_subscriber_init's) */
     struct rlock__pending *p;
     x->owner = owner;
     /* (one body: the FIFO follows x, rx follows tx in both - rlock__x_bind_layout) */
     x->q = (struct rlock__pending *)(x + 1);
-    x->q_cap = (unsigned)l[0];
-    x->tx = (unsigned char *)owner + l[1];
-    x->tx_cap = l[2];
-    x->rx_cap = l[3];
+    x->q_cap = (unsigned)l[0]; x->tx = (unsigned char *)owner + l[1]; x->tx_cap = l[2]; x->rx_cap = l[3];
     x->rx = x->tx + x->tx_cap;
     for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
@@ -5283,14 +5277,12 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;
-    /* A cleanup's script is never taken back unsent: past its time it goes,
-     * late (or the connection drops first, as before - the grant it undoes
-     * then expires by its TTL); fuzz_lock found one failed unsent with the
-     * connection kept and nothing noted. A flag, not its length hidden (as
-     * RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes
-     * back another lock's request in front of it, unsent and past its time
-     * (fuzz_locks found one sent late so, which then dropped the connection).
-     * (Its tag, worked out once: 12 B less than marking the FIFO entry after.) */
+    /* A cleanup's script is never taken back unsent: past its time it goes, late (or the
+     * connection drops first, as before - the grant it undoes then expires by its TTL); fuzz_lock
+     * found one failed unsent with the connection kept and nothing noted. A flag, not its length
+     * hidden (as RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes back another
+     * lock's request in front of it, unsent and past its time (fuzz_locks found one sent late so,
+     * which then dropped the connection). */
     keep = RLOCK__TAG_LOCK | (r->cleanup ? RLOCK__X_KEEP : 0);
     for (;; want &= ~1u) {
         for (k = 0; k < 5; k++) { /* part k: RLOCK__RUN_SETNAME + k, the script at 3; its reply is lk's from 3 */
@@ -5350,10 +5342,8 @@ static RLOCK__NOINLINE unsigned rlock__wake_nodes(const rlock_lock *lk) {
     return wake;
 }
 
-/* Send the script for `op` to every node (cleanup 0), or a cleanup release
- * to the nodes in mask `cleanup` (not 0), all before any reply is read, so
- * a round costs one round trip of the slowest node. The lease it names is
- * the op's; a re-entry's cleanup, the held one's. */
+/* Send the script for `op` to every node (or a cleanup's release to those in mask `cleanup`: the lease
+ * held by a re-entry, else the op's), all before any reply is read: one round trip of the slowest node. */
 static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__ms now) {
     rlock_round *r = &lk->op.round;
     unsigned mask = cleanup ? cleanup : (1u << lk->client->n_nodes) - 1u;
@@ -5879,8 +5869,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    /* (kept + 1: 0, none, is a new handle's; cfg.replicas 0: no WAIT sent, -1) */
-    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)((uint32_t)op->round.acks + 1u) : 0;
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)((uint32_t)op->round.acks + 1u) : 0; /* (kept + 1) */
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
