@@ -1324,7 +1324,7 @@ typedef struct rlock_lock {
                                * rlock__ms): rlock_validity_ms reads 0 however long the handle lay unused */
     long long holds;          /* reentrant hold count seen on the quorum */
     int32_t acks;             /* cfg.replicas: fewest WAIT acks of a granting node (WAIT counts
-                               * replicas: < 2^31), -1 none */
+                               * replicas: < 2^31), -1 none; kept + 1 (0: rlock_lock_init's memset) */
     rlock__ms held_since;     /* when the current grant's first round started */
     rlock__ms granted_at;     /* when the round of the last grant/extend started */
     uint32_t ttl_ms;          /* the lease of the current grant */
@@ -3339,17 +3339,15 @@ typedef rlock__conn rlock__x;
  * as rlock__x_disown makes it - its reply, read later, must reach no
  * handle (it may be freed by then, its end never walking this connection). */
 static RLOCK__NOINLINE void rlock__x_bind(rlock__x *x, void *owner) {
+    static const size_t lay[2][4] = { /* a node's, a subscriber's FIFO room, tx offset, tx and rx sizes */
+        { RLOCK_MAX_PIPELINE, offsetof(rlock_node, tx), RLOCK_TX_BUF, RLOCK_RX_BUF },
+        { RLOCK_SUB_PIPELINE, offsetof(rlock_subscriber, tx), RLOCK_SUB_TX_BUF, RLOCK_SUB_RX_BUF } };
+    const size_t *l = lay[x->is_sub]; /* (data, not code; is_sub 0 or 1: rlock_subscriber_init's) */
     struct rlock__pending *p;
     x->owner = owner;
     /* (one body: the FIFO follows x, rx follows tx in both - rlock__x_bind_layout) */
     x->q = (struct rlock__pending *)(x + 1);
-    if (x->is_sub) {
-        x->q_cap = RLOCK_SUB_PIPELINE;
-        x->tx = ((rlock_subscriber *)owner)->tx; x->tx_cap = RLOCK_SUB_TX_BUF; x->rx_cap = RLOCK_SUB_RX_BUF;
-    } else {
-        x->q_cap = RLOCK_MAX_PIPELINE;
-        x->tx = ((rlock_node *)owner)->tx; x->tx_cap = RLOCK_TX_BUF; x->rx_cap = RLOCK_RX_BUF;
-    }
+    x->q_cap = (unsigned)l[0]; x->tx = (unsigned char *)owner + l[1]; x->tx_cap = l[2]; x->rx_cap = l[3];
     x->rx = x->tx + x->tx_cap;
     for (p = x->q + x->count; p-- != x->q;) p->owner = NULL;
 }
@@ -5311,7 +5309,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     int fcall = RLOCK__HAS_FCALL && nd->fcall; /* (configured: set by rlock_client_init) */
     int again = RLOCK__HAS_EVAL && ((r->evaled >> i) & 1u);
     int wait = RLOCK__REPLICAS(lk->client) && rlock__round_wants_array(r); /* (an acquire's: never a cleanup) */
-    int k;
+    int k, keep;
     unsigned want;
     rlock_status st;
     /* (The round's time may have run out before its request could go - it
@@ -5336,6 +5334,13 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;
+    /* A cleanup's script is never taken back unsent: past its time it goes, late (or the
+     * connection drops first, as before - the grant it undoes then expires by its TTL); fuzz_lock
+     * found one failed unsent with the connection kept and nothing noted. A flag, not its length
+     * hidden (as RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes back another
+     * lock's request in front of it, unsent and past its time (fuzz_locks found one sent late so,
+     * which then dropped the connection). */
+    keep = RLOCK__TAG_LOCK | (r->cleanup ? RLOCK__X_KEEP : 0);
     for (;; want &= ~1u) {
         for (k = 0; k < 5; k++) { /* part k: RLOCK__RUN_SETNAME + k, the script at 3; its reply is lk's from 3 */
             if (!((want >> k) & 1u)) continue;
@@ -5344,7 +5349,8 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
                                                                       : again ? RLOCK__RUN_EVAL : RLOCK__RUN_EVALSHA);
             if (!len) break; /* it does not fit */
             rlock__x_commit(n, len, k < 3 ? NULL : lk,
-                            (k == 4 ? RLOCK__TAG_WAIT : RLOCK__TAG_LOCK) | (n->count > count ? RLOCK__X_JOINED : 0),
+                            (k == 4 ? RLOCK__TAG_WAIT : k == 3 ? keep : RLOCK__TAG_LOCK) |
+                                (n->count > count ? RLOCK__X_JOINED : 0),
                             deadline);
         }
         if (k == 5) break;
@@ -5356,14 +5362,6 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
         }
     }
     if (want & 1u) nd->fn_named = (unsigned short)n->gen;
-    /* A cleanup is never taken back unsent: past its time it goes, late
-     * (or the connection drops first, as before - the grant it undoes then
-     * expires by its TTL); fuzz_lock found one failed unsent with the
-     * connection kept and nothing noted. A flag, not its length hidden (as
-     * RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes back
-     * another lock's request in front of it, unsent and past its time
-     * (fuzz_locks found one sent late so, which then dropped the connection). */
-    if (r->cleanup) n->q[n->count - 1].tag = (short)(n->q[n->count - 1].tag | RLOCK__X_KEEP);
     if (wait) {
         r->short_acks &= ~(1u << i); /* only this attempt's WAIT counts */
         r->stale_wait |= r->acking & 1u << i; /* the first script's WAIT is still due */
@@ -5401,17 +5399,19 @@ static RLOCK__NOINLINE unsigned rlock__wake_nodes(const rlock_lock *lk) {
     return wake;
 }
 
-/* Send the script for `op` to every node in mask, all before any reply is
- * read, so a round costs one round trip of the slowest node. */
-static void rlock__round_begin(rlock_lock *lk, int op, unsigned mask, uint32_t ttl, rlock__ms now, int cleanup) {
+/* Send the script for `op` to every node (or a cleanup's release to those in mask `cleanup`: the lease
+ * held by a re-entry, else the op's), all before any reply is read: one round trip of the slowest node. */
+static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__ms now) {
     rlock_round *r = &lk->op.round;
+    unsigned mask = cleanup ? cleanup : (1u << lk->client->n_nodes) - 1u;
+    uint32_t ttl = cleanup && lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op.ttl;
     size_t i;
     memset(r, 0, offsetof(rlock_round, v)); /* (the answers are written as they come) */
     r->mask = mask;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
     if (op == RLOCK__OP_ACQUIRE) r->plain = lk->op.plain; /* (0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
-    r->cleanup = cleanup;
+    r->cleanup = cleanup != 0;
     /* wake nodes matter only where a release names the channel (RLOCK__REQ_QUEUE); one node wakes itself */
     if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
         r->wake = RLOCK_MAX_NODES == 1 ? 1u : rlock__wake_nodes(lk);
@@ -5846,7 +5846,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
 #endif
     op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, (1u << lk->client->n_nodes) - 1u, op->ttl, now, 0);
+    rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 0, now);
     /* after: this attempt's grant has no entry to take out (a queueing attempt is
      * never a plain SET: op->plain above needs !op->queue) */
     if (op->queue) lk->queued = 1;
@@ -5926,7 +5926,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)op->round.acks : -1; /* (cfg.replicas 0: no WAIT sent, -1) */
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)((uint32_t)op->round.acks + 1u) : 0; /* (kept + 1) */
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
@@ -6003,7 +6003,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
          * token as well. */
         op->fresh = lk->state != RLOCK_STATE_HELD;
         rlock__op_goto(lk, RLOCK__PH_CLEANUP);
-        rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : op->ttl, now, 1);
+        rlock__round_begin(lk, RLOCK__OP_RELEASE, mask, now);
         return RLOCK_WOULD_BLOCK;
     }
     return (rlock_status)RLOCK__AFTER_CLEANUP; /* nothing to clean up: what follows a cleanup, now */
@@ -7289,17 +7289,7 @@ static RLOCK__FEW void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl) {
 #endif
 }
 
-#if !RLOCK__COMPACT /* (the compact engine's: rlock__c_start) */
-/* Start an operation of one round on every node (extend, release, inspect,
- * force-unlock; info: inspect's answers). */
-static rlock_status rlock__op_start(rlock_lock *lk, int kind, uint32_t ttl, rlock__ms now, rlock_info *info) {
-    rlock__op_link(lk, kind, ttl);
-    lk->op.info = info;
-    rlock__op_goto(lk, RLOCK__PH_ROUND);
-    rlock__round_begin(lk, kind, (1u << lk->client->n_nodes) - 1u, ttl, now, 0);
-    return RLOCK_WOULD_BLOCK;
-}
-
+#if !RLOCK__COMPACT
 /* (the general engine's; only an op in progress, kind not NONE: it is in
  * the client's list from rlock__op_link on, unless the client was
  * initialised since. Its next and phase are left: read only while linked,
@@ -7371,7 +7361,7 @@ static rlock_status rlock__result(rlock_lock *lk, int step) {
          * client's next step. Not a re-entry's: only its answers tell what
          * it added. */
         if (op->kind == RLOCK__OP_ACQUIRE && lk->state != RLOCK_STATE_HELD)
-            rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, op->ttl, rlock__now(lk->client), 1); /* (never tallied) */
+            rlock__round_begin(lk, RLOCK__OP_RELEASE, ~0u, rlock__now(lk->client)); /* (never tallied) */
         rlock__op_finish(lk, RLOCK_E_STATE);
     }
     if (step && lk->op.phase != RLOCK__PH_DONE) rlock__client_step(lk->client);
@@ -7537,7 +7527,11 @@ static rlock_status rlock__begin(rlock_lock *lk) {
     return RLOCK_OK;
 }
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's (simple locks, one node) */
-RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+/* The three calls that start an operation share one body (op: which):
+ * their checks, then the op's first round. An acquire waits up to wait_ms;
+ * an extend's and a release's wait_ms is 0, a release's ttl_ms too (it
+ * asks for the lease it holds). */
+static RLOCK__NOINLINE rlock_status rlock__start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock_client *c;
     rlock__ms now;
     int token;
@@ -7545,20 +7539,35 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     c = lk->client;
-    if (!rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
-    /* the first check that fails picks the reason; one rlock__why writes
-     * it (a lock the fencing check refuses was never held: it is checked
-     * before the state) */
-    if (wait_ms < 0) why = RLOCK__TXT("wait \1 ms is negative");
-    else if (RLOCK__FENCING(c) && (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
-        why = RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"); /* no same-slot counter name */
-    else why = 0;
-    if (why) return rlock__why(lk->why, why, wait_ms, 0);
+    if (op != RLOCK__OP_RELEASE) {
+        if (!rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
+        /* the first check that fails picks the reason; one rlock__why writes
+         * it (a lock the fencing check refuses was never held: it is checked
+         * before the state) */
+        if (wait_ms < 0) why = RLOCK__TXT("wait \1 ms is negative");
+        else if (op == RLOCK__OP_ACQUIRE && RLOCK__FENCING(c) &&
+                 (lk->kind == RLOCK_KIND_MULTI ? !RLOCK__MULTI_AUX(lk) : lk->aux_base_len == 0))
+            why = RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"); /* no same-slot counter name */
+        else why = 0;
+        if (why) return rlock__why(lk->why, why, wait_ms, 0);
+        /* Validity ran out: whatever Redis has now is not our old grant. Say
+         * so (on_lost); an extend is then LOST, an acquire acquires afresh -
+         * never as a re-entry that would silently lose the earlier holds. */
+        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+    }
     now = rlock__now(c);
-    /* Validity ran out: whatever Redis has now is not our old grant. Say so
-     * (on_lost), then treat this as a fresh acquire - never as a re-entry
-     * that would silently lose the earlier holds. */
-    if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+    if (op != RLOCK__OP_ACQUIRE) {
+        if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+        /* A LOST lock is still released: the script is owner-checked, so
+         * it only removes what is still ours, and it tells us if anything
+         * was. */
+        if (op == RLOCK__OP_RELEASE) ttl_ms = lk->ttl_ms;
+        else if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST; /* (on_lost: above) */
+        rlock__op_link(lk, op, (uint32_t)ttl_ms); /* checked: < 2^31 */
+        rlock__op_goto(lk, RLOCK__PH_ROUND); /* (one round on every node) */
+        rlock__round_begin(lk, op, 0, now);
+        return RLOCK_WOULD_BLOCK;
+    }
     token = rlock__token_kind(lk->kind);
     if (lk->state == RLOCK_STATE_HELD && token) return RLOCK_E_STATE;
     if (lk->state != RLOCK_STATE_HELD) {
@@ -7616,29 +7625,19 @@ RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long
     return RLOCK_WOULD_BLOCK;
 }
 
-/* An extend's and a release's begin share one body (op: which; a
- * release's ttl_ms is 0: it asks for the lease it holds). */
-static RLOCK__NOINLINE rlock_status rlock__held_begin(rlock_lock *lk, int op, long long ttl_ms) {
-    rlock_status st = rlock__begin(lk);
-    if (st != RLOCK_OK) return st;
-    if (op == RLOCK__OP_EXTEND && !rlock__check_ttl(lk, ttl_ms)) return RLOCK_E_BADARG;
-    if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-    if (op == RLOCK__OP_EXTEND) {
-        /* (LOST has no validity; marked again, it stays LOST and on_lost
-         * is not called twice) */
-        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) { rlock__mark_lost(lk); return RLOCK_LOST; } /* on_lost too */
-    } else {
-        /* A LOST lock is still released: the script is owner-checked, so it
-         * only removes what is still ours, and it tells us if anything was. */
-        ttl_ms = lk->ttl_ms;
-    }
-    return rlock__op_start(lk, op, (uint32_t)ttl_ms, rlock__now(lk->client), NULL); /* checked: < 2^31 */
+RLOCKDEF rlock_status rlock_acquire_begin(rlock_lock *lk, long long ttl_ms, long long wait_ms) {
+    return rlock__start(lk, RLOCK__OP_ACQUIRE, ttl_ms, wait_ms);
+}
+/* A call without a wait (extend's, release's): their wait_ms 0 goes on the
+ * stack in this one place (as the compact engine's rlock__c_start_now). */
+static RLOCK__NOINLINE rlock_status rlock__start_now(rlock_lock *lk, int op, long long ttl_ms) {
+    return rlock__start(lk, op, ttl_ms, 0);
 }
 RLOCKDEF rlock_status rlock_extend_begin(rlock_lock *lk, long long ttl_ms) {
-    return rlock__held_begin(lk, RLOCK__OP_EXTEND, ttl_ms);
+    return rlock__start_now(lk, RLOCK__OP_EXTEND, ttl_ms);
 }
 RLOCKDEF rlock_status rlock_release_begin(rlock_lock *lk) {
-    return rlock__held_begin(lk, RLOCK__OP_RELEASE, 0);
+    return rlock__start_now(lk, RLOCK__OP_RELEASE, 0);
 }
 #endif
 
@@ -7737,7 +7736,6 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
     /* Same cluster slot as the key, so every script touches one slot. */
     lk->aux_base_len = RLOCK__COMPACT && !RLOCK__REQ_QUEUE ? 0 : rlock__aux_len(key, key_len); /* (compact: fencing) */
     lk->state = RLOCK_STATE_IDLE;
-    if (RLOCK__HAS_REPLICAS) lk->acks = -1; /* (else never read: rlock_replica_acks says -1) */
     lk->magic = RLOCK__MAGIC_LOCK;
     lk->param = kind == RLOCK_KIND_WRITE; /* a write lock: writers first */
     return RLOCK_OK;
@@ -7746,9 +7744,10 @@ RLOCKDEF rlock_status rlock_lock_init(rlock_lock *lk, rlock_client *c, const cha
 RLOCKDEF rlock_status rlock_lock_set_fair(rlock_lock *lk, int fair, uint32_t grace_ms) {
     rlock__txt why;
     long long x;
-    if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
+    rlock_status st = rlock__begin(lk); /* (E_BADARG; E_STATE while an operation runs) */
+    if (st != RLOCK_OK) return st;
     x = (long long)lk->kind;
-    if (lk->op.kind != RLOCK__OP_NONE || lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
+    if (lk->state == RLOCK_STATE_HELD) return RLOCK_E_STATE;
     if (!fair) { lk->fair_grace = 0; return RLOCK_OK; }
     /* the first check that fails picks the reason; one rlock__why writes it */
     if (!RLOCK__HAS_FAIR) why = RLOCK__TXT("fair locks are compiled out (RLOCK_NO_FAIR)");
@@ -7908,7 +7907,7 @@ RLOCKDEF size_t rlock_last_votes(const rlock_lock *lk) {
     return rlock__lock_ok(lk) ? lk->votes : 0;
 }
 RLOCKDEF long long rlock_replica_acks(const rlock_lock *lk) {
-    return RLOCK__HAS_REPLICAS && rlock__lock_ok(lk) ? lk->acks : -1;
+    return RLOCK__HAS_REPLICAS && rlock__lock_ok(lk) ? (int32_t)((uint32_t)lk->acks - 1u) : -1; /* (kept + 1) */
 }
 
 
@@ -8123,7 +8122,11 @@ static rlock_status rlock__admin_begin(rlock_lock *lk, int op, rlock_info *out) 
     if (lk->kind == RLOCK_KIND_MULTI)
         return rlock__why(lk->why, RLOCK__TXT("a multi-lock handle: inspect or unlock one key at a time"), 0, 0);
     lk->scripts = &rlock__set_all; /* INSPECT / FORCE: kept for its later operations, a superset */
-    return rlock__op_start(lk, op, ttl, rlock__now(lk->client), out);
+    rlock__op_link(lk, op, ttl);
+    lk->op.info = out; /* (before the round: a node that fails at once is answered in it) */
+    rlock__op_goto(lk, RLOCK__PH_ROUND);
+    rlock__round_begin(lk, op, 0, rlock__now(lk->client));
+    return RLOCK_WOULD_BLOCK;
 }
 RLOCKDEF rlock_status rlock_inspect_begin(rlock_lock *lk, rlock_info *out, size_t cap) {
     size_t i;
