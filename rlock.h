@@ -4535,7 +4535,9 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
  * yes being 1, or for a reentrant release (count_ok) any count >= 0 (holds
  * left). (One loop for both: the fields the other kind does not read come
  * out of the zeros rlock__round_store keeps.) */
-static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
+static int rlock__counts_holds(const rlock_round *r);
+static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+    int count_ok = rlock__counts_holds(r);
     size_t i;
     rlock__tally_init(t);
     for (i = 0; i < n_nodes; i++) {
@@ -4719,6 +4721,16 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
 /* The acquire and the release scripts, as bit masks over RLOCK__S_* (fewer
  * than 32), of the kinds built (the compact engine's: the simple lock's). */
 #define RLOCK__S_BIT(s) (1ul << RLOCK__S_##s)
+#if !RLOCK__COMPACT
+/* 1 when r is a reentrant release - a handle of a kind that is not a token
+ * kind: its script says so - whose answer >= 0 is the holds left, any of
+ * them a yes (rlock__tally_round; read there, not passed by each caller:
+ * 8 B less) */
+static RLOCK__INLINE int rlock__counts_holds(const rlock_round *r) {
+    return (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
+                  RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> r->script) & 1;
+}
+#endif
 #define RLOCK__S_KINDS(op)                                                                              \
     (RLOCK__S_BIT(SIMPLE_##op) | (RLOCK__HAS_REENTRANT ? RLOCK__S_BIT(REENTRANT_##op) : 0) |             \
      (RLOCK__HAS_FAIR ? RLOCK__S_BIT(FAIR_##op) | RLOCK__S_BIT(FAIR_REENTRANT_##op) : 0) |               \
@@ -6005,7 +6017,7 @@ static void rlock__admin_round_done(rlock_lock *lk) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
-    rlock__tally_round(&lk->op.round, c->n_nodes, 0, &t);
+    rlock__tally_round(&lk->op.round, c->n_nodes, &t);
     for (i = 0; i < c->n_nodes; i++)
         if (((lk->op.round.mask >> i) & 1u) && lk->op.round.st[i] == RLOCK_OK) {
             had += lk->op.round.v[i][0] == 1;
@@ -6071,12 +6083,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         if (op->phase != RLOCK__PH_CLEANUP) {
             /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
             life = op->ttl - rlock__drift(lk, op->ttl);
-            /* (a reentrant release - a handle of a kind that is not a token
-             * kind: its script says so - counts any answer >= 0, the holds left) */
-            rlock__tally_round(&op->round, lk->client->n_nodes,
-                               (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
-                                      RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
-                               &t);
+            rlock__tally_round(&op->round, lk->client->n_nodes, &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;
             /* (set once for every kind of round - an inspect's: the nodes that
