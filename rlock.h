@@ -4530,19 +4530,20 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
     if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
 }
 
-/* A round's answers, summed up. Acquire: granted {1, holds, fence} /
+/* A round's answers, summed up - a round of every node (rlock__round_begin's
+ * callers: only a cleanup asks fewer, and it is never tallied), its mask
+ * telling how many. Acquire: granted {1, holds, fence} /
  * refused {0, pttl[, 1 + free slot]}. Extend, release: an integer per node,
  * yes being 1, or for a reentrant release (count_ok) any count >= 0 (holds
  * left). (One loop for both: the fields the other kind does not read come
  * out of the zeros rlock__round_store keeps.) */
 static int rlock__counts_holds(const rlock_round *r);
-static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_nodes, rlock__tally *t) {
+static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tally *t) {
     int count_ok = rlock__counts_holds(r);
     size_t i;
     rlock__tally_init(t);
-    for (i = 0; i < n_nodes; i++) {
+    for (i = 0; r->mask >> i; i++) { /* (every node: a tallied round asks them all) */
         const long long *v = r->v[i];
-        if (!((r->mask >> i) & 1u)) continue;
         if (r->st[i] != RLOCK_OK) {
             rlock__tally_status(t, i, r->st[i]);
             if (v[2]) t->unknown |= 1u << i; /* an acquire script's error: it may have written (round_store) */
@@ -4562,7 +4563,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
         }
     }
-    if (!t->error) t->error = n_nodes > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
+    if (!t->error) t->error = r->mask > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
 }
 
 static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {
@@ -6017,7 +6018,7 @@ static void rlock__admin_round_done(rlock_lock *lk) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
-    rlock__tally_round(&lk->op.round, c->n_nodes, &t);
+    rlock__tally_round(&lk->op.round, &t);
     for (i = 0; i < c->n_nodes; i++)
         if (((lk->op.round.mask >> i) & 1u) && lk->op.round.st[i] == RLOCK_OK) {
             had += lk->op.round.v[i][0] == 1;
@@ -6083,7 +6084,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         if (op->phase != RLOCK__PH_CLEANUP) {
             /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
             life = op->ttl - rlock__drift(lk, op->ttl);
-            rlock__tally_round(&op->round, lk->client->n_nodes, &t);
+            rlock__tally_round(&op->round, &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;
             /* (set once for every kind of round - an inspect's: the nodes that
