@@ -3701,7 +3701,6 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
         n->rx_len -= n->rx_used;
         n->rx_used = 0;
     }
-    if (!n->rx_len) return 0;
 #ifndef RLOCK_NO_CLUSTER
     if (n->walk) {
         int r = n->walk->read(n, ev);
@@ -3709,7 +3708,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     }
 #endif
     used = rlock__resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
-    if (used == 0) return 0;
+    if (used == 0) return 0; /* (incomplete, or rx empty: no line yet - no test of its own, 4 B) */
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
     p = n->q; /* the oldest request, when count > 0 */
