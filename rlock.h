@@ -3776,8 +3776,9 @@ static RLOCK__INLINE int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event 
         if (n->conn == RLOCK__CONN_DOWN) return 0;
         /* Connecting or sending past a request's deadline: it failed (the
          * clock is read once: what holds before connect holds for send) -
-         * one that went out only when nothing is left to read (recv_step) */
-        if ((n->conn != RLOCK__CONN_UP || n->tx_len) && rlock__x_timed_out(n, now, 0)) continue;
+         * one that went out only when nothing is left to read (recv_step).
+         * (Up with nothing unsent, none is found: no test of its own, 8 B.) */
+        if (rlock__x_timed_out(n, now, 0)) continue;
         if (n->conn != RLOCK__CONN_UP) {
             r = rlock__x_connect_step(n);
             if (r < 0) continue;
