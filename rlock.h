@@ -3063,7 +3063,8 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
 struct rlock__enc;
-static int rlock__inspect_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
+static int rlock__all_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
+static int rlock__lock_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
 static void rlock__admin_round_done(struct rlock_lock *lk);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
@@ -3083,7 +3084,7 @@ struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
-    int (*inspect_store)(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep); /* its answer */
+    int (*store)(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep); /* node i's answer kept */
     void (*admin_done)(struct rlock_lock *lk);                       /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
@@ -3094,13 +3095,13 @@ struct rlock__scripts {
     void (*sem_woken)(struct rlock_lock *lk); /* a wake-up handed us a permit: the round's answer */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, 0, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, 0, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
-                                                      RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
+                                                      RLOCK__PRIM_PARTS(rlock__all_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args, rlock__handed_slot,
                                                                         rlock__sem_hop, rlock__sem_handed,
@@ -5206,6 +5207,15 @@ static int rlock__inspect_store(rlock_lock *lk, size_t i, int st, const rlock_re
     lk->op.info[i].st = (rlock_status)(e & 31);
     return e;
 }
+/* A primitive's handle's answer (rlock__set_all's store): an inspect's
+ * (only an inspect sets op.info), else as a lock's. */
+static int rlock__all_store(rlock_lock *lk, size_t i, int st, const rlock_reply *rep) {
+    return lk->op.info ? rlock__inspect_store(lk, i, st, rep) : rlock__round_store(&lk->op.round, i, st, rep);
+}
+/* A lock's answer (rlock__set_lock's and _fair's store). */
+static int rlock__lock_store(rlock_lock *lk, size_t i, int st, const rlock_reply *rep) {
+    return rlock__round_store(&lk->op.round, i, st, rep);
+}
 #endif
 
 
@@ -5232,10 +5242,10 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, int st, const rlock_re
      * random owner ids (rlock_acquire_begin; token kinds always do). */
     if (!rep && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->op.info) e = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
-    else
+    e = lk->scripts->store(lk, i, st, rep); /* (an inspect's: rlock__set_all's) */
+#else
+    e = rlock__round_store(r, i, st, rep);
 #endif
-        e = rlock__round_store(r, i, st, rep);
     kept = (rlock_status)(e & 31);
     if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply that is no error: an error maps to no E_PROTOCOL) */
         /* A well-formed reply of the wrong shape: the server is not
