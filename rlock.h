@@ -3070,6 +3070,7 @@ static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, s
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
+static int rlock__woken(const struct rlock_lock *lk, const char *d, size_t n);
 static int rlock__sem_hop(struct rlock_lock *lk);
 static void rlock__sem_handed(struct rlock_lock *lk, long long *slot);
 static void rlock__sem_woken(struct rlock_lock *lk);
@@ -3089,15 +3090,15 @@ struct rlock__scripts {
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
-    int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
+    int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a wake-up notice: op.woke */
     int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
     void (*sem_handed)(struct rlock_lock *lk, long long *slot); /* a granted slot < 0: a permit handed to us */
     void (*sem_woken)(struct rlock_lock *lk); /* a wake-up handed us a permit: the round's answer */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, rlock__woken, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, rlock__woken, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
@@ -6138,6 +6139,11 @@ static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
         return 1;
     return 2 + (int)v;
 }
+/* A lock's wake-up (rlock__set_lock's and _fair's handed_slot): a plain one. */
+static int rlock__woken(const rlock_lock *lk, const char *d, size_t n) {
+    (void)lk; (void)d; (void)n;
+    return 1;
+}
 #endif
 
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
@@ -6157,7 +6163,7 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
         size_t n = r->elem[2].len;
         if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
         if (memcmp(d, o->waiter_id, 16) == 0)
-            o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE ? RLOCK__HANDED_SLOT(o, d + 16, n - 16) : 1;
+            o->op.woke = RLOCK__HANDED_SLOT(o, d + 16, n - 16); /* (a lock's: 1, rlock__woken) */
         else if (n == 33 && memcmp(d + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
     }
 }
