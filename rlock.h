@@ -4523,13 +4523,14 @@ static void rlock__tally_init(rlock__tally *t) {
  * the first node's (by index) of those that are not about the request
  * being sent here - AUTH, WRONGTYPE, FOREIGN, UPGRADE - when there is one:
  * noted here, in the tally's one walk over the nodes. */
-static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
+static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st, long long wrote) {
     if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
         st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE) {
         t->fatal = st;
         if (!t->error && st != RLOCK_E_BADARG && st != RLOCK_E_MOVED) t->error = st;
     }
-    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
+    /* (wrote: an acquire script's error, it may have written - rlock__round_store) */
+    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL || wrote) t->unknown |= 1u << i;
 }
 
 /* A round's answers, summed up - a round of every node (rlock__round_begin's
@@ -4547,8 +4548,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
     for (i = 0; r->mask >> i; i++) { /* (every node: a tallied round asks them all) */
         const long long *v = r->v[i];
         if (r->st[i] != RLOCK_OK) {
-            rlock__tally_status(t, i, r->st[i]);
-            if (v[2]) t->unknown |= 1u << i; /* an acquire script's error: it may have written (round_store) */
+            rlock__tally_status(t, i, r->st[i], v[2]);
             continue;
         }
         if (count_ok ? v[0] >= 0 : v[0] == 1) {
