@@ -6192,6 +6192,7 @@ static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rl
 #endif
 
 /* Event ev of connection n, c's connection i. */
+typedef char rlock__unsent_no_kind[(RLOCK__X_UNSENT & RLOCK__PS_KIND) == 0 ? 1 : -1]; /* (a failure's ps) */
 static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now) {
     size_t j = i - (i < c->n_nodes ? 0 : c->n_nodes); /* the server (one subtraction: 8 B less than two arms) */
     (void)now;
@@ -6207,7 +6208,8 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
     } else if (ev->tag == RLOCK__TAG_SUB) {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        int ok = ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB; /* (or "ssubscribe") */
+        /* (or "ssubscribe"; a failure's ps is RLOCK__X_UNSENT or 0: no kind) */
+        int ok = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB;
         if (!RLOCK__HAS_WAITING) return;
         /* A confirmation of another channel: the stream is not trusted (taken
          * as ours, the wait would hear nothing). */
