@@ -6161,7 +6161,9 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
     for (o = c->ops; o; o = o->op.next) {
         const char *d = r->elem[2].str;
         size_t n = r->elem[2].len;
-        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
+        /* (another op's - extend, release - is marked too, never read: only
+         * a waiting acquire reads woke and standby; each op starts cleared) */
+        if (!rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
         if (memcmp(d, o->waiter_id, 16) == 0)
             o->op.woke = RLOCK__HANDED_SLOT(o, d + 16, n - 16); /* (a lock's: 1, rlock__woken) */
         else if (n == 33 && memcmp(d + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
@@ -6177,7 +6179,7 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
     rlock_lock *o;
     if (c->linger_len == ch->len && memcmp(c->linger, ch->str, c->linger_len) == 0) c->linger_mask &= ~(1u << j);
     for (o = c->ops; o; o = o->op.next) {
-        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, ch->str, ch->len)) continue;
+        if (!rlock__is_my_chan(o, ch->str, ch->len)) continue; /* (another op's: as rlock__deliver_push) */
         o->op.sub_ok &= ~(1u << j);
         o->op.sub_pending &= ~(1u << j);
         o->op.woke = 1;
