@@ -5400,11 +5400,13 @@ static int rlock__round_done(const rlock_round *r) {
 }
 
 /* The WAIT reply (or failure) behind node i's acquire script. A failure
- * counts as no acknowledgement. */
+ * counts as no acknowledgement. It is always the current round's, due
+ * (acking): a round ends only with every WAIT of it answered
+ * (rlock__round_done), and an op's end disowns what it left in flight
+ * (rlock__op_finish) - no test of its own. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     long long got;
-    if (!((r->acking >> i) & 1u)) return;
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
     got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
