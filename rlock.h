@@ -3116,12 +3116,14 @@ static const char *const rlock__lua_sha[RLOCK__S_COUNT] = {
  * rlock__set_all only (every primitive's handle has it, section 6.10): a
  * program that uses no primitive does not link them. */
 struct rlock__enc;
-static int rlock__inspect_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
+static int rlock__all_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
+static int rlock__lock_store(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep);
 static void rlock__admin_round_done(struct rlock_lock *lk);
 static void rlock__enc_prim(struct rlock__enc *e, const struct rlock_lock *lk, size_t i);
 static int rlock__multi_aux(const struct rlock_lock *lk);
 static void rlock__enc_sem_args(struct rlock__enc *e, const struct rlock_lock *lk);
 static int rlock__handed_slot(const struct rlock_lock *lk, const char *d, size_t n);
+static int rlock__woken(const struct rlock_lock *lk, const char *d, size_t n);
 static int rlock__sem_hop(struct rlock_lock *lk);
 static void rlock__sem_handed(struct rlock_lock *lk, long long *slot);
 static void rlock__sem_woken(struct rlock_lock *lk);
@@ -3136,24 +3138,24 @@ struct rlock__scripts {
     const char *const *text;
     const char *const *sha;
 #ifndef RLOCK_NO_PRIMITIVES
-    int (*inspect_store)(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep); /* its answer */
+    int (*store)(struct rlock_lock *lk, size_t i, int st, const rlock_reply *rep); /* node i's answer kept */
     void (*admin_done)(struct rlock_lock *lk);                       /* an inspect / force round's end (set_all) */
     void (*enc_prim)(struct rlock__enc *e, const struct rlock_lock *lk, size_t i); /* multi, inspect, force requests */
     int (*multi_aux)(const struct rlock_lock *lk);                   /* its keys have same-slot names */
     void (*enc_sem_args)(struct rlock__enc *e, const struct rlock_lock *lk); /* a semaphore acquire's ARGV[6] */
-    int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a semaphore's wake-up notice */
+    int (*handed_slot)(const struct rlock_lock *lk, const char *d, size_t n); /* a wake-up notice: op.woke */
     int (*sem_hop)(struct rlock_lock *lk);  /* a Redlock semaphore's refusal named a free slot: ask for it */
     void (*sem_handed)(struct rlock_lock *lk, long long *slot); /* a granted slot < 0: a permit handed to us */
     void (*sem_woken)(struct rlock_lock *lk); /* a wake-up handed us a permit: the round's answer */
 #endif
 };
-static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_lock = { rlock__lua_lock, rlock__sha_lock RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, rlock__woken, 0, 0, 0) };
 #ifndef RLOCK_NO_FAIR
-static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(0, 0, 0, 0, 0, 0, 0, 0, 0) };
+static const struct rlock__scripts rlock__set_fair = { rlock__lua_fair, rlock__sha_fair RLOCK__PRIM_PARTS(rlock__lock_store, 0, 0, 0, 0, rlock__woken, 0, 0, 0) };
 #endif
 #ifndef RLOCK_NO_PRIMITIVES
 static const struct rlock__scripts rlock__set_all = { rlock__lua, rlock__lua_sha
-                                                      RLOCK__PRIM_PARTS(rlock__inspect_store, rlock__admin_round_done,
+                                                      RLOCK__PRIM_PARTS(rlock__all_store, rlock__admin_round_done,
                                                                         rlock__enc_prim, rlock__multi_aux,
                                                                         rlock__enc_sem_args, rlock__handed_slot,
                                                                         rlock__sem_hop, rlock__sem_handed,
@@ -3747,12 +3749,11 @@ static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
 static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     rlock__pending *p;
     long used;
-    if (n->rx_used) { /* the bytes of the event returned last (or of an own request's answer) */
-        memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
-        n->rx_len -= n->rx_used;
-        n->rx_used = 0;
-    }
-    if (!n->rx_len) return 0;
+    /* the bytes of the event returned last (or of an own request's answer);
+     * none (0): a move in place, no test of its own (4 B) */
+    memmove(n->rx, n->rx + n->rx_used, n->rx_len - n->rx_used);
+    n->rx_len -= n->rx_used;
+    n->rx_used = 0;
 #ifndef RLOCK_NO_CLUSTER
     if (n->walk) {
         int r = n->walk->read(n, ev);
@@ -3760,7 +3761,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     }
 #endif
     used = rlock__resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
-    if (used == 0) return 0;
+    if (used == 0) return 0; /* (incomplete, or rx empty: no line yet - no test of its own, 4 B) */
     if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
     p = n->q; /* the oldest request, when count > 0 */
@@ -3828,8 +3829,9 @@ static RLOCK__INLINE int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event 
         if (n->conn == RLOCK__CONN_DOWN) return 0;
         /* Connecting or sending past a request's deadline: it failed (the
          * clock is read once: what holds before connect holds for send) -
-         * one that went out only when nothing is left to read (recv_step) */
-        if ((n->conn != RLOCK__CONN_UP || n->tx_len) && rlock__x_timed_out(n, now, 0)) continue;
+         * one that went out only when nothing is left to read (recv_step).
+         * (Up with nothing unsent, none is found: no test of its own, 8 B.) */
+        if (rlock__x_timed_out(n, now, 0)) continue;
         if (n->conn != RLOCK__CONN_UP) {
             r = rlock__x_connect_step(n);
             if (r < 0) continue;
@@ -4573,29 +4575,32 @@ static void rlock__tally_init(rlock__tally *t) {
  * the first node's (by index) of those that are not about the request
  * being sent here - AUTH, WRONGTYPE, FOREIGN, UPGRADE - when there is one:
  * noted here, in the tally's one walk over the nodes. */
-static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st) {
+static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st, long long wrote) {
     if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
         st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE) {
         t->fatal = st;
         if (!t->error && st != RLOCK_E_BADARG && st != RLOCK_E_MOVED) t->error = st;
     }
-    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL) t->unknown |= 1u << i;
+    /* (wrote: an acquire script's error, it may have written - rlock__round_store) */
+    if (st == RLOCK_E_IO || st == RLOCK_E_PROTOCOL || wrote) t->unknown |= 1u << i;
 }
 
-/* A round's answers, summed up. Acquire: granted {1, holds, fence} /
+/* A round's answers, summed up - a round of every node (rlock__round_begin's
+ * callers: only a cleanup asks fewer, and it is never tallied), its mask
+ * telling how many. Acquire: granted {1, holds, fence} /
  * refused {0, pttl[, 1 + free slot]}. Extend, release: an integer per node,
  * yes being 1, or for a reentrant release (count_ok) any count >= 0 (holds
  * left). (One loop for both: the fields the other kind does not read come
  * out of the zeros rlock__round_store keeps.) */
-static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_nodes, int count_ok, rlock__tally *t) {
+static int rlock__counts_holds(const rlock_round *r);
+static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tally *t) {
+    int count_ok = rlock__counts_holds(r);
     size_t i;
     rlock__tally_init(t);
-    for (i = 0; i < n_nodes; i++) {
+    for (i = 0; r->mask >> i; i++) { /* (every node: a tallied round asks them all) */
         const long long *v = r->v[i];
-        if (!((r->mask >> i) & 1u)) continue;
         if (r->st[i] != RLOCK_OK) {
-            rlock__tally_status(t, i, r->st[i]);
-            if (v[2]) t->unknown |= 1u << i; /* an acquire script's error: it may have written (round_store) */
+            rlock__tally_status(t, i, r->st[i], v[2]);
             continue;
         }
         if (count_ok ? v[0] >= 0 : v[0] == 1) {
@@ -4612,7 +4617,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, size_t n_no
             if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
         }
     }
-    if (!t->error) t->error = n_nodes > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
+    if (!t->error) t->error = r->mask > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
 }
 
 static RLOCK__NOINLINE unsigned rlock__popcount(unsigned m) {
@@ -4772,6 +4777,16 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
 /* The acquire and the release scripts, as bit masks over RLOCK__S_* (fewer
  * than 32), of the kinds built (the compact engine's: the simple lock's). */
 #define RLOCK__S_BIT(s) (1ul << RLOCK__S_##s)
+#if !RLOCK__COMPACT
+/* 1 when r is a reentrant release - a handle of a kind that is not a token
+ * kind: its script says so - whose answer >= 0 is the holds left, any of
+ * them a yes (rlock__tally_round; read there, not passed by each caller:
+ * 8 B less) */
+static RLOCK__INLINE int rlock__counts_holds(const rlock_round *r) {
+    return (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
+                  RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> r->script) & 1;
+}
+#endif
 #define RLOCK__S_KINDS(op)                                                                              \
     (RLOCK__S_BIT(SIMPLE_##op) | (RLOCK__HAS_REENTRANT ? RLOCK__S_BIT(REENTRANT_##op) : 0) |             \
      (RLOCK__HAS_FAIR ? RLOCK__S_BIT(FAIR_##op) | RLOCK__S_BIT(FAIR_REENTRANT_##op) : 0) |               \
@@ -5248,6 +5263,15 @@ static int rlock__inspect_store(rlock_lock *lk, size_t i, int st, const rlock_re
     lk->op.info[i].st = (rlock_status)(e & 31);
     return e;
 }
+/* A primitive's handle's answer (rlock__set_all's store): an inspect's
+ * (only an inspect sets op.info), else as a lock's. */
+static int rlock__all_store(rlock_lock *lk, size_t i, int st, const rlock_reply *rep) {
+    return lk->op.info ? rlock__inspect_store(lk, i, st, rep) : rlock__round_store(&lk->op.round, i, st, rep);
+}
+/* A lock's answer (rlock__set_lock's and _fair's store). */
+static int rlock__lock_store(rlock_lock *lk, size_t i, int st, const rlock_reply *rep) {
+    return rlock__round_store(&lk->op.round, i, st, rep);
+}
 #endif
 
 
@@ -5274,10 +5298,10 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, int st, const rlock_re
      * random owner ids (rlock_acquire_begin; token kinds always do). */
     if (!rep && (r->cleanup || lk->op.kind == RLOCK__OP_RELEASE)) lk->stale = 1;
 #ifndef RLOCK_NO_PRIMITIVES
-    if (lk->op.info) e = lk->scripts->inspect_store(lk, i, st, rep); /* (only an inspect sets op.info) */
-    else
+    e = lk->scripts->store(lk, i, st, rep); /* (an inspect's: rlock__set_all's) */
+#else
+    e = rlock__round_store(r, i, st, rep);
 #endif
-        e = rlock__round_store(r, i, st, rep);
     kept = (rlock_status)(e & 31);
     if (kept == RLOCK_E_PROTOCOL && rep) { /* (a reply that is no error: an error maps to no E_PROTOCOL) */
         /* A well-formed reply of the wrong shape: the server is not
@@ -5433,11 +5457,13 @@ static int rlock__round_done(const rlock_round *r) {
 }
 
 /* The WAIT reply (or failure) behind node i's acquire script. A failure
- * counts as no acknowledgement. */
+ * counts as no acknowledgement. It is always the current round's, due
+ * (acking): a round ends only with every WAIT of it answered
+ * (rlock__round_done), and an op's end disowns what it left in flight
+ * (rlock__op_finish) - no test of its own. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
     long long got;
-    if (!((r->acking >> i) & 1u)) return;
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
     got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
@@ -6062,7 +6088,7 @@ static void rlock__admin_round_done(rlock_lock *lk) {
     rlock_client *c = lk->client;
     rlock__tally t;
     size_t i, had = 0, foreign = 0;
-    rlock__tally_round(&lk->op.round, c->n_nodes, 0, &t);
+    rlock__tally_round(&lk->op.round, &t);
     for (i = 0; i < c->n_nodes; i++)
         if (((lk->op.round.mask >> i) & 1u) && lk->op.round.st[i] == RLOCK_OK) {
             had += lk->op.round.v[i][0] == 1;
@@ -6128,12 +6154,7 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
         if (op->phase != RLOCK__PH_CLEANUP) {
             /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
             life = op->ttl - rlock__drift(lk, op->ttl);
-            /* (a reentrant release - a handle of a kind that is not a token
-             * kind: its script says so - counts any answer >= 0, the holds left) */
-            rlock__tally_round(&op->round, lk->client->n_nodes,
-                               (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
-                                      RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> op->round.script) & 1,
-                               &t);
+            rlock__tally_round(&op->round, &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;
             /* (set once for every kind of round - an inspect's: the nodes that
@@ -6177,6 +6198,11 @@ static int rlock__handed_slot(const rlock_lock *lk, const char *d, size_t n) {
         return 1;
     return 2 + (int)v;
 }
+/* A lock's wake-up (rlock__set_lock's and _fair's handed_slot): a plain one. */
+static int rlock__woken(const rlock_lock *lk, const char *d, size_t n) {
+    (void)lk; (void)d; (void)n;
+    return 1;
+}
 #endif
 
 /* A release notice ["message", chan, waiter id] wakes the waiter it names
@@ -6194,9 +6220,11 @@ static RLOCK__NOINLINE void rlock__deliver_push(rlock_client *c, size_t j, const
     for (o = c->ops; o; o = o->op.next) {
         const char *d = r->elem[2].str;
         size_t n = r->elem[2].len;
-        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
+        /* (another op's - extend, release - is marked too, never read: only
+         * a waiting acquire reads woke and standby; each op starts cleared) */
+        if (!rlock__is_my_chan(o, r->elem[1].str, r->elem[1].len)) continue;
         if (memcmp(d, o->waiter_id, 16) == 0)
-            o->op.woke = RLOCK__HAS_PRIMITIVES && o->kind == RLOCK_KIND_SEMAPHORE ? RLOCK__HANDED_SLOT(o, d + 16, n - 16) : 1;
+            o->op.woke = RLOCK__HANDED_SLOT(o, d + 16, n - 16); /* (a lock's: 1, rlock__woken) */
         else if (n == 33 && memcmp(d + 17, o->waiter_id, 16) == 0) o->op.standby = 1;
     }
 }
@@ -6210,7 +6238,7 @@ static void rlock__shard_moved(rlock_client *c, size_t j, const rlock__event *ev
     rlock_lock *o;
     if (c->linger_len == ch->len && memcmp(c->linger, ch->str, c->linger_len) == 0) c->linger_mask &= ~(1u << j);
     for (o = c->ops; o; o = o->op.next) {
-        if (o->op.kind != RLOCK__OP_ACQUIRE || !rlock__is_my_chan(o, ch->str, ch->len)) continue;
+        if (!rlock__is_my_chan(o, ch->str, ch->len)) continue; /* (another op's: as rlock__deliver_push) */
         o->op.sub_ok &= ~(1u << j);
         o->op.sub_pending &= ~(1u << j);
         o->op.woke = 1;
@@ -6225,6 +6253,7 @@ static const struct rlock__shard_ops rlock__shard_ops = { rlock__shard_moved, rl
 #endif
 
 /* Event ev of connection n, c's connection i. */
+typedef char rlock__unsent_no_kind[(RLOCK__X_UNSENT & RLOCK__PS_KIND) == 0 ? 1 : -1]; /* (a failure's ps) */
 static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event *ev, rlock__ms now) {
     size_t j = i - (i < c->n_nodes ? 0 : c->n_nodes); /* the server (one subtraction: 8 B less than two arms) */
     (void)now;
@@ -6240,7 +6269,8 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         if (RLOCK__HAS_REPLICAS) rlock__op_wait_reply((rlock_lock *)ev->owner, i, ev);
     } else if (ev->tag == RLOCK__TAG_SUB) {
         rlock_lock *lk = (rlock_lock *)ev->owner;
-        int ok = ev->kind == RLOCK__EV_REPLY && (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB; /* (or "ssubscribe") */
+        /* (or "ssubscribe"; a failure's ps is RLOCK__X_UNSENT or 0: no kind) */
+        int ok = (ev->ps & RLOCK__PS_KIND) == RLOCK__PS_SUB;
         if (!RLOCK__HAS_WAITING) return;
         /* A confirmation of another channel: the stream is not trusted (taken
          * as ours, the wait would hear nothing). */
