@@ -45,10 +45,11 @@ CLI_BINS  := $(BUILD)/rlock $(BUILD)/rlock-asan $(BUILD)/rlock-testserver
 # macro alone and RLOCK_SMALLEST: the compact engine with fencing, the EVAL
 # fallback, status names and error texts kept (README "The compact engine",
 # examples/firmware's configuration); waiting and fencing out with fair locks
-# kept, and with them out too (requests without the wait queue, Redlock).
+# kept, and with them out too (requests without the wait queue, Redlock);
+# RLOCK_MAX_NODES=32, the most a node mask holds (every bit in use, UBSan).
 FW_LIKE := RLOCK_MAX_NODES=1,RLOCK_NO_REENTRANT,RLOCK_NO_WAITING,RLOCK_NO_FAIR,RLOCK_NO_REPLICAS,RLOCK_NO_FCALL,RLOCK_NO_CLUSTER,RLOCK_NO_PRIMITIVES
 FEATURE_CONFIGS := RLOCK_NO_REENTRANT RLOCK_NO_WAITING RLOCK_NO_FENCING RLOCK_NO_EVAL_FALLBACK RLOCK_NO_FAIR \
-                   RLOCK_NO_CLUSTER RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS RLOCK_MAX_NODES=1 RLOCK_SMALLEST \
+                   RLOCK_NO_CLUSTER RLOCK_NO_REPLICAS RLOCK_NO_FCALL RLOCK_NO_PRIMITIVES RLOCK_NO_STATUS_STRINGS RLOCK_NO_ERROR_TEXTS RLOCK_MAX_NODES=1 RLOCK_MAX_NODES=32 RLOCK_SMALLEST \
                    $(FW_LIKE) RLOCK_NO_WAITING,RLOCK_NO_FENCING RLOCK_NO_WAITING,RLOCK_NO_FENCING,RLOCK_NO_FAIR
 COMPILE_CONFIGS := default RLOCK_STATIC RLOCK_NO_POSIX RLOCK_TEST_RUNTIME_HOOKS RLOCK_NO_THREAD_ID RLOCK_WATCHDOG \
                    $(FEATURE_CONFIGS)

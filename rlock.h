@@ -3979,6 +3979,16 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 #endif
 
 /* ---- 6.6 Client ---------------------------------------------------------- */
+/* A client's nodes as bits of an unsigned mask (rounds, tallies, probes). */
+typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
+/* The mask of nodes 0..n-1, n 1..RLOCK_MAX_NODES (at 32: 2u << 31 is 0,
+ * where 1u << 32 would be undefined; the shorter form below it). */
+#if RLOCK_MAX_NODES < 32
+#define RLOCK__ALL_NODES(n) ((1u << (n)) - 1u)
+#else
+#define RLOCK__ALL_NODES(n) ((2u << ((n) - 1u)) - 1u)
+#endif
+
 static uint64_t rlock__now64(const rlock_client *c) {
 #ifdef RLOCK__NEED_NOW_HOOK /* no clock but the hook: rlock_client_init refused a client without it */
     return c->cfg.now_ms(c->cfg.hook_user);
@@ -4398,7 +4408,7 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
     if (timeout_ms == 0) return rlock__why(c->why, RLOCK__TXT("timeout_ms is 0"), 0, 0);
     if (c->ops) return RLOCK_E_STATE;
     if (timeout_ms > RLOCK__MS_FAR - 1u) timeout_ms = RLOCK__MS_FAR - 1u; /* an interval: < 2^31 */
-    rlock__client_ask(c, (1u << c->n_nodes) - 1u, timeout_ms, &ping, 0);
+    rlock__client_ask(c, RLOCK__ALL_NODES(c->n_nodes), timeout_ms, &ping, 0);
     up = rlock__popcount(ping.up);
     if (up >= 2 && rlock__same_server(c, ping.up, timeout_ms, &ping)) {
         /* Unusable, as after a failed rlock_client_init: fix the node list. */
@@ -4483,8 +4493,6 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
     return (!b || (s[0] == '{' && s[lk->key_len + 1] == '}')) && memcmp(s + b, lk->key, lk->key_len) == 0;
 }
 #endif
-
-typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
 
 #if !RLOCK__COMPACT /* (the compact engine's: rlock__c_answer) */
 /* Keep node i's answer to a round as plain numbers. The round says what it
@@ -4597,7 +4605,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
     int count_ok = rlock__counts_holds(r);
     size_t i;
     rlock__tally_init(t);
-    for (i = 0; r->mask >> i; i++) { /* (every node: a tallied round asks them all) */
+    for (i = 0; (RLOCK_MAX_NODES < 32 || i < 32) && r->mask >> i; i++) { /* (every node: a tallied round asks them all; no shift by 32) */
         const long long *v = r->v[i];
         if (r->st[i] != RLOCK_OK) {
             rlock__tally_status(t, i, r->st[i], v[2]);
@@ -5412,7 +5420,7 @@ static void rlock__round_send(rlock_lock *lk) {
  * is 10 B smaller so - measured.) */
 static RLOCK__NOINLINE unsigned rlock__wake_nodes(const rlock_lock *lk) {
     const rlock_client *c = lk->client;
-    unsigned held = lk->held_mask ? lk->held_mask : (1u << c->n_nodes) - 1u, up = 0, wake = 0, m;
+    unsigned held = lk->held_mask ? lk->held_mask : RLOCK__ALL_NODES(c->n_nodes), up = 0, wake = 0, m;
     size_t i;
     for (i = 0; i < c->n_nodes; i++)
         if (c->nodes[i]->x.conn == RLOCK__CONN_UP) up |= 1u << i;
@@ -5427,7 +5435,7 @@ static RLOCK__NOINLINE unsigned rlock__wake_nodes(const rlock_lock *lk) {
  * held by a re-entry, else the op's), all before any reply is read: one round trip of the slowest node. */
 static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__ms now) {
     rlock_round *r = &lk->op.round;
-    unsigned mask = cleanup ? cleanup : (1u << lk->client->n_nodes) - 1u;
+    unsigned mask = cleanup ? cleanup : RLOCK__ALL_NODES(lk->client->n_nodes);
     uint32_t ttl = cleanup && lk->state == RLOCK_STATE_HELD ? lk->ttl_ms : lk->op.ttl;
     size_t i;
     memset(r, 0, offsetof(rlock_round, v)); /* (the answers are written as they come) */
