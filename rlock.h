@@ -7814,7 +7814,9 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
     for (;;) {
-        if (lk->op.kind == RLOCK__OP_EXTEND && lk->op.renewing) {
+        /* (renewing: set only on the extend a renewal starts, cleared with
+         * every op by rlock__op_link - an op that has it is that extend) */
+        if (lk->op.kind != RLOCK__OP_NONE && lk->op.renewing) {
             st = rlock_step(lk);
             if (st == RLOCK_WOULD_BLOCK) {
                 next = rlock_next_timeout_ms(lk);
