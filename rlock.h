@@ -7219,6 +7219,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
 static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock__ms now;
     uint32_t life = 0;
+    rlock_state now_st; /* (an acquire's and an extend's: lk->state, once its validity is looked at) */
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     if (op == RLOCK__OP_RELEASE) {
@@ -7230,12 +7231,12 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait \1 ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
-        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+        if ((now_st = rlock_lock_state(lk)) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
         if (op == RLOCK__OP_EXTEND) {
-            if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-            if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+            if (now_st == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+            if (now_st == RLOCK_STATE_LOST) return RLOCK_LOST;
         } else {
-            if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+            if (now_st == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
             if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
                 return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
             /* (a fresh grant's token: rlock__c_round's, the first attempt's) */
