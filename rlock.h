@@ -6981,7 +6981,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * 1 here), never past the holder's PTTL or the wait. */
     if (op->cancel || rlock__c_fatal((rlock_status)op->result) || RLOCK__C_DUE(now, op->wait_end) ||
         op->attempts > cfg->max_attempts - 1u) { /* (max_attempts 0: no cap, its - 1 the largest) */
-        rlock__op_finish(lk, (rlock_status)op->result);
+        rlock__op_goto(lk, RLOCK__PH_DONE); /* (op_finish, its result set already) */
         return;
     }
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
