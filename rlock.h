@@ -7855,12 +7855,13 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
          * clock hook reads before the grant (the time since cannot be told;
          * the servers' TTL runs on): renewed at once, caps or not */
         if (left) {
-            /* (held + ttl > max_hold_ms, in 32 bits; while the clock reads
-             * before the hold's start, the hold cannot be told: renewed) */
+            /* (held + ttl > max_hold_ms, in 32 bits: each is below 2^31;
+             * while the clock reads before the hold's start, the hold
+             * cannot be told: counted 0, renewed unless the ttl alone is
+             * past the cap) */
             if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-                (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
-                                      ((rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms &&
-                                       !RLOCK__MS_BEFORE(now, lk->held_since)))))
+                (cfg->max_hold_ms && (RLOCK__MS_BEFORE(now, lk->held_since) ? 0 : now - lk->held_since) + lk->ttl_ms >
+                                         cfg->max_hold_ms))
                 break; /* capped: let it expire (validity < 2^31) */
             if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
                 if (lk->renew_at - now < left) next = lk->renew_at - now;
