@@ -7019,7 +7019,7 @@ again: /* after a failed attempt (and its cleanup): back off and retry, or
         * 1 here), never past the holder's PTTL or the wait. */
     if (op->cancel || rlock__c_fatal((rlock_status)op->result) || RLOCK__C_DUE(now, op->wait_end) ||
         op->attempts > cfg->max_attempts - 1u) { /* (max_attempts 0: no cap, its - 1 the largest) */
-        rlock__op_finish(lk, (rlock_status)op->result);
+        rlock__op_goto(lk, RLOCK__PH_DONE); /* (op_finish, its result set already) */
         return;
     }
     for (k = op->attempts; --k && d < cfg->backoff_max_ms;) d <<= 1;
@@ -7257,6 +7257,7 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
 static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long long ttl_ms, long long wait_ms) {
     rlock__ms now;
     uint32_t life = 0;
+    rlock_state now_st; /* (an acquire's and an extend's: lk->state, once its validity is looked at) */
     rlock_status st = rlock__begin(lk);
     if (st != RLOCK_OK) return st;
     if (op == RLOCK__OP_RELEASE) {
@@ -7268,12 +7269,12 @@ static RLOCK__NOINLINE rlock_status rlock__c_start(rlock_lock *lk, int op, long 
         if (wait_ms < 0) return rlock__why(lk->why, RLOCK__TXT("wait \1 ms is negative"), wait_ms, 0);
         /* Validity ran out: whatever Redis has now is not our old grant. Say
          * so (on_lost); an acquire then acquires afresh, an extend is LOST. */
-        if (rlock_lock_state(lk) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
+        if ((now_st = rlock_lock_state(lk)) == RLOCK_STATE_LOST) rlock__mark_lost(lk); /* (LOST already: stays so, on_lost once) */
         if (op == RLOCK__OP_EXTEND) {
-            if (lk->state == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
-            if (lk->state == RLOCK_STATE_LOST) return RLOCK_LOST;
+            if (now_st == RLOCK_STATE_IDLE) return RLOCK_NOT_HELD;
+            if (now_st == RLOCK_STATE_LOST) return RLOCK_LOST;
         } else {
-            if (lk->state == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
+            if (now_st == RLOCK_STATE_HELD && rlock__token_kind(lk->kind)) return RLOCK_E_STATE; /* (always: simple) */
             if (RLOCK__FENCING(lk->client) && lk->aux_base_len == 0) /* no same-slot counter name */
                 return rlock__why(lk->why, RLOCK__TXT("fencing: the key has a '}' outside a hash tag, so no counter name hashes to its slot"), 0, 0);
             /* (a fresh grant's token: rlock__c_round's, the first attempt's) */
@@ -7851,7 +7852,9 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
     if (!rlock__lock_ok(lk)) return RLOCK_E_BADARG;
     if (!next_ms) return rlock__why(lk->why, RLOCK__TXT("next_ms is NULL"), 0, 0);
     for (;;) {
-        if (lk->op.kind == RLOCK__OP_EXTEND && lk->op.renewing) {
+        /* (renewing: set only on the extend a renewal starts, cleared with
+         * every op by rlock__op_link - an op that has it is that extend) */
+        if (lk->op.kind != RLOCK__OP_NONE && lk->op.renewing) {
             st = rlock_step(lk);
             if (st == RLOCK_WOULD_BLOCK) {
                 next = rlock_next_timeout_ms(lk);
@@ -7889,12 +7892,13 @@ RLOCKDEF rlock_status rlock_renew_poll(rlock_lock *lk, uint32_t *next_ms) {
          * clock hook reads before the grant (the time since cannot be told;
          * the servers' TTL runs on): renewed at once, caps or not */
         if (left) {
-            /* (held + ttl > max_hold_ms, in 32 bits; while the clock reads
-             * before the hold's start, the hold cannot be told: renewed) */
+            /* (held + ttl > max_hold_ms, in 32 bits: each is below 2^31;
+             * while the clock reads before the hold's start, the hold
+             * cannot be told: counted 0, renewed unless the ttl alone is
+             * past the cap) */
             if ((cfg->max_renewals && lk->renewals >= cfg->max_renewals) ||
-                (cfg->max_hold_ms && (lk->ttl_ms > cfg->max_hold_ms ||
-                                      ((rlock__ms)(now - lk->held_since) > cfg->max_hold_ms - lk->ttl_ms &&
-                                       !RLOCK__MS_BEFORE(now, lk->held_since)))))
+                (cfg->max_hold_ms && (RLOCK__MS_BEFORE(now, lk->held_since) ? 0 : now - lk->held_since) + lk->ttl_ms >
+                                         cfg->max_hold_ms))
                 break; /* capped: let it expire (validity < 2^31) */
             if (RLOCK__MS_BEFORE(now, lk->renew_at)) {
                 if (lk->renew_at - now < left) next = lk->renew_at - now;
