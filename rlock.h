@@ -5172,16 +5172,16 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
             /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
              * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
             case '[': {
-                static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
+                /* \1 the function's name, \2 the script; then the argument's
+                 * CRLF: rlock__fill writes it with the rest (put_bulk checked
+                 * that all of it fits) */
+                static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)\r\n";
                 const char *body = lk->scripts->text[s];
                 size_t blen = strlen(body);
                 e->n++;
                 if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
-                                                      sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
-                    /* \1 the function's name, \2 the script */
+                                                      sizeof lib - 6 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0)
                     e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
-                    rlock__put_end(e->out, &e->pos);
-                }
                 continue;
             }
 #endif
