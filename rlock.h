@@ -3447,6 +3447,7 @@ static RLOCK__NOINLINE void rlock__x_commit(rlock__x *n, size_t len, void *owner
  * stray bytes is dropped and made again, rather than failing this request. */
 static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
     int reselect = 0; /* a shared connection's db, SELECTed again (below) */
+    int db = n->is_sub ? 0 : ((const rlock_node *)n->owner)->db; /* (a subscriber's channels span dbs) */
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
     if (n->active) {
         /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
@@ -3462,7 +3463,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             }
             if (r > 0) { /* (healthy) */
                 r = RLOCK_IO_WOULD_BLOCK;
-                reselect = !n->is_sub && ((const rlock_node *)n->owner)->db > 0 && n->selected != n->commands;
+                reselect = db > 0 && n->selected != n->commands;
             }
         } else {
             r = t->recv(t->ctx, n->rx, n->rx_cap);
@@ -3478,13 +3479,12 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
     if (n->conn == RLOCK__CONN_DOWN || reselect) {
         int down = n->conn == RLOCK__CONN_DOWN;
         const char *user, *pass; /* read now: the caller may set them any time before */
-        int db = 0;              /* (a subscriber's channels span dbs) */
         if (n->is_sub) {
             const rlock_subscriber *o = (const rlock_subscriber *)n->owner;
             user = o->username; pass = o->password;
         } else {
             const rlock_node *o = (const rlock_node *)n->owner;
-            user = o->username; pass = o->password; db = o->db;
+            user = o->username; pass = o->password;
         }
         /* Without a connect hook, one made once (gen) and down is closed:
          * every drop of a connection not down closes it, and only a connect
