@@ -3449,9 +3449,9 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
     int reselect = 0; /* a shared connection's db, SELECTed again (below) */
     int db = n->is_sub ? 0 : ((const rlock_node *)n->owner)->db; /* (a subscriber's channels span dbs) */
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
-    if (n->active) {
-        /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
+    /* Up and idle (not active: answering one of its replies, EVAL after
+     * NOSCRIPT, it is alive; the words or-ed: one test, 12 B less) */
+    if (n->conn == RLOCK__CONN_UP && ((unsigned)n->active | n->count | n->tx_len | (unsigned)n->listen) == 0) {
         const rlock_transport *t = rlock__x_t(n);
         const char *bad = "idle connection closed";
         long r;
