@@ -5082,9 +5082,9 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                         : r->plain ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
 #if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
-    if (how >= RLOCK__RUN_FCALL)
-        fn[rlock__fill(fn, RLOCK__FN_LEN, 0, "rlock_" RLOCK__FN_VERSION "_\1", lk->scripts->sha[s], RLOCK__FN_HEX,
-                       NULL, 0)] = '\0';
+    if (how >= RLOCK__RUN_FCALL) /* (its NUL as \2: no store at the returned length) */
+        (void)rlock__fill(fn, sizeof fn, 0, "rlock_" RLOCK__FN_VERSION "_\1\2", lk->scripts->sha[s], RLOCK__FN_HEX,
+                          "", 1);
 #endif
     memset(e, 0, sizeof *e);
     for (;;) {
