@@ -5026,6 +5026,10 @@ static int rlock__token_kind(rlock_kind k);
  *   or "";  O ARGV[5] (a semaphore's permits, a writer's hold-off);  P a
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
+ * Every template's head: T the command (EVALSHA, EVAL, FCALL), U the
+ * script (its SHA1, body or function name), V numkeys; W a primitive's
+ * whole request after it (rlock__enc_prim). The other parts' letters:
+ * X, Y WAIT's replicas and timeout; '[' FUNCTION LOAD's library.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
 /* A template of a feature that may be compiled out: has is its
  * RLOCK__HAS_* (0 or 1); 0 leaves "" in the template's place (its kinds and
@@ -5052,11 +5056,15 @@ static const char *const rlock__enc_tpl[] = {
     RLOCK__TPL_PRIM("TUVW"),
     /* the plain acquire */
     "\3SETAF\2NX\2PXG",
-    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["),
+    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit).
+     * CLIENT SETNAME rlock-VERSION (a literal, "\22": 18 bytes): what a
+     * connection running FCALL says before its first one, so that its
+     * version's libraries are not deleted under it. */
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAME\22rlock-" RLOCK__FN_VERSION), RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["),
     RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
+typedef char rlock__enc_setname_fits[6 + RLOCK__FN_VER == 18 ? 1 : -1]; /* (SETNAME's literal length) */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
 /* Encode the lock's script for its current round on node i (`how`:
  * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
@@ -5160,15 +5168,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                 break;
             }
 #endif
-            /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
-             * before its first one, so that its version's libraries are not
-             * deleted under it. */
 #if RLOCK__HAS_FCALL
-            case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
-                fn[5] = '-';
-                a = fn;
-                len = 6 + RLOCK__FN_VER;
-                break;
             /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
              * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
             case '[': {
