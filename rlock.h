@@ -5029,7 +5029,7 @@ static int rlock__token_kind(rlock_kind k);
  * Every template's head: T the command (EVALSHA, EVAL, FCALL), U the
  * script (its SHA1, body or function name), V numkeys; W a primitive's
  * whole request after it (rlock__enc_prim). The other parts' letters:
- * X, Y WAIT's replicas and timeout; '[' FUNCTION LOAD's library.
+ * X, Y WAIT's replicas and timeout; Z FUNCTION LOAD's library.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
 /* A template of a feature that may be compiled out: has is its
  * RLOCK__HAS_* (0 or 1); 0 leaves "" in the template's place (its kinds and
@@ -5056,11 +5056,11 @@ static const char *const rlock__enc_tpl[] = {
     RLOCK__TPL_PRIM("TUVW"),
     /* the plain acquire */
     "\3SETAF\2NX\2PXG",
-    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit).
-     * CLIENT SETNAME rlock-VERSION (a literal, "\22": 18 bytes): what a
-     * connection running FCALL says before its first one, so that its
-     * version's libraries are not deleted under it. */
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAME\22rlock-" RLOCK__FN_VERSION), RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["),
+    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit). CLIENT
+     * SETNAME rlock-VERSION (a literal, "\22": 18 bytes): what a connection running FCALL says
+     * before its first one, so that its version's libraries are not deleted under it. */
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAME\22rlock-" RLOCK__FN_VERSION),
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACEZ"),
     RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
@@ -5171,7 +5171,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
 #if RLOCK__HAS_FCALL
             /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
              * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
-            case '[': {
+            case 'Z': {
                 /* \1 the function's name, \2 the script; then the argument's
                  * CRLF: rlock__fill writes it with the rest (put_bulk checked
                  * that all of it fits) */
