@@ -5057,8 +5057,8 @@ static const char *const rlock__enc_tpl[] = {
     /* the plain acquire */
     "\3SETAF\2NX\2PXG",
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit). CLIENT
-     * SETNAME rlock-VERSION (a literal, "\22": 18 bytes): what a connection running FCALL says
-     * before its first one, so that its version's libraries are not deleted under it. */
+     * SETNAME rlock-VERSION (a literal, "\22": 18 bytes): said before a connection's first FCALL, so
+     * that version's libraries are not deleted under it. NOLINTNEXTLINE(bugprone-suspicious-missing-comma) */
     RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAME\22rlock-" RLOCK__FN_VERSION),
     RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACEZ"),
     RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
