@@ -3449,10 +3449,11 @@ static RLOCK__NOINLINE void rlock__x_commit(rlock__x *n, size_t len, void *owner
  * stray bytes is dropped and made again, rather than failing this request. */
 static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char **why) {
     int reselect = 0; /* a shared connection's db, SELECTed again (below) */
+    int db = n->is_sub ? 0 : ((const rlock_node *)n->owner)->db; /* (a subscriber's channels span dbs) */
     if (n->failing) return RLOCK_WOULD_BLOCK; /* report the failed ones first */
-    if (n->active) {
-        /* answering one of its replies (EVAL after NOSCRIPT): it is alive */
-    } else if (n->conn == RLOCK__CONN_UP && n->count == 0 && n->tx_len == 0 && !n->listen) {
+    /* Up and idle (not active: answering one of its replies, EVAL after
+     * NOSCRIPT, it is alive; the words or-ed: one test, 12 B less) */
+    if (n->conn == RLOCK__CONN_UP && ((unsigned)n->active | n->count | n->tx_len | (unsigned)n->listen) == 0) {
         const rlock_transport *t = rlock__x_t(n);
         const char *bad = "idle connection closed";
         long r;
@@ -3464,7 +3465,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
             }
             if (r > 0) { /* (healthy) */
                 r = RLOCK_IO_WOULD_BLOCK;
-                reselect = !n->is_sub && ((const rlock_node *)n->owner)->db > 0 && n->selected != n->commands;
+                reselect = db > 0 && n->selected != n->commands;
             }
         } else {
             r = t->recv(t->ctx, n->rx, n->rx_cap);
@@ -3480,13 +3481,12 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
     if (n->conn == RLOCK__CONN_DOWN || reselect) {
         int down = n->conn == RLOCK__CONN_DOWN;
         const char *user, *pass; /* read now: the caller may set them any time before */
-        int db = 0;              /* (a subscriber's channels span dbs) */
         if (n->is_sub) {
             const rlock_subscriber *o = (const rlock_subscriber *)n->owner;
             user = o->username; pass = o->password;
         } else {
             const rlock_node *o = (const rlock_node *)n->owner;
-            user = o->username; pass = o->password; db = o->db;
+            user = o->username; pass = o->password;
         }
         /* Without a connect hook, one made once (gen) and down is closed:
          * every drop of a connection not down closes it, and only a connect
@@ -5049,6 +5049,10 @@ static int rlock__token_kind(rlock_kind k);
  *   or "";  O ARGV[5] (a semaphore's permits, a writer's hold-off);  P a
  *   semaphore's slot;  Q the readers' turn;  R the handle's id naming its
  *   records;  S Redis Cluster's SPUBLISH.
+ * Every template's head: T the command (EVALSHA, EVAL, FCALL), U the
+ * script (its SHA1, body or function name), V numkeys; W a primitive's
+ * whole request after it (rlock__enc_prim). The other parts' letters:
+ * X, Y WAIT's replicas and timeout; Z FUNCTION LOAD's library.
  * Below 'A', a literal: its length, then its bytes (the plain SET NX PX). */
 /* A template of a feature that may be compiled out: has is its
  * RLOCK__HAS_* (0 or 1); 0 leaves "" in the template's place (its kinds and
@@ -5075,11 +5079,15 @@ static const char *const rlock__enc_tpl[] = {
     RLOCK__TPL_PRIM("TUVW"),
     /* the plain acquire */
     "\3SETAF\2NX\2PXG",
-    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit) */
-    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAMEZ"), RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACE["),
+    /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit). CLIENT
+     * SETNAME rlock-VERSION (a literal, "\22": 18 bytes): said before a connection's first FCALL, so
+     * that version's libraries are not deleted under it. NOLINTNEXTLINE(bugprone-suspicious-missing-comma) */
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\6CLIENT\7SETNAME\22rlock-" RLOCK__FN_VERSION),
+    RLOCK__TPL(RLOCK__HAS_FCALL, "\10FUNCTION\4LOAD\7REPLACEZ"),
     RLOCK__TPL(RLOCK__HAS_CLUSTER, "\6ASKING"), "", RLOCK__TPL(RLOCK__HAS_REPLICAS, "\4WAITXY")
 };
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
+typedef char rlock__enc_setname_fits[6 + RLOCK__FN_VER == 18 ? 1 : -1]; /* (SETNAME's literal length) */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
 /* Encode the lock's script for its current round on node i (`how`:
  * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
@@ -5105,9 +5113,9 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                         : r->plain ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
 #if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
-    if (how >= RLOCK__RUN_FCALL)
-        fn[rlock__fill(fn, RLOCK__FN_LEN, 0, "rlock_" RLOCK__FN_VERSION "_\1", lk->scripts->sha[s], RLOCK__FN_HEX,
-                       NULL, 0)] = '\0';
+    if (how >= RLOCK__RUN_FCALL) /* (its NUL as \2: no store at the returned length) */
+        (void)rlock__fill(fn, sizeof fn, 0, "rlock_" RLOCK__FN_VERSION "_\1\2", lk->scripts->sha[s], RLOCK__FN_HEX,
+                          "", 1);
 #endif
     memset(e, 0, sizeof *e);
     for (;;) {
@@ -5183,28 +5191,20 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
                 break;
             }
 #endif
-            /* CLIENT SETNAME rlock-VERSION: what a connection running FCALL says
-             * before its first one, so that its version's libraries are not
-             * deleted under it. */
 #if RLOCK__HAS_FCALL
-            case 'Z': /* (the function's name up to its version, "rlock_VERSION", with a '-') */
-                fn[5] = '-';
-                a = fn;
-                len = 6 + RLOCK__FN_VER;
-                break;
             /* FUNCTION LOAD REPLACE's library: script s's body unchanged inside
              * function(KEYS,ARGV), so FCALL and EVAL run the same code. */
-            case '[': {
-                static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)";
+            case 'Z': {
+                /* \1 the function's name, \2 the script; then the argument's
+                 * CRLF: rlock__fill writes it with the rest (put_bulk checked
+                 * that all of it fits) */
+                static const char lib[] = "#!lua name=\1\nredis.register_function('\1',function(KEYS,ARGV) \2 end)\r\n";
                 const char *body = lk->scripts->text[s];
                 size_t blen = strlen(body);
                 e->n++;
                 if (e->ok && (e->ok = rlock__put_bulk(e->out, e->cap, &e->pos, /* (its bytes fit too) */
-                                                      sizeof lib - 4 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0) {
-                    /* \1 the function's name, \2 the script */
+                                                      sizeof lib - 6 + RLOCK__FN_LEN + RLOCK__FN_LEN + blen)) != 0)
                     e->pos = rlock__fill((char *)e->out, e->cap, e->pos, lib, fn, RLOCK__FN_LEN, body, blen);
-                    rlock__put_end(e->out, &e->pos);
-                }
                 continue;
             }
 #endif
