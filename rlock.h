@@ -3985,8 +3985,10 @@ typedef char rlock__nodes_fit_mask[RLOCK_MAX_NODES <= 32 ? 1 : -1];
  * where 1u << 32 would be undefined; the shorter form below it). */
 #if RLOCK_MAX_NODES < 32
 #define RLOCK__ALL_NODES(n) ((1u << (n)) - 1u)
+#define RLOCK__NODES_FROM(mask, i) ((mask) >> (i)) /* any node i or past it in mask? */
 #else
 #define RLOCK__ALL_NODES(n) ((2u << ((n) - 1u)) - 1u)
+#define RLOCK__NODES_FROM(mask, i) ((i) < 32 && (mask) >> (i))
 #endif
 
 static uint64_t rlock__now64(const rlock_client *c) {
@@ -4605,7 +4607,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
     int count_ok = rlock__counts_holds(r);
     size_t i;
     rlock__tally_init(t);
-    for (i = 0; (RLOCK_MAX_NODES < 32 || i < 32) && r->mask >> i; i++) { /* (every node: a tallied round asks them all; no shift by 32) */
+    for (i = 0; RLOCK__NODES_FROM(r->mask, i); i++) { /* (every node: a tallied round asks them all) */
         const long long *v = r->v[i];
         if (r->st[i] != RLOCK_OK) {
             rlock__tally_status(t, i, r->st[i], v[2]);
