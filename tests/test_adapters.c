@@ -795,7 +795,7 @@ static void t_on_alarm(int sig) {
 }
 
 static void test_eintr(const rh_server *srv) {
-    struct sigaction sa, old;
+    struct sigaction sa;
     struct itimerval it, off;
     rlock_posix_conn c;
     rlock_interest item;
@@ -805,7 +805,7 @@ static void test_eintr(const rh_server *srv) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = t_on_alarm; /* (sa_flags 0: no SA_RESTART) */
     sigemptyset(&sa.sa_mask);
-    CHECK_EQ_LL(sigaction(SIGALRM, &sa, &old), 0);
+    CHECK_EQ_LL(sigaction(SIGALRM, &sa, NULL), 0);
     memset(&it, 0, sizeof it);
     memset(&off, 0, sizeof off);
     it.it_interval.tv_usec = 2000;
@@ -849,7 +849,9 @@ static void test_eintr(const rh_server *srv) {
     rh_hang_close(&hang);
 
     CHECK_EQ_LL(setitimer(ITIMER_REAL, &off, NULL), 0);
-    CHECK_EQ_LL(sigaction(SIGALRM, &old, NULL), 0);
+    /* The counting handler stays: a SIGALRM can still arrive once the timer
+     * is off (valgrind queues signals and delivers them later), and under
+     * the old default action it would kill the suite (CI saw exit 142). */
     CHECK_MSG(t_alarms >= 3, "only %d SIGALRMs arrived", t_alarms);
 }
 
