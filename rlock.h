@@ -3251,6 +3251,11 @@ enum { RLOCK__EV_REPLY = 1, RLOCK__EV_FAIL, RLOCK__EV_PUSH };
 #define RLOCK__X_TAG(t) ((t) & 0x3F)
 /* Whether tag t (the layer above's: > 0; the exchange's own are < 0) has flag f. */
 #define RLOCK__X_HAS(t, f) ((t) > 0 && ((t) & (f)) != 0)
+/* An error in AUTH's place: AUTH's refusal (RLOCK_E_AUTH, never retried),
+ * but for "ERR max number of clients reached", which Redis sends a
+ * connection it has no room for before it reads a command - the node's
+ * passing failure (RLOCK_E_REDIS, retried), as it is without a password. */
+#define rlock__auth_error(s, n) ((n) > 4 && (s)[4] == 'm' ? RLOCK_E_REDIS : RLOCK_E_AUTH) /* ("ERR m": no refusal of AUTH's) */
 
 #if !RLOCK__COMPACT /* the exchange's FIFO and reader (the compact engine's: 6.8c) */
 #ifndef RLOCK_NO_CLUSTER
@@ -3788,7 +3793,8 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
              * (unknown command, NOPROTO) leaves RESP2 (a new connection's). */
             if (ev->reply.v.type == RLOCK_RESP_MAP) n->proto = 3;
         } else if (ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
-            rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, ev->reply.v.str, ev->reply.v.len);
+            rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? rlock__auth_error(ev->reply.v.str, ev->reply.v.len) : RLOCK_E_REDIS,
+                         ev->reply.v.str, ev->reply.v.len);
             return -1;
         }
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
@@ -6487,9 +6493,13 @@ static void rlock__c_dropz(rlock_node *n, rlock_status st, rlock__txt why) {
     n->x.failing = n->x.count * (unsigned)st; /* (count: 0 or 1) */
 }
 #define rlock__c_down(n, st) rlock__c_dropz((n), (st), RLOCK__C_KEPT)
-static void rlock__c_drop(rlock_node *n, rlock_status st, const char *why, size_t why_len) {
+/* AUTH's or SELECT's refusal (auth: x.head, AUTH's when its bit 0 is set),
+ * its text Redis's: RLOCK_E_AUTH, or RLOCK_E_REDIS as rlock__auth_error
+ * says (the fifth byte tested without the length: the reply is at rx's
+ * start, and rx[5] is rx's whatever the length; 10 B less, measured). */
+static void rlock__c_refused(rlock_node *n, unsigned auth, const char *why, size_t why_len) {
     rlock__copy_text(n->x.xerr, sizeof n->x.xerr, why, why_len);
-    rlock__c_down(n, st);
+    rlock__c_down(n, (rlock_status)(RLOCK_E_REDIS + (auth & (why[4] != 'm'))));
 }
 /* The transport's text of its last failure into x.xerr, else ours. */
 static void rlock__c_io_why(rlock_node *n, rlock__txt fallback) {
@@ -6782,7 +6792,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
         if (used < 0) goto drop;
         if (used > 0 && x->head) { /* AUTH's (bit 0) or SELECT's: the lowest bit set */
             if (rep->type == '-') {
-                rlock__c_drop(n, x->head & RLOCK__C_AUTH ? RLOCK_E_AUTH : RLOCK_E_REDIS, rep->str, rep->len);
+                rlock__c_refused(n, x->head, rep->str, rep->len);
                 continue;
             }
             x->head &= x->head - 1u; /* (its lowest bit cleared) */

@@ -1059,6 +1059,7 @@ static void test_maxclients(const rh_server *s) {
     rh_tconn t;
     rlock_lock lk;
     rlock_status st;
+    unsigned long long t0;
     int fds0;
 
     CHECK(hold != NULL);
@@ -1076,6 +1077,18 @@ static void test_maxclients(const rh_server *s) {
     st = rlock_acquire(&lk, 5000, 300);
     CHECK_MSG(st == RLOCK_E_REDIS || st == RLOCK_E_IO, "maxclients with a wait: %s", rlock_status_str(st));
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_IDLE);
+    rh_tc_close(&t);
+    /* Behind a password the same: Redis says "max number of clients" before
+     * it reads AUTH, and that is not AUTH's refusal (RLOCK_E_AUTH would end
+     * the wait at once): retried until the wait is over */
+    CHECK(rh_tc_open(&t, s, 0, NULL, NULL, "pw") == 0);
+    CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "maxc:key", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&lk, 5000, 300);
+    CHECK_MSG(st == RLOCK_E_REDIS || st == RLOCK_E_IO, "maxclients behind a password: %s (%s)", rlock_status_str(st),
+              rlock_node_error(&t.node));
+    CHECK_MSG(since(t0) >= 290, "maxclients behind a password: gave up after %lld ms of a 300 ms wait", since(t0));
+    if (st == RLOCK_E_REDIS) CHECK(strstr(rlock_node_error(&t.node), "max number of clients") != NULL);
     rh_tc_close(&t);
     CHECK_EQ_LL(rh_count_fds(), fds0);
     CHECK(reply_is((redisReply *)redisCommand(hold, "CONFIG SET maxclients 10000"), "OK"));
