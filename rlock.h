@@ -7079,10 +7079,11 @@ static uint32_t rlock__c_sooner(uint32_t next, rlock__ms now, rlock__ms t) {
     return d < next ? d : next;
 }
 /* In how many ms c must be stepped again even without I/O (UINT32_MAX:
- * never). For one op's next step (self): another op that is done waits for
- * its own caller to collect it, not for a step - counted "due now", it made
- * a blocking call beside it spin until its own op ended. */
-static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self) {
+ * never), for an op's next step: an op that is done waits for its own
+ * caller to collect it, not for a step - counted "due now", it made a
+ * blocking call beside it spin until its own op ended (the client's
+ * interest counts one: rlock_client_interest). */
+static uint32_t rlock__c_due_in(const rlock_client *c) {
     const rlock_lock *o;
     const rlock_node *n = c->nodes[0];
     rlock__ms now = rlock__now(c); /* (read here: one call for both callers) */
@@ -7091,8 +7092,7 @@ static uint32_t rlock__c_due_in(const rlock_client *c, const rlock_lock *self) {
     /* (not connected yet: no descriptor to watch, its connect is due now) */
     if (rlock__c_wants(n)) next = n->x.conn == RLOCK__CONN_NEW ? 0 : rlock__c_sooner(next, now, n->q[0].deadline);
     for (o = c->ops; o; o = o->op.next)
-        if (o->op.phase == RLOCK__PH_DONE && !self) return 0;
-        else if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
+        if (o->op.phase == RLOCK__PH_BACKOFF) next = rlock__c_sooner(next, now, o->op.wake_at);
     return next;
 }
 RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
@@ -7100,7 +7100,7 @@ RLOCKDEF uint32_t rlock_next_timeout_ms(const rlock_lock *lk) {
     /* (an op is linked to its client from its start until its result is
      * taken: lk's done is due now, another's not, rlock__c_due_in) */
     if (!rlock__lock_ok(lk) || lk->op.kind == RLOCK__OP_NONE || lk->op.phase == RLOCK__PH_DONE) return 0;
-    next = rlock__c_due_in(lk->client, lk);
+    next = rlock__c_due_in(lk->client);
     return next == UINT32_MAX ? 0 : next;
 }
 
@@ -7247,6 +7247,7 @@ static rlock_status rlock__begin(rlock_lock *lk);
 static void rlock__op_link(rlock_lock *lk, int kind, uint32_t ttl);
 
 RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size_t cap, uint32_t *timeout_ms) {
+    const rlock_lock *o;
     size_t n;
     uint32_t next;
     int k;
@@ -7255,8 +7256,10 @@ RLOCKDEF size_t rlock_client_interest(rlock_client *c, rlock_interest *out, size
     k = rlock__client_interest(c, cap ? out : NULL);
     n = k != 0;
     if (!timeout_ms || k == 2) return n;
-    next = rlock__c_due_in(c, NULL);
-    *timeout_ms = !c->ops && n == 0 ? UINT32_MAX : next;
+    next = !c->ops && n == 0 ? UINT32_MAX : rlock__c_due_in(c);
+    for (o = c->ops; o; o = o->op.next)
+        if (o->op.phase == RLOCK__PH_DONE) next = 0; /* (its caller collects it: a step is due now) */
+    *timeout_ms = next;
     return n;
 }
 
