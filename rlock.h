@@ -933,7 +933,15 @@ typedef struct rlock_client {
     const struct rlock__shard_ops *shard;
 #endif
     rlock_node *nodes[RLOCK_MAX_NODES];
+#if RLOCK__COMPACT
     rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
+#else
+    /* Every connection's exchange: node i's at i, then the optional pub/sub
+     * connections (subscriber j, to node j's server, at n_nodes + j); NULL
+     * after the last, where the walks over them all stop (one load a
+     * connection, no count to add up: 36 B less than nodes, then subs). */
+    struct rlock__conn *conns[2 * RLOCK_MAX_NODES + 1];
+#endif
 #if !RLOCK__COMPACT /* (waiting: the compact engine has none) */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
@@ -2011,7 +2019,6 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__FENCING(c) (RLOCK__HAS_FENCING && (c)->cfg.fencing)
 #define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 1))
 #define RLOCK__SOLO(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 2)) /* the lock key alone (rlock__cluster_judge) */
-#define RLOCK__NSUBS(c) (RLOCK__HAS_WAITING ? (c)->n_subs : 0u) /* RESP2 subscriber connections */
 #define RLOCK__REPLICAS(c) (RLOCK__HAS_REPLICAS ? (c)->cfg.replicas : 0u)
 
 /* ---- 6.2 Status names --------------------------------------------------- */
@@ -4130,6 +4137,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
         c->nodes[i] = &nodes[i];
         if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub; /* (a flag, only tested; else 0 since rlock_node_init) */
 #if !RLOCK__COMPACT
+        c->conns[i] = &nodes[i].x; /* (then NULL, from the memset) */
         rlock__x_bind(&nodes[i].x, &nodes[i]);
         /* FCALL from the start (or still, EVAL refused there before: kept) */
         if (RLOCK__HAS_FCALL && c->cfg.scripts == RLOCK_SCRIPTS_FCALL) nodes[i].fcall = 1;
@@ -4174,11 +4182,16 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
             }
     }
     for (i = 0; i < n; i++) {
+#if RLOCK__COMPACT
         c->subs[i] = &subs[i];
-#if !RLOCK__COMPACT
+#else
+        c->conns[c->n_nodes + i] = &subs[i].x;
         rlock__x_bind(&subs[i].x, &subs[i]);
 #endif
     }
+#if !RLOCK__COMPACT
+    c->conns[c->n_nodes + n] = NULL; /* (the end: fewer than set before) */
+#endif
     c->n_subs = n;
     c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
     return RLOCK_OK;
@@ -4196,10 +4209,6 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
-/* Connection i of the client: nodes first, then subscribers. */
-static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
-    return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
-}
 /* Fill out[0..cap) with the connections of c that want I/O now; returns
  * how many there are. conn is the connection's rlock_node or
  * rlock_subscriber (its exchange's owner), whose first member is its
@@ -4207,9 +4216,9 @@ static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i)
  * *connecting: one is connecting without a descriptor. */
 static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
     size_t i, k = 0;
+    rlock__x *n;
     *connecting = 0;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    for (i = 0; (n = c->conns[i]) != NULL; i++) {
         int w = rlock__x_wants(n), fd;
         if (!w) continue;
         /* (the transport read again after each call: kept in a register it costs more) */
@@ -4305,9 +4314,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
-    size_t i, total = c->n_nodes + RLOCK__NSUBS(c);
-    for (i = 0; i < total; i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    size_t i;
+    rlock__x *n;
+    for (i = 0; (n = c->conns[i]) != NULL; i++) {
         rlock__event ev;
         while (rlock__x_next(n, now, &ev)) {
             n->active = 1;
@@ -4430,10 +4439,10 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 }
 
 RLOCKDEF void rlock_client_close(rlock_client *c) {
-    size_t i;
+    rlock__x **p;
     if (!rlock__client_ok(c)) return;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    for (p = c->conns; *p; p++) {
+        rlock__x *n = *p;
         if (n->conn != RLOCK__CONN_DOWN || n->count)
             rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
@@ -5615,7 +5624,7 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
         if (!((mask >> j) & 1u) || (!on && !lk)) continue;
         if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
             /* (the command connection) */
-        } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
+        } else if (j < c->n_subs && !shard) n = c->conns[c->n_nodes + j];
         else continue;
         if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) continue;
         out = n->tx + n->tx_len;
@@ -5693,8 +5702,8 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
     unsigned long k = 0;
     rlock_lock *o;
     size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__conn *n = rlock__conn_at(c, i);
+    rlock__conn *n;
+    for (i = 0; (n = c->conns[i]) != NULL; i++) {
         n->listen = 0;
         k += n->commands;
         if (!RLOCK__HAS_WAITING || i >= c->n_nodes || !c->sub_on[i] || rlock__sub_conn(c, i)) continue;
@@ -5930,11 +5939,8 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
 /* The op is over: nothing of it stays in flight or subscribed to. */
 static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
-    size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
-        (void)rlock__x_disown(n, lk);
-    }
+    rlock__x **p;
+    for (p = c->conns; *p; p++) (void)rlock__x_disown(*p, lk);
     rlock__op_unsubscribe(lk);
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
@@ -7450,7 +7456,7 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
 static rlock__ms rlock__client_next(const rlock_client *c, const rlock_lock *self) {
     const rlock_lock *o;
     rlock__ms now = rlock__now(c), next = now + RLOCK__MS_FAR;
-    size_t i;
+    rlock__x *const *p;
     for (o = c->ops; o; o = o->op.next)
         /* A release notice read with the refusal it follows (one recv, one
          * pump) was delivered before the round ended: the op went to
@@ -7463,8 +7469,8 @@ static rlock__ms rlock__client_next(const rlock_client *c, const rlock_lock *sel
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
                   o->op.phase == RLOCK__PH_SUBSCRIBE) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
             next = o->op.wake_at;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    for (p = c->conns; *p; p++) {
+        rlock__x *n = *p;
         /* (one not connected yet has no descriptor to watch: its connect is
          * the next step's, now - not at its request's deadline, unsent) */
         next = n->conn == RLOCK__CONN_NEW ? now : rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
