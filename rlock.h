@@ -939,7 +939,7 @@ typedef struct rlock_client {
     /* Every connection's exchange: node i's at i, then the optional pub/sub
      * connections (subscriber j, to node j's server, at n_nodes + j); NULL
      * after the last, where the walks over them all stop (one load a
-     * connection, no count to add up: 36 B less than nodes, then subs). */
+     * connection, no count to add up: 78 B less than nodes, then subs). */
     struct rlock__conn *conns[2 * RLOCK_MAX_NODES + 1];
 #endif
 #if !RLOCK__COMPACT /* (waiting: the compact engine has none) */
