@@ -3934,6 +3934,14 @@ static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const
 static RLOCK__INLINE void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
+#if !RLOCK__COMPACT
+/* ... with no text: two stores (a note of "" is a call, its text's address
+ * and length: 20 B more in rlock__round_begin) */
+static RLOCK__INLINE void rlock__node_clear(rlock_node *n, rlock_status st) {
+    n->result = st;
+    n->err[0] = '\0';
+}
+#endif
 
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
  * first member, the transport, copied from tr, and its magic set (at one
@@ -5471,7 +5479,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__
     for (i = 0; i < lk->client->n_nodes; i++) {
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!((mask >> i) & 1u)) continue;
-        if (!cleanup) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
+        if (!cleanup) rlock__node_clear(lk->client->nodes[i], RLOCK_WOULD_BLOCK);
         rlock__round_submit(lk, i);
     }
 }
@@ -6313,7 +6321,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
             return;
         }
         if (ev->kind == RLOCK__EV_FAIL) rlock__node_notez(n, ev->st, ev->why);
-        else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_notez(n, RLOCK_OK, ""); }
+        else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_clear(n, RLOCK_OK); }
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
             rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
         else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
