@@ -3387,8 +3387,9 @@ typedef char rlock__tx_len_fits[RLOCK_TX_BUF < 0xFFFF && RLOCK_SUB_TX_BUF < 0xFF
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
  * Every request in flight fails with st; rlock__x_next reports each (those
- * that never went out as such: they never ran, rlock__op_reply). */
-static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
+ * that never went out as such: they never ran, rlock__op_reply). why is
+ * NUL-terminated (a reply's text is copied to xerr first: 6 B less). */
+static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why) {
     size_t end = n->tx_len;
     rlock__pending *p = n->q + n->count;
     /* (tx holds only unsent bytes, requests appended in order: those whose
@@ -3397,7 +3398,7 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
         end -= p->len;
         p->tag = (short)(p->tag | RLOCK__X_UNSENT);
     }
-    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, strlen(why)); /* before close(): why may be the transport's */
     if (n->conn != RLOCK__CONN_DOWN) {
         const rlock_transport *t = rlock__x_t(n);
         if (t->close) t->close(t->ctx);
@@ -3412,9 +3413,6 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
     n->walk = NULL;
 #endif
 }
-static void rlock__x_dropz(rlock__x *n, rlock_status st, const char *why) {
-    rlock__x_drop(n, st, why, strlen(why));
-}
 /* Why a transport call failed: its own text when it has one, else ours. */
 static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     const rlock_transport *tr = rlock__x_t(n);
@@ -3422,7 +3420,7 @@ static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     return t && t[0] ? t : fallback;
 }
 static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
-    rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
+    rlock__x_drop(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded,
@@ -3487,7 +3485,7 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 r = RLOCK_IO_WOULD_BLOCK;
             } else if (r > 0) bad = "stray bytes on an idle connection";
         }
-        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, bad);
+        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_drop(n, RLOCK_E_IO, bad);
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->conn == RLOCK__CONN_DOWN || reselect) {
@@ -3651,7 +3649,7 @@ static RLOCK__NOINLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now, int al
     }
     /* (none in flight: the deadline is now + FAR, ahead) */
     if (!all || RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) return 0;
-    rlock__x_dropz(n, RLOCK_E_IO, "timeout");
+    rlock__x_drop(n, RLOCK_E_IO, "timeout");
     return 1;
 }
 
@@ -3707,7 +3705,7 @@ static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
         return -1;
     }
     if ((size_t)r > room) {
-        rlock__x_dropz(n, RLOCK_E_IO, rd ? "transport returned more than asked" : "transport sent more than asked");
+        rlock__x_drop(n, RLOCK_E_IO, rd ? "transport returned more than asked" : "transport sent more than asked");
         return -1;
     }
     return r;
@@ -3739,7 +3737,7 @@ static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     if (!n->count || !RLOCK__X_HAS(n->q[0].tag, RLOCK__X_WALK)) return 2; /* not its turn (up: none failed) */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
-    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (used < 0) { rlock__x_drop(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
     n->rx_len -= (size_t)used;
     if (!w->done) return 0;
@@ -3771,7 +3769,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
 #endif
     used = rlock__resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0; /* (incomplete, or rx empty: no line yet - no test of its own, 4 B) */
-    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (used < 0) { rlock__x_drop(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
     p = n->q; /* the oldest request, when count > 0 */
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
@@ -3788,7 +3786,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     }
     if (!n->count) {
     nobody:
-        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
+        rlock__x_drop(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
         return -1;
     }
     if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
@@ -3797,8 +3795,10 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
              * (unknown command, NOPROTO) leaves RESP2 (a new connection's). */
             if (ev->reply.v.type == RLOCK_RESP_MAP) n->proto = 3;
         } else if (ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+            /* (its text, not NUL-terminated in rx, into xerr first: rlock__x_drop) */
+            rlock__copy_text(n->xerr, sizeof n->xerr, ev->reply.v.str, ev->reply.v.len);
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? rlock__auth_error(ev->reply.v.str, ev->reply.v.len) : RLOCK_E_REDIS,
-                         ev->reply.v.str, ev->reply.v.len);
+                          n->xerr);
             return -1;
         }
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
@@ -3807,7 +3807,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
-        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+        rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
         return -1;
     }
     return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
@@ -4453,7 +4453,7 @@ RLOCKDEF void rlock_client_close(rlock_client *c) {
     for (p = c->conns; *p; p++) {
         rlock__x *n = *p;
         if (n->conn != RLOCK__CONN_DOWN || n->count)
-            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
+            rlock__x_drop(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
     c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
 }
@@ -5348,7 +5348,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, int st, const rlock_re
         why = "READONLY: the server is a replica now";
         drop = RLOCK_E_REDIS;
     }
-    if (drop != RLOCK_OK) rlock__x_dropz(rlock__x_node(n), drop, why);
+    if (drop != RLOCK_OK) rlock__x_drop(rlock__x_node(n), drop, why);
     if (r->cleanup) return;
     if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
     else rlock__node_notez(n, kept, kept == RLOCK_E_FOREIGN ? "key exists without a TTL" : why); /* (never an error) */
@@ -6305,7 +6305,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         /* A confirmation of another channel: the stream is not trusted (taken
          * as ours, the wait would hear nothing). */
         if (ok && !rlock__is_my_chan(lk, ev->reply.elem[1].str, ev->reply.elem[1].len)) {
-            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected reply to SUBSCRIBE");
+            rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected reply to SUBSCRIBE");
             ok = 0;
         }
         rlock__sub_answered(lk, j, ok);
