@@ -3665,9 +3665,9 @@ static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     return tag > 0;
 }
 
-/* The next failed request to report (the exchange's own are skipped). (gcc -Os
- * left to choose: 8 B less than always inline in rlock__x_next.) */
-static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
+/* The next failed request to report (the exchange's own are skipped). (Always
+ * inline in rlock__x_next, itself gcc's to inline: 12 B less than gcc's choice.) */
+static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     while (n->failing) {
         n->failing--;
         ev->ps = n->q[0].tag & RLOCK__X_UNSENT; /* (a failure's: it never went out) */
