@@ -5626,7 +5626,7 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
     unsigned sent = 0;
     for (j = 0; j < c->n_nodes; j++) {
         const rlock__conn *on = rlock__sub_conn(c, j);
-        rlock__x *n = rlock__x_node(c->nodes[j]);
+        rlock__x *n = c->conns[j]; /* (node j's exchange: one load) */
         unsigned char *out;
         size_t cap, pos;
         const char *why;
