@@ -933,7 +933,15 @@ typedef struct rlock_client {
     const struct rlock__shard_ops *shard;
 #endif
     rlock_node *nodes[RLOCK_MAX_NODES];
+#if RLOCK__COMPACT
     rlock_subscriber *subs[RLOCK_MAX_NODES]; /* optional pub/sub connections, subs[i] to nodes[i]'s server */
+#else
+    /* Every connection's exchange: node i's at i, then the optional pub/sub
+     * connections (subscriber j, to node j's server, at n_nodes + j); NULL
+     * after the last, where the walks over them all stop (one load a
+     * connection, no count to add up: 78 B less than nodes, then subs). */
+    struct rlock__conn *conns[2 * RLOCK_MAX_NODES + 1];
+#endif
 #if !RLOCK__COMPACT /* (waiting: the compact engine has none) */
     /* Where server j's subscriptions live (its RESP3 command connection or
      * subscriber j) and that connection's gen then: a new connection has none. */
@@ -2011,7 +2019,6 @@ static unsigned long rlock__sys_thread_id(void) {
 #define RLOCK__FENCING(c) (RLOCK__HAS_FENCING && (c)->cfg.fencing)
 #define RLOCK__ASKING(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 1))
 #define RLOCK__SOLO(lk) (RLOCK__HAS_CLUSTER && ((lk)->asking & 2)) /* the lock key alone (rlock__cluster_judge) */
-#define RLOCK__NSUBS(c) (RLOCK__HAS_WAITING ? (c)->n_subs : 0u) /* RESP2 subscriber connections */
 #define RLOCK__REPLICAS(c) (RLOCK__HAS_REPLICAS ? (c)->cfg.replicas : 0u)
 
 /* ---- 6.2 Status names --------------------------------------------------- */
@@ -3380,8 +3387,9 @@ typedef char rlock__tx_len_fits[RLOCK_TX_BUF < 0xFFFF && RLOCK_SUB_TX_BUF < 0xFF
 /* Drop the connection: after a timeout or a protocol error the byte stream
  * can no longer be trusted (a late reply would answer the wrong request).
  * Every request in flight fails with st; rlock__x_next reports each (those
- * that never went out as such: they never ran, rlock__op_reply). */
-static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t why_len) {
+ * that never went out as such: they never ran, rlock__op_reply). why is
+ * NUL-terminated (a reply's text is copied to xerr first: 6 B less). */
+static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why) {
     size_t end = n->tx_len;
     rlock__pending *p = n->q + n->count;
     /* (tx holds only unsent bytes, requests appended in order: those whose
@@ -3390,7 +3398,7 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
         end -= p->len;
         p->tag = (short)(p->tag | RLOCK__X_UNSENT);
     }
-    rlock__copy_text(n->xerr, sizeof n->xerr, why, why_len); /* before close(): why may be the transport's */
+    rlock__copy_text(n->xerr, sizeof n->xerr, why, strlen(why)); /* before close(): why may be the transport's */
     if (n->conn != RLOCK__CONN_DOWN) {
         const rlock_transport *t = rlock__x_t(n);
         if (t->close) t->close(t->ctx);
@@ -3405,9 +3413,6 @@ static void rlock__x_drop(rlock__x *n, rlock_status st, const char *why, size_t 
     n->walk = NULL;
 #endif
 }
-static void rlock__x_dropz(rlock__x *n, rlock_status st, const char *why) {
-    rlock__x_drop(n, st, why, strlen(why));
-}
 /* Why a transport call failed: its own text when it has one, else ours. */
 static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     const rlock_transport *tr = rlock__x_t(n);
@@ -3415,7 +3420,7 @@ static const char *rlock__x_why(rlock__x *n, const char *fallback) {
     return t && t[0] ? t : fallback;
 }
 static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
-    rlock__x_dropz(n, RLOCK_E_IO, rlock__x_why(n, fallback));
+    rlock__x_drop(n, RLOCK_E_IO, rlock__x_why(n, fallback));
 }
 
 /* Nobody waits for owner's replies any more: they are read and discarded,
@@ -3480,19 +3485,16 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 r = RLOCK_IO_WOULD_BLOCK;
             } else if (r > 0) bad = "stray bytes on an idle connection";
         }
-        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_dropz(n, RLOCK_E_IO, bad);
+        if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_drop(n, RLOCK_E_IO, bad);
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;
     if (n->conn == RLOCK__CONN_DOWN || reselect) {
         int down = n->conn == RLOCK__CONN_DOWN;
-        const char *user, *pass; /* read now: the caller may set them any time before */
-        if (n->is_sub) {
-            const rlock_subscriber *o = (const rlock_subscriber *)n->owner;
-            user = o->username; pass = o->password;
-        } else {
-            const rlock_node *o = (const rlock_node *)n->owner;
-            user = o->username; pass = o->password;
-        }
+        /* read now: the caller may set them any time before (a node's and a
+         * subscriber's, at one offset in both: rlock__magic_at; 8 B less than
+         * a branch each) */
+#define RLOCK__X_CRED(n, f) (*(const char *const *)(const void *)((const char *)(n)->owner + offsetof(rlock_node, f)))
+        const char *user = RLOCK__X_CRED(n, username), *pass = RLOCK__X_CRED(n, password);
         /* Without a connect hook, one made once (gen) and down is closed:
          * every drop of a connection not down closes it, and only a connect
          * hook's BUSY or an AUTH that does not fit (gen not counted) leave
@@ -3647,7 +3649,7 @@ static RLOCK__NOINLINE int rlock__x_timed_out(rlock__x *n, rlock__ms now, int al
     }
     /* (none in flight: the deadline is now + FAR, ahead) */
     if (!all || RLOCK__MS_BEFORE(now, rlock__x_deadline(n, now, now + RLOCK__MS_FAR))) return 0;
-    rlock__x_dropz(n, RLOCK_E_IO, "timeout");
+    rlock__x_drop(n, RLOCK_E_IO, "timeout");
     return 1;
 }
 
@@ -3663,9 +3665,9 @@ static int rlock__x_pop(rlock__x *n, rlock__event *ev, int kind) {
     return tag > 0;
 }
 
-/* The next failed request to report (the exchange's own are skipped). (gcc -Os
- * left to choose: 8 B less than always inline in rlock__x_next.) */
-static int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
+/* The next failed request to report (the exchange's own are skipped). (Always
+ * inline in rlock__x_next, itself gcc's to inline: 12 B less than gcc's choice.) */
+static RLOCK__INLINE int rlock__x_pop_failed(rlock__x *n, rlock__event *ev) {
     while (n->failing) {
         n->failing--;
         ev->ps = n->q[0].tag & RLOCK__X_UNSENT; /* (a failure's: it never went out) */
@@ -3703,7 +3705,7 @@ static long rlock__x_moved(rlock__x *n, long r, size_t room, int rd) {
         return -1;
     }
     if ((size_t)r > room) {
-        rlock__x_dropz(n, RLOCK_E_IO, rd ? "transport returned more than asked" : "transport sent more than asked");
+        rlock__x_drop(n, RLOCK_E_IO, rd ? "transport returned more than asked" : "transport sent more than asked");
         return -1;
     }
     return r;
@@ -3735,7 +3737,7 @@ static int rlock__x_walk_read(rlock__x *n, rlock__event *ev) {
     if (!n->count || !RLOCK__X_HAS(n->q[0].tag, RLOCK__X_WALK)) return 2; /* not its turn (up: none failed) */
     if (!w->started && n->rx[0] != '*' && n->rx[0] != '%' && n->rx[0] != '~') return 2;
     used = rlock__walk_feed(w, n->rx, n->rx_len, n->rx_cap);
-    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (used < 0) { rlock__x_drop(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     memmove(n->rx, n->rx + used, n->rx_len - (size_t)used);
     n->rx_len -= (size_t)used;
     if (!w->done) return 0;
@@ -3767,7 +3769,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
 #endif
     used = rlock__resp_parse(n->rx, n->rx_len, n->rx_cap, &ev->reply);
     if (used == 0) return 0; /* (incomplete, or rx empty: no line yet - no test of its own, 4 B) */
-    if (used < 0) { rlock__x_dropz(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
+    if (used < 0) { rlock__x_drop(n, RLOCK_E_PROTOCOL, "malformed or oversized reply"); return -1; }
     n->rx_used = (size_t)used;
     p = n->q; /* the oldest request, when count > 0 */
     ev->ps = RLOCK__HAS_WAITING ? rlock__pubsub(&ev->reply) : 0;
@@ -3784,7 +3786,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     }
     if (!n->count) {
     nobody:
-        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
+        rlock__x_drop(n, RLOCK_E_PROTOCOL, "a reply nobody asked for");
         return -1;
     }
     if (p->tag < 0) { /* the exchange's own: AUTH, SELECT, HELLO 3 */
@@ -3793,8 +3795,10 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
              * (unknown command, NOPROTO) leaves RESP2 (a new connection's). */
             if (ev->reply.v.type == RLOCK_RESP_MAP) n->proto = 3;
         } else if (ev->reply.v.type == RLOCK_RESP_ERROR) { /* SELECT: "ERR DB index is out of range" */
+            /* (its text, not NUL-terminated in rx, into xerr first: rlock__x_drop) */
+            rlock__copy_text(n->xerr, sizeof n->xerr, ev->reply.v.str, ev->reply.v.len);
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? rlock__auth_error(ev->reply.v.str, ev->reply.v.len) : RLOCK_E_REDIS,
-                         ev->reply.v.str, ev->reply.v.len);
+                          n->xerr);
             return -1;
         }
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
@@ -3803,7 +3807,7 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
     if (n->count == 1 && (size_t)used < n->rx_len && !n->is_sub && n->rx[used] != '>') {
         /* More bytes than the replies we asked for: the stream is out of
          * step, this reply cannot be trusted either. */
-        rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
+        rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected extra bytes after the reply");
         return -1;
     }
     return rlock__x_pop(n, ev, RLOCK__EV_REPLY);
@@ -3826,9 +3830,10 @@ static int rlock__x_recv_step(rlock__x *n, rlock__ms now) {
 }
 
 /* The next event of n, moving bytes as far as the transport allows without
- * blocking. 1: *ev filled; 0: nothing more now. (Always inline in its one
- * caller, rlock__client_pump: 8 B less than gcc -Os's own inlining.) */
-static RLOCK__INLINE int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
+ * blocking. 1: *ev filled; 0: nothing more now. (Left to gcc -Os, which
+ * inlines it in its one caller, rlock__client_pump: since the walk over
+ * conns, 12 B less than always inline.) */
+static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
     for (;;) {
         int r;
         if (rlock__x_pop_failed(n, ev)) return 1;
@@ -3930,11 +3935,21 @@ static RLOCK__SHARED void rlock__node_note(rlock_node *n, rlock_status st, const
 static RLOCK__INLINE void rlock__node_notez(rlock_node *n, rlock_status st, const char *msg) {
     rlock__node_note(n, st, msg, strlen(msg));
 }
+#if !RLOCK__COMPACT
+/* ... with no text: two stores (a note of "" is a call, its text's address
+ * and length: 20 B more in rlock__round_begin) */
+static RLOCK__INLINE void rlock__node_clear(rlock_node *n, rlock_status st) {
+    n->result = st;
+    n->err[0] = '\0';
+}
+#endif
 
 /* A node's or a subscriber's common start: obj (size bytes) cleared, its
  * first member, the transport, copied from tr, and its magic set (at one
  * offset in both: the node's db follows its magic). */
-typedef char rlock__magic_at[offsetof(rlock_node, magic) == offsetof(rlock_subscriber, magic) ? 1 : -1];
+typedef char rlock__magic_at[offsetof(rlock_node, magic) == offsetof(rlock_subscriber, magic) &&
+                             offsetof(rlock_node, username) == offsetof(rlock_subscriber, username) &&
+                             offsetof(rlock_node, password) == offsetof(rlock_subscriber, password) ? 1 : -1];
 static RLOCK__FEW rlock_status rlock__conn_init(void *obj, size_t size, const rlock_transport *tr, unsigned magic) {
     if (!obj || !tr || !tr->send || !tr->recv) return RLOCK_E_BADARG;
     memset(obj, 0, size);
@@ -4131,6 +4146,7 @@ RLOCKDEF rlock_status rlock_client_init(rlock_client *c, rlock_node *nodes, size
         c->nodes[i] = &nodes[i];
         if (RLOCK__HAS_WAITING) nodes[i].x.hello = c->cfg.pubsub; /* (a flag, only tested; else 0 since rlock_node_init) */
 #if !RLOCK__COMPACT
+        c->conns[i] = &nodes[i].x; /* (then NULL, from the memset) */
         rlock__x_bind(&nodes[i].x, &nodes[i]);
         /* FCALL from the start (or still, EVAL refused there before: kept) */
         if (RLOCK__HAS_FCALL && c->cfg.scripts == RLOCK_SCRIPTS_FCALL) nodes[i].fcall = 1;
@@ -4175,11 +4191,16 @@ RLOCKDEF rlock_status rlock_client_set_subscribers(rlock_client *c, rlock_subscr
             }
     }
     for (i = 0; i < n; i++) {
+#if RLOCK__COMPACT
         c->subs[i] = &subs[i];
-#if !RLOCK__COMPACT
+#else
+        c->conns[c->n_nodes + i] = &subs[i].x;
         rlock__x_bind(&subs[i].x, &subs[i]);
 #endif
     }
+#if !RLOCK__COMPACT
+    c->conns[c->n_nodes + n] = NULL; /* (the end: fewer than set before) */
+#endif
     c->n_subs = n;
     c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
     return RLOCK_OK;
@@ -4197,10 +4218,6 @@ RLOCKDEF const char *rlock_client_instance_id(const rlock_client *c) {
 }
 
 #if !RLOCK__COMPACT /* 6.8c has the compact engine's */
-/* Connection i of the client: nodes first, then subscribers. */
-static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i) {
-    return !RLOCK__HAS_WAITING || i < c->n_nodes ? &c->nodes[i]->x : &c->subs[i - c->n_nodes]->x;
-}
 /* Fill out[0..cap) with the connections of c that want I/O now; returns
  * how many there are. conn is the connection's rlock_node or
  * rlock_subscriber (its exchange's owner), whose first member is its
@@ -4208,9 +4225,9 @@ static RLOCK__NOINLINE rlock__x *rlock__conn_at(const rlock_client *c, size_t i)
  * *connecting: one is connecting without a descriptor. */
 static size_t rlock__client_interest(const rlock_client *c, rlock_interest *out, size_t cap, int *connecting) {
     size_t i, k = 0;
+    rlock__x *n;
     *connecting = 0;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    for (i = 0; (n = c->conns[i]) != NULL; i++) {
         int w = rlock__x_wants(n), fd;
         if (!w) continue;
         /* (the transport read again after each call: kept in a register it costs more) */
@@ -4306,9 +4323,9 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
 
 /* Read every connection of c and hand each event to its owner. */
 static void rlock__client_pump(rlock_client *c, rlock__ms now) {
-    size_t i, total = c->n_nodes + RLOCK__NSUBS(c);
-    for (i = 0; i < total; i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    size_t i;
+    rlock__x *n;
+    for (i = 0; (n = c->conns[i]) != NULL; i++) {
         rlock__event ev;
         while (rlock__x_next(n, now, &ev)) {
             n->active = 1;
@@ -4431,12 +4448,12 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
 }
 
 RLOCKDEF void rlock_client_close(rlock_client *c) {
-    size_t i;
+    rlock__x **p;
     if (!rlock__client_ok(c)) return;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    for (p = c->conns; *p; p++) {
+        rlock__x *n = *p;
         if (n->conn != RLOCK__CONN_DOWN || n->count)
-            rlock__x_dropz(n, RLOCK_E_IO, "connection closed by rlock_client_close");
+            rlock__x_drop(n, RLOCK_E_IO, "connection closed by rlock_client_close");
     }
     c->linger_mask = 0; /* (the channel left in c->linger is stale: rlock__linger_drop) */
 }
@@ -5331,7 +5348,7 @@ static void rlock__round_answer(rlock_lock *lk, size_t i, int st, const rlock_re
         why = "READONLY: the server is a replica now";
         drop = RLOCK_E_REDIS;
     }
-    if (drop != RLOCK_OK) rlock__x_dropz(rlock__x_node(n), drop, why);
+    if (drop != RLOCK_OK) rlock__x_drop(rlock__x_node(n), drop, why);
     if (r->cleanup) return;
     if (rep && rep->v.type == RLOCK_RESP_ERROR) rlock__node_note(n, kept, rep->v.str, rep->v.len);
     else rlock__node_notez(n, kept, kept == RLOCK_E_FOREIGN ? "key exists without a TTL" : why); /* (never an error) */
@@ -5463,7 +5480,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__
     for (i = 0; i < lk->client->n_nodes; i++) {
         r->st[i] = RLOCK_WOULD_BLOCK;
         if (!((mask >> i) & 1u)) continue;
-        if (!cleanup) rlock__node_notez(lk->client->nodes[i], RLOCK_WOULD_BLOCK, "");
+        if (!cleanup) rlock__node_clear(lk->client->nodes[i], RLOCK_WOULD_BLOCK);
         rlock__round_submit(lk, i);
     }
 }
@@ -5609,14 +5626,14 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
     unsigned sent = 0;
     for (j = 0; j < c->n_nodes; j++) {
         const rlock__conn *on = rlock__sub_conn(c, j);
-        rlock__x *n = rlock__x_node(c->nodes[j]);
+        rlock__x *n = c->conns[j]; /* (node j's exchange: one load) */
         unsigned char *out;
         size_t cap, pos;
         const char *why;
         if (!((mask >> j) & 1u) || (!on && !lk)) continue;
         if (on ? on == n : c->cfg.pubsub && n->proto == 3 && n->conn == RLOCK__CONN_UP) {
             /* (the command connection) */
-        } else if (j < c->n_subs && !shard) n = &c->subs[j]->x;
+        } else if (j < c->n_subs && !shard) n = c->conns[c->n_nodes + j];
         else continue;
         if (rlock__x_begin(n, deadline, &why) != RLOCK_OK) continue;
         out = n->tx + n->tx_len;
@@ -5694,8 +5711,8 @@ static unsigned long rlock__subs_listen(rlock_client *c) {
     unsigned long k = 0;
     rlock_lock *o;
     size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__conn *n = rlock__conn_at(c, i);
+    rlock__conn *n;
+    for (i = 0; (n = c->conns[i]) != NULL; i++) {
         n->listen = 0;
         k += n->commands;
         if (!RLOCK__HAS_WAITING || i >= c->n_nodes || !c->sub_on[i] || rlock__sub_conn(c, i)) continue;
@@ -5931,11 +5948,8 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
 /* The op is over: nothing of it stays in flight or subscribed to. */
 static void rlock__op_finish(rlock_lock *lk, rlock_status st) {
     rlock_client *c = lk->client;
-    size_t i;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
-        (void)rlock__x_disown(n, lk);
-    }
+    rlock__x **p;
+    for (p = c->conns; *p; p++) (void)rlock__x_disown(*p, lk);
     rlock__op_unsubscribe(lk);
     lk->op.result = st;
     rlock__op_goto(lk, RLOCK__PH_DONE);
@@ -6291,7 +6305,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         /* A confirmation of another channel: the stream is not trusted (taken
          * as ours, the wait would hear nothing). */
         if (ok && !rlock__is_my_chan(lk, ev->reply.elem[1].str, ev->reply.elem[1].len)) {
-            rlock__x_dropz(n, RLOCK_E_PROTOCOL, "unexpected reply to SUBSCRIBE");
+            rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected reply to SUBSCRIBE");
             ok = 0;
         }
         rlock__sub_answered(lk, j, ok);
@@ -6308,7 +6322,7 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
             return;
         }
         if (ev->kind == RLOCK__EV_FAIL) rlock__node_notez(n, ev->st, ev->why);
-        else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_notez(n, RLOCK_OK, ""); }
+        else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_clear(n, RLOCK_OK); }
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
             rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
         else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
@@ -7454,7 +7468,7 @@ RLOCKDEF rlock_status rlock_step(rlock_lock *lk) {
 static rlock__ms rlock__client_next(const rlock_client *c, const rlock_lock *self) {
     const rlock_lock *o;
     rlock__ms now = rlock__now(c), next = now + RLOCK__MS_FAR;
-    size_t i;
+    rlock__x *const *p;
     for (o = c->ops; o; o = o->op.next)
         /* A release notice read with the refusal it follows (one recv, one
          * pump) was delivered before the round ended: the op went to
@@ -7467,8 +7481,8 @@ static rlock__ms rlock__client_next(const rlock_client *c, const rlock_lock *sel
         else if ((o->op.phase == RLOCK__PH_BACKOFF || o->op.phase == RLOCK__PH_WAITMSG ||
                   o->op.phase == RLOCK__PH_SUBSCRIBE) && RLOCK__MS_SOONER(now, o->op.wake_at, next))
             next = o->op.wake_at;
-    for (i = 0; i < c->n_nodes + RLOCK__NSUBS(c); i++) {
-        rlock__x *n = rlock__conn_at(c, i);
+    for (p = c->conns; *p; p++) {
+        rlock__x *n = *p;
         /* (one not connected yet has no descriptor to watch: its connect is
          * the next step's, now - not at its request's deadline, unsent) */
         next = n->conn == RLOCK__CONN_NEW ? now : rlock__x_deadline(n, now, next); /* (one that wants no I/O has none in flight) */
