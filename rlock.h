@@ -5874,7 +5874,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     /* The last attempt cfg.max_attempts allows has no wait left either: it
      * leaves the queue, so nothing is handed (a semaphore's permit) or woken
      * for a waiter gone. (This is attempt attempts + 1, or attempts for a
-     * follow-up, which is none of its own: attempts-- below; max_attempts 0,
+     * follow-up, which is none of its own: not counted below; max_attempts 0,
      * no limit, wraps to the largest.) */
     if (op->attempts - (uint32_t)(op->plain == 2) >= lk->client->cfg.max_attempts - 1u) left = 0;
     op->woke = 0;
@@ -5891,11 +5891,12 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
      * attempt. Only where a script has run on every node: a user whose ACL
      * refuses scripts would get the key by SET and then could not release
      * it (the release is a script). */
+    /* (attempts counts this one, before the plain SET's test reads it: a
+     * follow-up is not counted) */
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
-        op->attempts--;
     } else {
-        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) &&
+        op->plain = op->attempts++ == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) &&
                     !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only && rlock__scripts_ran(lk->client);
     }
     op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
@@ -5903,7 +5904,6 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (uint32_t)lk->param; /* permits: < 2^31 */
     if (lk->kind == RLOCK_KIND_WRITE) op->arg5 = rlock__holdoff(lk, left);
 #endif
-    op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 0, now);
     /* after: this attempt's grant has no entry to take out (a queueing attempt is
