@@ -5307,7 +5307,6 @@ static int rlock__lock_store(rlock_lock *lk, size_t i, int st, const rlock_reply
 }
 #endif
 
-
 /* Record node i's answer; note it (why: its text unless rep is an error,
  * never NULL) for rlock_node_status unless this is a cleanup (which must
  * not erase why the round before it failed). A reply, rep, comes with st
@@ -5522,8 +5521,9 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     }
     e = rep->v.type == RLOCK_RESP_ERROR ? rlock__error_scan(rep->v.str, rep->v.len) : 0;
     noperm = e & RLOCK__C_W_NOPERM;
-    /* 1 NOSCRIPT, 2 (FCALL) no such function */
-    missing = e & RLOCK__C_W_NOSCRIPT ? 1 : RLOCK__HAS_FCALL && (e & RLOCK__C_W_NOFUNC) ? 2 : 0;
+    /* 1 NOSCRIPT, 2 (FCALL) no such function; with the fallback either, one test (12 B less) */
+    missing = RLOCK__HAS_EVAL ? e & (RLOCK__C_W_NOSCRIPT | (RLOCK__HAS_FCALL ? RLOCK__C_W_NOFUNC : 0))
+                              : e & RLOCK__C_W_NOSCRIPT ? 1 : RLOCK__HAS_FCALL && (e & RLOCK__C_W_NOFUNC) ? 2 : 0;
     if (!RLOCK__HAS_EVAL && missing) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
