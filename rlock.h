@@ -5170,7 +5170,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
              * Also sent once this acquisition queued, even if this attempt
              * would not (its subscription lost): a grant must take the entry
              * out, or a release would wake it instead of a live waiter. */
-            case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
+            case 'H': a = lk->waiter_id; len = (size_t)((op->queue || lk->queued) && RLOCK__REQ_QUEUE) << 4; break;
             case 'I': len = rlock__utoa(num, op->wait_left); break;
             /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
              * Absent otherwise: the request stays at 10 elements, and a server
