@@ -4553,7 +4553,7 @@ static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_repl
              * releases it there (by token: nothing else is touched). */
             v[2] = want_array == 1 && (e & RLOCK__C_W_SCRIPT);
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
-            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0)
+            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && rep->v.str[0] == 'O' && rep->v.str[1] == 'K')
                 v[0] = v[1] = 1;
             else if (rep->v.type != RLOCK_RESP_NIL)
                 st = RLOCK_E_PROTOCOL;
