@@ -1197,7 +1197,7 @@ typedef struct rlock_round {
     unsigned stale_wait;      /* nodes whose next WAIT reply belongs to a script sent again */
     unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
     int script;               /* RLOCK__S_* */
-    int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
+    int want;                 /* its answer: 2 a plain SET NX PX's (no script), 1 an acquire script's, 0 an integer */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
@@ -3222,7 +3222,6 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
     return rlock__function_name(rlock__lua_sha[id], out);
 }
 
-
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
  * to each request (with the owner and tag it was queued with), a failure of
@@ -4826,7 +4825,7 @@ static RLOCK__INLINE int rlock__counts_holds(const rlock_round *r) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
-#if !RLOCK__COMPACT /* (the templates, rlock__enc_tpl, know which script is which) */
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_PRIMITIVES) /* (the templates know which script is which; a round its want) */
 static int rlock__is_acquire_script(int s) {
     return (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
@@ -5114,14 +5113,15 @@ static const char *const rlock__enc_tpl[] = {
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_setname_fits[6 + RLOCK__FN_VER == 18 ? 1 : -1]; /* (SETNAME's literal length) */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
-/* Encode the lock's script for its current round on node i (`how`:
- * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
- * over its template: the first counts the arguments (header, numkeys),
- * writing nothing (e.ok 0); what does not depend on the pass is done once. */
+/* Encode the lock's script for its current round on node i (`how`: RLOCK__RUN_*) into out; its length, or 0 when
+ * it does not fit. Two passes over its template: the first counts the arguments (header, numkeys), writing nothing
+ * (e.ok 0); what does not depend on the pass is done once. */
 #if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
 #define RLOCK__ENCODE_LOCK RLOCK__INLINE
+#define RLOCK__R_PLAIN(r) ((r)->plain)
 #else /* (inline in rlock__round_submit: larger) */
 #define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
+#define RLOCK__R_PLAIN(r) ((r)->want == 2) /* (a plain SET NX PX: the round's want) */
 #endif
 static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap,
                                                     int how) {
@@ -5135,7 +5135,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
     rlock__enc e0, *e = &e0;
     /* the uncontended fast path: what a raw client would send */
     t0 = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
-                        : r->plain ? RLOCK__S_COUNT : s];
+                        : RLOCK__R_PLAIN(r) ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
 #if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
     if (how >= RLOCK__RUN_FCALL) /* (its NUL as \2: no store at the returned length) */
@@ -5266,7 +5266,7 @@ typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAI
 
 #if !RLOCK__COMPACT
 static RLOCK__INLINE int rlock__round_wants_array(const rlock_round *r) {
-    return r->plain ? 2 : rlock__is_acquire_script(r->script);
+    return r->want; /* (rlock__round_begin's: an acquire's script is an acquire script) */
 }
 #endif
 
@@ -5386,7 +5386,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * FCALL then got MOVED back to the source). WAIT follows the script
      * (cfg.replicas), one round trip in all. */
     want = (unsigned)RLOCK__ASKING(lk) << 2 | 1u << 3 | (unsigned)wait << 4;
-    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 1;
+    if (fcall) want |= (unsigned)(r->want != 2 && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 1;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;
@@ -5466,7 +5466,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__
     r->mask = mask;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
-    if (op == RLOCK__OP_ACQUIRE) r->plain = lk->op.plain; /* (0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
+    if (op == RLOCK__OP_ACQUIRE) r->want = 1 + lk->op.plain; /* (plain 0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
     r->cleanup = cleanup != 0;
     /* wake nodes matter only where a release names the channel (RLOCK__REQ_QUEUE); one node wakes itself */
     if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
@@ -5552,7 +5552,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
         rlock__round_submit(lk, i);
         return;
     }
-    if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
+    if (r->want != 2) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
         nd->scripted = (unsigned char)!noperm;
     rlock__round_answer(lk, i, e, rep, "");
 }
