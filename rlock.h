@@ -4643,7 +4643,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
             if (!t->holds) t->holds = v[1];
             if (most > t->most) t->most = most;
         } else {
-            int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
+            int32_t p = (unsigned long long)v[1] <= 0x7fffffff ? (int32_t)v[1] : v[1] < 0 ? 0 : 0x7fffffff;
             t->no |= 1u << i;
             t->n_no++;
             if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
