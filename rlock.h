@@ -5396,7 +5396,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * hidden (as RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes back another
      * lock's request in front of it, unsent and past its time (fuzz_locks found one sent late so,
      * which then dropped the connection). */
-    keep = RLOCK__TAG_LOCK | (r->cleanup ? RLOCK__X_KEEP : 0);
+    keep = RLOCK__TAG_LOCK | r->cleanup * RLOCK__X_KEEP; /* (cleanup 0 or 1) */
     for (;; want &= ~1u) {
         for (k = 0; k < 5; k++) { /* part k: RLOCK__RUN_SETNAME + k, the script at 3; its reply is lk's from 3 */
             if (!((want >> k) & 1u)) continue;
