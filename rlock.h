@@ -5651,7 +5651,7 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
          * (RLOCK__X_KEEP): a waiter that ends before its SUBSCRIBE goes out
          * leaves the channel lingering (rlock__op_unsubscribe), and the next
          * wait adopts it as subscribed. */
-        rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | RLOCK__X_KEEP | (n->proto == 3 ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
+        rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | RLOCK__X_KEEP | ((n->proto == 3) * RLOCK__X_BY_SUB_PUSH << unsub),
                         deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
         c->sub_on[j] = n;
         c->sub_gen[j] = n->gen;
