@@ -1197,7 +1197,7 @@ typedef struct rlock_round {
     unsigned stale_wait;      /* nodes whose next WAIT reply belongs to a script sent again */
     unsigned short_acks;      /* nodes whose WAIT reported fewer than cfg.replicas */
     int script;               /* RLOCK__S_* */
-    int plain;                /* acquire sent as a plain SET key token NX PX ttl (no script) */
+    int want;                 /* its answer: 2 a plain SET NX PX's (no script), 1 an acquire script's, 0 an integer */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
@@ -3222,7 +3222,6 @@ RLOCKDEF size_t rlock_function_name(int id, char *out, size_t cap) {
     return rlock__function_name(rlock__lua_sha[id], out);
 }
 
-
 /* ---- 6.5 Exchange: one connection, requests pipelined, replies in order --
  * It is handed encoded bytes and hands back, one event at a time, the reply
  * to each request (with the owner and tag it was queued with), a failure of
@@ -4553,7 +4552,7 @@ static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_repl
              * releases it there (by token: nothing else is touched). */
             v[2] = want_array == 1 && (e & RLOCK__C_W_SCRIPT);
         } else if (want_array == 2) { /* plain SET NX PX: +OK granted, nil held (by whom, a script tells) */
-            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && memcmp(rep->v.str, "OK", 2) == 0)
+            if (rep->v.type == RLOCK_RESP_STATUS && rep->v.len == 2 && rep->v.str[0] == 'O' && rep->v.str[1] == 'K')
                 v[0] = v[1] = 1;
             else if (rep->v.type != RLOCK_RESP_NIL)
                 st = RLOCK_E_PROTOCOL;
@@ -4644,7 +4643,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
             if (!t->holds) t->holds = v[1];
             if (most > t->most) t->most = most;
         } else {
-            int32_t p = v[1] < 0 ? 0 : v[1] > 0x7fffffff ? 0x7fffffff : (int32_t)v[1];
+            int32_t p = (unsigned long long)v[1] <= 0x7fffffff ? (int32_t)v[1] : v[1] < 0 ? 0 : 0x7fffffff;
             t->no |= 1u << i;
             t->n_no++;
             if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
@@ -4718,9 +4717,9 @@ RLOCKDEF void rlock_lock_destroy(rlock_lock *lk) {
 
 /* ttl * permille / 1000 + 2, in 32 bits and exact: ttl < 2^31 and
  * drift_permille < 1000 (both checked), so ttl / 1000 * permille < 2^32.
- * Inline: the general engine's two copies (the TTL check, rlock__op_run's
- * judge) are 4 B smaller than one shared (measured); the compact engine
- * has one caller, the TTL check. */
+ * One caller, the TTL check: the general engine's judge (rlock__op_run)
+ * calls that too, for an acquire's or extend's ttl only (one that passed;
+ * no text written): 8 B less than a copy of the sum there - measured. */
 static RLOCK__INLINE uint32_t rlock__drift(const rlock_lock *lk, uint32_t ttl) {
     uint32_t p = lk->client->cfg.drift_permille;
     return ttl / 1000u * p + ttl % 1000u * p / 1000u + 2u;
@@ -4826,7 +4825,7 @@ static RLOCK__INLINE int rlock__counts_holds(const rlock_round *r) {
      (RLOCK__HAS_PRIMITIVES ? RLOCK__S_BIT(SEM_##op) | RLOCK__S_BIT(READ_##op) | RLOCK__S_BIT(WRITE_##op) | \
                               RLOCK__S_BIT(MULTI_##op) : 0))
 typedef char rlock__scripts_fit_mask[RLOCK__S_COUNT <= 32 ? 1 : -1];
-#if !RLOCK__COMPACT /* (the templates, rlock__enc_tpl, know which script is which) */
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_PRIMITIVES) /* (the templates know which script is which; a round its want) */
 static int rlock__is_acquire_script(int s) {
     return (int)(RLOCK__S_KINDS(ACQUIRE) >> s) & 1;
 }
@@ -5114,14 +5113,15 @@ static const char *const rlock__enc_tpl[] = {
 /* one template per script, then the plain acquire and the five parts: a script added needs its own */
 typedef char rlock__enc_setname_fits[6 + RLOCK__FN_VER == 18 ? 1 : -1]; /* (SETNAME's literal length) */
 typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0] == RLOCK__S_COUNT + 6 ? 1 : -1];
-/* Encode the lock's script for its current round on node i (`how`:
- * RLOCK__RUN_*) into out; its length, or 0 when it does not fit. Two passes
- * over its template: the first counts the arguments (header, numkeys),
- * writing nothing (e.ok 0); what does not depend on the pass is done once. */
+/* Encode the lock's script for its current round on node i (`how`: RLOCK__RUN_*) into out; its length, or 0 when
+ * it does not fit. Two passes over its template: the first counts the arguments (header, numkeys), writing nothing
+ * (e.ok 0); what does not depend on the pass is done once. */
 #if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
 #define RLOCK__ENCODE_LOCK RLOCK__INLINE
+#define RLOCK__R_PLAIN(r) ((r)->plain)
 #else /* (inline in rlock__round_submit: larger) */
 #define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
+#define RLOCK__R_PLAIN(r) ((r)->want == 2) /* (a plain SET NX PX: the round's want) */
 #endif
 static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t i, unsigned char *out, size_t cap,
                                                     int how) {
@@ -5135,7 +5135,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
     rlock__enc e0, *e = &e0;
     /* the uncontended fast path: what a raw client would send */
     t0 = rlock__enc_tpl[how >= RLOCK__RUN_SETNAME ? RLOCK__S_COUNT + 1 + how - RLOCK__RUN_SETNAME
-                        : r->plain ? RLOCK__S_COUNT : s];
+                        : RLOCK__R_PLAIN(r) ? RLOCK__S_COUNT : s];
     /* FCALL, SETNAME and LOAD need the function's name (ASKING and WAIT take it too: one test) */
 #if RLOCK__HAS_FCALL /* (rlock__function_name's, by rlock__fill: smaller; never in the compact engine) */
     if (how >= RLOCK__RUN_FCALL) /* (its NUL as \2: no store at the returned length) */
@@ -5170,7 +5170,7 @@ static RLOCK__ENCODE_LOCK size_t rlock__encode_lock(const rlock_lock *lk, size_t
              * Also sent once this acquisition queued, even if this attempt
              * would not (its subscription lost): a grant must take the entry
              * out, or a release would wake it instead of a live waiter. */
-            case 'H': a = lk->waiter_id; len = (op->queue || lk->queued) && RLOCK__REQ_QUEUE ? 16 : 0; break;
+            case 'H': a = lk->waiter_id; len = (size_t)((op->queue || lk->queued) && RLOCK__REQ_QUEUE) << 4; break;
             case 'I': len = rlock__utoa(num, op->wait_left); break;
             /* ARGV[5] = '1': an earlier attempt queued (a grant dequeues).
              * Absent otherwise: the request stays at 10 elements, and a server
@@ -5266,7 +5266,7 @@ typedef char rlock__fair_scripts[RLOCK__S_FAIR_REENTRANT_ACQUIRE == RLOCK__S_FAI
 
 #if !RLOCK__COMPACT
 static RLOCK__INLINE int rlock__round_wants_array(const rlock_round *r) {
-    return r->plain ? 2 : rlock__is_acquire_script(r->script);
+    return r->want; /* (rlock__round_begin's: an acquire's script is an acquire script) */
 }
 #endif
 
@@ -5306,7 +5306,6 @@ static int rlock__lock_store(rlock_lock *lk, size_t i, int st, const rlock_reply
     return rlock__round_store(&lk->op.round, i, st, rep);
 }
 #endif
-
 
 /* Record node i's answer; note it (why: its text unless rep is an error,
  * never NULL) for rlock_node_status unless this is a cleanup (which must
@@ -5387,7 +5386,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * FCALL then got MOVED back to the source). WAIT follows the script
      * (cfg.replicas), one round trip in all. */
     want = (unsigned)RLOCK__ASKING(lk) << 2 | 1u << 3 | (unsigned)wait << 4;
-    if (fcall) want |= (unsigned)(!r->plain && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 1;
+    if (fcall) want |= (unsigned)(r->want != 2 && nd->fn_named != (unsigned short)n->gen) | (unsigned)again << 1;
     if (n->count + rlock__popcount(want) > RLOCK_MAX_PIPELINE) return;
     count = n->count;
     tx_len = n->tx_len;
@@ -5397,7 +5396,7 @@ static void rlock__round_submit(rlock_lock *lk, size_t i) {
      * hidden (as RESP3 [UN]SUBSCRIBE's bytes once were): the walk past it still takes back another
      * lock's request in front of it, unsent and past its time (fuzz_locks found one sent late so,
      * which then dropped the connection). */
-    keep = RLOCK__TAG_LOCK | (r->cleanup ? RLOCK__X_KEEP : 0);
+    keep = RLOCK__TAG_LOCK | r->cleanup * RLOCK__X_KEEP; /* (cleanup 0 or 1) */
     for (;; want &= ~1u) {
         for (k = 0; k < 5; k++) { /* part k: RLOCK__RUN_SETNAME + k, the script at 3; its reply is lk's from 3 */
             if (!((want >> k) & 1u)) continue;
@@ -5467,7 +5466,7 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__
     r->mask = mask;
     r->acks = -1;
     r->script = rlock__script_for(lk, op);
-    if (op == RLOCK__OP_ACQUIRE) r->plain = lk->op.plain; /* (0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
+    if (op == RLOCK__OP_ACQUIRE) r->want = 1 + lk->op.plain; /* (plain 0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
     r->cleanup = cleanup != 0;
     /* wake nodes matter only where a release names the channel (RLOCK__REQ_QUEUE); one node wakes itself */
     if (RLOCK__REQ_QUEUE && op == RLOCK__OP_RELEASE && !cleanup) /* (else 0 from the memset) */
@@ -5522,8 +5521,9 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     }
     e = rep->v.type == RLOCK_RESP_ERROR ? rlock__error_scan(rep->v.str, rep->v.len) : 0;
     noperm = e & RLOCK__C_W_NOPERM;
-    /* 1 NOSCRIPT, 2 (FCALL) no such function */
-    missing = e & RLOCK__C_W_NOSCRIPT ? 1 : RLOCK__HAS_FCALL && (e & RLOCK__C_W_NOFUNC) ? 2 : 0;
+    /* 1 NOSCRIPT, 2 (FCALL) no such function; with the fallback either, one test (12 B less) */
+    missing = RLOCK__HAS_EVAL ? e & (RLOCK__C_W_NOSCRIPT | (RLOCK__HAS_FCALL ? RLOCK__C_W_NOFUNC : 0))
+                              : e & RLOCK__C_W_NOSCRIPT ? 1 : RLOCK__HAS_FCALL && (e & RLOCK__C_W_NOFUNC) ? 2 : 0;
     if (!RLOCK__HAS_EVAL && missing) {
         /* Built without the scripts' text: they must be on the server (the
          * texts are rlock_script_text's of a build with the fallback). The
@@ -5552,7 +5552,7 @@ static void rlock__op_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
         rlock__round_submit(lk, i);
         return;
     }
-    if (!r->plain) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
+    if (r->want != 2) /* a script ran, or was refused for good (FCALL too): the fast path follows suit */
         nd->scripted = (unsigned char)!noperm;
     rlock__round_answer(lk, i, e, rep, "");
 }
@@ -5651,7 +5651,7 @@ static unsigned rlock__sub_send(rlock_client *c, unsigned mask, rlock_lock *lk, 
          * (RLOCK__X_KEEP): a waiter that ends before its SUBSCRIBE goes out
          * leaves the channel lingering (rlock__op_unsubscribe), and the next
          * wait adopts it as subscribed. */
-        rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | RLOCK__X_KEEP | (n->proto == 3 ? RLOCK__X_BY_SUB_PUSH << unsub : 0),
+        rlock__x_commit(n, pos, lk, (RLOCK__TAG_SUB + unsub) | RLOCK__X_KEEP | ((n->proto == 3) * RLOCK__X_BY_SUB_PUSH << unsub),
                         deadline); /* (RLOCK__X_BY_UNSUB_PUSH the next bit: a check below) */
         c->sub_on[j] = n;
         c->sub_gen[j] = n->gen;
@@ -5874,7 +5874,7 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     /* The last attempt cfg.max_attempts allows has no wait left either: it
      * leaves the queue, so nothing is handed (a semaphore's permit) or woken
      * for a waiter gone. (This is attempt attempts + 1, or attempts for a
-     * follow-up, which is none of its own: attempts-- below; max_attempts 0,
+     * follow-up, which is none of its own: not counted below; max_attempts 0,
      * no limit, wraps to the largest.) */
     if (op->attempts - (uint32_t)(op->plain == 2) >= lk->client->cfg.max_attempts - 1u) left = 0;
     op->woke = 0;
@@ -5891,11 +5891,12 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
      * attempt. Only where a script has run on every node: a user whose ACL
      * refuses scripts would get the key by SET and then could not release
      * it (the release is a script). */
+    /* (attempts counts this one, before the plain SET's test reads it: a
+     * follow-up is not counted) */
     if (op->plain == 2) { /* the follow-up of a refused plain SET: not an attempt of its own */
         op->plain = 0;
-        op->attempts--;
     } else {
-        op->plain = op->attempts == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) &&
+        op->plain = op->attempts++ == 0 && !op->queue && lk->kind == RLOCK_KIND_SIMPLE && !RLOCK__FAIR(lk) &&
                     !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only && rlock__scripts_ran(lk->client);
     }
     op->wait_left = left > 86400000u ? 86400000u : (uint32_t)left;
@@ -5903,7 +5904,6 @@ static void rlock__acquire_next_round(rlock_lock *lk, rlock__ms now) {
     if (lk->kind == RLOCK_KIND_SEMAPHORE) op->arg5 = (uint32_t)lk->param; /* permits: < 2^31 */
     if (lk->kind == RLOCK_KIND_WRITE) op->arg5 = rlock__holdoff(lk, left);
 #endif
-    op->attempts++;
     rlock__op_goto(lk, RLOCK__PH_ROUND);
     rlock__round_begin(lk, RLOCK__OP_ACQUIRE, 0, now);
     /* after: this attempt's grant has no entry to take out (a queueing attempt is
@@ -6182,8 +6182,8 @@ static void rlock__op_run(rlock_lock *lk, rlock__ms now) {
          * clock now, not by when this step began. */
         now = rlock__now(lk->client);
         if (op->phase != RLOCK__PH_CLEANUP) {
-            /* the lease asked for (acquire, extend), less the drift (ttl > drift: checked) */
-            life = op->ttl - rlock__drift(lk, op->ttl);
+            /* the lease (acquire, extend) less the drift: rlock__check_ttl's, passed at the start */
+            life = op->kind < RLOCK__OP_RELEASE ? rlock__check_ttl(lk, op->ttl) : 0;
             rlock__tally_round(&op->round, &t);
             q = lk->client->n_nodes / 2 + 1; /* (rlock_client_quorum's) */
             late = (rlock__ms)(now - op->round.start) >= life;

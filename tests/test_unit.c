@@ -3837,9 +3837,9 @@ static void test_release_held_mask(void) {
 /* The round layer's pure functions: answers kept as numbers, then tallied,
  * with no transport at all. */
 /* The round asks what want_array says: 1 an acquire script's array, 2 a
- * plain SET's +OK / nil, 0 a release script's integer. */
+ * plain SET's +OK / nil, 0 a release script's integer (its want). */
 static void round_wants(rlock_round *r, int want_array) {
-    r->plain = want_array == 2;
+    r->want = want_array;
     r->script = want_array == 1 ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_SIMPLE_RELEASE;
 }
 static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int want_array) {
