@@ -130,9 +130,11 @@
  * build has RLOCK_MAX_NODES 1 and RLOCK_NO_REENTRANT, _NO_WAITING, _NO_FAIR,
  * _NO_REPLICAS, _NO_FCALL, _NO_CLUSTER and _NO_PRIMITIVES: RLOCK_SMALLEST,
  * also with fencing and the EVAL fallback put back (examples/firmware). Same
- * API, requests, scripts, statuses and error texts (none under
- * RLOCK_NO_ERROR_TEXTS, which RLOCK_SMALLEST sets); times are 32-bit
- * (rlock__ms, wrap-safe). What it does not do is
+ * API, scripts, statuses and error texts (none under RLOCK_NO_ERROR_TEXTS,
+ * which RLOCK_SMALLEST sets); times are 32-bit (rlock__ms, wrap-safe). No
+ * SET NX PX fast path (every attempt is the acquire script, whatever
+ * cfg.scripts_only says); its blocking calls wait with the transport's
+ * wait(), never wait_many. What it does not do is
  * pipeline: one request in flight per connection (AUTH / SELECT go ahead of
  * the first one after a connect), so the locks of one client take turns - a
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
@@ -640,7 +642,8 @@ typedef struct rlock_transport {
     /* optional: block until one of n connections (with descriptors) can do
      * its events, or timeout_ms passes: > 0 ready, 0 timeout, < 0 error.
      * The blocking calls use it when every connection they wait on has the
-     * same wait_many (POSIX adapter: one poll()); otherwise wait(). */
+     * same wait_many (POSIX adapter: one poll()); otherwise wait(). (The
+     * compact engine, RLOCK_SMALLEST, waits on one connection: wait().) */
     int (*wait_many)(const struct rlock_interest *items, size_t n, uint32_t timeout_ms);
     /* optional: why the last connect/send/recv failed, e.g. "connect
      * 127.0.0.1:6379: Connection refused" (rlock_node_error shows it);
@@ -802,7 +805,8 @@ typedef struct rlock_node {
 #endif
     /* (small types: RLOCK_SMALLEST's one lock on one node stays within 2 KiB) */
     unsigned char fcall;    /* scripts go as FCALL (configured, or EVAL refused by ACL) */
-    unsigned char scripted; /* a script ran here (not refused by the ACL): the fast path may be used */
+    unsigned char scripted; /* a script ran here (not refused by the ACL): the fast path may be used
+                               (the general engine's: the compact engine has no fast path) */
     unsigned short fn_named; /* the connection (gen, low 16 bits) that told its function version (CLIENT
                                 SETNAME); a later connection whose gen matches mod 65536 is not named again */
 #if !RLOCK__COMPACT
@@ -852,7 +856,8 @@ typedef struct rlock_config {
      * fencing tries a plain SET key token NX PX ttl first (the uncontended
      * fast path; refused, a script attempt follows at once), once a script
      * has run on each node (not with a user the ACL refuses scripts). Set it
-     * for an ACL user that may run EVALSHA but not SET. [0] */
+     * for an ACL user that may run EVALSHA but not SET. (The compact engine,
+     * RLOCK_SMALLEST, has no fast path: always the script.) [0] */
     int scripts_only;
     /* How the scripts run: RLOCK_SCRIPTS_AUTO (EVALSHA, EVAL on NOSCRIPT, and
      * on a server whose ACL refuses EVAL/EVALSHA with NOPERM that node
@@ -1141,7 +1146,6 @@ typedef struct rlock_round {
 #if !RLOCK__ENC_TEMPLATE
     int cleanup;
 #endif
-    int plain;
     int script;
 #if !RLOCK__ENC_TEMPLATE
     uint32_t ttl;
@@ -4991,24 +4995,23 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 
 #if RLOCK__COMPACT
 /* The compact engine's templates, in one array (one NUL; passed as offsets,
- * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's,
- * a script's or a plain SET's. RLOCK__C_REQ: lk's request, whichever. */
+ * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's, a
+ * script's (the compact engine has no plain SET fast path: every attempt
+ * runs the acquire script). RLOCK__C_REQ: lk's request. */
 #define RLOCK__C_T_AUTH "\4AUTHFG"
 #define RLOCK__C_T_SELECT "\6SELECTH"
 #define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
-#define RLOCK__C_T_PLAIN "\3SETBC\2NX\2PXD"
 #if RLOCK__ENC_TEMPLATE
 /* (then a script's argc, by RLOCK__S_SIMPLE_*: an extend's ends before the
  * wait left) */
-static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT RLOCK__C_T_PLAIN "\10\6\10";
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\10\6\10";
 #else
 static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #endif
 #define RLOCK__C_AT_AUTH 0u
 #define RLOCK__C_AT_SELECT (unsigned)(sizeof RLOCK__C_T_AUTH - 1)
 #define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + (unsigned)(sizeof RLOCK__C_T_SELECT - 1))
-#define RLOCK__C_AT_PLAIN (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
-#define RLOCK__C_AT_ARGC (RLOCK__C_AT_PLAIN + (unsigned)(sizeof RLOCK__C_T_PLAIN - 1))
+#define RLOCK__C_AT_ARGC (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
 #define RLOCK__C_REQ 0xffu
 /* A request from the template at rlock__c_tpls + at, of its argc arguments,
  * into out[pos..cap): the index after it, 0 when it does not fit (what was
@@ -5025,9 +5028,8 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
     char num[41]; /* (a number, or a SHA1 in hex) */
 #if RLOCK__ENC_TEMPLATE
     if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
-        const rlock_round *r = &lk->op.round;
-        at = r->plain ? RLOCK__C_AT_PLAIN : RLOCK__C_AT_SCRIPT;
-        argc = r->plain ? 6 : rlock__c_tpls[RLOCK__C_AT_ARGC + r->script];
+        at = RLOCK__C_AT_SCRIPT;
+        argc = rlock__c_tpls[RLOCK__C_AT_ARGC + lk->op.round.script];
     }
 #endif
     t = rlock__c_tpls + at;
@@ -6674,14 +6676,12 @@ claim:
 /* The reply (st RLOCK_OK: rep) or the failure (st; the reason in x.xerr)
  * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
  * node; not a cleanup's) and judged. A reply is read as plain numbers in
- * rep->v: a plain SET NX PX's +OK is v[0] = 1 (nil: not 1), the acquire
- * script's {flag, pttl[, fence]}, extend's and release's integer. Another
- * shape is RLOCK_E_PROTOCOL (the connection dropped), a Redis error its
- * status (NOSCRIPT: loaded with EVAL, or our text), {0, -1} (held without a
- * TTL) RLOCK_E_FOREIGN. A script's reply but NOPERM's says it ran: the fast
- * path follows suit (rlock_node.scripted). */
+ * rep->v: the acquire script's {flag, pttl[, fence]}, extend's and
+ * release's integer. Another shape is RLOCK_E_PROTOCOL (the connection
+ * dropped), a Redis error its status (NOSCRIPT: loaded with EVAL, or our
+ * text), {0, -1} (held without a TTL) RLOCK_E_FOREIGN. */
 static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
-    static const rlock__txt unexpected[RLOCK__TXT_TABLE(3)] = { /* by script: acquire (and the plain SET), extend, release; one per line */
+    static const rlock__txt unexpected[RLOCK__TXT_TABLE(3)] = { /* by script: acquire, extend, release; one per line */
         RLOCK__TXT("unexpected reply to acquire"),
         RLOCK__TXT("unexpected reply to extend"),
         RLOCK__TXT("unexpected reply to release")
@@ -6712,14 +6712,13 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
                 goto text;
             }
         }
-        if (!r->plain) n->scripted = !(e & RLOCK__C_W_NOPERM); /* (a plain SET's leaves it as it is) */
         if (t == '-') { /* Redis's error */
             st = (rlock_status)(e & 31);
             /* (as rlock__round_store: a fence key holding no integer
              * fails the script after its SET, which Redis keeps;
              * without fencing nothing follows the SET) */
 #if RLOCK__HAS_FENCING /* (#if: clang-tidy calls a store the folded test never reads dead) */
-            ran = !r->plain && r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
+            ran = r->script == RLOCK__S_SIMPLE_ACQUIRE && (e & RLOCK__C_W_SCRIPT);
 #endif
             /* failover: connect again (rx is kept). No reason into x.xerr: its
              * only request is answered (x.count 0, none fails with it), and
@@ -6728,11 +6727,6 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             why = s; /* Redis's own text */
             len = rep->len;
             goto note;
-        } else if (r->plain) {
-            /* +OK (no other reply rlock__c_parse reads has the line OK: not
-             * an integer's, nil's or a count's; an error's went above) */
-            if (rep->len == 2 && s[0] == 'O' && s[1] == 'K') rep->v[0] = 1;
-            else if (t == ':' || rep->count != -1) st = RLOCK_E_PROTOCOL; /* (not nil) */
         } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
             if (t != ':') st = RLOCK_E_PROTOCOL;
         } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
@@ -6868,20 +6862,19 @@ RLOCKDEF int rlock_subscriber_wants(const rlock_subscriber *sub) {
 
 
 
-/* Begin lk's next round (how: RLOCK__C_NEXT, _CLEANUP or _FOLLOW): its
- * op's request - an acquire's next attempt draws a new token after a
- * cleanup, and is a plain SET NX PX when it is the first one and a script
- * ran on the node (as the general engine; not with fencing or
- * cfg.scripts_only); FOLLOW: the script at once after a refused SET, not an
- * attempt of its own - or (CLEANUP) the release that cleans up after a
- * failed attempt. The lease asked for is the op's. */
-enum { RLOCK__C_NEXT, RLOCK__C_FOLLOW, RLOCK__C_CLEANUP }; /* (0, 1, 2: how >> 1 is "cleanup") */
+/* Begin lk's next round (cleanup 0: its op's request - an acquire's next
+ * attempt, which draws a new token after a cleanup; always the acquire
+ * script: the general engine's plain SET NX PX fast path, its follow-up
+ * and its ACL bookkeeping are left out here, 117 B on Cortex-M4 - or, 1,
+ * the release that cleans up after a failed attempt. The lease asked for
+ * is the op's. */
+enum { RLOCK__C_NEXT, RLOCK__C_CLEANUP };
 typedef char rlock__c_phases[RLOCK__PH_CLEANUP == RLOCK__PH_ROUND + 1 ? 1 : -1];
 static void rlock__op_finish(rlock_lock *lk, rlock_status st);
-static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
+static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     rlock_op *op = &lk->op;
     rlock_round *r = &op->round;
-    int cleanup = how >> 1, kind = RLOCK__OP_RELEASE, plain = 0;
+    int kind = RLOCK__OP_RELEASE;
     rlock_node *n = lk->client->nodes[0];
     rlock__op_goto(lk, RLOCK__PH_ROUND + cleanup); /* (or CLEANUP: rlock__c_phases; first: a token not drawn ends it) */
     if (!cleanup) {
@@ -6904,8 +6897,7 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
             }
             if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
             left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
-            if (how == RLOCK__C_NEXT && op->attempts++ == 0 && !RLOCK__FENCING(lk->client) && !lk->client->cfg.scripts_only)
-                plain = n->scripted; /* (0 or 1) */
+            op->attempts++;
             op->wait_left = left > 86400000u ? 86400000u : left;
         }
         n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
@@ -6913,7 +6905,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int how) {
     }
     RLOCK__C_SET_EVALED(r, 0u); /* (set only on NOSCRIPT: with the EVAL fallback) */
     r->script = kind - RLOCK__OP_ACQUIRE; /* a simple lock's script (rlock__c_ops_are_scripts) */
-    r->plain = plain;
     RLOCK__C_SET_ENC(r, cleanup, cleanup); /* (the general encoder's; the compact engine reads the phase) */
     if (RLOCK__REQ_QUEUE) RLOCK__C_SET_ENC(r, wake, kind == RLOCK__OP_RELEASE && !cleanup); /* names the channel (fencing) */
     r->start = now;
@@ -7006,8 +6997,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     }
     /* What the op ends with if it stops here or after the cleanup: OK when
      * cancelled, E_CLOCK when the clock went back, the failure, or (refused,
-     * or granted too late) NOT_ACQUIRED or TIMEOUT. A
-     * refused plain SET: its script at once (it reports the holder's PTTL). */
+     * or granted too late) NOT_ACQUIRED or TIMEOUT. */
     op->result = st;
     if (op->cancel || back) {
         op->result = op->cancel ? RLOCK_OK : RLOCK_E_CLOCK;
@@ -7023,10 +7013,6 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
             return;
         }
         if (!yes) {
-            if (op->round.plain) { /* (its nil has no PTTL: v[1] is not set) */
-                rlock__c_round(lk, now, RLOCK__C_FOLLOW);
-                return;
-            }
             most = (rlock__ms)(v[1] < 0 ? 0 : v[1]) + 1u; /* (32 bits: at most 2^31, past any wait left) */
             if (RLOCK__HAS_FENCING && v[1] >= (rlock__num)RLOCK__MS_FAR) most = RLOCK__MS_FAR; /* (64 bits: not cut to 32) */
         }
@@ -7138,28 +7124,18 @@ static int rlock__client_interest(const rlock_client *c, rlock_interest *out) {
 
 /* Block until the connection can move or timeout_ms passes (sleep when
  * nothing is in flight; none when connect() has not run yet: step at once).
- * (rlock__client_interest's, with the fields the wait reads.) */
+ * One connection: the transport's wait() alone (wait_many is for waiting on
+ * several at once; a transport's wait() turns rlock's wants into its own
+ * events itself), 58 B less on Cortex-M4. */
 static void rlock__client_wait(rlock_client *c, uint32_t timeout_ms) {
     rlock_node *n = c->nodes[0];
     const rlock_transport *t = &n->transport;
-    rlock_interest it;
     int w = rlock__c_wants(n);
     if (!w) {
         if (timeout_ms) rlock__sleep(c, timeout_ms);
         return;
     }
-    if (n->x.conn == RLOCK__CONN_NEW) return;
-    if (t->fd && (it.fd = t->fd(t->ctx)) >= 0) { /* (the events and wait_many need a descriptor) */
-        if (t->events) w = t->events(t->ctx, w);
-        if (t->wait_many) {
-            it.conn = n;
-            it.events = w;
-            it.gen = n->x.gen;
-            (void)t->wait_many(&it, 1, timeout_ms);
-            return;
-        }
-    }
-    if (t->wait) (void)t->wait(t->ctx, w, timeout_ms);
+    if (n->x.conn != RLOCK__CONN_NEW && t->wait) (void)t->wait(t->ctx, w, timeout_ms);
 }
 
 RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms) {
