@@ -5120,7 +5120,7 @@ typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0
  * (e.ok 0); what does not depend on the pass is done once. */
 #if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
 #define RLOCK__ENCODE_LOCK RLOCK__INLINE
-#define RLOCK__R_PLAIN(r) ((r)->plain)
+#define RLOCK__R_PLAIN(r) 0 /* (no fast path in the compact engine) */
 #else /* (inline in rlock__round_submit: larger) */
 #define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
 #define RLOCK__R_PLAIN(r) ((r)->want == 2) /* (a plain SET NX PX: the round's want) */
