@@ -5090,6 +5090,11 @@ static int rlock__token_kind(rlock_kind k);
 #define RLOCK__TPL_RE(t) RLOCK__TPL(RLOCK__HAS_REENTRANT, t)
 #define RLOCK__TPL_FAIR(t) RLOCK__TPL(RLOCK__HAS_FAIR, t)
 #define RLOCK__TPL_PRIM(t) RLOCK__TPL(RLOCK__HAS_PRIMITIVES, t)
+#if RLOCK__COMPACT /* (the plain SET NX PX fast path: the general engine's) */
+#define RLOCK__HAS_PLAIN 0
+#else
+#define RLOCK__HAS_PLAIN 1
+#endif
 static const char *const rlock__enc_tpl[] = {
     /* simple, reentrant */
     "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",
@@ -5103,8 +5108,8 @@ static const char *const rlock__enc_tpl[] = {
     RLOCK__TPL_PRIM("TUVABCDEFGHIOR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNQRS"),
     RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),
     RLOCK__TPL_PRIM("TUVW"),
-    /* the plain acquire */
-    "\3SETAF\2NX\2PXG",
+    /* the plain acquire (none in the compact engine: no fast path) */
+    RLOCK__TPL(RLOCK__HAS_PLAIN, "\3SETAF\2NX\2PXG"),
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit). CLIENT
      * SETNAME rlock-VERSION (a literal, "\22": 18 bytes): said before a connection's first FCALL, so
      * that version's libraries are not deleted under it. NOLINTNEXTLINE(bugprone-suspicious-missing-comma) */
