@@ -687,7 +687,10 @@ static int holder_child(rh_server *s, const char *key, unsigned hold_ms, int wfd
 }
 
 /* A holder child keeps key for 300 ms of a 10 s lease; we wait for it with
- * or without subscribers. Returns the waiter's commands on the main node. */
+ * or without subscribers. Returns the waiter's commands on the main node.
+ * The hold and the re-check (1 s) scale by rh_slow() together: the hold is
+ * what this process, stalled after the grant, must not outlive, and the
+ * command counts hold while the re-check is the longer. */
 static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsigned long *sub_cmds) {
     rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
@@ -702,6 +705,7 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
 
     *elapsed = -1;
     *sub_cmds = 0;
+    cfg.recheck_ms = SLOW(1000); /* (the default, natively) */
     CHECK(tcli_open(&t, &s, 1, &cfg, with_subs) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
     /* warm up: connect and load the scripts (NOSCRIPT fallback) first */
@@ -711,7 +715,7 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
     pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
-        _exit(holder_child(s, key, 300, pfd[1]));
+        _exit(holder_child(s, key, SLOW(300), pfd[1]));
     }
     close(pfd[1]);
     CHECK(pid > 0);
@@ -727,9 +731,12 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
         CHECK_EQ_ST(st, RLOCK_OK);
         /* from the holder's grant (not from here: this process may have
          * been stalled after it); ms truncated on both sides */
-        CHECK_MSG(since(hr.t_grant) >= 300 - 1, "acquired %lld ms into a 300 ms hold", since(hr.t_grant));
+        CHECK_MSG(since(hr.t_grant) >= SLOW(300) - 1, "acquired %lld ms into a %u ms hold", since(hr.t_grant),
+                  SLOW(300));
         CHECK_MSG(*elapsed < SLOW(1500), "%s: acquired after %lld ms (waited for the 10 s TTL?)",
                   with_subs ? "pub/sub" : "backoff", *elapsed);
+        CHECK_MSG(!with_subs || *elapsed < SLOW(900), "pub/sub: acquired after %lld ms, %lld ms into the hold "
+                  "(woken by the re-check, %u ms, not the release's notice?)", *elapsed, since(hr.t_grant), SLOW(1000));
         if (with_subs) {
             CHECK_EQ_LL(numsub(s, "{wake:sub}:released"), 1); /* stays subscribed for the next wait */
         }
@@ -753,8 +760,8 @@ static void test_pubsub_wake(rh_server *s) {
     unsigned long long t0;
     c_sub = wake_once(s, 1, &e_sub, &subc);
     c_poll = wake_once(s, 0, &e_poll, &dummy);
-    printf("wake-up on release after 300 ms: pub/sub %lld ms, %lld lock commands (+%lu on the subscriber); "
-           "backoff %lld ms, %lld lock commands\n", e_sub, c_sub, subc, e_poll, c_poll);
+    printf("wake-up on release after %u ms: pub/sub %lld ms, %lld lock commands (+%lu on the subscriber); "
+           "backoff %lld ms, %lld lock commands\n", SLOW(300), e_sub, c_sub, subc, e_poll, c_poll);
     CHECK_MSG(c_sub >= 2 && c_sub <= 4, "pub/sub waiter sent %lld lock commands", c_sub);
     CHECK_EQ_LL(subc, 1); /* one SUBSCRIBE */
     CHECK_MSG(c_poll > c_sub, "backoff %lld commands, pub/sub %lld", c_poll, c_sub);
@@ -1953,9 +1960,10 @@ static rlock_config wrap_cfg(wrap_clock *w, unsigned lead_ms) {
     return c;
 }
 
-/* Acquire key 300 ms before the wrap while a holder child keeps it 600 ms
- * more: the wait (by notification with subscribers, else by backoff) ends
- * after the wrap, when the holder releases. */
+/* Acquire key while a holder child keeps it 600 ms from its grant, the
+ * wrap halfway to the release (~300 ms on): the wait (by notification with
+ * subscribers, else by backoff) ends after the wrap, when the holder
+ * releases. */
 static void wrap_wait_once(rh_server *s, int with_subs) {
     wrap_clock w;
     rlock_config cfg = wrap_cfg(&w, 5000);
@@ -1977,21 +1985,25 @@ static void wrap_wait_once(rh_server *s, int with_subs) {
     close(pfd[1]);
     CHECK(pid > 0);
     if (pid > 0 && rh_read_full(pfd[0], &hr, sizeof hr, 10000) == 0 && hr.c == 'A') {
-        unsigned long long t0 = rh_now_ms();
-        long long took;
+        unsigned long long t0 = rh_now_ms(), rel = hr.t_grant + 600;
+        long long took, held;
         rlock_status st;
-        w.at = rh_now_ms() + 300; /* the wrap, 300 ms from now (nothing is in flight: a jump is harmless) */
+        /* the wrap halfway to the holder's release: 300 ms from now, sooner
+         * if this process was stalled after the grant (nothing is in
+         * flight: a jump is harmless) */
+        w.at = t0 + (rel > t0 ? (rel - t0) / 2 : 0);
         st = rlock_acquire(&lk, 5000, 5000);
         took = since(t0);
+        held = since(hr.t_grant);
         CHECK_EQ_ST(st, RLOCK_OK);
         CHECK_MSG(rh_now_ms() > w.at, "acquired before the wrap");
-        CHECK_MSG(took >= 300 && took < 4000, "%s: acquired %lld ms into a 600 ms hold",
-                  with_subs ? "pub/sub" : "backoff", took);
+        CHECK_MSG(held >= 600 - 1 && took < 4000, "%s: acquired %lld ms into a 600 ms hold (%lld ms waited)",
+                  with_subs ? "pub/sub" : "backoff", held, took);
         CHECK(key_is(s, key, rlock_lock_token(&lk)));
         CHECK_MSG(rlock_validity_ms(&lk) > 4000, "validity %lld", rlock_validity_ms(&lk));
         CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
         printf("clock wrap: a wait by %s across it acquired %lld ms into a 600 ms hold\n",
-               with_subs ? "notification" : "backoff", took);
+               with_subs ? "notification" : "backoff", held);
     } else {
         CHECK_MSG(0, "holder child did not get %s", key);
     }
