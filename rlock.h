@@ -5029,7 +5029,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
 #if RLOCK__ENC_TEMPLATE
     if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
         at = RLOCK__C_AT_SCRIPT;
-        argc = rlock__c_tpls[RLOCK__C_AT_ARGC + lk->op.round.script];
+        argc = (unsigned char)rlock__c_tpls[RLOCK__C_AT_ARGC + lk->op.round.script];
     }
 #endif
     t = rlock__c_tpls + at;

@@ -689,11 +689,14 @@ static int mine(rh_server *s, rlock_lock *lk, const char *key) {
 }
 
 /* The two sides of a late-request test on key: w on a client whose next
- * connections can be held back (hc), its rival r on a plain one (rv); both
- * fair or not. 0 when both are up. */
+ * connections can be held back (hc), its rival r on a plain one (rv, node
+ * timeout 1 s); both fair or not. 0 when both are up. hc's node timeout,
+ * 150 ms x rh_slow() (x3 under valgrind), times out the held requests and
+ * bounds the others - each test's first one loads a script (NOSCRIPT, then
+ * EVAL), which a loaded machine under valgrind can keep past 150 ms. */
 static int late_pair(rh_server *srv, rh_hconn *hc, rh_tconn *rv, rlock_lock *w, rlock_lock *r, const char *key,
                      rlock_kind kind, int fair) {
-    if (rh_hc_open(hc, &srv[0], 150) != 0 || rh_tc_open(rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
+    if (rh_hc_open(hc, &srv[0], 150 * rh_slow()) != 0 || rh_tc_open(rv, &srv[0], 0, NULL, NULL, NULL) != 0) {
         CHECK_MSG(0, "connect");
         return -1;
     }

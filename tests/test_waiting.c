@@ -10,9 +10,12 @@
  * RLOCK_TEST_QUICK=1 (the valgrind run) shrinks the loops. Timing asserts use
  * generous bounds and orderings; exact counts only where nothing is timed.
  * The tests of sub-second leases scale them, with their node timeouts, waits
- * and bounds, by rh_slow() (3 under valgrind; RLOCK_TEST_SLOW); so do some
- * tests of longer leases with their node timeouts, where that timeout only
- * bounds how fast a healthy loopback server answers. */
+ * and bounds, by rh_slow() (3 under valgrind; RLOCK_TEST_SLOW); so do the
+ * tests of longer leases with their node timeouts wherever that timeout only
+ * bounds how fast a healthy loopback server answers. Fixed: the node timeouts
+ * that a test relates to its lease (one that must outlast the validity, with
+ * the server stopped: test_state_during_renewal, test_watchdog_stop_in_flight;
+ * under a clock hook: test_renew_past_validity), and the warm-up's 10 s. */
 #define RLOCK_WATCHDOG
 #define RLOCK_IMPLEMENTATION
 #include "adapters/rlock_posix.h" /* first: sets the POSIX feature macros */
@@ -201,6 +204,18 @@ static int wait_numsub(const rh_server *s, const char *chan, long long want, uns
     unsigned long long t0 = rh_now_ms();
     while (since(t0) < (long long)ms) {
         if (numsub(s, chan) >= want) return 1;
+        rh_sleep_ms(5);
+    }
+    return 0;
+}
+
+/* Poll until ZCARD zkey == want, up to ms: a subscribed waiter queues by
+ * the attempt it makes next, in its own time (a child stalled on a loaded
+ * machine makes it late, not never). */
+static int wait_zcard(const rh_server *s, const char *zkey, long long want, unsigned ms) {
+    unsigned long long t0 = rh_now_ms();
+    while (since(t0) < (long long)ms) {
+        if (rh_int(s, "ZCARD %s", zkey) == want) return 1;
         rh_sleep_ms(5);
     }
     return 0;
@@ -409,7 +424,7 @@ static void test_state_during_renewal(rh_server *s) {
  * on every call, outcome stuck at IN_FLIGHT, the op never collected.) */
 static void test_renewal_lost_in_client_step(rh_server *s) {
     int lost_calls = 0;
-    rlock_config cfg = cfg_base(2000, &lost_calls);
+    rlock_config cfg = cfg_base(SLOW(2000), &lost_calls);
     tcli t;
     rlock_lock lk;
     uint32_t next = 0;
@@ -566,7 +581,7 @@ static int renew_for(tcli *t, rlock_lock *lk, tcli *comp, rlock_lock *clk, unsig
 static void test_redlock_renew_kill(rh_server *srv) {
     rh_server *sp[NSRV];
     int lost_calls = 0, errors = 0, got, i;
-    rlock_config cfg = cfg_base(100, &lost_calls);
+    rlock_config cfg = cfg_base(SLOW(100), &lost_calls);
     tcli t, comp;
     rlock_lock lk, clk;
     rlock_status last, st;
@@ -579,15 +594,15 @@ static void test_redlock_renew_kill(rh_server *srv) {
     CHECK(tcli_open(&comp, sp, NSRV, &cfg, 0) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rl:renew", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_lock_init(&clk, &comp.cl, "rl:renew", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    CHECK_EQ_ST(rlock_acquire(&lk, 600, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, SLOW(600), 0), RLOCK_OK);
     CHECK_EQ_LL(rlock_last_votes(&lk), 3);
 
-    got = renew_for(&t, &lk, &comp, &clk, 300, &errors, &last);
+    got = renew_for(&t, &lk, &comp, &clk, SLOW(300), &errors, &last);
     CHECK_EQ_LL(got, 0);
     rh_server_kill9(&srv[2]);
-    got = renew_for(&t, &lk, &comp, &clk, 1800, &errors, &last); /* 3x the TTL on 2 of 3 */
-    printf("redlock renewal: held 1800 ms on 2 of 3 nodes, %d failed renewals, last votes %zu\n", errors,
-           rlock_last_votes(&lk));
+    got = renew_for(&t, &lk, &comp, &clk, SLOW(1800), &errors, &last); /* 3x the TTL on 2 of 3 */
+    printf("redlock renewal: held %u ms of a %u ms lease on 2 of 3 nodes, %d failed renewals, last votes %zu\n",
+           SLOW(1800), SLOW(600), errors, rlock_last_votes(&lk));
     CHECK_EQ_LL(got, 0);
     CHECK(last != RLOCK_LOST);
     CHECK(rlock_lock_state(&lk) == RLOCK_STATE_HELD);
@@ -602,7 +617,7 @@ static void test_redlock_renew_kill(rh_server *srv) {
         st = rlock_renew_poll(&lk, &next);
         if (st == RLOCK_OK) break;
         tcli_wait(&t, next > 10 ? 10 : next);
-    } while (since(t0) < 2000);
+    } while (since(t0) < SLOW(2000));
     CHECK_EQ_ST(st, RLOCK_OK);
     rh_server_kill9(&srv[1]);
     validity = rlock_validity_ms(&lk);
@@ -641,20 +656,29 @@ static void test_redlock_renew_kill(rh_server *srv) {
 
 /* ------------------------------------------------ 4. pub/sub wake-up */
 
-/* Child: hold key (lease 10 s), say 'A', release after hold_ms. Exit 0 when
- * the release was OK. */
+/* What a holder child says once its acquire returned: c 'A' (granted) or
+ * 'F', and when (rh_now_ms: CLOCK_MONOTONIC, one clock for all processes). */
+typedef struct hold_report {
+    unsigned long long t_grant;
+    char c;
+} hold_report;
+
+/* Child: hold key (lease 10 s), report (hold_report), release after
+ * hold_ms. Exit 0 when the release was OK. */
 static int holder_child(rh_server *s, const char *key, unsigned hold_ms, int wfd) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     rlock_status st;
-    char c;
+    hold_report r;
+    memset(&r, 0, sizeof r);
     if (tcli_open(&t, &s, 1, &cfg, 0) != 0 ||
         rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE) != RLOCK_OK)
         return 10;
     st = rlock_acquire(&lk, 10000, 2000);
-    c = st == RLOCK_OK ? 'A' : 'F';
-    if (write(wfd, &c, 1) != 1 || st != RLOCK_OK) { tcli_close(&t); return 11; }
+    r.t_grant = rh_now_ms();
+    r.c = st == RLOCK_OK ? 'A' : 'F';
+    if (write(wfd, &r, sizeof r) != (ssize_t)sizeof r || st != RLOCK_OK) { tcli_close(&t); return 11; }
     close(wfd);
     rh_sleep_ms(hold_ms);
     st = rlock_release(&lk);
@@ -663,14 +687,17 @@ static int holder_child(rh_server *s, const char *key, unsigned hold_ms, int wfd
 }
 
 /* A holder child keeps key for 300 ms of a 10 s lease; we wait for it with
- * or without subscribers. Returns the waiter's commands on the main node. */
+ * or without subscribers. Returns the waiter's commands on the main node.
+ * The hold and the re-check (1 s) scale by rh_slow() together: the hold is
+ * what this process, stalled after the grant, must not outlive, and the
+ * command counts hold while the re-check is the longer. */
 static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsigned long *sub_cmds) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     int pfd[2], status;
     pid_t pid;
-    char c = 0;
+    hold_report hr;
     unsigned long cmds0;
     unsigned long long t0;
     long long cmds = -1;
@@ -678,6 +705,7 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
 
     *elapsed = -1;
     *sub_cmds = 0;
+    cfg.recheck_ms = SLOW(1000); /* (the default, natively) */
     CHECK(tcli_open(&t, &s, 1, &cfg, with_subs) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
     /* warm up: connect and load the scripts (NOSCRIPT fallback) first */
@@ -687,11 +715,12 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
     pid = rh_fork();
     if (pid == 0) {
         close(pfd[0]);
-        _exit(holder_child(s, key, 300, pfd[1]));
+        _exit(holder_child(s, key, SLOW(300), pfd[1]));
     }
     close(pfd[1]);
     CHECK(pid > 0);
-    if (pid > 0 && rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A') {
+    memset(&hr, 0, sizeof hr);
+    if (pid > 0 && rh_read_full(pfd[0], &hr, sizeof hr, 10000) == 0 && hr.c == 'A') {
         rlock_status st;
         cmds0 = rlock_node_commands(&t.nodes[0]);
         t0 = rh_now_ms();
@@ -700,9 +729,14 @@ static long long wake_once(rh_server *s, int with_subs, long long *elapsed, unsi
         cmds = (long long)(rlock_node_commands(&t.nodes[0]) - cmds0);
         if (with_subs) *sub_cmds = rlock_subscriber_commands(&t.subs[0]);
         CHECK_EQ_ST(st, RLOCK_OK);
-        CHECK_MSG(*elapsed >= 150, "acquired %lld ms into a 300 ms hold", *elapsed);
-        CHECK_MSG(*elapsed < 1500, "%s: acquired after %lld ms (waited for the 10 s TTL?)",
+        /* from the holder's grant (not from here: this process may have
+         * been stalled after it); ms truncated on both sides */
+        CHECK_MSG(since(hr.t_grant) >= SLOW(300) - 1, "acquired %lld ms into a %u ms hold", since(hr.t_grant),
+                  SLOW(300));
+        CHECK_MSG(*elapsed < SLOW(1500), "%s: acquired after %lld ms (waited for the 10 s TTL?)",
                   with_subs ? "pub/sub" : "backoff", *elapsed);
+        CHECK_MSG(!with_subs || *elapsed < SLOW(900), "pub/sub: acquired after %lld ms, %lld ms into the hold "
+                  "(woken by the re-check, %u ms, not the release's notice?)", *elapsed, since(hr.t_grant), SLOW(1000));
         if (with_subs) {
             CHECK_EQ_LL(numsub(s, "{wake:sub}:released"), 1); /* stays subscribed for the next wait */
         }
@@ -726,8 +760,8 @@ static void test_pubsub_wake(rh_server *s) {
     unsigned long long t0;
     c_sub = wake_once(s, 1, &e_sub, &subc);
     c_poll = wake_once(s, 0, &e_poll, &dummy);
-    printf("wake-up on release after 300 ms: pub/sub %lld ms, %lld lock commands (+%lu on the subscriber); "
-           "backoff %lld ms, %lld lock commands\n", e_sub, c_sub, subc, e_poll, c_poll);
+    printf("wake-up on release after %u ms: pub/sub %lld ms, %lld lock commands (+%lu on the subscriber); "
+           "backoff %lld ms, %lld lock commands\n", SLOW(300), e_sub, c_sub, subc, e_poll, c_poll);
     CHECK_MSG(c_sub >= 2 && c_sub <= 4, "pub/sub waiter sent %lld lock commands", c_sub);
     CHECK_EQ_LL(subc, 1); /* one SUBSCRIBE */
     CHECK_MSG(c_poll > c_sub, "backoff %lld commands, pub/sub %lld", c_poll, c_sub);
@@ -772,7 +806,7 @@ static int waiter_child(rh_server *s, const char *key, int wfd) {
  * buffer limit set by the caller). Returns ms from the holder's grant to the
  * waiter's, -1 on failure. */
 static long long sub_fault_once(rh_server *s, const char *key, int kill_subs) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli h;
     rlock_lock hl;
     int pfd[2], status;
@@ -848,7 +882,7 @@ static void test_pubsub_faults(rh_server *s) {
 /* Child: wait for key with subscribers (ttl 5000, wait 8000), hold it 20 ms,
  * release; report (st 99: the release failed). */
 static int chain_child(rh_server *s, const char *key, int wfd) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     wait_report rep;
@@ -878,7 +912,7 @@ static int cmp_ull(const void *a, const void *b) {
  * the lease would have run out, with few commands each. */
 static void test_wake_chain(rh_server *s) {
     enum { MAXW = 8 };
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli h;
     rlock_lock hl;
     int pfd[2], i, nw = quick ? 3 : 6, ok = 0;
@@ -902,7 +936,8 @@ static void test_wake_chain(rh_server *s) {
     }
     close(pfd[1]);
     CHECK_MSG(wait_numsub(s, chan, nw, 5000), "only %lld of %d waiters subscribed", numsub(s, chan), nw);
-    rh_sleep_ms(100); /* each retries once after subscribing: that attempt queues it */
+    /* each retries once after subscribing: that attempt queues it */
+    (void)wait_zcard(s, "{chain:key}:waiters", nw, 5000);
     CHECK_EQ_LL(rh_int(s, "ZCARD {chain:key}:waiters"), nw);
     t_rel = rh_now_ms();
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
@@ -946,7 +981,7 @@ static void test_wake_chain(rh_server *s) {
  * the one behind slept until its timed re-check (60 s here, the holder's
  * lease 30 s). w0 queues first with the earlier deadline (popped first). */
 static void test_cancelled_waiter_wake(rh_server *s) {
-    rlock_config cfg = cfg_base(1000, NULL), wcfg = cfg_base(1000, NULL);
+    rlock_config cfg = cfg_base(SLOW(1000), NULL), wcfg = cfg_base(SLOW(1000), NULL);
     tcli h, w[2];
     rlock_lock hl, wl[2];
     rlock_status st;
@@ -988,7 +1023,7 @@ static void test_cancelled_waiter_wake(rh_server *s) {
 /* A queued waiter dies (SIGKILL). The next release still wakes someone: the
  * waiter behind it gets the lock by the holder's lease at the latest. */
 static void test_dead_waiter(rh_server *s) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli h;
     rlock_lock hl;
     int p1[2], p2[2], st;
@@ -1006,7 +1041,7 @@ static void test_dead_waiter(rh_server *s) {
     if (w1 == 0) { close(p1[0]); _exit(waiter_child(s, key, p1[1])); }
     close(p1[1]);
     CHECK(wait_numsub(s, chan, 1, 3000));
-    rh_sleep_ms(100);
+    (void)wait_zcard(s, "{dead:key}:waiters", 1, 3000);
     CHECK_EQ_LL(rh_int(s, "ZCARD {dead:key}:waiters"), 1);
     if (w1 > 0) { kill(w1, SIGKILL); st = rh_wait_child(w1, 5000); (void)st; }
     close(p1[0]);
@@ -1016,7 +1051,7 @@ static void test_dead_waiter(rh_server *s) {
     if (w2 == 0) { close(p2[0]); _exit(waiter_child(s, key, p2[1])); }
     close(p2[1]);
     CHECK(wait_numsub(s, chan, 1, 3000));
-    rh_sleep_ms(100);
+    (void)wait_zcard(s, "{dead:key}:waiters", 2, 3000);
     CHECK_EQ_LL(rh_int(s, "ZCARD {dead:key}:waiters"), 2); /* the dead one is still first */
     t_rel = rh_now_ms();
     CHECK_EQ_ST(rlock_release(&hl), RLOCK_OK);
@@ -1514,7 +1549,7 @@ static void test_resp3_wait(rh_server *srv) {
  * gets the lock soon after the release, not at its 5 s re-check nor at the
  * holder's 10 s lease. */
 static long long kill_sub_then_release(rh_server *s, const char *key, int resp3, int fair, unsigned gap_ms) {
-    rlock_config cfg = cfg_base(250, NULL);
+    rlock_config cfg = cfg_base(SLOW(250), NULL);
     tcli h, w;
     rlock_lock hl, wl;
     rlock_status st = RLOCK_WOULD_BLOCK;
@@ -1600,7 +1635,7 @@ static int held_wait(void *ctx, int want, uint32_t timeout_ms) {
  * wait (5 s): only a notice can wake it in time. */
 static void test_linger_unsent_subscribe(rh_server *s) {
     const char *key = "lingerq:key", *chan = "{lingerq:key}:released";
-    rlock_config cfg = cfg_base(200, NULL);
+    rlock_config cfg = cfg_base(SLOW(200), NULL);
     tcli h;
     held_conn hc;
     rlock_transport tr;
@@ -1687,7 +1722,7 @@ static long long noperm_count(const rh_server *s) { /* the server's NOPERM error
     return p ? atoll(p + 23) : 0;
 }
 static void test_resp3_subscribe_refused(rh_server *s) {
-    rlock_config cfg = cfg_base(500, NULL);
+    rlock_config cfg = cfg_base(SLOW(500), NULL); /* (a timeout would reconnect: HELLO counted) */
     tcli h, w;
     rlock_lock hl, w1;
     rlock_status st;
@@ -1705,10 +1740,10 @@ static void test_resp3_subscribe_refused(rh_server *s) {
     CHECK_EQ_ST(rlock_lock_init(&w1, &w.cl, "nochan:key", 10, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_try_acquire(&w1, 5000), RLOCK_OK); /* (the connection up: AUTH, HELLO 3 answered) */
     CHECK_EQ_ST(rlock_release(&w1), RLOCK_OK);
-    CHECK_EQ_ST(rlock_acquire(&hl, 600, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&hl, SLOW(600), 0), RLOCK_OK); /* (a lease above the node timeout) */
     hello0 = rh_stat_calls(s, "hello");
     sub0 = noperm_count(s);
-    st = rlock_acquire(&w1, 5000, 3000); /* refused, subscribes (refused), backs off until the lease ran out */
+    st = rlock_acquire(&w1, 5000, SLOW(3000)); /* refused, subscribes (refused), backs off until the lease ran out */
     hellos = rh_stat_calls(s, "hello") - hello0;
     subs_sent = noperm_count(s) - sub0;
     CHECK_EQ_ST(st, RLOCK_OK);
@@ -1918,16 +1953,17 @@ static uint64_t wrap_now(void *user) {
     return 0x100000000ULL + rh_now_ms() - ((const wrap_clock *)user)->at;
 }
 static rlock_config wrap_cfg(wrap_clock *w, unsigned lead_ms) {
-    rlock_config c = cfg_base(100, NULL);
+    rlock_config c = cfg_base(SLOW(100), NULL);
     w->at = rh_now_ms() + lead_ms; /* the wrap comes lead_ms from now */
     c.now_ms = wrap_now;
     c.hook_user = w;
     return c;
 }
 
-/* Acquire key 300 ms before the wrap while a holder child keeps it 600 ms
- * more: the wait (by notification with subscribers, else by backoff) ends
- * after the wrap, when the holder releases. */
+/* Acquire key while a holder child keeps it 600 ms from its grant, the
+ * wrap halfway to the release (~300 ms on): the wait (by notification with
+ * subscribers, else by backoff) ends after the wrap, when the holder
+ * releases. */
 static void wrap_wait_once(rh_server *s, int with_subs) {
     wrap_clock w;
     rlock_config cfg = wrap_cfg(&w, 5000);
@@ -1935,8 +1971,9 @@ static void wrap_wait_once(rh_server *s, int with_subs) {
     rlock_lock lk;
     int pfd[2], status;
     pid_t pid;
-    char c = 0;
+    hold_report hr;
     const char *key = with_subs ? "wrap:sub" : "wrap:poll";
+    memset(&hr, 0, sizeof hr);
     CHECK(tcli_open(&t, &s, 1, &cfg, with_subs) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, key, strlen(key), RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK(pipe(pfd) == 0);
@@ -1947,22 +1984,26 @@ static void wrap_wait_once(rh_server *s, int with_subs) {
     }
     close(pfd[1]);
     CHECK(pid > 0);
-    if (pid > 0 && rh_read_full(pfd[0], &c, 1, 10000) == 0 && c == 'A') {
-        unsigned long long t0 = rh_now_ms();
-        long long took;
+    if (pid > 0 && rh_read_full(pfd[0], &hr, sizeof hr, 10000) == 0 && hr.c == 'A') {
+        unsigned long long t0 = rh_now_ms(), rel = hr.t_grant + 600;
+        long long took, held;
         rlock_status st;
-        w.at = rh_now_ms() + 300; /* the wrap, 300 ms from now (nothing is in flight: a jump is harmless) */
+        /* the wrap halfway to the holder's release: 300 ms from now, sooner
+         * if this process was stalled after the grant (nothing is in
+         * flight: a jump is harmless) */
+        w.at = t0 + (rel > t0 ? (rel - t0) / 2 : 0);
         st = rlock_acquire(&lk, 5000, 5000);
         took = since(t0);
+        held = since(hr.t_grant);
         CHECK_EQ_ST(st, RLOCK_OK);
         CHECK_MSG(rh_now_ms() > w.at, "acquired before the wrap");
-        CHECK_MSG(took >= 300 && took < 4000, "%s: acquired %lld ms into a 600 ms hold",
-                  with_subs ? "pub/sub" : "backoff", took);
+        CHECK_MSG(held >= 600 - 1 && took < 4000, "%s: acquired %lld ms into a 600 ms hold (%lld ms waited)",
+                  with_subs ? "pub/sub" : "backoff", held, took);
         CHECK(key_is(s, key, rlock_lock_token(&lk)));
         CHECK_MSG(rlock_validity_ms(&lk) > 4000, "validity %lld", rlock_validity_ms(&lk));
         CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
         printf("clock wrap: a wait by %s across it acquired %lld ms into a 600 ms hold\n",
-               with_subs ? "notification" : "backoff", took);
+               with_subs ? "notification" : "backoff", held);
     } else {
         CHECK_MSG(0, "holder child did not get %s", key);
     }
@@ -2019,7 +2060,7 @@ static void test_clock_wrap(rh_server *srv) {
 
     /* a wait that times out across the wrap: the key is another's for 10 s;
      * rlock_next_timeout_ms never points past the wait's end */
-    cfg = cfg_base(100, NULL);
+    cfg = cfg_base(SLOW(100), NULL);
     CHECK(tcli_open(&o, &srv, 1, &cfg, 0) == 0);
     CHECK_EQ_ST(rlock_lock_init(&other, &o.cl, "wrap:busy", 9, RLOCK_KIND_SIMPLE), RLOCK_OK);
     CHECK_EQ_ST(rlock_acquire(&other, 10000, 0), RLOCK_OK);
@@ -2076,7 +2117,7 @@ static uint64_t back_now(void *user) {
 static void back_lost(rlock_lock *lk, void *user) { (void)lk; ((back_clock *)user)->lost++; }
 static void test_clock_back_renew(rh_server *s) {
     back_clock b = {0};
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     unsigned long long t0;
@@ -2118,7 +2159,7 @@ static void test_clock_back_renew(rh_server *s) {
  * stopped and the key expired under a handle that said HELD. */
 static void test_clock_back_hold(rh_server *s) {
     back_clock b = {0, 0, 0};
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     unsigned long long t0;
@@ -2173,7 +2214,7 @@ static void test_clock_back_hold(rh_server *s) {
  * unknown outcome, retried sooner), never LOST. */
 static void test_renew_reconnect(rh_server *s) {
     int lost_calls = 0, i, failed = 0;
-    rlock_config cfg = cfg_base(100, &lost_calls);
+    rlock_config cfg = cfg_base(SLOW(100), &lost_calls);
     tcli t;
     rlock_lock lk;
     uint32_t next = 0;
@@ -2182,7 +2223,7 @@ static void test_renew_reconnect(rh_server *s) {
     cfg.on_lost = count_lost;
     CHECK(tcli_open(&t, &s, 1, &cfg, 0) == 0);
     CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "renewkill:key", 13, RLOCK_KIND_SIMPLE), RLOCK_OK);
-    CHECK_EQ_ST(rlock_acquire(&lk, 600, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_acquire(&lk, SLOW(600), 0), RLOCK_OK);
     for (i = 0; i < 2; i++) {
         long long killed = rh_int(s, "CLIENT KILL TYPE normal"); /* (not the asking connection: SKIPME) */
         CHECK_MSG(killed >= 1, "CLIENT KILL TYPE normal killed %lld", killed);
@@ -2193,7 +2234,7 @@ static void test_renew_reconnect(rh_server *s) {
             if (st != RLOCK_OK && st != RLOCK_WOULD_BLOCK && rlock_renew_outcome(&lk) != RLOCK_RENEW_FAILED) break;
             if (rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED) break;
             tcli_wait(&t, next > 10 ? 10 : next);
-        } while (since(t0) < 3000);
+        } while (since(t0) < SLOW(3000));
         CHECK_MSG(rlock_renew_outcome(&lk) == RLOCK_RENEW_RENEWED, "kill %d: renew_poll %s, outcome %d, %lld ms on", i,
                   rlock_status_str(st), (int)rlock_renew_outcome(&lk), since(t0));
         CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_HELD);
@@ -2277,7 +2318,7 @@ static void test_release_finds_lost(rh_server *all) {
     int n, i;
     for (n = 1; n <= 3; n += 2) {
         int lost = 0;
-        rlock_config cfg = cfg_base(100, &lost);
+        rlock_config cfg = cfg_base(SLOW(100), &lost);
         tcli t;
         rlock_lock lk;
         unsigned long long t0;
@@ -2285,10 +2326,10 @@ static void test_release_finds_lost(rh_server *all) {
         CHECK(tcli_open(&t, srv, n, &cfg, 0) == 0);
         CHECK_EQ_ST(rlock_lock_init(&lk, &t.cl, "rel:lost", 8, RLOCK_KIND_SIMPLE), RLOCK_OK);
         /* expired: a 300 ms lease never renewed, its keys gone from every server */
-        CHECK_EQ_ST(rlock_acquire(&lk, 300, 0), RLOCK_OK);
+        CHECK_EQ_ST(rlock_acquire(&lk, SLOW(300), 0), RLOCK_OK);
         t0 = rh_now_ms();
         for (i = 0; i < n; i++)
-            while (rh_int(srv[i], "EXISTS rel:lost") != 0 && since(t0) < 3000) rh_sleep_ms(20);
+            while (rh_int(srv[i], "EXISTS rel:lost") != 0 && since(t0) < SLOW(3000)) rh_sleep_ms(20);
         CHECK_EQ_ST(rlock_release(&lk), RLOCK_LOST);
         CHECK_MSG(lost == 1, "%d servers: a release that found the expired lock gone: on_lost ran %d times", n, lost);
         CHECK_EQ_LL(rlock_lock_state(&lk), RLOCK_STATE_IDLE);
@@ -2329,7 +2370,7 @@ static void test_release_finds_lost(rh_server *all) {
  * later request's - a new lock on the same connection works); and a
  * destroy of such a handle (in a child, bounded: before, it hung). */
 static int reinit_child(rh_server *const *srv, int n) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk;
     int i;
@@ -2349,7 +2390,7 @@ static void test_client_reinit_in_flight(rh_server *all) {
     rh_server *srv[NSRV] = {&all[0], &all[1], &all[2]};
     int n, i;
     for (n = 1; n <= 3; n += 2) {
-        rlock_config cfg = cfg_base(100, NULL);
+        rlock_config cfg = cfg_base(SLOW(100), NULL);
         tcli t;
         rlock_lock lk, lk2;
         rlock_status st;
@@ -2482,7 +2523,7 @@ static void test_reinit_cut_off_grant(rh_server *all) {
  * ASan / valgrind. */
 static long long reinit_waiter_once(rh_server *s, int resp3, int phase, int how, int late) {
     static const char *const hows[] = { "cancel", "destroy", "step" };
-    rlock_config cfg = cfg_base(250, NULL);
+    rlock_config cfg = cfg_base(SLOW(250), NULL);
     tcli h, w;
     rlock_lock hl, nl, *a = (rlock_lock *)malloc(sizeof *a);
     rlock_status st = RLOCK_WOULD_BLOCK;
@@ -2569,7 +2610,7 @@ static void test_reinit_cut_off_waiter(rh_server *s) {
  * for that TTL). While an operation of it runs, rlock_lock_init refuses
  * (RLOCK_E_STATE) and the operation goes on to its end. */
 static void test_lock_init_held(rh_server *s) {
-    rlock_config cfg = cfg_base(100, NULL);
+    rlock_config cfg = cfg_base(SLOW(100), NULL);
     tcli t;
     rlock_lock lk, other;
     uint32_t next;
