@@ -1179,7 +1179,9 @@ typedef struct rlock_op {
     int cancel;
     int renewing;             /* the extend rlock_renew_poll started (cleared with the op: rlock__op_link) */
     uint32_t attempts;
+#if !RLOCK__ENC_TEMPLATE /* (the general encoder's; the templates send no wait left: rlock__c_tpls) */
     uint32_t wait_left;
+#endif
     uint32_t ttl;
     uint32_t life;            /* acquire, extend: ttl less the drift (rlock__c_start) */
     rlock__ms wait_end;
@@ -4998,13 +5000,16 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
  * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's, a
  * script's (the compact engine has no plain SET fast path: every attempt
  * runs the acquire script). RLOCK__C_REQ: lk's request. */
-#define RLOCK__C_T_AUTH "\4AUTHFG"
-#define RLOCK__C_T_SELECT "\6SELECTH"
-#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
+#define RLOCK__C_T_AUTH "\4AUTHEF"
+#define RLOCK__C_T_SELECT "\6SELECTG"
+#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0"
 #if RLOCK__ENC_TEMPLATE
 /* (then a script's argc, by RLOCK__S_SIMPLE_*: an extend's ends before the
- * wait left) */
-static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\10\6\10";
+ * empty waiter id / channel, ARGV[3]. No wait left, ARGV[4], after it: the
+ * scripts read it only with a waiter id, and the simple acquire ARGV[5]
+ * only when it is "1" - the general encoder's arguments past ARGV[3],
+ * which with nothing queued change nothing) */
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\7\6\7";
 #else
 static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #endif
@@ -5016,11 +5021,10 @@ static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 /* A request from the template at rlock__c_tpls + at, of its argc arguments,
  * into out[pos..cap): the index after it, 0 when it does not fit (what was
  * past pos may be written then). Each is a literal (its length
- * byte, then its bytes) or a letter spliced in (A..H: one short jump
+ * byte, then its bytes) or a letter spliced in (A..G: one short jump
  * table) - of lk: A the script's SHA1 (templates only), B the key, C the
- * token, D the ttl, E an acquire's wait left (a release's is empty; an
- * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
- * password; AUTH's argc is then 2), G the password, H the database. */
+ * token, D the ttl; of n (AUTH / SELECT): E the user name (none: the
+ * password; AUTH's argc is then 2), F the password, G the database. */
 static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned at, int argc, unsigned char *out,
                            size_t cap, size_t pos) {
     size_t len;
@@ -5046,10 +5050,9 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
         case 'B': a = lk->key; len = lk->key_len; break;
         case 'C': a = lk->owner; len = RLOCK_TOKEN_LEN; break; /* (a simple lock's owner: its token) */
         case 'D': len = rlock__utoa(num, lk->op.ttl); break;
-        case 'E': len = lk->op.round.script == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
-        case 'F': a = n->username ? n->username : n->password; len = strlen(a); break; /* (AUTH password: argc 2) */
-        case 'G': a = n->password; len = strlen(a); break;
-        case 'H': len = rlock__utoa(num, (rlock__unum)n->db); break;
+        case 'E': a = n->username ? n->username : n->password; len = strlen(a); break; /* (AUTH password: argc 2) */
+        case 'F': a = n->password; len = strlen(a); break;
+        case 'G': len = rlock__utoa(num, (rlock__unum)n->db); break;
         default: a = t + 1; len = (size_t)*t; t += len;
         }
     }
@@ -6358,8 +6361,9 @@ static void rlock__client_step(rlock_client *c) {
  * and tallies. One request in flight on the connection at a time (AUTH and
  * SELECT go ahead of the first one after a connect): a lock whose turn has
  * not come waits until the reply before it is read. Replies are RESP2
- * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
- * statuses and error texts are the general engine's; each answer is read
+ * scalars or arrays of integers. The requests (rlock__encode_lock; from
+ * templates, RLOCK_SMALLEST, without the wait left no script reads here),
+ * scripts, statuses and error texts are the general engine's; each answer is read
  * as rlock__round_store does (rlock__c_answer) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
  * only what it uses (section 5). It defines the same
@@ -6880,7 +6884,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     if (!cleanup) {
         kind = op->kind;
         if (kind == RLOCK__OP_ACQUIRE) {
-            rlock__ms left;
             if (r->script || !op->attempts) {
                 /* the first attempt, or the last round was a cleanup (an
                  * attempt's script is 0): a fresh grant - a new token, and
@@ -6896,9 +6899,13 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
                 lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
             }
             if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
-            left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
             op->attempts++;
-            op->wait_left = left > 86400000u ? 86400000u : left;
+#if !RLOCK__ENC_TEMPLATE /* (the general encoder's wait left: the templates send none) */
+            {
+                rlock__ms left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+                op->wait_left = left > 86400000u ? 86400000u : left;
+            }
+#endif
         }
         n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
         n->err[0] = '\0';
