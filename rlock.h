@@ -4999,25 +4999,32 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 /* The compact engine's templates, in one array (one NUL; passed as offsets,
  * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's, a
  * script's (the compact engine has no plain SET fast path: every attempt
- * runs the acquire script). RLOCK__C_REQ: lk's request. */
+ * runs the acquire script). RLOCK__C_REQ: lk's request, of
+ * RLOCK__C_REQ_ARGC arguments (its template's; the general encoder's: 0). */
 #define RLOCK__C_T_AUTH "\4AUTHEF"
 #define RLOCK__C_T_SELECT "\6SELECTG"
 #define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0"
 #if RLOCK__ENC_TEMPLATE
-/* (then a script's argc, by RLOCK__S_SIMPLE_*: an extend's ends before the
- * empty waiter id / channel, ARGV[3]. No wait left, ARGV[4], after it: the
- * scripts read it only with a waiter id, and the simple acquire ARGV[5]
- * only when it is "1" - the general encoder's arguments past ARGV[3],
- * which with nothing queued change nothing) */
-static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\7\6\7";
+/* (a script's arguments end with the empty waiter id / channel, ARGV[3],
+ * which the extend script does not read: one template for the three. No
+ * wait left, ARGV[4], after it: the scripts read it only with a waiter id,
+ * and the simple acquire ARGV[5] only when it is "1" - the general
+ * encoder's arguments past ARGV[3], which with nothing queued change
+ * nothing) */
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT;
 #else
 static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #endif
 #define RLOCK__C_AT_AUTH 0u
 #define RLOCK__C_AT_SELECT (unsigned)(sizeof RLOCK__C_T_AUTH - 1)
 #define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + (unsigned)(sizeof RLOCK__C_T_SELECT - 1))
-#define RLOCK__C_AT_ARGC (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
+#if RLOCK__ENC_TEMPLATE
+#define RLOCK__C_REQ RLOCK__C_AT_SCRIPT
+#define RLOCK__C_REQ_ARGC 7
+#else
 #define RLOCK__C_REQ 0xffu
+#define RLOCK__C_REQ_ARGC 0
+#endif
 /* A request from the template at rlock__c_tpls + at, of its argc arguments,
  * into out[pos..cap): the index after it, 0 when it does not fit (what was
  * past pos may be written then). Each is a literal (its length
@@ -5030,12 +5037,6 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
     size_t len;
     const char *a, *t;
     char num[41]; /* (a number, or a SHA1 in hex) */
-#if RLOCK__ENC_TEMPLATE
-    if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
-        at = RLOCK__C_AT_SCRIPT;
-        argc = rlock__c_tpls[RLOCK__C_AT_ARGC + lk->op.round.script];
-    }
-#endif
     t = rlock__c_tpls + at;
     a = NULL; /* the array's header first (rlock__put_header), then each argument */
     len = (size_t)argc;
@@ -5062,7 +5063,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
 /* The compact engine's requests without the wait queue and the EVAL
  * fallback (RLOCK_SMALLEST): the bytes the general encoder would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
-#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, 0, (out), (cap), 0)
+#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, RLOCK__C_REQ_ARGC, (out), (cap), 0)
 #else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of each lock script after "numkeys", by RLOCK__S_* below
@@ -6540,7 +6541,7 @@ typedef char rlock__c_words_near[sizeof(void *) > 4 || offsetof(rlock_node, x.co
  * appended: tx_len is kept). */
 static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, unsigned tpl, int argc) {
     size_t end, at = n->x.tx_len;
-#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ) */
+#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ is its template's) */
     end = rlock__c_tpl(n, lk, tpl, argc, n->tx, sizeof n->tx, at);
 #else
     unsigned char *out = n->tx + at;
@@ -6665,7 +6666,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF
      * is checked at compile time) */
     if (x->head) x->head |= RLOCK__C_ALONE;
-    else (void)rlock__c_cmd(n, lk, RLOCK__C_REQ, 0);
+    else (void)rlock__c_cmd(n, lk, RLOCK__C_REQ, RLOCK__C_REQ_ARGC);
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);
