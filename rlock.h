@@ -6397,14 +6397,15 @@ typedef struct rlock__c_rep {
     rlock__num count; /* an array's element count */
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    int type;         /* the type byte: '+', '-', ':', '*'; '$' only for nil ($-1; nil: count -1, not ':') */
+    int type;         /* the type byte: '+', '-', ':', '*' */
 } rlock__c_rep;
 
 /* One reply from b[0..len), read as what a simple lock can be answered
- * with: a status, an error, an integer, nil ($-1, *-1), or an array of at
- * most three integers (the acquire script's; with fencing its third, the
- * fence, may be a bulk string of digits), walked line by line. > 0 its
- * length, 0 incomplete, < 0 malformed: so is every other reply (a bulk
+ * with: a status, an error, an integer, or an array of at most three
+ * integers (the acquire script's; with fencing its third, the fence, may
+ * be a bulk string of digits), walked line by line. > 0 its length, 0
+ * incomplete, < 0 malformed: so is every other reply (nil - the plain SET
+ * NX PX's refusal, which the compact engine does not send -, a bulk
  * string, an array element that is not an integer, a longer array, RESP3
  * types), never an answer to what it sends; a line that cannot fit in cap
  * bytes at once. A
@@ -6415,7 +6416,7 @@ typedef struct rlock__c_rep {
  * 2^30 caps no backoff (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
- * error), checked to be an integer, nil, or an array's count (0 to
+ * error), checked to be an integer or an array's count (0 to
  * RLOCK__C_ELEMS: each element has its slot in rlock__c_rep.v). */
 static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size_t len, size_t cap, rlock__num *k) {
     size_t q, i;
@@ -6446,8 +6447,8 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     (void)i;
     if (q == p || rlock__resp_int(b + p + 1, q - p - 1, k) != 0) return -1; /* fence tokens: any 64-bit number */
 #endif
-    /* an integer; else nil, or an array's count (below -1 or past RLOCK__C_ELEMS: malformed) */
-    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > RLOCK__C_ELEMS + 1)) return -1;
+    /* an integer; else an array's count (negative - nil - or past RLOCK__C_ELEMS: malformed) */
+    if (c != ':' && (c != '*' || (size_t)*k > RLOCK__C_ELEMS)) return -1;
     return (long)q + 2;
 }
 #if RLOCK__HAS_FENCING
@@ -6479,7 +6480,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
     if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
-    for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
+    for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements */
 #if RLOCK__HAS_FENCING
         if (i == 2 && (size_t)e < len && b[e] == '$') { /* the fence, as text */
             e = rlock__c_text_num(b, (size_t)e, len, cap, &o->v[2]);
@@ -6738,7 +6739,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
              * or 1, one test of the two (a negative one has high bits).
              * Only an array passes: another reply's count is its v[0],
-             * -1 or 0 (rlock__c_parse)) */
+             * an integer's value or a status's 0 (rlock__c_parse)) */
             st = RLOCK_E_PROTOCOL;
         } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
             st = RLOCK_E_FOREIGN;
