@@ -6608,9 +6608,12 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
     if (lk) { /* lk's request (rlock__c_submit): its deadline from now, passed in deadline */
         const rlock_round *rd = &lk->op.round;
-        rlock__ms start = rd->start;
+        rlock__ms start = deadline;
         if (x->count) return; /* (its own included: answers are judged as they come) */
-        if (!RLOCK__C_EVALED(rd) && RLOCK__MS_BEFORE(start, deadline)) start = deadline;
+        /* (the EVAL fallback's: the EVAL sent again after NOSCRIPT, and one
+         * sent while the clock reads before the round's start, from that
+         * start. Without it a request goes once, its timeout from now.) */
+        if (RLOCK__HAS_EVAL && (RLOCK__C_EVALED(rd) || RLOCK__MS_BEFORE(deadline, rd->start))) start = rd->start;
         deadline = start + rlock__node_timeout(lk, lk->op.ttl, start);
     }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
