@@ -5127,7 +5127,7 @@ typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0
  * (e.ok 0); what does not depend on the pass is done once. */
 #if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
 #define RLOCK__ENCODE_LOCK RLOCK__INLINE
-#define RLOCK__R_PLAIN(r) ((r)->plain)
+#define RLOCK__R_PLAIN(r) 0 /* (no fast path: rlock__c_round) */
 #else /* (inline in rlock__round_submit: larger) */
 #define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
 #define RLOCK__R_PLAIN(r) ((r)->want == 2) /* (a plain SET NX PX: the round's want) */
@@ -6610,13 +6610,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     unsigned head = 0;
     int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
     if (lk) { /* lk's request (rlock__c_submit): its deadline from now, passed in deadline */
-        const rlock_round *rd = &lk->op.round;
         rlock__ms start = deadline;
         if (x->count) return; /* (its own included: answers are judged as they come) */
         /* (the EVAL fallback's: the EVAL sent again after NOSCRIPT, and one
          * sent while the clock reads before the round's start, from that
          * start. Without it a request goes once, its timeout from now.) */
-        if (RLOCK__HAS_EVAL && (RLOCK__C_EVALED(rd) || RLOCK__MS_BEFORE(deadline, rd->start))) start = rd->start;
+        if (RLOCK__HAS_EVAL && (RLOCK__C_EVALED(&lk->op.round) || RLOCK__MS_BEFORE(deadline, lk->op.round.start)))
+            start = lk->op.round.start;
         deadline = start + rlock__node_timeout(lk, lk->op.ttl, start);
     }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
