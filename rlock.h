@@ -139,8 +139,8 @@
  * the first one after a connect), so the locks of one client take turns - a
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
  * before it is read, and a slow reply delays them all (each request keeps its
- * own node timeout). It reads RESP2 statuses, errors, integers, nils and
- * arrays of integers only (all that simple locks get back; with fencing the
+ * own node timeout). It reads RESP2 statuses, errors, integers and arrays
+ * of integers only (all that simple locks get back; with fencing the
  * token also as a bulk string of digits; any other reply is malformed).
  * Smallest, Cortex-M4 -Os, linked: 4,467 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
