@@ -4766,11 +4766,11 @@ static RLOCK__INLINE uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t
          * small that a busy host times out a healthy loopback node. */
         t = ttl / 10u;
         if (t > 250) t = 250;
-        if (t < 50) t = 50;
-        /* (a third of 0: a general engine round of no lease. The compact
-         * engine's leases are checked ones, an acquire's or extend's, of
-         * 3 ms or more: rlock__renew_interval) */
-        if (t > third) t = third > 0 || RLOCK__COMPACT ? third : 1;
+        /* (no more than a third of the ttl: ttl / 10 is, and so is 250
+         * from 2,510 ms on. A third of 0: a general engine round of no
+         * lease. The compact engine's leases are checked ones, an
+         * acquire's or extend's, of 3 ms or more: rlock__renew_interval) */
+        if (t < 50) t = third >= 50 ? 50 : third > 0 || RLOCK__COMPACT ? third : 1;
     }
     /* An extend sent at now cannot succeed after the validity's end: its
      * wait ends there (LOST), not at a node timeout that outlasts it (a
