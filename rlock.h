@@ -4751,7 +4751,7 @@ static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     if (ttl <= 0) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not positive");
     else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
     else if (t <= (bound = drift)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above the drift allowance \2 ms");
-    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above node_timeout_ms \2");
+    else if (t <= (bound = timeout)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above node_timeout_ms \2"); /* (0: t > drift >= 2) */
     else return t - drift;
     (void)rlock__why(lk->why, RLOCK__TXT_OUT(rlock__ct_txt, why), ttl, bound);
     return 0;
