@@ -5097,6 +5097,11 @@ static int rlock__token_kind(rlock_kind k);
 #define RLOCK__TPL_RE(t) RLOCK__TPL(RLOCK__HAS_REENTRANT, t)
 #define RLOCK__TPL_FAIR(t) RLOCK__TPL(RLOCK__HAS_FAIR, t)
 #define RLOCK__TPL_PRIM(t) RLOCK__TPL(RLOCK__HAS_PRIMITIVES, t)
+#if RLOCK__COMPACT /* (the plain SET NX PX fast path: the general engine's) */
+#define RLOCK__HAS_PLAIN 0
+#else
+#define RLOCK__HAS_PLAIN 1
+#endif
 static const char *const rlock__enc_tpl[] = {
     /* simple, reentrant */
     "TUVABCDEFGHIJ", "TUVAEFG", "TUVABCEFGKNS",
@@ -5110,8 +5115,8 @@ static const char *const rlock__enc_tpl[] = {
     RLOCK__TPL_PRIM("TUVABCDEFGHIOR"), RLOCK__TPL_PRIM("TUVAEFGR"), RLOCK__TPL_PRIM("TUVABCEFGKNQRS"),
     RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"), RLOCK__TPL_PRIM("TUVW"),
     RLOCK__TPL_PRIM("TUVW"),
-    /* the plain acquire */
-    "\3SETAF\2NX\2PXG",
+    /* the plain acquire (none in the compact engine: no fast path) */
+    RLOCK__TPL(RLOCK__HAS_PLAIN, "\3SETAF\2NX\2PXG"),
     /* the other parts, by RLOCK__RUN_* from RLOCK__RUN_SETNAME (see rlock__round_submit). CLIENT
      * SETNAME rlock-VERSION (a literal, "\22": 18 bytes): said before a connection's first FCALL, so
      * that version's libraries are not deleted under it. NOLINTNEXTLINE(bugprone-suspicious-missing-comma) */
@@ -5127,7 +5132,7 @@ typedef char rlock__enc_tpl_fits[sizeof rlock__enc_tpl / sizeof rlock__enc_tpl[0
  * (e.ok 0); what does not depend on the pass is done once. */
 #if RLOCK__COMPACT /* (in rlock__c_cmd, its one caller there: smaller, and less stack) */
 #define RLOCK__ENCODE_LOCK RLOCK__INLINE
-#define RLOCK__R_PLAIN(r) 0 /* (no fast path: rlock__c_round) */
+#define RLOCK__R_PLAIN(r) 0 /* (no fast path in the compact engine) */
 #else /* (inline in rlock__round_submit: larger) */
 #define RLOCK__ENCODE_LOCK RLOCK__NOINLINE
 #define RLOCK__R_PLAIN(r) ((r)->want == 2) /* (a plain SET NX PX: the round's want) */
