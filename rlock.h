@@ -139,8 +139,8 @@
  * the first one after a connect), so the locks of one client take turns - a
  * lock whose turn has not come waits (RLOCK_WOULD_BLOCK) until the reply
  * before it is read, and a slow reply delays them all (each request keeps its
- * own node timeout). It reads RESP2 statuses, errors, integers, nils and
- * arrays of integers only (all that simple locks get back; with fencing the
+ * own node timeout). It reads RESP2 statuses, errors, integers and arrays
+ * of integers only (all that simple locks get back; with fencing the
  * token also as a bulk string of digits; any other reply is malformed).
  * Smallest, Cortex-M4 -Os, linked: 4,467 B
  * .text+.rodata (the general engine's: 14,068 B); README "On a
@@ -1179,7 +1179,9 @@ typedef struct rlock_op {
     int cancel;
     int renewing;             /* the extend rlock_renew_poll started (cleared with the op: rlock__op_link) */
     uint32_t attempts;
+#if !RLOCK__ENC_TEMPLATE /* (the general encoder's; the templates send no wait left: rlock__c_tpls) */
     uint32_t wait_left;
+#endif
     uint32_t ttl;
     uint32_t life;            /* acquire, extend: ttl less the drift (rlock__c_start) */
     rlock__ms wait_end;
@@ -4749,7 +4751,7 @@ static uint32_t rlock__check_ttl(rlock_lock *lk, long long ttl) {
     if (ttl <= 0) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not positive");
     else if (ttl > RLOCK_MAX_TTL_MS) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is above RLOCK_MAX_TTL_MS \2");
     else if (t <= (bound = drift)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above the drift allowance \2 ms");
-    else if (timeout && t <= (bound = timeout)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above node_timeout_ms \2");
+    else if (t <= (bound = timeout)) why = RLOCK__TXT_IN(rlock__ct_txt, "ttl \1 ms is not above node_timeout_ms \2"); /* (0: t > drift >= 2) */
     else return t - drift;
     (void)rlock__why(lk->why, RLOCK__TXT_OUT(rlock__ct_txt, why), ttl, bound);
     return 0;
@@ -4764,8 +4766,11 @@ static RLOCK__INLINE uint32_t rlock__node_timeout(const rlock_lock *lk, uint32_t
          * small that a busy host times out a healthy loopback node. */
         t = ttl / 10u;
         if (t > 250) t = 250;
-        if (t < 50) t = 50;
-        if (t > third) t = third > 0 ? third : 1;
+        /* (no more than a third of the ttl: ttl / 10 is, and so is 250
+         * from 2,510 ms on. A third of 0: a general engine round of no
+         * lease. The compact engine's leases are checked ones, an
+         * acquire's or extend's, of 3 ms or more: rlock__renew_interval) */
+        if (t < 50) t = third >= 50 ? 50 : third > 0 || RLOCK__COMPACT ? third : 1;
     }
     /* An extend sent at now cannot succeed after the validity's end: its
      * wait ends there (LOST), not at a node timeout that outlasts it (a
@@ -4997,41 +5002,44 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
 /* The compact engine's templates, in one array (one NUL; passed as offsets,
  * no address each): AUTH's, SELECT's and (RLOCK_SMALLEST) the request's, a
  * script's (the compact engine has no plain SET fast path: every attempt
- * runs the acquire script). RLOCK__C_REQ: lk's request. */
-#define RLOCK__C_T_AUTH "\4AUTHFG"
-#define RLOCK__C_T_SELECT "\6SELECTH"
-#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0E"
+ * runs the acquire script). RLOCK__C_REQ: lk's request, of
+ * RLOCK__C_REQ_ARGC arguments (its template's; the general encoder's: 0). */
+#define RLOCK__C_T_AUTH "\4AUTHEF"
+#define RLOCK__C_T_SELECT "\6SELECTG"
+#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0"
 #if RLOCK__ENC_TEMPLATE
-/* (then a script's argc, by RLOCK__S_SIMPLE_*: an extend's ends before the
- * wait left) */
-static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT "\10\6\10";
+/* (a script's arguments end with the empty waiter id / channel, ARGV[3],
+ * which the extend script does not read: one template for the three. No
+ * wait left, ARGV[4], after it: the scripts read it only with a waiter id,
+ * and the simple acquire ARGV[5] only when it is "1" - the general
+ * encoder's arguments past ARGV[3], which with nothing queued change
+ * nothing) */
+static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT RLOCK__C_T_SCRIPT;
 #else
 static const char rlock__c_tpls[] = RLOCK__C_T_AUTH RLOCK__C_T_SELECT;
 #endif
 #define RLOCK__C_AT_AUTH 0u
 #define RLOCK__C_AT_SELECT (unsigned)(sizeof RLOCK__C_T_AUTH - 1)
 #define RLOCK__C_AT_SCRIPT (RLOCK__C_AT_SELECT + (unsigned)(sizeof RLOCK__C_T_SELECT - 1))
-#define RLOCK__C_AT_ARGC (RLOCK__C_AT_SCRIPT + (unsigned)(sizeof RLOCK__C_T_SCRIPT - 1))
+#if RLOCK__ENC_TEMPLATE
+#define RLOCK__C_REQ RLOCK__C_AT_SCRIPT
+#define RLOCK__C_REQ_ARGC 7
+#else
 #define RLOCK__C_REQ 0xffu
+#define RLOCK__C_REQ_ARGC 0
+#endif
 /* A request from the template at rlock__c_tpls + at, of its argc arguments,
  * into out[pos..cap): the index after it, 0 when it does not fit (what was
  * past pos may be written then). Each is a literal (its length
- * byte, then its bytes) or a letter spliced in (A..H: one short jump
+ * byte, then its bytes) or a letter spliced in (A..G: one short jump
  * table) - of lk: A the script's SHA1 (templates only), B the key, C the
- * token, D the ttl, E an acquire's wait left (a release's is empty; an
- * extend ends before it); of n (AUTH / SELECT): F the user name (none: the
- * password; AUTH's argc is then 2), G the password, H the database. */
+ * token, D the ttl; of n (AUTH / SELECT): E the user name (none: the
+ * password; AUTH's argc is then 2), F the password, G the database. */
 static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned at, int argc, unsigned char *out,
                            size_t cap, size_t pos) {
     size_t len;
     const char *a, *t;
     char num[41]; /* (a number, or a SHA1 in hex) */
-#if RLOCK__ENC_TEMPLATE
-    if (at == RLOCK__C_REQ) { /* lk's request (rlock__encode_lock) */
-        at = RLOCK__C_AT_SCRIPT;
-        argc = (unsigned char)rlock__c_tpls[RLOCK__C_AT_ARGC + lk->op.round.script];
-    }
-#endif
     t = rlock__c_tpls + at;
     a = NULL; /* the array's header first (rlock__put_header), then each argument */
     len = (size_t)argc;
@@ -5046,10 +5054,9 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
         case 'B': a = lk->key; len = lk->key_len; break;
         case 'C': a = lk->owner; len = RLOCK_TOKEN_LEN; break; /* (a simple lock's owner: its token) */
         case 'D': len = rlock__utoa(num, lk->op.ttl); break;
-        case 'E': len = lk->op.round.script == RLOCK__S_SIMPLE_ACQUIRE ? rlock__utoa(num, lk->op.wait_left) : 0; break;
-        case 'F': a = n->username ? n->username : n->password; len = strlen(a); break; /* (AUTH password: argc 2) */
-        case 'G': a = n->password; len = strlen(a); break;
-        case 'H': len = rlock__utoa(num, (rlock__unum)n->db); break;
+        case 'E': a = n->username ? n->username : n->password; len = strlen(a); break; /* (AUTH password: argc 2) */
+        case 'F': a = n->password; len = strlen(a); break;
+        case 'G': len = rlock__utoa(num, (rlock__unum)n->db); break;
         default: a = t + 1; len = (size_t)*t; t += len;
         }
     }
@@ -5059,7 +5066,7 @@ static size_t rlock__c_tpl(const rlock_node *n, const rlock_lock *lk, unsigned a
 /* The compact engine's requests without the wait queue and the EVAL
  * fallback (RLOCK_SMALLEST): the bytes the general encoder would write, from
  * its template (rlock__c_tpl; always EVALSHA: i and how are not read). */
-#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, 0, (out), (cap), 0)
+#define rlock__encode_lock(lk, i, out, cap, how) rlock__c_tpl(NULL, (lk), RLOCK__C_REQ, RLOCK__C_REQ_ARGC, (out), (cap), 0)
 #else
 static int rlock__token_kind(rlock_kind k);
 /* The arguments of each lock script after "numkeys", by RLOCK__S_* below
@@ -6363,8 +6370,9 @@ static void rlock__client_step(rlock_client *c) {
  * and tallies. One request in flight on the connection at a time (AUTH and
  * SELECT go ahead of the first one after a connect): a lock whose turn has
  * not come waits until the reply before it is read. Replies are RESP2
- * scalars or arrays of integers. The requests (rlock__encode_lock), scripts,
- * statuses and error texts are the general engine's; each answer is read
+ * scalars or arrays of integers. The requests (rlock__encode_lock; from
+ * templates, RLOCK_SMALLEST, without the wait left no script reads here),
+ * scripts, statuses and error texts are the general engine's; each answer is read
  * as rlock__round_store does (rlock__c_answer) and judged as it comes, with
  * no round left to tally (rlock__c_judge); its round and op structs keep
  * only what it uses (section 5). It defines the same
@@ -6397,14 +6405,15 @@ typedef struct rlock__c_rep {
     rlock__num count; /* an array's element count */
     const char *str;  /* the first line after its type byte (a status's or error's text) */
     size_t len;
-    int type;         /* the type byte: '+', '-', ':', '*'; '$' only for nil ($-1; nil: count -1, not ':') */
+    int type;         /* the type byte: '+', '-', ':', '*' */
 } rlock__c_rep;
 
 /* One reply from b[0..len), read as what a simple lock can be answered
- * with: a status, an error, an integer, nil ($-1, *-1), or an array of at
- * most three integers (the acquire script's; with fencing its third, the
- * fence, may be a bulk string of digits), walked line by line. > 0 its
- * length, 0 incomplete, < 0 malformed: so is every other reply (a bulk
+ * with: a status, an error, an integer, or an array of at most three
+ * integers (the acquire script's; with fencing its third, the fence, may
+ * be a bulk string of digits), walked line by line. > 0 its length, 0
+ * incomplete, < 0 malformed: so is every other reply (nil - the plain SET
+ * NX PX's refusal, which the compact engine does not send -, a bulk
  * string, an array element that is not an integer, a longer array, RESP3
  * types), never an answer to what it sends; a line that cannot fit in cap
  * bytes at once. A
@@ -6415,7 +6424,7 @@ typedef struct rlock__c_rep {
  * 2^30 caps no backoff (backoff_max_ms <= 2^30), so they act the same. */
 /* The line at b[p..len) (its type byte, its text, CRLF): the index after
  * it, 0 incomplete, -1 malformed; *k its number (0 for a status or an
- * error), checked to be an integer, nil, or an array's count (0 to
+ * error), checked to be an integer or an array's count (0 to
  * RLOCK__C_ELEMS: each element has its slot in rlock__c_rep.v). */
 static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size_t len, size_t cap, rlock__num *k) {
     size_t q, i;
@@ -6446,8 +6455,8 @@ static RLOCK__NOINLINE long rlock__c_line(const unsigned char *b, size_t p, size
     (void)i;
     if (q == p || rlock__resp_int(b + p + 1, q - p - 1, k) != 0) return -1; /* fence tokens: any 64-bit number */
 #endif
-    /* an integer; else nil, or an array's count (below -1 or past RLOCK__C_ELEMS: malformed) */
-    if (c != ':' && (c != '$' || *k != -1) && (c != '*' || (size_t)*k + 1 > RLOCK__C_ELEMS + 1)) return -1;
+    /* an integer; else an array's count (negative - nil - or past RLOCK__C_ELEMS: malformed) */
+    if (c != ':' && (c != '*' || (size_t)*k > RLOCK__C_ELEMS)) return -1;
     return (long)q + 2;
 }
 #if RLOCK__HAS_FENCING
@@ -6479,7 +6488,7 @@ static long rlock__c_parse(const unsigned char *b, size_t len, size_t cap, rlock
     o->len = (size_t)e - 3;
     o->v[0] = o->count;
     if (RLOCK__HAS_FENCING) o->v[2] = 0; /* (the fence: none without fencing) */
-    for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements (nil: -1, none) */
+    for (i = 0; c == '*' && i < o->count; i++) { /* an array's elements */
 #if RLOCK__HAS_FENCING
         if (i == 2 && (size_t)e < len && b[e] == '$') { /* the fence, as text */
             e = rlock__c_text_num(b, (size_t)e, len, cap, &o->v[2]);
@@ -6541,7 +6550,7 @@ typedef char rlock__c_words_near[sizeof(void *) > 4 || offsetof(rlock_node, x.co
  * appended: tx_len is kept). */
 static RLOCK__NOINLINE int rlock__c_cmd(rlock_node *n, const rlock_lock *lk, unsigned tpl, int argc) {
     size_t end, at = n->x.tx_len;
-#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ) */
+#if RLOCK__ENC_TEMPLATE /* (the templates write lk's request too: RLOCK__C_REQ is its template's) */
     end = rlock__c_tpl(n, lk, tpl, argc, n->tx, sizeof n->tx, at);
 #else
     unsigned char *out = n->tx + at;
@@ -6606,10 +6615,13 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     unsigned head = 0;
     int again = 0; /* SELECT node.db (a new connection; a shared one that was idle) */
     if (lk) { /* lk's request (rlock__c_submit): its deadline from now, passed in deadline */
-        const rlock_round *rd = &lk->op.round;
-        rlock__ms start = rd->start;
+        rlock__ms start = deadline;
         if (x->count) return; /* (its own included: answers are judged as they come) */
-        if (!RLOCK__C_EVALED(rd) && RLOCK__MS_BEFORE(start, deadline)) start = deadline;
+        /* (the EVAL fallback's: the EVAL sent again after NOSCRIPT, and one
+         * sent while the clock reads before the round's start, from that
+         * start. Without it a request goes once, its timeout from now.) */
+        if (RLOCK__HAS_EVAL && (RLOCK__C_EVALED(&lk->op.round) || RLOCK__MS_BEFORE(deadline, lk->op.round.start)))
+            start = lk->op.round.start;
         deadline = start + rlock__node_timeout(lk, lk->op.ttl, start);
     }
     x->tx_len = x->rx_len = 0; /* (nothing is in flight: what is left in them was sent or read) */
@@ -6666,7 +6678,7 @@ static void rlock__c_claim(rlock_node *n, rlock_lock *lk, rlock__ms deadline) {
     /* (tx is empty here, and an empty buffer holds any request: RLOCK_TX_BUF
      * is checked at compile time) */
     if (x->head) x->head |= RLOCK__C_ALONE;
-    else (void)rlock__c_cmd(n, lk, RLOCK__C_REQ, 0);
+    else (void)rlock__c_cmd(n, lk, RLOCK__C_REQ, RLOCK__C_REQ_ARGC);
     goto claim;
 fail_txt:
     (void)rlock__c_txt(n, why);
@@ -6738,7 +6750,7 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
              * or 1, one test of the two (a negative one has high bits).
              * Only an array passes: another reply's count is its v[0],
-             * -1 or 0 (rlock__c_parse)) */
+             * an integer's value or a status's 0 (rlock__c_parse)) */
             st = RLOCK_E_PROTOCOL;
         } else if (!(rep->v[0] | ~rep->v[1])) { /* {0, -1}: the only pair whose v[0] | ~v[1] is 0 */
             st = RLOCK_E_FOREIGN;
@@ -6885,7 +6897,6 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
     if (!cleanup) {
         kind = op->kind;
         if (kind == RLOCK__OP_ACQUIRE) {
-            rlock__ms left;
             if (r->script || !op->attempts) {
                 /* the first attempt, or the last round was a cleanup (an
                  * attempt's script is 0): a fresh grant - a new token, and
@@ -6901,9 +6912,13 @@ static void rlock__c_round(rlock_lock *lk, rlock__ms now, int cleanup) {
                 lk->state = RLOCK_STATE_IDLE; /* (its hold count is 1 while HELD: rlock_hold_count) */
             }
             if (op->timed == 2) op->wait_end = now + RLOCK__MS_FAR - 1u; /* forever: renewed by each attempt */
-            left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
             op->attempts++;
-            op->wait_left = left > 86400000u ? 86400000u : left;
+#if !RLOCK__ENC_TEMPLATE /* (the general encoder's wait left: the templates send none) */
+            {
+                rlock__ms left = RLOCK__MS_BEFORE(now, op->wait_end) ? op->wait_end - now : 0;
+                op->wait_left = left > 86400000u ? 86400000u : left;
+            }
+#endif
         }
         n->result = RLOCK_WOULD_BLOCK; /* (rlock__node_note's, no text) */
         n->err[0] = '\0';

@@ -1614,7 +1614,9 @@ static void test_tx_floor(void) {
             LK.param = LLONG_MAX;
             LK.held_mask = 1;
             LK.op.queue = 1;
+#if !RLOCK__ENC_TEMPLATE /* (the templates send no wait left) */
             LK.op.wait_left = 86400000u;
+#endif
 #ifndef RLOCK_NO_PRIMITIVES /* (a semaphore's permits, a writer's hold-off) */
             LK.op.arg5 = UINT32_MAX; /* (its type's largest) */
 #endif
