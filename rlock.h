@@ -3805,6 +3805,9 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? rlock__auth_error(ev->reply.v.str, ev->reply.v.len) : RLOCK_E_REDIS,
                           n->xerr);
             return -1;
+        } else if (ev->reply.v.type != RLOCK_RESP_STATUS) { /* (+OK; a nil, say, is no AUTH: nothing goes behind it) */
+            rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected reply to AUTH or SELECT");
+            return -1;
         }
         (void)rlock__x_pop(n, ev, RLOCK__EV_REPLY);
         return -1;
