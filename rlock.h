@@ -6823,6 +6823,7 @@ static rlock_status rlock__c_next(rlock_node *n, rlock__ms now, rlock__c_rep *re
                 rlock__c_refused(n, x->head, rep->str, rep->len);
                 continue;
             }
+            if (rep->str[1] != 'K') goto drop; /* (not +OK: an integer, an array, another status; 8 B) */
             x->head &= x->head - 1u; /* (its lowest bit cleared) */
             x->rx_len -= (size_t)used; /* (the reply taken out of rx, as the send's bytes out of tx) */
             memmove(n->rx, n->rx + used, x->rx_len);

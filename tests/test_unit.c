@@ -4633,25 +4633,6 @@ static void test_client_connect(void) {
     CHECK_EQ_LL(F[0].n_reqs, 1 + RLOCK__COMPACT); /* (the general engine's PING waited for AUTH's reply) */
     env_done();
 
-    /* AUTH answered with nil (no server sends it): not AUTH's +OK - the
-     * stream is malformed, the connection dropped, the acquire sent nowhere
-     * (both engines took it for +OK and sent the acquire behind it); the
-     * compact engine, which cannot tell its request from one sent, cleans
-     * up on a new connection */
-    env_reset("AUTH answered with nil");
-    env_up(1, 1, RLOCK_KIND_SIMPLE);
-    N[0].password = "pw";
-    fk_add(&F[0], "AUTH", "$-1\r\n");
-#if RLOCK__COMPACT /* (its request waits unqueued behind AUTH: the engine does not tell it from one sent) */
-    fk_add(&F[0], "AUTH", "+OK\r\n"); /* the attempt's cleanup, on a new connection */
-    fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
-#endif
-    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
-    CHECK_EQ_LL(F[0].n_reqs, 1 + 2 * RLOCK__COMPACT);
-    CHECK(!req_has(&F[0], 0, "EVALSHA") && !req_has(&F[0], 1, rlock_script_sha(S_ACQ)));
-    CHECK(F[0].close_calls >= 1);
-    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
-    env_done();
 
     env_reset("client connect, one node: no identity round");
     env_up(1, 1, RLOCK_KIND_SIMPLE);
@@ -4659,6 +4640,33 @@ static void test_client_connect(void) {
     CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
     CHECK_EQ_LL(F[0].n_reqs, 1);
     env_done();
+}
+
+/* AUTH answered with nil, an integer or an array (no server sends them):
+ * not AUTH's +OK - the stream is malformed, the connection dropped, the
+ * acquire sent nowhere (both engines took such a reply for +OK and sent the
+ * acquire behind it); the compact engine, whose request waits unqueued
+ * behind AUTH and which cannot tell it from one sent, cleans up on a new
+ * connection. */
+static void test_auth_reply_not_ok(void) {
+    static const char *const not_ok[3] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n" };
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        env_reset("AUTH answered with nil, an integer, an array");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        N[0].password = "pw";
+        fk_add(&F[0], "AUTH", not_ok[i]);
+#if RLOCK__COMPACT
+        fk_add(&F[0], "AUTH", "+OK\r\n"); /* the attempt's cleanup, on a new connection */
+        fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+#endif
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+        CHECK_EQ_LL(F[0].n_reqs, 1 + 2 * RLOCK__COMPACT);
+        CHECK(!req_has(&F[0], 0, "EVALSHA") && !req_has(&F[0], 1, rlock_script_sha(S_ACQ)));
+        CHECK(F[0].close_calls >= 1);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        env_done();
+    }
 }
 
 /* FAULTS.md row 28: one server listed twice under different names answers
@@ -5624,6 +5632,7 @@ int main(void) {
     test_clock_wrap();
     test_clock_stale_handle();
     test_client_connect();
+    test_auth_reply_not_ok();
 #if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();
 #endif
