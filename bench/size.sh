@@ -24,7 +24,7 @@
 # CI: its figures depend on the compilers' versions.
 # --kv prints the "size CONFIG TARGET OPT text rodata data bss" lines only.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 kv=0; [ "${1:-}" = --kv ] && kv=1
 out=${BUILD:-build}/size; mkdir -p "$out"
 goal_smallest=4096; goal_full=10240
@@ -335,7 +335,7 @@ one() {
     fi
     prog=$(cfg_prog "$cfg"); defs=$(cfg_defs "$cfg"); fl="$(tgt_flags "$tgt") $opt $common"
     d=$out/$tgt$opt-$cfg; mkdir -p "$d"
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086,SC2046 # (flag lists: split on purpose)
     if ! { $cc $warn $fl $defs -c bench/size/core.c -o "$d/core.o" &&
            $cc $warn $fl $defs -c "bench/size/$prog.c" -o "$d/prog.o" &&
            $cc $warn $fl $defs -c bench/size/stubs.c -o "$d/stubs.o" &&
