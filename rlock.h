@@ -3805,7 +3805,8 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? rlock__auth_error(ev->reply.v.str, ev->reply.v.len) : RLOCK_E_REDIS,
                           n->xerr);
             return -1;
-        } else if (ev->reply.v.type != RLOCK_RESP_STATUS) { /* (+OK; a nil, say, is no AUTH: nothing goes behind it) */
+        } else if (ev->reply.v.type != RLOCK_RESP_STATUS || ev->reply.v.len != 2) {
+            /* (+OK: a nil, another status - +PONG, out of step: not OK's length, 8 B - is no AUTH) */
             rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected reply to AUTH or SELECT");
             return -1;
         }

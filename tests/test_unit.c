@@ -4642,30 +4642,37 @@ static void test_client_connect(void) {
     env_done();
 }
 
-/* AUTH answered with nil, an integer or an array (no server sends them):
- * not AUTH's +OK - the stream is malformed, the connection dropped, the
- * acquire sent nowhere (both engines took such a reply for +OK and sent the
- * acquire behind it); the compact engine, whose request waits unqueued
- * behind AUTH and which cannot tell it from one sent, cleans up on a new
- * connection. */
+/* AUTH or SELECT answered with nil, an integer, an array or another
+ * status (+PONG: out of step; no server sends them): not +OK - the stream
+ * is malformed, the connection dropped, the acquire sent nowhere (both
+ * engines took such a reply for +OK and sent the acquire behind it; the
+ * general engine still took another status); the compact engine, whose
+ * request waits unqueued behind AUTH and which cannot tell it from one
+ * sent, cleans up on a new connection. */
 static void test_auth_reply_not_ok(void) {
-    static const char *const not_ok[3] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n" };
+    static const char *const not_ok[4] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n", "+PONG\r\n" };
     size_t i;
-    for (i = 0; i < 3; i++) {
-        env_reset("AUTH answered with nil, an integer, an array");
-        env_up(1, 1, RLOCK_KIND_SIMPLE);
-        N[0].password = "pw";
-        fk_add(&F[0], "AUTH", not_ok[i]);
+    int select;
+    for (select = 0; select < 2; select++) {
+        const char *cmd = select ? "SELECT" : "AUTH";
+        for (i = 0; i < 4; i++) {
+            env_reset("AUTH or SELECT answered with nil, an integer, an array, another status");
+            env_up(1, 1, RLOCK_KIND_SIMPLE);
+            if (select) N[0].db = 5;
+            else N[0].password = "pw";
+            fk_add(&F[0], cmd, not_ok[i]);
 #if RLOCK__COMPACT
-        fk_add(&F[0], "AUTH", "+OK\r\n"); /* the attempt's cleanup, on a new connection */
-        fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+            fk_add(&F[0], cmd, "+OK\r\n"); /* the attempt's cleanup, on a new connection */
+            fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
 #endif
-        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
-        CHECK_EQ_LL(F[0].n_reqs, 1 + 2 * RLOCK__COMPACT);
-        CHECK(!req_has(&F[0], 0, "EVALSHA") && !req_has(&F[0], 1, rlock_script_sha(S_ACQ)));
-        CHECK(F[0].close_calls >= 1);
-        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
-        env_done();
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+            CHECK_MSG(F[0].n_reqs == 1 + 2 * RLOCK__COMPACT, "%s reply %lu: %d requests", cmd, (unsigned long)i,
+                      F[0].n_reqs);
+            CHECK(!req_has(&F[0], 0, "EVALSHA") && !req_has(&F[0], 1, rlock_script_sha(S_ACQ)));
+            CHECK(F[0].close_calls >= 1);
+            CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+            env_done();
+        }
     }
 }
 
