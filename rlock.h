@@ -6343,7 +6343,10 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_clear(n, RLOCK_OK); }
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
             rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
-        else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+        else { /* a well-formed reply of the wrong type: the stream is not trusted either */
+            rlock__x_drop(rlock__x_node(n), RLOCK_E_PROTOCOL, "unexpected reply to PING");
+            rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+        }
     } else { /* RLOCK__TAG_CALL (an UNSUBSCRIBE is nobody's: above) */
         rlock__call *call = (rlock__call *)ev->owner;
         call->done(call, c, i, ev);
@@ -7203,7 +7206,10 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             if (st != RLOCK_OK) rlock__node_notez(n, st, n->x.xerr);
             else if (rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
             else if (rep.type == '-') rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
-            else rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
+            else { /* a well-formed reply of the wrong type: the stream is not trusted either */
+                rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("unexpected reply to PING"));
+                rlock__node_notez(n, RLOCK_E_PROTOCOL, n->x.xerr);
+            }
             break;
         }
     } else { /* (the claim failed; or PING does not fit behind AUTH / SELECT) */

@@ -4676,6 +4676,30 @@ static void test_auth_reply_not_ok(void) {
     }
 }
 
+/* rlock_client_connect's PING answered with nil, an integer or an array:
+ * RLOCK_E_PROTOCOL, which says the connection was dropped - it was kept
+ * (both engines), its stream out of step for the next request; the next
+ * acquire connects again. (The compact engine reads nil as malformed.) */
+static void test_ping_reply_unexpected(void) {
+    static const char *const wrong[3] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n" };
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        env_reset("PING answered with nil, an integer, an array");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], "PING", wrong[i]);
+        CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_PROTOCOL);
+        CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_E_PROTOCOL);
+        CHECK(why_is(rlock_node_error(&N[0]),
+                     RLOCK__COMPACT && i == 0 ? "malformed or oversized reply" : "unexpected reply to PING"));
+        CHECK_MSG(F[0].close_calls == 1, "PING reply %lu: closes %ld", (unsigned long)i, F[0].close_calls);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_MSG(F[0].connect_calls == 2 && F[0].req_conn[1] == 2, "PING reply %lu: connects %ld", (unsigned long)i,
+                  F[0].connect_calls);
+        env_done();
+    }
+}
+
 /* FAULTS.md row 28: one server listed twice under different names answers
  * with one run_id: two votes for one server. rlock_client_connect refuses
  * (E_BADARG, the node's error names the other node and the run_id), closes
@@ -5640,6 +5664,7 @@ int main(void) {
     test_clock_stale_handle();
     test_client_connect();
     test_auth_reply_not_ok();
+    test_ping_reply_unexpected();
 #if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();
 #endif
