@@ -6332,10 +6332,15 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         rlock_node *n = c->nodes[i];
         p->answered |= 1u << i;
         if (p->run_id) { /* a refused probe (no EVAL or INFO for this user): identity unknown */
-            if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_BULK && ev->reply.v.len > 0 &&
-                ev->reply.v.len <= sizeof p->id[i]) {
-                memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
-                p->id_len[i] = ev->reply.v.len;
+            if (ev->kind != RLOCK__EV_REPLY) return;
+            if (ev->reply.v.type == RLOCK_RESP_BULK) {
+                if (ev->reply.v.len > 0 && ev->reply.v.len <= sizeof p->id[i]) {
+                    memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
+                    p->id_len[i] = ev->reply.v.len;
+                }
+            } else if (ev->reply.v.type != RLOCK_RESP_NIL && ev->reply.v.type != RLOCK_RESP_ERROR) {
+                /* (not its script's text, nil or a refusal: the stream is not trusted either) */
+                rlock__x_drop(rlock__x_node(n), RLOCK_E_PROTOCOL, "unexpected reply to run_id");
             }
             return;
         }

@@ -4700,6 +4700,37 @@ static void test_ping_reply_unexpected(void) {
     }
 }
 
+#if RLOCK_MAX_NODES >= 3 && !RLOCK__COMPACT
+/* The identity round's run_id answered with a reply of the wrong type (an
+ * integer, an array, a status; its script answers a bulk string, nil, or an
+ * error): the identity is unknown, as for nil, and the stream is not
+ * trusted - the connection is dropped; the next request connects again. */
+static void test_run_id_reply_unexpected(void) {
+    static const char *const wrong[3] = { ":1\r\n", "*1\r\n:1\r\n", "+OK\r\n" };
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        env_reset("run_id answered with an integer, an array, a status");
+        env_up(3, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], "PING", "+PONG\r\n");
+        fk_add(&F[1], "PING", "+PONG\r\n");
+        fk_add(&F[2], "PING", "+PONG\r\n");
+        fk_add(&F[0], "run_id", wrong[i]);
+        fk_add(&F[1], "run_id", RUN_ID_B);
+        fk_add(&F[2], "run_id", RUN_ID_C);
+        CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
+        CHECK_MSG(F[0].close_calls == 1, "run_id reply %lu: closes %ld", (unsigned long)i, F[0].close_calls);
+        CHECK(F[1].close_calls == 0 && F[2].close_calls == 0);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_MSG(F[0].connect_calls == 2 && F[0].req_conn[2] == 2, "run_id reply %lu: connects %ld", (unsigned long)i,
+                  F[0].connect_calls);
+        env_done();
+    }
+}
+#endif
+
 /* FAULTS.md row 28: one server listed twice under different names answers
  * with one run_id: two votes for one server. rlock_client_connect refuses
  * (E_BADARG, the node's error names the other node and the run_id), closes
@@ -5665,6 +5696,9 @@ int main(void) {
     test_client_connect();
     test_auth_reply_not_ok();
     test_ping_reply_unexpected();
+#if RLOCK_MAX_NODES >= 3 && !RLOCK__COMPACT
+    test_run_id_reply_unexpected();
+#endif
 #if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();
 #endif
