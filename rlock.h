@@ -3805,7 +3805,8 @@ static RLOCK__INLINE int rlock__x_parse_step(rlock__x *n, rlock__event *ev) {
             rlock__x_drop(n, p->tag == RLOCK__TAG_AUTH ? rlock__auth_error(ev->reply.v.str, ev->reply.v.len) : RLOCK_E_REDIS,
                           n->xerr);
             return -1;
-        } else if (ev->reply.v.type != RLOCK_RESP_STATUS) { /* (+OK; a nil, say, is no AUTH: nothing goes behind it) */
+        } else if (ev->reply.v.type != RLOCK_RESP_STATUS || ev->reply.v.len != 2) {
+            /* (+OK: a nil, another status - +PONG, out of step: not OK's length, 8 B - is no AUTH) */
             rlock__x_drop(n, RLOCK_E_PROTOCOL, "unexpected reply to AUTH or SELECT");
             return -1;
         }
@@ -6331,10 +6332,15 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         rlock_node *n = c->nodes[i];
         p->answered |= 1u << i;
         if (p->run_id) { /* a refused probe (no EVAL or INFO for this user): identity unknown */
-            if (ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_BULK && ev->reply.v.len > 0 &&
-                ev->reply.v.len <= sizeof p->id[i]) {
-                memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
-                p->id_len[i] = ev->reply.v.len;
+            if (ev->kind != RLOCK__EV_REPLY) return;
+            if (ev->reply.v.type == RLOCK_RESP_BULK) {
+                if (ev->reply.v.len > 0 && ev->reply.v.len <= sizeof p->id[i]) {
+                    memcpy(p->id[i], ev->reply.v.str, ev->reply.v.len);
+                    p->id_len[i] = ev->reply.v.len;
+                }
+            } else if (ev->reply.v.type != RLOCK_RESP_NIL && ev->reply.v.type != RLOCK_RESP_ERROR) {
+                /* (not its script's text, nil or a refusal: the stream is not trusted either) */
+                rlock__x_drop(rlock__x_node(n), RLOCK_E_PROTOCOL, "unexpected reply to run_id");
             }
             return;
         }
@@ -6342,7 +6348,10 @@ static void rlock__deliver(rlock_client *c, size_t i, rlock__x *n, rlock__event 
         else if (ev->reply.v.type == RLOCK_RESP_STATUS) { p->up |= 1u << i; rlock__node_clear(n, RLOCK_OK); }
         else if (ev->reply.v.type == RLOCK_RESP_ERROR)
             rlock__node_note(n, rlock__map_error(ev->reply.v.str, ev->reply.v.len), ev->reply.v.str, ev->reply.v.len);
-        else rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+        else { /* a well-formed reply of the wrong type: the stream is not trusted either */
+            rlock__x_drop(rlock__x_node(n), RLOCK_E_PROTOCOL, "unexpected reply to PING");
+            rlock__node_notez(n, RLOCK_E_PROTOCOL, "unexpected reply to PING");
+        }
     } else { /* RLOCK__TAG_CALL (an UNSUBSCRIBE is nobody's: above) */
         rlock__call *call = (rlock__call *)ev->owner;
         call->done(call, c, i, ev);
@@ -7202,7 +7211,10 @@ RLOCKDEF rlock_status rlock_client_connect(rlock_client *c, uint32_t timeout_ms)
             if (st != RLOCK_OK) rlock__node_notez(n, st, n->x.xerr);
             else if (rep.type == '+') return rlock__node_notez(n, RLOCK_OK, ""), RLOCK_OK;
             else if (rep.type == '-') rlock__node_note(n, rlock__map_error(rep.str, rep.len), rep.str, rep.len);
-            else rlock__node_notez(n, RLOCK_E_PROTOCOL, rlock__c_txt(n, RLOCK__TXT("unexpected reply to PING")));
+            else { /* a well-formed reply of the wrong type: the stream is not trusted either */
+                rlock__c_dropz(n, RLOCK_E_PROTOCOL, RLOCK__TXT("unexpected reply to PING"));
+                rlock__node_notez(n, RLOCK_E_PROTOCOL, n->x.xerr);
+            }
             break;
         }
     } else { /* (the claim failed; or PING does not fit behind AUTH / SELECT) */

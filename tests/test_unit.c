@@ -4642,29 +4642,117 @@ static void test_client_connect(void) {
     env_done();
 }
 
-/* AUTH answered with nil, an integer or an array (no server sends them):
- * not AUTH's +OK - the stream is malformed, the connection dropped, the
- * acquire sent nowhere (both engines took such a reply for +OK and sent the
- * acquire behind it); the compact engine, whose request waits unqueued
- * behind AUTH and which cannot tell it from one sent, cleans up on a new
- * connection. */
+/* AUTH or SELECT answered with nil, an integer, an array or another
+ * status (+PONG: out of step; no server sends them): not +OK - the stream
+ * is malformed, the connection dropped, the acquire sent nowhere (both
+ * engines took such a reply for +OK and sent the acquire behind it; the
+ * general engine still took another status); the compact engine, whose
+ * request waits unqueued behind AUTH and which cannot tell it from one
+ * sent, cleans up on a new connection. */
 static void test_auth_reply_not_ok(void) {
-    static const char *const not_ok[3] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n" };
+    static const char *const not_ok[4] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n", "+PONG\r\n" };
+    size_t i;
+    int select;
+    for (select = 0; select < 2; select++) {
+        const char *cmd = select ? "SELECT" : "AUTH";
+        for (i = 0; i < 4; i++) {
+            env_reset("AUTH or SELECT answered with nil, an integer, an array, another status");
+            env_up(1, 1, RLOCK_KIND_SIMPLE);
+            if (select) N[0].db = 5;
+            else N[0].password = "pw";
+            fk_add(&F[0], cmd, not_ok[i]);
+#if RLOCK__COMPACT
+            fk_add(&F[0], cmd, "+OK\r\n"); /* the attempt's cleanup, on a new connection */
+            fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+#endif
+            CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
+            CHECK_MSG(F[0].n_reqs == 1 + 2 * RLOCK__COMPACT, "%s reply %lu: %d requests", cmd, (unsigned long)i,
+                      F[0].n_reqs);
+            CHECK(!req_has(&F[0], 0, "EVALSHA") && !req_has(&F[0], 1, rlock_script_sha(S_ACQ)));
+            CHECK(F[0].close_calls >= 1);
+            CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+            env_done();
+        }
+    }
+}
+
+/* rlock_client_connect's PING answered with nil, an integer or an array:
+ * RLOCK_E_PROTOCOL, which says the connection was dropped - it was kept
+ * (both engines), its stream out of step for the next request; the next
+ * acquire connects again. (The compact engine reads nil as malformed.) */
+static void test_ping_reply_unexpected(void) {
+    static const char *const wrong[3] = { "$-1\r\n", ":1\r\n", "*1\r\n:1\r\n" };
     size_t i;
     for (i = 0; i < 3; i++) {
-        env_reset("AUTH answered with nil, an integer, an array");
+        env_reset("PING answered with nil, an integer, an array");
         env_up(1, 1, RLOCK_KIND_SIMPLE);
-        N[0].password = "pw";
-        fk_add(&F[0], "AUTH", not_ok[i]);
-#if RLOCK__COMPACT
-        fk_add(&F[0], "AUTH", "+OK\r\n"); /* the attempt's cleanup, on a new connection */
-        fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+        fk_add(&F[0], "PING", wrong[i]);
+        CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_E_PROTOCOL);
+        CHECK_EQ_ST(rlock_node_status(&N[0]), RLOCK_E_PROTOCOL);
+        CHECK(why_is(rlock_node_error(&N[0]),
+                     RLOCK__COMPACT && i == 0 ? "malformed or oversized reply" : "unexpected reply to PING"));
+        CHECK_MSG(F[0].close_calls == 1, "PING reply %lu: closes %ld", (unsigned long)i, F[0].close_calls);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_MSG(F[0].connect_calls == 2 && F[0].req_conn[1] == 2, "PING reply %lu: connects %ld", (unsigned long)i,
+                  F[0].connect_calls);
+        env_done();
+    }
+}
+
+#if RLOCK_MAX_NODES >= 3 && !RLOCK__COMPACT
+/* The identity round's run_id answered with a reply of the wrong type (an
+ * integer, an array, a status; its script answers a bulk string, nil, or an
+ * error): the identity is unknown, as for nil, and the stream is not
+ * trusted - the connection is dropped; the next request connects again. */
+static void test_run_id_reply_unexpected(void) {
+    static const char *const wrong[3] = { ":1\r\n", "*1\r\n:1\r\n", "+OK\r\n" };
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        env_reset("run_id answered with an integer, an array, a status");
+        env_up(3, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], "PING", "+PONG\r\n");
+        fk_add(&F[1], "PING", "+PONG\r\n");
+        fk_add(&F[2], "PING", "+PONG\r\n");
+        fk_add(&F[0], "run_id", wrong[i]);
+        fk_add(&F[1], "run_id", RUN_ID_B);
+        fk_add(&F[2], "run_id", RUN_ID_C);
+        CHECK_EQ_ST(rlock_client_connect(&C, 100), RLOCK_OK);
+        CHECK_MSG(F[0].close_calls == 1, "run_id reply %lu: closes %ld", (unsigned long)i, F[0].close_calls);
+        CHECK(F[1].close_calls == 0 && F[2].close_calls == 0);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[2], rlock_script_sha(S_ACQ), GRANT);
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_MSG(F[0].connect_calls == 2 && F[0].req_conn[2] == 2, "run_id reply %lu: connects %ld", (unsigned long)i,
+                  F[0].connect_calls);
+        env_done();
+    }
+}
 #endif
-        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_E_PROTOCOL);
-        CHECK_EQ_LL(F[0].n_reqs, 1 + 2 * RLOCK__COMPACT);
-        CHECK(!req_has(&F[0], 0, "EVALSHA") && !req_has(&F[0], 1, rlock_script_sha(S_ACQ)));
-        CHECK(F[0].close_calls >= 1);
-        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+
+/* RESP3 frames where a lock's RESP2 reply is due (pins README's reader
+ * notes): the general engine reads an attribute as metadata before the
+ * value it annotates (skipped: the grant behind it counts) and a push on a
+ * connection that waits for nothing as no reply (ignored: the grant behind
+ * it counts); a map, a set, a boolean or RESP3's null is a wrong shape
+ * (RLOCK_E_PROTOCOL, the connection dropped, the attempt cleaned up). The
+ * compact engine, and the general one without waiting (no HELLO 3), read
+ * every RESP3 type as malformed: the same. */
+static void test_resp3_frames_on_lock(void) {
+    static const char *const framed[] = { "|1\r\n+k\r\n+v\r\n" GRANT, ">2\r\n+x\r\n+y\r\n" GRANT, "%1\r\n:1\r\n:1\r\n",
+                                          "~2\r\n:1\r\n:1\r\n", "#t\r\n", "_\r\n" };
+    size_t i;
+    for (i = 0; i < sizeof framed / sizeof framed[0]; i++) {
+        int granted = !RLOCK__COMPACT && RLOCK__HAS_WAITING && i < 2; /* (RESP3 is read only with waiting) */
+        env_reset("RESP3 frames where a lock's reply is due");
+        env_up(1, 0, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), framed[i]);
+        if (!granted) fk_add(&F[0], rlock_script_sha(S_REL), ":0\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), granted ? RLOCK_OK : RLOCK_E_PROTOCOL);
+        CHECK_EQ_LL(rlock_lock_state(&LK), granted ? RLOCK_STATE_HELD : RLOCK_STATE_IDLE);
+        CHECK_MSG(F[0].n_reqs == 2 - granted && F[0].close_calls == !granted, "frame %lu: %d requests, %ld closes",
+                  (unsigned long)i, F[0].n_reqs, F[0].close_calls);
         env_done();
     }
 }
@@ -5633,6 +5721,11 @@ int main(void) {
     test_clock_stale_handle();
     test_client_connect();
     test_auth_reply_not_ok();
+    test_ping_reply_unexpected();
+    test_resp3_frames_on_lock();
+#if RLOCK_MAX_NODES >= 3 && !RLOCK__COMPACT
+    test_run_id_reply_unexpected();
+#endif
 #if RLOCK_MAX_NODES >= 3
     test_client_connect_same_server();
 #endif
