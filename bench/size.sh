@@ -304,8 +304,9 @@ limit_superloop=${RLOCK_SIZE_LIMIT_SUPERLOOP:-4042}
 # from check_ttl, the attempt counted where the plain SET is decided)
 # -70 B: 13,514 B; lowered, +0.5 %: 13,581.
 # Fourth session of 2026-11-29: rlock__node_timeout's default simplified
-# -10 B, AUTH's or SELECT's reply that is not a status refused +12 B:
-# 13,516 B; the limit kept.
+# -10 B, then replies out of step dropping the connection (AUTH's / SELECT's
+# that is not +OK, rlock_client_connect's PING and run_id answered with the
+# wrong type) +56 B: 13,560 B; the limit kept.
 limit_full=${RLOCK_SIZE_LIMIT_FULL:-13581}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
