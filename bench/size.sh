@@ -191,8 +191,8 @@ goal_smallest=4096; goal_full=10240
 # template, nil malformed, node timeout simplifications) -108 B; AUTH's or
 # SELECT's reply that is not +OK refused +8 B: 4,194 B; lowered, +0.5 %: 4,215.
 limit_smallest=${RLOCK_SIZE_LIMIT_SMALLEST:-4215}
-# The superloop program (bench/size/superloop.c: the smallest configuration
-# through the non-blocking calls only, as examples/firmware; informational,
+# The superloop program (bench/size/smallest.c -DSIZE_SUPERLOOP: the smallest
+# configuration through the non-blocking calls only, as examples/firmware; informational,
 # the budget is smallest.c's) is enforced at the figure reached too, so that
 # no change trades it for smallest.c's (a blocking body shared with the begin
 # calls made smallest.c 36 B smaller and this one 108 B larger: rejected).
@@ -314,10 +314,10 @@ rc=0
 kvf=$out/sizes.kv; : > "$kvf"
 
 # config name -> program and defines
-cfg_prog() { case $1 in smallest) echo smallest ;; smallest-superloop) echo superloop ;; default) echo default ;; full) echo full ;;
+cfg_prog() { case $1 in smallest|smallest-superloop) echo smallest ;; default) echo default ;; full) echo full ;;
                         default+primitives) echo primitives ;; default+cluster) echo cluster ;;
                         default-*) echo default ;; *) echo full ;; esac; }
-cfg_defs() { case $1 in smallest|smallest-superloop) echo -DRLOCK_SMALLEST ;; default|full|default+primitives|default+cluster) ;;
+cfg_defs() { case $1 in smallest) echo -DRLOCK_SMALLEST ;; smallest-superloop) echo -DRLOCK_SMALLEST -DSIZE_SUPERLOOP ;; default|full|default+primitives|default+cluster) ;;
                         full-*) echo "-D${1#full-}" ;; default-*) echo "-D${1#default-}" ;; esac; }
 # target -> compiler and flags
 tgt_cc() { case $1 in cortex-m0|cortex-m4) echo arm-none-eabi-gcc ;; rv32) echo riscv64-unknown-elf-gcc ;; x86-64) echo gcc ;; esac; }
@@ -409,7 +409,7 @@ if [ -n "$s_text" ] && [ -n "$f_text" ]; then
     [ "$f_text" -le "$limit_full" ] || { echo "size: full .text $f_text B exceeds its limit $limit_full B" >&2; rc=1; }
     if [ -n "$l_text" ]; then
         l=$((l_text + l_ro))
-        echo "superloop: smallest through the non-blocking calls only (bench/size/superloop.c) $l B (enforced limit $limit_superloop B)"
+        echo "superloop: smallest through the non-blocking calls only (smallest.c -DSIZE_SUPERLOOP) $l B (enforced limit $limit_superloop B)"
         [ $l -le "$limit_superloop" ] || { echo "size: superloop .text+.rodata $l B exceeds its limit $limit_superloop B" >&2; rc=1; }
     fi
 else
