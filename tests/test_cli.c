@@ -616,7 +616,10 @@ static void test_lost(void) {
 static void test_server_paused(void) {
     char out[8192], pidf[300], hb[300], go[300], cmd[900], cmd2[900], o[300], s_own[64], *last;
     const char *job[] = { "-t", "3s", "-k", "20", "-S", s_own, "t:paused", "sh", "-c", cmd, NULL };
-    const char *quitter[] = { "-t", "3s", "--command-timeout", "1s", "-S", s_own, "t:paused2", "sh", "-c", cmd2, NULL };
+    /* (6 s: the pause below ends 2.4 s into the lease, 3.5 s before its validity does, so a stalled
+     * test process does not outlast the lease; at 3 s the margin was ~1.5 s, and one loaded CI run
+     * (the i686 cross suites, 4 at once) ended LOST, exit 75) */
+    const char *quitter[] = { "-t", "6s", "--command-timeout", "1s", "-S", s_own, "t:paused2", "sh", "-c", cmd2, NULL };
     long long pttl, prev, expire_at, beat;
     unsigned long long t;
     rh_server own;
@@ -663,7 +666,7 @@ static void test_server_paused(void) {
         rh_sleep_ms(2);
     }
     rh_server_pause(&own);
-    rh_sleep_ms(1100); /* the next renewal is in flight (it times out after 1 s) */
+    rh_sleep_ms(2100); /* the next renewal (at ttl/3, 2 s) is in flight (it times out after 1 s) */
     CHECK(fclose(fopen(go, "w")) == 0);
     rh_sleep_ms(300);
     rh_server_resume(&own);
