@@ -853,6 +853,7 @@ static void rlock__sn_why(char *err, size_t cap, const char *host, int port, con
 static int rlock__sn_ask(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
+        uint64_t now, end;
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
             rlock__posix_fit(c->err, sizeof c->err, "Sentinel ", sn->host[c->sn_at], sn->port[c->sn_at],
@@ -862,8 +863,12 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
         snprintf(c->host, sizeof c->host, "%s", c->sn_ip[c->sn_at]);
         c->port = sn->port[c->sn_at];
         c->addr_index = 0;
-        /* its share of what is left: the last one asked has all of it */
-        c->sn_until = rlock__posix_now_ms() + rlock__posix_connect_left(c) / (sn->n - c->sn_tried);
+        /* its share of what is left: the last one asked has all of it, to
+         * the millisecond (one clock reading, so its share ends with the
+         * connect's bound and a timeout is named as one) */
+        now = rlock__posix_now_ms();
+        end = c->connect_start_ms + rlock__posix_budget(c);
+        c->sn_until = now + (end > now ? end - now : 0) / (sn->n - c->sn_tried);
         r = rlock__posix_start_tcp(c, 0);
         if (r < 0) {
             rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], c->err);
@@ -1030,7 +1035,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     for (;;) {
         long n;
-        int r;
+        int r, spent;
         if (c->phase == RLOCK__SN_NONE) { /* a fresh connect: the first Sentinel */
             c->sn_at = c->sn_first < sn->n ? c->sn_first : 0;
             c->sn_tried = 0;
@@ -1038,7 +1043,10 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             if (!rlock__sn_ask(c)) return RLOCK_IO_ERROR;
             continue;
         }
-        if (rlock__posix_connect_left(c) == 0) {
+        /* the share first: when it ran out with the connect's bound (the
+         * last Sentinel's), the bound is what ran out */
+        spent = rlock__posix_step_left(c) == 0;
+        if (spent && rlock__posix_connect_left(c) == 0) {
             int asking = c->phase <= RLOCK__SN_ASK_READ;
             if (asking) rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], "timed out");
             else rlock__posix_fit(c->err, sizeof c->err, "connect ", c->host, c->port, ": timed out");
@@ -1046,7 +1054,7 @@ static int rlock__posix_sentinel_connect(rlock_posix_conn *c) {
             c->phase = RLOCK__SN_NONE;
             return RLOCK_IO_ERROR;
         }
-        if (rlock__posix_step_left(c) == 0) { /* this Sentinel's share ran out */
+        if (spent) { /* this Sentinel's share ran out */
             char why[sizeof c->err];
             if (c->phase <= RLOCK__SN_ASK_READ) snprintf(why, sizeof why, "did not answer in time");
             else rlock__posix_fit(why, sizeof why - RLOCK__SN_WRAP, "names ", c->host, c->port, ", no answer in time");
