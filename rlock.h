@@ -4533,12 +4533,13 @@ static int rlock__aux_is(const struct rlock_lock *lk, const char *s) {
  * wants (rlock__round_wants_array): an acquire script answers {flag,
  * value[, fence]} (the fence an integer, or its text: RLOCK__LUA_FENCE),
  * a plain SET NX PX acquire +OK or nil (kept as {1,1,0} /
- * {0,0}), any other script a single integer. A reply
- * of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
+ * {0,0}), any other script a single integer, one it can answer
+ * (rlock__answer_fits). A reply of another shape is RLOCK_E_PROTOCOL; a Redis error maps to its status;
  * {0, -1} (held without a TTL) is RLOCK_E_FOREIGN. st: a failure's status
  * (rep NULL), or with a reply its error scan (rlock__round_answer's). Returns
  * the status kept, with an error reply's flag words above it (READONLY). */
 static int rlock__round_wants_array(const rlock_round *r);
+static int rlock__answer_fits(const rlock_round *r, long long x);
 static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_reply *rep) {
     long long *v = r->v[i];
     int want_array = rlock__round_wants_array(r);
@@ -4567,8 +4568,8 @@ static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_repl
             else if (rep->v.type != RLOCK_RESP_NIL)
                 st = RLOCK_E_PROTOCOL;
         } else if (!want_array) {
-            if (rep->v.type == RLOCK_RESP_INTEGER) v[0] = rep->v.integer;
-            else st = RLOCK_E_PROTOCOL;
+            v[0] = rep->v.integer; /* (read only with RLOCK_OK; stored after the test: 8 B more) */
+            if (rep->v.type != RLOCK_RESP_INTEGER || !rlock__answer_fits(r, v[0])) st = RLOCK_E_PROTOCOL;
         } else if (rep->v.type != RLOCK_RESP_ARRAY || (unsigned long long)(rep->count - 2) > 1u) {
             st = RLOCK_E_PROTOCOL;
         } else {
@@ -4830,6 +4831,14 @@ static int rlock__parse_info(rlock_info *info, const char *s, size_t len) {
 static RLOCK__INLINE int rlock__counts_holds(const rlock_round *r) {
     return (int)((RLOCK__S_BIT(REENTRANT_RELEASE) | RLOCK__S_BIT(FAIR_REENTRANT_RELEASE) |
                   RLOCK__S_BIT(READ_RELEASE) | RLOCK__S_BIT(WRITE_RELEASE)) >> r->script) & 1;
+}
+/* Is x an integer r's script can answer (6.4, 6.4b)? An extend's or a
+ * release's 1 or 0; a counting release's holds left (>= 0) or -1; a
+ * force-unlock's 1, 0 or -1. Any other (rlock__round_store: RLOCK_E_PROTOCOL)
+ * is no "not ours", which would end a hold the server may still keep. */
+static RLOCK__INLINE int rlock__answer_fits(const rlock_round *r, long long x) {
+    int counts = rlock__counts_holds(r), minus_one = counts || r->script == RLOCK__S_FORCE;
+    return x >= -minus_one && (x <= 1 || counts);
 }
 #endif
 #define RLOCK__S_KINDS(op)                                                                              \
@@ -6706,9 +6715,9 @@ claim:
  * of lk's request: noted (as rlock__round_answer and rlock__round_store, one
  * node; not a cleanup's) and judged. A reply is read as plain numbers in
  * rep->v: the acquire script's {flag, pttl[, fence]}, extend's and
- * release's integer. Another shape is RLOCK_E_PROTOCOL (the connection
- * dropped), a Redis error its status (NOSCRIPT: loaded with EVAL, or our
- * text), {0, -1} (held without a TTL) RLOCK_E_FOREIGN. */
+ * release's 1 or 0. Another shape or integer is RLOCK_E_PROTOCOL (the
+ * connection dropped), a Redis error its status (NOSCRIPT: loaded with EVAL,
+ * or our text), {0, -1} (held without a TTL) RLOCK_E_FOREIGN. */
 static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rlock__c_rep *rep, rlock__ms now) {
     static const rlock__txt unexpected[RLOCK__TXT_TABLE(3)] = { /* by script: acquire, extend, release; one per line */
         RLOCK__TXT("unexpected reply to acquire"),
@@ -6757,7 +6766,9 @@ static void rlock__c_answer(rlock_lock *lk, rlock_node *n, rlock_status st, rloc
             len = rep->len;
             goto note;
         } else if (r->script != RLOCK__S_SIMPLE_ACQUIRE) {
-            if (t != ':') st = RLOCK_E_PROTOCOL;
+            /* extend's and release's 1 or 0: any other integer is no answer of
+             * theirs, not a "not ours" that would end a hold the server may keep */
+            if (t != ':' || (unsigned long long)rep->v[0] > 1u) st = RLOCK_E_PROTOCOL;
         } else if ((unsigned long long)((rep->count - 2) | rep->v[0]) > 1u) {
             /* (not {0 or 1, pttl[, fence]}: count - 2 and the flag both 0
              * or 1, one test of the two (a negative one has high bits).

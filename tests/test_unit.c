@@ -2697,6 +2697,118 @@ static void test_wrong_shape(void) {
     env_done();
 }
 
+/* An integer no script answers (rlock__answer_fits; the compact engine's
+ * rlock__c_answer): an extend's or a release's is 1 or 0 (a counting
+ * release's holds left or -1, a force-unlock's 1, 0 or -1). Another one is
+ * a reply of the wrong shape - RLOCK_E_PROTOCOL, the connection dropped, the
+ * lock kept as held (its outcome unknown) - not the "not ours" it was read
+ * as before: LOST (extend) or released-and-lost (release), a hold the
+ * server may still keep forgotten. */
+static void test_out_of_range_integer(void) {
+    /* (18 digits at most: the compact reader's longest number) */
+    static const char *const bad[] = { ":2\r\n", ":-1\r\n", ":99\r\n", ":-2\r\n", ":2147483648\r\n",
+                                       ":-999999999999999999\r\n" };
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        long long validity;
+        env_reset("out-of-range integer to extend");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[0], rlock_script_sha(S_EXT), bad[i]);
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        validity = rlock_validity_ms(&LK);
+        CHECK_MSG(rlock_extend(&LK, 20000) == RLOCK_E_PROTOCOL, "extend answered %.*s", (int)strlen(bad[i]) - 2, bad[i]);
+        CHECK(why_is(rlock_node_error(&N[0]), "unexpected reply to extend"));
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD); /* not LOST: the key may still be ours */
+        CHECK_EQ_LL(rlock_validity_ms(&LK), validity);        /* nor extended */
+        CHECK_MSG(F[0].close_calls == 1, "E_PROTOCOL must drop the connection (closes %ld)", F[0].close_calls);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK); /* nothing left behind */
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        env_done();
+
+        env_reset("out-of-range integer to release");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[0], rlock_script_sha(S_REL), bad[i]);
+        fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_MSG(rlock_release(&LK) == RLOCK_E_PROTOCOL, "release answered %.*s", (int)strlen(bad[i]) - 2, bad[i]);
+        CHECK(why_is(rlock_node_error(&N[0]), "unexpected reply to release"));
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD); /* not IDLE: unknown, may be retried */
+        CHECK_MSG(F[0].close_calls == 1, "E_PROTOCOL must drop the connection (closes %ld)", F[0].close_calls);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        env_done();
+    }
+
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_REENTRANT)
+    /* a counting release: holds left (any >= 0) or -1; below -1 is no answer */
+    env_reset("out-of-range integer to a reentrant release");
+    env_up(1, 1, RLOCK_KIND_REENTRANT);
+    fk_add(&F[0], rlock_script_sha(S_RACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REXT), ":2\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RREL), ":-2\r\n");
+    fk_add(&F[0], rlock_script_sha(S_RREL), ":5\r\n"); /* any count is one */
+    fk_add(&F[0], rlock_script_sha(S_RREL), ":-1\r\n"); /* -1: not ours */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_extend(&LK, TTL), RLOCK_E_PROTOCOL);
+    CHECK(why_is(rlock_node_error(&N[0]), "unexpected reply to extend"));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_E_PROTOCOL);
+    CHECK(why_is(rlock_node_error(&N[0]), "unexpected reply to release"));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 1);
+    CHECK_EQ_LL(F[0].close_calls, 2);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(rlock_hold_count(&LK), 5);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_LOST);
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+#endif
+
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_PRIMITIVES)
+    /* force-unlock: 1 deleted, 0 absent, -1 no TTL; another is no answer
+     * (it was read as "absent": RLOCK_NOT_HELD, though the key may be gone) */
+    for (i = 0; i < 2; i++) {
+        env_reset("out-of-range integer to force-unlock");
+        env_up(1, 1, RLOCK_KIND_SIMPLE);
+        fk_add(&F[0], rlock_script_sha(RLOCK__S_FORCE), i ? ":-2\r\n" : ":2\r\n");
+        fk_add(&F[0], rlock_script_sha(RLOCK__S_FORCE), ":-1\r\n");
+        CHECK_EQ_ST(rlock_force_unlock(&LK), RLOCK_E_PROTOCOL);
+        CHECK(why_is(rlock_node_error(&N[0]), "unexpected reply to force-unlock"));
+        CHECK_EQ_LL(F[0].close_calls, 1);
+        CHECK_EQ_ST(rlock_force_unlock(&LK), RLOCK_E_FOREIGN);
+        env_done();
+    }
+#endif
+
+#if RLOCK_MAX_NODES >= 3
+    /* Redlock: the node that answered out of range is unknown, not a "not
+     * ours" - one "not ours" of three is no quorum lost: E_QUORUM, still
+     * held (before: two "not ours", LOST); the rest of the round is read */
+    for (i = 0; i < 2; i++) {
+        size_t k;
+        env_reset(i ? "3 nodes: out-of-range integer to release" : "3 nodes: out-of-range integer to extend");
+        env_up(3, 1, RLOCK_KIND_SIMPLE);
+        for (k = 0; k < 3; k++) fk_add(&F[k], rlock_script_sha(S_ACQ), GRANT);
+        fk_add(&F[0], rlock_script_sha(i ? S_REL : S_EXT), ":1\r\n");
+        fk_add(&F[1], rlock_script_sha(i ? S_REL : S_EXT), i ? ":-1\r\n" : ":2\r\n");
+        fk_add(&F[2], rlock_script_sha(i ? S_REL : S_EXT), ":0\r\n");
+        for (k = 0; k < 3; k++) fk_add(&F[k], rlock_script_sha(S_REL), ":1\r\n");
+        CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+        CHECK_EQ_ST(i ? rlock_release(&LK) : rlock_extend(&LK, TTL), RLOCK_E_QUORUM);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_HELD);
+        CHECK_EQ_ST(rlock_node_status(&N[1]), RLOCK_E_PROTOCOL);
+        CHECK(why_is(rlock_node_error(&N[1]), i ? "unexpected reply to release" : "unexpected reply to extend"));
+        CHECK(F[0].close_calls == 0 && F[1].close_calls == 1 && F[2].close_calls == 0);
+        CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+        CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+        env_done();
+    }
+#endif
+}
+
 /* A SUBSCRIBE confirmed for another channel (the general engine's waits,
  * RESP2 on a subscriber connection, RESP3 by a push on the command
  * connection): the stream is out of step, so the connection is dropped as
@@ -3870,14 +3982,19 @@ static void round_wants(rlock_round *r, int want_array) {
     r->want = want_array;
     r->script = want_array == 1 ? RLOCK__S_SIMPLE_ACQUIRE : RLOCK__S_SIMPLE_RELEASE;
 }
-static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int want_array) {
+/* (script: the round's, when it is not round_wants' for want_array; -1 that one) */
+static rlock_status store_str_as(rlock_round *r, size_t i, const char *reply, int want_array, int script) {
     rlock_reply rep;
     long n = rlock_resp_parse((const unsigned char *)reply, strlen(reply), 1024, &rep);
     if (n <= 0) return RLOCK_E_PROTOCOL;
     round_wants(r, want_array);
+    if (script >= 0) r->script = script;
     /* (a reply comes with its error scan; the status kept is below an error's flag words) */
     return (rlock_status)(rlock__round_store(r, i, (rlock_status)(rep.v.type == RLOCK_RESP_ERROR ?
                                                     rlock__error_scan(rep.v.str, rep.v.len) : 0), &rep) & 31);
+}
+static rlock_status store_str(rlock_round *r, size_t i, const char *reply, int want_array) {
+    return store_str_as(r, i, reply, want_array, -1);
 }
 
 static void test_round_tally(void) {
@@ -3924,10 +4041,24 @@ static void test_round_tally(void) {
     CHECK_EQ_ST(store_str(&r, 2, "*2\r\n:1\r\n:1\r\n", 0), RLOCK_E_PROTOCOL);
     rlock__tally_round(&r, &t);
     CHECK(t.yes == 0x1 && t.no == 0x2 && t.unknown == 0x4 && t.n_yes == 1 && t.n_no == 1);
-    /* reentrant release: holds left >= 0 is yes, -1 not ours */
-    CHECK_EQ_ST(store_str(&r, 1, ":2\r\n", 0), RLOCK_OK);
-    CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_OK);
-    r.script = RLOCK__S_REENTRANT_RELEASE; /* (its script says so: rlock__counts_holds) */
+    /* an integer the script cannot answer: of the wrong shape (an
+     * extend's or a release's is 1 or 0), never a "not ours" */
+    CHECK_EQ_ST(store_str_as(&r, 1, ":-1\r\n", 0, RLOCK__S_FORCE), RLOCK_OK); /* (force-unlock: 1, 0, -1) */
+    CHECK_EQ_ST(store_str(&r, 1, ":2\r\n", 0), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str(&r, 2, ":-1\r\n", 0), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str_as(&r, 1, ":-1\r\n", 0, RLOCK__S_SIMPLE_EXTEND), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str_as(&r, 1, ":2\r\n", 0, RLOCK__S_MULTI_RELEASE), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str_as(&r, 1, ":-2\r\n", 0, RLOCK__S_REENTRANT_RELEASE), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str_as(&r, 1, ":2\r\n", 0, RLOCK__S_FORCE), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str_as(&r, 1, ":-2\r\n", 0, RLOCK__S_FORCE), RLOCK_E_PROTOCOL);
+    rlock__tally_round(&r, &t);
+    CHECK(t.yes == 0x1 && t.no == 0x0 && t.unknown == 0x6);
+    /* reentrant release: holds left >= 0 is yes, -1 not ours (its script
+     * says so: rlock__counts_holds) */
+    CHECK_EQ_ST(store_str_as(&r, 1, ":2\r\n", 0, RLOCK__S_REENTRANT_RELEASE), RLOCK_OK);
+    CHECK_EQ_ST(store_str_as(&r, 2, ":-1\r\n", 0, RLOCK__S_REENTRANT_RELEASE), RLOCK_OK);
+    CHECK_EQ_ST(store_str_as(&r, 0, ":9223372036854775807\r\n", 0, RLOCK__S_READ_RELEASE), RLOCK_OK);
+    CHECK_EQ_ST(store_str_as(&r, 0, ":1\r\n", 0, RLOCK__S_REENTRANT_RELEASE), RLOCK_OK);
     rlock__tally_round(&r, &t);
     CHECK(t.yes == 0x3 && t.no == 0x4 && t.most == 2); /* the most holds left */
     r.mask = 0x1; /* one node */
@@ -5700,6 +5831,7 @@ int main(void) {
     test_auth();
     test_redis_error();
     test_wrong_shape();
+    test_out_of_range_integer();
     test_subscribe_wrong_channel();
     test_extra_bytes();
     test_bad_replies_to_acquire();

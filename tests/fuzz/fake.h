@@ -238,7 +238,12 @@ static void fk_reply_script(fk_node *f, fk_req *r) {
             r->reply = RP_REFUSED; r->val = pttl;
             snprintf(s, sizeof s, "*2\r\n:0\r\n:%lld\r\n", pttl);
         } else {
-            r->reply = RP_INT; r->val = (c >> 4) % 3 == 0 ? -1 : (long long)(c >> 4) % 4;
+            /* an integer a script cannot answer - an extend's or a release's
+             * not 1 or 0, a reentrant release's below -1 - is no answer
+             * (rlock__answer_fits): a shape */
+            int counts = r->script % 3 == 2 && h_kind == RLOCK_KIND_REENTRANT;
+            r->val = (c >> 4) % 3 == 0 ? -1 : (long long)(c >> 4) % 4;
+            r->reply = r->val >= -counts && (r->val <= 1 || counts) ? RP_INT : RP_SHAPE;
             snprintf(s, sizeof s, ":%lld\r\n", r->val);
         }
         break;
@@ -557,7 +562,7 @@ static long long drift_of(long long ttl) {
  * that said yes, and the nodes that said "not ours" but never granted us. */
 static long long h_max_fence;
 static unsigned h_vote_mask;
-static int h_neutral;
+static int h_neutral, h_not_ours; /* h_not_ours: every node's "not ours", granted or not */
 
 /* Count the nodes whose last delivered answer to `script` from lock l's
  * requests of its op op_id, in that op's final round, was yes. The final
@@ -576,6 +581,7 @@ static int count_votes(const rlock_lock *lock, int l, int op_id, unsigned held_m
     h_max_fence = 0;
     h_vote_mask = 0;
     h_neutral = 0;
+    h_not_ours = 0;
     for (int n = 0; n < h_nodes; n++) {
         const fk_node *f = &fk[n];
         for (int i = f->nreq - 1; i >= 0; i--) {
@@ -598,8 +604,9 @@ static int count_votes(const rlock_lock *lock, int l, int op_id, unsigned held_m
                 h_vote_mask |= 1u << n;
                 if (want_granted && r->fence > h_max_fence) h_max_fence = r->fence;
                 if (r->t_first < *first_sent) *first_sent = r->t_first;
-            } else if (r->reply == RP_INT && !(held_mask & (1u << n))) {
-                h_neutral++;
+            } else if (r->reply == RP_INT) {
+                h_not_ours++;
+                if (!(held_mask & (1u << n))) h_neutral++;
             }
             break; /* the latest answer (EVAL after NOSCRIPT) is the one that counts */
         }

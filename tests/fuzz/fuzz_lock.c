@@ -230,6 +230,12 @@ static void check_end_of_op(rlock_status st, int op, long long wait) {
              * never granted this hold: the rule rlock__release_round_done states */
             FL_CHECK(votes >= q || (popcount(h_held_mask) >= q && votes > 0 && votes + h_neutral >= q),
                      "release OK with %d votes, %d neutral, %d nodes held", votes, h_neutral, popcount(h_held_mask));
+        } else if (st == RLOCK_LOST) {
+            /* lost: some node said "not ours" (an answer no script gives is
+             * no such word: RP_SHAPE) */
+            uint64_t first;
+            (void)count_votes(&lk, 0, h_op_id, h_held_mask, script_base() + 2, 0, &first);
+            FL_CHECK(h_not_ours > 0, "release LOST with no node's \"not ours\"");
         }
     }
     for (int n = 0; n < h_nodes; n++) fk[n].needs_release = 0;

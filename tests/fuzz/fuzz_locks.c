@@ -1035,6 +1035,10 @@ static void end_of_op(int l, rlock_status st) {
             FL_CHECK(votes >= q || (popcount(h->held_mask) >= q && votes > 0 && votes + h_neutral >= q),
                      "lock %d: release OK with %d votes, %d neutral, %d nodes held", l, votes, h_neutral,
                      popcount(h->held_mask));
+        } else if (st == RLOCK_LOST && !h->cancelled) {
+            /* lost: some node said "not ours" (fuzz_lock.c) */
+            (void)count_votes(&lk[l], l, h->op_id, h->held_mask, script_base() + 2, 0, &first);
+            FL_CHECK(h_not_ours > 0, "lock %d: release LOST with no node's \"not ours\"", l);
         }
     }
     if (h->renew && !h->cancelled) {
