@@ -1207,7 +1207,7 @@ typedef struct rlock_round {
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
-    long long acks;           /* fewest acks reported, -1 none */
+    int32_t acks;             /* fewest acks reported, -1 none */
     rlock__ms start;
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock__num v[RLOCK_MAX_NODES][3];
@@ -5513,11 +5513,11 @@ static int rlock__round_done(const rlock_round *r) {
  * (rlock__op_finish) - no test of its own. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
-    long long got;
+    int32_t got; /* (WAIT counts replicas: < 2^31) */
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
-    got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
-    if (got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
+    got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? (int32_t)ev->reply.v.integer : 0;
+    if ((long long)got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
     if (r->acks < 0 || got < r->acks) r->acks = got;
 }
 
