@@ -1207,7 +1207,7 @@ typedef struct rlock_round {
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
     uint32_t timeout;         /* per-node timeout of this round */
-    int32_t acks;             /* fewest acks reported, -1 none */
+    int32_t acks;             /* fewest acks reported, kept + 1 (0: none, from the memset), as rlock_lock.acks */
     rlock__ms start;
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock__num v[RLOCK_MAX_NODES][3];
@@ -5482,7 +5482,6 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__
     size_t i;
     memset(r, 0, offsetof(rlock_round, v)); /* (the answers are written as they come) */
     r->mask = mask;
-    r->acks = -1;
     r->script = rlock__script_for(lk, op);
     if (op == RLOCK__OP_ACQUIRE) r->want = 1 + lk->op.plain; /* (plain 0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
     r->cleanup = cleanup != 0;
@@ -5513,12 +5512,12 @@ static int rlock__round_done(const rlock_round *r) {
  * (rlock__op_finish) - no test of its own. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
-    int32_t got; /* (WAIT counts replicas: < 2^31) */
+    int32_t got, fewest = (int32_t)((uint32_t)r->acks - 1u); /* (WAIT counts replicas: < 2^31; none: -1) */
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
     got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? (int32_t)ev->reply.v.integer : 0;
     if ((long long)got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
-    if (r->acks < 0 || got < r->acks) r->acks = got;
+    if (fewest < 0 || got < fewest) r->acks = (int32_t)((uint32_t)got + 1u);
 }
 
 /* A reply or failure for lk's round from node i. */
@@ -6000,7 +5999,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)((uint32_t)op->round.acks + 1u) : 0; /* (kept + 1) */
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? op->round.acks : 0; /* (both kept + 1) */
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
