@@ -1195,8 +1195,9 @@ typedef struct rlock_op {
 typedef struct rlock_round {
     rlock_status st[RLOCK_MAX_NODES]; /* (first, and the op's timers below first: Thumb's short loads;
                                          just before v instead: 16 bytes more) */
+    unsigned queued;          /* handed to the node's connection (before mask, and start before
+                                 timeout: 12 B less code, full configuration) */
     unsigned mask;            /* nodes asked */
-    unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
     unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out (FCALL: FUNCTION LOAD) */
     unsigned acking;          /* cfg.replicas: nodes whose WAIT reply is due */
@@ -1206,9 +1207,9 @@ typedef struct rlock_round {
     int want;                 /* its answer: 2 a plain SET NX PX's (no script), 1 an acquire script's, 0 an integer */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
-    uint32_t timeout;         /* per-node timeout of this round */
     int32_t acks;             /* fewest acks reported, kept + 1 (0: none, from the memset), as rlock_lock.acks */
     rlock__ms start;
+    uint32_t timeout;         /* per-node timeout of this round */
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
