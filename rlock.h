@@ -4596,8 +4596,9 @@ static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_repl
 typedef struct rlock__tally {
     unsigned yes, no, unknown;   /* granted/agreed, refused, no answer (may have landed) */
     size_t n_yes, n_no;
-    int32_t min_pttl;            /* acquire: smallest PTTL of a refusing node (at most 2^31 - 1: every wait
-                                  * it bounds is shorter), -1 none */
+    uint32_t min_pttl_not;       /* acquire: ~ the smallest PTTL of a refusing node (at most 2^31 - 1: every
+                                  * wait it bounds is shorter), kept complemented: 0, none, is the memset's
+                                  * (no store of -1); read through rlock__tally_pttl, -1 none */
     long long most;              /* acquire: largest fence of a granting node; reentrant release
                                   * (count_ok): most holds left on a node (0: none, or none left) */
     long long holds;             /* acquire: hold count of the first granting node */
@@ -4605,9 +4606,11 @@ typedef struct rlock__tally {
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
+/* The smallest PTTL a refusing node reported, -1 none. */
+#define rlock__tally_pttl(t) ((int32_t)~(t)->min_pttl_not)
+
 static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
-    t->min_pttl = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -4657,7 +4660,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
             int32_t p = (unsigned long long)v[1] <= 0x7fffffff ? (int32_t)v[1] : v[1] < 0 ? 0 : 0x7fffffff;
             t->no |= 1u << i;
             t->n_no++;
-            if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
+            if (~(uint32_t)p > t->min_pttl_not) t->min_pttl_not = ~(uint32_t)p; /* (p smaller: ~p larger; none, 0) */
         }
     }
     if (!t->error) t->error = r->mask > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
@@ -6004,7 +6007,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
-    op->holder_pttl = t->min_pttl;
+    op->holder_pttl = rlock__tally_pttl(t);
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
