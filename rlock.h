@@ -760,9 +760,9 @@ typedef struct rlock__conn {
     size_t held;          /* while AUTH or SELECT is unanswered, only tx's first `held` bytes
                              go (theirs, HELLO's): rlock__x_sendable */
 #endif
+    unsigned long commands;  /* commands queued on this connection (for benchmarks; before selected: 4 B less) */
     unsigned long selected; /* `commands` when node.db was last SELECTed again on an idle shared
                                connection (nothing queued since: not again; rlock__x_begin, c_claim) */
-    unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #if RLOCK__COMPACT
     int is_sub, hello;       /* (never read by the compact engine: here, after the words it reads,
                                 which they pushed past offset 124, 10 B more code) */
