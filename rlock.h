@@ -1238,8 +1238,8 @@ typedef struct rlock_op {
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
-                                 none): set by each acquire round, read only after one */
+    uint32_t holder_wait;     /* smallest PTTL reported by a node that refused (at most 2^31 - 1), + 1;
+                                 0 none: set by each acquire round, read only after one */
     unsigned reached;         /* nodes an earlier acquire round of this op sent its request to */
     uint32_t stamp;           /* its client's stamp[0] when linked: another, the client was initialised
                                  again since (rlock__result). (Here: within Thumb's short loads) */
@@ -5784,7 +5784,7 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
         delay = cfg->recheck_ms;
     }
     /* (after the fair cap: both are minimums; one copy, not one per branch) */
-    if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
+    if (op->holder_wait && op->holder_wait < delay) delay = op->holder_wait;
     /* A split round (Redlock: some nodes granted, lk->votes of them, short
      * of a quorum), waiting for a notice: the refusing nodes' holder is a
      * rival's partial grant, returned a moment from now, and no release
@@ -5943,7 +5943,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
     /* (without subscribers or cfg.pubsub, rlock__sub_send finds nowhere to
      * send and the wait backs off: no test of its own) */
-    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_pttl >= 0) {
+    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_wait) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
             /* Not adopted: the channel lingering is another, or lk's without a
              * subscriber left (linger_mask 0, nothing to unsubscribe: the
@@ -6007,7 +6007,7 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
-    op->holder_pttl = rlock__tally_pttl(t);
+    op->holder_wait = 0u - t->min_pttl_not; /* (~p: p + 1 is its negation; none, 0, stays 0) */
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
@@ -7003,7 +7003,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     uint32_t k;
     /* the longest backoff: the holder's PTTL + 1 from a refusal; none:
      * RLOCK__MS_FAR, which caps no delay (the wait left, < 2^31, caps it
-     * below) (op.holder_pttl is the general engine's: a refusal never has a
+     * below) (op.holder_wait is the general engine's: a refusal never has a
      * cleanup) */
     rlock__ms most = RLOCK__MS_FAR;
     int back;
