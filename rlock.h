@@ -760,9 +760,9 @@ typedef struct rlock__conn {
     size_t held;          /* while AUTH or SELECT is unanswered, only tx's first `held` bytes
                              go (theirs, HELLO's): rlock__x_sendable */
 #endif
+    unsigned long commands;  /* commands queued on this connection (for benchmarks; before selected: 4 B less) */
     unsigned long selected; /* `commands` when node.db was last SELECTed again on an idle shared
                                connection (nothing queued since: not again; rlock__x_begin, c_claim) */
-    unsigned long commands;  /* commands queued on this connection (for benchmarks) */
 #if RLOCK__COMPACT
     int is_sub, hello;       /* (never read by the compact engine: here, after the words it reads,
                                 which they pushed past offset 124, 10 B more code) */
@@ -1195,8 +1195,9 @@ typedef struct rlock_op {
 typedef struct rlock_round {
     rlock_status st[RLOCK_MAX_NODES]; /* (first, and the op's timers below first: Thumb's short loads;
                                          just before v instead: 16 bytes more) */
+    unsigned queued;          /* handed to the node's connection (before mask, and start before
+                                 timeout: 12 B less code, full configuration) */
     unsigned mask;            /* nodes asked */
-    unsigned queued;          /* handed to the node's connection */
     unsigned answered;        /* answer (or failure) recorded */
     unsigned evaled;          /* NOSCRIPT came back: the EVAL form went out (FCALL: FUNCTION LOAD) */
     unsigned acking;          /* cfg.replicas: nodes whose WAIT reply is due */
@@ -1206,9 +1207,9 @@ typedef struct rlock_round {
     int want;                 /* its answer: 2 a plain SET NX PX's (no script), 1 an acquire script's, 0 an integer */
     int cleanup;              /* a cleanup release: wakes no waiter, keeps the diagnostics */
     unsigned wake;            /* release: the nodes that wake a waiter (Redlock: two, see round_begin) */
-    uint32_t timeout;         /* per-node timeout of this round */
-    long long acks;           /* fewest acks reported, -1 none */
+    int32_t acks;             /* fewest acks reported, kept + 1 (0: none, from the memset), as rlock_lock.acks */
     rlock__ms start;
+    uint32_t timeout;         /* per-node timeout of this round */
     uint32_t ttl;             /* the lease it asks for (<= RLOCK_MAX_TTL_MS; written out when encoding) */
     rlock__num v[RLOCK_MAX_NODES][3];
 } rlock_round;
@@ -1237,8 +1238,8 @@ typedef struct rlock_op {
     uint32_t wait_left;       /* wait left, ms, sent with an attempt that may queue */
     rlock_info *info;         /* inspect: one per node */
     uint32_t arg5;            /* acquire: semaphore permits / writer's hold-off ms */
-    int32_t holder_pttl;      /* smallest PTTL reported by a node that refused (at most 2^31 - 1; -1
-                                 none): set by each acquire round, read only after one */
+    uint32_t holder_wait;     /* smallest PTTL reported by a node that refused (at most 2^31 - 1), + 1;
+                                 0 none: set by each acquire round, read only after one */
     unsigned reached;         /* nodes an earlier acquire round of this op sent its request to */
     uint32_t stamp;           /* its client's stamp[0] when linked: another, the client was initialised
                                  again since (rlock__result). (Here: within Thumb's short loads) */
@@ -3431,12 +3432,10 @@ static RLOCK__INLINE void rlock__x_io_fail(rlock__x *n, const char *fallback) {
 /* Nobody waits for owner's replies any more: they are read and discarded,
  * and what of them has not begun to go out never does (RLOCK__X_GONE). */
 static RLOCK__INLINE int rlock__x_disown(rlock__x *n, const void *owner) {
-    unsigned i;
+    rlock__pending *p;
     int had = 0;
-    for (i = 0; i < n->count; i++) {
-        rlock__pending *p = rlock__x_at(n, i);
+    for (p = n->q + n->count; p-- != n->q;) /* (from the newest: no index to scale, 8 B less) */
         if (p->owner == owner) { p->owner = NULL; p->tag = (short)(p->tag | RLOCK__X_GONE); had = 1; }
-    }
     return had;
 }
 
@@ -4596,8 +4595,9 @@ static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_repl
 typedef struct rlock__tally {
     unsigned yes, no, unknown;   /* granted/agreed, refused, no answer (may have landed) */
     size_t n_yes, n_no;
-    int32_t min_pttl;            /* acquire: smallest PTTL of a refusing node (at most 2^31 - 1: every wait
-                                  * it bounds is shorter), -1 none */
+    uint32_t min_pttl_not;       /* acquire: ~ the smallest PTTL of a refusing node (at most 2^31 - 1: every
+                                  * wait it bounds is shorter), kept complemented: 0, none, is the memset's
+                                  * (no store of -1); read through rlock__tally_pttl, -1 none */
     long long most;              /* acquire: largest fence of a granting node; reentrant release
                                   * (count_ok): most holds left on a node (0: none, or none left) */
     long long holds;             /* acquire: hold count of the first granting node */
@@ -4605,9 +4605,11 @@ typedef struct rlock__tally {
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
+/* The smallest PTTL a refusing node reported, -1 none. */
+#define rlock__tally_pttl(t) ((int32_t)~(t)->min_pttl_not)
+
 static void rlock__tally_init(rlock__tally *t) {
     memset(t, 0, sizeof *t);
-    t->min_pttl = -1;
     t->fatal = RLOCK_OK;
 }
 
@@ -4657,7 +4659,7 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
             int32_t p = (unsigned long long)v[1] <= 0x7fffffff ? (int32_t)v[1] : v[1] < 0 ? 0 : 0x7fffffff;
             t->no |= 1u << i;
             t->n_no++;
-            if ((uint32_t)p < (uint32_t)t->min_pttl) t->min_pttl = p; /* (-1, none: above every p) */
+            if (~(uint32_t)p > t->min_pttl_not) t->min_pttl_not = ~(uint32_t)p; /* (p smaller: ~p larger; none, 0) */
         }
     }
     if (!t->error) t->error = r->mask > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
@@ -5491,7 +5493,6 @@ static void rlock__round_begin(rlock_lock *lk, int op, unsigned cleanup, rlock__
     size_t i;
     memset(r, 0, offsetof(rlock_round, v)); /* (the answers are written as they come) */
     r->mask = mask;
-    r->acks = -1;
     r->script = rlock__script_for(lk, op);
     if (op == RLOCK__OP_ACQUIRE) r->want = 1 + lk->op.plain; /* (plain 0 or 1 here: rlock__acquire_next_round; else 0 from the memset) */
     r->cleanup = cleanup != 0;
@@ -5522,12 +5523,12 @@ static int rlock__round_done(const rlock_round *r) {
  * (rlock__op_finish) - no test of its own. */
 static void rlock__op_wait_reply(rlock_lock *lk, size_t i, const rlock__event *ev) {
     rlock_round *r = &lk->op.round;
-    long long got;
+    int32_t got, fewest = (int32_t)((uint32_t)r->acks - 1u); /* (WAIT counts replicas: < 2^31; none: -1) */
     if ((r->stale_wait >> i) & 1u) { r->stale_wait &= ~(1u << i); return; }
     r->acking &= ~(1u << i);
-    got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? ev->reply.v.integer : 0;
-    if (got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
-    if (r->acks < 0 || got < r->acks) r->acks = got;
+    got = ev->kind == RLOCK__EV_REPLY && ev->reply.v.type == RLOCK_RESP_INTEGER ? (int32_t)ev->reply.v.integer : 0;
+    if ((long long)got < (long long)lk->client->cfg.replicas) r->short_acks |= 1u << i;
+    if (fewest < 0 || got < fewest) r->acks = (int32_t)((uint32_t)got + 1u);
 }
 
 /* A reply or failure for lk's round from node i. */
@@ -5790,7 +5791,7 @@ static void rlock__schedule_retry(rlock_lock *lk, rlock__ms now, int phase) {
         delay = cfg->recheck_ms;
     }
     /* (after the fair cap: both are minimums; one copy, not one per branch) */
-    if (op->holder_pttl >= 0 && (uint32_t)op->holder_pttl + 1u < delay) delay = (uint32_t)op->holder_pttl + 1;
+    if (op->holder_wait && op->holder_wait < delay) delay = op->holder_wait;
     /* A split round (Redlock: some nodes granted, lk->votes of them, short
      * of a quorum), waiting for a notice: the refusing nodes' holder is a
      * rival's partial grant, returned a moment from now, and no release
@@ -5949,7 +5950,7 @@ static void rlock__wait_next(rlock_lock *lk, rlock__ms now) {
     int phase = op->plain == 2 ? RLOCK__PH_ROUND : RLOCK__PH_BACKOFF;
     /* (without subscribers or cfg.pubsub, rlock__sub_send finds nowhere to
      * send and the wait backs off: no test of its own) */
-    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_pttl >= 0) {
+    if (phase == RLOCK__PH_BACKOFF && RLOCK__HAS_WAITING && lk->aux_base_len && op->holder_wait) {
         if (!op->sub_ok && !rlock__adopt_linger(lk)) { /* (the lingering channel another's: dropped) */
             /* Not adopted: the channel lingering is another, or lk's without a
              * subscriber left (linger_mask 0, nothing to unsubscribe: the
@@ -6009,11 +6010,11 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     unsigned mask, unacked;
     int go, hop = 0;
     unacked = RLOCK__REPLICAS(c) && !c->cfg.replica_warn ? t->yes & op->round.short_acks : 0u;
-    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? (int32_t)((uint32_t)op->round.acks + 1u) : 0; /* (kept + 1) */
+    lk->acks = RLOCK__HAS_REPLICAS && t->yes ? op->round.acks : 0; /* (both kept + 1) */
     /* A grant too few replicas acknowledged is no vote (and is released) */
     t->yes &= ~unacked;
     t->n_yes -= rlock__popcount(unacked);
-    op->holder_pttl = t->min_pttl;
+    op->holder_wait = 0u - t->min_pttl_not; /* (~p: p + 1 is its negation; none, 0, stays 0) */
     lk->votes = t->n_yes;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
@@ -7011,7 +7012,7 @@ static void rlock__c_judge(rlock_lock *lk, rlock_status st, const rlock__num *v)
     uint32_t k;
     /* the longest backoff: the holder's PTTL + 1 from a refusal; none:
      * RLOCK__MS_FAR, which caps no delay (the wait left, < 2^31, caps it
-     * below) (op.holder_pttl is the general engine's: a refusal never has a
+     * below) (op.holder_wait is the general engine's: a refusal never has a
      * cleanup) */
     rlock__ms most = RLOCK__MS_FAR;
     int back;

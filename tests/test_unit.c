@@ -4016,7 +4016,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.unknown, 0x10);
     CHECK_EQ_LL(t.n_yes, 2);
     CHECK_EQ_LL(t.n_no, 2);
-    CHECK_EQ_LL(t.min_pttl, 250);
+    CHECK_EQ_LL(rlock__tally_pttl(&t), 250);
     CHECK_EQ_LL(t.most, 9); /* the largest fence */
     CHECK_EQ_LL(t.holds, 1);
     CHECK_EQ_ST(t.fatal, RLOCK_OK);
@@ -4032,7 +4032,7 @@ static void test_round_tally(void) {
     CHECK_EQ_LL(t.unknown, 0x3); /* a reply of the wrong shape: treated as no answer */
     CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
     CHECK_EQ_ST(t.error, RLOCK_E_FOREIGN); /* the first node's (by index) that is not about sending here */
-    CHECK_EQ_LL(t.min_pttl, -1);
+    CHECK_EQ_LL(rlock__tally_pttl(&t), -1);
     /* extend / release: integers */
     memset(&r, 0, sizeof r);
     r.mask = 0x7;
