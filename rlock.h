@@ -3888,41 +3888,41 @@ static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
 static int rlock__error_scan(const char *s, size_t n) {
     /* The first word found decides. One string (rodata, not code; no table
-     * of pointers): each word after its status byte, whose bit 5 (octal 40)
-     * says it counts only at the start, bit 6 (octal 100) that it is a
-     * flag word, bit 7 (octal 200) NOPERM's flag. The flag words come first:
-     * every one is looked for before a word decides. */
+     * of pointers): each word after its length and its status byte, whose
+     * bit 5 (octal 40) says it counts only at the start, bit 6 (octal 100)
+     * that it is a flag word, bit 7 (octal 200) NOPERM's flag; a length 0
+     * ends it. (Lengths, not NULs: no strlen per word.) The flag words come
+     * first: every one is looked for before a word decides. */
     static const char words[] =
-        "\141READONLY\0\142NOSCRIPT\0"
+        "\10\141READONLY\10\142NOSCRIPT"
 #if !RLOCK__COMPACT || RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
-        "\110script:\0"
+        "\7\110script:"
 #endif
 #if !RLOCK__COMPACT && RLOCK__HAS_FCALL
-        "\104Function not found\0\120'eval\0"
+        "\22\104Function not found\5\120'eval"
 #endif
 #if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
                      * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
-        "\13unauthenticated\0"
+        "\17\13unauthenticated"
 #endif
         /* (NOPERM before the other E_AUTH words: at the start it is found first) */
-        "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0"
+        "\6\62MOVED \4\62ASK \6\213NOPERM\6\13NOAUTH"
 #if !RLOCK__COMPACT /* AUTH's refusals only: the compact engine knows AUTH's reply by its place (x.head,
                      * rlock__c_next: RLOCK_E_AUTH whatever its text), never scanned here */
-        "\13WRONGPASS\0\13invalid password\0"
+        "\11\13WRONGPASS\20\13invalid password"
 #endif
-        "\13can't run this command\0\14WRONGTYPE\0"
+        "\26\13can't run this command\11\14WRONGTYPE"
 #if RLOCK__HAS_PRIMITIVES
-        "\23UPGRADE read lock held\0"
+        "\26\23UPGRADE read lock held"
 #endif
         ;
-    const char *w; /* a word; w[-1] its status byte */
+    const char *w; /* a word's length; w[1] its status byte, w + 2 its text */
     size_t len, i;
     int seen = 0; /* the flag words found */
-    for (w = words + 1; w[-1]; w += len + 2) {
-        len = strlen(w);
-        for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
-            if (memcmp(s + i, w, len) == 0) {
-                int b = (unsigned char)w[-1];
+    for (w = words; (len = (unsigned char)*w) != 0; w += len + 2) {
+        for (i = 0; i + len <= n && !(i && (w[1] & 32)); i++) { /* (at the start only: i 0 only) */
+            if (memcmp(s + i, w + 2, len) == 0) {
+                int b = (unsigned char)w[1];
                 if (!(b & 64)) return seen | (i ? b & 31 : b); /* (at the start: NOPERM's bit 7 too) */
                 seen |= b << 8; /* (a flag word: then the next word) */
                 break;
