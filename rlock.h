@@ -5019,7 +5019,7 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
  * RLOCK__C_REQ_ARGC arguments (its template's; the general encoder's: 0). */
 #define RLOCK__C_T_AUTH "\4AUTHEF"
 #define RLOCK__C_T_SELECT "\6SELECTG"
-#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0"
+#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD" /* (last: the array's NUL is its empty ARGV[3]'s length) */
 #if RLOCK__ENC_TEMPLATE
 /* (a script's arguments end with the empty waiter id / channel, ARGV[3],
  * which the extend script does not read: one template for the three. No
