@@ -2316,9 +2316,11 @@ typedef const char *rlock__txt;
  * without texts, each is written as its distance from base, an enum of the
  * line RLOCK__TXT_FROM(base) stands on before it - one 2-byte Thumb move
  * where a line number takes a 4-byte one - and that call adds base back
- * (RLOCK__TXT_OUT): the same "rlock.h:LINE". */
+ * (RLOCK__TXT_OUT): the same "rlock.h:LINE". (base: that line rounded down
+ * to a multiple of 64, a Thumb-2 immediate up to line 16,383: one add, not
+ * two - 2 B less in each such function; its texts stay within 256 of it.) */
 #ifdef RLOCK_NO_ERROR_TEXTS
-#define RLOCK__TXT_FROM(base) enum { base = __LINE__ }
+#define RLOCK__TXT_FROM(base) enum { base = __LINE__ & ~63 }
 #define RLOCK__TXT_IN(base, s) ((rlock__txt)(__LINE__ - (base)))
 #define RLOCK__TXT_OUT(base, t) ((t) + (rlock__txt)(base))
 #else
