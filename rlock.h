@@ -2317,9 +2317,11 @@ typedef const char *rlock__txt;
  * without texts, each is written as its distance from base, an enum of the
  * line RLOCK__TXT_FROM(base) stands on before it - one 2-byte Thumb move
  * where a line number takes a 4-byte one - and that call adds base back
- * (RLOCK__TXT_OUT): the same "rlock.h:LINE". */
+ * (RLOCK__TXT_OUT): the same "rlock.h:LINE". (base: that line rounded down
+ * to a multiple of 64, a Thumb-2 immediate up to line 16,383: one add, not
+ * two - 2 B less in each such function; its texts stay within 256 of it.) */
 #ifdef RLOCK_NO_ERROR_TEXTS
-#define RLOCK__TXT_FROM(base) enum { base = __LINE__ }
+#define RLOCK__TXT_FROM(base) enum { base = __LINE__ & ~63 }
 #define RLOCK__TXT_IN(base, s) ((rlock__txt)(__LINE__ - (base)))
 #define RLOCK__TXT_OUT(base, t) ((t) + (rlock__txt)(base))
 #else
@@ -2328,6 +2330,43 @@ typedef const char *rlock__txt;
 #define RLOCK__TXT_OUT(base, t) (t)
 #endif
 
+/* rlock__error_scan's words (here: rlock__txt_put's prefix, without error
+ * texts, leads them). The first word found decides. One string (rodata,
+ * not code; no table of pointers): each word after its length and its
+ * status byte, whose
+ * bit 5 (octal 40) says it counts only at the start, bit 6 (octal 100)
+ * that it is a flag word, bit 7 (octal 200) NOPERM's flag; a length 0
+ * ends it. (Lengths, not NULs: no strlen per word.) The flag words come
+ * first: every one is looked for before a word decides. */
+static const char rlock__words[] =
+#ifdef RLOCK_NO_ERROR_TEXTS
+    "rlock.h:" /* (rlock__txt_put's prefix, kept here: no string of its own, no NUL) */
+#define RLOCK__WORDS_AT 8
+#else
+#define RLOCK__WORDS_AT 0
+#endif
+    "\10\141READONLY\10\142NOSCRIPT"
+#if !RLOCK__COMPACT || RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
+    "\7\110script:"
+#endif
+#if !RLOCK__COMPACT && RLOCK__HAS_FCALL
+    "\22\104Function not found\5\120'eval"
+#endif
+#if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
+                 * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
+    "\17\13unauthenticated"
+#endif
+    /* (NOPERM before the other E_AUTH words: at the start it is found first) */
+    "\6\62MOVED \4\62ASK \6\213NOPERM\6\13NOAUTH"
+#if !RLOCK__COMPACT /* AUTH's refusals only: the compact engine knows AUTH's reply by its place (x.head,
+                 * rlock__c_next: RLOCK_E_AUTH whatever its text), never scanned here */
+    "\11\13WRONGPASS\20\13invalid password"
+#endif
+    "\26\13can't run this command\11\14WRONGTYPE"
+#if RLOCK__HAS_PRIMITIVES
+    "\26\23UPGRADE read lock held"
+#endif
+    ;
 #if RLOCK__COMPACT || defined(RLOCK_NO_ERROR_TEXTS)
 #ifndef RLOCK_NO_ERROR_TEXTS
 static void rlock__copy_text(char *dst, size_t cap, const char *msg, size_t len);
@@ -2344,7 +2383,7 @@ static void rlock__txt_put(char *out, size_t cap, rlock__txt t) {
     t = rlock__txt_line(t);
     n = cap < 19 ? rlock__utoa(num, t) : 0; /* (10 digits at most: in 19 bytes the line fits) */
     if (cap < n + 9) { out[0] = '\0'; return; } /* (an RLOCK_ERR_LEN / _WHY_LEN below 15) */
-    memcpy(out, "rlock.h:", 8);
+    memcpy(out, rlock__words, 8); /* "rlock.h:" */
     (void)rlock__utoa(out + 8, t);
 #else
     rlock__copy_text(out, cap, t, strlen(t)); /* (the texts' copy: one body, cut to cap) */
@@ -3886,42 +3925,14 @@ static int rlock__x_next(rlock__x *n, rlock__ms now, rlock__event *ev) {
 static int rlock__error_scan(const char *s, size_t n);
 #define rlock__map_error(s, n) ((rlock_status)(rlock__error_scan((s), (n)) & 31))
 static int rlock__error_scan(const char *s, size_t n) {
-    /* The first word found decides. One string (rodata, not code; no table
-     * of pointers): each word after its status byte, whose bit 5 (octal 40)
-     * says it counts only at the start, bit 6 (octal 100) that it is a
-     * flag word, bit 7 (octal 200) NOPERM's flag. The flag words come first:
-     * every one is looked for before a word decides. */
-    static const char words[] =
-        "\141READONLY\0\142NOSCRIPT\0"
-#if !RLOCK__COMPACT || RLOCK__HAS_FENCING /* (the compact engine's only command after the SET: its INCR) */
-        "\110script:\0"
-#endif
-#if !RLOCK__COMPACT && RLOCK__HAS_FCALL
-        "\104Function not found\0\120'eval\0"
-#endif
-#if !RLOCK__COMPACT /* a request over 10 elements (reentrant, read-write, fencing, semaphore) from a client
-                     * that did not AUTH gets "ERR Protocol error: unauthenticated multibulk length" */
-        "\13unauthenticated\0"
-#endif
-        /* (NOPERM before the other E_AUTH words: at the start it is found first) */
-        "\62MOVED \0\62ASK \0\213NOPERM\0\13NOAUTH\0"
-#if !RLOCK__COMPACT /* AUTH's refusals only: the compact engine knows AUTH's reply by its place (x.head,
-                     * rlock__c_next: RLOCK_E_AUTH whatever its text), never scanned here */
-        "\13WRONGPASS\0\13invalid password\0"
-#endif
-        "\13can't run this command\0\14WRONGTYPE\0"
-#if RLOCK__HAS_PRIMITIVES
-        "\23UPGRADE read lock held\0"
-#endif
-        ;
-    const char *w; /* a word; w[-1] its status byte */
+    /* (its words: rlock__words) */
+    const char *w; /* a word's length; w[1] its status byte, w + 2 its text */
     size_t len, i;
     int seen = 0; /* the flag words found */
-    for (w = words + 1; w[-1]; w += len + 2) {
-        len = strlen(w);
-        for (i = 0; i + len <= n && !(i && (w[-1] & 32)); i++) { /* (at the start only: i 0 only) */
-            if (memcmp(s + i, w, len) == 0) {
-                int b = (unsigned char)w[-1];
+    for (w = rlock__words + RLOCK__WORDS_AT; (len = (unsigned char)*w) != 0; w += len + 2) {
+        for (i = 0; i + len <= n && !(i && (w[1] & 32)); i++) { /* (at the start only: i 0 only) */
+            if (memcmp(s + i, w + 2, len) == 0) {
+                int b = (unsigned char)w[1];
                 if (!(b & 64)) return seen | (i ? b & 31 : b); /* (at the start: NOPERM's bit 7 too) */
                 seen |= b << 8; /* (a flag word: then the next word) */
                 break;
@@ -5021,7 +5032,7 @@ static int rlock__sem_handoff(const rlock_lock *lk) {
  * RLOCK__C_REQ_ARGC arguments (its template's; the general encoder's: 0). */
 #define RLOCK__C_T_AUTH "\4AUTHEF"
 #define RLOCK__C_T_SELECT "\6SELECTG"
-#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD\0"
+#define RLOCK__C_T_SCRIPT "\7EVALSHAA\1" "1BCD" /* (last: the array's NUL is its empty ARGV[3]'s length) */
 #if RLOCK__ENC_TEMPLATE
 /* (a script's arguments end with the empty waiter id / channel, ARGV[3],
  * which the extend script does not read: one template for the three. No
