@@ -325,10 +325,15 @@ static uint32_t rlock__posix_budget(const rlock_posix_conn *c) {
     return c->connect_timeout_ms ? c->connect_timeout_ms : RLOCK_POSIX_DEFAULT_CONNECT_TIMEOUT_MS;
 }
 
+/* Milliseconds left of this connect's wall bound at now (0 when spent). */
+static uint64_t rlock__posix_left_at(const rlock_posix_conn *c, uint64_t now) {
+    uint64_t end = c->connect_start_ms + rlock__posix_budget(c);
+    return now < end ? end - now : 0;
+}
+
 /* Milliseconds left of this connect's wall bound (0 when spent). */
 static uint64_t rlock__posix_connect_left(const rlock_posix_conn *c) {
-    uint64_t now = rlock__posix_now_ms(), end = c->connect_start_ms + rlock__posix_budget(c);
-    return now < end ? end - now : 0;
+    return rlock__posix_left_at(c, rlock__posix_now_ms());
 }
 
 /* Milliseconds until a connect in progress must step again: the connect's
@@ -853,7 +858,7 @@ static void rlock__sn_why(char *err, size_t cap, const char *host, int port, con
 static int rlock__sn_ask(rlock_posix_conn *c) {
     const rlock_posix_sentinel *sn = c->sentinel;
     for (; c->sn_tried < sn->n && rlock__posix_connect_left(c) > 0; c->sn_tried++, c->sn_at = (c->sn_at + 1) % sn->n) {
-        uint64_t now, end;
+        uint64_t now;
         int r;
         if (!c->sn_ip[c->sn_at][0]) { /* its name did not resolve at init */
             rlock__posix_fit(c->err, sizeof c->err, "Sentinel ", sn->host[c->sn_at], sn->port[c->sn_at],
@@ -867,8 +872,7 @@ static int rlock__sn_ask(rlock_posix_conn *c) {
          * the millisecond (one clock reading, so its share ends with the
          * connect's bound and a timeout is named as one) */
         now = rlock__posix_now_ms();
-        end = c->connect_start_ms + rlock__posix_budget(c);
-        c->sn_until = now + (end > now ? end - now : 0) / (sn->n - c->sn_tried);
+        c->sn_until = now + rlock__posix_left_at(c, now) / (sn->n - c->sn_tried);
         r = rlock__posix_start_tcp(c, 0);
         if (r < 0) {
             rlock__sn_why(c->err, sizeof c->err, sn->host[c->sn_at], sn->port[c->sn_at], c->err);
