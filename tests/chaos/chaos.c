@@ -65,6 +65,8 @@
  * synthetic event logs, then live runs with deliberately broken clients.
  * Other knobs: CHAOS_RLOCK=<path> (the rlock binary, default build/rlock),
  * CHAOS_KEEP=1 (keep every event log, not only a failed scenario's),
+ * CHAOS_ONLY=<scenario name> (run that one alone, with the time and fault
+ * schedule it has in the whole run: "Redlock-3" replays that part of a seed),
  * CHAOS_VERBOSE=1 (print each overlapping pair), CHAOS_KIND=fair |
  * reentrant | fair-reentrant (the library clients' lock; default the barging
  * simple lock: `make chaos`; fair: the rlock runs pass --fair; reentrant:
@@ -83,6 +85,7 @@
 #include "harness.h"
 #include "proxy.h"
 
+#include <ctype.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 
@@ -966,6 +969,71 @@ static int list_children(const campaign *c, pid_t *out, int cap) {
     return n;
 }
 
+/* A key with no expiry is never rlock's doing: print what node i holds in
+ * it and the last commands on it in the node's AOF (its history since the
+ * last wipe), so that a CI log alone shows how it came about. */
+static void explain_key(campaign *c, int i, redisContext *ctx, const char *name) {
+    enum { RING = 24, LINE = 200 };
+    static char ring[RING][LINE];
+    redisReply *t = (redisReply *)redisCommand(ctx, "TYPE %s", name), *h;
+    char p[600], q[900];
+    DIR *d;
+    struct dirent *e;
+    long n = 0, k;
+    printf("  node %d %s: type %s", i, name, t && t->type == REDIS_REPLY_STATUS ? t->str : "?");
+    if (t) freeReplyObject(t);
+    h = (redisReply *)redisCommand(ctx, "HGETALL %s", name);
+    if (h && h->type == REDIS_REPLY_ARRAY)
+        for (k = 0; k + 1 < (long)h->elements && k < 16; k += 2) {
+            const redisReply *f = h->element[k];
+            size_t j;
+            printf(" [");
+            for (j = 0; j < f->len; j++) printf(isprint((unsigned char)f->str[j]) ? "%c" : "\\x%02x", (unsigned char)f->str[j]);
+            printf("]=%s", h->element[k + 1]->str);
+        }
+    if (h) freeReplyObject(h);
+    printf("\n");
+    fmt(p, sizeof p, "%s/appendonlydir", c->srv[i].dir);
+    if (!(d = opendir(p))) return;
+    while ((e = readdir(d)) != NULL) {  /* the incr files: RESP arrays, one command each */
+        FILE *f;
+        char ln[512];
+        if (!strstr(e->d_name, ".incr.aof")) continue;
+        fmt(q, sizeof q, "%s/%s", p, e->d_name);
+        if (!(f = fopen(q, "r"))) continue;
+        while (fgets(ln, sizeof ln, f)) {
+            char cmd[LINE] = "", arg[512];
+            int argc = ln[0] == '*' ? atoi(ln + 1) : 0, a, on_key = 0;
+            for (a = 0; a < argc && fgets(ln, sizeof ln, f) && ln[0] == '$'; a++) {
+                size_t al = (size_t)atol(ln + 1), j, cl = strlen(cmd);
+                if (al + 2 > sizeof arg || fread(arg, 1, al + 2, f) != al + 2) break;
+                if (al == strlen(name) && memcmp(arg, name, al) == 0) on_key = 1;
+                if (a && cl + 2 < LINE) cmd[cl++] = ' ';
+                for (j = 0; j < al && cl + 1 < LINE; j++) /* (a NUL, in a record field, as '.') */
+                    cmd[cl++] = isprint((unsigned char)arg[j]) ? arg[j] : '.';
+                cmd[cl] = 0;
+            }
+            if (on_key || strcmp(cmd, "MULTI") == 0 || strcmp(cmd, "EXEC") == 0)
+                fmt(ring[n++ % RING], LINE, "%s", cmd);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    printf("  node %d AOF, the last commands on %s:", i, name);
+    for (k = n > RING ? n - RING : 0; k < n; k++) printf(" | %s", ring[k % RING]);
+    printf("\n");
+    {   /* and what the server said of its AOF (loads, truncations, reverted transactions) */
+        FILE *f = fopen(c->srv[i].logfile, "r");
+        char ln[LINE];
+        n = 0;
+        while (f && fgets(ln, sizeof ln, f))
+            if (strstr(ln, "AOF") || strstr(ln, "MULTI") || strstr(ln, "runcat") || strstr(ln, "# "))
+                fmt(ring[n++ % RING], LINE, "%.*s", (int)strcspn(ln, "\n"), ln);
+        if (f) fclose(f);
+        for (k = n > RING ? n - RING : 0; k < n; k++) printf("  node %d log: %s\n", i, ring[k % RING]);
+    }
+}
+
 /* Keys left on node i, beyond the fence counter and wait-queue keys that
  * carry their own expiry. Names go into r->notes. */
 static long leftover_keys(campaign *c, int i, results *r) {
@@ -988,6 +1056,7 @@ static long leftover_keys(campaign *c, int i, results *r) {
             n++;
             fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
                      "[node %d keeps %s, pttl %lld] ", i, name, pttl);
+            if (pttl == -1) explain_key(c, i, ctx, name);
         }
     } else {
         r->unexpected++;
@@ -1225,7 +1294,8 @@ static const scenario g_scenarios[] = {
 };
 
 static int campaign_main(void) {
-    const char *ss = getenv("CHAOS_SECONDS"), *sd = getenv("CHAOS_SEED"), *brk = getenv("CHAOS_BREAK");
+    const char *ss = getenv("CHAOS_SECONDS"), *sd = getenv("CHAOS_SEED"), *brk = getenv("CHAOS_BREAK"),
+               *only = getenv("CHAOS_ONLY");
     long long secs = ss && *ss ? atoll(ss) : 105;
     unsigned long long seed;
     results tot, r;
@@ -1255,6 +1325,7 @@ static int campaign_main(void) {
     memset(&tot, 0, sizeof tot);
     for (i = 0; i < ns && !g_interrupted; i++) {
         long long ms = secs * 1000 / ns, ts = now_ms();
+        if (only && *only && strcmp(only, g_scenarios[i].name) != 0) continue;
         if (run_scenario(&g_scenarios[i], i, seed, ms, brk ? brk : "", 1, &r) != 0) { bad = 1; break; }
         print_scenario(g_scenarios[i].name, g_scenarios[i].nodes, &r, (now_ms() - ts) / 1000);
         fflush(stdout);
