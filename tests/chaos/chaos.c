@@ -49,7 +49,11 @@
  *                client process still running past its deadline (killed).
  *   leftover     keys still in Redis after everyone finished and the longest
  *                TTL ran out (the fence counter, and wait-queue keys that carry
- *                their own expiry, are expected).
+ *                their own expiry, are expected). A key without a TTL is
+ *                explained: its fields, its last commands in the node's AOF.
+ *   key watch    every 100 ms each node's PTTL of the lock key, straight to
+ *                the server: seen without a TTL, even for a while, it counts
+ *                as an unexpected status, noted with the node faults before.
  *   fds          open fds of a library client after rlock_client_close vs
  *                before it connected.
  *   and: unexpected statuses from the library or exit codes from rlock, a
@@ -633,6 +637,11 @@ typedef struct campaign {
     char self[PATH_MAX], rlock_bin[PATH_MAX];
     /* one node fault and one client fault at a time */
     int nf_kind, nf_node; long long nf_until;
+    /* the key watch: each node's PTTL of KEY, straight to the server, every
+     * 100 ms; when the key is first seen without a TTL, what faults came before */
+    redisContext *watch[MAX_NODES];
+    int watch_seen[MAX_NODES];
+    long long t_start, t_watch, nf_hist_t[4]; int nf_hist_kind[4], nf_hist_node[4], nf_hist_n;
     int cf_active, cf_slot; pid_t cf_pid; long long cf_t0, cf_until;
     unsigned long long rs_cf;  /* client fault PRNG */
     int cf_pending, cf_kind; long long cf_len_pm, cf_since; unsigned long long cf_pick;
@@ -858,6 +867,9 @@ static void node_fault_start(campaign *c) {
     }
     fmt(tgt, sizeof tgt, "node%d", i);
     fault_log(fk_tag[kind], tgt, d);
+    c->nf_hist_t[c->nf_hist_n % 4] = now_ms();
+    c->nf_hist_kind[c->nf_hist_n % 4] = kind;
+    c->nf_hist_node[c->nf_hist_n++ % 4] = i;
     c->nf_kind = kind + 1;
     c->nf_node = i;
     c->nf_until = now_ms() + d;
@@ -1066,9 +1078,45 @@ static long leftover_keys(campaign *c, int i, results *r) {
     return n;
 }
 
+/* One turn of the key watch (see campaign.watch). Not while a node is down
+ * or paused: its answer would wait. */
+static void watch_keys(campaign *c, results *r) {
+    int i, k;
+    for (i = 0; i < c->sc->nodes; i++) {
+        redisReply *rep;
+        if (!c->up[i] || c->watch_seen[i] || (c->nf_kind - 1 == FK_NODE_PAUSE && c->nf_node == i)) continue;
+        if (!c->watch[i]) {
+            struct timeval tv = { 0, 50000 };
+            c->watch[i] = redisConnectWithTimeout("127.0.0.1", c->srv[i].port, tv);
+            if (!c->watch[i] || c->watch[i]->err || redisSetTimeout(c->watch[i], tv) != REDIS_OK) {
+                if (c->watch[i]) redisFree(c->watch[i]);
+                c->watch[i] = NULL;
+                continue;
+            }
+        }
+        rep = (redisReply *)redisCommand(c->watch[i], "PTTL %s", KEY);
+        if (!rep) { redisFree(c->watch[i]); c->watch[i] = NULL; continue; }
+        if (rep->type == REDIS_REPLY_INTEGER && rep->integer == -1) {
+            c->watch_seen[i] = 1;
+            r->unexpected++; /* (a lock key without a TTL is never rlock's: a violation, if only for a while) */
+            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
+                "[node %d: %s first seen without a TTL %.1f s into the scenario; the node faults before:", i, KEY,
+                (double)(now_ms() - c->t_start) / 1000);
+            for (k = c->nf_hist_n > 4 ? c->nf_hist_n - 4 : 0; k < c->nf_hist_n; k++)
+                fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), " %s node%d at %.1f s",
+                    fk_tag[c->nf_hist_kind[k % 4]], c->nf_hist_node[k % 4],
+                    (double)(c->nf_hist_t[k % 4] - c->t_start) / 1000);
+            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "] ");
+        }
+        freeReplyObject(rep);
+    }
+}
+
 static void stop_infra(campaign *c) {
     int i;
     for (i = 0; i < MAX_NODES; i++) {
+        if (c->watch[i]) redisFree(c->watch[i]);
+        c->watch[i] = NULL;
         rp_stop(&c->px[i]);
         if (c->srv[i].pid > 0 || c->srv[i].dir[0]) rh_server_stop(&c->srv[i]);
     }
@@ -1151,7 +1199,9 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     t_end = t + ms;
     next_nf = t + rnd(&c->rs, 500, 1500);
     next_cf = t + rnd(&c->rs_cf, 300, 1200);
+    c->t_start = t;
     while (!g_interrupted && (t = now_ms()) < t_end) {
+        if (t / 100 != c->t_watch) { c->t_watch = t / 100; watch_keys(c, r); }
         reap_all(c, 1, r);
         respawn_due(c);
         if (c->nf_kind && t >= c->nf_until) { node_fault_end(c); next_nf = t + rnd(&c->rs, 500, 2500); }
