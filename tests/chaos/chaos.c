@@ -1358,6 +1358,13 @@ static int campaign_main(void) {
         fprintf(stderr, "chaos: CHAOS_KIND=%s: expected fair, reentrant, fair-reentrant or seed\n", g_kind);
         return 2;
     }
+    if (only && *only) {
+        for (i = 0; i < ns && strcmp(only, g_scenarios[i].name) != 0; i++) {}
+        if (i == ns) {
+            fprintf(stderr, "chaos: CHAOS_ONLY=%s: expected \"single node\", \"Redlock-3\" or \"Redlock-5\"\n", only);
+            return 2;
+        }
+    }
     if (sd && *sd) seed = strtoull(sd, NULL, 10);
     else {
         int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
