@@ -442,6 +442,15 @@ typedef struct results {
     char notes[1024];
 } results;
 
+/* Append to r's notes (cut at their size). */
+static void note(results *r, const char *f, ...) {
+    size_t used = strlen(r->notes);
+    va_list ap;
+    va_start(ap, f);
+    if (vsnprintf(r->notes + used, sizeof r->notes - used, f, ap) < 0) r->notes[used] = 0;
+    va_end(ap);
+}
+
 enum { FK_HOLDER_PAUSE, FK_KILL_LIB, FK_KILL_RLOCK, FK_NODE_KILL, FK_NODE_KILL_DELAYED, FK_NODE_PAUSE,
        FK_DELAY, FK_DROP, FK_RESET, FK_COUNT };
 static const char *const fk_name[FK_COUNT] = {
@@ -483,7 +492,7 @@ static void check_log(const char *path, int redlock, long long final_counter, re
     section *s = (section *)calloc((size_t)cap, sizeof *s);
     pause_rec pauses[512];
     struct { char id[48]; long long t; int cut; } cuts[64];   /* recent faults on CLI runs */
-    if (!f || !s) { fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[cannot read %s] ", path); r->unexpected++; if (f) fclose(f); free(s); return; }
+    if (!f || !s) { note(r, "[cannot read %s] ", path); r->unexpected++; if (f) fclose(f); free(s); return; }
     while (fgets(line, sizeof line, f)) {
         char id[64], kind, tag[48], what[64];
         long pid, a, b;
@@ -539,11 +548,11 @@ static void check_log(const char *path, int redlock, long long final_counter, re
             pauses[np].pid = pid; pauses[np].t0 = t; pauses[np].t1 = t1; np++;
         } else if (line[0] == 'K') {
             r->stuck++;
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[%.*s] ",
+            note(r, "[%.*s] ",
                      (int)strcspn(line, "\n"), line);
         } else if (line[0] == 'E') {
             r->unexpected++;
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[%.*s] ",
+            note(r, "[%.*s] ",
                      (int)strcspn(line, "\n"), line);
         } else if (line[0] == 'D' && sscanf(line, "D %ld %ld %ld", &pid, &a, &b) == 3) {
             if (a != b) r->fds_leaked += b - a > 0 ? b - a : 1;
@@ -907,14 +916,12 @@ static int on_exit_status(campaign *c, pid_t pid, int status, results *r) {
                 fmt(p, sizeof p, "%s/cli-%d.log", c->dir, i);
                 if ((f = fopen(p, "r")) != NULL) { size_t n = fread(buf, 1, sizeof buf - 1, f); buf[n] = 0; fclose(f); }
                 buf[strcspn(buf, "\n")] = 0;
-                fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                         "[rlock %s exit 0x%x: %s] ", k->id, (unsigned)status, buf);
+                note(r, "[rlock %s exit 0x%x: %s] ", k->id, (unsigned)status, buf);
             }
         } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) &&
                    !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) {
             r->unexpected++;
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                     "[library client %s exit 0x%x] ", k->id, (unsigned)status);
+            note(r, "[library client %s exit 0x%x] ", k->id, (unsigned)status);
         }
         return i;
     }
@@ -937,7 +944,7 @@ static void reap_all(campaign *c, int spawning, results *r) {
             c->srv[si].pid = -1;
             c->up[si] = 0;
             r->unexpected++;
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[node %d died] ", si);
+            note(r, "[node %d died] ", si);
             continue;
         }
         slot = on_exit_status(c, pid, status, r);
@@ -1066,8 +1073,7 @@ static long leftover_keys(campaign *c, int i, results *r) {
             if (t) freeReplyObject(t);
             if (strstr(name, ":waiters") || strstr(name, ":deadlines")) { if (pttl > 0) continue; }
             n++;
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                     "[node %d keeps %s, pttl %lld] ", i, name, pttl);
+            note(r, "[node %d keeps %s, pttl %lld] ", i, name, pttl);
             if (pttl == -1) explain_key(c, i, ctx, name);
         }
     } else {
@@ -1085,28 +1091,19 @@ static void watch_keys(campaign *c, results *r) {
     for (i = 0; i < c->sc->nodes; i++) {
         redisReply *rep;
         if (!c->up[i] || c->watch_seen[i] || (c->nf_kind - 1 == FK_NODE_PAUSE && c->nf_node == i)) continue;
-        if (!c->watch[i]) {
-            struct timeval tv = { 0, 50000 };
-            c->watch[i] = redisConnectWithTimeout("127.0.0.1", c->srv[i].port, tv);
-            if (!c->watch[i] || c->watch[i]->err || redisSetTimeout(c->watch[i], tv) != REDIS_OK) {
-                if (c->watch[i]) redisFree(c->watch[i]);
-                c->watch[i] = NULL;
-                continue;
-            }
-        }
+        if (!c->watch[i] && !(c->watch[i] = rh_connect_port(c->srv[i].port, 50))) continue;
         rep = (redisReply *)redisCommand(c->watch[i], "PTTL %s", KEY);
         if (!rep) { redisFree(c->watch[i]); c->watch[i] = NULL; continue; }
         if (rep->type == REDIS_REPLY_INTEGER && rep->integer == -1) {
             c->watch_seen[i] = 1;
             r->unexpected++; /* (a lock key without a TTL is never rlock's: a violation, if only for a while) */
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                "[node %d: %s first seen without a TTL %.1f s into the scenario; the node faults before:", i, KEY,
+            note(r, "[node %d: %s first seen without a TTL %.1f s into the scenario; the node faults before:", i, KEY,
                 (double)(now_ms() - c->t_start) / 1000);
             for (k = c->nf_hist_n > 4 ? c->nf_hist_n - 4 : 0; k < c->nf_hist_n; k++)
-                fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), " %s node%d at %.1f s",
+                note(r, " %s node%d at %.1f s",
                     fk_tag[c->nf_hist_kind[k % 4]], c->nf_hist_node[k % 4],
                     (double)(c->nf_hist_t[k % 4] - c->t_start) / 1000);
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "] ");
+            note(r, "] ");
         }
         freeReplyObject(rep);
     }
@@ -1217,8 +1214,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
             client *k = &c->cl[i];
             if (k->pid > 0 && t > k->deadline) {
                 r->stuck++;
-                fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                         "[%s pid %ld still running %lld ms after its deadline: killed] ", k->id, (long)k->pid,
+                note(r, "[%s pid %ld still running %lld ms after its deadline: killed] ", k->id, (long)k->pid,
                          t - k->deadline + PROC_SLACK_MS);
                 kill(k->pid, SIGCONT);
                 kill(k->pid, SIGKILL);
@@ -1244,8 +1240,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
             if (t > k->deadline || g_interrupted) {
                 if (!g_interrupted) {
                     r->stuck++;
-                    fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                             "[%s pid %ld still running at its deadline: killed] ", k->id, (long)k->pid);
+                    note(r, "[%s pid %ld still running at its deadline: killed] ", k->id, (long)k->pid);
                 }
                 kill(k->pid, SIGCONT);
                 kill(k->pid, SIGKILL);
@@ -1263,8 +1258,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
         int nk = list_children(c, kids, 64);
         for (i = 0; i < nk; i++) {
             r->procs_left++;
-            fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes),
-                     "[pid %ld still running after the campaign: killed] ", (long)kids[i]);
+            note(r, "[pid %ld still running after the campaign: killed] ", (long)kids[i]);
             kill(kids[i], SIGKILL);
             waitpid(kids[i], NULL, 0);
         }
@@ -1280,7 +1274,7 @@ static int run_scenario(const scenario *sc, int idx, unsigned long long seed, lo
     g_log = g_res = -1;
     keep = (violated(r) && !g_selftest) || getenv("CHAOS_KEEP");
     if (keep) {
-        fmt(r->notes + strlen(r->notes), sizeof r->notes - strlen(r->notes), "[event log kept: %s]", p);
+        note(r, "[event log kept: %s]", p);
     } else {
         fmt(p, sizeof p, "%s", c->dir);
         remove_tree(p);
