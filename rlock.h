@@ -476,6 +476,9 @@ typedef enum rlock_status {
     RLOCK_E_IO,            /* transport error, connection closed, or per-node timeout */
     RLOCK_E_PROTOCOL,      /* malformed or oversized reply; the connection was dropped */
     RLOCK_E_REDIS,         /* Redis answered with an error (OOM, READONLY, ...): see rlock_node_error() */
+    /* (E_AUTH, _WRONGTYPE, _FOREIGN, _UPGRADE on Redlock: not retried when
+     * the nodes that said them leave no quorum; a minority of them is a
+     * failed vote, the others may grant) */
     RLOCK_E_AUTH,          /* NOAUTH / WRONGPASS / NOPERM: not retried */
     RLOCK_E_WRONGTYPE,     /* the key holds a value that is not this kind of lock: not retried */
     RLOCK_E_FOREIGN,       /* the key exists without a TTL: not written by rlock; not retried */
@@ -4613,6 +4616,7 @@ typedef struct rlock__tally {
                                   * (count_ok): most holds left on a node (0: none, or none left) */
     long long holds;             /* acquire: hold count of the first granting node */
     rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
+    unsigned n_fatal;            /* the nodes that answered with one of those */
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
@@ -4635,6 +4639,7 @@ static void rlock__tally_status(rlock__tally *t, size_t i, rlock_status st, long
     if (st == RLOCK_E_AUTH || st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN || st == RLOCK_E_BADARG ||
         st == RLOCK_E_MOVED /* MOVED: not here; waiting on this node cannot help */ || st == RLOCK_E_UPGRADE) {
         t->fatal = st;
+        t->n_fatal++;
         if (!t->error && st != RLOCK_E_BADARG && st != RLOCK_E_MOVED) t->error = st;
     }
     /* (wrote: an acquire script's error, it may have written - rlock__round_store) */
@@ -6027,6 +6032,12 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     t->n_yes -= rlock__popcount(unacked);
     op->holder_wait = 0u - t->min_pttl_not; /* (~p: p + 1 is its negation; none, 0, stays 0) */
     lk->votes = t->n_yes;
+    /* Those statuses end the acquire only when the nodes that said them
+     * leave no quorum: a minority of nodes may fail, in any way - a foreign
+     * key or a wrong password on one node of three is such a failure (that
+     * node's status says so: rlock_node_status) - and the others still
+     * grant, now or on a retry. A clock that went back ends it always. */
+    if (t->n_fatal <= c->n_nodes - q) t->fatal = RLOCK_OK;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
     go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */

@@ -296,6 +296,61 @@ out:
     cluster_stop(&C);
 }
 
+/* A key that is not rlock's (no TTL; or another type) on a minority of
+ * the nodes is a failed node: the others' quorum grants, the foreign key
+ * is never touched, that node's status tells why. On a majority no quorum
+ * is possible: the acquire ends at once (FAULTS 15). */
+static void test_foreign_minority(void) {
+    rlock_lock lk, re;
+    const char *key = "rl:foreign", *rkey = "rl:foreign:re";
+    char v[64];
+    long long t0, dt;
+    rlock_status st;
+    rlock_config cfg = roomy_cfg();
+    REQUIRE(cluster_start(&C, 3, 0, &cfg) == 0);
+    REQUIRE(lock_init(&lk, &C, key, RLOCK_KIND_SIMPLE) == RLOCK_OK);
+    REQUIRE(lock_init(&re, &C, rkey, RLOCK_KIND_REENTRANT) == RLOCK_OK);
+    CHECK_EQ_LL(rh_str(&C.srv[2], v, sizeof v, "SET %s junk", key), REDIS_REPLY_STATUS);
+
+    CHECK_EQ_ST(rlock_acquire(&lk, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&lk), 2);
+    CHECK_EQ_ST(rlock_node_status(&C.node[2]), RLOCK_E_FOREIGN);
+    CHECK_EQ_LL(nodes_with_token(&C, key, rlock_lock_token(&lk)), 2);
+    CHECK_EQ_ST(rlock_extend(&lk, 10000), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&lk), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&C.srv[0], "EXISTS %s", key) + rh_int(&C.srv[1], "EXISTS %s", key), 0);
+    CHECK_EQ_LL(rh_str(&C.srv[2], v, sizeof v, "GET %s", key), REDIS_REPLY_STRING);
+    CHECK(strcmp(v, "junk") == 0);
+    CHECK_EQ_LL(rh_int(&C.srv[2], "PTTL %s", key), -1);
+
+    /* a reentrant lock: a string (WRONGTYPE) on one node: granted by the
+     * others; with a hash without a TTL (FOREIGN) on another too, no
+     * quorum: ended at once, nothing waited */
+    CHECK_EQ_LL(rh_str(&C.srv[1], v, sizeof v, "SET %s str", rkey), REDIS_REPLY_STATUS);
+    CHECK_EQ_ST(rlock_acquire(&re, 10000, 0), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&re), 2);
+    CHECK_EQ_ST(rlock_node_status(&C.node[1]), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_ST(rlock_acquire(&re, 10000, 0), RLOCK_OK); /* re-entry */
+    CHECK_EQ_LL(rlock_hold_count(&re), 2);
+    CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&re), RLOCK_OK);
+    CHECK_EQ_LL(rh_int(&C.srv[0], "EXISTS %s", rkey) + rh_int(&C.srv[2], "EXISTS %s", rkey), 0);
+    CHECK_EQ_LL(rh_int(&C.srv[2], "HSET %s f 1", rkey), 1);
+    t0 = rh_now_ms();
+    st = rlock_acquire(&re, 10000, 2000);
+    dt = rh_now_ms() - t0;
+    CHECK_MSG(st == RLOCK_E_WRONGTYPE || st == RLOCK_E_FOREIGN, "%s", rlock_status_str(st)); /* (one of the nodes') */
+    CHECK_MSG(dt < 1000, "ended after %lld ms, waiting 2000", dt);
+    CHECK_EQ_LL(rh_int(&C.srv[0], "EXISTS %s", rkey), 0); /* node 0's grant released */
+    CHECK_EQ_LL(rh_str(&C.srv[1], v, sizeof v, "GET %s", rkey), REDIS_REPLY_STRING);
+    CHECK(strcmp(v, "str") == 0);
+    CHECK_EQ_LL(rh_int(&C.srv[2], "HLEN %s", rkey), 1);
+    CHECK_EQ_LL(rh_int(&C.srv[2], "PTTL %s", rkey), -1);
+    printf("redlock: foreign keys: on 1 of 3 nodes granted by the other 2; on 2 of 3 ended after %lld ms\n", dt);
+out:
+    cluster_stop(&C);
+}
+
 /* ------------------------------------------ 3. a majority is killed */
 
 static void test_majority_down(int n, int kill) {
@@ -1213,6 +1268,7 @@ int main(void) {
     test_all_up(5);
     test_minority_down(3, 1);
     test_minority_down(5, 2);
+    test_foreign_minority();
     test_majority_down(3, 2);
     test_majority_down(5, 3);
     test_paused_node();

@@ -4427,6 +4427,8 @@ static void test_three_nodes(void) {
 #endif
 
 #if RLOCK_MAX_NODES >= 3
+    /* A foreign key on a minority of the nodes is a failed node: the
+     * quorum of the others grants (liveness), the node's status says why. */
     env_reset("3 nodes: a foreign key on one node");
     env_up(3, 1, RLOCK_KIND_SIMPLE);
     fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
@@ -4434,8 +4436,42 @@ static void test_three_nodes(void) {
     fk_add(&F[1], rlock_script_sha(S_ACQ), GRANT);
     fk_add(&F[1], rlock_script_sha(S_REL), ":1\r\n");
     fk_add(&F[2], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
+    fk_add(&F[2], rlock_script_sha(S_REL), ":0\r\n"); /* owner-checked: the foreign value is not ours */
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_OK);
+    CHECK_EQ_LL(rlock_last_votes(&LK), 2);
+    CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_FOREIGN);
+    CHECK(strstr(rlock_node_error(&N[2]), "without a TTL") != NULL);
+    CHECK_EQ_LL(F[2].n_reqs, 1); /* nothing but the attempt */
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK(F[2].n_reqs <= 2 && !req_has(&F[2], 1, "DEL")); /* never a bare DEL of the foreign key */
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    /* ... and with a holder's refusal on another node: held (as two
+     * refusals would say), not the foreign node's status; the grant released */
+    env_reset("3 nodes: a foreign key on one node, held on another");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:50\r\n");
+    fk_add(&F[2], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
+    CHECK_EQ_ST(rlock_try_acquire(&LK, TTL), RLOCK_NOT_ACQUIRED);
+    CHECK_EQ_ST(rlock_node_status(&N[2]), RLOCK_E_FOREIGN);
+    CHECK(F[0].n_reqs == 2 && req_has(&F[0], 1, rlock_script_sha(S_REL)));
+    CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
+    env_done();
+
+    /* On a majority no quorum is possible: ended at once, untouched */
+    env_reset("3 nodes: a foreign key on two nodes");
+    env_up(3, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT);
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    fk_add(&F[1], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
+    fk_add(&F[2], rlock_script_sha(S_ACQ), "*2\r\n:0\r\n:-1\r\n");
     CHECK_EQ_ST(rlock_acquire(&LK, TTL, 1000), RLOCK_E_FOREIGN);
-    CHECK_EQ_LL(F[2].n_reqs, 1); /* never deletes the foreign key */
+    CHECK(g_n_sleeps == 0);                        /* not waited on */
+    CHECK(F[1].n_reqs == 1 && F[2].n_reqs == 1); /* never deletes the foreign keys */
+    CHECK(F[0].n_reqs == 2 && req_has(&F[0], 1, rlock_script_sha(S_REL))); /* the grant released */
     CHECK_EQ_LL(rlock_lock_state(&LK), RLOCK_STATE_IDLE);
     env_done();
 #endif
