@@ -4594,7 +4594,11 @@ static int rlock__round_store(rlock_round *r, size_t i, int st, const rlock_repl
                     rlock__resp_int((const unsigned char *)e->str, e->len, &v[k]) != 0))
                     break;
             }
-            if (k < n || (unsigned long long)v[0] > 1u) st = RLOCK_E_PROTOCOL;
+            /* (a grant's count: its holds, 1 or more - a semaphore's is its
+             * slot, or -1 - slot handed to its waiter id: RLOCK__SEM_HANDED;
+             * another is no grant of ours) */
+            if (k < n || (unsigned long long)v[0] > 1u || (v[0] && v[1] < 1 && r->script != RLOCK__S_SEM_ACQUIRE))
+                st = RLOCK_E_PROTOCOL;
             else if (!v[0] && v[1] == -1) st = RLOCK_E_FOREIGN;
         }
     }
@@ -4615,8 +4619,8 @@ typedef struct rlock__tally {
     long long most;              /* acquire: largest fence of a granting node; reentrant release
                                   * (count_ok): most holds left on a node (0: none, or none left) */
     long long holds;             /* acquire: hold count of the first granting node */
-    rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG: not retried */
-    unsigned n_fatal;            /* the nodes that answered with one of those */
+    rlock_status fatal;          /* AUTH / WRONGTYPE / FOREIGN / BADARG from half the nodes or more: not retried */
+    size_t n_fatal;              /* the nodes that answered with one of those */
     rlock_status error;          /* what the round reports if it failed for other reasons than "held" */
 } rlock__tally;
 
@@ -4678,6 +4682,13 @@ static RLOCK__NOINLINE void rlock__tally_round(const rlock_round *r, rlock__tall
             if (~(uint32_t)p > t->min_pttl_not) t->min_pttl_not = ~(uint32_t)p; /* (p smaller: ~p larger; none, 0) */
         }
     }
+    /* Those statuses end an acquire only when the nodes that said them
+     * leave no quorum (half of them or more: N/2 + 1 is the quorum): a
+     * minority of nodes may fail, in any way - a foreign key or a wrong
+     * password on one node of three is such a failure (that node's status
+     * says so: rlock_node_status) - and the others still grant, now or on a
+     * retry. (i: the nodes) */
+    if (t->n_fatal * 2 < i) t->fatal = RLOCK_OK;
     if (!t->error) t->error = r->mask > 1 ? RLOCK_E_QUORUM : r->st[0] == RLOCK_OK ? RLOCK_E_PROTOCOL : r->st[0];
 }
 
@@ -6032,12 +6043,6 @@ static rlock_status rlock__acquire_round_done(rlock_lock *lk, rlock__ms now, uin
     t->n_yes -= rlock__popcount(unacked);
     op->holder_wait = 0u - t->min_pttl_not; /* (~p: p + 1 is its negation; none, 0, stays 0) */
     lk->votes = t->n_yes;
-    /* Those statuses end the acquire only when the nodes that said them
-     * leave no quorum: a minority of nodes may fail, in any way - a foreign
-     * key or a wrong password on one node of three is such a failure (that
-     * node's status says so: rlock_node_status) - and the others still
-     * grant, now or on a retry. A clock that went back ends it always. */
-    if (t->n_fatal <= c->n_nodes - q) t->fatal = RLOCK_OK;
     if (RLOCK__MS_BEFORE(now, op->round.start)) t->fatal = RLOCK_E_CLOCK;
     RLOCK__SEM_HANDED(lk, &t->holds); /* (before the lease or cleanup: it may change the owner) */
     go = !op->cancel && t->fatal == RLOCK_OK; /* granted now, or may be on a retry */

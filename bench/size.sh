@@ -316,6 +316,10 @@ limit_superloop=${RLOCK_SIZE_LIMIT_SUPERLOOP:-4022}
 # release, force-unlock) +44 B; gs (round and tally fields whose "none" is
 # the memset's 0, field order, 32-bit WAIT acks, disown by pointer) -52 B;
 # cs's error words -16 B: 13,536 B; the limit kept (below +0.5 %).
+# Session of 2026-11-29 (after stop 37): Redlock's AUTH / WRONGTYPE /
+# FOREIGN from a minority of nodes a failed vote, not the acquire's end
+# (the tally counts them) +20 B; a grant's holds below 1 refused +12 B:
+# 13,568 B; the limit kept.
 limit_full=${RLOCK_SIZE_LIMIT_FULL:-13581}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"

@@ -4033,6 +4033,30 @@ static void test_round_tally(void) {
     CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
     CHECK_EQ_ST(t.error, RLOCK_E_FOREIGN); /* the first node's (by index) that is not about sending here */
     CHECK_EQ_LL(rlock__tally_pttl(&t), -1);
+    /* on two nodes of five (a minority) they are failed votes: not fatal */
+    CHECK_EQ_ST(store_str(&r, 3, "*2\r\n:0\r\n:100\r\n", 1), RLOCK_OK);
+    CHECK_EQ_ST(store_str(&r, 4, "*3\r\n:1\r\n:1\r\n:0\r\n", 1), RLOCK_OK);
+    rlock__tally_round(&r, &t);
+    CHECK_EQ_ST(t.fatal, RLOCK_OK);
+    CHECK_EQ_LL(t.n_fatal, 1); /* node 2's FOREIGN (nodes 0, 1: wrong shapes) */
+    CHECK_EQ_ST(t.error, RLOCK_E_FOREIGN);
+    CHECK_EQ_ST(store_str(&r, 0, "-WRONGTYPE x\r\n", 1), RLOCK_E_WRONGTYPE);
+    CHECK_EQ_ST(store_str(&r, 1, "-NOAUTH x\r\n", 1), RLOCK_E_AUTH);
+    rlock__tally_round(&r, &t);
+    CHECK_EQ_LL(t.n_fatal, 3); /* three of five: no quorum is left */
+    CHECK(t.fatal == RLOCK_E_FOREIGN || t.fatal == RLOCK_E_WRONGTYPE || t.fatal == RLOCK_E_AUTH);
+#ifndef RLOCK_NO_REENTRANT
+    /* a grant's holds are 1 or more: another count is no grant of ours */
+    CHECK_EQ_ST(store_str_as(&r, 0, "*3\r\n:1\r\n:2\r\n:0\r\n", 1, RLOCK__S_REENTRANT_ACQUIRE), RLOCK_OK);
+    CHECK_EQ_ST(store_str_as(&r, 0, "*3\r\n:1\r\n:0\r\n:0\r\n", 1, RLOCK__S_REENTRANT_ACQUIRE), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str_as(&r, 0, "*3\r\n:1\r\n:-3\r\n:0\r\n", 1, RLOCK__S_REENTRANT_ACQUIRE), RLOCK_E_PROTOCOL);
+#endif
+    CHECK_EQ_ST(store_str(&r, 0, "*3\r\n:1\r\n:0\r\n:0\r\n", 1), RLOCK_E_PROTOCOL);
+    CHECK_EQ_ST(store_str(&r, 0, "*2\r\n:0\r\n:0\r\n", 1), RLOCK_OK); /* (a refusal's is its PTTL) */
+#ifndef RLOCK_NO_PRIMITIVES
+    CHECK_EQ_ST(store_str_as(&r, 0, "*3\r\n:1\r\n:0\r\n:0\r\n", 1, RLOCK__S_SEM_ACQUIRE), RLOCK_OK); /* slot 0 */
+    CHECK_EQ_ST(store_str_as(&r, 0, "*3\r\n:1\r\n:-1\r\n:0\r\n", 1, RLOCK__S_SEM_ACQUIRE), RLOCK_OK); /* slot 0, handed */
+#endif
     /* extend / release: integers */
     memset(&r, 0, sizeof r);
     r.mask = 0x7;
