@@ -3523,14 +3523,21 @@ static rlock_status rlock__x_begin(rlock__x *n, rlock__ms deadline, const char *
                 r = RLOCK_IO_WOULD_BLOCK;
                 reselect = db > 0 && n->selected != n->commands;
             }
+        } else if (n->rx_len > n->rx_used) {
+            /* Bytes read and not yet an event: the start of a push (RESP3),
+             * its rest to come - the connection is alive; kept, not probed
+             * over (its rest read as the next request's reply: fuzz_locks
+             * found an error reply so). Else they are stray. */
+            r = n->proto == 3 && n->rx[n->rx_used] == '>' ? RLOCK_IO_WOULD_BLOCK : 1;
         } else {
             r = t->recv(t->ctx, n->rx, n->rx_cap);
             n->rx_len = n->rx_used = 0;
             if (r > 0 && (size_t)r <= n->rx_cap && n->proto == 3 && n->rx[0] == '>') {
                 n->rx_len = (size_t)r; /* pushes */
                 r = RLOCK_IO_WOULD_BLOCK;
-            } else if (r > 0) bad = "stray bytes on an idle connection";
+            }
         }
+        if (r > 0) bad = "stray bytes on an idle connection"; /* (idle()'s healthy 1 is WOULD_BLOCK by now) */
         if (r != RLOCK_IO_WOULD_BLOCK) rlock__x_drop(n, RLOCK_E_IO, bad);
     }
     if (n->count + 2 > n->q_cap) return RLOCK_WOULD_BLOCK;

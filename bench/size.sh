@@ -319,8 +319,11 @@ limit_superloop=${RLOCK_SIZE_LIMIT_SUPERLOOP:-4022}
 # Session of 2026-11-29 (after stop 37): Redlock's AUTH / WRONGTYPE /
 # FOREIGN from a minority of nodes a failed vote, not the acquire's end
 # (the tally counts them) +20 B; a grant's holds below 1 refused +12 B:
-# 13,568 B; the limit kept.
-limit_full=${RLOCK_SIZE_LIMIT_FULL:-13581}
+# 13,568 B; the limit kept. Then the idle probe no longer reads over the
+# start of a push (fuzz_locks: its rest was read as the next request's
+# reply) +28 B: 13,596 B, past the limit: raised, +0.5 % (the rule used
+# when lowering it): 13,664. A stream read out of step outweighs 28 B.
+limit_full=${RLOCK_SIZE_LIMIT_FULL:-13664}
 warn="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-error=type-limits"
 common="-ffunction-sections -fdata-sections -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -I. -Ibench/size"
 rc=0

@@ -4948,6 +4948,40 @@ static void test_resp3_frames_on_lock(void) {
     }
 }
 
+/* Half a RESP3 push read with a reply, the connection then idle: the next
+ * request's idle probe keeps it (the push's rest comes with that request's
+ * reply). It used to read over it, and the push's rest was taken as the
+ * release's reply (fuzz_locks; FAULTS-MATRIX row 25). */
+static void test_idle_probe_keeps_half_a_push(void) {
+#if !RLOCK__COMPACT && !defined(RLOCK_NO_WAITING)
+    env_reset("idle probe after half a RESP3 push");
+    CFG.pubsub = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT ">2\r\n+x\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), "+y\r\n:1\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].close_calls, 0);
+    CHECK_EQ_LL(F[0].n_reqs, 3);
+    env_done();
+    /* unread bytes that are no push's start are stray: connected again */
+    env_reset("idle probe after stray bytes");
+    CFG.pubsub = 1;
+    env_up(1, 1, RLOCK_KIND_SIMPLE);
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+    fk_add(&F[0], rlock_script_sha(S_ACQ), GRANT ">2\r\n+x\r\n");
+    CHECK_EQ_ST(rlock_acquire(&LK, TTL, 0), RLOCK_OK);
+    memcpy(N[0].x.rx + N[0].x.rx_used, ":1\r", 3); /* (the bytes left become a reply's start) */
+    fk_add(&F[0], "HELLO", "%1\r\n$5\r\nproto\r\n:3\r\n");
+    fk_add(&F[0], rlock_script_sha(S_REL), ":1\r\n");
+    CHECK_EQ_ST(rlock_release(&LK), RLOCK_OK);
+    CHECK_EQ_LL(F[0].close_calls, 1);
+    CHECK_EQ_LL(F[0].n_reqs, 4);
+    env_done();
+#endif
+}
+
 /* FAULTS.md row 28: one server listed twice under different names answers
  * with one run_id: two votes for one server. rlock_client_connect refuses
  * (E_BADARG, the node's error names the other node and the run_id), closes
@@ -5915,6 +5949,7 @@ int main(void) {
     test_auth_reply_not_ok();
     test_ping_reply_unexpected();
     test_resp3_frames_on_lock();
+    test_idle_probe_keeps_half_a_push();
 #if RLOCK_MAX_NODES >= 3 && !RLOCK__COMPACT
     test_run_id_reply_unexpected();
 #endif
