@@ -986,7 +986,11 @@ static void end_of_op(int l, rlock_status st) {
             int votes = count_votes(&lk[l], l, h->op_id, h->held_mask, script_base(), 1, &first);
             FL_CHECK(votes >= q, "lock %d: acquire OK with %d granted replies to it, quorum %d", l, votes, q);
             check_validity(&lk[l], l, h->ttl, first, h_late);
-            h->held_mask = h_vote_mask;
+            /* (a grant read in the same recv() as an earlier reply that made
+             * rlock drop the connection is never counted: rlock does not
+             * know it holds there - the release's round reaches that node
+             * anyway - so its "not ours" to the release is neutral) */
+            h->held_mask = h_vote_mask & lk[l].held_mask;
             FL_CHECK(rlock_hold_count(&lk[l]) >= 1, "lock %d: acquired with hold count %lld", l, rlock_hold_count(&lk[l]));
             if (!h->was_held) {
                 /* (a grant read in the same recv() as an earlier reply that
@@ -1025,7 +1029,7 @@ static void end_of_op(int l, rlock_status st) {
             int votes = count_votes(&lk[l], l, h->op_id, h->held_mask, script_base() + 1, 0, &first);
             FL_CHECK(votes >= q, "lock %d: extend OK with %d votes", l, votes);
             check_validity(&lk[l], l, h->ttl, first, h_late);
-            h->held_mask = h_vote_mask;
+            h->held_mask = h_vote_mask & lk[l].held_mask; /* (as the acquire's) */
             h->held_ttl = h->ttl;
         }
     } else {
