@@ -616,10 +616,12 @@ static void test_lost(void) {
 static void test_server_paused(void) {
     char out[8192], pidf[300], hb[300], go[300], cmd[900], cmd2[900], o[300], s_own[64], *last;
     const char *job[] = { "-t", "3s", "-k", "20", "-S", s_own, "t:paused", "sh", "-c", cmd, NULL };
-    /* (6 s: the pause below ends 2.4 s into the lease, 3.5 s before its validity does, so a stalled
-     * test process does not outlast the lease; at 3 s the margin was ~1.5 s, and one loaded CI run
-     * (the i686 cross suites, 4 at once) ended LOST, exit 75) */
-    const char *quitter[] = { "-t", "6s", "--command-timeout", "1s", "-S", s_own, "t:paused2", "sh", "-c", cmd2, NULL };
+    /* (9 s: COMMAND exits 3.1 s into the lease, ~2.8 s before rlock would give the lease up (its
+     * validity down to ttl/3), the pause ending 0.3 s later. 3 s and then 6 s each ended once with
+     * exit 75 in a loaded CI run - at 6 s, the sanitizer suites two at once, with ~1.8 s of margin;
+     * rlock's words are printed if it happens again) */
+    const char *quitter[] = { "-t", "9s", "--command-timeout", "1s", "-S", s_own, "t:paused2", "sh", "-c", cmd2, NULL };
+    int rc;
     long long pttl, prev, expire_at, beat;
     unsigned long long t;
     rh_server own;
@@ -666,11 +668,13 @@ static void test_server_paused(void) {
         rh_sleep_ms(2);
     }
     rh_server_pause(&own);
-    rh_sleep_ms(2100); /* the next renewal (at ttl/3, 2 s) is in flight (it times out after 1 s) */
+    rh_sleep_ms(3100); /* the next renewal (at ttl/3, 3 s) is in flight (it times out after 1 s) */
     CHECK(fclose(fopen(go, "w")) == 0);
     rh_sleep_ms(300);
     rh_server_resume(&own);
-    CHECK_EQ_LL(cli_wait(p, 10000), 7);
+    rc = cli_wait(p, 10000);
+    read_file(o, out, sizeof out);
+    CHECK_MSG(rc == 7, "exit %d, want COMMAND's 7; rlock said: %s", rc, out);
     CHECK_EQ_LL(rh_int(&own, "EXISTS t:paused2"), 0);
     rh_server_stop(&own);
 }
